@@ -1,0 +1,135 @@
+# xgpu: top-level build.
+#
+#   make                 guest library, backend daemon (user space)
+#   make test            unit + integration tests (+ GPU tests where a GPU is)
+#   make test-asan       the unit and integration tests under ASan/UBSan
+#   make bench           benchmarks, native vs xgpu (needs a GPU)
+#   make install         PREFIX=/usr/local DESTDIR=
+#
+# V=1 shows the commands.  O=dir builds elsewhere (default: build).
+
+CUDA_HOME ?= /usr/local/cuda
+O ?= build
+PREFIX ?= /usr/local
+DESTDIR ?=
+SANITIZE ?=
+
+CC ?= cc
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+WARN := -Wall -Wextra -Werror
+CFLAGS_BASE := -std=c11 -D_GNU_SOURCE -O2 -g $(WARN) -fno-strict-aliasing \
+	-I$(CUDA_HOME)/include -Ishared-ring
+ifeq ($(SANITIZE),1)
+CFLAGS_BASE += -fsanitize=address,undefined -fno-omit-frame-pointer \
+	-fno-sanitize-recover=undefined
+LDSAN := -fsanitize=address,undefined
+endif
+CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck)
+
+LIB_SRCS := $(sort $(wildcard xen-frontend/lib/*.c))
+LIB_OBJS := $(LIB_SRCS:%.c=$(O)/obj/%.o)
+BACK_SRCS := $(sort $(wildcard xen-backend/*.c))
+BACK_LIB_SRCS := $(filter-out xen-backend/xgpub_main.c,$(BACK_SRCS))
+BACK_OBJS := $(BACK_SRCS:%.c=$(O)/obj/%.o)
+BACK_LIB_OBJS := $(BACK_LIB_SRCS:%.c=$(O)/obj/%.o)
+
+UNIT_SRCS := $(sort $(wildcard tests/unit/check_*.c))
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(O)/tests/%)
+ITEST_SRCS := $(sort $(wildcard tests/integration/*.c))
+ITEST_BINS := $(ITEST_SRCS:tests/integration/%.c=$(O)/tests/%)
+
+GUEST_LIB := $(O)/lib/libcuda.so.1
+BACKEND := $(O)/bin/xen-gpubackd
+HEADERS := $(wildcard shared-ring/*.h shared-ring/*.def xen-frontend/lib/*.h \
+	xen-frontend/lib/*.inc xen-backend/*.h xen-backend/*.def)
+
+all: $(GUEST_LIB) $(BACKEND)
+
+$(O)/obj/xen-frontend/lib/%.o: xen-frontend/lib/%.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS_BASE) -fPIC -fvisibility=hidden -Ixen-frontend/lib \
+		-c -o $@ $<
+
+$(O)/obj/xen-backend/%.o: xen-backend/%.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS_BASE) -Ixen-backend -c -o $@ $<
+
+$(GUEST_LIB): $(LIB_OBJS) xen-frontend/lib/libcuda.map
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -shared -o $@ $(LIB_OBJS) -Wl,-soname,libcuda.so.1 \
+		-Wl,--version-script=xen-frontend/lib/libcuda.map \
+		-Wl,-z,defs -Wl,-z,now $(LDSAN) -lpthread -ldl
+	$(Q)ln -sf libcuda.so.1 $(O)/lib/libcuda.so
+
+$(O)/libxgpulib.a: $(LIB_OBJS)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(O)/libxgpub.a: $(BACK_LIB_OBJS)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BACKEND): $(BACK_OBJS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -o $@ $(BACK_OBJS) $(LDSAN) -ldl -lpthread
+
+# Unit suites link every object of both sides (whole archives, so that the
+# strong cu* definitions win over the weak stubs).
+$(O)/tests/check_%: tests/unit/check_%.c $(O)/libxgpulib.a $(O)/libxgpub.a $(HEADERS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CHECK   $@")
+	$(Q)$(CC) $(CFLAGS_BASE) -Ixen-frontend/lib -Ixen-backend \
+		$(shell pkg-config --cflags check 2>/dev/null) -o $@ $< \
+		-Wl,--whole-archive $(O)/libxgpulib.a $(O)/libxgpub.a \
+		-Wl,--no-whole-archive $(CHECK_LIBS) $(LDSAN) -ldl -lpthread
+
+# Integration clients are ordinary CUDA driver-API programs linked against
+# the guest library.
+$(O)/tests/%: tests/integration/%.c $(GUEST_LIB) $(HEADERS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(CFLAGS_BASE) -o $@ $< -L$(O)/lib -l:libcuda.so.1 \
+		-Wl,-rpath,'$$ORIGIN/../lib' $(LDSAN) -lpthread
+
+unit: $(UNIT_BINS)
+	$(Q)set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
+
+integration: all $(ITEST_BINS)
+	$(Q)O=$(O) tests/integration/run.sh
+
+gpu: all
+	$(Q)tests/gpu/run-gpu-tests.sh --xgpu-lib $(O)/lib --backend $(BACKEND)
+
+test: unit integration gpu
+
+# the README's test command: dependencies, then everything, then the
+# sanitizer pass
+check:
+	$(Q)scripts/install-deps.sh
+	$(Q)$(MAKE) --no-print-directory test
+	$(Q)$(MAKE) --no-print-directory test-asan
+
+test-asan:
+	$(Q)$(MAKE) --no-print-directory O=build-asan SANITIZE=1 unit integration
+
+bench: all
+	$(Q)bench/run-bench.sh --xgpu-lib $(O)/lib --backend $(BACKEND)
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/lib/xgpu $(DESTDIR)$(PREFIX)/sbin
+	install -m 0755 $(GUEST_LIB) $(DESTDIR)$(PREFIX)/lib/xgpu/libcuda.so.1
+	ln -sf libcuda.so.1 $(DESTDIR)$(PREFIX)/lib/xgpu/libcuda.so
+	install -m 0755 $(BACKEND) $(DESTDIR)$(PREFIX)/sbin/xen-gpubackd
+
+clean:
+	rm -rf $(O) build-asan
+
+.PHONY: all unit integration gpu test check test-asan bench install clean
+.SECONDARY:

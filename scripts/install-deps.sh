@@ -1,0 +1,28 @@
+#!/bin/sh
+# Install what xgpu builds and tests with, on Debian 12 (run as root, or
+# with sudo available).  The CUDA toolkit headers (cuda.h 13.x) are expected
+# under $CUDA_HOME (default /usr/local/cuda); see README.md.
+set -e
+pkgs="build-essential pkg-config check libsubunit-dev libxen-dev"
+missing=""
+for p in $pkgs; do
+	dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	SUDO=""
+	[ "$(id -u)" = 0 ] || SUDO=sudo
+	$SUDO apt-get update -q
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q $missing
+fi
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+if [ ! -f "$CUDA_HOME/include/cuda.h" ]; then
+	echo "install-deps: $CUDA_HOME/include/cuda.h not found: install the" \
+	     "CUDA 13 toolkit (or set CUDA_HOME)" >&2
+	exit 1
+fi
+v=$(sed -n 's/^#define CUDA_VERSION \([0-9]*\).*/\1/p' "$CUDA_HOME/include/cuda.h")
+if [ "${v:-0}" -lt 13000 ]; then
+	echo "install-deps: $CUDA_HOME has CUDA_VERSION $v; xgpu needs 13000 or later" >&2
+	exit 1
+fi
+echo "install-deps: ok (CUDA_VERSION $v at $CUDA_HOME)"

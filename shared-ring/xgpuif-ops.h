@@ -1,0 +1,500 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * xgpuif-ops.h: argument and reply layouts of each operation.  Included by
+ * xgpuif.h only.  The fixed part of each request is the struct named in
+ * xgpu_calls.def; a request may carry trailing bytes where the comment
+ * above the struct says so.  Replies are the named reply struct, possibly
+ * followed by trailing entries as documented.
+ *
+ * Conventions: sizes in bytes are uint64_t; CUDA enums and flags are
+ * uint32_t or int32_t as in cuda.h; device pointers are uint64_t; handles
+ * are xgpuif_handle_t; every _pad is zero.  Layouts are checked at the end
+ * of this file.
+ */
+#ifndef XGPUIF_OPS_H
+#define XGPUIF_OPS_H
+
+/* ---- generic ---------------------------------------------------------- */
+
+struct xgpuif_none {
+	uint64_t _pad;		/* ops without arguments send 0 bytes */
+};
+
+struct xgpuif_handle_args {
+	xgpuif_handle_t handle;
+};
+
+/* ---- init and devices -------------------------------------------------- */
+
+struct xgpuif_init_args {
+	uint32_t flags;
+	uint32_t guest_version;	/* XGPUIF_VERSION of the guest library */
+};
+
+struct xgpuif_init_reply {
+	int32_t driver_version;	/* the host driver's cuDriverGetVersion */
+	uint32_t device_count;	/* devices this guest may use */
+};
+
+#define XGPUIF_NUM_DEV_ATTRS	160u
+#define XGPUIF_DEV_NAME_LEN	256u
+
+struct xgpuif_device_args {
+	int32_t ordinal;
+	uint32_t _pad;
+};
+
+/*
+ * DEVICE_INFO: everything immutable the guest caches about a device.
+ * attrs[i] is cuDeviceGetAttribute(i); attr_valid[i] is 1 where the driver
+ * answered CUDA_SUCCESS.
+ */
+struct xgpuif_device_info_reply {
+	char name[XGPUIF_DEV_NAME_LEN];
+	uint64_t total_mem;
+	uint8_t uuid[16];
+	int32_t pci_domain;
+	int32_t pci_bus;
+	int32_t pci_device;
+	uint32_t nattrs;	/* XGPUIF_NUM_DEV_ATTRS */
+	int32_t attrs[XGPUIF_NUM_DEV_ATTRS];
+	uint8_t attr_valid[XGPUIF_NUM_DEV_ATTRS];
+};
+
+/* ---- contexts ----------------------------------------------------------- */
+
+struct xgpuif_dev_flags_args {
+	int32_t dev;
+	uint32_t flags;
+};
+
+struct xgpuif_ctx_reply {
+	xgpuif_handle_t ctx;
+};
+
+struct xgpuif_ctx_state_reply {
+	uint32_t flags;
+	int32_t active;
+};
+
+struct xgpuif_limit_args {
+	uint32_t limit;		/* CUlimit */
+	uint32_t _pad;
+	uint64_t value;		/* SET only */
+};
+
+struct xgpuif_u64_reply {
+	uint64_t value;
+};
+
+struct xgpuif_u32_args {
+	uint32_t value;
+	uint32_t _pad;
+};
+
+struct xgpuif_priority_range_reply {
+	int32_t least;
+	int32_t greatest;
+};
+
+/* ---- memory ------------------------------------------------------------- */
+
+struct xgpuif_mem_info_reply {
+	uint64_t free;
+	uint64_t total;
+};
+
+struct xgpuif_mem_alloc_args {
+	uint64_t bytesize;
+};
+
+struct xgpuif_dptr_reply {
+	uint64_t dptr;
+};
+
+struct xgpuif_mem_alloc_pitch_args {
+	uint64_t width_bytes;
+	uint64_t height;
+	uint32_t elem_size;
+	uint32_t _pad;
+};
+
+struct xgpuif_mem_alloc_pitch_reply {
+	uint64_t dptr;
+	uint64_t pitch;
+};
+
+struct xgpuif_dptr_args {
+	uint64_t dptr;
+};
+
+struct xgpuif_range_reply {
+	uint64_t base;
+	uint64_t size;
+};
+
+/*
+ * HOSTMEM_REGISTER: the guest shares `size` bytes of its memory with the
+ * worker as region `region` (guest chosen, != 0, unique while
+ * registered).  How the pages travel is the transport's business (local:
+ * a sealed memfd sent over the socket just before this request; Xen: a
+ * page directory of grant references in the data area, see xgpuif.md).
+ * The worker maps them, at guest_va if it can, and registers them with
+ * the driver.
+ */
+struct xgpuif_hostmem_args {
+	uint32_t region;
+	uint32_t flags;		/* CU_MEMHOSTALLOC_* */
+	uint64_t size;
+	uint64_t guest_va;
+	struct xgpuif_memref dir;	/* Xen: grant directory; local: 0 */
+};
+
+struct xgpuif_hostmem_reply {
+	uint64_t dptr;		/* device pointer of the mapping */
+	uint32_t same_va;	/* 1: worker mapped it at guest_va */
+	uint32_t _pad;
+};
+
+struct xgpuif_region_args {
+	uint32_t region;
+	uint32_t _pad;
+};
+
+/* MEMCPY_* flags */
+#define XGPUIF_CF_ASYNC		0x1u	/* stream ordered (cuMemcpy*Async) */
+
+struct xgpuif_memcpy_htod_args {
+	uint64_t dst;
+	struct xgpuif_memref src;
+	xgpuif_handle_t stream;
+	uint32_t flags;
+	uint32_t _pad;
+};
+
+struct xgpuif_memcpy_dtoh_args {
+	struct xgpuif_memref dst;
+	uint64_t src;
+	xgpuif_handle_t stream;
+	uint32_t flags;
+	uint32_t _pad;
+};
+
+struct xgpuif_memcpy_dtod_args {
+	uint64_t dst;
+	uint64_t src;
+	uint64_t len;
+	xgpuif_handle_t stream;
+	uint32_t flags;
+	uint32_t _pad;
+};
+
+/* one side of a 2D copy */
+#define XGPUIF_MT_HOST		1u	/* mem names shared memory */
+#define XGPUIF_MT_DEVICE	2u	/* dptr */
+#define XGPUIF_MT_ARRAY		3u	/* array handle */
+
+struct xgpuif_copy_side {
+	uint32_t type;		/* XGPUIF_MT_* */
+	uint32_t _pad;
+	uint64_t x_bytes;
+	uint64_t y;
+	uint64_t pitch;
+	uint64_t dptr;		/* DEVICE */
+	xgpuif_handle_t array;	/* ARRAY */
+	struct xgpuif_memref mem;	/* HOST: region, offset of the start */
+};
+
+struct xgpuif_memcpy2d_args {
+	struct xgpuif_copy_side src;
+	struct xgpuif_copy_side dst;
+	uint64_t width_bytes;
+	uint64_t height;
+	xgpuif_handle_t stream;
+	uint32_t flags;
+	uint32_t _pad;
+};
+
+/* memsets of 8, 16 or 32 bit elements; height 1 for 1D */
+struct xgpuif_memset_args {
+	uint64_t dst;
+	uint64_t pitch;
+	uint64_t width;		/* elements per row */
+	uint64_t height;
+	xgpuif_handle_t stream;
+	uint32_t value;
+	uint32_t elem_size;	/* 1, 2 or 4 */
+	uint32_t flags;		/* XGPUIF_CF_ASYNC */
+	uint32_t _pad;
+};
+
+struct xgpuif_ptr_attr_args {
+	uint64_t ptr;
+	uint32_t attr;		/* CUpointer_attribute */
+	uint32_t _pad;
+};
+
+/* ---- arrays and texture objects ---------------------------------------- */
+
+struct xgpuif_array_args {
+	uint64_t width;
+	uint64_t height;
+	uint64_t depth;
+	uint32_t format;	/* CUarray_format */
+	uint32_t channels;
+	uint32_t flags;
+	uint32_t _pad;
+};
+
+struct xgpuif_array_reply {
+	xgpuif_handle_t array;
+};
+
+#define XGPUIF_RES_ARRAY	0u	/* CU_RESOURCE_TYPE_ARRAY */
+#define XGPUIF_RES_LINEAR	2u	/* CU_RESOURCE_TYPE_LINEAR */
+#define XGPUIF_RES_PITCH2D	3u	/* CU_RESOURCE_TYPE_PITCH2D */
+
+struct xgpuif_texobj_args {
+	/* resource (CUDA_RESOURCE_DESC) */
+	uint32_t res_type;
+	uint32_t res_flags;
+	xgpuif_handle_t array;
+	uint64_t dptr;
+	uint32_t format;
+	uint32_t channels;
+	uint64_t size_bytes;	/* linear */
+	uint64_t width;		/* pitch2D */
+	uint64_t height;
+	uint64_t pitch;
+	/* texture (CUDA_TEXTURE_DESC) */
+	uint32_t address_mode[3];
+	uint32_t filter_mode;
+	uint32_t tex_flags;
+	uint32_t max_anisotropy;
+	uint32_t mipmap_filter_mode;
+	float mipmap_level_bias;
+	float min_mipmap_level_clamp;
+	float max_mipmap_level_clamp;
+	float border_color[4];
+	/* resource view (CUDA_RESOURCE_VIEW_DESC), when has_view */
+	uint32_t has_view;
+	uint32_t view_format;
+	uint64_t view_width;
+	uint64_t view_height;
+	uint64_t view_depth;
+	uint32_t view_first_mip;
+	uint32_t view_last_mip;
+	uint32_t view_first_layer;
+	uint32_t view_last_layer;
+};
+
+struct xgpuif_texobj_reply {
+	uint64_t texobj;	/* the driver's CUtexObject value */
+};
+
+/* ---- modules, libraries, kernels ---------------------------------------- */
+
+/*
+ * Images travel as blobs: BLOB_CREATE reserves `size` bytes in the worker,
+ * BLOB_WRITE fills them from shared memory, and a LOAD names the blob.  A
+ * blob belongs to the module or library loaded from it afterwards.
+ */
+struct xgpuif_blob_create_args {
+	uint64_t size;
+};
+
+struct xgpuif_blob_reply {
+	xgpuif_handle_t blob;
+};
+
+struct xgpuif_blob_write_args {
+	xgpuif_handle_t blob;
+	uint64_t off;
+	struct xgpuif_memref src;
+};
+
+/* one numeric load option (JIT or library option) */
+struct xgpuif_load_opt {
+	uint32_t id;
+	uint32_t _pad;
+	uint64_t value;
+};
+
+/* followed by njit + nlib struct xgpuif_load_opt, JIT options first */
+struct xgpuif_load_args {
+	xgpuif_handle_t blob;
+	uint32_t njit;
+	uint32_t nlib;
+};
+
+struct xgpuif_load_reply {
+	xgpuif_handle_t handle;	/* module or library */
+};
+
+/* followed by the NUL-terminated symbol name */
+struct xgpuif_symbol_args {
+	xgpuif_handle_t owner;	/* module or library */
+};
+
+struct xgpuif_global_reply {
+	uint64_t dptr;
+	uint64_t size;
+};
+
+/* kinds of launchable handle */
+#define XGPUIF_FN_FUNCTION	1u	/* CUfunction */
+#define XGPUIF_FN_KERNEL	2u	/* CUkernel */
+
+struct xgpuif_param {
+	uint16_t offset;
+	uint16_t size;
+};
+
+#define XGPUIF_PARAMS_UNKNOWN	0xffffffffu
+
+/*
+ * Reply to GET_FUNCTION / GET_KERNEL / KERNEL_GET_FUNCTION: the handle
+ * and its parameter layout from cuFuncGetParamInfo/cuKernelGetParamInfo,
+ * followed by nparams struct xgpuif_param.  nparams is
+ * XGPUIF_PARAMS_UNKNOWN where the driver gave no layout.
+ */
+struct xgpuif_func_reply {
+	xgpuif_handle_t handle;
+	uint32_t nparams;
+	uint32_t param_bytes;	/* end of the last parameter */
+};
+
+#define XGPUIF_MAX_PARAMS	1024u
+
+struct xgpuif_func_attr_args {
+	xgpuif_handle_t handle;
+	uint32_t kind;		/* XGPUIF_FN_* */
+	int32_t dev;		/* kernels only */
+	uint32_t attr;		/* SET only: CUfunction_attribute or
+				 * CUfunc_cache */
+	int32_t value;		/* SET only */
+};
+
+#define XGPUIF_NUM_FUNC_ATTRS	16u
+
+struct xgpuif_func_attrs_reply {
+	int32_t attrs[XGPUIF_NUM_FUNC_ATTRS];
+	uint8_t valid[XGPUIF_NUM_FUNC_ATTRS];
+};
+
+/* ---- launches and occupancy --------------------------------------------- */
+
+/* one CUlaunchAttribute, value bytes as the CUDA ABI lays them out */
+struct xgpuif_launch_attr {
+	uint32_t id;
+	uint32_t _pad;
+	uint8_t value[64];
+};
+
+/*
+ * LAUNCH: followed by nattrs struct xgpuif_launch_attr, then param_bytes
+ * bytes of parameters laid out at the offsets of the function's
+ * parameter layout.
+ */
+struct xgpuif_launch_args {
+	xgpuif_handle_t func;
+	uint32_t kind;		/* XGPUIF_FN_* */
+	uint32_t shmem;
+	uint32_t grid[3];
+	uint32_t block[3];
+	xgpuif_handle_t stream;
+	uint32_t nattrs;
+	uint32_t param_bytes;
+};
+
+#define XGPUIF_MAX_LAUNCH_ATTRS	16u
+
+struct xgpuif_occupancy_args {
+	xgpuif_handle_t func;
+	uint32_t kind;
+	uint32_t flags;
+	uint32_t block_size;
+	uint32_t num_blocks;	/* AVAILABLE_DSMEM */
+	uint64_t dyn_smem;
+};
+
+/* OCC_CLUSTERS: followed by nattrs struct xgpuif_launch_attr */
+struct xgpuif_occ_cluster_args {
+	xgpuif_handle_t func;
+	uint32_t kind;
+	uint32_t shmem;
+	uint32_t grid[3];
+	uint32_t block[3];
+	xgpuif_handle_t stream;
+	uint32_t nattrs;
+	uint32_t which;		/* 0 max active clusters, 1 max potential
+				 * cluster size */
+};
+
+struct xgpuif_i32_reply {
+	int32_t value;
+	uint32_t _pad;
+};
+
+/* ---- streams and events -------------------------------------------------- */
+
+struct xgpuif_stream_create_args {
+	uint32_t flags;
+	int32_t priority;
+};
+
+struct xgpuif_stream_reply {
+	xgpuif_handle_t stream;
+};
+
+struct xgpuif_stream_wait_args {
+	xgpuif_handle_t stream;
+	xgpuif_handle_t event;
+	uint32_t flags;
+	uint32_t _pad;
+};
+
+struct xgpuif_event_reply {
+	xgpuif_handle_t event;
+};
+
+struct xgpuif_event_record_args {
+	xgpuif_handle_t event;
+	xgpuif_handle_t stream;
+	uint32_t flags;
+	uint32_t with_flags;	/* 1: cuEventRecordWithFlags */
+};
+
+struct xgpuif_elapsed_args {
+	xgpuif_handle_t start;
+	xgpuif_handle_t end;
+};
+
+struct xgpuif_elapsed_reply {
+	float ms;
+	uint32_t _pad;
+};
+
+/* ---- layout checks ---------------------------------------------------------- */
+
+_Static_assert(sizeof(struct xgpuif_device_info_reply) == 1096,
+	       "device info reply layout");
+_Static_assert(sizeof(struct xgpuif_hostmem_args) == 48, "hostmem layout");
+_Static_assert(sizeof(struct xgpuif_memcpy_htod_args) == 48, "htod layout");
+_Static_assert(sizeof(struct xgpuif_memcpy_dtoh_args) == 48, "dtoh layout");
+_Static_assert(sizeof(struct xgpuif_copy_side) == 72, "copy side layout");
+_Static_assert(sizeof(struct xgpuif_memcpy2d_args) == 176, "2D layout");
+_Static_assert(sizeof(struct xgpuif_memset_args) == 56, "memset layout");
+_Static_assert(sizeof(struct xgpuif_texobj_args) == 168, "texobj layout");
+_Static_assert(sizeof(struct xgpuif_launch_attr) == 72, "attr layout");
+_Static_assert(sizeof(struct xgpuif_launch_args) == 56, "launch layout");
+_Static_assert(sizeof(struct xgpuif_occ_cluster_args) == 56,
+	       "cluster occupancy layout");
+_Static_assert(sizeof(struct xgpuif_func_reply) == 16, "func reply layout");
+_Static_assert(sizeof(struct xgpuif_func_attrs_reply) == 80,
+	       "func attrs layout");
+_Static_assert(sizeof(struct xgpuif_load_opt) == 16, "load opt layout");
+_Static_assert(sizeof(struct xgpuif_blob_write_args) == 40,
+	       "blob write layout");
+
+#endif /* XGPUIF_OPS_H */

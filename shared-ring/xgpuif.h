@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * xgpuif.h: the xgpu wire protocol between a guest (frontend) and the
+ * Dom0 backend (xen-gpubackd and its per-guest workers).
+ *
+ * This header is the whole binary contract; shared-ring/xgpuif.md is the
+ * prose specification beside it and is authoritative where they differ.
+ *
+ * Transport-independent parts:
+ *   - one command ring per channel, built with Xen's DEFINE_RING_TYPES,
+ *     whose slots are XGPUIF_SLOT_SIZE bytes;
+ *   - a data area of shared pages for bulk data (copies, module images);
+ *   - host-memory regions (guest pinned memory) shared with the worker.
+ *
+ * Every field is fixed width, every struct has explicit padding that must
+ * be zero, and sizes are asserted at compile time below.  Opcodes are
+ * numbered explicitly in xgpu_calls.def and a retired number is never
+ * reused.
+ *
+ * Xenstore nodes (Xen transport; the local transport carries the same
+ * values in its socket handshake, see xgpuif.md):
+ *
+ *  Backend  /local/domain/0/backend/xgpu/<domid>/<devid>/
+ *   max-ring-page-order   uint  largest ring order the backend accepts
+ *   max-data-pages        uint  largest data area, in 4 KiB pages
+ *   features              str   space separated; none defined yet
+ *  Frontend /local/domain/<domid>/device/xgpu/<devid>/
+ *   ring-page-order       uint  log2 of the ring pages (0..max)
+ *   ring-ref<N>           uint  grant ref of ring page N
+ *   data-pages            uint  number of data area pages (>= 1)
+ *   data-dir-ref<N>       uint  grant refs of the page directory
+ *   event-channel         uint
+ *   protocol-version      uint  XGPUIF_VERSION
+ *
+ * State diagram (standard xenbus, as blkif/pvcalls):
+ *   front Initialising -> back InitWait (limits published)
+ *   front Initialised (refs written in a transaction) -> back Connected
+ *   front Connected; either end Closing -> Closed on teardown.
+ */
+#ifndef XGPUIF_H
+#define XGPUIF_H
+
+#include <stdint.h>
+#include <string.h>
+
+/*
+ * Xen's ring macros take their barriers from the includer (the kernel has
+ * its own).  Between two processes or domains C11 fences give exactly the
+ * ordering the macros document; xen_rmb after reading a producer index
+ * pairs with the other side's xen_wmb before publishing it.  A modern
+ * interface version keeps ring.h from mapping them to mb()/rmb()/wmb().
+ */
+#ifndef __XEN_INTERFACE_VERSION__
+#define __XEN_INTERFACE_VERSION__ 0x00040e00
+#endif
+#ifndef xen_mb
+#define xen_mb()	__atomic_thread_fence(__ATOMIC_SEQ_CST)
+#define xen_rmb()	__atomic_thread_fence(__ATOMIC_ACQUIRE)
+#define xen_wmb()	__atomic_thread_fence(__ATOMIC_RELEASE)
+#endif
+#include <xen/io/ring.h>
+
+#define XGPUIF_VERSION		1u
+
+#define XGPUIF_ASSERT_SIZE(type, size) \
+	_Static_assert(sizeof(type) == (size), #type " must be " #size " bytes")
+#define XGPUIF_MAGIC		0x58475055u	/* "XGPU" */
+
+/* One ring slot.  Messages occupy one or more consecutive slots. */
+#define XGPUIF_SLOT_SIZE	128u
+#define XGPUIF_HDR_SIZE		32u
+#define XGPUIF_SLOT0_PAYLOAD	(XGPUIF_SLOT_SIZE - XGPUIF_HDR_SIZE)
+
+/* Largest message: 256 slots, about 32 KiB (kernel parameters may be). */
+#define XGPUIF_MAX_SLOTS	256u
+#define XGPUIF_MAX_PAYLOAD \
+	(XGPUIF_SLOT0_PAYLOAD + (XGPUIF_MAX_SLOTS - 1) * XGPUIF_SLOT_SIZE)
+
+/* Ring sizes: 2^order pages of 4 KiB; 256 slots fit in order 4. */
+#define XGPUIF_PAGE_SIZE	4096u
+#define XGPUIF_MAX_RING_ORDER	6u
+#define XGPUIF_DEFAULT_RING_ORDER 4u
+
+/* request flags */
+#define XGPUIF_RF_POSTED	0x01u	/* fire and forget: the guest does not
+					 * wait; errors surface at the next
+					 * synchronising call */
+
+/*
+ * The first slot of a request.  `nslots` slots are consumed: the header,
+ * then (nslots - 1) slots of raw payload bytes.  The payload is `len`
+ * bytes, header slot first.  A guest that expects a reply longer than its
+ * request pads the request to as many slots as the reply needs: a reply
+ * always occupies exactly the slots of its request, which keeps Xen's
+ * one-response-per-request accounting of the shared ring.
+ */
+struct xgpuif_request {
+	uint64_t id;		/* chosen by the guest, echoed in the reply */
+	uint16_t op;		/* XGPUIF_OP_* */
+	uint16_t nslots;	/* 1..XGPUIF_MAX_SLOTS */
+	uint32_t len;		/* payload bytes, <= nslots payload capacity */
+	uint64_t ctx;		/* guest handle of the caller's current
+				 * context, 0 for none */
+	uint8_t flags;		/* XGPUIF_RF_* */
+	uint8_t _pad[7];
+	uint8_t payload[XGPUIF_SLOT0_PAYLOAD];
+};
+
+struct xgpuif_response {
+	uint64_t id;		/* the request's id */
+	uint16_t op;		/* the request's op */
+	uint16_t nslots;	/* the request's nslots */
+	uint32_t len;		/* payload bytes */
+	int32_t status;		/* XGPUIF_ST_* or a CUresult value */
+	uint32_t _pad[3];
+	uint8_t payload[XGPUIF_SLOT0_PAYLOAD];
+};
+
+DEFINE_RING_TYPES(xgpuif, struct xgpuif_request, struct xgpuif_response);
+
+/*
+ * Status.  Non-negative values are CUresult numbers of the CUDA Driver
+ * API (a public, stable ABI: 0 success, 1 invalid value, 2 out of
+ * memory, ...).  Negative values are xgpu's own.
+ */
+#define XGPUIF_ST_OK		0
+#define XGPUIF_ST_PROTO		(-1)	/* malformed request; the channel is
+					 * closed after this reply */
+#define XGPUIF_ST_NOT_IMPL	(-2)	/* unknown op */
+
+/*
+ * References to shared memory inside requests.  Region 0 is the channel's
+ * data area; other region ids name host-memory regions that the guest
+ * registered with XGPUIF_OP_HOSTMEM_REGISTER.  The backend checks
+ * off + len against the region's size before touching it.
+ */
+#define XGPUIF_REGION_DATA	0u
+
+struct xgpuif_memref {
+	uint64_t off;
+	uint64_t len;
+	uint32_t region;
+	uint32_t _pad;
+};
+
+/*
+ * Handles.  Every object the backend creates for a guest (contexts,
+ * modules, libraries, kernels, functions, streams, events, blobs,
+ * texture objects kept for bookkeeping) is named on the wire by a
+ * 64-bit handle from a per-guest table: (generation << 32) | index.
+ * 0 is the null handle.  Stream handles 1 and 2 are CU_STREAM_LEGACY and
+ * CU_STREAM_PER_THREAD; table handles never take those values.  Device
+ * pointers are the guest's own GPU virtual addresses in its own context
+ * and travel unchanged (kernels carry them in their parameters).
+ */
+typedef uint64_t xgpuif_handle_t;
+
+#define XGPUIF_STREAM_LEGACY	1u
+#define XGPUIF_STREAM_PER_THREAD 2u
+
+/*
+ * Local transport (processes and containers on the GPU host).  A
+ * SOCK_SEQPACKET Unix socket carries the handshake; shared memory is a
+ * sealed memfd (ring pages, then the data area) and notifications are two
+ * eventfds.  Order of messages:
+ *   backend -> guest  struct xgpuif_local_welcome (limits)
+ *   guest -> backend  struct xgpuif_local_connect + SCM_RIGHTS
+ *                     [memfd, kick-backend eventfd, kick-guest eventfd]
+ *   backend -> guest  struct xgpuif_local_status (0: connected)
+ * then, for every host-memory region, before its HOSTMEM_REGISTER request:
+ *   guest -> backend  struct xgpuif_local_hostmem + SCM_RIGHTS [memfd]
+ * The memfds must carry F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL so that
+ * the guest cannot pull pages from under the worker.
+ */
+#define XGPUIF_LOCAL_MAX_DATA_PAGES	(1u << 18)	/* 1 GiB */
+
+struct xgpuif_local_welcome {
+	uint32_t magic;		/* XGPUIF_MAGIC */
+	uint32_t version;	/* XGPUIF_VERSION */
+	uint32_t max_ring_order;
+	uint32_t max_data_pages;
+	uint32_t client_id;	/* the backend's name for this guest */
+	uint32_t _pad;
+};
+
+struct xgpuif_local_connect {
+	uint32_t magic;
+	uint32_t version;
+	uint32_t ring_order;
+	uint32_t data_pages;
+	uint32_t pid;		/* informative only */
+	uint32_t _pad;
+	char name[32];		/* informative: the process name */
+};
+
+struct xgpuif_local_status {
+	uint32_t magic;
+	int32_t status;		/* 0, or a negative errno */
+	char msg[120];		/* why, for the guest's error message */
+};
+
+struct xgpuif_local_hostmem {
+	uint32_t magic;
+	uint32_t region;
+	uint64_t size;
+};
+
+XGPUIF_ASSERT_SIZE(struct xgpuif_local_welcome, 24);
+XGPUIF_ASSERT_SIZE(struct xgpuif_local_connect, 56);
+XGPUIF_ASSERT_SIZE(struct xgpuif_local_status, 128);
+XGPUIF_ASSERT_SIZE(struct xgpuif_local_hostmem, 16);
+
+/* the per-operation argument and reply layouts */
+#include "xgpuif-ops.h"
+
+/* opcodes, from the one table of forwarded calls */
+enum xgpuif_op {
+#define XGPU_CALL(num, name, mode, args, reply) XGPUIF_OP_##name = num,
+#include "xgpu_calls.def"
+#undef XGPU_CALL
+	XGPUIF_OP_MAX
+};
+
+XGPUIF_ASSERT_SIZE(struct xgpuif_request, XGPUIF_SLOT_SIZE);
+XGPUIF_ASSERT_SIZE(struct xgpuif_response, XGPUIF_SLOT_SIZE);
+XGPUIF_ASSERT_SIZE(union xgpuif_sring_entry, XGPUIF_SLOT_SIZE);
+XGPUIF_ASSERT_SIZE(struct xgpuif_memref, 24);
+_Static_assert(__builtin_offsetof(struct xgpuif_request, payload) ==
+	       XGPUIF_HDR_SIZE, "request header is 32 bytes");
+_Static_assert(__builtin_offsetof(struct xgpuif_response, payload) ==
+	       XGPUIF_HDR_SIZE, "response header is 32 bytes");
+
+/* slots needed for a message carrying `len` payload bytes */
+static inline uint32_t xgpuif_slots_for(uint32_t len)
+{
+	if (len <= XGPUIF_SLOT0_PAYLOAD)
+		return 1;
+	return 1 + (len - XGPUIF_SLOT0_PAYLOAD + XGPUIF_SLOT_SIZE - 1) /
+		   XGPUIF_SLOT_SIZE;
+}
+
+/* payload bytes that `nslots` slots can carry */
+static inline uint32_t xgpuif_capacity(uint32_t nslots)
+{
+	return XGPUIF_SLOT0_PAYLOAD + (nslots - 1) * XGPUIF_SLOT_SIZE;
+}
+
+/* number of ring slots in a ring of 2^order pages */
+static inline uint32_t xgpuif_ring_slots(unsigned int order)
+{
+	return __CONST_RING_SIZE(xgpuif, XGPUIF_PAGE_SIZE << order);
+}
+
+#endif /* XGPUIF_H */

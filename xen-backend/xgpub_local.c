@@ -1,0 +1,302 @@
+// SPDX-License-Identifier: MIT
+/*
+ * xgpub_local.c: the local transport, worker side.  Every value the guest
+ * sends is range-checked before use, and every memfd must be sealed
+ * against shrinking, so that a guest cannot make the worker fault by
+ * truncating pages the worker has mapped.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "xgpub.h"
+
+struct local {
+	struct xgpub_transport t;
+	int sock;
+	int kick_back;		/* the guest writes; we read */
+	int kick_guest;		/* we write */
+	void *map;
+	size_t map_bytes;
+};
+
+#define NEEDED_SEALS (F_SEAL_SHRINK | F_SEAL_GROW)
+#define HANDSHAKE_MS 5000
+
+static void local_notify(struct xgpub_transport *t)
+{
+	struct local *l = (struct local *)t;
+	uint64_t one = 1;
+
+	(void)!write(l->kick_guest, &one, sizeof(one));
+}
+
+static int local_wait(struct xgpub_transport *t, int timeout_ms)
+{
+	struct local *l = (struct local *)t;
+	struct pollfd pfd[2] = {
+		{ .fd = l->kick_back, .events = POLLIN },
+		{ .fd = l->sock, .events = 0 },	/* hang-up only: POLLIN
+						 * may be a region's fd */
+	};
+	uint64_t v;
+	int n;
+
+	n = poll(pfd, 2, timeout_ms);
+	if (n < 0)
+		return errno == EINTR ? 0 : -errno;
+	if (pfd[1].revents & (POLLHUP | POLLERR))
+		return -EPIPE;
+	if (pfd[0].revents & POLLIN)
+		(void)!read(l->kick_back, &v, sizeof(v));
+	return 0;
+}
+
+/* receive one message and up to maxfds descriptors, waiting timeout_ms */
+static ssize_t recv_fds(int sock, void *buf, size_t len, int *fds, int maxfds,
+			int *nfds, int timeout_ms)
+{
+	char cbuf[CMSG_SPACE(sizeof(int) * 8)];
+	struct iovec iov = { buf, len };
+	struct msghdr mh = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = cbuf,
+		.msg_controllen = sizeof(cbuf),
+	};
+	struct pollfd pfd = { .fd = sock, .events = POLLIN };
+	struct cmsghdr *cm;
+	ssize_t n;
+
+	*nfds = 0;
+	if (poll(&pfd, 1, timeout_ms) <= 0)
+		return -ETIMEDOUT;
+	n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+	if (n < 0)
+		return -errno;
+	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
+		int k, *p;
+
+		if (cm->cmsg_level != SOL_SOCKET ||
+		    cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		k = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+		p = (int *)CMSG_DATA(cm);
+		for (int i = 0; i < k; i++) {
+			if (*nfds < maxfds)
+				fds[(*nfds)++] = p[i];
+			else
+				close(p[i]);
+		}
+	}
+	if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))
+		return -EMSGSIZE;
+	return n;
+}
+
+static void close_fds(int *fds, int n)
+{
+	for (int i = 0; i < n; i++)
+		close(fds[i]);
+}
+
+/* a memfd the guest cannot shrink, at least `size` bytes long */
+static int check_memfd(int fd, uint64_t size, char *why, size_t whylen)
+{
+	struct stat st;
+	int seals = fcntl(fd, F_GET_SEALS);
+
+	if (seals < 0 || (seals & NEEDED_SEALS) != NEEDED_SEALS) {
+		snprintf(why, whylen, "shared memory is not sealed against "
+			 "resizing");
+		return -EINVAL;
+	}
+	if (fstat(fd, &st) < 0 || (uint64_t)st.st_size < size) {
+		snprintf(why, whylen, "shared memory smaller than announced");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int local_hostmem_map(struct xgpub_transport *t, uint32_t region,
+			     uint64_t size, const struct xgpuif_memref *dir,
+			     uint64_t guest_va, void **va)
+{
+	struct local *l = (struct local *)t;
+	struct xgpuif_local_hostmem m;
+	char why[128];
+	int fd, nfds;
+	ssize_t n;
+	void *p = MAP_FAILED;
+
+	(void)dir;
+	n = recv_fds(l->sock, &m, sizeof(m), &fd, 1, &nfds, 1000);
+	if (n != (ssize_t)sizeof(m) || nfds != 1 || m.magic != XGPUIF_MAGIC ||
+	    m.region != region || m.size != size) {
+		if (nfds)
+			close(fd);
+		xgpub_err("%s: host-memory region %u: no matching descriptor "
+			  "from the guest", t->who, region);
+		return -EPROTO;
+	}
+	if (check_memfd(fd, size, why, sizeof(why))) {
+		xgpub_err("%s: host-memory region %u: %s", t->who, region, why);
+		close(fd);
+		return -EPROTO;
+	}
+	/* the same address as in the guest, when free here, keeps unified
+	 * addressing working for programs that hand host pointers to kernels */
+	if (guest_va && !(guest_va & (XGPUIF_PAGE_SIZE - 1)))
+		p = mmap((void *)(uintptr_t)guest_va, size,
+			 PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0);
+	if (p != MAP_FAILED && (uint64_t)(uintptr_t)p != guest_va) {
+		munmap(p, size);
+		p = MAP_FAILED;
+	}
+	if (p == MAP_FAILED)
+		p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return -errno;
+	*va = p;
+	return 0;
+}
+
+static void local_hostmem_unmap(struct xgpub_transport *t, void *va,
+				uint64_t size)
+{
+	(void)t;
+	munmap(va, size);
+}
+
+static void local_close(struct xgpub_transport *t)
+{
+	struct local *l = (struct local *)t;
+
+	munmap(l->map, l->map_bytes);
+	close(l->kick_back);
+	close(l->kick_guest);
+	close(l->sock);
+	free(l);
+}
+
+static const struct xgpub_transport_ops local_ops = {
+	.name = "local",
+	.notify = local_notify,
+	.wait = local_wait,
+	.hostmem_map = local_hostmem_map,
+	.hostmem_unmap = local_hostmem_unmap,
+	.close = local_close,
+};
+
+static void refuse(int sock, int err, const char *why)
+{
+	struct xgpuif_local_status st;
+
+	memset(&st, 0, sizeof(st));
+	st.magic = XGPUIF_MAGIC;
+	st.status = err;
+	snprintf(st.msg, sizeof(st.msg), "%.119s", why);
+	(void)!send(sock, &st, sizeof(st), MSG_NOSIGNAL);
+}
+
+int xgpub_local_accept(int sock, uint32_t client_id, uint32_t max_data_pages,
+		       struct xgpub_transport **out)
+{
+	struct xgpuif_local_welcome wel = {
+		XGPUIF_MAGIC, XGPUIF_VERSION, XGPUIF_MAX_RING_ORDER,
+		max_data_pages, client_id, 0
+	};
+	struct xgpuif_local_connect con;
+	struct xgpuif_local_status ok;
+	struct local *l;
+	char why[128];
+	int fds[3], nfds = 0;
+	size_t ring_bytes;
+	ssize_t n;
+	int rc;
+
+	if (send(sock, &wel, sizeof(wel), MSG_NOSIGNAL) != sizeof(wel))
+		return -errno;
+	n = recv_fds(sock, &con, sizeof(con), fds, 3, &nfds, HANDSHAKE_MS);
+	if (n != (ssize_t)sizeof(con) || nfds != 3 ||
+	    con.magic != XGPUIF_MAGIC) {
+		close_fds(fds, nfds);
+		xgpub_err("client %u: malformed handshake", client_id);
+		refuse(sock, -EPROTO, "malformed handshake");
+		return -EPROTO;
+	}
+	con.name[sizeof(con.name) - 1] = 0;
+	if (con.version != XGPUIF_VERSION) {
+		snprintf(why, sizeof(why), "protocol version %u, backend "
+			 "speaks %u", con.version, XGPUIF_VERSION);
+		rc = -EPROTONOSUPPORT;
+		goto refused;
+	}
+	if (con.ring_order > XGPUIF_MAX_RING_ORDER || con.data_pages < 1 ||
+	    con.data_pages > max_data_pages) {
+		snprintf(why, sizeof(why), "ring order %u or data pages %u out "
+			 "of range (max %u, %u)", con.ring_order,
+			 con.data_pages, XGPUIF_MAX_RING_ORDER, max_data_pages);
+		rc = -ERANGE;
+		goto refused;
+	}
+	ring_bytes = (size_t)XGPUIF_PAGE_SIZE << con.ring_order;
+	rc = check_memfd(fds[0], ring_bytes +
+				 (uint64_t)con.data_pages * XGPUIF_PAGE_SIZE,
+			 why, sizeof(why));
+	if (rc)
+		goto refused;
+
+	l = calloc(1, sizeof(*l));
+	if (!l) {
+		snprintf(why, sizeof(why), "backend out of memory");
+		rc = -ENOMEM;
+		goto refused;
+	}
+	l->map_bytes = ring_bytes + (size_t)con.data_pages * XGPUIF_PAGE_SIZE;
+	l->map = mmap(NULL, l->map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED,
+		      fds[0], 0);
+	if (l->map == MAP_FAILED) {
+		free(l);
+		snprintf(why, sizeof(why), "cannot map shared memory");
+		rc = -ENOMEM;
+		goto refused;
+	}
+	close(fds[0]);
+	l->sock = sock;
+	l->kick_back = fds[1];
+	l->kick_guest = fds[2];
+	l->t.ops = &local_ops;
+	l->t.sring = l->map;
+	l->t.ring_order = con.ring_order;
+	l->t.data = (uint8_t *)l->map + ring_bytes;
+	l->t.data_bytes = (size_t)con.data_pages * XGPUIF_PAGE_SIZE;
+	snprintf(l->t.who, sizeof(l->t.who), "client %u (%s, pid %u)",
+		 client_id, con.name, con.pid);
+
+	memset(&ok, 0, sizeof(ok));
+	ok.magic = XGPUIF_MAGIC;
+	if (send(sock, &ok, sizeof(ok), MSG_NOSIGNAL) != sizeof(ok)) {
+		rc = -errno;
+		l->sock = -1;
+		local_close(&l->t);
+		return rc;
+	}
+	*out = &l->t;
+	return 0;
+
+refused:
+	xgpub_err("client %u (%s): refused: %s", client_id, con.name, why);
+	refuse(sock, rc, why);
+	close_fds(fds, nfds);
+	return rc;
+}

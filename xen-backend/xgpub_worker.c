@@ -1,0 +1,450 @@
+// SPDX-License-Identifier: MIT
+/*
+ * xgpub_worker.c: one worker process serves one guest channel: it owns
+ * the guest's CUDA context(s), handle tables and memory accounting, takes
+ * requests off the ring in order and answers each in the slots of its
+ * request.
+ *
+ * Distrust: a request is copied out of the ring before it is looked at;
+ * the producer index is checked for overflow; every op's payload length is
+ * checked against its argument struct before the handler runs; handlers
+ * check every offset, length and handle.  A request that no well-behaved
+ * guest sends ends the channel (the worker exits); the daemon and the
+ * other guests' workers are separate processes and go on.
+ *
+ * Waiting: after the last request the worker spins for spin_us (a guest
+ * in a tight loop of calls then needs no wake-up), then arms req_event
+ * and sleeps on the transport.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "xgpub.h"
+
+typedef int (*xgpub_handler)(struct xgpub_worker *w,
+			     const struct xgpuif_request *req,
+			     const void *payload, uint32_t len, void *out,
+			     uint32_t *rlen);
+
+#define ARGS_MIN(type) \
+	(__builtin_types_compatible_p(struct type, struct xgpuif_none) ? \
+		 0u : (uint32_t)sizeof(struct type))
+
+static const struct {
+	xgpub_handler fn;
+	uint32_t min_len;
+	const char *name;
+} ops[XGPUIF_OP_MAX] = {
+#define XGPU_CALL(num, name, mode, args, reply) \
+	[num] = { xgpub_op_##name, ARGS_MIN(args), #name },
+#include "xgpu_calls.def"
+#undef XGPU_CALL
+};
+
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
+
+/* ---- shared memory references ------------------------------------------- */
+
+struct xgpub_region *xgpub_region_get(struct xgpub_worker *w, uint32_t id)
+{
+	struct xgpub_region *r;
+
+	if (id == 0 || id >= XGPUB_MAX_REGIONS)
+		return NULL;
+	r = &w->regions[id];
+	return r->va ? r : NULL;
+}
+
+uint8_t *xgpub_memref(struct xgpub_worker *w, const struct xgpuif_memref *ref)
+{
+	uint8_t *base;
+	uint64_t size;
+
+	if (ref->region == XGPUIF_REGION_DATA) {
+		base = w->t->data;
+		size = w->t->data_bytes;
+	} else {
+		struct xgpub_region *r = xgpub_region_get(w, ref->region);
+
+		if (!r)
+			return NULL;
+		base = r->va;
+		size = r->size;
+	}
+	if (ref->off > size || ref->len > size - ref->off)
+		return NULL;
+	return base + ref->off;
+}
+
+int xgpub_stream(struct xgpub_worker *w, xgpuif_handle_t h, CUstream *out)
+{
+	struct xgpub_hentry *e;
+
+	if (h == 0 || h == XGPUIF_STREAM_LEGACY ||
+	    h == XGPUIF_STREAM_PER_THREAD) {
+		*out = (CUstream)(uintptr_t)h;
+		return 0;
+	}
+	e = xgpub_handle_get(&w->h, h, XGPUB_H_STREAM);
+	if (!e)
+		return -1;
+	*out = e->obj;
+	return 0;
+}
+
+/* ---- device memory accounting ---------------------------------------------- */
+
+bool xgpub_quota_allows(struct xgpub_worker *w, uint64_t size)
+{
+	return !w->opt->quota || (w->mem_used <= w->opt->quota &&
+				  size <= w->opt->quota - w->mem_used);
+}
+
+int xgpub_alloc_add(struct xgpub_worker *w, uint64_t dptr, uint64_t size)
+{
+	if (w->nallocs == w->cap_allocs) {
+		uint32_t ncap = w->cap_allocs ? w->cap_allocs * 2 : 256;
+		struct xgpub_alloc *n = realloc(w->allocs, ncap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		w->allocs = n;
+		w->cap_allocs = ncap;
+	}
+	w->allocs[w->nallocs++] = (struct xgpub_alloc){ dptr, size };
+	w->mem_used += size;
+	return 0;
+}
+
+int xgpub_alloc_del(struct xgpub_worker *w, uint64_t dptr)
+{
+	for (uint32_t i = 0; i < w->nallocs; i++) {
+		if (w->allocs[i].dptr == dptr) {
+			w->mem_used -= w->allocs[i].size;
+			w->allocs[i] = w->allocs[--w->nallocs];
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/* ---- dispatch ------------------------------------------------------------------ */
+
+static uint8_t payload_buf[XGPUIF_MAX_PAYLOAD];
+static uint8_t reply_buf[XGPUIF_MAX_PAYLOAD];
+
+/* make the request's context current in the dispatch thread */
+static int switch_ctx(struct xgpub_worker *w, xgpuif_handle_t h)
+{
+	CUcontext c = NULL;
+
+	if (h) {
+		struct xgpub_hentry *e = xgpub_handle_get(&w->h, h,
+							  XGPUB_H_CTX);
+
+		if (!e)
+			return CUDA_ERROR_INVALID_CONTEXT;
+		c = e->obj;
+	}
+	if (c != w->cur) {
+		int rc = w->D->cuCtxSetCurrent(c);
+
+		if (rc)
+			return rc;
+		w->cur = c;
+	}
+	return CUDA_SUCCESS;
+}
+
+static int dispatch(struct xgpub_worker *w, const struct xgpuif_request *req,
+		    uint32_t *rlen)
+{
+	uint32_t cap = xgpuif_capacity(req->nslots);
+	int rc;
+
+	*rlen = 0;
+	if (req->op == 0 || req->op >= XGPUIF_OP_MAX || !ops[req->op].fn) {
+		xgpub_err("%s: unknown op %u", w->t->who, req->op);
+		return XGPUIF_ST_NOT_IMPL;
+	}
+	if (req->len < ops[req->op].min_len) {
+		xgpub_err("%s: %s: %u payload bytes, needs %u", w->t->who,
+			  ops[req->op].name, req->len, ops[req->op].min_len);
+		return XGPUIF_ST_PROTO;
+	}
+	rc = switch_ctx(w, req->ctx);
+	if (rc)
+		return rc;
+	*rlen = cap;
+	rc = ops[req->op].fn(w, req, payload_buf, req->len, reply_buf, rlen);
+	if (*rlen > cap)	/* a handler bug, not the guest's */
+		*rlen = cap;
+	if (rc == XGPUIF_ST_PROTO)
+		xgpub_err("%s: malformed %s request", w->t->who,
+			  ops[req->op].name);
+	w->calls++;
+	return rc;
+}
+
+static void push_replies(struct xgpub_worker *w)
+{
+	int notify;
+
+	RING_PUSH_RESPONSES_AND_CHECK_NOTIFY(&w->ring, notify);
+	if (notify)
+		w->t->ops->notify(w->t);
+}
+
+/*
+ * Serve every request on the ring.  0 when the ring is drained, -1 when
+ * the channel must close.
+ */
+static int serve(struct xgpub_worker *w)
+{
+	RING_IDX rp = __atomic_load_n(&w->ring.sring->req_prod,
+				      __ATOMIC_RELAXED);
+
+	xen_rmb();	/* pairs with the guest's xen_wmb before req_prod */
+	if (RING_REQUEST_PROD_OVERFLOW(&w->ring, rp)) {
+		xgpub_err("%s: request producer index %u overflows the ring "
+			  "(consumer %u); closing", w->t->who, rp,
+			  w->ring.req_cons);
+		return -1;
+	}
+	while (w->ring.req_cons != rp) {
+		struct xgpuif_request req;
+		uint32_t rlen;
+		int rc;
+
+		if (xgpuif_back_get(&w->ring, rp, &req, payload_buf)) {
+			xgpub_err("%s: malformed request header (op %u, %u "
+				  "slots, %u bytes); closing", w->t->who,
+				  req.op, req.nslots, req.len);
+			return -1;
+		}
+		rc = dispatch(w, &req, &rlen);
+		if (rc != 0 && rc != XGPUIF_ST_PROTO)
+			xgpub_dbg("%s: op %u -> %d", w->t->who, req.op, rc);
+		xgpuif_back_put(&w->ring, &req, rc, reply_buf,
+				rc == 0 ? rlen : 0);
+		push_replies(w);
+		if (rc == XGPUIF_ST_PROTO)
+			return -1;
+	}
+	return 0;
+}
+
+/* ---- set-up and teardown -------------------------------------------------------- */
+
+static int worker_setup(struct xgpub_worker *w)
+{
+	struct xgpub_driver *D = w->D;
+	int rc, n = 0;
+
+	rc = D->cuInit(0);
+	if (!rc)
+		rc = D->cuDeviceGetCount(&n);
+	if (rc || w->opt->gpu >= n) {
+		xgpub_err("%s: no host GPU %d (cuInit/cuDeviceGetCount: %d, "
+			  "%d devices)", w->t->who, w->opt->gpu, rc, n);
+		return -1;
+	}
+	rc = D->cuDeviceGet(&w->dev, w->opt->gpu);
+	if (!rc)
+		rc = D->cuDevicePrimaryCtxRetain(&w->primary, w->dev);
+	if (!rc)
+		rc = D->cuCtxSetCurrent(w->primary);
+	if (rc) {
+		xgpub_err("%s: cannot create a context on GPU %d: %d",
+			  w->t->who, w->opt->gpu, rc);
+		return -1;
+	}
+	w->cur = w->primary;
+	w->primary_h = xgpub_handle_new(&w->h, XGPUB_H_CTX, w->primary, NULL);
+	/*
+	 * Pin the data area once: staged copies then DMA straight from the
+	 * pages the guest wrote, with no copy in the worker.
+	 */
+	if (D->cuMemHostRegister_v2 &&
+	    D->cuMemHostRegister_v2(w->t->data, w->t->data_bytes,
+				    CU_MEMHOSTREGISTER_PORTABLE) == 0)
+		w->data_registered = true;
+	else
+		xgpub_info("%s: data area not pinned; copies are staged",
+			   w->t->who);
+	return 0;
+}
+
+static void destroy_one(struct xgpub_hentry *e, void *arg)
+{
+	struct xgpub_worker *w = arg;
+	struct xgpub_driver *D = w->D;
+
+	switch (e->type) {
+	case XGPUB_H_STREAM:
+		if (D->cuStreamDestroy_v2)
+			D->cuStreamDestroy_v2(e->obj);
+		break;
+	case XGPUB_H_EVENT:
+		if (D->cuEventDestroy_v2)
+			D->cuEventDestroy_v2(e->obj);
+		break;
+	case XGPUB_H_MODULE:
+		if (D->cuModuleUnload)
+			D->cuModuleUnload(e->obj);
+		break;
+	case XGPUB_H_LIBRARY:
+		if (D->cuLibraryUnload)
+			D->cuLibraryUnload(e->obj);
+		break;
+	case XGPUB_H_BLOB:
+		free(e->obj);
+		break;
+	case XGPUB_H_TEXOBJ:
+		if (D->cuTexObjectDestroy)
+			D->cuTexObjectDestroy((CUtexObject)(uintptr_t)e->obj);
+		break;
+	case XGPUB_H_ARRAY:
+		if (D->cuArrayDestroy)
+			D->cuArrayDestroy(e->obj);
+		break;
+	case XGPUB_H_CTX:
+		if (e->obj != w->primary && D->cuCtxDestroy_v2)
+			D->cuCtxDestroy_v2(e->obj);
+		break;
+	}
+}
+
+/*
+ * Free everything the guest left behind.  Exiting would free it too (the
+ * driver reclaims a process's contexts), but doing it here lets the log
+ * say what was freed, and the same path serves the Xen transport, whose
+ * worker may outlive one channel.
+ */
+static void worker_teardown(struct xgpub_worker *w)
+{
+	struct xgpub_driver *D = w->D;
+	uint64_t freed = w->mem_used;
+	uint32_t nallocs = w->nallocs;
+
+	if (w->primary)
+		D->cuCtxSetCurrent(w->primary);
+	static const int order[] = {
+		XGPUB_H_TEXOBJ, XGPUB_H_EVENT, XGPUB_H_STREAM,
+		XGPUB_H_LIBRARY, XGPUB_H_MODULE, XGPUB_H_BLOB, XGPUB_H_ARRAY,
+	};
+	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
+		xgpub_handle_each(&w->h, order[i], destroy_one, w);
+	for (uint32_t i = 0; i < w->nallocs; i++)
+		if (D->cuMemFree_v2)
+			D->cuMemFree_v2(w->allocs[i].dptr);
+	for (uint32_t i = 1; i < XGPUB_MAX_REGIONS; i++) {
+		struct xgpub_region *r = &w->regions[i];
+
+		if (!r->va)
+			continue;
+		if (r->registered && D->cuMemHostUnregister)
+			D->cuMemHostUnregister(r->va);
+		w->t->ops->hostmem_unmap(w->t, r->va, r->size);
+		r->va = NULL;
+	}
+	if (w->data_registered && D->cuMemHostUnregister)
+		D->cuMemHostUnregister(w->t->data);
+	xgpub_handle_each(&w->h, XGPUB_H_CTX, destroy_one, w);
+	if (w->primary) {
+		D->cuCtxSetCurrent(NULL);
+		for (; w->primary_refs > 0; w->primary_refs--)
+			D->cuDevicePrimaryCtxRelease_v2(w->dev);
+		D->cuDevicePrimaryCtxRelease_v2(w->dev);
+	}
+	xgpub_info("%s: gone after %llu calls; freed %u allocations "
+		   "(%llu MiB) and its contexts", w->t->who,
+		   (unsigned long long)w->calls, nallocs,
+		   (unsigned long long)(freed >> 20));
+	xgpub_handles_destroy(&w->h);
+	free(w->allocs);
+}
+
+int xgpub_worker_run(struct xgpub_transport *t,
+		     const struct xgpub_options *opt)
+{
+	static struct xgpub_worker wk;	/* large (regions); one per process */
+	struct xgpub_worker *w = &wk;
+	char msg[256];
+	int code = 0;
+
+	memset(w, 0, sizeof(*w));
+	w->t = t;
+	w->opt = opt;
+	BACK_RING_INIT(&w->ring, t->sring, XGPUIF_PAGE_SIZE << t->ring_order);
+	if (opt->driver_path) {
+		w->D = xgpub_driver_open(opt->driver_path, msg, sizeof(msg));
+		if (!w->D) {
+			xgpub_err("%s: %s", t->who, msg);
+			t->ops->close(t);
+			return 1;
+		}
+	} else {
+		w->D = xgpub_fake_open();
+	}
+	if (worker_setup(w)) {
+		t->ops->close(t);
+		return 1;
+	}
+	xgpub_info("%s: connected (%s transport, ring %u slots, data area "
+		   "%zu MiB, executor %s)", t->who, t->ops->name,
+		   RING_SIZE(&w->ring), t->data_bytes >> 20, w->D->name);
+
+	for (;;) {
+		uint64_t t0;
+		int more;
+
+		if (serve(w)) {
+			code = 2;
+			break;
+		}
+		/* spin a little: the next request usually follows at once */
+		t0 = now_us();
+		more = 0;
+		while (now_us() - t0 < opt->spin_us) {
+			if (__atomic_load_n(&w->ring.sring->req_prod,
+					    __ATOMIC_RELAXED) !=
+			    w->ring.req_cons) {
+				more = 1;
+				break;
+			}
+			cpu_relax();
+		}
+		if (more)
+			continue;
+		RING_FINAL_CHECK_FOR_REQUESTS(&w->ring, more);
+		if (more)
+			continue;
+		if (t->ops->wait(t, 1000) == -EPIPE) {
+			/* serve what the guest posted before it went */
+			if (serve(w))
+				code = 2;
+			break;
+		}
+	}
+	worker_teardown(w);
+	t->ops->close(t);
+	return code;
+}

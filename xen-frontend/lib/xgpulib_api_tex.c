@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: MIT
+/*
+ * xgpulib_api_tex.c: CUDA arrays and texture objects.  Arrays are guest
+ * structs holding the backend handle and their descriptor (answered
+ * locally); texture objects are the driver's own 64-bit values (kernels
+ * receive them as parameters), created and destroyed in the worker.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "xgpulib.h"
+
+#define ARRAY_MAGIC 0x78617272u	/* "xarr" */
+
+struct CUarray_st {
+	uint32_t magic;
+	uint64_t remote;
+	CUDA_ARRAY3D_DESCRIPTOR desc;
+};
+
+uint64_t xgpulib_array_remote(CUarray a);
+uint64_t xgpulib_array_remote(CUarray a)
+{
+	return a && a->magic == ARRAY_MAGIC ? a->remote : 0;
+}
+
+CUresult cuArray3DCreate(CUarray *pa, const CUDA_ARRAY3D_DESCRIPTOR *d)
+{
+	struct xgpuif_array_args a;
+	struct xgpuif_array_reply r;
+	struct CUarray_st *arr;
+	CUresult rc;
+
+	if (!pa || !d)
+		return CUDA_ERROR_INVALID_VALUE;
+	memset(&a, 0, sizeof(a));
+	a.width = d->Width;
+	a.height = d->Height;
+	a.depth = d->Depth;
+	a.format = d->Format;
+	a.channels = d->NumChannels;
+	a.flags = d->Flags;
+	rc = xgpulib_call1(XGPUIF_OP_ARRAY_CREATE, &a, sizeof(a), &r, sizeof(r));
+	if (rc)
+		return rc;
+	arr = calloc(1, sizeof(*arr));
+	if (!arr) {
+		struct xgpuif_handle_args h = { r.array };
+
+		xgpulib_call1(XGPUIF_OP_ARRAY_DESTROY, &h, sizeof(h), NULL, 0);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	arr->magic = ARRAY_MAGIC;
+	arr->remote = r.array;
+	arr->desc = *d;
+	*pa = arr;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuArrayCreate(CUarray *pa, const CUDA_ARRAY_DESCRIPTOR *d)
+{
+	CUDA_ARRAY3D_DESCRIPTOR d3;
+
+	if (!d)
+		return CUDA_ERROR_INVALID_VALUE;
+	memset(&d3, 0, sizeof(d3));
+	d3.Width = d->Width;
+	d3.Height = d->Height;
+	d3.Format = d->Format;
+	d3.NumChannels = d->NumChannels;
+	return cuArray3DCreate(pa, &d3);
+}
+
+CUresult cuArrayDestroy(CUarray a)
+{
+	struct xgpuif_handle_args h;
+	CUresult rc;
+
+	if (!a || a->magic != ARRAY_MAGIC)
+		return CUDA_ERROR_INVALID_HANDLE;
+	h.handle = a->remote;
+	rc = xgpulib_call1(XGPUIF_OP_ARRAY_DESTROY, &h, sizeof(h), NULL, 0);
+	if (rc == CUDA_SUCCESS) {
+		a->magic = 0;
+		free(a);
+	}
+	return rc;
+}
+
+CUresult cuArray3DGetDescriptor(CUDA_ARRAY3D_DESCRIPTOR *d, CUarray a)
+{
+	if (!d || !a || a->magic != ARRAY_MAGIC)
+		return CUDA_ERROR_INVALID_VALUE;
+	*d = a->desc;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuArrayGetDescriptor(CUDA_ARRAY_DESCRIPTOR *d, CUarray a)
+{
+	if (!d || !a || a->magic != ARRAY_MAGIC)
+		return CUDA_ERROR_INVALID_VALUE;
+	d->Width = a->desc.Width;
+	d->Height = a->desc.Height;
+	d->Format = a->desc.Format;
+	d->NumChannels = a->desc.NumChannels;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuTexObjectCreate(CUtexObject *pt, const CUDA_RESOURCE_DESC *res,
+			   const CUDA_TEXTURE_DESC *tex,
+			   const CUDA_RESOURCE_VIEW_DESC *view)
+{
+	struct xgpuif_texobj_args a;
+	struct xgpuif_texobj_reply r;
+	CUresult rc;
+
+	if (!pt || !res || !tex)
+		return CUDA_ERROR_INVALID_VALUE;
+	memset(&a, 0, sizeof(a));
+	a.res_type = res->resType;
+	a.res_flags = res->flags;
+	switch (res->resType) {
+	case CU_RESOURCE_TYPE_ARRAY:
+		a.array = xgpulib_array_remote(res->res.array.hArray);
+		if (!a.array)
+			return CUDA_ERROR_INVALID_HANDLE;
+		break;
+	case CU_RESOURCE_TYPE_LINEAR:
+		a.dptr = res->res.linear.devPtr;
+		a.format = res->res.linear.format;
+		a.channels = res->res.linear.numChannels;
+		a.size_bytes = res->res.linear.sizeInBytes;
+		break;
+	case CU_RESOURCE_TYPE_PITCH2D:
+		a.dptr = res->res.pitch2D.devPtr;
+		a.format = res->res.pitch2D.format;
+		a.channels = res->res.pitch2D.numChannels;
+		a.width = res->res.pitch2D.width;
+		a.height = res->res.pitch2D.height;
+		a.pitch = res->res.pitch2D.pitchInBytes;
+		break;
+	default:
+		return CUDA_ERROR_NOT_SUPPORTED;
+	}
+	for (int i = 0; i < 3; i++)
+		a.address_mode[i] = tex->addressMode[i];
+	a.filter_mode = tex->filterMode;
+	a.tex_flags = tex->flags;
+	a.max_anisotropy = tex->maxAnisotropy;
+	a.mipmap_filter_mode = tex->mipmapFilterMode;
+	a.mipmap_level_bias = tex->mipmapLevelBias;
+	a.min_mipmap_level_clamp = tex->minMipmapLevelClamp;
+	a.max_mipmap_level_clamp = tex->maxMipmapLevelClamp;
+	memcpy(a.border_color, tex->borderColor, sizeof(a.border_color));
+	if (view) {
+		a.has_view = 1;
+		a.view_format = view->format;
+		a.view_width = view->width;
+		a.view_height = view->height;
+		a.view_depth = view->depth;
+		a.view_first_mip = view->firstMipmapLevel;
+		a.view_last_mip = view->lastMipmapLevel;
+		a.view_first_layer = view->firstLayer;
+		a.view_last_layer = view->lastLayer;
+	}
+	rc = xgpulib_call1(XGPUIF_OP_TEXOBJ_CREATE, &a, sizeof(a), &r,
+			   sizeof(r));
+	if (rc == CUDA_SUCCESS)
+		*pt = r.texobj;
+	return rc;
+}
+
+CUresult cuTexObjectDestroy(CUtexObject t)
+{
+	struct xgpuif_dptr_args a = { t };
+
+	return xgpulib_call1(XGPUIF_OP_TEXOBJ_DESTROY, &a, sizeof(a), NULL, 0);
+}

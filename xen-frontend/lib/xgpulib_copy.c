@@ -1,0 +1,326 @@
+// SPDX-License-Identifier: MIT
+/*
+ * xgpulib_copy.c: copies between guest memory and the device.
+ *
+ * Guest pinned memory (cuMemHostAlloc) is shared with the worker, which
+ * registered it with the driver: such copies are one request and the DMA
+ * reads or writes the guest's pages directly (zero copy).
+ *
+ * Pageable memory goes through the channel's data area, cut into chunks
+ * of XGPU_CHUNK_KB (default 4 MiB) and pipelined: while the worker DMAs
+ * chunk i out of the data area, the guest fills chunk i + 1 (host to
+ * device), or copies chunk i out while the worker fills chunk i + 1
+ * (device to host).  Large chunks are filled by several threads, since one
+ * thread's memcpy (~10 GB/s) is slower than the DMA (~50 GB/s).
+ *
+ * Locking: xgpulib_data_mu is held for a whole staged copy; the copy pool
+ * has its own mutex (pool.mu) for its job slots.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xgpulib.h"
+#include "xgpulib_copy.h"
+
+#define MAX_CHUNKS	64
+#define MAX_THREADS	16
+#define SPLIT_MIN	(512u * 1024u)	/* below this one thread copies */
+
+/* ---- a small pool of memcpy threads ------------------------------------ */
+
+struct piece {
+	void *dst;
+	const void *src;
+	size_t len;
+};
+
+static struct {
+	pthread_mutex_t mu;
+	pthread_cond_t go, done;
+	pthread_once_t once;
+	int nthreads;		/* helpers, excluding the caller */
+	unsigned int gen;	/* bumped per job */
+	int pending;		/* pieces not finished */
+	struct piece piece[MAX_THREADS];
+} pool = {
+	.mu = PTHREAD_MUTEX_INITIALIZER,
+	.go = PTHREAD_COND_INITIALIZER,
+	.done = PTHREAD_COND_INITIALIZER,
+	.once = PTHREAD_ONCE_INIT,
+};
+
+static void *pool_thread(void *arg)
+{
+	int idx = (int)(intptr_t)arg;
+	unsigned int seen = 0;
+
+	for (;;) {
+		struct piece p;
+
+		pthread_mutex_lock(&pool.mu);
+		while (pool.gen == seen)
+			pthread_cond_wait(&pool.go, &pool.mu);
+		seen = pool.gen;
+		p = pool.piece[idx];
+		pthread_mutex_unlock(&pool.mu);
+		if (p.len)
+			memcpy(p.dst, p.src, p.len);
+		pthread_mutex_lock(&pool.mu);
+		if (--pool.pending == 0)
+			pthread_cond_signal(&pool.done);
+		pthread_mutex_unlock(&pool.mu);
+	}
+	return NULL;
+}
+
+static void pool_start(void)
+{
+	const char *v = getenv("XGPU_COPY_THREADS");
+	int n = v ? atoi(v) : 4;
+	pthread_attr_t at;
+	sigset_t all, old;
+
+	if (n < 1)
+		n = 1;
+	if (n > MAX_THREADS)
+		n = MAX_THREADS;
+	pthread_attr_init(&at);
+	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	/* helpers must never take the application's signals */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	for (int i = 1; i < n; i++) {
+		pthread_t t;
+
+		if (pthread_create(&t, &at, pool_thread, (void *)(intptr_t)i))
+			break;
+		pool.nthreads++;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&at);
+}
+
+/* memcpy, split over the pool for large copies; one job at a time (the
+ * callers hold xgpulib_data_mu) */
+void xgpulib_memcpy(void *dst, const void *src, size_t len)
+{
+	size_t part;
+	int n;
+
+	if (len < SPLIT_MIN) {
+		memcpy(dst, src, len);
+		return;
+	}
+	pthread_once(&pool.once, pool_start);
+	n = pool.nthreads + 1;
+	if (n == 1) {
+		memcpy(dst, src, len);
+		return;
+	}
+	part = (len / (size_t)n + 63) & ~(size_t)63;
+	pthread_mutex_lock(&pool.mu);
+	pool.pending = n - 1;
+	for (int i = 1; i < n; i++) {
+		size_t off = part * (size_t)i;
+		size_t l = off >= len ? 0 : (len - off < part ? len - off : part);
+
+		pool.piece[i] = (struct piece){ (uint8_t *)dst + off,
+						(const uint8_t *)src + off, l };
+	}
+	pool.gen++;
+	pthread_cond_broadcast(&pool.go);
+	pthread_mutex_unlock(&pool.mu);
+	memcpy(dst, src, part < len ? part : len);
+	pthread_mutex_lock(&pool.mu);
+	while (pool.pending)
+		pthread_cond_wait(&pool.done, &pool.mu);
+	pthread_mutex_unlock(&pool.mu);
+}
+
+/* ---- staging geometry -------------------------------------------------------- */
+
+static size_t chunk_size(size_t area)
+{
+	static size_t chunk;
+
+	if (!chunk) {
+		const char *v = getenv("XGPU_CHUNK_KB");
+		size_t c = v ? (size_t)strtoul(v, NULL, 10) << 10 : 4u << 20;
+
+		if (c < 64u << 10)
+			c = 64u << 10;
+		chunk = c;
+	}
+	/* at least two chunks in flight, at most MAX_CHUNKS */
+	if (chunk > area / 2)
+		return area / 2;
+	if (area / chunk > MAX_CHUNKS)
+		return area / MAX_CHUNKS;
+	return chunk;
+}
+
+static CUresult first_error(CUresult a, CUresult b)
+{
+	return a != CUDA_SUCCESS ? a : b;
+}
+
+/* ---- host to device -------------------------------------------------------------- */
+
+CUresult xgpulib_copy_htod(uint64_t dst, const void *src, size_t n,
+			   uint64_t stream, int async)
+{
+	struct xgpulib_chan *c = xgpulib_ch;
+	const struct xgpulib_region *r;
+	struct xgpuif_memcpy_htod_args a;
+	struct xgpuif_iov iov = { &a, sizeof(a) };
+	uint64_t off;
+	CUresult rc = CUDA_SUCCESS;
+
+	if (!c)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!n)
+		return CUDA_SUCCESS;
+	if (!src || !dst)
+		return CUDA_ERROR_INVALID_VALUE;
+	memset(&a, 0, sizeof(a));
+	a.stream = stream;
+	a.flags = async ? XGPUIF_CF_ASYNC : 0;
+
+	r = xgpulib_region_find(src, n, &off);
+	if (r) {
+		/* zero copy from shared pinned pages */
+		a.dst = dst;
+		a.src = (struct xgpuif_memref){ off, n, r->id, 0 };
+		if (async)
+			return xgpulib_post(XGPUIF_OP_MEMCPY_HTOD, &iov, 1);
+		return xgpulib_call(XGPUIF_OP_MEMCPY_HTOD, &iov, 1, NULL, 0,
+				    NULL);
+	}
+
+	/* staged; the worker answers each chunk once its pages are free */
+	struct xgpulib_waiter w[MAX_CHUNKS];
+	bool busy[MAX_CHUNKS] = { false };
+	size_t chunk, nch, done = 0;
+	unsigned int i = 0;
+
+	pthread_mutex_lock(&xgpulib_data_mu);
+	chunk = chunk_size(c->t->data_bytes);
+	nch = c->t->data_bytes / chunk;
+	if (nch > MAX_CHUNKS)
+		nch = MAX_CHUNKS;
+	while (done < n) {
+		unsigned int k = i % nch;
+		size_t len = n - done < chunk ? n - done : chunk;
+		CUresult s;
+
+		if (busy[k]) {
+			rc = first_error(rc, xgpulib_wait(&w[k]));
+			busy[k] = false;
+		}
+		if (rc)
+			break;
+		xgpulib_memcpy(c->t->data + k * chunk,
+			       (const uint8_t *)src + done, len);
+		a.dst = dst + done;
+		a.src = (struct xgpuif_memref){ k * chunk, len,
+						XGPUIF_REGION_DATA, 0 };
+		s = xgpulib_submit(XGPUIF_OP_MEMCPY_HTOD, &iov, 1, &w[k], NULL,
+				   0);
+		if (s) {
+			rc = s;
+			break;
+		}
+		busy[k] = true;
+		done += len;
+		i++;
+	}
+	for (unsigned int k = 0; k < nch; k++)
+		if (busy[k])
+			rc = first_error(rc, xgpulib_wait(&w[k]));
+	pthread_mutex_unlock(&xgpulib_data_mu);
+	return first_error(rc, xgpulib_take_deferred());
+}
+
+/* ---- device to host ---------------------------------------------------------------- */
+
+CUresult xgpulib_copy_dtoh(void *dst, uint64_t src, size_t n, uint64_t stream,
+			   int async)
+{
+	struct xgpulib_chan *c = xgpulib_ch;
+	const struct xgpulib_region *r;
+	struct xgpuif_memcpy_dtoh_args a;
+	struct xgpuif_iov iov = { &a, sizeof(a) };
+	uint64_t off;
+	CUresult rc = CUDA_SUCCESS;
+
+	if (!c)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!n)
+		return CUDA_SUCCESS;
+	if (!dst || !src)
+		return CUDA_ERROR_INVALID_VALUE;
+	memset(&a, 0, sizeof(a));
+	a.stream = stream;
+	a.flags = async ? XGPUIF_CF_ASYNC : 0;
+
+	r = xgpulib_region_find(dst, n, &off);
+	if (r) {
+		a.src = src;
+		a.dst = (struct xgpuif_memref){ off, n, r->id, 0 };
+		if (async)
+			return xgpulib_post(XGPUIF_OP_MEMCPY_DTOH, &iov, 1);
+		return xgpulib_call(XGPUIF_OP_MEMCPY_DTOH, &iov, 1, NULL, 0,
+				    NULL);
+	}
+
+	struct xgpulib_waiter w[MAX_CHUNKS];
+	size_t chunk, nch, nchunks, issued = 0;
+	CUresult s;
+
+	pthread_mutex_lock(&xgpulib_data_mu);
+	chunk = chunk_size(c->t->data_bytes);
+	nch = c->t->data_bytes / chunk;
+	if (nch > MAX_CHUNKS)
+		nch = MAX_CHUNKS;
+	nchunks = (n + chunk - 1) / chunk;
+
+	/* keep up to nch chunks requested ahead of the one being copied out */
+	for (size_t i = 0; i < nchunks; i++) {
+		size_t k = i % nch;
+		size_t len = i + 1 == nchunks ? n - i * chunk : chunk;
+
+		while (issued < nchunks && issued < i + nch && rc == 0) {
+			size_t j = issued, kj = j % nch;
+			size_t lj = j + 1 == nchunks ? n - j * chunk : chunk;
+
+			a.src = src + j * chunk;
+			a.dst = (struct xgpuif_memref){ kj * chunk, lj,
+							XGPUIF_REGION_DATA, 0 };
+			s = xgpulib_submit(XGPUIF_OP_MEMCPY_DTOH, &iov, 1,
+					   &w[kj], NULL, 0);
+			if (s) {
+				rc = s;
+				break;
+			}
+			issued++;
+		}
+		if (i >= issued)
+			break;
+		s = xgpulib_wait(&w[k]);
+		rc = first_error(rc, s);
+		if (rc == CUDA_SUCCESS)
+			xgpulib_memcpy((uint8_t *)dst + i * chunk,
+				       c->t->data + k * chunk, len);
+	}
+	/* drain what was issued but not waited for (after an error) */
+	for (size_t j = 0; j < issued; j++) {
+		size_t kj = j % nch;
+
+		if (!w[kj].done)
+			(void)xgpulib_wait(&w[kj]);
+	}
+	pthread_mutex_unlock(&xgpulib_data_mu);
+	return first_error(rc, xgpulib_take_deferred());
+}

@@ -1,0 +1,611 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * xgpulib_etbl.c: cuGetExportTable and the tables it serves.
+ *
+ * cudart asks for seven tables by UUID right after cuInit and refuses to
+ * start, or crashes, without them (research/cuda13-traces/
+ * etbl_refusal_matrix.txt).  A table is an array of function pointers
+ * whose slot 0 holds the table's size in bytes, except for the
+ * context-local-storage one.  Only the slots known to be called do real
+ * work; every other slot is a function that says which table and slot it
+ * is under XGPU_DEBUG and returns CUDA_SUCCESS, so that a newly used slot
+ * shows up in a log instead of as a jump to NULL.
+ *
+ * The tables live in static storage: the integrity check hashes their
+ * addresses, which must not change while the process lives.
+ *
+ * Locking: cls_mu protects the context-local-storage array (cls_v, cls_n,
+ * cls_cap).  Destructors run without it.  etbl_ops is written once by
+ * xgpulib_etbl_init and read with atomic loads.
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cuda.h>
+
+#include "xgpulib_etbl.h"
+#include "xgpulib_md2.h"
+
+#ifndef XGPULIB_EXPORT
+#define XGPULIB_EXPORT __attribute__((visibility("default")))
+#endif
+
+XGPULIB_EXPORT CUresult cuGetExportTable(const void **ppExportTable,
+					 const CUuuid *pExportTableId);
+
+static const struct xgpulib_identity_ops *etbl_ops;
+
+void xgpulib_etbl_init(const struct xgpulib_identity_ops *ops)
+{
+	__atomic_store_n(&etbl_ops, ops, __ATOMIC_RELEASE);
+}
+
+static const struct xgpulib_identity_ops *etbl_get_ops(void)
+{
+	return __atomic_load_n(&etbl_ops, __ATOMIC_ACQUIRE);
+}
+
+static int etbl_debug(void)
+{
+	static int debug = -1;
+	int d = __atomic_load_n(&debug, __ATOMIC_RELAXED);
+
+	if (d < 0) {
+		d = getenv("XGPU_DEBUG") != NULL;
+		__atomic_store_n(&debug, d, __ATOMIC_RELAXED);
+	}
+	return d;
+}
+
+/* ---- slots nobody has needed yet ----------------------------------------- */
+
+static void etbl_log_slot(const char *table, int slot)
+{
+	if (etbl_debug())
+		fprintf(stderr,
+			"xgpu: export table %s slot %d called, answering 0\n",
+			table, slot);
+}
+
+/*
+ * One function per (table, slot), so the log can tell them apart.  The
+ * callers pass arguments these ignore, which the x86-64 calling convention
+ * allows.
+ */
+#define ETBL_NAME(t, n) etbl_##t##_##n
+#define ETBL_STUB(t, n)							\
+	__attribute__((unused)) static CUresult ETBL_NAME(t, n)(void)	\
+	{								\
+		etbl_log_slot(#t, n);					\
+		return CUDA_SUCCESS;					\
+	}
+#define ETBL_FN(f) ((const void *)(f))
+#define ETBL_SLOT(t, n) ETBL_FN(ETBL_NAME(t, n))
+#define ETBL_SIZE(nslots) ((const void *)(uintptr_t)((nslots) * sizeof(void *)))
+
+/* slots 1-9, and x0-x9 for a tens digit x */
+#define ETBL_STUB_1_9(t)						\
+	ETBL_STUB(t, 1) ETBL_STUB(t, 2) ETBL_STUB(t, 3) ETBL_STUB(t, 4)	\
+	ETBL_STUB(t, 5) ETBL_STUB(t, 6) ETBL_STUB(t, 7) ETBL_STUB(t, 8)	\
+	ETBL_STUB(t, 9)
+#define ETBL_STUB_X0_X9(t, x)						\
+	ETBL_STUB(t, x##0) ETBL_STUB(t, x##1) ETBL_STUB(t, x##2)	\
+	ETBL_STUB(t, x##3) ETBL_STUB(t, x##4) ETBL_STUB(t, x##5)	\
+	ETBL_STUB(t, x##6) ETBL_STUB(t, x##7) ETBL_STUB(t, x##8)	\
+	ETBL_STUB(t, x##9)
+#define ETBL_SLOT_1_9(t)						\
+	ETBL_SLOT(t, 1), ETBL_SLOT(t, 2), ETBL_SLOT(t, 3),		\
+	ETBL_SLOT(t, 4), ETBL_SLOT(t, 5), ETBL_SLOT(t, 6),		\
+	ETBL_SLOT(t, 7), ETBL_SLOT(t, 8), ETBL_SLOT(t, 9)
+#define ETBL_SLOT_X0_X9(t, x)						\
+	ETBL_SLOT(t, x##0), ETBL_SLOT(t, x##1), ETBL_SLOT(t, x##2),	\
+	ETBL_SLOT(t, x##3), ETBL_SLOT(t, x##4), ETBL_SLOT(t, x##5),	\
+	ETBL_SLOT(t, x##6), ETBL_SLOT(t, x##7), ETBL_SLOT(t, x##8),	\
+	ETBL_SLOT(t, x##9)
+
+ETBL_STUB_1_9(F8CFF951)
+ETBL_STUB_1_9(CUDART_INTERFACE)
+ETBL_STUB_X0_X9(CUDART_INTERFACE, 1)
+ETBL_STUB_1_9(TOOLS_RUNTIME_CALLBACK_HOOKS)
+ETBL_STUB_1_9(TOOLS_TLS)
+ETBL_STUB_1_9(CONTEXT_LOCAL_STORAGE)
+ETBL_STUB_1_9(CONTEXT_CHECKS)
+ETBL_STUB_X0_X9(CONTEXT_CHECKS, 1)
+ETBL_STUB_1_9(INTEGRITY_CHECK)
+ETBL_STUB_1_9(21318C60)
+ETBL_STUB_X0_X9(21318C60, 1)
+ETBL_STUB_X0_X9(21318C60, 2)
+ETBL_STUB_X0_X9(21318C60, 3)
+ETBL_STUB_X0_X9(21318C60, 4)
+ETBL_STUB_X0_X9(21318C60, 5)
+ETBL_STUB_X0_X9(21318C60, 6)
+ETBL_STUB_X0_X9(21318C60, 7)
+ETBL_STUB_X0_X9(21318C60, 8)
+ETBL_STUB_X0_X9(21318C60, 9)
+
+/* ---- CUDART_INTERFACE ------------------------------------------------------ */
+
+/*
+ * Slot 2: the primary context of dev, which must be the very handle that
+ * cuDevicePrimaryCtxRetain returns later.
+ */
+static CUresult cudart_primary_ctx(CUcontext *pctx, CUdevice dev)
+{
+	const struct xgpulib_identity_ops *ops = etbl_get_ops();
+
+	if (!pctx)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!ops || !ops->primary_ctx)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	return ops->primary_ctx(dev, pctx);
+}
+
+/* ---- TOOLS_RUNTIME_CALLBACK_HOOKS ---------------------------------------- */
+
+/*
+ * Slots 2 and 6 hand cudart two buffers it keeps callback state in.  Their
+ * layout is unknown; zeroed ones of these sizes (counted in u32) work.
+ */
+#define HOOKS_BUF1_WORDS 1024
+#define HOOKS_BUF2_WORDS 14
+static uint32_t hooks_buf1[HOOKS_BUF1_WORDS];
+static uint32_t hooks_buf2[HOOKS_BUF2_WORDS];
+
+static void hooks_get_buf1(void **ptr, size_t *size)
+{
+	if (ptr)
+		*ptr = hooks_buf1;
+	if (size)
+		*size = HOOKS_BUF1_WORDS;
+}
+
+static void hooks_get_buf2(void **ptr, size_t *size)
+{
+	if (ptr)
+		*ptr = hooks_buf2;
+	if (size)
+		*size = HOOKS_BUF2_WORDS;
+}
+
+/* ---- CONTEXT_LOCAL_STORAGE ------------------------------------------------ */
+
+/*
+ * cudart keeps its per-context state here, keyed by a pointer of its own,
+ * and reads it back on nearly every runtime call.  The destructor runs when
+ * the context goes away (xgpulib_cls_release_ctx), not on delete: whoever
+ * deletes a key owns its value.
+ */
+typedef void (*cls_dtor_fn)(CUcontext ctx, void *key, void *value);
+
+struct cls_entry {
+	CUcontext ctx;
+	void *key;
+	void *value;
+	cls_dtor_fn dtor;
+};
+
+static pthread_mutex_t cls_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct cls_entry *cls_v;	/* in insertion order */
+static size_t cls_n, cls_cap;
+
+/* ctx NULL means the calling thread's current context */
+static CUresult cls_ctx(CUcontext ctx, CUcontext *out)
+{
+	const struct xgpulib_identity_ops *ops;
+
+	if (!ctx) {
+		ops = etbl_get_ops();
+		if (ops && ops->current_ctx)
+			ctx = ops->current_ctx();
+	}
+	*out = ctx;
+	return ctx ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+
+/* cls_mu held */
+static struct cls_entry *cls_find(CUcontext ctx, void *key)
+{
+	size_t i;
+
+	for (i = 0; i < cls_n; i++)
+		if (cls_v[i].ctx == ctx && cls_v[i].key == key)
+			return &cls_v[i];
+	return NULL;
+}
+
+/* cls_mu held */
+static void cls_remove(struct cls_entry *e)
+{
+	size_t i = (size_t)(e - cls_v);
+
+	memmove(e, e + 1, (cls_n - i - 1) * sizeof(*e));
+	cls_n--;
+}
+
+/* Slot 0: set (or replace) the value and destructor of key in ctx */
+static CUresult cls_put(CUcontext ctx, void *key, void *value,
+			cls_dtor_fn dtor)
+{
+	struct cls_entry *e;
+	CUresult rc = cls_ctx(ctx, &ctx);
+
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	pthread_mutex_lock(&cls_mu);
+	e = cls_find(ctx, key);
+	if (!e) {
+		if (cls_n == cls_cap) {
+			size_t cap = cls_cap ? 2 * cls_cap : 16;
+			struct cls_entry *v = realloc(cls_v, cap * sizeof(*v));
+
+			if (!v) {
+				rc = CUDA_ERROR_OUT_OF_MEMORY;
+				goto out;
+			}
+			cls_v = v;
+			cls_cap = cap;
+		}
+		e = &cls_v[cls_n++];
+		e->ctx = ctx;
+		e->key = key;
+	}
+	e->value = value;
+	e->dtor = dtor;
+out:
+	pthread_mutex_unlock(&cls_mu);
+	return rc;
+}
+
+/* Slot 1: forget key in ctx; a key that is not there is already gone */
+static CUresult cls_delete(CUcontext ctx, void *key)
+{
+	struct cls_entry *e;
+	CUresult rc = cls_ctx(ctx, &ctx);
+
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	pthread_mutex_lock(&cls_mu);
+	e = cls_find(ctx, key);
+	if (e)
+		cls_remove(e);
+	pthread_mutex_unlock(&cls_mu);
+	return CUDA_SUCCESS;
+}
+
+/*
+ * Slot 2: the value of key in ctx.  cudart probes with it before it has a
+ * context (expects CUDA_ERROR_INVALID_CONTEXT) and before it has stored
+ * anything (expects CUDA_ERROR_INVALID_HANDLE), as the real driver answers.
+ */
+static CUresult cls_get(void **value, CUcontext ctx, void *key)
+{
+	struct cls_entry *e;
+	CUresult rc;
+
+	if (!value)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = cls_ctx(ctx, &ctx);
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	pthread_mutex_lock(&cls_mu);
+	e = cls_find(ctx, key);
+	if (e)
+		*value = e->value;
+	else
+		rc = CUDA_ERROR_INVALID_HANDLE;
+	pthread_mutex_unlock(&cls_mu);
+	return rc;
+}
+
+/*
+ * Newest first, one at a time and unlocked around each destructor, which
+ * may well call back into the runtime (and into this storage).
+ */
+void xgpulib_cls_release_ctx(CUcontext ctx)
+{
+	struct cls_entry e;
+	size_t i;
+	int found;
+
+	if (!ctx)
+		return;
+	for (;;) {
+		found = 0;
+		pthread_mutex_lock(&cls_mu);
+		for (i = cls_n; i-- > 0;) {
+			if (cls_v[i].ctx == ctx) {
+				e = cls_v[i];
+				cls_remove(&cls_v[i]);
+				found = 1;
+				break;
+			}
+		}
+		pthread_mutex_unlock(&cls_mu);
+		if (!found)
+			break;
+		if (e.dtor)
+			e.dtor(ctx, e.key, e.value);
+	}
+}
+
+/* ---- CONTEXT_CHECKS -------------------------------------------------------- */
+
+/* Slot 2: cudart asks about a context before using it; 0 means fine. */
+static CUresult ctx_checks_2(CUcontext ctx, uint32_t *result, void **extra)
+{
+	(void)ctx;
+	(void)extra;
+	if (result)
+		*result = 0;
+	return CUDA_SUCCESS;
+}
+
+/* Slot 3: called once at start, with no arguments it would read */
+static CUresult ctx_checks_3(void)
+{
+	return CUDA_SUCCESS;
+}
+
+/* ---- INTEGRITY_CHECK ------------------------------------------------------- */
+
+/*
+ * cudart has the driver prove it is the real one, three times at start
+ * (versions 13000, 13001, 13002), and compares with what it computes
+ * itself.  Algorithm and constants: research/cuda-interception.md.
+ */
+static const uint8_t integrity_key[XGPULIB_MD2_BLOCK_BYTES] = {
+	0x14, 0x6a, 0xdd, 0xae, 0x53, 0xa9, 0xa7, 0x52,
+	0xaa, 0x08, 0x41, 0x36, 0x0b, 0xf5, 0x5a, 0x9f,
+};
+
+static const uint64_t integrity_v0[2] = {
+	0x3341181c03cb675cULL, 0x8ed383aa1f4cd1e8ULL,
+};
+
+static const uint64_t integrity_v1[2] = {
+	0x1841181c03cb675cULL, 0x8ed383aa1f4cd1e8ULL,
+};
+
+struct integrity_msg {
+	uint32_t driver_version;
+	uint32_t version;
+	uint32_t pid;
+	uint32_t tid;
+	const void *cudart_tbl;
+	const void *integrity_tbl;
+	const void *slot1_fn;
+	uint64_t secs;
+};
+
+_Static_assert(sizeof(struct integrity_msg) == 48,
+	       "the integrity check hashes a 48-byte struct");
+_Static_assert(sizeof(struct xgpulib_integrity_dev) == 28,
+	       "the integrity check hashes 28 bytes per device");
+
+void xgpulib_integrity_hash(uint32_t driver_version, uint32_t version,
+			    uint32_t pid, uint32_t tid, const void *cudart_tbl,
+			    const void *integrity_tbl, const void *slot1_fn,
+			    uint64_t secs, int ndev,
+			    const struct xgpulib_integrity_dev *devs,
+			    uint64_t out[2])
+{
+	struct integrity_msg m;
+	struct xgpulib_hmac_md2 h;
+	uint8_t digest[XGPULIB_MD2_DIGEST_BYTES];
+
+	memset(&m, 0, sizeof(m));
+	m.driver_version = driver_version;
+	m.version = version;
+	m.pid = pid;
+	m.tid = tid;
+	m.cudart_tbl = cudart_tbl;
+	m.integrity_tbl = integrity_tbl;
+	m.slot1_fn = slot1_fn;
+	m.secs = secs;
+
+	xgpulib_hmac_md2_init(&h, integrity_key, sizeof(integrity_key));
+	xgpulib_hmac_md2_update(&h, &m, sizeof(m));
+	if (ndev > 0 && devs)
+		xgpulib_hmac_md2_update(&h, devs, (size_t)ndev * sizeof(*devs));
+	xgpulib_hmac_md2_final(&h, digest);
+	memcpy(out, digest, sizeof(digest));
+}
+
+static const void *const cudart_tbl[13];
+static const void *const integrity_tbl[3];
+
+/* Slot 1 */
+static CUresult integrity_check(uint32_t version, uint64_t secs,
+				uint64_t result[2])
+{
+	const struct xgpulib_identity_ops *ops = etbl_get_ops();
+	struct xgpulib_integrity_dev *devs = NULL;
+	uint32_t drv = CUDA_VERSION;
+	int ndev, i;
+
+	if (!result)
+		return CUDA_ERROR_INVALID_VALUE;
+	switch (version % 10) {
+	case 0:
+		memcpy(result, integrity_v0, sizeof(integrity_v0));
+		return CUDA_SUCCESS;
+	case 1:
+		memcpy(result, integrity_v1, sizeof(integrity_v1));
+		return CUDA_SUCCESS;
+	}
+
+	if (!ops || !ops->device_count || !ops->device_identity)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (ops->driver_version)
+		drv = (uint32_t)ops->driver_version();
+	ndev = ops->device_count();
+	if (ndev < 0)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (ndev) {
+		devs = calloc((size_t)ndev, sizeof(*devs));
+		if (!devs)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	for (i = 0; i < ndev; i++) {
+		int dom, bus, dev;
+
+		if (ops->device_identity(i, &devs[i].uuid, &dom, &bus, &dev)) {
+			free(devs);
+			return CUDA_ERROR_INVALID_DEVICE;
+		}
+		devs[i].pci_domain = dom;
+		devs[i].pci_bus = bus;
+		devs[i].pci_device = dev;
+	}
+	xgpulib_integrity_hash(drv, version, (uint32_t)getpid(),
+			       (uint32_t)pthread_self(), cudart_tbl,
+			       integrity_tbl, integrity_tbl[1], secs, ndev,
+			       devs, result);
+	free(devs);
+	return CUDA_SUCCESS;
+}
+
+/* ---- the tables ------------------------------------------------------------ */
+
+static const void *const f8cff951_tbl[3] = {
+	ETBL_SIZE(3),
+	ETBL_SLOT(F8CFF951, 1), ETBL_SLOT(F8CFF951, 2),
+};
+
+static const void *const cudart_tbl[13] = {
+	ETBL_SIZE(13),
+	ETBL_SLOT(CUDART_INTERFACE, 1),
+	ETBL_FN(cudart_primary_ctx),
+	ETBL_SLOT(CUDART_INTERFACE, 3), ETBL_SLOT(CUDART_INTERFACE, 4),
+	ETBL_SLOT(CUDART_INTERFACE, 5), ETBL_SLOT(CUDART_INTERFACE, 6),
+	ETBL_SLOT(CUDART_INTERFACE, 7), ETBL_SLOT(CUDART_INTERFACE, 8),
+	ETBL_SLOT(CUDART_INTERFACE, 9), ETBL_SLOT(CUDART_INTERFACE, 10),
+	ETBL_SLOT(CUDART_INTERFACE, 11), ETBL_SLOT(CUDART_INTERFACE, 12),
+};
+
+static const void *const hooks_tbl[7] = {
+	ETBL_SIZE(7),
+	ETBL_SLOT(TOOLS_RUNTIME_CALLBACK_HOOKS, 1),
+	ETBL_FN(hooks_get_buf1),
+	ETBL_SLOT(TOOLS_RUNTIME_CALLBACK_HOOKS, 3),
+	ETBL_SLOT(TOOLS_RUNTIME_CALLBACK_HOOKS, 4),
+	ETBL_SLOT(TOOLS_RUNTIME_CALLBACK_HOOKS, 5),
+	ETBL_FN(hooks_get_buf2),
+};
+
+/*
+ * Slot 2 is called by cuBLAS-Lt before its first GEMM (and by cudart);
+ * what it should do is not known yet, 0 keeps them going.
+ */
+static const void *const tools_tls_tbl[3] = {
+	ETBL_SIZE(3),
+	ETBL_SLOT(TOOLS_TLS, 1), ETBL_SLOT(TOOLS_TLS, 2),
+};
+
+/* no size slot: the real driver's slot 0 is put as well */
+static const void *const cls_tbl[4] = {
+	ETBL_FN(cls_put), ETBL_FN(cls_delete), ETBL_FN(cls_get),
+	ETBL_SLOT(CONTEXT_LOCAL_STORAGE, 3),
+};
+
+static const void *const ctx_checks_tbl[15] = {
+	ETBL_SIZE(15),
+	ETBL_SLOT(CONTEXT_CHECKS, 1),
+	ETBL_FN(ctx_checks_2),
+	ETBL_FN(ctx_checks_3),
+	ETBL_SLOT(CONTEXT_CHECKS, 4), ETBL_SLOT(CONTEXT_CHECKS, 5),
+	ETBL_SLOT(CONTEXT_CHECKS, 6), ETBL_SLOT(CONTEXT_CHECKS, 7),
+	ETBL_SLOT(CONTEXT_CHECKS, 8), ETBL_SLOT(CONTEXT_CHECKS, 9),
+	ETBL_SLOT(CONTEXT_CHECKS, 10), ETBL_SLOT(CONTEXT_CHECKS, 11),
+	ETBL_SLOT(CONTEXT_CHECKS, 12), ETBL_SLOT(CONTEXT_CHECKS, 13),
+	ETBL_SLOT(CONTEXT_CHECKS, 14),
+};
+
+static const void *const integrity_tbl[3] = {
+	ETBL_SIZE(3),
+	ETBL_FN(integrity_check),
+	ETBL_SLOT(INTEGRITY_CHECK, 2),
+};
+
+/*
+ * cuBLAS-Lt calls slot 4 twice around loading its first raw-ELF kernel;
+ * answering 0 gets it through loading, its GEMM is another matter.
+ */
+static const void *const t21318c60_tbl[93] = {
+	ETBL_SIZE(93),
+	ETBL_SLOT_1_9(21318C60),
+	ETBL_SLOT_X0_X9(21318C60, 1), ETBL_SLOT_X0_X9(21318C60, 2),
+	ETBL_SLOT_X0_X9(21318C60, 3), ETBL_SLOT_X0_X9(21318C60, 4),
+	ETBL_SLOT_X0_X9(21318C60, 5), ETBL_SLOT_X0_X9(21318C60, 6),
+	ETBL_SLOT_X0_X9(21318C60, 7), ETBL_SLOT_X0_X9(21318C60, 8),
+	ETBL_SLOT(21318C60, 90), ETBL_SLOT(21318C60, 91),
+	ETBL_SLOT(21318C60, 92),
+};
+
+_Static_assert(sizeof(t21318c60_tbl) == 93 * sizeof(void *),
+	       "table 21318c60 has 93 slots");
+
+/* ---- cuGetExportTable ------------------------------------------------------ */
+
+struct etbl {
+	uint8_t id[16];		/* CUuuid bytes in memory order */
+	const void *const *tbl;
+};
+
+static const struct etbl etbls[] = {
+	{ { 0xf8, 0xcf, 0xf9, 0x51, 0x21, 0x46, 0x8b, 0x4e,
+	    0xb9, 0xe2, 0xfb, 0x46, 0x9e, 0x7c, 0x0d, 0xd9 }, f8cff951_tbl },
+	{ { 0x6b, 0xd5, 0xfb, 0x6c, 0x5b, 0xf4, 0xe7, 0x4a,
+	    0x89, 0x87, 0xd9, 0x39, 0x12, 0xfd, 0x9d, 0xf9 }, cudart_tbl },
+	{ { 0xa0, 0x94, 0x79, 0x8c, 0x2e, 0x74, 0x2e, 0x74,
+	    0x93, 0xf2, 0x08, 0x00, 0x20, 0x0c, 0x0a, 0x66 }, hooks_tbl },
+	{ { 0x42, 0xd8, 0x5a, 0x81, 0x23, 0xf6, 0xcb, 0x47,
+	    0x82, 0x98, 0xf6, 0xe7, 0x8a, 0x3a, 0xec, 0xdc }, tools_tls_tbl },
+	{ { 0xc6, 0x93, 0x33, 0x6e, 0x11, 0x21, 0xdf, 0x11,
+	    0xa8, 0xc3, 0x68, 0xf3, 0x55, 0xd8, 0x95, 0x93 }, cls_tbl },
+	{ { 0x26, 0x3e, 0x88, 0x60, 0x7c, 0xd2, 0x61, 0x43,
+	    0x92, 0xf6, 0xbb, 0xd5, 0x00, 0x6d, 0xfa, 0x7e }, ctx_checks_tbl },
+	{ { 0xd4, 0x08, 0x20, 0x55, 0xbd, 0xe6, 0x70, 0x4b,
+	    0x8d, 0x34, 0xba, 0x12, 0x3c, 0x66, 0xe1, 0xf2 }, integrity_tbl },
+	{ { 0x21, 0x31, 0x8c, 0x60, 0x97, 0x14, 0x32, 0x48,
+	    0x8c, 0xa6, 0x41, 0xff, 0x73, 0x24, 0xc8, 0xf2 }, t21318c60_tbl },
+};
+
+static void etbl_log_unknown(const CUuuid *id)
+{
+	const uint8_t *b = (const uint8_t *)id->bytes;
+
+	if (!etbl_debug())
+		return;
+	fprintf(stderr, "xgpu: cuGetExportTable: unknown table "
+		"{%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
+		"%02x%02x%02x%02x%02x%02x}\n",
+		b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9],
+		b[10], b[11], b[12], b[13], b[14], b[15]);
+}
+
+/*
+ * Answers before cuInit too: cudart fetches the first table before it
+ * calls cuInit.
+ */
+XGPULIB_EXPORT CUresult cuGetExportTable(const void **ppExportTable,
+					 const CUuuid *pExportTableId)
+{
+	size_t i;
+
+	if (!ppExportTable || !pExportTableId)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (i = 0; i < sizeof(etbls) / sizeof(etbls[0]); i++) {
+		if (!memcmp(etbls[i].id, pExportTableId->bytes, 16)) {
+			*ppExportTable = etbls[i].tbl;
+			return CUDA_SUCCESS;
+		}
+	}
+	*ppExportTable = NULL;
+	etbl_log_unknown(pExportTableId);
+	return CUDA_ERROR_NOT_FOUND;
+}

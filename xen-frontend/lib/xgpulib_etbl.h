@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * xgpulib_etbl.h: the export tables of cuGetExportTable, the private
+ * interface between cudart (and the libraries that embed it) and the
+ * driver.  See shared/research/cuda-interception.md for what each table
+ * is known to do.
+ *
+ * The tables only need to know a little about devices and contexts; the
+ * core tells them through xgpulib_identity_ops, so that this part builds
+ * and tests without the rest of the library.
+ */
+#ifndef XGPULIB_ETBL_H
+#define XGPULIB_ETBL_H
+
+#include <stdint.h>
+
+#include <cuda.h>
+
+struct xgpulib_identity_ops {
+	int (*device_count)(void);
+	/* 0 on success */
+	int (*device_identity)(int ordinal, CUuuid *uuid, int *pci_domain,
+			       int *pci_bus, int *pci_device);
+	/* stable handle of the device's primary context, without retaining it */
+	CUresult (*primary_ctx)(CUdevice dev, CUcontext *pctx);
+	/* the calling thread's current context, or NULL */
+	CUcontext (*current_ctx)(void);
+	int (*driver_version)(void);	/* e.g. 13000 */
+};
+
+/*
+ * Install the core's identity callbacks; ops must outlive the library.
+ * Until this is called the tables still hand out, but whatever needs a
+ * device or context answers CUDA_ERROR_NOT_INITIALIZED.
+ */
+void xgpulib_etbl_init(const struct xgpulib_identity_ops *ops);
+
+/*
+ * Run and drop the context-local-storage destructors of ctx.  The core
+ * calls it when a primary context is reset or a context destroyed,
+ * without holding its own locks (a destructor may call back into CUDA).
+ */
+void xgpulib_cls_release_ctx(CUcontext ctx);
+
+/* One device as the integrity check hashes it: 28 bytes, native layout */
+struct xgpulib_integrity_dev {
+	CUuuid uuid;
+	int32_t pci_domain;
+	int32_t pci_bus;
+	int32_t pci_device;
+};
+
+/*
+ * The integrity check's HMAC-MD2 for versions whose last digit is neither
+ * 0 nor 1: over {driver_version, version, pid, tid, cudart_tbl,
+ * integrity_tbl, slot1_fn, secs} (48 bytes, native layout) followed by
+ * ndev device records.  Pure, for tests.
+ */
+void xgpulib_integrity_hash(uint32_t driver_version, uint32_t version,
+			    uint32_t pid, uint32_t tid, const void *cudart_tbl,
+			    const void *integrity_tbl, const void *slot1_fn,
+			    uint64_t secs, int ndev,
+			    const struct xgpulib_integrity_dev *devs,
+			    uint64_t out[2]);
+
+#endif /* XGPULIB_ETBL_H */

@@ -1,0 +1,301 @@
+// SPDX-License-Identifier: MIT
+/*
+ * xgpulib_local.c: the local transport, guest side.  The guest owns the
+ * shared memory (as a Xen frontend owns and grants its pages): a sealed
+ * memfd holding the ring and the data area, and two eventfds, all passed
+ * to the backend over a SOCK_SEQPACKET Unix socket.  The socket stays open
+ * for the life of the channel: its hang-up is how each side learns that
+ * the other is gone.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "xgpulib.h"
+
+struct local {
+	struct xgpulib_transport t;
+	int sock;
+	int kick_back;		/* we write: requests are waiting */
+	int kick_guest;		/* we read: replies are waiting */
+	int memfd;
+	size_t map_bytes;
+	void *map;
+};
+
+#define SEALS (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)
+
+static int local_notify(struct xgpulib_transport *t)
+{
+	struct local *l = (struct local *)t;
+	uint64_t one = 1;
+
+	return write(l->kick_back, &one, sizeof(one)) == sizeof(one) ? 0 :
+								      -errno;
+}
+
+static int local_wait(struct xgpulib_transport *t, int timeout_ms)
+{
+	struct local *l = (struct local *)t;
+	struct pollfd pfd[2] = {
+		{ .fd = l->kick_guest, .events = POLLIN },
+		{ .fd = l->sock, .events = POLLIN },
+	};
+	uint64_t v;
+	int n;
+
+	n = poll(pfd, 2, timeout_ms);
+	if (n < 0)
+		return errno == EINTR ? 0 : -errno;
+	if (pfd[1].revents & (POLLHUP | POLLERR | POLLIN))
+		return -EPIPE;	/* the worker never writes after the
+				 * handshake; readable means closed */
+	if (pfd[0].revents & POLLIN)
+		(void)!read(l->kick_guest, &v, sizeof(v));
+	return 0;
+}
+
+static int send_fds(int sock, const void *msg, size_t len, const int *fds,
+		    int nfds)
+{
+	char cbuf[CMSG_SPACE(sizeof(int) * 4)];
+	struct iovec iov = { (void *)msg, len };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *cm;
+
+	memset(cbuf, 0, sizeof(cbuf));
+	if (nfds) {
+		mh.msg_control = cbuf;
+		mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+		memcpy(CMSG_DATA(cm), fds, sizeof(int) * nfds);
+	}
+	return sendmsg(sock, &mh, MSG_NOSIGNAL) == (ssize_t)len ? 0 : -errno;
+}
+
+static int sealed_memfd(const char *name, size_t size)
+{
+	int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, (off_t)size) < 0 ||
+	    fcntl(fd, F_ADD_SEALS, SEALS) < 0) {
+		int e = -errno;
+
+		close(fd);
+		return e;
+	}
+	return fd;
+}
+
+static int local_hostmem_alloc(struct xgpulib_transport *t, uint32_t region,
+			       size_t size, void **va,
+			       struct xgpuif_memref *dir)
+{
+	struct local *l = (struct local *)t;
+	struct xgpuif_local_hostmem m = { XGPUIF_MAGIC, region, size };
+	void *p;
+	int fd, rc;
+
+	fd = sealed_memfd("xgpu-hostmem", size);
+	if (fd < 0)
+		return fd;
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
+	rc = send_fds(l->sock, &m, sizeof(m), &fd, 1);
+	close(fd);
+	if (rc) {
+		munmap(p, size);
+		return rc;
+	}
+	memset(dir, 0, sizeof(*dir));
+	*va = p;
+	return 0;
+}
+
+static void local_hostmem_free(struct xgpulib_transport *t, uint32_t region,
+			       void *va, size_t size)
+{
+	(void)t;
+	(void)region;
+	munmap(va, size);
+}
+
+static void local_close(struct xgpulib_transport *t)
+{
+	struct local *l = (struct local *)t;
+
+	close(l->sock);
+	close(l->kick_back);
+	close(l->kick_guest);
+	munmap(l->map, l->map_bytes);
+	free(l);
+}
+
+static const struct xgpulib_transport_ops local_ops = {
+	.name = "local",
+	.notify = local_notify,
+	.wait = local_wait,
+	.hostmem_alloc = local_hostmem_alloc,
+	.hostmem_free = local_hostmem_free,
+	.close = local_close,
+};
+
+static void proc_name(char *buf, size_t len)
+{
+	FILE *f = fopen("/proc/self/comm", "r");
+
+	buf[0] = 0;
+	if (f) {
+		if (fgets(buf, (int)len, f))
+			buf[strcspn(buf, "\n")] = 0;
+		fclose(f);
+	}
+}
+
+static unsigned int env_uint(const char *name, unsigned int def)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? (unsigned int)strtoul(v, NULL, 0) : def;
+}
+
+int xgpulib_local_connect(const char *path, struct xgpulib_transport **out,
+			  char *msg, size_t msglen)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct xgpuif_local_welcome wel;
+	struct xgpuif_local_connect con;
+	struct xgpuif_local_status st;
+	struct local *l;
+	unsigned int order, pages;
+	int fds[3], rc;
+	ssize_t n;
+
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		snprintf(msg, msglen, "socket path too long");
+		return -ENAMETOOLONG;
+	}
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	l->kick_back = l->kick_guest = l->memfd = -1;
+	strcpy(sa.sun_path, path);
+	snprintf(l->t.where, sizeof(l->t.where), "local:%s", path);
+	l->sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (l->sock < 0 ||
+	    connect(l->sock, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		rc = -errno;
+		snprintf(msg, msglen, "cannot connect to %s: %s", path,
+			 strerror(errno));
+		goto out_sock;
+	}
+	n = recv(l->sock, &wel, sizeof(wel), 0);
+	if (n != (ssize_t)sizeof(wel) || wel.magic != XGPUIF_MAGIC ||
+	    wel.version != XGPUIF_VERSION) {
+		rc = -EPROTO;
+		snprintf(msg, msglen, "%s: no xgpu backend greeting (%s)",
+			 path, n < 0 ? strerror(errno) : "bad message");
+		goto out_sock;
+	}
+
+	order = env_uint("XGPU_RING_ORDER", XGPUIF_DEFAULT_RING_ORDER);
+	if (order > wel.max_ring_order)
+		order = wel.max_ring_order;
+	pages = env_uint("XGPU_DATA_MB", 64) * 256;
+	if (pages > wel.max_data_pages)
+		pages = wel.max_data_pages;
+	if (pages < 16)
+		pages = 16;
+	l->t.ring_order = order;
+	l->t.data_bytes = (size_t)pages * XGPUIF_PAGE_SIZE;
+	l->map_bytes = ((size_t)XGPUIF_PAGE_SIZE << order) + l->t.data_bytes;
+
+	l->memfd = sealed_memfd("xgpu-channel", l->map_bytes);
+	l->kick_back = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	l->kick_guest = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (l->memfd < 0 || l->kick_back < 0 || l->kick_guest < 0) {
+		rc = -ENOMEM;
+		snprintf(msg, msglen, "cannot create shared memory: %s",
+			 strerror(errno));
+		goto out_fds;
+	}
+	l->map = mmap(NULL, l->map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED,
+		      l->memfd, 0);
+	if (l->map == MAP_FAILED) {
+		rc = -errno;
+		snprintf(msg, msglen, "cannot map shared memory: %s",
+			 strerror(errno));
+		goto out_fds;
+	}
+	l->t.sring = l->map;
+	l->t.data = (uint8_t *)l->map + ((size_t)XGPUIF_PAGE_SIZE << order);
+	/* the guest initialises the shared ring, as a Xen frontend does */
+	SHARED_RING_INIT(l->t.sring);
+
+	memset(&con, 0, sizeof(con));
+	con.magic = XGPUIF_MAGIC;
+	con.version = XGPUIF_VERSION;
+	con.ring_order = order;
+	con.data_pages = pages;
+	con.pid = (uint32_t)getpid();
+	proc_name(con.name, sizeof(con.name));
+	fds[0] = l->memfd;
+	fds[1] = l->kick_back;
+	fds[2] = l->kick_guest;
+	rc = send_fds(l->sock, &con, sizeof(con), fds, 3);
+	if (rc) {
+		snprintf(msg, msglen, "handshake with %s failed: %s", path,
+			 strerror(-rc));
+		goto out_map;
+	}
+	n = recv(l->sock, &st, sizeof(st), 0);
+	if (n != (ssize_t)sizeof(st) || st.magic != XGPUIF_MAGIC) {
+		rc = -EPROTO;
+		snprintf(msg, msglen, "%s closed the handshake", path);
+		goto out_map;
+	}
+	if (st.status) {
+		rc = st.status < 0 ? st.status : -EPROTO;
+		st.msg[sizeof(st.msg) - 1] = 0;
+		snprintf(msg, msglen, "%s refused the channel: %s", path,
+			 st.msg);
+		goto out_map;
+	}
+	close(l->memfd);
+	l->memfd = -1;
+	l->t.ops = &local_ops;
+	*out = &l->t;
+	return 0;
+
+out_map:
+	munmap(l->map, l->map_bytes);
+out_fds:
+	if (l->memfd >= 0)
+		close(l->memfd);
+	if (l->kick_back >= 0)
+		close(l->kick_back);
+	if (l->kick_guest >= 0)
+		close(l->kick_guest);
+out_sock:
+	if (l->sock >= 0)
+		close(l->sock);
+	free(l);
+	return rc;
+}
