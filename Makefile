@@ -7,6 +7,9 @@
 #   make install         PREFIX=/usr/local DESTDIR=
 #
 # V=1 shows the commands.  O=dir builds elsewhere (default: build).
+# The guest library exports exactly the names of its version script
+# (libcuda.map); -fvisibility=hidden is not used because a hidden strong
+# definition would hide the exported weak stub it overrides.
 
 CUDA_HOME ?= /usr/local/cuda
 O ?= build
@@ -53,7 +56,7 @@ all: $(GUEST_LIB) $(BACKEND)
 $(O)/obj/xen-frontend/lib/%.o: xen-frontend/lib/%.c $(HEADERS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(CFLAGS_BASE) -fPIC -fvisibility=hidden -Ixen-frontend/lib \
+	$(Q)$(CC) $(CFLAGS_BASE) -fPIC -Ixen-frontend/lib \
 		-c -o $@ $<
 
 $(O)/obj/xen-backend/%.o: xen-backend/%.c $(HEADERS)

@@ -99,6 +99,11 @@ OUT=$(cd "$OUT" && pwd)
 
 # ---- set-up: programs, libraries, backend ----
 
+# Absolute paths: make -C changes folder, and the runs must not depend on
+# where the script was started.
+case $BIN in /*) ;; *) BIN=$PWD/$BIN ;; esac
+case $BACKEND in /*) ;; *) BACKEND=$PWD/$BACKEND ;; esac
+
 missing=
 for b in $BENCHES; do
 	case " $ALL_BENCHES " in
@@ -141,7 +146,7 @@ find_real_libcuda() {
 }
 REAL_LIBCUDA=${REAL_LIBCUDA:-$(find_real_libcuda)}
 [ -n "$REAL_LIBCUDA" ] ||
-	die "the host driver's libcuda.so.1 is not in ldconfig -p"
+	die "ldconfig -p lists no libcuda.so.1 other than xgpu's (set REAL_LIBCUDA=PATH)"
 echo "host driver: $REAL_LIBCUDA"
 echo "xgpu library: $XGPU_LIB/libcuda.so.1"
 
@@ -165,19 +170,40 @@ XGPU_LD_PATH=$XGPU_LIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 
 # ---- runs ----
 
-# run MODE BENCH: stdout to $OUT/BENCH.MODE.out, stderr to .err; returns
-# the benchmark's exit status.
+# run MODE BENCH: stdout to $OUT/BENCH.MODE.out, stderr to .err, the
+# loader's trace (which libcuda.so.1 was loaded; no cost after start-up) to
+# .ld.*; returns the benchmark's exit status.
 run() {
 	local mode=$1 b=$2
 
+	rm -f "$OUT/$b.$mode".ld.*
 	if [ "$mode" = native ]; then
-		timeout "$PROG_TIMEOUT" "$BIN/$b" \
+		LD_DEBUG=libs LD_DEBUG_OUTPUT="$OUT/$b.native.ld" \
+			timeout "$PROG_TIMEOUT" "$BIN/$b" \
 			> "$OUT/$b.native.out" 2> "$OUT/$b.native.err"
 	else
 		XGPU_SOCKET=$SOCK LD_LIBRARY_PATH=$XGPU_LD_PATH \
+			LD_DEBUG=libs LD_DEBUG_OUTPUT="$OUT/$b.xgpu.ld" \
 			timeout "$PROG_TIMEOUT" "$BIN/$b" \
 			> "$OUT/$b.xgpu.out" 2> "$OUT/$b.xgpu.err"
 	fi
+}
+
+# wrong_lib MODE BENCH: prints the libcuda files the run should not have
+# loaded (xgpu's in a native run, any other in an xgpu run).
+wrong_lib() {
+	local lib real
+
+	cat "$OUT/$2.$1".ld.* 2>/dev/null |
+		sed -n 's/.*calling init: \(.*libcuda\.so[^ ]*\).*/\1/p' |
+		sort -u |
+		while IFS= read -r lib; do
+			real=$(readlink -f "$lib")
+			if { [ "$1" = native ] && [ "$real" = "$XGPU_LIBCUDA" ]; } ||
+			   { [ "$1" = xgpu ] && [ "$real" != "$XGPU_LIBCUDA" ]; }; then
+				echo "$lib"
+			fi
+		done
 }
 
 RUN_FAILED=0
@@ -192,6 +218,11 @@ for b in $BENCHES; do
 			RUN_FAILED=$((RUN_FAILED + 1))
 			echo "FAIL $b ($mode): exit status $rc"
 			grep '^FAIL' "$OUT/$b.$mode.out" | head -n 5 | sed 's/^/    /'
+		fi
+		wrong=$(wrong_lib "$mode" "$b")
+		if [ -n "$wrong" ]; then
+			RUN_FAILED=$((RUN_FAILED + 1))
+			echo "FAIL $b ($mode): loaded the wrong libcuda: ${wrong//$'\n'/ }"
 		fi
 		cat "$OUT/$b.$mode.out" >> "$OUT/$mode.all"
 	done

@@ -192,6 +192,11 @@ struct xgpub_region *xgpub_region_get(struct xgpub_worker *w, uint32_t id);
 
 /* stream argument: 0/1/2 pass through, others through the table */
 int xgpub_stream(struct xgpub_worker *w, xgpuif_handle_t h, CUstream *out);
+/*
+ * Destroy the streams and events created in context c and drop their
+ * handles (c is being destroyed; xgpub_op_stream.c).  c must be current.
+ */
+void xgpub_ctx_drop_streams(struct xgpub_worker *w, CUcontext c);
 
 /* device memory accounting */
 int xgpub_alloc_add(struct xgpub_worker *w, uint64_t dptr, uint64_t size);

@@ -107,6 +107,11 @@ OUT=$(cd "$OUT" && pwd)
 
 # ---- set-up: programs, libraries, backend ----
 
+# Absolute paths: make -C changes folder, and the runs must not depend on
+# where the script was started.
+case $BIN in /*) ;; *) BIN=$PWD/$BIN ;; esac
+case $BACKEND in /*) ;; *) BACKEND=$PWD/$BACKEND ;; esac
+
 missing=
 for p in $PROGS; do
 	case " $ALL_PROGS " in
@@ -156,7 +161,7 @@ find_real_libcuda() {
 }
 REAL_LIBCUDA=${REAL_LIBCUDA:-$(find_real_libcuda)}
 if [ -z "$REAL_LIBCUDA" ]; then
-	fail "setup: the host driver's libcuda.so.1 is not in ldconfig -p"
+	fail "setup: ldconfig -p lists no libcuda.so.1 other than xgpu's (set REAL_LIBCUDA=PATH)"
 	summary_and_exit
 fi
 echo "host driver: $REAL_LIBCUDA"
@@ -229,7 +234,7 @@ check_run() {
 	last=$(tail -n 1 "$OUT/$tag.out" 2>/dev/null)
 	[ "$last" = "PASS $prog" ] ||
 		echo "$mode run does not end with 'PASS $prog' (last line: '$last')"
-	for lib in $(loaded_libcuda "$tag"); do
+	loaded_libcuda "$tag" | while IFS= read -r lib; do
 		real=$(readlink -f "$lib")
 		if [ "$mode" = native ] && [ "$real" = "$XGPU_LIBCUDA" ]; then
 			echo "native run loaded xgpu's library $lib"

@@ -18,7 +18,7 @@
 #include "xgpulib_etbl.h"
 #include "xgpulib_md2.h"
 
-/* ---- fake core ------------------------------------------------------------- */
+/* ---- fake core ---------------------------------------------------------- */
 
 #define FAKE_NDEV 2
 
@@ -85,7 +85,7 @@ static void setup_ops(void)
 	xgpulib_etbl_init(&fake_ops);
 }
 
-/* ---- tables -------------------------------------------------------------------- */
+/* ---- tables ------------------------------------------------------------- */
 
 enum {
 	T_F8CFF951,
@@ -239,7 +239,7 @@ START_TEST(test_unknown_table_logged)
 }
 END_TEST
 
-/* ---- slots that only have to exist ----------------------------------------- */
+/* ---- slots that only have to exist -------------------------------------- */
 
 typedef CUresult (*noarg_fn)(void);
 
@@ -295,7 +295,7 @@ START_TEST(test_placeholder_logged)
 }
 END_TEST
 
-/* ---- CUDART_INTERFACE --------------------------------------------------------- */
+/* ---- CUDART_INTERFACE --------------------------------------------------- */
 
 typedef CUresult (*primary_ctx_fn)(CUcontext *pctx, CUdevice dev);
 
@@ -323,7 +323,7 @@ START_TEST(test_cudart_primary_ctx_no_core)
 }
 END_TEST
 
-/* ---- TOOLS_RUNTIME_CALLBACK_HOOKS --------------------------------------------- */
+/* ---- TOOLS_RUNTIME_CALLBACK_HOOKS --------------------------------------- */
 
 typedef void (*buffer_fn)(void **ptr, size_t *size);
 
@@ -352,7 +352,7 @@ START_TEST(test_hooks_buffers)
 }
 END_TEST
 
-/* ---- CONTEXT_CHECKS ------------------------------------------------------------ */
+/* ---- CONTEXT_CHECKS ----------------------------------------------------- */
 
 typedef CUresult (*ctx_check_fn)(CUcontext ctx, uint32_t *result,
 				 void **extra);
@@ -370,7 +370,7 @@ START_TEST(test_context_checks)
 }
 END_TEST
 
-/* ---- CONTEXT_LOCAL_STORAGE ----------------------------------------------------- */
+/* ---- CONTEXT_LOCAL_STORAGE ---------------------------------------------- */
 
 typedef void (*cls_dtor)(CUcontext ctx, void *key, void *value);
 typedef CUresult (*cls_put_fn)(CUcontext ctx, void *key, void *value,
@@ -601,7 +601,7 @@ START_TEST(test_cls_threads)
 }
 END_TEST
 
-/* ---- INTEGRITY_CHECK ------------------------------------------------------------ */
+/* ---- INTEGRITY_CHECK ---------------------------------------------------- */
 
 typedef CUresult (*integrity_fn)(uint32_t version, uint64_t secs,
 				 uint64_t result[2]);

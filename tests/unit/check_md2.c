@@ -31,7 +31,7 @@ static void check_md2_hex(const char *msg, const char *want)
 		      got, want);
 }
 
-/* ---- MD2 ------------------------------------------------------------------ */
+/* ---- MD2 ---------------------------------------------------------------- */
 
 static const struct {
 	const char *msg;
@@ -97,7 +97,7 @@ START_TEST(test_md2_block_edges)
 }
 END_TEST
 
-/* ---- HMAC-MD2 --------------------------------------------------------------- */
+/* ---- HMAC-MD2 ----------------------------------------------------------- */
 
 static const struct {
 	const uint8_t *key;

@@ -20,7 +20,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* the cu* entry points we define are the library's exports (the rest of
+ * the library is built -fvisibility=hidden) */
+#pragma GCC visibility push(default)
 #include <cuda.h>
+#pragma GCC visibility pop
 
 #include "xgpuif_ring.h"
 

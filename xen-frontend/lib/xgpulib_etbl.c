@@ -61,7 +61,7 @@ static int etbl_debug(void)
 	return d;
 }
 
-/* ---- slots nobody has needed yet ----------------------------------------- */
+/* ---- slots nobody has needed yet ---------------------------------------- */
 
 static void etbl_log_slot(const char *table, int slot)
 {
@@ -127,7 +127,7 @@ ETBL_STUB_X0_X9(21318C60, 7)
 ETBL_STUB_X0_X9(21318C60, 8)
 ETBL_STUB_X0_X9(21318C60, 9)
 
-/* ---- CUDART_INTERFACE ------------------------------------------------------ */
+/* ---- CUDART_INTERFACE --------------------------------------------------- */
 
 /*
  * Slot 2: the primary context of dev, which must be the very handle that
@@ -144,7 +144,7 @@ static CUresult cudart_primary_ctx(CUcontext *pctx, CUdevice dev)
 	return ops->primary_ctx(dev, pctx);
 }
 
-/* ---- TOOLS_RUNTIME_CALLBACK_HOOKS ---------------------------------------- */
+/* ---- TOOLS_RUNTIME_CALLBACK_HOOKS --------------------------------------- */
 
 /*
  * Slots 2 and 6 hand cudart two buffers it keeps callback state in.  Their
@@ -171,7 +171,7 @@ static void hooks_get_buf2(void **ptr, size_t *size)
 		*size = HOOKS_BUF2_WORDS;
 }
 
-/* ---- CONTEXT_LOCAL_STORAGE ------------------------------------------------ */
+/* ---- CONTEXT_LOCAL_STORAGE ---------------------------------------------- */
 
 /*
  * cudart keeps its per-context state here, keyed by a pointer of its own,
@@ -332,7 +332,7 @@ void xgpulib_cls_release_ctx(CUcontext ctx)
 	}
 }
 
-/* ---- CONTEXT_CHECKS -------------------------------------------------------- */
+/* ---- CONTEXT_CHECKS ----------------------------------------------------- */
 
 /* Slot 2: cudart asks about a context before using it; 0 means fine. */
 static CUresult ctx_checks_2(CUcontext ctx, uint32_t *result, void **extra)
@@ -350,7 +350,7 @@ static CUresult ctx_checks_3(void)
 	return CUDA_SUCCESS;
 }
 
-/* ---- INTEGRITY_CHECK ------------------------------------------------------- */
+/* ---- INTEGRITY_CHECK ---------------------------------------------------- */
 
 /*
  * cudart has the driver prove it is the real one, three times at start
@@ -469,7 +469,7 @@ static CUresult integrity_check(uint32_t version, uint64_t secs,
 	return CUDA_SUCCESS;
 }
 
-/* ---- the tables ------------------------------------------------------------ */
+/* ---- the tables --------------------------------------------------------- */
 
 static const void *const f8cff951_tbl[3] = {
 	ETBL_SIZE(3),
@@ -549,7 +549,7 @@ static const void *const t21318c60_tbl[93] = {
 _Static_assert(sizeof(t21318c60_tbl) == 93 * sizeof(void *),
 	       "table 21318c60 has 93 slots");
 
-/* ---- cuGetExportTable ------------------------------------------------------ */
+/* ---- cuGetExportTable --------------------------------------------------- */
 
 struct etbl {
 	uint8_t id[16];		/* CUuuid bytes in memory order */

@@ -1,0 +1,424 @@
+// SPDX-License-Identifier: MIT
+/*
+ * xgpub_op_ctx.c: contexts.
+ *
+ * The worker retained the device's primary context at start and keeps it
+ * until the guest is gone; its guest handle (w->primary_h) never changes.
+ * A guest's retains and releases are mirrored on the driver and counted in
+ * w->primary_refs (teardown releases what is left), so the driver's count
+ * never falls to zero under the guest.
+ *
+ * The dispatch thread's context stack is kept one deep: the dispatcher
+ * replaces its top with each request's context (cuCtxSetCurrent), and
+ * w->cur says what is there.  cuCtxCreate pushes and cuCtxDestroy pops,
+ * so both are wrapped to restore that.
+ *
+ * The guest's device 0 is the host device w->dev; any other ordinal is
+ * CUDA_ERROR_INVALID_DEVICE.
+ */
+#include <string.h>
+
+#include "xgpub.h"
+
+#define ARGS(type, name)                                                       \
+	struct type name;                                                      \
+	memcpy(&name, payload, sizeof(name))
+
+#define REPLY(type, val)                                                       \
+	do {                                                                   \
+		memcpy(out, &(val), sizeof(struct type));                      \
+		*rlen = sizeof(struct type);                                   \
+	} while (0)
+
+/* far more than any program retains; keeps primary_refs from wrapping */
+#define MAX_PRIMARY_REFS (1 << 24)
+
+/* make c current in the dispatch thread (and w->cur say so) */
+static int set_current(struct xgpub_worker *w, CUcontext c)
+{
+	int rc;
+
+	if (c == w->cur)
+		return CUDA_SUCCESS;
+	rc = w->D->cuCtxSetCurrent(c);
+	if (rc == CUDA_SUCCESS)
+		w->cur = c;
+	return rc;
+}
+
+/* ---- primary context -------------------------------------------------- */
+
+int xgpub_op_PRIMARY_CTX_RETAIN(struct xgpub_worker *w,
+				const struct xgpuif_request *req,
+				const void *payload, uint32_t len, void *out,
+				uint32_t *rlen)
+{
+	ARGS(xgpuif_device_args, a);
+	struct xgpuif_ctx_reply r;
+	CUcontext c = NULL;
+	int rc;
+
+	(void)req;
+	(void)len;
+	*rlen = 0;
+	if (a.ordinal != 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuDevicePrimaryCtxRetain);
+	if (!w->primary_h || w->primary_refs >= MAX_PRIMARY_REFS)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	rc = w->D->cuDevicePrimaryCtxRetain(&c, w->dev);
+	if (rc)
+		return rc;
+	w->primary_refs++;
+	memset(&r, 0, sizeof(r));
+	r.ctx = w->primary_h;
+	REPLY(xgpuif_ctx_reply, r);
+	return 0;
+}
+
+int xgpub_op_PRIMARY_CTX_RELEASE(struct xgpub_worker *w,
+				 const struct xgpuif_request *req,
+				 const void *payload, uint32_t len, void *out,
+				 uint32_t *rlen)
+{
+	ARGS(xgpuif_device_args, a);
+	int rc;
+
+	(void)req;
+	(void)len;
+	(void)out;
+	*rlen = 0;
+	if (a.ordinal != 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuDevicePrimaryCtxRelease_v2);
+	if (w->primary_refs <= 0)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	/* never the worker's own reference: the context stays alive */
+	rc = w->D->cuDevicePrimaryCtxRelease_v2(w->dev);
+	if (rc)
+		return rc;
+	w->primary_refs--;
+	return 0;
+}
+
+/*
+ * A real reset would destroy every allocation, module, stream and event of
+ * the primary context behind the worker's handle tables and memory
+ * accounting, leaving them pointing at freed driver objects.  So a reset
+ * only waits for the context's work; the guest's resources are NOT freed
+ * (they go when the guest does), and errors are answered as success so
+ * that the guest, which drops its own state, can start over.
+ */
+int xgpub_op_PRIMARY_CTX_RESET(struct xgpub_worker *w,
+			       const struct xgpuif_request *req,
+			       const void *payload, uint32_t len, void *out,
+			       uint32_t *rlen)
+{
+	ARGS(xgpuif_device_args, a);
+	CUcontext saved = w->cur;
+
+	(void)req;
+	(void)len;
+	(void)out;
+	*rlen = 0;
+	if (a.ordinal != 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuCtxSynchronize);
+	if (set_current(w, w->primary) == CUDA_SUCCESS) {
+		int rc = w->D->cuCtxSynchronize();
+
+		if (rc)
+			xgpub_dbg("%s: primary context reset: synchronize "
+				  "answered %d", w->t->who, rc);
+		set_current(w, saved);
+	}
+	return 0;
+}
+
+int xgpub_op_PRIMARY_CTX_SET_FLAGS(struct xgpub_worker *w,
+				   const struct xgpuif_request *req,
+				   const void *payload, uint32_t len,
+				   void *out, uint32_t *rlen)
+{
+	ARGS(xgpuif_dev_flags_args, a);
+
+	(void)req;
+	(void)len;
+	(void)out;
+	*rlen = 0;
+	if (a.dev != 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuDevicePrimaryCtxSetFlags_v2);
+	return w->D->cuDevicePrimaryCtxSetFlags_v2(w->dev, a.flags);
+}
+
+int xgpub_op_PRIMARY_CTX_GET_STATE(struct xgpub_worker *w,
+				   const struct xgpuif_request *req,
+				   const void *payload, uint32_t len,
+				   void *out, uint32_t *rlen)
+{
+	ARGS(xgpuif_device_args, a);
+	struct xgpuif_ctx_state_reply r;
+	unsigned int flags = 0;
+	int active = 0;
+	int rc;
+
+	(void)req;
+	(void)len;
+	*rlen = 0;
+	if (a.ordinal != 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuDevicePrimaryCtxGetState);
+	rc = w->D->cuDevicePrimaryCtxGetState(w->dev, &flags, &active);
+	if (rc)
+		return rc;
+	memset(&r, 0, sizeof(r));
+	r.flags = flags;
+	/* the worker's own reference keeps it active; the guest's view is
+	 * whether the guest holds one */
+	r.active = w->primary_refs > 0;
+	REPLY(xgpuif_ctx_state_reply, r);
+	return 0;
+}
+
+/* ---- created contexts --------------------------------------------------- */
+
+int xgpub_op_CTX_CREATE(struct xgpub_worker *w,
+			const struct xgpuif_request *req, const void *payload,
+			uint32_t len, void *out, uint32_t *rlen)
+{
+	ARGS(xgpuif_dev_flags_args, a);
+	struct xgpuif_ctx_reply r;
+	CUcontext saved = w->cur, c = NULL;
+	xgpuif_handle_t h;
+	int rc;
+
+	(void)req;
+	(void)len;
+	*rlen = 0;
+	if (a.dev != 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuCtxCreate_v4);
+	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuCtxDestroy_v2);
+	/*
+	 * Empty the stack first (SetCurrent(NULL) pops its one entry), so
+	 * that the push of cuCtxCreate makes it one deep again and the
+	 * SetCurrent below replaces that entry instead of growing the stack.
+	 */
+	rc = w->D->cuCtxSetCurrent(NULL);
+	if (rc)
+		return rc;
+	w->cur = NULL;
+	rc = w->D->cuCtxCreate_v4(&c, NULL, a.flags, w->dev);
+	/* the new context was pushed; put the caller's back in its place */
+	if (w->D->cuCtxSetCurrent(saved) == CUDA_SUCCESS)
+		w->cur = saved;
+	else
+		w->cur = rc == CUDA_SUCCESS ? c : NULL;
+	if (rc)
+		return rc;
+	h = xgpub_handle_new(&w->h, XGPUB_H_CTX, c, NULL);
+	if (!h) {
+		if (w->cur == c) {
+			w->D->cuCtxSetCurrent(NULL);
+			w->cur = NULL;
+		}
+		w->D->cuCtxDestroy_v2(c);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	memset(&r, 0, sizeof(r));
+	r.ctx = h;
+	REPLY(xgpuif_ctx_reply, r);
+	return 0;
+}
+
+int xgpub_op_CTX_DESTROY(struct xgpub_worker *w,
+			 const struct xgpuif_request *req, const void *payload,
+			 uint32_t len, void *out, uint32_t *rlen)
+{
+	ARGS(xgpuif_handle_args, a);
+	struct xgpub_hentry *e;
+	CUcontext c, saved = w->cur;
+	int rc;
+
+	(void)req;
+	(void)len;
+	(void)out;
+	*rlen = 0;
+	/* the primary is released, never destroyed */
+	if (a.handle == w->primary_h)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	e = xgpub_handle_get(&w->h, a.handle, XGPUB_H_CTX);
+	if (!e)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	c = e->obj;
+	if (c == w->primary)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuCtxDestroy_v2);
+	/*
+	 * Its streams and events die with it in the driver; destroy them
+	 * first and drop their handles, which would otherwise name freed
+	 * driver objects.
+	 */
+	rc = set_current(w, c);
+	if (rc)
+		return rc;
+	xgpub_ctx_drop_streams(w, c);
+	rc = w->D->cuCtxDestroy_v2(c);
+	if (rc) {
+		set_current(w, saved);
+		return rc;
+	}
+	/* destroying the current context popped it: the stack is empty */
+	w->cur = NULL;
+	if (saved != c)
+		set_current(w, saved);
+	xgpub_handle_free(&w->h, a.handle, XGPUB_H_CTX);
+	return 0;
+}
+
+/* ---- the current context -------------------------------------------------- */
+
+int xgpub_op_CTX_SYNCHRONIZE(struct xgpub_worker *w,
+			     const struct xgpuif_request *req,
+			     const void *payload, uint32_t len, void *out,
+			     uint32_t *rlen)
+{
+	(void)req;
+	(void)payload;
+	(void)len;
+	(void)out;
+	*rlen = 0;
+	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuCtxSynchronize);
+	return w->D->cuCtxSynchronize();
+}
+
+int xgpub_op_CTX_GET_LIMIT(struct xgpub_worker *w,
+			   const struct xgpuif_request *req,
+			   const void *payload, uint32_t len, void *out,
+			   uint32_t *rlen)
+{
+	ARGS(xgpuif_limit_args, a);
+	struct xgpuif_u64_reply r;
+	size_t v = 0;
+	int rc;
+
+	(void)req;
+	(void)len;
+	*rlen = 0;
+	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuCtxGetLimit);
+	rc = w->D->cuCtxGetLimit(&v, (CUlimit)a.limit);
+	if (rc)
+		return rc;
+	memset(&r, 0, sizeof(r));
+	r.value = v;
+	REPLY(xgpuif_u64_reply, r);
+	return 0;
+}
+
+/*
+ * The device-side malloc heap and printf FIFO are device memory the
+ * driver reserves outside cuMemAlloc: with a quota, a guest may not ask
+ * for more than its share left.  (The stack size limit also costs memory,
+ * per resident thread; it is not bounded here.)
+ */
+int xgpub_op_CTX_SET_LIMIT(struct xgpub_worker *w,
+			   const struct xgpuif_request *req,
+			   const void *payload, uint32_t len, void *out,
+			   uint32_t *rlen)
+{
+	ARGS(xgpuif_limit_args, a);
+
+	(void)req;
+	(void)len;
+	(void)out;
+	*rlen = 0;
+	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuCtxSetLimit);
+	if ((a.limit == CU_LIMIT_MALLOC_HEAP_SIZE ||
+	     a.limit == CU_LIMIT_PRINTF_FIFO_SIZE) &&
+	    !xgpub_quota_allows(w, a.value))
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	return w->D->cuCtxSetLimit((CUlimit)a.limit, (size_t)a.value);
+}
+
+int xgpub_op_CTX_GET_PRIORITY_RANGE(struct xgpub_worker *w,
+				    const struct xgpuif_request *req,
+				    const void *payload, uint32_t len,
+				    void *out, uint32_t *rlen)
+{
+	struct xgpuif_priority_range_reply r;
+	int least = 0, greatest = 0;
+	int rc;
+
+	(void)req;
+	(void)payload;
+	(void)len;
+	*rlen = 0;
+	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuCtxGetStreamPriorityRange);
+	rc = w->D->cuCtxGetStreamPriorityRange(&least, &greatest);
+	if (rc)
+		return rc;
+	r.least = least;
+	r.greatest = greatest;
+	REPLY(xgpuif_priority_range_reply, r);
+	return 0;
+}
+
+int xgpub_op_CTX_GET_FLAGS(struct xgpub_worker *w,
+			   const struct xgpuif_request *req,
+			   const void *payload, uint32_t len, void *out,
+			   uint32_t *rlen)
+{
+	struct xgpuif_u64_reply r;
+	unsigned int flags = 0;
+	int rc;
+
+	(void)req;
+	(void)payload;
+	(void)len;
+	*rlen = 0;
+	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuCtxGetFlags);
+	rc = w->D->cuCtxGetFlags(&flags);
+	if (rc)
+		return rc;
+	r.value = flags;
+	REPLY(xgpuif_u64_reply, r);
+	return 0;
+}
+
+int xgpub_op_CTX_GET_CACHE_CONFIG(struct xgpub_worker *w,
+				  const struct xgpuif_request *req,
+				  const void *payload, uint32_t len,
+				  void *out, uint32_t *rlen)
+{
+	struct xgpuif_u64_reply r;
+	CUfunc_cache cfg = CU_FUNC_CACHE_PREFER_NONE;
+	int rc;
+
+	(void)req;
+	(void)payload;
+	(void)len;
+	*rlen = 0;
+	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuCtxGetCacheConfig);
+	rc = w->D->cuCtxGetCacheConfig(&cfg);
+	if (rc)
+		return rc;
+	r.value = (uint64_t)cfg;
+	REPLY(xgpuif_u64_reply, r);
+	return 0;
+}
+
+int xgpub_op_CTX_SET_CACHE_CONFIG(struct xgpub_worker *w,
+				  const struct xgpuif_request *req,
+				  const void *payload, uint32_t len,
+				  void *out, uint32_t *rlen)
+{
+	ARGS(xgpuif_u32_args, a);
+
+	(void)req;
+	(void)len;
+	(void)out;
+	*rlen = 0;
+	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuCtxSetCacheConfig);
+	return w->D->cuCtxSetCacheConfig((CUfunc_cache)a.value);
+}

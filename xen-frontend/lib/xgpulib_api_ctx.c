@@ -1,0 +1,894 @@
+// SPDX-License-Identifier: MIT
+/*
+ * xgpulib_api_ctx.c: contexts: primary contexts, created contexts, the
+ * per-thread context stack, and the context queries.
+ *
+ * The worker keeps one primary context per guest process for its whole
+ * life (it retained it at start) and names it by a fixed handle; a guest's
+ * retains and releases are counted here and in the worker, which mirrors
+ * each of them on the real driver.  What "the primary is inactive" means
+ * for the guest is therefore decided here: refcount 0.
+ *
+ * Context handles handed to the program are pointers to struct ctx_node
+ * (whose first member is the struct CUctx_st of xgpulib.h): primaries live
+ * in a static array, created contexts are malloc'ed once and, when
+ * destroyed, kept on a free list instead of being freed, so that a stale
+ * handle still current in some thread never points at freed memory.  Such
+ * a handle keeps its old remote handle, which the worker refuses
+ * (generation) with CUDA_ERROR_INVALID_CONTEXT.
+ *
+ * Locking: ctx_mu guards the primaries' refcounts and flags, and the live
+ * and free lists.  `remote` is read without the lock by every request
+ * (xgpulib_current_remote), so it is written and read atomically.  The
+ * context stack is thread-local and needs no lock.
+ */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cudaProfiler.h>
+
+#include "xgpulib.h"
+#include "xgpulib_etbl.h"
+
+#ifndef XGPULIB_EXPORT
+#define XGPULIB_EXPORT __attribute__((visibility("default")))
+#endif
+
+#define MAX_DEVS	64
+#define STACK_DEPTH	32
+
+/*
+ * cuCtxGetApiVersion: the documented values are context ABI versions
+ * (3010, 3020), not driver versions; every context made by a driver since
+ * CUDA 3.2 answers 3020, and so does the real driver today.
+ */
+#define CTX_API_VERSION	3020u
+
+struct ctx_node {
+	struct CUctx_st c;	/* first: a CUcontext points here */
+	uint64_t id;		/* cuCtxGetId */
+	struct ctx_node *next;	/* on the live list or the free list */
+};
+
+static pthread_mutex_t ctx_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct ctx_node primaries[MAX_DEVS];
+static pthread_once_t prim_once = PTHREAD_ONCE_INIT;
+static struct ctx_node *live_ctxs;	/* created, not destroyed */
+static struct ctx_node *free_ctxs;	/* destroyed, for reuse */
+static uint64_t next_ctx_id = MAX_DEVS + 1;	/* primaries use 1..64 */
+
+static __thread CUcontext tls_stack[STACK_DEPTH];
+static __thread int tls_depth;
+
+static void prim_init(void)
+{
+	for (int i = 0; i < MAX_DEVS; i++) {
+		primaries[i].c.magic = XGPULIB_CTX_MAGIC;
+		primaries[i].c.primary = 1;
+		primaries[i].c.dev = i;
+		primaries[i].id = (uint64_t)i + 1;
+	}
+}
+
+static inline uint64_t ctx_remote(const struct CUctx_st *c)
+{
+	return __atomic_load_n(&c->remote, __ATOMIC_ACQUIRE);
+}
+
+static inline void ctx_set_remote(struct CUctx_st *c, uint64_t h)
+{
+	__atomic_store_n(&c->remote, h, __ATOMIC_RELEASE);
+}
+
+/* ---- helpers for the rest of the library --------------------------------- */
+
+CUcontext xgpulib_current(void)
+{
+	return tls_depth ? tls_stack[tls_depth - 1] : NULL;
+}
+
+uint64_t xgpulib_current_remote(void)
+{
+	CUcontext c = xgpulib_current();
+
+	return c ? ctx_remote(c) : 0;
+}
+
+struct CUctx_st *xgpulib_primary(CUdevice dev)
+{
+	if (dev < 0 || dev >= MAX_DEVS || dev >= xgpulib_ndev)
+		return NULL;
+	pthread_once(&prim_once, prim_init);
+	return &primaries[dev].c;
+}
+
+struct CUctx_st *xgpulib_ctx_check(CUcontext ctx)
+{
+	struct ctx_node *n = (struct ctx_node *)ctx;
+	struct CUctx_st *found = NULL;
+
+	if (!ctx)
+		return NULL;
+	/* a primary: inside the array, on an element boundary */
+	if ((uintptr_t)n >= (uintptr_t)&primaries[0] &&
+	    (uintptr_t)n < (uintptr_t)&primaries[MAX_DEVS]) {
+		if (((uintptr_t)n - (uintptr_t)&primaries[0]) % sizeof(*n))
+			return NULL;
+		pthread_once(&prim_once, prim_init);
+		return n->c.dev < xgpulib_ndev ? &n->c : NULL;
+	}
+	/* a created context: only pointers on the live list are compared,
+	 * never dereferenced before they are found there */
+	pthread_mutex_lock(&ctx_mu);
+	for (struct ctx_node *p = live_ctxs; p; p = p->next) {
+		if (p == n) {
+			found = &p->c;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&ctx_mu);
+	return found;
+}
+
+/* ---- local helpers ---------------------------------------------------------- */
+
+/*
+ * A synchronous call whose own status must be exact: ops that create or
+ * destroy something.  xgpulib_call would report a pending deferred error
+ * instead of this op's success, and the caller could not tell whether the
+ * object exists; here the deferred error stays pending for the next call.
+ */
+static CUresult call_exact(uint16_t op, const void *args, uint32_t alen,
+			   void *reply, uint32_t rcap, uint32_t *rlen)
+{
+	struct xgpuif_iov iov = { args, alen };
+	struct xgpulib_waiter w;
+	CUresult rc;
+
+	rc = xgpulib_submit(op, &iov, alen ? 1 : 0, &w, reply, rcap);
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	rc = xgpulib_wait(&w);
+	if (rlen)
+		*rlen = w.reply_len;
+	return rc;
+}
+
+/*
+ * The calling thread's current context, validated.  INVALID_CONTEXT when
+ * there is none, CONTEXT_IS_DESTROYED when it was destroyed (it stays
+ * current to other threads, as in CUDA).
+ */
+static CUresult current_ctx(struct CUctx_st **out)
+{
+	CUcontext c = xgpulib_current();
+
+	if (!xgpulib_ch)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!c)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	*out = xgpulib_ctx_check(c);
+	return *out ? CUDA_SUCCESS : CUDA_ERROR_CONTEXT_IS_DESTROYED;
+}
+
+/* ctx, or the current context when ctx is NULL */
+static CUresult ctx_or_current(CUcontext ctx, struct CUctx_st **out)
+{
+	if (!xgpulib_ch)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!ctx)
+		return current_ctx(out);
+	*out = xgpulib_ctx_check(ctx);
+	return *out ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+
+static CUresult push_ctx(CUcontext ctx)
+{
+	/* CUDA has no documented depth limit; 32 nested pushes is far more
+	 * than any library stack does */
+	if (tls_depth == STACK_DEPTH)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	tls_stack[tls_depth++] = ctx;
+	return CUDA_SUCCESS;
+}
+
+/*
+ * Run a call with ctx current for its duration only: the request header
+ * carries the current context's handle, so this is how an op is sent for
+ * a context that is not the caller's current one.
+ */
+static CUresult call_in_ctx(CUcontext ctx, uint16_t op, const void *args,
+			    uint32_t alen, void *reply, uint32_t rcap)
+{
+	int had = tls_depth;
+	CUcontext saved = had ? tls_stack[had - 1] : NULL;
+	CUresult rc;
+
+	if (!had)
+		tls_depth = 1;
+	tls_stack[tls_depth - 1] = ctx;
+	rc = xgpulib_call1(op, args, alen, reply, rcap);
+	if (had)
+		tls_stack[had - 1] = saved;
+	else
+		tls_depth = 0;
+	return rc;
+}
+
+static struct ctx_node *prim_node(CUdevice dev)
+{
+	return (struct ctx_node *)xgpulib_primary(dev);
+}
+
+/* ---- primary contexts ----------------------------------------------------- */
+
+XGPULIB_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx,
+						 CUdevice dev)
+{
+	struct xgpuif_device_args a = { dev, 0 };
+	struct xgpuif_ctx_reply r = { 0 };
+	struct ctx_node *p;
+	uint32_t rlen = 0;
+	CUresult rc;
+
+	if (!pctx)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = xgpulib_check_dev(dev);
+	if (rc)
+		return rc;
+	p = prim_node(dev);
+	if (!p)
+		return CUDA_ERROR_INVALID_DEVICE;
+	/* held across the call: guest and worker counts move together */
+	pthread_mutex_lock(&ctx_mu);
+	if (p->c.refcount == INT_MAX) {
+		rc = CUDA_ERROR_OUT_OF_MEMORY;
+		goto out;
+	}
+	rc = call_exact(XGPUIF_OP_PRIMARY_CTX_RETAIN, &a, sizeof(a), &r,
+			sizeof(r), &rlen);
+	if (rc == CUDA_SUCCESS && (rlen < sizeof(r) || !r.ctx))
+		rc = CUDA_ERROR_UNKNOWN;
+	if (rc)
+		goto out;
+	p->c.refcount++;
+	ctx_set_remote(&p->c, r.ctx);
+	*pctx = &p->c;
+out:
+	pthread_mutex_unlock(&ctx_mu);
+	return rc;
+}
+
+/*
+ * The last release resets the primary context in CUDA: its context-local
+ * storage destructors run and later use of the handle fails until it is
+ * retained again (requests then carry no context and the worker's driver
+ * answers CUDA_ERROR_INVALID_CONTEXT).  The worker's own primary stays
+ * alive, so the guest's allocations survive; nobody can tell.
+ */
+XGPULIB_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
+{
+	struct xgpuif_device_args a = { dev, 0 };
+	struct ctx_node *p;
+	CUresult rc;
+	int last;
+
+	rc = xgpulib_check_dev(dev);
+	if (rc)
+		return rc;
+	p = prim_node(dev);
+	if (!p)
+		return CUDA_ERROR_INVALID_DEVICE;
+	pthread_mutex_lock(&ctx_mu);
+	if (p->c.refcount == 0) {
+		pthread_mutex_unlock(&ctx_mu);
+		return CUDA_ERROR_INVALID_CONTEXT;
+	}
+	rc = call_exact(XGPUIF_OP_PRIMARY_CTX_RELEASE, &a, sizeof(a), NULL, 0,
+			NULL);
+	if (rc) {
+		pthread_mutex_unlock(&ctx_mu);
+		return rc;
+	}
+	last = --p->c.refcount == 0;
+	pthread_mutex_unlock(&ctx_mu);
+	if (!last)
+		return CUDA_SUCCESS;
+	/* unlocked: a destructor may call back into CUDA, with the handle
+	 * still usable */
+	xgpulib_cls_release_ctx(&p->c);
+	pthread_mutex_lock(&ctx_mu);
+	if (p->c.refcount == 0)		/* nobody retained it meanwhile */
+		ctx_set_remote(&p->c, 0);
+	pthread_mutex_unlock(&ctx_mu);
+	return CUDA_SUCCESS;
+}
+
+#undef cuDevicePrimaryCtxRelease
+XGPULIB_EXPORT CUresult cuDevicePrimaryCtxRelease(CUdevice dev);
+XGPULIB_EXPORT CUresult cuDevicePrimaryCtxRelease(CUdevice dev)
+{
+	return cuDevicePrimaryCtxRelease_v2(dev);
+}
+
+/*
+ * Reset keeps the retain count (CUDA: "resetting the primary context does
+ * not release it").  The worker only synchronizes: see xgpub_op_ctx.c.
+ * Errors of earlier posted work belong to the state being reset and are
+ * dropped with it.
+ */
+XGPULIB_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
+{
+	struct xgpuif_device_args a = { dev, 0 };
+	struct ctx_node *p;
+	CUresult rc;
+
+	rc = xgpulib_check_dev(dev);
+	if (rc)
+		return rc;
+	p = prim_node(dev);
+	if (!p)
+		return CUDA_ERROR_INVALID_DEVICE;
+	rc = call_exact(XGPUIF_OP_PRIMARY_CTX_RESET, &a, sizeof(a), NULL, 0,
+			NULL);
+	if (rc)
+		return rc;
+	(void)xgpulib_take_deferred();
+	xgpulib_cls_release_ctx(&p->c);
+	pthread_mutex_lock(&ctx_mu);
+	if (p->c.refcount == 0)
+		ctx_set_remote(&p->c, 0);
+	pthread_mutex_unlock(&ctx_mu);
+	return CUDA_SUCCESS;
+}
+
+#undef cuDevicePrimaryCtxReset
+XGPULIB_EXPORT CUresult cuDevicePrimaryCtxReset(CUdevice dev);
+XGPULIB_EXPORT CUresult cuDevicePrimaryCtxReset(CUdevice dev)
+{
+	return cuDevicePrimaryCtxReset_v2(dev);
+}
+
+XGPULIB_EXPORT CUresult cuDevicePrimaryCtxSetFlags_v2(CUdevice dev,
+						      unsigned int flags)
+{
+	struct xgpuif_dev_flags_args a = { dev, flags };
+	struct ctx_node *p;
+	CUresult rc;
+
+	rc = xgpulib_check_dev(dev);
+	if (rc)
+		return rc;
+	p = prim_node(dev);
+	if (!p)
+		return CUDA_ERROR_INVALID_DEVICE;
+	pthread_mutex_lock(&ctx_mu);
+	rc = call_exact(XGPUIF_OP_PRIMARY_CTX_SET_FLAGS, &a, sizeof(a), NULL,
+			0, NULL);
+	if (rc == CUDA_SUCCESS)
+		p->c.flags = flags;
+	pthread_mutex_unlock(&ctx_mu);
+	return rc;
+}
+
+/* the CUDA 7.0 ABI refused to change the flags of an active primary */
+#undef cuDevicePrimaryCtxSetFlags
+XGPULIB_EXPORT CUresult cuDevicePrimaryCtxSetFlags(CUdevice dev,
+						   unsigned int flags);
+XGPULIB_EXPORT CUresult cuDevicePrimaryCtxSetFlags(CUdevice dev,
+						   unsigned int flags)
+{
+	struct ctx_node *p;
+	CUresult rc = xgpulib_check_dev(dev);
+	int active;
+
+	if (rc)
+		return rc;
+	p = prim_node(dev);
+	if (!p)
+		return CUDA_ERROR_INVALID_DEVICE;
+	pthread_mutex_lock(&ctx_mu);
+	active = p->c.refcount > 0;
+	pthread_mutex_unlock(&ctx_mu);
+	if (active)
+		return CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE;
+	return cuDevicePrimaryCtxSetFlags_v2(dev, flags);
+}
+
+XGPULIB_EXPORT CUresult cuDevicePrimaryCtxGetState(CUdevice dev,
+						   unsigned int *flags,
+						   int *active)
+{
+	struct xgpuif_device_args a = { dev, 0 };
+	struct xgpuif_ctx_state_reply r = { 0 };
+	struct ctx_node *p;
+	CUresult rc;
+
+	if (!flags || !active)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = xgpulib_check_dev(dev);
+	if (rc)
+		return rc;
+	p = prim_node(dev);
+	if (!p)
+		return CUDA_ERROR_INVALID_DEVICE;
+	rc = xgpulib_call1(XGPUIF_OP_PRIMARY_CTX_GET_STATE, &a, sizeof(a), &r,
+			   sizeof(r));
+	if (rc)
+		return rc;
+	*flags = r.flags;
+	/* the worker's primary is always active; the guest's is while
+	 * retained */
+	pthread_mutex_lock(&ctx_mu);
+	*active = p->c.refcount > 0;
+	pthread_mutex_unlock(&ctx_mu);
+	return CUDA_SUCCESS;
+}
+
+/* ---- created contexts -------------------------------------------------------- */
+
+static struct ctx_node *node_get(void)
+{
+	struct ctx_node *n;
+
+	pthread_mutex_lock(&ctx_mu);
+	n = free_ctxs;
+	if (n)
+		free_ctxs = n->next;
+	pthread_mutex_unlock(&ctx_mu);
+	if (!n)
+		n = calloc(1, sizeof(*n));
+	return n;
+}
+
+static void node_put(struct ctx_node *n)
+{
+	pthread_mutex_lock(&ctx_mu);
+	n->c.magic = 0;
+	n->next = free_ctxs;
+	free_ctxs = n;
+	pthread_mutex_unlock(&ctx_mu);
+}
+
+static CUresult ctx_create(CUcontext *pctx, unsigned int flags, CUdevice dev)
+{
+	struct xgpuif_dev_flags_args a = { dev, flags };
+	struct xgpuif_ctx_reply r = { 0 };
+	struct ctx_node *n;
+	uint32_t rlen = 0;
+	CUresult rc;
+
+	if (!pctx)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = xgpulib_check_dev(dev);
+	if (rc)
+		return rc;
+	/* the new context is pushed: make sure it can be */
+	if (tls_depth == STACK_DEPTH)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	n = node_get();
+	if (!n)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	rc = call_exact(XGPUIF_OP_CTX_CREATE, &a, sizeof(a), &r, sizeof(r),
+			&rlen);
+	if (rc == CUDA_SUCCESS && (rlen < sizeof(r) || !r.ctx))
+		rc = CUDA_ERROR_UNKNOWN;
+	if (rc) {
+		node_put(n);
+		return rc;
+	}
+	pthread_mutex_lock(&ctx_mu);
+	n->c.primary = 0;
+	n->c.dev = dev;
+	n->c.flags = flags;
+	n->c.refcount = 0;
+	ctx_set_remote(&n->c, r.ctx);
+	n->id = next_ctx_id++;
+	n->c.magic = XGPULIB_CTX_MAGIC;
+	n->next = live_ctxs;
+	live_ctxs = n;
+	pthread_mutex_unlock(&ctx_mu);
+	push_ctx(&n->c);
+	*pctx = &n->c;
+	return CUDA_SUCCESS;
+}
+
+/* CUDA 2.0 and 3.2 ABIs: the same arguments */
+#undef cuCtxCreate
+XGPULIB_EXPORT CUresult cuCtxCreate(CUcontext *pctx, unsigned int flags,
+				    CUdevice dev);
+XGPULIB_EXPORT CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags,
+				       CUdevice dev);
+XGPULIB_EXPORT CUresult cuCtxCreate_v3(CUcontext *pctx,
+				       CUexecAffinityParam *paramsArray,
+				       int numParams, unsigned int flags,
+				       CUdevice dev);
+
+XGPULIB_EXPORT CUresult cuCtxCreate(CUcontext *pctx, unsigned int flags,
+				    CUdevice dev)
+{
+	return ctx_create(pctx, flags, dev);
+}
+
+XGPULIB_EXPORT CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags,
+				       CUdevice dev)
+{
+	return ctx_create(pctx, flags, dev);
+}
+
+/*
+ * Execution affinity (a share of the SMs) cannot be promised through the
+ * worker, so a request for it is refused rather than silently ignored.
+ */
+XGPULIB_EXPORT CUresult cuCtxCreate_v3(CUcontext *pctx,
+				       CUexecAffinityParam *paramsArray,
+				       int numParams, unsigned int flags,
+				       CUdevice dev)
+{
+	if (numParams < 0 || (numParams > 0 && !paramsArray))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (numParams > 0)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	return ctx_create(pctx, flags, dev);
+}
+
+XGPULIB_EXPORT CUresult cuCtxCreate_v4(CUcontext *pctx,
+				       CUctxCreateParams *params,
+				       unsigned int flags, CUdevice dev)
+{
+	if (params) {
+		if (params->numExecAffinityParams < 0)
+			return CUDA_ERROR_INVALID_VALUE;
+		if (params->numExecAffinityParams > 0 || params->cigParams)
+			return CUDA_ERROR_NOT_SUPPORTED;
+	}
+	return ctx_create(pctx, flags, dev);
+}
+
+XGPULIB_EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx)
+{
+	struct xgpuif_handle_args a;
+	struct ctx_node *n = (struct ctx_node *)ctx, **pp;
+	struct CUctx_st *c;
+	CUresult rc;
+
+	if (!xgpulib_ch)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	c = xgpulib_ctx_check(ctx);
+	/* primaries are released, never destroyed */
+	if (!c || c->primary)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	/* destructors first: they may still use the context */
+	xgpulib_cls_release_ctx(ctx);
+	a.handle = ctx_remote(c);
+	rc = call_exact(XGPUIF_OP_CTX_DESTROY, &a, sizeof(a), NULL, 0, NULL);
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&ctx_mu);
+	for (pp = &live_ctxs; *pp; pp = &(*pp)->next) {
+		if (*pp == n) {
+			*pp = n->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&ctx_mu);
+	/* keeps its remote handle: a thread where it is still current
+	 * sends it and the worker refuses it */
+	node_put(n);
+	/* CUDA pops it when it is the caller's current context */
+	if (tls_depth && tls_stack[tls_depth - 1] == ctx)
+		tls_depth--;
+	return CUDA_SUCCESS;
+}
+
+#undef cuCtxDestroy
+XGPULIB_EXPORT CUresult cuCtxDestroy(CUcontext ctx);
+XGPULIB_EXPORT CUresult cuCtxDestroy(CUcontext ctx)
+{
+	return cuCtxDestroy_v2(ctx);
+}
+
+/* ---- the context stack ---------------------------------------------------------- */
+
+XGPULIB_EXPORT CUresult cuCtxPushCurrent_v2(CUcontext ctx)
+{
+	if (!xgpulib_ch)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!xgpulib_ctx_check(ctx))
+		return CUDA_ERROR_INVALID_CONTEXT;
+	return push_ctx(ctx);
+}
+
+XGPULIB_EXPORT CUresult cuCtxPopCurrent_v2(CUcontext *pctx)
+{
+	if (!xgpulib_ch)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!tls_depth)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	tls_depth--;
+	if (pctx)
+		*pctx = tls_stack[tls_depth];
+	return CUDA_SUCCESS;
+}
+
+#undef cuCtxPushCurrent
+#undef cuCtxPopCurrent
+XGPULIB_EXPORT CUresult cuCtxPushCurrent(CUcontext ctx);
+XGPULIB_EXPORT CUresult cuCtxPopCurrent(CUcontext *pctx);
+
+XGPULIB_EXPORT CUresult cuCtxPushCurrent(CUcontext ctx)
+{
+	return cuCtxPushCurrent_v2(ctx);
+}
+
+XGPULIB_EXPORT CUresult cuCtxPopCurrent(CUcontext *pctx)
+{
+	return cuCtxPopCurrent_v2(pctx);
+}
+
+/* replaces the top of the stack; NULL pops it */
+XGPULIB_EXPORT CUresult cuCtxSetCurrent(CUcontext ctx)
+{
+	if (!xgpulib_ch)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!ctx) {
+		if (tls_depth)
+			tls_depth--;
+		return CUDA_SUCCESS;
+	}
+	if (!xgpulib_ctx_check(ctx))
+		return CUDA_ERROR_INVALID_CONTEXT;
+	if (!tls_depth)
+		tls_depth = 1;
+	tls_stack[tls_depth - 1] = ctx;
+	return CUDA_SUCCESS;
+}
+
+XGPULIB_EXPORT CUresult cuCtxGetCurrent(CUcontext *pctx)
+{
+	if (!pctx)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!xgpulib_ch)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	*pctx = xgpulib_current();
+	return CUDA_SUCCESS;
+}
+
+/* ---- queries -------------------------------------------------------------------- */
+
+XGPULIB_EXPORT CUresult cuCtxGetDevice(CUdevice *device)
+{
+	struct CUctx_st *c;
+	CUresult rc;
+
+	if (!device)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = current_ctx(&c);
+	if (rc)
+		return rc;
+	*device = c->dev;
+	return CUDA_SUCCESS;
+}
+
+XGPULIB_EXPORT CUresult cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx)
+{
+	struct CUctx_st *c;
+	CUresult rc;
+
+	if (!device)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = ctx_or_current(ctx, &c);
+	if (rc)
+		return rc;
+	*device = c->dev;
+	return CUDA_SUCCESS;
+}
+
+XGPULIB_EXPORT CUresult cuCtxSynchronize(void)
+{
+	struct CUctx_st *c;
+	CUresult rc = current_ctx(&c);
+
+	if (rc)
+		return rc;
+	if (!ctx_remote(c))	/* a primary that is not retained */
+		return CUDA_ERROR_INVALID_CONTEXT;
+	return xgpulib_call1(XGPUIF_OP_CTX_SYNCHRONIZE, NULL, 0, NULL, 0);
+}
+
+XGPULIB_EXPORT CUresult cuCtxSynchronize_v2(CUcontext ctx)
+{
+	struct CUctx_st *c;
+	CUresult rc;
+
+	if (!ctx)
+		return cuCtxSynchronize();
+	rc = ctx_or_current(ctx, &c);
+	if (rc)
+		return rc;
+	if (!ctx_remote(c))
+		return CUDA_ERROR_INVALID_CONTEXT;
+	return call_in_ctx(ctx, XGPUIF_OP_CTX_SYNCHRONIZE, NULL, 0, NULL, 0);
+}
+
+XGPULIB_EXPORT CUresult cuCtxGetLimit(size_t *pvalue, CUlimit limit)
+{
+	struct xgpuif_limit_args a = { (uint32_t)limit, 0, 0 };
+	struct xgpuif_u64_reply r = { 0 };
+	CUresult rc;
+
+	if (!pvalue)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!xgpulib_ch)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	rc = xgpulib_call1(XGPUIF_OP_CTX_GET_LIMIT, &a, sizeof(a), &r,
+			   sizeof(r));
+	if (rc == CUDA_SUCCESS)
+		*pvalue = (size_t)r.value;
+	return rc;
+}
+
+XGPULIB_EXPORT CUresult cuCtxSetLimit(CUlimit limit, size_t value)
+{
+	struct xgpuif_limit_args a = { (uint32_t)limit, 0, value };
+
+	if (!xgpulib_ch)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	return xgpulib_call1(XGPUIF_OP_CTX_SET_LIMIT, &a, sizeof(a), NULL, 0);
+}
+
+/* a property of the device; asked once */
+static pthread_mutex_t prio_mu = PTHREAD_MUTEX_INITIALIZER;
+static bool prio_known;
+static int prio_least, prio_greatest;
+
+XGPULIB_EXPORT CUresult cuCtxGetStreamPriorityRange(int *leastPriority,
+						    int *greatestPriority)
+{
+	struct xgpuif_priority_range_reply r = { 0, 0 };
+	CUresult rc = CUDA_SUCCESS;
+
+	if (!xgpulib_ch)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	pthread_mutex_lock(&prio_mu);
+	if (!prio_known) {
+		rc = xgpulib_call1(XGPUIF_OP_CTX_GET_PRIORITY_RANGE, NULL, 0,
+				   &r, sizeof(r));
+		if (rc == CUDA_SUCCESS) {
+			prio_least = r.least;
+			prio_greatest = r.greatest;
+			prio_known = true;
+		}
+	}
+	if (rc == CUDA_SUCCESS) {
+		if (leastPriority)
+			*leastPriority = prio_least;
+		if (greatestPriority)
+			*greatestPriority = prio_greatest;
+	}
+	pthread_mutex_unlock(&prio_mu);
+	return rc;
+}
+
+XGPULIB_EXPORT CUresult cuCtxGetFlags(unsigned int *flags)
+{
+	struct xgpuif_u64_reply r = { 0 };
+	CUresult rc;
+
+	if (!flags)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!xgpulib_ch)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	rc = xgpulib_call1(XGPUIF_OP_CTX_GET_FLAGS, NULL, 0, &r, sizeof(r));
+	if (rc == CUDA_SUCCESS)
+		*flags = (unsigned int)r.value;
+	return rc;
+}
+
+XGPULIB_EXPORT CUresult cuCtxGetApiVersion(CUcontext ctx,
+					   unsigned int *version)
+{
+	struct CUctx_st *c;
+	CUresult rc;
+
+	if (!version)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = ctx_or_current(ctx, &c);
+	if (rc)
+		return rc;
+	*version = CTX_API_VERSION;
+	return CUDA_SUCCESS;
+}
+
+XGPULIB_EXPORT CUresult cuCtxGetCacheConfig(CUfunc_cache *pconfig)
+{
+	struct xgpuif_u64_reply r = { 0 };
+	CUresult rc;
+
+	if (!pconfig)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!xgpulib_ch)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	rc = xgpulib_call1(XGPUIF_OP_CTX_GET_CACHE_CONFIG, NULL, 0, &r,
+			   sizeof(r));
+	if (rc == CUDA_SUCCESS)
+		*pconfig = (CUfunc_cache)r.value;
+	return rc;
+}
+
+XGPULIB_EXPORT CUresult cuCtxSetCacheConfig(CUfunc_cache config)
+{
+	struct xgpuif_u32_args a = { (uint32_t)config, 0 };
+
+	if (!xgpulib_ch)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	return xgpulib_call1(XGPUIF_OP_CTX_SET_CACHE_CONFIG, &a, sizeof(a),
+			     NULL, 0);
+}
+
+/*
+ * Shared memory bank size: configurable only on Kepler; every device the
+ * CUDA 13 driver supports has 4-byte banks and ignores the setting.
+ */
+XGPULIB_EXPORT CUresult cuCtxGetSharedMemConfig(CUsharedconfig *pConfig)
+{
+	if (!pConfig)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!xgpulib_ch)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	*pConfig = CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE;
+	return CUDA_SUCCESS;
+}
+
+XGPULIB_EXPORT CUresult cuCtxSetSharedMemConfig(CUsharedconfig config)
+{
+	if (!xgpulib_ch)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if ((unsigned int)config >
+	    (unsigned int)CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE)
+		return CUDA_ERROR_INVALID_VALUE;
+	return CUDA_SUCCESS;
+}
+
+/* persisting L2 lines are a performance hint; nothing to reset here */
+XGPULIB_EXPORT CUresult cuCtxResetPersistingL2Cache(void)
+{
+	return xgpulib_check_init();
+}
+
+XGPULIB_EXPORT CUresult cuCtxGetId(CUcontext ctx, unsigned long long *ctxId)
+{
+	struct CUctx_st *c;
+	CUresult rc;
+
+	if (!ctxId)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = ctx_or_current(ctx, &c);
+	if (rc)
+		return rc;
+	*ctxId = ((struct ctx_node *)c)->id;
+	return CUDA_SUCCESS;
+}
+
+/* ---- profiler control: no profiler runs in the guest -------------------------- */
+
+XGPULIB_EXPORT CUresult cuProfilerInitialize(const char *configFile,
+					     const char *outputFile,
+					     CUoutput_mode outputMode)
+{
+	(void)configFile;
+	(void)outputFile;
+	(void)outputMode;
+	return CUDA_SUCCESS;
+}
+
+XGPULIB_EXPORT CUresult cuProfilerStart(void)
+{
+	return CUDA_SUCCESS;
+}
+
+XGPULIB_EXPORT CUresult cuProfilerStop(void)
+{
+	return CUDA_SUCCESS;
+}
