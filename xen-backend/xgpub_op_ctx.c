@@ -46,7 +46,7 @@ static int set_current(struct xgpub_worker *w, CUcontext c)
 	return rc;
 }
 
-/* ---- primary context -------------------------------------------------- */
+/* ---- primary context ----------------------------------------------------- */
 
 int xgpub_op_PRIMARY_CTX_RETAIN(struct xgpub_worker *w,
 				const struct xgpuif_request *req,
@@ -181,7 +181,7 @@ int xgpub_op_PRIMARY_CTX_GET_STATE(struct xgpub_worker *w,
 	return 0;
 }
 
-/* ---- created contexts --------------------------------------------------- */
+/* ---- created contexts ---------------------------------------------------- */
 
 int xgpub_op_CTX_CREATE(struct xgpub_worker *w,
 			const struct xgpuif_request *req, const void *payload,
@@ -277,7 +277,7 @@ int xgpub_op_CTX_DESTROY(struct xgpub_worker *w,
 	return 0;
 }
 
-/* ---- the current context -------------------------------------------------- */
+/* ---- the current context ------------------------------------------------- */
 
 int xgpub_op_CTX_SYNCHRONIZE(struct xgpub_worker *w,
 			     const struct xgpuif_request *req,

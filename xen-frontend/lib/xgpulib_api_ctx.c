@@ -131,7 +131,7 @@ struct CUctx_st *xgpulib_ctx_check(CUcontext ctx)
 	return found;
 }
 
-/* ---- local helpers ---------------------------------------------------------- */
+/* ---- local helpers ------------------------------------------------------- */
 
 /*
  * A synchronous call whose own status must be exact: ops that create or
@@ -221,7 +221,7 @@ static struct ctx_node *prim_node(CUdevice dev)
 	return (struct ctx_node *)xgpulib_primary(dev);
 }
 
-/* ---- primary contexts ----------------------------------------------------- */
+/* ---- primary contexts ---------------------------------------------------- */
 
 XGPULIB_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx,
 						 CUdevice dev)
@@ -299,7 +299,8 @@ XGPULIB_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 	 * still usable */
 	xgpulib_cls_release_ctx(&p->c);
 	pthread_mutex_lock(&ctx_mu);
-	if (p->c.refcount == 0)		/* nobody retained it meanwhile */
+	/* unless somebody retained it meanwhile */
+	if (p->c.refcount == 0)
 		ctx_set_remote(&p->c, 0);
 	pthread_mutex_unlock(&ctx_mu);
 	return CUDA_SUCCESS;
@@ -426,7 +427,7 @@ XGPULIB_EXPORT CUresult cuDevicePrimaryCtxGetState(CUdevice dev,
 	return CUDA_SUCCESS;
 }
 
-/* ---- created contexts -------------------------------------------------------- */
+/* ---- created contexts ---------------------------------------------------- */
 
 static struct ctx_node *node_get(void)
 {
@@ -589,7 +590,7 @@ XGPULIB_EXPORT CUresult cuCtxDestroy(CUcontext ctx)
 	return cuCtxDestroy_v2(ctx);
 }
 
-/* ---- the context stack ---------------------------------------------------------- */
+/* ---- the context stack --------------------------------------------------- */
 
 XGPULIB_EXPORT CUresult cuCtxPushCurrent_v2(CUcontext ctx)
 {
@@ -655,7 +656,7 @@ XGPULIB_EXPORT CUresult cuCtxGetCurrent(CUcontext *pctx)
 	return CUDA_SUCCESS;
 }
 
-/* ---- queries -------------------------------------------------------------------- */
+/* ---- queries ------------------------------------------------------------- */
 
 XGPULIB_EXPORT CUresult cuCtxGetDevice(CUdevice *device)
 {
@@ -871,7 +872,7 @@ XGPULIB_EXPORT CUresult cuCtxGetId(CUcontext ctx, unsigned long long *ctxId)
 	return CUDA_SUCCESS;
 }
 
-/* ---- profiler control: no profiler runs in the guest -------------------------- */
+/* ---- profiler control: no profiler runs in the guest --------------------- */
 
 XGPULIB_EXPORT CUresult cuProfilerInitialize(const char *configFile,
 					     const char *outputFile,

@@ -108,7 +108,7 @@ static CUresult need_ctx(CUcontext *out)
 	return CUDA_SUCCESS;
 }
 
-/* ---- streams ------------------------------------------------------------ */
+/* ---- streams ------------------------------------------------------------- */
 
 static CUresult stream_create(CUstream *ph, unsigned int flags, int priority)
 {
@@ -323,7 +323,7 @@ XGPULIB_EXPORT CUresult cuStreamWaitEvent_ptsz(CUstream hStream,
 	return stream_wait_event(hStream, hEvent, Flags, 1);
 }
 
-/* ---- stream queries, answered locally -------------------------------------- */
+/* ---- stream queries, answered locally ------------------------------------ */
 
 /*
  * The stream's struct, or NULL for a special stream; *rc says whether the
@@ -528,8 +528,8 @@ static CUresult capture_status(CUstream hs, CUstreamCaptureStatus *st)
 	return CUDA_SUCCESS;
 }
 
-XGPULIB_EXPORT CUresult cuStreamIsCapturing(CUstream hStream,
-					    CUstreamCaptureStatus *captureStatus)
+XGPULIB_EXPORT CUresult cuStreamIsCapturing(
+	CUstream hStream, CUstreamCaptureStatus *captureStatus)
 {
 	return capture_status(hStream, captureStatus);
 }
@@ -605,7 +605,7 @@ XGPULIB_EXPORT CUresult cuStreamGetCaptureInfo_v3_ptsz(
 					 edgeData_out, numDependencies_out);
 }
 
-/* ---- events ----------------------------------------------------------------- */
+/* ---- events -------------------------------------------------------------- */
 
 #define EVENT_FLAGS_KNOWN                                                   \
 	((unsigned int)(CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING |  \

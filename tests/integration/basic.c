@@ -1,0 +1,696 @@
+// SPDX-License-Identifier: MIT
+/*
+ * basic: a plain CUDA Driver API program run against xen-gpubackd --fake
+ * (the fake device: host memory and a few test kernels written in C, see
+ * xen-backend/xgpub_fake.c).  It goes through the guest library, the
+ * local transport and a worker, exactly as a real program would.
+ *
+ * Prints "PASS step" or "FAIL step: why" for every step, and exits
+ * non-zero if any failed.  Steps go on after a failure where they can.
+ */
+#include <cuda.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int failures, step_failed;
+static const char *step;
+
+static const char *errname(CUresult rc)
+{
+	const char *s = NULL;
+
+	if (cuGetErrorName(rc, &s) != CUDA_SUCCESS || !s)
+		return "(unknown error)";
+	return s;
+}
+
+static void begin(const char *name)
+{
+	step = name;
+	step_failed = 0;
+}
+
+static void failf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void failf(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!step_failed) {
+		printf("FAIL %s: ", step);
+		va_start(ap, fmt);
+		vprintf(fmt, ap);
+		va_end(ap);
+		printf("\n");
+		fflush(stdout);
+	}
+	step_failed = 1;
+}
+
+static void end(void)
+{
+	if (step_failed)
+		failures++;
+	else
+		printf("PASS %s\n", step);
+	fflush(stdout);
+}
+
+/* a call's result: on error, fail the step and return 0 */
+static int ok_(CUresult rc, const char *what)
+{
+	if (rc != CUDA_SUCCESS)
+		failf("%s: %s", what, errname(rc));
+	return rc == CUDA_SUCCESS;
+}
+
+#define OK(call) ok_((call), #call)
+
+#define EXPECT(cond, ...)                                                    \
+	do {                                                                 \
+		if (!(cond))                                                 \
+			failf(__VA_ARGS__);                                  \
+	} while (0)
+
+static uint8_t pat(size_t i, uint32_t seed)
+{
+	uint32_t x = (uint32_t)i * 2654435761u + seed;
+
+	return (uint8_t)((x >> 13) ^ (x >> 24) ^ (uint32_t)(i >> 16));
+}
+
+static void fill(uint8_t *p, size_t n, uint32_t seed)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = pat(i, seed);
+}
+
+/* index of the first byte that differs from the pattern, or n */
+static size_t check_pat(const uint8_t *p, size_t n, uint32_t seed)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != pat(i, seed))
+			return i;
+	return n;
+}
+
+static const char fake_image[] = "XGPU-FAKE-MODULE\n"
+				 "# kernels: xgpu_fake_vadd xgpu_fake_fill "
+				 "xgpu_fake_scale xgpu_fake_spin\n";
+
+static CUdevice dev;
+static CUcontext ctx;
+static CUmodule mod;
+static CUfunction vadd;
+
+static void test_init(void)
+{
+	int ver = 0, n = 0;
+
+	begin("init");
+	if (OK(cuInit(0)) && OK(cuDriverGetVersion(&ver)))
+		EXPECT(ver >= 12000, "driver version %d", ver);
+	if (OK(cuDeviceGetCount(&n)))
+		EXPECT(n == 1, "%d devices, expected 1", n);
+	OK(cuDeviceGet(&dev, 0));
+	end();
+}
+
+static void test_device(void)
+{
+	char name[256] = "";
+	size_t total = 0;
+	int major = 0, minor = 0, sms = 0, warp = 0, maxt = 0;
+	CUuuid uuid;
+
+	begin("device");
+	if (OK(cuDeviceGetName(name, sizeof(name), dev)))
+		EXPECT(strstr(name, "xgpu fake device"), "device name \"%s\"",
+		       name);
+	if (OK(cuDeviceTotalMem(&total, dev)))
+		EXPECT(total == (1ull << 30), "total memory %zu", total);
+	OK(cuDeviceGetAttribute(&major,
+				CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+				dev));
+	OK(cuDeviceGetAttribute(&minor,
+				CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+				dev));
+	OK(cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+				dev));
+	OK(cuDeviceGetAttribute(&warp, CU_DEVICE_ATTRIBUTE_WARP_SIZE, dev));
+	OK(cuDeviceGetAttribute(&maxt, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+				dev));
+	EXPECT(major == 9 && minor == 0 && sms == 132 && warp == 32 &&
+	       maxt == 1024, "attributes cc %d.%d, %d SMs, warp %d, %d "
+	       "threads", major, minor, sms, warp, maxt);
+	if (OK(cuDeviceGetUuid(&uuid, dev)))
+		EXPECT(memcmp(uuid.bytes, "XGPU-FAKE-DEVICE", 16) == 0,
+		       "uuid");
+	end();
+}
+
+static void test_context(void)
+{
+	CUcontext c = NULL;
+
+	begin("context");
+	if (OK(cuDevicePrimaryCtxRetain(&ctx, dev)) &&
+	    OK(cuCtxSetCurrent(ctx)) && OK(cuCtxGetCurrent(&c)))
+		EXPECT(c == ctx, "current context %p, expected %p", (void *)c,
+		       (void *)ctx);
+	OK(cuCtxSynchronize());
+	end();
+}
+
+static void round_trip(size_t n, uint32_t seed)
+{
+	uint8_t *src = malloc(n), *dst = malloc(n);
+	CUdeviceptr d = 0;
+	size_t bad;
+
+	if (!src || !dst) {
+		failf("out of host memory for %zu bytes", n);
+		goto out;
+	}
+	fill(src, n, seed);
+	memset(dst, 0, n);
+	if (!OK(cuMemAlloc(&d, n)))
+		goto out;
+	if (OK(cuMemcpyHtoD(d, src, n)) && OK(cuMemcpyDtoH(dst, d, n))) {
+		bad = check_pat(dst, n, seed);
+		EXPECT(bad == n, "%zu bytes: byte %zu is %#x, expected %#x",
+		       n, bad, dst[bad], pat(bad, seed));
+	}
+	OK(cuMemFree(d));
+out:
+	free(src);
+	free(dst);
+}
+
+static void test_copies(void)
+{
+	static const size_t sizes[] = { 1, 4096, (1u << 20) + 3,
+					(64u << 20) + 5 };
+
+	begin("copies");
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		round_trip(sizes[i], (uint32_t)i * 77u + 1);
+	end();
+}
+
+static void test_meminfo(void)
+{
+	size_t free0 = 0, free1 = 0, free2 = 0, total = 0;
+	const size_t n = 256u << 20;
+	CUdeviceptr d = 0;
+
+	begin("meminfo");
+	if (!OK(cuMemGetInfo(&free0, &total)))
+		goto out;
+	EXPECT(total == (1ull << 30) && free0 <= total, "free %zu total %zu",
+	       free0, total);
+	if (!OK(cuMemAlloc(&d, n)))
+		goto out;
+	if (OK(cuMemGetInfo(&free1, &total)))
+		EXPECT(free1 + n <= free0, "free %zu after allocating %zu "
+		       "(before: %zu)", free1, n, free0);
+	OK(cuMemFree(d));
+	if (OK(cuMemGetInfo(&free2, &total)))
+		EXPECT(free2 == free0, "free %zu after freeing, %zu before",
+		       free2, free0);
+out:
+	end();
+}
+
+static void test_memset(void)
+{
+	const size_t n = 1u << 20;
+	uint8_t *h = malloc(n);
+	CUdeviceptr d = 0;
+	size_t i;
+
+	begin("memset");
+	if (!h || !OK(cuMemAlloc(&d, n)))
+		goto out;
+	if (OK(cuMemsetD8(d, 0xab, n)) && OK(cuMemcpyDtoH(h, d, n))) {
+		for (i = 0; i < n && h[i] == 0xab; i++)
+			;
+		EXPECT(i == n, "D8: byte %zu is %#x", i, h[i]);
+	}
+	if (OK(cuMemsetD16(d, 0x1234, n / 2)) && OK(cuMemcpyDtoH(h, d, n))) {
+		uint16_t v;
+
+		for (i = 0; i < n / 2; i++) {
+			memcpy(&v, h + 2 * i, 2);
+			if (v != 0x1234)
+				break;
+		}
+		EXPECT(i == n / 2, "D16: element %zu is %#x", i, v);
+	}
+	if (OK(cuMemsetD32(d, 0xdeadbeefu, n / 4)) &&
+	    OK(cuMemcpyDtoH(h, d, n))) {
+		uint32_t v;
+
+		for (i = 0; i < n / 4; i++) {
+			memcpy(&v, h + 4 * i, 4);
+			if (v != 0xdeadbeefu)
+				break;
+		}
+		EXPECT(i == n / 4, "D32: element %zu is %#x", i, v);
+	}
+	/* a memset in the middle leaves its neighbours alone */
+	if (OK(cuMemsetD8(d, 0, n)) && OK(cuMemsetD8(d + 3, 0x5a, 10)) &&
+	    OK(cuMemcpyDtoH(h, d, 16)))
+		EXPECT(h[2] == 0 && h[3] == 0x5a && h[12] == 0x5a &&
+		       h[13] == 0, "partial D8: %#x %#x %#x %#x", h[2], h[3],
+		       h[12], h[13]);
+	/* out of range: an error, not a crash of the worker */
+	EXPECT(cuMemsetD8(d + n - 4, 1, 8) == CUDA_ERROR_INVALID_VALUE,
+	       "a memset past the allocation did not fail");
+	OK(cuMemFree(d));
+out:
+	free(h);
+	end();
+}
+
+static void test_dtod(void)
+{
+	const size_t n = (3u << 20) + 11;
+	uint8_t *h = malloc(n);
+	CUdeviceptr a = 0, b = 0;
+	size_t bad;
+
+	begin("dtod");
+	if (!h || !OK(cuMemAlloc(&a, n)) || !OK(cuMemAlloc(&b, n)))
+		goto out;
+	fill(h, n, 99);
+	if (OK(cuMemcpyHtoD(a, h, n)) && OK(cuMemsetD8(b, 0, n)) &&
+	    OK(cuMemcpyDtoD(b, a, n))) {
+		memset(h, 0, n);
+		if (OK(cuMemcpyDtoH(h, b, n))) {
+			bad = check_pat(h, n, 99);
+			EXPECT(bad == n, "byte %zu differs", bad);
+		}
+	}
+out:
+	if (a)
+		cuMemFree(a);
+	if (b)
+		cuMemFree(b);
+	free(h);
+	end();
+}
+
+static void test_module(void)
+{
+	static const size_t off[] = { 0, 8, 16, 24 }, size[] = { 8, 8, 8, 4 };
+	CUfunction f2 = NULL;
+	size_t o, s;
+
+	begin("module");
+	if (!OK(cuModuleLoadData(&mod, fake_image)) ||
+	    !OK(cuModuleGetFunction(&vadd, mod, "xgpu_fake_vadd")))
+		goto out;
+	for (size_t i = 0; i < 4; i++) {
+		if (OK(cuFuncGetParamInfo(vadd, i, &o, &s)))
+			EXPECT(o == off[i] && s == size[i], "param %zu at %zu "
+			       "size %zu", i, o, s);
+	}
+	EXPECT(cuFuncGetParamInfo(vadd, 4, &o, &s) == CUDA_ERROR_INVALID_VALUE,
+	       "param 4 of a 4-parameter function");
+	EXPECT(cuModuleGetFunction(&f2, mod, "no_such_kernel") ==
+	       CUDA_ERROR_NOT_FOUND, "an unknown kernel was found");
+	{
+		CUmodule bad = NULL;
+		static const char not_an_image[] = "this is not a module";
+
+		EXPECT(cuModuleLoadData(&bad, not_an_image) ==
+		       CUDA_ERROR_INVALID_IMAGE, "a bad image loaded");
+	}
+out:
+	end();
+}
+
+#define VN 1000
+
+static int vadd_check(CUdeviceptr dc, const float *a, const float *b)
+{
+	float c[VN];
+
+	if (!OK(cuMemcpyDtoH(c, dc, sizeof(c))))
+		return 0;
+	for (int i = 0; i < VN; i++) {
+		if (c[i] != a[i] + b[i]) {
+			failf("c[%d] = %g, expected %g", i, c[i], a[i] + b[i]);
+			return 0;
+		}
+	}
+	return 1;
+}
+
+static void test_launch(void)
+{
+	float a[VN], b[VN];
+	CUdeviceptr da = 0, db = 0, dc = 0;
+	int n = VN;
+
+	begin("launch");
+	if (!vadd) {
+		failf("no function (module step failed)");
+		goto out;
+	}
+	for (int i = 0; i < VN; i++) {
+		a[i] = (float)i * 0.5f;
+		b[i] = 1000.0f - (float)i;
+	}
+	if (!OK(cuMemAlloc(&da, sizeof(a))) || !OK(cuMemAlloc(&db, sizeof(b))) ||
+	    !OK(cuMemAlloc(&dc, sizeof(a))) ||
+	    !OK(cuMemcpyHtoD(da, a, sizeof(a))) ||
+	    !OK(cuMemcpyHtoD(db, b, sizeof(b))))
+		goto out;
+	{
+		void *params[] = { &da, &db, &dc, &n };
+
+		if (OK(cuMemsetD32(dc, 0, VN)) &&
+		    OK(cuLaunchKernel(vadd, (VN + 255) / 256, 1, 1, 256, 1, 1,
+				      0, NULL, params, NULL)) &&
+		    OK(cuCtxSynchronize()))
+			vadd_check(dc, a, b);
+	}
+	{
+		/* the `extra` form: one buffer laid out as the kernel's
+		 * parameters are */
+		uint8_t buf[32];
+		size_t bsize = 28;
+		void *extra[] = { CU_LAUNCH_PARAM_BUFFER_POINTER, buf,
+				  CU_LAUNCH_PARAM_BUFFER_SIZE, &bsize,
+				  CU_LAUNCH_PARAM_END };
+
+		memset(buf, 0, sizeof(buf));
+		memcpy(buf, &da, 8);
+		memcpy(buf + 8, &db, 8);
+		memcpy(buf + 16, &dc, 8);
+		memcpy(buf + 24, &n, 4);
+		if (OK(cuMemsetD32(dc, 0, VN)) &&
+		    OK(cuLaunchKernel(vadd, 4, 1, 1, 256, 1, 1, 0, NULL, NULL,
+				      extra)) &&
+		    OK(cuCtxSynchronize()))
+			vadd_check(dc, a, b);
+	}
+out:
+	if (da)
+		cuMemFree(da);
+	if (db)
+		cuMemFree(db);
+	if (dc)
+		cuMemFree(dc);
+	end();
+}
+
+static int fill_check(CUdeviceptr d, uint32_t v, int n)
+{
+	uint32_t h[256];
+
+	if (!OK(cuMemcpyDtoH(h, d, sizeof(uint32_t) * (size_t)n)))
+		return 0;
+	for (int i = 0; i < n; i++) {
+		if (h[i] != v) {
+			failf("p[%d] = %#x, expected %#x", i, h[i], v);
+			return 0;
+		}
+	}
+	return 1;
+}
+
+static void test_library(void)
+{
+	CUlibrary lib = NULL;
+	CUkernel k = NULL;
+	CUfunction f = NULL;
+	CUdeviceptr d = 0;
+	uint32_t v = 0xc0ffee11u;
+	int n = 256;
+	void *params[] = { &d, &v, &n };
+	size_t o, s;
+
+	begin("library");
+	if (!OK(cuLibraryLoadData(&lib, fake_image, NULL, NULL, 0, NULL, NULL,
+				  0)) ||
+	    !OK(cuLibraryGetKernel(&k, lib, "xgpu_fake_fill")) ||
+	    !OK(cuMemAlloc(&d, 256 * sizeof(uint32_t))))
+		goto out;
+	if (OK(cuKernelGetParamInfo(k, 2, &o, &s)))
+		EXPECT(o == 12 && s == 4, "fill param 2 at %zu size %zu", o, s);
+	/* a CUkernel launches as a CUfunction, as cudart does it */
+	if (OK(cuMemsetD32(d, 0, 256)) &&
+	    OK(cuLaunchKernel((CUfunction)k, 1, 1, 1, 256, 1, 1, 0, NULL,
+			      params, NULL)) &&
+	    OK(cuCtxSynchronize()))
+		fill_check(d, v, n);
+	v = 0x12345678u;
+	if (OK(cuKernelGetFunction(&f, k)) && OK(cuMemsetD32(d, 0, 256)) &&
+	    OK(cuLaunchKernel(f, 1, 1, 1, 256, 1, 1, 0, NULL, params, NULL)) &&
+	    OK(cuCtxSynchronize()))
+		fill_check(d, v, n);
+out:
+	if (d)
+		cuMemFree(d);
+	if (lib)
+		OK(cuLibraryUnload(lib));
+	end();
+}
+
+static void test_scale(void)
+{
+	static const size_t off[] = { 0, 8, 16, 20 }, size[] = { 8, 8, 1, 4 };
+	double h[100], r[100];
+	CUfunction f = NULL;
+	CUdeviceptr d = 0;
+	double s = 2.5;
+	char m = 'm';
+	int n = 100;
+	void *params[] = { &d, &s, &m, &n };
+	size_t o, z;
+
+	begin("scale");
+	if (!mod || !OK(cuModuleGetFunction(&f, mod, "xgpu_fake_scale")))
+		goto out;
+	for (size_t i = 0; i < 4; i++)
+		if (OK(cuFuncGetParamInfo(f, i, &o, &z)))
+			EXPECT(o == off[i] && z == size[i], "param %zu at %zu "
+			       "size %zu", i, o, z);
+	for (int i = 0; i < n; i++)
+		h[i] = i - 50.25;
+	if (!OK(cuMemAlloc(&d, sizeof(h))) || !OK(cuMemcpyHtoD(d, h, sizeof(h))))
+		goto out;
+	/* multiply, then add: the char and the int after it must arrive */
+	if (OK(cuLaunchKernel(f, 1, 1, 1, 128, 1, 1, 0, NULL, params, NULL))) {
+		s = 1.0;
+		m = 'a';
+		if (OK(cuLaunchKernel(f, 1, 1, 1, 128, 1, 1, 0, NULL, params,
+				      NULL)) &&
+		    OK(cuCtxSynchronize()) &&
+		    OK(cuMemcpyDtoH(r, d, sizeof(r)))) {
+			for (int i = 0; i < n; i++) {
+				if (r[i] != h[i] * 2.5 + 1.0) {
+					failf("p[%d] = %g, expected %g", i,
+					      r[i], h[i] * 2.5 + 1.0);
+					break;
+				}
+			}
+		}
+	}
+out:
+	if (d)
+		cuMemFree(d);
+	end();
+}
+
+static void test_global(void)
+{
+	CUdeviceptr g = 0;
+	size_t size = 0;
+	uint8_t in[256], out[256];
+
+	begin("global");
+	if (!mod || !OK(cuModuleGetGlobal(&g, &size, mod, "xgpu_fake_global")))
+		goto out;
+	EXPECT(size == 256, "global of %zu bytes", size);
+	fill(in, sizeof(in), 5);
+	if (OK(cuMemcpyHtoD(g, in, sizeof(in))) &&
+	    OK(cuMemcpyDtoH(out, g, sizeof(out))))
+		EXPECT(memcmp(in, out, sizeof(in)) == 0, "global contents");
+out:
+	end();
+}
+
+static void test_streams_events(void)
+{
+	CUstream s = NULL;
+	CUevent e0 = NULL, e1 = NULL, e2 = NULL;
+	CUfunction spin = NULL;
+	float ms = -1.0f;
+	int wait_ms = 20;
+	void *params[] = { &wait_ms };
+
+	begin("streams+events");
+	if (!mod || !OK(cuModuleGetFunction(&spin, mod, "xgpu_fake_spin")) ||
+	    !OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING)) ||
+	    !OK(cuEventCreate(&e0, CU_EVENT_DEFAULT)) ||
+	    !OK(cuEventCreate(&e1, CU_EVENT_DEFAULT)) ||
+	    !OK(cuEventCreate(&e2, CU_EVENT_DEFAULT)))
+		goto out;
+	if (OK(cuEventRecord(e0, s)) &&
+	    OK(cuLaunchKernel(spin, 1, 1, 1, 1, 1, 1, 0, s, params, NULL)) &&
+	    OK(cuEventRecord(e1, s)) && OK(cuStreamWaitEvent(NULL, e1, 0)) &&
+	    OK(cuStreamSynchronize(s)) && OK(cuEventSynchronize(e1)) &&
+	    OK(cuStreamQuery(s)) && OK(cuEventQuery(e1)) &&
+	    OK(cuEventElapsedTime(&ms, e0, e1)))
+		EXPECT(ms >= 0.0f && ms < 60000.0f, "elapsed %g ms", ms);
+	/* the fake sleeps for real: 20 ms must show */
+	EXPECT(ms >= 15.0f, "elapsed %g ms around a 20 ms kernel", ms);
+	EXPECT(cuEventElapsedTime(&ms, e0, e2) == CUDA_ERROR_INVALID_HANDLE,
+	       "elapsed time to an unrecorded event");
+out:
+	if (e0)
+		OK(cuEventDestroy(e0));
+	if (e1)
+		OK(cuEventDestroy(e1));
+	if (e2)
+		OK(cuEventDestroy(e2));
+	if (s)
+		OK(cuStreamDestroy(s));
+	OK(cuCtxSynchronize());
+	end();
+}
+
+static void test_pinned(void)
+{
+	const size_t n = (2u << 20) + 7;
+	uint8_t *h = NULL, *h2 = NULL;
+	CUdeviceptr d = 0;
+	CUstream s = NULL;
+	size_t bad;
+
+	begin("pinned");
+	if (!OK(cuMemAllocHost((void **)&h, n)) ||
+	    !OK(cuMemAllocHost((void **)&h2, n)) || !OK(cuMemAlloc(&d, n)) ||
+	    !OK(cuStreamCreate(&s, 0)))
+		goto out;
+	fill(h, n, 1234);
+	memset(h2, 0, n);
+	if (OK(cuMemcpyHtoD(d, h, n)) && OK(cuMemcpyDtoH(h2, d, n))) {
+		bad = check_pat(h2, n, 1234);
+		EXPECT(bad == n, "sync: byte %zu differs", bad);
+	}
+	fill(h, n, 4321);
+	memset(h2, 0, n);
+	if (OK(cuMemcpyHtoDAsync(d, h, n, s)) &&
+	    OK(cuMemcpyDtoHAsync(h2, d, n, s)) && OK(cuStreamSynchronize(s))) {
+		bad = check_pat(h2, n, 4321);
+		EXPECT(bad == n, "async: byte %zu differs", bad);
+	}
+out:
+	if (s)
+		cuStreamDestroy(s);
+	if (d)
+		cuMemFree(d);
+	if (h)
+		OK(cuMemFreeHost(h));
+	if (h2)
+		OK(cuMemFreeHost(h2));
+	end();
+}
+
+static void test_deferred_error(void)
+{
+	CUdeviceptr a = 0, b = 0, c = 0;
+	int n = VN;
+	void *params[] = { &a, &b, &c, &n };
+	CUresult rc;
+
+	begin("deferred-error");
+	if (!vadd || !OK(cuMemAlloc(&a, VN * sizeof(float))) ||
+	    !OK(cuMemAlloc(&b, VN * sizeof(float))))
+		goto out;
+	/* c's last element lies 4 bytes past a's allocation */
+	c = a + 4;
+	rc = cuLaunchKernel(vadd, 4, 1, 1, 256, 1, 1, 0, NULL, params, NULL);
+	EXPECT(rc == CUDA_SUCCESS, "a posted launch returned %s at once",
+	       errname(rc));
+	rc = cuCtxSynchronize();
+	EXPECT(rc == CUDA_ERROR_ILLEGAL_ADDRESS, "cuCtxSynchronize returned "
+	       "%s, expected CUDA_ERROR_ILLEGAL_ADDRESS", errname(rc));
+	/* reported once (the fake device does not make it sticky) */
+	rc = cuCtxSynchronize();
+	EXPECT(rc == CUDA_SUCCESS, "the error came back twice (%s)",
+	       errname(rc));
+out:
+	if (a)
+		cuMemFree(a);
+	if (b)
+		cuMemFree(b);
+	end();
+}
+
+static void test_error_names(void)
+{
+	const char *s = NULL;
+
+	begin("error-names");
+	if (OK(cuGetErrorName(CUDA_ERROR_ILLEGAL_ADDRESS, &s)))
+		EXPECT(s && strcmp(s, "CUDA_ERROR_ILLEGAL_ADDRESS") == 0,
+		       "name \"%s\"", s ? s : "(null)");
+	if (OK(cuGetErrorName(CUDA_SUCCESS, &s)))
+		EXPECT(s && strcmp(s, "CUDA_SUCCESS") == 0, "name \"%s\"",
+		       s ? s : "(null)");
+	EXPECT(cuGetErrorName((CUresult)987654, &s) ==
+	       CUDA_ERROR_INVALID_VALUE, "a name for error 987654");
+	end();
+}
+
+static void test_cleanup(void)
+{
+	size_t free_b = 0, total = 0;
+
+	begin("cleanup");
+	if (mod)
+		OK(cuModuleUnload(mod));
+	if (OK(cuMemGetInfo(&free_b, &total)))
+		EXPECT(free_b == total, "%zu bytes still allocated",
+		       total - free_b);
+	OK(cuCtxSynchronize());
+	OK(cuDevicePrimaryCtxRelease(dev));
+	end();
+}
+
+int main(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	test_init();
+	if (failures) {
+		printf("basic: cuInit failed; nothing else to try\n");
+		return 1;
+	}
+	test_device();
+	test_context();
+	test_copies();
+	test_meminfo();
+	test_memset();
+	test_dtod();
+	test_module();
+	test_launch();
+	test_library();
+	test_scale();
+	test_global();
+	test_streams_events();
+	test_pinned();
+	test_deferred_error();
+	test_error_names();
+	test_cleanup();
+	printf("basic: %d step(s) failed\n", failures);
+	return failures ? 1 : 0;
+}

@@ -1,0 +1,615 @@
+// SPDX-License-Identifier: MIT
+/*
+ * hostile: a guest that speaks the local transport itself and misbehaves,
+ * to check that the backend closes the channel of a guest that breaks the
+ * protocol (and only that channel).
+ *
+ *   hostile MODE [SOCKET]      (SOCKET defaults to $XGPU_SOCKET)
+ *
+ * Modes:
+ *   garbage       random bytes in the ring, the first header with nslots 0
+ *   overflow      req_prod far beyond the ring
+ *   bigslots      a header claiming more slots than were published
+ *   badmemref     MEMCPY_HTOD whose source runs past the data area
+ *   badop         op 9999 (answered NOT_IMPL, as xgpuif.md says for an
+ *                 op the backend does not know), then a known op with a
+ *                 payload shorter than its arguments (closes)
+ *   badhandshake  wrong magic, oversize ring order, unsealed memfd, memfd
+ *                 smaller than announced, no descriptors: one connection each
+ *   truncate      shrinking and growing the sealed memfd after connecting
+ *                 must fail; the worker must still answer; then a malformed
+ *                 header (closes)
+ *
+ * Each connection must be closed by the backend within 5 s.  For every
+ * connection it prints "hostile: client N" (the backend's id, for finding
+ * its log lines); it ends with "PASS hostile MODE" or "FAIL hostile MODE:
+ * why" and exits 0 or 1.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "xgpuif_ring.h"
+
+#define CLOSE_TIMEOUT_MS 5000
+#define REPLY_TIMEOUT_MS 5000
+#define DATA_PAGES 64u
+
+static const char *mode;
+static int failed;
+
+struct conn {
+	int sock;
+	int memfd;
+	int kick_back;
+	int kick_guest;
+	void *map;
+	size_t map_bytes;
+	unsigned int order;
+	uint32_t client_id;
+	struct xgpuif_front_ring ring;
+	uint8_t *data;
+	size_t data_bytes;
+	uint64_t next_id;
+};
+
+static void fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("FAIL hostile %s: ", mode);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	failed = 1;
+}
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+static int send_fds(int sock, const void *msg, size_t len, const int *fds,
+		    int nfds)
+{
+	char cbuf[CMSG_SPACE(sizeof(int) * 4)];
+	struct iovec iov = { (void *)msg, len };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *cm;
+
+	memset(cbuf, 0, sizeof(cbuf));
+	if (nfds) {
+		mh.msg_control = cbuf;
+		mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+		memcpy(CMSG_DATA(cm), fds, sizeof(int) * nfds);
+	}
+	return sendmsg(sock, &mh, MSG_NOSIGNAL) == (ssize_t)len ? 0 : -errno;
+}
+
+static int connect_sock(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int s;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -1;
+	strcpy(sa.sun_path, path);
+	s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return -1;
+	if (connect(s, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		close(s);
+		return -1;
+	}
+	return s;
+}
+
+/* how a handshake is to be spoiled */
+enum spoil {
+	HS_OK,
+	HS_MAGIC,	/* wrong magic in the connect message */
+	HS_ORDER,	/* ring order beyond the maximum */
+	HS_UNSEALED,	/* memfd without seals */
+	HS_SMALL,	/* memfd smaller than ring + data announced */
+	HS_NOFDS,	/* no descriptors at all */
+	HS_MINSEALS,	/* only the seals the backend insists on */
+};
+
+/*
+ * Connect and shake hands.  Returns the backend's status (0: connected,
+ * < 0 refused), or 1 when no status came (the backend just hung up);
+ * -1000 for a local failure.
+ */
+static int handshake(struct conn *c, const char *path, enum spoil how)
+{
+	struct xgpuif_local_welcome wel;
+	struct xgpuif_local_connect con;
+	struct xgpuif_local_status st;
+	unsigned int seals = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
+	size_t real_bytes;
+	int fds[3];
+	ssize_t n;
+
+	memset(c, 0, sizeof(*c));
+	c->memfd = c->kick_back = c->kick_guest = -1;
+	c->sock = connect_sock(path);
+	if (c->sock < 0) {
+		fail("cannot connect to %s: %s", path, strerror(errno));
+		return -1000;
+	}
+	n = recv(c->sock, &wel, sizeof(wel), 0);
+	if (n != (ssize_t)sizeof(wel) || wel.magic != XGPUIF_MAGIC) {
+		fail("no welcome from the backend");
+		return -1000;
+	}
+	c->client_id = wel.client_id;
+	printf("hostile: client %u\n", c->client_id);
+	fflush(stdout);
+
+	c->order = how == HS_ORDER ? 20 : XGPUIF_DEFAULT_RING_ORDER;
+	if (c->order > wel.max_ring_order && how != HS_ORDER)
+		c->order = wel.max_ring_order;
+	c->data_bytes = (size_t)DATA_PAGES * XGPUIF_PAGE_SIZE;
+	/* an oversize order is announced, not allocated */
+	c->map_bytes = ((size_t)XGPUIF_PAGE_SIZE <<
+			(how == HS_ORDER ? XGPUIF_DEFAULT_RING_ORDER :
+					   c->order)) + c->data_bytes;
+	real_bytes = how == HS_SMALL ? c->map_bytes / 2 : c->map_bytes;
+	if (how == HS_UNSEALED)
+		seals = 0;
+	else if (how == HS_MINSEALS)
+		seals = F_SEAL_SHRINK | F_SEAL_GROW;
+
+	c->memfd = memfd_create("xgpu-hostile", MFD_CLOEXEC |
+				(seals ? MFD_ALLOW_SEALING : 0));
+	c->kick_back = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	c->kick_guest = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (c->memfd < 0 || c->kick_back < 0 || c->kick_guest < 0 ||
+	    ftruncate(c->memfd, (off_t)real_bytes) < 0 ||
+	    (seals && fcntl(c->memfd, F_ADD_SEALS, seals) < 0)) {
+		fail("cannot create shared memory: %s", strerror(errno));
+		return -1000;
+	}
+	c->map_bytes = real_bytes;
+	c->map = mmap(NULL, c->map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED,
+		      c->memfd, 0);
+	if (c->map == MAP_FAILED) {
+		c->map = NULL;
+		fail("mmap: %s", strerror(errno));
+		return -1000;
+	}
+	SHARED_RING_INIT((struct xgpuif_sring *)c->map);
+	FRONT_RING_INIT(&c->ring, (struct xgpuif_sring *)c->map,
+			(size_t)XGPUIF_PAGE_SIZE << (how == HS_ORDER ?
+				XGPUIF_DEFAULT_RING_ORDER : c->order));
+	if (how != HS_ORDER)
+		c->data = (uint8_t *)c->map +
+			  ((size_t)XGPUIF_PAGE_SIZE << c->order);
+
+	memset(&con, 0, sizeof(con));
+	con.magic = how == HS_MAGIC ? 0xdeadbeefu : XGPUIF_MAGIC;
+	con.version = XGPUIF_VERSION;
+	con.ring_order = c->order;
+	con.data_pages = DATA_PAGES;
+	con.pid = (uint32_t)getpid();
+	snprintf(con.name, sizeof(con.name), "hostile-%s", mode);
+	fds[0] = c->memfd;
+	fds[1] = c->kick_back;
+	fds[2] = c->kick_guest;
+	if (send_fds(c->sock, &con, sizeof(con), fds,
+		     how == HS_NOFDS ? 0 : 3)) {
+		fail("cannot send the handshake: %s", strerror(errno));
+		return -1000;
+	}
+	n = recv(c->sock, &st, sizeof(st), 0);
+	if (n == 0)
+		return 1;
+	if (n != (ssize_t)sizeof(st) || st.magic != XGPUIF_MAGIC) {
+		fail("malformed status from the backend (%zd bytes)", n);
+		return -1000;
+	}
+	if (st.status) {
+		st.msg[sizeof(st.msg) - 1] = 0;
+		printf("hostile: refused (%d): %s\n", st.status, st.msg);
+	}
+	return st.status;
+}
+
+static void conn_close(struct conn *c)
+{
+	if (c->map)
+		munmap(c->map, c->map_bytes);
+	if (c->memfd >= 0)
+		close(c->memfd);
+	if (c->kick_back >= 0)
+		close(c->kick_back);
+	if (c->kick_guest >= 0)
+		close(c->kick_guest);
+	if (c->sock >= 0)
+		close(c->sock);
+	memset(c, 0, sizeof(*c));
+}
+
+static void kick(struct conn *c)
+{
+	uint64_t one = 1;
+
+	(void)!write(c->kick_back, &one, sizeof(one));
+}
+
+/* publish the slots written so far and wake the worker */
+static void publish(struct conn *c)
+{
+	RING_PUSH_REQUESTS(&c->ring);
+	kick(c);
+}
+
+/* did the backend hang up within timeout_ms?  (it never writes after the
+ * handshake, so readable means closed) */
+static int wait_closed(struct conn *c, int timeout_ms)
+{
+	struct pollfd pfd = { .fd = c->sock, .events = POLLIN };
+	long t0 = now_ms();
+	char b;
+
+	for (;;) {
+		long left = timeout_ms - (now_ms() - t0);
+		int n;
+
+		if (left <= 0)
+			return 0;
+		n = poll(&pfd, 1, (int)left);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return 0;
+		if (pfd.revents & (POLLHUP | POLLERR))
+			return 1;
+		if (recv(c->sock, &b, 1, MSG_DONTWAIT) <= 0)
+			return 1;
+	}
+}
+
+static void expect_closed(struct conn *c, const char *what)
+{
+	long t0 = now_ms();
+
+	if (!wait_closed(c, CLOSE_TIMEOUT_MS))
+		fail("%s: the backend did not close the connection within "
+		     "%d ms", what, CLOSE_TIMEOUT_MS);
+	else
+		printf("hostile: %s: closed after %ld ms\n", what,
+		       now_ms() - t0);
+}
+
+/*
+ * One well-formed request; waits for its reply.  0 and *status, or -1 if
+ * no reply came (the reply's payload goes to reply, up to rcap bytes).
+ */
+static int call(struct conn *c, uint16_t op, uint64_t ctx, const void *args,
+		uint32_t alen, void *reply, uint32_t rcap, int32_t *status)
+{
+	struct xgpuif_request hdr;
+	struct xgpuif_response rsp;
+	struct xgpuif_iov iov = { args, alen };
+	uint32_t nslots = xgpuif_slots_for(alen);
+	long t0 = now_ms();
+
+	if (xgpuif_slots_for(rcap) > nslots)
+		nslots = xgpuif_slots_for(rcap);
+	memset(&hdr, 0, sizeof(hdr));
+	hdr.id = ++c->next_id;
+	hdr.op = op;
+	hdr.ctx = ctx;
+	xgpuif_front_put(&c->ring, &hdr, &iov, alen ? 1 : 0, nslots);
+	publish(c);
+	while (__atomic_load_n(&c->ring.sring->rsp_prod, __ATOMIC_ACQUIRE) ==
+	       c->ring.rsp_cons) {
+		struct pollfd pfd[2] = {
+			{ .fd = c->kick_guest, .events = POLLIN },
+			{ .fd = c->sock, .events = POLLIN },
+		};
+		uint64_t v;
+
+		if (now_ms() - t0 > REPLY_TIMEOUT_MS)
+			return -1;
+		c->ring.sring->rsp_event = c->ring.rsp_cons + 1;
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		if (c->ring.sring->rsp_prod != c->ring.rsp_cons)
+			break;
+		if (poll(pfd, 2, 50) > 0) {
+			if (pfd[1].revents)
+				return -1;	/* hung up */
+			(void)!read(c->kick_guest, &v, sizeof(v));
+		}
+	}
+	RING_COPY_RESPONSE(&c->ring, c->ring.rsp_cons, &rsp);
+	if (rsp.id != hdr.id || rsp.nslots != nslots) {
+		fail("reply %llu/%u does not match request %llu/%u",
+		     (unsigned long long)rsp.id, rsp.nslots,
+		     (unsigned long long)hdr.id, nslots);
+		return -1;
+	}
+	if (reply && rcap) {
+		uint32_t n = rsp.len < rcap ? rsp.len : rcap;
+
+		memset(reply, 0, rcap);
+		xgpuif_msg_read(c->ring.sring->ring, RING_SIZE(&c->ring),
+				c->ring.rsp_cons, 0, reply, n);
+	}
+	c->ring.rsp_cons += nslots;
+	*status = rsp.status;
+	return 0;
+}
+
+/* a header the backend must refuse: nslots 0 */
+static void send_bad_header(struct conn *c)
+{
+	struct xgpuif_request *r = RING_GET_REQUEST(&c->ring,
+						    c->ring.req_prod_pvt);
+
+	memset(r, 0, sizeof(*r));
+	r->id = ++c->next_id;
+	r->op = XGPUIF_OP_INIT;
+	r->nslots = 0;
+	c->ring.req_prod_pvt++;
+	publish(c);
+}
+
+static uint32_t rnd_state = 0x9e3779b9u;
+
+static uint32_t rnd(void)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 17;
+	rnd_state ^= rnd_state << 5;
+	return rnd_state;
+}
+
+/* ---- modes --------------------------------------------------------------------- */
+
+static int connected(struct conn *c, const char *path, enum spoil how)
+{
+	int st = handshake(c, path, how);
+
+	if (st == 0)
+		return 0;
+	if (st != -1000)
+		fail("the backend refused a well-formed handshake (%d)", st);
+	return -1;
+}
+
+static void mode_garbage(const char *path)
+{
+	struct conn c;
+	uint8_t *ring;
+	size_t n;
+
+	if (connected(&c, path, HS_OK))
+		return;
+	ring = (uint8_t *)c.ring.sring->ring;
+	n = (size_t)RING_SIZE(&c.ring) * XGPUIF_SLOT_SIZE;
+	for (size_t i = 0; i < n; i++)
+		ring[i] = (uint8_t)rnd();
+	/* whatever the random header says, it claims zero slots */
+	RING_GET_REQUEST(&c.ring, 0)->nslots = 0;
+	c.ring.req_prod_pvt = 8;
+	publish(&c);
+	expect_closed(&c, "garbage");
+	conn_close(&c);
+}
+
+static void mode_overflow(const char *path)
+{
+	struct conn c;
+
+	if (connected(&c, path, HS_OK))
+		return;
+	__atomic_store_n(&c.ring.sring->req_prod, 0x40000000u,
+			 __ATOMIC_RELEASE);
+	kick(&c);
+	expect_closed(&c, "overflow");
+	conn_close(&c);
+}
+
+static void mode_bigslots(const char *path)
+{
+	struct conn c;
+	struct xgpuif_request *r;
+
+	if (connected(&c, path, HS_OK))
+		return;
+	r = RING_GET_REQUEST(&c.ring, 0);
+	memset(r, 0, sizeof(*r));
+	r->id = 1;
+	r->op = XGPUIF_OP_INIT;
+	r->nslots = 40;
+	r->len = 8;
+	c.ring.req_prod_pvt = 3;	/* only 3 of the 40 published */
+	publish(&c);
+	expect_closed(&c, "bigslots");
+	conn_close(&c);
+}
+
+static void mode_badmemref(const char *path)
+{
+	struct xgpuif_init_args ia = { 0, XGPUIF_VERSION };
+	struct xgpuif_device_args da = { 0, 0 };
+	struct xgpuif_mem_alloc_args ma = { 4096 };
+	struct xgpuif_ctx_reply cr = { 0 };
+	struct xgpuif_dptr_reply dr = { 0 };
+	struct xgpuif_memcpy_htod_args h;
+	struct xgpuif_init_reply ir;
+	struct xgpuif_request hdr;
+	struct xgpuif_iov iov;
+	struct conn c;
+	int32_t st;
+
+	if (connected(&c, path, HS_OK))
+		return;
+	/* a real device pointer, so that only the memref is wrong */
+	if (call(&c, XGPUIF_OP_INIT, 0, &ia, sizeof(ia), &ir, sizeof(ir),
+		 &st) ||
+	    call(&c, XGPUIF_OP_PRIMARY_CTX_RETAIN, 0, &da, sizeof(da), &cr,
+		 sizeof(cr), &st) ||
+	    call(&c, XGPUIF_OP_MEM_ALLOC, cr.ctx, &ma, sizeof(ma), &dr,
+		 sizeof(dr), &st)) {
+		fail("no reply to a well-formed request");
+		conn_close(&c);
+		return;
+	}
+	if (st)
+		printf("hostile: MEM_ALLOC answered %d; going on with a NULL "
+		       "device pointer\n", st);
+
+	memset(&h, 0, sizeof(h));
+	h.dst = dr.dptr;
+	h.src.region = XGPUIF_REGION_DATA;
+	h.src.off = c.data_bytes - 16;	/* runs 4080 bytes past the end */
+	h.src.len = 4096;
+	memset(&hdr, 0, sizeof(hdr));
+	hdr.id = ++c.next_id;
+	hdr.op = XGPUIF_OP_MEMCPY_HTOD;
+	hdr.ctx = cr.ctx;
+	iov = (struct xgpuif_iov){ &h, sizeof(h) };
+	xgpuif_front_put(&c.ring, &hdr, &iov, 1, 1);
+	publish(&c);
+	expect_closed(&c, "badmemref");
+	conn_close(&c);
+}
+
+static void mode_badop(const char *path)
+{
+	uint8_t junk[16] = { 0 };
+	struct conn c;
+	int32_t st = 0;
+
+	if (connected(&c, path, HS_OK))
+		return;
+	if (call(&c, 9999, 0, junk, sizeof(junk), NULL, 0, &st)) {
+		fail("no reply to op 9999");
+		conn_close(&c);
+		return;
+	}
+	if (st != XGPUIF_ST_NOT_IMPL)
+		fail("op 9999 answered %d, expected XGPUIF_ST_NOT_IMPL", st);
+	/* MEM_ALLOC needs 8 bytes of arguments: send none */
+	if (call(&c, XGPUIF_OP_MEM_ALLOC, 0, NULL, 0, NULL, 0, &st) == 0 &&
+	    st != XGPUIF_ST_PROTO)
+		fail("a short MEM_ALLOC answered %d, expected "
+		     "XGPUIF_ST_PROTO", st);
+	expect_closed(&c, "badop");
+	conn_close(&c);
+}
+
+static void mode_badhandshake(const char *path)
+{
+	static const struct {
+		enum spoil how;
+		const char *what;
+	} cases[] = {
+		{ HS_MAGIC, "wrong magic" },
+		{ HS_ORDER, "ring order 20" },
+		{ HS_UNSEALED, "unsealed memfd" },
+		{ HS_SMALL, "memfd smaller than announced" },
+		{ HS_NOFDS, "no descriptors" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct conn c;
+		int st = handshake(&c, path, cases[i].how);
+
+		if (st == -1000) {
+			conn_close(&c);
+			continue;
+		}
+		if (st == 0)
+			fail("%s: the backend accepted the channel",
+			     cases[i].what);
+		expect_closed(&c, cases[i].what);
+		conn_close(&c);
+	}
+}
+
+static void mode_truncate(const char *path)
+{
+	struct xgpuif_init_args ia = { 0, XGPUIF_VERSION };
+	struct xgpuif_init_reply ir;
+	struct conn c;
+	int32_t st;
+
+	/* the least the backend accepts: no F_SEAL_SEAL */
+	if (connected(&c, path, HS_MINSEALS))
+		return;
+	if (ftruncate(c.memfd, 0) == 0)
+		fail("shrinking the channel's memfd succeeded");
+	else if (errno != EPERM)
+		fail("shrinking the memfd failed with %s, expected EPERM",
+		     strerror(errno));
+	if (ftruncate(c.memfd, (off_t)c.map_bytes * 2) == 0)
+		fail("growing the channel's memfd succeeded");
+	if (call(&c, XGPUIF_OP_INIT, 0, &ia, sizeof(ia), &ir, sizeof(ir),
+		 &st))
+		fail("the worker did not answer after the truncate attempts");
+	send_bad_header(&c);
+	expect_closed(&c, "truncate");
+	conn_close(&c);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		void (*fn)(const char *path);
+	} modes[] = {
+		{ "garbage", mode_garbage },
+		{ "overflow", mode_overflow },
+		{ "bigslots", mode_bigslots },
+		{ "badmemref", mode_badmemref },
+		{ "badop", mode_badop },
+		{ "badhandshake", mode_badhandshake },
+		{ "truncate", mode_truncate },
+	};
+	const char *path = argc > 2 ? argv[2] : getenv("XGPU_SOCKET");
+
+	signal(SIGPIPE, SIG_IGN);
+	if (argc < 2 || !path || !*path) {
+		fprintf(stderr, "usage: hostile MODE [SOCKET]\nmodes:");
+		for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+			fprintf(stderr, " %s", modes[i].name);
+		fprintf(stderr, "\n");
+		return 2;
+	}
+	mode = argv[1];
+	rnd_state ^= (uint32_t)getpid();
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		if (strcmp(modes[i].name, mode) == 0) {
+			modes[i].fn(path);
+			if (!failed)
+				printf("PASS hostile %s\n", mode);
+			return failed;
+		}
+	}
+	fprintf(stderr, "hostile: unknown mode %s\n", mode);
+	return 2;
+}

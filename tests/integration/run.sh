@@ -1,0 +1,287 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# Integration tests, no GPU needed: the guest library and the backend talk
+# over the local transport to `xen-gpubackd --fake` (the fake device of
+# xen-backend/xgpub_fake.c: host memory and a few kernels written in C).
+#
+#   O=build tests/integration/run.sh
+#
+# Prints "PASS name" or "FAIL name: why" per step and, last, exactly
+# "N passed, M failed"; exits non-zero if any step failed.  The backend's
+# log is kept (and its tail printed) when something failed.
+
+set -u
+
+O=${O:-build}
+BACKEND=$O/bin/xen-gpubackd
+T=$O/tests
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/xgpu-it.XXXXXX") || exit 1
+SOCK=$TMP/xgpu.sock
+LOG=$TMP/backend.log
+DPID=
+npass=0
+nfail=0
+
+pass() {
+	echo "PASS $1"
+	npass=$((npass + 1))
+}
+
+fail() {
+	local name=$1
+	shift
+	echo "FAIL $name${1:+: $*}"
+	nfail=$((nfail + 1))
+}
+
+# the FAIL lines (or the last lines) of a client's output, indented
+show() {
+	if grep -q '^FAIL' "$1" 2>/dev/null; then
+		grep '^FAIL' "$1" | head -n 20 | sed 's/^/    /'
+	else
+		tail -n 10 "$1" 2>/dev/null | sed 's/^/    /'
+	fi
+}
+
+stop_daemon() {
+	[ -n "$DPID" ] || return 0
+	kill -TERM "$DPID" 2>/dev/null
+	for _ in $(seq 50); do
+		kill -0 "$DPID" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -KILL "$DPID" 2>/dev/null
+	wait "$DPID" 2>/dev/null
+	DPID=
+}
+
+cleanup() {
+	local pids
+	stop_daemon
+	# clients of ours that a failed step left behind
+	pids=$(jobs -p)
+	[ -n "$pids" ] && kill -KILL $pids 2>/dev/null
+	if [ "$nfail" -gt 0 ]; then
+		echo "---- backend log (last 40 lines; all of it in $LOG)"
+		tail -n 40 "$LOG" 2>/dev/null
+	else
+		rm -rf "$TMP"
+	fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# run a client against the backend: client NAME OUTFILE [ARGS...]
+client() {
+	local name=$1 out=$2
+	shift 2
+	XGPU_SOCKET=$SOCK timeout 120 "$T/$name" "$@" >"$out" 2>&1
+}
+
+for f in "$BACKEND" "$T/basic" "$T/spin" "$T/noinit" "$T/hostile"; do
+	if [ ! -x "$f" ]; then
+		fail setup "$f is missing (make all integration)"
+		echo "$npass passed, $nfail failed"
+		exit 1
+	fi
+done
+
+# ---- (f) the daemon's help --------------------------------------------------
+
+if "$BACKEND" --help 2>&1 | grep -q -- '--local'; then
+	pass help
+else
+	fail help "xen-gpubackd --help does not describe --local"
+fi
+
+# ---- (a) no backend ---------------------------------------------------------
+
+missing=$TMP/missing.sock
+t0=$(date +%s%N)
+XGPU_SOCKET=$missing timeout 10 "$T/noinit" >"$TMP/noinit.out" \
+	2>"$TMP/noinit.err"
+rc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+nlines=$(wc -l <"$TMP/noinit.err")
+if [ "$rc" -ne 0 ]; then
+	fail no-backend "client exited $rc after $ms ms"
+	show "$TMP/noinit.out"
+elif [ "$nlines" -ne 1 ] || ! grep -qF "$missing" "$TMP/noinit.err"; then
+	fail no-backend "expected one stderr line naming $missing, got" \
+		"$nlines:"
+	sed 's/^/    /' "$TMP/noinit.err"
+else
+	pass no-backend
+fi
+
+# ---- the daemon ---------------------------------------------------------------
+
+"$BACKEND" --local "$SOCK" --foreground --fake 2>"$LOG" &
+DPID=$!
+for _ in $(seq 100); do
+	[ -S "$SOCK" ] && break
+	kill -0 "$DPID" 2>/dev/null || break
+	sleep 0.1
+done
+if [ ! -S "$SOCK" ]; then
+	fail daemon "no socket at $SOCK after 10 s"
+	echo "$npass passed, $nfail failed"
+	exit 1
+fi
+
+# ---- (b) one client -------------------------------------------------------------
+
+if client basic "$TMP/basic.out"; then
+	pass basic
+else
+	fail basic "exit status $?"
+	show "$TMP/basic.out"
+fi
+
+if [ -x "$T/threads" ]; then
+	if client threads "$TMP/threads.out"; then
+		pass threads
+	else
+		fail threads "exit status $?"
+		show "$TMP/threads.out"
+	fi
+fi
+
+# ---- (c) two clients at once ------------------------------------------------------
+
+client basic "$TMP/basic1.out" &
+p1=$!
+client basic "$TMP/basic2.out" &
+p2=$!
+wait "$p1"
+r1=$?
+wait "$p2"
+r2=$?
+if [ "$r1" -eq 0 ] && [ "$r2" -eq 0 ]; then
+	pass two-clients
+else
+	fail two-clients "exit statuses $r1 and $r2"
+	show "$TMP/basic1.out"
+	show "$TMP/basic2.out"
+fi
+
+# ---- (d) hostile guests -------------------------------------------------------------
+
+# what the backend logs when it ends a channel or refuses a guest
+ERR_RE='malformed|overflow|refused|unknown op|closing|not sealed|out of range|payload bytes'
+
+for mode in garbage overflow bigslots badmemref badop badhandshake truncate; do
+	name=hostile-$mode
+	out=$TMP/$name.out
+	client basic "$TMP/$name.basic.out" &
+	bp=$!
+	sleep 0.1
+	client hostile "$out" "$mode" "$SOCK"
+	hr=$?
+	wait "$bp"
+	br=$?
+	why=
+	if [ "$hr" -ne 0 ]; then
+		why="hostile client exited $hr"
+	elif ! kill -0 "$DPID" 2>/dev/null; then
+		why="the daemon died"
+	elif [ "$br" -ne 0 ]; then
+		why="the basic client running beside it failed ($br)"
+	fi
+	if [ -z "$why" ]; then
+		ids=$(sed -n 's/^hostile: client \([0-9]*\)$/\1/p' "$out")
+		[ -n "$ids" ] || why="the hostile client named no connection"
+		for id in $ids; do
+			if ! grep -E "worker $id: " "$LOG" | grep -qE "$ERR_RE"
+			then
+				why="no error line in the log for client $id"
+				break
+			fi
+		done
+	fi
+	if [ -z "$why" ] && ! client basic "$TMP/$name.after.out"; then
+		why="a basic client afterwards failed"
+		out=$TMP/$name.after.out
+	fi
+	if [ -z "$why" ]; then
+		pass "$name"
+	else
+		fail "$name" "$why"
+		show "$out"
+		[ "$br" -ne 0 ] && show "$TMP/$name.basic.out"
+	fi
+done
+
+# ---- (e) a guest killed in the middle of a call ------------------------------------
+
+XGPU_SOCKET=$SOCK "$T/spin" >"$TMP/spin.out" 2>&1 &
+sp=$!
+wid=
+for _ in $(seq 100); do
+	wid=$(sed -n "s/.* worker \([0-9]*\): .*pid $sp): connected.*/\1/p" \
+		"$LOG" | head -n 1)
+	[ -n "$wid" ] && grep -q '^spin: launched' "$TMP/spin.out" && break
+	kill -0 "$sp" 2>/dev/null || break
+	sleep 0.1
+done
+wpid=
+[ -n "$wid" ] &&
+	wpid=$(sed -n "s/.*: client $wid: worker pid \([0-9]*\)$/\1/p" \
+		"$LOG" | head -n 1)
+if [ -z "$wid" ] || [ -z "$wpid" ] ||
+	! grep -q '^spin: launched' "$TMP/spin.out"; then
+	fail guest-killed "the spin client did not get going"
+	show "$TMP/spin.out"
+	kill -KILL "$sp" 2>/dev/null
+	wait "$sp" 2>/dev/null
+elif sleep 0.3 && ! kill -0 "$sp" 2>/dev/null; then
+	# (the sleep lets the launch reach the worker)
+	wait "$sp"
+	fail guest-killed "the spin client ended (status $?) before it" \
+		"could be killed mid-call"
+	show "$TMP/spin.out"
+else
+	kill -KILL "$sp"
+	wait "$sp" 2>/dev/null
+	gone=0
+	exited=0
+	for _ in $(seq 50); do
+		grep -E "worker $wid: .*gone .*freed" "$LOG" >/dev/null &&
+			gone=1
+		if grep -qE "worker of client $wid \(pid $wpid\) (exited|killed)" \
+			"$LOG" || [ ! -e "/proc/$wpid" ] ||
+			grep -q '^State:.*Z' "/proc/$wpid/status" 2>/dev/null
+		then
+			exited=1
+		fi
+		[ "$gone" = 1 ] && [ "$exited" = 1 ] && break
+		sleep 0.1
+	done
+	if [ "$gone" = 1 ] && [ "$exited" = 1 ]; then
+		pass guest-killed
+	elif [ "$gone" = 0 ]; then
+		fail guest-killed "no \"gone ... freed\" line for worker $wid" \
+			"within 5 s"
+	else
+		fail guest-killed "worker $wid (pid $wpid) still running 5 s" \
+			"after its guest was killed"
+	fi
+fi
+
+# ---- the daemon survived all of it, and stops cleanly ---------------------------------
+
+if kill -0 "$DPID" 2>/dev/null; then
+	stop_daemon
+	if [ -e "$SOCK" ]; then
+		fail daemon-stop "the socket is still there after SIGTERM"
+	else
+		pass daemon-stop
+	fi
+else
+	fail daemon-stop "the daemon is gone"
+fi
+
+echo "$npass passed, $nfail failed"
+[ "$nfail" -eq 0 ]

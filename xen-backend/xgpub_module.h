@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * xgpub_module.h: what the module and launch handlers of a worker share:
+ * the per-handle data of blobs, modules, libraries, kernels and functions.
+ *
+ * Ownership (all single allocations, so that the handle table's free()
+ * of `extra` and the teardown's free() of a blob's `obj` are complete):
+ *   BLOB      obj = struct xgpub_image (the bytes), extra = NULL
+ *   MODULE    obj = CUmodule (NULL for a library's module, which its
+ *             library unloads), extra = struct xgpub_image (the image it
+ *             was loaded from; size 0 for a library's module)
+ *   LIBRARY   obj = CUlibrary, extra = struct xgpub_image (kept while the
+ *             library lives: it is loaded with BINARY_IS_PRESERVED)
+ *   KERNEL    obj = CUkernel, extra = struct xgpub_fn
+ *   FUNCTION  obj = CUfunction, extra = struct xgpub_fn
+ * `root` names the module or library whose unload ends the handle: the
+ * unload frees every handle with that root, so that no handle outlives the
+ * driver object behind it.
+ */
+#ifndef XGPUB_MODULE_H
+#define XGPUB_MODULE_H
+
+#include "xgpub.h"
+
+struct xgpub_image {
+	uint64_t size;		/* bytes of data[] */
+	CUmodule mod;		/* MODULE handles */
+	xgpuif_handle_t root;	/* MODULE handles: itself or its library */
+	uint64_t _pad;		/* keeps data[] 16-byte aligned */
+	unsigned char data[];
+};
+
+struct xgpub_fn {
+	xgpuif_handle_t root;
+	uint32_t nparams;	/* XGPUIF_PARAMS_UNKNOWN: launch via extra */
+	uint32_t param_bytes;	/* end of the last parameter */
+	struct xgpuif_param params[];
+};
+
+/*
+ * The driver object and layout of a launchable handle of wire kind
+ * `kind`: 0, CUDA_ERROR_INVALID_HANDLE, or XGPUIF_ST_PROTO for a kind
+ * that is neither XGPUIF_FN_FUNCTION nor XGPUIF_FN_KERNEL.
+ */
+int xgpub_fn_get(struct xgpub_worker *w, xgpuif_handle_t h, uint32_t kind,
+		 void **obj, const struct xgpub_fn **fn);
+
+/*
+ * Launch attributes from the wire (n entries at src, n already checked
+ * against XGPUIF_MAX_LAUNCH_ATTRS) into out[]: event handles become
+ * CUevents; attributes that may carry pointers are refused.
+ */
+int xgpub_launch_attrs(struct xgpub_worker *w, const uint8_t *src,
+		       uint32_t n, CUlaunchAttribute *out);
+
+#endif /* XGPUB_MODULE_H */

@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: MIT
+/*
+ * xgpub_op_launch.c: kernel launches and occupancy queries in a worker.
+ *
+ * LAUNCH carries the parameters flattened at the offsets of the
+ * function's layout; the worker copies them into an aligned buffer and
+ * points kernelParams[i] at offset i, or, for a function whose layout the
+ * driver did not give, hands the buffer over as
+ * CU_LAUNCH_PARAM_BUFFER_POINTER.  Launch attributes travel in the CUDA
+ * ABI's layout; event handles in them are translated, and attributes that
+ * could carry a pointer the driver would follow are refused.
+ */
+#include <limits.h>
+#include <string.h>
+
+#include "xgpub.h"
+#include "xgpub_module.h"
+
+#define ATTR_SIZE ((uint32_t)sizeof(struct xgpuif_launch_attr))
+
+_Static_assert(sizeof(CUlaunchAttribute) == sizeof(struct xgpuif_launch_attr),
+	       "launch attributes travel as the CUDA ABI lays them out");
+
+/* the dispatch thread is the only user of these */
+static _Alignas(16) uint8_t param_buf[XGPUIF_MAX_PAYLOAD];
+static void *kparams[XGPUIF_MAX_PARAMS];
+static CUlaunchAttribute attr_buf[XGPUIF_MAX_LAUNCH_ATTRS];
+
+/* attributes whose value is numbers or a device address */
+static bool attr_plain(uint32_t id)
+{
+	switch (id) {
+	case CU_LAUNCH_ATTRIBUTE_IGNORE:
+	case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW:
+	case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
+	case CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY:
+	case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
+	case CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
+	case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION:
+	case CU_LAUNCH_ATTRIBUTE_PRIORITY:
+	case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP:
+	case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN:
+	case CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION:
+	case CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
+	case CU_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCHEDULING:
+		return true;
+	default:
+		return false;
+	}
+}
+
+int xgpub_launch_attrs(struct xgpub_worker *w, const uint8_t *src,
+		       uint32_t n, CUlaunchAttribute *out)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		struct xgpuif_launch_attr a;
+
+		memcpy(&a, src + i * ATTR_SIZE, sizeof(a));
+		memset(&out[i], 0, sizeof(out[i]));
+		out[i].id = (CUlaunchAttributeID)a.id;
+		if (a.id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT ||
+		    a.id == CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT) {
+			xgpuif_handle_t h;
+			CUevent ev = NULL;
+
+			memcpy(&out[i].value, a.value, sizeof(out[i].value));
+			memcpy(&h, a.value, sizeof(h));
+			if (h) {
+				struct xgpub_hentry *e = xgpub_handle_get(
+					&w->h, h, XGPUB_H_EVENT);
+
+				if (!e)
+					return CUDA_ERROR_INVALID_HANDLE;
+				ev = e->obj;
+			}
+			/* both values put the CUevent first */
+			out[i].value.launchCompletionEvent.event = ev;
+		} else if (attr_plain(a.id)) {
+			memcpy(&out[i].value, a.value, sizeof(out[i].value));
+		} else {
+			return CUDA_ERROR_INVALID_VALUE;
+		}
+	}
+	return CUDA_SUCCESS;
+}
+
+int xgpub_op_LAUNCH(struct xgpub_worker *w, const struct xgpuif_request *req,
+		    const void *payload, uint32_t len, void *out,
+		    uint32_t *rlen)
+{
+	const uint8_t *p = payload;
+	struct xgpuif_launch_args a;
+	const struct xgpub_fn *fn;
+	void *extra[5], **ex = NULL, **kp = NULL;
+	size_t psize;
+	CUstream stream;
+	void *obj;
+	int rc;
+
+	(void)req;
+	(void)out;
+	*rlen = 0;
+	memcpy(&a, p, sizeof(a));
+	if (a.nattrs > XGPUIF_MAX_LAUNCH_ATTRS ||
+	    len != sizeof(a) + (uint64_t)a.nattrs * ATTR_SIZE + a.param_bytes)
+		return XGPUIF_ST_PROTO;
+	rc = xgpub_fn_get(w, a.func, a.kind, &obj, &fn);
+	if (rc)
+		return rc;
+	/* a known layout decides where every parameter is read from */
+	if (fn->nparams != XGPUIF_PARAMS_UNKNOWN &&
+	    a.param_bytes != fn->param_bytes)
+		return XGPUIF_ST_PROTO;
+	for (int i = 0; i < 3; i++)
+		if (!a.grid[i] || !a.block[i])
+			return CUDA_ERROR_INVALID_VALUE;
+	if (xgpub_stream(w, a.stream, &stream))
+		return CUDA_ERROR_INVALID_HANDLE;
+	rc = xgpub_launch_attrs(w, p + sizeof(a), a.nattrs, attr_buf);
+	if (rc)
+		return rc;
+	memcpy(param_buf, p + sizeof(a) + a.nattrs * ATTR_SIZE, a.param_bytes);
+	if (fn->nparams != XGPUIF_PARAMS_UNKNOWN) {
+		/* offset + size <= param_bytes was checked at registration */
+		for (uint32_t i = 0; i < fn->nparams; i++)
+			kparams[i] = param_buf + fn->params[i].offset;
+		kp = fn->nparams ? kparams : NULL;
+	} else if (a.param_bytes) {
+		psize = a.param_bytes;
+		extra[0] = CU_LAUNCH_PARAM_BUFFER_POINTER;
+		extra[1] = param_buf;
+		extra[2] = CU_LAUNCH_PARAM_BUFFER_SIZE;
+		extra[3] = &psize;
+		extra[4] = CU_LAUNCH_PARAM_END;
+		ex = extra;
+	}
+	if (a.nattrs == 0) {
+		XGPUB_NOT_SUPPORTED_IF_NULL(w, cuLaunchKernel);
+		/* a CUkernel launches through the CUfunction entry points */
+		return w->D->cuLaunchKernel(obj, a.grid[0], a.grid[1], a.grid[2],
+					    a.block[0], a.block[1], a.block[2],
+					    a.shmem, stream, kp, ex);
+	}
+	CUlaunchConfig cfg = {
+		.gridDimX = a.grid[0],
+		.gridDimY = a.grid[1],
+		.gridDimZ = a.grid[2],
+		.blockDimX = a.block[0],
+		.blockDimY = a.block[1],
+		.blockDimZ = a.block[2],
+		.sharedMemBytes = a.shmem,
+		.hStream = stream,
+		.attrs = attr_buf,
+		.numAttrs = a.nattrs,
+	};
+	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuLaunchKernelEx);
+	return w->D->cuLaunchKernelEx(&cfg, obj, kp, ex);
+}
+
+/* ---- occupancy -------------------------------------------------------------------- */
+
+int xgpub_op_OCC_MAX_ACTIVE_BLOCKS(struct xgpub_worker *w,
+				   const struct xgpuif_request *req,
+				   const void *payload, uint32_t len, void *out,
+				   uint32_t *rlen)
+{
+	struct xgpuif_occupancy_args a;
+	struct xgpuif_i32_reply r = { 0, 0 };
+	const struct xgpub_fn *fn;
+	void *obj;
+	int n = 0, rc;
+
+	(void)req;
+	(void)len;
+	*rlen = 0;
+	memcpy(&a, payload, sizeof(a));
+	rc = xgpub_fn_get(w, a.func, a.kind, &obj, &fn);
+	if (rc)
+		return rc;
+	if (a.block_size > INT_MAX)
+		return CUDA_ERROR_INVALID_VALUE;
+	XGPUB_NOT_SUPPORTED_IF_NULL(
+		w, cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags);
+	rc = w->D->cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+		&n, obj, (int)a.block_size, (size_t)a.dyn_smem, a.flags);
+	if (rc)
+		return rc;
+	r.value = n;
+	memcpy(out, &r, sizeof(r));
+	*rlen = sizeof(r);
+	return CUDA_SUCCESS;
+}
+
+int xgpub_op_OCC_AVAILABLE_DSMEM(struct xgpub_worker *w,
+				 const struct xgpuif_request *req,
+				 const void *payload, uint32_t len, void *out,
+				 uint32_t *rlen)
+{
+	struct xgpuif_occupancy_args a;
+	struct xgpuif_u64_reply r = { 0 };
+	const struct xgpub_fn *fn;
+	size_t size = 0;
+	void *obj;
+	int rc;
+
+	(void)req;
+	(void)len;
+	*rlen = 0;
+	memcpy(&a, payload, sizeof(a));
+	rc = xgpub_fn_get(w, a.func, a.kind, &obj, &fn);
+	if (rc)
+		return rc;
+	if (a.block_size > INT_MAX || a.num_blocks > INT_MAX)
+		return CUDA_ERROR_INVALID_VALUE;
+	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuOccupancyAvailableDynamicSMemPerBlock);
+	rc = w->D->cuOccupancyAvailableDynamicSMemPerBlock(
+		&size, obj, (int)a.num_blocks, (int)a.block_size);
+	if (rc)
+		return rc;
+	r.value = size;
+	memcpy(out, &r, sizeof(r));
+	*rlen = sizeof(r);
+	return CUDA_SUCCESS;
+}
+
+int xgpub_op_OCC_CLUSTERS(struct xgpub_worker *w,
+			  const struct xgpuif_request *req, const void *payload,
+			  uint32_t len, void *out, uint32_t *rlen)
+{
+	const uint8_t *p = payload;
+	struct xgpuif_occ_cluster_args a;
+	struct xgpuif_i32_reply r = { 0, 0 };
+	const struct xgpub_fn *fn;
+	CUlaunchConfig cfg;
+	CUstream stream;
+	void *obj;
+	int n = 0, rc;
+
+	(void)req;
+	*rlen = 0;
+	memcpy(&a, p, sizeof(a));
+	if (a.nattrs > XGPUIF_MAX_LAUNCH_ATTRS || a.which > 1 ||
+	    len != sizeof(a) + (uint64_t)a.nattrs * ATTR_SIZE)
+		return XGPUIF_ST_PROTO;
+	rc = xgpub_fn_get(w, a.func, a.kind, &obj, &fn);
+	if (rc)
+		return rc;
+	if (xgpub_stream(w, a.stream, &stream))
+		return CUDA_ERROR_INVALID_HANDLE;
+	rc = xgpub_launch_attrs(w, p + sizeof(a), a.nattrs, attr_buf);
+	if (rc)
+		return rc;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.gridDimX = a.grid[0];
+	cfg.gridDimY = a.grid[1];
+	cfg.gridDimZ = a.grid[2];
+	cfg.blockDimX = a.block[0];
+	cfg.blockDimY = a.block[1];
+	cfg.blockDimZ = a.block[2];
+	cfg.sharedMemBytes = a.shmem;
+	cfg.hStream = stream;
+	cfg.attrs = a.nattrs ? attr_buf : NULL;
+	cfg.numAttrs = a.nattrs;
+	if (a.which == 0) {
+		XGPUB_NOT_SUPPORTED_IF_NULL(w, cuOccupancyMaxActiveClusters);
+		rc = w->D->cuOccupancyMaxActiveClusters(&n, obj, &cfg);
+	} else {
+		XGPUB_NOT_SUPPORTED_IF_NULL(w,
+					    cuOccupancyMaxPotentialClusterSize);
+		rc = w->D->cuOccupancyMaxPotentialClusterSize(&n, obj, &cfg);
+	}
+	if (rc)
+		return rc;
+	r.value = n;
+	memcpy(out, &r, sizeof(r));
+	*rlen = sizeof(r);
+	return CUDA_SUCCESS;
+}

@@ -1,0 +1,650 @@
+// SPDX-License-Identifier: MIT
+/*
+ * xgpulib_api_launch.c: kernel launches and occupancy queries.
+ *
+ * A launch is one POSTED request: struct xgpuif_launch_args, the launch
+ * attributes, then the parameters flattened at the offsets of the
+ * function's layout (the worker rebuilds kernelParams from them).  Its
+ * error, if any, comes back at the next synchronous call, as an
+ * asynchronous launch failure does with the real driver; what can be
+ * checked here (handles, dimensions, the argument form) is checked before
+ * anything is sent.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "xgpulib.h"
+#include "xgpulib_image.h"
+
+_Static_assert(sizeof(CUlaunchAttributeValue) == 64,
+	       "launch attribute values are 64 bytes");
+_Static_assert(sizeof(CUlaunchAttribute) == sizeof(struct xgpuif_launch_attr),
+	       "launch attributes travel as the CUDA ABI lays them out");
+
+/* ---- parameters -------------------------------------------------------------- */
+
+/* CU_LAUNCH_PARAM_BUFFER_POINTER/SIZE of an `extra` array */
+static int parse_extra(void **extra, const void **buf, size_t *size)
+{
+	bool have_size = false;
+
+	*buf = NULL;
+	*size = 0;
+	for (size_t i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
+		if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER) {
+			*buf = extra[i + 1];
+		} else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE) {
+			if (!extra[i + 1])
+				return CUDA_ERROR_INVALID_VALUE;
+			*size = *(const size_t *)extra[i + 1];
+			have_size = true;
+		} else {
+			return CUDA_ERROR_INVALID_VALUE;
+		}
+	}
+	if (!have_size || (*size && !*buf))
+		return CUDA_ERROR_INVALID_VALUE;
+	return CUDA_SUCCESS;
+}
+
+int xgpulib_params_len(const struct xgpulib_func *f, void **kernelParams,
+		       void **extra, uint32_t *len)
+{
+	bool known = f->nparams != XGPUIF_PARAMS_UNKNOWN;
+
+	if (kernelParams && extra)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (extra) {
+		const void *buf;
+		size_t size;
+		int rc = parse_extra(extra, &buf, &size);
+
+		if (rc)
+			return rc;
+		if (known) {
+			/* the driver reads the layout's bytes; a shorter
+			 * buffer would leave parameters unset */
+			if (size < f->param_bytes)
+				return CUDA_ERROR_INVALID_VALUE;
+			*len = f->param_bytes;
+			return CUDA_SUCCESS;
+		}
+		if (size > XGPUIF_MAX_PAYLOAD)
+			return CUDA_ERROR_INVALID_VALUE;
+		*len = (uint32_t)size;
+		return CUDA_SUCCESS;
+	}
+	if (!known) {
+		xgpulib_dbg("launch of %s: its parameter layout is unknown, so "
+			    "kernelParams cannot be flattened (use extra)",
+			    f->name ? f->name : "?");
+		return CUDA_ERROR_NOT_SUPPORTED;
+	}
+	if (f->nparams && !kernelParams)
+		return CUDA_ERROR_INVALID_VALUE;
+	*len = f->param_bytes;
+	return CUDA_SUCCESS;
+}
+
+int xgpulib_pack_params(const struct xgpulib_func *f, void **kernelParams,
+			void **extra, void *buf, uint32_t cap, uint32_t *len)
+{
+	uint8_t *out = buf;
+	uint32_t n;
+	int rc = xgpulib_params_len(f, kernelParams, extra, &n);
+
+	if (rc)
+		return rc;
+	if (n > cap)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (extra) {
+		const void *src;
+		size_t size;
+
+		parse_extra(extra, &src, &size);
+		if (n)
+			memcpy(out, src, n);
+		*len = n;
+		return CUDA_SUCCESS;
+	}
+	/* padding between parameters goes out as zeros, not stack bytes */
+	memset(out, 0, n);
+	for (uint32_t i = 0; i < f->nparams; i++) {
+		const struct xgpuif_param *p = &f->params[i];
+
+		if (!p->size)
+			continue;
+		if (!kernelParams[i])
+			return CUDA_ERROR_INVALID_VALUE;
+		memcpy(out + p->offset, kernelParams[i], p->size);
+	}
+	*len = n;
+	return CUDA_SUCCESS;
+}
+
+/* ---- attributes and streams ------------------------------------------------------ */
+
+static CUresult event_remote(CUevent ev, uint64_t *out)
+{
+	*out = 0;
+	if (!ev)
+		return CUDA_SUCCESS;	/* the driver says what NULL means */
+	if (ev->magic != XGPULIB_EVENT_MAGIC)
+		return CUDA_ERROR_INVALID_HANDLE;
+	*out = ev->remote;
+	return CUDA_SUCCESS;
+}
+
+/*
+ * CUlaunchAttribute -> wire.  The value bytes travel as they are except
+ * for event handles, which become the events' wire handles.
+ */
+static CUresult attrs_to_wire(const CUlaunchAttribute *in, unsigned int n,
+			      struct xgpuif_launch_attr *out, uint32_t *nout)
+{
+	uint32_t k = 0;
+
+	if (n && !in)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (unsigned int i = 0; i < n; i++) {
+		struct xgpuif_launch_attr *a;
+
+		if (in[i].id == CU_LAUNCH_ATTRIBUTE_IGNORE)
+			continue;
+		if (in[i].id == CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE) {
+			/* graphs only; stream capture is not forwarded */
+			return CUDA_ERROR_NOT_SUPPORTED;
+		}
+		if (k == XGPUIF_MAX_LAUNCH_ATTRS) {
+			xgpulib_dbg("launch with more than %u attributes",
+				    XGPUIF_MAX_LAUNCH_ATTRS);
+			return CUDA_ERROR_NOT_SUPPORTED;
+		}
+		a = &out[k++];
+		memset(a, 0, sizeof(*a));
+		a->id = (uint32_t)in[i].id;
+		memcpy(a->value, &in[i].value, sizeof(a->value));
+		if (in[i].id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT ||
+		    in[i].id == CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT) {
+			uint64_t r;
+			/* both put the CUevent first */
+			CUresult rc = event_remote(
+				in[i].value.launchCompletionEvent.event, &r);
+
+			if (rc)
+				return rc;
+			memcpy(a->value, &r, sizeof(r));
+		}
+	}
+	*nout = k;
+	return CUDA_SUCCESS;
+}
+
+static CUresult stream_of(CUstream s, int ptsz, uint64_t *out)
+{
+	if (s && s != CU_STREAM_LEGACY && s != CU_STREAM_PER_THREAD &&
+	    s->magic != XGPULIB_STREAM_MAGIC)
+		return CUDA_ERROR_INVALID_HANDLE;
+	*out = xgpulib_stream_remote(s, ptsz);
+	return CUDA_SUCCESS;
+}
+
+/* ---- launches --------------------------------------------------------------------- */
+
+struct launch {
+	unsigned int grid[3];
+	unsigned int block[3];
+	unsigned int shmem;
+	CUstream stream;
+	int ptsz;
+	struct xgpuif_launch_attr attrs[XGPUIF_MAX_LAUNCH_ATTRS];
+	uint32_t nattrs;
+};
+
+static CUresult launch(CUfunction f, const struct launch *l,
+		       void **kernelParams, void **extra)
+{
+	struct xgpulib_func *fn = xgpulib_func_check(f);
+	struct xgpuif_launch_args a;
+	struct xgpuif_iov iov[3];
+	uint8_t small[1024];	/* most kernels take a few pointers */
+	uint8_t *buf = small;
+	uint32_t len = 0, fixed;
+	uint64_t stream;
+	CUresult rc;
+
+	if (!xgpulib_ch)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!fn)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (!xgpulib_current_remote())
+		return CUDA_ERROR_INVALID_CONTEXT;
+	for (int i = 0; i < 3; i++)
+		if (!l->grid[i] || !l->block[i])
+			return CUDA_ERROR_INVALID_VALUE;
+	rc = stream_of(l->stream, l->ptsz, &stream);
+	if (rc)
+		return rc;
+	rc = xgpulib_params_len(fn, kernelParams, extra, &len);
+	if (rc)
+		return rc;
+	fixed = sizeof(a) + l->nattrs * sizeof(struct xgpuif_launch_attr);
+	if (len > XGPUIF_MAX_PAYLOAD - fixed) {
+		xgpulib_dbg("launch of %s: %u parameter bytes do not fit one "
+			    "message", fn->name, len);
+		return CUDA_ERROR_NOT_SUPPORTED;
+	}
+	if (len > sizeof(small)) {
+		buf = malloc(len);
+		if (!buf)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	rc = xgpulib_pack_params(fn, kernelParams, extra, buf, len, &len);
+	if (rc == CUDA_SUCCESS) {
+		memset(&a, 0, sizeof(a));
+		a.func = fn->remote;
+		a.kind = fn->kind;
+		a.shmem = l->shmem;
+		memcpy(a.grid, l->grid, sizeof(a.grid));
+		memcpy(a.block, l->block, sizeof(a.block));
+		a.stream = stream;
+		a.nattrs = l->nattrs;
+		a.param_bytes = len;
+		iov[0] = (struct xgpuif_iov){ &a, sizeof(a) };
+		iov[1] = (struct xgpuif_iov){
+			l->attrs, l->nattrs * (uint32_t)sizeof(l->attrs[0]) };
+		iov[2] = (struct xgpuif_iov){ buf, len };
+		rc = xgpulib_post(XGPUIF_OP_LAUNCH, iov, 3);
+	}
+	if (buf != small)
+		free(buf);
+	return rc;
+}
+
+static CUresult launch_kernel(CUfunction f, unsigned int gx, unsigned int gy,
+			      unsigned int gz, unsigned int bx,
+			      unsigned int by, unsigned int bz,
+			      unsigned int shmem, CUstream s, int ptsz,
+			      void **kernelParams, void **extra)
+{
+	struct launch l;
+
+	l.grid[0] = gx;
+	l.grid[1] = gy;
+	l.grid[2] = gz;
+	l.block[0] = bx;
+	l.block[1] = by;
+	l.block[2] = bz;
+	l.shmem = shmem;
+	l.stream = s;
+	l.ptsz = ptsz;
+	l.nattrs = 0;
+	return launch(f, &l, kernelParams, extra);
+}
+
+CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX,
+			unsigned int gridDimY, unsigned int gridDimZ,
+			unsigned int blockDimX, unsigned int blockDimY,
+			unsigned int blockDimZ, unsigned int sharedMemBytes,
+			CUstream hStream, void **kernelParams, void **extra)
+{
+	return launch_kernel(f, gridDimX, gridDimY, gridDimZ, blockDimX,
+			     blockDimY, blockDimZ, sharedMemBytes, hStream, 0,
+			     kernelParams, extra);
+}
+
+CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX,
+			     unsigned int gridDimY, unsigned int gridDimZ,
+			     unsigned int blockDimX, unsigned int blockDimY,
+			     unsigned int blockDimZ,
+			     unsigned int sharedMemBytes, CUstream hStream,
+			     void **kernelParams, void **extra);
+CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX,
+			     unsigned int gridDimY, unsigned int gridDimZ,
+			     unsigned int blockDimX, unsigned int blockDimY,
+			     unsigned int blockDimZ,
+			     unsigned int sharedMemBytes, CUstream hStream,
+			     void **kernelParams, void **extra)
+{
+	return launch_kernel(f, gridDimX, gridDimY, gridDimZ, blockDimX,
+			     blockDimY, blockDimZ, sharedMemBytes, hStream, 1,
+			     kernelParams, extra);
+}
+
+static CUresult launch_ex(const CUlaunchConfig *config, CUfunction f,
+			  void **kernelParams, void **extra, int ptsz)
+{
+	struct launch l;
+	CUresult rc;
+
+	if (!config)
+		return CUDA_ERROR_INVALID_VALUE;
+	l.grid[0] = config->gridDimX;
+	l.grid[1] = config->gridDimY;
+	l.grid[2] = config->gridDimZ;
+	l.block[0] = config->blockDimX;
+	l.block[1] = config->blockDimY;
+	l.block[2] = config->blockDimZ;
+	l.shmem = config->sharedMemBytes;
+	l.stream = config->hStream;
+	l.ptsz = ptsz;
+	rc = attrs_to_wire(config->attrs, config->numAttrs, l.attrs,
+			   &l.nattrs);
+	if (rc)
+		return rc;
+	return launch(f, &l, kernelParams, extra);
+}
+
+CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f,
+			  void **kernelParams, void **extra)
+{
+	return launch_ex(config, f, kernelParams, extra, 0);
+}
+
+CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f,
+			       void **kernelParams, void **extra);
+CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f,
+			       void **kernelParams, void **extra)
+{
+	return launch_ex(config, f, kernelParams, extra, 1);
+}
+
+static CUresult launch_coop(CUfunction f, unsigned int gx, unsigned int gy,
+			    unsigned int gz, unsigned int bx, unsigned int by,
+			    unsigned int bz, unsigned int shmem, CUstream s,
+			    int ptsz, void **kernelParams)
+{
+	CUlaunchAttribute attr;
+	CUlaunchConfig cfg;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+	attr.value.cooperative = 1;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.gridDimX = gx;
+	cfg.gridDimY = gy;
+	cfg.gridDimZ = gz;
+	cfg.blockDimX = bx;
+	cfg.blockDimY = by;
+	cfg.blockDimZ = bz;
+	cfg.sharedMemBytes = shmem;
+	cfg.hStream = s;
+	cfg.attrs = &attr;
+	cfg.numAttrs = 1;
+	return launch_ex(&cfg, f, kernelParams, NULL, ptsz);
+}
+
+CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX,
+				   unsigned int gridDimY,
+				   unsigned int gridDimZ,
+				   unsigned int blockDimX,
+				   unsigned int blockDimY,
+				   unsigned int blockDimZ,
+				   unsigned int sharedMemBytes,
+				   CUstream hStream, void **kernelParams)
+{
+	return launch_coop(f, gridDimX, gridDimY, gridDimZ, blockDimX,
+			   blockDimY, blockDimZ, sharedMemBytes, hStream, 0,
+			   kernelParams);
+}
+
+CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gridDimX,
+					unsigned int gridDimY,
+					unsigned int gridDimZ,
+					unsigned int blockDimX,
+					unsigned int blockDimY,
+					unsigned int blockDimZ,
+					unsigned int sharedMemBytes,
+					CUstream hStream, void **kernelParams);
+CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gridDimX,
+					unsigned int gridDimY,
+					unsigned int gridDimZ,
+					unsigned int blockDimX,
+					unsigned int blockDimY,
+					unsigned int blockDimZ,
+					unsigned int sharedMemBytes,
+					CUstream hStream, void **kernelParams)
+{
+	return launch_coop(f, gridDimX, gridDimY, gridDimZ, blockDimX,
+			   blockDimY, blockDimZ, sharedMemBytes, hStream, 1,
+			   kernelParams);
+}
+
+/* ---- occupancy -------------------------------------------------------------------- */
+
+CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+	int *numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize,
+	unsigned int flags)
+{
+	struct xgpulib_func *fn = xgpulib_func_check(func);
+	struct xgpuif_occupancy_args a;
+	struct xgpuif_i32_reply r = { 0, 0 };
+	struct xgpuif_iov iov = { &a, sizeof(a) };
+	uint32_t rlen = 0;
+	CUresult rc;
+
+	if (!xgpulib_ch)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!numBlocks || blockSize < 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!fn)
+		return CUDA_ERROR_INVALID_HANDLE;
+	memset(&a, 0, sizeof(a));
+	a.func = fn->remote;
+	a.kind = fn->kind;
+	a.flags = flags;
+	a.block_size = (uint32_t)blockSize;
+	a.dyn_smem = dynamicSMemSize;
+	rc = xgpulib_call(XGPUIF_OP_OCC_MAX_ACTIVE_BLOCKS, &iov, 1, &r,
+			  sizeof(r), &rlen);
+	if (rc)
+		return rc;
+	if (rlen < sizeof(r))
+		return CUDA_ERROR_UNKNOWN;
+	*numBlocks = r.value;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks,
+						     CUfunction func,
+						     int blockSize,
+						     size_t dynamicSMemSize)
+{
+	return cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+		numBlocks, func, blockSize, dynamicSMemSize,
+		CU_OCCUPANCY_DEFAULT);
+}
+
+CUresult cuOccupancyAvailableDynamicSMemPerBlock(size_t *dynamicSmemSize,
+						 CUfunction func,
+						 int numBlocks, int blockSize)
+{
+	struct xgpulib_func *fn = xgpulib_func_check(func);
+	struct xgpuif_occupancy_args a;
+	struct xgpuif_u64_reply r = { 0 };
+	struct xgpuif_iov iov = { &a, sizeof(a) };
+	uint32_t rlen = 0;
+	CUresult rc;
+
+	if (!xgpulib_ch)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!dynamicSmemSize || numBlocks < 0 || blockSize < 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!fn)
+		return CUDA_ERROR_INVALID_HANDLE;
+	memset(&a, 0, sizeof(a));
+	a.func = fn->remote;
+	a.kind = fn->kind;
+	a.block_size = (uint32_t)blockSize;
+	a.num_blocks = (uint32_t)numBlocks;
+	rc = xgpulib_call(XGPUIF_OP_OCC_AVAILABLE_DSMEM, &iov, 1, &r,
+			  sizeof(r), &rlen);
+	if (rc)
+		return rc;
+	if (rlen < sizeof(r))
+		return CUDA_ERROR_UNKNOWN;
+	*dynamicSmemSize = (size_t)r.value;
+	return CUDA_SUCCESS;
+}
+
+static int dev_attr(const struct xgpuif_device_info_reply *i,
+		    CUdevice_attribute a)
+{
+	return i->attr_valid[a] ? i->attrs[a] : 0;
+}
+
+/*
+ * The block size with the most resident threads per multiprocessor: the
+ * search the CUDA occupancy calculator does, over warp-size steps from the
+ * largest block the function allows down, each step asking the driver
+ * how many blocks fit.  The guest's callback (dynamic shared memory per
+ * block size) runs here, in the guest.
+ */
+static CUresult max_potential_block_size(int *minGridSize, int *blockSize,
+					 CUfunction func,
+					 CUoccupancyB2DSize b2d,
+					 size_t dynamicSMemSize,
+					 int blockSizeLimit,
+					 unsigned int flags)
+{
+	struct xgpulib_func *fn = xgpulib_func_check(func);
+	const struct xgpuif_device_info_reply *info;
+	struct CUctx_st *ctx;
+	int dev_max, sm_threads, warp, nsm, fn_max, max_bs;
+	int best_bs = 0, best_blocks = 0, best_threads = 0;
+	CUresult rc;
+
+	if (!xgpulib_ch)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!minGridSize || !blockSize || blockSizeLimit < 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!fn)
+		return CUDA_ERROR_INVALID_HANDLE;
+	ctx = xgpulib_current();
+	if (!ctx)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	rc = xgpulib_check_dev(ctx->dev);
+	if (rc)
+		return rc;
+	info = &xgpulib_devs[ctx->dev].info;
+	dev_max = dev_attr(info, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+	sm_threads = dev_attr(info,
+			      CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR);
+	warp = dev_attr(info, CU_DEVICE_ATTRIBUTE_WARP_SIZE);
+	nsm = dev_attr(info, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+	if (dev_max <= 0 || sm_threads <= 0 || warp <= 0 || nsm <= 0)
+		return CUDA_ERROR_UNKNOWN;
+	rc = xgpulib_func_attr(fn, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+			       &fn_max);
+	if (rc)
+		return rc;
+	max_bs = fn_max > 0 && fn_max < dev_max ? fn_max : dev_max;
+	if (blockSizeLimit > 0 && blockSizeLimit < max_bs)
+		max_bs = blockSizeLimit;
+	for (int aligned = (max_bs + warp - 1) / warp * warp; aligned > 0;
+	     aligned -= warp) {
+		int bs = aligned < max_bs ? aligned : max_bs;
+		size_t smem = b2d ? b2d(bs) : dynamicSMemSize;
+		int blocks = 0;
+
+		rc = cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+			&blocks, func, bs, smem, flags);
+		if (rc)
+			return rc;
+		if (blocks * bs > best_threads) {
+			best_bs = bs;
+			best_blocks = blocks;
+			best_threads = blocks * bs;
+		}
+		/* a full multiprocessor cannot be beaten */
+		if (best_threads >= sm_threads)
+			break;
+	}
+	*minGridSize = best_blocks * nsm;
+	*blockSize = best_bs;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuOccupancyMaxPotentialBlockSize(int *minGridSize, int *blockSize,
+					  CUfunction func,
+					  CUoccupancyB2DSize
+						  blockSizeToDynamicSMemSize,
+					  size_t dynamicSMemSize,
+					  int blockSizeLimit)
+{
+	return max_potential_block_size(minGridSize, blockSize, func,
+					blockSizeToDynamicSMemSize,
+					dynamicSMemSize, blockSizeLimit,
+					CU_OCCUPANCY_DEFAULT);
+}
+
+CUresult cuOccupancyMaxPotentialBlockSizeWithFlags(
+	int *minGridSize, int *blockSize, CUfunction func,
+	CUoccupancyB2DSize blockSizeToDynamicSMemSize, size_t dynamicSMemSize,
+	int blockSizeLimit, unsigned int flags)
+{
+	return max_potential_block_size(minGridSize, blockSize, func,
+					blockSizeToDynamicSMemSize,
+					dynamicSMemSize, blockSizeLimit, flags);
+}
+
+static CUresult occ_clusters(int *out, CUfunction func,
+			     const CUlaunchConfig *config, uint32_t which)
+{
+	struct xgpulib_func *fn = xgpulib_func_check(func);
+	struct xgpuif_occ_cluster_args a;
+	struct xgpuif_launch_attr attrs[XGPUIF_MAX_LAUNCH_ATTRS];
+	struct xgpuif_i32_reply r = { 0, 0 };
+	struct xgpuif_iov iov[2];
+	uint32_t nattrs = 0, rlen = 0;
+	uint64_t stream;
+	CUresult rc;
+
+	if (!xgpulib_ch)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!out || !config)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!fn)
+		return CUDA_ERROR_INVALID_HANDLE;
+	rc = stream_of(config->hStream, 0, &stream);
+	if (!rc)
+		rc = attrs_to_wire(config->attrs, config->numAttrs, attrs,
+				   &nattrs);
+	if (rc)
+		return rc;
+	memset(&a, 0, sizeof(a));
+	a.func = fn->remote;
+	a.kind = fn->kind;
+	a.shmem = config->sharedMemBytes;
+	a.grid[0] = config->gridDimX;
+	a.grid[1] = config->gridDimY;
+	a.grid[2] = config->gridDimZ;
+	a.block[0] = config->blockDimX;
+	a.block[1] = config->blockDimY;
+	a.block[2] = config->blockDimZ;
+	a.stream = stream;
+	a.nattrs = nattrs;
+	a.which = which;
+	iov[0] = (struct xgpuif_iov){ &a, sizeof(a) };
+	iov[1] = (struct xgpuif_iov){ attrs, nattrs * (uint32_t)sizeof(attrs[0]) };
+	rc = xgpulib_call(XGPUIF_OP_OCC_CLUSTERS, iov, 2, &r, sizeof(r), &rlen);
+	if (rc)
+		return rc;
+	if (rlen < sizeof(r))
+		return CUDA_ERROR_UNKNOWN;
+	*out = r.value;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuOccupancyMaxActiveClusters(int *numClusters, CUfunction func,
+				      const CUlaunchConfig *config)
+{
+	return occ_clusters(numClusters, func, config, 0);
+}
+
+CUresult cuOccupancyMaxPotentialClusterSize(int *clusterSize,
+					    CUfunction func,
+					    const CUlaunchConfig *config)
+{
+	return occ_clusters(clusterSize, func, config, 1);
+}
