@@ -110,6 +110,11 @@ struct xgpub_transport_ops {
 			   uint64_t guest_va, void **va);
 	void (*hostmem_unmap)(struct xgpub_transport *t, void *va,
 			      uint64_t size);
+	/*
+	 * Block until the guest is gone (another thread may be serving the
+	 * ring meanwhile); used by the worker's watchdog.
+	 */
+	void (*wait_gone)(struct xgpub_transport *t);
 	void (*close)(struct xgpub_transport *t);
 };
 

@@ -177,6 +177,16 @@ static void local_hostmem_unmap(struct xgpub_transport *t, void *va,
 	munmap(va, size);
 }
 
+static void local_wait_gone(struct xgpub_transport *t)
+{
+	struct local *l = (struct local *)t;
+	struct pollfd pfd = { .fd = l->sock, .events = 0 };
+
+	while (!(pfd.revents & (POLLHUP | POLLERR)))
+		if (poll(&pfd, 1, -1) < 0 && errno != EINTR)
+			return;
+}
+
 static void local_close(struct xgpub_transport *t)
 {
 	struct local *l = (struct local *)t;
@@ -194,6 +204,7 @@ static const struct xgpub_transport_ops local_ops = {
 	.wait = local_wait,
 	.hostmem_map = local_hostmem_map,
 	.hostmem_unmap = local_hostmem_unmap,
+	.wait_gone = local_wait_gone,
 	.close = local_close,
 };
 

@@ -26,12 +26,13 @@ struct xgpub_image {
 	uint64_t size;		/* bytes of data[] */
 	CUmodule mod;		/* MODULE handles */
 	xgpuif_handle_t root;	/* MODULE handles: itself or its library */
-	uint64_t _pad;		/* keeps data[] 16-byte aligned */
-	unsigned char data[];
+	CUcontext ctx;		/* MODULE handles: current when made */
+	unsigned char data[];	/* 16-byte aligned */
 };
 
 struct xgpub_fn {
 	xgpuif_handle_t root;
+	CUcontext ctx;		/* FUNCTION handles: current when made */
 	uint32_t nparams;	/* XGPUIF_PARAMS_UNKNOWN: launch via extra */
 	uint32_t param_bytes;	/* end of the last parameter */
 	struct xgpuif_param params[];
@@ -52,5 +53,15 @@ int xgpub_fn_get(struct xgpub_worker *w, xgpuif_handle_t h, uint32_t kind,
  */
 int xgpub_launch_attrs(struct xgpub_worker *w, const uint8_t *src,
 		       uint32_t n, CUlaunchAttribute *out);
+
+/*
+ * A context is gone (destroyed, or a primary context reset): the driver
+ * unloaded the modules loaded in it, and the CUfunctions of those modules
+ * and of kernels in it are stale.  Drop their handles, without calling
+ * the driver, so that no later request reaches it with a dead pointer.
+ * Libraries and kernels are context independent and stay.  The context
+ * handlers call this.
+ */
+void xgpub_module_ctx_gone(struct xgpub_worker *w, CUcontext ctx);
 
 #endif /* XGPUB_MODULE_H */

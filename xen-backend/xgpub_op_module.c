@@ -381,6 +381,7 @@ static int load(struct xgpub_worker *w, const void *payload, uint32_t len,
 		return rc;
 	}
 	img->mod = library ? NULL : obj;
+	img->ctx = library ? NULL : w->cur;
 	r.handle = xgpub_handle_new(&w->h,
 				    library ? XGPUB_H_LIBRARY : XGPUB_H_MODULE,
 				    obj, img);
@@ -507,6 +508,38 @@ int xgpub_op_LIBRARY_UNLOAD(struct xgpub_worker *w,
 	return rc;
 }
 
+struct gone {
+	struct xgpub_worker *w;
+	CUcontext ctx;
+	int type;
+};
+
+static void gone_one(struct xgpub_hentry *e, void *arg)
+{
+	struct gone *g = arg;
+	CUcontext ctx;
+
+	if (!e->extra)
+		return;
+	if (g->type == XGPUB_H_MODULE)
+		ctx = ((const struct xgpub_image *)e->extra)->ctx;
+	else
+		ctx = ((const struct xgpub_fn *)e->extra)->ctx;
+	if (ctx == g->ctx)
+		xgpub_handle_free(&g->w->h, handle_of(g->w, e), g->type);
+}
+
+void xgpub_module_ctx_gone(struct xgpub_worker *w, CUcontext ctx)
+{
+	struct gone g = { w, ctx, XGPUB_H_FUNCTION };
+
+	if (!ctx)
+		return;
+	xgpub_handle_each(&w->h, XGPUB_H_FUNCTION, gone_one, &g);
+	g.type = XGPUB_H_MODULE;
+	xgpub_handle_each(&w->h, XGPUB_H_MODULE, gone_one, &g);
+}
+
 /* ---- symbols --------------------------------------------------------------------- */
 
 /* the owner and the NUL-terminated name of a symbol request */
@@ -579,6 +612,7 @@ static int reply_fn(struct xgpub_worker *w, int type, void *obj,
 	if (!fn)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	fn->root = root;
+	fn->ctx = kernel ? NULL : w->cur;
 	fn->nparams = known ? n : XGPUIF_PARAMS_UNKNOWN;
 	fn->param_bytes = known ? end : 0;
 	memcpy(fn->params, p, n * sizeof(p[0]));
@@ -770,6 +804,7 @@ int xgpub_op_LIBRARY_GET_MODULE(struct xgpub_worker *w,
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	img->mod = mod;
 	img->root = a.handle;
+	img->ctx = w->cur;
 	/* obj stays NULL: the teardown must not unload the library's
 	 * module; cuLibraryUnload does */
 	r.handle = xgpub_handle_new(&w->h, XGPUB_H_MODULE, NULL, img);

@@ -17,6 +17,7 @@
  * and sleeps on the transport.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -382,6 +383,33 @@ static void worker_teardown(struct xgpub_worker *w)
 	free(w->allocs);
 }
 
+/*
+ * The watchdog: a guest killed while the dispatch thread is blocked in
+ * the driver (a long synchronize, say) must not keep its GPU state until
+ * the call returns.  Once the guest is gone, the dispatch thread has a
+ * grace period to notice and tear down in order; after it the process
+ * exits, and the driver frees the context and its memory with it.
+ */
+#define GONE_GRACE_MS 1000
+
+static volatile int torn_down;
+
+static void *watchdog(void *arg)
+{
+	struct xgpub_worker *w = arg;
+
+	w->t->ops->wait_gone(w->t);
+	for (int i = 0; i < GONE_GRACE_MS / 10 && !torn_down; i++)
+		usleep(10000);
+	if (torn_down)
+		return NULL;
+	xgpub_info("%s: gone during a blocked call after %llu calls; exiting, "
+		   "the driver freed its contexts and %u allocations (%llu MiB)",
+		   w->t->who, (unsigned long long)w->calls, w->nallocs,
+		   (unsigned long long)(w->mem_used >> 20));
+	_exit(4);
+}
+
 int xgpub_worker_run(struct xgpub_transport *t,
 		     const struct xgpub_options *opt)
 {
@@ -411,6 +439,16 @@ int xgpub_worker_run(struct xgpub_transport *t,
 	xgpub_info("%s: connected (%s transport, ring %u slots, data area "
 		   "%zu MiB, executor %s)", t->who, t->ops->name,
 		   RING_SIZE(&w->ring), t->data_bytes >> 20, w->D->name);
+	if (t->ops->wait_gone) {
+		pthread_t wd;
+		pthread_attr_t at;
+
+		pthread_attr_init(&at);
+		pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+		if (pthread_create(&wd, &at, watchdog, w))
+			xgpub_err("%s: no watchdog thread", t->who);
+		pthread_attr_destroy(&at);
+	}
 
 	for (;;) {
 		uint64_t t0;
@@ -444,6 +482,8 @@ int xgpub_worker_run(struct xgpub_transport *t,
 			break;
 		}
 	}
+	/* the watchdog must not exit the process under an orderly teardown */
+	torn_down = 1;
 	worker_teardown(w);
 	t->ops->close(t);
 	return code;

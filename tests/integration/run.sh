@@ -77,7 +77,7 @@ trap 'exit 130' INT TERM
 client() {
 	local name=$1 out=$2
 	shift 2
-	XGPU_SOCKET=$SOCK timeout 120 "$T/$name" "$@" >"$out" 2>&1
+	XGPU_SOCKET=$SOCK timeout 60 "$T/$name" "$@" >"$out" 2>&1
 }
 
 for f in "$BACKEND" "$T/basic" "$T/spin" "$T/noinit" "$T/hostile"; do

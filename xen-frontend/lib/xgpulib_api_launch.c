@@ -108,7 +108,8 @@ int xgpulib_pack_params(const struct xgpulib_func *f, void **kernelParams,
 		return CUDA_SUCCESS;
 	}
 	/* padding between parameters goes out as zeros, not stack bytes */
-	memset(out, 0, n);
+	if (n)
+		memset(out, 0, n);
 	for (uint32_t i = 0; i < f->nparams; i++) {
 		const struct xgpuif_param *p = &f->params[i];
 

@@ -124,7 +124,9 @@ void xgpulib_memcpy(void *dst, const void *src, size_t len)
 	pool.pending = n - 1;
 	for (int i = 1; i < n; i++) {
 		size_t off = part * (size_t)i;
-		size_t l = off >= len ? 0 : (len - off < part ? len - off : part);
+		/* the last piece takes the remainder of the rounding */
+		size_t l = off >= len ? 0 :
+			   (i == n - 1 || len - off < part ? len - off : part);
 
 		pool.piece[i] = (struct piece){ (uint8_t *)dst + off,
 						(const uint8_t *)src + off, l };
