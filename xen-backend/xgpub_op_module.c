@@ -588,9 +588,11 @@ static int reply_fn(struct xgpub_worker *w, int type, void *obj,
 			D->cuKernelGetParamInfo(obj, n, &off, &size) :
 			D->cuFuncGetParamInfo(obj, n, &off, &size);
 
-		if (rc == CUDA_ERROR_INVALID_VALUE)
-			break;	/* past the last parameter */
-		if (rc || n == XGPUIF_MAX_PARAMS || off > 0xffff ||
+		/* past the last parameter; a kernel without parameters fails
+		 * at index 0 with an error of its own */
+		if (rc)
+			break;
+		if (n == XGPUIF_MAX_PARAMS || off > 0xffff ||
 		    size > 0xffff || off + size > 0xffff) {
 			known = false;
 			break;
