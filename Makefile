@@ -119,11 +119,8 @@ check:
 	$(Q)$(MAKE) --no-print-directory test
 	$(Q)$(MAKE) --no-print-directory test-asan
 
-# The integration pass under ASan timed out in its threads step on a 2-core
-# machine (not yet understood); until that is fixed the sanitizer pass runs
-# the unit suites only.
 test-asan:
-	$(Q)$(MAKE) --no-print-directory O=build-asan SANITIZE=1 unit
+	$(Q)$(MAKE) --no-print-directory O=build-asan SANITIZE=1 unit integration
 
 bench: all
 	$(Q)bench/run-bench.sh --xgpu-lib $(O)/lib --backend $(BACKEND)

@@ -50,7 +50,7 @@
 
 static bool inited;
 
-/* ---- the device's attributes (H100-like) ----------------------------------- */
+/* ---- the device's attributes (H100-like) --------------------------------- */
 
 /*
  * Values of an H100 SXM where the fake has nothing to say otherwise;
@@ -168,7 +168,7 @@ static const int dev_attr[CU_DEVICE_ATTRIBUTE_MAX] = {
 	[CU_DEVICE_ATTRIBUTE_GPU_PCI_SUBSYSTEM_ID] = 0x16c110de,
 };
 
-/* ---- objects ------------------------------------------------------------------ */
+/* ---- objects ------------------------------------------------------------- */
 
 enum fobj_type { O_CTX = 1, O_STREAM, O_EVENT, O_MODULE, O_LIBRARY };
 
@@ -203,7 +203,7 @@ struct fevent {
 	struct timespec when;
 };
 
-/* ---- the test kernels ----------------------------------------------------- */
+/* ---- the test kernels ---------------------------------------------------- */
 
 #define MAX_KPARAMS 4
 
@@ -308,7 +308,7 @@ static struct range *range_at(uintptr_t base, int kind)
 	return NULL;
 }
 
-/* ---- modules and libraries ---------------------------------------------- */
+/* ---- modules and libraries ----------------------------------------------- */
 
 static CUresult k_vadd(const uint8_t *p);
 static CUresult k_fill(const uint8_t *p);
@@ -559,7 +559,7 @@ static CUresult stream_ok(CUstream s)
 	return STREAM(s) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
 
-/* ---- init and device ------------------------------------------------------ */
+/* ---- init and device ----------------------------------------------------- */
 
 static CUresult fake_cuInit(unsigned int flags)
 {
@@ -637,7 +637,7 @@ static CUresult fake_cuDeviceGetUuid(CUuuid *uuid, CUdevice dev)
 	return CUDA_SUCCESS;
 }
 
-/* ---- primary context ------------------------------------------------------- */
+/* ---- primary context ----------------------------------------------------- */
 
 static CUresult fake_cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 {
@@ -700,7 +700,7 @@ static CUresult fake_cuDevicePrimaryCtxGetState(CUdevice dev,
 	return CUDA_SUCCESS;
 }
 
-/* ---- contexts ---------------------------------------------------------------- */
+/* ---- contexts ------------------------------------------------------------ */
 
 static CUresult fake_cuCtxCreate(CUcontext *pctx, CUctxCreateParams *params,
 				 unsigned int flags, CUdevice dev)
@@ -844,7 +844,7 @@ static CUresult fake_cuCtxSetCacheConfig(CUfunc_cache config)
 	return CUDA_SUCCESS;
 }
 
-/* ---- memory -------------------------------------------------------------------- */
+/* ---- memory -------------------------------------------------------------- */
 
 static CUresult fake_cuMemGetInfo(size_t *free_b, size_t *total)
 {
@@ -998,7 +998,7 @@ static CUresult fake_cuMemHostGetDevicePointer(CUdeviceptr *pdptr, void *p,
 	return CUDA_SUCCESS;
 }
 
-/* ---- copies ----------------------------------------------------------------- */
+/* ---- copies -------------------------------------------------------------- */
 
 static CUresult fake_cuMemcpyHtoD(CUdeviceptr dst, const void *src, size_t n)
 {
@@ -1125,7 +1125,7 @@ static CUresult fake_cuMemcpy2DAsync(const CUDA_MEMCPY2D *c, CUstream s)
 	return rc ? rc : fake_cuMemcpy2D(c);
 }
 
-/* ---- memsets ------------------------------------------------------------------ */
+/* ---- memsets ------------------------------------------------------------- */
 
 static CUresult do_memset(CUdeviceptr dst, size_t pitch, uint32_t value,
 			  unsigned int esize, size_t width, size_t height,
@@ -1297,7 +1297,7 @@ static CUresult fake_cuPointerGetAttribute(void *data, CUpointer_attribute a,
 	}
 }
 
-/* ---- modules and libraries ------------------------------------------------- */
+/* ---- modules and libraries ----------------------------------------------- */
 
 static CUresult fake_cuModuleLoadDataEx(CUmodule *module, const void *image,
 					unsigned int nopt, CUjit_option *opts,
@@ -1515,7 +1515,7 @@ static CUresult fake_cuKernelGetParamInfo(CUkernel kernel, size_t index,
 	return param_info(&k->lib->mod->funcs[k->index], index, off, size);
 }
 
-/* ---- function attributes ---------------------------------------------------- */
+/* ---- function attributes ------------------------------------------------- */
 
 static CUresult func_get_attr(const struct ffunc *f, CUfunction_attribute a,
 			      int *pi)
@@ -1687,7 +1687,7 @@ static CUresult fake_cuKernelSetCacheConfig(CUkernel kernel,
 	return CUDA_SUCCESS;
 }
 
-/* ---- the kernels ------------------------------------------------------------ */
+/* ---- the kernels --------------------------------------------------------- */
 
 /* [p, p + n * esize) is device memory, aligned for the element type */
 static CUresult kernel_span(uint64_t p, int32_t n, size_t esize)
@@ -1792,7 +1792,7 @@ static CUresult k_spin(const uint8_t *p)
 	return CUDA_SUCCESS;
 }
 
-/* ---- launches ------------------------------------------------------------------ */
+/* ---- launches ------------------------------------------------------------ */
 
 /* gather the parameters into buf, laid out as the kernel's layout says */
 static CUresult gather_params(const struct fake_kernel_def *k, void **kp,
@@ -1999,7 +1999,7 @@ static CUresult fake_cuOccupancyMaxPotentialClusterSize(int *size,
 	return CUDA_SUCCESS;
 }
 
-/* ---- streams ------------------------------------------------------------------- */
+/* ---- streams ------------------------------------------------------------- */
 
 static CUresult fake_cuStreamCreateWithPriority(CUstream *ph,
 						unsigned int flags,
@@ -2065,7 +2065,7 @@ static CUresult fake_cuStreamWaitEvent(CUstream s, CUevent ev,
 	return flags > 1 ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
 }
 
-/* ---- events ----------------------------------------------------------------------- */
+/* ---- events -------------------------------------------------------------- */
 
 static CUresult fake_cuEventCreate(CUevent *ph, unsigned int flags)
 {
@@ -2156,7 +2156,7 @@ static CUresult fake_cuEventElapsedTime(float *ms, CUevent hs, CUevent he)
 	return CUDA_SUCCESS;
 }
 
-/* ---- errors ---------------------------------------------------------------------- */
+/* ---- errors -------------------------------------------------------------- */
 
 static CUresult fake_cuGetErrorName(CUresult error, const char **pstr)
 {
@@ -2197,7 +2197,7 @@ static CUresult fake_cuGetErrorName(CUresult error, const char **pstr)
 	return CUDA_ERROR_INVALID_VALUE;
 }
 
-/* ---- the table -------------------------------------------------------------------- */
+/* ---- the table ----------------------------------------------------------- */
 
 struct xgpub_driver *xgpub_fake_open(void)
 {

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "xgpub.h"
+#include "xgpub_module.h"
 
 #define ARGS(type, name)                                                       \
 	struct type name;                                                      \
@@ -269,6 +270,8 @@ int xgpub_op_CTX_DESTROY(struct xgpub_worker *w,
 		set_current(w, saved);
 		return rc;
 	}
+	/* its modules and functions died with it: drop their handles */
+	xgpub_module_ctx_gone(w, c);
 	/* destroying the current context popped it: the stack is empty */
 	w->cur = NULL;
 	if (saved != c)

@@ -137,9 +137,10 @@ int xgpub_op_LAUNCH(struct xgpub_worker *w, const struct xgpuif_request *req,
 	if (a.nattrs == 0) {
 		XGPUB_NOT_SUPPORTED_IF_NULL(w, cuLaunchKernel);
 		/* a CUkernel launches through the CUfunction entry points */
-		return w->D->cuLaunchKernel(obj, a.grid[0], a.grid[1], a.grid[2],
-					    a.block[0], a.block[1], a.block[2],
-					    a.shmem, stream, kp, ex);
+		return w->D->cuLaunchKernel(obj, a.grid[0], a.grid[1],
+					    a.grid[2], a.block[0], a.block[1],
+					    a.block[2], a.shmem, stream, kp,
+					    ex);
 	}
 	CUlaunchConfig cfg = {
 		.gridDimX = a.grid[0],
@@ -157,7 +158,7 @@ int xgpub_op_LAUNCH(struct xgpub_worker *w, const struct xgpuif_request *req,
 	return w->D->cuLaunchKernelEx(&cfg, obj, kp, ex);
 }
 
-/* ---- occupancy -------------------------------------------------------------------- */
+/* ---- occupancy ----------------------------------------------------------- */
 
 int xgpub_op_OCC_MAX_ACTIVE_BLOCKS(struct xgpub_worker *w,
 				   const struct xgpuif_request *req,

@@ -24,7 +24,7 @@
 
 #define BLOB_MAX	(1ull << 30)	/* one image */
 #define BLOBS_MAX	(4ull << 30)	/* all images of a guest */
-#define BLOB_GUARD	16u		/* zero bytes kept after an image */
+#define BLOB_GUARD	16u		/* zero bytes after an image */
 #define MAX_LOAD_OPTS	64u
 
 _Static_assert(__builtin_offsetof(struct xgpub_image, data) % 16 == 0,
@@ -57,7 +57,7 @@ int xgpub_fn_get(struct xgpub_worker *w, xgpuif_handle_t h, uint32_t kind,
 	return 0;
 }
 
-/* ---- image accounting and checks ------------------------------------------ */
+/* ---- image accounting and checks ----------------------------------------- */
 
 struct sum {
 	uint64_t bytes;
@@ -160,7 +160,7 @@ static bool image_fits(const uint8_t *p, uint64_t size)
 	return size && memchr(p, 0, size) != NULL;
 }
 
-/* ---- blobs ------------------------------------------------------------------- */
+/* ---- blobs --------------------------------------------------------------- */
 
 int xgpub_op_BLOB_CREATE(struct xgpub_worker *w,
 			 const struct xgpuif_request *req, const void *payload,
@@ -241,7 +241,7 @@ int xgpub_op_BLOB_FREE(struct xgpub_worker *w,
 	return CUDA_SUCCESS;
 }
 
-/* ---- loads ---------------------------------------------------------------------- */
+/* ---- loads --------------------------------------------------------------- */
 
 /* JIT options whose value is a plain number */
 static bool jit_numeric(uint32_t id)
@@ -408,14 +408,15 @@ int xgpub_op_MODULE_LOAD(struct xgpub_worker *w,
 }
 
 int xgpub_op_LIBRARY_LOAD(struct xgpub_worker *w,
-			  const struct xgpuif_request *req, const void *payload,
-			  uint32_t len, void *out, uint32_t *rlen)
+			  const struct xgpuif_request *req,
+			  const void *payload, uint32_t len, void *out,
+			  uint32_t *rlen)
 {
 	(void)req;
 	return load(w, payload, len, true, out, rlen);
 }
 
-/* ---- unloads ------------------------------------------------------------------- */
+/* ---- unloads ------------------------------------------------------------- */
 
 struct drop {
 	struct xgpub_worker *w;
@@ -449,8 +450,9 @@ static void drop_children(struct xgpub_worker *w, xgpuif_handle_t root,
 }
 
 int xgpub_op_MODULE_UNLOAD(struct xgpub_worker *w,
-			   const struct xgpuif_request *req, const void *payload,
-			   uint32_t len, void *out, uint32_t *rlen)
+			   const struct xgpuif_request *req,
+			   const void *payload, uint32_t len, void *out,
+			   uint32_t *rlen)
 {
 	struct xgpuif_handle_args a;
 	struct xgpub_hentry *e;
@@ -540,7 +542,7 @@ void xgpub_module_ctx_gone(struct xgpub_worker *w, CUcontext ctx)
 	xgpub_handle_each(&w->h, XGPUB_H_MODULE, gone_one, &g);
 }
 
-/* ---- symbols --------------------------------------------------------------------- */
+/* ---- symbols ------------------------------------------------------------- */
 
 /* the owner and the NUL-terminated name of a symbol request */
 static int symbol_args(const void *payload, uint32_t len,
@@ -877,7 +879,7 @@ int xgpub_op_MODULE_GET_FUNCTION_COUNT(struct xgpub_worker *w,
 	return reply_count(rc, n, out, rlen);
 }
 
-/* ---- attributes ------------------------------------------------------------------- */
+/* ---- attributes ---------------------------------------------------------- */
 
 int xgpub_op_FUNC_GET_ATTRIBUTES(struct xgpub_worker *w,
 				 const struct xgpuif_request *req,
@@ -908,10 +910,12 @@ int xgpub_op_FUNC_GET_ATTRIBUTES(struct xgpub_worker *w,
 		int v = 0;
 
 		/* the guest's device is the worker's one device */
-		rc = kernel ? w->D->cuKernelGetAttribute(
-				      &v, (CUfunction_attribute)i, obj, w->dev) :
-			      w->D->cuFuncGetAttribute(
-				      &v, (CUfunction_attribute)i, obj);
+		if (kernel)
+			rc = w->D->cuKernelGetAttribute(
+				&v, (CUfunction_attribute)i, obj, w->dev);
+		else
+			rc = w->D->cuFuncGetAttribute(
+				&v, (CUfunction_attribute)i, obj);
 		if (rc == CUDA_SUCCESS) {
 			r.attrs[i] = v;
 			r.valid[i] = 1;

@@ -308,7 +308,8 @@ static void destroy_one(struct xgpub_hentry *e, void *arg)
 			D->cuEventDestroy_v2(e->obj);
 		break;
 	case XGPUB_H_MODULE:
-		if (D->cuModuleUnload)
+		/* a library's module has no object of its own */
+		if (e->obj && D->cuModuleUnload)
 			D->cuModuleUnload(e->obj);
 		break;
 	case XGPUB_H_LIBRARY:

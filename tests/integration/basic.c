@@ -141,8 +141,8 @@ static void test_device(void)
 	OK(cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
 				dev));
 	OK(cuDeviceGetAttribute(&warp, CU_DEVICE_ATTRIBUTE_WARP_SIZE, dev));
-	OK(cuDeviceGetAttribute(&maxt, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
-				dev));
+	OK(cuDeviceGetAttribute(&maxt,
+				CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, dev));
 	EXPECT(major == 9 && minor == 0 && sms == 132 && warp == 32 &&
 	       maxt == 1024, "attributes cc %d.%d, %d SMs, warp %d, %d "
 	       "threads", major, minor, sms, warp, maxt);
@@ -366,7 +366,8 @@ static void test_launch(void)
 		a[i] = (float)i * 0.5f;
 		b[i] = 1000.0f - (float)i;
 	}
-	if (!OK(cuMemAlloc(&da, sizeof(a))) || !OK(cuMemAlloc(&db, sizeof(b))) ||
+	if (!OK(cuMemAlloc(&da, sizeof(a))) ||
+	    !OK(cuMemAlloc(&db, sizeof(b))) ||
 	    !OK(cuMemAlloc(&dc, sizeof(a))) ||
 	    !OK(cuMemcpyHtoD(da, a, sizeof(a))) ||
 	    !OK(cuMemcpyHtoD(db, b, sizeof(b))))
@@ -484,7 +485,8 @@ static void test_scale(void)
 			       "size %zu", i, o, z);
 	for (int i = 0; i < n; i++)
 		h[i] = i - 50.25;
-	if (!OK(cuMemAlloc(&d, sizeof(h))) || !OK(cuMemcpyHtoD(d, h, sizeof(h))))
+	if (!OK(cuMemAlloc(&d, sizeof(h))) ||
+	    !OK(cuMemcpyHtoD(d, h, sizeof(h))))
 		goto out;
 	/* multiply, then add: the char and the int after it must arrive */
 	if (OK(cuLaunchKernel(f, 1, 1, 1, 128, 1, 1, 0, NULL, params, NULL))) {

@@ -386,7 +386,7 @@ static uint32_t rnd(void)
 	return rnd_state;
 }
 
-/* ---- modes --------------------------------------------------------------------- */
+/* ---- modes --------------------------------------------------------------- */
 
 static int connected(struct conn *c, const char *path, enum spoil how)
 {

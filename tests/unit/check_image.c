@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* needs: xen-frontend/lib/xgpulib_api_module.c xen-frontend/lib/xgpulib_api_launch.c */
-/* needs: xen-backend/xgpub_op_module.c xen-backend/xgpub_op_launch.c xen-backend/xgpub_handles.c */
+/* needs: xen-frontend/lib/xgpulib_api_module.c */
+/* needs: xen-frontend/lib/xgpulib_api_launch.c */
+/* needs: xen-backend/xgpub_op_module.c xen-backend/xgpub_op_launch.c */
+/* needs: xen-backend/xgpub_handles.c */
 /*
  * Images and kernel parameters on both ends.
  *
@@ -27,7 +29,7 @@
 #include "xgpub.h"
 #include "xgpub_module.h"
 
-/* ---- guest: image sizes ------------------------------------------------------- */
+/* ---- guest: image sizes -------------------------------------------------- */
 
 struct wrapper {
 	uint32_t magic;
@@ -172,7 +174,7 @@ START_TEST(test_size_elf32_refused)
 }
 END_TEST
 
-/* ---- guest: parameter packing ------------------------------------------------- */
+/* ---- guest: parameter packing -------------------------------------------- */
 
 /* vadd(float *a, float *b, float *c, int n, double scale, char tag) */
 static struct xgpuif_param vadd_params[6] = {
@@ -303,7 +305,7 @@ START_TEST(test_pack_unknown_layout_and_noargs)
 }
 END_TEST
 
-/* ---- worker: a recording mock driver ------------------------------------------- */
+/* ---- worker: a recording mock driver ------------------------------------- */
 
 #define MOD	((CUmodule)(uintptr_t)0x1000)
 #define LIB	((CUlibrary)(uintptr_t)0x2000)
@@ -893,7 +895,7 @@ START_TEST(test_library_kernel_and_unload)
 	struct xgpuif_handle_args a;
 	struct xgpuif_func_reply r;
 	struct xgpuif_load_reply lr;
-	xgpuif_handle_t lib = 0, k, kf, lm, mf;
+	xgpuif_handle_t lib = 0, k, lm, mf;
 	uint32_t rlen;
 
 	ck_assert_int_eq(load(xgpub_op_LIBRARY_LOAD,
@@ -938,8 +940,6 @@ START_TEST(test_library_kernel_and_unload)
 	a.handle = k;
 	ck_assert_int_eq(op(xgpub_op_KERNEL_GET_FUNCTION, &a, sizeof(a), NULL),
 			 CUDA_ERROR_NOT_SUPPORTED);
-	kf = 0;
-	(void)kf;
 
 	a.handle = lib;
 	ck_assert_int_eq(op(xgpub_op_LIBRARY_UNLOAD, &a, sizeof(a), NULL), 0);
@@ -981,7 +981,8 @@ END_TEST
 
 START_TEST(test_ctx_gone_drops_its_handles)
 {
-	CUcontext c1 = (CUcontext)(uintptr_t)0x71, c2 = (CUcontext)(uintptr_t)0x72;
+	CUcontext c1 = (CUcontext)(uintptr_t)0x71;
+	CUcontext c2 = (CUcontext)(uintptr_t)0x72;
 	xgpuif_handle_t m1, f1, m2, f2;
 
 	wk.cur = c1;

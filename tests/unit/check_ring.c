@@ -110,7 +110,7 @@ START_TEST(test_ring_slots)
 }
 END_TEST
 
-/* ---- messages --------------------------------------------------------------- */
+/* ---- messages ------------------------------------------------------------ */
 
 /*
  * Write a request of `len` bytes (two iov pieces) with the header slot at
@@ -258,7 +258,7 @@ START_TEST(test_response_empty)
 }
 END_TEST
 
-/* ---- what the backend refuses ------------------------------------------------- */
+/* ---- what the backend refuses -------------------------------------------- */
 
 /*
  * Forge a header at the back end's consumer index, as a hostile guest
@@ -361,7 +361,7 @@ START_TEST(test_prod_overflow)
 }
 END_TEST
 
-/* ---- layout -------------------------------------------------------------------- */
+/* ---- layout -------------------------------------------------------------- */
 
 START_TEST(test_layout)
 {

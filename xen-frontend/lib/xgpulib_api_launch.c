@@ -21,7 +21,7 @@ _Static_assert(sizeof(CUlaunchAttributeValue) == 64,
 _Static_assert(sizeof(CUlaunchAttribute) == sizeof(struct xgpuif_launch_attr),
 	       "launch attributes travel as the CUDA ABI lays them out");
 
-/* ---- parameters -------------------------------------------------------------- */
+/* ---- parameters ---------------------------------------------------------- */
 
 /* CU_LAUNCH_PARAM_BUFFER_POINTER/SIZE of an `extra` array */
 static int parse_extra(void **extra, const void **buf, size_t *size)
@@ -123,13 +123,13 @@ int xgpulib_pack_params(const struct xgpulib_func *f, void **kernelParams,
 	return CUDA_SUCCESS;
 }
 
-/* ---- attributes and streams ------------------------------------------------------ */
+/* ---- attributes and streams ---------------------------------------------- */
 
 static CUresult event_remote(CUevent ev, uint64_t *out)
 {
 	*out = 0;
 	if (!ev)
-		return CUDA_SUCCESS;	/* the driver says what NULL means */
+		return CUDA_SUCCESS;	/* the driver judges a NULL event */
 	if (ev->magic != XGPULIB_EVENT_MAGIC)
 		return CUDA_ERROR_INVALID_HANDLE;
 	*out = ev->remote;
@@ -152,10 +152,10 @@ static CUresult attrs_to_wire(const CUlaunchAttribute *in, unsigned int n,
 
 		if (in[i].id == CU_LAUNCH_ATTRIBUTE_IGNORE)
 			continue;
-		if (in[i].id == CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE) {
-			/* graphs only; stream capture is not forwarded */
+		/* graphs only; stream capture is not forwarded */
+		if (in[i].id ==
+		    CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE)
 			return CUDA_ERROR_NOT_SUPPORTED;
-		}
 		if (k == XGPUIF_MAX_LAUNCH_ATTRS) {
 			xgpulib_dbg("launch with more than %u attributes",
 				    XGPUIF_MAX_LAUNCH_ATTRS);
@@ -190,7 +190,7 @@ static CUresult stream_of(CUstream s, int ptsz, uint64_t *out)
 	return CUDA_SUCCESS;
 }
 
-/* ---- launches --------------------------------------------------------------------- */
+/* ---- launches ------------------------------------------------------------ */
 
 struct launch {
 	unsigned int grid[3];
@@ -411,7 +411,7 @@ CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gridDimX,
 			   kernelParams);
 }
 
-/* ---- occupancy -------------------------------------------------------------------- */
+/* ---- occupancy ----------------------------------------------------------- */
 
 CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
 	int *numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize,
@@ -529,8 +529,8 @@ static CUresult max_potential_block_size(int *minGridSize, int *blockSize,
 		return rc;
 	info = &xgpulib_devs[ctx->dev].info;
 	dev_max = dev_attr(info, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
-	sm_threads = dev_attr(info,
-			      CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR);
+	sm_threads = dev_attr(
+		info, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR);
 	warp = dev_attr(info, CU_DEVICE_ATTRIBUTE_WARP_SIZE);
 	nsm = dev_attr(info, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
 	if (dev_max <= 0 || sm_threads <= 0 || warp <= 0 || nsm <= 0)
@@ -627,7 +627,8 @@ static CUresult occ_clusters(int *out, CUfunction func,
 	a.nattrs = nattrs;
 	a.which = which;
 	iov[0] = (struct xgpuif_iov){ &a, sizeof(a) };
-	iov[1] = (struct xgpuif_iov){ attrs, nattrs * (uint32_t)sizeof(attrs[0]) };
+	iov[1] = (struct xgpuif_iov){ attrs,
+				      nattrs * (uint32_t)sizeof(attrs[0]) };
 	rc = xgpulib_call(XGPUIF_OP_OCC_CLUSTERS, iov, 2, &r, sizeof(r), &rlen);
 	if (rc)
 		return rc;

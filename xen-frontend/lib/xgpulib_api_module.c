@@ -35,7 +35,7 @@
 #include "xgpulib.h"
 #include "xgpulib_image.h"
 
-/* ---- image sizes ------------------------------------------------------------ */
+/* ---- image sizes --------------------------------------------------------- */
 
 /* images are shipped whole; anything larger than this cannot be real */
 #define IMAGE_MAX	(1ull << 36)
@@ -96,7 +96,8 @@ static size_t elf64_size(const uint8_t *p)
 	if (eh.e_shoff) {
 		Elf64_Shdr sh0;
 
-		if (eh.e_shentsize < sizeof(Elf64_Shdr) || eh.e_shoff > IMAGE_MAX)
+		if (eh.e_shentsize < sizeof(Elf64_Shdr) ||
+		    eh.e_shoff > IMAGE_MAX)
 			return 0;
 		/* extended numbering keeps the real counts in section 0 */
 		memcpy(&sh0, p + eh.e_shoff, sizeof(sh0));
@@ -173,7 +174,7 @@ size_t xgpulib_image_size(const void *image)
 	return xgpulib_image_bytes(image, &n) ? n : 0;
 }
 
-/* ---- guest objects ------------------------------------------------------------ */
+/* ---- guest objects ------------------------------------------------------- */
 
 #define XGPULIB_MOD_MAGIC 0x786d6f64u	/* "xmod" */
 #define XGPULIB_LIB_MAGIC 0x786c6962u	/* "xlib" */
@@ -299,7 +300,7 @@ static void mod_free(struct CUmod_st *m)
 	free(m);
 }
 
-/* ---- calls ------------------------------------------------------------------------ */
+/* ---- calls --------------------------------------------------------------- */
 
 /*
  * Call and wait for this request's own status: a deferred error of an
@@ -340,7 +341,7 @@ static uint32_t reply_cap_max(void)
 	return xgpuif_capacity(slots);
 }
 
-/* ---- blobs and loads ------------------------------------------------------------ */
+/* ---- blobs and loads ----------------------------------------------------- */
 
 /*
  * Copy an image into a new worker blob through the data area.  The data
@@ -678,7 +679,7 @@ static CUresult read_file(const char *path, uint8_t **buf, size_t *size)
 	return CUDA_SUCCESS;
 }
 
-/* ---- module entry points ------------------------------------------------------ */
+/* ---- module entry points ------------------------------------------------- */
 
 CUresult cuModuleLoadDataEx(CUmodule *module, const void *image,
 			    unsigned int numOptions, CUjit_option *options,
@@ -759,7 +760,7 @@ CUresult cuModuleGetLoadingMode(CUmoduleLoadingMode *mode)
 	return CUDA_SUCCESS;
 }
 
-/* ---- functions and kernels ---------------------------------------------------- */
+/* ---- functions and kernels ----------------------------------------------- */
 
 /*
  * Build a function from a GET_FUNCTION/GET_KERNEL/KERNEL_GET_FUNCTION
@@ -991,11 +992,12 @@ CUresult cuModuleGetFunctionCount(unsigned int *count, CUmodule mod)
 			 count);
 }
 
-/* ---- libraries ----------------------------------------------------------------- */
+/* ---- libraries ----------------------------------------------------------- */
 
 static CUresult library_load(CUlibrary *library, const void *bytes,
 			     size_t size, CUjit_option *jitOptions,
-			     void **jitOptionsValues, unsigned int numJitOptions,
+			     void **jitOptionsValues,
+			     unsigned int numJitOptions,
 			     CUlibraryOption *libraryOptions,
 			     void **libraryOptionValues,
 			     unsigned int numLibraryOptions)
@@ -1294,7 +1296,7 @@ CUresult cuFuncGetModule(CUmodule *hmod, CUfunction hfunc)
 	return CUDA_ERROR_INVALID_HANDLE;
 }
 
-/* ---- attributes -------------------------------------------------------------- */
+/* ---- attributes ---------------------------------------------------------- */
 
 CUresult xgpulib_func_attr(struct xgpulib_func *f, int attr, int *value)
 {

@@ -177,13 +177,20 @@ static void progress_locked(struct xgpulib_chan *c)
 		return;
 	}
 	c->poller = true;
+	/*
+	 * Another thread (one posting, say) may reap while we are unlocked,
+	 * our own reply included: any reaping counts as progress.
+	 */
+	RING_IDX seen = c->ring.rsp_cons;
+
 	pthread_mutex_unlock(&c->mu);
 	t0 = now_us();
 	for (;;) {
 		RING_IDX cons = __atomic_load_n(&c->ring.rsp_cons,
 						__ATOMIC_RELAXED);
 
-		if (__atomic_load_n(&c->ring.sring->rsp_prod,
+		if (cons != seen ||
+		    __atomic_load_n(&c->ring.sring->rsp_prod,
 				    __ATOMIC_RELAXED) != cons)
 			break;
 		if (now_us() - t0 < c->spin_us) {
