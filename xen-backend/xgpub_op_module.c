@@ -25,7 +25,7 @@
 #define BLOB_MAX	(1ull << 30)	/* one image */
 #define BLOBS_MAX	(4ull << 30)	/* all images of a guest */
 #define BLOB_GUARD	16u		/* zero bytes after an image */
-#define MAX_LOAD_OPTS	64u
+#define MAX_LOAD_OPTS	XGPUIF_MAX_LOAD_OPTS
 
 _Static_assert(__builtin_offsetof(struct xgpub_image, data) % 16 == 0,
 	       "image data is 16-byte aligned");
@@ -243,38 +243,6 @@ int xgpub_op_BLOB_FREE(struct xgpub_worker *w,
 
 /* ---- loads --------------------------------------------------------------- */
 
-/* JIT options whose value is a plain number */
-static bool jit_numeric(uint32_t id)
-{
-	switch (id) {
-	case CU_JIT_MAX_REGISTERS:
-	case CU_JIT_THREADS_PER_BLOCK:
-	case CU_JIT_OPTIMIZATION_LEVEL:
-	case CU_JIT_TARGET_FROM_CUCONTEXT:
-	case CU_JIT_TARGET:
-	case CU_JIT_FALLBACK_STRATEGY:
-	case CU_JIT_GENERATE_DEBUG_INFO:
-	case CU_JIT_LOG_VERBOSE:
-	case CU_JIT_GENERATE_LINE_INFO:
-	case CU_JIT_CACHE_MODE:
-	case 15:	/* CU_JIT_NEW_SM3X_OPT */
-	case CU_JIT_FAST_COMPILE:
-	case 20:	/* CU_JIT_LTO */
-	case 21:	/* CU_JIT_FTZ */
-	case 22:	/* CU_JIT_PREC_DIV */
-	case 23:	/* CU_JIT_PREC_SQRT */
-	case 24:	/* CU_JIT_FMA */
-	case CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES:
-	case CU_JIT_POSITION_INDEPENDENT_CODE:
-	case CU_JIT_MIN_CTA_PER_SM:
-	case CU_JIT_MAX_THREADS_PER_BLOCK:
-	case CU_JIT_OVERRIDE_DIRECTIVE_VALUES:
-	case CU_JIT_SPLIT_COMPILE:
-		return true;
-	default:
-		return false;
-	}
-}
 
 struct opts {
 	CUjit_option jit[MAX_LOAD_OPTS];
@@ -295,7 +263,7 @@ static int parse_opts(const uint8_t *p, uint32_t njit, uint32_t nlib,
 
 		memcpy(&lo, p + i * sizeof(lo), sizeof(lo));
 		if (i < njit) {
-			if (!jit_numeric(lo.id))
+			if (!xgpuif_jit_option_numeric(lo.id))
 				return CUDA_ERROR_INVALID_VALUE;
 			o->jit[i] = (CUjit_option)lo.id;
 			o->jitv[i] = (void *)(uintptr_t)lo.value;
@@ -985,3 +953,9 @@ int xgpub_op_FUNC_SET_CACHE_CONFIG(struct xgpub_worker *w,
 	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuFuncSetCacheConfig);
 	return w->D->cuFuncSetCacheConfig(obj, (CUfunc_cache)a.attr);
 }
+
+/* the wire's JIT whitelist speaks the CUDA ABI's numbers */
+_Static_assert(CU_JIT_MAX_REGISTERS == 0 && CU_JIT_FAST_COMPILE == 16 &&
+		       CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES == 29 &&
+		       CU_JIT_SPLIT_COMPILE == 34,
+	       "CUjit_option numbering");

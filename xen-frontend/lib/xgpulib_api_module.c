@@ -392,45 +392,13 @@ static CUresult upload(const void *bytes, size_t size, uint64_t *blob)
 	return rc;
 }
 
-#define MAX_LOAD_OPTS 64u
+#define MAX_LOAD_OPTS XGPUIF_MAX_LOAD_OPTS
 
 struct load_opts {
 	struct xgpuif_load_opt o[MAX_LOAD_OPTS];
 	uint32_t njit, nlib;
 };
 
-/* JIT options whose value is a number (no guest pointer in it) */
-static bool jit_numeric(CUjit_option o)
-{
-	switch ((int)o) {
-	case CU_JIT_MAX_REGISTERS:
-	case CU_JIT_THREADS_PER_BLOCK:
-	case CU_JIT_OPTIMIZATION_LEVEL:
-	case CU_JIT_TARGET_FROM_CUCONTEXT:
-	case CU_JIT_TARGET:
-	case CU_JIT_FALLBACK_STRATEGY:
-	case CU_JIT_GENERATE_DEBUG_INFO:
-	case CU_JIT_LOG_VERBOSE:
-	case CU_JIT_GENERATE_LINE_INFO:
-	case CU_JIT_CACHE_MODE:
-	case 15:	/* CU_JIT_NEW_SM3X_OPT */
-	case CU_JIT_FAST_COMPILE:
-	case 20:	/* CU_JIT_LTO */
-	case 21:	/* CU_JIT_FTZ */
-	case 22:	/* CU_JIT_PREC_DIV */
-	case 23:	/* CU_JIT_PREC_SQRT */
-	case 24:	/* CU_JIT_FMA */
-	case CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES:
-	case CU_JIT_POSITION_INDEPENDENT_CODE:
-	case CU_JIT_MIN_CTA_PER_SM:
-	case CU_JIT_MAX_THREADS_PER_BLOCK:
-	case CU_JIT_OVERRIDE_DIRECTIVE_VALUES:
-	case CU_JIT_SPLIT_COMPILE:
-		return true;
-	default:
-		return false;
-	}
-}
 
 static CUresult add_opt(struct load_opts *lo, uint32_t id, void *value)
 {
@@ -452,7 +420,7 @@ static CUresult jit_filter(unsigned int n, const CUjit_option *opt,
 	if (n && (!opt || !val))
 		return CUDA_ERROR_INVALID_VALUE;
 	for (unsigned int i = 0; i < n; i++) {
-		if (jit_numeric(opt[i])) {
+		if (xgpuif_jit_option_numeric(opt[i])) {
 			CUresult rc = add_opt(lo, (uint32_t)opt[i], val[i]);
 
 			if (rc)
