@@ -32,6 +32,10 @@ CFLAGS_BASE += -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=undefined
 LDSAN := -fsanitize=address,undefined
 endif
+# Xen's user-space libraries, linked statically: the daemon then also runs
+# on GPU hosts without Xen installed (--local only)
+XEN_LIBS := -Wl,-Bstatic -lxenstore -lxengnttab -lxenevtchn -lxentoolcore \
+	-lxentoollog -Wl,-Bdynamic
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck)
 
 LIB_SRCS := $(sort $(wildcard xen-frontend/lib/*.c))
@@ -81,7 +85,7 @@ $(O)/libxgpub.a: $(BACK_LIB_OBJS)
 $(BACKEND): $(BACK_OBJS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) -o $@ $(BACK_OBJS) $(LDSAN) -ldl -lpthread
+	$(Q)$(CC) -o $@ $(BACK_OBJS) $(XEN_LIBS) $(LDSAN) -ldl -lpthread
 
 # Unit suites link every object of both sides (whole archives, so that the
 # strong cu* definitions win over the weak stubs).
@@ -91,7 +95,8 @@ $(O)/tests/check_%: tests/unit/check_%.c $(O)/libxgpulib.a $(O)/libxgpub.a $(HEA
 	$(Q)$(CC) $(CFLAGS_BASE) -Ixen-frontend/lib -Ixen-backend \
 		$(shell pkg-config --cflags check 2>/dev/null) -o $@ $< \
 		-Wl,--whole-archive $(O)/libxgpulib.a $(O)/libxgpub.a \
-		-Wl,--no-whole-archive $(CHECK_LIBS) $(LDSAN) -ldl -lpthread
+		-Wl,--no-whole-archive $(CHECK_LIBS) $(XEN_LIBS) $(LDSAN) \
+		-ldl -lpthread
 
 # Integration clients are ordinary CUDA driver-API programs linked against
 # the guest library.

@@ -17,25 +17,40 @@
  * numbered explicitly in xgpu_calls.def and a retired number is never
  * reused.
  *
- * Xenstore nodes (Xen transport; the local transport carries the same
- * values in its socket handshake, see xgpuif.md):
+ * Xenstore nodes (Xen transport; xgpuif.md "Xen transport" is the prose):
  *
  *  Backend  /local/domain/0/backend/xgpu/<domid>/<devid>/
+ *   frontend, frontend-id, state        written by the toolstack (xgpu attach)
+ *   hotplug-status                      "connected" from the hotplug script
  *   max-ring-page-order   uint  largest ring order the backend accepts
- *   max-data-pages        uint  largest data area, in 4 KiB pages
- *   features              str   space separated; none defined yet
+ *   max-data-pages        uint  largest data area of one channel, in pages
+ *   max-channels          uint  channels (processes) one device may open
+ *   ch/<n>/state          uint  backend state of channel n
+ *   ch/<n>/error          str   why channel n was refused or closed
  *  Frontend /local/domain/<domid>/device/xgpu/<devid>/
- *   ring-page-order       uint  log2 of the ring pages (0..max)
- *   ring-ref<N>           uint  grant ref of ring page N
- *   data-pages            uint  number of data area pages (>= 1)
- *   data-dir-ref<N>       uint  grant refs of the page directory
- *   event-channel         uint
- *   protocol-version      uint  XGPUIF_VERSION
+ *   backend, backend-id, state          written by the toolstack
+ *   protocol-version      uint  XGPUIF_VERSION (before Initialised)
+ *   ch/<n>/ring-page-order uint log2 of the ring pages (0..max)
+ *   ch/<n>/ring-ref<i>    uint  grant ref of ring page i, i < 2^order
+ *   ch/<n>/data-pages     uint  data area pages (1..max)
+ *   ch/<n>/data-dir-ref<j> uint grant ref of directory page j: each
+ *                               holds 1024 little-endian uint32 grant refs
+ *                               of data pages, j < ceil(data-pages / 1024)
+ *   ch/<n>/event-channel  uint  unbound port for the backend
+ *   ch/<n>/name, ch/<n>/pid     informative: the process
+ *   ch/<n>/state          uint  frontend state of channel n
  *
- * State diagram (standard xenbus, as blkif/pvcalls):
- *   front Initialising -> back InitWait (limits published)
- *   front Initialised (refs written in a transaction) -> back Connected
- *   front Connected; either end Closing -> Closed on teardown.
+ * Device state (standard xenbus, as blkif/pvcalls):
+ *   front Initialising -> back InitWait (limits published, after
+ *   hotplug-status) -> front Initialised (protocol-version written) ->
+ *   back Connected -> front Connected.  Either end Closing -> Closed.
+ * Channel state (under ch/<n>; the frontend numbers its channels 0, 1, 2...
+ * and never reuses a number while the device lives; the backend serves at
+ * most max-channels at once and refuses the rest with ch/<n>/error):
+ *   front Initialised (refs written in one transaction) -> back maps,
+ *   binds, Connected (or writes ch/<n>/error and Closed) -> front
+ *   Connected.  Front Closing -> back unmaps, Closed -> front ends its
+ *   grants and removes ch/<n>; back then removes its ch/<n>.
  */
 #ifndef XGPUIF_H
 #define XGPUIF_H
@@ -173,6 +188,13 @@ typedef uint64_t xgpuif_handle_t;
  * the guest cannot pull pages from under the worker.
  */
 #define XGPUIF_LOCAL_MAX_DATA_PAGES	(1u << 18)	/* 1 GiB */
+
+/* Xen transport constants (see the xenstore nodes above) */
+#define XGPUIF_XEN_DEVTYPE		"xgpu"
+#define XGPUIF_XEN_REFS_PER_DIR		1024u	/* uint32 refs per dir page */
+#define XGPUIF_XEN_MAX_DATA_PAGES	(1u << 16)	/* 256 MiB */
+#define XGPUIF_XEN_DEFAULT_DATA_PAGES	(1u << 12)	/* 16 MiB */
+#define XGPUIF_XEN_MAX_CHANNELS		64u
 
 struct xgpuif_local_welcome {
 	uint32_t magic;		/* XGPUIF_MAGIC */

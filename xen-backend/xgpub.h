@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <cuda.h>
 
@@ -115,6 +116,12 @@ struct xgpub_transport_ops {
 	 * ring meanwhile); used by the worker's watchdog.
 	 */
 	void (*wait_gone)(struct xgpub_transport *t);
+	/*
+	 * The worker closes the channel because the guest broke the protocol:
+	 * tell the guest's side why where the transport can (Xen: the
+	 * channel's error node).  May be NULL.
+	 */
+	void (*fail)(struct xgpub_transport *t, const char *why);
 	void (*close)(struct xgpub_transport *t);
 };
 
@@ -133,6 +140,37 @@ struct xgpub_transport {
  */
 int xgpub_local_accept(int sock, uint32_t client_id, uint32_t max_data_pages,
 		       struct xgpub_transport **out);
+
+/* ---- the daemon's children (xgpub_main.c) ----------------------------------- */
+
+enum { XGPUB_CHILD_LOCAL = 1, XGPUB_CHILD_XEN = 2 };
+
+struct xgpub_child {
+	pid_t pid;
+	int kind;			/* XGPUB_CHILD_* */
+	uint32_t client_id;		/* local: the backend's number */
+	uint32_t domid, devid, ch;	/* xen */
+	char name[64];			/* xen: domain name */
+	char proc[32];			/* the guest process's name */
+	uint64_t started;		/* CLOCK_MONOTONIC ns */
+};
+
+/*
+ * Fork a worker.  In the child, after the common set-up (signals, name,
+ * log prefix, the daemon's descriptors closed), fn(arg) runs and its
+ * return value is the exit code.  In the parent: the pid (recorded in the
+ * table of children) or -errno.
+ */
+pid_t xgpub_spawn(const struct xgpub_child *info, int (*fn)(void *),
+		  void *arg);
+/* the child with this pid (cleared by the caller once reaped), or NULL */
+struct xgpub_child *xgpub_child_find(pid_t pid);
+void xgpub_child_name(const struct xgpub_child *c, char *buf, size_t len);
+void xgpub_children_each(void (*fn)(struct xgpub_child *c, void *arg),
+			 void *arg);
+void xgpub_children_kill(int sig);
+/* a descriptor of the daemon that workers close after fork */
+void xgpub_daemon_fd(int fd);
 
 /* ---- the worker ------------------------------------------------------------ */
 
@@ -180,6 +218,8 @@ struct xgpub_worker {
 	uint64_t mem_used;
 	/* statistics */
 	uint64_t calls;
+	/* why the channel was closed on a protocol error */
+	char why[160];
 };
 
 /* serve one guest until it goes away; returns the process exit code */

@@ -23,14 +23,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "xgpub.h"
+#include <time.h>
 
-#define MAX_WORKERS 1024
+#include "xgpub.h"
+#include "xgpub_xen.h"
 
 static volatile sig_atomic_t stop_requested;
 static volatile sig_atomic_t child_exited;
-static pid_t workers[MAX_WORKERS];
-static uint32_t worker_ids[MAX_WORKERS];
+static struct xgpub_xen *xen;
 
 static const char *const default_drivers[] = {
 	"/usr/lib/x86_64-linux-gnu/libcuda.so.1",
@@ -43,11 +43,13 @@ static const char *const default_drivers[] = {
 static void usage(FILE *f)
 {
 	fprintf(f,
-"Usage: xen-gpubackd --local PATH [options]\n"
-"Serve CUDA to xgpu guests (the local transport: processes and containers\n"
-"on this host).\n"
+"Usage: xen-gpubackd [--xen] [--local PATH] [options]\n"
+"Serve CUDA to xgpu guests: Xen domains given an xgpu device (--xen, in\n"
+"Dom0) and/or processes and containers on this host (--local).\n"
 "\n"
+"  -x, --xen              serve the xenbus backend of device type xgpu\n"
 "  -l, --local PATH       listen on the Unix socket PATH\n"
+"      --max-channels N   channels (processes) per Xen device (default 16)\n"
 "  -f, --foreground       stay in the foreground and log to stderr\n"
 "  -d, --driver PATH      the host's CUDA driver (absolute path); default:\n"
 "                         the first of the usual locations that loads\n"
@@ -76,34 +78,22 @@ static void reap_workers(void)
 	pid_t pid;
 
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-		uint32_t id = 0;
+		struct xgpub_child *c = xgpub_child_find(pid);
+		char who[48] = "?";
 
-		for (int i = 0; i < MAX_WORKERS; i++) {
-			if (workers[i] == pid) {
-				id = worker_ids[i];
-				workers[i] = 0;
-				break;
-			}
-		}
+		if (c)
+			xgpub_child_name(c, who, sizeof(who));
 		if (WIFEXITED(status))
-			xgpub_info("worker of client %u (pid %d) exited with "
-				   "status %d", id, pid, WEXITSTATUS(status));
+			xgpub_info("worker of %s (pid %d) exited with status "
+				   "%d", who, pid, WEXITSTATUS(status));
 		else if (WIFSIGNALED(status))
-			xgpub_err("worker of client %u (pid %d) killed by "
-				  "signal %d", id, pid, WTERMSIG(status));
+			xgpub_err("worker of %s (pid %d) killed by signal %d",
+				  who, pid, WTERMSIG(status));
+		if (c && c->kind == XGPUB_CHILD_XEN && xen)
+			xgpub_xen_child_exited(xen, pid);
+		if (c)
+			memset(c, 0, sizeof(*c));
 	}
-}
-
-static int add_worker(pid_t pid, uint32_t id)
-{
-	for (int i = 0; i < MAX_WORKERS; i++) {
-		if (!workers[i]) {
-			workers[i] = pid;
-			worker_ids[i] = id;
-			return 0;
-		}
-	}
-	return -1;
 }
 
 static int listen_on(const char *path, mode_t mode)
@@ -146,35 +136,30 @@ static const char *find_driver(void)
 	return NULL;
 }
 
-static void serve_client(int lfd, int conn, uint32_t id,
-			 const struct xgpub_options *opt)
-{
-	struct xgpub_transport *t;
-	char prefix[32];
-	int code;
+struct local_arg {
+	int conn;
+	uint32_t id;
+	const struct xgpub_options *opt;
+};
 
-	close(lfd);
-	signal(SIGCHLD, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
-	signal(SIGINT, SIG_DFL);
-	signal(SIGPIPE, SIG_IGN);
-	prctl(PR_SET_NAME, "xgpu-worker");
-	/* a worker must not outlive the daemon that accounts for it */
-	prctl(PR_SET_PDEATHSIG, SIGTERM);
-	snprintf(prefix, sizeof(prefix), "worker %u", id);
-	xgpub_log_prefix(prefix);
-	if (xgpub_local_accept(conn, id, opt->max_data_pages, &t)) {
-		close(conn);
-		_exit(3);
+static int serve_client(void *p)
+{
+	struct local_arg *a = p;
+	struct xgpub_transport *t;
+
+	if (xgpub_local_accept(a->conn, a->id, a->opt->max_data_pages, &t)) {
+		close(a->conn);
+		return 3;
 	}
-	code = xgpub_worker_run(t, opt);
-	_exit(code);
+	return xgpub_worker_run(t, a->opt);
 }
 
 int main(int argc, char **argv)
 {
 	static const struct option lopts[] = {
 		{ "local", required_argument, NULL, 'l' },
+		{ "xen", no_argument, NULL, 'x' },
+		{ "max-channels", required_argument, NULL, 'C' },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "driver", required_argument, NULL, 'd' },
 		{ "fake", no_argument, NULL, 'F' },
@@ -194,19 +179,37 @@ int main(int argc, char **argv)
 		.spin_us = 2000,
 	};
 	const char *path = NULL, *pidfile = NULL;
-	bool foreground = false, fake = false;
+	bool foreground = false, fake = false, use_xen = false;
+	struct xgpub_xen_limits lim = {
+		.max_ring_order = XGPUIF_MAX_RING_ORDER,
+		.max_data_pages = XGPUIF_XEN_MAX_DATA_PAGES,
+		.max_channels = 16,
+	};
 	mode_t mode = 0660;
-	int verbose = 0, c, lfd;
+	int verbose = 0, c, lfd = -1;
 	uint32_t next_id = 0;
 	struct sigaction sa;
 
-	while ((c = getopt_long(argc, argv, "l:fd:g:q:m:p:vh", lopts,
+	while ((c = getopt_long(argc, argv, "xl:fd:g:q:m:p:vh", lopts,
 				NULL)) != -1) {
 		char *end = NULL;
 
 		switch (c) {
 		case 'l':
 			path = optarg;
+			break;
+		case 'x':
+			use_xen = true;
+			break;
+		case 'C':
+			lim.max_channels = (uint32_t)strtoul(optarg, &end, 10);
+			if (lim.max_channels < 1 ||
+			    lim.max_channels > XGPUIF_XEN_MAX_CHANNELS) {
+				fprintf(stderr, "xen-gpubackd: --max-channels "
+					"must be 1..%u\n",
+					XGPUIF_XEN_MAX_CHANNELS);
+				return 2;
+			}
 			break;
 		case 'f':
 			foreground = true;
@@ -258,7 +261,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (!path || optind != argc) {
+	if ((!path && !use_xen) || optind != argc) {
 		usage(stderr);
 		return 2;
 	}
@@ -288,9 +291,14 @@ int main(int argc, char **argv)
 		xgpub_info("host driver: %s", opt.driver_path);
 	}
 
-	lfd = listen_on(path, mode);
-	if (lfd < 0)
-		return 1;
+	if (opt.max_data_pages < lim.max_data_pages)
+		lim.max_data_pages = opt.max_data_pages;
+	if (path) {
+		lfd = listen_on(path, mode);
+		if (lfd < 0)
+			return 1;
+		xgpub_daemon_fd(lfd);
+	}
 	if (!foreground && daemon(0, 0) < 0) {
 		xgpub_err("cannot daemonize: %s", strerror(errno));
 		return 1;
@@ -309,42 +317,71 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	xgpub_info("listening on %s", path);
+	if (path)
+		xgpub_info("listening on %s", path);
+	if (use_xen) {
+		xen = xgpub_xen_start(&lim, &opt);
+		if (!xen) {
+			if (path)
+				unlink(path);
+			if (pidfile)
+				unlink(pidfile);
+			return 1;
+		}
+		xgpub_daemon_fd(xgpub_xen_fd(xen));
+	}
 
 	while (!stop_requested) {
-		struct pollfd pfd = { .fd = lfd, .events = POLLIN };
-		int conn;
-		pid_t pid;
+		struct pollfd pfd[2];
+		int n = 0, ilocal = -1, ixen = -1;
 
 		if (child_exited) {
 			child_exited = 0;
 			reap_workers();
+			if (xen)
+				xgpub_xen_poll(xen);
 		}
-		if (poll(&pfd, 1, 1000) <= 0)
-			continue;
-		conn = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-		if (conn < 0)
-			continue;
-		next_id++;
-		pid = fork();
-		if (pid == 0)
-			serve_client(lfd, conn, next_id, &opt);
-		close(conn);
-		if (pid < 0) {
-			xgpub_err("cannot fork a worker: %s", strerror(errno));
-			continue;
+		if (lfd >= 0) {
+			pfd[n] = (struct pollfd){ .fd = lfd, .events = POLLIN };
+			ilocal = n++;
 		}
-		if (add_worker(pid, next_id))
-			xgpub_err("too many workers to track");
-		xgpub_info("client %u: worker pid %d", next_id, pid);
+		if (xen) {
+			pfd[n] = (struct pollfd){ .fd = xgpub_xen_fd(xen),
+						  .events = POLLIN };
+			ixen = n++;
+		}
+		if (poll(pfd, (nfds_t)n, 1000) <= 0)
+			continue;
+		if (ixen >= 0 && pfd[ixen].revents)
+			xgpub_xen_poll(xen);
+		if (ilocal >= 0 && (pfd[ilocal].revents & POLLIN)) {
+			struct xgpub_child info;
+			struct local_arg a;
+			int conn = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+			pid_t pid;
+
+			if (conn < 0)
+				continue;
+			next_id++;
+			memset(&info, 0, sizeof(info));
+			info.kind = XGPUB_CHILD_LOCAL;
+			info.client_id = next_id;
+			a = (struct local_arg){ conn, next_id, &opt };
+			pid = xgpub_spawn(&info, serve_client, &a);
+			close(conn);
+			if (pid > 0)
+				xgpub_info("client %u: worker pid %d", next_id,
+					   pid);
+		}
 	}
 	xgpub_info("stopping");
-	for (int i = 0; i < MAX_WORKERS; i++)
-		if (workers[i])
-			kill(workers[i], SIGTERM);
-	unlink(path);
+	xgpub_children_kill(SIGTERM);
+	xgpub_xen_stop(xen);
+	if (path)
+		unlink(path);
 	if (pidfile)
 		unlink(pidfile);
-	close(lfd);
+	if (lfd >= 0)
+		close(lfd);
 	return 0;
 }

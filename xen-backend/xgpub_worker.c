@@ -186,8 +186,10 @@ static int dispatch(struct xgpub_worker *w, const struct xgpuif_request *req,
 		return XGPUIF_ST_NOT_IMPL;
 	}
 	if (req->len < ops[req->op].min_len) {
-		xgpub_err("%s: %s: %u payload bytes, needs %u", w->t->who,
-			  ops[req->op].name, req->len, ops[req->op].min_len);
+		snprintf(w->why, sizeof(w->why), "%s: %u payload bytes, needs "
+			 "%u", ops[req->op].name, req->len,
+			 ops[req->op].min_len);
+		xgpub_err("%s: %s", w->t->who, w->why);
 		return XGPUIF_ST_PROTO;
 	}
 	rc = switch_ctx(w, req->ctx);
@@ -197,9 +199,11 @@ static int dispatch(struct xgpub_worker *w, const struct xgpuif_request *req,
 	rc = ops[req->op].fn(w, req, payload_buf, req->len, reply_buf, rlen);
 	if (*rlen > cap)	/* a handler bug, not the guest's */
 		*rlen = cap;
-	if (rc == XGPUIF_ST_PROTO)
-		xgpub_err("%s: malformed %s request", w->t->who,
-			  ops[req->op].name);
+	if (rc == XGPUIF_ST_PROTO) {
+		snprintf(w->why, sizeof(w->why), "malformed %s request",
+			 ops[req->op].name);
+		xgpub_err("%s: %s", w->t->who, w->why);
+	}
 	w->calls++;
 	return rc;
 }
@@ -224,9 +228,10 @@ static int serve(struct xgpub_worker *w)
 
 	xen_rmb();	/* pairs with the guest's xen_wmb before req_prod */
 	if (RING_REQUEST_PROD_OVERFLOW(&w->ring, rp)) {
-		xgpub_err("%s: request producer index %u overflows the ring "
-			  "(consumer %u); closing", w->t->who, rp,
-			  w->ring.req_cons);
+		snprintf(w->why, sizeof(w->why), "request producer index %u "
+			 "overflows the ring (consumer %u)", rp,
+			 w->ring.req_cons);
+		xgpub_err("%s: %s; closing", w->t->who, w->why);
 		return -1;
 	}
 	while (w->ring.req_cons != rp) {
@@ -235,9 +240,10 @@ static int serve(struct xgpub_worker *w)
 		int rc;
 
 		if (xgpuif_back_get(&w->ring, rp, &req, payload_buf)) {
-			xgpub_err("%s: malformed request header (op %u, %u "
-				  "slots, %u bytes); closing", w->t->who,
-				  req.op, req.nslots, req.len);
+			snprintf(w->why, sizeof(w->why), "malformed request "
+				 "header (op %u, %u slots, %u bytes)", req.op,
+				 req.nslots, req.len);
+			xgpub_err("%s: %s; closing", w->t->who, w->why);
 			return -1;
 		}
 		rc = dispatch(w, &req, &rlen);
@@ -485,6 +491,8 @@ int xgpub_worker_run(struct xgpub_transport *t,
 	}
 	/* the watchdog must not exit the process under an orderly teardown */
 	torn_down = 1;
+	if (code == 2 && t->ops->fail)
+		t->ops->fail(t, w->why[0] ? w->why : "protocol error");
 	worker_teardown(w);
 	t->ops->close(t);
 	return code;

@@ -1,0 +1,671 @@
+// SPDX-License-Identifier: MIT
+/*
+ * xgpub_xen.c: the Xen transport, daemon side.
+ *
+ * The toolstack (`xgpu attach`) creates backend/xgpu/<domid>/<devid> and
+ * the frontend's device/xgpu/<devid>; the kernel's xen-backend bus runs
+ * the hotplug script, which starts this daemon if needed and writes
+ * hotplug-status.  The daemon watches its backend directory, each
+ * device's frontend directory and @releaseDomain, and on every event
+ * looks at the whole picture again (a level-triggered state machine: a
+ * lost or coalesced watch event cannot leave a device stuck):
+ *
+ *   device: hotplug-status connected -> publish limits, InitWait;
+ *           frontend Initialised + protocol-version 1 -> Connected;
+ *           frontend Closing/Closed -> stop its workers, Closed;
+ *           frontend Initialising again after Closed -> InitWait again.
+ *   channel ch/<n>: frontend Initialised and no worker -> fork a worker
+ *           (it maps, binds and says Connected, or writes the error);
+ *           frontend node gone and no worker -> remove our ch/<n>.
+ *   domain released -> kill its workers (their exit unmaps its grants,
+ *           so Xen can finish destroying it) and drop its backend nodes.
+ *
+ * The daemon itself never maps a guest page: a guest's bad values can
+ * only hurt the one worker that serves them.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <xenstore.h>
+#include <xen/io/xenbus.h>
+
+#include "xgpub.h"
+#include "xgpub_xen.h"
+
+#define BE_ROOT	"/local/domain/0/backend/" XGPUIF_XEN_DEVTYPE
+#define MAX_DEVS 256
+#define MAX_CH ((int)XGPUIF_XEN_MAX_CHANNELS)
+
+struct xch {
+	bool used;
+	uint32_t n;
+	pid_t pid;		/* 0: no worker */
+	bool done;		/* its worker ran and exited */
+};
+
+struct xdev {
+	bool used;
+	uint32_t domid, devid;
+	char be[96], fe[128];
+	bool watching;
+	bool waiting_logged;
+	bool seen;		/* looked at once by this daemon */
+	struct xch ch[MAX_CH];
+};
+
+struct xgpub_xen {
+	struct xs_handle *xs;
+	struct xgpub_xen_limits lim;
+	struct xdev dev[MAX_DEVS];
+};
+
+static struct xgpub_xen *the_xen;
+
+static char *rd(struct xgpub_xen *x, const char *dir, const char *node)
+{
+	char path[256];
+	unsigned int len;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, node);
+	return xs_read(x->xs, XBT_NULL, path, &len);
+}
+
+static long rd_long(struct xgpub_xen *x, const char *dir, const char *node,
+		    long def)
+{
+	char *v = rd(x, dir, node), *end;
+	long n;
+
+	if (!v)
+		return def;
+	n = strtol(v, &end, 10);
+	if (end == v || *end)
+		n = def;
+	free(v);
+	return n;
+}
+
+static void wr(struct xgpub_xen *x, const char *dir, const char *node,
+	       const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static void wr(struct xgpub_xen *x, const char *dir, const char *node,
+	       const char *fmt, ...)
+{
+	char path[256], val[160];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(val, sizeof(val), fmt, ap);
+	va_end(ap);
+	snprintf(path, sizeof(path), "%s/%s", dir, node);
+	if (!xs_write(x->xs, XBT_NULL, path, val, strlen(val)))
+		xgpub_err("xenstore: cannot write %s: %s", path,
+			  strerror(errno));
+}
+
+static void rm(struct xgpub_xen *x, const char *dir, const char *node)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s%s%s", dir, node ? "/" : "",
+		 node ? node : "");
+	xs_rm(x->xs, XBT_NULL, path);
+}
+
+void xgpub_xen_domain_name(struct xgpub_xen *x, uint32_t domid, char *buf,
+			   size_t len)
+{
+	char path[64], *v;
+	unsigned int n;
+
+	buf[0] = 0;
+	if (!x)
+		x = the_xen;
+	if (!x)
+		return;
+	snprintf(path, sizeof(path), "/local/domain/%u/name", domid);
+	v = xs_read(x->xs, XBT_NULL, path, &n);
+	if (v) {
+		snprintf(buf, len, "%s", v);
+		free(v);
+	}
+}
+
+/* ---- workers ------------------------------------------------------------ */
+
+struct chan_arg {
+	uint32_t domid, devid, ch;
+	struct xgpub_xen_limits lim;
+	const struct xgpub_options *opt;
+};
+
+static int chan_main(void *p)
+{
+	struct chan_arg *a = p;
+	struct xgpub_transport *t;
+
+	if (xgpub_xen_chan_open(a->domid, a->devid, a->ch, &a->lim, &t))
+		return 3;
+	return xgpub_worker_run(t, a->opt);
+}
+
+static const struct xgpub_options *xen_opt;
+
+static void spawn_channel(struct xgpub_xen *x, struct xdev *d,
+			  struct xch *c)
+{
+	struct chan_arg a = {
+		d->domid, d->devid, c->n, x->lim, xen_opt
+	};
+	struct xgpub_child info;
+	char *name = NULL, path[192];
+	unsigned int len;
+	pid_t pid;
+
+	memset(&info, 0, sizeof(info));
+	info.kind = XGPUB_CHILD_XEN;
+	info.domid = d->domid;
+	info.devid = d->devid;
+	info.ch = c->n;
+	xgpub_xen_domain_name(x, d->domid, info.name, sizeof(info.name));
+	snprintf(path, sizeof(path), "%s/ch/%u/name", d->fe, c->n);
+	name = xs_read(x->xs, XBT_NULL, path, &len);
+	if (name) {
+		for (char *q = name; *q; q++)
+			if (*q < 0x20 || *q > 0x7e)
+				*q = '?';
+		snprintf(info.proc, sizeof(info.proc), "%s", name);
+		free(name);
+	}
+	pid = xgpub_spawn(&info, chan_main, &a);
+	if (pid < 0) {
+		char be[160];
+
+		snprintf(be, sizeof(be), "%s/ch/%u", d->be, c->n);
+		wr(x, be, "error", "backend cannot fork a worker");
+		wr(x, be, "state", "%d", XenbusStateClosed);
+		c->done = true;
+		return;
+	}
+	c->pid = pid;
+	xgpub_info("dom%u ch%u: worker pid %d", d->domid, c->n, pid);
+}
+
+static void kill_workers(struct xdev *d, int sig)
+{
+	for (int i = 0; i < MAX_CH; i++)
+		if (d->ch[i].used && d->ch[i].pid)
+			kill(d->ch[i].pid, sig);
+}
+
+/* ---- the state machine ------------------------------------------------------ */
+
+static struct xdev *dev_find(struct xgpub_xen *x, uint32_t domid,
+			     uint32_t devid, bool create)
+{
+	struct xdev *free_d = NULL;
+
+	for (int i = 0; i < MAX_DEVS; i++) {
+		struct xdev *d = &x->dev[i];
+
+		if (d->used && d->domid == domid && d->devid == devid)
+			return d;
+		if (!d->used && !free_d)
+			free_d = d;
+	}
+	if (!create || !free_d)
+		return NULL;
+	memset(free_d, 0, sizeof(*free_d));
+	free_d->used = true;
+	free_d->domid = domid;
+	free_d->devid = devid;
+	snprintf(free_d->be, sizeof(free_d->be), BE_ROOT "/%u/%u", domid,
+		 devid);
+	return free_d;
+}
+
+static void dev_forget(struct xgpub_xen *x, struct xdev *d)
+{
+	if (d->watching)
+		xs_unwatch(x->xs, d->fe, "fe");
+	kill_workers(d, SIGKILL);
+	d->used = false;
+}
+
+static bool live_workers(struct xdev *d)
+{
+	for (int i = 0; i < MAX_CH; i++)
+		if (d->ch[i].used && d->ch[i].pid)
+			return true;
+	return false;
+}
+
+static struct xch *ch_find(struct xdev *d, uint32_t n, bool create)
+{
+	struct xch *free_c = NULL;
+
+	for (int i = 0; i < MAX_CH; i++) {
+		if (d->ch[i].used && d->ch[i].n == n)
+			return &d->ch[i];
+		if (!d->ch[i].used && !free_c)
+			free_c = &d->ch[i];
+	}
+	if (!create || !free_c)
+		return NULL;
+	memset(free_c, 0, sizeof(*free_c));
+	free_c->used = true;
+	free_c->n = n;
+	return free_c;
+}
+
+static void refuse_channel(struct xgpub_xen *x, struct xdev *d, uint32_t n,
+			   const char *why, bool force)
+{
+	char be[160], *st;
+
+	snprintf(be, sizeof(be), "%s/ch/%u", d->be, n);
+	st = rd(x, be, "state");
+	if (st && !force) {	/* already answered */
+		free(st);
+		return;
+	}
+	free(st);
+	xgpub_err("dom%u ch%u: refused: %s", d->domid, n, why);
+	wr(x, be, "error", "%s", why);
+	wr(x, be, "state", "%d", XenbusStateClosed);
+}
+
+static void scan_channels(struct xgpub_xen *x, struct xdev *d, bool connected)
+{
+	char path[192], **ents;
+	unsigned int num = 0;
+	int live = 0;
+
+	for (int i = 0; i < MAX_CH; i++)
+		if (d->ch[i].used && d->ch[i].pid)
+			live++;
+
+	/* frontend channels: new ones get a worker */
+	snprintf(path, sizeof(path), "%s/ch", d->fe);
+	ents = xs_directory(x->xs, XBT_NULL, path, &num);
+	for (unsigned int i = 0; ents && i < num; i++) {
+		char *end, fech[160];
+		unsigned long n = strtoul(ents[i], &end, 10);
+		struct xch *c;
+		long st;
+
+		if (*end || end == ents[i] || n > INT32_MAX)
+			continue;	/* not ours to judge: ignore */
+		snprintf(fech, sizeof(fech), "%s/ch/%lu", d->fe, n);
+		st = rd_long(x, fech, "state", -1);
+		c = ch_find(d, (uint32_t)n, false);
+		if (st != XenbusStateInitialised || (c && (c->pid || c->done)))
+			continue;
+		if (!connected) {
+			refuse_channel(x, d, (uint32_t)n,
+				       "device is not connected", false);
+			continue;
+		}
+		if (live >= (int)x->lim.max_channels) {
+			refuse_channel(x, d, (uint32_t)n,
+				       "too many channels on this device",
+				       false);
+			continue;
+		}
+		c = c ? c : ch_find(d, (uint32_t)n, true);
+		if (!c) {
+			refuse_channel(x, d, (uint32_t)n,
+				       "too many channels on this device",
+				       false);
+			continue;
+		}
+		spawn_channel(x, d, c);
+		live++;
+	}
+	free(ents);
+
+	/* channels whose frontend node is gone: forget them */
+	for (int i = 0; i < MAX_CH; i++) {
+		struct xch *c = &d->ch[i];
+		char fech[160], *st;
+
+		if (!c->used || c->pid)
+			continue;
+		snprintf(fech, sizeof(fech), "%s/ch/%u", d->fe, c->n);
+		st = rd(x, fech, "state");
+		if (st) {
+			free(st);
+			continue;
+		}
+		snprintf(fech, sizeof(fech), "ch/%u", c->n);
+		rm(x, d->be, fech);
+		c->used = false;
+	}
+	/* our nodes of refused channels whose frontend node went away */
+	snprintf(path, sizeof(path), "%s/ch", d->be);
+	ents = xs_directory(x->xs, XBT_NULL, path, &num);
+	for (unsigned int i = 0; ents && i < num; i++) {
+		char fech[160], *st, *end;
+		unsigned long n = strtoul(ents[i], &end, 10);
+
+		if (*end || ch_find(d, (uint32_t)n, false))
+			continue;
+		snprintf(fech, sizeof(fech), "%s/ch/%s", d->fe, ents[i]);
+		st = rd(x, fech, "state");
+		if (st) {
+			free(st);
+			continue;
+		}
+		snprintf(fech, sizeof(fech), "ch/%s", ents[i]);
+		rm(x, d->be, fech);
+	}
+	free(ents);
+}
+
+/*
+ * A daemon that restarts finds channels that a previous daemon's workers
+ * served: nobody serves them now, so say so, and their processes get
+ * EPIPE instead of waiting forever.
+ */
+static void orphans(struct xgpub_xen *x, struct xdev *d)
+{
+	char path[192], **ents;
+	unsigned int num = 0;
+
+	snprintf(path, sizeof(path), "%s/ch", d->fe);
+	ents = xs_directory(x->xs, XBT_NULL, path, &num);
+	for (unsigned int i = 0; ents && i < num; i++) {
+		char *end;
+		unsigned long n = strtoul(ents[i], &end, 10);
+		struct xch *c;
+
+		if (*end || end == ents[i] || n > INT32_MAX)
+			continue;
+		refuse_channel(x, d, (uint32_t)n, "the backend restarted",
+			       true);
+		c = ch_find(d, (uint32_t)n, true);
+		if (c)
+			c->done = true;
+	}
+	free(ents);
+}
+
+static void publish_limits(struct xgpub_xen *x, struct xdev *d)
+{
+	wr(x, d->be, "max-ring-page-order", "%u", x->lim.max_ring_order);
+	wr(x, d->be, "max-data-pages", "%u", x->lim.max_data_pages);
+	wr(x, d->be, "max-channels", "%u", x->lim.max_channels);
+	wr(x, d->be, "features", "%s", "");
+	wr(x, d->be, "state", "%d", XenbusStateInitWait);
+	xgpub_info("dom%u dev%u: limits published, waiting for the frontend",
+		   d->domid, d->devid);
+}
+
+static void step_device(struct xgpub_xen *x, struct xdev *d)
+{
+	long be_st = rd_long(x, d->be, "state", XenbusStateUnknown);
+	long fe_st;
+	char *hp, *fe;
+
+	if (!d->fe[0]) {
+		fe = rd(x, d->be, "frontend");
+		if (!fe)
+			return;	/* toolstack still writing */
+		snprintf(d->fe, sizeof(d->fe), "%s", fe);
+		free(fe);
+		/* the frontend path must be the domain's own device dir */
+		{
+			char want[128];
+
+			snprintf(want, sizeof(want), "/local/domain/%u/device/"
+				 XGPUIF_XEN_DEVTYPE "/%u", d->domid, d->devid);
+			if (strcmp(want, d->fe)) {
+				xgpub_err("dom%u dev%u: frontend path %s is "
+					  "not %s; ignoring the device",
+					  d->domid, d->devid, d->fe, want);
+				wr(x, d->be, "error", "bad frontend path");
+				d->fe[0] = 0;
+				return;
+			}
+		}
+	}
+	if (!d->watching) {
+		if (xs_watch(x->xs, d->fe, "fe"))
+			d->watching = true;
+	}
+	fe_st = rd_long(x, d->fe, "state", XenbusStateUnknown);
+	if (!d->seen) {
+		d->seen = true;
+		if (be_st >= XenbusStateInitWait)
+			orphans(x, d);
+	}
+
+	switch (be_st) {
+	case XenbusStateUnknown:
+	case XenbusStateInitialising:
+		hp = rd(x, d->be, "hotplug-status");
+		if (!hp || strcmp(hp, "connected")) {
+			if (!d->waiting_logged)
+				xgpub_info("dom%u dev%u: waiting for the "
+					   "hotplug script (hotplug-status)",
+					   d->domid, d->devid);
+			d->waiting_logged = true;
+			free(hp);
+			return;
+		}
+		free(hp);
+		publish_limits(x, d);
+		be_st = XenbusStateInitWait;
+		/* fall through: the frontend may be ahead of us */
+		/* FALLTHROUGH */
+	case XenbusStateInitWait:
+		if (fe_st == XenbusStateInitialised ||
+		    fe_st == XenbusStateConnected) {
+			long v = rd_long(x, d->fe, "protocol-version", -1);
+
+			if (v != XGPUIF_VERSION) {
+				xgpub_err("dom%u dev%u: protocol-version %ld, "
+					  "backend speaks %u", d->domid,
+					  d->devid, v, XGPUIF_VERSION);
+				wr(x, d->be, "error", "protocol-version %ld "
+				   "unsupported (backend speaks %u)", v,
+				   XGPUIF_VERSION);
+				wr(x, d->be, "state", "%d",
+				   XenbusStateClosing);
+				return;
+			}
+			rm(x, d->be, "error");
+			wr(x, d->be, "state", "%d", XenbusStateConnected);
+			xgpub_info("dom%u dev%u: connected", d->domid,
+				   d->devid);
+			be_st = XenbusStateConnected;
+		}
+		break;
+	case XenbusStateConnected:
+		if (fe_st == XenbusStateClosing || fe_st == XenbusStateClosed ||
+		    fe_st == XenbusStateUnknown) {
+			xgpub_info("dom%u dev%u: frontend closing", d->domid,
+				   d->devid);
+			kill_workers(d, SIGTERM);
+			wr(x, d->be, "state", "%d", XenbusStateClosed);
+			be_st = XenbusStateClosed;
+		}
+		break;
+	case XenbusStateClosing:
+	case XenbusStateClosed:
+		/* a frontend starting over (module reloaded), or this daemon
+		 * restarted after closing the device */
+		if ((fe_st == XenbusStateInitialising ||
+		     fe_st == XenbusStateClosed) && !live_workers(d)) {
+			rm(x, d->be, "ch");
+			memset(d->ch, 0, sizeof(d->ch));
+			rm(x, d->be, "error");
+			publish_limits(x, d);
+		}
+		break;
+	default:
+		break;
+	}
+	scan_channels(x, d, be_st == XenbusStateConnected);
+}
+
+static void scan(struct xgpub_xen *x)
+{
+	char **doms, path[128];
+	unsigned int ndom = 0;
+
+	/* released domains first: their workers must go */
+	for (int i = 0; i < MAX_DEVS; i++) {
+		struct xdev *d = &x->dev[i];
+
+		if (d->used && !xs_is_domain_introduced(x->xs, d->domid)) {
+			xgpub_info("dom%u: domain gone; stopping its workers",
+				   d->domid);
+			snprintf(path, sizeof(path), BE_ROOT "/%u", d->domid);
+			dev_forget(x, d);
+			xs_rm(x->xs, XBT_NULL, path);
+		}
+	}
+	doms = xs_directory(x->xs, XBT_NULL, BE_ROOT, &ndom);
+	for (unsigned int i = 0; doms && i < ndom; i++) {
+		char **devs, *end;
+		unsigned int ndev = 0;
+		unsigned long domid = strtoul(doms[i], &end, 10);
+
+		if (*end || end == doms[i] || domid == 0 || domid >= 0x7ff0)
+			continue;
+		if (!xs_is_domain_introduced(x->xs, (unsigned int)domid))
+			continue;
+		snprintf(path, sizeof(path), BE_ROOT "/%lu", domid);
+		devs = xs_directory(x->xs, XBT_NULL, path, &ndev);
+		for (unsigned int j = 0; devs && j < ndev; j++) {
+			unsigned long devid = strtoul(devs[j], &end, 10);
+			struct xdev *d;
+
+			if (*end || end == devs[j] || devid > 255)
+				continue;
+			d = dev_find(x, (uint32_t)domid, (uint32_t)devid,
+				     true);
+			if (!d) {
+				xgpub_err("too many xgpu devices");
+				continue;
+			}
+			step_device(x, d);
+		}
+		free(devs);
+	}
+	free(doms);
+	/* devices whose backend directory went away (xgpu detach) */
+	for (int i = 0; i < MAX_DEVS; i++) {
+		struct xdev *d = &x->dev[i];
+		char *st;
+
+		if (!d->used)
+			continue;
+		st = rd(x, d->be, "frontend");
+		if (st) {
+			free(st);
+			continue;
+		}
+		xgpub_info("dom%u dev%u: device removed", d->domid, d->devid);
+		dev_forget(x, d);
+	}
+}
+
+struct xgpub_xen *xgpub_xen_start(const struct xgpub_xen_limits *lim,
+				  const struct xgpub_options *opt)
+{
+	struct xgpub_xen *x = calloc(1, sizeof(*x));
+
+	if (!x)
+		return NULL;
+	x->lim = *lim;
+	xen_opt = opt;
+	x->xs = xs_open(0);
+	if (!x->xs) {
+		xgpub_err("--xen: cannot connect to xenstore: %s (is this "
+			  "Dom0 with xenstored running?)", strerror(errno));
+		free(x);
+		return NULL;
+	}
+	/* our directory must exist for the watch to be useful */
+	if (!xs_watch(x->xs, BE_ROOT, "be") ||
+	    !xs_watch(x->xs, "@releaseDomain", "rel")) {
+		xgpub_err("--xen: cannot watch %s: %s", BE_ROOT,
+			  strerror(errno));
+		xs_close(x->xs);
+		free(x);
+		return NULL;
+	}
+	the_xen = x;
+	xgpub_info("serving Xen guests under %s", BE_ROOT);
+	scan(x);
+	return x;
+}
+
+int xgpub_xen_fd(struct xgpub_xen *x)
+{
+	return xs_fileno(x->xs);
+}
+
+void xgpub_xen_poll(struct xgpub_xen *x)
+{
+	char **vec;
+	bool any = false;
+
+	while ((vec = xs_check_watch(x->xs)) != NULL) {
+		free(vec);
+		any = true;
+	}
+	(void)any;	/* level-triggered: always look again */
+	scan(x);
+}
+
+void xgpub_xen_child_exited(struct xgpub_xen *x, pid_t pid)
+{
+	for (int i = 0; i < MAX_DEVS; i++) {
+		struct xdev *d = &x->dev[i];
+
+		if (!d->used)
+			continue;
+		for (int j = 0; j < MAX_CH; j++) {
+			struct xch *c = &d->ch[j];
+			char be[160];
+			long st;
+
+			if (!c->used || c->pid != pid)
+				continue;
+			c->pid = 0;
+			c->done = true;
+			/* a worker that died without a word still closes */
+			snprintf(be, sizeof(be), "%s/ch/%u", d->be, c->n);
+			st = rd_long(x, be, "state", -1);
+			if (st != XenbusStateClosed)
+				wr(x, be, "state", "%d", XenbusStateClosed);
+			return;
+		}
+	}
+}
+
+void xgpub_xen_stop(struct xgpub_xen *x)
+{
+	if (!x)
+		return;
+	for (int i = 0; i < MAX_DEVS; i++) {
+		struct xdev *d = &x->dev[i];
+
+		if (!d->used)
+			continue;
+		kill_workers(d, SIGTERM);
+		wr(x, d->be, "state", "%d", XenbusStateClosing);
+	}
+	xs_close(x->xs);
+	the_xen = NULL;
+	free(x);
+}

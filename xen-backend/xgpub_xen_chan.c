@@ -1,0 +1,447 @@
+// SPDX-License-Identifier: MIT
+/*
+ * xgpub_xen_chan.c: the Xen transport, worker side.  A worker serves one
+ * channel ch/<n> of one xgpu device of one domain: it reads the
+ * channel's nodes from the frontend's xenstore directory, checks every
+ * value against the limits the backend published, maps the ring and the
+ * data area with libxengnttab, binds the event channel with libxenevtchn
+ * and says Connected in its own ch/<n>.  A value out of range, a grant the
+ * domain does not own or an event channel it did not allocate ends in
+ * ch/<n>/error and ch/<n>/state = Closed, and the worker exits.
+ *
+ * The guest is gone when its ch/<n>/state leaves Connected, when the node
+ * disappears (xl destroy removes the domain's tree) or when the domain is
+ * released; a watchdog thread watches for that on its own xenstore
+ * connection and wakes the dispatch thread through an eventfd.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <xenstore.h>
+#include <xengnttab.h>
+#include <xenevtchn.h>
+#include <xen/io/xenbus.h>
+
+#include "xgpub.h"
+#include "xgpub_xen.h"
+
+struct xchan {
+	struct xgpub_transport t;
+	uint32_t domid, devid, ch;
+	char fe[128];			/* frontend ch/<n> path */
+	char be[128];			/* backend ch/<n> path */
+	struct xs_handle *xs;		/* dispatch thread's */
+	xengnttab_handle *gt;
+	xenevtchn_handle *ev;
+	evtchn_port_t port;		/* local */
+	int gone_fd;			/* eventfd: the watchdog saw the end */
+	void *ring;
+	uint32_t ring_pages;
+	void *data;
+	uint32_t data_pages;
+	bool failed;			/* error already written */
+};
+
+static void be_write(struct xchan *x, const char *node, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void be_write(struct xchan *x, const char *node, const char *fmt, ...)
+{
+	char path[192], val[160];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(val, sizeof(val), fmt, ap);
+	va_end(ap);
+	snprintf(path, sizeof(path), "%s/%s", x->be, node);
+	if (!xs_write(x->xs, XBT_NULL, path, val, strlen(val)))
+		xgpub_dbg("%s: cannot write %s: %s", x->t.who, path,
+			  strerror(errno));
+}
+
+/* read fe/node as an unsigned number in [0, max]; -1 if absent or bad */
+static int fe_uint(struct xchan *x, const char *node, uint64_t max,
+		   uint64_t *out)
+{
+	char path[192], *v, *end;
+	unsigned int len;
+	unsigned long long n;
+
+	snprintf(path, sizeof(path), "%s/%s", x->fe, node);
+	v = xs_read(x->xs, XBT_NULL, path, &len);
+	if (!v)
+		return -1;
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	if (!len || *end || errno || v[0] == '-' || n > max) {
+		free(v);
+		return -2;
+	}
+	free(v);
+	*out = n;
+	return 0;
+}
+
+static void xchan_fail(struct xgpub_transport *t, const char *why)
+{
+	struct xchan *x = (struct xchan *)t;
+
+	if (x->failed)
+		return;
+	x->failed = true;
+	xgpub_err("%s: %s", t->who, why);
+	be_write(x, "error", "%s", why);
+	be_write(x, "state", "%d", XenbusStateClosed);
+}
+
+static void xchan_notify(struct xgpub_transport *t)
+{
+	struct xchan *x = (struct xchan *)t;
+
+	xenevtchn_notify(x->ev, x->port);
+}
+
+static int xchan_wait(struct xgpub_transport *t, int timeout_ms)
+{
+	struct xchan *x = (struct xchan *)t;
+	struct pollfd pfd[2] = {
+		{ .fd = xenevtchn_fd(x->ev), .events = POLLIN },
+		{ .fd = x->gone_fd, .events = POLLIN },
+	};
+	int n = poll(pfd, 2, timeout_ms);
+
+	if (n < 0)
+		return errno == EINTR ? 0 : -errno;
+	if (pfd[1].revents)
+		return -EPIPE;
+	if (pfd[0].revents & POLLIN) {
+		xenevtchn_port_or_error_t p = xenevtchn_pending(x->ev);
+
+		if (p >= 0)
+			xenevtchn_unmask(x->ev, (evtchn_port_t)p);
+	}
+	return 0;
+}
+
+/* is the channel over?  (own xenstore handle: runs in the watchdog) */
+static bool chan_over(struct xs_handle *xs, struct xchan *x)
+{
+	char path[192], *v;
+	unsigned int len;
+	long st;
+
+	if (!xs_is_domain_introduced(xs, x->domid))
+		return true;
+	snprintf(path, sizeof(path), "%s/state", x->fe);
+	v = xs_read(xs, XBT_NULL, path, &len);
+	if (!v)
+		return true;
+	st = strtol(v, NULL, 10);
+	free(v);
+	return st != XenbusStateInitialised && st != XenbusStateConnected;
+}
+
+static void xchan_wait_gone(struct xgpub_transport *t)
+{
+	struct xchan *x = (struct xchan *)t;
+	struct xs_handle *xs = xs_open(0);
+	char path[192];
+	uint64_t one = 1;
+
+	if (!xs) {
+		xgpub_err("%s: watchdog: no xenstore connection", t->who);
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/state", x->fe);
+	if (!xs_watch(xs, path, "gone") ||
+	    !xs_watch(xs, "@releaseDomain", "gone")) {
+		xgpub_err("%s: watchdog: cannot watch %s", t->who, path);
+		xs_close(xs);
+		return;
+	}
+	while (!chan_over(xs, x)) {
+		unsigned int num;
+		char **vec = xs_read_watch(xs, &num);
+
+		if (!vec)
+			break;
+		free(vec);
+	}
+	xgpub_info("%s: the guest closed the channel or went away", t->who);
+	(void)!write(x->gone_fd, &one, sizeof(one));
+	xs_close(xs);
+}
+
+static int xchan_hostmem_map(struct xgpub_transport *t, uint32_t region,
+			     uint64_t size, const struct xgpuif_memref *dir,
+			     uint64_t guest_va, void **va)
+{
+	struct xchan *x = (struct xchan *)t;
+	uint64_t npages = size / XGPUIF_PAGE_SIZE;
+	uint32_t *refs;
+	void *p;
+
+	(void)guest_va;		/* grant mappings land where gntdev puts them */
+	if (!npages || size % XGPUIF_PAGE_SIZE ||
+	    npages > XGPUB_XEN_MAX_REGION_PAGES ||
+	    dir->region != XGPUIF_REGION_DATA ||
+	    dir->len != npages * sizeof(uint32_t) ||
+	    dir->off > t->data_bytes || dir->len > t->data_bytes - dir->off ||
+	    dir->off % sizeof(uint32_t)) {
+		xgpub_err("%s: region %u: bad grant directory", t->who,
+			  region);
+		return -EPROTO;
+	}
+	/* copy the refs out once: the guest may change the data area */
+	refs = malloc(dir->len);
+	if (!refs)
+		return -ENOMEM;
+	memcpy(refs, t->data + dir->off, dir->len);
+	p = xengnttab_map_domain_grant_refs(x->gt, (uint32_t)npages, x->domid,
+					    refs, PROT_READ | PROT_WRITE);
+	free(refs);
+	if (!p) {
+		xgpub_err("%s: region %u: cannot map %" PRIu64 " granted "
+			  "pages: %s", t->who, region, npages,
+			  strerror(errno));
+		return -EPROTO;
+	}
+	*va = p;
+	return 0;
+}
+
+static void xchan_hostmem_unmap(struct xgpub_transport *t, void *va,
+				uint64_t size)
+{
+	struct xchan *x = (struct xchan *)t;
+
+	xengnttab_unmap(x->gt, va, (uint32_t)(size / XGPUIF_PAGE_SIZE));
+}
+
+static void xchan_release(struct xchan *x)
+{
+	if (x->data)
+		xengnttab_unmap(x->gt, x->data, x->data_pages);
+	if (x->ring)
+		xengnttab_unmap(x->gt, x->ring, x->ring_pages);
+	if (x->ev) {
+		if (x->port)
+			xenevtchn_unbind(x->ev, x->port);
+		xenevtchn_close(x->ev);
+	}
+	if (x->gt)
+		xengnttab_close(x->gt);
+	if (x->gone_fd >= 0)
+		close(x->gone_fd);
+}
+
+static void xchan_close(struct xgpub_transport *t)
+{
+	struct xchan *x = (struct xchan *)t;
+
+	/* unmap first: the frontend frees its pages once we say Closed */
+	xchan_release(x);
+	x->data = x->ring = NULL;
+	x->ev = NULL;
+	x->gt = NULL;
+	x->gone_fd = -1;
+	if (!x->failed)
+		be_write(x, "state", "%d", XenbusStateClosed);
+	xs_close(x->xs);
+	free(x);
+}
+
+static const struct xgpub_transport_ops xchan_ops = {
+	.name = "xen",
+	.notify = xchan_notify,
+	.wait = xchan_wait,
+	.hostmem_map = xchan_hostmem_map,
+	.hostmem_unmap = xchan_hostmem_unmap,
+	.wait_gone = xchan_wait_gone,
+	.fail = xchan_fail,
+	.close = xchan_close,
+};
+
+/* read the refs named <prefix><i>, i < n, each a grant ref */
+static int read_refs(struct xchan *x, const char *prefix, uint32_t n,
+		     uint32_t *refs, char *why, size_t whylen)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		char node[48];
+		uint64_t v;
+
+		snprintf(node, sizeof(node), "%s%u", prefix, i);
+		if (fe_uint(x, node, UINT32_MAX, &v)) {
+			snprintf(why, whylen, "%s missing or not a number",
+				 node);
+			return -1;
+		}
+		refs[i] = (uint32_t)v;
+	}
+	return 0;
+}
+
+static int map_channel(struct xchan *x, const struct xgpub_xen_limits *lim,
+		       char *why, size_t whylen)
+{
+	uint64_t order, pages, evt;
+	uint32_t ndir, *refs = NULL, *dref = NULL;
+	void *dir;
+	int rc = -1;
+
+	if (fe_uint(x, "ring-page-order", lim->max_ring_order, &order)) {
+		snprintf(why, whylen, "ring-page-order missing or above %u",
+			 lim->max_ring_order);
+		return -1;
+	}
+	if (fe_uint(x, "data-pages", lim->max_data_pages, &pages) ||
+	    pages == 0) {
+		snprintf(why, whylen, "data-pages missing or not in 1..%u",
+			 lim->max_data_pages);
+		return -1;
+	}
+	if (fe_uint(x, "event-channel", UINT32_MAX, &evt)) {
+		snprintf(why, whylen, "event-channel missing or not a number");
+		return -1;
+	}
+	x->ring_pages = 1u << order;
+	x->data_pages = (uint32_t)pages;
+	ndir = (x->data_pages + XGPUIF_XEN_REFS_PER_DIR - 1) /
+	       XGPUIF_XEN_REFS_PER_DIR;
+
+	refs = calloc(x->data_pages > x->ring_pages ? x->data_pages :
+						      x->ring_pages,
+		      sizeof(*refs));
+	dref = calloc(ndir, sizeof(*dref));
+	if (!refs || !dref) {
+		snprintf(why, whylen, "backend out of memory");
+		goto out;
+	}
+	if (read_refs(x, "ring-ref", x->ring_pages, refs, why, whylen))
+		goto out;
+	x->ring = xengnttab_map_domain_grant_refs(x->gt, x->ring_pages,
+						  x->domid, refs,
+						  PROT_READ | PROT_WRITE);
+	if (!x->ring) {
+		snprintf(why, whylen, "cannot map the ring's %u granted "
+			 "pages: %s", x->ring_pages, strerror(errno));
+		goto out;
+	}
+	if (read_refs(x, "data-dir-ref", ndir, dref, why, whylen))
+		goto out;
+	dir = xengnttab_map_domain_grant_refs(x->gt, ndir, x->domid, dref,
+					      PROT_READ);
+	if (!dir) {
+		snprintf(why, whylen, "cannot map the %u data directory "
+			 "pages: %s", ndir, strerror(errno));
+		goto out;
+	}
+	/* copied once, then the guest's copy no longer matters */
+	memcpy(refs, dir, (size_t)x->data_pages * sizeof(uint32_t));
+	xengnttab_unmap(x->gt, dir, ndir);
+	x->data = xengnttab_map_domain_grant_refs(x->gt, x->data_pages,
+						  x->domid, refs,
+						  PROT_READ | PROT_WRITE);
+	if (!x->data) {
+		snprintf(why, whylen, "cannot map the %u granted data "
+			 "pages: %s", x->data_pages, strerror(errno));
+		goto out;
+	}
+	{
+		xenevtchn_port_or_error_t p =
+			xenevtchn_bind_interdomain(x->ev, x->domid,
+						   (evtchn_port_t)evt);
+
+		if (p < 0) {
+			snprintf(why, whylen, "cannot bind event channel "
+				 "%" PRIu64 ": %s", evt, strerror(errno));
+			goto out;
+		}
+		x->port = (evtchn_port_t)p;
+	}
+	rc = 0;
+out:
+	free(refs);
+	free(dref);
+	return rc;
+}
+
+int xgpub_xen_chan_open(uint32_t domid, uint32_t devid, uint32_t ch,
+			const struct xgpub_xen_limits *lim,
+			struct xgpub_transport **out)
+{
+	struct xchan *x = calloc(1, sizeof(*x));
+	char why[160], path[192], *name;
+	unsigned int len;
+	uint64_t pid = 0;
+
+	if (!x)
+		return -ENOMEM;
+	x->domid = domid;
+	x->devid = devid;
+	x->ch = ch;
+	x->gone_fd = -1;
+	snprintf(x->fe, sizeof(x->fe),
+		 "/local/domain/%u/device/" XGPUIF_XEN_DEVTYPE "/%u/ch/%u",
+		 domid, devid, ch);
+	snprintf(x->be, sizeof(x->be),
+		 "/local/domain/0/backend/" XGPUIF_XEN_DEVTYPE "/%u/%u/ch/%u",
+		 domid, devid, ch);
+	snprintf(x->t.who, sizeof(x->t.who), "dom%u ch%u", domid, ch);
+	x->xs = xs_open(0);
+	if (!x->xs) {
+		xgpub_err("%s: no xenstore connection: %s", x->t.who,
+			  strerror(errno));
+		free(x);
+		return -ENOENT;
+	}
+	snprintf(path, sizeof(path), "%s/name", x->fe);
+	name = xs_read(x->xs, XBT_NULL, path, &len);
+	fe_uint(x, "pid", UINT32_MAX, &pid);
+	if (name) {
+		for (char *c = name; *c; c++)
+			if (*c < 0x20 || *c > 0x7e)
+				*c = '?';
+		snprintf(x->t.who, sizeof(x->t.who), "dom%u ch%u (%.32s, "
+			 "pid %" PRIu64 ")", domid, ch, name, pid);
+		free(name);
+	}
+
+	x->gt = xengnttab_open(NULL, 0);
+	x->ev = xenevtchn_open(NULL, 0);
+	x->gone_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (!x->gt || !x->ev || x->gone_fd < 0) {
+		snprintf(why, sizeof(why), "backend cannot open gntdev/evtchn");
+		goto fail;
+	}
+	xengnttab_set_max_grants(x->gt, XGPUIF_XEN_MAX_DATA_PAGES +
+				 XGPUB_XEN_MAX_REGION_PAGES * 4u + 1024u);
+	if (map_channel(x, lim, why, sizeof(why)))
+		goto fail;
+	x->t.ops = &xchan_ops;
+	x->t.sring = x->ring;
+	x->t.ring_order = 0;
+	while ((1u << x->t.ring_order) < x->ring_pages)
+		x->t.ring_order++;
+	x->t.data = x->data;
+	x->t.data_bytes = (size_t)x->data_pages * XGPUIF_PAGE_SIZE;
+	be_write(x, "state", "%d", XenbusStateConnected);
+	*out = &x->t;
+	return 0;
+fail:
+	x->t.ops = &xchan_ops;
+	xchan_fail(&x->t, why);
+	xchan_release(x);
+	xs_close(x->xs);
+	free(x);
+	return -EPROTO;
+}
