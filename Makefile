@@ -52,16 +52,23 @@ ITEST_BINS := $(ITEST_SRCS:tests/integration/%.c=$(O)/tests/%)
 
 GUEST_LIB := $(O)/lib/libcuda.so.1
 BACKEND := $(O)/bin/xen-gpubackd
+CLI := $(O)/bin/xgpu
 HEADERS := $(wildcard shared-ring/*.h shared-ring/*.def xen-frontend/lib/*.h \
+	xen-frontend/include/*.h \
 	xen-frontend/lib/*.inc xen-backend/*.h xen-backend/*.def)
 
-all: $(GUEST_LIB) $(BACKEND)
+all: $(GUEST_LIB) $(BACKEND) $(CLI)
+
+$(CLI): tools/xgpu.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(CFLAGS_BASE) -o $@ $< $(XEN_LIBS) $(LDSAN) -lpthread
 
 $(O)/obj/xen-frontend/lib/%.o: xen-frontend/lib/%.c $(HEADERS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS_BASE) -fPIC -Ixen-frontend/lib \
-		-c -o $@ $<
+		-Ixen-frontend/include -c -o $@ $<
 
 $(O)/obj/xen-backend/%.o: xen-backend/%.c $(HEADERS)
 	@mkdir -p $(dir $@)
@@ -92,8 +99,8 @@ $(BACKEND): $(BACK_OBJS)
 $(O)/tests/check_%: tests/unit/check_%.c $(O)/libxgpulib.a $(O)/libxgpub.a $(HEADERS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CHECK   $@")
-	$(Q)$(CC) $(CFLAGS_BASE) -Ixen-frontend/lib -Ixen-backend \
-		$(shell pkg-config --cflags check 2>/dev/null) -o $@ $< \
+	$(Q)$(CC) $(CFLAGS_BASE) -Ixen-frontend/lib -Ixen-frontend/include \
+		-Ixen-backend $(shell pkg-config --cflags check 2>/dev/null) -o $@ $< \
 		-Wl,--whole-archive $(O)/libxgpulib.a $(O)/libxgpub.a \
 		-Wl,--no-whole-archive $(CHECK_LIBS) $(XEN_LIBS) $(LDSAN) \
 		-ldl -lpthread
@@ -135,6 +142,7 @@ install: all
 	install -m 0755 $(GUEST_LIB) $(DESTDIR)$(PREFIX)/lib/xgpu/libcuda.so.1
 	ln -sf libcuda.so.1 $(DESTDIR)$(PREFIX)/lib/xgpu/libcuda.so
 	install -m 0755 $(BACKEND) $(DESTDIR)$(PREFIX)/sbin/xen-gpubackd
+	install -m 0755 $(CLI) $(DESTDIR)$(PREFIX)/sbin/xgpu
 
 clean:
 	rm -rf $(O) build-asan

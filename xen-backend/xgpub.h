@@ -132,6 +132,7 @@ struct xgpub_transport {
 	uint8_t *data;
 	size_t data_bytes;
 	char who[96];		/* the guest, for log lines */
+	char proc[32];		/* the guest process's name (informative) */
 };
 
 /*
@@ -145,6 +146,22 @@ int xgpub_local_accept(int sock, uint32_t client_id, uint32_t max_data_pages,
 
 enum { XGPUB_CHILD_LOCAL = 1, XGPUB_CHILD_XEN = 2 };
 
+/*
+ * What a worker tells the daemon, in memory shared between them (one
+ * slot per worker, written by the worker only, with relaxed atomics; the
+ * daemon reads it for `xgpu list` and the scheduler).
+ */
+struct xgpub_wstat {
+	uint64_t calls;		/* requests served */
+	uint64_t mem_used;	/* device memory bytes allocated */
+	uint64_t quota;		/* its limit, 0: none */
+	uint64_t gpu_ns;	/* GPU time its work took */
+	uint32_t qdepth;	/* requests waiting on the ring */
+	uint32_t connected;	/* 1 once the channel is up */
+	char proc[32];		/* the guest process's name, once connected */
+	uint64_t _rsvd[6];
+};
+
 struct xgpub_child {
 	pid_t pid;
 	int kind;			/* XGPUB_CHILD_* */
@@ -153,7 +170,14 @@ struct xgpub_child {
 	char name[64];			/* xen: domain name */
 	char proc[32];			/* the guest process's name */
 	uint64_t started;		/* CLOCK_MONOTONIC ns */
+	struct xgpub_wstat *st;		/* shared with the worker */
+	/* calls per second, sampled by the daemon */
+	uint64_t rate_t, rate_calls;
+	double rate;
 };
+
+/* in a worker: its own slot (NULL in tests that run a worker inline) */
+extern struct xgpub_wstat *xgpub_self_stat;
 
 /*
  * Fork a worker.  In the child, after the common set-up (signals, name,

@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
@@ -16,6 +17,8 @@
 #define MAX_WORKERS 1024
 
 static struct xgpub_child children[MAX_WORKERS];
+static struct xgpub_wstat *stats;	/* MAX_WORKERS slots, shared */
+struct xgpub_wstat *xgpub_self_stat;
 /* descriptors of the daemon that a worker must not keep */
 static int daemon_fds[16];
 static int ndaemon_fds;
@@ -72,6 +75,17 @@ pid_t xgpub_spawn(const struct xgpub_child *info, int (*fn)(void *),
 	char prefix[48];
 	pid_t pid;
 
+	if (!stats) {
+		void *p = mmap(NULL, sizeof(*stats) * MAX_WORKERS,
+			       PROT_READ | PROT_WRITE,
+			       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+		if (p == MAP_FAILED) {
+			xgpub_err("no memory for worker statistics");
+			return -ENOMEM;
+		}
+		stats = p;
+	}
 	for (int i = 0; i < MAX_WORKERS && !slot; i++)
 		if (!children[i].pid)
 			slot = &children[i];
@@ -79,6 +93,7 @@ pid_t xgpub_spawn(const struct xgpub_child *info, int (*fn)(void *),
 		xgpub_err("too many workers (%d)", MAX_WORKERS);
 		return -EAGAIN;
 	}
+	memset(&stats[slot - children], 0, sizeof(*stats));
 	pid = fork();
 	if (pid < 0) {
 		xgpub_err("cannot fork a worker: %s", strerror(errno));
@@ -91,6 +106,7 @@ pid_t xgpub_spawn(const struct xgpub_child *info, int (*fn)(void *),
 		signal(SIGTERM, SIG_DFL);
 		signal(SIGINT, SIG_DFL);
 		signal(SIGPIPE, SIG_IGN);
+		xgpub_self_stat = &stats[slot - children];
 		prctl(PR_SET_NAME, "xgpu-worker");
 		/* a worker must not outlive the daemon that accounts for it */
 		prctl(PR_SET_PDEATHSIG, SIGTERM);
@@ -105,6 +121,7 @@ pid_t xgpub_spawn(const struct xgpub_child *info, int (*fn)(void *),
 	}
 	*slot = *info;
 	slot->pid = pid;
+	slot->st = &stats[slot - children];
 	slot->started = mono_ns();
 	return pid;
 }

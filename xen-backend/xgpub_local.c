@@ -293,6 +293,7 @@ int xgpub_local_accept(int sock, uint32_t client_id, uint32_t max_data_pages,
 	l->t.data_bytes = (size_t)con.data_pages * XGPUIF_PAGE_SIZE;
 	snprintf(l->t.who, sizeof(l->t.who), "client %u (%s, pid %u)",
 		 client_id, con.name, con.pid);
+	snprintf(l->t.proc, sizeof(l->t.proc), "%s", con.name);
 
 	memset(&ok, 0, sizeof(ok));
 	ok.magic = XGPUIF_MAGIC;

@@ -27,6 +27,7 @@
 
 #include "xgpub.h"
 #include "xgpub_xen.h"
+#include "xgpub_ctl.h"
 
 static volatile sig_atomic_t stop_requested;
 static volatile sig_atomic_t child_exited;
@@ -49,6 +50,8 @@ static void usage(FILE *f)
 "\n"
 "  -x, --xen              serve the xenbus backend of device type xgpu\n"
 "  -l, --local PATH       listen on the Unix socket PATH\n"
+"  -c, --control PATH     control socket for the xgpu CLI (root only;\n"
+"                         default /run/xgpu/control.sock, \"none\": off)\n"
 "      --max-channels N   channels (processes) per Xen device (default 16)\n"
 "  -f, --foreground       stay in the foreground and log to stderr\n"
 "  -d, --driver PATH      the host's CUDA driver (absolute path); default:\n"
@@ -128,6 +131,14 @@ static int listen_on(const char *path, mode_t mode)
 	return fd;
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static const char *find_driver(void)
 {
 	for (int i = 0; default_drivers[i]; i++)
@@ -159,6 +170,7 @@ int main(int argc, char **argv)
 	static const struct option lopts[] = {
 		{ "local", required_argument, NULL, 'l' },
 		{ "xen", no_argument, NULL, 'x' },
+		{ "control", required_argument, NULL, 'c' },
 		{ "max-channels", required_argument, NULL, 'C' },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "driver", required_argument, NULL, 'd' },
@@ -179,6 +191,9 @@ int main(int argc, char **argv)
 		.spin_us = 2000,
 	};
 	const char *path = NULL, *pidfile = NULL;
+	const char *ctl_path = "/run/xgpu/control.sock";
+	int cfd = -1;
+	uint64_t last_tick = 0;
 	bool foreground = false, fake = false, use_xen = false;
 	struct xgpub_xen_limits lim = {
 		.max_ring_order = XGPUIF_MAX_RING_ORDER,
@@ -190,7 +205,7 @@ int main(int argc, char **argv)
 	uint32_t next_id = 0;
 	struct sigaction sa;
 
-	while ((c = getopt_long(argc, argv, "xl:fd:g:q:m:p:vh", lopts,
+	while ((c = getopt_long(argc, argv, "xl:c:fd:g:q:m:p:vh", lopts,
 				NULL)) != -1) {
 		char *end = NULL;
 
@@ -200,6 +215,9 @@ int main(int argc, char **argv)
 			break;
 		case 'x':
 			use_xen = true;
+			break;
+		case 'c':
+			ctl_path = optarg;
 			break;
 		case 'C':
 			lim.max_channels = (uint32_t)strtoul(optarg, &end, 10);
@@ -299,6 +317,24 @@ int main(int argc, char **argv)
 			return 1;
 		xgpub_daemon_fd(lfd);
 	}
+	if (strcmp(ctl_path, "none")) {
+		char dir[108];
+		char *slash;
+
+		snprintf(dir, sizeof(dir), "%s", ctl_path);
+		slash = strrchr(dir, '/');
+		if (slash && slash != dir) {
+			*slash = 0;
+			mkdir(dir, 0755);
+		}
+		cfd = xgpub_ctl_open(ctl_path);
+		if (cfd < 0) {
+			if (path)
+				unlink(path);
+			return 1;
+		}
+		xgpub_daemon_fd(cfd);
+	}
 	if (!foreground && daemon(0, 0) < 0) {
 		xgpub_err("cannot daemonize: %s", strerror(errno));
 		return 1;
@@ -332,9 +368,14 @@ int main(int argc, char **argv)
 	}
 
 	while (!stop_requested) {
-		struct pollfd pfd[2];
-		int n = 0, ilocal = -1, ixen = -1;
+		struct pollfd pfd[3];
+		int n = 0, ilocal = -1, ixen = -1, ictl = -1;
+		uint64_t now = mono_ns();
 
+		if (now - last_tick >= 1000000000u) {
+			last_tick = now;
+			xgpub_guests_tick(now);
+		}
 		if (child_exited) {
 			child_exited = 0;
 			reap_workers();
@@ -350,8 +391,14 @@ int main(int argc, char **argv)
 						  .events = POLLIN };
 			ixen = n++;
 		}
+		if (cfd >= 0) {
+			pfd[n] = (struct pollfd){ .fd = cfd, .events = POLLIN };
+			ictl = n++;
+		}
 		if (poll(pfd, (nfds_t)n, 1000) <= 0)
 			continue;
+		if (ictl >= 0 && pfd[ictl].revents)
+			xgpub_ctl_accept();
 		if (ixen >= 0 && pfd[ixen].revents)
 			xgpub_xen_poll(xen);
 		if (ilocal >= 0 && (pfd[ilocal].revents & POLLIN)) {
@@ -377,6 +424,7 @@ int main(int argc, char **argv)
 	xgpub_info("stopping");
 	xgpub_children_kill(SIGTERM);
 	xgpub_xen_stop(xen);
+	xgpub_ctl_close();
 	if (path)
 		unlink(path);
 	if (pidfile)

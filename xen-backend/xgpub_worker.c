@@ -246,6 +246,10 @@ static int serve(struct xgpub_worker *w)
 			xgpub_err("%s: %s; closing", w->t->who, w->why);
 			return -1;
 		}
+		if (xgpub_self_stat)
+			__atomic_store_n(&xgpub_self_stat->qdepth,
+					 rp - w->ring.req_cons,
+					 __ATOMIC_RELAXED);
 		rc = dispatch(w, &req, &rlen);
 		if (rc != 0 && rc != XGPUIF_ST_PROTO)
 			xgpub_dbg("%s: op %u -> %d", w->t->who, req.op, rc);
@@ -255,6 +259,8 @@ static int serve(struct xgpub_worker *w)
 		if (rc == XGPUIF_ST_PROTO)
 			return -1;
 	}
+	if (xgpub_self_stat)
+		__atomic_store_n(&xgpub_self_stat->qdepth, 0, __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -457,10 +463,23 @@ int xgpub_worker_run(struct xgpub_transport *t,
 		pthread_attr_destroy(&at);
 	}
 
+	if (xgpub_self_stat) {
+		__atomic_store_n(&xgpub_self_stat->quota, opt->quota,
+				 __ATOMIC_RELAXED);
+		memcpy(xgpub_self_stat->proc, t->proc, sizeof(t->proc));
+		__atomic_store_n(&xgpub_self_stat->connected, 1,
+				 __ATOMIC_RELEASE);
+	}
 	for (;;) {
 		uint64_t t0;
 		int more;
 
+		if (xgpub_self_stat) {
+			__atomic_store_n(&xgpub_self_stat->calls, w->calls,
+					 __ATOMIC_RELAXED);
+			__atomic_store_n(&xgpub_self_stat->mem_used,
+					 w->mem_used, __ATOMIC_RELAXED);
+		}
 		if (serve(w)) {
 			code = 2;
 			break;

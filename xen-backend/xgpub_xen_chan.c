@@ -413,6 +413,7 @@ int xgpub_xen_chan_open(uint32_t domid, uint32_t devid, uint32_t ch,
 				*c = '?';
 		snprintf(x->t.who, sizeof(x->t.who), "dom%u ch%u (%.32s, "
 			 "pid %" PRIu64 ")", domid, ch, name, pid);
+		snprintf(x->t.proc, sizeof(x->t.proc), "%.31s", name);
 		free(name);
 	}
 

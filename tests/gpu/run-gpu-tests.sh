@@ -169,7 +169,8 @@ echo "xgpu library: $XGPU_LIB/libcuda.so.1"
 
 SOCKDIR=$(mktemp -d /tmp/xgpu-sock.XXXXXX) || exit 2
 SOCK=$SOCKDIR/backend.sock
-"$BACKEND" --local "$SOCK" --foreground --driver "$REAL_LIBCUDA" \
+"$BACKEND" --local "$SOCK" --control "$SOCKDIR/control.sock" \
+	--foreground --driver "$REAL_LIBCUDA" \
 	> "$OUT/backend.log" 2>&1 &
 BACKEND_PID=$!
 for _ in $(seq "$SOCKET_WAIT_TENTHS"); do

@@ -119,7 +119,7 @@ fi
 
 # ---- the daemon -------------------------------------------------------------
 
-"$BACKEND" --local "$SOCK" --foreground --fake 2>"$LOG" &
+"$BACKEND" --local "$SOCK" --control "$TMP/control.sock" --foreground --fake 2>"$LOG" &
 DPID=$!
 for _ in $(seq 100); do
 	[ -S "$SOCK" ] && break

@@ -74,6 +74,10 @@ struct xgpulib_transport {
 int xgpulib_local_connect(const char *path, struct xgpulib_transport **out,
 			  char *msg, size_t msglen);
 
+/* Xen transport: the device node of xen-gpufront.ko; 0 or -errno */
+int xgpulib_xen_connect(const char *dev, struct xgpulib_transport **out,
+			char *msg, size_t msglen);
+
 /* ---- the channel ------------------------------------------------------- */
 
 struct xgpulib_waiter {

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "xgpulib.h"
+#include "xgpu_uapi.h"
 #include "xgpulib_etbl.h"
 
 #define DEFAULT_SOCKET "/run/xgpu/xgpu.sock"
@@ -88,19 +89,36 @@ static CUresult connect_backend(void)
 	char msg[400];
 	int rc;
 
+	const char *dev = getenv("XGPU_DEVICE");
+	bool use_xen;
+
 	if (!path || !*path)
 		path = DEFAULT_SOCKET;
-	if (tr && *tr && strcmp(tr, "local") != 0) {
-		xgpulib_log("XGPU_TRANSPORT=%s is not available in this build "
-			    "(use \"local\")", tr);
+	if (!dev || !*dev)
+		dev = XGPU_DEVICE_PATH;
+	/* the Xen transport when the guest module is there, unless told */
+	if (tr && *tr && strcmp(tr, "local") && strcmp(tr, "xen")) {
+		xgpulib_log("cuInit: XGPU_TRANSPORT=%s: use \"xen\" or "
+			    "\"local\"", tr);
 		return CUDA_ERROR_NO_DEVICE;
 	}
+	use_xen = tr && *tr ? !strcmp(tr, "xen") : access(dev, F_OK) == 0;
 	msg[0] = 0;
-	rc = xgpulib_local_connect(path, &t, msg, sizeof(msg));
-	if (rc) {
-		xgpulib_log("cuInit: no GPU backend: %s (set XGPU_SOCKET to "
-			    "the backend's socket)", msg);
-		return CUDA_ERROR_NO_DEVICE;
+	if (use_xen) {
+		rc = xgpulib_xen_connect(dev, &t, msg, sizeof(msg));
+		if (rc) {
+			xgpulib_log("cuInit: no GPU backend: %s", msg);
+			return CUDA_ERROR_NO_DEVICE;
+		}
+	} else {
+		rc = xgpulib_local_connect(path, &t, msg, sizeof(msg));
+		if (rc) {
+			xgpulib_log("cuInit: no GPU backend: %s (set "
+				    "XGPU_SOCKET to the backend's socket, or "
+				    "load xen-gpufront.ko in a Xen guest)",
+				    msg);
+			return CUDA_ERROR_NO_DEVICE;
+		}
 	}
 	c = xgpulib_chan_open(t);
 	if (!c) {

@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: MIT
+/*
+ * xgpub_ctl.c: the daemon's control socket, used by the `xgpu` CLI.
+ *
+ * A SOCK_SEQPACKET Unix socket, mode 0600 (root only: whoever talks to it
+ * can change every guest's share).  The peer's credentials are checked
+ * too (SO_PEERCRED uid 0 or the daemon's own uid).  One request is one
+ * message: a command line of words separated by single spaces.  The reply
+ * is one message of text lines:
+ *   ok                          first line on success, then data lines
+ *   error <why>                 the only line on failure
+ * Data lines are "<record> key=value key=value ...", values without spaces
+ * (names are sanitised).  Commands: `version`, `list`, `sched-credit`
+ * (with or without `<guest> <weight> <cap>`, see xgpub_guests.c).
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "xgpub.h"
+#include "xgpub_ctl.h"
+
+#define MAX_REPLY (256u * 1024u)
+#define MAX_CLIENTS 16
+
+static int ctl_fd = -1;
+static char ctl_path[108];
+
+int xgpub_ctl_open(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd, probe;
+	mode_t old;
+
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		xgpub_err("control socket path too long: %s", path);
+		return -1;
+	}
+	strcpy(sa.sun_path, path);
+	probe = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+	if (probe >= 0 && connect(probe, (struct sockaddr *)&sa,
+				  sizeof(sa)) == 0) {
+		xgpub_err("another daemon already owns %s", path);
+		close(probe);
+		return -1;
+	}
+	if (probe >= 0)
+		close(probe);
+	unlink(path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	old = umask(0177);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    chmod(path, 0600) < 0 || listen(fd, 16) < 0) {
+		umask(old);
+		xgpub_err("cannot listen on %s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	umask(old);
+	snprintf(ctl_path, sizeof(ctl_path), "%s", path);
+	ctl_fd = fd;
+	return fd;
+}
+
+void xgpub_ctl_close(void)
+{
+	if (ctl_fd < 0)
+		return;
+	close(ctl_fd);
+	unlink(ctl_path);
+	ctl_fd = -1;
+}
+
+void xgpub_out_init(struct xgpub_out *o)
+{
+	o->len = 0;
+	o->full = false;
+	o->buf[0] = 0;
+}
+
+void xgpub_out(struct xgpub_out *o, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (o->full)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(o->buf + o->len, sizeof(o->buf) - o->len, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(o->buf) - o->len) {
+		o->full = true;
+		o->buf[o->len] = 0;
+		return;
+	}
+	o->len += (size_t)n;
+}
+
+/* split `line` in place into at most max words */
+static int split(char *line, char **argv, int max)
+{
+	int n = 0;
+
+	for (char *p = strtok(line, " \t\n"); p && n < max;
+	     p = strtok(NULL, " \t\n"))
+		argv[n++] = p;
+	return n;
+}
+
+static void handle(int fd)
+{
+	static struct xgpub_out o;
+	char req[512], *argv[16];
+	struct ucred cr;
+	socklen_t crl = sizeof(cr);
+	ssize_t n;
+	int argc;
+
+	xgpub_out_init(&o);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crl) < 0 ||
+	    (cr.uid != 0 && cr.uid != geteuid())) {
+		xgpub_out(&o, "error permission denied\n");
+		goto reply;
+	}
+	{
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+		if (poll(&pfd, 1, 1000) <= 0) {
+			xgpub_out(&o, "error no request\n");
+			goto reply;
+		}
+	}
+	n = recv(fd, req, sizeof(req) - 1, MSG_DONTWAIT);
+	if (n <= 0) {
+		xgpub_out(&o, "error no request\n");
+		goto reply;
+	}
+	req[n] = 0;
+	argc = split(req, argv, 16);
+	if (argc == 0) {
+		xgpub_out(&o, "error empty request\n");
+	} else if (!strcmp(argv[0], "version") && argc == 1) {
+		xgpub_out(&o, "ok\nversion protocol=%u\n", XGPUIF_VERSION);
+	} else if (!strcmp(argv[0], "list") && argc == 1) {
+		xgpub_out(&o, "ok\n");
+		xgpub_guests_list(&o);
+	} else if (!strcmp(argv[0], "sched-credit")) {
+		xgpub_guests_sched_credit(&o, argc - 1, argv + 1);
+	} else {
+		xgpub_out(&o, "error unknown command: %.64s\n", argv[0]);
+	}
+	if (o.full) {
+		xgpub_out_init(&o);
+		xgpub_out(&o, "error reply too long\n");
+	}
+reply:
+	(void)!send(fd, o.buf, o.len, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+void xgpub_ctl_accept(void)
+{
+	for (int i = 0; i < MAX_CLIENTS; i++) {
+		int fd = accept4(ctl_fd, NULL, NULL, SOCK_CLOEXEC);
+
+		if (fd < 0)
+			return;
+		handle(fd);
+		close(fd);
+	}
+}
