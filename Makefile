@@ -143,6 +143,15 @@ install: all
 	ln -sf libcuda.so.1 $(DESTDIR)$(PREFIX)/lib/xgpu/libcuda.so
 	install -m 0755 $(BACKEND) $(DESTDIR)$(PREFIX)/sbin/xen-gpubackd
 	install -m 0755 $(CLI) $(DESTDIR)$(PREFIX)/sbin/xgpu
+	install -D -m 0755 tools/hotplug/xgpu $(DESTDIR)/etc/xen/scripts/xgpu
+	install -D -m 0644 tools/hotplug/xgpu.rules \
+		$(DESTDIR)/etc/udev/rules.d/65-xgpu.rules
+	install -D -m 0644 tools/hotplug/xen-gpubackd.service \
+		$(DESTDIR)/etc/systemd/system/xen-gpubackd.service
+	[ -e $(DESTDIR)/etc/default/xen-gpubackd ] || install -D -m 0644 \
+		tools/hotplug/xen-gpubackd.default \
+		$(DESTDIR)/etc/default/xen-gpubackd
+	install -D -m 0644 tools/xgpu.1 $(DESTDIR)$(PREFIX)/share/man/man1/xgpu.1
 
 clean:
 	rm -rf $(O) build-asan
