@@ -398,6 +398,8 @@ static void orphans(struct xgpub_xen *x, struct xdev *d)
 
 static void publish_limits(struct xgpub_xen *x, struct xdev *d)
 {
+	/* channel numbers start afresh with every handshake */
+	rm(x, d->be, "ch");
 	wr(x, d->be, "max-ring-page-order", "%u", x->lim.max_ring_order);
 	wr(x, d->be, "max-data-pages", "%u", x->lim.max_data_pages);
 	wr(x, d->be, "max-channels", "%u", x->lim.max_channels);

@@ -741,6 +741,85 @@ CUresult cuMemcpy2DAsync_v2_ptsz(const CUDA_MEMCPY2D *p, CUstream s)
 	return copy2d(p, xgpulib_stream_remote(s, 1), 1);
 }
 
+/*
+ * 3D copies, as cudart's cudaMemcpy2DToArray, cudaMemcpy3D and friends
+ * issue them: one 2D copy per slice.  Linear memory slices are
+ * srcHeight/dstHeight rows apart; an array side must be 2D (z = 0) here,
+ * since the 2D wire copy has no z coordinate.
+ */
+static CUresult copy3d(const CUDA_MEMCPY3D *p, uint64_t stream, int async)
+{
+	if (!xgpulib_ch)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!p)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!p->WidthInBytes || !p->Height || !p->Depth)
+		return CUDA_SUCCESS;
+	if (p->srcLOD || p->dstLOD)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	for (size_t z = 0; z < p->Depth; z++) {
+		CUDA_MEMCPY2D q = {
+			.srcXInBytes = p->srcXInBytes,
+			.srcMemoryType = p->srcMemoryType,
+			.srcHost = p->srcHost,
+			.srcDevice = p->srcDevice,
+			.srcArray = p->srcArray,
+			.srcPitch = p->srcPitch,
+			.dstXInBytes = p->dstXInBytes,
+			.dstMemoryType = p->dstMemoryType,
+			.dstHost = p->dstHost,
+			.dstDevice = p->dstDevice,
+			.dstArray = p->dstArray,
+			.dstPitch = p->dstPitch,
+			.WidthInBytes = p->WidthInBytes,
+			.Height = p->Height,
+		};
+		CUresult rc;
+
+		if (p->srcMemoryType == CU_MEMORYTYPE_ARRAY) {
+			if (p->srcZ + z)
+				return CUDA_ERROR_NOT_SUPPORTED;
+			q.srcY = p->srcY;
+		} else {
+			q.srcY = p->srcY + (p->srcZ + z) * p->srcHeight;
+		}
+		if (p->dstMemoryType == CU_MEMORYTYPE_ARRAY) {
+			if (p->dstZ + z)
+				return CUDA_ERROR_NOT_SUPPORTED;
+			q.dstY = p->dstY;
+		} else {
+			q.dstY = p->dstY + (p->dstZ + z) * p->dstHeight;
+		}
+		rc = copy2d(&q, stream, async);
+		if (rc)
+			return rc;
+	}
+	return CUDA_SUCCESS;
+}
+
+CUresult cuMemcpy3D(const CUDA_MEMCPY3D *p)
+{
+	return copy3d(p, 0, 0);
+}
+
+CUresult cuMemcpy3DAsync(const CUDA_MEMCPY3D *p, CUstream s)
+{
+	return copy3d(p, xgpulib_stream_remote(s, 0), 1);
+}
+
+PT_DECL(CUresult, cuMemcpy3D_v2_ptds, const CUDA_MEMCPY3D *p);
+CUresult cuMemcpy3D_v2_ptds(const CUDA_MEMCPY3D *p)
+{
+	return copy3d(p, XGPUIF_STREAM_PER_THREAD, 0);
+}
+
+PT_DECL(CUresult, cuMemcpy3DAsync_v2_ptsz, const CUDA_MEMCPY3D *p,
+	CUstream s);
+CUresult cuMemcpy3DAsync_v2_ptsz(const CUDA_MEMCPY3D *p, CUstream s)
+{
+	return copy3d(p, xgpulib_stream_remote(s, 1), 1);
+}
+
 /* array <-> host/device helpers cudart and driver programs use */
 CUresult cuMemcpyHtoA(CUarray dst, size_t off, const void *src, size_t n)
 {

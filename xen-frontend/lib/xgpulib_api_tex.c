@@ -106,6 +106,115 @@ CUresult cuArrayGetDescriptor(CUDA_ARRAY_DESCRIPTOR *d, CUarray a)
 	return CUDA_SUCCESS;
 }
 
+/*
+ * The descriptors a texture object was made from, kept in the guest so
+ * that cuTexObjectGet*Desc (cudart's cudaGetTextureObject*Desc) need no
+ * round trip: they never change.
+ */
+struct texdesc {
+	CUtexObject t;
+	CUDA_RESOURCE_DESC res;
+	CUDA_TEXTURE_DESC tex;
+	CUDA_RESOURCE_VIEW_DESC view;
+	bool has_view;
+	struct texdesc *next;
+};
+
+static pthread_mutex_t tex_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct texdesc *texdescs;
+
+static void texdesc_add(CUtexObject t, const CUDA_RESOURCE_DESC *res,
+			const CUDA_TEXTURE_DESC *tex,
+			const CUDA_RESOURCE_VIEW_DESC *view)
+{
+	struct texdesc *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return;	/* the Get*Desc calls then say INVALID_VALUE */
+	d->t = t;
+	d->res = *res;
+	d->tex = *tex;
+	if (view) {
+		d->view = *view;
+		d->has_view = true;
+	}
+	pthread_mutex_lock(&tex_mu);
+	d->next = texdescs;
+	texdescs = d;
+	pthread_mutex_unlock(&tex_mu);
+}
+
+static void texdesc_del(CUtexObject t)
+{
+	struct texdesc **pp, *d = NULL;
+
+	pthread_mutex_lock(&tex_mu);
+	for (pp = &texdescs; *pp; pp = &(*pp)->next) {
+		if ((*pp)->t == t) {
+			d = *pp;
+			*pp = d->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&tex_mu);
+	free(d);
+}
+
+/* copy out what was kept for t; false if t is unknown */
+static bool texdesc_get(CUtexObject t, CUDA_RESOURCE_DESC *res,
+			CUDA_TEXTURE_DESC *tex, CUDA_RESOURCE_VIEW_DESC *view)
+{
+	bool found = false;
+
+	pthread_mutex_lock(&tex_mu);
+	for (struct texdesc *d = texdescs; d; d = d->next) {
+		if (d->t != t)
+			continue;
+		if (res)
+			*res = d->res;
+		if (tex)
+			*tex = d->tex;
+		if (view) {
+			if (d->has_view)
+				*view = d->view;
+			else
+				memset(view, 0, sizeof(*view));
+		}
+		found = true;
+		break;
+	}
+	pthread_mutex_unlock(&tex_mu);
+	return found;
+}
+
+CUresult cuTexObjectGetResourceDesc(CUDA_RESOURCE_DESC *res, CUtexObject t)
+{
+	if (!xgpulib_ch)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!res || !texdesc_get(t, res, NULL, NULL))
+		return CUDA_ERROR_INVALID_VALUE;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuTexObjectGetTextureDesc(CUDA_TEXTURE_DESC *tex, CUtexObject t)
+{
+	if (!xgpulib_ch)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!tex || !texdesc_get(t, NULL, tex, NULL))
+		return CUDA_ERROR_INVALID_VALUE;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuTexObjectGetResourceViewDesc(CUDA_RESOURCE_VIEW_DESC *view,
+					CUtexObject t)
+{
+	if (!xgpulib_ch)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!view || !texdesc_get(t, NULL, NULL, view))
+		return CUDA_ERROR_INVALID_VALUE;
+	return CUDA_SUCCESS;
+}
+
 CUresult cuTexObjectCreate(CUtexObject *pt, const CUDA_RESOURCE_DESC *res,
 			   const CUDA_TEXTURE_DESC *tex,
 			   const CUDA_RESOURCE_VIEW_DESC *view)
@@ -165,8 +274,10 @@ CUresult cuTexObjectCreate(CUtexObject *pt, const CUDA_RESOURCE_DESC *res,
 	}
 	rc = xgpulib_call1(XGPUIF_OP_TEXOBJ_CREATE, &a, sizeof(a), &r,
 			   sizeof(r));
-	if (rc == CUDA_SUCCESS)
+	if (rc == CUDA_SUCCESS) {
 		*pt = r.texobj;
+		texdesc_add(r.texobj, res, tex, view);
+	}
 	return rc;
 }
 
@@ -174,5 +285,6 @@ CUresult cuTexObjectDestroy(CUtexObject t)
 {
 	struct xgpuif_dptr_args a = { t };
 
+	texdesc_del(t);
 	return xgpulib_call1(XGPUIF_OP_TEXOBJ_DESTROY, &a, sizeof(a), NULL, 0);
 }

@@ -163,6 +163,20 @@ static size_t chunk_size(size_t area)
 	return chunk;
 }
 
+/*
+ * A copy of a few chunks' size would not overlap at all (one chunk: the
+ * guest's copy, then the DMA): cut it into at least four pieces of at
+ * least 512 KiB so that the two sides overlap.
+ */
+static size_t chunk_for(size_t area, size_t n)
+{
+	size_t chunk = chunk_size(area), quarter = (n / 4) & ~(size_t)0xffff;
+
+	if (quarter < (512u << 10))
+		quarter = 512u << 10;
+	return quarter < chunk ? quarter : chunk;
+}
+
 static CUresult first_error(CUresult a, CUresult b)
 {
 	return a != CUDA_SUCCESS ? a : b;
@@ -208,7 +222,7 @@ CUresult xgpulib_copy_htod(uint64_t dst, const void *src, size_t n,
 	unsigned int i = 0;
 
 	pthread_mutex_lock(&xgpulib_data_mu);
-	chunk = chunk_size(c->t->data_bytes);
+	chunk = chunk_for(c->t->data_bytes, n);
 	nch = c->t->data_bytes / chunk;
 	if (nch > MAX_CHUNKS)
 		nch = MAX_CHUNKS;
@@ -282,7 +296,7 @@ CUresult xgpulib_copy_dtoh(void *dst, uint64_t src, size_t n, uint64_t stream,
 	CUresult s;
 
 	pthread_mutex_lock(&xgpulib_data_mu);
-	chunk = chunk_size(c->t->data_bytes);
+	chunk = chunk_for(c->t->data_bytes, n);
 	nch = c->t->data_bytes / chunk;
 	if (nch > MAX_CHUNKS)
 		nch = MAX_CHUNKS;
