@@ -122,7 +122,17 @@ integration: all $(ITEST_BINS)
 gpu: all
 	$(Q)tests/gpu/run-gpu-tests.sh --xgpu-lib $(O)/lib --backend $(BACKEND)
 
-test: unit integration gpu
+# the guest kernel module, against a kernel's headers (KDIR=...)
+KDIR ?= /lib/modules/$(shell uname -r)/build
+kmod:
+	$(Q)$(MAKE) --no-print-directory -C xen-frontend/kmod KDIR=$(KDIR)
+
+# boot Xen nested under QEMU: Dom0 + two DomUs, the module, the hotplug
+# path and the daemon (tests/xen/README.md)
+xen-test: all
+	$(Q)O=$(O) tests/xen/run.sh
+
+test: unit integration gpu xen-test
 
 # the README's test command: dependencies, then everything, then the
 # sanitizer pass
@@ -156,5 +166,6 @@ install: all
 clean:
 	rm -rf $(O) build-asan
 
-.PHONY: all unit integration gpu test check test-asan bench install clean
+.PHONY: all unit integration gpu test check test-asan bench install clean \
+	kmod xen-test
 .SECONDARY:
