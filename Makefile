@@ -40,7 +40,8 @@ CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck)
 
 LIB_SRCS := $(sort $(wildcard xen-frontend/lib/*.c))
 LIB_OBJS := $(LIB_SRCS:%.c=$(O)/obj/%.o)
-BACK_SRCS := $(sort $(wildcard xen-backend/*.c))
+BACK_SRCS := $(sort $(wildcard xen-backend/*.c)) \
+	$(sort $(wildcard scheduler/*.c))
 BACK_LIB_SRCS := $(filter-out xen-backend/xgpub_main.c,$(BACK_SRCS))
 BACK_OBJS := $(BACK_SRCS:%.c=$(O)/obj/%.o)
 BACK_LIB_OBJS := $(BACK_LIB_SRCS:%.c=$(O)/obj/%.o)
@@ -54,7 +55,7 @@ GUEST_LIB := $(O)/lib/libcuda.so.1
 BACKEND := $(O)/bin/xen-gpubackd
 CLI := $(O)/bin/xgpu
 HEADERS := $(wildcard shared-ring/*.h shared-ring/*.def xen-frontend/lib/*.h \
-	xen-frontend/include/*.h \
+	xen-frontend/include/*.h scheduler/*.h \
 	xen-frontend/lib/*.inc xen-backend/*.h xen-backend/*.def)
 
 all: $(GUEST_LIB) $(BACKEND) $(CLI)
@@ -73,7 +74,12 @@ $(O)/obj/xen-frontend/lib/%.o: xen-frontend/lib/%.c $(HEADERS)
 $(O)/obj/xen-backend/%.o: xen-backend/%.c $(HEADERS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(CFLAGS_BASE) -Ixen-backend -c -o $@ $<
+	$(Q)$(CC) $(CFLAGS_BASE) -Ixen-backend -Ischeduler -c -o $@ $<
+
+$(O)/obj/scheduler/%.o: scheduler/%.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS_BASE) -Ischeduler -c -o $@ $<
 
 $(GUEST_LIB): $(LIB_OBJS) xen-frontend/lib/libcuda.map
 	@mkdir -p $(dir $@)
@@ -100,7 +106,7 @@ $(O)/tests/check_%: tests/unit/check_%.c $(O)/libxgpulib.a $(O)/libxgpub.a $(HEA
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CHECK   $@")
 	$(Q)$(CC) $(CFLAGS_BASE) -Ixen-frontend/lib -Ixen-frontend/include \
-		-Ixen-backend $(shell pkg-config --cflags check 2>/dev/null) -o $@ $< \
+		-Ixen-backend -Ischeduler $(shell pkg-config --cflags check 2>/dev/null) -o $@ $< \
 		-Wl,--whole-archive $(O)/libxgpulib.a $(O)/libxgpub.a \
 		-Wl,--no-whole-archive $(CHECK_LIBS) $(XEN_LIBS) $(LDSAN) \
 		-ldl -lpthread

@@ -159,7 +159,12 @@ struct xgpub_wstat {
 	uint32_t qdepth;	/* requests waiting on the ring */
 	uint32_t connected;	/* 1 once the channel is up */
 	char proc[32];		/* the guest process's name, once connected */
-	uint64_t _rsvd[6];
+	/* GPU scheduler (xgpub_gate.c / xgpub_sched_glue.c) */
+	uint32_t sched_on;	/* daemon: this worker is scheduled */
+	uint32_t grant;		/* daemon: may submit GPU work (futex) */
+	uint32_t want;		/* worker: has requests to serve */
+	uint32_t busy;		/* worker: GPU work in flight */
+	uint64_t _rsvd[4];
 };
 
 struct xgpub_child {
@@ -195,6 +200,18 @@ void xgpub_children_each(void (*fn)(struct xgpub_child *c, void *arg),
 void xgpub_children_kill(int sig);
 /* a descriptor of the daemon that workers close after fork */
 void xgpub_daemon_fd(int fd);
+
+/* dispatch control in the worker (xgpub_gate.c) */
+extern int xgpub_sched_kick_fd;	/* workers kick the daemon's scheduler */
+extern bool xgpub_sched_enabled;	/* daemon: workers are scheduled */
+struct xgpub_worker;
+void xgpub_gate_init(struct xgpub_worker *w);
+bool xgpub_gate_op(uint16_t op);
+void xgpub_gate_enter(struct xgpub_worker *w);
+void xgpub_gate_done(struct xgpub_worker *w, uint16_t op,
+		     const void *payload, uint64_t t0, int rc);
+void xgpub_gate_idle(struct xgpub_worker *w);
+void xgpub_gate_stop(struct xgpub_worker *w);
 
 /* ---- the worker ------------------------------------------------------------ */
 

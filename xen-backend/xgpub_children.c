@@ -94,6 +94,7 @@ pid_t xgpub_spawn(const struct xgpub_child *info, int (*fn)(void *),
 		return -EAGAIN;
 	}
 	memset(&stats[slot - children], 0, sizeof(*stats));
+	stats[slot - children].sched_on = xgpub_sched_enabled;
 	pid = fork();
 	if (pid < 0) {
 		xgpub_err("cannot fork a worker: %s", strerror(errno));

@@ -85,18 +85,23 @@ void xgpub_guest_settings(const char *key, uint32_t *weight, uint32_t *cap)
 	*cap = s ? s->cap : 0;
 }
 
+/* a local client's name arrives with its handshake, in the worker */
+void xgpub_child_refresh(struct xgpub_child *c)
+{
+	if (!c->proc[0] && c->st &&
+	    __atomic_load_n(&c->st->connected, __ATOMIC_ACQUIRE)) {
+		memcpy(c->proc, c->st->proc, sizeof(c->proc));
+		c->proc[sizeof(c->proc) - 1] = 0;
+	}
+}
+
 static void gather_one(struct xgpub_child *c, void *arg)
 {
 	struct guest *g = NULL;
 	size_t pl;
 
 	(void)arg;
-	/* a local client's name arrives with its handshake, in the worker */
-	if (!c->proc[0] && c->st &&
-	    __atomic_load_n(&c->st->connected, __ATOMIC_ACQUIRE)) {
-		memcpy(c->proc, c->st->proc, sizeof(c->proc));
-		c->proc[sizeof(c->proc) - 1] = 0;
-	}
+	xgpub_child_refresh(c);
 	for (int i = 0; i < ngs; i++) {
 		if (gs[i].kind == c->kind &&
 		    gs[i].id == (c->kind == XGPUB_CHILD_XEN ? c->domid :

@@ -28,6 +28,7 @@
 #include "xgpub.h"
 #include "xgpub_xen.h"
 #include "xgpub_ctl.h"
+#include "xgpub_sched_glue.h"
 
 static volatile sig_atomic_t stop_requested;
 static volatile sig_atomic_t child_exited;
@@ -50,6 +51,7 @@ static void usage(FILE *f)
 "\n"
 "  -x, --xen              serve the xenbus backend of device type xgpu\n"
 "  -l, --local PATH       listen on the Unix socket PATH\n"
+"  -s, --sched POLICY     GPU scheduler: credit (default), fifo, off\n"
 "  -c, --control PATH     control socket for the xgpu CLI (root only;\n"
 "                         default /run/xgpu/control.sock, \"none\": off)\n"
 "      --max-channels N   channels (processes) per Xen device (default 16)\n"
@@ -171,6 +173,7 @@ int main(int argc, char **argv)
 		{ "local", required_argument, NULL, 'l' },
 		{ "xen", no_argument, NULL, 'x' },
 		{ "control", required_argument, NULL, 'c' },
+		{ "sched", required_argument, NULL, 's' },
 		{ "max-channels", required_argument, NULL, 'C' },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "driver", required_argument, NULL, 'd' },
@@ -192,6 +195,9 @@ int main(int argc, char **argv)
 	};
 	const char *path = NULL, *pidfile = NULL;
 	const char *ctl_path = "/run/xgpu/control.sock";
+	const char *sched_policy = "credit";
+	int kfd = -1;
+	uint64_t sched_next = 0;
 	int cfd = -1;
 	uint64_t last_tick = 0;
 	bool foreground = false, fake = false, use_xen = false;
@@ -205,7 +211,7 @@ int main(int argc, char **argv)
 	uint32_t next_id = 0;
 	struct sigaction sa;
 
-	while ((c = getopt_long(argc, argv, "xl:c:fd:g:q:m:p:vh", lopts,
+	while ((c = getopt_long(argc, argv, "xl:c:s:fd:g:q:m:p:vh", lopts,
 				NULL)) != -1) {
 		char *end = NULL;
 
@@ -218,6 +224,9 @@ int main(int argc, char **argv)
 			break;
 		case 'c':
 			ctl_path = optarg;
+			break;
+		case 's':
+			sched_policy = optarg;
 			break;
 		case 'C':
 			lim.max_channels = (uint32_t)strtoul(optarg, &end, 10);
@@ -355,6 +364,11 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	if (path)
 		xgpub_info("listening on %s", path);
+	kfd = xgpub_sched_start(sched_policy);
+	if (kfd == -2)
+		return 1;
+	if (kfd >= 0)
+		xgpub_daemon_fd(kfd);
 	if (use_xen) {
 		xen = xgpub_xen_start(&lim, &opt);
 		if (!xen) {
@@ -368,9 +382,10 @@ int main(int argc, char **argv)
 	}
 
 	while (!stop_requested) {
-		struct pollfd pfd[3];
+		struct pollfd pfd[4];
 		int n = 0, ilocal = -1, ixen = -1, ictl = -1;
-		uint64_t now = mono_ns();
+		uint64_t now = mono_ns(), wait_ns = 1000000000u;
+		struct timespec ts;
 
 		if (now - last_tick >= 1000000000u) {
 			last_tick = now;
@@ -395,8 +410,23 @@ int main(int argc, char **argv)
 			pfd[n] = (struct pollfd){ .fd = cfd, .events = POLLIN };
 			ictl = n++;
 		}
-		if (poll(pfd, (nfds_t)n, 1000) <= 0)
+		if (kfd >= 0) {
+			pfd[n] = (struct pollfd){ .fd = kfd, .events = POLLIN };
+			n++;
+			if (now >= sched_next || child_exited)
+				sched_next = xgpub_sched_run();
+			now = mono_ns();
+			if (sched_next <= now)
+				wait_ns = 0;
+			else if (sched_next - now < wait_ns)
+				wait_ns = sched_next - now;
+		}
+		ts.tv_sec = (time_t)(wait_ns / 1000000000u);
+		ts.tv_nsec = (long)(wait_ns % 1000000000u);
+		if (ppoll(pfd, (nfds_t)n, &ts, NULL) <= 0)
 			continue;
+		if (kfd >= 0)
+			sched_next = 0;	/* a worker kicked: look now */
 		if (ictl >= 0 && pfd[ictl].revents)
 			xgpub_ctl_accept();
 		if (ixen >= 0 && pfd[ixen].revents)

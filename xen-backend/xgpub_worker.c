@@ -196,7 +196,18 @@ static int dispatch(struct xgpub_worker *w, const struct xgpuif_request *req,
 	if (rc)
 		return rc;
 	*rlen = cap;
-	rc = ops[req->op].fn(w, req, payload_buf, req->len, reply_buf, rlen);
+	if (xgpub_gate_op(req->op)) {
+		uint64_t t0;
+
+		xgpub_gate_enter(w);
+		t0 = now_us() * 1000u;
+		rc = ops[req->op].fn(w, req, payload_buf, req->len, reply_buf,
+				     rlen);
+		xgpub_gate_done(w, req->op, payload_buf, t0, rc);
+	} else {
+		rc = ops[req->op].fn(w, req, payload_buf, req->len, reply_buf,
+				     rlen);
+	}
 	if (*rlen > cap)	/* a handler bug, not the guest's */
 		*rlen = cap;
 	if (rc == XGPUIF_ST_PROTO) {
@@ -463,6 +474,7 @@ int xgpub_worker_run(struct xgpub_transport *t,
 		pthread_attr_destroy(&at);
 	}
 
+	xgpub_gate_init(w);
 	if (xgpub_self_stat) {
 		__atomic_store_n(&xgpub_self_stat->quota, opt->quota,
 				 __ATOMIC_RELAXED);
@@ -501,6 +513,7 @@ int xgpub_worker_run(struct xgpub_transport *t,
 		RING_FINAL_CHECK_FOR_REQUESTS(&w->ring, more);
 		if (more)
 			continue;
+		xgpub_gate_idle(w);
 		if (t->ops->wait(t, 1000) == -EPIPE) {
 			/* serve what the guest posted before it went */
 			if (serve(w))
@@ -510,6 +523,7 @@ int xgpub_worker_run(struct xgpub_transport *t,
 	}
 	/* the watchdog must not exit the process under an orderly teardown */
 	torn_down = 1;
+	xgpub_gate_stop(w);
 	if (code == 2 && t->ops->fail)
 		t->ops->fail(t, w->why[0] ? w->why : "protocol error");
 	worker_teardown(w);

@@ -1,0 +1,339 @@
+// SPDX-License-Identifier: MIT
+/*
+ * xgpub_gate.c: dispatch control in a worker (the worker's half of the
+ * GPU scheduler; the daemon's half is xgpub_sched_glue.c).
+ *
+ * The daemon gives the GPU to one guest at a time (scheduler/xgpu_sched.h):
+ * it sets `grant` in the worker's shared slot.  Before the worker submits
+ * GPU work (a launch, a copy, a memset) it waits for the grant; after it,
+ * it marks the work with an event on the same stream, in batches sized so
+ * that a batch is about MARK_NS of GPU time (one event per long kernel,
+ * one per many tiny ones, so a lone guest pays next to nothing).  At most
+ * MAX_MARKS batches are in flight, so a revoked guest drains within about
+ * MAX_MARKS x MARK_NS or one long kernel.  A completion thread waits for
+ * each mark and adds the time between completions to gpu_ns: while the
+ * guest holds the GPU alone, that is the GPU time its work took.
+ */
+#include <errno.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "xgpub.h"
+
+#define MAX_MARKS	2
+#define MARK_NS		1000000u	/* 1 ms of GPU work per mark */
+#define MAX_BATCH	64u
+#define POOL		32
+
+struct mark {
+	CUcontext ctx;
+	CUevent ev;
+	uint64_t t_first;	/* submission of the batch's first op */
+	uint32_t nops;
+};
+
+static struct {
+	bool on;
+	struct xgpub_worker *w;
+	struct xgpub_wstat *st;
+	pthread_t thr;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct mark q[MAX_MARKS + 1];
+	unsigned int head, n;		/* queue of marks in flight */
+	/* the batch being built (ops after the last mark) */
+	CUcontext b_ctx;
+	CUstream b_stream;
+	uint64_t b_first;
+	uint32_t b_nops;
+	uint32_t batch;			/* ops per mark, adapted */
+	uint64_t last_done, gpu_ns;
+	bool stop;
+	/* events to reuse, with their context */
+	struct { CUcontext ctx; CUevent ev; } pool[POOL];
+	unsigned int npool;
+} g = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
+
+int xgpub_sched_kick_fd = -1;
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void kick_daemon(void)
+{
+	uint64_t one = 1;
+
+	if (xgpub_sched_kick_fd >= 0)
+		(void)!write(xgpub_sched_kick_fd, &one, sizeof(one));
+}
+
+static void set_busy(uint32_t v)
+{
+	if (__atomic_exchange_n(&g.st->busy, v, __ATOMIC_RELEASE) != v)
+		kick_daemon();
+}
+
+bool xgpub_gate_op(uint16_t op)
+{
+	switch (op) {
+	case XGPUIF_OP_LAUNCH:
+	case XGPUIF_OP_MEMCPY_HTOD:
+	case XGPUIF_OP_MEMCPY_DTOH:
+	case XGPUIF_OP_MEMCPY_DTOD:
+	case XGPUIF_OP_MEMCPY_2D:
+	case XGPUIF_OP_MEMSET:
+		return g.on;
+	default:
+		return false;
+	}
+}
+
+/* the stream field of a gated op's arguments (all have one) */
+static xgpuif_handle_t op_stream(uint16_t op, const void *payload)
+{
+	size_t off;
+	xgpuif_handle_t h;
+
+	switch (op) {
+	case XGPUIF_OP_LAUNCH:
+		off = offsetof(struct xgpuif_launch_args, stream);
+		break;
+	case XGPUIF_OP_MEMCPY_HTOD:
+		off = offsetof(struct xgpuif_memcpy_htod_args, stream);
+		break;
+	case XGPUIF_OP_MEMCPY_DTOH:
+		off = offsetof(struct xgpuif_memcpy_dtoh_args, stream);
+		break;
+	case XGPUIF_OP_MEMCPY_DTOD:
+		off = offsetof(struct xgpuif_memcpy_dtod_args, stream);
+		break;
+	case XGPUIF_OP_MEMCPY_2D:
+		off = offsetof(struct xgpuif_memcpy2d_args, stream);
+		break;
+	default:
+		off = offsetof(struct xgpuif_memset_args, stream);
+		break;
+	}
+	memcpy(&h, (const uint8_t *)payload + off, sizeof(h));
+	return h;
+}
+
+static CUevent event_get(CUcontext ctx)
+{
+	CUevent ev = NULL;
+
+	for (unsigned int i = 0; i < g.npool; i++) {
+		if (g.pool[i].ctx == ctx) {
+			ev = g.pool[i].ev;
+			g.pool[i] = g.pool[--g.npool];
+			return ev;
+		}
+	}
+	if (g.w->D->cuEventCreate(&ev, CU_EVENT_DISABLE_TIMING |
+					       CU_EVENT_BLOCKING_SYNC))
+		return NULL;
+	return ev;
+}
+
+static void event_put(CUcontext ctx, CUevent ev)
+{
+	if (g.npool < POOL) {
+		g.pool[g.npool].ctx = ctx;
+		g.pool[g.npool].ev = ev;
+		g.npool++;
+	} else if (g.w->D->cuEventDestroy_v2) {
+		g.w->D->cuEventDestroy_v2(ev);
+	}
+}
+
+/* close the current batch with a mark (g.mu held) */
+static void mark_batch(void)
+{
+	struct mark m;
+	CUevent ev;
+
+	if (!g.b_nops)
+		return;
+	ev = event_get(g.b_ctx);
+	if (ev && g.w->D->cuEventRecord(ev, g.b_stream)) {
+		/* a stale event of a destroyed context: try a fresh one */
+		ev = NULL;
+		if (!g.w->D->cuEventCreate(&ev, CU_EVENT_DISABLE_TIMING |
+						       CU_EVENT_BLOCKING_SYNC) &&
+		    g.w->D->cuEventRecord(ev, g.b_stream))
+			ev = NULL;
+	}
+	m.ctx = g.b_ctx;
+	m.ev = ev;		/* NULL: count the batch as done now */
+	m.t_first = g.b_first;
+	m.nops = g.b_nops;
+	g.q[(g.head + g.n) % (MAX_MARKS + 1)] = m;
+	g.n++;
+	g.b_nops = 0;
+	pthread_cond_broadcast(&g.cv);
+}
+
+static void *completer(void *arg)
+{
+	CUcontext cur = NULL;
+
+	(void)arg;
+	pthread_mutex_lock(&g.mu);
+	for (;;) {
+		struct mark m;
+		uint64_t now, start;
+
+		while (!g.n && !g.stop)
+			pthread_cond_wait(&g.cv, &g.mu);
+		if (!g.n && g.stop)
+			break;
+		m = g.q[g.head];
+		pthread_mutex_unlock(&g.mu);
+		if (m.ev) {
+			if (m.ctx != cur && !g.w->D->cuCtxSetCurrent(m.ctx))
+				cur = m.ctx;
+			g.w->D->cuEventSynchronize(m.ev);
+		}
+		now = mono_ns();
+		pthread_mutex_lock(&g.mu);
+		start = m.t_first > g.last_done ? m.t_first : g.last_done;
+		if (now > start) {
+			uint64_t d = now - start;
+
+			g.gpu_ns += d;
+			/* ops per mark so that a mark is about MARK_NS */
+			if (m.nops) {
+				uint64_t per = d / m.nops + 1;
+				uint64_t b = MARK_NS / per;
+
+				g.batch = b < 1 ? 1 :
+					  b > MAX_BATCH ? MAX_BATCH :
+							  (uint32_t)b;
+			}
+		}
+		g.last_done = now;
+		__atomic_store_n(&g.st->gpu_ns, g.gpu_ns, __ATOMIC_RELAXED);
+		if (m.ev)
+			event_put(m.ctx, m.ev);
+		g.head = (g.head + 1) % (MAX_MARKS + 1);
+		g.n--;
+		if (!g.n && !g.b_nops)
+			set_busy(0);
+		pthread_cond_broadcast(&g.cv);
+	}
+	pthread_mutex_unlock(&g.mu);
+	return NULL;
+}
+
+void xgpub_gate_init(struct xgpub_worker *w)
+{
+	struct xgpub_wstat *st = xgpub_self_stat;
+
+	if (!st || !__atomic_load_n(&st->sched_on, __ATOMIC_ACQUIRE) ||
+	    !w->D->cuEventCreate || !w->D->cuEventRecord ||
+	    !w->D->cuEventSynchronize)
+		return;
+	g.w = w;
+	g.st = st;
+	g.batch = 1;
+	if (pthread_create(&g.thr, NULL, completer, NULL)) {
+		xgpub_err("%s: no completion thread; not scheduled", w->t->who);
+		return;
+	}
+	g.on = true;
+}
+
+static void futex_wait(uint32_t *addr, uint32_t val, int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+
+	syscall(SYS_futex, addr, FUTEX_WAIT, val, &ts, NULL, 0);
+}
+
+/* before a gated op: wait for the GPU */
+void xgpub_gate_enter(struct xgpub_worker *w)
+{
+	(void)w;
+	if (!__atomic_load_n(&g.st->want, __ATOMIC_RELAXED)) {
+		__atomic_store_n(&g.st->want, 1, __ATOMIC_RELEASE);
+		kick_daemon();
+	}
+	if (__atomic_load_n(&g.st->grant, __ATOMIC_ACQUIRE))
+		return;
+	/* revoked: what we submitted must show up as drained */
+	pthread_mutex_lock(&g.mu);
+	mark_batch();
+	pthread_mutex_unlock(&g.mu);
+	while (!__atomic_load_n(&g.st->grant, __ATOMIC_ACQUIRE))
+		futex_wait(&g.st->grant, 0, 100);
+}
+
+/* after a gated op was submitted (rc: its result) */
+void xgpub_gate_done(struct xgpub_worker *w, uint16_t op,
+		     const void *payload, uint64_t t0, int rc)
+{
+	CUstream s;
+
+	if (rc || xgpub_stream(w, op_stream(op, payload), &s))
+		return;
+	pthread_mutex_lock(&g.mu);
+	if (g.b_nops && (g.b_ctx != w->cur || g.b_stream != s))
+		mark_batch();	/* a batch is one stream of one context */
+	if (!g.b_nops) {
+		g.b_ctx = w->cur;
+		g.b_stream = s;
+		g.b_first = t0;
+	}
+	g.b_nops++;
+	set_busy(1);
+	if (g.b_nops >= g.batch)
+		mark_batch();
+	/* bounded work in flight */
+	while (g.n >= MAX_MARKS)
+		pthread_cond_wait(&g.cv, &g.mu);
+	pthread_mutex_unlock(&g.mu);
+}
+
+/* the ring is empty and the worker is about to sleep */
+void xgpub_gate_idle(struct xgpub_worker *w)
+{
+	(void)w;
+	if (!g.on)
+		return;
+	pthread_mutex_lock(&g.mu);
+	mark_batch();
+	pthread_mutex_unlock(&g.mu);
+	if (__atomic_exchange_n(&g.st->want, 0, __ATOMIC_RELEASE))
+		kick_daemon();
+}
+
+void xgpub_gate_stop(struct xgpub_worker *w)
+{
+	(void)w;
+	if (!g.on)
+		return;
+	pthread_mutex_lock(&g.mu);
+	mark_batch();
+	g.stop = true;
+	pthread_cond_broadcast(&g.cv);
+	pthread_mutex_unlock(&g.mu);
+	pthread_join(g.thr, NULL);
+	for (unsigned int i = 0; i < g.npool; i++)
+		if (g.w->D->cuEventDestroy_v2)
+			g.w->D->cuEventDestroy_v2(g.pool[i].ev);
+	g.npool = 0;
+	g.on = false;
+	__atomic_store_n(&g.st->want, 0, __ATOMIC_RELEASE);
+	set_busy(0);
+}
