@@ -226,6 +226,27 @@ struct xgpu_sched_guest *xgpu_sched_core_find(const struct xgpu_sched *s,
 	return NULL;
 }
 
+/*
+ * A joiner's credit: zero, or the active guests' average when that is
+ * lower.  Credit handed out is GPU time used, so the busy guests' credits
+ * keep whatever level they have (guests that left with credit or debt,
+ * clamps move it); starting at zero while they sit at -90 ms would be a
+ * 90 ms head start.  Never above zero: joining is no way to get credit.
+ */
+static int64_t join_credit(const struct xgpu_sched *s)
+{
+	int64_t sum = 0;
+	unsigned int i, n = 0;
+
+	for (i = 0; i < s->n; i++) {
+		if (!s->g[i]->active)
+			continue;
+		sum += s->g[i]->credit;
+		n++;
+	}
+	return n && sum < 0 ? sum / (int64_t)n : 0;
+}
+
 int xgpu_sched_core_add(struct xgpu_sched *s, uint32_t id, uint64_t now)
 {
 	struct xgpu_sched_guest *g;
@@ -247,6 +268,7 @@ int xgpu_sched_core_add(struct xgpu_sched *s, uint32_t id, uint64_t now)
 		return -ENOMEM;
 	g->id = id;
 	g->weight = XGPU_SCHED_WEIGHT_DEFAULT;
+	g->credit = join_credit(s);
 	(void)now;
 	s->g[s->n++] = g;
 	return 0;
@@ -326,7 +348,8 @@ int xgpu_sched_core_runnable(struct xgpu_sched *s, uint32_t id,
 void xgpu_sched_core_grant(struct xgpu_sched *s, struct xgpu_sched_guest *g,
 			   uint64_t now)
 {
-	if (g->waiting && now > g->wait_since && now - g->wait_since > g->max_wait)
+	if (g->waiting && now > g->wait_since &&
+	    now - g->wait_since > g->max_wait)
 		g->max_wait = now - g->wait_since;
 	g->waiting = false;
 	g->active = true;
@@ -497,5 +520,9 @@ int xgpu_sched_core_info(struct xgpu_sched *s, uint32_t id, uint64_t now,
 	out->share_minute = pct(used, wall);
 	out->picks = g->picks;
 	out->max_wait_ns = g->max_wait;
+	/* a wait still going on counts: a starved guest is never picked */
+	if (g->waiting && now > g->wait_since &&
+	    now - g->wait_since > out->max_wait_ns)
+		out->max_wait_ns = now - g->wait_since;
 	return 0;
 }

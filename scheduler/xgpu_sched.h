@@ -83,8 +83,11 @@
  *     capped holder's slice ends where its budget would (never below
  *     min_slice_ns);
  *   - charge(gpu_ns) subtracts measured GPU time from credit (and budget);
- *   - a joining guest starts with zero credit (and a cap budget pro rata
- *     of the period left) and gets credit from the next accounting.
+ *   - a joining guest starts with zero credit, or with the active guests'
+ *     average credit when that is lower (their level is not always zero:
+ *     guests that left with credit or debt move it, and starting above
+ *     them would be a head start), and a cap budget pro rata of the period
+ *     left; it gets credit from the next accounting.
  *
  * WAITS.  A guest that just held the token for h <= slice + k waits until
  * the others have had their share of h: with equal weights about
@@ -118,13 +121,13 @@ struct xgpu_sched_params {
 	uint64_t slice_ns;	/* token time before revoke (5 ms) */
 	uint64_t min_slice_ns;	/* shortest slice for a capped guest (100 us) */
 	uint64_t credit_max_ns;	/* credit ceiling (one period) */
-	uint64_t debt_max_ns;	/* debt floor, as a positive value (10 periods) */
+	uint64_t debt_max_ns;	/* debt floor, positive (10 periods) */
 };
 
 enum xgpu_sched_state {
 	XGPU_SCHED_IDLE,	/* neither runnable nor holding */
 	XGPU_SCHED_UNDER,	/* credit > 0 (fifo: every runnable guest) */
-	XGPU_SCHED_OVER,	/* credit <= 0: runs only if no UNDER is runnable */
+	XGPU_SCHED_OVER,	/* credit <= 0: runs if no UNDER is runnable */
 	XGPU_SCHED_CAPPED,	/* used its cap in this period: not eligible */
 };
 
@@ -142,7 +145,7 @@ struct xgpu_sched_info {
 					 * (restarts after a longer stall) */
 	uint64_t picks;			/* times it was given the token */
 	uint64_t max_wait_ns;		/* longest wait for the token while
-					 * runnable */
+					 * runnable, the current one too */
 };
 
 struct xgpu_sched;

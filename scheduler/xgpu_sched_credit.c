@@ -132,7 +132,8 @@ static void credit_account(struct xgpu_sched *s, uint64_t wall)
 
 			if (g->runnable || g == s->holder)
 				full *= 2;
-			g->cap_avail += (int64_t)xgpu_sched_cap_ns(g->cap, wall);
+			g->cap_avail += (int64_t)xgpu_sched_cap_ns(g->cap,
+								   wall);
 			if (g->cap_avail > full)
 				g->cap_avail = full;
 		}

@@ -64,7 +64,7 @@ typedef void (*xgpu_vcpu_log_fn)(void *arg, int level, const char *msg);
 
 /* a zero field takes its default */
 struct xgpu_vcpu_params {
-	unsigned int boost_pct;			/* boosted weight, % of target */
+	unsigned int boost_pct;			/* boosted weight, % */
 	uint64_t boost_ns;			/* boost window */
 	unsigned int max_hypercalls_per_sec;	/* per domain, for boosts */
 	/* xenctrl: library names to try, NULL-terminated; NULL: default */

@@ -156,7 +156,7 @@ _Static_assert(XEN_SCHEDULER_CREDIT == XGPU_XEN_SCHEDULER_CREDIT &&
 	       "XEN_SCHEDULER_* ids");
 #endif /* XGPU_HAVE_XENCTRL_H */
 
-/* ---- the backend ----------------------------------------------------------- */
+/* ---- the backend -------------------------------------------------------- */
 
 /* libxenctrl logs through this; we keep the last message for the reason */
 struct xc_logger {
@@ -257,7 +257,8 @@ static int xc_open(void **priv, const struct xgpu_vcpu_params *p, char *why,
 	x->xch = x->fn.interface_open(&x->log.xtl, &x->log.xtl, 0);
 	if (!x->xch) {
 		rc = neg_errno();
-		snprintf(why, whylen, "xc_interface_open: %s (not in a Xen Dom0?)",
+		snprintf(why, whylen,
+			 "xc_interface_open: %s (not in a Xen Dom0?)",
 			 x->log.last[0] ? x->log.last : strerror(-rc));
 		goto fail;
 	}
@@ -270,7 +271,7 @@ static int xc_open(void **priv, const struct xgpu_vcpu_params *p, char *why,
 	if (id != XGPU_XEN_SCHEDULER_CREDIT &&
 	    id != XGPU_XEN_SCHEDULER_CREDIT2) {
 		snprintf(why, whylen,
-			 "Xen scheduler %d has no VCPU weights (credit, credit2 have)",
+			 "Xen scheduler %d: not credit or credit2",
 			 id);
 		rc = -EOPNOTSUPP;
 		goto fail_xch;

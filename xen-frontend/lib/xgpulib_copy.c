@@ -296,7 +296,7 @@ CUresult xgpulib_copy_dtoh(void *dst, uint64_t src, size_t n, uint64_t stream,
 	CUresult s;
 
 	pthread_mutex_lock(&xgpulib_data_mu);
-	chunk = chunk_for(c->t->data_bytes, n);
+	chunk = chunk_size(c->t->data_bytes);
 	nch = c->t->data_bytes / chunk;
 	if (nch > MAX_CHUNKS)
 		nch = MAX_CHUNKS;

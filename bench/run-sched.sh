@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# The GPU scheduler on the real GPU: tenants (bench/spin, each a process
+# of its own, i.e. a guest of the local transport) saturate the GPU with
+# kernels of a fixed length while xen-gpubackd shares it out.  GPU-time
+# shares are counted from the kernels each tenant completed (all kernels
+# of a phase have the same length), so they do not rely on the daemon's
+# own accounting.  Prints one line per phase with the shares, the targets
+# and min/max normalized share (share / target share).
+#
+#   bench/run-sched.sh --xgpu-lib DIR --backend PATH --cli PATH --bin DIR
+#                      [--out DIR] [--secs N]
+set -u
+LIB= BACKEND= CLI= BIN= OUT=/tmp/xgpu-sched SECS=20
+while [ $# -gt 0 ]; do
+	case $1 in
+	--xgpu-lib) LIB=$2; shift ;;
+	--backend) BACKEND=$2; shift ;;
+	--cli) CLI=$2; shift ;;
+	--bin) BIN=$2; shift ;;
+	--out) OUT=$2; shift ;;
+	--secs) SECS=$2; shift ;;
+	*) echo "unknown option $1" >&2; exit 2 ;;
+	esac
+	shift
+done
+mkdir -p "$OUT"
+for p in LIB BACKEND CLI BIN; do
+	case ${!p} in /*) ;; *) eval "$p=\$PWD/\${!p}" ;; esac
+done
+if ! nvidia-smi -L >/dev/null 2>&1; then
+	echo "SKIP sched: no GPU"
+	exit 0
+fi
+DRV=
+for d in /usr/lib/x86_64-linux-gnu/libcuda.so.1 /usr/local/nvidia/lib64/libcuda.so.1 /usr/lib64/libcuda.so.1; do
+	[ -e "$d" ] && DRV=$d && break
+done
+T=$(mktemp -d /tmp/xgpu-sched.XXXXXX)
+for n in A B C solo; do cp "$BIN/spin" "$T/spin$n"; done
+DPID=
+start() {	# start POLICY
+	"$BACKEND" --local "$T/s.sock" --control "$T/c.sock" --foreground \
+		--driver "$DRV" --sched "$1" >>"$OUT/backend.log" 2>&1 &
+	DPID=$!
+	for _ in $(seq 50); do [ -S "$T/c.sock" ] && break; sleep 0.1; done
+}
+stop() { kill "$DPID" 2>/dev/null; wait "$DPID" 2>/dev/null; rm -f "$T"/*.sock; }
+cli() { "$CLI" -s "$T/c.sock" "$@"; }
+tenant() {	# tenant NAME US SECS
+	XGPU_SOCKET=$T/s.sock LD_LIBRARY_PATH=$LIB "$T/spin$1" "$2" "$3" \
+		>"$OUT/$PHASE.$1.out" 2>&1
+}
+count() { sed -n 's/.*kernels=\([0-9]*\).*/\1/p' "$OUT/$PHASE.$1.out"; }
+
+# report PHASE "A B C" "tA tB tC" (targets in percent)
+report() {
+	local names=($2) tg=($3) tot=0 c i line="" mn=9 mx=0
+	for i in "${!names[@]}"; do
+		c[$i]=$(count "${names[$i]}"); c[$i]=${c[$i]:-0}
+		tot=$((tot + c[$i]))
+	done
+	for i in "${!names[@]}"; do
+		local sh nz
+		sh=$(awk -v a="${c[$i]}" -v t="$tot" 'BEGIN{printf "%.1f", t ? 100*a/t : 0}')
+		line="$line ${names[$i]}=${sh}%(target ${tg[$i]})"
+		if [ "${tg[$i]}" != "-" ]; then
+			nz=$(awk -v s="$sh" -v t="${tg[$i]}" 'BEGIN{printf "%.3f", s/t}')
+			mn=$(awk -v a="$mn" -v b="$nz" 'BEGIN{print (b<a)?b:a}')
+			mx=$(awk -v a="$mx" -v b="$nz" 'BEGIN{print (b>a)?b:a}')
+		fi
+	done
+	echo "$1:$line  min/max normalized $mn/$mx" | tee -a "$OUT/sched-summary.txt"
+}
+
+: >"$OUT/sched-summary.txt"
+# weights 1:2:4 under credit, 1 ms and 20 ms kernels, then plain fifo
+for pol in credit fifo; do
+	for us in 1000 20000; do
+		PHASE=$pol-$us
+		start $pol
+		cli sched-credit -d local:spinA -w 64 >/dev/null
+		cli sched-credit -d local:spinB -w 128 >/dev/null
+		cli sched-credit -d local:spinC -w 256 >/dev/null
+		tenant A $us "$SECS" & p1=$!
+		tenant B $us "$SECS" & p2=$!
+		tenant C $us "$SECS" & p3=$!
+		sleep $((SECS / 2)); cli list >"$OUT/$PHASE.list"
+		wait $p1 $p2 $p3
+		stop
+		report "$PHASE weights 1:2:4" "A B C" "14.3 28.6 57.1"
+		[ "$pol" = fifo ] && break
+	done
+done
+# a 25% cap on A beside an uncapped B (equal weights)
+PHASE=cap; start credit
+cli sched-credit -d local:spinA -w 256 -c 25 >/dev/null
+tenant A 1000 "$SECS" & p1=$!
+tenant B 1000 "$SECS" & p2=$!
+wait $p1 $p2; stop
+report "cap A=25% beside B" "A B" "25 75"
+# idle share is lent: A runs only the first half; B and C (1:2) share the rest
+PHASE=idle; start credit
+cli sched-credit -d local:spinA -w 256 >/dev/null
+cli sched-credit -d local:spinB -w 256 >/dev/null
+cli sched-credit -d local:spinC -w 512 >/dev/null
+tenant A 1000 $((SECS / 2)) & p1=$!
+tenant B 1000 "$SECS" & p2=$!
+tenant C 1000 "$SECS" & p3=$!
+wait $p1 $p2 $p3; stop
+report "idle: A stops at half time, B:C 1:2" "A B C" "- - -"
+# one tenant alone: native, through xgpu without and with the scheduler
+PHASE=solo
+XGPU_X=1 "$T/spinsolo" 1000 $((SECS / 2)) >"$OUT/solo.native.out"
+nat=$(sed -n 's/.*kernels=\([0-9]*\).*/\1/p' "$OUT/solo.native.out")
+for pol in off credit; do
+	start $pol; tenant solo 1000 $((SECS / 2)); stop
+	cp "$OUT/solo.solo.out" "$OUT/solo.$pol.out"
+	x=$(count solo)
+	echo "solo 1 ms kernels, sched $pol: $x kernels vs native $nat: ratio $(awk -v a="$x" -v b="$nat" 'BEGIN{printf "%.4f", a/b}')" | tee -a "$OUT/sched-summary.txt"
+done
+rm -rf "$T"
