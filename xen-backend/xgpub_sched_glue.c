@@ -72,11 +72,19 @@ static struct sg *sg_find(uint32_t id, bool create)
 	return f;
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 int xgpub_sched_start(const char *policy)
 {
 	if (!strcmp(policy, "off"))
 		return -1;
-	S = xgpu_sched_create(policy, NULL, 0);
+	S = xgpu_sched_create(policy, NULL, mono_ns());
 	if (!S) {
 		xgpub_err("--sched %s: unknown policy (credit, fifo or off)",
 			  policy);
@@ -91,14 +99,6 @@ int xgpub_sched_start(const char *policy)
 	xgpub_sched_enabled = true;
 	xgpub_info("GPU scheduler: %s", policy);
 	return xgpub_sched_kick_fd;
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 struct gather {
