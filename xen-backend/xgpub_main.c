@@ -326,24 +326,6 @@ int main(int argc, char **argv)
 			return 1;
 		xgpub_daemon_fd(lfd);
 	}
-	if (strcmp(ctl_path, "none")) {
-		char dir[108];
-		char *slash;
-
-		snprintf(dir, sizeof(dir), "%s", ctl_path);
-		slash = strrchr(dir, '/');
-		if (slash && slash != dir) {
-			*slash = 0;
-			mkdir(dir, 0755);
-		}
-		cfd = xgpub_ctl_open(ctl_path);
-		if (cfd < 0) {
-			if (path)
-				unlink(path);
-			return 1;
-		}
-		xgpub_daemon_fd(cfd);
-	}
 	if (!foreground && daemon(0, 0) < 0) {
 		xgpub_err("cannot daemonize: %s", strerror(errno));
 		return 1;
@@ -378,7 +360,28 @@ int main(int argc, char **argv)
 				unlink(pidfile);
 			return 1;
 		}
-		xgpub_daemon_fd(xgpub_xen_fd(xen));
+		if (xgpub_xen_fd(xen) >= 0)
+			xgpub_daemon_fd(xgpub_xen_fd(xen));
+	}
+	/* last: the hotplug script takes the control socket as "ready" */
+	if (strcmp(ctl_path, "none")) {
+		char dir[108];
+		char *slash;
+
+		snprintf(dir, sizeof(dir), "%s", ctl_path);
+		slash = strrchr(dir, '/');
+		if (slash && slash != dir) {
+			*slash = 0;
+			mkdir(dir, 0755);
+		}
+		cfd = xgpub_ctl_open(ctl_path);
+		if (cfd < 0) {
+			if (path)
+				unlink(path);
+			xgpub_xen_stop(xen);
+			return 1;
+		}
+		xgpub_daemon_fd(cfd);
 	}
 
 	while (!stop_requested) {
@@ -401,10 +404,19 @@ int main(int argc, char **argv)
 			pfd[n] = (struct pollfd){ .fd = lfd, .events = POLLIN };
 			ilocal = n++;
 		}
-		if (xen) {
+		if (xen && xgpub_xen_fd(xen) >= 0) {
 			pfd[n] = (struct pollfd){ .fd = xgpub_xen_fd(xen),
 						  .events = POLLIN };
 			ixen = n++;
+		} else if (xen) {
+			static uint64_t last_look;
+
+			if (now - last_look >= XGPUB_XEN_POLL_MS * 1000000ull) {
+				last_look = now;
+				xgpub_xen_poll(xen);
+			}
+			if (wait_ns > XGPUB_XEN_POLL_MS * 1000000ull)
+				wait_ns = XGPUB_XEN_POLL_MS * 1000000ull;
 		}
 		if (cfd >= 0) {
 			pfd[n] = (struct pollfd){ .fd = cfd, .events = POLLIN };

@@ -61,6 +61,7 @@ struct xdev {
 
 struct xgpub_xen {
 	struct xs_handle *xs;
+	bool polling;		/* no watches: look every POLL_MS */
 	struct xgpub_xen_limits lim;
 	struct xdev dev[MAX_DEVS];
 };
@@ -437,7 +438,7 @@ static void step_device(struct xgpub_xen *x, struct xdev *d)
 			}
 		}
 	}
-	if (!d->watching) {
+	if (!d->watching && !x->polling) {
 		if (xs_watch(x->xs, d->fe, "fe"))
 			d->watching = true;
 	}
@@ -596,14 +597,18 @@ struct xgpub_xen *xgpub_xen_start(const struct xgpub_xen_limits *lim,
 		free(x);
 		return NULL;
 	}
-	/* our directory must exist for the watch to be useful */
+	/*
+	 * Watches need libxenstore's reader thread; where it cannot start
+	 * (seen under emulated CPUs whose signal frames need more stack than
+	 * the library asks for) the state machine, being level-triggered,
+	 * works as well by looking every XGPUB_XEN_POLL_MS.
+	 */
 	if (!xs_watch(x->xs, BE_ROOT, "be") ||
 	    !xs_watch(x->xs, "@releaseDomain", "rel")) {
-		xgpub_err("--xen: cannot watch %s: %s", BE_ROOT,
-			  strerror(errno));
-		xs_close(x->xs);
-		free(x);
-		return NULL;
+		xgpub_info("--xen: xenstore watches unavailable (%s); looking "
+			   "every %d ms instead", strerror(errno),
+			   XGPUB_XEN_POLL_MS);
+		x->polling = true;
 	}
 	the_xen = x;
 	xgpub_info("serving Xen guests under %s", BE_ROOT);
@@ -613,7 +618,7 @@ struct xgpub_xen *xgpub_xen_start(const struct xgpub_xen_limits *lim,
 
 int xgpub_xen_fd(struct xgpub_xen *x)
 {
-	return xs_fileno(x->xs);
+	return x->polling ? -1 : xs_fileno(x->xs);
 }
 
 void xgpub_xen_poll(struct xgpub_xen *x)
@@ -621,7 +626,7 @@ void xgpub_xen_poll(struct xgpub_xen *x)
 	char **vec;
 	bool any = false;
 
-	while ((vec = xs_check_watch(x->xs)) != NULL) {
+	while (!x->polling && (vec = xs_check_watch(x->xs)) != NULL) {
 		free(vec);
 		any = true;
 	}

@@ -36,7 +36,10 @@ struct xgpub_xen;
 struct xgpub_options;
 struct xgpub_xen *xgpub_xen_start(const struct xgpub_xen_limits *lim,
 				  const struct xgpub_options *opt);
+/* the xenstore watch fd, or -1: then call xgpub_xen_poll every
+ * XGPUB_XEN_POLL_MS */
 int xgpub_xen_fd(struct xgpub_xen *x);
+#define XGPUB_XEN_POLL_MS 100
 /* the xenstore fd is readable, or a worker exited: look again */
 void xgpub_xen_poll(struct xgpub_xen *x);
 /* a worker of the Xen transport exited (called by the reaper) */
