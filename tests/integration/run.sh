@@ -132,6 +132,41 @@ if [ ! -S "$SOCK" ]; then
 	exit 1
 fi
 
+# ---- (a2) the CLI: settings set live, read back, refused when bad -----------
+
+CLI=$O/bin/xgpu
+if [ -x "$CLI" ]; then
+	X() { "$CLI" -s "$TMP/control.sock" "$@"; }
+	why=
+	X sched-credit -d local:basic -w 512 -c 30 >"$TMP/cli.out" 2>&1 ||
+		why="setting weight/cap failed: $(cat "$TMP/cli.out")"
+	[ -z "$why" ] && ! X sched-credit -d local:basic | grep -qE 'local:basic +- +- +512 +30' &&
+		why="weight 512 / cap 30 not read back: $(X sched-credit -d local:basic)"
+	[ -z "$why" ] && X sched-credit -d local:basic -w 0 >/dev/null 2>&1 &&
+		why="weight 0 was accepted"
+	[ -z "$why" ] && X sched-credit -d local:basic -c 101 >/dev/null 2>&1 &&
+		why="cap 101 was accepted"
+	[ -z "$why" ] && ! X sched-credit --json | grep -q '"weight": 512' &&
+		why="--json does not show the weight"
+	[ -z "$why" ] && ! X list --json >/dev/null && why="list --json failed"
+	if [ -z "$why" ]; then pass cli-sched-credit; else fail cli-sched-credit "$why"; fi
+	# the setting applies when the guest connects, and list shows it
+	XGPU_SOCKET=$SOCK "$T/spin" 1500 >"$TMP/cli-spin.out" 2>&1 &
+	sp=$!
+	for _ in $(seq 50); do grep -q launched "$TMP/cli-spin.out" && break; sleep 0.1; done
+	if X list --json | grep '"name": "spin"' >/dev/null; then
+		X sched-credit -d spin -w 1024 >/dev/null
+		if X list --json | grep '"name": "spin"' | grep -q '"weight": 1024'; then
+			pass cli-list
+		else
+			fail cli-list "weight 1024 set by name not shown: $(X list --json)"
+		fi
+	else
+		fail cli-list "the running guest is not listed: $(X list --json)"
+	fi
+	wait "$sp"
+fi
+
 # ---- (b) one client ---------------------------------------------------------
 
 if client basic "$TMP/basic.out"; then
