@@ -68,6 +68,25 @@ struct xgpub_xen {
 
 static struct xgpub_xen *the_xen;
 
+/*
+ * Is the domain still there?  Its /local/domain/<id> directory, which the
+ * toolstack removes when it destroys the domain.  (XS_IS_DOMAIN_INTRODUCED
+ * does not answer through every xenstore transport: the nested test's
+ * Dom0 refused it, as it refused watches.)
+ */
+bool xgpub_xen_dom_alive(struct xs_handle *xs, unsigned int domid)
+{
+	char path[48], **e;
+	unsigned int n = 0;
+
+	snprintf(path, sizeof(path), "/local/domain/%u", domid);
+	e = xs_directory(xs, XBT_NULL, path, &n);
+	if (!e)
+		return false;
+	free(e);
+	return true;
+}
+
 static char *rd(struct xgpub_xen *x, const char *dir, const char *node)
 {
 	char path[256];
@@ -527,7 +546,7 @@ static void scan(struct xgpub_xen *x)
 	for (int i = 0; i < MAX_DEVS; i++) {
 		struct xdev *d = &x->dev[i];
 
-		if (d->used && !xs_is_domain_introduced(x->xs, d->domid)) {
+		if (d->used && !xgpub_xen_dom_alive(x->xs, d->domid)) {
 			xgpub_info("dom%u: domain gone; stopping its workers",
 				   d->domid);
 			snprintf(path, sizeof(path), BE_ROOT "/%u", d->domid);
@@ -543,7 +562,7 @@ static void scan(struct xgpub_xen *x)
 
 		if (*end || end == doms[i] || domid == 0 || domid >= 0x7ff0)
 			continue;
-		if (!xs_is_domain_introduced(x->xs, (unsigned int)domid))
+		if (!xgpub_xen_dom_alive(x->xs, (unsigned int)domid))
 			continue;
 		snprintf(path, sizeof(path), BE_ROOT "/%lu", domid);
 		devs = xs_directory(x->xs, XBT_NULL, path, &ndev);

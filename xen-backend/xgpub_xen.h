@@ -46,6 +46,9 @@ void xgpub_xen_poll(struct xgpub_xen *x);
 void xgpub_xen_child_exited(struct xgpub_xen *x, pid_t pid);
 void xgpub_xen_stop(struct xgpub_xen *x);
 
+struct xs_handle;
+bool xgpub_xen_dom_alive(struct xs_handle *xs, unsigned int domid);
+
 /* domain name, for logs and the CLI ("" if unknown) */
 void xgpub_xen_domain_name(struct xgpub_xen *x, uint32_t domid, char *buf,
 			   size_t len);

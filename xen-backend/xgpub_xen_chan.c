@@ -139,7 +139,7 @@ static bool chan_over(struct xs_handle *xs, struct xchan *x)
 	unsigned int len;
 	long st;
 
-	if (!xs_is_domain_introduced(xs, x->domid))
+	if (!xgpub_xen_dom_alive(xs, x->domid))
 		return true;
 	snprintf(path, sizeof(path), "%s/state", x->fe);
 	v = xs_read(xs, XBT_NULL, path, &len);

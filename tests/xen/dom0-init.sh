@@ -1,0 +1,554 @@
+#!/bin/dash
+# SPDX-License-Identifier: MIT
+#
+# /init of the test Dom0 (tests/xen/run.sh builds the image).  Brings Xen's
+# user space up, starts two PV DomUs, attaches an xgpu device to each the
+# way a toolstack would, and drives the test steps.  Every step prints one
+# "XGPU-STEP PASS name ..." or "XGPU-STEP FAIL name: why" line that the
+# host checks; every wait is bounded; at the end it prints "XGPU-RESULT"
+# and powers the machine off.
+#
+# Dom0 and the DomUs talk through xenstore (no console parsing): Dom0
+# writes the next command to /local/domain/<id>/data/xgpu-cmd, a DomU
+# writes its results under /local/domain/<id>/data/xgpu-res/ (libxl makes
+# data/ writable by the domain).  The DomU side is domU-init.sh.
+#
+# Runs under dash: busybox ash as PID 1 once died of heap corruption under
+# TCG (see the research notes); busybox is only used for its applets.
+
+export PATH=/usr/lib/xen-4.17/bin:/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/root TERM=dumb
+
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mkdir -p /dev/pts /dev/shm
+mount -t devpts devpts /dev/pts
+mount -t tmpfs tmpfs /dev/shm
+mount -t tmpfs tmpfs /run
+mkdir -p /run/lock /run/xen /run/xgpu /var/lib/xen /var/lib/xenstored \
+	/var/log/xen/console /etc/xen/scripts /etc/default /tmp
+ln -s /run /var/run
+ln -s /run/lock /var/lock
+: >/etc/xen/xl.conf
+hostname dom0
+
+. /etc/xgpu-test.conf
+: "${DEADLINE:=380}"
+
+echo "XGPU-TEST-BEGIN"
+
+CR=$(printf '\r')
+NFAIL=0
+BLOCKED=
+
+now() {
+	read -r NOW _ </proc/uptime
+	NOW=${NOW%.*}
+}
+say() {
+	local u
+	read -r u _ </proc/uptime
+	echo "dom0 [$u]: $*"
+}
+pass() {
+	echo "XGPU-STEP PASS $*"
+}
+fail() {
+	local n=$1
+	shift
+	echo "XGPU-STEP FAIL $n: $*"
+	NFAIL=$((NFAIL + 1))
+}
+# a step that cannot run because an earlier one failed
+blocked() {
+	[ -n "$BLOCKED" ] || return 1
+	fail "$1" "not run: $BLOCKED"
+	return 0
+}
+# wait_until SECONDS COMMAND...: run COMMAND every 0.2 s until it succeeds
+# (0) or SECONDS pass (1); never past the global deadline
+wait_until() {
+	local end
+	now
+	end=$((NOW + $1))
+	[ "$end" -gt "$DEADLINE" ] && end=$DEADLINE
+	shift
+	while :; do
+		"$@" && return 0
+		now
+		[ "$NOW" -ge "$end" ] && return 1
+		sleep 0.2
+	done
+}
+# prefix every line (the DomU consoles, the log stream)
+prefix() {
+	local l
+	while IFS= read -r l; do
+		echo "$1${l%"$CR"}"
+	done
+}
+show() {
+	sed "s/^/    $1/" "$2" 2>/dev/null
+}
+
+xsr() {
+	xenstore-read "$1" 2>/dev/null
+}
+# DomU protocol: a command for it, and its results
+cmd() {
+	xenstore-write "/local/domain/$1/data/xgpu-cmd" "$2"
+}
+res() {
+	xsr "/local/domain/$1/data/xgpu-res/$2"
+}
+has_res() {
+	[ -n "$(res "$1" "$2")" ]
+}
+# wait_res DOMID NAME SECONDS: RES=the result, or "" after SECONDS
+wait_res() {
+	RES=
+	wait_until "$3" has_res "$1" "$2"
+	RES=$(res "$1" "$2")
+	[ -n "$RES" ] && return 0
+	say "no data/xgpu-res/$2 from domain $1 within $3 s: $(xenstore-read "/local/domain/$1/data/xgpu-res/$2" 2>&1)"
+	return 1
+}
+
+# every process as "pid ppid comm" (from /proc: no ps flavour needed)
+procs() {
+	local d st c rest
+	for d in /proc/[0-9]*; do
+		read -r st 2>/dev/null <"$d/stat" || continue
+		c=${st#*\(}
+		c=${c%\)*}
+		rest=${st##*\) }
+		set -- $rest
+		echo "${st%% *} $2 $c"
+	done
+}
+# the xgpu daemon started by the hotplug script: a top-level xen-gpubackd
+find_daemon() {
+	local all
+	all=$(procs)
+	echo "$all" | while read -r p pp c; do
+		[ "$c" = xen-gpubackd ] || continue
+		[ "$p" = "${LPID:-x}" ] && continue
+		pc=$(echo "$all" | awk -v p="$pp" '$1 == p { print $3 }')
+		[ "$pc" = xen-gpubackd ] && continue
+		echo "$p"
+	done | head -n 1
+}
+# the daemon's children: its per-channel workers
+workers() {
+	procs | awk -v p="$1" '$2 == p { print $1 }' | tr '\n' ' '
+}
+daemon_alive() {
+	[ -n "$XPID" ] && [ -d "/proc/$XPID" ] &&
+		! grep -q '^State:.*Z' "/proc/$XPID/status" 2>/dev/null
+}
+dom_listed() {
+	xl list 2>/dev/null | awk -v d="$1" '$2 == d { f = 1 } END { exit !f }'
+}
+dom_gone() {
+	! dom_listed "$1"
+}
+# does `xgpu list` (output in file $1) show domain $2 (name $3)?  Its
+# first columns are the domain id and name.
+list_shows() {
+	awk -v d="$2" -v n="$3" '$1 == d || $2 == n { f = 1 } END { exit !f }' "$1"
+}
+
+# ---- step dom0-xen: Xen's user space ---------------------------------------
+
+say "kernel $(uname -r), $(grep MemTotal /proc/meminfo)"
+why=
+for m in xen-evtchn xen-privcmd xenfs xen-gntdev xen-gntalloc; do
+	insmod "/lib/modules/xen/$m.ko" || why="${why}insmod $m failed; "
+done
+mount -t xenfs xenfs /proc/xen || why="${why}mount xenfs failed; "
+# the daemon logs to syslog: keep it in memory and stream it to the console
+syslogd -C256
+(logread -f 2>&1 | prefix "[syslog] ") &
+xenstored --pid-file /run/xenstored.pid || why="${why}xenstored failed; "
+wait_until 15 xenstore-ls / >/dev/null 2>&1 || why="${why}no xenstore; "
+timeout 30 xen-init-dom0 >/tmp/init-dom0.log 2>&1 ||
+	why="${why}xen-init-dom0 failed ($(tail -n 1 /tmp/init-dom0.log)); "
+xenconsoled --log=guest --log-dir=/var/log/xen/console \
+	--pid-file=/run/xenconsoled.pid || why="${why}xenconsoled failed; "
+if timeout 30 xl info >/tmp/xlinfo 2>&1; then
+	say "xl info: $(grep -E '^(total|free)_memory' /tmp/xlinfo | tr -s ' \n' ' ')"
+else
+	why="${why}xl info failed; "
+fi
+if [ -z "$why" ]; then
+	pass dom0-xen
+else
+	fail dom0-xen "$why"
+	show "" /tmp/xlinfo
+	BLOCKED="dom0-xen failed"
+fi
+
+# ---- the hotplug path: script, uevent helper, daemon options ----------------
+
+if [ -f /opt/xgpu/hotplug-xgpu ]; then
+	# (busybox has no install applet)
+	cp /opt/xgpu/hotplug-xgpu /etc/xen/scripts/xgpu &&
+		chmod 0755 /etc/xen/scripts/xgpu
+fi
+echo "XGPUBACKD_OPTS=\"$XGPUBACKD_OPTS\"" >/etc/default/xen-gpubackd
+: >/var/log/xgpu-hotplug.log
+# Debian's kernel has no CONFIG_UEVENT_HELPER (/proc/sys/kernel/hotplug):
+# busybox's uevent applet listens on the kernel's netlink socket instead
+# and runs the helper for every event, with the event as its environment
+uevent /opt/xgpu/uevent-helper &
+
+# ---- step domu-boot: two PV DomUs -------------------------------------------
+
+D1=
+D2=
+domu_cfg() {
+	cat >"/etc/xen/$1.cfg" <<-EOF
+		name = "$1"
+		type = "pv"
+		kernel = "/boot/vmlinux"
+		ramdisk = "/boot/domu.cpio"
+		extra = "console=hvc0 quiet xgpu_role=$1"
+		memory = $DOMU_MEM
+		vcpus = 1
+		on_poweroff = "destroy"
+		on_reboot = "destroy"
+		on_crash = "destroy"
+	EOF
+}
+if ! blocked domu-boot; then
+	why=
+	for n in domu1 domu2; do
+		domu_cfg $n
+		if timeout 60 xl create "/etc/xen/$n.cfg" >"/tmp/create-$n.log" 2>&1
+		then
+			# the console, live, into the serial log (xl console
+			# quits on EOF of its stdin: give it one that stays)
+			(sleep 100000 | xl console $n 2>&1 | prefix "[$n] ") &
+		else
+			why="${why}xl create $n failed: $(tail -n 1 /tmp/create-$n.log); "
+		fi
+	done
+	D1=$(xl domid domu1 2>/dev/null)
+	D2=$(xl domid domu2 2>/dev/null)
+	say "domu1 is domain ${D1:-?}, domu2 is domain ${D2:-?}"
+	[ -n "$D2" ] && xenstore-write "/local/domain/$D2/data/xgpu-xbench-args" \
+		"$XBENCH_ARGS"
+	if [ -z "$why" ]; then
+		for d in $D1 $D2; do
+			wait_res "$d" hello 90 || why="${why}domain $d never said hello; "
+		done
+	fi
+	if [ -z "$why" ]; then
+		pass "domu-boot (domu1=$D1 domu2=$D2)"
+	else
+		fail domu-boot "$why"
+		BLOCKED="domu-boot failed"
+	fi
+fi
+
+# ---- step hotplug: xgpu attach, hotplug script, daemon ------------------------
+
+XPID=
+# debug only (DEBUG_MANUAL_ATTACH=1): the nodes `xgpu attach` would write,
+# and the daemon and hotplug-status the hotplug script would provide
+manual_attach() {
+	local d=$1 b f
+	b=/local/domain/0/backend/xgpu/$d/0
+	f=/local/domain/$d/device/xgpu/0
+	xenstore-write "$b/frontend" "$f" "$b/frontend-id" "$d" "$b/state" 1 &&
+	xenstore-chmod -r "/local/domain/0/backend/xgpu/$d" n0 "r$d" &&
+	xenstore-write "$f/backend" "$b" "$f/backend-id" 0 &&
+	xenstore-chmod -r "/local/domain/$d/device/xgpu" "n$d" r0 &&
+	{ [ -n "$(find_daemon)" ] || xen-gpubackd --xen $XGPUBACKD_OPTS; } &&
+	xenstore-write "$b/hotplug-status" connected &&
+	xenstore-write "$f/state" 1
+}
+hotplug_ok() {
+	[ "$(xsr "/local/domain/0/backend/xgpu/$1/0/hotplug-status")" = connected ]
+}
+back_waiting() {
+	local s
+	s=$(xsr "/local/domain/0/backend/xgpu/$1/0/state")
+	[ -n "$s" ] && [ "$s" -ge 2 ]
+}
+if ! blocked hotplug; then
+	why=
+	if [ "$DEBUG_MANUAL_ATTACH" = 1 ]; then
+		for d in $D1 $D2; do
+			manual_attach "$d" || why="${why}manual attach of $d failed; "
+		done
+		why="${why}DEBUG_MANUAL_ATTACH=1: nodes written by the test, xgpu attach and the hotplug script not tested; "
+	elif ! command -v xgpu >/dev/null; then
+		why="no xgpu CLI in the image (build/bin/xgpu is missing); "
+	elif [ ! -x /etc/xen/scripts/xgpu ]; then
+		why="no hotplug script (tools/hotplug/xgpu is missing); "
+	else
+		for n in domu1 domu2; do
+			timeout 30 xgpu attach $n >"/tmp/attach-$n.log" 2>&1 ||
+				why="${why}xgpu attach $n: exit $? ($(tail -n 1 /tmp/attach-$n.log)); "
+		done
+		for d in $D1 $D2; do
+			wait_until 20 hotplug_ok "$d" ||
+				why="${why}domain $d: no hotplug-status=connected after 20 s; "
+		done
+	fi
+	daemon_found() {
+		XPID=$(find_daemon)
+		[ -n "$XPID" ]
+	}
+	# (nothing to wait for when the toolstack pieces are missing)
+	case $why in
+	no\ xgpu\ CLI*|no\ hotplug\ script*) XPID=$(find_daemon) ;;
+	*)
+		wait_until 10 daemon_found ||
+			why="${why}no xen-gpubackd process; "
+		for d in $D1 $D2; do
+			wait_until 15 back_waiting "$d" ||
+				why="${why}backend of $d never left state '$(xsr "/local/domain/0/backend/xgpu/$d/0/state")'; "
+		done
+		;;
+	esac
+	if [ -z "$why" ]; then
+		pass "hotplug (daemon pid $XPID)"
+	else
+		fail hotplug "$why"
+		show "hotplug.log: " /var/log/xgpu-hotplug.log
+		for n in domu1 domu2; do show "attach-$n: " /tmp/attach-$n.log; done
+	fi
+fi
+
+# ---- steps domu1-basic, domu2-basic -----------------------------------------
+
+for n in domu1 domu2; do
+	blocked $n-basic && continue
+	[ $n = domu1 ] && d=$D1 || d=$D2
+	cmd "$d" basic
+done
+if [ -z "$BLOCKED" ]; then
+	for n in domu1 domu2; do
+		[ $n = domu1 ] && d=$D1 || d=$D2
+		if ! wait_res "$d" basic 200; then
+			fail $n-basic "no result from the DomU within 200 s"
+		else
+			case $RES in
+			PASS*) pass "$n-basic ${RES#PASS}" ;;
+			*) fail $n-basic "${RES#FAIL: }" ;;
+			esac
+		fi
+	done
+fi
+
+# ---- step list: both guests busy, `xgpu list` shows both ----------------------
+
+SPIN=
+if [ -z "$BLOCKED" ]; then
+	cmd "$D1" spin
+	cmd "$D2" loop
+	wait_res "$D1" spin 60 && SPIN=$RES
+	wait_res "$D2" loop-iter 120
+fi
+if ! blocked list; then
+	if ! command -v xgpu >/dev/null; then
+		fail list "no xgpu CLI in the image"
+	elif ! { timeout 20 xgpu list >/tmp/list.out 2>&1; rc=$?; [ $rc = 0 ]; }
+	then
+		fail list "xgpu list: exit status $rc"
+		show "" /tmp/list.out
+	else
+		show "xgpu list: " /tmp/list.out
+		why=
+		list_shows /tmp/list.out "$D1" domu1 || why="${why}domain $D1 missing; "
+		list_shows /tmp/list.out "$D2" domu2 || why="${why}domain $D2 missing; "
+		[ -z "$why" ] && pass list || fail list "$why"
+	fi
+fi
+
+# ---- step destroy-busy: domu1 destroyed in the middle of a call ------------------
+
+if ! blocked destroy-busy; then
+	why=
+	if [ "$SPIN" != launched ]; then
+		why="domu1's spin never launched (${SPIN:-no answer})"
+	fi
+	if [ -z "$why" ]; then
+		sleep 0.5	# let the launch reach the worker
+		W_BEFORE=$(workers "$XPID")
+		IT0=$(res "$D2" loop-iter)
+		say "destroying domu1 (domain $D1); workers now: $W_BEFORE; domu2 at iteration ${IT0:-?}"
+		now
+		t0=$NOW
+		if ! { timeout 30 xl destroy domu1 >/tmp/destroy.log 2>&1; rc=$?; [ $rc = 0 ]; }
+		then
+			why="${why}xl destroy: exit $rc ($(tail -n 1 /tmp/destroy.log)); "
+		fi
+		# a domain whose grants Dom0 still maps stays as a "(null)"
+		# zombie until the worker lets go
+		if ! wait_until 15 dom_gone "$D1"; then
+			why="${why}domain $D1 still listed 15 s after xl destroy: $(xl list | awk -v d="$D1" '$2 == d'); "
+		else
+			now
+			say "domain $D1 gone from xl list after $((NOW - t0)) s"
+		fi
+		# domu2 must go on passing: two more iterations, the second
+		# begun after the destroy
+		want=$((${IT0:-0} + 2))
+		it_reached() {
+			local i
+			i=$(res "$D2" loop-iter)
+			[ "${i:-0}" -ge "$want" ]
+		}
+		wait_until 150 it_reached ||
+			why="${why}domu2 stuck at iteration $(res "$D2" loop-iter) (wanted $want); "
+		daemon_alive || why="${why}the daemon (pid $XPID) died; "
+		left=
+		no_old_worker() {
+			local p
+			left=
+			for p in $W_BEFORE; do
+				[ -d "/proc/$p" ] &&
+					! grep -q '^State:.*Z' /proc/$p/status 2>/dev/null &&
+					left="$left $p"
+			done
+			[ -z "$left" ]
+		}
+		wait_until 10 no_old_worker ||
+			why="${why}workers$left still run 10 s after domu1 was destroyed; "
+		if command -v xgpu >/dev/null; then
+			timeout 20 xgpu list >/tmp/list2.out 2>&1
+			show "xgpu list: " /tmp/list2.out
+			list_shows /tmp/list2.out "$D1" domu1 &&
+				why="${why}xgpu list still shows domain $D1; "
+		fi
+		cmd "$D2" hostile
+		if ! wait_res "$D2" loop 150; then
+			why="${why}domu2's loop never reported; "
+		else
+			case $RES in
+			PASS*) ;;
+			*) why="${why}domu2's runs: $RES; " ;;
+			esac
+		fi
+	else
+		cmd "$D2" hostile
+	fi
+	if [ -z "$why" ]; then
+		pass "destroy-busy (domu2: ${RES#PASS })"
+	else
+		fail destroy-busy "$why"
+	fi
+fi
+
+# ---- steps hostile-xenstore, hostile-ring (run by domu2) ------------------------
+
+for s in hostile-xenstore:hxs hostile-ring:hring; do
+	name=${s%%:*}
+	blocked "$name" && continue
+	if ! wait_res "$D2" "${s#*:}" 120; then
+		fail "$name" "no result from domu2 within 120 s"
+		continue
+	fi
+	r=$RES
+	if [ "$name" = hostile-ring ]; then
+		if ! wait_res "$D2" after 150; then
+			r="FAIL: ${r#FAIL: }; basic after the hostile guests: no result"
+		else
+			case $RES in
+			PASS*) ;;
+			*) r="FAIL: ${r#FAIL: }; basic after the hostile guests: ${RES#FAIL: }" ;;
+			esac
+		fi
+	fi
+	daemon_alive || r="FAIL: the daemon (pid ${XPID:-?}) is gone; ${r#FAIL: }"
+	case $r in
+	PASS*) pass "$name ${r#PASS}" ;;
+	*) fail "$name" "${r#FAIL: }" ;;
+	esac
+done
+
+# ---- step measure: xbench in domu2 (Xen transport) and in Dom0 (local) ----------
+
+if ! blocked measure; then
+	why=
+	cmd "$D2" measure
+	if ! wait_res "$D2" xbench 240; then
+		why="no xbench result from domu2; "
+	else
+		case $RES in
+		FAIL*) why="domu2: $RES; " ;;
+		*) echo "XBENCH-RESULT xen $RES" ;;
+		esac
+	fi
+	opts="--local /run/xgpu/local.sock --fake --foreground"
+	xen-gpubackd --help 2>&1 | grep -q -- --control &&
+		opts="$opts --control /run/xgpu/local-control.sock"
+	xen-gpubackd $opts 2>/tmp/local-daemon.log &
+	LPID=$!
+	if ! wait_until 20 test -S /run/xgpu/local.sock; then
+		why="${why}the local daemon did not start ($(tail -n 1 /tmp/local-daemon.log)); "
+	elif ! { XGPU_SOCKET=/run/xgpu/local.sock LD_LIBRARY_PATH=/usr/lib/xgpu \
+		timeout 240 xbench $XBENCH_ARGS >/tmp/xbench.out 2>&1; rc=$?; [ $rc = 0 ]; }
+	then
+		why="${why}dom0 xbench: exit status $rc ($(tail -n 1 /tmp/xbench.out)); "
+	else
+		l=$(grep -m1 '^XBENCH ' /tmp/xbench.out)
+		if [ -n "$l" ]; then
+			echo "XBENCH-RESULT local ${l#XBENCH }"
+		else
+			why="${why}dom0 xbench printed no XBENCH line; "
+		fi
+	fi
+	show "xbench dom0: " /tmp/xbench.out
+	kill "$LPID" 2>/dev/null
+	LPID=
+	[ -z "$why" ] && pass measure || fail measure "$why"
+fi
+
+# ---- step teardown: domu2 unbinds, unloads and powers off; nothing left ---------
+
+if ! blocked teardown; then
+	why=
+	cmd "$D2" teardown
+	if ! wait_res "$D2" teardown 60; then
+		why="no teardown result from domu2; "
+	else
+		case $RES in
+		PASS*) ;;
+		*) why="domu2: $RES; " ;;
+		esac
+	fi
+	wait_until 30 dom_gone "$D2" ||
+		why="${why}domain $D2 still listed 30 s after its teardown; "
+	if [ -n "$XPID" ]; then
+		daemon_alive || why="${why}the daemon (pid $XPID) is gone; "
+		w_left() { [ -z "$(workers "$XPID" | tr -d ' ')" ]; }
+		wait_until 10 w_left ||
+			why="${why}workers $(workers "$XPID") still run with no guest left; "
+	fi
+	[ -z "$why" ] && pass teardown || fail teardown "$why"
+fi
+
+# ---- the end ------------------------------------------------------------------
+
+if [ "$NFAIL" -gt 0 ]; then
+	say "---- diagnostics"
+	show "hotplug.log: " /var/log/xgpu-hotplug.log
+	xenstore-ls -f /local/domain/0/backend/xgpu >/tmp/xs-back 2>&1
+	show "xenstore: " /tmp/xs-back
+	procs >/tmp/procs
+	show "proc: " /tmp/procs
+	for f in /var/log/xen/console/guest-*.log; do
+		[ -f "$f" ] && tail -n 30 "$f" | prefix "[${f##*/}] "
+	done
+fi
+for n in domu1 domu2; do
+	dom_listed "$(xl domid $n 2>/dev/null)" && timeout 20 xl destroy $n
+done
+echo "XGPU-RESULT: $([ "$NFAIL" = 0 ] && echo PASS || echo FAIL) ($NFAIL failed)"
+sync
+poweroff -f

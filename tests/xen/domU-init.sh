@@ -1,0 +1,260 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# /init of the test DomUs (busybox sh; tests/xen/run.sh builds the image).
+# The role (domu1 or domu2) comes from the kernel command line
+# (xgpu_role=...).  Dom0 (dom0-init.sh) drives the steps: it writes the
+# next command to our data/xgpu-cmd, we write results to data/xgpu-res/NAME
+# ("PASS ..." or "FAIL: why").  Console output is for people: Dom0 streams
+# it into the serial log with a [domuN] prefix.
+
+export PATH=/usr/bin:/usr/sbin:/bin:/sbin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mkdir -p /tmp /run
+mount -t tmpfs tmpfs /tmp
+
+ROLE=domu
+for w in $(cat /proc/cmdline); do
+	case $w in
+	xgpu_role=*) ROLE=${w#xgpu_role=} ;;
+	esac
+done
+echo "DOMU-HELLO $ROLE"
+
+LIBDIR=/usr/lib/xgpu
+MOD=xen-gpufront
+DOMID=$(xenstore-read domid)
+H=/local/domain/$DOMID/data
+F=/local/domain/$DOMID/device/xgpu/0
+
+say() {
+	echo "$ROLE [$(cut -d' ' -f1 /proc/uptime)]: $*"
+}
+res() {
+	xenstore-write "$H/xgpu-res/$1" "$2" || say "xenstore-write $1 failed"
+	say "result $1: $2"
+}
+getcmd() {
+	xenstore-read "$H/xgpu-cmd" 2>/dev/null
+}
+# wait_cmd WANT SECONDS: 0 when Dom0 asks for WANT; 1 on teardown/timeout
+wait_cmd() {
+	local end c
+	end=$(($(cut -d. -f1 /proc/uptime) + $2))
+	while [ "$(cut -d. -f1 /proc/uptime)" -lt "$end" ]; do
+		c=$(getcmd)
+		[ "$c" = "$1" ] && return 0
+		[ "$c" = teardown ] && return 1
+		sleep 0.3
+	done
+	say "no command '$1' from Dom0 within $2 s"
+	return 1
+}
+# wait_for SECONDS COMMAND...
+wait_for() {
+	local end
+	end=$(($(cut -d. -f1 /proc/uptime) + $1))
+	shift
+	while ! "$@"; do
+		[ "$(cut -d. -f1 /proc/uptime)" -ge "$end" ] && return 1
+		sleep 0.2
+	done
+}
+front_connected() {
+	[ "$(xenstore-read "$F/state" 2>/dev/null)" = 4 ]
+}
+# run a client of the guest library: run NAME OUT TIMEOUT [ARGS]
+run() {
+	local n=$1 out=$2 t=$3
+	shift 3
+	LD_LIBRARY_PATH=$LIBDIR timeout "$t" "/usr/bin/$n" "$@" >"$out" 2>&1
+}
+# why a client failed: its first FAIL line, else its last line
+why() {
+	local l
+	l=$(grep -m1 '^FAIL' "$1")
+	[ -n "$l" ] || l=$(tail -n 1 "$1")
+	echo "$l"
+}
+xgpu_dmesg() {
+	dmesg | grep -iE 'gpufront|xgpu[^_]' | grep -v xgpu_role |
+		tail -n "${1:-20}" | sed 's/^/  dmesg: /'
+}
+
+teardown() {
+	local d why=
+	say "teardown"
+	for d in /sys/bus/xen/devices/xgpu-*; do
+		[ -e "$d/driver" ] || continue
+		echo "${d##*/}" >"$d/driver/unbind" ||
+			why="${why}unbind ${d##*/} failed; "
+	done
+	if grep -q "^${MOD//-/_} " /proc/modules; then
+		rmmod "$MOD" || why="${why}rmmod $MOD failed; "
+	fi
+	xgpu_dmesg 40
+	[ -z "$why" ] && res teardown PASS || res teardown "FAIL: $why"
+	sync
+	poweroff -f
+	sleep 30
+}
+
+res hello "$DOMID"
+
+# ---- the module --------------------------------------------------------------
+
+if [ ! -f "/$MOD.ko" ]; then
+	res insmod "FAIL: no $MOD.ko in the image"
+elif insmod "/$MOD.ko"; then
+	res insmod PASS
+else
+	res insmod "FAIL: insmod exit status $?"
+fi
+
+# ---- basic ------------------------------------------------------------------------
+
+wait_cmd basic 400 || teardown
+INSMOD=$(xenstore-read "$H/xgpu-res/insmod")
+if [ "$INSMOD" != PASS ]; then
+	res basic "FAIL: module not loaded ($INSMOD)"
+elif ! wait_for 30 front_connected; then
+	res basic "FAIL: device/xgpu/0 not Connected after 30 s (state $(xenstore-read "$F/state" 2>/dev/null || echo none))"
+	xgpu_dmesg
+elif ! wait_for 10 test -c /dev/xgpu; then
+	res basic "FAIL: no /dev/xgpu"
+	xgpu_dmesg
+else
+	s=$(cut -d' ' -f1 /proc/uptime)
+	run basic /tmp/basic.out 180
+	rc=$?
+	e=$(cut -d' ' -f1 /proc/uptime)
+	sed 's/^/  basic: /' /tmp/basic.out
+	if [ "$rc" = 0 ]; then
+		res basic "PASS ($(grep -c '^PASS' /tmp/basic.out) checks, $s..$e s)"
+	else
+		res basic "FAIL: exit status $rc: $(why /tmp/basic.out)"
+		xgpu_dmesg
+	fi
+fi
+
+# ---- domu1: a long call, then Dom0 destroys us ------------------------------------
+
+if [ "$ROLE" = domu1 ]; then
+	wait_cmd spin 300 || teardown
+	LD_LIBRARY_PATH=$LIBDIR /usr/bin/spin 100000 >/tmp/spin.out 2>&1 &
+	SPID=$!
+	launched() {
+		grep -q '^spin: launched' /tmp/spin.out && return 0
+		kill -0 "$SPID" 2>/dev/null || return 0	# it ended: give up
+		return 1
+	}
+	if wait_for 60 launched && grep -q '^spin: launched' /tmp/spin.out; then
+		res spin launched
+	else
+		res spin "FAIL: $(tail -n 1 /tmp/spin.out)"
+	fi
+	wait_cmd never-sent 400
+	teardown
+fi
+
+# ---- domu2: busy loop while domu1 is destroyed ----------------------------------------
+
+wait_cmd loop 300 || teardown
+i=0
+bad=
+while [ "$(getcmd)" = loop ]; do
+	i=$((i + 1))
+	run threads /tmp/threads.out 120
+	rc=$?
+	if [ "$rc" != 0 ]; then
+		[ -n "$bad" ] || bad="iteration $i: threads exit $rc: $(why /tmp/threads.out)"
+		sed 's/^/  threads: /' /tmp/threads.out
+	fi
+	run basic /tmp/basic.out 120
+	rc=$?
+	if [ "$rc" != 0 ]; then
+		[ -n "$bad" ] || bad="iteration $i: basic exit $rc: $(why /tmp/basic.out)"
+		sed 's/^/  basic: /' /tmp/basic.out
+	fi
+	xenstore-write "$H/xgpu-res/loop-iter" "$i" ||
+		say "xenstore-write loop-iter failed"
+	say "loop iteration $i done${bad:+ (failed: $bad)}"
+done
+say "loop ended: command now '$(xenstore-read "$H/xgpu-cmd" 2>&1)'"
+[ -z "$bad" ] && res loop "PASS $i iterations" || res loop "FAIL: $bad"
+
+# ---- hostile-xenstore: made-up channels with bad parameters ---------------------------
+
+[ "$(getcmd)" = hostile ] || teardown
+B=$(xenstore-read "$F/backend")
+# fake_ch N ORDER REF PAGES EVTCHN (EVTCHN "-": left out)
+fake_ch() {
+	local c=$F/ch/$1
+	xenstore-write "$c/ring-page-order" "$2" "$c/ring-ref0" "$3" \
+		"$c/data-pages" "$4" "$c/data-dir-ref0" 999998 \
+		"$c/name" hostile "$c/pid" 1 || return 1
+	[ "$5" = - ] || xenstore-write "$c/event-channel" "$5" || return 1
+	xenstore-write "$c/state" 3
+}
+refused() {
+	[ "$(xenstore-read "$B/ch/$1/state" 2>/dev/null)" = 6 ] &&
+		[ -n "$(xenstore-read "$B/ch/$1/error" 2>/dev/null)" ]
+}
+ok=
+bad=
+for spec in "1000 0 999999 1 9 bad-ring-ref" "1001 99 999999 1 9 ring-order-99" \
+	"1002 0 999999 4000000000 9 data-pages-4e9" "1003 0 999999 1 - no-event-channel"; do
+	set -- $spec
+	fake_ch "$1" "$2" "$3" "$4" "$5" || bad="${bad}$6: xenstore-write failed; "
+done
+for spec in "1000 bad-ring-ref" "1001 ring-order-99" "1002 data-pages-4e9" \
+	"1003 no-event-channel"; do
+	set -- $spec
+	if wait_for 10 refused "$1"; then
+		ok="${ok} $2: '$(xenstore-read "$B/ch/$1/error")';"
+	else
+		bad="${bad}$2: backend ch/$1 state '$(xenstore-read "$B/ch/$1/state" 2>/dev/null)' error '$(xenstore-read "$B/ch/$1/error" 2>/dev/null)' after 10 s; "
+	fi
+done
+for n in 1000 1001 1002 1003; do
+	xenstore-rm "$F/ch/$n" 2>/dev/null
+done
+[ -z "$bad" ] && res hxs "PASS$ok" || res hxs "FAIL: $bad"
+
+# ---- hostile-ring: corrupt ring indices on a real channel -------------------------------
+
+LD_LIBRARY_PATH=$LIBDIR timeout 30 /usr/bin/hostile-ring "$B" >/tmp/hring.out 2>&1
+rc=$?
+sed 's/^/  hostile-ring: /' /tmp/hring.out
+if [ "$rc" = 0 ]; then
+	res hring "PASS ($(sed -n 's/^hostile-ring: verdict: //p' /tmp/hring.out))"
+else
+	res hring "FAIL: exit status $rc: $(tail -n 1 /tmp/hring.out)"
+	xgpu_dmesg
+fi
+run basic /tmp/basic.out 180
+rc=$?
+if [ "$rc" = 0 ]; then
+	res after PASS
+else
+	sed 's/^/  basic: /' /tmp/basic.out
+	res after "FAIL: exit status $rc: $(why /tmp/basic.out)"
+fi
+
+# ---- measure --------------------------------------------------------------------
+
+wait_cmd measure 300 || teardown
+run xbench /tmp/xbench.out 300 $(xenstore-read "$H/xgpu-xbench-args" 2>/dev/null)
+rc=$?
+sed 's/^/  xbench: /' /tmp/xbench.out
+l=$(grep -m1 '^XBENCH ' /tmp/xbench.out)
+if [ "$rc" = 0 ] && [ -n "$l" ]; then
+	res xbench "${l#XBENCH }"
+else
+	res xbench "FAIL: exit status $rc: $(tail -n 1 /tmp/xbench.out)"
+fi
+
+wait_cmd teardown 300
+teardown

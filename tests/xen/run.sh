@@ -1,0 +1,505 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# Nested-Xen end-to-end test of xgpu: Xen 4.17 with a PV Dom0 and two PV
+# DomUs under QEMU (TCG), all from Debian packages, no GPU (the daemon
+# serves its fake device).  Run as root from the repository root:
+#
+#   O=build tests/xen/run.sh
+#
+# Prints "PASS step" or "FAIL step: why" per step and, last, exactly
+# "N passed, M failed"; exits 0 only if every step passed.  Prints one
+# "SKIP xen: why" line and exits 0 where the machine cannot run it.
+# tests/xen/README.md lists the steps and the knobs.
+
+set -u
+set -o pipefail
+
+ROOT=$(pwd)
+O=${O:-build}
+case $O in /*) ;; *) O=$ROOT/$O ;; esac
+W=${XEN_WORK:-$O/xen}
+CACHE=${XEN_CACHE:-/var/cache/xgpu-xen}
+VERBOSE=${VERBOSE:-0}
+SKIP_APT=${SKIP_APT:-0}
+SKIP_MAKE=${SKIP_MAKE:-0}
+TIMEOUT=${TIMEOUT:-420}		# one boot, seconds of host wall clock
+BUDGET=${BUDGET:-560}		# the whole run, retry included
+QEMU_MEM=${QEMU_MEM:-1024}
+DOM0_MEM=${DOM0_MEM:-512M}
+DOMU_MEM=${DOMU_MEM:-160}
+SMP=${SMP:-2}
+CPU=${CPU:-max,-smap,-avx,-avx2}
+XGPUBACKD_OPTS=${XGPUBACKD_OPTS:---fake}
+XBENCH_ARGS=${XBENCH_ARGS:-200 5}
+# Debug only: write the xenstore nodes and start the daemon from the test
+# itself instead of `xgpu attach` + the hotplug script.  The hotplug step
+# then fails on purpose (the toolstack path was not tested).
+DEBUG_MANUAL_ATTACH=${DEBUG_MANUAL_ATTACH:-0}
+RETRY=${RETRY:-1}
+
+KMOD_DIR=$ROOT/xen-frontend/kmod
+KMOD_NAME=xen-gpufront
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+T_START=$(date +%s)
+
+npass=0
+nfail=0
+pass() {
+	echo "PASS $1"
+	npass=$((npass + 1))
+}
+fail() {
+	local n=$1
+	shift
+	echo "FAIL $n${1:+: $*}"
+	nfail=$((nfail + 1))
+}
+finish() {
+	echo "$npass passed, $nfail failed"
+	[ "$nfail" -eq 0 ] && exit 0
+	exit 1
+}
+skip() {
+	echo "SKIP xen: $*"
+	exit 0
+}
+note() {
+	echo "xen: $*"
+}
+# the last lines of a build log, indented
+tailof() {
+	tail -n "${2:-15}" "$1" 2>/dev/null | sed 's/^/    /'
+}
+
+[ -f tests/xen/run.sh ] || {
+	echo "FAIL setup: run me from the repository root"
+	exit 1
+}
+
+# ---- (a) dependencies --------------------------------------------------------
+
+HOST_PKGS="qemu-system-x86 busybox-static cpio xz-utils dash gcc make \
+libc6-dev libxen-dev"
+GUEST_PKGS="xen-hypervisor-4.17-amd64 xen-utils-4.17 xenstore-utils"
+APT_UPDATED=0
+
+apt_update() {
+	[ "$APT_UPDATED" = 1 ] && return 0
+	APT_UPDATED=1
+	apt-get update -q >"$W/apt.log" 2>&1
+}
+
+# the kernel ABI that linux-image-amd64 points to (6.1.0-56-amd64)
+kver_from_apt() {
+	apt-cache depends linux-image-amd64 2>/dev/null |
+		sed -n 's/^ *Depends: linux-image-\([0-9].*-amd64\)$/\1/p' |
+		head -n 1
+}
+
+cand_version() {
+	apt-cache policy "$1" 2>/dev/null |
+		sed -n 's/^ *Candidate: \(.*\)$/\1/p' | head -n 1
+}
+
+missing_host_pkgs() {
+	local p m=""
+	for p in $HOST_PKGS "linux-headers-$KVER"; do
+		dpkg -s "$p" 2>/dev/null | grep -q '^Status: install ok installed' ||
+			m="$m $p"
+	done
+	echo "$m"
+}
+
+# fill $CACHE/<key>/root from the guest packages (downloaded, never installed)
+fetch_guest_pkgs() {
+	local dir=$1 tmp p
+	tmp=$dir.tmp.$$
+	rm -rf "$tmp"
+	mkdir -p "$tmp/debs" "$tmp/root" || return 1
+	# apt-get download writes to the current directory; _apt cannot
+	# write into a root-only folder, which only warns
+	(cd "$tmp/debs" && apt-get download $GUEST_PKGS "linux-image-$KVER") \
+		>>"$W/apt.log" 2>&1 ||
+		{ apt_update &&
+		  (cd "$tmp/debs" &&
+		   apt-get download $GUEST_PKGS "linux-image-$KVER") \
+			>>"$W/apt.log" 2>&1; } || return 1
+	for p in "$tmp"/debs/*.deb; do
+		dpkg-deb -x "$p" "$tmp/root" || return 1
+	done
+	echo "$KVER" >"$tmp/kver"
+	rm -rf "$dir" && mv "$tmp" "$dir" && touch "$dir/complete"
+}
+
+deps() {
+	local m key xv
+	if [ "$SKIP_APT" != 1 ] && [ "$(id -u)" = 0 ] &&
+		command -v apt-get >/dev/null; then
+		KVER=$(kver_from_apt)
+		if [ -z "$KVER" ]; then
+			apt_update || true
+			KVER=$(kver_from_apt)
+		fi
+		[ -n "$KVER" ] || { DEPS_WHY="apt knows no linux-image-amd64 (see $W/apt.log)"; return 1; }
+		m=$(missing_host_pkgs)
+		if [ -n "$m" ]; then
+			note "installing$m"
+			apt_update
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+				--no-install-recommends $m >>"$W/apt.log" 2>&1 ||
+				{ DEPS_WHY="apt-get install$m failed (see $W/apt.log)"; return 1; }
+		fi
+		xv=$(cand_version xen-utils-4.17)
+		[ -n "$xv" ] || { DEPS_WHY="apt knows no xen-utils-4.17"; return 1; }
+		key=$(printf '%s_xen-%s' "$KVER" "$xv" | tr -c 'A-Za-z0-9._\n-' '_')
+		XROOT=$CACHE/$key
+		if [ ! -f "$XROOT/complete" ]; then
+			note "downloading the guest packages into $XROOT"
+			fetch_guest_pkgs "$XROOT" ||
+				{ DEPS_WHY="apt-get download failed (see $W/apt.log)"; return 1; }
+		fi
+	else
+		# no apt (or not root, or SKIP_APT=1): the newest complete cache
+		XROOT=$(ls -dt "$CACHE"/*/complete 2>/dev/null | head -n 1)
+		XROOT=${XROOT%/complete}
+		if [ -z "$XROOT" ]; then
+			[ "$(id -u)" = 0 ] || skip "not root and no package cache in $CACHE"
+			skip "no apt-get and no package cache in $CACHE"
+		fi
+		KVER=$(cat "$XROOT/kver")
+		m=$(missing_host_pkgs)
+		[ -z "$m" ] || skip "cannot install$m (not root or SKIP_APT=1)"
+	fi
+	KDIR=/usr/src/linux-headers-$KVER
+	XROOT=$XROOT/root
+	[ -f "$XROOT/boot/xen-4.17-amd64.gz" ] ||
+		{ DEPS_WHY="$XROOT has no boot/xen-4.17-amd64.gz"; return 1; }
+	[ -f "$XROOT/boot/vmlinuz-$KVER" ] ||
+		{ DEPS_WHY="$XROOT has no boot/vmlinuz-$KVER"; return 1; }
+	[ -d "$KDIR" ] || { DEPS_WHY="$KDIR is missing"; return 1; }
+	return 0
+}
+
+mkdir -p "$W" || skip "cannot create $W"
+if ! command -v apt-get >/dev/null && [ ! -d "$CACHE" ]; then
+	skip "no apt-get and no package cache in $CACHE"
+fi
+DEPS_WHY=
+T0=$(date +%s)
+if deps; then
+	pass "deps ($(($(date +%s) - T0)) s; kernel $KVER, cache ${XROOT%/root})"
+else
+	fail deps "$DEPS_WHY"
+	finish
+fi
+
+# ---- (b) build ----------------------------------------------------------------
+
+B=$W/build
+IMG=$W/img
+BUILD_LOG=$W/build.log
+: >"$BUILD_LOG"
+
+# copy FILE (and its ldd closure) into image root DIR at DEST (default: its
+# own path); the guest library is never taken from the closure
+put_bin() {
+	local root=$1 src=$2 dest=${3:-$2} lib
+	mkdir -p "$root$(dirname "$dest")"
+	cp -L "$src" "$root$dest" || return 1
+	for lib in $(ldd "$src" 2>/dev/null |
+		sed -n -e 's/.*=> \(\/[^ ]*\) (0x.*/\1/p' \
+			-e 's/^[[:space:]]*\(\/[^ ]*\) (0x.*/\1/p'); do
+		case $lib in */libcuda.so*) continue ;; esac
+		[ -e "$root$lib" ] && continue
+		mkdir -p "$root$(dirname "$lib")"
+		cp -L "$lib" "$root$lib" || return 1
+	done
+	if ldd "$src" 2>/dev/null | grep -v libcuda | grep -q 'not found'; then
+		echo "put_bin: $src: $(ldd "$src" | grep 'not found')" >&2
+		return 1
+	fi
+}
+
+# the skeleton of an image: usr-merged dirs, busybox applets, libgcc_s
+# (glibc dlopens it for pthread_cancel, so ldd does not list it)
+skeleton() {
+	local root=$1 a gcc_s
+	rm -rf "$root"
+	mkdir -p "$root"/{usr/bin,usr/sbin,usr/lib/x86_64-linux-gnu,usr/lib64} \
+		"$root"/{dev,proc,sys,tmp,run,etc,root,var}
+	ln -s usr/lib "$root/lib"
+	ln -s usr/lib64 "$root/lib64"
+	ln -s usr/bin "$root/bin"
+	ln -s usr/sbin "$root/sbin"
+	cp /bin/busybox "$root/usr/bin/busybox" || return 1
+	for a in $(/bin/busybox --list); do
+		[ -e "$root/usr/bin/$a" ] || ln -s busybox "$root/usr/bin/$a"
+	done
+	gcc_s=$(gcc -print-file-name=libgcc_s.so.1)
+	cp -L "$gcc_s" "$root/usr/lib/x86_64-linux-gnu/libgcc_s.so.1"
+	put_bin "$root" /lib64/ld-linux-x86-64.so.2
+}
+
+mkcpio() {
+	(cd "$1" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) >"$2"
+}
+
+# Debian's bzImage carries an xz stream; the ELF inside boots much faster
+# under TCG (no decompression in emulated code).
+extract_vmlinux() {
+	local bz=$1 out=$2 off
+	off=$(LC_ALL=C grep -obUaP '\xfd7zXZ\x00' "$bz" | head -n 1 | cut -d: -f1)
+	[ -n "$off" ] || return 1
+	tail -c +$((off + 1)) "$bz" | xz -dc --single-stream >"$out" 2>/dev/null
+	[ "$(head -c 4 "$out" | od -An -c | tr -d ' ')" = '177ELF' ]
+}
+
+build_all() {
+	local f why
+	mkdir -p "$B" "$IMG"
+
+	if [ "$SKIP_MAKE" != 1 ]; then
+		make -s O="$O" all "$O/tests/basic" "$O/tests/spin" \
+			"$O/tests/threads" >>"$BUILD_LOG" 2>&1 ||
+			{ BUILD_WHY="make failed"; return 1; }
+	fi
+	for f in "$O/bin/xen-gpubackd" "$O/lib/libcuda.so.1" "$O/tests/basic" \
+		"$O/tests/spin" "$O/tests/threads"; do
+		[ -x "$f" ] || { BUILD_WHY="$f is missing"; return 1; }
+	done
+
+	# kernel module, against the headers of the guest kernel
+	HAVE_KMOD=0
+	if [ -f "$KMOD_DIR/Makefile" ]; then
+		if make -C "$KMOD_DIR" KDIR="$KDIR" >>"$BUILD_LOG" 2>&1 &&
+			[ -f "$KMOD_DIR/$KMOD_NAME.ko" ]; then
+			HAVE_KMOD=1
+		else
+			BUILD_WHY="the module did not build (make -C $KMOD_DIR KDIR=$KDIR)"
+			return 1
+		fi
+	else
+		note "no $KMOD_DIR/Makefile yet: the DomUs boot without the module"
+	fi
+
+	# test programs of tests/xen
+	local CF="-std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror"
+	gcc $CF -Ixen-frontend/include -Ishared-ring -o "$B/hostile-ring" \
+		tests/xen/hostile-ring.c >>"$BUILD_LOG" 2>&1 ||
+		{ BUILD_WHY="tests/xen/hostile-ring.c did not build"; return 1; }
+	gcc $CF -I"$CUDA_HOME/include" -o "$B/xbench" tests/xen/xbench.c \
+		-L"$O/lib" -l:libcuda.so.1 -Wl,-rpath,/usr/lib/xgpu -lpthread \
+		>>"$BUILD_LOG" 2>&1 ||
+		{ BUILD_WHY="tests/xen/xbench.c did not build"; return 1; }
+
+	# Xen (multiboot needs the plain ELF) and the kernel (ELF vmlinux)
+	if [ ! -s "$B/xen" ] || [ "$XROOT/boot/xen-4.17-amd64.gz" -nt "$B/xen" ]; then
+		zcat "$XROOT/boot/xen-4.17-amd64.gz" >"$B/xen" ||
+			{ BUILD_WHY="gunzip xen"; return 1; }
+	fi
+	if [ ! -s "$B/vmlinux" ] || [ "$XROOT/boot/vmlinuz-$KVER" -nt "$B/vmlinux" ]; then
+		extract_vmlinux "$XROOT/boot/vmlinuz-$KVER" "$B/vmlinux" ||
+			{ BUILD_WHY="no ELF vmlinux in vmlinuz-$KVER"; return 1; }
+	fi
+
+	# ---- DomU image (one for both DomUs: the role is on the command line)
+	local U=$IMG/domu
+	skeleton "$U" || { BUILD_WHY="domU skeleton"; return 1; }
+	install -m 0755 tests/xen/domU-init.sh "$U/init"
+	[ "$HAVE_KMOD" = 1 ] && cp "$KMOD_DIR/$KMOD_NAME.ko" "$U/$KMOD_NAME.ko"
+	mkdir -p "$U/usr/lib/xgpu"
+	put_bin "$U" "$O/lib/libcuda.so.1" /usr/lib/xgpu/libcuda.so.1 &&
+	ln -s libcuda.so.1 "$U/usr/lib/xgpu/libcuda.so" &&
+	for f in basic spin threads; do
+		put_bin "$U" "$O/tests/$f" "/usr/bin/$f" || return 1
+	done &&
+	put_bin "$U" "$B/hostile-ring" /usr/bin/hostile-ring &&
+	put_bin "$U" "$B/xbench" /usr/bin/xbench &&
+	put_bin "$U" "$XROOT/usr/bin/xenstore" /usr/bin/xenstore ||
+		{ BUILD_WHY="domU image: copying binaries failed"; return 1; }
+	for f in read write rm ls list chmod exists watch; do
+		ln -sf xenstore "$U/usr/bin/xenstore-$f"
+	done
+	mkcpio "$U" "$B/domu.cpio" || { BUILD_WHY="domU cpio"; return 1; }
+
+	# ---- Dom0 image
+	local D=$IMG/dom0 X=/usr/lib/xen-4.17/bin
+	skeleton "$D" || { BUILD_WHY="dom0 skeleton"; return 1; }
+	install -m 0755 tests/xen/dom0-init.sh "$D/init"
+	put_bin "$D" /bin/dash /usr/bin/dash || { BUILD_WHY="dash"; return 1; }
+	ln -sf dash "$D/usr/bin/sh"
+	for f in xl xenstored xenconsoled xenconsole xen-init-dom0 \
+		libxl-save-helper; do
+		put_bin "$D" "$XROOT$X/$f" "$X/$f" ||
+			{ BUILD_WHY="dom0 image: $X/$f"; return 1; }
+	done
+	put_bin "$D" "$XROOT/usr/bin/xenstore" /usr/bin/xenstore ||
+		{ BUILD_WHY="dom0 image: xenstore"; return 1; }
+	for f in read write rm ls list chmod exists watch; do
+		ln -sf xenstore "$D/usr/bin/xenstore-$f"
+	done
+	mkdir -p "$D/lib/modules/xen"
+	for f in xen-evtchn xen-privcmd xen-gntdev xen-gntalloc; do
+		cp "$XROOT/lib/modules/$KVER/kernel/drivers/xen/$f.ko" \
+			"$D/lib/modules/xen/" || { BUILD_WHY="module $f"; return 1; }
+	done
+	cp "$XROOT/lib/modules/$KVER/kernel/drivers/xen/xenfs/xenfs.ko" \
+		"$D/lib/modules/xen/" || { BUILD_WHY="module xenfs"; return 1; }
+	# xgpu's own pieces
+	put_bin "$D" "$O/bin/xen-gpubackd" /usr/sbin/xen-gpubackd ||
+		{ BUILD_WHY="dom0 image: xen-gpubackd"; return 1; }
+	if [ -x "$O/bin/xgpu" ]; then
+		if file -b "$O/bin/xgpu" | grep -q ELF; then
+			put_bin "$D" "$O/bin/xgpu" /usr/sbin/xgpu
+		else
+			install -m 0755 "$O/bin/xgpu" "$D/usr/sbin/xgpu"
+		fi || { BUILD_WHY="dom0 image: xgpu"; return 1; }
+	fi
+	mkdir -p "$D/usr/local/sbin" "$D/opt/xgpu"
+	ln -s ../../sbin/xen-gpubackd "$D/usr/local/sbin/xen-gpubackd"
+	[ -x "$O/bin/xgpu" ] && ln -s ../../sbin/xgpu "$D/usr/local/sbin/xgpu"
+	[ -f tools/hotplug/xgpu ] &&
+		install -m 0755 tools/hotplug/xgpu "$D/opt/xgpu/hotplug-xgpu"
+	install -m 0755 tests/xen/uevent-helper.sh "$D/opt/xgpu/uevent-helper"
+	put_bin "$D" "$O/lib/libcuda.so.1" /usr/lib/xgpu/libcuda.so.1 &&
+	put_bin "$D" "$B/xbench" /usr/bin/xbench ||
+		{ BUILD_WHY="dom0 image: guest library / xbench"; return 1; }
+	mkdir -p "$D/boot"
+	cp "$B/vmlinux" "$D/boot/vmlinux" && cp "$B/domu.cpio" "$D/boot/domu.cpio" ||
+		{ BUILD_WHY="dom0 image: domU kernel"; return 1; }
+	cat >"$D/etc/xgpu-test.conf" <<-EOF
+		DOMU_MEM=$DOMU_MEM
+		XGPUBACKD_OPTS='$XGPUBACKD_OPTS'
+		XBENCH_ARGS='$XBENCH_ARGS'
+		DEBUG_MANUAL_ATTACH=$DEBUG_MANUAL_ATTACH
+		HAVE_KMOD=$HAVE_KMOD
+		DEADLINE=$((TIMEOUT - 40))
+	EOF
+	mkcpio "$D" "$B/dom0.cpio" || { BUILD_WHY="dom0 cpio"; return 1; }
+	return 0
+}
+
+BUILD_WHY=
+T0=$(date +%s)
+if build_all; then
+	pass "build ($(($(date +%s) - T0)) s; dom0.cpio $(($(stat -c %s "$B/dom0.cpio") >> 20)) MiB, domu.cpio $(($(stat -c %s "$B/domu.cpio") >> 20)) MiB)"
+else
+	fail build "$BUILD_WHY (log: $BUILD_LOG)"
+	tailof "$BUILD_LOG"
+	finish
+fi
+
+# ---- (c) boot -------------------------------------------------------------------
+
+LOG=$W/serial.log
+
+# the serial stream with host seconds since qemu start in front of each line
+stamp() {
+	local t0=${EPOCHREALTIME/./} line now
+	while IFS= read -r line || [ -n "$line" ]; do
+		now=${EPOCHREALTIME/./}
+		now=$(((now - t0) / 1000))
+		line=${line//$'\r'/}
+		printf '%4d.%03d %s\n' $((now / 1000)) $((now % 1000)) "$line"
+	done
+}
+
+boot() {
+	local limit=$1
+	note "booting (qemu TCG, timeout ${limit}s, log $LOG)"
+	: >"$LOG"
+	local cmd=(timeout --kill-after=10 "$limit" qemu-system-x86_64
+		-accel tcg -cpu "$CPU" -smp "$SMP" -m "$QEMU_MEM"
+		-machine pc -nodefaults -display none -monitor none
+		-serial stdio -no-reboot
+		-kernel "$B/xen"
+		-append "console=com1 com1=115200,8n1 loglvl=all guest_loglvl=all dom0_mem=$DOM0_MEM,max:$DOM0_MEM bootscrub=0"
+		-initrd "$B/vmlinux console=hvc0 earlyprintk=xen,$B/dom0.cpio")
+	echo "# ${cmd[*]}" >"$LOG"
+	if [ "$VERBOSE" = 1 ]; then
+		"${cmd[@]}" </dev/null 2>&1 | stamp | tee -a "$LOG"
+	else
+		"${cmd[@]}" </dev/null 2>&1 | stamp >>"$LOG"
+	fi
+	QEMU_RC=${PIPESTATUS[0]}
+}
+
+# a crash of Xen or Dom0 before the test began (the only case retried)
+early_crash() {
+	grep -q 'XGPU-TEST-BEGIN' "$LOG" && return 1
+	grep -qE 'Kernel panic|Hardware Dom0 crashed|Panic on CPU|Attempted to kill init|FATAL PAGE FAULT|Reboot in five seconds' "$LOG"
+}
+
+T0=$(date +%s)
+boot "$TIMEOUT"
+BOOT_S=$(($(date +%s) - T0))
+if [ "$RETRY" = 1 ] && early_crash; then
+	why=$(grep -m1 -E 'Kernel panic|Hardware Dom0 crashed|Panic on CPU|Attempted to kill init|FATAL PAGE FAULT' "$LOG" | cut -c1-160)
+	cp "$LOG" "$W/serial-crashed.log"
+	left=$((BUDGET - ($(date +%s) - T_START)))
+	[ "$left" -lt "$TIMEOUT" ] && limit=$left || limit=$TIMEOUT
+	echo "RETRY boot: Xen/Dom0 crashed before the test began ($why); log kept in $W/serial-crashed.log; booting once more (timeout ${limit}s)"
+	T0=$(date +%s)
+	boot "$limit"
+	BOOT_S=$(($(date +%s) - T0))
+fi
+
+# ---- (d) verdict ------------------------------------------------------------------
+
+set +e +o pipefail
+
+if grep -q 'XGPU-TEST-BEGIN' "$LOG"; then
+	pass "boot (Xen + Dom0 /init at $(grep -m1 'XGPU-TEST-BEGIN' "$LOG" | awk '{print $1}') s)"
+else
+	why="Dom0 /init never started"
+	grep -qE 'Kernel panic|Hardware Dom0 crashed|Panic on CPU' "$LOG" &&
+		why="$why: $(grep -m1 -E 'Kernel panic|Hardware Dom0 crashed|Panic on CPU' "$LOG" | cut -c10-150)"
+	[ "$QEMU_RC" = 124 ] && why="$why (qemu timed out after ${TIMEOUT}s)"
+	fail boot "$why"
+fi
+
+STEPS="dom0-xen domu-boot hotplug domu1-basic domu2-basic list destroy-busy \
+hostile-xenstore hostile-ring measure teardown"
+for s in $STEPS; do
+	line=$(grep -m1 -E "XGPU-STEP (PASS|FAIL) $s(:| |$)" "$LOG")
+	if [ -z "$line" ]; then
+		fail "$s" "no marker in the log"
+		continue
+	fi
+	rest=${line#*XGPU-STEP }
+	case $rest in
+	PASS*) pass "${rest#PASS }" ;;
+	FAIL*) rest=${rest#FAIL }; fail "${rest%%:*}" "${rest#*: }" ;;
+	esac
+done
+
+# the measurements: both lines and their ratios (TCG: ratios only mean much)
+xl=$(grep -m1 'XBENCH-RESULT xen ' "$LOG" | sed 's/.*XBENCH-RESULT xen //')
+ll=$(grep -m1 'XBENCH-RESULT local ' "$LOG" | sed 's/.*XBENCH-RESULT local //')
+if [ -n "$xl" ] && [ -n "$ll" ]; then
+	echo "measure (emulated CPU; compare ratios, not absolute numbers):"
+	printf '    %-22s %12s %12s %10s\n' metric "domU2 (xen)" "dom0 (local)" "xen/local"
+	for kv in $xl; do
+		k=${kv%%=*}
+		v=${kv#*=}
+		lv=$(printf '%s\n' $ll | sed -n "s/^$k=//p")
+		r=$(awk -v a="$v" -v b="$lv" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')
+		printf '    %-22s %12s %12s %10s\n' "$k" "$v" "$lv" "$r"
+	done
+fi
+
+if grep -q 'XGPU-RESULT' "$LOG"; then
+	:
+elif [ "$QEMU_RC" = 124 ] || [ "$QEMU_RC" = 137 ]; then
+	fail poweroff "qemu was killed after ${TIMEOUT}s (Dom0 never powered off)"
+else
+	fail poweroff "Dom0 never printed its RESULT line (qemu exit $QEMU_RC)"
+fi
+
+note "qemu ran ${BOOT_S}s; whole run $(($(date +%s) - T_START))s; serial log: $LOG"
+if [ "$nfail" -gt 0 ]; then
+	echo "---- last 40 lines of $LOG"
+	tail -n 40 "$LOG"
+fi
+finish
