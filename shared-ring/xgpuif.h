@@ -55,6 +55,7 @@
 #ifndef XGPUIF_H
 #define XGPUIF_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 

@@ -41,26 +41,43 @@ getcmd() {
 }
 # wait_cmd WANT SECONDS: 0 when Dom0 asks for WANT; 1 on teardown/timeout
 wait_cmd() {
-	local end c
-	end=$(($(cut -d. -f1 /proc/uptime) + $2))
-	while [ "$(cut -d. -f1 /proc/uptime)" -lt "$end" ]; do
-		c=$(getcmd)
-		[ "$c" = "$1" ] && return 0
-		[ "$c" = teardown ] && return 1
-		sleep 0.3
-	done
+	local c
+	CMD_WANT=$1
+	if wait_xs "$2" "$H/xgpu-cmd" cmd_is; then
+		[ "$(getcmd)" = "$1" ] && return 0
+		return 1
+	fi
 	say "no command '$1' from Dom0 within $2 s"
 	return 1
 }
-# wait_for SECONDS COMMAND...
+cmd_is() {
+	local c
+	c=$(getcmd)
+	[ "$c" = "$CMD_WANT" ] || [ "$c" = teardown ]
+}
+# wait_for SECONDS COMMAND...: poll COMMAND every 0.5 s
 wait_for() {
 	local end
 	end=$(($(cut -d. -f1 /proc/uptime) + $1))
 	shift
 	while ! "$@"; do
 		[ "$(cut -d. -f1 /proc/uptime)" -ge "$end" ] && return 1
-		sleep 0.2
+		sleep 0.5
 	done
+	return 0
+}
+# wait_xs SECONDS XSPATH COMMAND...: the same, asleep in a xenstore watch
+# on XSPATH between tries (processes are expensive under TCG: no polling)
+wait_xs() {
+	local end path
+	end=$(($(cut -d. -f1 /proc/uptime) + $1))
+	path=$2
+	shift 2
+	while ! "$@"; do
+		[ "$(cut -d. -f1 /proc/uptime)" -ge "$end" ] && return 1
+		timeout 2 xenstore-watch -n 2 "$path" >/dev/null 2>&1
+	done
+	return 0
 }
 front_connected() {
 	[ "$(xenstore-read "$F/state" 2>/dev/null)" = 4 ]
@@ -96,6 +113,9 @@ teardown() {
 	fi
 	xgpu_dmesg 40
 	[ -z "$why" ] && res teardown PASS || res teardown "FAIL: $why"
+	# Dom0 reads our results from our xenstore directory, which goes
+	# away with us: wait until it says so (bounded)
+	wait_cmd off 20
 	sync
 	poweroff -f
 	sleep 30
@@ -113,13 +133,42 @@ else
 	res insmod "FAIL: insmod exit status $?"
 fi
 
+# ---- platform check (dom0-init.sh explains) -------------------------------------
+
+first_cmd() {
+	[ -n "$(getcmd)" ]
+}
+wait_xs 400 "$H/xgpu-cmd" first_cmd
+if [ "$(getcmd)" = stress ]; then
+	n=$(xenstore-read "$H/xgpu-stress")
+	memstress "$n" 1 >/tmp/mem.out 2>&1 &
+	mp=$!
+	end=$(($(cut -d. -f1 /proc/uptime) + n))
+	i=0
+	crashed=0
+	while [ "$(cut -d. -f1 /proc/uptime)" -lt "$end" ]; do
+		sed -n 1p /proc/version >/dev/null
+		[ $? -ge 128 ] && crashed=$((crashed + 1))
+		i=$((i + 1))
+	done
+	wait $mp
+	mrc=$?
+	segv=$(dmesg | grep -c segfault)
+	m=$(tail -n 1 /tmp/mem.out | sed 's/^memstress: //')
+	if [ "$mrc" = 0 ] && [ "$crashed" = 0 ] && [ "$segv" = 0 ]; then
+		res stress "PASS $i processes, $m"
+	else
+		res stress "FAIL: memstress exit $mrc ($m), $crashed of $i processes crashed, $segv segfault lines"
+	fi
+fi
+
 # ---- basic ------------------------------------------------------------------------
 
 wait_cmd basic 400 || teardown
 INSMOD=$(xenstore-read "$H/xgpu-res/insmod")
 if [ "$INSMOD" != PASS ]; then
 	res basic "FAIL: module not loaded ($INSMOD)"
-elif ! wait_for 30 front_connected; then
+elif ! wait_xs 30 "$F/state" front_connected; then
 	res basic "FAIL: device/xgpu/0 not Connected after 30 s (state $(xenstore-read "$F/state" 2>/dev/null || echo none))"
 	xgpu_dmesg
 elif ! wait_for 10 test -c /dev/xgpu; then
@@ -183,7 +232,8 @@ while [ "$(getcmd)" = loop ]; do
 	say "loop iteration $i done${bad:+ (failed: $bad)}"
 done
 say "loop ended: command now '$(xenstore-read "$H/xgpu-cmd" 2>&1)'"
-[ -z "$bad" ] && res loop "PASS $i iterations" || res loop "FAIL: $bad"
+[ -z "$bad" ] && res loop "PASS $i iterations of threads+basic passed" ||
+	res loop "FAIL: $bad"
 
 # ---- hostile-xenstore: made-up channels with bad parameters ---------------------------
 
@@ -212,8 +262,8 @@ done
 for spec in "1000 bad-ring-ref" "1001 ring-order-99" "1002 data-pages-4e9" \
 	"1003 no-event-channel"; do
 	set -- $spec
-	if wait_for 10 refused "$1"; then
-		ok="${ok} $2: '$(xenstore-read "$B/ch/$1/error")';"
+	if wait_xs 10 "$B/ch/$1" refused "$1"; then
+		ok="${ok} $2 '$(xenstore-read "$B/ch/$1/error")'"
 	else
 		bad="${bad}$2: backend ch/$1 state '$(xenstore-read "$B/ch/$1/state" 2>/dev/null)' error '$(xenstore-read "$B/ch/$1/error" 2>/dev/null)' after 10 s; "
 	fi
@@ -221,7 +271,7 @@ done
 for n in 1000 1001 1002 1003; do
 	xenstore-rm "$F/ch/$n" 2>/dev/null
 done
-[ -z "$bad" ] && res hxs "PASS$ok" || res hxs "FAIL: $bad"
+[ -z "$bad" ] && res hxs "PASS (refused with:$ok)" || res hxs "FAIL: $bad"
 
 # ---- hostile-ring: corrupt ring indices on a real channel -------------------------------
 

@@ -25,11 +25,11 @@ SKIP_APT=${SKIP_APT:-0}
 SKIP_MAKE=${SKIP_MAKE:-0}
 TIMEOUT=${TIMEOUT:-420}		# one boot, seconds of host wall clock
 BUDGET=${BUDGET:-560}		# the whole run, retry included
-QEMU_MEM=${QEMU_MEM:-1024}
+QEMU_MEM=${QEMU_MEM:-1408}
 DOM0_MEM=${DOM0_MEM:-512M}
-DOMU_MEM=${DOMU_MEM:-160}
+DOMU_MEM=${DOMU_MEM:-320}
 SMP=${SMP:-2}
-CPU=${CPU:-max,-smap,-avx,-avx2}
+CPU=${CPU:-max,-smap,-xsave}
 XGPUBACKD_OPTS=${XGPUBACKD_OPTS:---fake}
 XBENCH_ARGS=${XBENCH_ARGS:-200 5}
 # Debug only: write the xenstore nodes and start the daemon from the test
@@ -37,6 +37,8 @@ XBENCH_ARGS=${XBENCH_ARGS:-200 5}
 # then fails on purpose (the toolstack path was not tested).
 DEBUG_MANUAL_ATTACH=${DEBUG_MANUAL_ATTACH:-0}
 RETRY=${RETRY:-1}
+PLATFORM_S=${PLATFORM_S:-3}	# the platform self-check, seconds (0: off)
+STRESS_ONLY=${STRESS_ONLY:-0}	# debug: stop after the platform check
 
 KMOD_DIR=$ROOT/xen-frontend/kmod
 KMOD_NAME=xen-gpufront
@@ -105,8 +107,8 @@ cand_version() {
 missing_host_pkgs() {
 	local p m=""
 	for p in $HOST_PKGS "linux-headers-$KVER"; do
-		dpkg -s "$p" 2>/dev/null | grep -q '^Status: install ok installed' ||
-			m="$m $p"
+		[ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = \
+			"install ok installed" ] || m="$m $p"
 	done
 	echo "$m"
 }
@@ -165,6 +167,7 @@ deps() {
 		XROOT=${XROOT%/complete}
 		if [ -z "$XROOT" ]; then
 			[ "$(id -u)" = 0 ] || skip "not root and no package cache in $CACHE"
+			[ "$SKIP_APT" = 1 ] && skip "SKIP_APT=1 and no package cache in $CACHE"
 			skip "no apt-get and no package cache in $CACHE"
 		fi
 		KVER=$(cat "$XROOT/kver")
@@ -288,6 +291,9 @@ build_all() {
 	gcc $CF -Ixen-frontend/include -Ishared-ring -o "$B/hostile-ring" \
 		tests/xen/hostile-ring.c >>"$BUILD_LOG" 2>&1 ||
 		{ BUILD_WHY="tests/xen/hostile-ring.c did not build"; return 1; }
+	gcc $CF -o "$B/memstress" tests/xen/memstress.c -lpthread \
+		>>"$BUILD_LOG" 2>&1 ||
+		{ BUILD_WHY="tests/xen/memstress.c did not build"; return 1; }
 	gcc $CF -I"$CUDA_HOME/include" -o "$B/xbench" tests/xen/xbench.c \
 		-L"$O/lib" -l:libcuda.so.1 -Wl,-rpath,/usr/lib/xgpu -lpthread \
 		>>"$BUILD_LOG" 2>&1 ||
@@ -316,6 +322,7 @@ build_all() {
 	done &&
 	put_bin "$U" "$B/hostile-ring" /usr/bin/hostile-ring &&
 	put_bin "$U" "$B/xbench" /usr/bin/xbench &&
+	put_bin "$U" "$B/memstress" /usr/bin/memstress &&
 	put_bin "$U" "$XROOT/usr/bin/xenstore" /usr/bin/xenstore ||
 		{ BUILD_WHY="domU image: copying binaries failed"; return 1; }
 	for f in read write rm ls list chmod exists watch; do
@@ -350,7 +357,7 @@ build_all() {
 	put_bin "$D" "$O/bin/xen-gpubackd" /usr/sbin/xen-gpubackd ||
 		{ BUILD_WHY="dom0 image: xen-gpubackd"; return 1; }
 	if [ -x "$O/bin/xgpu" ]; then
-		if file -b "$O/bin/xgpu" | grep -q ELF; then
+		if [ "$(head -c 4 "$O/bin/xgpu" | od -An -c | tr -d ' ')" = '177ELF' ]; then
 			put_bin "$D" "$O/bin/xgpu" /usr/sbin/xgpu
 		else
 			install -m 0755 "$O/bin/xgpu" "$D/usr/sbin/xgpu"
@@ -363,8 +370,14 @@ build_all() {
 		install -m 0755 tools/hotplug/xgpu "$D/opt/xgpu/hotplug-xgpu"
 	install -m 0755 tests/xen/uevent-helper.sh "$D/opt/xgpu/uevent-helper"
 	put_bin "$D" "$O/lib/libcuda.so.1" /usr/lib/xgpu/libcuda.so.1 &&
-	put_bin "$D" "$B/xbench" /usr/bin/xbench ||
+	put_bin "$D" "$B/xbench" /usr/bin/xbench &&
+	put_bin "$D" "$B/memstress" /usr/bin/memstress ||
 		{ BUILD_WHY="dom0 image: guest library / xbench"; return 1; }
+	# debug: extra programs for DEBUG_CMD (with their libraries)
+	for f in ${DEBUG_FILES:-}; do
+		put_bin "$D" "$f" "/usr/bin/${f##*/}" ||
+			{ BUILD_WHY="DEBUG_FILES: $f"; return 1; }
+	done
 	mkdir -p "$D/boot"
 	cp "$B/vmlinux" "$D/boot/vmlinux" && cp "$B/domu.cpio" "$D/boot/domu.cpio" ||
 		{ BUILD_WHY="dom0 image: domU kernel"; return 1; }
@@ -375,6 +388,9 @@ build_all() {
 		DEBUG_MANUAL_ATTACH=$DEBUG_MANUAL_ATTACH
 		HAVE_KMOD=$HAVE_KMOD
 		DEADLINE=$((TIMEOUT - 40))
+		PLATFORM_S=$PLATFORM_S
+		STRESS_ONLY=$STRESS_ONLY
+		DEBUG_CMD='${DEBUG_CMD:-}'
 	EOF
 	mkcpio "$D" "$B/dom0.cpio" || { BUILD_WHY="dom0 cpio"; return 1; }
 	return 0
@@ -459,12 +475,16 @@ else
 	fail boot "$why"
 fi
 
-STEPS="dom0-xen domu-boot hotplug domu1-basic domu2-basic list destroy-busy \
+STEPS="dom0-xen domu-boot platform hotplug domu1-basic domu2-basic list destroy-busy \
 hostile-xenstore hostile-ring measure teardown"
 for s in $STEPS; do
 	line=$(grep -m1 -E "XGPU-STEP (PASS|FAIL) $s(:| |$)" "$LOG")
 	if [ -z "$line" ]; then
-		fail "$s" "no marker in the log"
+		if grep -q 'XGPU-TEST-BEGIN' "$LOG"; then
+			fail "$s" "no marker in the log (Dom0 stopped before it)"
+		else
+			fail "$s" "not reached (boot failed)"
+		fi
 		continue
 	fi
 	rest=${line#*XGPU-STEP }

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define BIG (16u << 20)
 
@@ -143,10 +144,21 @@ int main(int argc, char **argv)
 				first++;
 			for (size_t p = 0; p < n; p += 4096)
 				pages += memcmp(src + p, dst + p, 4096) != 0;
-			printf("xbench: %zu-byte copy came back different: "
-			       "first at byte %zu (page %zu), %zu of %zu "
-			       "pages differ\n", n, first, first / 4096, pages,
-			       n / 4096);
+			printf("xbench: %zu-byte round trip (H2D, D2H) came "
+			       "back different: first at byte %zu (page %zu), %zu "
+			       "of %zu pages differ; got", n, first,
+			       first / 4096, pages, n / 4096);
+			for (size_t i = first; i < first + 8 && i < n; i++)
+				printf(" %02x", dst[i]);
+			printf(", expected");
+			for (size_t i = first; i < first + 8 && i < n; i++)
+				printf(" %02x", src[i]);
+			/* a copy still being written after the call returned? */
+			usleep(200000);
+			pages = 0;
+			for (size_t p = 0; p < n; p += 4096)
+				pages += memcmp(src + p, dst + p, 4096) != 0;
+			printf("; 200 ms later %zu pages differ\n", pages);
 			return 1;
 		}
 		memset(dst, 0, n);
