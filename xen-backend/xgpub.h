@@ -13,10 +13,21 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include <cuda.h>
 
 #include "xgpuif_ring.h"
+
+/* CLOCK_MONOTONIC in ns: the one clock of the daemon, its workers and the
+ * scheduler */
+static inline uint64_t xgpub_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 /* ---- logging (syslog when daemonized, stderr in the foreground) -------- */
 

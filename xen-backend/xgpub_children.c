@@ -60,14 +60,6 @@ void xgpub_children_kill(int sig)
 			kill(children[i].pid, sig);
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 pid_t xgpub_spawn(const struct xgpub_child *info, int (*fn)(void *),
 		  void *arg)
 {
@@ -123,6 +115,6 @@ pid_t xgpub_spawn(const struct xgpub_child *info, int (*fn)(void *),
 	*slot = *info;
 	slot->pid = pid;
 	slot->st = &stats[slot - children];
-	slot->started = mono_ns();
+	slot->started = xgpub_now_ns();
 	return pid;
 }

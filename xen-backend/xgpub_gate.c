@@ -62,14 +62,6 @@ static struct {
 
 int xgpub_sched_kick_fd = -1;
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void kick_daemon(void)
 {
 	uint64_t one = 1;
@@ -205,7 +197,7 @@ static void *completer(void *arg)
 				cur = m.ctx;
 			g.w->D->cuEventSynchronize(m.ev);
 		}
-		now = mono_ns();
+		now = xgpub_now_ns();
 		pthread_mutex_lock(&g.mu);
 		start = m.t_first > g.last_done ? m.t_first : g.last_done;
 		if (now > start) {

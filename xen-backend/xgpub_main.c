@@ -133,14 +133,6 @@ static int listen_on(const char *path, mode_t mode)
 	return fd;
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static const char *find_driver(void)
 {
 	for (int i = 0; default_drivers[i]; i++)
@@ -387,7 +379,7 @@ int main(int argc, char **argv)
 	while (!stop_requested) {
 		struct pollfd pfd[4];
 		int n = 0, ilocal = -1, ixen = -1, ictl = -1;
-		uint64_t now = mono_ns(), wait_ns = 1000000000u;
+		uint64_t now = xgpub_now_ns(), wait_ns = 1000000000u;
 		struct timespec ts;
 
 		if (now - last_tick >= 1000000000u) {
@@ -427,7 +419,7 @@ int main(int argc, char **argv)
 			n++;
 			if (now >= sched_next || child_exited)
 				sched_next = xgpub_sched_run();
-			now = mono_ns();
+			now = xgpub_now_ns();
 			if (sched_next <= now)
 				wait_ns = 0;
 			else if (sched_next - now < wait_ns)

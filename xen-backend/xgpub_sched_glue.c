@@ -72,19 +72,11 @@ static struct sg *sg_find(uint32_t id, bool create)
 	return f;
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 int xgpub_sched_start(const char *policy)
 {
 	if (!strcmp(policy, "off"))
 		return -1;
-	S = xgpu_sched_create(policy, NULL, mono_ns());
+	S = xgpu_sched_create(policy, NULL, xgpub_now_ns());
 	if (!S) {
 		xgpub_err("--sched %s: unknown policy (credit, fifo or off)",
 			  policy);
@@ -170,7 +162,7 @@ static void set_grant(uint32_t id, uint32_t v)
 /* one step; returns when to come back (ns, absolute) */
 uint64_t xgpub_sched_run(void)
 {
-	struct gather ga = { mono_ns() };
+	struct gather ga = { xgpub_now_ns() };
 	uint64_t now = ga.now, next;
 	bool others = false;
 	struct sg *h;
@@ -277,7 +269,7 @@ void xgpub_sched_view(const char *key, struct xgpub_sched_view *v)
 	for (int i = 0; i < MAX_G; i++) {
 		if (!gs[i].used || strcmp(gs[i].key, key))
 			continue;
-		if (xgpu_sched_guest_info(S, gs[i].id, mono_ns(), &in))
+		if (xgpu_sched_guest_info(S, gs[i].id, xgpub_now_ns(), &in))
 			return;
 		v->credit_ns = in.credit_ns;
 		snprintf(v->state, sizeof(v->state), "%s",
@@ -299,6 +291,6 @@ void xgpub_sched_settings_changed(const char *key, uint32_t weight,
 			continue;
 		gs[i].weight = weight;
 		gs[i].cap = cap;
-		xgpu_sched_guest_set(S, gs[i].id, weight, cap, mono_ns());
+		xgpu_sched_guest_set(S, gs[i].id, weight, cap, xgpub_now_ns());
 	}
 }

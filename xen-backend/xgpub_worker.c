@@ -46,14 +46,6 @@ static const struct {
 #undef XGPU_CALL
 };
 
-static uint64_t now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
 static inline void cpu_relax(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
@@ -200,7 +192,7 @@ static int dispatch(struct xgpub_worker *w, const struct xgpuif_request *req,
 		uint64_t t0;
 
 		xgpub_gate_enter(w);
-		t0 = now_us() * 1000u;
+		t0 = xgpub_now_ns();
 		rc = ops[req->op].fn(w, req, payload_buf, req->len, reply_buf,
 				     rlen);
 		xgpub_gate_done(w, req->op, payload_buf, t0, rc);
@@ -497,9 +489,9 @@ int xgpub_worker_run(struct xgpub_transport *t,
 			break;
 		}
 		/* spin a little: the next request usually follows at once */
-		t0 = now_us();
+		t0 = xgpub_now_ns();
 		more = 0;
-		while (now_us() - t0 < opt->spin_us) {
+		while (xgpub_now_ns() - t0 < opt->spin_us * 1000ull) {
 			if (__atomic_load_n(&w->ring.sring->req_prod,
 					    __ATOMIC_RELAXED) !=
 			    w->ring.req_cons) {
