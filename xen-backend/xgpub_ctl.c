@@ -33,31 +33,33 @@
 static int ctl_fd = -1;
 static char ctl_path[108];
 
-int xgpub_ctl_open(const char *path)
+int xgpub_listen(const char *path, mode_t mode, int flags)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	int fd, probe;
 	mode_t old;
 
 	if (strlen(path) >= sizeof(sa.sun_path)) {
-		xgpub_err("control socket path too long: %s", path);
+		xgpub_err("socket path too long: %s", path);
 		return -1;
 	}
 	strcpy(sa.sun_path, path);
+	/* a stale socket of a dead daemon may go; a live one may not */
 	probe = socket(AF_UNIX, SOCK_SEQPACKET, 0);
 	if (probe >= 0 && connect(probe, (struct sockaddr *)&sa,
 				  sizeof(sa)) == 0) {
-		xgpub_err("another daemon already owns %s", path);
+		xgpub_err("another xen-gpubackd already listens on %s", path);
 		close(probe);
 		return -1;
 	}
 	if (probe >= 0)
 		close(probe);
 	unlink(path);
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | flags, 0);
+	/* no window in which the socket has looser permissions than mode */
 	old = umask(0177);
 	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    chmod(path, 0600) < 0 || listen(fd, 16) < 0) {
+	    chmod(path, mode) < 0 || listen(fd, 64) < 0) {
 		umask(old);
 		xgpub_err("cannot listen on %s: %s", path, strerror(errno));
 		if (fd >= 0)
@@ -65,6 +67,15 @@ int xgpub_ctl_open(const char *path)
 		return -1;
 	}
 	umask(old);
+	return fd;
+}
+
+int xgpub_ctl_open(const char *path)
+{
+	int fd = xgpub_listen(path, 0600, SOCK_NONBLOCK);
+
+	if (fd < 0)
+		return -1;
 	snprintf(ctl_path, sizeof(ctl_path), "%s", path);
 	ctl_fd = fd;
 	return fd;

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct xgpub_out {
 	size_t len;
@@ -20,6 +21,12 @@ void xgpub_out_init(struct xgpub_out *o);
 void xgpub_out(struct xgpub_out *o, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/*
+ * A listening SOCK_SEQPACKET Unix socket at path with permissions mode
+ * (flags: more SOCK_* type flags); a stale socket is replaced, a live
+ * daemon's is not.  The fd, or -1 (logged).
+ */
+int xgpub_listen(const char *path, mode_t mode, int flags);
 /* the listening socket (root only); its fd or -1 */
 int xgpub_ctl_open(const char *path);
 /* the listening socket is readable */

@@ -101,38 +101,6 @@ static void reap_workers(void)
 	}
 }
 
-static int listen_on(const char *path, mode_t mode)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd, probe;
-
-	if (strlen(path) >= sizeof(sa.sun_path)) {
-		xgpub_err("socket path too long: %s", path);
-		return -1;
-	}
-	strcpy(sa.sun_path, path);
-	/* a stale socket of a dead daemon may go; a live one may not */
-	probe = socket(AF_UNIX, SOCK_SEQPACKET, 0);
-	if (probe >= 0 && connect(probe, (struct sockaddr *)&sa,
-				  sizeof(sa)) == 0) {
-		xgpub_err("another backend already listens on %s", path);
-		close(probe);
-		return -1;
-	}
-	if (probe >= 0)
-		close(probe);
-	unlink(path);
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    chmod(path, mode) < 0 || listen(fd, 64) < 0) {
-		xgpub_err("cannot listen on %s: %s", path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	return fd;
-}
-
 static const char *find_driver(void)
 {
 	for (int i = 0; default_drivers[i]; i++)
@@ -313,7 +281,7 @@ int main(int argc, char **argv)
 	if (opt.max_data_pages < lim.max_data_pages)
 		lim.max_data_pages = opt.max_data_pages;
 	if (path) {
-		lfd = listen_on(path, mode);
+		lfd = xgpub_listen(path, mode, 0);
 		if (lfd < 0)
 			return 1;
 		xgpub_daemon_fd(lfd);
