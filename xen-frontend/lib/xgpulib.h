@@ -74,6 +74,11 @@ struct xgpulib_transport {
 int xgpulib_local_connect(const char *path, struct xgpulib_transport **out,
 			  char *msg, size_t msglen);
 
+/* shared by the transports: a numeric environment setting, and this
+ * process's name (/proc/self/comm), for the backend's logs */
+unsigned int xgpulib_env_uint(const char *name, unsigned int def);
+void xgpulib_proc_name(char *buf, size_t len);
+
 /* Xen transport: the device node of xen-gpufront.ko; 0 or -errno */
 int xgpulib_xen_connect(const char *dev, struct xgpulib_transport **out,
 			char *msg, size_t msglen);

@@ -157,7 +157,7 @@ static const struct xgpulib_transport_ops local_ops = {
 	.close = local_close,
 };
 
-static void proc_name(char *buf, size_t len)
+void xgpulib_proc_name(char *buf, size_t len)
 {
 	FILE *f = fopen("/proc/self/comm", "r");
 
@@ -169,7 +169,7 @@ static void proc_name(char *buf, size_t len)
 	}
 }
 
-static unsigned int env_uint(const char *name, unsigned int def)
+unsigned int xgpulib_env_uint(const char *name, unsigned int def)
 {
 	const char *v = getenv(name);
 
@@ -215,10 +215,10 @@ int xgpulib_local_connect(const char *path, struct xgpulib_transport **out,
 		goto out_sock;
 	}
 
-	order = env_uint("XGPU_RING_ORDER", XGPUIF_DEFAULT_RING_ORDER);
+	order = xgpulib_env_uint("XGPU_RING_ORDER", XGPUIF_DEFAULT_RING_ORDER);
 	if (order > wel.max_ring_order)
 		order = wel.max_ring_order;
-	pages = env_uint("XGPU_DATA_MB", 64) * 256;
+	pages = xgpulib_env_uint("XGPU_DATA_MB", 64) * 256;
 	if (pages > wel.max_data_pages)
 		pages = wel.max_data_pages;
 	if (pages < 16)
@@ -255,7 +255,7 @@ int xgpulib_local_connect(const char *path, struct xgpulib_transport **out,
 	con.ring_order = order;
 	con.data_pages = pages;
 	con.pid = (uint32_t)getpid();
-	proc_name(con.name, sizeof(con.name));
+	xgpulib_proc_name(con.name, sizeof(con.name));
 	fds[0] = l->memfd;
 	fds[1] = l->kick_back;
 	fds[2] = l->kick_guest;

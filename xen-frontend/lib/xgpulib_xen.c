@@ -129,19 +129,11 @@ static const struct xgpulib_transport_ops xen_ops = {
 	.close = xen_close,
 };
 
-static unsigned int env_uint(const char *name, unsigned int def)
-{
-	const char *v = getenv(name);
-
-	return v && *v ? (unsigned int)strtoul(v, NULL, 0) : def;
-}
-
 int xgpulib_xen_connect(const char *dev, struct xgpulib_transport **out,
 			char *msg, size_t msglen)
 {
 	struct xgpu_ioc_connect c;
 	struct xen *x = calloc(1, sizeof(*x));
-	FILE *f;
 	int rc;
 
 	if (!x)
@@ -156,17 +148,12 @@ int xgpulib_xen_connect(const char *dev, struct xgpulib_transport **out,
 	}
 	memset(&c, 0, sizeof(c));
 	c.version = XGPU_UAPI_VERSION;
-	c.ring_order = env_uint("XGPU_RING_ORDER", XGPUIF_DEFAULT_RING_ORDER);
-	c.data_pages = env_uint("XGPU_DATA_MB",
+	c.ring_order = xgpulib_env_uint("XGPU_RING_ORDER", XGPUIF_DEFAULT_RING_ORDER);
+	c.data_pages = xgpulib_env_uint("XGPU_DATA_MB",
 				XGPUIF_XEN_DEFAULT_DATA_PAGES / 256) * 256;
 	if (c.data_pages < 16)
 		c.data_pages = 16;
-	f = fopen("/proc/self/comm", "r");
-	if (f) {
-		if (fgets(c.name, sizeof(c.name), f))
-			c.name[strcspn(c.name, "\n")] = 0;
-		fclose(f);
-	}
+	xgpulib_proc_name(c.name, sizeof(c.name));
 	rc = ioctl(x->fd, XGPU_IOC_CONNECT, &c) ? -errno : 0;
 	if (rc == -EINVAL && c.max_data_pages &&
 	    (c.ring_order > c.max_ring_order ||
