@@ -109,25 +109,21 @@ static void gather_child(struct xgpub_child *c, void *arg)
 	g = sg_find(guest_id(c), true);
 	if (!g)
 		return;
+	if (!g->key[0]) {
+		/* a new guest: its settings by name; later changes arrive
+		 * through xgpub_sched_settings_changed */
+		xgpub_guest_key(c, g->key, sizeof(g->key));
+		xgpu_sched_guest_add(S, g->id, ga->now);
+		xgpub_guest_settings(g->key, &w, &cap);
+		g->weight = w;
+		g->cap = cap;
+		xgpu_sched_guest_set(S, g->id, w, cap, ga->now);
+	}
 	if (!g->seen) {
-		char key[80];
-
 		g->seen = true;
 		g->gpu = 0;
 		g->busy = false;
 		g->runnable = false;
-		xgpub_guest_key(c, key, sizeof(key));
-		if (!g->key[0]) {
-			snprintf(g->key, sizeof(g->key), "%s", key);
-			xgpu_sched_guest_add(S, g->id, ga->now);
-			g->weight = g->cap = 0;
-		}
-		xgpub_guest_settings(g->key, &w, &cap);
-		if (w != g->weight || cap != g->cap) {
-			g->weight = w;
-			g->cap = cap;
-			xgpu_sched_guest_set(S, g->id, w, cap, ga->now);
-		}
 	}
 	g->gpu += __atomic_load_n(&c->st->gpu_ns, __ATOMIC_RELAXED);
 	g->busy |= __atomic_load_n(&c->st->busy, __ATOMIC_ACQUIRE) != 0;
