@@ -617,16 +617,26 @@ struct xgpub_xen *xgpub_xen_start(const struct xgpub_xen_limits *lim,
 		return NULL;
 	}
 	/*
-	 * Watches need libxenstore's reader thread; where it cannot start
-	 * (seen under emulated CPUs whose signal frames need more stack than
-	 * the library asks for) the state machine, being level-triggered,
-	 * works as well by looking every XGPUB_XEN_POLL_MS.
+	 * Watches need libxenstore's reader thread, which Debian's static
+	 * libxenstore.a lacks: there the first watch event is taken for the
+	 * reply to the next request, which fails (EINVAL), and the handle is
+	 * out of step from then on.  The state machine being level-triggered,
+	 * looking every XGPUB_XEN_POLL_MS on a fresh handle that never
+	 * watches serves as well.
 	 */
 	if (!xs_watch(x->xs, BE_ROOT, "be") ||
 	    !xs_watch(x->xs, "@releaseDomain", "rel")) {
 		xgpub_info("--xen: xenstore watches unavailable (%s); looking "
 			   "every %d ms instead", strerror(errno),
 			   XGPUB_XEN_POLL_MS);
+		xs_close(x->xs);
+		x->xs = xs_open(0);
+		if (!x->xs) {
+			xgpub_err("--xen: cannot reconnect to xenstore: %s",
+				  strerror(errno));
+			free(x);
+			return NULL;
+		}
 		x->polling = true;
 	}
 	the_xen = x;
@@ -643,13 +653,10 @@ int xgpub_xen_fd(struct xgpub_xen *x)
 void xgpub_xen_poll(struct xgpub_xen *x)
 {
 	char **vec;
-	bool any = false;
 
-	while (!x->polling && (vec = xs_check_watch(x->xs)) != NULL) {
+	/* level-triggered: the events only say "look again" */
+	while (!x->polling && (vec = xs_check_watch(x->xs)) != NULL)
 		free(vec);
-		any = true;
-	}
-	(void)any;	/* level-triggered: always look again */
 	scan(x);
 }
 

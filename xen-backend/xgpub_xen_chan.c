@@ -164,7 +164,15 @@ static void xchan_wait_gone(struct xgpub_transport *t)
 	snprintf(path, sizeof(path), "%s/state", x->fe);
 	if (!xs_watch(xs, path, "gone") ||
 	    !xs_watch(xs, "@releaseDomain", "gone")) {
-		/* no watches here (see xgpub_xen.c): look now and then */
+		/* no watches here (see xgpub_xen.c): a fresh handle, looked
+		 * at now and then */
+		xs_close(xs);
+		xs = xs_open(0);
+		if (!xs) {
+			xgpub_err("%s: watchdog: no xenstore connection",
+				  t->who);
+			return;
+		}
 		while (!chan_over(xs, x))
 			usleep(XGPUB_XEN_POLL_MS * 1000);
 	} else {
