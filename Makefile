@@ -138,7 +138,7 @@ kmod:
 xen-test: all
 	$(Q)O=$(O) tests/xen/run.sh
 
-test: unit integration gpu
+test: unit integration gpu xen-test
 
 # the README's test command: dependencies, then everything, then the
 # sanitizer pass
