@@ -275,11 +275,15 @@ build_all() {
 	# kernel module, against the headers of the guest kernel
 	HAVE_KMOD=0
 	if [ -f "$KMOD_DIR/Makefile" ]; then
-		if make -C "$KMOD_DIR" KDIR="$KDIR" >>"$BUILD_LOG" 2>&1 &&
-			[ -f "$KMOD_DIR/$KMOD_NAME.ko" ]; then
+		# built into $O/kmod, never the source tree: a stale module
+		# there must not stand in for this one
+		rm -f "$O/kmod/$KMOD_NAME.ko"
+		if make -C "$KMOD_DIR" KDIR="$KDIR" O="$O/kmod" \
+			>>"$BUILD_LOG" 2>&1 &&
+			[ -f "$O/kmod/$KMOD_NAME.ko" ]; then
 			HAVE_KMOD=1
 		else
-			BUILD_WHY="the module did not build (make -C $KMOD_DIR KDIR=$KDIR)"
+			BUILD_WHY="the module did not build (make -C $KMOD_DIR KDIR=$KDIR O=$O/kmod)"
 			return 1
 		fi
 	else
@@ -313,7 +317,7 @@ build_all() {
 	local U=$IMG/domu
 	skeleton "$U" || { BUILD_WHY="domU skeleton"; return 1; }
 	install -m 0755 tests/xen/domU-init.sh "$U/init"
-	[ "$HAVE_KMOD" = 1 ] && cp "$KMOD_DIR/$KMOD_NAME.ko" "$U/$KMOD_NAME.ko"
+	[ "$HAVE_KMOD" = 1 ] && cp "$O/kmod/$KMOD_NAME.ko" "$U/$KMOD_NAME.ko"
 	mkdir -p "$U/usr/lib/xgpu"
 	put_bin "$U" "$O/lib/libcuda.so.1" /usr/lib/xgpu/libcuda.so.1 &&
 	ln -s libcuda.so.1 "$U/usr/lib/xgpu/libcuda.so" &&
