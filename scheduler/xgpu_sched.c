@@ -356,6 +356,10 @@ void xgpu_sched_core_grant(struct xgpu_sched *s, struct xgpu_sched_guest *g,
 	g->picks++;
 	g->held = true;
 	g->hold_start = now;
+	for (unsigned int i = 0; i < s->n; i++)
+		s->g[i]->last = false;
+	g->last = true;
+	g->turn = 0;
 	s->holder = g;
 }
 
@@ -401,6 +405,16 @@ int xgpu_sched_core_charge(struct xgpu_sched *s, uint32_t id,
 		gpu_ns = XGPU_SCHED_CHARGE_MAX;
 	charge_stats(s, g, gpu_ns, now);
 	s->charged = sat_add(s->charged, gpu_ns);
+	/*
+	 * A turn: what the guest last given the GPU was charged since (its
+	 * drain may be charged after its release).  Charges outside turns
+	 * (tests, a worker's late report) say nothing about turn length.
+	 */
+	if (g->last) {
+		g->turn = sat_add(g->turn, gpu_ns);
+		if (g->turn > s->turn_max)
+			s->turn_max = g->turn;
+	}
 	/* a long kernel overshoots: the debt is charged, within bounds */
 	g->credit -= (int64_t)gpu_ns;
 	if (g->credit < debt)
@@ -438,6 +452,8 @@ static void account(struct xgpu_sched *s, uint64_t now)
 
 	if (s->account)
 		s->account(s, wall);
+	/* the longest turn fades by 1/16 a period (half in 11 periods) */
+	s->turn_max -= s->turn_max / 16;
 	/*
 	 * A period longer than the whole window (the daemon stalled, or
 	 * created us on another clock) says nothing about the last minute:

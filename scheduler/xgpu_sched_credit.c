@@ -22,14 +22,24 @@ static bool capped_out(const struct xgpu_sched_guest *g)
 }
 
 /*
- * Ceiling on credit: one period (parameter), the same for a capped guest:
- * its cap already bounds what it gets per period, and a lower ceiling
- * would give its credit away while it waits behind long kernels, so that
- * it would then lose the token to the others and fall short of its cap.
+ * Ceiling on credit: one period (parameter), or two of the longest recent
+ * turns if that is more, bounded by the debt limit.  Credit moves in steps
+ * of whole turns: a guest waiting for the others' turns must be able to
+ * bank what its weight earns meanwhile, or the ceiling eats the share of
+ * the heavy guests.  With kernels longer than a slice a turn is one or two
+ * kernels; 40 ms turns under a 30 ms ceiling gave 1:2:3 for 1:2:4.  The
+ * same for a capped guest: its cap already bounds what it gets per period,
+ * and a lower ceiling would give its credit away while it waits behind
+ * long kernels, so that it would then lose the token to the others and
+ * fall short of its cap.
  */
 static int64_t ceiling(const struct xgpu_sched *s)
 {
-	return (int64_t)s->p.credit_max_ns;
+	uint64_t c = s->p.credit_max_ns, t = 2 * s->turn_max;
+
+	if (t > c)
+		c = t < s->p.debt_max_ns ? t : s->p.debt_max_ns;
+	return (int64_t)c;
 }
 
 /*

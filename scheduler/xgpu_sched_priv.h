@@ -32,6 +32,8 @@ struct xgpu_sched_guest {
 	uint64_t hold_start;
 	uint64_t hold_end;	/* valid when held and not holding */
 	uint64_t gpu_ns;	/* all it was charged */
+	uint64_t turn;		/* charged since it was last given the GPU */
+	bool last;		/* the last guest given the GPU */
 	uint64_t used;		/* charged in the current period */
 	uint64_t last_used;	/* charged in the last period */
 	uint64_t picks;
@@ -52,6 +54,7 @@ struct xgpu_sched {
 	uint64_t next_acct;
 	uint64_t charged;	/* GPU ns charged in the current period */
 	uint64_t carry;		/* charged, not yet handed out as credit */
+	uint64_t turn_max;	/* longest recent turn (charged), decaying */
 	uint64_t last_wall;	/* wall time of the last period */
 	uint64_t win_wall[XGPU_SCHED_WIN_SLOTS];
 	unsigned int win_cur;	/* open slot */

@@ -9,8 +9,12 @@
  * it marks the work with an event on the same stream, in batches sized so
  * that a batch is about MARK_NS of GPU time (one event per long kernel,
  * one per many tiny ones, so a lone guest pays next to nothing).  At most
- * MAX_MARKS batches are in flight, so a revoked guest drains within about
- * MAX_MARKS x MARK_NS or one long kernel.  A completion thread waits for
+ * MAX_MARKS batches are in flight, and only one when a batch takes more
+ * than LONG_NS (a long kernel is a batch of its own), so a revoked guest
+ * drains within about MAX_MARKS x MARK_NS or one long kernel: that is the
+ * granularity of GPU sharing, since kernels cannot be preempted.  (With
+ * two 20 ms kernels in flight a turn was 40 ms, longer than the credit
+ * period.)  A completion thread waits for
  * each mark and adds the time between completions to gpu_ns: while the
  * guest holds the GPU alone, that is the GPU time its work took.
  */
@@ -28,6 +32,7 @@
 
 #define MAX_MARKS	2
 #define MARK_NS		1000000u	/* 1 ms of GPU work per mark */
+#define LONG_NS		(2 * MARK_NS)
 #define MAX_BATCH	64u
 #define POOL		32
 
@@ -54,6 +59,7 @@ static struct {
 	uint32_t b_nops;
 	uint32_t batch;			/* ops per mark, adapted */
 	uint64_t last_done, gpu_ns;
+	uint64_t mark_ns;		/* GPU time of the last mark */
 	bool stop;
 	/* events to reuse, with their context */
 	struct { CUcontext ctx; CUevent ev; } pool[POOL];
@@ -204,6 +210,7 @@ static void *completer(void *arg)
 			uint64_t d = now - start;
 
 			g.gpu_ns += d;
+			g.mark_ns = d;
 			/* ops per mark so that a mark is about MARK_NS */
 			if (m.nops) {
 				uint64_t per = d / m.nops + 1;
@@ -291,8 +298,8 @@ void xgpub_gate_done(struct xgpub_worker *w, uint16_t op,
 	set_busy(1);
 	if (g.b_nops >= g.batch)
 		mark_batch();
-	/* bounded work in flight */
-	while (g.n >= MAX_MARKS)
+	/* bounded work in flight: one long batch, or MAX_MARKS short ones */
+	while (g.n >= (g.mark_ns > LONG_NS ? 1u : MAX_MARKS))
 		pthread_cond_wait(&g.cv, &g.mu);
 	pthread_mutex_unlock(&g.mu);
 }
