@@ -71,7 +71,12 @@ report() {
 			mx=$(awk -v a="$mx" -v b="$nz" 'BEGIN{print (b>a)?b:a}')
 		fi
 	done
-	echo "$1:$line  min/max normalized $mn/$mx" | tee -a "$OUT/sched-summary.txt"
+	if [ "$mx" = 0 ]; then
+		echo "$1:$line" | tee -a "$OUT/sched-summary.txt"
+	else
+		echo "$1:$line  min/max normalized $mn/$mx" |
+			tee -a "$OUT/sched-summary.txt"
+	fi
 }
 
 : >"$OUT/sched-summary.txt"
