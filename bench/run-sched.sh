@@ -48,9 +48,9 @@ start() {	# start POLICY
 }
 stop() { kill "$DPID" 2>/dev/null; wait "$DPID" 2>/dev/null; rm -f "$T"/*.sock; }
 cli() { "$CLI" -s "$T/c.sock" "$@"; }
-tenant() {	# tenant NAME US SECS
+tenant() {	# tenant NAME US SECS [EVERY]
 	XGPU_SOCKET=$T/s.sock LD_LIBRARY_PATH=$LIB "$T/spin$1" "$2" "$3" \
-		>"$OUT/$PHASE.$1.out" 2>&1
+		${4:-} >"$OUT/$PHASE.$1.out" 2>&1
 }
 count() { sed -n 's/.*kernels=\([0-9]*\).*/\1/p' "$OUT/$PHASE.$1.out"; }
 
@@ -124,5 +124,17 @@ for pol in off credit; do
 	cp "$OUT/solo.solo.out" "$OUT/solo.$pol.out"
 	x=$(count solo)
 	echo "solo 1 ms kernels, sched $pol: $x kernels vs native $nat: ratio $(awk -v a="$x" -v b="$nat" 'BEGIN{printf "%.4f", a/b}')" | tee -a "$OUT/sched-summary.txt"
+done
+# one tenant in turns: a 100 us kernel, synchronise, again (the guest is
+# idle between turns, so the GPU changes hands at every turn: what the
+# scheduler's wake-up path costs)
+PHASE=solo
+XGPU_X=1 "$T/spinsolo" 100 $((SECS / 2)) 1 >"$OUT/turns.native.out"
+nat=$(sed -n 's/.*kernels=\([0-9]*\).*/\1/p' "$OUT/turns.native.out")
+for pol in off credit; do
+	start $pol; tenant solo 100 $((SECS / 2)) 1; stop
+	cp "$OUT/solo.solo.out" "$OUT/turns.$pol.out"
+	x=$(count solo)
+	echo "solo turns of one 100 us kernel + sync, sched $pol: $x turns vs native $nat: ratio $(awk -v a="$x" -v b="$nat" 'BEGIN{printf "%.4f", a/b}')" | tee -a "$OUT/sched-summary.txt"
 done
 rm -rf "$T"

@@ -2,8 +2,11 @@
 /*
  * spin: keeps the GPU busy with kernels of a fixed length for a while, as
  * a tenant of the scheduler benchmark (run-sched.sh).
- *   spin US SECONDS    kernels of US microseconds (one thread, timed by
- *                      the GPU's global timer) for SECONDS
+ *   spin US SECONDS [EVERY]
+ *                      kernels of US microseconds (one thread, timed by
+ *                      the GPU's global timer) for SECONDS, synchronising
+ *                      after every EVERY kernels (default 4; 1: turns of
+ *                      one kernel each, the guest idle in between)
  * Prints "spin kernels=N us=US seconds=S".
  */
 #include <cstdio>
@@ -25,6 +28,7 @@ int main(int argc, char **argv)
 {
 	long us = argc > 1 ? atol(argv[1]) : 1000;
 	double secs = argc > 2 ? atof(argv[2]) : 5.0;
+	long every = argc > 3 ? atol(argv[3]) : 4;
 	long n = 0;
 	auto t0 = std::chrono::steady_clock::now();
 
@@ -41,7 +45,8 @@ int main(int argc, char **argv)
 		spin<<<1, 1>>>((unsigned long long)us * 1000ull);
 		n++;
 		/* a few kernels queued at a time, as a real program would */
-		if (n % 4 == 0 && cudaDeviceSynchronize() != cudaSuccess) {
+		if (every > 0 && n % every == 0 &&
+		    cudaDeviceSynchronize() != cudaSuccess) {
 			printf("spin: kernel failed\n");
 			return 1;
 		}

@@ -161,6 +161,17 @@ bool xgpu_vcpu_enabled(const struct xgpu_vcpu *c)
 	return c && c->on;
 }
 
+const char *xgpu_vcpu_describe(const struct xgpu_vcpu *c)
+{
+	return c && c->on ? c->b->describe(c->priv) : "off";
+}
+
+void xgpu_vcpu_params_get(const struct xgpu_vcpu *c,
+			  struct xgpu_vcpu_params *p)
+{
+	*p = c->p;
+}
+
 static struct vdom *find(const struct xgpu_vcpu *c, uint32_t domid)
 {
 	unsigned int i;

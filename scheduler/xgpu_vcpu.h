@@ -111,6 +111,10 @@ struct xgpu_vcpu *xgpu_vcpu_create(const char *backend,
 /* restores every domain's base weight */
 void xgpu_vcpu_destroy(struct xgpu_vcpu *c);
 bool xgpu_vcpu_enabled(const struct xgpu_vcpu *c);
+/* what it drives ("off" when off) and its parameters, defaults filled in */
+const char *xgpu_vcpu_describe(const struct xgpu_vcpu *c);
+void xgpu_vcpu_params_get(const struct xgpu_vcpu *c,
+			  struct xgpu_vcpu_params *p);
 
 /* reads the base weight, sets the target */
 int xgpu_vcpu_dom_add(struct xgpu_vcpu *c, uint32_t domid,

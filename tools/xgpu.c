@@ -48,6 +48,12 @@ static void usage(FILE *f)
 "                              show or set one guest's weight (1..65535,\n"
 "                              default 256) and cap (%% of one GPU, 0: none)\n"
 "  top [-d SECONDS] [-n N]     refreshing view of `list`\n"
+"  stats [--json]              the scheduler's counters (wake-ups, steps)\n"
+"  vcpu [on [-b PCT[:MS]] | off] [--json]\n"
+"                              VCPU coordination: show it, or switch it\n"
+"                              (Xen VCPU weights follow GPU weights; a\n"
+"                              domain whose GPU work completed gets PCT%%\n"
+"                              of its weight for MS ms)\n"
 "\n"
 "  -s, --socket PATH           the daemon's control socket\n"
 "                              (default /run/xgpu/control.sock, or $XGPU_CONTROL)\n"
@@ -556,6 +562,103 @@ static int cmd_top(int argc, char **argv)
 	return 0;
 }
 
+static int cmd_stats(int argc, char **argv)
+{
+	char *data, *line;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--json") && strcmp(argv[i], "-j")) {
+			usage(stderr);
+			return 2;
+		}
+		json = true;
+	}
+	data = ask("stats");
+	if (!data)
+		return 1;
+	if (json) {
+		print_json(data, "stats");
+		return 0;
+	}
+	for (line = strtok(data, "\n"); line; line = strtok(NULL, "\n"))
+		if (!strncmp(line, "stats ", 6))
+			printf("%s\n", line + 6);
+	return 0;
+}
+
+static int cmd_vcpu(int argc, char **argv)
+{
+	const char *mode = NULL, *boost = NULL;
+	char req[128], *data, *line;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json") || !strcmp(argv[i], "-j"))
+			json = true;
+		else if ((!strcmp(argv[i], "-b") ||
+			  !strcmp(argv[i], "--boost")) && i + 1 < argc)
+			boost = argv[++i];
+		else if (!mode && (!strcmp(argv[i], "on") ||
+				   !strcmp(argv[i], "off")))
+			mode = argv[i];
+		else {
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (boost && (!mode || strcmp(mode, "on") ||
+		      strspn(boost, "0123456789:") != strlen(boost))) {
+		usage(stderr);
+		return 2;
+	}
+	snprintf(req, sizeof(req), "vcpu%s%s%s%s", mode ? " " : "",
+		 mode ? mode : "", boost ? " " : "", boost ? boost : "");
+	data = ask(req);
+	if (!data)
+		return 1;
+	if (json) {
+		printf("{\"coordinator\": ");
+		print_json(data, "vcpu");
+		printf(", \"domains\": ");
+		print_json(data, "dom");
+		printf("}\n");
+		return 0;
+	}
+	for (line = strtok(data, "\n"); line; line = strtok(NULL, "\n")) {
+		char b[9][96];
+
+		if (!strncmp(line, "vcpu ", 5)) {
+			if (strcmp(val(line, "state", b[0], 96), "on")) {
+				printf("VCPU coordination: off\n");
+				continue;
+			}
+			printf("VCPU coordination: on (%s); boost %s%% of the "
+			       "weight for %s ms, at most %s weight "
+			       "hypercalls/s per domain\n",
+			       val(line, "backend", b[1], 96),
+			       val(line, "boost_pct", b[2], 96),
+			       val(line, "boost_ms", b[3], 96),
+			       val(line, "rate", b[4], 96));
+			printf("%-6s %-20s %6s %6s %6s %6s %7s %8s %8s\n",
+			       "Dom", "Key", "GPU-W", "Base", "Target", "Now",
+			       "Boosted", "Boosts", "Skipped");
+			continue;
+		}
+		if (strncmp(line, "dom ", 4))
+			continue;
+		printf("%-6s %-20.20s %6s %6s %6s %6s %7s %8s %8s\n",
+		       val(line, "id", b[0], 96), val(line, "key", b[1], 96),
+		       val(line, "gpu_weight", b[2], 96),
+		       val(line, "base", b[3], 96),
+		       val(line, "target", b[4], 96),
+		       val(line, "current", b[5], 96),
+		       strcmp(val(line, "boosted", b[6], 96), "0") ? "yes" :
+								     "no",
+		       val(line, "boosts", b[7], 96),
+		       val(line, "skipped", b[8], 96));
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *env = getenv("XGPU_CONTROL");
@@ -593,6 +696,10 @@ int main(int argc, char **argv)
 		return cmd_sched(argc, argv);
 	if (!strcmp(argv[0], "top"))
 		return cmd_top(argc, argv);
+	if (!strcmp(argv[0], "vcpu"))
+		return cmd_vcpu(argc, argv);
+	if (!strcmp(argv[0], "stats"))
+		return cmd_stats(argc, argv);
 	if (!strcmp(argv[0], "help")) {
 		usage(stdout);
 		return 0;

@@ -175,6 +175,8 @@ struct xgpub_wstat {
 	uint32_t grant;		/* daemon: may submit GPU work (futex) */
 	uint32_t want;		/* worker: has requests to serve */
 	uint32_t busy;		/* worker: GPU work in flight */
+	uint32_t submitting;	/* worker: a GPU op is being submitted */
+	uint32_t drained;	/* worker: count of busy 1 -> 0 */
 	uint64_t _rsvd[4];
 };
 

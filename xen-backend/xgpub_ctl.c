@@ -26,6 +26,7 @@
 
 #include "xgpub.h"
 #include "xgpub_ctl.h"
+#include "xgpub_sched_glue.h"
 
 #define MAX_REPLY (256u * 1024u)
 #define MAX_CLIENTS 16
@@ -165,6 +166,10 @@ static void handle(int fd)
 		xgpub_guests_list(&o);
 	} else if (!strcmp(argv[0], "sched-credit")) {
 		xgpub_guests_sched_credit(&o, argc - 1, argv + 1);
+	} else if (!strcmp(argv[0], "stats") && argc == 1) {
+		xgpub_sched_stats(&o);
+	} else if (!strcmp(argv[0], "vcpu")) {
+		xgpub_vcpu_ctl(&o, argc - 1, argv + 1);
 	} else {
 		xgpub_out(&o, "error unknown command: %.64s\n", argv[0]);
 	}

@@ -22,6 +22,7 @@
 #include <linux/futex.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -70,10 +71,18 @@ int xgpub_sched_kick_fd = -1;
 
 static void kick_daemon(void)
 {
+	static bool warned;
 	uint64_t one = 1;
 
-	if (xgpub_sched_kick_fd >= 0)
-		(void)!write(xgpub_sched_kick_fd, &one, sizeof(one));
+	/* EAGAIN: the counter is full, the daemon will look anyway */
+	if (xgpub_sched_kick_fd >= 0 &&
+	    write(xgpub_sched_kick_fd, &one, sizeof(one)) < 0 &&
+	    errno != EAGAIN && !warned) {
+		/* the scheduler then only reacts on its timers */
+		xgpub_err("cannot kick the GPU scheduler: %s",
+			  strerror(errno));
+		warned = true;
+	}
 }
 
 static void set_busy(uint32_t v)
@@ -227,8 +236,11 @@ static void *completer(void *arg)
 			event_put(m.ctx, m.ev);
 		g.head = (g.head + 1) % (MAX_MARKS + 1);
 		g.n--;
-		if (!g.n && !g.b_nops)
+		if (!g.n && !g.b_nops) {
+			__atomic_add_fetch(&g.st->drained, 1,
+					   __ATOMIC_RELEASE);
 			set_busy(0);
+		}
 		pthread_cond_broadcast(&g.cv);
 	}
 	pthread_mutex_unlock(&g.mu);
@@ -264,6 +276,7 @@ static void futex_wait(uint32_t *addr, uint32_t val, int ms)
 void xgpub_gate_enter(struct xgpub_worker *w)
 {
 	(void)w;
+	__atomic_store_n(&g.st->submitting, 1, __ATOMIC_RELEASE);
 	if (!__atomic_load_n(&g.st->want, __ATOMIC_RELAXED)) {
 		__atomic_store_n(&g.st->want, 1, __ATOMIC_RELEASE);
 		kick_daemon();
@@ -284,6 +297,7 @@ void xgpub_gate_done(struct xgpub_worker *w, uint16_t op,
 {
 	CUstream s;
 
+	__atomic_store_n(&g.st->submitting, 0, __ATOMIC_RELEASE);
 	if (rc || xgpub_stream(w, op_stream(op, payload), &s))
 		return;
 	pthread_mutex_lock(&g.mu);

@@ -158,11 +158,19 @@ void xgpub_guests_list(struct xgpub_out *o)
 		xgpub_guest_settings(g->key, &w, &cap);
 		memset(&v, 0, sizeof(v));
 		xgpub_sched_view(g->key, &v);
+		char vw[48] = "vcpu_weight=- vcpu_boosts=-";
+		unsigned int vcw;
+		unsigned long vcb;
+
+		if (g->kind == XGPUB_CHILD_XEN &&
+		    xgpub_vcpu_info(g->id, &vcw, &vcb))
+			snprintf(vw, sizeof(vw),
+				 "vcpu_weight=%u vcpu_boosts=%lu", vcw, vcb);
 		xgpub_out(o, "guest kind=%s id=%u name=%s key=%s channels=%d "
 			  "pids=%s weight=%u cap=%u credit_us=%lld state=%s "
 			  "gpu_ms=%llu share_period=%.1f share_minute=%.1f "
 			  "mem_mib=%llu quota_mib=%llu calls=%llu "
-			  "calls_per_s=%.1f qdepth=%u\n",
+			  "calls_per_s=%.1f qdepth=%u %s\n",
 			  g->kind == XGPUB_CHILD_XEN ? "xen" : "local", g->id,
 			  g->name, g->key, g->nch, g->pids, w, cap,
 			  (long long)(v.credit_ns / 1000), v.state,
@@ -171,7 +179,7 @@ void xgpub_guests_list(struct xgpub_out *o)
 			  v.share_period, v.share_minute,
 			  (unsigned long long)(g->mem >> 20),
 			  (unsigned long long)(g->quota >> 20),
-			  (unsigned long long)g->calls, g->rate, g->qdepth);
+			  (unsigned long long)g->calls, g->rate, g->qdepth, vw);
 	}
 }
 

@@ -55,6 +55,11 @@ static void usage(FILE *f)
 "  -c, --control PATH     control socket for the xgpu CLI (root only;\n"
 "                         default /run/xgpu/control.sock, \"none\": off)\n"
 "      --max-channels N   channels (processes) per Xen device (default 16)\n"
+"      --vcpu-coord on|off  keep Xen VCPU weights in step with GPU weights\n"
+"                         and boost a domain whose GPU work completed\n"
+"                         (default on with --xen and the scheduler on)\n"
+"      --vcpu-boost PCT[:MS] boosted VCPU weight, %% of its target, and how\n"
+"                         long (default 200:10; 100: no boost)\n"
 "  -f, --foreground       stay in the foreground and log to stderr\n"
 "  -d, --driver PATH      the host's CUDA driver (absolute path); default:\n"
 "                         the first of the usual locations that loads\n"
@@ -91,6 +96,13 @@ static void reap_workers(void)
 		if (WIFEXITED(status))
 			xgpub_info("worker of %s (pid %d) exited with status "
 				   "%d", who, pid, WEXITSTATUS(status));
+		else if (WIFSIGNALED(status) &&
+			 (WTERMSIG(status) == SIGTERM ||
+			  WTERMSIG(status) == SIGKILL))
+			/* how the daemon stops a worker (guest gone or
+			 * closing, or shutdown): not an error */
+			xgpub_info("worker of %s (pid %d) stopped (signal %d)",
+				   who, pid, WTERMSIG(status));
 		else if (WIFSIGNALED(status))
 			xgpub_err("worker of %s (pid %d) killed by signal %d",
 				  who, pid, WTERMSIG(status));
@@ -135,6 +147,8 @@ int main(int argc, char **argv)
 		{ "control", required_argument, NULL, 'c' },
 		{ "sched", required_argument, NULL, 's' },
 		{ "max-channels", required_argument, NULL, 'C' },
+		{ "vcpu-coord", required_argument, NULL, 'V' },
+		{ "vcpu-boost", required_argument, NULL, 'B' },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "driver", required_argument, NULL, 'd' },
 		{ "fake", no_argument, NULL, 'F' },
@@ -158,6 +172,8 @@ int main(int argc, char **argv)
 	const char *sched_policy = "credit";
 	int kfd = -1;
 	uint64_t sched_next = 0;
+	bool vcpu_on = true;
+	unsigned int boost_pct = 0, boost_ms = 0;
 	int cfd = -1;
 	uint64_t last_tick = 0;
 	bool foreground = false, fake = false, use_xen = false;
@@ -195,6 +211,26 @@ int main(int argc, char **argv)
 				fprintf(stderr, "xen-gpubackd: --max-channels "
 					"must be 1..%u\n",
 					XGPUIF_XEN_MAX_CHANNELS);
+				return 2;
+			}
+			break;
+		case 'V':
+			if (!strcmp(optarg, "on") || !strcmp(optarg, "off")) {
+				vcpu_on = !strcmp(optarg, "on");
+				break;
+			}
+			fprintf(stderr, "xen-gpubackd: --vcpu-coord on|off\n");
+			return 2;
+		case 'B':
+			boost_pct = (unsigned int)strtoul(optarg, &end, 10);
+			if (*end == ':')
+				boost_ms = (unsigned int)strtoul(end + 1, &end,
+								 10);
+			if (boost_pct < 100 || boost_pct > 10000 ||
+			    boost_ms > 1000) {
+				fprintf(stderr, "xen-gpubackd: --vcpu-boost "
+					"PCT[:MS]: PCT 100..10000, MS "
+					"0..1000\n");
 				return 2;
 			}
 			break;
@@ -309,8 +345,8 @@ int main(int argc, char **argv)
 	kfd = xgpub_sched_start(sched_policy);
 	if (kfd == -2)
 		return 1;
-	if (kfd >= 0)
-		xgpub_daemon_fd(kfd);
+	/* not a daemon-only descriptor: the workers kick through it */
+	xgpub_vcpu_start(use_xen, vcpu_on, boost_pct, boost_ms);
 	if (use_xen) {
 		xen = xgpub_xen_start(&lim, &opt);
 		if (!xen) {
@@ -424,6 +460,7 @@ int main(int argc, char **argv)
 		}
 	}
 	xgpub_info("stopping");
+	xgpub_sched_stop();
 	xgpub_children_kill(SIGTERM);
 	xgpub_xen_stop(xen);
 	xgpub_ctl_close();

@@ -12,6 +12,13 @@
  * slice ends or it runs out of work; then, unless it is alone, its grant
  * is withdrawn and the daemon waits for its work in flight to DRAIN
  * before it charges it and gives the GPU to the next guest.
+ *
+ * The VCPU coordinator (scheduler/xgpu_vcpu.h) rides on the same view:
+ * a Xen guest joining is added with its GPU weight (its VCPU weight
+ * follows), a weight change is passed on, and a guest whose work in
+ * flight just drained (busy 1 -> 0, the worker kicks) with nothing more
+ * wanted is reported as completed, which boosts its VCPUs so that the
+ * thread waiting for that completion runs and issues the next batch.
  */
 #include <errno.h>
 #include <limits.h>
@@ -21,12 +28,15 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
+#include <syslog.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "xgpub.h"
+#include "xgpub_ctl.h"
 #include "xgpub_sched_glue.h"
 #include "xgpu_sched.h"
+#include "xgpu_vcpu.h"
 
 #define MAX_G 1024
 
@@ -37,9 +47,15 @@ struct sg {
 	uint32_t weight, cap;
 	uint64_t gpu;			/* sum of its workers' gpu_ns */
 	bool busy;
+	bool submitting;		/* a GPU op is on its way in */
+	uint32_t drained;		/* sum of its workers' counts */
+	uint32_t drained_seen;		/* ... at the previous step */
+	bool vcpu;			/* known to the VCPU coordinator */
 };
 
 static struct xgpu_sched *S;
+static struct xgpu_vcpu *V;		/* NULL: no VCPU coordination */
+static uint64_t kicks, runs;		/* for `stats` */
 static struct sg gs[MAX_G];
 static enum { NONE, HOLD, DRAIN } state;
 static uint32_t cur;			/* holder or draining guest */
@@ -93,6 +109,172 @@ int xgpub_sched_start(const char *policy)
 	return xgpub_sched_kick_fd;
 }
 
+static bool is_xen(uint32_t id)
+{
+	return id < 0x100000u;
+}
+
+static void vcpu_log(void *arg, int level, const char *msg)
+{
+	(void)arg;
+	if (level <= LOG_WARNING)
+		xgpub_err("%s", msg);
+	else if (level >= LOG_DEBUG)
+		xgpub_dbg("%s", msg);
+	else
+		xgpub_info("%s", msg);
+}
+
+static bool vcpu_xen;			/* Xen guests served */
+static unsigned int vcpu_pct, vcpu_ms;
+
+/* create the coordinator and add the Xen guests known now; 0 or why not */
+static const char *vcpu_on(void)
+{
+	struct xgpu_vcpu_params p = {
+		.boost_pct = vcpu_pct,
+		.boost_ns = (uint64_t)vcpu_ms * 1000000u,
+	};
+	uint64_t now = xgpub_now_ns();
+
+	if (!vcpu_xen)
+		return "no Xen guests served (local transport only)";
+	if (!S)
+		return "it follows the GPU scheduler, which is off";
+	V = xgpu_vcpu_create("xenctrl", &p, vcpu_log, NULL);
+	if (!V)
+		return "bad parameters";
+	if (!xgpu_vcpu_enabled(V)) {
+		xgpu_vcpu_destroy(V);
+		V = NULL;
+		return "libxenctrl unusable (see the log)";
+	}
+	for (int i = 0; i < MAX_G; i++)
+		if (gs[i].used && gs[i].key[0] && is_xen(gs[i].id) &&
+		    !xgpu_vcpu_dom_add(V, gs[i].id, gs[i].weight, now))
+			gs[i].vcpu = true;
+	return NULL;
+}
+
+static void vcpu_off(void)
+{
+	/* gives every domain its own VCPU weight back */
+	xgpu_vcpu_destroy(V);
+	V = NULL;
+	for (int i = 0; i < MAX_G; i++)
+		gs[i].vcpu = false;
+}
+
+void xgpub_vcpu_start(bool xen, bool on, unsigned int boost_pct,
+		      unsigned int boost_ms)
+{
+	const char *why;
+
+	vcpu_xen = xen;
+	vcpu_pct = boost_pct;
+	vcpu_ms = boost_ms;
+	if (!on) {
+		xgpub_info("vcpu coordinator off: --vcpu-coord off");
+		return;
+	}
+	why = vcpu_on();
+	if (why && xen && S)
+		xgpub_err("vcpu coordinator off: %s", why);
+	else if (why)
+		xgpub_info("vcpu coordinator off: %s", why);
+}
+
+/* control socket: stats */
+void xgpub_sched_stats(struct xgpub_out *o)
+{
+	xgpub_out(o, "ok\nstats sched=%s kicks=%llu runs=%llu vcpu=%s\n",
+		  S ? "on" : "off", (unsigned long long)kicks,
+		  (unsigned long long)runs, V ? "on" : "off");
+}
+
+/* control socket: vcpu [on [PCT[:MS]] | off] */
+void xgpub_vcpu_ctl(struct xgpub_out *o, int argc, char **argv)
+{
+	struct xgpu_vcpu_params p;
+	char what[96];
+
+	if (argc >= 1 && !strcmp(argv[0], "off") && argc == 1) {
+		if (V)
+			xgpub_info("vcpu coordinator off (xgpu vcpu off)");
+		vcpu_off();
+	} else if (argc >= 1 && !strcmp(argv[0], "on") && argc <= 2) {
+		unsigned int pct = vcpu_pct, ms = vcpu_ms;
+		const char *why;
+
+		if (argc == 2) {
+			char *end;
+
+			pct = (unsigned int)strtoul(argv[1], &end, 10);
+			ms = 0;
+			if (*end == ':')
+				ms = (unsigned int)strtoul(end + 1, &end, 10);
+			if (*end || pct < 100 || pct > 10000 || ms > 1000) {
+				xgpub_out(o, "error boost: PCT[:MS], PCT "
+					  "100..10000, MS 0..1000\n");
+				return;
+			}
+		}
+		vcpu_off();
+		vcpu_pct = pct;
+		vcpu_ms = ms;
+		why = vcpu_on();
+		if (why) {
+			xgpub_out(o, "error vcpu coordinator off: %s\n", why);
+			return;
+		}
+	} else if (argc) {
+		xgpub_out(o, "error usage: vcpu [on [PCT[:MS]] | off]\n");
+		return;
+	}
+	xgpub_out(o, "ok\n");
+	if (!V) {
+		xgpub_out(o, "vcpu state=off\n");
+		return;
+	}
+	xgpu_vcpu_params_get(V, &p);
+	/* one word: the reply is space-separated key=value */
+	snprintf(what, sizeof(what), "%s", xgpu_vcpu_describe(V));
+	for (char *q = what; *q; q++)
+		if (*q == ' ' || *q == '=')
+			*q = '_';
+	xgpub_out(o, "vcpu state=on backend=%s boost_pct=%u boost_ms=%.1f "
+		  "rate=%u\n", what, p.boost_pct,
+		  (double)p.boost_ns / 1e6, p.max_hypercalls_per_sec);
+	for (int i = 0; i < MAX_G; i++) {
+		struct xgpu_vcpu_dom_info in;
+
+		if (!gs[i].vcpu || xgpu_vcpu_dom_info(V, gs[i].id, &in))
+			continue;
+		xgpub_out(o, "dom id=%u key=%s gpu_weight=%u base=%u "
+			  "target=%u current=%u boosted=%d boosts=%lu "
+			  "skipped=%lu hypercalls=%lu\n", gs[i].id, gs[i].key,
+			  gs[i].weight, in.base, in.target, in.current,
+			  in.boosted, in.boosts, in.skipped, in.hypercalls);
+	}
+}
+
+void xgpub_sched_stop(void)
+{
+	vcpu_off();
+}
+
+bool xgpub_vcpu_info(uint32_t domid, unsigned int *weight,
+		     unsigned long *boosts)
+{
+	struct xgpu_vcpu_dom_info in;
+
+	if (!V || xgpu_vcpu_dom_info(V, domid, &in))
+		return false;
+	*weight = in.current;
+	*boosts = in.boosts;
+	return true;
+}
+
 struct gather {
 	uint64_t now;
 };
@@ -118,13 +300,21 @@ static void gather_child(struct xgpub_child *c, void *arg)
 		g->weight = w;
 		g->cap = cap;
 		xgpu_sched_guest_set(S, g->id, w, cap, ga->now);
+		if (V && is_xen(g->id) &&
+		    !xgpu_vcpu_dom_add(V, g->id, w, ga->now))
+			g->vcpu = true;
 	}
 	if (!g->seen) {
 		g->seen = true;
 		g->gpu = 0;
 		g->busy = false;
+		g->submitting = false;
+		g->drained = 0;
 		g->runnable = false;
 	}
+	g->drained += __atomic_load_n(&c->st->drained, __ATOMIC_ACQUIRE);
+	g->submitting |= __atomic_load_n(&c->st->submitting,
+					 __ATOMIC_ACQUIRE) != 0;
 	g->gpu += __atomic_load_n(&c->st->gpu_ns, __ATOMIC_RELAXED);
 	g->busy |= __atomic_load_n(&c->st->busy, __ATOMIC_ACQUIRE) != 0;
 	g->runnable |= __atomic_load_n(&c->st->want, __ATOMIC_ACQUIRE) ||
@@ -165,12 +355,13 @@ uint64_t xgpub_sched_run(void)
 
 	if (!S)
 		return now + 1000000000u;
+	runs++;
 	/* drain the kicks: we look at everything anyway */
 	{
 		uint64_t v;
 
 		while (read(xgpub_sched_kick_fd, &v, sizeof(v)) > 0)
-			;
+			kicks += v;
 	}
 	for (int i = 0; i < MAX_G; i++)
 		gs[i].seen = false;
@@ -181,6 +372,8 @@ uint64_t xgpub_sched_run(void)
 		if (!g->used)
 			continue;
 		if (!g->seen) {
+			if (g->vcpu)
+				xgpu_vcpu_dom_remove(V, g->id, now);
 			xgpu_sched_guest_remove(S, g->id, now);
 			if (state != NONE && cur == g->id)
 				state = NONE;
@@ -188,8 +381,24 @@ uint64_t xgpub_sched_run(void)
 			continue;
 		}
 		xgpu_sched_guest_runnable(S, g->id, g->runnable, now);
+		/*
+		 * Its work in flight drained since the last look (a count,
+		 * since a short batch may come and go between two looks).
+		 * Unless it is already submitting more, a thread of the
+		 * guest now waits for that completion to issue the next.
+		 */
+		if (g->vcpu && (int32_t)(g->drained - g->drained_seen) > 0)
+			xgpu_vcpu_completed(V, g->id,
+					    g->busy || g->submitting, now);
+		g->drained_seen = g->drained;
 	}
 	next = xgpu_sched_tick(S, now);
+	if (V) {
+		uint64_t vn = xgpu_vcpu_tick(V, now);
+
+		if (vn < next)
+			next = vn;
+	}
 
 	h = state != NONE ? sg_find(cur, false) : NULL;
 	for (int i = 0; i < MAX_G; i++)
@@ -288,5 +497,7 @@ void xgpub_sched_settings_changed(const char *key, uint32_t weight,
 		gs[i].weight = weight;
 		gs[i].cap = cap;
 		xgpu_sched_guest_set(S, gs[i].id, weight, cap, xgpub_now_ns());
+		if (gs[i].vcpu)
+			xgpu_vcpu_dom_set(V, gs[i].id, weight, xgpub_now_ns());
 	}
 }

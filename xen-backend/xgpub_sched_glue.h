@@ -6,6 +6,7 @@
 #ifndef XGPUB_SCHED_GLUE_H
 #define XGPUB_SCHED_GLUE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -22,6 +23,21 @@ struct xgpub_sched_view {
 /* start the scheduler ("credit", "fifo"; "off": -1); the fd workers kick,
  * or -2 on error */
 int xgpub_sched_start(const char *policy);
+/* the VCPU coordinator (after xgpub_sched_start): on only for Xen guests,
+ * with the scheduler on, and where libxenctrl loads; logs which */
+void xgpub_vcpu_start(bool xen, bool on, unsigned int boost_pct,
+		      unsigned int boost_ms);
+/* VCPU weight now and boosts so far of a Xen domain (false: none) */
+bool xgpub_vcpu_info(uint32_t domid, unsigned int *weight,
+		     unsigned long *boosts);
+/* control socket command "vcpu [on [PCT[:MS]] | off]" */
+struct xgpub_out;
+void xgpub_vcpu_ctl(struct xgpub_out *o, int argc, char **argv);
+/* control socket command "stats": the scheduler's counters (kicks: wake-ups
+ * from workers, runs: scheduling steps) */
+void xgpub_sched_stats(struct xgpub_out *o);
+/* at exit: give the domains their VCPU weights back */
+void xgpub_sched_stop(void);
 /* one step of the daemon's side; returns when to come back (ns) */
 uint64_t xgpub_sched_run(void);
 
