@@ -33,9 +33,13 @@ CFLAGS_BASE += -fsanitize=address,undefined -fno-omit-frame-pointer \
 LDSAN := -fsanitize=address,undefined
 endif
 # Xen's user-space libraries, linked statically: the daemon then also runs
-# on GPU hosts without Xen installed (--local only)
-XEN_LIBS := -Wl,-Bstatic -lxenstore -lxengnttab -lxenevtchn -lxentoolcore \
-	-lxentoollog -Wl,-Bdynamic
+# on GPU hosts without Xen installed (--local only).  None of their symbols
+# may be exported: the daemon dlopens libxenstore.so.4 where Xen is
+# installed (watches need its reader thread), whose own calls must not
+# bind to the static copy (xen-backend/xgpub_xs.h).
+XEN_ARCHIVES := libxenstore.a:libxengnttab.a:libxenevtchn.a:libxentoolcore.a:libxentoollog.a
+XEN_LIBS := -Wl,--exclude-libs,$(XEN_ARCHIVES) -Wl,-Bstatic -lxenstore \
+	-lxengnttab -lxenevtchn -lxentoolcore -lxentoollog -Wl,-Bdynamic
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck)
 
 LIB_SRCS := $(sort $(wildcard xen-frontend/lib/*.c))

@@ -99,10 +99,19 @@ static void reap_workers(void)
 		else if (WIFSIGNALED(status) &&
 			 (WTERMSIG(status) == SIGTERM ||
 			  WTERMSIG(status) == SIGKILL))
+		{
 			/* how the daemon stops a worker (guest gone or
-			 * closing, or shutdown): not an error */
-			xgpub_info("worker of %s (pid %d) stopped (signal %d)",
-				   who, pid, WTERMSIG(status));
+			 * closing, or shutdown): not an error; the Xen
+			 * transport logs why it stopped one */
+			if (c && c->kind == XGPUB_CHILD_XEN)
+				xgpub_dbg("worker of %s (pid %d) stopped "
+					  "(signal %d)", who, pid,
+					  WTERMSIG(status));
+			else
+				xgpub_info("worker of %s (pid %d) stopped "
+					   "(signal %d)", who, pid,
+					   WTERMSIG(status));
+		}
 		else if (WIFSIGNALED(status))
 			xgpub_err("worker of %s (pid %d) killed by signal %d",
 				  who, pid, WTERMSIG(status));

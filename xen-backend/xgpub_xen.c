@@ -19,17 +19,29 @@
  *           frontend node gone and no worker -> remove our ch/<n>.
  *   domain released -> kill its workers (their exit unmaps its grants,
  *           so Xen can finish destroying it) and drop its backend nodes.
+ *   daemon stopped: SIGTERM -> workers stopped, each channel Closed once
+ *           its worker is gone (pages unmapped), devices Closing (the
+ *           frontends close and wait); SIGKILL -> each worker sees the
+ *           daemon's pipe end and closes its channel itself.  The next
+ *           daemon answers the frontends afresh and refuses channels that
+ *           the old one served ("the backend restarted").
+ *
+ * Watches need the threaded libxenstore.so.4 (xgpub_xs.h); without it the
+ * daemon looks every XGPUB_XEN_POLL_MS instead.
  *
  * The daemon itself never maps a guest page: a guest's bad values can
  * only hurt the one worker that serves them.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <xenstore.h>
@@ -37,6 +49,7 @@
 
 #include "xgpub.h"
 #include "xgpub_xen.h"
+#include "xgpub_xs.h"
 
 #define BE_ROOT	"/local/domain/0/backend/" XGPUIF_XEN_DEVTYPE
 #define MAX_DEVS 256
@@ -62,11 +75,14 @@ struct xdev {
 struct xgpub_xen {
 	struct xs_handle *xs;
 	bool polling;		/* no watches: look every POLL_MS */
+	int fd;			/* watch events wake the daemon here */
+	int alive_w;		/* workers see its end: the daemon died */
 	struct xgpub_xen_limits lim;
 	struct xdev dev[MAX_DEVS];
 };
 
 static struct xgpub_xen *the_xen;
+int xgpub_xen_alive_fd = -1;
 
 /*
  * Is the domain still there?  Its /local/domain/<id> directory, which the
@@ -80,7 +96,7 @@ bool xgpub_xen_dom_alive(struct xs_handle *xs, unsigned int domid)
 	unsigned int n = 0;
 
 	snprintf(path, sizeof(path), "/local/domain/%u", domid);
-	e = xs_directory(xs, XBT_NULL, path, &n);
+	e = xgpub_xs->directory(xs, XBT_NULL, path, &n);
 	if (!e)
 		return false;
 	free(e);
@@ -93,7 +109,7 @@ static char *rd(struct xgpub_xen *x, const char *dir, const char *node)
 	unsigned int len;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, node);
-	return xs_read(x->xs, XBT_NULL, path, &len);
+	return xgpub_xs->read(x->xs, XBT_NULL, path, &len);
 }
 
 static long rd_long(struct xgpub_xen *x, const char *dir, const char *node,
@@ -124,7 +140,7 @@ static void wr(struct xgpub_xen *x, const char *dir, const char *node,
 	vsnprintf(val, sizeof(val), fmt, ap);
 	va_end(ap);
 	snprintf(path, sizeof(path), "%s/%s", dir, node);
-	if (!xs_write(x->xs, XBT_NULL, path, val, strlen(val)))
+	if (!xgpub_xs->write(x->xs, XBT_NULL, path, val, strlen(val)))
 		xgpub_err("xenstore: cannot write %s: %s", path,
 			  strerror(errno));
 }
@@ -135,7 +151,7 @@ static void rm(struct xgpub_xen *x, const char *dir, const char *node)
 
 	snprintf(path, sizeof(path), "%s%s%s", dir, node ? "/" : "",
 		 node ? node : "");
-	xs_rm(x->xs, XBT_NULL, path);
+	xgpub_xs->rm(x->xs, XBT_NULL, path);
 }
 
 void xgpub_xen_domain_name(struct xgpub_xen *x, uint32_t domid, char *buf,
@@ -150,7 +166,7 @@ void xgpub_xen_domain_name(struct xgpub_xen *x, uint32_t domid, char *buf,
 	if (!x)
 		return;
 	snprintf(path, sizeof(path), "/local/domain/%u/name", domid);
-	v = xs_read(x->xs, XBT_NULL, path, &n);
+	v = xgpub_xs->read(x->xs, XBT_NULL, path, &n);
 	if (v) {
 		snprintf(buf, len, "%s", v);
 		free(v);
@@ -169,6 +185,15 @@ static int chan_main(void *p)
 {
 	struct chan_arg *a = p;
 	struct xgpub_transport *t;
+
+	/*
+	 * Not killed with the daemon (xgpub_spawn's PDEATHSIG): the worker's
+	 * watchdog sees the daemon's pipe end, tells the guest (ch/<n>/error,
+	 * Closed: its process gets EPIPE instead of waiting for a daemon
+	 * that is not there) and the worker ends.
+	 */
+	if (xgpub_xen_alive_fd >= 0)
+		prctl(PR_SET_PDEATHSIG, 0);
 
 	if (xgpub_xen_chan_open(a->domid, a->devid, a->ch, &a->lim, &t))
 		return 3;
@@ -195,7 +220,7 @@ static void spawn_channel(struct xgpub_xen *x, struct xdev *d,
 	info.ch = c->n;
 	xgpub_xen_domain_name(x, d->domid, info.name, sizeof(info.name));
 	snprintf(path, sizeof(path), "%s/ch/%u/name", d->fe, c->n);
-	name = xs_read(x->xs, XBT_NULL, path, &len);
+	name = xgpub_xs->read(x->xs, XBT_NULL, path, &len);
 	if (name) {
 		for (char *q = name; *q; q++)
 			if (*q < 0x20 || *q > 0x7e)
@@ -217,11 +242,73 @@ static void spawn_channel(struct xgpub_xen *x, struct xdev *d,
 	xgpub_info("dom%u ch%u: worker pid %d", d->domid, c->n, pid);
 }
 
-static void kill_workers(struct xdev *d, int sig)
+/*
+ * Workers this daemon stopped, and why: their end is then no error, and
+ * the line that says so can name the reason (the device may be forgotten
+ * by the time the worker is reaped).
+ */
+enum stop_why { STOP_NONE, STOP_FRONTEND, STOP_DESTROY, STOP_REMOVED,
+		STOP_SHUTDOWN };
+
+static struct {
+	pid_t pid;
+	uint32_t domid, ch;
+	enum stop_why why;
+} stopped[256];
+
+static void note_stopped(pid_t pid, uint32_t domid, uint32_t ch,
+			 enum stop_why why)
 {
-	for (int i = 0; i < MAX_CH; i++)
-		if (d->ch[i].used && d->ch[i].pid)
+	int slot = -1;
+
+	for (int i = 0; i < (int)(sizeof(stopped) / sizeof(stopped[0])); i++) {
+		if (stopped[i].pid == pid) {
+			slot = i;
+			break;
+		}
+		if (!stopped[i].pid && slot < 0)
+			slot = i;
+	}
+	if (slot < 0)
+		return;		/* only the log line is lost */
+	/* a later, stronger reason (the domain went) wins */
+	if (stopped[slot].pid == pid && why < stopped[slot].why)
+		return;
+	stopped[slot].pid = pid;
+	stopped[slot].domid = domid;
+	stopped[slot].ch = ch;
+	stopped[slot].why = why;
+}
+
+static void kill_workers(struct xdev *d, int sig, enum stop_why why)
+{
+	for (int i = 0; i < MAX_CH; i++) {
+		if (d->ch[i].used && d->ch[i].pid) {
+			note_stopped(d->ch[i].pid, d->domid, d->ch[i].n, why);
 			kill(d->ch[i].pid, sig);
+		}
+	}
+}
+
+/* a worker we stopped was reaped: say why it ended, as information */
+static void log_stopped(pid_t pid)
+{
+	static const char *const what[] = {
+		[STOP_FRONTEND] = "the frontend closed the device",
+		[STOP_DESTROY] = "domain destroy",
+		[STOP_REMOVED] = "the device was removed",
+		[STOP_SHUTDOWN] = "daemon shutdown",
+	};
+
+	for (int i = 0; i < (int)(sizeof(stopped) / sizeof(stopped[0])); i++) {
+		if (stopped[i].pid != pid)
+			continue;
+		xgpub_info("dom%u ch%u: worker stopped after %s",
+			   stopped[i].domid, stopped[i].ch,
+			   what[stopped[i].why]);
+		stopped[i].pid = 0;
+		return;
+	}
 }
 
 /* ---- the state machine ------------------------------------------------------ */
@@ -250,11 +337,12 @@ static struct xdev *dev_find(struct xgpub_xen *x, uint32_t domid,
 	return free_d;
 }
 
-static void dev_forget(struct xgpub_xen *x, struct xdev *d)
+static void dev_forget(struct xgpub_xen *x, struct xdev *d,
+		       enum stop_why why)
 {
 	if (d->watching)
-		xs_unwatch(x->xs, d->fe, "fe");
-	kill_workers(d, SIGKILL);
+		xgpub_xs->unwatch(x->xs, d->fe, "fe");
+	kill_workers(d, SIGKILL, why);
 	d->used = false;
 }
 
@@ -313,7 +401,7 @@ static void scan_channels(struct xgpub_xen *x, struct xdev *d, bool connected)
 
 	/* frontend channels: new ones get a worker */
 	snprintf(path, sizeof(path), "%s/ch", d->fe);
-	ents = xs_directory(x->xs, XBT_NULL, path, &num);
+	ents = xgpub_xs->directory(x->xs, XBT_NULL, path, &num);
 	for (unsigned int i = 0; ents && i < num; i++) {
 		char *end, fech[160];
 		unsigned long n = strtoul(ents[i], &end, 10);
@@ -369,7 +457,7 @@ static void scan_channels(struct xgpub_xen *x, struct xdev *d, bool connected)
 	}
 	/* our nodes of refused channels whose frontend node went away */
 	snprintf(path, sizeof(path), "%s/ch", d->be);
-	ents = xs_directory(x->xs, XBT_NULL, path, &num);
+	ents = xgpub_xs->directory(x->xs, XBT_NULL, path, &num);
 	for (unsigned int i = 0; ents && i < num; i++) {
 		char fech[160], *st, *end;
 		unsigned long n = strtoul(ents[i], &end, 10);
@@ -391,7 +479,9 @@ static void scan_channels(struct xgpub_xen *x, struct xdev *d, bool connected)
 /*
  * A daemon that restarts finds channels that a previous daemon's workers
  * served: nobody serves them now, so say so, and their processes get
- * EPIPE instead of waiting forever.
+ * EPIPE instead of waiting forever.  A channel still waiting for its
+ * first answer (Initialised, no backend state: announced while no daemon
+ * ran) is served as usual.
  */
 static void orphans(struct xgpub_xen *x, struct xdev *d)
 {
@@ -399,14 +489,21 @@ static void orphans(struct xgpub_xen *x, struct xdev *d)
 	unsigned int num = 0;
 
 	snprintf(path, sizeof(path), "%s/ch", d->fe);
-	ents = xs_directory(x->xs, XBT_NULL, path, &num);
+	ents = xgpub_xs->directory(x->xs, XBT_NULL, path, &num);
 	for (unsigned int i = 0; ents && i < num; i++) {
-		char *end;
+		char *end, dir[160];
 		unsigned long n = strtoul(ents[i], &end, 10);
 		struct xch *c;
 
 		if (*end || end == ents[i] || n > INT32_MAX)
 			continue;
+		snprintf(dir, sizeof(dir), "%s/ch/%lu", d->be, n);
+		if (rd_long(x, dir, "state", -1) < 0) {
+			snprintf(dir, sizeof(dir), "%s/ch/%lu", d->fe, n);
+			if (rd_long(x, dir, "state", -1) ==
+			    XenbusStateInitialised)
+				continue;
+		}
 		refuse_channel(x, d, (uint32_t)n, "the backend restarted",
 			       true);
 		c = ch_find(d, (uint32_t)n, true);
@@ -458,7 +555,7 @@ static void step_device(struct xgpub_xen *x, struct xdev *d)
 		}
 	}
 	if (!d->watching && !x->polling) {
-		if (xs_watch(x->xs, d->fe, "fe"))
+		if (xgpub_xs->watch(x->xs, d->fe, "fe"))
 			d->watching = true;
 	}
 	fe_st = rd_long(x, d->fe, "state", XenbusStateUnknown);
@@ -512,9 +609,15 @@ static void step_device(struct xgpub_xen *x, struct xdev *d)
 	case XenbusStateConnected:
 		if (fe_st == XenbusStateClosing || fe_st == XenbusStateClosed ||
 		    fe_st == XenbusStateUnknown) {
-			xgpub_info("dom%u dev%u: frontend closing", d->domid,
-				   d->devid);
-			kill_workers(d, SIGTERM);
+			/* xl destroy removes the frontend's nodes first */
+			bool gone = fe_st == XenbusStateUnknown &&
+				    !xgpub_xen_dom_alive(x->xs, d->domid);
+
+			xgpub_info("dom%u dev%u: %s", d->domid, d->devid,
+				   gone ? "domain going away" :
+					  "frontend closing");
+			kill_workers(d, SIGTERM,
+				     gone ? STOP_DESTROY : STOP_FRONTEND);
 			wr(x, d->be, "state", "%d", XenbusStateClosed);
 			be_st = XenbusStateClosed;
 		}
@@ -550,11 +653,11 @@ static void scan(struct xgpub_xen *x)
 			xgpub_info("dom%u: domain gone; stopping its workers",
 				   d->domid);
 			snprintf(path, sizeof(path), BE_ROOT "/%u", d->domid);
-			dev_forget(x, d);
-			xs_rm(x->xs, XBT_NULL, path);
+			dev_forget(x, d, STOP_DESTROY);
+			xgpub_xs->rm(x->xs, XBT_NULL, path);
 		}
 	}
-	doms = xs_directory(x->xs, XBT_NULL, BE_ROOT, &ndom);
+	doms = xgpub_xs->directory(x->xs, XBT_NULL, BE_ROOT, &ndom);
 	for (unsigned int i = 0; doms && i < ndom; i++) {
 		char **devs, *end;
 		unsigned int ndev = 0;
@@ -565,7 +668,7 @@ static void scan(struct xgpub_xen *x)
 		if (!xgpub_xen_dom_alive(x->xs, (unsigned int)domid))
 			continue;
 		snprintf(path, sizeof(path), BE_ROOT "/%lu", domid);
-		devs = xs_directory(x->xs, XBT_NULL, path, &ndev);
+		devs = xgpub_xs->directory(x->xs, XBT_NULL, path, &ndev);
 		for (unsigned int j = 0; devs && j < ndev; j++) {
 			unsigned long devid = strtoul(devs[j], &end, 10);
 			struct xdev *d;
@@ -596,7 +699,7 @@ static void scan(struct xgpub_xen *x)
 			continue;
 		}
 		xgpub_info("dom%u dev%u: device removed", d->domid, d->devid);
-		dev_forget(x, d);
+		dev_forget(x, d, STOP_REMOVED);
 	}
 }
 
@@ -604,12 +707,17 @@ struct xgpub_xen *xgpub_xen_start(const struct xgpub_xen_limits *lim,
 				  const struct xgpub_options *opt)
 {
 	struct xgpub_xen *x = calloc(1, sizeof(*x));
+	char why[256];
+	int alive[2];
 
 	if (!x)
 		return NULL;
 	x->lim = *lim;
+	x->fd = -1;
+	x->alive_w = -1;
 	xen_opt = opt;
-	x->xs = xs_open(0);
+	xgpub_xs_load(why, sizeof(why));
+	x->xs = xgpub_xs->open(0);
 	if (!x->xs) {
 		xgpub_err("--xen: cannot connect to xenstore: %s (is this "
 			  "Dom0 with xenstored running?)", strerror(errno));
@@ -620,24 +728,46 @@ struct xgpub_xen *xgpub_xen_start(const struct xgpub_xen_limits *lim,
 	 * Watches need libxenstore's reader thread, which Debian's static
 	 * libxenstore.a lacks: there the first watch event is taken for the
 	 * reply to the next request, which fails (EINVAL), and the handle is
-	 * out of step from then on.  The state machine being level-triggered,
-	 * looking every XGPUB_XEN_POLL_MS on a fresh handle that never
-	 * watches serves as well.
+	 * out of step from then on.  So watches only with libxenstore.so.4;
+	 * without it (or if its watches fail), the state machine being
+	 * level-triggered, looking every XGPUB_XEN_POLL_MS on a handle that
+	 * never watches serves as well, at the cost of waking up.
 	 */
-	if (!xs_watch(x->xs, BE_ROOT, "be") ||
-	    !xs_watch(x->xs, "@releaseDomain", "rel")) {
-		xgpub_info("--xen: xenstore watches unavailable (%s); looking "
-			   "every %d ms instead", strerror(errno),
-			   XGPUB_XEN_POLL_MS);
-		xs_close(x->xs);
-		x->xs = xs_open(0);
+	if (xgpub_xs->watches &&
+	    (!xgpub_xs->watch(x->xs, BE_ROOT, "be") ||
+	     !xgpub_xs->watch(x->xs, "@releaseDomain", "rel") ||
+	     (x->fd = xgpub_xs->fileno(x->xs)) < 0)) {
+		snprintf(why, sizeof(why), "%s: %s", xgpub_xs->name,
+			 strerror(errno));
+		xgpub_xs->close(x->xs);
+		x->xs = xgpub_xs->open(0);
 		if (!x->xs) {
 			xgpub_err("--xen: cannot reconnect to xenstore: %s",
 				  strerror(errno));
 			free(x);
 			return NULL;
 		}
+		x->fd = -1;
+	}
+	if (x->fd < 0) {
+		xgpub_info("--xen: xenstore watches unavailable (%s); looking "
+			   "every %d ms instead", why, XGPUB_XEN_POLL_MS);
 		x->polling = true;
+	} else {
+		xgpub_info("--xen: xenstore watches via %s", xgpub_xs->name);
+	}
+	/*
+	 * Workers learn that this daemon died (SIGKILL included) from the
+	 * end of this pipe: they keep the read end, only the daemon holds the
+	 * write end.
+	 */
+	if (pipe2(alive, O_CLOEXEC) == 0) {
+		xgpub_xen_alive_fd = alive[0];
+		x->alive_w = alive[1];
+		xgpub_daemon_fd(alive[1]);
+	} else {
+		xgpub_err("--xen: no pipe for the workers: %s",
+			  strerror(errno));
 	}
 	the_xen = x;
 	xgpub_info("serving Xen guests under %s", BE_ROOT);
@@ -647,7 +777,7 @@ struct xgpub_xen *xgpub_xen_start(const struct xgpub_xen_limits *lim,
 
 int xgpub_xen_fd(struct xgpub_xen *x)
 {
-	return x->polling ? -1 : xs_fileno(x->xs);
+	return x->polling ? -1 : x->fd;
 }
 
 void xgpub_xen_poll(struct xgpub_xen *x)
@@ -655,13 +785,14 @@ void xgpub_xen_poll(struct xgpub_xen *x)
 	char **vec;
 
 	/* level-triggered: the events only say "look again" */
-	while (!x->polling && (vec = xs_check_watch(x->xs)) != NULL)
+	while (!x->polling && (vec = xgpub_xs->check_watch(x->xs)) != NULL)
 		free(vec);
 	scan(x);
 }
 
 void xgpub_xen_child_exited(struct xgpub_xen *x, pid_t pid)
 {
+	log_stopped(pid);
 	for (int i = 0; i < MAX_DEVS; i++) {
 		struct xdev *d = &x->dev[i];
 
@@ -690,15 +821,56 @@ void xgpub_xen_stop(struct xgpub_xen *x)
 {
 	if (!x)
 		return;
+	for (int i = 0; i < MAX_DEVS; i++)
+		if (x->dev[i].used)
+			kill_workers(&x->dev[i], SIGTERM, STOP_SHUTDOWN);
+	/*
+	 * A channel is said Closed once its worker is gone, i.e. its pages
+	 * unmapped: then the frontend can give them back at once, rather
+	 * than deferred, a few a second.
+	 */
+	for (int tries = 0; tries < 300; tries++) {
+		bool left = false;
+
+		for (int i = 0; i < MAX_DEVS; i++) {
+			struct xdev *d = &x->dev[i];
+
+			for (int j = 0; d->used && j < MAX_CH; j++) {
+				struct xch *c = &d->ch[j];
+				char be[160];
+				pid_t r;
+
+				if (!c->used || !c->pid)
+					continue;
+				if (tries == 200)	/* 2 s: no more waiting */
+					kill(c->pid, SIGKILL);
+				r = waitpid(c->pid, NULL, WNOHANG);
+				if (r == 0) {
+					left = true;
+					continue;
+				}
+				c->pid = 0;
+				snprintf(be, sizeof(be), "%s/ch/%u", d->be,
+					 c->n);
+				wr(x, be, "state", "%d", XenbusStateClosed);
+			}
+		}
+		if (!left)
+			break;
+		usleep(10000);
+	}
 	for (int i = 0; i < MAX_DEVS; i++) {
 		struct xdev *d = &x->dev[i];
 
 		if (!d->used)
 			continue;
-		kill_workers(d, SIGTERM);
+		/* the frontends drop their channels and wait for the next
+		 * daemon's InitWait */
 		wr(x, d->be, "state", "%d", XenbusStateClosing);
 	}
-	xs_close(x->xs);
+	if (x->alive_w >= 0)
+		close(x->alive_w);
+	xgpub_xs->close(x->xs);
 	the_xen = NULL;
 	free(x);
 }

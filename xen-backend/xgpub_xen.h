@@ -31,6 +31,10 @@ int xgpub_xen_chan_open(uint32_t domid, uint32_t devid, uint32_t ch,
 			const struct xgpub_xen_limits *lim,
 			struct xgpub_transport **out);
 
+/* the read end of a pipe whose write end only the daemon holds: EOF
+ * there tells a worker that the daemon died; -1 if none */
+extern int xgpub_xen_alive_fd;
+
 /* daemon side */
 struct xgpub_xen;
 struct xgpub_options;

@@ -12,7 +12,9 @@
  * The guest is gone when its ch/<n>/state leaves Connected, when the node
  * disappears (xl destroy removes the domain's tree) or when the domain is
  * released; a watchdog thread watches for that on its own xenstore
- * connection and wakes the dispatch thread through an eventfd.
+ * connection and wakes the dispatch thread through an eventfd.  It also
+ * watches the daemon's pipe (xgpub_xen_alive_fd): a worker whose daemon
+ * died closes its channel itself.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -33,6 +35,7 @@
 
 #include "xgpub.h"
 #include "xgpub_xen.h"
+#include "xgpub_xs.h"
 
 struct xchan {
 	struct xgpub_transport t;
@@ -63,7 +66,7 @@ static void be_write(struct xchan *x, const char *node, const char *fmt, ...)
 	vsnprintf(val, sizeof(val), fmt, ap);
 	va_end(ap);
 	snprintf(path, sizeof(path), "%s/%s", x->be, node);
-	if (!xs_write(x->xs, XBT_NULL, path, val, strlen(val)))
+	if (!xgpub_xs->write(x->xs, XBT_NULL, path, val, strlen(val)))
 		xgpub_dbg("%s: cannot write %s: %s", x->t.who, path,
 			  strerror(errno));
 }
@@ -77,7 +80,7 @@ static int fe_uint(struct xchan *x, const char *node, uint64_t max,
 	unsigned long long n;
 
 	snprintf(path, sizeof(path), "%s/%s", x->fe, node);
-	v = xs_read(x->xs, XBT_NULL, path, &len);
+	v = xgpub_xs->read(x->xs, XBT_NULL, path, &len);
 	if (!v)
 		return -1;
 	errno = 0;
@@ -91,6 +94,12 @@ static int fe_uint(struct xchan *x, const char *node, uint64_t max,
 	return 0;
 }
 
+/*
+ * The reason now; Closed only once the pages are unmapped (xchan_close):
+ * the frontend gives its pages back when it sees Closed, and a page it
+ * gives back while we still map it only returns to its kernel slowly
+ * (deferred, a few pages a second).
+ */
 static void xchan_fail(struct xgpub_transport *t, const char *why)
 {
 	struct xchan *x = (struct xchan *)t;
@@ -100,7 +109,6 @@ static void xchan_fail(struct xgpub_transport *t, const char *why)
 	x->failed = true;
 	xgpub_err("%s: %s", t->who, why);
 	be_write(x, "error", "%s", why);
-	be_write(x, "state", "%d", XenbusStateClosed);
 }
 
 static void xchan_notify(struct xgpub_transport *t)
@@ -142,7 +150,7 @@ static bool chan_over(struct xs_handle *xs, struct xchan *x)
 	if (!xgpub_xen_dom_alive(xs, x->domid))
 		return true;
 	snprintf(path, sizeof(path), "%s/state", x->fe);
-	v = xs_read(xs, XBT_NULL, path, &len);
+	v = xgpub_xs->read(xs, XBT_NULL, path, &len);
 	if (!v)
 		return true;
 	st = strtol(v, NULL, 10);
@@ -150,44 +158,89 @@ static bool chan_over(struct xs_handle *xs, struct xchan *x)
 	return st != XenbusStateInitialised && st != XenbusStateConnected;
 }
 
+/* set by xchan_close once the channel is unmapped and said Closed */
+static volatile int chan_closed;
+
+/*
+ * The daemon died: nobody will close this channel for us.  Say why, wake
+ * the dispatch thread, which unmaps and says Closed (xchan_close), and
+ * wait for that a little; a dispatch thread blocked in a long call gets
+ * Closed written for it (the process ends soon after, see the worker's
+ * watchdog: the frontend's pages still mapped then come back deferred).
+ * x may be freed once the dispatch thread runs: only copies are used.
+ */
+static void orphaned(struct xs_handle *xs, struct xchan *x)
+{
+	static const char why[] = "the backend daemon stopped";
+	char epath[192], spath[192], st[8];
+	uint64_t one = 1;
+
+	xgpub_info("%s: %s; closing the channel", x->t.who, why);
+	snprintf(epath, sizeof(epath), "%s/error", x->be);
+	snprintf(spath, sizeof(spath), "%s/state", x->be);
+	xgpub_xs->write(xs, XBT_NULL, epath, why, sizeof(why) - 1);
+	(void)!write(x->gone_fd, &one, sizeof(one));
+	for (int i = 0; i < 80 && !chan_closed; i++)
+		usleep(10000);
+	if (chan_closed)
+		return;
+	snprintf(st, sizeof(st), "%d", XenbusStateClosed);
+	xgpub_xs->write(xs, XBT_NULL, spath, st, (unsigned int)strlen(st));
+}
+
 static void xchan_wait_gone(struct xgpub_transport *t)
 {
 	struct xchan *x = (struct xchan *)t;
-	struct xs_handle *xs = xs_open(0);
-	char path[192];
+	struct xs_handle *xs = xgpub_xs->open(0);
+	char path[192], **vec;
 	uint64_t one = 1;
+	bool orphan = false;
+	int wfd = -1;
 
 	if (!xs) {
 		xgpub_err("%s: watchdog: no xenstore connection", t->who);
 		return;
 	}
 	snprintf(path, sizeof(path), "%s/state", x->fe);
-	if (!xs_watch(xs, path, "gone") ||
-	    !xs_watch(xs, "@releaseDomain", "gone")) {
-		/* no watches here (see xgpub_xen.c): a fresh handle, looked
-		 * at now and then */
-		xs_close(xs);
-		xs = xs_open(0);
+	/* watches only where they work (see xgpub_xen.c); else a handle
+	 * that never watches, looked at every XGPUB_XEN_POLL_MS */
+	if (xgpub_xs->watches &&
+	    (!xgpub_xs->watch(xs, path, "gone") ||
+	     !xgpub_xs->watch(xs, "@releaseDomain", "gone") ||
+	     (wfd = xgpub_xs->fileno(xs)) < 0)) {
+		xgpub_xs->close(xs);
+		xs = xgpub_xs->open(0);
+		wfd = -1;
 		if (!xs) {
 			xgpub_err("%s: watchdog: no xenstore connection",
 				  t->who);
 			return;
 		}
-		while (!chan_over(xs, x))
-			usleep(XGPUB_XEN_POLL_MS * 1000);
-	} else {
-		while (!chan_over(xs, x)) {
-			unsigned int num;
-			char **vec = xs_read_watch(xs, &num);
-
-			if (!vec)
-				break;
-			free(vec);
-		}
 	}
-	xgpub_info("%s: the guest closed the channel or went away", t->who);
-	(void)!write(x->gone_fd, &one, sizeof(one));
-	xs_close(xs);
+	while (!chan_over(xs, x)) {
+		struct pollfd pfd[2] = {
+			{ .fd = xgpub_xen_alive_fd, .events = POLLIN },
+			{ .fd = wfd, .events = POLLIN },
+		};
+
+		if (poll(pfd, 2, wfd < 0 ? XGPUB_XEN_POLL_MS : -1) < 0 &&
+		    errno != EINTR)
+			break;
+		if (pfd[0].revents) {
+			orphan = true;
+			orphaned(xs, x);	/* x may be gone now */
+			break;
+		}
+		if (pfd[1].revents)
+			while ((vec = xgpub_xs->check_watch(xs)) != NULL)
+				free(vec);
+	}
+	if (!orphan) {
+		xgpub_info("%s: the guest closed the channel or went away",
+			   t->who);
+		(void)!write(x->gone_fd, &one, sizeof(one));
+	}
+	xgpub_xs->close(xs);
 }
 
 static int xchan_hostmem_map(struct xgpub_transport *t, uint32_t region,
@@ -263,9 +316,9 @@ static void xchan_close(struct xgpub_transport *t)
 	x->ev = NULL;
 	x->gt = NULL;
 	x->gone_fd = -1;
-	if (!x->failed)
-		be_write(x, "state", "%d", XenbusStateClosed);
-	xs_close(x->xs);
+	be_write(x, "state", "%d", XenbusStateClosed);
+	chan_closed = 1;
+	xgpub_xs->close(x->xs);
 	free(x);
 }
 
@@ -406,7 +459,7 @@ int xgpub_xen_chan_open(uint32_t domid, uint32_t devid, uint32_t ch,
 		 "/local/domain/0/backend/" XGPUIF_XEN_DEVTYPE "/%u/%u/ch/%u",
 		 domid, devid, ch);
 	snprintf(x->t.who, sizeof(x->t.who), "dom%u ch%u", domid, ch);
-	x->xs = xs_open(0);
+	x->xs = xgpub_xs->open(0);
 	if (!x->xs) {
 		xgpub_err("%s: no xenstore connection: %s", x->t.who,
 			  strerror(errno));
@@ -414,7 +467,7 @@ int xgpub_xen_chan_open(uint32_t domid, uint32_t devid, uint32_t ch,
 		return -ENOENT;
 	}
 	snprintf(path, sizeof(path), "%s/name", x->fe);
-	name = xs_read(x->xs, XBT_NULL, path, &len);
+	name = xgpub_xs->read(x->xs, XBT_NULL, path, &len);
 	fe_uint(x, "pid", UINT32_MAX, &pid);
 	if (name) {
 		for (char *c = name; *c; c++)
@@ -451,7 +504,8 @@ fail:
 	x->t.ops = &xchan_ops;
 	xchan_fail(&x->t, why);
 	xchan_release(x);
-	xs_close(x->xs);
+	be_write(x, "state", "%d", XenbusStateClosed);
+	xgpub_xs->close(x->xs);
 	free(x);
 	return -EPROTO;
 }

@@ -179,6 +179,51 @@ list_shows() {
 	awk -v d="$2" -v n="$3" '$1 == d || $2 == n { f = 1 } END { exit !f }' "$1"
 }
 
+# what the uevent helper runs for a new device
+hotplug_add() {
+	XENBUS_PATH=backend/xgpu/$1/0 /etc/xen/scripts/xgpu add \
+		>>/var/log/xgpu-hotplug.log 2>&1
+}
+# CPU seconds a process used, and its age in seconds (USER_HZ is 100)
+cpu_s() {
+	awk '{ printf "%.2f", ($14 + $15) / 100 }' "/proc/$1/stat" 2>/dev/null
+}
+age_s() {
+	awk -v up="$(cut -d' ' -f1 /proc/uptime)" \
+		'{ printf "%.0f", up - $22 / 100 }' "/proc/$1/stat" 2>/dev/null
+}
+# the daemon's xenstore mode, from its syslog line
+daemon_mode() {
+	logread | grep "xen-gpubackd\[$1\]: --xen: xenstore" | tail -n 1 |
+		sed 's/.*--xen: //'
+}
+# the mode we want: watches, unless the run forces the static library
+mode_ok() {
+	case $1 in
+	"xenstore watches via libxenstore.so.4")
+		[ "${XGPUB_XENSTORE:-}" != static ] ;;
+	"xenstore watches unavailable"*)
+		[ "${XGPUB_XENSTORE:-}" = static ] ;;
+	*) return 1 ;;
+	esac
+}
+pid_gone() {
+	[ ! -d "/proc/$1" ]
+}
+pids_gone() {
+	local p
+	for p in $PIDS; do
+		[ -d "/proc/$p" ] &&
+			! grep -q '^State:.*Z' "/proc/$p/status" 2>/dev/null &&
+			return 1
+	done
+	return 0
+}
+daemon_found() {
+	XPID=$(find_daemon)
+	[ -n "$XPID" ]
+}
+
 # ---- step dom0-xen: Xen's user space ---------------------------------------
 
 say "kernel $(uname -r), $(grep MemTotal /proc/meminfo)"
@@ -218,6 +263,9 @@ if [ -f /opt/xgpu/hotplug-xgpu ]; then
 		chmod 0755 /etc/xen/scripts/xgpu
 fi
 echo "XGPUBACKD_OPTS=\"$XGPUBACKD_OPTS\"" >/etc/default/xen-gpubackd
+# (debug/measurement: the daemon without libxenstore.so.4, polling)
+[ -n "${XGPUB_XENSTORE:-}" ] &&
+	echo "export XGPUB_XENSTORE=$XGPUB_XENSTORE" >>/etc/default/xen-gpubackd
 : >/var/log/xgpu-hotplug.log
 # Debian's kernel has no CONFIG_UEVENT_HELPER (/proc/sys/kernel/hotplug):
 # busybox's uevent applet listens on the kernel's netlink socket instead
@@ -378,10 +426,6 @@ if ! blocked hotplug; then
 				why="${why}domain $d: no hotplug-status=connected after 20 s; "
 		done
 	fi
-	daemon_found() {
-		XPID=$(find_daemon)
-		[ -n "$XPID" ]
-	}
 	# (nothing to wait for when the toolstack pieces are missing)
 	case $why in
 	no\ xgpu\ CLI*|no\ hotplug\ script*) XPID=$(find_daemon) ;;
@@ -392,10 +436,30 @@ if ! blocked hotplug; then
 			wait_xs 15 "/local/domain/0/backend/xgpu/$d/0" back_waiting "$d" ||
 				why="${why}backend of $d never left state '$(xsr "/local/domain/0/backend/xgpu/$d/0/state")'; "
 		done
+		# xenstore watches (libxenstore.so.4), not polling
+		MODE=
+		mode_known() {
+			MODE=$(daemon_mode "$XPID")
+			[ -n "$MODE" ]
+		}
+		[ -z "$XPID" ] || wait_until 5 mode_known
+		[ -z "$XPID" ] || mode_ok "$MODE" ||
+			why="${why}the daemon says '${MODE:-nothing}' about xenstore; "
+		# before any program runs, `xgpu list` shows both attached
+		# domains, idle (no channel)
+		list_idle() {
+			timeout 20 xgpu list >/tmp/list0.out 2>&1 &&
+			awk -v a="$D1" -v b="$D2" '($1 == a || $1 == b) && $3 == 0 &&
+				$7 == "idle" { n++ } END { exit n != 2 }' /tmp/list0.out
+		}
+		if [ -z "$why" ] && ! wait_until 20 list_idle; then
+			why="${why}xgpu list before any program does not show both domains idle; "
+		fi
+		show "xgpu list: " /tmp/list0.out
 		;;
 	esac
 	if [ -z "$why" ]; then
-		pass "hotplug (daemon pid $XPID)"
+		pass "hotplug (daemon pid $XPID, ${MODE#xenstore }; xgpu list: both domains idle)"
 	else
 		fail hotplug "$why"
 		show "hotplug.log: " /var/log/xgpu-hotplug.log
@@ -613,6 +677,108 @@ if ! blocked measure; then
 	kill "$LPID" 2>/dev/null
 	LPID=
 	[ -z "$why" ] && pass measure || fail measure "$why"
+fi
+
+# ---- step backend-restart: the daemon stops under a busy guest and comes back --
+#
+# Twice (SIGTERM, then SIGKILL): domu2 starts `spin` (a 100 s kernel, its
+# process blocked in cuCtxSynchronize), Dom0 stops the daemon; spin must
+# end with an error (not hang) and the DomU kernel must stay clean; the
+# old workers must end; the hotplug script starts the daemon again (as a
+# new device's uevent would); domu2's frontend reconnects by itself and
+# `basic` passes.  Before the SIGKILL, `xgpu list` must show domu2's
+# channel on the restarted daemon.
+
+CPU_LINE=
+if ! blocked backend-restart; then
+	why=
+	ok=
+	for sig in TERM KILL; do
+		[ -z "$why" ] || break
+		cmd "$D2" "rs-$sig"
+		if ! wait_res "$D2" "rs-$sig-spin" 90 || [ "$RES" != launched ]; then
+			why="${why}SIG$sig: domu2's spin: ${RES:-no answer}; "
+			break
+		fi
+		if [ $sig = KILL ]; then
+			# the restarted daemon serves domu2's new channel
+			timeout 20 xgpu list >/tmp/list3.out 2>&1
+			show "xgpu list: " /tmp/list3.out
+			awk -v d="$D2" '$1 == d && $3 >= 1 { f = 1 } END { exit !f }' \
+				/tmp/list3.out ||
+				why="${why}xgpu list shows no channel of domain $D2 on the restarted daemon; "
+		fi
+		sleep 0.5	# let the launch reach the worker
+		PIDS=$(workers "$XPID")
+		[ $sig = TERM ] &&
+			CPU_LINE="$(cpu_s "$XPID") s CPU in $(age_s "$XPID") s"
+		say "stopping the daemon (pid $XPID, workers $PIDS) with SIG$sig"
+		kill -$sig "$XPID"
+		wait_until 10 pid_gone "$XPID" ||
+			why="${why}SIG$sig: the daemon still runs 10 s later; "
+		if ! wait_res "$D2" "rs-$sig-end" 60; then
+			why="${why}SIG$sig: no word from domu2 about its spin; "
+		else
+			case $RES in
+			PASS*) ok="$ok SIG$sig: ${RES#PASS };" ;;
+			*) why="${why}SIG$sig: ${RES#FAIL: }; " ;;
+			esac
+		fi
+		wait_until 10 pids_gone ||
+			why="${why}SIG$sig: the old workers ($PIDS) still run 10 s after the daemon; "
+		hotplug_add "$D2" || why="${why}SIG$sig: the hotplug script failed: $(tail -n 1 /var/log/xgpu-hotplug.log); "
+		XPID=
+		if ! wait_until 10 daemon_found; then
+			why="${why}SIG$sig: no daemon after the hotplug script; "
+			break
+		fi
+		m=$(daemon_mode "$XPID")
+		mode_ok "$m" || why="${why}SIG$sig: the restarted daemon says '$m'; "
+		cmd "$D2" "rs-$sig-again"
+		if ! wait_res "$D2" "rs-$sig-basic" 200; then
+			why="${why}SIG$sig: no basic result after the restart; "
+		else
+			case $RES in
+			PASS*) ;;
+			*) why="${why}SIG$sig: after the restart: ${RES#FAIL: }; " ;;
+			esac
+		fi
+	done
+	daemon_alive || why="${why}the restarted daemon (pid ${XPID:-?}) is gone; "
+	if [ -z "$why" ]; then
+		pass "backend-restart (first daemon: $CPU_LINE;$ok both times domu2 reconnected and basic passed)"
+	else
+		fail backend-restart "$why"
+		logread 2>/dev/null | grep -E 'xen-gpubackd|xgpu-hotplug' |
+			tail -n 20 | sed 's/^/    daemon log: /'
+	fi
+fi
+
+# ---- step unbind-busy: unbind and rmmod under an open /dev/xgpu ------------------
+#
+# domu2 holds /dev/xgpu open twice (a busy spin, an idle file), unbinds
+# the device: spin must end with an error; rmmod must be refused while
+# the idle file is open; once it closes, the granted pages must come back
+# (MemFree), the kernel log must stay clean; then rebind, reconnect and
+# `basic` pass.  Dom0: the daemon lives and keeps no worker.
+
+if ! blocked unbind-busy; then
+	why=
+	cmd "$D2" unbind-busy
+	if ! wait_res "$D2" unbind 240; then
+		why="no result from domu2; "
+	else
+		case $RES in
+		PASS*) ;;
+		*) why="${RES#FAIL: }; " ;;
+		esac
+	fi
+	r=$RES
+	daemon_alive || why="${why}the daemon (pid ${XPID:-?}) is gone; "
+	w_none() { [ -z "$(workers "$XPID" | tr -d ' ')" ]; }
+	wait_until 10 w_none ||
+		why="${why}workers $(workers "$XPID") still run after domu2's programs ended; "
+	[ -z "$why" ] && pass "unbind-busy ${r#PASS }" || fail unbind-busy "$why"
 fi
 
 # ---- step teardown: domu2 unbinds, unloads and powers off; nothing left ---------

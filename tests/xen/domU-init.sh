@@ -306,5 +306,166 @@ else
 	res xbench "FAIL: exit status $rc: $(tail -n 1 /tmp/xbench.out)"
 fi
 
-wait_cmd teardown 300
-teardown
+# ---- backend-restart: the daemon stops under a busy program, comes back --------
+#
+# Dom0 sends rs-TERM / rs-KILL (start a busy program; Dom0 then stops the
+# daemon with that signal), rs-TERM-again / rs-KILL-again (the daemon is
+# back: reconnect and pass `basic`), then unbind-busy, then teardown.
+
+# a process found by its result file, not kill -0 (a zombie passes that)
+bg_spin() {
+	rm -f /tmp/bg.rc
+	(LD_LIBRARY_PATH=$LIBDIR /usr/bin/spin 100000 >/tmp/bg.out 2>&1
+	 echo $? >/tmp/bg.rc) &
+}
+bg_launched() {
+	grep -q '^spin: launched' /tmp/bg.out 2>/dev/null || [ -s /tmp/bg.rc ]
+}
+bg_ended() {
+	[ -s /tmp/bg.rc ]
+}
+# "" or why the kernel log shows trouble since our last look
+OOPS_SEEN=0
+oops() {
+	local n
+	n=$(dmesg | grep -cE 'Oops|BUG:|WARNING:|general protection|Call Trace|still pending|leaking')
+	[ "$n" -gt "$OOPS_SEEN" ] || return 1
+	dmesg | grep -E 'Oops|BUG:|WARNING:|general protection|Call Trace|still pending|leaking' |
+		tail -n 3 | tr '\n' ' '
+	OOPS_SEEN=$n
+}
+# start spin, say it launched, then (Dom0 stops the daemon) it must end
+# with an error within 40 s
+rs_round() {
+	local sig=$1 s e rc
+	bg_spin
+	if ! wait_for 60 bg_launched || bg_ended; then
+		res "rs-$sig-spin" "FAIL: spin did not launch: $(tail -n 1 /tmp/bg.out)"
+		return
+	fi
+	res "rs-$sig-spin" launched
+	s=$(cut -d. -f1 /proc/uptime)
+	if ! wait_for 40 bg_ended; then
+		res "rs-$sig-end" "FAIL: spin still runs 40 s after the daemon got SIG$sig: $(tail -n 1 /tmp/bg.out)"
+		return
+	fi
+	e=$(cut -d. -f1 /proc/uptime)
+	rc=$(cat /tmp/bg.rc)
+	sed 's/^/  spin: /' /tmp/bg.out
+	if [ "$rc" = 0 ]; then
+		res "rs-$sig-end" "FAIL: spin passed (its kernel runs 100 s)"
+	elif o=$(oops); then
+		res "rs-$sig-end" "FAIL: kernel log: $o"
+	else
+		res "rs-$sig-end" "PASS spin ended in $((e - s)) s with exit $rc ($(tail -n 1 /tmp/bg.out))"
+	fi
+	xgpu_dmesg 6
+}
+# the daemon is back: the frontend reconnects by itself, basic passes
+rs_again() {
+	local sig=$1 rc
+	if ! wait_xs 40 "$F/state" front_connected; then
+		res "rs-$sig-basic" "FAIL: device/xgpu/0 not Connected 40 s after the restart (state $(xenstore-read "$F/state" 2>/dev/null || echo none))"
+		xgpu_dmesg
+		return
+	fi
+	if ! wait_for 10 test -c /dev/xgpu; then
+		res "rs-$sig-basic" "FAIL: no /dev/xgpu after the restart"
+		return
+	fi
+	run basic /tmp/basic.out 180
+	rc=$?
+	if [ "$rc" != 0 ]; then
+		sed 's/^/  basic: /' /tmp/basic.out
+		res "rs-$sig-basic" "FAIL: exit status $rc: $(why /tmp/basic.out)"
+		xgpu_dmesg
+	else
+		res "rs-$sig-basic" "PASS ($(grep -c '^PASS' /tmp/basic.out) checks)"
+	fi
+}
+memfree() {
+	awk '/^MemFree:/ { print $2 }' /proc/meminfo
+}
+# unbind with a busy program and an idle open file; rmmod refused while
+# the file is open; pages come back; rebind, basic passes
+unbind_busy() {
+	local dev=/sys/bus/xen/devices/xgpu-0 drv mem0 hpid rc s e why= ok=
+	drv=$(readlink -f "$dev/driver")
+	mem0=$(memfree)
+	sleep 600 3</dev/xgpu &
+	hpid=$!
+	bg_spin
+	if ! wait_for 60 bg_launched || bg_ended; then
+		kill "$hpid" 2>/dev/null
+		res unbind "FAIL: spin did not launch: $(tail -n 1 /tmp/bg.out)"
+		return
+	fi
+	s=$(cut -d. -f1 /proc/uptime)
+	echo xgpu-0 >"$drv/unbind" || why="${why}unbind failed; "
+	if wait_for 30 bg_ended; then
+		e=$(cut -d. -f1 /proc/uptime)
+		rc=$(cat /tmp/bg.rc)
+		[ "$rc" != 0 ] || why="${why}spin passed after the unbind; "
+		ok="spin ended $((e - s)) s after the unbind (exit $rc: $(tail -n 1 /tmp/bg.out))"
+	else
+		why="${why}spin still runs 30 s after the unbind; "
+	fi
+	if rmmod "$MOD" 2>/tmp/rmmod.err; then
+		why="${why}rmmod succeeded while /dev/xgpu was open; "
+		insmod "/$MOD.ko"
+	elif ! grep -q "^${MOD//-/_} " /proc/modules; then
+		why="${why}rmmod failed but the module is gone; "
+	else
+		ok="$ok; rmmod refused ($(tr -d '\n' </tmp/rmmod.err | sed 's/.*: //'))"
+	fi
+	kill "$hpid"
+	wait "$hpid" 2>/dev/null
+	mem_back() {
+		[ "$(memfree)" -ge $((mem0 - 6144)) ]
+	}
+	# granted pages come back once Dom0 unmapped them (deferred)
+	if wait_for 20 mem_back; then
+		ok="$ok; MemFree back ($(( ($(memfree) - mem0) / 1024 )) MiB)"
+	else
+		why="${why}MemFree $(( (mem0 - $(memfree)) / 1024 )) MiB below the start 20 s later (pages leaked?); "
+	fi
+	if o=$(oops); then
+		why="${why}kernel log: $o; "
+	fi
+	if [ -e "$dev/driver" ]; then
+		why="${why}the device is still bound; "
+	elif ! echo xgpu-0 >"$drv/bind"; then
+		why="${why}rebind failed; "
+	fi
+	xgpu_dmesg 12
+	if [ -z "$why" ]; then
+		rs_again unbind
+		case $(xenstore-read "$H/xgpu-res/rs-unbind-basic") in
+		PASS*) ;;
+		*) why="after the rebind: $(xenstore-read "$H/xgpu-res/rs-unbind-basic"); " ;;
+		esac
+	fi
+	[ -z "$why" ] && res unbind "PASS ($ok)" || res unbind "FAIL: $why"
+}
+
+DONE=measure
+cmd_new() {
+	local c
+	c=$(getcmd)
+	[ -n "$c" ] && [ "$c" != "$DONE" ]
+}
+while :; do
+	if ! wait_xs 300 "$H/xgpu-cmd" cmd_new; then
+		say "no command from Dom0 within 300 s"
+		teardown
+	fi
+	DONE=$(getcmd)
+	c=${DONE#rs-}
+	case $DONE in
+	rs-TERM | rs-KILL) rs_round "$c" ;;
+	rs-*-again) rs_again "${c%-again}" ;;
+	unbind-busy) unbind_busy ;;
+	teardown) teardown ;;
+	*) say "unknown command '$DONE'" ;;
+	esac
+done

@@ -39,6 +39,9 @@ DEBUG_MANUAL_ATTACH=${DEBUG_MANUAL_ATTACH:-0}
 RETRY=${RETRY:-1}
 PLATFORM_S=${PLATFORM_S:-3}	# the platform self-check, seconds (0: off)
 STRESS_ONLY=${STRESS_ONLY:-0}	# debug: stop after the platform check
+# "static": the daemon ignores libxenstore.so.4 and polls xenstore (to
+# compare with the watch mode; the steps then expect polling)
+XGPUB_XENSTORE=${XGPUB_XENSTORE:-}
 
 KMOD_DIR=$ROOT/xen-frontend/kmod
 KMOD_NAME=xen-gpufront
@@ -360,6 +363,19 @@ build_all() {
 	# xgpu's own pieces
 	put_bin "$D" "$O/bin/xen-gpubackd" /usr/sbin/xen-gpubackd ||
 		{ BUILD_WHY="dom0 image: xen-gpubackd"; return 1; }
+	# the daemon dlopens libxenstore.so.4 (xenstore watches need its
+	# reader thread); xl's closure has it too, but do not count on that
+	f=$(ldconfig -p 2>/dev/null | sed -n 's/.*libxenstore\.so\.4 (libc6,x86-64) => //p' | head -n 1)
+	[ -n "$f" ] || f=/usr/lib/x86_64-linux-gnu/libxenstore.so.4
+	put_bin "$D" "$f" /usr/lib/x86_64-linux-gnu/libxenstore.so.4 ||
+		{ BUILD_WHY="dom0 image: libxenstore.so.4 ($f)"; return 1; }
+	# ...and must not export the static copies' symbols, or that
+	# library's own calls would bind to them
+	if nm -D --defined-only "$O/bin/xen-gpubackd" |
+		grep -qE ' (xs_|xentoolcore|xentoollog|xengnttab|xenevtchn)'; then
+		BUILD_WHY="xen-gpubackd exports Xen library symbols (nm -D)"
+		return 1
+	fi
 	if [ -x "$O/bin/xgpu" ]; then
 		if [ "$(head -c 4 "$O/bin/xgpu" | od -An -c | tr -d ' ')" = '177ELF' ]; then
 			put_bin "$D" "$O/bin/xgpu" /usr/sbin/xgpu
@@ -395,6 +411,7 @@ build_all() {
 		PLATFORM_S=$PLATFORM_S
 		STRESS_ONLY=$STRESS_ONLY
 		DEBUG_CMD='${DEBUG_CMD:-}'
+		XGPUB_XENSTORE='$XGPUB_XENSTORE'
 	EOF
 	mkcpio "$D" "$B/dom0.cpio" || { BUILD_WHY="dom0 cpio"; return 1; }
 	return 0
@@ -480,7 +497,7 @@ else
 fi
 
 STEPS="dom0-xen domu-boot platform hotplug domu1-basic domu2-basic list destroy-busy \
-hostile-xenstore hostile-ring measure teardown"
+hostile-xenstore hostile-ring measure backend-restart unbind-busy teardown"
 for s in $STEPS; do
 	line=$(grep -m1 -E "XGPU-STEP (PASS|FAIL) $s(:| |$)" "$LOG")
 	if [ -z "$line" ]; then

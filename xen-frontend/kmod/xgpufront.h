@@ -19,7 +19,10 @@
  *    xenstore watch is unregistered before it is freed.
  *  - Every granted page is given back with gnttab_end_foreign_access(ref,
  *    page), which frees it only once Dom0 has unmapped it.  A page is freed
- *    directly only if it was never granted.
+ *    directly only if it was never granted.  Closing a channel first
+ *    waits (bounded) for the backend's Closed, which it says once it no
+ *    longer maps the pages: pages still mapped go to the grant table's
+ *    deferred list, which frees only a few a second.
  *
  * Locking:
  *  - xd->lock: device state, limits, channel list, every channel's

@@ -193,18 +193,31 @@ again:
 	return err;
 }
 
+static bool xgpu_be_done(int st)
+{
+	return st == XenbusStateClosed || st == XGPU_BE_GONE;
+}
+
 /*
  * Tear a channel down.  graceful: the backend mapped it and may still
- * use it, so tell it (ch state Closing) and wait, bounded, for Closed.
- * Grants are ended either way; pages Dom0 still maps are freed later.
+ * use it, so tell it (ch state Closing) and wait, bounded, for Closed,
+ * which the backend says once it no longer maps our pages.  A detached
+ * channel (device unbound, backend device closing) waits too: its
+ * directory is gone, which the backend's worker takes as the end, and
+ * the backend still says Closed once it let go.  Grants are ended
+ * either way; a page Dom0 still maps then is freed later by the grant
+ * table's deferred list, which gives back only a few pages a second:
+ * hence the wait.
  */
 void xgpu_chan_destroy(struct xgpu_chan *c, bool graceful)
 {
 	struct xgpu_dev *xd = c->xd;
 	bool wait = false;
+	int st;
 
 	if (graceful) {
 		mutex_lock(&xd->lock);
+		st = READ_ONCE(c->be_state);
 		if (c->published && !c->detached) {
 			if (xenbus_printf(XBT_NIL, c->fe_path, "state", "%d",
 					  XenbusStateClosing))
@@ -212,13 +225,14 @@ void xgpu_chan_destroy(struct xgpu_chan *c, bool graceful)
 					 "ch%u: cannot write Closing\n", c->num);
 			else
 				wait = true;
+		} else if (c->watching && st != XGPU_BE_ABSENT &&
+			   !xgpu_be_done(st)) {
+			wait = true;	/* detached, the backend had it */
 		}
 		mutex_unlock(&xd->lock);
 	}
 	if (wait && !wait_event_timeout(c->wq,
-			READ_ONCE(c->detached) ||
-			READ_ONCE(c->be_state) == XenbusStateClosed ||
-			READ_ONCE(c->be_state) == XGPU_BE_GONE,
+			xgpu_be_done(READ_ONCE(c->be_state)),
 			XGPU_CLOSE_TIMEOUT))
 		dev_warn(&xd->xbdev->dev,
 			 "ch%u: backend did not close in time\n", c->num);
