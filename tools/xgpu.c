@@ -768,10 +768,14 @@ static int cmd_vcpu(int argc, char **argv)
 				printf("VCPU coordination: off\n");
 				continue;
 			}
+			/* the daemon sends it as one word */
+			val(line, "backend", b[1], 96);
+			for (char *q = b[1]; *q; q++)
+				if (*q == '_')
+					*q = ' ';
 			printf("VCPU coordination: on (%s); boost %s%% of the "
 			       "weight for %s ms, at most %s weight "
-			       "hypercalls/s per domain\n",
-			       val(line, "backend", b[1], 96),
+			       "hypercalls/s per domain\n", b[1],
 			       val(line, "boost_pct", b[2], 96),
 			       val(line, "boost_ms", b[3], 96),
 			       val(line, "rate", b[4], 96));

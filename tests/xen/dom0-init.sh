@@ -490,6 +490,103 @@ if [ -z "$BLOCKED" ]; then
 	done
 fi
 
+# ---- step vcpu-coord: the VCPU coordinator, checked and measured -------------
+#
+# Both DomUs' VCPUs share physical CPU 1 (Dom0 keeps CPU 0): domu1 spins
+# on it (a CPU hog with the default weight) while domu2 feeds the GPU in
+# turns (20 ms of CPU work, a 5 ms kernel of the fake device, sync).  How
+# many turns domu2 gets through depends on the CPU Xen gives it, which is
+# what the coordinator changes.  Phases (VCPU_S seconds each):
+#   alone    no hog: the reference
+#   off      hog; `xgpu vcpu off`; domu2 GPU weight 1024 (VCPU weight 256)
+#   weights  hog; on without boost; GPU weight 1024 -> VCPU weight 4 x base
+#   boost    hog; on, boost 200% for 10 ms; GPU weight 256
+#   both     hog; on, boost; GPU weight 1024
+# It must hold: the coordinator is on (credit2 via libxenctrl), domu2's
+# VCPU weight is 4 x base while it runs with GPU weight 1024 and base with
+# the coordinator off or once its programs end, boosts happen in the boost
+# phase, every run succeeds.  The turn rates are printed, not judged (TCG).
+
+vw() {
+	xl sched-credit2 -d "$1" 2>/dev/null | awk 'NR == 2 { print $3 }'
+}
+vw_is() {
+	[ "$(vw domu2)" = "$1" ]
+}
+# the coordinator's line for domain $1 in `xgpu vcpu` (while it runs)
+vdom() {
+	xgpu vcpu 2>/dev/null | awk -v d="$1" '$1 == d'
+}
+# vphase NAME GPU-WEIGHT VCPU-ARGS...: run domu2's phase NAME; sets
+# VRES (its result), VW (domu2's VCPU weight halfway), VB (boosts so far)
+vphase() {
+	local n=$1 w=$2
+	shift 2
+	xgpu sched-credit -d domu2 -w "$w" >/dev/null 2>&1 ||
+		why="${why}sched-credit -w $w failed; "
+	xgpu vcpu "$@" >/tmp/vcpu-set.out 2>&1 ||
+		why="${why}xgpu vcpu $*: $(tail -n 1 /tmp/vcpu-set.out); "
+	cmd "$D2" "vcpu-$n"
+	sleep $((VCPU_S / 2 + 1))
+	VW=$(vw domu2)
+	VB=$(vdom "$D2" | awk '{ print $8 }')
+	vdom "$D2" >"/tmp/vcpu-$n.dom"
+	VRES=
+	wait_res "$D2" "vrun-$n" $((VCPU_S + 90)) && VRES=$RES
+	case $VRES in
+	turns=*) ;;
+	*) why="${why}phase $n: ${VRES:-no result}; " ;;
+	esac
+	echo "XGPU-VCPU $n gpu_weight=$w vcpu_weight=${VW:-?} boosts=${VB:-0} $VRES"
+}
+if [ "${VCPU_S:-0}" -le 0 ]; then
+	pass "vcpu-coord (not run: VCPU_S=0)"
+elif ! blocked vcpu-coord; then
+	why=
+	xgpu vcpu >/tmp/vcpu.out 2>&1
+	show "xgpu vcpu: " /tmp/vcpu.out
+	grep -q 'VCPU coordination: on (xen credit2' /tmp/vcpu.out ||
+		why="${why}coordinator not on with credit2: $(head -n 1 /tmp/vcpu.out); "
+	base=$(vw domu2)
+	xl vcpu-pin Domain-0 all 0 >/dev/null 2>&1
+	xl vcpu-pin domu1 all 1 >/dev/null 2>&1 &&
+		xl vcpu-pin domu2 all 1 >/dev/null 2>&1 ||
+		why="${why}xl vcpu-pin failed; "
+	xenstore-write "/local/domain/$D2/data/xgpu-vcpu-secs" "$VCPU_S" \
+		"/local/domain/$D2/data/xgpu-vcpu-phases" "alone off weights boost both"
+	cmd "$D2" vcpu-calib
+	if wait_res "$D2" vcalib 150 && [ "${RES#FAIL}" = "$RES" ]; then
+		say "vcpubench: $RES loops for 20 ms of CPU work"
+		vphase alone 256 on -b 200:10
+		cmd "$D1" vcpu-hog
+		wait_res "$D1" hog 60 || why="${why}domu1 did not start its hog; "
+		vphase off 1024 off
+		[ "$VW" = "$base" ] ||
+			why="${why}off: domu2 VCPU weight $VW, not its own $base; "
+		vphase weights 1024 on -b 100
+		[ "$VW" = $((base * 4)) ] ||
+			why="${why}weights: domu2 VCPU weight $VW, not 4 x $base; "
+		vphase boost 256 on -b 200:10
+		[ "${VB:-0}" -gt 0 ] 2>/dev/null ||
+			why="${why}boost: no boost counted ($(cat /tmp/vcpu-boost.dom)); "
+		vphase both 1024 on -b 200:10
+		cmd "$D1" vcpu-done
+		wait_res "$D1" hogstop 30 || why="${why}domu1's hog did not stop; "
+	else
+		why="${why}calibration: ${RES:-no result}; "
+		cmd "$D1" vcpu-done
+	fi
+	# back to the defaults; domu2's programs ended: its own weight again
+	xgpu sched-credit -d domu2 -w 256 >/dev/null 2>&1
+	xgpu vcpu on >/dev/null 2>&1
+	wait_until 5 vw_is "$base" ||
+		why="${why}domu2's VCPU weight $(vw domu2) after the runs, not $base; "
+	for d in Domain-0 domu1 domu2; do
+		xl vcpu-pin "$d" all all >/dev/null 2>&1
+	done
+	[ -z "$why" ] && pass vcpu-coord || fail vcpu-coord "$why"
+fi
+
 # ---- step list: both guests busy, `xgpu list` shows both ----------------------
 
 SPIN=

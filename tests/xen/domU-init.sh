@@ -188,6 +188,47 @@ else
 	fi
 fi
 
+# ---- vcpu-coord: GPU turns beside a CPU hog (domu1 hogs, domu2 measures) ---------
+#
+# Dom0 pins both DomUs' VCPUs to one physical CPU and switches the VCPU
+# coordinator between phases; domu2 runs `vcpubench run` once per phase
+# (names in data/xgpu-vcpu-phases), domu1 spins on the CPU from vcpu-hog
+# to vcpu-done.  When Dom0 skips the step its first command is the next
+# step's (spin / loop).
+
+cmd_vcpu_or() {
+	case $(getcmd) in vcpu-*|"$CMD_WANT"|teardown) return 0 ;; esac
+	return 1
+}
+if [ "$ROLE" = domu1 ]; then CMD_WANT=spin; else CMD_WANT=loop; fi
+wait_xs 300 "$H/xgpu-cmd" cmd_vcpu_or
+if [ "$ROLE" = domu1 ] && [ "$(getcmd)" = vcpu-hog ]; then
+	LD_LIBRARY_PATH=$LIBDIR /usr/bin/vcpubench hog 600 >/dev/null 2>&1 &
+	HOG=$!
+	res hog started
+	wait_cmd vcpu-done 300
+	kill "$HOG" 2>/dev/null
+	wait "$HOG" 2>/dev/null
+	res hogstop stopped
+elif [ "$ROLE" = domu2 ] && [ "$(getcmd)" = vcpu-calib ]; then
+	run vcpubench /tmp/vcalib.out 120 calib 20
+	K=$(sed -n 's/^VCPUCALIB k=//p' /tmp/vcalib.out)
+	[ -n "$K" ] && res vcalib "$K" || res vcalib "FAIL: $(tail -n 1 /tmp/vcalib.out)"
+	VS=$(xenstore-read "$H/xgpu-vcpu-secs")
+	for p in $(xenstore-read "$H/xgpu-vcpu-phases"); do
+		[ -n "$K" ] || break
+		wait_cmd "vcpu-$p" 300 || break
+		run vcpubench /tmp/vrun.out $((VS + 120)) run "$K" 5 "$VS"
+		rc=$?
+		l=$(grep -m1 '^VCPUBENCH ' /tmp/vrun.out)
+		if [ "$rc" = 0 ] && [ -n "$l" ]; then
+			res "vrun-$p" "${l#VCPUBENCH }"
+		else
+			res "vrun-$p" "FAIL: exit status $rc: $(tail -n 1 /tmp/vrun.out)"
+		fi
+	done
+fi
+
 # ---- domu1: a long call, then Dom0 destroys us ------------------------------------
 
 if [ "$ROLE" = domu1 ]; then

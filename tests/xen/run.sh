@@ -32,6 +32,7 @@ SMP=${SMP:-2}
 CPU=${CPU:-max,-smap,-xsave}
 XGPUBACKD_OPTS=${XGPUBACKD_OPTS:---fake}
 XBENCH_ARGS=${XBENCH_ARGS:-200 5}
+VCPU_S=${VCPU_S:-8}		# vcpu-coord: seconds per phase (0: skip the step)
 # Debug only: write the xenstore nodes and start the daemon from the test
 # itself instead of `xgpu attach` + the hotplug script.  The hotplug step
 # then fails on purpose (the toolstack path was not tested).
@@ -305,6 +306,10 @@ build_all() {
 		-L"$O/lib" -l:libcuda.so.1 -Wl,-rpath,/usr/lib/xgpu -lpthread \
 		>>"$BUILD_LOG" 2>&1 ||
 		{ BUILD_WHY="tests/xen/xbench.c did not build"; return 1; }
+	gcc $CF -I"$CUDA_HOME/include" -o "$B/vcpubench" tests/xen/vcpubench.c \
+		-L"$O/lib" -l:libcuda.so.1 -Wl,-rpath,/usr/lib/xgpu \
+		>>"$BUILD_LOG" 2>&1 ||
+		{ BUILD_WHY="tests/xen/vcpubench.c did not build"; return 1; }
 
 	# Xen (multiboot needs the plain ELF) and the kernel (ELF vmlinux)
 	if [ ! -s "$B/xen" ] || [ "$XROOT/boot/xen-4.17-amd64.gz" -nt "$B/xen" ]; then
@@ -329,6 +334,7 @@ build_all() {
 	done &&
 	put_bin "$U" "$B/hostile-ring" /usr/bin/hostile-ring &&
 	put_bin "$U" "$B/xbench" /usr/bin/xbench &&
+	put_bin "$U" "$B/vcpubench" /usr/bin/vcpubench &&
 	put_bin "$U" "$B/memstress" /usr/bin/memstress &&
 	put_bin "$U" "$XROOT/usr/bin/xenstore" /usr/bin/xenstore ||
 		{ BUILD_WHY="domU image: copying binaries failed"; return 1; }
@@ -405,6 +411,7 @@ build_all() {
 		DOMU_MEM=$DOMU_MEM
 		XGPUBACKD_OPTS='$XGPUBACKD_OPTS'
 		XBENCH_ARGS='$XBENCH_ARGS'
+		VCPU_S=$VCPU_S
 		DEBUG_MANUAL_ATTACH=$DEBUG_MANUAL_ATTACH
 		HAVE_KMOD=$HAVE_KMOD
 		DEADLINE=$((TIMEOUT - 40))
@@ -496,7 +503,7 @@ else
 	fail boot "$why"
 fi
 
-STEPS="dom0-xen domu-boot platform hotplug domu1-basic domu2-basic list destroy-busy \
+STEPS="dom0-xen domu-boot platform hotplug domu1-basic domu2-basic vcpu-coord list destroy-busy \
 hostile-xenstore hostile-ring measure backend-restart unbind-busy teardown"
 for s in $STEPS; do
 	line=$(grep -m1 -E "XGPU-STEP (PASS|FAIL) $s(:| |$)" "$LOG")
@@ -527,6 +534,22 @@ if [ -n "$xl" ] && [ -n "$ll" ]; then
 		lv=$(printf '%s\n' $ll | sed -n "s/^$k=//p")
 		r=$(awk -v a="$v" -v b="$lv" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')
 		printf '    %-22s %12s %12s %10s\n' "$k" "$v" "$lv" "$r"
+	done
+fi
+
+# vcpu-coord: domu2's GPU turns beside a CPU hog on the same physical CPU
+if grep -q 'XGPU-VCPU alone ' "$LOG"; then
+	echo "vcpu-coord (domu2: 20 ms CPU + 5 ms kernel + sync per turn; domu1 hogs the same physical CPU):"
+	ar=$(grep -m1 'XGPU-VCPU alone ' "$LOG" | sed -n 's/.* rate=\([0-9.]*\).*/\1/p')
+	printf '    %-8s %6s %6s %7s %8s %8s %8s %9s\n' phase gpu-w vcpu-w boosts turns/s "vs alone" cpu_ms wait_ms
+	for p in alone off weights boost both; do
+		l=$(grep -m1 "XGPU-VCPU $p " "$LOG") || continue
+		v() { printf '%s\n' $l | sed -n "s/^$1=//p"; }
+		r=$(v rate)
+		printf '    %-8s %6s %6s %7s %8s %8s %8s %9s\n' "$p" "$(v gpu_weight)" \
+			"$(v vcpu_weight)" "$(v boosts)" "$r" \
+			"$(awk -v a="$r" -v b="$ar" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')" \
+			"$(v cpu_ms)" "$(v wait_ms)"
 	done
 fi
 
