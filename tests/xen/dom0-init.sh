@@ -502,13 +502,15 @@ fi
 #   weights  hog; on without boost; GPU weight 1024 -> VCPU weight 4 x base
 #   boost    hog; on, boost 200% for 10 ms; GPU weight 256
 #   both     hog; on, boost; GPU weight 1024
-# It must hold: the coordinator is on (credit2 via libxenctrl), domu2's
+# It must hold: the coordinator is on (credit2, or credit with
+# XEN_SCHED=credit, via libxenctrl), domu2's
 # VCPU weight is 4 x base while it runs with GPU weight 1024 and base with
 # the coordinator off or once its programs end, boosts happen in the boost
 # phase, every run succeeds.  The turn rates are printed, not judged (TCG).
 
 vw() {
-	xl sched-credit2 -d "$1" 2>/dev/null | awk 'NR == 2 { print $3 }'
+	xl "sched-${XEN_SCHED:-credit2}" -d "$1" 2>/dev/null |
+		awk 'NR == 2 { print $3 }'
 }
 vw_is() {
 	[ "$(vw domu2)" = "$1" ]
@@ -545,8 +547,8 @@ elif ! blocked vcpu-coord; then
 	why=
 	xgpu vcpu >/tmp/vcpu.out 2>&1
 	show "xgpu vcpu: " /tmp/vcpu.out
-	grep -q 'VCPU coordination: on (xen credit2' /tmp/vcpu.out ||
-		why="${why}coordinator not on with credit2: $(head -n 1 /tmp/vcpu.out); "
+	grep -q "VCPU coordination: on (xen ${XEN_SCHED:-credit2} " /tmp/vcpu.out ||
+		why="${why}coordinator not on with ${XEN_SCHED:-credit2}: $(head -n 1 /tmp/vcpu.out); "
 	base=$(vw domu2)
 	xl vcpu-pin Domain-0 all 0 >/dev/null 2>&1
 	xl vcpu-pin domu1 all 1 >/dev/null 2>&1 &&

@@ -33,6 +33,7 @@ CPU=${CPU:-max,-smap,-xsave}
 XGPUBACKD_OPTS=${XGPUBACKD_OPTS:---fake}
 XBENCH_ARGS=${XBENCH_ARGS:-200 5}
 VCPU_S=${VCPU_S:-8}		# vcpu-coord: seconds per phase (0: skip the step)
+XEN_SCHED=${XEN_SCHED:-}	# Xen's scheduler (sched=): "" (credit2) or credit
 # Debug only: write the xenstore nodes and start the daemon from the test
 # itself instead of `xgpu attach` + the hotplug script.  The hotplug step
 # then fails on purpose (the toolstack path was not tested).
@@ -412,6 +413,7 @@ build_all() {
 		XGPUBACKD_OPTS='$XGPUBACKD_OPTS'
 		XBENCH_ARGS='$XBENCH_ARGS'
 		VCPU_S=$VCPU_S
+		XEN_SCHED=$XEN_SCHED
 		DEBUG_MANUAL_ATTACH=$DEBUG_MANUAL_ATTACH
 		HAVE_KMOD=$HAVE_KMOD
 		DEADLINE=$((TIMEOUT - 40))
@@ -458,7 +460,7 @@ boot() {
 		-machine pc -nodefaults -display none -monitor none
 		-serial stdio -no-reboot
 		-kernel "$B/xen"
-		-append "console=com1 com1=115200,8n1 loglvl=all guest_loglvl=all dom0_mem=$DOM0_MEM,max:$DOM0_MEM bootscrub=0"
+		-append "console=com1 com1=115200,8n1 loglvl=all guest_loglvl=all dom0_mem=$DOM0_MEM,max:$DOM0_MEM bootscrub=0${XEN_SCHED:+ sched=$XEN_SCHED}"
 		-initrd "$B/vmlinux console=hvc0 earlyprintk=xen,$B/dom0.cpio")
 	echo "# ${cmd[*]}" >"$LOG"
 	if [ "$VERBOSE" = 1 ]; then
