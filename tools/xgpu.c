@@ -433,134 +433,6 @@ static void print_list(const char *data)
 		printf("(no guests)\n");
 }
 
-/*
- * The daemon lists the guests it serves, i.e. those with a channel (a
- * process) open.  A domain that has a device attached but runs no CUDA
- * process yet is a guest too: add a row for it from xenstore, with its
- * weight and cap (settings are kept by name, see `sched-credit`), state
- * "idle" (device connected) or "setup" (handshake not done), and no
- * channel, time or calls.  Returns a malloc'ed copy of data, extended.
- */
-static bool has_guest_row(const char *data, unsigned long domid)
-{
-	const char *line = data;
-
-	while (*line) {
-		const char *eol = strchr(line, '\n');
-		size_t ll = eol ? (size_t)(eol - line) : strlen(line);
-		char l[1024], b[2][32];
-
-		if (ll >= sizeof(l))
-			ll = sizeof(l) - 1;
-		memcpy(l, line, ll);
-		l[ll] = 0;
-		line += ll + (eol ? 1 : 0);
-		if (!strncmp(l, "guest ", 6) &&
-		    !strcmp(val(l, "kind", b[0], 32), "xen") &&
-		    strtoul(val(l, "id", b[1], 32), NULL, 10) == domid)
-			return true;
-	}
-	return false;
-}
-
-static char *add_idle_guests(const char *data)
-{
-	size_t cap = strlen(data) + 1, len = cap - 1;
-	char *out = malloc(cap), *sched = NULL, **doms;
-	unsigned int ndom = 0;
-	struct xs_handle *xs;
-
-	if (!out)
-		return NULL;
-	memcpy(out, data, cap);
-	xs = xs_open(0);
-	if (!xs)
-		return out;	/* no xenstore here: local clients only */
-	doms = xs_directory(xs, XBT_NULL, "/local/domain/0/backend/xgpu",
-			    &ndom);
-	for (unsigned int i = 0; doms && i < ndom; i++) {
-		char path[128], name[64], key[80], line[512], *v, *end;
-		char w[32] = "256", c[32] = "0", **devs;
-		unsigned int ndev = 0, vl;
-		unsigned long domid = strtoul(doms[i], &end, 10);
-		long best = -1;
-
-		if (*end || end == doms[i] || has_guest_row(out, domid))
-			continue;
-		snprintf(path, sizeof(path), "/local/domain/%lu/name", domid);
-		v = xs_read(xs, XBT_NULL, path, &vl);
-		if (!v)
-			continue;	/* the domain is going away */
-		snprintf(name, sizeof(name), "%s", v);
-		free(v);
-		for (char *q = name; *q; q++)
-			if (*q <= ' ' || *q > '~' || *q == '=')
-				*q = '_';
-		if (name[0])
-			snprintf(key, sizeof(key), "%s", name);
-		else
-			snprintf(key, sizeof(key), "domid:%lu", domid);
-		snprintf(path, sizeof(path),
-			 "/local/domain/0/backend/xgpu/%lu", domid);
-		devs = xs_directory(xs, XBT_NULL, path, &ndev);
-		for (unsigned int j = 0; devs && j < ndev; j++) {
-			char sp[192];
-
-			snprintf(sp, sizeof(sp), "%s/%s/state", path, devs[j]);
-			v = xs_read(xs, XBT_NULL, sp, &vl);
-			if (v && atol(v) > best)
-				best = atol(v);
-			free(v);
-		}
-		free(devs);
-		if (best < 0)
-			continue;	/* no device left */
-		if (!sched) {
-			char *r = ask("sched-credit");
-
-			sched = strdup(r ? r : "");
-		}
-		for (char *l = sched; l && *l;) {
-			char *eol = strchr(l, '\n');
-			char one[512], kb[96];
-			size_t ll = eol ? (size_t)(eol - l) : strlen(l);
-
-			if (ll >= sizeof(one))
-				ll = sizeof(one) - 1;
-			memcpy(one, l, ll);
-			one[ll] = 0;
-			l += ll + (eol ? 1 : 0);
-			if (strncmp(one, "sched ", 6) ||
-			    strcmp(val(one, "key", kb, sizeof(kb)), key))
-				continue;
-			val(one, "weight", w, sizeof(w));
-			val(one, "cap", c, sizeof(c));
-			break;
-		}
-		snprintf(line, sizeof(line), "guest kind=xen id=%lu name=%s "
-			 "key=%s channels=0 pids=- weight=%s cap=%s "
-			 "credit_us=0 state=%s gpu_ms=0 share_period=0.0 "
-			 "share_minute=0.0 mem_mib=0 quota_mib=0 calls=0 "
-			 "calls_per_s=0.0 qdepth=0\n", domid,
-			 name[0] ? name : "-", key, w, c,
-			 best == XenbusStateConnected ? "idle" : "setup");
-		{
-			size_t ll = strlen(line);
-			char *n = realloc(out, len + ll + 1);
-
-			if (!n)
-				break;
-			out = n;
-			memcpy(out + len, line, ll + 1);
-			len += ll;
-		}
-	}
-	free(doms);
-	free(sched);
-	xs_close(xs);
-	return out;
-}
-
 static int cmd_list(int argc, char **argv)
 {
 	char *data;
@@ -576,14 +448,10 @@ static int cmd_list(int argc, char **argv)
 	data = ask("list");
 	if (!data)
 		return 1;
-	data = add_idle_guests(data);
-	if (!data)
-		return 1;
 	if (json)
 		print_json(data, "guest");
 	else
 		print_list(data);
-	free(data);
 	return 0;
 }
 
@@ -680,8 +548,6 @@ static int cmd_top(int argc, char **argv)
 		time_t now = time(NULL);
 		char ts[32];
 
-		if (data)
-			data = add_idle_guests(data);
 		if (!data)
 			return 1;
 		strftime(ts, sizeof(ts), "%H:%M:%S", localtime(&now));
@@ -691,7 +557,6 @@ static int cmd_top(int argc, char **argv)
 		       "accounting period, Min%%: of the last minute)\n\n", ts,
 		       delay);
 		print_list(data);
-		free(data);
 		fflush(stdout);
 		if (iters < 0 || i + 1 < iters)
 			usleep((useconds_t)(delay * 1e6));

@@ -116,6 +116,13 @@ void xgpub_out(struct xgpub_out *o, const char *fmt, ...)
 	o->len += (size_t)n;
 }
 
+void xgpub_ctl_word(char *s)
+{
+	for (; *s; s++)
+		if (*s <= ' ' || *s > '~' || *s == '=')
+			*s = '_';
+}
+
 /* split `line` in place into at most max words */
 static int split(char *line, char **argv, int max)
 {

@@ -34,6 +34,9 @@ void xgpub_ctl_accept(void);
 void xgpub_ctl_close(void);
 
 /* `list`: one "guest ..." line per guest */
+/* make s one word of a reply (key=value pairs split on spaces):
+ * blanks, '=' and non-ASCII become '_' */
+void xgpub_ctl_word(char *s);
 void xgpub_guests_list(struct xgpub_out *o);
 /* `sched-credit [GUEST WEIGHT CAP]` (WEIGHT or CAP "-": unchanged) */
 void xgpub_guests_sched_credit(struct xgpub_out *o, int argc, char **argv);

@@ -14,6 +14,7 @@
 #include "xgpub.h"
 #include "xgpub_ctl.h"
 #include "xgpub_sched_glue.h"
+#include "xgpub_xen.h"
 
 #define MAX_SETTINGS 1024
 #define MAX_GUESTS 1024
@@ -42,13 +43,6 @@ struct guest {
 static struct guest gs[MAX_GUESTS];
 static int ngs;
 
-static void sanitize(char *s)
-{
-	for (; *s; s++)
-		if (*s <= ' ' || *s > '~' || *s == '=')
-			*s = '_';
-}
-
 void xgpub_guest_key(const struct xgpub_child *c, char *key, size_t len)
 {
 	if (c->kind == XGPUB_CHILD_XEN)
@@ -56,7 +50,7 @@ void xgpub_guest_key(const struct xgpub_child *c, char *key, size_t len)
 			     snprintf(key, len, "domid:%u", c->domid);
 	else
 		snprintf(key, len, "local:%s", c->proc[0] ? c->proc : "?");
-	sanitize(key);
+	xgpub_ctl_word(key);
 }
 
 static struct setting *setting_find(const char *key, bool create)
@@ -123,7 +117,7 @@ static void gather_one(struct xgpub_child *c, void *arg)
 		else
 			snprintf(g->name, sizeof(g->name), "%s",
 				 c->proc[0] ? c->proc : "-");
-		sanitize(g->name);
+		xgpub_ctl_word(g->name);
 		xgpub_guest_key(c, g->key, sizeof(g->key));
 	}
 	g->nch++;
@@ -145,6 +139,69 @@ static void gather(void)
 {
 	ngs = 0;
 	xgpub_children_each(gather_one, NULL);
+}
+
+/*
+ * A domain with an xgpu device but no process using it yet has no worker,
+ * so gather() does not see it; it is a guest all the same: a row with its
+ * settings, no channel, state "idle" (device Connected) or "setup".
+ */
+struct idle {
+	uint32_t domid;
+	char name[64];
+	bool connected;		/* any of its devices */
+};
+
+struct idle_set {
+	struct idle d[MAX_GUESTS];
+	int n;
+};
+
+static void idle_one(uint32_t domid, const char *name, bool connected,
+		     void *arg)
+{
+	struct idle_set *is = arg;
+	int i;
+
+	if (!name[0])
+		return;		/* the domain is going away */
+	for (i = 0; i < ngs; i++)
+		if (gs[i].kind == XGPUB_CHILD_XEN && gs[i].id == domid)
+			return;	/* listed with its channels */
+	for (i = 0; i < is->n && is->d[i].domid != domid; i++)
+		;
+	if (i == is->n) {
+		if (is->n == MAX_GUESTS)
+			return;
+		is->n++;
+		is->d[i].domid = domid;
+		is->d[i].connected = false;
+		snprintf(is->d[i].name, sizeof(is->d[i].name), "%s", name);
+		xgpub_ctl_word(is->d[i].name);
+	}
+	is->d[i].connected |= connected;
+}
+
+static void list_idle(struct xgpub_out *o)
+{
+	static struct idle_set is;
+
+	is.n = 0;
+	xgpub_xen_each_device(idle_one, &is);
+	for (int i = 0; i < is.n; i++) {
+		struct idle *d = &is.d[i];
+		uint32_t w, cap;
+
+		/* a named domain's settings key is its name */
+		xgpub_guest_settings(d->name, &w, &cap);
+		xgpub_out(o, "guest kind=xen id=%u name=%s key=%s channels=0 "
+			  "pids=- weight=%u cap=%u credit_us=0 state=%s "
+			  "gpu_ms=0 share_period=0.0 share_minute=0.0 "
+			  "mem_mib=0 quota_mib=0 calls=0 calls_per_s=0.0 "
+			  "qdepth=0 vcpu_weight=- vcpu_boosts=-\n", d->domid,
+			  d->name, d->name, w, cap,
+			  d->connected ? "idle" : "setup");
+	}
 }
 
 void xgpub_guests_list(struct xgpub_out *o)
@@ -181,6 +238,7 @@ void xgpub_guests_list(struct xgpub_out *o)
 			  (unsigned long long)(g->quota >> 20),
 			  (unsigned long long)g->calls, g->rate, g->qdepth, vw);
 	}
+	list_idle(o);
 }
 
 /* the settings key of the guest named `who` now, or who itself */
@@ -201,7 +259,7 @@ static void resolve(const char *who, char *key, size_t len)
 		}
 	}
 	snprintf(key, len, "%s", who);
-	sanitize(key);
+	xgpub_ctl_word(key);
 }
 
 static bool parse_num(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)

@@ -99,19 +99,13 @@ static void reap_workers(void)
 		else if (WIFSIGNALED(status) &&
 			 (WTERMSIG(status) == SIGTERM ||
 			  WTERMSIG(status) == SIGKILL))
-		{
 			/* how the daemon stops a worker (guest gone or
 			 * closing, or shutdown): not an error; the Xen
 			 * transport logs why it stopped one */
-			if (c && c->kind == XGPUB_CHILD_XEN)
-				xgpub_dbg("worker of %s (pid %d) stopped "
-					  "(signal %d)", who, pid,
-					  WTERMSIG(status));
-			else
-				xgpub_info("worker of %s (pid %d) stopped "
-					   "(signal %d)", who, pid,
-					   WTERMSIG(status));
-		}
+			(c && c->kind == XGPUB_CHILD_XEN ? xgpub_dbg :
+							   xgpub_info)(
+				"worker of %s (pid %d) stopped (signal %d)",
+				who, pid, WTERMSIG(status));
 		else if (WIFSIGNALED(status))
 			xgpub_err("worker of %s (pid %d) killed by signal %d",
 				  who, pid, WTERMSIG(status));
@@ -231,15 +225,10 @@ int main(int argc, char **argv)
 			fprintf(stderr, "xen-gpubackd: --vcpu-coord on|off\n");
 			return 2;
 		case 'B':
-			boost_pct = (unsigned int)strtoul(optarg, &end, 10);
-			if (*end == ':')
-				boost_ms = (unsigned int)strtoul(end + 1, &end,
-								 10);
-			if (boost_pct < 100 || boost_pct > 10000 ||
-			    boost_ms > 1000) {
+			if (xgpub_vcpu_parse_boost(optarg, &boost_pct,
+						   &boost_ms)) {
 				fprintf(stderr, "xen-gpubackd: --vcpu-boost "
-					"PCT[:MS]: PCT 100..10000, MS "
-					"0..1000\n");
+					"%s\n", XGPUB_VCPU_BOOST_USAGE);
 				return 2;
 			}
 			break;

@@ -16,9 +16,10 @@
  * The VCPU coordinator (scheduler/xgpu_vcpu.h) rides on the same view:
  * a Xen guest joining is added with its GPU weight (its VCPU weight
  * follows), a weight change is passed on, and a guest whose work in
- * flight just drained (busy 1 -> 0, the worker kicks) with nothing more
- * wanted is reported as completed, which boosts its VCPUs so that the
- * thread waiting for that completion runs and issues the next batch.
+ * flight drained since the last step (its workers' `drained` counts)
+ * while it submits nothing more is reported as completed, which boosts
+ * its VCPUs so that the thread waiting for that completion runs and
+ * issues the next batch.
  */
 #include <errno.h>
 #include <limits.h>
@@ -184,6 +185,24 @@ void xgpub_vcpu_start(bool xen, bool on, unsigned int boost_pct,
 		xgpub_info("vcpu coordinator off: %s", why);
 }
 
+int xgpub_vcpu_parse_boost(const char *s, unsigned int *pct,
+			   unsigned int *ms)
+{
+	unsigned long p, m = 0;
+	char *end;
+
+	p = strtoul(s, &end, 10);
+	if (end == s)
+		return -1;
+	if (*end == ':')
+		m = strtoul(end + 1, &end, 10);
+	if (*end || p < 100 || p > 10000 || m > 1000)
+		return -1;
+	*pct = (unsigned int)p;
+	*ms = (unsigned int)m;
+	return 0;
+}
+
 /* control socket: stats */
 void xgpub_sched_stats(struct xgpub_out *o)
 {
@@ -198,26 +217,17 @@ void xgpub_vcpu_ctl(struct xgpub_out *o, int argc, char **argv)
 	struct xgpu_vcpu_params p;
 	char what[96];
 
-	if (argc >= 1 && !strcmp(argv[0], "off") && argc == 1) {
+	if (argc == 1 && !strcmp(argv[0], "off")) {
 		if (V)
 			xgpub_info("vcpu coordinator off (xgpu vcpu off)");
 		vcpu_off();
-	} else if (argc >= 1 && !strcmp(argv[0], "on") && argc <= 2) {
+	} else if ((argc == 1 || argc == 2) && !strcmp(argv[0], "on")) {
 		unsigned int pct = vcpu_pct, ms = vcpu_ms;
 		const char *why;
 
-		if (argc == 2) {
-			char *end;
-
-			pct = (unsigned int)strtoul(argv[1], &end, 10);
-			ms = 0;
-			if (*end == ':')
-				ms = (unsigned int)strtoul(end + 1, &end, 10);
-			if (*end || pct < 100 || pct > 10000 || ms > 1000) {
-				xgpub_out(o, "error boost: PCT[:MS], PCT "
-					  "100..10000, MS 0..1000\n");
-				return;
-			}
+		if (argc == 2 && xgpub_vcpu_parse_boost(argv[1], &pct, &ms)) {
+			xgpub_out(o, "error boost: %s\n", XGPUB_VCPU_BOOST_USAGE);
+			return;
 		}
 		vcpu_off();
 		vcpu_pct = pct;
@@ -239,9 +249,7 @@ void xgpub_vcpu_ctl(struct xgpub_out *o, int argc, char **argv)
 	xgpu_vcpu_params_get(V, &p);
 	/* one word: the reply is space-separated key=value */
 	snprintf(what, sizeof(what), "%s", xgpu_vcpu_describe(V));
-	for (char *q = what; *q; q++)
-		if (*q == ' ' || *q == '=')
-			*q = '_';
+	xgpub_ctl_word(what);
 	xgpub_out(o, "vcpu state=on backend=%s boost_pct=%u boost_ms=%.1f "
 		  "rate=%u\n", what, p.boost_pct,
 		  (double)p.boost_ns / 1e6, p.max_hypercalls_per_sec);

@@ -27,6 +27,11 @@ int xgpub_sched_start(const char *policy);
  * with the scheduler on, and where libxenctrl loads; logs which */
 void xgpub_vcpu_start(bool xen, bool on, unsigned int boost_pct,
 		      unsigned int boost_ms);
+/* "PCT[:MS]" of --vcpu-boost and `xgpu vcpu on -b`: 0, or -1 when out of
+ * range (MS left out: 0, the default) */
+#define XGPUB_VCPU_BOOST_USAGE "PCT[:MS], PCT 100..10000, MS 0..1000"
+int xgpub_vcpu_parse_boost(const char *s, unsigned int *pct,
+			   unsigned int *ms);
 /* VCPU weight now and boosts so far of a Xen domain (false: none) */
 bool xgpub_vcpu_info(uint32_t domid, unsigned int *weight,
 		     unsigned long *boosts);

@@ -703,6 +703,25 @@ static void scan(struct xgpub_xen *x)
 	}
 }
 
+void xgpub_xen_each_device(void (*fn)(uint32_t domid, const char *name,
+				      bool connected, void *arg),
+			   void *arg)
+{
+	struct xgpub_xen *x = the_xen;
+
+	for (int i = 0; x && i < MAX_DEVS; i++) {
+		struct xdev *d = &x->dev[i];
+		char name[64];
+
+		if (!d->used)
+			continue;
+		xgpub_xen_domain_name(x, d->domid, name, sizeof(name));
+		fn(d->domid, name,
+		   rd_long(x, d->be, "state", -1) == XenbusStateConnected,
+		   arg);
+	}
+}
+
 struct xgpub_xen *xgpub_xen_start(const struct xgpub_xen_limits *lim,
 				  const struct xgpub_options *opt)
 {
@@ -790,6 +809,17 @@ void xgpub_xen_poll(struct xgpub_xen *x)
 	scan(x);
 }
 
+/* its worker is gone, its pages unmapped: the channel is Closed */
+static void ch_closed(struct xgpub_xen *x, struct xdev *d,
+		      const struct xch *c)
+{
+	char be[160];
+
+	snprintf(be, sizeof(be), "%s/ch/%u", d->be, c->n);
+	if (rd_long(x, be, "state", -1) != XenbusStateClosed)
+		wr(x, be, "state", "%d", XenbusStateClosed);
+}
+
 void xgpub_xen_child_exited(struct xgpub_xen *x, pid_t pid)
 {
 	log_stopped(pid);
@@ -800,18 +830,13 @@ void xgpub_xen_child_exited(struct xgpub_xen *x, pid_t pid)
 			continue;
 		for (int j = 0; j < MAX_CH; j++) {
 			struct xch *c = &d->ch[j];
-			char be[160];
-			long st;
 
 			if (!c->used || c->pid != pid)
 				continue;
 			c->pid = 0;
 			c->done = true;
 			/* a worker that died without a word still closes */
-			snprintf(be, sizeof(be), "%s/ch/%u", d->be, c->n);
-			st = rd_long(x, be, "state", -1);
-			if (st != XenbusStateClosed)
-				wr(x, be, "state", "%d", XenbusStateClosed);
+			ch_closed(x, d, c);
 			return;
 		}
 	}
@@ -837,7 +862,6 @@ void xgpub_xen_stop(struct xgpub_xen *x)
 
 			for (int j = 0; d->used && j < MAX_CH; j++) {
 				struct xch *c = &d->ch[j];
-				char be[160];
 				pid_t r;
 
 				if (!c->used || !c->pid)
@@ -850,9 +874,7 @@ void xgpub_xen_stop(struct xgpub_xen *x)
 					continue;
 				}
 				c->pid = 0;
-				snprintf(be, sizeof(be), "%s/ch/%u", d->be,
-					 c->n);
-				wr(x, be, "state", "%d", XenbusStateClosed);
+				ch_closed(x, d, c);
 			}
 		}
 		if (!left)

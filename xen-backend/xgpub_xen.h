@@ -57,4 +57,10 @@ bool xgpub_xen_dom_alive(struct xs_handle *xs, unsigned int domid);
 void xgpub_xen_domain_name(struct xgpub_xen *x, uint32_t domid, char *buf,
 			   size_t len);
 
+/* each device the daemon serves (none without --xen): its domain, the
+ * domain's name ("" once the domain is gone), whether it is Connected */
+void xgpub_xen_each_device(void (*fn)(uint32_t domid, const char *name,
+				      bool connected, void *arg),
+			   void *arg);
+
 #endif /* XGPUB_XEN_H */
