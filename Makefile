@@ -36,7 +36,7 @@ endif
 # on GPU hosts without Xen installed (--local only).  None of their symbols
 # may be exported: the daemon dlopens libxenstore.so.4 where Xen is
 # installed (watches need its reader thread), whose own calls must not
-# bind to the static copy (xen-backend/xgpub_xs.h).
+# bind to the static copy (xen-backend/transport/xgpub_xs.h).
 XEN_ARCHIVES := libxenstore.a:libxengnttab.a:libxenevtchn.a:libxentoolcore.a:libxentoollog.a
 XEN_LIBS := -Wl,--exclude-libs,$(XEN_ARCHIVES) -Wl,-Bstatic -lxenstore \
 	-lxengnttab -lxenevtchn -lxentoolcore -lxentoollog -Wl,-Bdynamic
@@ -44,9 +44,11 @@ CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck)
 
 LIB_SRCS := $(sort $(wildcard xen-frontend/lib/*.c))
 LIB_OBJS := $(LIB_SRCS:%.c=$(O)/obj/%.o)
-BACK_SRCS := $(sort $(wildcard xen-backend/*.c)) \
+BACK_DIRS := common worker transport daemon
+BACK_INC := $(BACK_DIRS:%=-Ixen-backend/%)
+BACK_SRCS := $(sort $(foreach d,$(BACK_DIRS),$(wildcard xen-backend/$(d)/*.c))) \
 	$(sort $(wildcard scheduler/*.c))
-BACK_LIB_SRCS := $(filter-out xen-backend/xgpub_main.c,$(BACK_SRCS))
+BACK_LIB_SRCS := $(filter-out xen-backend/daemon/xgpub_main.c,$(BACK_SRCS))
 BACK_OBJS := $(BACK_SRCS:%.c=$(O)/obj/%.o)
 BACK_LIB_OBJS := $(BACK_LIB_SRCS:%.c=$(O)/obj/%.o)
 
@@ -60,7 +62,7 @@ BACKEND := $(O)/bin/xen-gpubackd
 CLI := $(O)/bin/xgpu
 HEADERS := $(wildcard shared-ring/*.h shared-ring/*.def xen-frontend/lib/*.h \
 	xen-frontend/include/*.h scheduler/*.h \
-	xen-frontend/lib/*.inc xen-backend/*.h xen-backend/*.def)
+	xen-frontend/lib/*.inc xen-backend/*/*.h xen-backend/*/*.def)
 
 all: $(GUEST_LIB) $(BACKEND) $(CLI)
 
@@ -78,7 +80,7 @@ $(O)/obj/xen-frontend/lib/%.o: xen-frontend/lib/%.c $(HEADERS)
 $(O)/obj/xen-backend/%.o: xen-backend/%.c $(HEADERS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(CFLAGS_BASE) -Ixen-backend -Ischeduler -c -o $@ $<
+	$(Q)$(CC) $(CFLAGS_BASE) $(BACK_INC) -Ischeduler -c -o $@ $<
 
 $(O)/obj/scheduler/%.o: scheduler/%.c $(HEADERS)
 	@mkdir -p $(dir $@)
@@ -110,7 +112,7 @@ $(O)/tests/check_%: tests/unit/check_%.c $(O)/libxgpulib.a $(O)/libxgpub.a $(HEA
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CHECK   $@")
 	$(Q)$(CC) $(CFLAGS_BASE) -Ixen-frontend/lib -Ixen-frontend/include \
-		-Ixen-backend -Ischeduler $(shell pkg-config --cflags check 2>/dev/null) -o $@ $< \
+		$(BACK_INC) -Ischeduler $(shell pkg-config --cflags check 2>/dev/null) -o $@ $< \
 		-Wl,--whole-archive $(O)/libxgpulib.a $(O)/libxgpub.a \
 		-Wl,--no-whole-archive $(CHECK_LIBS) $(XEN_LIBS) $(LDSAN) \
 		-ldl -lpthread

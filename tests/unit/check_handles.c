@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* needs: xen-backend/xgpub_handles.c */
+/* needs: xen-backend/worker/xgpub_handles.c */
 /*
  * The worker's per-guest handle tables: a guest names every backend object
  * by a handle, so a stale, forged or mistyped one must be refused, and a
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "xgpub.h"
+#include "xgpub_worker.h"
 
 static struct xgpub_handles t;
 

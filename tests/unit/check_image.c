@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* needs: xen-frontend/lib/xgpulib_api_module.c */
 /* needs: xen-frontend/lib/xgpulib_api_launch.c */
-/* needs: xen-backend/xgpub_op_module.c xen-backend/xgpub_op_launch.c */
-/* needs: xen-backend/xgpub_handles.c */
+/* needs: xen-backend/worker/xgpub_op_module.c xen-backend/worker/xgpub_op_launch.c */
+/* needs: xen-backend/worker/xgpub_handles.c */
 /*
  * Images and kernel parameters on both ends.
  *
@@ -26,7 +26,7 @@
 
 #include "xgpulib.h"
 #include "xgpulib_image.h"
-#include "xgpub.h"
+#include "xgpub_worker.h"
 #include "xgpub_module.h"
 
 /* ---- guest: image sizes -------------------------------------------------- */

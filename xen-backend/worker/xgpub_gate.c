@@ -29,7 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "xgpub.h"
+#include "xgpub_worker.h"
 
 #define MAX_MARKS	2
 #define MARK_NS		1000000u	/* 1 ms of GPU work per mark */

@@ -32,7 +32,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "xgpub.h"
+#include "xgpub_worker.h"
 
 #define FAKE_TOTAL_MEM		(1ull << 30)	/* also the allocation limit */
 #define FAKE_ALIGN		256u

@@ -4,7 +4,7 @@
  * handler answering XGPUIF_ST_NOT_IMPL, so that the table always links; the
  * real handlers (xgpub_op_*.c) override them.
  */
-#include "xgpub.h"
+#include "xgpub_worker.h"
 
 #define XGPU_CALL(num, name, mode, args, reply)                             \
 	__attribute__((weak)) int xgpub_op_##name(                          \

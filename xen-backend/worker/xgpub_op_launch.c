@@ -13,7 +13,7 @@
 #include <limits.h>
 #include <string.h>
 
-#include "xgpub.h"
+#include "xgpub_worker.h"
 #include "xgpub_module.h"
 
 #define ATTR_SIZE ((uint32_t)sizeof(struct xgpuif_launch_attr))

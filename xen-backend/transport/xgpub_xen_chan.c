@@ -34,8 +34,11 @@
 #include <xen/io/xenbus.h>
 
 #include "xgpub.h"
-#include "xgpub_xen.h"
+#include "xgpub_transport.h"
 #include "xgpub_xs.h"
+
+/* set by the daemon before it forks the worker (daemon/xgpub_xen.c) */
+int xgpub_xen_alive_fd = -1;
 
 struct xchan {
 	struct xgpub_transport t;

@@ -25,7 +25,8 @@
 
 #include <time.h>
 
-#include "xgpub.h"
+#include "xgpub_daemon.h"
+#include "xgpub_worker.h"
 #include "xgpub_xen.h"
 #include "xgpub_ctl.h"
 #include "xgpub_sched_glue.h"

@@ -33,7 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "xgpub.h"
+#include "xgpub_daemon.h"
 #include "xgpub_ctl.h"
 #include "xgpub_sched_glue.h"
 #include "xgpu_sched.h"

@@ -47,7 +47,8 @@
 #include <xenstore.h>
 #include <xen/io/xenbus.h>
 
-#include "xgpub.h"
+#include "xgpub_daemon.h"
+#include "xgpub_worker.h"
 #include "xgpub_xen.h"
 #include "xgpub_xs.h"
 
@@ -82,26 +83,6 @@ struct xgpub_xen {
 };
 
 static struct xgpub_xen *the_xen;
-int xgpub_xen_alive_fd = -1;
-
-/*
- * Is the domain still there?  Its /local/domain/<id> directory, which the
- * toolstack removes when it destroys the domain.  (XS_IS_DOMAIN_INTRODUCED
- * does not answer through every xenstore transport: the nested test's
- * Dom0 refused it, as it refused watches.)
- */
-bool xgpub_xen_dom_alive(struct xs_handle *xs, unsigned int domid)
-{
-	char path[48], **e;
-	unsigned int n = 0;
-
-	snprintf(path, sizeof(path), "/local/domain/%u", domid);
-	e = xgpub_xs->directory(xs, XBT_NULL, path, &n);
-	if (!e)
-		return false;
-	free(e);
-	return true;
-}
 
 static char *rd(struct xgpub_xen *x, const char *dir, const char *node)
 {

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "xgpub.h"
+#include "xgpub_worker.h"
 #include "xgpub_module.h"
 
 #define BLOB_MAX	(1ull << 30)	/* one image */

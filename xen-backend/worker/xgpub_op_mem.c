@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "xgpub.h"
+#include "xgpub_worker.h"
 
 #define ARGS(type, name)                                                       \
 	struct type name;                                                      \

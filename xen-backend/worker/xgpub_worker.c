@@ -24,7 +24,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "xgpub.h"
+#include "xgpub_worker.h"
+
+/* set by the daemon in the forked worker (daemon/xgpub_children.c) */
+struct xgpub_wstat *xgpub_self_stat;
 
 typedef int (*xgpub_handler)(struct xgpub_worker *w,
 			     const struct xgpuif_request *req,

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "xgpub.h"
+#include "xgpub_daemon.h"
 #include "xgpub_ctl.h"
 #include "xgpub_sched_glue.h"
 #include "xgpub_xen.h"

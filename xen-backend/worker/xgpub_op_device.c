@@ -9,7 +9,7 @@
  */
 #include <string.h>
 
-#include "xgpub.h"
+#include "xgpub_worker.h"
 
 int xgpub_op_INIT(struct xgpub_worker *w, const struct xgpuif_request *req,
 		  const void *payload, uint32_t len, void *out, uint32_t *rlen)

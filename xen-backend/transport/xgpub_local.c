@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "xgpub.h"
+#include "xgpub_transport.h"
 
 struct local {
 	struct xgpub_transport t;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "xgpub_transport.h"
 #include "xgpub_xs.h"
 
 #define XS_SONAME "libxenstore.so.4"
@@ -89,4 +90,23 @@ const struct xgpub_xs *xgpub_xs_load(char *why, size_t whylen)
 fail:
 	dlclose(h);
 	return xgpub_xs;
+}
+
+/*
+ * Is the domain still there?  Its /local/domain/<id> directory, which the
+ * toolstack removes when it destroys the domain.  (XS_IS_DOMAIN_INTRODUCED
+ * does not answer through every xenstore transport: the nested test's
+ * Dom0 refused it, as it refused watches.)
+ */
+bool xgpub_xen_dom_alive(struct xs_handle *xs, unsigned int domid)
+{
+	char path[48], **e;
+	unsigned int n = 0;
+
+	snprintf(path, sizeof(path), "/local/domain/%u", domid);
+	e = xgpub_xs->directory(xs, XBT_NULL, path, &n);
+	if (!e)
+		return false;
+	free(e);
+	return true;
 }

@@ -18,7 +18,7 @@
  */
 #include <string.h>
 
-#include "xgpub.h"
+#include "xgpub_worker.h"
 #include "xgpub_module.h"
 
 #define ARGS(type, name)                                                       \

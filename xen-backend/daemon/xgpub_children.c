@@ -12,13 +12,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "xgpub.h"
+#include "xgpub_daemon.h"
 
 #define MAX_WORKERS 1024
 
 static struct xgpub_child children[MAX_WORKERS];
 static struct xgpub_wstat *stats;	/* MAX_WORKERS slots, shared */
-struct xgpub_wstat *xgpub_self_stat;
 /* descriptors of the daemon that a worker must not keep */
 static int daemon_fds[16];
 static int ndaemon_fds;

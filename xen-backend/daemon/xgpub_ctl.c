@@ -24,7 +24,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "xgpub.h"
+#include "xgpuif.h"
+#include "xgpub_daemon.h"
 #include "xgpub_ctl.h"
 #include "xgpub_sched_glue.h"
 

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "xgpub.h"
+#include "xgpub_worker.h"
 
 struct xgpub_driver *xgpub_driver_open(const char *path, char *msg,
 				       size_t msglen)

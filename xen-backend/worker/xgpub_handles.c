@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "xgpub.h"
+#include "xgpub_worker.h"
 
 xgpuif_handle_t xgpub_handle_new(struct xgpub_handles *t, int type,
 				 void *obj, void *extra)

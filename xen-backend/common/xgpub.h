@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * xgpub.h: what every part of xen-gpubackd shares: the clock, logging,
+ * the worker options the daemon hands down, and the status slot through
+ * which a worker reports to the daemon.
+ *
+ * The backend is three folders over this one:
+ *   daemon/     accepts guests (local socket, xenbus), forks one worker
+ *               per channel, runs the GPU scheduler and the control socket
+ *   worker/     serves one channel: dispatch, handle tables, the handlers,
+ *               the gate that obeys the scheduler, the driver table
+ *   transport/  the channel's pages and notifications, worker side (local
+ *               memfds and eventfds; Xen grants and event channels)
+ * The daemon never touches CUDA; only workers load the driver.
+ */
+#ifndef XGPUB_H
+#define XGPUB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+/* CLOCK_MONOTONIC in ns: the one clock of the daemon, its workers and the
+ * scheduler */
+static inline uint64_t xgpub_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- logging (syslog when daemonized, stderr in the foreground) -------- */
+
+void xgpub_log_init(const char *ident, bool use_syslog, int verbose);
+void xgpub_log_prefix(const char *prefix);
+void xgpub_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void xgpub_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void xgpub_dbg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- what the daemon tells every worker ---------------------------------- */
+
+struct xgpub_options {
+	const char *driver_path;	/* the CUDA driver, absolute path */
+	int gpu;			/* host device ordinal to expose */
+	uint64_t quota;			/* device memory bytes, 0: none */
+	uint32_t max_data_pages;
+	unsigned int spin_us;
+};
+
+/*
+ * What a worker tells the daemon, in memory shared between them (one
+ * slot per worker, written by the worker only, with relaxed atomics; the
+ * daemon reads it for `xgpu list` and the scheduler).
+ */
+struct xgpub_wstat {
+	uint64_t calls;		/* requests served */
+	uint64_t mem_used;	/* device memory bytes allocated */
+	uint64_t quota;		/* its limit, 0: none */
+	uint64_t gpu_ns;	/* GPU time its work took */
+	uint32_t qdepth;	/* requests waiting on the ring */
+	uint32_t connected;	/* 1 once the channel is up */
+	char proc[32];		/* the guest process's name, once connected */
+	/* GPU scheduler (worker/xgpub_gate.c, daemon/xgpub_sched_glue.c) */
+	uint32_t sched_on;	/* daemon: this worker is scheduled */
+	uint32_t grant;		/* daemon: may submit GPU work (futex) */
+	uint32_t want;		/* worker: has requests to serve */
+	uint32_t busy;		/* worker: GPU work in flight */
+	uint32_t submitting;	/* worker: a GPU op is being submitted */
+	uint32_t drained;	/* worker: count of busy 1 -> 0 */
+	uint64_t _rsvd[4];
+};
+
+/* in a worker: its own slot (NULL in tests that run a worker inline) */
+extern struct xgpub_wstat *xgpub_self_stat;
+/* in a worker: the eventfd that kicks the daemon's scheduler (-1: none) */
+extern int xgpub_sched_kick_fd;
+
+#endif /* XGPUB_H */

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * xgpub_daemon.h: the daemon's table of worker processes (one per guest
+ * channel, both transports) and the one place that forks them.
+ */
+#ifndef XGPUB_DAEMON_H
+#define XGPUB_DAEMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "xgpub.h"
+
+enum { XGPUB_CHILD_LOCAL = 1, XGPUB_CHILD_XEN = 2 };
+
+struct xgpub_child {
+	pid_t pid;
+	int kind;			/* XGPUB_CHILD_* */
+	uint32_t client_id;		/* local: the backend's number */
+	uint32_t domid, devid, ch;	/* xen */
+	char name[64];			/* xen: domain name */
+	char proc[32];			/* the guest process's name */
+	uint64_t started;		/* CLOCK_MONOTONIC ns */
+	struct xgpub_wstat *st;		/* shared with the worker */
+	/* calls per second, sampled by the daemon */
+	uint64_t rate_t, rate_calls;
+	double rate;
+};
+
+/*
+ * Fork a worker.  In the child, after the common set-up (signals, name,
+ * log prefix, the daemon's descriptors closed), fn(arg) runs and its
+ * return value is the exit code.  In the parent: the pid (recorded in the
+ * table of children) or -errno.
+ */
+pid_t xgpub_spawn(const struct xgpub_child *info, int (*fn)(void *),
+		  void *arg);
+/* the child with this pid (cleared by the caller once reaped), or NULL */
+struct xgpub_child *xgpub_child_find(pid_t pid);
+void xgpub_child_name(const struct xgpub_child *c, char *buf, size_t len);
+void xgpub_children_each(void (*fn)(struct xgpub_child *c, void *arg),
+			 void *arg);
+void xgpub_children_kill(int sig);
+/* a descriptor of the daemon that workers close after fork */
+void xgpub_daemon_fd(int fd);
+
+/* the GPU scheduler is on: new workers are scheduled (xgpub_sched_glue.c) */
+extern bool xgpub_sched_enabled;
+
+#endif /* XGPUB_DAEMON_H */

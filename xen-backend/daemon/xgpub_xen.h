@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * xgpub_xen.h: the daemon's Xen backend (xgpub_xen.c): it watches the
+ * backend's xenstore directory, runs the device handshake and forks a
+ * worker for every channel a frontend opens; the worker's transport
+ * (transport/xgpub_xen_chan.c) maps the channel's grants and binds its
+ * event channel.
+ */
+#ifndef XGPUB_XEN_H
+#define XGPUB_XEN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "xgpub_transport.h"
+
+struct xgpub_xen;
+struct xgpub_options;
+struct xgpub_xen *xgpub_xen_start(const struct xgpub_xen_limits *lim,
+				  const struct xgpub_options *opt);
+/* the xenstore watch fd, or -1: then call xgpub_xen_poll every
+ * XGPUB_XEN_POLL_MS */
+int xgpub_xen_fd(struct xgpub_xen *x);
+/* the xenstore fd is readable, or a worker exited: look again */
+void xgpub_xen_poll(struct xgpub_xen *x);
+/* a worker of the Xen transport exited (called by the reaper) */
+void xgpub_xen_child_exited(struct xgpub_xen *x, pid_t pid);
+void xgpub_xen_stop(struct xgpub_xen *x);
+
+/* domain name, for logs and the CLI ("" if unknown) */
+void xgpub_xen_domain_name(struct xgpub_xen *x, uint32_t domid, char *buf,
+			   size_t len);
+
+/* each device the daemon serves (none without --xen): its domain, the
+ * domain's name ("" once the domain is gone), whether it is Connected */
+void xgpub_xen_each_device(void (*fn)(uint32_t domid, const char *name,
+				      bool connected, void *arg),
+			   void *arg);
+
+#endif /* XGPUB_XEN_H */

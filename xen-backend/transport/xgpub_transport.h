@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * xgpub_transport.h: a channel's shared memory and notifications, as the
+ * worker that serves it sees them.  Two transports implement it: local
+ * (a Unix socket handshake, sealed memfds, eventfds) and Xen (grants and
+ * an event channel, described in xenstore).  Everything above this
+ * interface is shared by both.
+ */
+#ifndef XGPUB_TRANSPORT_H
+#define XGPUB_TRANSPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "xgpuif_ring.h"
+
+struct xgpub_transport;
+
+struct xgpub_transport_ops {
+	const char *name;
+	/* tell the guest that replies are on the ring */
+	void (*notify)(struct xgpub_transport *t);
+	/*
+	 * Sleep until the guest kicks, timeout_ms passes or the guest is gone.
+	 * 0: kicked or timed out; -EPIPE: the guest is gone.
+	 */
+	int (*wait)(struct xgpub_transport *t, int timeout_ms);
+	/*
+	 * Map the pages of host-memory region `region` (size bytes, described
+	 * by `dir` for transports that need it), at guest_va if possible.
+	 * 0 or -errno.
+	 */
+	int (*hostmem_map)(struct xgpub_transport *t, uint32_t region,
+			   uint64_t size, const struct xgpuif_memref *dir,
+			   uint64_t guest_va, void **va);
+	void (*hostmem_unmap)(struct xgpub_transport *t, void *va,
+			      uint64_t size);
+	/*
+	 * Block until the guest is gone (another thread may be serving the
+	 * ring meanwhile); used by the worker's watchdog.
+	 */
+	void (*wait_gone)(struct xgpub_transport *t);
+	/*
+	 * The worker closes the channel because the guest broke the protocol:
+	 * tell the guest's side why where the transport can (Xen: the
+	 * channel's error node).  May be NULL.
+	 */
+	void (*fail)(struct xgpub_transport *t, const char *why);
+	void (*close)(struct xgpub_transport *t);
+};
+
+struct xgpub_transport {
+	const struct xgpub_transport_ops *ops;
+	struct xgpuif_sring *sring;
+	unsigned int ring_order;
+	uint8_t *data;
+	size_t data_bytes;
+	char who[96];		/* the guest, for log lines */
+	char proc[32];		/* the guest process's name (informative) */
+};
+
+/*
+ * Local transport: handshake on an accepted SOCK_SEQPACKET socket.
+ * 0 or -errno (the guest was told why).
+ */
+int xgpub_local_accept(int sock, uint32_t client_id, uint32_t max_data_pages,
+		       struct xgpub_transport **out);
+
+/* ---- Xen ------------------------------------------------------------------ */
+
+/* what the backend publishes, and checks every channel against */
+struct xgpub_xen_limits {
+	uint32_t max_ring_order;
+	uint32_t max_data_pages;
+	uint32_t max_channels;
+};
+
+/* a host-memory region of one guest: at most 1 GiB */
+#define XGPUB_XEN_MAX_REGION_PAGES	(1u << 18)
+/* where xenstore watches are unavailable, look this often */
+#define XGPUB_XEN_POLL_MS		100
+
+/* map channel ch of domid's device devid; 0 or -errno (the reason is
+ * then in the backend's ch/<n>/error) */
+int xgpub_xen_chan_open(uint32_t domid, uint32_t devid, uint32_t ch,
+			const struct xgpub_xen_limits *lim,
+			struct xgpub_transport **out);
+
+/* the read end of a pipe whose write end only the daemon holds: EOF
+ * there tells a worker that the daemon died; -1 if none */
+extern int xgpub_xen_alive_fd;
+
+/*
+ * Is the domain still there?  Its /local/domain/<id> directory, which the
+ * toolstack removes when it destroys the domain.
+ */
+struct xs_handle;
+bool xgpub_xen_dom_alive(struct xs_handle *xs, unsigned int domid);
+
+#endif /* XGPUB_TRANSPORT_H */
