@@ -42,15 +42,25 @@ XEN_LIBS := -Wl,--exclude-libs,$(XEN_ARCHIVES) -Wl,-Bstatic -lxenstore \
 	-lxengnttab -lxenevtchn -lxentoolcore -lxentoollog -Wl,-Bdynamic
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck)
 
+# Code generated from the protocol's table of calls (tools/gen/gen-calls.awk)
+GEN := $(O)/gen
+GEN_STAMP := $(GEN)/.calls
+GEN_BACK_OBJ := $(O)/obj/gen/xgpub_calls.o
+GEN_LIB_OBJ := $(O)/obj/gen/xgpulib_calls.o $(O)/obj/gen/xgpulib_entry.o
+ENTRY_INPUTS := xen-frontend/lib/xgpulib_gpa_table.inc \
+	$(CUDA_HOME)/include/cudaTypedefs.h \
+	$(CUDA_HOME)/include/cudaProfilerTypedefs.h \
+	xen-frontend/lib/xgpulib_entry.def
+
 LIB_SRCS := $(sort $(wildcard xen-frontend/lib/*.c))
-LIB_OBJS := $(LIB_SRCS:%.c=$(O)/obj/%.o)
+LIB_OBJS := $(LIB_SRCS:%.c=$(O)/obj/%.o) $(GEN_LIB_OBJ)
 BACK_DIRS := common worker transport daemon
 BACK_INC := $(BACK_DIRS:%=-Ixen-backend/%)
 BACK_SRCS := $(sort $(foreach d,$(BACK_DIRS),$(wildcard xen-backend/$(d)/*.c))) \
 	$(sort $(wildcard scheduler/*.c))
 BACK_LIB_SRCS := $(filter-out xen-backend/daemon/xgpub_main.c,$(BACK_SRCS))
-BACK_OBJS := $(BACK_SRCS:%.c=$(O)/obj/%.o)
-BACK_LIB_OBJS := $(BACK_LIB_SRCS:%.c=$(O)/obj/%.o)
+BACK_OBJS := $(BACK_SRCS:%.c=$(O)/obj/%.o) $(GEN_BACK_OBJ)
+BACK_LIB_OBJS := $(BACK_LIB_SRCS:%.c=$(O)/obj/%.o) $(GEN_BACK_OBJ)
 
 UNIT_SRCS := $(sort $(wildcard tests/unit/check_*.c))
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(O)/tests/%)
@@ -62,7 +72,8 @@ BACKEND := $(O)/bin/xen-gpubackd
 CLI := $(O)/bin/xgpu
 HEADERS := $(wildcard shared-ring/*.h shared-ring/*.def xen-frontend/lib/*.h \
 	xen-frontend/include/*.h scheduler/*.h \
-	xen-frontend/lib/*.inc xen-backend/*/*.h xen-backend/*/*.def)
+	xen-frontend/lib/*.inc xen-backend/*/*.h xen-backend/*/*.def) \
+	$(GEN_STAMP)
 
 all: $(GUEST_LIB) $(BACKEND) $(CLI)
 
@@ -71,16 +82,39 @@ $(CLI): tools/xgpu.c $(HEADERS)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(CFLAGS_BASE) -o $@ $< $(XEN_LIBS) $(LDSAN) -lpthread
 
+$(GEN_STAMP): shared-ring/xgpu_calls.def shared-ring/xgpuif-ops.h \
+		tools/gen/gen-calls.awk
+	@mkdir -p $(GEN)
+	@$(if $(Q),echo "  GEN     $(GEN)/*calls*")
+	$(Q)awk -v out=$(GEN) -f tools/gen/gen-calls.awk \
+		shared-ring/xgpuif-ops.h shared-ring/xgpu_calls.def
+	$(Q)awk -v out=$(GEN) -f tools/gen/gen-entry.awk $(ENTRY_INPUTS)
+	$(Q)touch $@
+
+$(GEN_STAMP): tools/gen/gen-entry.awk $(ENTRY_INPUTS)
+
+$(O)/obj/gen/xgpulib_%.o: $(GEN_STAMP) $(HEADERS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $(GEN)/xgpulib_$*.c")
+	$(Q)$(CC) $(CFLAGS_BASE) -fPIC -Ixen-frontend/lib \
+		-Ixen-frontend/include -I$(GEN) -c -o $@ $(GEN)/xgpulib_$*.c
+
+$(GEN_BACK_OBJ): $(GEN_STAMP) $(HEADERS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $(GEN)/xgpub_calls.c")
+	$(Q)$(CC) $(CFLAGS_BASE) $(BACK_INC) -I$(GEN) -Ischeduler -c -o $@ \
+		$(GEN)/xgpub_calls.c
+
 $(O)/obj/xen-frontend/lib/%.o: xen-frontend/lib/%.c $(HEADERS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS_BASE) -fPIC -Ixen-frontend/lib \
-		-Ixen-frontend/include -c -o $@ $<
+		-Ixen-frontend/include -I$(GEN) -c -o $@ $<
 
 $(O)/obj/xen-backend/%.o: xen-backend/%.c $(HEADERS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(CFLAGS_BASE) $(BACK_INC) -Ischeduler -c -o $@ $<
+	$(Q)$(CC) $(CFLAGS_BASE) $(BACK_INC) -I$(GEN) -Ischeduler -c -o $@ $<
 
 $(O)/obj/scheduler/%.o: scheduler/%.c $(HEADERS)
 	@mkdir -p $(dir $@)
@@ -112,7 +146,7 @@ $(O)/tests/check_%: tests/unit/check_%.c $(O)/libxgpulib.a $(O)/libxgpub.a $(HEA
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CHECK   $@")
 	$(Q)$(CC) $(CFLAGS_BASE) -Ixen-frontend/lib -Ixen-frontend/include \
-		$(BACK_INC) -Ischeduler $(shell pkg-config --cflags check 2>/dev/null) -o $@ $< \
+		$(BACK_INC) -I$(GEN) -Ischeduler $(shell pkg-config --cflags check 2>/dev/null) -o $@ $< \
 		-Wl,--whole-archive $(O)/libxgpulib.a $(O)/libxgpub.a \
 		-Wl,--no-whole-archive $(CHECK_LIBS) $(XEN_LIBS) $(LDSAN) \
 		-ldl -lpthread
@@ -125,10 +159,29 @@ $(O)/tests/%: tests/integration/%.c $(GUEST_LIB) $(HEADERS)
 	$(Q)$(CC) $(CFLAGS_BASE) -o $@ $< -L$(O)/lib -l:libcuda.so.1 \
 		-Wl,-rpath,'$$ORIGIN/../lib' $(LDSAN) -lpthread
 
+# The fake CUDA driver of the tests (tests/fakecuda/fakecuda.h): a driver
+# library of its own that the worker loads like the host's driver
+# (--driver), so the daemon ships no test code.  It exports only cu*.
+FAKECUDA_SRCS := $(sort $(wildcard tests/fakecuda/*.c))
+FAKECUDA_OBJS := $(FAKECUDA_SRCS:%.c=$(O)/obj/%.o)
+FAKECUDA := $(O)/tests/fakecuda/libcuda.so.1
+
+$(O)/obj/tests/fakecuda/%.o: tests/fakecuda/%.c tests/fakecuda/fakecuda.h
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS_BASE) -fPIC -c -o $@ $<
+
+$(FAKECUDA): $(FAKECUDA_OBJS) tests/fakecuda/fakecuda.map
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -shared -o $@ $(FAKECUDA_OBJS) -Wl,-soname,libcuda.so.1 \
+		-Wl,--version-script=tests/fakecuda/fakecuda.map \
+		-Wl,-z,defs -Wl,-z,now $(LDSAN)
+
 unit: $(UNIT_BINS)
 	$(Q)set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
 
-integration: all $(ITEST_BINS)
+integration: all $(ITEST_BINS) $(FAKECUDA)
 	$(Q)O=$(O) tests/integration/run.sh
 
 gpu: all
@@ -141,7 +194,7 @@ kmod:
 
 # boot Xen nested under QEMU: Dom0 + two DomUs, the module, the hotplug
 # path and the daemon (tests/xen/README.md)
-xen-test: all
+xen-test: all $(FAKECUDA)
 	$(Q)O=$(O) tests/xen/run.sh
 
 test: unit integration gpu xen-test

@@ -238,7 +238,7 @@ XGPUIF_ASSERT_SIZE(struct xgpuif_local_hostmem, 16);
 
 /* opcodes, from the one table of forwarded calls */
 enum xgpuif_op {
-#define XGPU_CALL(num, name, mode, args, reply) XGPUIF_OP_##name = num,
+#define XGPU_CALL(num, name, ...) XGPUIF_OP_##name = num,
 #include "xgpu_calls.def"
 #undef XGPU_CALL
 	XGPUIF_OP_MAX

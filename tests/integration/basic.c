@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * basic: a plain CUDA Driver API program run against xen-gpubackd --fake
- * (the fake device: host memory and a few test kernels written in C, see
- * xen-backend/xgpub_fake.c).  It goes through the guest library, the
+ * basic: a plain CUDA Driver API program run against xen-gpubackd with the
+ * fake driver of tests/fakecuda (host memory and a few test kernels
+ * written in C, see fakecuda.h).  It goes through the guest library, the
  * local transport and a worker, exactly as a real program would.
  *
  * Prints "PASS step" or "FAIL step: why" for every step, and exits

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 #
 # Integration tests, no GPU needed: the guest library and the backend talk
-# over the local transport to `xen-gpubackd --fake` (the fake device of
-# xen-backend/xgpub_fake.c: host memory and a few kernels written in C).
+# over the local transport to `xen-gpubackd --driver .../libcuda.so.1`, the
+# fake CUDA driver of tests/fakecuda ($O/tests/fakecuda/libcuda.so.1: host
+# memory and a few kernels written in C).
 #
 #   O=build tests/integration/run.sh
 #
@@ -16,6 +17,9 @@ set -u
 O=${O:-build}
 BACKEND=$O/bin/xen-gpubackd
 T=$O/tests
+# the worker opens its driver by absolute path only
+FAKECUDA=$O/tests/fakecuda/libcuda.so.1
+case $FAKECUDA in /*) ;; *) FAKECUDA=$PWD/$FAKECUDA ;; esac
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/xgpu-it.XXXXXX") || exit 1
 SOCK=$TMP/xgpu.sock
@@ -81,7 +85,8 @@ client() {
 	XGPU_SOCKET=$SOCK timeout 60 "$T/$name" "$@" >"$out" 2>&1
 }
 
-for f in "$BACKEND" "$T/basic" "$T/spin" "$T/noinit" "$T/hostile"; do
+for f in "$BACKEND" "$FAKECUDA" "$T/basic" "$T/spin" "$T/noinit" \
+	"$T/hostile"; do
 	if [ ! -x "$f" ]; then
 		fail setup "$f is missing (make all integration)"
 		echo "$npass passed, $nfail failed"
@@ -119,7 +124,8 @@ fi
 
 # ---- the daemon -------------------------------------------------------------
 
-"$BACKEND" --local "$SOCK" --control "$TMP/control.sock" --foreground --fake 2>"$LOG" &
+"$BACKEND" --local "$SOCK" --control "$TMP/control.sock" --foreground \
+	--driver "$FAKECUDA" 2>"$LOG" &
 DPID=$!
 for _ in $(seq 100); do
 	[ -S "$SOCK" ] && break

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * spin: launches xgpu_fake_spin(100000) on the fake device and waits for
- * it in cuCtxSynchronize, so that the integration test can kill this
- * guest in the middle of a call and watch the backend clean up after it.
+ * spin: launches xgpu_fake_spin(100000) on the fake device (tests/fakecuda)
+ * and waits for it in cuCtxSynchronize, so that the integration test can
+ * kill this guest in the middle of a call and watch the backend clean up
+ * after it.
  * Prints "spin: launched" (flushed) just before it starts waiting.
  */
 #include <cuda.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* needs: xen-frontend/lib/xgpulib_api_module.c */
 /* needs: xen-frontend/lib/xgpulib_api_launch.c */
-/* needs: xen-backend/worker/xgpub_op_module.c xen-backend/worker/xgpub_op_launch.c */
+/* needs: xen-backend/worker/XGPUIF_OP_module.c xen-backend/worker/XGPUIF_OP_launch.c */
 /* needs: xen-backend/worker/xgpub_handles.c */
 /*
  * Images and kernel parameters on both ends.
@@ -494,7 +494,6 @@ static struct xgpub_worker wk;
 static struct xgpub_transport tr;
 static uint8_t data_area[1 << 16];
 static uint8_t out[XGPUIF_MAX_PAYLOAD];
-static const struct xgpuif_request req0;
 
 static void wsetup(void)
 {
@@ -517,17 +516,24 @@ static void wteardown(void)
 	xgpub_handles_destroy(&wk.h);
 }
 
-typedef int (*handler_fn)(struct xgpub_worker *, const struct xgpuif_request *,
-			  const void *, uint32_t, void *, uint32_t *);
+/* opcode: the worker's generated entry for it, as the dispatcher calls it
+ * once the request's sizes are checked */
+typedef uint16_t handler_fn;
 
-static int op(handler_fn fn, const void *p, uint32_t len, uint32_t *rlen)
+static int op_cap(handler_fn opcode, const void *p, uint32_t len,
+		  uint32_t cap, uint32_t *rlen)
 {
-	uint32_t cap = XGPUIF_MAX_PAYLOAD, dummy;
+	uint32_t dummy;
 
 	if (!rlen)
 		rlen = &dummy;
-	*rlen = cap;
-	return fn(&wk, &req0, p, len, out, rlen);
+	*rlen = 0;
+	return xgpub_ops[opcode].call(&wk, p, len, out, cap, rlen);
+}
+
+static int op(handler_fn opcode, const void *p, uint32_t len, uint32_t *rlen)
+{
+	return op_cap(opcode, p, len, XGPUIF_MAX_PAYLOAD, rlen);
 }
 
 /* blob holding `n` bytes of `img`, written through the data area */
@@ -538,7 +544,7 @@ static xgpuif_handle_t blob_of(const void *img, uint64_t n)
 	struct xgpuif_blob_write_args wa;
 	uint32_t rlen;
 
-	ck_assert_int_eq(op(xgpub_op_BLOB_CREATE, &ca, sizeof(ca), &rlen), 0);
+	ck_assert_int_eq(op(XGPUIF_OP_BLOB_CREATE, &ca, sizeof(ca), &rlen), 0);
 	ck_assert_uint_eq(rlen, sizeof(br));
 	memcpy(&br, out, sizeof(br));
 	memcpy(data_area, img, n);
@@ -547,7 +553,7 @@ static xgpuif_handle_t blob_of(const void *img, uint64_t n)
 	wa.off = 0;
 	wa.src.region = XGPUIF_REGION_DATA;
 	wa.src.len = n;
-	ck_assert_int_eq(op(xgpub_op_BLOB_WRITE, &wa, sizeof(wa), NULL), 0);
+	ck_assert_int_eq(op(XGPUIF_OP_BLOB_WRITE, &wa, sizeof(wa), NULL), 0);
 	return br.blob;
 }
 
@@ -584,7 +590,7 @@ START_TEST(test_blob_bounds)
 	xgpuif_handle_t b;
 
 	/* one image may not exceed 1 GiB */
-	ck_assert_int_eq(op(xgpub_op_BLOB_CREATE, &ca, sizeof(ca), NULL),
+	ck_assert_int_eq(op(XGPUIF_OP_BLOB_CREATE, &ca, sizeof(ca), NULL),
 			 CUDA_ERROR_OUT_OF_MEMORY);
 	b = blob_of(ptx_text, sizeof(ptx_text));
 	memset(&wa, 0, sizeof(wa));
@@ -593,27 +599,27 @@ START_TEST(test_blob_bounds)
 	/* past the blob's end */
 	wa.off = 1;
 	wa.src.len = sizeof(ptx_text);
-	ck_assert_int_eq(op(xgpub_op_BLOB_WRITE, &wa, sizeof(wa), NULL),
+	ck_assert_int_eq(op(XGPUIF_OP_BLOB_WRITE, &wa, sizeof(wa), NULL),
 			 XGPUIF_ST_PROTO);
 	wa.off = UINT64_MAX;
 	wa.src.len = 2;
-	ck_assert_int_eq(op(xgpub_op_BLOB_WRITE, &wa, sizeof(wa), NULL),
+	ck_assert_int_eq(op(XGPUIF_OP_BLOB_WRITE, &wa, sizeof(wa), NULL),
 			 XGPUIF_ST_PROTO);
 	/* past the data area */
 	wa.off = 0;
 	wa.src.off = sizeof(data_area) - 4;
 	wa.src.len = 8;
-	ck_assert_int_eq(op(xgpub_op_BLOB_WRITE, &wa, sizeof(wa), NULL),
+	ck_assert_int_eq(op(XGPUIF_OP_BLOB_WRITE, &wa, sizeof(wa), NULL),
 			 XGPUIF_ST_PROTO);
 	/* a stale handle */
 	fa.handle = b;
-	ck_assert_int_eq(op(xgpub_op_BLOB_FREE, &fa, sizeof(fa), NULL), 0);
-	ck_assert_int_eq(op(xgpub_op_BLOB_FREE, &fa, sizeof(fa), NULL),
+	ck_assert_int_eq(op(XGPUIF_OP_BLOB_FREE, &fa, sizeof(fa), NULL), 0);
+	ck_assert_int_eq(op(XGPUIF_OP_BLOB_FREE, &fa, sizeof(fa), NULL),
 			 CUDA_ERROR_INVALID_HANDLE);
 	wa.blob = b;
 	wa.src.off = 0;
 	wa.src.len = 1;
-	ck_assert_int_eq(op(xgpub_op_BLOB_WRITE, &wa, sizeof(wa), NULL),
+	ck_assert_int_eq(op(XGPUIF_OP_BLOB_WRITE, &wa, sizeof(wa), NULL),
 			 CUDA_ERROR_INVALID_HANDLE);
 }
 END_TEST
@@ -626,7 +632,7 @@ START_TEST(test_blob_total_limit)
 	/* four 1 GiB blobs fill the guest's 4 GiB; malloc may refuse
 	 * sooner on a small test machine, which is the same answer */
 	for (i = 0; i < 5 && rc == 0; i++)
-		rc = op(xgpub_op_BLOB_CREATE, &ca, sizeof(ca), NULL);
+		rc = op(XGPUIF_OP_BLOB_CREATE, &ca, sizeof(ca), NULL);
 	ck_assert_int_eq(rc, CUDA_ERROR_OUT_OF_MEMORY);
 	ck_assert_int_le(i, 5);
 }
@@ -644,14 +650,14 @@ START_TEST(test_module_load_options_and_unload)
 
 	/* a pointer-valued option is refused, and the blob is consumed */
 	b = blob_of(ptx_text, sizeof(ptx_text));
-	ck_assert_int_eq(load(xgpub_op_MODULE_LOAD, b, opts, 3, 0, &m),
+	ck_assert_int_eq(load(XGPUIF_OP_MODULE_LOAD, b, opts, 3, 0, &m),
 			 CUDA_ERROR_INVALID_VALUE);
 	ck_assert_ptr_null(xgpub_handle_get(&wk.h, b, XGPUB_H_BLOB));
 	/* library options on a module load are malformed */
 	b = blob_of(ptx_text, sizeof(ptx_text));
-	ck_assert_int_eq(load(xgpub_op_MODULE_LOAD, b, opts, 1, 1, &m),
+	ck_assert_int_eq(load(XGPUIF_OP_MODULE_LOAD, b, opts, 1, 1, &m),
 			 XGPUIF_ST_PROTO);
-	ck_assert_int_eq(load(xgpub_op_MODULE_LOAD, b, opts, 2, 0, &m), 0);
+	ck_assert_int_eq(load(XGPUIF_OP_MODULE_LOAD, b, opts, 2, 0, &m), 0);
 	ck_assert_uint_eq(rec.njit, 2);
 	ck_assert_int_eq(rec.jit[0], CU_JIT_MAX_REGISTERS);
 	ck_assert_ptr_eq(rec.jitv[0], (void *)(uintptr_t)32);
@@ -659,7 +665,7 @@ START_TEST(test_module_load_options_and_unload)
 	ck_assert_ptr_null(xgpub_handle_get(&wk.h, b, XGPUB_H_BLOB));
 	ck_assert_ptr_nonnull(xgpub_handle_get(&wk.h, m, XGPUB_H_MODULE));
 	ua.handle = m;
-	ck_assert_int_eq(op(xgpub_op_MODULE_UNLOAD, &ua, sizeof(ua), NULL), 0);
+	ck_assert_int_eq(op(XGPUIF_OP_MODULE_UNLOAD, &ua, sizeof(ua), NULL), 0);
 	ck_assert_int_eq(rec.unloads, 1);
 	ck_assert_ptr_null(xgpub_handle_get(&wk.h, m, XGPUB_H_MODULE));
 }
@@ -676,23 +682,23 @@ START_TEST(test_image_must_fit_blob)
 	memset(img, 0, sizeof(img));
 	make_fatbin(img, 16, 4400);
 	b = blob_of(img, sizeof(img));
-	ck_assert_int_eq(load(xgpub_op_MODULE_LOAD, b, NULL, 0, 0, &m),
+	ck_assert_int_eq(load(XGPUIF_OP_MODULE_LOAD, b, NULL, 0, 0, &m),
 			 CUDA_ERROR_INVALID_IMAGE);
 	/* the same header with its bytes */
 	make_fatbin(img, 16, 48);
 	b = blob_of(img, sizeof(img));
-	ck_assert_int_eq(load(xgpub_op_MODULE_LOAD, b, NULL, 0, 0, &m), 0);
+	ck_assert_int_eq(load(XGPUIF_OP_MODULE_LOAD, b, NULL, 0, 0, &m), 0);
 	/* a wrapper holds a guest pointer */
 	b = blob_of(&wr, sizeof(wr));
-	ck_assert_int_eq(load(xgpub_op_MODULE_LOAD, b, NULL, 0, 0, &m),
+	ck_assert_int_eq(load(XGPUIF_OP_MODULE_LOAD, b, NULL, 0, 0, &m),
 			 CUDA_ERROR_INVALID_IMAGE);
 	/* an ELF whose section lies past the blob */
 	make_elf(0);
 	b = blob_of(elf_img, 0x470);
-	ck_assert_int_eq(load(xgpub_op_MODULE_LOAD, b, NULL, 0, 0, &m),
+	ck_assert_int_eq(load(XGPUIF_OP_MODULE_LOAD, b, NULL, 0, 0, &m),
 			 CUDA_ERROR_INVALID_IMAGE);
 	b = blob_of(elf_img, 0x480);
-	ck_assert_int_eq(load(xgpub_op_MODULE_LOAD, b, NULL, 0, 0, &m), 0);
+	ck_assert_int_eq(load(XGPUIF_OP_MODULE_LOAD, b, NULL, 0, 0, &m), 0);
 }
 END_TEST
 
@@ -711,7 +717,7 @@ static xgpuif_handle_t load_module(void)
 {
 	xgpuif_handle_t m = 0;
 
-	ck_assert_int_eq(load(xgpub_op_MODULE_LOAD,
+	ck_assert_int_eq(load(XGPUIF_OP_MODULE_LOAD,
 			      blob_of(ptx_text, sizeof(ptx_text)), NULL, 0, 0,
 			      &m),
 			 0);
@@ -724,7 +730,7 @@ static xgpuif_handle_t get_vadd(xgpuif_handle_t m)
 	struct xgpuif_param p[6];
 	uint32_t rlen;
 
-	ck_assert_int_eq(get_symbol(xgpub_op_MODULE_GET_FUNCTION, m, "vadd",
+	ck_assert_int_eq(get_symbol(XGPUIF_OP_MODULE_GET_FUNCTION, m, "vadd",
 				    5, &rlen),
 			 0);
 	ck_assert_uint_eq(rlen, sizeof(r) + sizeof(p));
@@ -744,16 +750,16 @@ START_TEST(test_get_function_layout)
 	f = get_vadd(m);
 	ck_assert_ptr_nonnull(xgpub_handle_get(&wk.h, f, XGPUB_H_FUNCTION));
 	/* no terminator inside the request */
-	ck_assert_int_eq(get_symbol(xgpub_op_MODULE_GET_FUNCTION, m, "vadd",
+	ck_assert_int_eq(get_symbol(XGPUIF_OP_MODULE_GET_FUNCTION, m, "vadd",
 				    4, &rlen),
 			 XGPUIF_ST_PROTO);
-	ck_assert_int_eq(get_symbol(xgpub_op_MODULE_GET_FUNCTION, m, "", 0,
+	ck_assert_int_eq(get_symbol(XGPUIF_OP_MODULE_GET_FUNCTION, m, "", 0,
 				    &rlen),
 			 XGPUIF_ST_PROTO);
-	ck_assert_int_eq(get_symbol(xgpub_op_MODULE_GET_FUNCTION, m, "nope",
+	ck_assert_int_eq(get_symbol(XGPUIF_OP_MODULE_GET_FUNCTION, m, "nope",
 				    5, &rlen),
 			 CUDA_ERROR_NOT_FOUND);
-	ck_assert_int_eq(get_symbol(xgpub_op_MODULE_GET_FUNCTION, m + 1,
+	ck_assert_int_eq(get_symbol(XGPUIF_OP_MODULE_GET_FUNCTION, m + 1,
 				    "vadd", 5, &rlen),
 			 CUDA_ERROR_INVALID_HANDLE);
 }
@@ -769,9 +775,8 @@ START_TEST(test_layout_too_big_for_reply)
 
 	memcpy(p, &a, sizeof(a));
 	memcpy(p + sizeof(a), "vadd", 5);
-	ck_assert_int_eq(xgpub_op_MODULE_GET_FUNCTION(&wk, &req0, p,
-						      sizeof(a) + 5, out,
-						      &rlen),
+	ck_assert_int_eq(op_cap(XGPUIF_OP_MODULE_GET_FUNCTION, p,
+				sizeof(a) + 5, rlen, &rlen),
 			 0);
 	ck_assert_uint_eq(rlen, sizeof(r));
 	memcpy(&r, out, sizeof(r));
@@ -811,7 +816,7 @@ static void launch_pack(const struct launch_msg *m)
 static int do_launch(const struct launch_msg *m)
 {
 	launch_pack(m);
-	return op(xgpub_op_LAUNCH, msg, launch_len(m), NULL);
+	return op(XGPUIF_OP_LAUNCH, msg, launch_len(m), NULL);
 }
 
 START_TEST(test_launch_rebuilds_kernel_params)
@@ -844,7 +849,7 @@ START_TEST(test_launch_rebuilds_kernel_params)
 	m.a.param_bytes = 41;
 	/* lengths that do not add up */
 	launch_pack(&m);
-	ck_assert_int_eq(op(xgpub_op_LAUNCH, msg, launch_len(&m) + 1, NULL),
+	ck_assert_int_eq(op(XGPUIF_OP_LAUNCH, msg, launch_len(&m) + 1, NULL),
 			 XGPUIF_ST_PROTO);
 	m.a.nattrs = XGPUIF_MAX_LAUNCH_ATTRS + 1;
 	ck_assert_int_eq(do_launch(&m), XGPUIF_ST_PROTO);
@@ -898,25 +903,25 @@ START_TEST(test_library_kernel_and_unload)
 	xgpuif_handle_t lib = 0, k, lm, mf;
 	uint32_t rlen;
 
-	ck_assert_int_eq(load(xgpub_op_LIBRARY_LOAD,
+	ck_assert_int_eq(load(XGPUIF_OP_LIBRARY_LOAD,
 			      blob_of(ptx_text, sizeof(ptx_text)), &bad, 0, 1,
 			      &lib),
 			 CUDA_ERROR_INVALID_VALUE);
 	/* the worker keeps the image, so it says so even if the guest
 	 * did not */
-	ck_assert_int_eq(load(xgpub_op_LIBRARY_LOAD,
+	ck_assert_int_eq(load(XGPUIF_OP_LIBRARY_LOAD,
 			      blob_of(ptx_text, sizeof(ptx_text)), NULL, 0, 0,
 			      &lib),
 			 0);
 	ck_assert_uint_eq(rec.nlib, 1);
 	ck_assert_int_eq(rec.lib[0], CU_LIBRARY_BINARY_IS_PRESERVED);
-	ck_assert_int_eq(load(xgpub_op_LIBRARY_LOAD,
+	ck_assert_int_eq(load(XGPUIF_OP_LIBRARY_LOAD,
 			      blob_of(ptx_text, sizeof(ptx_text)), &opt, 0, 1,
 			      &lib),
 			 0);
 	ck_assert_uint_eq(rec.nlib, 1);
 
-	ck_assert_int_eq(get_symbol(xgpub_op_LIBRARY_GET_KERNEL, lib, "vadd",
+	ck_assert_int_eq(get_symbol(XGPUIF_OP_LIBRARY_GET_KERNEL, lib, "vadd",
 				    5, &rlen),
 			 0);
 	memcpy(&r, out, sizeof(r));
@@ -925,24 +930,24 @@ START_TEST(test_library_kernel_and_unload)
 	ck_assert_ptr_nonnull(xgpub_handle_get(&wk.h, k, XGPUB_H_KERNEL));
 
 	a.handle = lib;
-	ck_assert_int_eq(op(xgpub_op_LIBRARY_GET_MODULE, &a, sizeof(a), &rlen),
+	ck_assert_int_eq(op(XGPUIF_OP_LIBRARY_GET_MODULE, &a, sizeof(a), &rlen),
 			 0);
 	memcpy(&lr, out, sizeof(lr));
 	lm = lr.handle;
 	mf = get_vadd(lm);
 	/* the library's module is not the guest's to unload */
 	a.handle = lm;
-	ck_assert_int_eq(op(xgpub_op_MODULE_UNLOAD, &a, sizeof(a), NULL),
+	ck_assert_int_eq(op(XGPUIF_OP_MODULE_UNLOAD, &a, sizeof(a), NULL),
 			 CUDA_ERROR_INVALID_HANDLE);
 	ck_assert_int_eq(rec.unloads, 0);
 
 	/* KERNEL_GET_FUNCTION needs the driver entry; the mock has none */
 	a.handle = k;
-	ck_assert_int_eq(op(xgpub_op_KERNEL_GET_FUNCTION, &a, sizeof(a), NULL),
+	ck_assert_int_eq(op(XGPUIF_OP_KERNEL_GET_FUNCTION, &a, sizeof(a), NULL),
 			 CUDA_ERROR_NOT_SUPPORTED);
 
 	a.handle = lib;
-	ck_assert_int_eq(op(xgpub_op_LIBRARY_UNLOAD, &a, sizeof(a), NULL), 0);
+	ck_assert_int_eq(op(XGPUIF_OP_LIBRARY_UNLOAD, &a, sizeof(a), NULL), 0);
 	ck_assert_int_eq(rec.lib_unloads, 1);
 	/* everything that came from the library went with it */
 	ck_assert_ptr_null(xgpub_handle_get(&wk.h, lib, XGPUB_H_LIBRARY));
@@ -962,7 +967,7 @@ START_TEST(test_func_attributes)
 	memset(&a, 0, sizeof(a));
 	a.handle = f;
 	a.kind = XGPUIF_FN_FUNCTION;
-	ck_assert_int_eq(op(xgpub_op_FUNC_GET_ATTRIBUTES, &a, sizeof(a),
+	ck_assert_int_eq(op(XGPUIF_OP_FUNC_GET_ATTRIBUTES, &a, sizeof(a),
 			    &rlen),
 			 0);
 	ck_assert_uint_eq(rlen, sizeof(r));
@@ -974,7 +979,7 @@ START_TEST(test_func_attributes)
 		r.valid[CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE],
 		0);
 	/* setting needs an entry the mock leaves out */
-	ck_assert_int_eq(op(xgpub_op_FUNC_SET_ATTRIBUTE, &a, sizeof(a), NULL),
+	ck_assert_int_eq(op(XGPUIF_OP_FUNC_SET_ATTRIBUTE, &a, sizeof(a), NULL),
 			 CUDA_ERROR_NOT_SUPPORTED);
 }
 END_TEST

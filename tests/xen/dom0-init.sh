@@ -753,7 +753,7 @@ if ! blocked measure; then
 		*) echo "XBENCH-RESULT xen $RES" ;;
 		esac
 	fi
-	opts="--local /run/xgpu/local.sock --fake --foreground"
+	opts="--local /run/xgpu/local.sock --driver $FAKECUDA --foreground"
 	xen-gpubackd --help 2>&1 | grep -q -- --control &&
 		opts="$opts --control /run/xgpu/local-control.sock"
 	xen-gpubackd $opts 2>/tmp/local-daemon.log &

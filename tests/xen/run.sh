@@ -3,7 +3,8 @@
 #
 # Nested-Xen end-to-end test of xgpu: Xen 4.17 with a PV Dom0 and two PV
 # DomUs under QEMU (TCG), all from Debian packages, no GPU (the daemon
-# serves its fake device).  Run as root from the repository root:
+# loads the fake CUDA driver of tests/fakecuda).  Run as root from the
+# repository root:
 #
 #   O=build tests/xen/run.sh
 #
@@ -30,7 +31,9 @@ DOM0_MEM=${DOM0_MEM:-512M}
 DOMU_MEM=${DOMU_MEM:-320}
 SMP=${SMP:-2}
 CPU=${CPU:-max,-smap,-xsave}
-XGPUBACKD_OPTS=${XGPUBACKD_OPTS:---fake}
+# where the Dom0 image has the fake CUDA driver ($O/tests/fakecuda)
+FAKECUDA=/usr/lib/xgpu-test/libcuda.so.1
+XGPUBACKD_OPTS=${XGPUBACKD_OPTS:---driver $FAKECUDA}
 XBENCH_ARGS=${XBENCH_ARGS:-200 5}
 VCPU_S=${VCPU_S:-8}		# vcpu-coord: seconds per phase (0: skip the step)
 XEN_SCHED=${XEN_SCHED:-}	# Xen's scheduler (sched=): "" (credit2) or credit
@@ -269,11 +272,13 @@ build_all() {
 
 	if [ "$SKIP_MAKE" != 1 ]; then
 		make -s O="$O" all "$O/tests/basic" "$O/tests/spin" \
-			"$O/tests/threads" >>"$BUILD_LOG" 2>&1 ||
+			"$O/tests/threads" "$O/tests/fakecuda/libcuda.so.1" \
+			>>"$BUILD_LOG" 2>&1 ||
 			{ BUILD_WHY="make failed"; return 1; }
 	fi
 	for f in "$O/bin/xen-gpubackd" "$O/lib/libcuda.so.1" "$O/tests/basic" \
-		"$O/tests/spin" "$O/tests/threads"; do
+		"$O/tests/spin" "$O/tests/threads" \
+		"$O/tests/fakecuda/libcuda.so.1"; do
 		[ -x "$f" ] || { BUILD_WHY="$f is missing"; return 1; }
 	done
 
@@ -370,6 +375,9 @@ build_all() {
 	# xgpu's own pieces
 	put_bin "$D" "$O/bin/xen-gpubackd" /usr/sbin/xen-gpubackd ||
 		{ BUILD_WHY="dom0 image: xen-gpubackd"; return 1; }
+	# the daemon's CUDA driver: the fake of the tests (no GPU here)
+	put_bin "$D" "$O/tests/fakecuda/libcuda.so.1" "$FAKECUDA" ||
+		{ BUILD_WHY="dom0 image: the fake CUDA driver"; return 1; }
 	# the daemon dlopens libxenstore.so.4 (xenstore watches need its
 	# reader thread); xl's closure has it too, but do not count on that
 	f=$(ldconfig -p 2>/dev/null | sed -n 's/.*libxenstore\.so\.4 (libc6,x86-64) => //p' | head -n 1)
@@ -411,6 +419,7 @@ build_all() {
 	cat >"$D/etc/xgpu-test.conf" <<-EOF
 		DOMU_MEM=$DOMU_MEM
 		XGPUBACKD_OPTS='$XGPUBACKD_OPTS'
+		FAKECUDA=$FAKECUDA
 		XBENCH_ARGS='$XBENCH_ARGS'
 		VCPU_S=$VCPU_S
 		XEN_SCHED=$XEN_SCHED

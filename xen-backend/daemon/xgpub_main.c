@@ -64,7 +64,6 @@ static void usage(FILE *f)
 "  -f, --foreground       stay in the foreground and log to stderr\n"
 "  -d, --driver PATH      the host's CUDA driver (absolute path); default:\n"
 "                         the first of the usual locations that loads\n"
-"      --fake             serve the fake device (tests only, no GPU)\n"
 "  -g, --gpu N            host GPU ordinal to give guests (default 0)\n"
 "  -q, --quota-mb N       device memory each guest may allocate (0: no limit)\n"
 "      --max-data-mb N    largest data area a guest may ask (default 256)\n"
@@ -155,7 +154,6 @@ int main(int argc, char **argv)
 		{ "vcpu-boost", required_argument, NULL, 'B' },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "driver", required_argument, NULL, 'd' },
-		{ "fake", no_argument, NULL, 'F' },
 		{ "gpu", required_argument, NULL, 'g' },
 		{ "quota-mb", required_argument, NULL, 'q' },
 		{ "max-data-mb", required_argument, NULL, 'D' },
@@ -180,7 +178,7 @@ int main(int argc, char **argv)
 	unsigned int boost_pct = 0, boost_ms = 0;
 	int cfd = -1;
 	uint64_t last_tick = 0;
-	bool foreground = false, fake = false, use_xen = false;
+	bool foreground = false, use_xen = false;
 	struct xgpub_xen_limits lim = {
 		.max_ring_order = XGPUIF_MAX_RING_ORDER,
 		.max_data_pages = XGPUIF_XEN_MAX_DATA_PAGES,
@@ -190,6 +188,8 @@ int main(int argc, char **argv)
 	int verbose = 0, c, lfd = -1;
 	uint32_t next_id = 0;
 	struct sigaction sa;
+	struct xgpub_driver *probe;
+	char msg[256];
 
 	while ((c = getopt_long(argc, argv, "xl:c:s:fd:g:q:m:p:vh", lopts,
 				NULL)) != -1) {
@@ -239,9 +239,6 @@ int main(int argc, char **argv)
 		case 'd':
 			opt.driver_path = optarg;
 			break;
-		case 'F':
-			fake = true;
-			break;
 		case 'g':
 			opt.gpu = (int)strtol(optarg, &end, 10);
 			break;
@@ -288,30 +285,21 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	xgpub_log_init("xen-gpubackd", !foreground, verbose);
-	if (fake) {
-		opt.driver_path = NULL;
-		xgpub_info("serving the FAKE device (for tests; no GPU is "
-			   "used)");
-	} else {
-		char msg[256];
-		struct xgpub_driver *probe;
-
-		if (!opt.driver_path)
-			opt.driver_path = find_driver();
-		if (!opt.driver_path) {
-			xgpub_err("no CUDA driver found; name it with --driver "
-				  "PATH (or --fake for tests)");
-			return 1;
-		}
-		/* check it loads now rather than in every worker; the daemon
-		 * itself still never initialises CUDA */
-		probe = xgpub_driver_open(opt.driver_path, msg, sizeof(msg));
-		if (!probe) {
-			xgpub_err("%s", msg);
-			return 1;
-		}
-		xgpub_info("host driver: %s", opt.driver_path);
+	if (!opt.driver_path)
+		opt.driver_path = find_driver();
+	if (!opt.driver_path) {
+		xgpub_err("no CUDA driver found in the usual locations; name "
+			  "it with --driver PATH");
+		return 1;
 	}
+	/* check it loads now rather than in every worker; the daemon itself
+	 * still never initialises CUDA */
+	probe = xgpub_driver_open(opt.driver_path, msg, sizeof(msg));
+	if (!probe) {
+		xgpub_err("%s", msg);
+		return 1;
+	}
+	xgpub_info("host driver: %s", opt.driver_path);
 
 	if (opt.max_data_pages < lim.max_data_pages)
 		lim.max_data_pages = opt.max_data_pages;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * xgpub_driver.c: the real executor: the host's CUDA driver, opened by an
- * absolute path so that a replacement libcuda.so.1 on the library path
- * (ours, for instance) is never picked up by mistake.
+ * xgpub_driver.c: the executor: a CUDA driver (the host's, or the tests'
+ * fake), opened by an absolute path so that a replacement libcuda.so.1
+ * on the library path (ours, for instance) is never picked up by mistake.
  */
 #include <dlfcn.h>
 #include <stdio.h>

@@ -91,49 +91,9 @@ static void set_busy(uint32_t v)
 		kick_daemon();
 }
 
-bool xgpub_gate_op(uint16_t op)
+bool xgpub_gate_on(void)
 {
-	switch (op) {
-	case XGPUIF_OP_LAUNCH:
-	case XGPUIF_OP_MEMCPY_HTOD:
-	case XGPUIF_OP_MEMCPY_DTOH:
-	case XGPUIF_OP_MEMCPY_DTOD:
-	case XGPUIF_OP_MEMCPY_2D:
-	case XGPUIF_OP_MEMSET:
-		return g.on;
-	default:
-		return false;
-	}
-}
-
-/* the stream field of a gated op's arguments (all have one) */
-static xgpuif_handle_t op_stream(uint16_t op, const void *payload)
-{
-	size_t off;
-	xgpuif_handle_t h;
-
-	switch (op) {
-	case XGPUIF_OP_LAUNCH:
-		off = offsetof(struct xgpuif_launch_args, stream);
-		break;
-	case XGPUIF_OP_MEMCPY_HTOD:
-		off = offsetof(struct xgpuif_memcpy_htod_args, stream);
-		break;
-	case XGPUIF_OP_MEMCPY_DTOH:
-		off = offsetof(struct xgpuif_memcpy_dtoh_args, stream);
-		break;
-	case XGPUIF_OP_MEMCPY_DTOD:
-		off = offsetof(struct xgpuif_memcpy_dtod_args, stream);
-		break;
-	case XGPUIF_OP_MEMCPY_2D:
-		off = offsetof(struct xgpuif_memcpy2d_args, stream);
-		break;
-	default:
-		off = offsetof(struct xgpuif_memset_args, stream);
-		break;
-	}
-	memcpy(&h, (const uint8_t *)payload + off, sizeof(h));
-	return h;
+	return g.on;
 }
 
 static CUevent event_get(CUcontext ctx)
@@ -291,14 +251,12 @@ void xgpub_gate_enter(struct xgpub_worker *w)
 		futex_wait(&g.st->grant, 0, 100);
 }
 
-/* after a gated op was submitted (rc: its result) */
-void xgpub_gate_done(struct xgpub_worker *w, uint16_t op,
-		     const void *payload, uint64_t t0, int rc)
+/* after a gated op: submitted on stream s since t0, or failed */
+void xgpub_gate_done(struct xgpub_worker *w, bool submitted, CUstream s,
+		     uint64_t t0)
 {
-	CUstream s;
-
 	__atomic_store_n(&g.st->submitting, 0, __ATOMIC_RELEASE);
-	if (rc || xgpub_stream(w, op_stream(op, payload), &s))
+	if (!submitted)
 		return;
 	pthread_mutex_lock(&g.mu);
 	if (g.b_nops && (g.b_ctx != w->cur || g.b_stream != s))

@@ -78,6 +78,12 @@ int xgpub_handle_free(struct xgpub_handles *t, xgpuif_handle_t h, int type)
 	return 0;
 }
 
+xgpuif_handle_t xgpub_handle_of(const struct xgpub_handles *t,
+				const struct xgpub_hentry *e)
+{
+	return ((xgpuif_handle_t)e->gen << 32) | (uint32_t)(e - t->e + 1);
+}
+
 void xgpub_handle_each(struct xgpub_handles *t, int type,
 		       void (*fn)(struct xgpub_hentry *e, void *arg),
 		       void *arg)

@@ -21,16 +21,6 @@
 #include "xgpub_worker.h"
 #include "xgpub_module.h"
 
-#define ARGS(type, name)                                                       \
-	struct type name;                                                      \
-	memcpy(&name, payload, sizeof(name))
-
-#define REPLY(type, val)                                                       \
-	do {                                                                   \
-		memcpy(out, &(val), sizeof(struct type));                      \
-		*rlen = sizeof(struct type);                                   \
-	} while (0)
-
 /* far more than any program retains; keeps primary_refs from wrapping */
 #define MAX_PRIMARY_REFS (1 << 24)
 
@@ -49,20 +39,14 @@ static int set_current(struct xgpub_worker *w, CUcontext c)
 
 /* ---- primary context ----------------------------------------------------- */
 
-int xgpub_op_PRIMARY_CTX_RETAIN(struct xgpub_worker *w,
-				const struct xgpuif_request *req,
-				const void *payload, uint32_t len, void *out,
-				uint32_t *rlen)
+int xgpub_h_PRIMARY_CTX_RETAIN(struct xgpub_worker *w,
+			       const struct xgpuif_device_args *a,
+			       struct xgpuif_ctx_reply *r)
 {
-	ARGS(xgpuif_device_args, a);
-	struct xgpuif_ctx_reply r;
 	CUcontext c = NULL;
 	int rc;
 
-	(void)req;
-	(void)len;
-	*rlen = 0;
-	if (a.ordinal != 0)
+	if (a->ordinal != 0)
 		return CUDA_ERROR_INVALID_DEVICE;
 	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuDevicePrimaryCtxRetain);
 	if (!w->primary_h || w->primary_refs >= MAX_PRIMARY_REFS)
@@ -71,25 +55,16 @@ int xgpub_op_PRIMARY_CTX_RETAIN(struct xgpub_worker *w,
 	if (rc)
 		return rc;
 	w->primary_refs++;
-	memset(&r, 0, sizeof(r));
-	r.ctx = w->primary_h;
-	REPLY(xgpuif_ctx_reply, r);
+	r->ctx = w->primary_h;
 	return 0;
 }
 
-int xgpub_op_PRIMARY_CTX_RELEASE(struct xgpub_worker *w,
-				 const struct xgpuif_request *req,
-				 const void *payload, uint32_t len, void *out,
-				 uint32_t *rlen)
+int xgpub_h_PRIMARY_CTX_RELEASE(struct xgpub_worker *w,
+				const struct xgpuif_device_args *a)
 {
-	ARGS(xgpuif_device_args, a);
 	int rc;
 
-	(void)req;
-	(void)len;
-	(void)out;
-	*rlen = 0;
-	if (a.ordinal != 0)
+	if (a->ordinal != 0)
 		return CUDA_ERROR_INVALID_DEVICE;
 	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuDevicePrimaryCtxRelease_v2);
 	if (w->primary_refs <= 0)
@@ -110,19 +85,12 @@ int xgpub_op_PRIMARY_CTX_RELEASE(struct xgpub_worker *w,
  * (they go when the guest does), and errors are answered as success so
  * that the guest, which drops its own state, can start over.
  */
-int xgpub_op_PRIMARY_CTX_RESET(struct xgpub_worker *w,
-			       const struct xgpuif_request *req,
-			       const void *payload, uint32_t len, void *out,
-			       uint32_t *rlen)
+int xgpub_h_PRIMARY_CTX_RESET(struct xgpub_worker *w,
+			      const struct xgpuif_device_args *a)
 {
-	ARGS(xgpuif_device_args, a);
 	CUcontext saved = w->cur;
 
-	(void)req;
-	(void)len;
-	(void)out;
-	*rlen = 0;
-	if (a.ordinal != 0)
+	if (a->ordinal != 0)
 		return CUDA_ERROR_INVALID_DEVICE;
 	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuCtxSynchronize);
 	if (set_current(w, w->primary) == CUDA_SUCCESS) {
@@ -136,68 +104,47 @@ int xgpub_op_PRIMARY_CTX_RESET(struct xgpub_worker *w,
 	return 0;
 }
 
-int xgpub_op_PRIMARY_CTX_SET_FLAGS(struct xgpub_worker *w,
-				   const struct xgpuif_request *req,
-				   const void *payload, uint32_t len,
-				   void *out, uint32_t *rlen)
+int xgpub_h_PRIMARY_CTX_SET_FLAGS(struct xgpub_worker *w,
+				  const struct xgpuif_dev_flags_args *a)
 {
-	ARGS(xgpuif_dev_flags_args, a);
-
-	(void)req;
-	(void)len;
-	(void)out;
-	*rlen = 0;
-	if (a.dev != 0)
+	if (a->dev != 0)
 		return CUDA_ERROR_INVALID_DEVICE;
 	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuDevicePrimaryCtxSetFlags_v2);
-	return w->D->cuDevicePrimaryCtxSetFlags_v2(w->dev, a.flags);
+	return w->D->cuDevicePrimaryCtxSetFlags_v2(w->dev, a->flags);
 }
 
-int xgpub_op_PRIMARY_CTX_GET_STATE(struct xgpub_worker *w,
-				   const struct xgpuif_request *req,
-				   const void *payload, uint32_t len,
-				   void *out, uint32_t *rlen)
+int xgpub_h_PRIMARY_CTX_GET_STATE(struct xgpub_worker *w,
+				  const struct xgpuif_device_args *a,
+				  struct xgpuif_ctx_state_reply *r)
 {
-	ARGS(xgpuif_device_args, a);
-	struct xgpuif_ctx_state_reply r;
 	unsigned int flags = 0;
 	int active = 0;
 	int rc;
 
-	(void)req;
-	(void)len;
-	*rlen = 0;
-	if (a.ordinal != 0)
+	if (a->ordinal != 0)
 		return CUDA_ERROR_INVALID_DEVICE;
 	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuDevicePrimaryCtxGetState);
 	rc = w->D->cuDevicePrimaryCtxGetState(w->dev, &flags, &active);
 	if (rc)
 		return rc;
-	memset(&r, 0, sizeof(r));
-	r.flags = flags;
+	r->flags = flags;
 	/* the worker's own reference keeps it active; the guest's view is
 	 * whether the guest holds one */
-	r.active = w->primary_refs > 0;
-	REPLY(xgpuif_ctx_state_reply, r);
+	r->active = w->primary_refs > 0;
 	return 0;
 }
 
 /* ---- created contexts ---------------------------------------------------- */
 
-int xgpub_op_CTX_CREATE(struct xgpub_worker *w,
-			const struct xgpuif_request *req, const void *payload,
-			uint32_t len, void *out, uint32_t *rlen)
+int xgpub_h_CTX_CREATE(struct xgpub_worker *w,
+		       const struct xgpuif_dev_flags_args *a,
+		       struct xgpuif_ctx_reply *r)
 {
-	ARGS(xgpuif_dev_flags_args, a);
-	struct xgpuif_ctx_reply r;
 	CUcontext saved = w->cur, c = NULL;
 	xgpuif_handle_t h;
 	int rc;
 
-	(void)req;
-	(void)len;
-	*rlen = 0;
-	if (a.dev != 0)
+	if (a->dev != 0)
 		return CUDA_ERROR_INVALID_DEVICE;
 	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuCtxCreate_v4);
 	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuCtxDestroy_v2);
@@ -210,7 +157,7 @@ int xgpub_op_CTX_CREATE(struct xgpub_worker *w,
 	if (rc)
 		return rc;
 	w->cur = NULL;
-	rc = w->D->cuCtxCreate_v4(&c, NULL, a.flags, w->dev);
+	rc = w->D->cuCtxCreate_v4(&c, NULL, a->flags, w->dev);
 	/* the new context was pushed; put the caller's back in its place */
 	if (w->D->cuCtxSetCurrent(saved) == CUDA_SUCCESS)
 		w->cur = saved;
@@ -227,29 +174,21 @@ int xgpub_op_CTX_CREATE(struct xgpub_worker *w,
 		w->D->cuCtxDestroy_v2(c);
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
-	memset(&r, 0, sizeof(r));
-	r.ctx = h;
-	REPLY(xgpuif_ctx_reply, r);
+	r->ctx = h;
 	return 0;
 }
 
-int xgpub_op_CTX_DESTROY(struct xgpub_worker *w,
-			 const struct xgpuif_request *req, const void *payload,
-			 uint32_t len, void *out, uint32_t *rlen)
+int xgpub_h_CTX_DESTROY(struct xgpub_worker *w,
+			const struct xgpuif_handle_args *a)
 {
-	ARGS(xgpuif_handle_args, a);
 	struct xgpub_hentry *e;
 	CUcontext c, saved = w->cur;
 	int rc;
 
-	(void)req;
-	(void)len;
-	(void)out;
-	*rlen = 0;
 	/* the primary is released, never destroyed */
-	if (a.handle == w->primary_h)
+	if (a->handle == w->primary_h)
 		return CUDA_ERROR_INVALID_CONTEXT;
-	e = xgpub_handle_get(&w->h, a.handle, XGPUB_H_CTX);
+	e = xgpub_handle_get(&w->h, a->handle, XGPUB_H_CTX);
 	if (!e)
 		return CUDA_ERROR_INVALID_CONTEXT;
 	c = e->obj;
@@ -276,47 +215,29 @@ int xgpub_op_CTX_DESTROY(struct xgpub_worker *w,
 	w->cur = NULL;
 	if (saved != c)
 		set_current(w, saved);
-	xgpub_handle_free(&w->h, a.handle, XGPUB_H_CTX);
+	xgpub_handle_free(&w->h, a->handle, XGPUB_H_CTX);
 	return 0;
 }
 
 /* ---- the current context ------------------------------------------------- */
 
-int xgpub_op_CTX_SYNCHRONIZE(struct xgpub_worker *w,
-			     const struct xgpuif_request *req,
-			     const void *payload, uint32_t len, void *out,
-			     uint32_t *rlen)
+int xgpub_h_CTX_SYNCHRONIZE(struct xgpub_worker *w)
 {
-	(void)req;
-	(void)payload;
-	(void)len;
-	(void)out;
-	*rlen = 0;
 	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuCtxSynchronize);
 	return w->D->cuCtxSynchronize();
 }
 
-int xgpub_op_CTX_GET_LIMIT(struct xgpub_worker *w,
-			   const struct xgpuif_request *req,
-			   const void *payload, uint32_t len, void *out,
-			   uint32_t *rlen)
+int xgpub_h_CTX_GET_LIMIT(struct xgpub_worker *w,
+			  const struct xgpuif_limit_args *a,
+			  struct xgpuif_u64_reply *r)
 {
-	ARGS(xgpuif_limit_args, a);
-	struct xgpuif_u64_reply r;
 	size_t v = 0;
 	int rc;
 
-	(void)req;
-	(void)len;
-	*rlen = 0;
 	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuCtxGetLimit);
-	rc = w->D->cuCtxGetLimit(&v, (CUlimit)a.limit);
-	if (rc)
-		return rc;
-	memset(&r, 0, sizeof(r));
-	r.value = v;
-	REPLY(xgpuif_u64_reply, r);
-	return 0;
+	rc = w->D->cuCtxGetLimit(&v, (CUlimit)a->limit);
+	r->value = v;
+	return rc;
 }
 
 /*
@@ -325,103 +246,56 @@ int xgpub_op_CTX_GET_LIMIT(struct xgpub_worker *w,
  * for more than its share left.  (The stack size limit also costs memory,
  * per resident thread; it is not bounded here.)
  */
-int xgpub_op_CTX_SET_LIMIT(struct xgpub_worker *w,
-			   const struct xgpuif_request *req,
-			   const void *payload, uint32_t len, void *out,
-			   uint32_t *rlen)
+int xgpub_h_CTX_SET_LIMIT(struct xgpub_worker *w,
+			  const struct xgpuif_limit_args *a)
 {
-	ARGS(xgpuif_limit_args, a);
-
-	(void)req;
-	(void)len;
-	(void)out;
-	*rlen = 0;
 	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuCtxSetLimit);
-	if ((a.limit == CU_LIMIT_MALLOC_HEAP_SIZE ||
-	     a.limit == CU_LIMIT_PRINTF_FIFO_SIZE) &&
-	    !xgpub_quota_allows(w, a.value))
+	if ((a->limit == CU_LIMIT_MALLOC_HEAP_SIZE ||
+	     a->limit == CU_LIMIT_PRINTF_FIFO_SIZE) &&
+	    !xgpub_quota_allows(w, a->value))
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	return w->D->cuCtxSetLimit((CUlimit)a.limit, (size_t)a.value);
+	return w->D->cuCtxSetLimit((CUlimit)a->limit, (size_t)a->value);
 }
 
-int xgpub_op_CTX_GET_PRIORITY_RANGE(struct xgpub_worker *w,
-				    const struct xgpuif_request *req,
-				    const void *payload, uint32_t len,
-				    void *out, uint32_t *rlen)
+int xgpub_h_CTX_GET_PRIORITY_RANGE(struct xgpub_worker *w,
+				   struct xgpuif_priority_range_reply *r)
 {
-	struct xgpuif_priority_range_reply r;
 	int least = 0, greatest = 0;
 	int rc;
 
-	(void)req;
-	(void)payload;
-	(void)len;
-	*rlen = 0;
 	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuCtxGetStreamPriorityRange);
 	rc = w->D->cuCtxGetStreamPriorityRange(&least, &greatest);
-	if (rc)
-		return rc;
-	r.least = least;
-	r.greatest = greatest;
-	REPLY(xgpuif_priority_range_reply, r);
-	return 0;
+	r->least = least;
+	r->greatest = greatest;
+	return rc;
 }
 
-int xgpub_op_CTX_GET_FLAGS(struct xgpub_worker *w,
-			   const struct xgpuif_request *req,
-			   const void *payload, uint32_t len, void *out,
-			   uint32_t *rlen)
+int xgpub_h_CTX_GET_FLAGS(struct xgpub_worker *w, struct xgpuif_u64_reply *r)
 {
-	struct xgpuif_u64_reply r;
 	unsigned int flags = 0;
 	int rc;
 
-	(void)req;
-	(void)payload;
-	(void)len;
-	*rlen = 0;
 	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuCtxGetFlags);
 	rc = w->D->cuCtxGetFlags(&flags);
-	if (rc)
-		return rc;
-	r.value = flags;
-	REPLY(xgpuif_u64_reply, r);
-	return 0;
+	r->value = flags;
+	return rc;
 }
 
-int xgpub_op_CTX_GET_CACHE_CONFIG(struct xgpub_worker *w,
-				  const struct xgpuif_request *req,
-				  const void *payload, uint32_t len,
-				  void *out, uint32_t *rlen)
+int xgpub_h_CTX_GET_CACHE_CONFIG(struct xgpub_worker *w,
+				 struct xgpuif_u64_reply *r)
 {
-	struct xgpuif_u64_reply r;
 	CUfunc_cache cfg = CU_FUNC_CACHE_PREFER_NONE;
 	int rc;
 
-	(void)req;
-	(void)payload;
-	(void)len;
-	*rlen = 0;
 	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuCtxGetCacheConfig);
 	rc = w->D->cuCtxGetCacheConfig(&cfg);
-	if (rc)
-		return rc;
-	r.value = (uint64_t)cfg;
-	REPLY(xgpuif_u64_reply, r);
-	return 0;
+	r->value = (uint64_t)cfg;
+	return rc;
 }
 
-int xgpub_op_CTX_SET_CACHE_CONFIG(struct xgpub_worker *w,
-				  const struct xgpuif_request *req,
-				  const void *payload, uint32_t len,
-				  void *out, uint32_t *rlen)
+int xgpub_h_CTX_SET_CACHE_CONFIG(struct xgpub_worker *w,
+				 const struct xgpuif_u32_args *a)
 {
-	ARGS(xgpuif_u32_args, a);
-
-	(void)req;
-	(void)len;
-	(void)out;
-	*rlen = 0;
 	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuCtxSetCacheConfig);
-	return w->D->cuCtxSetCacheConfig((CUfunc_cache)a.value);
+	return w->D->cuCtxSetCacheConfig((CUfunc_cache)a->value);
 }

@@ -11,96 +11,77 @@
 
 #include "xgpub_worker.h"
 
-int xgpub_op_INIT(struct xgpub_worker *w, const struct xgpuif_request *req,
-		  const void *payload, uint32_t len, void *out, uint32_t *rlen)
+int xgpub_h_INIT(struct xgpub_worker *w, const struct xgpuif_init_args *a,
+		 struct xgpuif_init_reply *r)
 {
-	struct xgpuif_init_args a;
-	struct xgpuif_init_reply r;
 	int version = 0;
 	int rc;
 
-	(void)req;
-	(void)len;
-	memcpy(&a, payload, sizeof(a));
-	*rlen = 0;
-	if (a.guest_version != XGPUIF_VERSION) {
+	if (a->guest_version != XGPUIF_VERSION) {
 		xgpub_err("%s: guest library speaks protocol %u, this backend "
-			  "%u", w->t->who, a.guest_version, XGPUIF_VERSION);
+			  "%u", w->t->who, a->guest_version, XGPUIF_VERSION);
 		return CUDA_ERROR_NOT_SUPPORTED;
 	}
 	/* cuInit accepts no flags today */
-	if (a.flags)
+	if (a->flags)
 		return CUDA_ERROR_INVALID_VALUE;
 	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuDriverGetVersion);
 	rc = w->D->cuDriverGetVersion(&version);
 	if (rc)
 		return rc;
-	memset(&r, 0, sizeof(r));
-	r.driver_version = version;
-	r.device_count = 1;
-	memcpy(out, &r, sizeof(r));
-	*rlen = sizeof(r);
+	r->driver_version = version;
+	r->device_count = 1;
 	return 0;
 }
 
-int xgpub_op_DEVICE_INFO(struct xgpub_worker *w,
-			 const struct xgpuif_request *req, const void *payload,
-			 uint32_t len, void *out, uint32_t *rlen)
+int xgpub_h_DEVICE_INFO(struct xgpub_worker *w,
+			const struct xgpuif_device_args *a,
+			struct xgpuif_device_info_reply *r)
 {
-	struct xgpuif_device_args a;
-	struct xgpuif_device_info_reply r;
 	struct xgpub_driver *D = w->D;
 	size_t total = 0;
 	CUuuid uuid;
 	int rc;
 
-	(void)req;
-	(void)len;
-	memcpy(&a, payload, sizeof(a));
-	*rlen = 0;
-	if (a.ordinal != 0)
+	if (a->ordinal != 0)
 		return CUDA_ERROR_INVALID_DEVICE;
 	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuDeviceGetName);
 	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuDeviceTotalMem_v2);
 	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuDeviceGetAttribute);
-	/* zeroed: the reply buffer must not carry an earlier reply */
-	memset(&r, 0, sizeof(r));
-	rc = D->cuDeviceGetName(r.name, (int)sizeof(r.name), w->dev);
+	rc = D->cuDeviceGetName(r->name, (int)sizeof(r->name), w->dev);
 	if (rc)
 		return rc;
-	r.name[sizeof(r.name) - 1] = 0;
+	r->name[sizeof(r->name) - 1] = 0;
 	rc = D->cuDeviceTotalMem_v2(&total, w->dev);
 	if (rc)
 		return rc;
 	/* with a quota, the guest's device is only as large as its share */
-	r.total_mem = total;
-	if (w->opt->quota && w->opt->quota < r.total_mem)
-		r.total_mem = w->opt->quota;
+	r->total_mem = total;
+	if (w->opt->quota && w->opt->quota < r->total_mem)
+		r->total_mem = w->opt->quota;
 	if (D->cuDeviceGetUuid_v2) {
 		memset(&uuid, 0, sizeof(uuid));
 		if (D->cuDeviceGetUuid_v2(&uuid, w->dev) == CUDA_SUCCESS)
-			memcpy(r.uuid, uuid.bytes, sizeof(r.uuid));
+			memcpy(r->uuid, uuid.bytes, sizeof(r->uuid));
 	}
-	if (D->cuDeviceGetAttribute(&r.pci_domain,
+	if (D->cuDeviceGetAttribute(&r->pci_domain,
 				    CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, w->dev))
-		r.pci_domain = 0;
-	if (D->cuDeviceGetAttribute(&r.pci_bus, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID,
+		r->pci_domain = 0;
+	if (D->cuDeviceGetAttribute(&r->pci_bus, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID,
 				    w->dev))
-		r.pci_bus = 0;
-	if (D->cuDeviceGetAttribute(&r.pci_device,
+		r->pci_bus = 0;
+	if (D->cuDeviceGetAttribute(&r->pci_device,
 				    CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, w->dev))
-		r.pci_device = 0;
-	r.nattrs = XGPUIF_NUM_DEV_ATTRS;
+		r->pci_device = 0;
+	r->nattrs = XGPUIF_NUM_DEV_ATTRS;
 	for (uint32_t i = 0; i < XGPUIF_NUM_DEV_ATTRS; i++) {
 		int v = 0;
 
 		if (D->cuDeviceGetAttribute(&v, (CUdevice_attribute)i,
 					    w->dev) == CUDA_SUCCESS) {
-			r.attrs[i] = v;
-			r.attr_valid[i] = 1;
+			r->attrs[i] = v;
+			r->attr_valid[i] = 1;
 		}
 	}
-	memcpy(out, &r, sizeof(r));
-	*rlen = sizeof(r);
 	return 0;
 }

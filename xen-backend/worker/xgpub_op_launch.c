@@ -84,12 +84,9 @@ int xgpub_launch_attrs(struct xgpub_worker *w, const uint8_t *src,
 	return CUDA_SUCCESS;
 }
 
-int xgpub_op_LAUNCH(struct xgpub_worker *w, const struct xgpuif_request *req,
-		    const void *payload, uint32_t len, void *out,
-		    uint32_t *rlen)
+int xgpub_h_LAUNCH(struct xgpub_worker *w, const struct xgpuif_launch_args *a,
+		   const struct xgpub_tail *tail)
 {
-	const uint8_t *p = payload;
-	struct xgpuif_launch_args a;
 	const struct xgpub_fn *fn;
 	void *extra[5], **ex = NULL, **kp = NULL;
 	size_t psize;
@@ -97,36 +94,32 @@ int xgpub_op_LAUNCH(struct xgpub_worker *w, const struct xgpuif_request *req,
 	void *obj;
 	int rc;
 
-	(void)req;
-	(void)out;
-	*rlen = 0;
-	memcpy(&a, p, sizeof(a));
-	if (a.nattrs > XGPUIF_MAX_LAUNCH_ATTRS ||
-	    len != sizeof(a) + (uint64_t)a.nattrs * ATTR_SIZE + a.param_bytes)
+	if (a->nattrs > XGPUIF_MAX_LAUNCH_ATTRS ||
+	    tail->len != (uint64_t)a->nattrs * ATTR_SIZE + a->param_bytes)
 		return XGPUIF_ST_PROTO;
-	rc = xgpub_fn_get(w, a.func, a.kind, &obj, &fn);
+	rc = xgpub_fn_get(w, a->func, a->kind, &obj, &fn);
 	if (rc)
 		return rc;
 	/* a known layout decides where every parameter is read from */
 	if (fn->nparams != XGPUIF_PARAMS_UNKNOWN &&
-	    a.param_bytes != fn->param_bytes)
+	    a->param_bytes != fn->param_bytes)
 		return XGPUIF_ST_PROTO;
 	for (int i = 0; i < 3; i++)
-		if (!a.grid[i] || !a.block[i])
+		if (!a->grid[i] || !a->block[i])
 			return CUDA_ERROR_INVALID_VALUE;
-	if (xgpub_stream(w, a.stream, &stream))
+	if (xgpub_stream(w, a->stream, &stream))
 		return CUDA_ERROR_INVALID_HANDLE;
-	rc = xgpub_launch_attrs(w, p + sizeof(a), a.nattrs, attr_buf);
+	rc = xgpub_launch_attrs(w, tail->p, a->nattrs, attr_buf);
 	if (rc)
 		return rc;
-	memcpy(param_buf, p + sizeof(a) + a.nattrs * ATTR_SIZE, a.param_bytes);
+	memcpy(param_buf, tail->p + a->nattrs * ATTR_SIZE, a->param_bytes);
 	if (fn->nparams != XGPUIF_PARAMS_UNKNOWN) {
 		/* offset + size <= param_bytes was checked at registration */
 		for (uint32_t i = 0; i < fn->nparams; i++)
 			kparams[i] = param_buf + fn->params[i].offset;
 		kp = fn->nparams ? kparams : NULL;
-	} else if (a.param_bytes) {
-		psize = a.param_bytes;
+	} else if (a->param_bytes) {
+		psize = a->param_bytes;
 		extra[0] = CU_LAUNCH_PARAM_BUFFER_POINTER;
 		extra[1] = param_buf;
 		extra[2] = CU_LAUNCH_PARAM_BUFFER_SIZE;
@@ -134,25 +127,25 @@ int xgpub_op_LAUNCH(struct xgpub_worker *w, const struct xgpuif_request *req,
 		extra[4] = CU_LAUNCH_PARAM_END;
 		ex = extra;
 	}
-	if (a.nattrs == 0) {
+	if (a->nattrs == 0) {
 		XGPUB_NOT_SUPPORTED_IF_NULL(w, cuLaunchKernel);
 		/* a CUkernel launches through the CUfunction entry points */
-		return w->D->cuLaunchKernel(obj, a.grid[0], a.grid[1],
-					    a.grid[2], a.block[0], a.block[1],
-					    a.block[2], a.shmem, stream, kp,
+		return w->D->cuLaunchKernel(obj, a->grid[0], a->grid[1],
+					    a->grid[2], a->block[0], a->block[1],
+					    a->block[2], a->shmem, stream, kp,
 					    ex);
 	}
 	CUlaunchConfig cfg = {
-		.gridDimX = a.grid[0],
-		.gridDimY = a.grid[1],
-		.gridDimZ = a.grid[2],
-		.blockDimX = a.block[0],
-		.blockDimY = a.block[1],
-		.blockDimZ = a.block[2],
-		.sharedMemBytes = a.shmem,
+		.gridDimX = a->grid[0],
+		.gridDimY = a->grid[1],
+		.gridDimZ = a->grid[2],
+		.blockDimX = a->block[0],
+		.blockDimY = a->block[1],
+		.blockDimZ = a->block[2],
+		.sharedMemBytes = a->shmem,
 		.hStream = stream,
 		.attrs = attr_buf,
-		.numAttrs = a.nattrs,
+		.numAttrs = a->nattrs,
 	};
 	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuLaunchKernelEx);
 	return w->D->cuLaunchKernelEx(&cfg, obj, kp, ex);
@@ -160,109 +153,86 @@ int xgpub_op_LAUNCH(struct xgpub_worker *w, const struct xgpuif_request *req,
 
 /* ---- occupancy ----------------------------------------------------------- */
 
-int xgpub_op_OCC_MAX_ACTIVE_BLOCKS(struct xgpub_worker *w,
-				   const struct xgpuif_request *req,
-				   const void *payload, uint32_t len, void *out,
-				   uint32_t *rlen)
+int xgpub_h_OCC_MAX_ACTIVE_BLOCKS(struct xgpub_worker *w,
+				  const struct xgpuif_occupancy_args *a,
+				  struct xgpuif_i32_reply *r)
 {
-	struct xgpuif_occupancy_args a;
-	struct xgpuif_i32_reply r = { 0, 0 };
 	const struct xgpub_fn *fn;
 	void *obj;
 	int n = 0, rc;
 
-	(void)req;
-	(void)len;
-	*rlen = 0;
-	memcpy(&a, payload, sizeof(a));
-	rc = xgpub_fn_get(w, a.func, a.kind, &obj, &fn);
+	rc = xgpub_fn_get(w, a->func, a->kind, &obj, &fn);
 	if (rc)
 		return rc;
-	if (a.block_size > INT_MAX)
+	if (a->block_size > INT_MAX)
 		return CUDA_ERROR_INVALID_VALUE;
 	XGPUB_NOT_SUPPORTED_IF_NULL(
 		w, cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags);
 	rc = w->D->cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
-		&n, obj, (int)a.block_size, (size_t)a.dyn_smem, a.flags);
+		&n, obj, (int)a->block_size, (size_t)a->dyn_smem, a->flags);
 	if (rc)
 		return rc;
-	r.value = n;
-	memcpy(out, &r, sizeof(r));
-	*rlen = sizeof(r);
+	r->value = n;
 	return CUDA_SUCCESS;
 }
 
-int xgpub_op_OCC_AVAILABLE_DSMEM(struct xgpub_worker *w,
-				 const struct xgpuif_request *req,
-				 const void *payload, uint32_t len, void *out,
-				 uint32_t *rlen)
+int xgpub_h_OCC_AVAILABLE_DSMEM(struct xgpub_worker *w,
+				const struct xgpuif_occupancy_args *a,
+				struct xgpuif_u64_reply *r)
 {
-	struct xgpuif_occupancy_args a;
-	struct xgpuif_u64_reply r = { 0 };
 	const struct xgpub_fn *fn;
 	size_t size = 0;
 	void *obj;
 	int rc;
 
-	(void)req;
-	(void)len;
-	*rlen = 0;
-	memcpy(&a, payload, sizeof(a));
-	rc = xgpub_fn_get(w, a.func, a.kind, &obj, &fn);
+	rc = xgpub_fn_get(w, a->func, a->kind, &obj, &fn);
 	if (rc)
 		return rc;
-	if (a.block_size > INT_MAX || a.num_blocks > INT_MAX)
+	if (a->block_size > INT_MAX || a->num_blocks > INT_MAX)
 		return CUDA_ERROR_INVALID_VALUE;
 	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuOccupancyAvailableDynamicSMemPerBlock);
 	rc = w->D->cuOccupancyAvailableDynamicSMemPerBlock(
-		&size, obj, (int)a.num_blocks, (int)a.block_size);
+		&size, obj, (int)a->num_blocks, (int)a->block_size);
 	if (rc)
 		return rc;
-	r.value = size;
-	memcpy(out, &r, sizeof(r));
-	*rlen = sizeof(r);
+	r->value = size;
 	return CUDA_SUCCESS;
 }
 
-int xgpub_op_OCC_CLUSTERS(struct xgpub_worker *w,
-			  const struct xgpuif_request *req, const void *payload,
-			  uint32_t len, void *out, uint32_t *rlen)
+int xgpub_h_OCC_CLUSTERS(struct xgpub_worker *w,
+			 const struct xgpuif_occ_cluster_args *a,
+			 const struct xgpub_tail *tail,
+			 struct xgpuif_i32_reply *r)
 {
-	const uint8_t *p = payload;
-	struct xgpuif_occ_cluster_args a;
-	struct xgpuif_i32_reply r = { 0, 0 };
 	const struct xgpub_fn *fn;
 	CUlaunchConfig cfg;
 	CUstream stream;
 	void *obj;
 	int n = 0, rc;
 
-	(void)req;
-	*rlen = 0;
-	memcpy(&a, p, sizeof(a));
-	if (a.nattrs > XGPUIF_MAX_LAUNCH_ATTRS || a.which > 1 ||
-	    len != sizeof(a) + (uint64_t)a.nattrs * ATTR_SIZE)
+	if (a->nattrs > XGPUIF_MAX_LAUNCH_ATTRS || a->which > 1 ||
+	    tail->len != (uint64_t)a->nattrs * ATTR_SIZE)
 		return XGPUIF_ST_PROTO;
-	rc = xgpub_fn_get(w, a.func, a.kind, &obj, &fn);
+	rc = xgpub_fn_get(w, a->func, a->kind, &obj, &fn);
 	if (rc)
 		return rc;
-	if (xgpub_stream(w, a.stream, &stream))
+	if (xgpub_stream(w, a->stream, &stream))
 		return CUDA_ERROR_INVALID_HANDLE;
-	rc = xgpub_launch_attrs(w, p + sizeof(a), a.nattrs, attr_buf);
+	rc = xgpub_launch_attrs(w, tail->p, a->nattrs, attr_buf);
 	if (rc)
 		return rc;
 	memset(&cfg, 0, sizeof(cfg));
-	cfg.gridDimX = a.grid[0];
-	cfg.gridDimY = a.grid[1];
-	cfg.gridDimZ = a.grid[2];
-	cfg.blockDimX = a.block[0];
-	cfg.blockDimY = a.block[1];
-	cfg.blockDimZ = a.block[2];
-	cfg.sharedMemBytes = a.shmem;
+	cfg.gridDimX = a->grid[0];
+	cfg.gridDimY = a->grid[1];
+	cfg.gridDimZ = a->grid[2];
+	cfg.blockDimX = a->block[0];
+	cfg.blockDimY = a->block[1];
+	cfg.blockDimZ = a->block[2];
+	cfg.sharedMemBytes = a->shmem;
 	cfg.hStream = stream;
-	cfg.attrs = a.nattrs ? attr_buf : NULL;
-	cfg.numAttrs = a.nattrs;
-	if (a.which == 0) {
+	cfg.attrs = a->nattrs ? attr_buf : NULL;
+	cfg.numAttrs = a->nattrs;
+	if (a->which == 0) {
 		XGPUB_NOT_SUPPORTED_IF_NULL(w, cuOccupancyMaxActiveClusters);
 		rc = w->D->cuOccupancyMaxActiveClusters(&n, obj, &cfg);
 	} else {
@@ -272,8 +242,6 @@ int xgpub_op_OCC_CLUSTERS(struct xgpub_worker *w,
 	}
 	if (rc)
 		return rc;
-	r.value = n;
-	memcpy(out, &r, sizeof(r));
-	*rlen = sizeof(r);
+	r->value = n;
 	return CUDA_SUCCESS;
 }

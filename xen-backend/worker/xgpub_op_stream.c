@@ -15,37 +15,9 @@
 
 #include "xgpub_worker.h"
 
-#define ARGS(type, name)                                                       \
-	struct type name;                                                      \
-	memcpy(&name, payload, sizeof(name))
-
-#define REPLY(type, val)                                                       \
-	do {                                                                   \
-		memcpy(out, &(val), sizeof(struct type));                      \
-		*rlen = sizeof(struct type);                                   \
-	} while (0)
-
 struct owner {
 	CUcontext ctx;
 };
-
-static struct owner *owner_new(CUcontext ctx)
-{
-	struct owner *o = malloc(sizeof(*o));
-
-	if (o)
-		o->ctx = ctx;
-	return o;
-}
-
-/* the handle that names table entry e */
-static xgpuif_handle_t entry_handle(struct xgpub_handles *t,
-				    const struct xgpub_hentry *e)
-{
-	uint32_t idx = (uint32_t)(e - t->e);
-
-	return ((xgpuif_handle_t)e->gen << 32) | (idx + 1);
-}
 
 struct drop_arg {
 	struct xgpub_worker *w;
@@ -66,7 +38,7 @@ static void drop_one(struct xgpub_hentry *e, void *arg)
 	else if (type == XGPUB_H_STREAM && D->cuStreamDestroy_v2)
 		D->cuStreamDestroy_v2(e->obj);
 	/* freeing marks the entry free; the walk over the table goes on */
-	xgpub_handle_free(&d->w->h, entry_handle(&d->w->h, e), type);
+	xgpub_handle_free(&d->w->h, xgpub_handle_of(&d->w->h, e), type);
 }
 
 void xgpub_ctx_drop_streams(struct xgpub_worker *w, CUcontext c)
@@ -78,266 +50,198 @@ void xgpub_ctx_drop_streams(struct xgpub_worker *w, CUcontext c)
 	xgpub_handle_each(&w->h, XGPUB_H_STREAM, drop_one, &d);
 }
 
-/* ---- streams ------------------------------------------------------------- */
-
-int xgpub_op_STREAM_CREATE(struct xgpub_worker *w,
-			   const struct xgpuif_request *req,
-			   const void *payload, uint32_t len, void *out,
-			   uint32_t *rlen)
+/*
+ * A handle for a new stream or event of the current context; without
+ * one, the driver object is destroyed and 0 returned.
+ */
+static xgpuif_handle_t owned_handle(struct xgpub_worker *w, int type,
+				    void *obj)
 {
-	ARGS(xgpuif_stream_create_args, a);
-	struct xgpuif_stream_reply r;
-	struct owner *o;
-	CUstream s = NULL;
-	int rc;
+	struct owner *o = malloc(sizeof(*o));
+	xgpuif_handle_t h = 0;
 
-	(void)req;
-	(void)len;
-	*rlen = 0;
-	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuStreamDestroy_v2);
-	if (a.priority == 0 && w->D->cuStreamCreate) {
-		rc = w->D->cuStreamCreate(&s, a.flags);
-	} else {
-		XGPUB_NOT_SUPPORTED_IF_NULL(w, cuStreamCreateWithPriority);
-		rc = w->D->cuStreamCreateWithPriority(&s, a.flags, a.priority);
+	if (o) {
+		o->ctx = w->cur;
+		h = xgpub_handle_new(&w->h, type, obj, o);
 	}
-	if (rc)
-		return rc;
-	o = owner_new(w->cur);
-	r.stream = o ? xgpub_handle_new(&w->h, XGPUB_H_STREAM, s, o) : 0;
-	if (!r.stream) {
-		free(o);
-		w->D->cuStreamDestroy_v2(s);
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	}
-	REPLY(xgpuif_stream_reply, r);
+	if (h)
+		return h;
+	free(o);
+	if (type == XGPUB_H_STREAM)
+		w->D->cuStreamDestroy_v2(obj);
+	else
+		w->D->cuEventDestroy_v2(obj);
 	return 0;
 }
 
-int xgpub_op_STREAM_DESTROY(struct xgpub_worker *w,
-			    const struct xgpuif_request *req,
-			    const void *payload, uint32_t len, void *out,
-			    uint32_t *rlen)
+/* the driver object of a live event handle of this guest */
+static int event_of(struct xgpub_worker *w, xgpuif_handle_t h, CUevent *ev)
 {
-	ARGS(xgpuif_handle_args, a);
-	struct xgpub_hentry *e;
+	struct xgpub_hentry *e = xgpub_handle_get(&w->h, h, XGPUB_H_EVENT);
+
+	if (!e)
+		return CUDA_ERROR_INVALID_HANDLE;
+	*ev = e->obj;
+	return CUDA_SUCCESS;
+}
+
+/* ---- streams ------------------------------------------------------------- */
+
+int xgpub_h_STREAM_CREATE(struct xgpub_worker *w,
+			  const struct xgpuif_stream_create_args *a,
+			  struct xgpuif_stream_reply *r)
+{
+	CUstream s = NULL;
 	int rc;
 
-	(void)req;
-	(void)len;
-	(void)out;
-	*rlen = 0;
-	e = xgpub_handle_get(&w->h, a.handle, XGPUB_H_STREAM);
+	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuStreamDestroy_v2);
+	if (a->priority == 0 && w->D->cuStreamCreate) {
+		rc = w->D->cuStreamCreate(&s, a->flags);
+	} else {
+		XGPUB_NOT_SUPPORTED_IF_NULL(w, cuStreamCreateWithPriority);
+		rc = w->D->cuStreamCreateWithPriority(&s, a->flags,
+						      a->priority);
+	}
+	if (rc)
+		return rc;
+	r->stream = owned_handle(w, XGPUB_H_STREAM, s);
+	return r->stream ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+int xgpub_h_STREAM_DESTROY(struct xgpub_worker *w,
+			   const struct xgpuif_handle_args *a)
+{
+	struct xgpub_hentry *e = xgpub_handle_get(&w->h, a->handle,
+						  XGPUB_H_STREAM);
+	int rc;
+
 	if (!e)
 		return CUDA_ERROR_INVALID_HANDLE;
 	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuStreamDestroy_v2);
 	rc = w->D->cuStreamDestroy_v2(e->obj);
 	/* a stream the driver would not destroy stays for the teardown */
 	if (rc == CUDA_SUCCESS)
-		xgpub_handle_free(&w->h, a.handle, XGPUB_H_STREAM);
+		xgpub_handle_free(&w->h, a->handle, XGPUB_H_STREAM);
 	return rc;
 }
 
-int xgpub_op_STREAM_SYNCHRONIZE(struct xgpub_worker *w,
-				const struct xgpuif_request *req,
-				const void *payload, uint32_t len, void *out,
-				uint32_t *rlen)
+int xgpub_h_STREAM_SYNCHRONIZE(struct xgpub_worker *w,
+			       const struct xgpuif_handle_args *a)
 {
-	ARGS(xgpuif_handle_args, a);
 	CUstream s;
 
-	(void)req;
-	(void)len;
-	(void)out;
-	*rlen = 0;
-	if (xgpub_stream(w, a.handle, &s))
+	if (xgpub_stream(w, a->handle, &s))
 		return CUDA_ERROR_INVALID_HANDLE;
 	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuStreamSynchronize);
 	return w->D->cuStreamSynchronize(s);
 }
 
-int xgpub_op_STREAM_QUERY(struct xgpub_worker *w,
-			  const struct xgpuif_request *req,
-			  const void *payload, uint32_t len, void *out,
-			  uint32_t *rlen)
+int xgpub_h_STREAM_QUERY(struct xgpub_worker *w,
+			 const struct xgpuif_handle_args *a)
 {
-	ARGS(xgpuif_handle_args, a);
 	CUstream s;
 
-	(void)req;
-	(void)len;
-	(void)out;
-	*rlen = 0;
-	if (xgpub_stream(w, a.handle, &s))
+	if (xgpub_stream(w, a->handle, &s))
 		return CUDA_ERROR_INVALID_HANDLE;
 	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuStreamQuery);
 	return w->D->cuStreamQuery(s);
 }
 
-int xgpub_op_STREAM_WAIT_EVENT(struct xgpub_worker *w,
-			       const struct xgpuif_request *req,
-			       const void *payload, uint32_t len, void *out,
-			       uint32_t *rlen)
+int xgpub_h_STREAM_WAIT_EVENT(struct xgpub_worker *w,
+			      const struct xgpuif_stream_wait_args *a)
 {
-	ARGS(xgpuif_stream_wait_args, a);
-	struct xgpub_hentry *e;
 	CUstream s;
+	CUevent ev;
 
-	(void)req;
-	(void)len;
-	(void)out;
-	*rlen = 0;
-	if (xgpub_stream(w, a.stream, &s))
-		return CUDA_ERROR_INVALID_HANDLE;
-	e = xgpub_handle_get(&w->h, a.event, XGPUB_H_EVENT);
-	if (!e)
+	if (xgpub_stream(w, a->stream, &s) || event_of(w, a->event, &ev))
 		return CUDA_ERROR_INVALID_HANDLE;
 	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuStreamWaitEvent);
-	return w->D->cuStreamWaitEvent(s, e->obj, a.flags);
+	return w->D->cuStreamWaitEvent(s, ev, a->flags);
 }
 
 /* ---- events -------------------------------------------------------------- */
 
-int xgpub_op_EVENT_CREATE(struct xgpub_worker *w,
-			  const struct xgpuif_request *req,
-			  const void *payload, uint32_t len, void *out,
-			  uint32_t *rlen)
+int xgpub_h_EVENT_CREATE(struct xgpub_worker *w,
+			 const struct xgpuif_u32_args *a,
+			 struct xgpuif_event_reply *r)
 {
-	ARGS(xgpuif_u32_args, a);
-	struct xgpuif_event_reply r;
-	struct owner *o;
 	CUevent ev = NULL;
 	int rc;
 
-	(void)req;
-	(void)len;
-	*rlen = 0;
 	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuEventCreate);
 	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuEventDestroy_v2);
-	rc = w->D->cuEventCreate(&ev, a.value);
+	rc = w->D->cuEventCreate(&ev, a->value);
 	if (rc)
 		return rc;
-	o = owner_new(w->cur);
-	r.event = o ? xgpub_handle_new(&w->h, XGPUB_H_EVENT, ev, o) : 0;
-	if (!r.event) {
-		free(o);
-		w->D->cuEventDestroy_v2(ev);
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	}
-	REPLY(xgpuif_event_reply, r);
-	return 0;
+	r->event = owned_handle(w, XGPUB_H_EVENT, ev);
+	return r->event ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
-int xgpub_op_EVENT_RECORD(struct xgpub_worker *w,
-			  const struct xgpuif_request *req,
-			  const void *payload, uint32_t len, void *out,
-			  uint32_t *rlen)
+int xgpub_h_EVENT_RECORD(struct xgpub_worker *w,
+			 const struct xgpuif_event_record_args *a)
 {
-	ARGS(xgpuif_event_record_args, a);
-	struct xgpub_hentry *e;
 	CUstream s;
+	CUevent ev;
 
-	(void)req;
-	(void)len;
-	(void)out;
-	*rlen = 0;
-	e = xgpub_handle_get(&w->h, a.event, XGPUB_H_EVENT);
-	if (!e)
+	if (event_of(w, a->event, &ev) || xgpub_stream(w, a->stream, &s))
 		return CUDA_ERROR_INVALID_HANDLE;
-	if (xgpub_stream(w, a.stream, &s))
-		return CUDA_ERROR_INVALID_HANDLE;
-	if (a.with_flags) {
+	if (a->with_flags) {
 		XGPUB_NOT_SUPPORTED_IF_NULL(w, cuEventRecordWithFlags);
-		return w->D->cuEventRecordWithFlags(e->obj, s, a.flags);
+		return w->D->cuEventRecordWithFlags(ev, s, a->flags);
 	}
 	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuEventRecord);
-	return w->D->cuEventRecord(e->obj, s);
+	return w->D->cuEventRecord(ev, s);
 }
 
-int xgpub_op_EVENT_QUERY(struct xgpub_worker *w,
-			 const struct xgpuif_request *req, const void *payload,
-			 uint32_t len, void *out, uint32_t *rlen)
+int xgpub_h_EVENT_QUERY(struct xgpub_worker *w,
+			const struct xgpuif_handle_args *a)
 {
-	ARGS(xgpuif_handle_args, a);
-	struct xgpub_hentry *e;
+	CUevent ev;
 
-	(void)req;
-	(void)len;
-	(void)out;
-	*rlen = 0;
-	e = xgpub_handle_get(&w->h, a.handle, XGPUB_H_EVENT);
-	if (!e)
+	if (event_of(w, a->handle, &ev))
 		return CUDA_ERROR_INVALID_HANDLE;
 	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuEventQuery);
-	return w->D->cuEventQuery(e->obj);
+	return w->D->cuEventQuery(ev);
 }
 
-int xgpub_op_EVENT_SYNCHRONIZE(struct xgpub_worker *w,
-			       const struct xgpuif_request *req,
-			       const void *payload, uint32_t len, void *out,
-			       uint32_t *rlen)
+int xgpub_h_EVENT_SYNCHRONIZE(struct xgpub_worker *w,
+			      const struct xgpuif_handle_args *a)
 {
-	ARGS(xgpuif_handle_args, a);
-	struct xgpub_hentry *e;
+	CUevent ev;
 
-	(void)req;
-	(void)len;
-	(void)out;
-	*rlen = 0;
-	e = xgpub_handle_get(&w->h, a.handle, XGPUB_H_EVENT);
-	if (!e)
+	if (event_of(w, a->handle, &ev))
 		return CUDA_ERROR_INVALID_HANDLE;
 	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuEventSynchronize);
-	return w->D->cuEventSynchronize(e->obj);
+	return w->D->cuEventSynchronize(ev);
 }
 
-int xgpub_op_EVENT_DESTROY(struct xgpub_worker *w,
-			   const struct xgpuif_request *req,
-			   const void *payload, uint32_t len, void *out,
-			   uint32_t *rlen)
+int xgpub_h_EVENT_DESTROY(struct xgpub_worker *w,
+			  const struct xgpuif_handle_args *a)
 {
-	ARGS(xgpuif_handle_args, a);
-	struct xgpub_hentry *e;
+	CUevent ev;
 	int rc;
 
-	(void)req;
-	(void)len;
-	(void)out;
-	*rlen = 0;
-	e = xgpub_handle_get(&w->h, a.handle, XGPUB_H_EVENT);
-	if (!e)
+	if (event_of(w, a->handle, &ev))
 		return CUDA_ERROR_INVALID_HANDLE;
 	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuEventDestroy_v2);
-	rc = w->D->cuEventDestroy_v2(e->obj);
+	rc = w->D->cuEventDestroy_v2(ev);
 	if (rc == CUDA_SUCCESS)
-		xgpub_handle_free(&w->h, a.handle, XGPUB_H_EVENT);
+		xgpub_handle_free(&w->h, a->handle, XGPUB_H_EVENT);
 	return rc;
 }
 
-int xgpub_op_EVENT_ELAPSED_TIME(struct xgpub_worker *w,
-				const struct xgpuif_request *req,
-				const void *payload, uint32_t len, void *out,
-				uint32_t *rlen)
+int xgpub_h_EVENT_ELAPSED_TIME(struct xgpub_worker *w,
+			       const struct xgpuif_elapsed_args *a,
+			       struct xgpuif_elapsed_reply *r)
 {
-	ARGS(xgpuif_elapsed_args, a);
-	struct xgpuif_elapsed_reply r;
-	struct xgpub_hentry *s, *e;
+	CUevent s, e;
 	float ms = 0;
 	int rc;
 
-	(void)req;
-	(void)len;
-	*rlen = 0;
-	s = xgpub_handle_get(&w->h, a.start, XGPUB_H_EVENT);
-	e = xgpub_handle_get(&w->h, a.end, XGPUB_H_EVENT);
-	if (!s || !e)
+	if (event_of(w, a->start, &s) || event_of(w, a->end, &e))
 		return CUDA_ERROR_INVALID_HANDLE;
 	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuEventElapsedTime_v2);
-	rc = w->D->cuEventElapsedTime_v2(&ms, s->obj, e->obj);
-	if (rc)
-		return rc;
-	memset(&r, 0, sizeof(r));
-	r.ms = ms;
-	REPLY(xgpuif_elapsed_reply, r);
-	return 0;
+	rc = w->D->cuEventElapsedTime_v2(&ms, s, e);
+	r->ms = ms;
+	return rc;
 }

@@ -18,6 +18,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,26 +29,6 @@
 
 /* set by the daemon in the forked worker (daemon/xgpub_children.c) */
 struct xgpub_wstat *xgpub_self_stat;
-
-typedef int (*xgpub_handler)(struct xgpub_worker *w,
-			     const struct xgpuif_request *req,
-			     const void *payload, uint32_t len, void *out,
-			     uint32_t *rlen);
-
-#define ARGS_MIN(type) \
-	(__builtin_types_compatible_p(struct type, struct xgpuif_none) ? \
-		 0u : (uint32_t)sizeof(struct type))
-
-static const struct {
-	xgpub_handler fn;
-	uint32_t min_len;
-	const char *name;
-} ops[XGPUIF_OP_MAX] = {
-#define XGPU_CALL(num, name, mode, args, reply) \
-	[num] = { xgpub_op_##name, ARGS_MIN(args), #name },
-#include "xgpu_calls.def"
-#undef XGPU_CALL
-};
 
 static inline void cpu_relax(void)
 {
@@ -169,48 +150,75 @@ static int switch_ctx(struct xgpub_worker *w, xgpuif_handle_t h)
 	return CUDA_SUCCESS;
 }
 
+/* a request no well-behaved guest sends: say why, close the channel */
+static int malformed(struct xgpub_worker *w, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int malformed(struct xgpub_worker *w, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(w->why, sizeof(w->why), fmt, ap);
+	va_end(ap);
+	xgpub_err("%s: %s", w->t->who, w->why);
+	return XGPUIF_ST_PROTO;
+}
+
+/*
+ * Check a request against its row of the table (xgpu_calls.def): a known
+ * op, sent the way its mode allows, exactly its argument struct (at least
+ * it, for VAR ops), enough slots for its reply.  Then make its context
+ * current and run it, behind the GPU scheduler's gate if it puts work on
+ * a stream.  A posted request gets no reply payload.
+ */
 static int dispatch(struct xgpub_worker *w, const struct xgpuif_request *req,
 		    uint32_t *rlen)
 {
 	uint32_t cap = xgpuif_capacity(req->nslots);
+	bool posted = req->flags & XGPUIF_RF_POSTED;
+	const struct xgpub_op *op;
 	int rc;
 
 	*rlen = 0;
-	if (req->op == 0 || req->op >= XGPUIF_OP_MAX || !ops[req->op].fn) {
+	op = req->op < XGPUIF_OP_MAX ? &xgpub_ops[req->op] : NULL;
+	if (!op || !op->call) {
 		xgpub_err("%s: unknown op %u", w->t->who, req->op);
 		return XGPUIF_ST_NOT_IMPL;
 	}
-	if (req->len < ops[req->op].min_len) {
-		snprintf(w->why, sizeof(w->why), "%s: %u payload bytes, needs "
-			 "%u", ops[req->op].name, req->len,
-			 ops[req->op].min_len);
-		xgpub_err("%s: %s", w->t->who, w->why);
-		return XGPUIF_ST_PROTO;
-	}
+	if (!(op->modes & (posted ? XGPUB_OPM_POSTED : XGPUB_OPM_SYNC)))
+		return malformed(w, "%s sent %s", op->name,
+				 posted ? "posted" : "synchronously");
+	if (op->var_args ? req->len < op->args_size :
+			   req->len != op->args_size)
+		return malformed(w, "%s: %u payload bytes, needs %s%u",
+				 op->name, req->len,
+				 op->var_args ? "at least " : "",
+				 op->args_size);
+	if (!posted && cap < op->reply_size)
+		return malformed(w, "%s: a %u byte reply does not fit %u slots",
+				 op->name, op->reply_size, req->nslots);
 	rc = switch_ctx(w, req->ctx);
 	if (rc)
 		return rc;
-	*rlen = cap;
-	if (xgpub_gate_op(req->op)) {
+	w->calls++;
+	if (op->work && xgpub_gate_on()) {
+		xgpuif_handle_t sh;
+		CUstream s = NULL;
 		uint64_t t0;
 
+		memcpy(&sh, payload_buf + op->stream_off, sizeof(sh));
 		xgpub_gate_enter(w);
 		t0 = xgpub_now_ns();
-		rc = ops[req->op].fn(w, req, payload_buf, req->len, reply_buf,
-				     rlen);
-		xgpub_gate_done(w, req->op, payload_buf, t0, rc);
+		rc = op->call(w, payload_buf, req->len, reply_buf, cap, rlen);
+		xgpub_gate_done(w, rc == 0 && !xgpub_stream(w, sh, &s), s, t0);
 	} else {
-		rc = ops[req->op].fn(w, req, payload_buf, req->len, reply_buf,
-				     rlen);
+		rc = op->call(w, payload_buf, req->len, reply_buf, cap, rlen);
 	}
-	if (*rlen > cap)	/* a handler bug, not the guest's */
-		*rlen = cap;
-	if (rc == XGPUIF_ST_PROTO) {
-		snprintf(w->why, sizeof(w->why), "malformed %s request",
-			 ops[req->op].name);
-		xgpub_err("%s: %s", w->t->who, w->why);
-	}
-	w->calls++;
+	if (rc == XGPUIF_ST_PROTO)
+		return malformed(w, "malformed %s request", op->name);
+	if (posted)
+		*rlen = 0;
 	return rc;
 }
 
@@ -441,15 +449,11 @@ int xgpub_worker_run(struct xgpub_transport *t,
 	w->t = t;
 	w->opt = opt;
 	BACK_RING_INIT(&w->ring, t->sring, XGPUIF_PAGE_SIZE << t->ring_order);
-	if (opt->driver_path) {
-		w->D = xgpub_driver_open(opt->driver_path, msg, sizeof(msg));
-		if (!w->D) {
-			xgpub_err("%s: %s", t->who, msg);
-			t->ops->close(t);
-			return 1;
-		}
-	} else {
-		w->D = xgpub_fake_open();
+	w->D = xgpub_driver_open(opt->driver_path, msg, sizeof(msg));
+	if (!w->D) {
+		xgpub_err("%s: %s", t->who, msg);
+		t->ops->close(t);
+		return 1;
 	}
 	if (worker_setup(w)) {
 		t->ops->close(t);

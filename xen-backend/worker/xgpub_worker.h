@@ -21,7 +21,7 @@
 /* ---- the executor: a table of driver entry points ----------------------- */
 
 struct xgpub_driver {
-	const char *name;	/* "cuda:<path>" or "fake" */
+	const char *name;	/* the driver's absolute path, for the log */
 #define XGPUB_DRV(fn) __typeof__(&fn) fn;
 #include "xgpub_driver.def"
 #undef XGPUB_DRV
@@ -30,8 +30,6 @@ struct xgpub_driver {
 /* the host's driver, opened by absolute path; NULL and *msg on failure */
 struct xgpub_driver *xgpub_driver_open(const char *path, char *msg,
 				       size_t msglen);
-/* the fake device (tests only: host memory, registered test kernels) */
-struct xgpub_driver *xgpub_fake_open(void);
 
 /* ---- handles ------------------------------------------------------------- */
 
@@ -74,7 +72,10 @@ struct xgpub_hentry *xgpub_handle_get(struct xgpub_handles *t,
 				      xgpuif_handle_t h, int type);
 /* drop h (its extra is freed); 0, or -1 if h was not live and of type */
 int xgpub_handle_free(struct xgpub_handles *t, xgpuif_handle_t h, int type);
-/* call fn on every live handle of `type` */
+/* the handle that names live entry e */
+xgpuif_handle_t xgpub_handle_of(const struct xgpub_handles *t,
+				const struct xgpub_hentry *e);
+/* call fn on every live handle of `type` (fn may free that handle) */
 void xgpub_handle_each(struct xgpub_handles *t, int type,
 		       void (*fn)(struct xgpub_hentry *e, void *arg),
 		       void *arg);
@@ -84,10 +85,12 @@ void xgpub_handles_destroy(struct xgpub_handles *t);
 
 struct xgpub_worker;
 void xgpub_gate_init(struct xgpub_worker *w);
-bool xgpub_gate_op(uint16_t op);
+/* ops that put GPU work on a stream wait for the GPU (scheduler on) */
+bool xgpub_gate_on(void);
 void xgpub_gate_enter(struct xgpub_worker *w);
-void xgpub_gate_done(struct xgpub_worker *w, uint16_t op,
-		     const void *payload, uint64_t t0, int rc);
+/* after such an op: submitted (on stream s, since t0) or not */
+void xgpub_gate_done(struct xgpub_worker *w, bool submitted, CUstream s,
+		     uint64_t t0);
 void xgpub_gate_idle(struct xgpub_worker *w);
 void xgpub_gate_stop(struct xgpub_worker *w);
 
@@ -160,19 +163,45 @@ int xgpub_alloc_add(struct xgpub_worker *w, uint64_t dptr, uint64_t size);
 int xgpub_alloc_del(struct xgpub_worker *w, uint64_t dptr);
 bool xgpub_quota_allows(struct xgpub_worker *w, uint64_t size);
 
-/*
- * Operation handlers, one per line of xgpu_calls.def: args/len is the
- * request payload (len >= the args struct, checked), reply has *rlen bytes
- * of room and *rlen is set to the reply's length.  They return a CUresult
- * value or XGPUIF_ST_PROTO for a request no well-behaved guest sends.
- */
-#define XGPU_CALL(num, name, mode, args, reply)                              \
-	int xgpub_op_##name(struct xgpub_worker *w,                          \
-			    const struct xgpuif_request *req,               \
-			    const void *payload, uint32_t len, void *out,   \
-			    uint32_t *rlen);
-#include "xgpu_calls.def"
-#undef XGPU_CALL
+/* ---- dispatch: the table is generated from shared-ring/xgpu_calls.def --- */
+
+/* the bytes of a request after its argument struct (ops marked VAR) */
+struct xgpub_tail {
+	const uint8_t *p;
+	uint32_t len;
+};
+
+/* room for the bytes of a reply after its reply struct (VAR replies):
+ * the handler writes up to cap bytes at p and says how many in len */
+struct xgpub_rtail {
+	uint8_t *p;
+	uint32_t cap;
+	uint32_t len;
+};
+
+/* how an op may be sent (xgpuif_request.flags & XGPUIF_RF_POSTED) */
+#define XGPUB_OPM_SYNC		0x1u
+#define XGPUB_OPM_POSTED	0x2u
+
+struct xgpub_op {
+	const char *name;
+	/* copy the arguments out of `in`, run the handler, write the reply
+	 * (at most cap bytes, checked to hold the reply struct) */
+	int (*call)(struct xgpub_worker *w, const uint8_t *in, uint32_t len,
+		    uint8_t *out, uint32_t cap, uint32_t *rlen);
+	uint32_t args_size;	/* a fixed request's exact size; the least
+				 * a VAR one carries */
+	uint32_t reply_size;	/* the reply struct */
+	uint8_t modes;		/* XGPUB_OPM_* allowed */
+	uint8_t var_args;
+	uint8_t work;		/* puts GPU work on its stream: gated */
+	int32_t stream_off;	/* of the stream handle in the args, or -1 */
+};
+
+extern const struct xgpub_op xgpub_ops[XGPUIF_OP_MAX];
+
+/* the handlers' prototypes, xgpub_h_<NAME> */
+#include "xgpub_calls.h"
 
 #define XGPUB_NOT_SUPPORTED_IF_NULL(w, fn)                                   \
 	do {                                                                 \

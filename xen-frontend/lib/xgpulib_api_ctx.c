@@ -31,12 +31,7 @@
 #include "xgpulib.h"
 #include "xgpulib_etbl.h"
 
-#ifndef XGPULIB_EXPORT
-#define XGPULIB_EXPORT __attribute__((visibility("default")))
-#endif
-
 #define MAX_DEVS	64
-#define STACK_DEPTH	32
 
 /*
  * cuCtxGetApiVersion: the documented values are context ABI versions
@@ -57,9 +52,6 @@ static pthread_once_t prim_once = PTHREAD_ONCE_INIT;
 static struct ctx_node *live_ctxs;	/* created, not destroyed */
 static struct ctx_node *free_ctxs;	/* destroyed, for reuse */
 static uint64_t next_ctx_id = MAX_DEVS + 1;	/* primaries use 1..64 */
-
-static __thread CUcontext tls_stack[STACK_DEPTH];
-static __thread int tls_depth;
 
 static void prim_init(void)
 {
@@ -82,18 +74,6 @@ static inline void ctx_set_remote(struct CUctx_st *c, uint64_t h)
 }
 
 /* ---- helpers for the rest of the library --------------------------------- */
-
-CUcontext xgpulib_current(void)
-{
-	return tls_depth ? tls_stack[tls_depth - 1] : NULL;
-}
-
-uint64_t xgpulib_current_remote(void)
-{
-	CUcontext c = xgpulib_current();
-
-	return c ? ctx_remote(c) : 0;
-}
 
 struct CUctx_st *xgpulib_primary(CUdevice dev)
 {
@@ -134,28 +114,6 @@ struct CUctx_st *xgpulib_ctx_check(CUcontext ctx)
 /* ---- local helpers ------------------------------------------------------- */
 
 /*
- * A synchronous call whose own status must be exact: ops that create or
- * destroy something.  xgpulib_call would report a pending deferred error
- * instead of this op's success, and the caller could not tell whether the
- * object exists; here the deferred error stays pending for the next call.
- */
-static CUresult call_exact(uint16_t op, const void *args, uint32_t alen,
-			   void *reply, uint32_t rcap, uint32_t *rlen)
-{
-	struct xgpuif_iov iov = { args, alen };
-	struct xgpulib_waiter w;
-	CUresult rc;
-
-	rc = xgpulib_submit(op, &iov, alen ? 1 : 0, &w, reply, rcap);
-	if (rc != CUDA_SUCCESS)
-		return rc;
-	rc = xgpulib_wait(&w);
-	if (rlen)
-		*rlen = w.reply_len;
-	return rc;
-}
-
-/*
  * The calling thread's current context, validated.  INVALID_CONTEXT when
  * there is none, CONTEXT_IS_DESTROYED when it was destroyed (it stays
  * current to other threads, as in CUDA).
@@ -164,7 +122,7 @@ static CUresult current_ctx(struct CUctx_st **out)
 {
 	CUcontext c = xgpulib_current();
 
-	if (!xgpulib_ch)
+	if (xgpulib_check_init())
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (!c)
 		return CUDA_ERROR_INVALID_CONTEXT;
@@ -175,45 +133,12 @@ static CUresult current_ctx(struct CUctx_st **out)
 /* ctx, or the current context when ctx is NULL */
 static CUresult ctx_or_current(CUcontext ctx, struct CUctx_st **out)
 {
-	if (!xgpulib_ch)
+	if (xgpulib_check_init())
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (!ctx)
 		return current_ctx(out);
 	*out = xgpulib_ctx_check(ctx);
 	return *out ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
-}
-
-static CUresult push_ctx(CUcontext ctx)
-{
-	/* CUDA has no documented depth limit; 32 nested pushes is far more
-	 * than any library stack does */
-	if (tls_depth == STACK_DEPTH)
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	tls_stack[tls_depth++] = ctx;
-	return CUDA_SUCCESS;
-}
-
-/*
- * Run a call with ctx current for its duration only: the request header
- * carries the current context's handle, so this is how an op is sent for
- * a context that is not the caller's current one.
- */
-static CUresult call_in_ctx(CUcontext ctx, uint16_t op, const void *args,
-			    uint32_t alen, void *reply, uint32_t rcap)
-{
-	int had = tls_depth;
-	CUcontext saved = had ? tls_stack[had - 1] : NULL;
-	CUresult rc;
-
-	if (!had)
-		tls_depth = 1;
-	tls_stack[tls_depth - 1] = ctx;
-	rc = xgpulib_call1(op, args, alen, reply, rcap);
-	if (had)
-		tls_stack[had - 1] = saved;
-	else
-		tls_depth = 0;
-	return rc;
 }
 
 static struct ctx_node *prim_node(CUdevice dev)
@@ -229,7 +154,6 @@ XGPULIB_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx,
 	struct xgpuif_device_args a = { dev, 0 };
 	struct xgpuif_ctx_reply r = { 0 };
 	struct ctx_node *p;
-	uint32_t rlen = 0;
 	CUresult rc;
 
 	if (!pctx)
@@ -246,9 +170,8 @@ XGPULIB_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx,
 		rc = CUDA_ERROR_OUT_OF_MEMORY;
 		goto out;
 	}
-	rc = call_exact(XGPUIF_OP_PRIMARY_CTX_RETAIN, &a, sizeof(a), &r,
-			sizeof(r), &rlen);
-	if (rc == CUDA_SUCCESS && (rlen < sizeof(r) || !r.ctx))
+	rc = xgpulib_call_PRIMARY_CTX_RETAIN(&a, &r);
+	if (rc == CUDA_SUCCESS && !r.ctx)
 		rc = CUDA_ERROR_UNKNOWN;
 	if (rc)
 		goto out;
@@ -285,8 +208,7 @@ XGPULIB_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 		pthread_mutex_unlock(&ctx_mu);
 		return CUDA_ERROR_INVALID_CONTEXT;
 	}
-	rc = call_exact(XGPUIF_OP_PRIMARY_CTX_RELEASE, &a, sizeof(a), NULL, 0,
-			NULL);
+	rc = xgpulib_call_PRIMARY_CTX_RELEASE(&a);
 	if (rc) {
 		pthread_mutex_unlock(&ctx_mu);
 		return rc;
@@ -331,8 +253,7 @@ XGPULIB_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
 	p = prim_node(dev);
 	if (!p)
 		return CUDA_ERROR_INVALID_DEVICE;
-	rc = call_exact(XGPUIF_OP_PRIMARY_CTX_RESET, &a, sizeof(a), NULL, 0,
-			NULL);
+	rc = xgpulib_call_PRIMARY_CTX_RESET(&a);
 	if (rc)
 		return rc;
 	(void)xgpulib_take_deferred();
@@ -365,8 +286,7 @@ XGPULIB_EXPORT CUresult cuDevicePrimaryCtxSetFlags_v2(CUdevice dev,
 	if (!p)
 		return CUDA_ERROR_INVALID_DEVICE;
 	pthread_mutex_lock(&ctx_mu);
-	rc = call_exact(XGPUIF_OP_PRIMARY_CTX_SET_FLAGS, &a, sizeof(a), NULL,
-			0, NULL);
+	rc = xgpulib_call_PRIMARY_CTX_SET_FLAGS(&a);
 	if (rc == CUDA_SUCCESS)
 		p->c.flags = flags;
 	pthread_mutex_unlock(&ctx_mu);
@@ -414,8 +334,7 @@ XGPULIB_EXPORT CUresult cuDevicePrimaryCtxGetState(CUdevice dev,
 	p = prim_node(dev);
 	if (!p)
 		return CUDA_ERROR_INVALID_DEVICE;
-	rc = xgpulib_call1(XGPUIF_OP_PRIMARY_CTX_GET_STATE, &a, sizeof(a), &r,
-			   sizeof(r));
+	rc = xgpulib_call_PRIMARY_CTX_GET_STATE(&a, &r);
 	if (rc)
 		return rc;
 	*flags = r.flags;
@@ -457,7 +376,6 @@ static CUresult ctx_create(CUcontext *pctx, unsigned int flags, CUdevice dev)
 	struct xgpuif_dev_flags_args a = { dev, flags };
 	struct xgpuif_ctx_reply r = { 0 };
 	struct ctx_node *n;
-	uint32_t rlen = 0;
 	CUresult rc;
 
 	if (!pctx)
@@ -466,14 +384,13 @@ static CUresult ctx_create(CUcontext *pctx, unsigned int flags, CUdevice dev)
 	if (rc)
 		return rc;
 	/* the new context is pushed: make sure it can be */
-	if (tls_depth == STACK_DEPTH)
+	if (xgpulib_current_full())
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	n = node_get();
 	if (!n)
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	rc = call_exact(XGPUIF_OP_CTX_CREATE, &a, sizeof(a), &r, sizeof(r),
-			&rlen);
-	if (rc == CUDA_SUCCESS && (rlen < sizeof(r) || !r.ctx))
+	rc = xgpulib_call_CTX_CREATE(&a, &r);
+	if (rc == CUDA_SUCCESS && !r.ctx)
 		rc = CUDA_ERROR_UNKNOWN;
 	if (rc) {
 		node_put(n);
@@ -490,7 +407,7 @@ static CUresult ctx_create(CUcontext *pctx, unsigned int flags, CUdevice dev)
 	n->next = live_ctxs;
 	live_ctxs = n;
 	pthread_mutex_unlock(&ctx_mu);
-	push_ctx(&n->c);
+	xgpulib_current_push(&n->c);
 	*pctx = &n->c;
 	return CUDA_SUCCESS;
 }
@@ -554,7 +471,7 @@ XGPULIB_EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx)
 	struct CUctx_st *c;
 	CUresult rc;
 
-	if (!xgpulib_ch)
+	if (xgpulib_check_init())
 		return CUDA_ERROR_NOT_INITIALIZED;
 	c = xgpulib_ctx_check(ctx);
 	/* primaries are released, never destroyed */
@@ -563,7 +480,7 @@ XGPULIB_EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx)
 	/* destructors first: they may still use the context */
 	xgpulib_cls_release_ctx(ctx);
 	a.handle = ctx_remote(c);
-	rc = call_exact(XGPUIF_OP_CTX_DESTROY, &a, sizeof(a), NULL, 0, NULL);
+	rc = xgpulib_call_CTX_DESTROY(&a);
 	if (rc)
 		return rc;
 	pthread_mutex_lock(&ctx_mu);
@@ -578,8 +495,8 @@ XGPULIB_EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx)
 	 * sends it and the worker refuses it */
 	node_put(n);
 	/* CUDA pops it when it is the caller's current context */
-	if (tls_depth && tls_stack[tls_depth - 1] == ctx)
-		tls_depth--;
+	if (xgpulib_current() == ctx)
+		xgpulib_current_pop(NULL);
 	return CUDA_SUCCESS;
 }
 
@@ -594,23 +511,19 @@ XGPULIB_EXPORT CUresult cuCtxDestroy(CUcontext ctx)
 
 XGPULIB_EXPORT CUresult cuCtxPushCurrent_v2(CUcontext ctx)
 {
-	if (!xgpulib_ch)
+	if (xgpulib_check_init())
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (!xgpulib_ctx_check(ctx))
 		return CUDA_ERROR_INVALID_CONTEXT;
-	return push_ctx(ctx);
+	return xgpulib_current_push(ctx);
 }
 
 XGPULIB_EXPORT CUresult cuCtxPopCurrent_v2(CUcontext *pctx)
 {
-	if (!xgpulib_ch)
+	if (xgpulib_check_init())
 		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!tls_depth)
-		return CUDA_ERROR_INVALID_CONTEXT;
-	tls_depth--;
-	if (pctx)
-		*pctx = tls_stack[tls_depth];
-	return CUDA_SUCCESS;
+	return xgpulib_current_pop(pctx) ? CUDA_SUCCESS :
+					   CUDA_ERROR_INVALID_CONTEXT;
 }
 
 #undef cuCtxPushCurrent
@@ -631,18 +544,15 @@ XGPULIB_EXPORT CUresult cuCtxPopCurrent(CUcontext *pctx)
 /* replaces the top of the stack; NULL pops it */
 XGPULIB_EXPORT CUresult cuCtxSetCurrent(CUcontext ctx)
 {
-	if (!xgpulib_ch)
+	if (xgpulib_check_init())
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (!ctx) {
-		if (tls_depth)
-			tls_depth--;
+		xgpulib_current_pop(NULL);
 		return CUDA_SUCCESS;
 	}
 	if (!xgpulib_ctx_check(ctx))
 		return CUDA_ERROR_INVALID_CONTEXT;
-	if (!tls_depth)
-		tls_depth = 1;
-	tls_stack[tls_depth - 1] = ctx;
+	xgpulib_current_set(ctx);
 	return CUDA_SUCCESS;
 }
 
@@ -650,7 +560,7 @@ XGPULIB_EXPORT CUresult cuCtxGetCurrent(CUcontext *pctx)
 {
 	if (!pctx)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (!xgpulib_ch)
+	if (xgpulib_check_init())
 		return CUDA_ERROR_NOT_INITIALIZED;
 	*pctx = xgpulib_current();
 	return CUDA_SUCCESS;
@@ -695,11 +605,12 @@ XGPULIB_EXPORT CUresult cuCtxSynchronize(void)
 		return rc;
 	if (!ctx_remote(c))	/* a primary that is not retained */
 		return CUDA_ERROR_INVALID_CONTEXT;
-	return xgpulib_call1(XGPUIF_OP_CTX_SYNCHRONIZE, NULL, 0, NULL, 0);
+	return xgpulib_call_CTX_SYNCHRONIZE();
 }
 
 XGPULIB_EXPORT CUresult cuCtxSynchronize_v2(CUcontext ctx)
 {
+	struct xgpulib_current_saved saved;
 	struct CUctx_st *c;
 	CUresult rc;
 
@@ -710,7 +621,11 @@ XGPULIB_EXPORT CUresult cuCtxSynchronize_v2(CUcontext ctx)
 		return rc;
 	if (!ctx_remote(c))
 		return CUDA_ERROR_INVALID_CONTEXT;
-	return call_in_ctx(ctx, XGPUIF_OP_CTX_SYNCHRONIZE, NULL, 0, NULL, 0);
+	/* the request carries the current context: make it ctx meanwhile */
+	xgpulib_current_enter(ctx, &saved);
+	rc = xgpulib_call_CTX_SYNCHRONIZE();
+	xgpulib_current_leave(&saved);
+	return rc;
 }
 
 XGPULIB_EXPORT CUresult cuCtxGetLimit(size_t *pvalue, CUlimit limit)
@@ -721,10 +636,9 @@ XGPULIB_EXPORT CUresult cuCtxGetLimit(size_t *pvalue, CUlimit limit)
 
 	if (!pvalue)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (!xgpulib_ch)
+	if (xgpulib_check_init())
 		return CUDA_ERROR_NOT_INITIALIZED;
-	rc = xgpulib_call1(XGPUIF_OP_CTX_GET_LIMIT, &a, sizeof(a), &r,
-			   sizeof(r));
+	rc = xgpulib_call_CTX_GET_LIMIT(&a, &r);
 	if (rc == CUDA_SUCCESS)
 		*pvalue = (size_t)r.value;
 	return rc;
@@ -734,9 +648,9 @@ XGPULIB_EXPORT CUresult cuCtxSetLimit(CUlimit limit, size_t value)
 {
 	struct xgpuif_limit_args a = { (uint32_t)limit, 0, value };
 
-	if (!xgpulib_ch)
+	if (xgpulib_check_init())
 		return CUDA_ERROR_NOT_INITIALIZED;
-	return xgpulib_call1(XGPUIF_OP_CTX_SET_LIMIT, &a, sizeof(a), NULL, 0);
+	return xgpulib_call_CTX_SET_LIMIT(&a);
 }
 
 /* a property of the device; asked once */
@@ -750,12 +664,11 @@ XGPULIB_EXPORT CUresult cuCtxGetStreamPriorityRange(int *leastPriority,
 	struct xgpuif_priority_range_reply r = { 0, 0 };
 	CUresult rc = CUDA_SUCCESS;
 
-	if (!xgpulib_ch)
+	if (xgpulib_check_init())
 		return CUDA_ERROR_NOT_INITIALIZED;
 	pthread_mutex_lock(&prio_mu);
 	if (!prio_known) {
-		rc = xgpulib_call1(XGPUIF_OP_CTX_GET_PRIORITY_RANGE, NULL, 0,
-				   &r, sizeof(r));
+		rc = xgpulib_call_CTX_GET_PRIORITY_RANGE(&r);
 		if (rc == CUDA_SUCCESS) {
 			prio_least = r.least;
 			prio_greatest = r.greatest;
@@ -779,9 +692,9 @@ XGPULIB_EXPORT CUresult cuCtxGetFlags(unsigned int *flags)
 
 	if (!flags)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (!xgpulib_ch)
+	if (xgpulib_check_init())
 		return CUDA_ERROR_NOT_INITIALIZED;
-	rc = xgpulib_call1(XGPUIF_OP_CTX_GET_FLAGS, NULL, 0, &r, sizeof(r));
+	rc = xgpulib_call_CTX_GET_FLAGS(&r);
 	if (rc == CUDA_SUCCESS)
 		*flags = (unsigned int)r.value;
 	return rc;
@@ -809,10 +722,9 @@ XGPULIB_EXPORT CUresult cuCtxGetCacheConfig(CUfunc_cache *pconfig)
 
 	if (!pconfig)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (!xgpulib_ch)
+	if (xgpulib_check_init())
 		return CUDA_ERROR_NOT_INITIALIZED;
-	rc = xgpulib_call1(XGPUIF_OP_CTX_GET_CACHE_CONFIG, NULL, 0, &r,
-			   sizeof(r));
+	rc = xgpulib_call_CTX_GET_CACHE_CONFIG(&r);
 	if (rc == CUDA_SUCCESS)
 		*pconfig = (CUfunc_cache)r.value;
 	return rc;
@@ -822,10 +734,9 @@ XGPULIB_EXPORT CUresult cuCtxSetCacheConfig(CUfunc_cache config)
 {
 	struct xgpuif_u32_args a = { (uint32_t)config, 0 };
 
-	if (!xgpulib_ch)
+	if (xgpulib_check_init())
 		return CUDA_ERROR_NOT_INITIALIZED;
-	return xgpulib_call1(XGPUIF_OP_CTX_SET_CACHE_CONFIG, &a, sizeof(a),
-			     NULL, 0);
+	return xgpulib_call_CTX_SET_CACHE_CONFIG(&a);
 }
 
 /*
@@ -836,7 +747,7 @@ XGPULIB_EXPORT CUresult cuCtxGetSharedMemConfig(CUsharedconfig *pConfig)
 {
 	if (!pConfig)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (!xgpulib_ch)
+	if (xgpulib_check_init())
 		return CUDA_ERROR_NOT_INITIALIZED;
 	*pConfig = CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE;
 	return CUDA_SUCCESS;
@@ -844,7 +755,7 @@ XGPULIB_EXPORT CUresult cuCtxGetSharedMemConfig(CUsharedconfig *pConfig)
 
 XGPULIB_EXPORT CUresult cuCtxSetSharedMemConfig(CUsharedconfig config)
 {
-	if (!xgpulib_ch)
+	if (xgpulib_check_init())
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if ((unsigned int)config >
 	    (unsigned int)CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE)

@@ -207,14 +207,14 @@ static CUresult launch(CUfunction f, const struct launch *l,
 {
 	struct xgpulib_func *fn = xgpulib_func_check(f);
 	struct xgpuif_launch_args a;
-	struct xgpuif_iov iov[3];
+	struct xgpuif_iov tail[2];
 	uint8_t small[1024];	/* most kernels take a few pointers */
 	uint8_t *buf = small;
 	uint32_t len = 0, fixed;
 	uint64_t stream;
 	CUresult rc;
 
-	if (!xgpulib_ch)
+	if (xgpulib_check_init())
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (!fn)
 		return CUDA_ERROR_INVALID_HANDLE;
@@ -251,11 +251,10 @@ static CUresult launch(CUfunction f, const struct launch *l,
 		a.stream = stream;
 		a.nattrs = l->nattrs;
 		a.param_bytes = len;
-		iov[0] = (struct xgpuif_iov){ &a, sizeof(a) };
-		iov[1] = (struct xgpuif_iov){
+		tail[0] = (struct xgpuif_iov){
 			l->attrs, l->nattrs * (uint32_t)sizeof(l->attrs[0]) };
-		iov[2] = (struct xgpuif_iov){ buf, len };
-		rc = xgpulib_post(XGPUIF_OP_LAUNCH, iov, 3);
+		tail[1] = (struct xgpuif_iov){ buf, len };
+		rc = xgpulib_post_LAUNCH(&a, tail, 2);
 	}
 	if (buf != small)
 		free(buf);
@@ -420,11 +419,9 @@ CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
 	struct xgpulib_func *fn = xgpulib_func_check(func);
 	struct xgpuif_occupancy_args a;
 	struct xgpuif_i32_reply r = { 0, 0 };
-	struct xgpuif_iov iov = { &a, sizeof(a) };
-	uint32_t rlen = 0;
 	CUresult rc;
 
-	if (!xgpulib_ch)
+	if (xgpulib_check_init())
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (!numBlocks || blockSize < 0)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -436,12 +433,9 @@ CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
 	a.flags = flags;
 	a.block_size = (uint32_t)blockSize;
 	a.dyn_smem = dynamicSMemSize;
-	rc = xgpulib_call(XGPUIF_OP_OCC_MAX_ACTIVE_BLOCKS, &iov, 1, &r,
-			  sizeof(r), &rlen);
+	rc = xgpulib_call_OCC_MAX_ACTIVE_BLOCKS(&a, &r);
 	if (rc)
 		return rc;
-	if (rlen < sizeof(r))
-		return CUDA_ERROR_UNKNOWN;
 	*numBlocks = r.value;
 	return CUDA_SUCCESS;
 }
@@ -463,11 +457,9 @@ CUresult cuOccupancyAvailableDynamicSMemPerBlock(size_t *dynamicSmemSize,
 	struct xgpulib_func *fn = xgpulib_func_check(func);
 	struct xgpuif_occupancy_args a;
 	struct xgpuif_u64_reply r = { 0 };
-	struct xgpuif_iov iov = { &a, sizeof(a) };
-	uint32_t rlen = 0;
 	CUresult rc;
 
-	if (!xgpulib_ch)
+	if (xgpulib_check_init())
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (!dynamicSmemSize || numBlocks < 0 || blockSize < 0)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -478,12 +470,9 @@ CUresult cuOccupancyAvailableDynamicSMemPerBlock(size_t *dynamicSmemSize,
 	a.kind = fn->kind;
 	a.block_size = (uint32_t)blockSize;
 	a.num_blocks = (uint32_t)numBlocks;
-	rc = xgpulib_call(XGPUIF_OP_OCC_AVAILABLE_DSMEM, &iov, 1, &r,
-			  sizeof(r), &rlen);
+	rc = xgpulib_call_OCC_AVAILABLE_DSMEM(&a, &r);
 	if (rc)
 		return rc;
-	if (rlen < sizeof(r))
-		return CUDA_ERROR_UNKNOWN;
 	*dynamicSmemSize = (size_t)r.value;
 	return CUDA_SUCCESS;
 }
@@ -515,7 +504,7 @@ static CUresult max_potential_block_size(int *minGridSize, int *blockSize,
 	int best_bs = 0, best_blocks = 0, best_threads = 0;
 	CUresult rc;
 
-	if (!xgpulib_ch)
+	if (xgpulib_check_init())
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (!minGridSize || !blockSize || blockSizeLimit < 0)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -596,12 +585,12 @@ static CUresult occ_clusters(int *out, CUfunction func,
 	struct xgpuif_occ_cluster_args a;
 	struct xgpuif_launch_attr attrs[XGPUIF_MAX_LAUNCH_ATTRS];
 	struct xgpuif_i32_reply r = { 0, 0 };
-	struct xgpuif_iov iov[2];
-	uint32_t nattrs = 0, rlen = 0;
+	struct xgpuif_iov tail;
+	uint32_t nattrs = 0;
 	uint64_t stream;
 	CUresult rc;
 
-	if (!xgpulib_ch)
+	if (xgpulib_check_init())
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (!out || !config)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -626,14 +615,10 @@ static CUresult occ_clusters(int *out, CUfunction func,
 	a.stream = stream;
 	a.nattrs = nattrs;
 	a.which = which;
-	iov[0] = (struct xgpuif_iov){ &a, sizeof(a) };
-	iov[1] = (struct xgpuif_iov){ attrs,
-				      nattrs * (uint32_t)sizeof(attrs[0]) };
-	rc = xgpulib_call(XGPUIF_OP_OCC_CLUSTERS, iov, 2, &r, sizeof(r), &rlen);
+	tail = (struct xgpuif_iov){ attrs, nattrs * (uint32_t)sizeof(attrs[0]) };
+	rc = xgpulib_call_OCC_CLUSTERS(&a, &tail, 1, &r);
 	if (rc)
 		return rc;
-	if (rlen < sizeof(r))
-		return CUDA_ERROR_UNKNOWN;
 	*out = r.value;
 	return CUDA_SUCCESS;
 }

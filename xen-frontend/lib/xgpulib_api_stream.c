@@ -19,10 +19,6 @@
 
 #include "xgpulib.h"
 
-#ifndef XGPULIB_EXPORT
-#define XGPULIB_EXPORT __attribute__((visibility("default")))
-#endif
-
 /*
  * Wire value for a stream that is not one of ours: no table handle has
  * index 0xffffffff (the tables stop far below), so the worker refuses it
@@ -71,7 +67,7 @@ static struct CUevent_st *event_check(CUevent e)
 /* validate a stream argument and find its wire handle */
 static CUresult stream_arg(CUstream s, int ptds, uint64_t *remote)
 {
-	if (!xgpulib_ch)
+	if (xgpulib_check_init())
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (!special_stream(s) && !stream_check(s))
 		return CUDA_ERROR_INVALID_HANDLE;
@@ -79,26 +75,10 @@ static CUresult stream_arg(CUstream s, int ptds, uint64_t *remote)
 	return CUDA_SUCCESS;
 }
 
-/* as in xgpulib_api_ctx.c: create ops need their own exact status */
-static CUresult call_exact(uint16_t op, const void *args, uint32_t alen,
-			   void *reply, uint32_t rcap, uint32_t *rlen)
-{
-	struct xgpuif_iov iov = { args, alen };
-	struct xgpulib_waiter w;
-	CUresult rc;
-
-	rc = xgpulib_submit(op, &iov, 1, &w, reply, rcap);
-	if (rc != CUDA_SUCCESS)
-		return rc;
-	rc = xgpulib_wait(&w);
-	*rlen = w.reply_len;
-	return rc;
-}
-
 /* the current context, for objects created in it */
 static CUresult need_ctx(CUcontext *out)
 {
-	if (!xgpulib_ch)
+	if (xgpulib_check_init())
 		return CUDA_ERROR_NOT_INITIALIZED;
 	*out = xgpulib_current();
 	if (!*out)
@@ -115,7 +95,6 @@ static CUresult stream_create(CUstream *ph, unsigned int flags, int priority)
 	struct xgpuif_stream_create_args a = { flags, priority };
 	struct xgpuif_stream_reply r = { 0 };
 	struct CUstream_st *s;
-	uint32_t rlen = 0;
 	CUcontext ctx;
 	CUresult rc;
 
@@ -143,9 +122,8 @@ static CUresult stream_create(CUstream *ph, unsigned int flags, int priority)
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	rc = call_exact(XGPUIF_OP_STREAM_CREATE, &a, sizeof(a), &r, sizeof(r),
-			&rlen);
-	if (rc == CUDA_SUCCESS && (rlen < sizeof(r) || r.stream <= 2))
+	rc = xgpulib_call_STREAM_CREATE(&a, &r);
+	if (rc == CUDA_SUCCESS && r.stream <= 2)
 		rc = CUDA_ERROR_UNKNOWN;
 	if (rc) {
 		free(s);
@@ -178,14 +156,14 @@ XGPULIB_EXPORT CUresult cuStreamDestroy_v2(CUstream hStream)
 	struct CUstream_st *s;
 	CUresult rc;
 
-	if (!xgpulib_ch)
+	if (xgpulib_check_init())
 		return CUDA_ERROR_NOT_INITIALIZED;
 	s = stream_check(hStream);
 	if (!s)
 		return CUDA_ERROR_INVALID_HANDLE;
 	a.handle = s->remote;
 	/* pending work completes first in the driver; we need not wait */
-	rc = xgpulib_post1(XGPUIF_OP_STREAM_DESTROY, &a, sizeof(a));
+	rc = xgpulib_post_STREAM_DESTROY(&a);
 	if (rc)
 		return rc;
 	s->magic = 0;
@@ -257,8 +235,7 @@ static CUresult stream_sync(CUstream s, int ptds)
 
 	if (rc)
 		return rc;
-	return xgpulib_call1(XGPUIF_OP_STREAM_SYNCHRONIZE, &a, sizeof(a), NULL,
-			     0);
+	return xgpulib_call_STREAM_SYNCHRONIZE(&a);
 }
 
 XGPULIB_EXPORT CUresult cuStreamSynchronize(CUstream hStream)
@@ -278,7 +255,7 @@ static CUresult stream_query(CUstream s, int ptds)
 
 	if (rc)
 		return rc;
-	return xgpulib_call1(XGPUIF_OP_STREAM_QUERY, &a, sizeof(a), NULL, 0);
+	return xgpulib_call_STREAM_QUERY(&a);
 }
 
 XGPULIB_EXPORT CUresult cuStreamQuery(CUstream hStream)
@@ -307,7 +284,7 @@ static CUresult stream_wait_event(CUstream s, CUevent e, unsigned int flags,
 		return CUDA_ERROR_INVALID_HANDLE;
 	a.event = ev->remote;
 	a.flags = flags;
-	return xgpulib_post1(XGPUIF_OP_STREAM_WAIT_EVENT, &a, sizeof(a));
+	return xgpulib_post_STREAM_WAIT_EVENT(&a);
 }
 
 XGPULIB_EXPORT CUresult cuStreamWaitEvent(CUstream hStream, CUevent hEvent,
@@ -616,7 +593,6 @@ XGPULIB_EXPORT CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags)
 	struct xgpuif_u32_args a = { Flags, 0 };
 	struct xgpuif_event_reply r = { 0 };
 	struct CUevent_st *e;
-	uint32_t rlen = 0;
 	CUcontext ctx;
 	CUresult rc;
 
@@ -630,9 +606,8 @@ XGPULIB_EXPORT CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags)
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	rc = call_exact(XGPUIF_OP_EVENT_CREATE, &a, sizeof(a), &r, sizeof(r),
-			&rlen);
-	if (rc == CUDA_SUCCESS && (rlen < sizeof(r) || !r.event))
+	rc = xgpulib_call_EVENT_CREATE(&a, &r);
+	if (rc == CUDA_SUCCESS && !r.event)
 		rc = CUDA_ERROR_UNKNOWN;
 	if (rc) {
 		free(e);
@@ -663,7 +638,7 @@ static CUresult event_record(CUevent he, CUstream hs, unsigned int flags,
 	a.event = e->remote;
 	a.flags = flags;
 	a.with_flags = (uint32_t)with_flags;
-	return xgpulib_post1(XGPUIF_OP_EVENT_RECORD, &a, sizeof(a));
+	return xgpulib_post_EVENT_RECORD(&a);
 }
 
 XGPULIB_EXPORT CUresult cuEventRecord(CUevent hEvent, CUstream hStream)
@@ -690,47 +665,47 @@ XGPULIB_EXPORT CUresult cuEventRecordWithFlags_ptsz(CUevent hEvent,
 	return event_record(hEvent, hStream, flags, 1, 1);
 }
 
-static CUresult event_call(uint16_t op, CUevent he)
+/* the wire handle of an event argument */
+static CUresult event_arg(CUevent he, struct xgpuif_handle_args *a)
 {
-	struct xgpuif_handle_args a;
 	struct CUevent_st *e;
 
-	if (!xgpulib_ch)
+	if (xgpulib_check_init())
 		return CUDA_ERROR_NOT_INITIALIZED;
 	e = event_check(he);
 	if (!e)
 		return CUDA_ERROR_INVALID_HANDLE;
-	a.handle = e->remote;
-	return xgpulib_call1(op, &a, sizeof(a), NULL, 0);
+	a->handle = e->remote;
+	return CUDA_SUCCESS;
 }
 
 XGPULIB_EXPORT CUresult cuEventQuery(CUevent hEvent)
 {
-	return event_call(XGPUIF_OP_EVENT_QUERY, hEvent);
+	struct xgpuif_handle_args a;
+	CUresult rc = event_arg(hEvent, &a);
+
+	return rc ? rc : xgpulib_call_EVENT_QUERY(&a);
 }
 
 XGPULIB_EXPORT CUresult cuEventSynchronize(CUevent hEvent)
 {
-	return event_call(XGPUIF_OP_EVENT_SYNCHRONIZE, hEvent);
+	struct xgpuif_handle_args a;
+	CUresult rc = event_arg(hEvent, &a);
+
+	return rc ? rc : xgpulib_call_EVENT_SYNCHRONIZE(&a);
 }
 
 XGPULIB_EXPORT CUresult cuEventDestroy_v2(CUevent hEvent)
 {
 	struct xgpuif_handle_args a;
-	struct CUevent_st *e;
-	CUresult rc;
+	CUresult rc = event_arg(hEvent, &a);
 
-	if (!xgpulib_ch)
-		return CUDA_ERROR_NOT_INITIALIZED;
-	e = event_check(hEvent);
-	if (!e)
-		return CUDA_ERROR_INVALID_HANDLE;
-	a.handle = e->remote;
-	rc = xgpulib_post1(XGPUIF_OP_EVENT_DESTROY, &a, sizeof(a));
+	if (!rc)
+		rc = xgpulib_post_EVENT_DESTROY(&a);
 	if (rc)
 		return rc;
-	e->magic = 0;
-	free(e);
+	hEvent->magic = 0;
+	free(hEvent);
 	return CUDA_SUCCESS;
 }
 
@@ -751,7 +726,7 @@ XGPULIB_EXPORT CUresult cuEventElapsedTime_v2(float *pMilliseconds,
 
 	if (!pMilliseconds)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (!xgpulib_ch)
+	if (xgpulib_check_init())
 		return CUDA_ERROR_NOT_INITIALIZED;
 	s = event_check(hStart);
 	e = event_check(hEnd);
@@ -759,8 +734,7 @@ XGPULIB_EXPORT CUresult cuEventElapsedTime_v2(float *pMilliseconds,
 		return CUDA_ERROR_INVALID_HANDLE;
 	a.start = s->remote;
 	a.end = e->remote;
-	rc = xgpulib_call1(XGPUIF_OP_EVENT_ELAPSED_TIME, &a, sizeof(a), &r,
-			   sizeof(r));
+	rc = xgpulib_call_EVENT_ELAPSED_TIME(&a, &r);
 	if (rc == CUDA_SUCCESS)
 		*pMilliseconds = r.ms;
 	return rc;

@@ -40,14 +40,14 @@ CUresult cuArray3DCreate(CUarray *pa, const CUDA_ARRAY3D_DESCRIPTOR *d)
 	a.format = d->Format;
 	a.channels = d->NumChannels;
 	a.flags = d->Flags;
-	rc = xgpulib_call1(XGPUIF_OP_ARRAY_CREATE, &a, sizeof(a), &r, sizeof(r));
+	rc = xgpulib_call_ARRAY_CREATE(&a, &r);
 	if (rc)
 		return rc;
 	arr = calloc(1, sizeof(*arr));
 	if (!arr) {
 		struct xgpuif_handle_args h = { r.array };
 
-		xgpulib_call1(XGPUIF_OP_ARRAY_DESTROY, &h, sizeof(h), NULL, 0);
+		xgpulib_call_ARRAY_DESTROY(&h);
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
 	arr->magic = ARRAY_MAGIC;
@@ -79,7 +79,7 @@ CUresult cuArrayDestroy(CUarray a)
 	if (!a || a->magic != ARRAY_MAGIC)
 		return CUDA_ERROR_INVALID_HANDLE;
 	h.handle = a->remote;
-	rc = xgpulib_call1(XGPUIF_OP_ARRAY_DESTROY, &h, sizeof(h), NULL, 0);
+	rc = xgpulib_call_ARRAY_DESTROY(&h);
 	if (rc == CUDA_SUCCESS) {
 		a->magic = 0;
 		free(a);
@@ -189,7 +189,7 @@ static bool texdesc_get(CUtexObject t, CUDA_RESOURCE_DESC *res,
 
 CUresult cuTexObjectGetResourceDesc(CUDA_RESOURCE_DESC *res, CUtexObject t)
 {
-	if (!xgpulib_ch)
+	if (xgpulib_check_init())
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (!res || !texdesc_get(t, res, NULL, NULL))
 		return CUDA_ERROR_INVALID_VALUE;
@@ -198,7 +198,7 @@ CUresult cuTexObjectGetResourceDesc(CUDA_RESOURCE_DESC *res, CUtexObject t)
 
 CUresult cuTexObjectGetTextureDesc(CUDA_TEXTURE_DESC *tex, CUtexObject t)
 {
-	if (!xgpulib_ch)
+	if (xgpulib_check_init())
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (!tex || !texdesc_get(t, NULL, tex, NULL))
 		return CUDA_ERROR_INVALID_VALUE;
@@ -208,7 +208,7 @@ CUresult cuTexObjectGetTextureDesc(CUDA_TEXTURE_DESC *tex, CUtexObject t)
 CUresult cuTexObjectGetResourceViewDesc(CUDA_RESOURCE_VIEW_DESC *view,
 					CUtexObject t)
 {
-	if (!xgpulib_ch)
+	if (xgpulib_check_init())
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (!view || !texdesc_get(t, NULL, NULL, view))
 		return CUDA_ERROR_INVALID_VALUE;
@@ -272,8 +272,7 @@ CUresult cuTexObjectCreate(CUtexObject *pt, const CUDA_RESOURCE_DESC *res,
 		a.view_first_layer = view->firstLayer;
 		a.view_last_layer = view->lastLayer;
 	}
-	rc = xgpulib_call1(XGPUIF_OP_TEXOBJ_CREATE, &a, sizeof(a), &r,
-			   sizeof(r));
+	rc = xgpulib_call_TEXOBJ_CREATE(&a, &r);
 	if (rc == CUDA_SUCCESS) {
 		*pt = r.texobj;
 		texdesc_add(r.texobj, res, tex, view);
@@ -286,5 +285,5 @@ CUresult cuTexObjectDestroy(CUtexObject t)
 	struct xgpuif_dptr_args a = { t };
 
 	texdesc_del(t);
-	return xgpulib_call1(XGPUIF_OP_TEXOBJ_DESTROY, &a, sizeof(a), NULL, 0);
+	return xgpulib_call_TEXOBJ_DESTROY(&a);
 }

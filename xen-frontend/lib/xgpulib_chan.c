@@ -4,7 +4,7 @@
  * replies off it, waiting that spins briefly and then sleeps on the
  * transport, and the deferred errors of posted requests.
  *
- * Locking: see xgpulib.h.  Replies come back in request order (the worker
+ * Locking: see xgpulib_chan.h.  Replies come back in request order (the worker
  * serves one ring in order), so the outstanding requests are a FIFO
  * (pend[]); a reply whose id is not the FIFO's head is a protocol error
  * and ends the channel.
@@ -15,7 +15,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "xgpulib.h"
+#include "xgpulib_chan.h"
+#include "xgpulib_env.h"
 
 struct pend {
 	uint64_t id;
@@ -26,34 +27,6 @@ struct pend {
 /* FIFO of requests on the ring; its size is the ring's slot count */
 static struct pend *pend;
 static uint32_t pend_head, pend_tail, pend_size;
-
-int xgpulib_debug;
-struct xgpulib_chan *xgpulib_ch;
-pthread_mutex_t xgpulib_data_mu = PTHREAD_MUTEX_INITIALIZER;
-
-void xgpulib_log(const char *fmt, ...)
-{
-	char buf[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "xgpu: %s\n", buf);
-}
-
-void xgpulib_dbg(const char *fmt, ...)
-{
-	char buf[512];
-	va_list ap;
-
-	if (!xgpulib_debug)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "xgpu[debug]: %s\n", buf);
-}
 
 static uint64_t now_us(void)
 {
@@ -137,13 +110,20 @@ static void reap_locked(struct xgpulib_chan *c)
 			struct xgpulib_waiter *w = p->w;
 			uint32_t n = hdr.len < w->reply_cap ? hdr.len :
 							      w->reply_cap;
+			uint32_t n2 = hdr.len - n < w->reply2_cap ?
+					      hdr.len - n : w->reply2_cap;
 
 			if (n)
 				xgpuif_msg_read(c->ring.sring->ring,
 						RING_SIZE(&c->ring),
 						c->ring.rsp_cons, 0, w->reply,
 						n);
-			w->reply_len = n;
+			if (n2)
+				xgpuif_msg_read(c->ring.sring->ring,
+						RING_SIZE(&c->ring),
+						c->ring.rsp_cons, n,
+						w->reply2, n2);
+			w->reply_len = n + n2;
 			w->status = hdr.status;
 			w->done = true;
 		} else {
@@ -215,16 +195,17 @@ static void progress_locked(struct xgpulib_chan *c)
 	pthread_cond_broadcast(&c->cv);
 }
 
-static CUresult submit_locked(struct xgpulib_chan *c, uint16_t op,
-			      const struct xgpuif_iov *iov, int niov,
-			      uint8_t flags, struct xgpulib_waiter *w,
-			      uint32_t reply_cap)
+static CUresult submit_locked(struct xgpulib_chan *c,
+			      const struct xgpulib_req *rq,
+			      struct xgpulib_waiter *w)
 {
-	uint32_t len = xgpuif_iov_len(iov, niov);
+	uint32_t len = xgpuif_iov_len(rq->iov, rq->niov);
 	uint32_t nslots = xgpuif_slots_for(len);
+	uint32_t reply_cap = w ? w->reply_cap + w->reply2_cap : 0;
 	struct xgpuif_request hdr;
 	int notify;
 
+	/* the reply is written in the request's slots */
 	if (xgpuif_slots_for(reply_cap) > nslots)
 		nslots = xgpuif_slots_for(reply_cap);
 	if (nslots > XGPUIF_MAX_SLOTS || nslots > RING_SIZE(&c->ring))
@@ -240,10 +221,10 @@ static CUresult submit_locked(struct xgpulib_chan *c, uint16_t op,
 
 	memset(&hdr, 0, sizeof(hdr));
 	hdr.id = ++c->next_id;
-	hdr.op = op;
-	hdr.ctx = xgpulib_current_remote();
-	hdr.flags = flags;
-	xgpuif_front_put(&c->ring, &hdr, iov, niov, nslots);
+	hdr.op = rq->op;
+	hdr.ctx = rq->ctx;
+	hdr.flags = rq->posted ? XGPUIF_RF_POSTED : 0;
+	xgpuif_front_put(&c->ring, &hdr, rq->iov, rq->niov, nslots);
 	pend[pend_tail % pend_size] = (struct pend){ hdr.id, (uint16_t)nslots,
 						     w };
 	pend_tail++;
@@ -258,26 +239,20 @@ static CUresult submit_locked(struct xgpulib_chan *c, uint16_t op,
 	return CUDA_SUCCESS;
 }
 
-CUresult xgpulib_check_init(void)
+CUresult xgpulib_chan_submit(struct xgpulib_chan *c,
+			     const struct xgpulib_req *rq,
+			     struct xgpulib_waiter *w)
 {
-	return xgpulib_ch ? CUDA_SUCCESS : CUDA_ERROR_NOT_INITIALIZED;
-}
-
-CUresult xgpulib_submit(uint16_t op, const struct xgpuif_iov *iov, int niov,
-			struct xgpulib_waiter *w, void *reply,
-			uint32_t reply_cap)
-{
-	struct xgpulib_chan *c = xgpulib_ch;
 	CUresult rc;
 
-	if (!c)
-		return CUDA_ERROR_NOT_INITIALIZED;
-	w->reply = reply;
-	w->reply_cap = reply_cap;
-	w->reply_len = 0;
-	w->status = 0;
+	if (w) {
+		w->reply_len = 0;
+		w->status = 0;
+	}
 	pthread_mutex_lock(&c->mu);
-	rc = submit_locked(c, op, iov, niov, 0, w, reply_cap);
+	rc = submit_locked(c, rq, w);
+	if (rc == CUDA_SUCCESS && !w)
+		reap_locked(c);	/* cheap; keeps the ring drained */
 	pthread_mutex_unlock(&c->mu);
 	return rc;
 }
@@ -291,10 +266,8 @@ static CUresult status_to_cu(int32_t st)
 	return CUDA_ERROR_UNKNOWN;
 }
 
-CUresult xgpulib_wait(struct xgpulib_waiter *w)
+CUresult xgpulib_chan_wait(struct xgpulib_chan *c, struct xgpulib_waiter *w)
 {
-	struct xgpulib_chan *c = xgpulib_ch;
-
 	pthread_mutex_lock(&c->mu);
 	while (!w->done) {
 		reap_locked(c);
@@ -310,13 +283,10 @@ CUresult xgpulib_wait(struct xgpulib_waiter *w)
 	return status_to_cu(w->status);
 }
 
-CUresult xgpulib_take_deferred(void)
+CUresult xgpulib_chan_take_deferred(struct xgpulib_chan *c)
 {
-	struct xgpulib_chan *c = xgpulib_ch;
 	CUresult rc;
 
-	if (!c)
-		return CUDA_SUCCESS;
 	pthread_mutex_lock(&c->mu);
 	reap_locked(c);
 	rc = c->deferred;
@@ -325,47 +295,21 @@ CUresult xgpulib_take_deferred(void)
 	return rc;
 }
 
-CUresult xgpulib_call(uint16_t op, const struct xgpuif_iov *iov, int niov,
-		      void *reply, uint32_t reply_cap, uint32_t *reply_len)
+uint32_t xgpulib_chan_reply_max(struct xgpulib_chan *c)
 {
-	struct xgpulib_waiter w;
-	CUresult rc, deferred;
+	uint32_t slots = RING_SIZE(&c->ring);
 
-	rc = xgpulib_submit(op, iov, niov, &w, reply, reply_cap);
-	if (rc != CUDA_SUCCESS)
-		return rc;
-	rc = xgpulib_wait(&w);
-	if (reply_len)
-		*reply_len = w.reply_len;
-	deferred = xgpulib_take_deferred();
-	if (rc == CUDA_SUCCESS && deferred != CUDA_SUCCESS)
-		return deferred;
-	return rc;
-}
-
-CUresult xgpulib_post(uint16_t op, const struct xgpuif_iov *iov, int niov)
-{
-	struct xgpulib_chan *c = xgpulib_ch;
-	CUresult rc;
-
-	if (!c)
-		return CUDA_ERROR_NOT_INITIALIZED;
-	pthread_mutex_lock(&c->mu);
-	rc = submit_locked(c, op, iov, niov, XGPUIF_RF_POSTED, NULL, 0);
-	if (rc == CUDA_SUCCESS)
-		reap_locked(c);	/* cheap; keeps the ring drained */
-	pthread_mutex_unlock(&c->mu);
-	return rc;
+	if (slots > XGPUIF_MAX_SLOTS)
+		slots = XGPUIF_MAX_SLOTS;
+	return xgpuif_capacity(slots);
 }
 
 /* ---- set-up ---------------------------------------------------------------- */
 
-struct xgpulib_chan *xgpulib_chan_open(struct xgpulib_transport *t);
-
-struct xgpulib_chan *xgpulib_chan_open(struct xgpulib_transport *t)
+struct xgpulib_chan *xgpulib_chan_open(struct xgpulib_transport *t,
+				       unsigned int spin_us)
 {
 	struct xgpulib_chan *c = calloc(1, sizeof(*c));
-	const char *spin = getenv("XGPU_SPIN_US");
 
 	if (!c)
 		return NULL;
@@ -380,6 +324,6 @@ struct xgpulib_chan *xgpulib_chan_open(struct xgpulib_transport *t)
 		free(c);
 		return NULL;
 	}
-	c->spin_us = spin ? (unsigned int)strtoul(spin, NULL, 10) : 2000;
+	c->spin_us = spin_us;
 	return c;
 }

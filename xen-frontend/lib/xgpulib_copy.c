@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * xgpulib_copy.c: copies between guest memory and the device.
+ * xgpulib_copy.c: copies between guest memory and the device, and the
+ * table of host-memory regions they go through.
  *
  * Guest pinned memory (cuMemHostAlloc) is shared with the worker, which
  * registered it with the driver: such copies are one request and the DMA
- * reads or writes the guest's pages directly (zero copy).
+ * reads or writes the guest's pages directly (zero copy).  The regions
+ * are numbered by the guest (ids 1..MAX_REGIONS-1); region_mu guards the
+ * table.
  *
  * Pageable memory goes through the channel's data area, cut into chunks
  * of XGPU_CHUNK_KB (default 4 MiB) and pipelined: while the worker DMAs
@@ -24,9 +27,86 @@
 #include "xgpulib.h"
 #include "xgpulib_copy.h"
 
+#define MAX_REGIONS	4096u
 #define MAX_CHUNKS	64
 #define MAX_THREADS	16
 #define SPLIT_MIN	(512u * 1024u)	/* below this one thread copies */
+
+/* ---- host-memory regions ------------------------------------------------- */
+
+static pthread_mutex_t region_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct xgpulib_region regions[MAX_REGIONS];	/* index = id */
+static uint32_t next_region = 1;
+
+const struct xgpulib_region *xgpulib_region_find(const void *p, size_t len,
+						  uint64_t *off)
+{
+	const uint8_t *b = p;
+	const struct xgpulib_region *found = NULL;
+
+	pthread_mutex_lock(&region_mu);
+	for (uint32_t i = 1; i < next_region; i++) {
+		const struct xgpulib_region *r = &regions[i];
+
+		if (r->va && b >= r->va && b < r->va + r->size &&
+		    len <= (size_t)(r->va + r->size - b)) {
+			*off = (uint64_t)(b - r->va);
+			found = r;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&region_mu);
+	return found;
+}
+
+uint32_t xgpulib_region_reserve(void)
+{
+	uint32_t id = 0;
+
+	pthread_mutex_lock(&region_mu);
+	for (uint32_t i = 1; i < MAX_REGIONS; i++) {
+		if (!regions[i].va && !regions[i].id) {
+			id = i;
+			regions[i].id = i;	/* reserved */
+			if (i >= next_region)
+				next_region = i + 1;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&region_mu);
+	return id;
+}
+
+void xgpulib_region_publish(const struct xgpulib_region *r)
+{
+	pthread_mutex_lock(&region_mu);
+	regions[r->id] = *r;
+	pthread_mutex_unlock(&region_mu);
+}
+
+bool xgpulib_region_take(const void *va, struct xgpulib_region *r)
+{
+	bool found = false;
+
+	pthread_mutex_lock(&region_mu);
+	for (uint32_t i = 1; i < next_region; i++) {
+		if (regions[i].va && regions[i].va == va) {
+			*r = regions[i];
+			memset(&regions[i], 0, sizeof(regions[i]));
+			found = true;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&region_mu);
+	return found;
+}
+
+void xgpulib_region_release(uint32_t id)
+{
+	pthread_mutex_lock(&region_mu);
+	memset(&regions[id], 0, sizeof(regions[id]));
+	pthread_mutex_unlock(&region_mu);
+}
 
 /* ---- a small pool of memcpy threads ------------------------------------ */
 
@@ -77,8 +157,7 @@ static void *pool_thread(void *arg)
 
 static void pool_start(void)
 {
-	const char *v = getenv("XGPU_COPY_THREADS");
-	int n = v ? atoi(v) : 4;
+	int n = (int)xgpulib_env_uint("XGPU_COPY_THREADS", 4);
 	pthread_attr_t at;
 	sigset_t all, old;
 
@@ -148,8 +227,7 @@ static size_t chunk_size(size_t area)
 	static size_t chunk;
 
 	if (!chunk) {
-		const char *v = getenv("XGPU_CHUNK_KB");
-		size_t c = v ? (size_t)strtoul(v, NULL, 10) << 10 : 4u << 20;
+		size_t c = (size_t)xgpulib_env_uint("XGPU_CHUNK_KB", 4096) << 10;
 
 		if (c < 64u << 10)
 			c = 64u << 10;
@@ -190,7 +268,6 @@ CUresult xgpulib_copy_htod(uint64_t dst, const void *src, size_t n,
 	struct xgpulib_chan *c = xgpulib_ch;
 	const struct xgpulib_region *r;
 	struct xgpuif_memcpy_htod_args a;
-	struct xgpuif_iov iov = { &a, sizeof(a) };
 	uint64_t off;
 	CUresult rc = CUDA_SUCCESS;
 
@@ -210,9 +287,8 @@ CUresult xgpulib_copy_htod(uint64_t dst, const void *src, size_t n,
 		a.dst = dst;
 		a.src = (struct xgpuif_memref){ off, n, r->id, 0 };
 		if (async)
-			return xgpulib_post(XGPUIF_OP_MEMCPY_HTOD, &iov, 1);
-		return xgpulib_call(XGPUIF_OP_MEMCPY_HTOD, &iov, 1, NULL, 0,
-				    NULL);
+			return xgpulib_post_MEMCPY_HTOD(&a);
+		return xgpulib_call_MEMCPY_HTOD(&a);
 	}
 
 	/* staged; the worker answers each chunk once its pages are free */
@@ -242,8 +318,7 @@ CUresult xgpulib_copy_htod(uint64_t dst, const void *src, size_t n,
 		a.dst = dst + done;
 		a.src = (struct xgpuif_memref){ k * chunk, len,
 						XGPUIF_REGION_DATA, 0 };
-		s = xgpulib_submit(XGPUIF_OP_MEMCPY_HTOD, &iov, 1, &w[k], NULL,
-				   0);
+		s = xgpulib_submit_MEMCPY_HTOD(&a, &w[k]);
 		if (s) {
 			rc = s;
 			break;
@@ -267,7 +342,6 @@ CUresult xgpulib_copy_dtoh(void *dst, uint64_t src, size_t n, uint64_t stream,
 	struct xgpulib_chan *c = xgpulib_ch;
 	const struct xgpulib_region *r;
 	struct xgpuif_memcpy_dtoh_args a;
-	struct xgpuif_iov iov = { &a, sizeof(a) };
 	uint64_t off;
 	CUresult rc = CUDA_SUCCESS;
 
@@ -286,9 +360,8 @@ CUresult xgpulib_copy_dtoh(void *dst, uint64_t src, size_t n, uint64_t stream,
 		a.src = src;
 		a.dst = (struct xgpuif_memref){ off, n, r->id, 0 };
 		if (async)
-			return xgpulib_post(XGPUIF_OP_MEMCPY_DTOH, &iov, 1);
-		return xgpulib_call(XGPUIF_OP_MEMCPY_DTOH, &iov, 1, NULL, 0,
-				    NULL);
+			return xgpulib_post_MEMCPY_DTOH(&a);
+		return xgpulib_call_MEMCPY_DTOH(&a);
 	}
 
 	struct xgpulib_waiter w[MAX_CHUNKS];
@@ -314,8 +387,7 @@ CUresult xgpulib_copy_dtoh(void *dst, uint64_t src, size_t n, uint64_t stream,
 			a.src = src + j * chunk;
 			a.dst = (struct xgpuif_memref){ kj * chunk, lj,
 							XGPUIF_REGION_DATA, 0 };
-			s = xgpulib_submit(XGPUIF_OP_MEMCPY_DTOH, &iov, 1,
-					   &w[kj], NULL, 0);
+			s = xgpulib_submit_MEMCPY_DTOH(&a, &w[kj]);
 			if (s) {
 				rc = s;
 				break;
@@ -339,4 +411,20 @@ CUresult xgpulib_copy_dtoh(void *dst, uint64_t src, size_t n, uint64_t stream,
 	}
 	pthread_mutex_unlock(&xgpulib_data_mu);
 	return first_error(rc, xgpulib_take_deferred());
+}
+
+/* ---- device to device ------------------------------------------------------ */
+
+CUresult xgpulib_copy_dtod(uint64_t dst, uint64_t src, size_t n,
+			   uint64_t stream, int async)
+{
+	struct xgpuif_memcpy_dtod_args a = {
+		dst, src, n, stream, async ? XGPUIF_CF_ASYNC : 0, 0
+	};
+
+	if (!n)
+		return CUDA_SUCCESS;
+	if (async)
+		return xgpulib_post_MEMCPY_DTOD(&a);
+	return xgpulib_call_MEMCPY_DTOD(&a);
 }

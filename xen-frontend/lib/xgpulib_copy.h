@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* xgpulib_copy.h: the guest's copy engine (xgpulib_copy.c). */
+/*
+ * xgpulib_copy.h: the guest's copy engine and the host-memory regions it
+ * copies through (xgpulib_copy.c).
+ */
 #ifndef XGPULIB_COPY_H
 #define XGPULIB_COPY_H
 
@@ -9,14 +12,27 @@
 void xgpulib_memcpy(void *dst, const void *src, size_t len);
 
 /*
- * Copies between guest memory and the device.  stream is a wire stream
- * handle; async makes the copy stream ordered (cuMemcpy*Async): from
- * shared pinned memory it is then posted, from pageable memory it returns
- * once the guest's buffer is no longer needed, as CUDA's does.
+ * Copies between guest memory and the device.  stream is the wire handle
+ * (xgpulib_stream_remote); async: stream ordered (cu*Async), whose
+ * errors may come back later.  Pinned host memory is copied in place;
+ * pageable memory is staged through the data area in pipelined chunks.
  */
 CUresult xgpulib_copy_htod(uint64_t dst, const void *src, size_t n,
 			   uint64_t stream, int async);
 CUresult xgpulib_copy_dtoh(void *dst, uint64_t src, size_t n, uint64_t stream,
 			   int async);
+CUresult xgpulib_copy_dtod(uint64_t dst, uint64_t src, size_t n,
+			   uint64_t stream, int async);
+
+/* ---- host-memory regions ------------------------------------------------- */
+
+/* a free region id, reserved (0 when none is left) */
+uint32_t xgpulib_region_reserve(void);
+/* the worker maps region r->id: record it (copies now find it) */
+void xgpulib_region_publish(const struct xgpulib_region *r);
+/* remove the region starting at va, copied to *r; false if none */
+bool xgpulib_region_take(const void *va, struct xgpulib_region *r);
+/* give back a reserved id that was never published */
+void xgpulib_region_release(uint32_t id);
 
 #endif /* XGPULIB_COPY_H */

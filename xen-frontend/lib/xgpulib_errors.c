@@ -11,9 +11,8 @@
 
 #include <cuda.h>
 
-#ifndef XGPULIB_EXPORT
-#define XGPULIB_EXPORT __attribute__((visibility("default")))
-#endif
+#include "xgpulib_env.h"
+
 
 /* Name of e, and its description in *desc; NULL if e is no CUresult. */
 static const char *err_lookup(CUresult e, const char **desc)

@@ -27,12 +27,11 @@
 
 #include <cuda.h>
 
+#include "xgpulib_env.h"
+
 #include "xgpulib_etbl.h"
 #include "xgpulib_md2.h"
 
-#ifndef XGPULIB_EXPORT
-#define XGPULIB_EXPORT __attribute__((visibility("default")))
-#endif
 
 XGPULIB_EXPORT CUresult cuGetExportTable(const void **ppExportTable,
 					 const CUuuid *pExportTableId);
@@ -49,23 +48,11 @@ static const struct xgpulib_identity_ops *etbl_get_ops(void)
 	return __atomic_load_n(&etbl_ops, __ATOMIC_ACQUIRE);
 }
 
-static int etbl_debug(void)
-{
-	static int debug = -1;
-	int d = __atomic_load_n(&debug, __ATOMIC_RELAXED);
-
-	if (d < 0) {
-		d = getenv("XGPU_DEBUG") != NULL;
-		__atomic_store_n(&debug, d, __ATOMIC_RELAXED);
-	}
-	return d;
-}
-
 /* ---- slots nobody has needed yet ---------------------------------------- */
 
 static void etbl_log_slot(const char *table, int slot)
 {
-	if (etbl_debug())
+	if (xgpulib_debug_on())
 		fprintf(stderr,
 			"xgpu: export table %s slot %d called, answering 0\n",
 			table, slot);
@@ -579,7 +566,7 @@ static void etbl_log_unknown(const CUuuid *id)
 {
 	const uint8_t *b = (const uint8_t *)id->bytes;
 
-	if (!etbl_debug())
+	if (!xgpulib_debug_on())
 		return;
 	fprintf(stderr, "xgpu: cuGetExportTable: unknown table "
 		"{%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"

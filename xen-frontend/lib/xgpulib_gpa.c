@@ -18,9 +18,8 @@
 
 #include <cuda.h>
 
-#ifndef XGPULIB_EXPORT
-#define XGPULIB_EXPORT __attribute__((visibility("default")))
-#endif
+#include "xgpulib_env.h"
+
 
 /*
  * cuda.h renames cuGetProcAddress to the CUDA 12 ABI; the CUDA 11.3 one
@@ -60,18 +59,6 @@ static const struct gpa_abi gpa_table[] = {
 };
 
 #define GPA_NROWS (sizeof(gpa_table) / sizeof(gpa_table[0]))
-
-static int gpa_debug(void)
-{
-	static int debug = -1;
-	int d = __atomic_load_n(&debug, __ATOMIC_RELAXED);
-
-	if (d < 0) {
-		d = getenv("XGPU_DEBUG") != NULL;
-		__atomic_store_n(&debug, d, __ATOMIC_RELAXED);
-	}
-	return d;
-}
 
 /*
  * Pick the function for (symbol, cudaVersion, flags).  The ABI in force is
@@ -125,7 +112,7 @@ static CUdriverProcAddressQueryResult gpa_resolve(const char *symbol,
 static void gpa_log_miss(const char *symbol, int cudaVersion,
 			 cuuint64_t flags, CUdriverProcAddressQueryResult st)
 {
-	if (gpa_debug())
+	if (xgpulib_debug_on())
 		fprintf(stderr, "xgpu: cuGetProcAddress(\"%s\", %d, %llu): %s\n",
 			symbol, cudaVersion, (unsigned long long)flags,
 			st == CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND ?

@@ -19,7 +19,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "xgpulib.h"
+#include "xgpulib_env.h"
+#include "xgpulib_transport.h"
 
 struct local {
 	struct xgpulib_transport t;
@@ -156,25 +157,6 @@ static const struct xgpulib_transport_ops local_ops = {
 	.hostmem_free = local_hostmem_free,
 	.close = local_close,
 };
-
-void xgpulib_proc_name(char *buf, size_t len)
-{
-	FILE *f = fopen("/proc/self/comm", "r");
-
-	buf[0] = 0;
-	if (f) {
-		if (fgets(buf, (int)len, f))
-			buf[strcspn(buf, "\n")] = 0;
-		fclose(f);
-	}
-}
-
-unsigned int xgpulib_env_uint(const char *name, unsigned int def)
-{
-	const char *v = getenv(name);
-
-	return v && *v ? (unsigned int)strtoul(v, NULL, 0) : def;
-}
 
 int xgpulib_local_connect(const char *path, struct xgpulib_transport **out,
 			  char *msg, size_t msglen)

@@ -12,34 +12,12 @@
  * by the stub library but cudart asks cuGetProcAddress for them; they get
  * hidden bodies here under an xgpulib_gfx_ prefix.
  */
-#include <stdio.h>
-#include <stdlib.h>
-
-/* CUDA_ERROR_NOT_SUPPORTED, spelled out because cuda.h is off limits here */
-#define XGPULIB_NOT_SUPPORTED 801
-
-int xgpulib_unsupported(const char *name, int *once);
 
 /*
- * Called from every default body.  Says once per name, when XGPU_DEBUG is
- * set, that a program reached a function nobody implemented: the usual
- * reason a CUDA program fails on xgpu.
+ * CUDA_ERROR_NOT_SUPPORTED, said once per name under XGPU_DEBUG
+ * (xgpulib_env.c): the usual reason a CUDA program fails on xgpu.
  */
-int xgpulib_unsupported(const char *name, int *once)
-{
-	static int debug = -1;
-	int d = __atomic_load_n(&debug, __ATOMIC_RELAXED);
-
-	if (d < 0) {
-		d = getenv("XGPU_DEBUG") != NULL;
-		__atomic_store_n(&debug, d, __ATOMIC_RELAXED);
-	}
-	if (d && !__atomic_exchange_n(once, 1, __ATOMIC_RELAXED))
-		fprintf(stderr,
-			"xgpu: %s is not supported (CUDA_ERROR_NOT_SUPPORTED)\n",
-			name);
-	return XGPULIB_NOT_SUPPORTED;
-}
+int xgpulib_unsupported(const char *name, int *once);
 
 #define XGPULIB_STUB(name)						\
 	__attribute__((weak, visibility("default"))) int name(void);	\

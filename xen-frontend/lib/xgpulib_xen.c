@@ -16,7 +16,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "xgpulib.h"
+#include "xgpulib_env.h"
+#include "xgpulib_transport.h"
 #include "xgpu_uapi.h"
 
 struct xen {

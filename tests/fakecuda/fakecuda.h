@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fakecuda.h: a fake CUDA driver for TESTS ONLY.
+ *
+ * It is built as $(O)/tests/fakecuda/libcuda.so.1 and the backend's worker
+ * loads it exactly like the host's driver (xen-gpubackd --driver
+ * /abs/path/libcuda.so.1): the integration tests and the nested-Xen test
+ * use it, the shipped daemon carries none of it.
+ *
+ * It is not a GPU emulator.  It exists so that the transport, the wire
+ * protocol, the worker's dispatch and handle tables, scheduling of posted
+ * and synchronous calls, and fault handling (hostile guests, guests killed
+ * mid-call) can be tested in CI on machines without a GPU.  "Device
+ * memory" is host memory from malloc, device pointers are its addresses,
+ * and the only kernels are a handful of test functions written in C
+ * (xgpu_fake_vadd, _fill, _scale, _spin) that run synchronously on the
+ * calling thread when launched.  Every module image must be the text
+ * "XGPU-FAKE-MODULE\n..."; real cubins, fatbins and PTX are refused.
+ *
+ * The entry points are the driver's exported (versioned) names with their
+ * cuda.h prototypes, so a mismatch does not compile; fakecuda.map exports
+ * them and nothing else.  What the fake does not emulate (arrays, texture
+ * objects, kernel and function counts) it does not define: the worker's
+ * dlsym finds nothing and the worker answers CUDA_ERROR_NOT_SUPPORTED.
+ * Every access through a device pointer is checked against the live
+ * ranges (allocations, registered host memory, module globals) first, so
+ * a guest that hands the worker a wild pointer gets an error, never a
+ * crash of the worker: that is the property the fault tests rely on.
+ *
+ * Differences from the real driver that tests must not depend on: errors
+ * are never sticky (an illegal address in a kernel does not poison the
+ * context), everything asynchronous completes at once, there is one
+ * device, and the current context is one per process, not per thread.
+ * Nothing takes a lock: the fake expects one call at a time, as the
+ * worker's dispatch thread makes them (the worker's gate completion thread
+ * also sets the context, waits for events and destroys them; the fake
+ * does not guard against that overlap).
+ *
+ * This header is private to tests/fakecuda: the state shared by its files
+ * and the helpers on objects and address ranges (fakecuda_objects.c).
+ */
+#ifndef FAKECUDA_H
+#define FAKECUDA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <cuda.h>
+
+#define FAKE_TOTAL_MEM		(1ull << 30)	/* also the allocation limit */
+#define FAKE_ALIGN		256u
+#define FAKE_PITCH_ALIGN	512u
+#define FAKE_DRIVER_VERSION	13000
+#define FAKE_MODULE_MAGIC	"XGPU-FAKE-MODULE\n"
+#define FAKE_GLOBAL_NAME	"xgpu_fake_global"
+#define FAKE_GLOBAL_SIZE	256u
+#define FAKE_DEFAULT_DYN_SMEM	49152
+#define FAKE_MAX_DYN_SMEM	232448	/* opt-in maximum per block */
+#define FAKE_SMEM_PER_SM	233472
+#define FAKE_SMEM_RESERVED	1024
+#define FAKE_SMS		132
+#define FAKE_MAX_EXTRA		64	/* entries of a launch's `extra` */
+
+/* ---- objects ------------------------------------------------------------- */
+
+enum fobj_type { O_CTX = 1, O_STREAM, O_EVENT, O_MODULE, O_LIBRARY };
+
+/*
+ * Every object the fake hands out is on one list; a handle from the
+ * caller is valid only if it is found there with the right type, so a
+ * stale or forged handle is an error, not a use after free.
+ */
+struct fobj {
+	struct fobj *next;
+	int type;
+	struct fctx *ctx;	/* owner, freed with it; NULL: none */
+};
+
+struct fctx {
+	struct fobj o;
+	unsigned int flags;
+	size_t limits[CU_LIMIT_MAX];
+	CUfunc_cache cache;
+};
+
+struct fstream {
+	struct fobj o;
+	unsigned int flags;
+	int priority;
+};
+
+struct fevent {
+	struct fobj o;
+	unsigned int flags;
+	bool recorded;
+	struct timespec when;
+};
+
+/* ---- the test kernels (fakecuda_launch.c) -------------------------------- */
+
+#define MAX_KPARAMS 4
+
+struct fake_kernel_def {
+	const char *name;
+	unsigned int nparams;
+	struct {
+		uint16_t off, size;
+	} p[MAX_KPARAMS];
+	uint32_t param_bytes;
+	/* runs the kernel on the parameter buffer laid out as p[] says */
+	CUresult (*run)(const uint8_t *params);
+};
+
+#define NKERNELS 4
+
+/* every module and library has one function of each, in this order */
+extern const struct fake_kernel_def fc_kernels[];
+
+struct ffunc {
+	uint32_t magic;
+	struct fmodule *mod;
+	const struct fake_kernel_def *def;
+	int max_dyn_smem;
+	int carveout;
+	int non_portable_cluster;
+	int sched_policy;
+	int req_cluster[3];
+	CUfunc_cache cache;
+};
+
+struct fkernel {
+	uint32_t magic;
+	struct flibrary *lib;
+	unsigned int index;
+};
+
+#define FUNC_MAGIC	0x66756e63u	/* "func" */
+#define KERNEL_MAGIC	0x6b65726eu	/* "kern" */
+
+struct fmodule {
+	struct fobj o;
+	struct flibrary *lib;	/* the library owning it, if any */
+	uint8_t *global;	/* xgpu_fake_global */
+	struct ffunc funcs[NKERNELS];
+};
+
+struct flibrary {
+	struct fobj o;
+	struct fmodule *mod;
+	struct fkernel kern[NKERNELS];
+};
+
+/* ---- address ranges ------------------------------------------------------ */
+
+enum range_kind { R_DEVICE = 1, R_HOST, R_GLOBAL };
+
+struct range {
+	uintptr_t base;
+	size_t size;
+	size_t charged;		/* counted against the device memory */
+	int kind;
+	unsigned int flags;	/* R_HOST: cuMemHostRegister flags */
+	struct fctx *ctx;	/* R_DEVICE: owner */
+	void *mem;		/* R_DEVICE: to free */
+};
+
+/* ---- the shared state (fakecuda_objects.c) ------------------------------- */
+
+extern bool fc_inited;		/* cuInit was called */
+extern struct fctx *fc_cur;	/* the current context */
+extern struct fobj *fc_objs;	/* every live object */
+extern struct range *fc_ranges;
+extern size_t fc_nranges;
+extern uint64_t fc_mem_used;	/* device memory charged */
+
+/* the range holding [p, p + n), or NULL (n 0 counts as 1 byte) */
+struct range *fc_range_find(uintptr_t p, size_t n);
+/* may the device touch [p, p + n)? */
+bool fc_dev_ok(CUdeviceptr p, size_t n);
+/* a new range (its other fields zero), or NULL when out of memory */
+struct range *fc_range_add(uintptr_t base, size_t size, int kind);
+/* drop r: its charge is returned and its memory freed */
+void fc_range_del(struct range *r);
+/* the range starting exactly at base, of kind */
+struct range *fc_range_at(uintptr_t base, int kind);
+
+void fc_obj_add(struct fobj *o, int type, struct fctx *ctx);
+void fc_obj_unlink(struct fobj *o);
+/* o if p is a live object of type, else NULL */
+struct fobj *fc_obj_find(const void *p, int type);
+
+#define CTX(p)	   ((struct fctx *)fc_obj_find((p), O_CTX))
+#define STREAM(p)  ((struct fstream *)fc_obj_find((p), O_STREAM))
+#define EVENT(p)   ((struct fevent *)fc_obj_find((p), O_EVENT))
+#define MODULE(p)  ((struct fmodule *)fc_obj_find((p), O_MODULE))
+#define LIBRARY(p) ((struct flibrary *)fc_obj_find((p), O_LIBRARY))
+
+/* a CUfunction of a live module, or the function of a CUkernel passed as
+ * one (cudart does that) */
+struct ffunc *fc_func_find(const void *p);
+/* a CUkernel of a live library */
+struct fkernel *fc_kernel_find(const void *p);
+
+/* 0, or CUDA_ERROR_INVALID_HANDLE unless s is a stream the caller may use */
+CUresult fc_stream_ok(CUstream s);
+bool fc_cache_config_ok(CUfunc_cache c);
+
+/* ---- modules (fakecuda_module.c) ----------------------------------------- */
+
+/* free a module, its functions and its global (contexts going away) */
+void fc_module_free(struct fmodule *m);
+
+/* ---- what every entry point checks first --------------------------------- */
+
+#define NEED_INIT()                                                          \
+	do {                                                                 \
+		if (!fc_inited)                                              \
+			return CUDA_ERROR_NOT_INITIALIZED;                   \
+	} while (0)
+
+#define NEED_CTX()                                                           \
+	do {                                                                 \
+		if (!fc_inited)                                              \
+			return CUDA_ERROR_NOT_INITIALIZED;                   \
+		if (!fc_cur)                                                 \
+			return CUDA_ERROR_INVALID_CONTEXT;                   \
+	} while (0)
+
+#define CHECK_DEV(dev)                                                       \
+	do {                                                                 \
+		if (!fc_inited)                                              \
+			return CUDA_ERROR_NOT_INITIALIZED;                   \
+		if ((dev) != 0)                                              \
+			return CUDA_ERROR_INVALID_DEVICE;                    \
+	} while (0)
+
+#endif /* FAKECUDA_H */

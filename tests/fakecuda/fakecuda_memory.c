@@ -1,0 +1,481 @@
+// SPDX-License-Identifier: MIT
+/*
+ * fakecuda_memory.c: the fake driver's memory (tests only, see
+ * fakecuda.h): allocations from host memory, registered host memory,
+ * copies, memsets and pointer attributes, each checked against the live
+ * ranges before the fake touches a byte.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fakecuda.h"
+
+/* ---- memory -------------------------------------------------------------- */
+
+CUresult cuMemGetInfo_v2(size_t *free_b, size_t *total)
+{
+	NEED_CTX();
+	if (!free_b || !total)
+		return CUDA_ERROR_INVALID_VALUE;
+	*total = FAKE_TOTAL_MEM;
+	*free_b = FAKE_TOTAL_MEM - fc_mem_used;
+	return CUDA_SUCCESS;
+}
+
+static CUresult dev_alloc(CUdeviceptr *dptr, size_t size)
+{
+	size_t charged;
+	struct range *r;
+	void *p;
+
+	if (size == 0 || size > FAKE_TOTAL_MEM)
+		return size ? CUDA_ERROR_OUT_OF_MEMORY :
+			      CUDA_ERROR_INVALID_VALUE;
+	charged = (size + FAKE_ALIGN - 1) & ~(size_t)(FAKE_ALIGN - 1);
+	if (charged > FAKE_TOTAL_MEM - fc_mem_used)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	if (posix_memalign(&p, FAKE_ALIGN, charged))
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	r = fc_range_add((uintptr_t)p, size, R_DEVICE);
+	if (!r) {
+		free(p);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	r->charged = charged;
+	r->ctx = fc_cur;
+	r->mem = p;
+	fc_mem_used += charged;
+	*dptr = (CUdeviceptr)(uintptr_t)p;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t size)
+{
+	NEED_CTX();
+	if (!dptr)
+		return CUDA_ERROR_INVALID_VALUE;
+	return dev_alloc(dptr, size);
+}
+
+CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch, size_t width,
+			    size_t height, unsigned int elem)
+{
+	size_t p, total;
+	CUresult rc;
+
+	NEED_CTX();
+	if (!dptr || !pitch || !width || !height ||
+	    (elem != 4 && elem != 8 && elem != 16))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (width > FAKE_TOTAL_MEM)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	p = (width + FAKE_PITCH_ALIGN - 1) & ~(size_t)(FAKE_PITCH_ALIGN - 1);
+	if (__builtin_mul_overflow(p, height, &total))
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	rc = dev_alloc(dptr, total);
+	if (rc == CUDA_SUCCESS)
+		*pitch = p;
+	return rc;
+}
+
+CUresult cuMemFree_v2(CUdeviceptr dptr)
+{
+	struct range *r;
+
+	NEED_CTX();
+	if (!dptr)
+		return CUDA_SUCCESS;
+	r = fc_range_at((uintptr_t)dptr, R_DEVICE);
+	if (!r)
+		return CUDA_ERROR_INVALID_VALUE;
+	fc_range_del(r);
+	return CUDA_SUCCESS;
+}
+
+CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize,
+				 CUdeviceptr dptr)
+{
+	struct range *r;
+
+	NEED_CTX();
+	r = fc_range_find((uintptr_t)dptr, 1);
+	if (!r || r->kind == R_HOST)
+		return CUDA_ERROR_NOT_FOUND;
+	if (pbase)
+		*pbase = (CUdeviceptr)r->base;
+	if (psize)
+		*psize = r->size;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuMemHostRegister_v2(void *p, size_t size, unsigned int flags)
+{
+	const unsigned int known = CU_MEMHOSTREGISTER_PORTABLE |
+				   CU_MEMHOSTREGISTER_DEVICEMAP |
+				   CU_MEMHOSTREGISTER_IOMEMORY |
+				   CU_MEMHOSTREGISTER_READ_ONLY;
+	uintptr_t a = (uintptr_t)p;
+	struct range *r;
+
+	NEED_CTX();
+	if (!p || !size || (flags & ~known) || a + size < a)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (size_t i = 0; i < fc_nranges; i++) {
+		r = &fc_ranges[i];
+		if (r->kind == R_HOST && a < r->base + r->size &&
+		    r->base < a + size)
+			return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+	}
+	r = fc_range_add(a, size, R_HOST);
+	if (!r)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	r->flags = flags;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuMemHostUnregister(void *p)
+{
+	struct range *r;
+
+	NEED_CTX();
+	if (!p)
+		return CUDA_ERROR_INVALID_VALUE;
+	r = fc_range_at((uintptr_t)p, R_HOST);
+	if (!r)
+		return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+	fc_range_del(r);
+	return CUDA_SUCCESS;
+}
+
+CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p,
+				      unsigned int flags)
+{
+	struct range *r;
+
+	NEED_CTX();
+	if (!pdptr || !p || flags)
+		return CUDA_ERROR_INVALID_VALUE;
+	r = fc_range_find((uintptr_t)p, 1);
+	if (!r || r->kind != R_HOST)
+		return CUDA_ERROR_INVALID_VALUE;
+	*pdptr = (CUdeviceptr)(uintptr_t)p;	/* unified addressing */
+	return CUDA_SUCCESS;
+}
+
+/* ---- copies -------------------------------------------------------------- */
+
+/*
+ * The synchronous copies are static helpers that the asynchronous entry
+ * points call too: a call from inside the library to an exported name
+ * would go through the PLT and could bind to another library's symbol.
+ */
+static CUresult htod(CUdeviceptr dst, const void *src, size_t n)
+{
+	NEED_CTX();
+	if (!n)
+		return CUDA_SUCCESS;
+	if (!src || !fc_dev_ok(dst, n))
+		return CUDA_ERROR_INVALID_VALUE;
+	memmove((void *)(uintptr_t)dst, src, n);
+	return CUDA_SUCCESS;
+}
+
+static CUresult dtoh(void *dst, CUdeviceptr src, size_t n)
+{
+	NEED_CTX();
+	if (!n)
+		return CUDA_SUCCESS;
+	if (!dst || !fc_dev_ok(src, n))
+		return CUDA_ERROR_INVALID_VALUE;
+	memmove(dst, (const void *)(uintptr_t)src, n);
+	return CUDA_SUCCESS;
+}
+
+static CUresult dtod(CUdeviceptr dst, CUdeviceptr src, size_t n)
+{
+	NEED_CTX();
+	if (!n)
+		return CUDA_SUCCESS;
+	if (!fc_dev_ok(dst, n) || !fc_dev_ok(src, n))
+		return CUDA_ERROR_INVALID_VALUE;
+	memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
+	return CUDA_SUCCESS;
+}
+
+CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n)
+{
+	return htod(dst, src, n);
+}
+
+CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n)
+{
+	return dtoh(dst, src, n);
+}
+
+CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t n)
+{
+	return dtod(dst, src, n);
+}
+
+/* the asynchronous forms check their stream and complete at once */
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n,
+			      CUstream s)
+{
+	CUresult rc = fc_stream_ok(s);
+
+	return rc ? rc : htod(dst, src, n);
+}
+
+CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream s)
+{
+	CUresult rc = fc_stream_ok(s);
+
+	return rc ? rc : dtoh(dst, src, n);
+}
+
+CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n,
+			      CUstream s)
+{
+	CUresult rc = fc_stream_ok(s);
+
+	return rc ? rc : dtod(dst, src, n);
+}
+
+/*
+ * One side of a 2D copy: the address of its first byte, after checking
+ * that every row lies inside a device range (device sides only: host
+ * sides are the worker's own memory).
+ */
+static CUresult side_2d(CUmemorytype type, const void *host, CUdeviceptr dev,
+			size_t x, size_t y, size_t pitch, size_t w, size_t h,
+			uint8_t **out)
+{
+	size_t start, extent;
+
+	if (h > 1 && pitch < w)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (__builtin_mul_overflow(y, pitch, &start) ||
+	    __builtin_add_overflow(start, x, &start) ||
+	    __builtin_mul_overflow(h - 1, pitch, &extent) ||
+	    __builtin_add_overflow(extent, w, &extent))
+		return CUDA_ERROR_INVALID_VALUE;
+	switch (type) {
+	case CU_MEMORYTYPE_HOST:
+		if (!host)
+			return CUDA_ERROR_INVALID_VALUE;
+		*out = (uint8_t *)(uintptr_t)host + start;
+		return CUDA_SUCCESS;
+	case CU_MEMORYTYPE_DEVICE:
+	case CU_MEMORYTYPE_UNIFIED:
+		if (dev + start < dev || !fc_dev_ok(dev + start, extent))
+			return CUDA_ERROR_INVALID_VALUE;
+		*out = (uint8_t *)(uintptr_t)(dev + start);
+		return CUDA_SUCCESS;
+	default:	/* arrays are not emulated */
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+}
+
+static CUresult copy_2d(const CUDA_MEMCPY2D *c)
+{
+	uint8_t *s, *d;
+	CUresult rc;
+
+	NEED_CTX();
+	if (!c)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!c->WidthInBytes || !c->Height)
+		return CUDA_SUCCESS;
+	rc = side_2d(c->srcMemoryType, c->srcHost, c->srcDevice,
+		     c->srcXInBytes, c->srcY, c->srcPitch, c->WidthInBytes,
+		     c->Height, &s);
+	if (!rc)
+		rc = side_2d(c->dstMemoryType, c->dstHost, c->dstDevice,
+			     c->dstXInBytes, c->dstY, c->dstPitch,
+			     c->WidthInBytes, c->Height, &d);
+	if (rc)
+		return rc;
+	for (size_t row = 0; row < c->Height; row++)
+		memmove(d + row * c->dstPitch, s + row * c->srcPitch,
+			c->WidthInBytes);
+	return CUDA_SUCCESS;
+}
+
+CUresult cuMemcpy2D_v2(const CUDA_MEMCPY2D *c)
+{
+	return copy_2d(c);
+}
+
+CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *c, CUstream s)
+{
+	CUresult rc = fc_stream_ok(s);
+
+	return rc ? rc : copy_2d(c);
+}
+
+/* ---- memsets ------------------------------------------------------------- */
+
+static CUresult do_memset(CUdeviceptr dst, size_t pitch, uint32_t value,
+			  unsigned int esize, size_t width, size_t height,
+			  CUstream s)
+{
+	size_t row_bytes, extent;
+	CUresult rc;
+
+	NEED_CTX();
+	rc = fc_stream_ok(s);
+	if (rc)
+		return rc;
+	if (!width || !height)
+		return CUDA_SUCCESS;
+	if (dst % esize)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (__builtin_mul_overflow(width, esize, &row_bytes))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (height == 1)
+		pitch = row_bytes;
+	if (pitch < row_bytes ||
+	    __builtin_mul_overflow(height - 1, pitch, &extent) ||
+	    __builtin_add_overflow(extent, row_bytes, &extent) ||
+	    !fc_dev_ok(dst, extent))
+		return CUDA_ERROR_INVALID_VALUE;
+	for (size_t y = 0; y < height; y++) {
+		uint8_t *row = (uint8_t *)(uintptr_t)dst + y * pitch;
+
+		if (esize == 1) {
+			memset(row, (int)(value & 0xff), width);
+		} else if (esize == 2) {
+			uint16_t v = (uint16_t)value;
+
+			for (size_t i = 0; i < width; i++)
+				memcpy(row + 2 * i, &v, 2);
+		} else {
+			for (size_t i = 0; i < width; i++)
+				memcpy(row + 4 * i, &value, 4);
+		}
+	}
+	return CUDA_SUCCESS;
+}
+
+CUresult cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n)
+{
+	return do_memset(d, 0, v, 1, n, 1, NULL);
+}
+
+CUresult cuMemsetD16_v2(CUdeviceptr d, unsigned short v, size_t n)
+{
+	return do_memset(d, 0, v, 2, n, 1, NULL);
+}
+
+CUresult cuMemsetD32_v2(CUdeviceptr d, unsigned int v, size_t n)
+{
+	return do_memset(d, 0, v, 4, n, 1, NULL);
+}
+
+CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream s)
+{
+	return do_memset(d, 0, v, 1, n, 1, s);
+}
+
+CUresult cuMemsetD16Async(CUdeviceptr d, unsigned short v, size_t n, CUstream s)
+{
+	return do_memset(d, 0, v, 2, n, 1, s);
+}
+
+CUresult cuMemsetD32Async(CUdeviceptr d, unsigned int v, size_t n, CUstream s)
+{
+	return do_memset(d, 0, v, 4, n, 1, s);
+}
+
+CUresult cuMemsetD2D8_v2(CUdeviceptr d, size_t pitch, unsigned char v, size_t w,
+			 size_t h)
+{
+	return do_memset(d, pitch, v, 1, w, h, NULL);
+}
+
+CUresult cuMemsetD2D16_v2(CUdeviceptr d, size_t pitch, unsigned short v,
+			  size_t w, size_t h)
+{
+	return do_memset(d, pitch, v, 2, w, h, NULL);
+}
+
+CUresult cuMemsetD2D32_v2(CUdeviceptr d, size_t pitch, unsigned int v, size_t w,
+			  size_t h)
+{
+	return do_memset(d, pitch, v, 4, w, h, NULL);
+}
+
+CUresult cuMemsetD2D8Async(CUdeviceptr d, size_t pitch, unsigned char v,
+			   size_t w, size_t h, CUstream s)
+{
+	return do_memset(d, pitch, v, 1, w, h, s);
+}
+
+CUresult cuMemsetD2D16Async(CUdeviceptr d, size_t pitch, unsigned short v,
+			    size_t w, size_t h, CUstream s)
+{
+	return do_memset(d, pitch, v, 2, w, h, s);
+}
+
+CUresult cuMemsetD2D32Async(CUdeviceptr d, size_t pitch, unsigned int v,
+			    size_t w, size_t h, CUstream s)
+{
+	return do_memset(d, pitch, v, 4, w, h, s);
+}
+
+CUresult cuPointerGetAttribute(void *data, CUpointer_attribute a,
+			       CUdeviceptr ptr)
+{
+	struct range *r;
+
+	NEED_INIT();
+	if (!data)
+		return CUDA_ERROR_INVALID_VALUE;
+	r = fc_range_find((uintptr_t)ptr, 1);
+	if (!r)
+		return CUDA_ERROR_INVALID_VALUE;
+	switch (a) {
+	case CU_POINTER_ATTRIBUTE_CONTEXT: {
+		CUcontext c = (CUcontext)(r->ctx ? r->ctx : fc_cur);
+
+		memcpy(data, &c, sizeof(c));
+		return CUDA_SUCCESS;
+	}
+	case CU_POINTER_ATTRIBUTE_MEMORY_TYPE: {
+		unsigned int t = r->kind == R_HOST ? CU_MEMORYTYPE_HOST :
+						     CU_MEMORYTYPE_DEVICE;
+
+		memcpy(data, &t, sizeof(t));
+		return CUDA_SUCCESS;
+	}
+	case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
+		memcpy(data, &ptr, sizeof(ptr));
+		return CUDA_SUCCESS;
+	case CU_POINTER_ATTRIBUTE_HOST_POINTER: {
+		void *p = (void *)(uintptr_t)ptr;
+
+		if (r->kind != R_HOST)
+			return CUDA_ERROR_INVALID_VALUE;
+		memcpy(data, &p, sizeof(p));
+		return CUDA_SUCCESS;
+	}
+	case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: {
+		int zero = 0;
+
+		memcpy(data, &zero, sizeof(zero));
+		return CUDA_SUCCESS;
+	}
+	case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: {
+		CUdeviceptr b = (CUdeviceptr)r->base;
+
+		memcpy(data, &b, sizeof(b));
+		return CUDA_SUCCESS;
+	}
+	case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+		memcpy(data, &r->size, sizeof(r->size));
+		return CUDA_SUCCESS;
+	default:
+		return CUDA_ERROR_NOT_SUPPORTED;
+	}
+}

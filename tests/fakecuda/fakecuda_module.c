@@ -1,0 +1,458 @@
+// SPDX-License-Identifier: MIT
+/*
+ * fakecuda_module.c: the fake driver's modules, libraries, functions and
+ * kernels and their attributes (tests only, see fakecuda.h).  An image is
+ * accepted only if it starts with "XGPU-FAKE-MODULE\n"; each module has
+ * one function per test kernel and one 256-byte global, xgpu_fake_global.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fakecuda.h"
+
+/* ---- module objects ------------------------------------------------------ */
+
+/* the test kernel of that name, or NULL */
+static const struct fake_kernel_def *kernel_def(const char *name)
+{
+	if (!name)
+		return NULL;
+	for (unsigned int i = 0; i < NKERNELS; i++)
+		if (strcmp(fc_kernels[i].name, name) == 0)
+			return &fc_kernels[i];
+	return NULL;
+}
+
+static bool image_ok(const void *image)
+{
+	/* strncmp stops at the first difference, so a short image is not
+	 * read past its terminating byte */
+	return image && strncmp(image, FAKE_MODULE_MAGIC,
+				strlen(FAKE_MODULE_MAGIC)) == 0;
+}
+
+static struct fmodule *module_new(struct fctx *ctx, struct flibrary *lib)
+{
+	struct fmodule *m = calloc(1, sizeof(*m));
+	struct range *r;
+
+	if (!m)
+		return NULL;
+	if (posix_memalign((void **)&m->global, FAKE_ALIGN,
+			   FAKE_GLOBAL_SIZE)) {
+		free(m);
+		return NULL;
+	}
+	memset(m->global, 0, FAKE_GLOBAL_SIZE);
+	r = fc_range_add((uintptr_t)m->global, FAKE_GLOBAL_SIZE, R_GLOBAL);
+	if (!r) {
+		free(m->global);
+		free(m);
+		return NULL;
+	}
+	m->lib = lib;
+	for (unsigned int i = 0; i < NKERNELS; i++) {
+		struct ffunc *f = &m->funcs[i];
+
+		f->magic = FUNC_MAGIC;
+		f->mod = m;
+		f->def = &fc_kernels[i];
+		f->max_dyn_smem = FAKE_DEFAULT_DYN_SMEM;
+		f->carveout = -1;
+	}
+	fc_obj_add(&m->o, O_MODULE, ctx);
+	return m;
+}
+
+void fc_module_free(struct fmodule *m)
+{
+	struct range *r = fc_range_at((uintptr_t)m->global, R_GLOBAL);
+
+	if (r)
+		fc_range_del(r);
+	fc_obj_unlink(&m->o);
+	free(m->global);
+	free(m);
+}
+
+/* ---- modules and libraries ----------------------------------------------- */
+
+CUresult cuModuleLoadDataEx(CUmodule *module, const void *image,
+			    unsigned int nopt, CUjit_option *opts, void **vals)
+{
+	struct fmodule *m;
+
+	NEED_CTX();
+	if (!module || (nopt && (!opts || !vals)))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!image_ok(image))
+		return CUDA_ERROR_INVALID_IMAGE;
+	m = module_new(fc_cur, NULL);
+	if (!m)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	*module = (CUmodule)m;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuModuleUnload(CUmodule hmod)
+{
+	struct fmodule *m;
+
+	NEED_INIT();
+	m = MODULE(hmod);
+	if (!m || m->lib)	/* a library's module goes with it */
+		return CUDA_ERROR_INVALID_HANDLE;
+	fc_module_free(m);
+	return CUDA_SUCCESS;
+}
+
+CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
+{
+	const struct fake_kernel_def *k;
+	struct fmodule *m;
+
+	NEED_INIT();
+	if (!hfunc || !name)
+		return CUDA_ERROR_INVALID_VALUE;
+	m = MODULE(hmod);
+	if (!m)
+		return CUDA_ERROR_INVALID_HANDLE;
+	k = kernel_def(name);
+	if (!k)
+		return CUDA_ERROR_NOT_FOUND;
+	*hfunc = (CUfunction)&m->funcs[k - fc_kernels];
+	return CUDA_SUCCESS;
+}
+
+static CUresult module_global(struct fmodule *m, CUdeviceptr *dptr,
+			      size_t *bytes, const char *name)
+{
+	if (!name)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (strcmp(name, FAKE_GLOBAL_NAME) != 0)
+		return CUDA_ERROR_NOT_FOUND;
+	if (dptr)
+		*dptr = (CUdeviceptr)(uintptr_t)m->global;
+	if (bytes)
+		*bytes = FAKE_GLOBAL_SIZE;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, CUmodule hmod,
+			      const char *name)
+{
+	struct fmodule *m;
+
+	NEED_INIT();
+	m = MODULE(hmod);
+	if (!m)
+		return CUDA_ERROR_INVALID_HANDLE;
+	return module_global(m, dptr, bytes, name);
+}
+
+CUresult cuLibraryLoadData(CUlibrary *library, const void *code,
+			   CUjit_option *jo, void **jv, unsigned int njit,
+			   CUlibraryOption *lo, void **lv, unsigned int nlib)
+{
+	struct flibrary *l;
+
+	NEED_INIT();
+	if (!library || (njit && (!jo || !jv)) || (nlib && (!lo || !lv)))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!image_ok(code))
+		return CUDA_ERROR_INVALID_IMAGE;
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	/* libraries are context-independent: no owner context */
+	l->mod = module_new(NULL, l);
+	if (!l->mod) {
+		free(l);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	for (unsigned int i = 0; i < NKERNELS; i++) {
+		l->kern[i].magic = KERNEL_MAGIC;
+		l->kern[i].lib = l;
+		l->kern[i].index = i;
+	}
+	fc_obj_add(&l->o, O_LIBRARY, NULL);
+	*library = (CUlibrary)l;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuLibraryUnload(CUlibrary library)
+{
+	struct flibrary *l;
+
+	NEED_INIT();
+	l = LIBRARY(library);
+	if (!l)
+		return CUDA_ERROR_INVALID_HANDLE;
+	fc_module_free(l->mod);
+	fc_obj_unlink(&l->o);
+	free(l);
+	return CUDA_SUCCESS;
+}
+
+CUresult cuLibraryGetKernel(CUkernel *pk, CUlibrary library, const char *name)
+{
+	const struct fake_kernel_def *k;
+	struct flibrary *l;
+
+	NEED_INIT();
+	if (!pk || !name)
+		return CUDA_ERROR_INVALID_VALUE;
+	l = LIBRARY(library);
+	if (!l)
+		return CUDA_ERROR_INVALID_HANDLE;
+	k = kernel_def(name);
+	if (!k)
+		return CUDA_ERROR_NOT_FOUND;
+	*pk = (CUkernel)&l->kern[k - fc_kernels];
+	return CUDA_SUCCESS;
+}
+
+CUresult cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUlibrary library,
+			    const char *name)
+{
+	struct flibrary *l;
+
+	NEED_INIT();
+	l = LIBRARY(library);
+	if (!l)
+		return CUDA_ERROR_INVALID_HANDLE;
+	return module_global(l->mod, dptr, bytes, name);
+}
+
+CUresult cuLibraryGetModule(CUmodule *pmod, CUlibrary library)
+{
+	struct flibrary *l;
+
+	NEED_INIT();
+	if (!pmod)
+		return CUDA_ERROR_INVALID_VALUE;
+	l = LIBRARY(library);
+	if (!l)
+		return CUDA_ERROR_INVALID_HANDLE;
+	*pmod = (CUmodule)l->mod;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuKernelGetFunction(CUfunction *pfunc, CUkernel kernel)
+{
+	struct fkernel *k;
+
+	NEED_CTX();
+	if (!pfunc)
+		return CUDA_ERROR_INVALID_VALUE;
+	k = fc_kernel_find(kernel);
+	if (!k)
+		return CUDA_ERROR_INVALID_HANDLE;
+	*pfunc = (CUfunction)&k->lib->mod->funcs[k->index];
+	return CUDA_SUCCESS;
+}
+
+static CUresult param_info(const struct ffunc *f, size_t index, size_t *off,
+			   size_t *size)
+{
+	if (index >= f->def->nparams)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (off)
+		*off = f->def->p[index].off;
+	if (size)
+		*size = f->def->p[index].size;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuFuncGetParamInfo(CUfunction func, size_t index, size_t *off,
+			    size_t *size)
+{
+	struct ffunc *f;
+
+	NEED_INIT();
+	f = fc_func_find(func);
+	if (!f)
+		return CUDA_ERROR_INVALID_HANDLE;
+	return param_info(f, index, off, size);
+}
+
+CUresult cuKernelGetParamInfo(CUkernel kernel, size_t index, size_t *off,
+			      size_t *size)
+{
+	struct fkernel *k;
+
+	NEED_INIT();
+	k = fc_kernel_find(kernel);
+	if (!k)
+		return CUDA_ERROR_INVALID_HANDLE;
+	return param_info(&k->lib->mod->funcs[k->index], index, off, size);
+}
+
+/* ---- function attributes ------------------------------------------------- */
+
+static CUresult func_get_attr(const struct ffunc *f, CUfunction_attribute a,
+			      int *pi)
+{
+	int v;
+
+	switch (a) {
+	case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
+		v = 1024;
+		break;
+	case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES:
+	case CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES:
+	case CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES:
+	case CU_FUNC_ATTRIBUTE_CACHE_MODE_CA:
+	case CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET:
+		v = 0;
+		break;
+	case CU_FUNC_ATTRIBUTE_NUM_REGS:
+		v = 16;
+		break;
+	case CU_FUNC_ATTRIBUTE_PTX_VERSION:
+	case CU_FUNC_ATTRIBUTE_BINARY_VERSION:
+		v = 90;
+		break;
+	case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
+		v = f->max_dyn_smem;
+		break;
+	case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
+		v = f->carveout;
+		break;
+	case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH:
+		v = f->req_cluster[0];
+		break;
+	case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT:
+		v = f->req_cluster[1];
+		break;
+	case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH:
+		v = f->req_cluster[2];
+		break;
+	case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED:
+		v = f->non_portable_cluster;
+		break;
+	case CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
+		v = f->sched_policy;
+		break;
+	default:
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	*pi = v;
+	return CUDA_SUCCESS;
+}
+
+static CUresult func_set_attr(struct ffunc *f, CUfunction_attribute a,
+			      int v)
+{
+	switch (a) {
+	case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
+		if (v < 0 || v > FAKE_MAX_DYN_SMEM)
+			return CUDA_ERROR_INVALID_VALUE;
+		f->max_dyn_smem = v;
+		return CUDA_SUCCESS;
+	case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
+		if (v < -1 || v > 100)
+			return CUDA_ERROR_INVALID_VALUE;
+		f->carveout = v;
+		return CUDA_SUCCESS;
+	case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED:
+		if (v != 0 && v != 1)
+			return CUDA_ERROR_INVALID_VALUE;
+		f->non_portable_cluster = v;
+		return CUDA_SUCCESS;
+	case CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
+		if (v < 0 || v > 2)
+			return CUDA_ERROR_INVALID_VALUE;
+		f->sched_policy = v;
+		return CUDA_SUCCESS;
+	case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH:
+	case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT:
+	case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH:
+		if (v < 0 || v > 16)
+			return CUDA_ERROR_INVALID_VALUE;
+		f->req_cluster[a - CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH] =
+			v;
+		return CUDA_SUCCESS;
+	default:
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+}
+
+CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute a, CUfunction hfunc)
+{
+	struct ffunc *f;
+
+	NEED_INIT();
+	if (!pi)
+		return CUDA_ERROR_INVALID_VALUE;
+	f = fc_func_find(hfunc);
+	if (!f)
+		return CUDA_ERROR_INVALID_HANDLE;
+	return func_get_attr(f, a, pi);
+}
+
+CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute a, int v)
+{
+	struct ffunc *f;
+
+	NEED_INIT();
+	f = fc_func_find(hfunc);
+	if (!f)
+		return CUDA_ERROR_INVALID_HANDLE;
+	return func_set_attr(f, a, v);
+}
+
+CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config)
+{
+	struct ffunc *f;
+
+	NEED_INIT();
+	f = fc_func_find(hfunc);
+	if (!f)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (!fc_cache_config_ok(config))
+		return CUDA_ERROR_INVALID_VALUE;
+	f->cache = config;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuKernelGetAttribute(int *pi, CUfunction_attribute a, CUkernel kernel,
+			      CUdevice dev)
+{
+	struct fkernel *k;
+
+	CHECK_DEV(dev);
+	if (!pi)
+		return CUDA_ERROR_INVALID_VALUE;
+	k = fc_kernel_find(kernel);
+	if (!k)
+		return CUDA_ERROR_INVALID_HANDLE;
+	return func_get_attr(&k->lib->mod->funcs[k->index], a, pi);
+}
+
+CUresult cuKernelSetAttribute(CUfunction_attribute a, int v, CUkernel kernel,
+			      CUdevice dev)
+{
+	struct fkernel *k;
+
+	CHECK_DEV(dev);
+	k = fc_kernel_find(kernel);
+	if (!k)
+		return CUDA_ERROR_INVALID_HANDLE;
+	return func_set_attr(&k->lib->mod->funcs[k->index], a, v);
+}
+
+CUresult cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config,
+				CUdevice dev)
+{
+	struct fkernel *k;
+
+	CHECK_DEV(dev);
+	k = fc_kernel_find(kernel);
+	if (!k)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (!fc_cache_config_ok(config))
+		return CUDA_ERROR_INVALID_VALUE;
+	k->lib->mod->funcs[k->index].cache = config;
+	return CUDA_SUCCESS;
+}

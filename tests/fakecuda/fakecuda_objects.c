@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: MIT
+/*
+ * fakecuda_objects.c: the fake driver's state (tests only, see fakecuda.h):
+ * the list of live objects and the address ranges the device may touch,
+ * and the lookups every entry point uses to refuse a stale or forged
+ * handle or a wild pointer instead of following it.
+ */
+#include <stdlib.h>
+
+#include "fakecuda.h"
+
+bool fc_inited;
+struct fctx *fc_cur;
+struct fobj *fc_objs;
+struct range *fc_ranges;
+size_t fc_nranges;
+uint64_t fc_mem_used;
+
+static size_t cap_ranges;
+
+/* ---- address ranges ------------------------------------------------------ */
+
+struct range *fc_range_find(uintptr_t p, size_t n)
+{
+	if (n == 0)
+		n = 1;
+	for (size_t i = 0; i < fc_nranges; i++) {
+		struct range *r = &fc_ranges[i];
+
+		if (p >= r->base && p - r->base < r->size &&
+		    n <= r->size - (p - r->base))
+			return r;
+	}
+	return NULL;
+}
+
+bool fc_dev_ok(CUdeviceptr p, size_t n)
+{
+	return n == 0 || fc_range_find((uintptr_t)p, n) != NULL;
+}
+
+struct range *fc_range_add(uintptr_t base, size_t size, int kind)
+{
+	if (fc_nranges == cap_ranges) {
+		size_t ncap = cap_ranges ? cap_ranges * 2 : 64;
+		struct range *n = realloc(fc_ranges, ncap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		fc_ranges = n;
+		cap_ranges = ncap;
+	}
+	fc_ranges[fc_nranges] = (struct range){ .base = base, .size = size,
+						.kind = kind };
+	return &fc_ranges[fc_nranges++];
+}
+
+void fc_range_del(struct range *r)
+{
+	fc_mem_used -= r->charged;
+	free(r->mem);
+	*r = fc_ranges[--fc_nranges];
+}
+
+struct range *fc_range_at(uintptr_t base, int kind)
+{
+	for (size_t i = 0; i < fc_nranges; i++)
+		if (fc_ranges[i].base == base && fc_ranges[i].kind == kind)
+			return &fc_ranges[i];
+	return NULL;
+}
+
+/* ---- objects ------------------------------------------------------------- */
+
+void fc_obj_add(struct fobj *o, int type, struct fctx *ctx)
+{
+	o->type = type;
+	o->ctx = ctx;
+	o->next = fc_objs;
+	fc_objs = o;
+}
+
+void fc_obj_unlink(struct fobj *o)
+{
+	for (struct fobj **pp = &fc_objs; *pp; pp = &(*pp)->next) {
+		if (*pp == o) {
+			*pp = o->next;
+			return;
+		}
+	}
+}
+
+struct fobj *fc_obj_find(const void *p, int type)
+{
+	if (!p)
+		return NULL;
+	for (struct fobj *o = fc_objs; o; o = o->next)
+		if (o == p && o->type == type)
+			return o;
+	return NULL;
+}
+
+struct ffunc *fc_func_find(const void *p)
+{
+	if (!p)
+		return NULL;
+	for (struct fobj *o = fc_objs; o; o = o->next) {
+		if (o->type == O_MODULE) {
+			struct fmodule *m = (struct fmodule *)o;
+
+			for (unsigned int i = 0; i < NKERNELS; i++)
+				if (p == &m->funcs[i])
+					return &m->funcs[i];
+		} else if (o->type == O_LIBRARY) {
+			struct flibrary *l = (struct flibrary *)o;
+
+			for (unsigned int i = 0; i < NKERNELS; i++)
+				if (p == &l->kern[i])
+					return &l->mod->funcs[i];
+		}
+	}
+	return NULL;
+}
+
+struct fkernel *fc_kernel_find(const void *p)
+{
+	if (!p)
+		return NULL;
+	for (struct fobj *o = fc_objs; o; o = o->next) {
+		if (o->type != O_LIBRARY)
+			continue;
+		for (unsigned int i = 0; i < NKERNELS; i++)
+			if (p == &((struct flibrary *)o)->kern[i])
+				return &((struct flibrary *)o)->kern[i];
+	}
+	return NULL;
+}
+
+CUresult fc_stream_ok(CUstream s)
+{
+	if (s == NULL || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD)
+		return CUDA_SUCCESS;
+	return STREAM(s) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+bool fc_cache_config_ok(CUfunc_cache c)
+{
+	return c == CU_FUNC_CACHE_PREFER_NONE ||
+	       c == CU_FUNC_CACHE_PREFER_SHARED ||
+	       c == CU_FUNC_CACHE_PREFER_L1 || c == CU_FUNC_CACHE_PREFER_EQUAL;
+}

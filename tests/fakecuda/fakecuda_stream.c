@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: MIT
+/*
+ * fakecuda_stream.c: the fake driver's streams, events and error names
+ * (tests only, see fakecuda.h).  Work completes when it is issued, so
+ * streams only check their handles and events only keep a time stamp.
+ */
+#include <stdlib.h>
+#include <time.h>
+
+#include "fakecuda.h"
+
+/* ---- streams ------------------------------------------------------------- */
+
+/* (static helpers: see the copies in fakecuda_memory.c for why) */
+static CUresult stream_create(CUstream *ph, unsigned int flags, int priority)
+{
+	struct fstream *s;
+
+	NEED_CTX();
+	if (!ph || (flags & ~(unsigned int)CU_STREAM_NON_BLOCKING))
+		return CUDA_ERROR_INVALID_VALUE;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	/* clamped to the range, as the driver does */
+	s->priority = priority > 0 ? 0 : priority < -5 ? -5 : priority;
+	s->flags = flags;
+	fc_obj_add(&s->o, O_STREAM, fc_cur);
+	*ph = (CUstream)s;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuStreamCreateWithPriority(CUstream *ph, unsigned int flags,
+				    int priority)
+{
+	return stream_create(ph, flags, priority);
+}
+
+CUresult cuStreamCreate(CUstream *ph, unsigned int flags)
+{
+	return stream_create(ph, flags, 0);
+}
+
+CUresult cuStreamDestroy_v2(CUstream hs)
+{
+	struct fstream *s;
+
+	NEED_INIT();
+	s = STREAM(hs);
+	if (!s)
+		return CUDA_ERROR_INVALID_HANDLE;
+	fc_obj_unlink(&s->o);
+	free(s);
+	return CUDA_SUCCESS;
+}
+
+CUresult cuStreamSynchronize(CUstream s)
+{
+	NEED_CTX();
+	return fc_stream_ok(s);
+}
+
+CUresult cuStreamQuery(CUstream s)
+{
+	NEED_CTX();
+	return fc_stream_ok(s);
+}
+
+CUresult cuStreamWaitEvent(CUstream s, CUevent ev, unsigned int flags)
+{
+	CUresult rc;
+
+	NEED_CTX();
+	rc = fc_stream_ok(s);
+	if (rc)
+		return rc;
+	if (!EVENT(ev))
+		return CUDA_ERROR_INVALID_HANDLE;
+	return flags > 1 ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+}
+
+/* ---- events -------------------------------------------------------------- */
+
+CUresult cuEventCreate(CUevent *ph, unsigned int flags)
+{
+	const unsigned int known = CU_EVENT_BLOCKING_SYNC |
+				   CU_EVENT_DISABLE_TIMING |
+				   CU_EVENT_INTERPROCESS;
+	struct fevent *e;
+
+	NEED_CTX();
+	if (!ph || (flags & ~known))
+		return CUDA_ERROR_INVALID_VALUE;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	e->flags = flags;
+	fc_obj_add(&e->o, O_EVENT, fc_cur);
+	*ph = (CUevent)e;
+	return CUDA_SUCCESS;
+}
+
+static CUresult event_record(CUevent ev, CUstream s, unsigned int flags)
+{
+	struct fevent *e;
+	CUresult rc;
+
+	NEED_CTX();
+	e = EVENT(ev);
+	if (!e)
+		return CUDA_ERROR_INVALID_HANDLE;
+	rc = fc_stream_ok(s);
+	if (rc)
+		return rc;
+	if (flags & ~(unsigned int)CU_EVENT_RECORD_EXTERNAL)
+		return CUDA_ERROR_INVALID_VALUE;
+	clock_gettime(CLOCK_MONOTONIC, &e->when);
+	e->recorded = true;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuEventRecordWithFlags(CUevent ev, CUstream s, unsigned int flags)
+{
+	return event_record(ev, s, flags);
+}
+
+CUresult cuEventRecord(CUevent ev, CUstream s)
+{
+	return event_record(ev, s, 0);
+}
+
+CUresult cuEventQuery(CUevent ev)
+{
+	NEED_INIT();
+	return EVENT(ev) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+CUresult cuEventSynchronize(CUevent ev)
+{
+	NEED_INIT();
+	return EVENT(ev) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+CUresult cuEventDestroy_v2(CUevent ev)
+{
+	struct fevent *e;
+
+	NEED_INIT();
+	e = EVENT(ev);
+	if (!e)
+		return CUDA_ERROR_INVALID_HANDLE;
+	fc_obj_unlink(&e->o);
+	free(e);
+	return CUDA_SUCCESS;
+}
+
+CUresult cuEventElapsedTime_v2(float *ms, CUevent hs, CUevent he)
+{
+	struct fevent *s, *e;
+	double d;
+
+	NEED_INIT();
+	if (!ms)
+		return CUDA_ERROR_INVALID_VALUE;
+	s = EVENT(hs);
+	e = EVENT(he);
+	if (!s || !e || !s->recorded || !e->recorded ||
+	    (s->flags & CU_EVENT_DISABLE_TIMING) ||
+	    (e->flags & CU_EVENT_DISABLE_TIMING))
+		return CUDA_ERROR_INVALID_HANDLE;
+	d = (double)(e->when.tv_sec - s->when.tv_sec) * 1e3 +
+	    (double)(e->when.tv_nsec - s->when.tv_nsec) / 1e6;
+	*ms = (float)d;
+	return CUDA_SUCCESS;
+}
+
+/* ---- errors -------------------------------------------------------------- */
+
+CUresult cuGetErrorName(CUresult error, const char **pstr)
+{
+	static const struct {
+		CUresult rc;
+		const char *name;
+	} names[] = {
+#define N(x) { x, #x }
+		N(CUDA_SUCCESS),
+		N(CUDA_ERROR_INVALID_VALUE),
+		N(CUDA_ERROR_OUT_OF_MEMORY),
+		N(CUDA_ERROR_NOT_INITIALIZED),
+		N(CUDA_ERROR_INVALID_DEVICE),
+		N(CUDA_ERROR_INVALID_IMAGE),
+		N(CUDA_ERROR_INVALID_CONTEXT),
+		N(CUDA_ERROR_UNSUPPORTED_LIMIT),
+		N(CUDA_ERROR_INVALID_HANDLE),
+		N(CUDA_ERROR_NOT_FOUND),
+		N(CUDA_ERROR_ILLEGAL_ADDRESS),
+		N(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED),
+		N(CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED),
+		N(CUDA_ERROR_MISALIGNED_ADDRESS),
+		N(CUDA_ERROR_INVALID_CLUSTER_SIZE),
+		N(CUDA_ERROR_NOT_SUPPORTED),
+		N(CUDA_ERROR_UNKNOWN),
+#undef N
+	};
+
+	if (!pstr)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (names[i].rc == error) {
+			*pstr = names[i].name;
+			return CUDA_SUCCESS;
+		}
+	}
+	*pstr = NULL;
+	return CUDA_ERROR_INVALID_VALUE;
+}

@@ -1,0 +1,392 @@
+// SPDX-License-Identifier: MIT
+/*
+ * xgpub_op_symbol.c: what a worker finds in modules and libraries:
+ * functions and kernels (with the parameter layout the guest flattens
+ * launches by), globals, counts, and function attributes.
+ *
+ * Function and kernel handles carry their parameter layout
+ * (cuFuncGetParamInfo/cuKernelGetParamInfo, read once here), which the
+ * guest uses to flatten kernelParams and LAUNCH uses to rebuild them.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "xgpub_worker.h"
+#include "xgpub_module.h"
+
+int xgpub_fn_get(struct xgpub_worker *w, xgpuif_handle_t h, uint32_t kind,
+		 void **obj, const struct xgpub_fn **fn)
+{
+	struct xgpub_hentry *e;
+	int type;
+
+	if (kind == XGPUIF_FN_FUNCTION)
+		type = XGPUB_H_FUNCTION;
+	else if (kind == XGPUIF_FN_KERNEL)
+		type = XGPUB_H_KERNEL;
+	else
+		return XGPUIF_ST_PROTO;
+	e = xgpub_handle_get(&w->h, h, type);
+	if (!e || !e->extra)
+		return CUDA_ERROR_INVALID_HANDLE;
+	*obj = e->obj;
+	*fn = e->extra;
+	return 0;
+}
+
+/* ---- symbols ------------------------------------------------------------- */
+
+/* the NUL-terminated name that follows a symbol request's args */
+static int symbol_name(const struct xgpub_tail *tail, const char **name)
+{
+	if (!tail->len || !memchr(tail->p, 0, tail->len))
+		return XGPUIF_ST_PROTO;
+	*name = (const char *)tail->p;
+	return 0;
+}
+
+/* a module handle's image: its CUmodule and the root its functions get */
+static struct xgpub_image *module_get(struct xgpub_worker *w,
+				      xgpuif_handle_t h)
+{
+	struct xgpub_hentry *e = xgpub_handle_get(&w->h, h, XGPUB_H_MODULE);
+
+	return e ? e->extra : NULL;
+}
+
+/* a library handle's CUlibrary */
+static int library_get(struct xgpub_worker *w, xgpuif_handle_t h,
+		       CUlibrary *lib)
+{
+	struct xgpub_hentry *e = xgpub_handle_get(&w->h, h, XGPUB_H_LIBRARY);
+
+	if (!e)
+		return CUDA_ERROR_INVALID_HANDLE;
+	*lib = e->obj;
+	return CUDA_SUCCESS;
+}
+
+/*
+ * Register a function or kernel with its parameter layout and write the
+ * reply.  A layout the driver does not give, or one that does not fit the
+ * reply (or uint16 offsets), is XGPUIF_PARAMS_UNKNOWN on both ends.
+ */
+static int reply_fn(struct xgpub_worker *w, int type, void *obj,
+		    xgpuif_handle_t root, struct xgpuif_func_reply *r,
+		    struct xgpub_rtail *rt)
+{
+	static struct xgpuif_param p[XGPUIF_MAX_PARAMS];
+	struct xgpub_driver *D = w->D;
+	bool kernel = type == XGPUB_H_KERNEL;
+	bool known = kernel ? D->cuKernelGetParamInfo != NULL :
+			      D->cuFuncGetParamInfo != NULL;
+	struct xgpub_fn *fn;
+	uint32_t n = 0, end = 0;
+
+	while (known) {
+		size_t off = 0, size = 0;
+		CUresult rc = kernel ?
+			D->cuKernelGetParamInfo(obj, n, &off, &size) :
+			D->cuFuncGetParamInfo(obj, n, &off, &size);
+
+		/* past the last parameter; a kernel without parameters fails
+		 * at index 0 with an error of its own */
+		if (rc)
+			break;
+		if (n == XGPUIF_MAX_PARAMS || off > 0xffff ||
+		    size > 0xffff || off + size > 0xffff) {
+			known = false;
+			break;
+		}
+		p[n].offset = (uint16_t)off;
+		p[n].size = (uint16_t)size;
+		if (off + size > end)
+			end = (uint32_t)(off + size);
+		n++;
+	}
+	if (known && n * sizeof(p[0]) > rt->cap) {
+		xgpub_dbg("%s: layout of %u parameters does not fit a %zu byte "
+			  "reply", w->t->who, n, sizeof(*r) + rt->cap);
+		known = false;
+	}
+	if (!known)
+		n = 0;
+	fn = malloc(sizeof(*fn) + n * sizeof(p[0]));
+	if (!fn)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	fn->root = root;
+	fn->ctx = kernel ? NULL : w->cur;
+	fn->nparams = known ? n : XGPUIF_PARAMS_UNKNOWN;
+	fn->param_bytes = known ? end : 0;
+	memcpy(fn->params, p, n * sizeof(p[0]));
+	r->handle = xgpub_handle_new(&w->h, type, obj, fn);
+	if (!r->handle) {
+		free(fn);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	r->nparams = fn->nparams;
+	r->param_bytes = fn->param_bytes;
+	memcpy(rt->p, p, n * sizeof(p[0]));
+	rt->len = n * (uint32_t)sizeof(p[0]);
+	return CUDA_SUCCESS;
+}
+
+int xgpub_h_MODULE_GET_FUNCTION(struct xgpub_worker *w,
+				const struct xgpuif_symbol_args *a,
+				const struct xgpub_tail *tail,
+				struct xgpuif_func_reply *r,
+				struct xgpub_rtail *rt)
+{
+	struct xgpub_image *img;
+	const char *name;
+	CUfunction f;
+	int rc;
+
+	rc = symbol_name(tail, &name);
+	if (rc)
+		return rc;
+	img = module_get(w, a->owner);
+	if (!img)
+		return CUDA_ERROR_INVALID_HANDLE;
+	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuModuleGetFunction);
+	rc = w->D->cuModuleGetFunction(&f, img->mod, name);
+	if (rc)
+		return rc;
+	return reply_fn(w, XGPUB_H_FUNCTION, f, img->root, r, rt);
+}
+
+int xgpub_h_LIBRARY_GET_KERNEL(struct xgpub_worker *w,
+			       const struct xgpuif_symbol_args *a,
+			       const struct xgpub_tail *tail,
+			       struct xgpuif_func_reply *r,
+			       struct xgpub_rtail *rt)
+{
+	const char *name;
+	CUlibrary lib;
+	CUkernel k;
+	int rc;
+
+	rc = symbol_name(tail, &name);
+	if (!rc)
+		rc = library_get(w, a->owner, &lib);
+	if (rc)
+		return rc;
+	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuLibraryGetKernel);
+	rc = w->D->cuLibraryGetKernel(&k, lib, name);
+	if (rc)
+		return rc;
+	return reply_fn(w, XGPUB_H_KERNEL, k, a->owner, r, rt);
+}
+
+int xgpub_h_KERNEL_GET_FUNCTION(struct xgpub_worker *w,
+				const struct xgpuif_handle_args *a,
+				struct xgpuif_func_reply *r,
+				struct xgpub_rtail *rt)
+{
+	const struct xgpub_fn *kfn;
+	void *k;
+	CUfunction f;
+	int rc;
+
+	rc = xgpub_fn_get(w, a->handle, XGPUIF_FN_KERNEL, &k, &kfn);
+	if (rc)
+		return rc;
+	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuKernelGetFunction);
+	rc = w->D->cuKernelGetFunction(&f, k);
+	if (rc)
+		return rc;
+	return reply_fn(w, XGPUB_H_FUNCTION, f, kfn->root, r, rt);
+}
+
+int xgpub_h_MODULE_GET_GLOBAL(struct xgpub_worker *w,
+			      const struct xgpuif_symbol_args *a,
+			      const struct xgpub_tail *tail,
+			      struct xgpuif_global_reply *r)
+{
+	struct xgpub_image *img;
+	const char *name;
+	CUdeviceptr dptr = 0;
+	size_t size = 0;
+	int rc;
+
+	rc = symbol_name(tail, &name);
+	if (rc)
+		return rc;
+	img = module_get(w, a->owner);
+	if (!img)
+		return CUDA_ERROR_INVALID_HANDLE;
+	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuModuleGetGlobal_v2);
+	rc = w->D->cuModuleGetGlobal_v2(&dptr, &size, img->mod, name);
+	r->dptr = dptr;
+	r->size = size;
+	return rc;
+}
+
+int xgpub_h_LIBRARY_GET_GLOBAL(struct xgpub_worker *w,
+			       const struct xgpuif_symbol_args *a,
+			       const struct xgpub_tail *tail,
+			       struct xgpuif_global_reply *r)
+{
+	const char *name;
+	CUdeviceptr dptr = 0;
+	CUlibrary lib;
+	size_t size = 0;
+	int rc;
+
+	rc = symbol_name(tail, &name);
+	if (!rc)
+		rc = library_get(w, a->owner, &lib);
+	if (rc)
+		return rc;
+	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuLibraryGetGlobal);
+	rc = w->D->cuLibraryGetGlobal(&dptr, &size, lib, name);
+	r->dptr = dptr;
+	r->size = size;
+	return rc;
+}
+
+int xgpub_h_LIBRARY_GET_MODULE(struct xgpub_worker *w,
+			       const struct xgpuif_handle_args *a,
+			       struct xgpuif_load_reply *r)
+{
+	struct xgpub_image *img;
+	CUlibrary lib;
+	CUmodule mod;
+	int rc;
+
+	rc = library_get(w, a->handle, &lib);
+	if (rc)
+		return rc;
+	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuLibraryGetModule);
+	rc = w->D->cuLibraryGetModule(&mod, lib);
+	if (rc)
+		return rc;
+	img = calloc(1, sizeof(*img));
+	if (!img)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	img->mod = mod;
+	img->root = a->handle;
+	img->ctx = w->cur;
+	/* obj stays NULL: the teardown must not unload the library's
+	 * module; cuLibraryUnload does */
+	r->handle = xgpub_handle_new(&w->h, XGPUB_H_MODULE, NULL, img);
+	if (!r->handle) {
+		free(img);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	return CUDA_SUCCESS;
+}
+
+int xgpub_h_LIBRARY_GET_KERNEL_COUNT(struct xgpub_worker *w,
+				     const struct xgpuif_handle_args *a,
+				     struct xgpuif_u64_reply *r)
+{
+	unsigned int n = 0;
+	CUlibrary lib;
+	int rc;
+
+	rc = library_get(w, a->handle, &lib);
+	if (rc)
+		return rc;
+	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuLibraryGetKernelCount);
+	rc = w->D->cuLibraryGetKernelCount(&n, lib);
+	r->value = n;
+	return rc;
+}
+
+int xgpub_h_MODULE_GET_FUNCTION_COUNT(struct xgpub_worker *w,
+				      const struct xgpuif_handle_args *a,
+				      struct xgpuif_u64_reply *r)
+{
+	struct xgpub_image *img = module_get(w, a->handle);
+	unsigned int n = 0;
+	int rc;
+
+	if (!img)
+		return CUDA_ERROR_INVALID_HANDLE;
+	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuModuleGetFunctionCount);
+	rc = w->D->cuModuleGetFunctionCount(&n, img->mod);
+	r->value = n;
+	return rc;
+}
+
+/* ---- attributes ---------------------------------------------------------- */
+
+int xgpub_h_FUNC_GET_ATTRIBUTES(struct xgpub_worker *w,
+				const struct xgpuif_func_attr_args *a,
+				struct xgpuif_func_attrs_reply *r)
+{
+	const struct xgpub_fn *fn;
+	bool kernel, any = false;
+	int rc, first = CUDA_SUCCESS;
+	void *obj;
+
+	rc = xgpub_fn_get(w, a->handle, a->kind, &obj, &fn);
+	if (rc)
+		return rc;
+	kernel = a->kind == XGPUIF_FN_KERNEL;
+	if (kernel)
+		XGPUB_NOT_SUPPORTED_IF_NULL(w, cuKernelGetAttribute);
+	else
+		XGPUB_NOT_SUPPORTED_IF_NULL(w, cuFuncGetAttribute);
+	for (uint32_t i = 0; i < XGPUIF_NUM_FUNC_ATTRS; i++) {
+		int v = 0;
+
+		/* the guest's device is the worker's one device */
+		if (kernel)
+			rc = w->D->cuKernelGetAttribute(
+				&v, (CUfunction_attribute)i, obj, w->dev);
+		else
+			rc = w->D->cuFuncGetAttribute(
+				&v, (CUfunction_attribute)i, obj);
+		if (rc == CUDA_SUCCESS) {
+			r->attrs[i] = v;
+			r->valid[i] = 1;
+			any = true;
+		} else if (first == CUDA_SUCCESS) {
+			first = rc;
+		}
+	}
+	if (!any)
+		return first;
+	return CUDA_SUCCESS;
+}
+
+int xgpub_h_FUNC_SET_ATTRIBUTE(struct xgpub_worker *w,
+			       const struct xgpuif_func_attr_args *a)
+{
+	const struct xgpub_fn *fn;
+	void *obj;
+	int rc;
+
+	rc = xgpub_fn_get(w, a->handle, a->kind, &obj, &fn);
+	if (rc)
+		return rc;
+	if (a->kind == XGPUIF_FN_KERNEL) {
+		XGPUB_NOT_SUPPORTED_IF_NULL(w, cuKernelSetAttribute);
+		return w->D->cuKernelSetAttribute((CUfunction_attribute)a->attr,
+						  a->value, obj, w->dev);
+	}
+	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuFuncSetAttribute);
+	return w->D->cuFuncSetAttribute(obj, (CUfunction_attribute)a->attr,
+					a->value);
+}
+
+int xgpub_h_FUNC_SET_CACHE_CONFIG(struct xgpub_worker *w,
+				  const struct xgpuif_func_attr_args *a)
+{
+	const struct xgpub_fn *fn;
+	void *obj;
+	int rc;
+
+	rc = xgpub_fn_get(w, a->handle, a->kind, &obj, &fn);
+	if (rc)
+		return rc;
+	if (a->kind == XGPUIF_FN_KERNEL) {
+		XGPUB_NOT_SUPPORTED_IF_NULL(w, cuKernelSetCacheConfig);
+		return w->D->cuKernelSetCacheConfig(obj, (CUfunc_cache)a->attr,
+						    w->dev);
+	}
+	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuFuncSetCacheConfig);
+	return w->D->cuFuncSetCacheConfig(obj, (CUfunc_cache)a->attr);
+}

@@ -1,0 +1,348 @@
+// SPDX-License-Identifier: MIT
+/*
+ * xgpulib_api_copy.c: the cuMemcpy* entry points: 1D (host, device,
+ * unified addresses), 2D (rows of host, device or array memory) and 3D
+ * (a 2D copy per slice).  The transfers themselves are xgpulib_copy.c's.
+ *
+ * Each function serves its ABI and its per-thread default stream twin
+ * (_ptds, _ptsz; generated from xgpulib_entry.def): ptds says which the
+ * program called, and picks the default stream.
+ */
+#include <string.h>
+
+#include "xgpulib.h"
+#include "xgpulib_copy.h"
+#include "xgpulib_entry.h"
+
+/* ---- 1D copies ------------------------------------------------------------------ */
+
+/* the default stream a synchronous copy is ordered with */
+static uint64_t default_stream(int ptds)
+{
+	return xgpulib_stream_remote(NULL, ptds);
+}
+
+CUresult xgpulib_memcpy_htod(CUdeviceptr dst, const void *src, size_t n,
+			     int ptds)
+{
+	return xgpulib_copy_htod(dst, src, n, default_stream(ptds), 0);
+}
+
+CUresult xgpulib_memcpy_dtoh(void *dst, CUdeviceptr src, size_t n, int ptds)
+{
+	return xgpulib_copy_dtoh(dst, src, n, default_stream(ptds), 0);
+}
+
+CUresult xgpulib_memcpy_dtod(CUdeviceptr dst, CUdeviceptr src, size_t n,
+			     int ptds)
+{
+	return xgpulib_copy_dtod(dst, src, n, default_stream(ptds), 0);
+}
+
+CUresult xgpulib_memcpy_htod_async(CUdeviceptr dst, const void *src,
+				   size_t n, CUstream s, int ptds)
+{
+	return xgpulib_copy_htod(dst, src, n, xgpulib_stream_remote(s, ptds),
+				 1);
+}
+
+CUresult xgpulib_memcpy_dtoh_async(void *dst, CUdeviceptr src, size_t n,
+				   CUstream s, int ptds)
+{
+	return xgpulib_copy_dtoh(dst, src, n, xgpulib_stream_remote(s, ptds),
+				 1);
+}
+
+CUresult xgpulib_memcpy_dtod_async(CUdeviceptr dst, CUdeviceptr src,
+				   size_t n, CUstream s, int ptds)
+{
+	return xgpulib_copy_dtod(dst, src, n, xgpulib_stream_remote(s, ptds),
+				 1);
+}
+
+static CUresult copy_unified(uint64_t dst, uint64_t src, size_t n,
+			     uint64_t stream, int async)
+{
+	bool dd = xgpulib_is_device(dst), sd = xgpulib_is_device(src);
+
+	if (dd && sd)
+		return xgpulib_copy_dtod(dst, src, n, stream, async);
+	if (dd)
+		return xgpulib_copy_htod(dst, (const void *)(uintptr_t)src, n,
+					 stream, async);
+	if (sd)
+		return xgpulib_copy_dtoh((void *)(uintptr_t)dst, src, n,
+					 stream, async);
+	/* host to host: CUDA does it, so do we, in stream order */
+	if (async) {
+		struct xgpuif_handle_args h = { stream };
+		CUresult rc = xgpulib_call_STREAM_SYNCHRONIZE(&h);
+
+		if (rc)
+			return rc;
+	}
+	memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
+	return CUDA_SUCCESS;
+}
+
+CUresult xgpulib_memcpy_unified(CUdeviceptr dst, CUdeviceptr src, size_t n,
+				int ptds)
+{
+	return copy_unified(dst, src, n, default_stream(ptds), 0);
+}
+
+CUresult xgpulib_memcpy_unified_async(CUdeviceptr dst, CUdeviceptr src,
+				      size_t n, CUstream s, int ptds)
+{
+	return copy_unified(dst, src, n, xgpulib_stream_remote(s, ptds), 1);
+}
+
+/* ---- 2D copies ------------------------------------------------------------------ */
+
+struct side {
+	CUmemorytype type;	/* HOST (pageable), DEVICE, ARRAY, or 0 for
+				 * shared pinned memory */
+	const struct xgpulib_region *reg;
+	uint8_t *host;
+	uint64_t dptr;
+	CUarray array;
+	size_t x, y, pitch;
+};
+
+static void resolve_side(struct side *s, CUmemorytype t, const void *host,
+			 CUdeviceptr dptr, CUarray arr, size_t x, size_t y,
+			 size_t pitch, size_t width, size_t height)
+{
+	uint64_t off;
+
+	memset(s, 0, sizeof(*s));
+	s->x = x;
+	s->y = y;
+	s->pitch = pitch;
+	if (t == CU_MEMORYTYPE_UNIFIED) {
+		t = xgpulib_is_device(dptr) ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
+		host = (const void *)(uintptr_t)dptr;
+	}
+	s->type = t;
+	if (t == CU_MEMORYTYPE_DEVICE) {
+		s->dptr = dptr;
+	} else if (t == CU_MEMORYTYPE_ARRAY) {
+		s->array = arr;
+	} else {
+		s->host = (uint8_t *)(uintptr_t)host;
+		s->reg = xgpulib_region_find(
+			host, (y + height - 1) * pitch + x + width, &off);
+		if (s->reg)
+			s->type = 0;
+	}
+}
+
+static void wire_side(struct xgpuif_copy_side *w, const struct side *s,
+		      size_t width, size_t height)
+{
+	uint64_t off = 0;
+
+	memset(w, 0, sizeof(*w));
+	w->x_bytes = s->x;
+	w->y = s->y;
+	w->pitch = s->pitch;
+	switch ((int)s->type) {
+	case CU_MEMORYTYPE_DEVICE:
+		w->type = XGPUIF_MT_DEVICE;
+		w->dptr = s->dptr;
+		break;
+	case CU_MEMORYTYPE_ARRAY:
+		w->type = XGPUIF_MT_ARRAY;
+		w->array = xgpulib_array_remote(s->array);
+		break;
+	default:	/* shared pinned memory */
+		w->type = XGPUIF_MT_HOST;
+		xgpulib_region_find(s->host, 1, &off);
+		w->mem = (struct xgpuif_memref){
+			off, (s->y + height - 1) * s->pitch + s->x + width,
+			s->reg->id, 0
+		};
+		break;
+	}
+}
+
+static CUresult copy2d(const CUDA_MEMCPY2D *p, uint64_t stream, int async)
+{
+	struct xgpulib_transport *t;
+	struct xgpuif_memcpy2d_args a;
+	struct side s, d;
+	size_t rows_per, done = 0;
+	CUresult rc = CUDA_SUCCESS;
+
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!p)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!p->WidthInBytes || !p->Height)
+		return CUDA_SUCCESS;
+	t = xgpulib_ch->t;
+	resolve_side(&s, p->srcMemoryType, p->srcHost, p->srcDevice,
+		     p->srcArray, p->srcXInBytes, p->srcY, p->srcPitch,
+		     p->WidthInBytes, p->Height);
+	resolve_side(&d, p->dstMemoryType, p->dstHost, p->dstDevice,
+		     p->dstArray, p->dstXInBytes, p->dstY, p->dstPitch,
+		     p->WidthInBytes, p->Height);
+	if ((s.type == CU_MEMORYTYPE_HOST && !s.host) ||
+	    (d.type == CU_MEMORYTYPE_HOST && !d.host))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (s.type == CU_MEMORYTYPE_HOST && d.type == CU_MEMORYTYPE_HOST)
+		return CUDA_ERROR_INVALID_VALUE;
+
+	memset(&a, 0, sizeof(a));
+	a.width_bytes = p->WidthInBytes;
+	a.stream = stream;
+	a.flags = async ? XGPUIF_CF_ASYNC : 0;
+	if (s.type != CU_MEMORYTYPE_HOST && d.type != CU_MEMORYTYPE_HOST) {
+		wire_side(&a.src, &s, p->WidthInBytes, p->Height);
+		wire_side(&a.dst, &d, p->WidthInBytes, p->Height);
+		a.height = p->Height;
+		if (async)
+			return xgpulib_post_MEMCPY_2D(&a);
+		return xgpulib_call_MEMCPY_2D(&a);
+	}
+
+	/* pageable host side: rows packed tightly in the data area */
+	if (p->WidthInBytes > t->data_bytes)
+		return CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&xgpulib_data_mu);
+	rows_per = t->data_bytes / p->WidthInBytes;
+	while (done < p->Height && rc == CUDA_SUCCESS) {
+		size_t rows = p->Height - done < rows_per ? p->Height - done :
+							    rows_per;
+		struct side *h = s.type == CU_MEMORYTYPE_HOST ? &s : &d;
+		struct side *o = h == &s ? &d : &s;
+		struct xgpuif_copy_side *hw = h == &s ? &a.src : &a.dst;
+		struct xgpuif_copy_side *ow = h == &s ? &a.dst : &a.src;
+		struct side oo = *o;
+
+		if (h == &s)
+			for (size_t r = 0; r < rows; r++)
+				memcpy(t->data + r * p->WidthInBytes,
+				       s.host + (s.y + done + r) * s.pitch +
+					       s.x,
+				       p->WidthInBytes);
+		memset(hw, 0, sizeof(*hw));
+		hw->type = XGPUIF_MT_HOST;
+		hw->pitch = p->WidthInBytes;
+		hw->mem = (struct xgpuif_memref){ 0, rows * p->WidthInBytes,
+						  XGPUIF_REGION_DATA, 0 };
+		oo.y += done;
+		wire_side(ow, &oo, p->WidthInBytes, rows);
+		a.height = rows;
+		rc = xgpulib_call_MEMCPY_2D(&a);
+		if (rc == CUDA_SUCCESS && h == &d)
+			for (size_t r = 0; r < rows; r++)
+				memcpy(d.host + (d.y + done + r) * d.pitch +
+					       d.x,
+				       t->data + r * p->WidthInBytes,
+				       p->WidthInBytes);
+		done += rows;
+	}
+	pthread_mutex_unlock(&xgpulib_data_mu);
+	return rc;
+}
+
+CUresult xgpulib_memcpy_2d(const CUDA_MEMCPY2D *p, int ptds)
+{
+	return copy2d(p, default_stream(ptds), 0);
+}
+
+CUresult xgpulib_memcpy_2d_async(const CUDA_MEMCPY2D *p, CUstream s, int ptds)
+{
+	return copy2d(p, xgpulib_stream_remote(s, ptds), 1);
+}
+
+/*
+ * 3D copies, as cudart's cudaMemcpy2DToArray, cudaMemcpy3D and friends
+ * issue them: one 2D copy per slice.  Linear memory slices are
+ * srcHeight/dstHeight rows apart; an array side must be 2D (z = 0) here,
+ * since the 2D wire copy has no z coordinate.
+ */
+static CUresult copy3d(const CUDA_MEMCPY3D *p, uint64_t stream, int async)
+{
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!p)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!p->WidthInBytes || !p->Height || !p->Depth)
+		return CUDA_SUCCESS;
+	if (p->srcLOD || p->dstLOD)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	for (size_t z = 0; z < p->Depth; z++) {
+		CUDA_MEMCPY2D q = {
+			.srcXInBytes = p->srcXInBytes,
+			.srcMemoryType = p->srcMemoryType,
+			.srcHost = p->srcHost,
+			.srcDevice = p->srcDevice,
+			.srcArray = p->srcArray,
+			.srcPitch = p->srcPitch,
+			.dstXInBytes = p->dstXInBytes,
+			.dstMemoryType = p->dstMemoryType,
+			.dstHost = p->dstHost,
+			.dstDevice = p->dstDevice,
+			.dstArray = p->dstArray,
+			.dstPitch = p->dstPitch,
+			.WidthInBytes = p->WidthInBytes,
+			.Height = p->Height,
+		};
+		CUresult rc;
+
+		if (p->srcMemoryType == CU_MEMORYTYPE_ARRAY) {
+			if (p->srcZ + z)
+				return CUDA_ERROR_NOT_SUPPORTED;
+			q.srcY = p->srcY;
+		} else {
+			q.srcY = p->srcY + (p->srcZ + z) * p->srcHeight;
+		}
+		if (p->dstMemoryType == CU_MEMORYTYPE_ARRAY) {
+			if (p->dstZ + z)
+				return CUDA_ERROR_NOT_SUPPORTED;
+			q.dstY = p->dstY;
+		} else {
+			q.dstY = p->dstY + (p->dstZ + z) * p->dstHeight;
+		}
+		rc = copy2d(&q, stream, async);
+		if (rc)
+			return rc;
+	}
+	return CUDA_SUCCESS;
+}
+
+CUresult xgpulib_memcpy_3d(const CUDA_MEMCPY3D *p, int ptds)
+{
+	return copy3d(p, default_stream(ptds), 0);
+}
+
+CUresult xgpulib_memcpy_3d_async(const CUDA_MEMCPY3D *p, CUstream s, int ptds)
+{
+	return copy3d(p, xgpulib_stream_remote(s, ptds), 1);
+}
+
+/* array <-> host/device helpers cudart and driver programs use */
+CUresult cuMemcpyHtoA(CUarray dst, size_t off, const void *src, size_t n)
+{
+	CUDA_MEMCPY2D p = {
+		.srcMemoryType = CU_MEMORYTYPE_HOST, .srcHost = src,
+		.srcPitch = n, .dstMemoryType = CU_MEMORYTYPE_ARRAY,
+		.dstArray = dst, .dstXInBytes = off, .WidthInBytes = n,
+		.Height = 1,
+	};
+
+	return copy2d(&p, 0, 0);
+}
+
+CUresult cuMemcpyAtoH(void *dst, CUarray src, size_t off, size_t n)
+{
+	CUDA_MEMCPY2D p = {
+		.srcMemoryType = CU_MEMORYTYPE_ARRAY, .srcArray = src,
+		.srcXInBytes = off, .dstMemoryType = CU_MEMORYTYPE_HOST,
+		.dstHost = dst, .dstPitch = n, .WidthInBytes = n, .Height = 1,
+	};
+
+	return copy2d(&p, 0, 0);
+}

@@ -1,0 +1,644 @@
+// SPDX-License-Identifier: MIT
+/*
+ * xgpulib_api_func.c: what the guest finds in modules and libraries:
+ * functions and kernels (with their parameter layout), globals, counts,
+ * and function attributes, names and parameter info.  Objects and
+ * locking: xgpulib_module.h.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "xgpulib.h"
+#include "xgpulib_image.h"
+#include "xgpulib_module.h"
+
+static uint32_t name_hash(const char *s)
+{
+	uint32_t h = 2166136261u;	/* FNV-1a */
+
+	while (*s)
+		h = (h ^ (uint8_t)*s++) * 16777619u;
+	return h % TAB_BUCKETS;
+}
+
+struct xgpulib_func *xgpulib_func_check(const void *f)
+{
+	struct xgpulib_func *p = (struct xgpulib_func *)f;
+
+	if (!p || p->magic != XGPULIB_FUNC_MAGIC)
+		return NULL;
+	return p;
+}
+
+/* ---- functions and kernels ----------------------------------------------- */
+
+/*
+ * Build a function from a GET_FUNCTION/GET_KERNEL/KERNEL_GET_FUNCTION
+ * reply and its tlen bytes of layout.  The layout is checked before use:
+ * a launch writes parameters at these offsets into a buffer of
+ * param_bytes.
+ */
+static CUresult xfunc_from_reply(uint32_t kind, const char *name,
+				 const struct xgpuif_func_reply *r,
+				 const struct xgpuif_param *params,
+				 uint32_t tlen, struct xfunc **out)
+{
+	uint32_t n = 0;
+	size_t nlen = strlen(name) + 1;
+	struct xfunc *xf;
+
+	if (!r->handle)
+		return CUDA_ERROR_UNKNOWN;
+	if (r->nparams != XGPUIF_PARAMS_UNKNOWN) {
+		n = r->nparams;
+		if (n > XGPUIF_MAX_PARAMS ||
+		    tlen < n * sizeof(struct xgpuif_param))
+			return CUDA_ERROR_UNKNOWN;
+	}
+	xf = calloc(1, sizeof(*xf) + n * sizeof(struct xgpuif_param) + nlen);
+	if (!xf)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	if (n)
+		memcpy(xf->params, params, n * sizeof(struct xgpuif_param));
+	for (uint32_t i = 0; i < n; i++) {
+		if ((uint32_t)xf->params[i].offset + xf->params[i].size >
+		    r->param_bytes) {
+			free(xf);
+			return CUDA_ERROR_UNKNOWN;
+		}
+	}
+	xf->f.name = (char *)(xf->params + n);
+	memcpy(xf->f.name, name, nlen);
+	xf->f.magic = XGPULIB_FUNC_MAGIC;
+	xf->f.kind = kind;
+	xf->f.remote = r->handle;
+	xf->f.nparams = r->nparams;
+	xf->f.param_bytes = r->nparams == XGPUIF_PARAMS_UNKNOWN ? 0 :
+								  r->param_bytes;
+	xf->f.params = xf->params;
+	pthread_mutex_init(&xf->f.attr_mu, NULL);
+	*out = xf;
+	return CUDA_SUCCESS;
+}
+
+/* a lookup by name in a module (function) or a library (kernel) */
+typedef CUresult (*lookup_fn)(const struct xgpuif_symbol_args *a,
+			      const struct xgpuif_iov *tail, int ntail,
+			      struct xgpuif_func_reply *r, void *rtail,
+			      uint32_t rtail_cap, uint32_t *rtail_len);
+
+/*
+ * One lookup round trip: by name in an owner (lookup), or a kernel's
+ * function in the current context (lookup NULL, owner the kernel).  The
+ * reply holds the largest layout the ring allows (the request is padded
+ * to as many slots).
+ */
+static CUresult fetch_func(lookup_fn lookup, uint64_t owner, const char *name,
+			   uint32_t kind, struct xfunc **out)
+{
+	uint32_t cap = XGPUIF_MAX_PARAMS * sizeof(struct xgpuif_param);
+	uint32_t max = xgpulib_chan_reply_max(xgpulib_ch) -
+		       (uint32_t)sizeof(struct xgpuif_func_reply);
+	struct xgpuif_func_reply r;
+	struct xgpuif_param *params;
+	size_t nlen = strlen(name) + 1;
+	uint32_t tlen = 0;
+	CUresult rc;
+
+	if (nlen > XGPUIF_MAX_PAYLOAD - sizeof(struct xgpuif_symbol_args))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (cap > max)
+		cap = max;
+	params = malloc(cap);
+	if (!params)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	rc = xgpulib_take_deferred();
+	if (!rc && lookup) {
+		struct xgpuif_symbol_args a = { owner };
+		struct xgpuif_iov tail = { name, (uint32_t)nlen };
+
+		rc = lookup(&a, &tail, 1, &r, params, cap, &tlen);
+	} else if (!rc) {
+		struct xgpuif_handle_args a = { owner };
+
+		rc = xgpulib_call_KERNEL_GET_FUNCTION(&a, &r, params, cap,
+						      &tlen);
+	}
+	if (!rc)
+		rc = xfunc_from_reply(kind, name, &r, params, tlen, out);
+	free(params);
+	if (rc == CUDA_ERROR_UNKNOWN)
+		xgpulib_dbg("malformed function reply for %s", name);
+	return rc;
+}
+
+/* look `name` up in an owner's table, asking the worker the first time */
+static CUresult tab_lookup(struct symtab *t, lookup_fn lookup,
+			   uint64_t owner, uint32_t kind, const char *name,
+			   CUmodule mod, CUlibrary lib, struct xfunc **out)
+{
+	uint32_t h = name_hash(name);
+	struct xfunc *xf;
+	CUresult rc = CUDA_SUCCESS;
+
+	pthread_mutex_lock(&t->mu);
+	for (xf = t->b[h]; xf; xf = xf->next)
+		if (strcmp(xf->f.name, name) == 0)
+			break;
+	if (!xf) {
+		rc = fetch_func(lookup, owner, name, kind, &xf);
+		if (rc == CUDA_SUCCESS) {
+			xf->f.module = mod;
+			xf->f.library = lib;
+			xf->next = t->b[h];
+			t->b[h] = xf;
+		}
+	}
+	pthread_mutex_unlock(&t->mu);
+	if (rc == CUDA_SUCCESS)
+		*out = xf;
+	return rc;
+}
+
+CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod,
+			     const char *name)
+{
+	struct CUmod_st *m = xgpulib_mod_check(hmod);
+	struct xfunc *xf;
+	CUresult rc;
+
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!hfunc || !name)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!m)
+		return CUDA_ERROR_INVALID_HANDLE;
+	rc = tab_lookup(&m->tab, xgpulib_call_MODULE_GET_FUNCTION, m->remote,
+			XGPUIF_FN_FUNCTION, name, m, m->lib, &xf);
+	if (rc == CUDA_SUCCESS)
+		*hfunc = (CUfunction)&xf->f;
+	return rc;
+}
+
+/* MODULE_GET_GLOBAL or LIBRARY_GET_GLOBAL */
+typedef CUresult (*global_fn)(const struct xgpuif_symbol_args *a,
+			      const struct xgpuif_iov *tail, int ntail,
+			      struct xgpuif_global_reply *r);
+
+static CUresult get_global(global_fn lookup, uint64_t owner,
+			   const char *name, CUdeviceptr *dptr, size_t *bytes)
+{
+	struct xgpuif_symbol_args a = { owner };
+	struct xgpuif_global_reply r = { 0, 0 };
+	struct xgpuif_iov tail = { name, (uint32_t)(strlen(name) + 1) };
+	CUresult rc;
+
+	if (strlen(name) + 1 > XGPUIF_MAX_PAYLOAD - sizeof(a))
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = lookup(&a, &tail, 1, &r);
+	if (rc)
+		return rc;
+	if (dptr)
+		*dptr = (CUdeviceptr)r.dptr;
+	if (bytes)
+		*bytes = (size_t)r.size;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuModuleGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUmodule hmod,
+			   const char *name)
+{
+	struct CUmod_st *m = xgpulib_mod_check(hmod);
+
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!name)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!m)
+		return CUDA_ERROR_INVALID_HANDLE;
+	return get_global(xgpulib_call_MODULE_GET_GLOBAL, m->remote, name, dptr,
+			  bytes);
+}
+
+/* the 32-bit ABI of CUDA 2.x */
+#undef cuModuleGetGlobal
+CUresult cuModuleGetGlobal(unsigned int *dptr, unsigned int *bytes,
+			   CUmodule hmod, const char *name);
+CUresult cuModuleGetGlobal(unsigned int *dptr, unsigned int *bytes,
+			   CUmodule hmod, const char *name)
+{
+	CUdeviceptr d = 0;
+	size_t b = 0;
+	CUresult rc = cuModuleGetGlobal_v2(&d, &b, hmod, name);
+
+	if (rc)
+		return rc;
+	if (d > 0xffffffffu)
+		return CUDA_ERROR_NOT_SUPPORTED;	/* not addressable */
+	if (dptr)
+		*dptr = (unsigned int)d;
+	if (bytes)
+		*bytes = (unsigned int)b;
+	return CUDA_SUCCESS;
+}
+
+/* MODULE_GET_FUNCTION_COUNT or LIBRARY_GET_KERNEL_COUNT */
+typedef CUresult (*count_fn)(const struct xgpuif_handle_args *a,
+			     struct xgpuif_u64_reply *r);
+
+static CUresult get_count(count_fn ask, uint64_t owner, unsigned int *count)
+{
+	struct xgpuif_handle_args a = { owner };
+	struct xgpuif_u64_reply r = { 0 };
+	CUresult rc;
+
+	rc = ask(&a, &r);
+	if (rc)
+		return rc;
+	if (r.value > 0xffffffffu)
+		return CUDA_ERROR_UNKNOWN;
+	*count = (unsigned int)r.value;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuModuleGetFunctionCount(unsigned int *count, CUmodule mod)
+{
+	struct CUmod_st *m = xgpulib_mod_check(mod);
+
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!count)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!m)
+		return CUDA_ERROR_INVALID_HANDLE;
+	return get_count(xgpulib_call_MODULE_GET_FUNCTION_COUNT, m->remote,
+			 count);
+}
+
+CUresult cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library,
+			    const char *name)
+{
+	struct CUlib_st *l = xgpulib_lib_check(library);
+	struct xfunc *xf;
+	CUresult rc;
+
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!pKernel || !name)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!l)
+		return CUDA_ERROR_INVALID_HANDLE;
+	rc = tab_lookup(&l->tab, xgpulib_call_LIBRARY_GET_KERNEL, l->remote,
+			XGPUIF_FN_KERNEL, name, NULL, l, &xf);
+	if (rc == CUDA_SUCCESS)
+		*pKernel = (CUkernel)&xf->f;
+	return rc;
+}
+
+CUresult cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes,
+			    CUlibrary library, const char *name)
+{
+	struct CUlib_st *l = xgpulib_lib_check(library);
+
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!name)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!l)
+		return CUDA_ERROR_INVALID_HANDLE;
+	return get_global(xgpulib_call_LIBRARY_GET_GLOBAL, l->remote, name,
+			  dptr, bytes);
+}
+
+CUresult cuLibraryGetKernelCount(unsigned int *count, CUlibrary lib)
+{
+	struct CUlib_st *l = xgpulib_lib_check(lib);
+
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!count)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!l)
+		return CUDA_ERROR_INVALID_HANDLE;
+	return get_count(xgpulib_call_LIBRARY_GET_KERNEL_COUNT, l->remote,
+			 count);
+}
+
+static struct xgpulib_func *kernel_check(CUkernel k)
+{
+	struct xgpulib_func *f = xgpulib_func_check(k);
+
+	return f && f->kind == XGPUIF_FN_KERNEL ? f : NULL;
+}
+
+CUresult cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel)
+{
+	struct xgpulib_func *kf = kernel_check(kernel);
+	struct xfunc *kx;
+	struct CUlib_st *l;
+	uint64_t ctx = xgpulib_current_remote();
+	struct kfn *k;
+	CUresult rc = CUDA_SUCCESS;
+
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!pFunc)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!kf || !xgpulib_lib_check(kf->library))
+		return CUDA_ERROR_INVALID_HANDLE;
+	kx = (struct xfunc *)kf;
+	l = kf->library;
+	pthread_mutex_lock(&l->tab.mu);
+	for (k = kx->kfns; k; k = k->next)
+		if (k->ctx == ctx)
+			break;
+	if (!k) {
+		struct xfunc *xf = NULL;
+
+		k = calloc(1, sizeof(*k));
+		if (!k)
+			rc = CUDA_ERROR_OUT_OF_MEMORY;
+		else
+			rc = fetch_func(NULL, kf->remote, kf->name,
+					XGPUIF_FN_FUNCTION, &xf);
+		if (rc == CUDA_SUCCESS) {
+			xf->f.library = l;
+			k->ctx = ctx;
+			k->fn = xf;
+			k->next = kx->kfns;
+			kx->kfns = k;
+		} else {
+			free(k);
+			k = NULL;
+		}
+	}
+	pthread_mutex_unlock(&l->tab.mu);
+	if (rc == CUDA_SUCCESS)
+		*pFunc = (CUfunction)&k->fn->f;
+	return rc;
+}
+
+CUresult cuKernelGetLibrary(CUlibrary *pLib, CUkernel kernel)
+{
+	struct xgpulib_func *kf = kernel_check(kernel);
+
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!pLib)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!kf)
+		return CUDA_ERROR_INVALID_HANDLE;
+	*pLib = kf->library;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuFuncGetModule(CUmodule *hmod, CUfunction hfunc)
+{
+	struct xgpulib_func *f = xgpulib_func_check(hfunc);
+
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!hmod)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!f)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (f->module) {
+		*hmod = f->module;
+		return CUDA_SUCCESS;
+	}
+	/* a kernel's function lives in its library's module */
+	if (f->library)
+		return cuLibraryGetModule(hmod, f->library);
+	return CUDA_ERROR_INVALID_HANDLE;
+}
+
+/* ---- attributes ---------------------------------------------------------- */
+
+CUresult xgpulib_func_attr(struct xgpulib_func *f, int attr, int *value)
+{
+	struct xgpuif_func_attr_args a;
+	struct xgpuif_func_attrs_reply r;
+	CUresult rc = CUDA_SUCCESS;
+
+	if (attr < 0 || (unsigned int)attr >= XGPUIF_NUM_FUNC_ATTRS)
+		return CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&f->attr_mu);
+	if (!f->attrs_valid) {
+		memset(&a, 0, sizeof(a));
+		a.handle = f->remote;
+		a.kind = f->kind;
+		memset(&r, 0, sizeof(r));
+		rc = xgpulib_call_FUNC_GET_ATTRIBUTES(&a, &r);
+		if (rc == CUDA_SUCCESS) {
+			f->attrs = r;
+			f->attrs_valid = true;
+		}
+	}
+	if (rc == CUDA_SUCCESS) {
+		if (f->attrs.valid[attr])
+			*value = f->attrs.attrs[attr];
+		else
+			rc = CUDA_ERROR_INVALID_VALUE;
+	}
+	pthread_mutex_unlock(&f->attr_mu);
+	return rc;
+}
+
+/* FUNC_SET_ATTRIBUTE or FUNC_SET_CACHE_CONFIG */
+static CUresult func_set(CUresult (*set)(const struct xgpuif_func_attr_args *),
+			 struct xgpulib_func *f, int dev, uint32_t attr,
+			 int32_t value)
+{
+	struct xgpuif_func_attr_args a;
+	CUresult rc;
+
+	memset(&a, 0, sizeof(a));
+	a.handle = f->remote;
+	a.kind = f->kind;
+	a.dev = dev;
+	a.attr = attr;
+	a.value = value;
+	rc = set(&a);
+	/* a setting may move other attributes (the carveout, the dynamic
+	 * shared memory limit): fetch them all again next time */
+	pthread_mutex_lock(&f->attr_mu);
+	f->attrs_valid = false;
+	pthread_mutex_unlock(&f->attr_mu);
+	return rc;
+}
+
+CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib,
+			    CUfunction hfunc)
+{
+	struct xgpulib_func *f = xgpulib_func_check(hfunc);
+
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!pi)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!f)
+		return CUDA_ERROR_INVALID_HANDLE;
+	return xgpulib_func_attr(f, (int)attrib, pi);
+}
+
+CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib,
+			    int value)
+{
+	struct xgpulib_func *f = xgpulib_func_check(hfunc);
+
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!f)
+		return CUDA_ERROR_INVALID_HANDLE;
+	return func_set(xgpulib_call_FUNC_SET_ATTRIBUTE, f, 0, (uint32_t)attrib,
+			value);
+}
+
+CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config)
+{
+	struct xgpulib_func *f = xgpulib_func_check(hfunc);
+
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!f)
+		return CUDA_ERROR_INVALID_HANDLE;
+	return func_set(xgpulib_call_FUNC_SET_CACHE_CONFIG, f, 0,
+			(uint32_t)config, 0);
+}
+
+/* bank size configuration is gone from the GPUs CUDA 13 supports */
+CUresult cuFuncSetSharedMemConfig(CUfunction hfunc, CUsharedconfig config)
+{
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!xgpulib_func_check(hfunc))
+		return CUDA_ERROR_INVALID_HANDLE;
+	if ((unsigned int)config >
+	    CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE)
+		return CUDA_ERROR_INVALID_VALUE;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuKernelGetAttribute(int *pi, CUfunction_attribute attrib,
+			      CUkernel kernel, CUdevice dev)
+{
+	struct xgpulib_func *f = xgpulib_func_check(kernel);
+	CUresult rc = xgpulib_check_dev(dev);
+
+	if (rc)
+		return rc;
+	if (!pi)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!f)
+		return CUDA_ERROR_INVALID_HANDLE;
+	/* one device per guest: the cache needs no device key */
+	return xgpulib_func_attr(f, (int)attrib, pi);
+}
+
+CUresult cuKernelSetAttribute(CUfunction_attribute attrib, int val,
+			      CUkernel kernel, CUdevice dev)
+{
+	struct xgpulib_func *f = xgpulib_func_check(kernel);
+	CUresult rc = xgpulib_check_dev(dev);
+
+	if (rc)
+		return rc;
+	if (!f)
+		return CUDA_ERROR_INVALID_HANDLE;
+	return func_set(xgpulib_call_FUNC_SET_ATTRIBUTE, f, dev, (uint32_t)attrib,
+			val);
+}
+
+CUresult cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config,
+				CUdevice dev)
+{
+	struct xgpulib_func *f = xgpulib_func_check(kernel);
+	CUresult rc = xgpulib_check_dev(dev);
+
+	if (rc)
+		return rc;
+	if (!f)
+		return CUDA_ERROR_INVALID_HANDLE;
+	return func_set(xgpulib_call_FUNC_SET_CACHE_CONFIG, f, dev,
+			(uint32_t)config, 0);
+}
+
+static CUresult get_name(const char **name, const void *h)
+{
+	struct xgpulib_func *f = xgpulib_func_check(h);
+
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!name)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!f)
+		return CUDA_ERROR_INVALID_HANDLE;
+	*name = f->name;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuFuncGetName(const char **name, CUfunction hfunc)
+{
+	return get_name(name, hfunc);
+}
+
+CUresult cuKernelGetName(const char **name, CUkernel hfunc)
+{
+	return get_name(name, hfunc);
+}
+
+static CUresult param_info(const void *h, size_t index, size_t *offset,
+			   size_t *size)
+{
+	struct xgpulib_func *f = xgpulib_func_check(h);
+
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!offset)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!f)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (f->nparams == XGPUIF_PARAMS_UNKNOWN)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	if (index >= f->nparams)
+		return CUDA_ERROR_INVALID_VALUE;
+	*offset = f->params[index].offset;
+	if (size)
+		*size = f->params[index].size;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuFuncGetParamInfo(CUfunction func, size_t paramIndex,
+			    size_t *paramOffset, size_t *paramSize)
+{
+	return param_info(func, paramIndex, paramOffset, paramSize);
+}
+
+CUresult cuKernelGetParamInfo(CUkernel kernel, size_t paramIndex,
+			      size_t *paramOffset, size_t *paramSize)
+{
+	return param_info(kernel, paramIndex, paramOffset, paramSize);
+}
+
+/* the worker's driver loads lazily on its own; to the guest every
+ * function is ready */
+CUresult cuFuncIsLoaded(CUfunctionLoadingState *state, CUfunction function)
+{
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!state)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!xgpulib_func_check(function))
+		return CUDA_ERROR_INVALID_HANDLE;
+	*state = CU_FUNCTION_LOADING_STATE_LOADED;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuFuncLoad(CUfunction function)
+{
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!xgpulib_func_check(function))
+		return CUDA_ERROR_INVALID_HANDLE;
+	return CUDA_SUCCESS;
+}

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * xgpulib_chan.h: the guest end of a channel: requests onto the shared
+ * ring, replies off it, waiting, and the deferred errors of posted
+ * requests.  It knows the wire and the transport, nothing of CUDA's
+ * objects: the caller says which context a request runs in.
+ *
+ * Locking: one mutex per channel (c->mu) protects the ring indices, the
+ * FIFO of outstanding requests and the deferred error.  A thread that
+ * must block waits either as the single "poller" (which sleeps on the
+ * transport) or on c->cv, which the poller broadcasts after reaping.
+ */
+#ifndef XGPULIB_CHAN_H
+#define XGPULIB_CHAN_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <cuda.h>
+
+#include "xgpuif_ring.h"
+#include "xgpulib_transport.h"
+
+/*
+ * A synchronous request in flight.  The reply's payload is written into
+ * reply (up to reply_cap bytes), then what is left into reply2 (a VAR
+ * reply's trailing entries); reply_len says how much arrived in all.
+ */
+struct xgpulib_waiter {
+	uint64_t id;
+	uint16_t nslots;
+	bool done;
+	int32_t status;
+	void *reply;
+	uint32_t reply_cap;
+	void *reply2;
+	uint32_t reply2_cap;
+	uint32_t reply_len;
+};
+
+/* one request: op, the guest handle of its context, the payload pieces */
+struct xgpulib_req {
+	uint16_t op;
+	bool posted;		/* XGPUIF_RF_POSTED: no waiter */
+	uint64_t ctx;
+	const struct xgpuif_iov *iov;
+	int niov;
+};
+
+struct xgpulib_chan {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct xgpuif_front_ring ring;
+	struct xgpulib_transport *t;
+	uint64_t next_id;
+	bool poller;			/* a thread sleeps on t */
+	bool dead;			/* backend gone or protocol broken */
+	CUresult deferred;		/* first error of a posted request */
+	unsigned int spin_us;		/* spin before sleeping */
+};
+
+/* a channel over transport t (which set up the shared ring) */
+struct xgpulib_chan *xgpulib_chan_open(struct xgpulib_transport *t,
+				       unsigned int spin_us);
+
+/*
+ * Put a request on the ring.  A synchronous one (w != NULL, reply
+ * buffers set in *w) is then waited for with xgpulib_chan_wait; a posted
+ * one (w == NULL) only has its error kept for xgpulib_chan_take_deferred.
+ */
+CUresult xgpulib_chan_submit(struct xgpulib_chan *c,
+			     const struct xgpulib_req *rq,
+			     struct xgpulib_waiter *w);
+/* the reply's status (CUDA_ERROR_DEVICE_UNAVAILABLE once the backend is
+ * gone) */
+CUresult xgpulib_chan_wait(struct xgpulib_chan *c, struct xgpulib_waiter *w);
+/* the first error of a posted request since the last call, cleared */
+CUresult xgpulib_chan_take_deferred(struct xgpulib_chan *c);
+
+/* the largest reply a request may ask for on this ring */
+uint32_t xgpulib_chan_reply_max(struct xgpulib_chan *c);
+
+#endif /* XGPULIB_CHAN_H */

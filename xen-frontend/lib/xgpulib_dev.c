@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: MIT
+/*
+ * xgpulib_dev.c: the device queries, all answered from the copy read at
+ * cuInit (device attributes are immutable).  The guest's devices are the
+ * ones the backend gives it (one per worker today), numbered from 0.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xgpulib.h"
+
+int xgpulib_ndev;
+int xgpulib_driver_version = CUDA_VERSION;
+struct xgpulib_device *xgpulib_devs;
+
+/* more than one backend could give a guest */
+#define MAX_DEVICES 64
+
+CUresult xgpulib_dev_load(uint32_t count, int driver_version)
+{
+	struct xgpulib_device *devs;
+	CUresult rc;
+
+	if (count > MAX_DEVICES)
+		return CUDA_ERROR_UNKNOWN;
+	devs = calloc(count ? count : 1, sizeof(*devs));
+	if (!devs)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	for (uint32_t i = 0; i < count; i++) {
+		struct xgpuif_device_args da = { (int32_t)i, 0 };
+
+		rc = xgpulib_call_DEVICE_INFO(&da, &devs[i].info);
+		if (rc) {
+			free(devs);
+			return rc;
+		}
+		devs[i].info.name[XGPUIF_DEV_NAME_LEN - 1] = 0;
+	}
+	xgpulib_devs = devs;
+	xgpulib_driver_version = driver_version;
+	xgpulib_ndev = (int)count;
+	return CUDA_SUCCESS;
+}
+
+CUresult xgpulib_check_dev(CUdevice dev)
+{
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (dev < 0 || dev >= xgpulib_ndev)
+		return CUDA_ERROR_INVALID_DEVICE;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetCount(int *count)
+{
+	if (!count)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!xgpulib_ch)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	*count = xgpulib_ndev;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGet(CUdevice *device, int ordinal)
+{
+	CUresult rc;
+
+	if (!device)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = xgpulib_check_dev(ordinal);
+	if (rc)
+		return rc;
+	*device = ordinal;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
+{
+	CUresult rc = xgpulib_check_dev(dev);
+
+	if (rc)
+		return rc;
+	if (!name || len <= 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	snprintf(name, (size_t)len, "%s", xgpulib_devs[dev].info.name);
+	return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceTotalMem(size_t *bytes, CUdevice dev)
+{
+	CUresult rc = xgpulib_check_dev(dev);
+
+	if (rc)
+		return rc;
+	if (!bytes)
+		return CUDA_ERROR_INVALID_VALUE;
+	*bytes = xgpulib_devs[dev].info.total_mem;
+	return CUDA_SUCCESS;
+}
+
+/* the 32-bit ABI of CUDA 2.0 */
+#undef cuDeviceTotalMem
+CUresult cuDeviceTotalMem(unsigned int *bytes, CUdevice dev);
+CUresult cuDeviceTotalMem(unsigned int *bytes, CUdevice dev)
+{
+	size_t b;
+	CUresult rc = cuDeviceTotalMem_v2(&b, dev);
+
+	if (rc == CUDA_SUCCESS && bytes)
+		*bytes = b > 0xffffffffu ? 0xffffffffu : (unsigned int)b;
+	return bytes ? rc : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib,
+			      CUdevice dev)
+{
+	const struct xgpuif_device_info_reply *i;
+	CUresult rc = xgpulib_check_dev(dev);
+
+	if (rc)
+		return rc;
+	if (!pi)
+		return CUDA_ERROR_INVALID_VALUE;
+	i = &xgpulib_devs[dev].info;
+	if ((unsigned int)attrib >= XGPUIF_NUM_DEV_ATTRS ||
+	    !i->attr_valid[attrib])
+		return CUDA_ERROR_INVALID_VALUE;
+	*pi = i->attrs[attrib];
+	return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev)
+{
+	CUresult rc = xgpulib_check_dev(dev);
+
+	if (rc)
+		return rc;
+	if (!uuid)
+		return CUDA_ERROR_INVALID_VALUE;
+	memcpy(uuid->bytes, xgpulib_devs[dev].info.uuid, sizeof(uuid->bytes));
+	return CUDA_SUCCESS;
+}
+
+#undef cuDeviceGetUuid
+CUresult cuDeviceGetUuid(CUuuid *uuid, CUdevice dev)
+{
+	return cuDeviceGetUuid_v2(uuid, dev);
+}
+
+CUresult cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev)
+{
+	const struct xgpuif_device_info_reply *i;
+	CUresult rc = xgpulib_check_dev(dev);
+
+	if (rc)
+		return rc;
+	if (!pciBusId || len <= 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	i = &xgpulib_devs[dev].info;
+	snprintf(pciBusId, (size_t)len, "%08X:%02X:%02X.0", i->pci_domain,
+		 i->pci_bus, i->pci_device);
+	return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetByPCIBusId(CUdevice *dev, const char *pciBusId)
+{
+	unsigned int dom = 0, bus, slot;
+
+	if (!dev || !pciBusId)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!xgpulib_ch)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (sscanf(pciBusId, "%x:%x:%x", &dom, &bus, &slot) != 3) {
+		dom = 0;
+		if (sscanf(pciBusId, "%x:%x", &bus, &slot) != 2)
+			return CUDA_ERROR_INVALID_VALUE;
+	}
+	for (int d = 0; d < xgpulib_ndev; d++) {
+		const struct xgpuif_device_info_reply *i =
+			&xgpulib_devs[d].info;
+
+		if ((unsigned int)i->pci_domain == dom &&
+		    (unsigned int)i->pci_bus == bus &&
+		    (unsigned int)i->pci_device == slot) {
+			*dev = d;
+			return CUDA_SUCCESS;
+		}
+	}
+	return CUDA_ERROR_INVALID_DEVICE;
+}
+
+CUresult cuDeviceComputeCapability(int *major, int *minor, CUdevice dev)
+{
+	CUresult rc;
+
+	if (!major || !minor)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = cuDeviceGetAttribute(
+		major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+	if (rc)
+		return rc;
+	return cuDeviceGetAttribute(
+		minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+}
+
+CUresult cuDeviceGetProperties(CUdevprop *prop, CUdevice dev)
+{
+	static const CUdevice_attribute a[] = {
+		CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+		CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X,
+		CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y,
+		CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z,
+		CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X,
+		CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y,
+		CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z,
+		CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK,
+		CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY,
+		CU_DEVICE_ATTRIBUTE_WARP_SIZE,
+		CU_DEVICE_ATTRIBUTE_MAX_PITCH,
+		CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK,
+		CU_DEVICE_ATTRIBUTE_CLOCK_RATE,
+		CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT,
+	};
+	int v[14];
+	CUresult rc;
+
+	if (!prop)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (int i = 0; i < 14; i++) {
+		rc = cuDeviceGetAttribute(&v[i], a[i], dev);
+		if (rc)
+			return rc;
+	}
+	prop->maxThreadsPerBlock = v[0];
+	for (int i = 0; i < 3; i++) {
+		prop->maxThreadsDim[i] = v[1 + i];
+		prop->maxGridSize[i] = v[4 + i];
+	}
+	prop->sharedMemPerBlock = v[7];
+	prop->totalConstantMemory = v[8];
+	prop->SIMDWidth = v[9];
+	prop->memPitch = v[10];
+	prop->regsPerBlock = v[11];
+	prop->clockRate = v[12];
+	prop->textureAlign = v[13];
+	return CUDA_SUCCESS;
+}

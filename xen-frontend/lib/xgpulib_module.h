@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * xgpulib_module.h: modules, libraries and the functions and kernels
+ * found in them, as the guest keeps them (xgpulib_api_module.c loads and
+ * unloads, xgpulib_api_func.c looks up).
+ *
+ * CUfunction and CUkernel handles are struct xgpulib_func (xgpulib.h),
+ * carrying the parameter layout the worker read with cuFuncGetParamInfo /
+ * cuKernelGetParamInfo, so that a launch can flatten kernelParams without
+ * asking.  Each module and library keeps a table by name: looking the
+ * same name up twice gives the same handle, as the real driver does, and
+ * costs no round trip.  Function attributes are fetched once and cached.
+ *
+ * Locking: a module's or library's table (and a kernel's per-context
+ * functions, and a library's modules) is guarded by the owner's tab.mu; a
+ * function's attribute cache by its attr_mu.  Unloading while another
+ * thread still uses the module is the application's bug, as with the real
+ * driver.
+ */
+#ifndef XGPULIB_MODULE_H
+#define XGPULIB_MODULE_H
+
+#include "xgpulib.h"
+
+#define XGPULIB_MOD_MAGIC 0x786d6f64u	/* "xmod" */
+#define XGPULIB_LIB_MAGIC 0x786c6962u	/* "xlib" */
+#define XGPULIB_DEAD_MAGIC 0xdeadf00du
+#define TAB_BUCKETS 64u
+
+struct xfunc;
+
+/* a kernel's CUfunction in one context */
+struct kfn {
+	uint64_t ctx;
+	struct xfunc *fn;
+	struct kfn *next;
+};
+
+/*
+ * A function or kernel: the public struct first (CUfunction/CUkernel
+ * point at it), then the owner's bookkeeping; params and the name follow
+ * in the same allocation.
+ */
+struct xfunc {
+	struct xgpulib_func f;
+	struct xfunc *next;	/* hash chain in the owner's table */
+	struct kfn *kfns;	/* kernels: their functions per context */
+	struct xgpuif_param params[];
+};
+
+struct symtab {
+	pthread_mutex_t mu;
+	struct xfunc *b[TAB_BUCKETS];
+};
+
+/* a library's module in one context */
+struct libmod {
+	uint64_t ctx;
+	struct CUmod_st *mod;
+	struct libmod *next;
+};
+
+struct CUmod_st {
+	uint32_t magic;
+	uint64_t remote;
+	CUcontext ctx;		/* current at load */
+	struct CUlib_st *lib;	/* set for a library's module */
+	struct symtab tab;
+};
+
+struct CUlib_st {
+	uint32_t magic;
+	uint64_t remote;
+	struct symtab tab;	/* kernels; tab.mu also guards mods, kfns */
+	struct libmod *mods;
+};
+
+static inline struct CUmod_st *xgpulib_mod_check(CUmodule m)
+{
+	return m && m->magic == XGPULIB_MOD_MAGIC ? m : NULL;
+}
+
+static inline struct CUlib_st *xgpulib_lib_check(CUlibrary l)
+{
+	return l && l->magic == XGPULIB_LIB_MAGIC ? l : NULL;
+}
+
+/* the module (of library lib, or NULL) with wire handle remote */
+CUresult xgpulib_module_new(uint64_t remote, struct CUlib_st *lib,
+			    CUmodule *out);
+
+#endif /* XGPULIB_MODULE_H */

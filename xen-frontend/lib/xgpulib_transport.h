@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * xgpulib_transport.h: how a channel's shared memory and notifications
+ * reach the backend.  Two transports: local (a Unix socket, memfds and
+ * eventfds: xgpulib_local.c) and Xen (the guest module's /dev/xgpu:
+ * xgpulib_xen.c).  Everything above them is shared.
+ */
+#ifndef XGPULIB_TRANSPORT_H
+#define XGPULIB_TRANSPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "xgpuif_ring.h"
+
+struct xgpulib_transport;
+
+struct xgpulib_transport_ops {
+	const char *name;
+	/* kick the backend: new requests are on the ring */
+	int (*notify)(struct xgpulib_transport *t);
+	/*
+	 * Sleep until the backend kicks us, timeout_ms passes (-1: forever)
+	 * or the backend is gone.  0: kicked or timed out; -EPIPE: gone.
+	 */
+	int (*wait)(struct xgpulib_transport *t, int timeout_ms);
+	/*
+	 * Memory to share with the worker as host-memory region `region`:
+	 * returns its address; the transport hands its pages to the backend
+	 * (the caller then sends XGPUIF_OP_HOSTMEM_REGISTER with `dir`).
+	 */
+	int (*hostmem_alloc)(struct xgpulib_transport *t, uint32_t region,
+			     size_t size, void **va, struct xgpuif_memref *dir);
+	void (*hostmem_free)(struct xgpulib_transport *t, uint32_t region,
+			     void *va, size_t size);
+	void (*close)(struct xgpulib_transport *t);
+};
+
+struct xgpulib_transport {
+	const struct xgpulib_transport_ops *ops;
+	struct xgpuif_sring *sring;
+	unsigned int ring_order;
+	uint8_t *data;		/* data area */
+	size_t data_bytes;
+	char where[256];	/* what we connected to, for messages */
+};
+
+/* local transport: Unix socket at `path`; 0 or -errno, *msg says why */
+int xgpulib_local_connect(const char *path, struct xgpulib_transport **out,
+			  char *msg, size_t msglen);
+
+/* Xen transport: the device node of xen-gpufront.ko; 0 or -errno */
+int xgpulib_xen_connect(const char *dev, struct xgpulib_transport **out,
+			char *msg, size_t msglen);
+
+#endif /* XGPULIB_TRANSPORT_H */
