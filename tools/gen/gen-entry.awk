@@ -121,6 +121,9 @@ END {
 		name = e_name[i]
 		args = arg_names(sig(name))
 		if (e_kind[i] == "=") {
+			# cuda.h may no longer declare the target (cuCtxCreate_v2)
+			print "#undef " e_to[i] > c
+			print "CUresult " e_to[i] "(" sig(name) ");" > c
 			body(c, name, e_to[i] "(" args ")")
 			continue
 		}

@@ -228,13 +228,6 @@ XGPULIB_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 	return CUDA_SUCCESS;
 }
 
-#undef cuDevicePrimaryCtxRelease
-XGPULIB_EXPORT CUresult cuDevicePrimaryCtxRelease(CUdevice dev);
-XGPULIB_EXPORT CUresult cuDevicePrimaryCtxRelease(CUdevice dev)
-{
-	return cuDevicePrimaryCtxRelease_v2(dev);
-}
-
 /*
  * Reset keeps the retain count (CUDA: "resetting the primary context does
  * not release it").  The worker only synchronizes: see xgpub_op_ctx.c.
@@ -263,13 +256,6 @@ XGPULIB_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
 		ctx_set_remote(&p->c, 0);
 	pthread_mutex_unlock(&ctx_mu);
 	return CUDA_SUCCESS;
-}
-
-#undef cuDevicePrimaryCtxReset
-XGPULIB_EXPORT CUresult cuDevicePrimaryCtxReset(CUdevice dev);
-XGPULIB_EXPORT CUresult cuDevicePrimaryCtxReset(CUdevice dev)
-{
-	return cuDevicePrimaryCtxReset_v2(dev);
 }
 
 XGPULIB_EXPORT CUresult cuDevicePrimaryCtxSetFlags_v2(CUdevice dev,
@@ -412,22 +398,13 @@ static CUresult ctx_create(CUcontext *pctx, unsigned int flags, CUdevice dev)
 	return CUDA_SUCCESS;
 }
 
-/* CUDA 2.0 and 3.2 ABIs: the same arguments */
-#undef cuCtxCreate
-XGPULIB_EXPORT CUresult cuCtxCreate(CUcontext *pctx, unsigned int flags,
-				    CUdevice dev);
+/* the CUDA 3.2 ABI (2.0's, cuCtxCreate, has the same arguments) */
 XGPULIB_EXPORT CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags,
 				       CUdevice dev);
 XGPULIB_EXPORT CUresult cuCtxCreate_v3(CUcontext *pctx,
 				       CUexecAffinityParam *paramsArray,
 				       int numParams, unsigned int flags,
 				       CUdevice dev);
-
-XGPULIB_EXPORT CUresult cuCtxCreate(CUcontext *pctx, unsigned int flags,
-				    CUdevice dev)
-{
-	return ctx_create(pctx, flags, dev);
-}
 
 XGPULIB_EXPORT CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags,
 				       CUdevice dev)
@@ -500,13 +477,6 @@ XGPULIB_EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx)
 	return CUDA_SUCCESS;
 }
 
-#undef cuCtxDestroy
-XGPULIB_EXPORT CUresult cuCtxDestroy(CUcontext ctx);
-XGPULIB_EXPORT CUresult cuCtxDestroy(CUcontext ctx)
-{
-	return cuCtxDestroy_v2(ctx);
-}
-
 /* ---- the context stack --------------------------------------------------- */
 
 XGPULIB_EXPORT CUresult cuCtxPushCurrent_v2(CUcontext ctx)
@@ -524,21 +494,6 @@ XGPULIB_EXPORT CUresult cuCtxPopCurrent_v2(CUcontext *pctx)
 		return CUDA_ERROR_NOT_INITIALIZED;
 	return xgpulib_current_pop(pctx) ? CUDA_SUCCESS :
 					   CUDA_ERROR_INVALID_CONTEXT;
-}
-
-#undef cuCtxPushCurrent
-#undef cuCtxPopCurrent
-XGPULIB_EXPORT CUresult cuCtxPushCurrent(CUcontext ctx);
-XGPULIB_EXPORT CUresult cuCtxPopCurrent(CUcontext *pctx);
-
-XGPULIB_EXPORT CUresult cuCtxPushCurrent(CUcontext ctx)
-{
-	return cuCtxPushCurrent_v2(ctx);
-}
-
-XGPULIB_EXPORT CUresult cuCtxPopCurrent(CUcontext *pctx)
-{
-	return cuCtxPopCurrent_v2(pctx);
 }
 
 /* replaces the top of the stack; NULL pops it */

@@ -15,6 +15,7 @@
 
 #include "xgpulib.h"
 #include "xgpulib_image.h"
+#include "xgpulib_entry.h"
 
 _Static_assert(sizeof(CUlaunchAttributeValue) == 64,
 	       "launch attribute values are 64 bytes");
@@ -261,11 +262,10 @@ static CUresult launch(CUfunction f, const struct launch *l,
 	return rc;
 }
 
-static CUresult launch_kernel(CUfunction f, unsigned int gx, unsigned int gy,
-			      unsigned int gz, unsigned int bx,
-			      unsigned int by, unsigned int bz,
-			      unsigned int shmem, CUstream s, int ptsz,
-			      void **kernelParams, void **extra)
+CUresult xgpulib_launch_kernel(CUfunction f, unsigned int gx, unsigned int gy,
+			       unsigned int gz, unsigned int bx, unsigned int by,
+			       unsigned int bz, unsigned int shmem, CUstream s,
+			       void **kernelParams, void **extra, int ptsz)
 {
 	struct launch l;
 
@@ -282,37 +282,8 @@ static CUresult launch_kernel(CUfunction f, unsigned int gx, unsigned int gy,
 	return launch(f, &l, kernelParams, extra);
 }
 
-CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX,
-			unsigned int gridDimY, unsigned int gridDimZ,
-			unsigned int blockDimX, unsigned int blockDimY,
-			unsigned int blockDimZ, unsigned int sharedMemBytes,
-			CUstream hStream, void **kernelParams, void **extra)
-{
-	return launch_kernel(f, gridDimX, gridDimY, gridDimZ, blockDimX,
-			     blockDimY, blockDimZ, sharedMemBytes, hStream, 0,
-			     kernelParams, extra);
-}
-
-CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX,
-			     unsigned int gridDimY, unsigned int gridDimZ,
-			     unsigned int blockDimX, unsigned int blockDimY,
-			     unsigned int blockDimZ,
-			     unsigned int sharedMemBytes, CUstream hStream,
-			     void **kernelParams, void **extra);
-CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX,
-			     unsigned int gridDimY, unsigned int gridDimZ,
-			     unsigned int blockDimX, unsigned int blockDimY,
-			     unsigned int blockDimZ,
-			     unsigned int sharedMemBytes, CUstream hStream,
-			     void **kernelParams, void **extra)
-{
-	return launch_kernel(f, gridDimX, gridDimY, gridDimZ, blockDimX,
-			     blockDimY, blockDimZ, sharedMemBytes, hStream, 1,
-			     kernelParams, extra);
-}
-
-static CUresult launch_ex(const CUlaunchConfig *config, CUfunction f,
-			  void **kernelParams, void **extra, int ptsz)
+CUresult xgpulib_launch_kernel_ex(const CUlaunchConfig *config, CUfunction f,
+				  void **kernelParams, void **extra, int ptsz)
 {
 	struct launch l;
 	CUresult rc;
@@ -335,24 +306,11 @@ static CUresult launch_ex(const CUlaunchConfig *config, CUfunction f,
 	return launch(f, &l, kernelParams, extra);
 }
 
-CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f,
-			  void **kernelParams, void **extra)
-{
-	return launch_ex(config, f, kernelParams, extra, 0);
-}
-
-CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f,
-			       void **kernelParams, void **extra);
-CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f,
-			       void **kernelParams, void **extra)
-{
-	return launch_ex(config, f, kernelParams, extra, 1);
-}
-
-static CUresult launch_coop(CUfunction f, unsigned int gx, unsigned int gy,
-			    unsigned int gz, unsigned int bx, unsigned int by,
-			    unsigned int bz, unsigned int shmem, CUstream s,
-			    int ptsz, void **kernelParams)
+CUresult xgpulib_launch_cooperative(CUfunction f, unsigned int gx,
+				    unsigned int gy, unsigned int gz,
+				    unsigned int bx, unsigned int by,
+				    unsigned int bz, unsigned int shmem,
+				    CUstream s, void **kernelParams, int ptsz)
 {
 	CUlaunchAttribute attr;
 	CUlaunchConfig cfg;
@@ -371,43 +329,7 @@ static CUresult launch_coop(CUfunction f, unsigned int gx, unsigned int gy,
 	cfg.hStream = s;
 	cfg.attrs = &attr;
 	cfg.numAttrs = 1;
-	return launch_ex(&cfg, f, kernelParams, NULL, ptsz);
-}
-
-CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX,
-				   unsigned int gridDimY,
-				   unsigned int gridDimZ,
-				   unsigned int blockDimX,
-				   unsigned int blockDimY,
-				   unsigned int blockDimZ,
-				   unsigned int sharedMemBytes,
-				   CUstream hStream, void **kernelParams)
-{
-	return launch_coop(f, gridDimX, gridDimY, gridDimZ, blockDimX,
-			   blockDimY, blockDimZ, sharedMemBytes, hStream, 0,
-			   kernelParams);
-}
-
-CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gridDimX,
-					unsigned int gridDimY,
-					unsigned int gridDimZ,
-					unsigned int blockDimX,
-					unsigned int blockDimY,
-					unsigned int blockDimZ,
-					unsigned int sharedMemBytes,
-					CUstream hStream, void **kernelParams);
-CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gridDimX,
-					unsigned int gridDimY,
-					unsigned int gridDimZ,
-					unsigned int blockDimX,
-					unsigned int blockDimY,
-					unsigned int blockDimZ,
-					unsigned int sharedMemBytes,
-					CUstream hStream, void **kernelParams)
-{
-	return launch_coop(f, gridDimX, gridDimY, gridDimZ, blockDimX,
-			   blockDimY, blockDimZ, sharedMemBytes, hStream, 1,
-			   kernelParams);
+	return xgpulib_launch_kernel_ex(&cfg, f, kernelParams, NULL, ptsz);
 }
 
 /* ---- occupancy ----------------------------------------------------------- */

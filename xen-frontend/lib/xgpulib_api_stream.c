@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "xgpulib.h"
+#include "xgpulib_entry.h"
 
 /*
  * Wire value for a stream that is not one of ours: no table handle has
@@ -171,64 +172,7 @@ XGPULIB_EXPORT CUresult cuStreamDestroy_v2(CUstream hStream)
 	return CUDA_SUCCESS;
 }
 
-#undef cuStreamDestroy
-XGPULIB_EXPORT CUresult cuStreamDestroy(CUstream hStream);
-XGPULIB_EXPORT CUresult cuStreamDestroy(CUstream hStream)
-{
-	return cuStreamDestroy_v2(hStream);
-}
-
-/*
- * The per-thread-default-stream ABIs: cuda.h declares them only when a
- * program is compiled for per-thread default streams.
- */
-XGPULIB_EXPORT CUresult cuStreamSynchronize_ptsz(CUstream hStream);
-XGPULIB_EXPORT CUresult cuStreamQuery_ptsz(CUstream hStream);
-XGPULIB_EXPORT CUresult cuStreamWaitEvent_ptsz(CUstream hStream,
-					       CUevent hEvent,
-					       unsigned int Flags);
-XGPULIB_EXPORT CUresult cuStreamGetPriority_ptsz(CUstream hStream,
-						 int *priority);
-XGPULIB_EXPORT CUresult cuStreamGetFlags_ptsz(CUstream hStream,
-					      unsigned int *flags);
-XGPULIB_EXPORT CUresult cuStreamGetCtx_ptsz(CUstream hStream,
-					    CUcontext *pctx);
-XGPULIB_EXPORT CUresult cuStreamGetCtx_v2_ptsz(CUstream hStream,
-					       CUcontext *pCtx,
-					       CUgreenCtx *pGreenCtx);
-XGPULIB_EXPORT CUresult cuStreamGetId_ptsz(CUstream hStream,
-					   unsigned long long *streamId);
-XGPULIB_EXPORT CUresult cuStreamGetDevice_ptsz(CUstream hStream,
-					       CUdevice *device);
-XGPULIB_EXPORT CUresult cuStreamIsCapturing_ptsz(
-	CUstream hStream, CUstreamCaptureStatus *captureStatus);
-/* cuda.h renames cuStreamGetCaptureInfo to the CUDA 12.3 ABI (_v3) */
-#undef cuStreamGetCaptureInfo
-XGPULIB_EXPORT CUresult cuStreamGetCaptureInfo(
-	CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
-	cuuint64_t *id_out);
-XGPULIB_EXPORT CUresult cuStreamGetCaptureInfo_ptsz(
-	CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
-	cuuint64_t *id_out);
-XGPULIB_EXPORT CUresult cuStreamGetCaptureInfo_v2(
-	CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
-	cuuint64_t *id_out, CUgraph *graph_out,
-	const CUgraphNode **dependencies_out, size_t *numDependencies_out);
-XGPULIB_EXPORT CUresult cuStreamGetCaptureInfo_v2_ptsz(
-	CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
-	cuuint64_t *id_out, CUgraph *graph_out,
-	const CUgraphNode **dependencies_out, size_t *numDependencies_out);
-XGPULIB_EXPORT CUresult cuStreamGetCaptureInfo_v3_ptsz(
-	CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
-	cuuint64_t *id_out, CUgraph *graph_out,
-	const CUgraphNode **dependencies_out,
-	const CUgraphEdgeData **edgeData_out, size_t *numDependencies_out);
-XGPULIB_EXPORT CUresult cuEventRecord_ptsz(CUevent hEvent, CUstream hStream);
-XGPULIB_EXPORT CUresult cuEventRecordWithFlags_ptsz(CUevent hEvent,
-						    CUstream hStream,
-						    unsigned int flags);
-
-static CUresult stream_sync(CUstream s, int ptds)
+CUresult xgpulib_stream_sync(CUstream s, int ptds)
 {
 	struct xgpuif_handle_args a;
 	CUresult rc = stream_arg(s, ptds, &a.handle);
@@ -238,17 +182,7 @@ static CUresult stream_sync(CUstream s, int ptds)
 	return xgpulib_call_STREAM_SYNCHRONIZE(&a);
 }
 
-XGPULIB_EXPORT CUresult cuStreamSynchronize(CUstream hStream)
-{
-	return stream_sync(hStream, 0);
-}
-
-XGPULIB_EXPORT CUresult cuStreamSynchronize_ptsz(CUstream hStream)
-{
-	return stream_sync(hStream, 1);
-}
-
-static CUresult stream_query(CUstream s, int ptds)
+CUresult xgpulib_stream_query(CUstream s, int ptds)
 {
 	struct xgpuif_handle_args a;
 	CUresult rc = stream_arg(s, ptds, &a.handle);
@@ -258,18 +192,8 @@ static CUresult stream_query(CUstream s, int ptds)
 	return xgpulib_call_STREAM_QUERY(&a);
 }
 
-XGPULIB_EXPORT CUresult cuStreamQuery(CUstream hStream)
-{
-	return stream_query(hStream, 0);
-}
-
-XGPULIB_EXPORT CUresult cuStreamQuery_ptsz(CUstream hStream)
-{
-	return stream_query(hStream, 1);
-}
-
-static CUresult stream_wait_event(CUstream s, CUevent e, unsigned int flags,
-				  int ptds)
+CUresult xgpulib_stream_wait_event(CUstream s, CUevent e, unsigned int flags,
+				   int ptds)
 {
 	struct xgpuif_stream_wait_args a;
 	struct CUevent_st *ev;
@@ -285,19 +209,6 @@ static CUresult stream_wait_event(CUstream s, CUevent e, unsigned int flags,
 	a.event = ev->remote;
 	a.flags = flags;
 	return xgpulib_post_STREAM_WAIT_EVENT(&a);
-}
-
-XGPULIB_EXPORT CUresult cuStreamWaitEvent(CUstream hStream, CUevent hEvent,
-					  unsigned int Flags)
-{
-	return stream_wait_event(hStream, hEvent, Flags, 0);
-}
-
-XGPULIB_EXPORT CUresult cuStreamWaitEvent_ptsz(CUstream hStream,
-					       CUevent hEvent,
-					       unsigned int Flags)
-{
-	return stream_wait_event(hStream, hEvent, Flags, 1);
 }
 
 /* ---- stream queries, answered locally ------------------------------------ */
@@ -318,11 +229,12 @@ static struct CUstream_st *stream_local(CUstream s, CUresult *rc)
 	return s;
 }
 
-static CUresult stream_priority(CUstream hs, int *priority)
+CUresult xgpulib_stream_priority(CUstream hs, int *priority, int ptds)
 {
 	struct CUstream_st *s;
 	CUresult rc;
 
+	(void)ptds;
 	if (!priority)
 		return CUDA_ERROR_INVALID_VALUE;
 	s = stream_local(hs, &rc);
@@ -332,22 +244,12 @@ static CUresult stream_priority(CUstream hs, int *priority)
 	return CUDA_SUCCESS;
 }
 
-XGPULIB_EXPORT CUresult cuStreamGetPriority(CUstream hStream, int *priority)
-{
-	return stream_priority(hStream, priority);
-}
-
-XGPULIB_EXPORT CUresult cuStreamGetPriority_ptsz(CUstream hStream,
-						 int *priority)
-{
-	return stream_priority(hStream, priority);
-}
-
-static CUresult stream_flags(CUstream hs, unsigned int *flags)
+CUresult xgpulib_stream_flags(CUstream hs, unsigned int *flags, int ptds)
 {
 	struct CUstream_st *s;
 	CUresult rc;
 
+	(void)ptds;
 	if (!flags)
 		return CUDA_ERROR_INVALID_VALUE;
 	s = stream_local(hs, &rc);
@@ -355,18 +257,6 @@ static CUresult stream_flags(CUstream hs, unsigned int *flags)
 		return rc;
 	*flags = s ? s->flags : CU_STREAM_DEFAULT;
 	return CUDA_SUCCESS;
-}
-
-XGPULIB_EXPORT CUresult cuStreamGetFlags(CUstream hStream,
-					 unsigned int *flags)
-{
-	return stream_flags(hStream, flags);
-}
-
-XGPULIB_EXPORT CUresult cuStreamGetFlags_ptsz(CUstream hStream,
-					      unsigned int *flags)
-{
-	return stream_flags(hStream, flags);
 }
 
 /* a special stream belongs to the calling thread's current context */
@@ -387,21 +277,17 @@ static CUresult stream_ctx(CUstream hs, CUcontext *pctx)
 	return need_ctx(pctx);
 }
 
-XGPULIB_EXPORT CUresult cuStreamGetCtx(CUstream hStream, CUcontext *pctx)
+CUresult xgpulib_stream_ctx(CUstream hs, CUcontext *pctx, int ptds)
 {
-	return stream_ctx(hStream, pctx);
-}
-
-XGPULIB_EXPORT CUresult cuStreamGetCtx_ptsz(CUstream hStream,
-					    CUcontext *pctx)
-{
-	return stream_ctx(hStream, pctx);
+	(void)ptds;
+	return stream_ctx(hs, pctx);
 }
 
 /* no green contexts here: pGreenCtx is always NULL */
-XGPULIB_EXPORT CUresult cuStreamGetCtx_v2(CUstream hStream, CUcontext *pCtx,
-					  CUgreenCtx *pGreenCtx)
+CUresult xgpulib_stream_ctx_v2(CUstream hStream, CUcontext *pCtx,
+			       CUgreenCtx *pGreenCtx, int ptds)
 {
+	(void)ptds;
 	CUresult rc;
 
 	if (!pCtx || !pGreenCtx)
@@ -412,18 +298,11 @@ XGPULIB_EXPORT CUresult cuStreamGetCtx_v2(CUstream hStream, CUcontext *pCtx,
 	return rc;
 }
 
-XGPULIB_EXPORT CUresult cuStreamGetCtx_v2_ptsz(CUstream hStream,
-					       CUcontext *pCtx,
-					       CUgreenCtx *pGreenCtx)
-{
-	return cuStreamGetCtx_v2(hStream, pCtx, pGreenCtx);
-}
-
 /*
  * Stream ids: a created stream's wire handle is unique for the process's
  * life (its generation changes when the slot is reused).
  */
-static CUresult stream_id(CUstream hs, int ptds, unsigned long long *id)
+CUresult xgpulib_stream_id(CUstream hs, unsigned long long *id, int ptds)
 {
 	struct CUstream_st *s;
 	CUresult rc;
@@ -446,24 +325,13 @@ static CUresult stream_id(CUstream hs, int ptds, unsigned long long *id)
 	return CUDA_SUCCESS;
 }
 
-XGPULIB_EXPORT CUresult cuStreamGetId(CUstream hStream,
-				      unsigned long long *streamId)
-{
-	return stream_id(hStream, 0, streamId);
-}
-
-XGPULIB_EXPORT CUresult cuStreamGetId_ptsz(CUstream hStream,
-					   unsigned long long *streamId)
-{
-	return stream_id(hStream, 1, streamId);
-}
-
-static CUresult stream_device(CUstream hs, CUdevice *device)
+CUresult xgpulib_stream_device(CUstream hs, CUdevice *device, int ptds)
 {
 	struct CUctx_st *c;
 	CUcontext ctx;
 	CUresult rc;
 
+	(void)ptds;
 	if (!device)
 		return CUDA_ERROR_INVALID_VALUE;
 	rc = stream_ctx(hs, &ctx);
@@ -474,17 +342,6 @@ static CUresult stream_device(CUstream hs, CUdevice *device)
 		return CUDA_ERROR_CONTEXT_IS_DESTROYED;
 	*device = c->dev;
 	return CUDA_SUCCESS;
-}
-
-XGPULIB_EXPORT CUresult cuStreamGetDevice(CUstream hStream, CUdevice *device)
-{
-	return stream_device(hStream, device);
-}
-
-XGPULIB_EXPORT CUresult cuStreamGetDevice_ptsz(CUstream hStream,
-					       CUdevice *device)
-{
-	return stream_device(hStream, device);
 }
 
 /*
@@ -505,81 +362,50 @@ static CUresult capture_status(CUstream hs, CUstreamCaptureStatus *st)
 	return CUDA_SUCCESS;
 }
 
-XGPULIB_EXPORT CUresult cuStreamIsCapturing(
-	CUstream hStream, CUstreamCaptureStatus *captureStatus)
+CUresult xgpulib_stream_is_capturing(CUstream hs, CUstreamCaptureStatus *st,
+				     int ptds)
 {
-	return capture_status(hStream, captureStatus);
+	(void)ptds;
+	return capture_status(hs, st);
 }
 
-XGPULIB_EXPORT CUresult cuStreamIsCapturing_ptsz(
-	CUstream hStream, CUstreamCaptureStatus *captureStatus)
-{
-	return capture_status(hStream, captureStatus);
-}
-
-XGPULIB_EXPORT CUresult cuStreamGetCaptureInfo(
-	CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
-	cuuint64_t *id_out)
+CUresult xgpulib_capture_info(CUstream hStream,
+			      CUstreamCaptureStatus *captureStatus_out,
+			      cuuint64_t *id_out, int ptds)
 {
 	(void)id_out;
+	(void)ptds;
 	return capture_status(hStream, captureStatus_out);
 }
 
-XGPULIB_EXPORT CUresult cuStreamGetCaptureInfo_ptsz(
-	CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
-	cuuint64_t *id_out)
-{
-	(void)id_out;
-	return capture_status(hStream, captureStatus_out);
-}
-
-XGPULIB_EXPORT CUresult cuStreamGetCaptureInfo_v2(
-	CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
-	cuuint64_t *id_out, CUgraph *graph_out,
-	const CUgraphNode **dependencies_out, size_t *numDependencies_out)
+CUresult xgpulib_capture_info_v2(CUstream hStream,
+				 CUstreamCaptureStatus *captureStatus_out,
+				 cuuint64_t *id_out, CUgraph *graph_out,
+				 const CUgraphNode **dependencies_out,
+				 size_t *numDependencies_out, int ptds)
 {
 	(void)id_out;
 	(void)graph_out;
 	(void)dependencies_out;
 	(void)numDependencies_out;
+	(void)ptds;
 	return capture_status(hStream, captureStatus_out);
 }
 
-XGPULIB_EXPORT CUresult cuStreamGetCaptureInfo_v2_ptsz(
-	CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
-	cuuint64_t *id_out, CUgraph *graph_out,
-	const CUgraphNode **dependencies_out, size_t *numDependencies_out)
+CUresult xgpulib_capture_info_v3(CUstream hStream,
+				 CUstreamCaptureStatus *captureStatus_out,
+				 cuuint64_t *id_out, CUgraph *graph_out,
+				 const CUgraphNode **dependencies_out,
+				 const CUgraphEdgeData **edgeData_out,
+				 size_t *numDependencies_out, int ptds)
 {
-	(void)id_out;
-	(void)graph_out;
-	(void)dependencies_out;
-	(void)numDependencies_out;
-	return capture_status(hStream, captureStatus_out);
-}
-
-XGPULIB_EXPORT CUresult cuStreamGetCaptureInfo_v3(
-	CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
-	cuuint64_t *id_out, CUgraph *graph_out,
-	const CUgraphNode **dependencies_out,
-	const CUgraphEdgeData **edgeData_out, size_t *numDependencies_out)
-{
+	(void)ptds;
 	(void)id_out;
 	(void)graph_out;
 	(void)numDependencies_out;
 	if (edgeData_out && !dependencies_out)
 		return CUDA_ERROR_INVALID_VALUE;
 	return capture_status(hStream, captureStatus_out);
-}
-
-XGPULIB_EXPORT CUresult cuStreamGetCaptureInfo_v3_ptsz(
-	CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
-	cuuint64_t *id_out, CUgraph *graph_out,
-	const CUgraphNode **dependencies_out,
-	const CUgraphEdgeData **edgeData_out, size_t *numDependencies_out)
-{
-	return cuStreamGetCaptureInfo_v3(hStream, captureStatus_out, id_out,
-					 graph_out, dependencies_out,
-					 edgeData_out, numDependencies_out);
 }
 
 /* ---- events -------------------------------------------------------------- */
@@ -641,28 +467,15 @@ static CUresult event_record(CUevent he, CUstream hs, unsigned int flags,
 	return xgpulib_post_EVENT_RECORD(&a);
 }
 
-XGPULIB_EXPORT CUresult cuEventRecord(CUevent hEvent, CUstream hStream)
+CUresult xgpulib_event_record(CUevent hEvent, CUstream hStream, int ptds)
 {
-	return event_record(hEvent, hStream, 0, 0, 0);
+	return event_record(hEvent, hStream, 0, 0, ptds);
 }
 
-XGPULIB_EXPORT CUresult cuEventRecord_ptsz(CUevent hEvent, CUstream hStream)
+CUresult xgpulib_event_record_with_flags(CUevent hEvent, CUstream hStream,
+					 unsigned int flags, int ptds)
 {
-	return event_record(hEvent, hStream, 0, 0, 1);
-}
-
-XGPULIB_EXPORT CUresult cuEventRecordWithFlags(CUevent hEvent,
-					       CUstream hStream,
-					       unsigned int flags)
-{
-	return event_record(hEvent, hStream, flags, 1, 0);
-}
-
-XGPULIB_EXPORT CUresult cuEventRecordWithFlags_ptsz(CUevent hEvent,
-						    CUstream hStream,
-						    unsigned int flags)
-{
-	return event_record(hEvent, hStream, flags, 1, 1);
+	return event_record(hEvent, hStream, flags, 1, ptds);
 }
 
 /* the wire handle of an event argument */
@@ -709,13 +522,6 @@ XGPULIB_EXPORT CUresult cuEventDestroy_v2(CUevent hEvent)
 	return CUDA_SUCCESS;
 }
 
-#undef cuEventDestroy
-XGPULIB_EXPORT CUresult cuEventDestroy(CUevent hEvent);
-XGPULIB_EXPORT CUresult cuEventDestroy(CUevent hEvent)
-{
-	return cuEventDestroy_v2(hEvent);
-}
-
 XGPULIB_EXPORT CUresult cuEventElapsedTime_v2(float *pMilliseconds,
 					      CUevent hStart, CUevent hEnd)
 {
@@ -738,14 +544,4 @@ XGPULIB_EXPORT CUresult cuEventElapsedTime_v2(float *pMilliseconds,
 	if (rc == CUDA_SUCCESS)
 		*pMilliseconds = r.ms;
 	return rc;
-}
-
-/* the CUDA 2.0 ABI has the same arguments */
-#undef cuEventElapsedTime
-XGPULIB_EXPORT CUresult cuEventElapsedTime(float *pMilliseconds,
-					   CUevent hStart, CUevent hEnd);
-XGPULIB_EXPORT CUresult cuEventElapsedTime(float *pMilliseconds,
-					   CUevent hStart, CUevent hEnd)
-{
-	return cuEventElapsedTime_v2(pMilliseconds, hStart, hEnd);
 }

@@ -142,12 +142,6 @@ CUresult cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev)
 	return CUDA_SUCCESS;
 }
 
-#undef cuDeviceGetUuid
-CUresult cuDeviceGetUuid(CUuuid *uuid, CUdevice dev)
-{
-	return cuDeviceGetUuid_v2(uuid, dev);
-}
-
 CUresult cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev)
 {
 	const struct xgpuif_device_info_reply *i;
