@@ -55,7 +55,7 @@ ENTRY_INPUTS := xen-frontend/lib/xgpulib_gpa_table.inc \
 LIB_SRCS := $(sort $(wildcard xen-frontend/lib/*.c))
 LIB_OBJS := $(LIB_SRCS:%.c=$(O)/obj/%.o) $(GEN_LIB_OBJ)
 BACK_DIRS := common worker transport daemon
-BACK_INC := $(BACK_DIRS:%=-Ixen-backend/%)
+BACK_INC := $(BACK_DIRS:%=-Ixen-backend/%) -Ixen-backend/include
 BACK_SRCS := $(sort $(foreach d,$(BACK_DIRS),$(wildcard xen-backend/$(d)/*.c))) \
 	$(sort $(wildcard scheduler/*.c))
 BACK_LIB_SRCS := $(filter-out xen-backend/daemon/xgpub_main.c,$(BACK_SRCS))
@@ -77,10 +77,15 @@ HEADERS := $(wildcard shared-ring/*.h shared-ring/*.def xen-frontend/lib/*.h \
 
 all: $(GUEST_LIB) $(BACKEND) $(CLI)
 
-$(CLI): tools/xgpu.c $(HEADERS)
+# the CLI: a table of subcommands, a file per subcommand or small group;
+# it speaks the control protocol of xen-backend/include/xgpu_ctl.h
+CLI_SRCS := $(sort $(wildcard tools/xgpu/*.c))
+
+$(CLI): $(CLI_SRCS) $(wildcard tools/xgpu/*.h) $(HEADERS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(CFLAGS_BASE) -o $@ $< $(XEN_LIBS) $(LDSAN) -lpthread
+	$(Q)$(CC) $(CFLAGS_BASE) -Ixen-backend/include -Ischeduler -o $@ \
+		$(CLI_SRCS) $(XEN_LIBS) $(LDSAN) -lpthread
 
 $(GEN_STAMP): shared-ring/xgpu_calls.def shared-ring/xgpuif-ops.h \
 		tools/gen/gen-calls.awk

@@ -1,21 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * xgpub_ctl.c: the daemon's control socket, used by the `xgpu` CLI.
- *
- * A SOCK_SEQPACKET Unix socket, mode 0600 (root only: whoever talks to it
- * can change every guest's share).  The peer's credentials are checked
- * too (SO_PEERCRED uid 0 or the daemon's own uid).  One request is one
- * message: a command line of words separated by single spaces.  The reply
- * is one message of text lines:
- *   ok                          first line on success, then data lines
- *   error <why>                 the only line on failure
- * Data lines are "<record> key=value key=value ...", values without spaces
- * (names are sanitised).  Commands: `version`, `list`, `sched-credit`
- * (with or without `<guest> <weight> <cap>`, see xgpub_guests.c).
+ * xgpub_ctl.c: the daemon's control socket, used by the `xgpu` CLI.  The
+ * protocol (socket, request and reply grammar, commands, records, ranges)
+ * is xen-backend/include/xgpu_ctl.h's; this file serves it: it checks the
+ * peer, reads one request, runs the command of the table below and sends
+ * one reply.  Requests are served one at a time, in the daemon's event
+ * loop.
  */
 #include <errno.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,12 +18,13 @@
 #include <unistd.h>
 
 #include "xgpuif.h"
-#include "xgpub_daemon.h"
 #include "xgpub_ctl.h"
+#include "xgpub_guest.h"
+#include "xgpub_reply.h"
 #include "xgpub_sched_glue.h"
+#include "xgpub_vcpu_glue.h"
 
-#define MAX_REPLY (256u * 1024u)
-#define MAX_CLIENTS 16
+#define MAX_CLIENTS 16			/* served per wake-up */
 
 static int ctl_fd = -1;
 static char ctl_path[108];
@@ -92,36 +86,121 @@ void xgpub_ctl_close(void)
 	ctl_fd = -1;
 }
 
-void xgpub_out_init(struct xgpub_out *o)
+/* ---- the commands ------------------------------------------------------- */
+
+static int cmd_version(struct xgpub_reply *r, int argc, char **argv)
 {
-	o->len = 0;
-	o->full = false;
-	o->buf[0] = 0;
+	(void)argc;
+	(void)argv;
+	xgpub_reply(r, XGPU_CTL_OK "\n" XGPU_CTL_REC_VERSION " protocol=%u\n",
+		    XGPUIF_VERSION);
+	return 0;
 }
 
-void xgpub_out(struct xgpub_out *o, const char *fmt, ...)
+static int cmd_list(struct xgpub_reply *r, int argc, char **argv)
 {
-	va_list ap;
-	int n;
+	(void)argc;
+	(void)argv;
+	xgpub_guests_update();
+	xgpub_reply(r, XGPU_CTL_OK "\n");
+	xgpub_guests_list(r, xgpub_sched_view);
+	return 0;
+}
 
-	if (o->full)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(o->buf + o->len, sizeof(o->buf) - o->len, fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= sizeof(o->buf) - o->len) {
-		o->full = true;
-		o->buf[o->len] = 0;
+/* a setting as it enters: a number in lo..hi, or "-" (unchanged) */
+static bool parse_setting(const char *s, uint32_t lo, uint32_t hi,
+			  uint32_t *out)
+{
+	unsigned long v;
+	char *end;
+
+	if (!strcmp(s, XGPU_CTL_NONE))
+		return true;
+	v = strtoul(s, &end, 10);
+	if (*s == '-' || *end || end == s || v < lo || v > hi)
+		return false;
+	*out = (uint32_t)v;
+	return true;
+}
+
+static int cmd_sched_credit(struct xgpub_reply *r, int argc, char **argv)
+{
+	char key[XGPU_CTL_KEY_LEN];
+	uint32_t w, cap;
+
+	if (argc == 2)
+		return -EINVAL;
+	xgpub_guests_update();
+	if (argc == 0) {
+		xgpub_reply(r, XGPU_CTL_OK "\n");
+		xgpub_guests_list_settings(r);
+		return 0;
+	}
+	xgpub_guest_resolve(argv[0], key, sizeof(key));
+	xgpub_guest_settings(key, &w, &cap);
+	if (argc == 3) {
+		/* the one check of a weight and a cap */
+		if (!parse_setting(argv[1], XGPU_CTL_WEIGHT_MIN,
+				   XGPU_SCHED_WEIGHT_MAX, &w) ||
+		    !parse_setting(argv[2], XGPU_CTL_CAP_NONE,
+				   XGPU_SCHED_CAP_MAX, &cap)) {
+			xgpub_reply(r, XGPU_CTL_ERROR " weight must be %u..%u "
+				    "and cap %u..%u (percent of one GPU, %u: "
+				    "none)\n", XGPU_CTL_WEIGHT_MIN,
+				    XGPU_SCHED_WEIGHT_MAX, XGPU_CTL_CAP_NONE,
+				    XGPU_SCHED_CAP_MAX, XGPU_CTL_CAP_NONE);
+			return 0;
+		}
+		if (xgpub_guest_settings_set(key, w, cap)) {
+			xgpub_reply(r, XGPU_CTL_ERROR " too many settings\n");
+			return 0;
+		}
+		xgpub_sched_settings_changed(key);
+		xgpub_info("%s: weight %u, cap %u%%", key, w, cap);
+	}
+	xgpub_reply(r, XGPU_CTL_OK "\n" XGPU_CTL_REC_SCHED " key=%s weight=%u "
+		    "cap=%u\n", key, w, cap);
+	return 0;
+}
+
+/*
+ * A command writes its whole reply, "error" lines included; it returns
+ * -EINVAL, having written nothing, when its arguments do not fit `args`.
+ */
+struct ctl_cmd {
+	const char *name;
+	int min_args, max_args;
+	int (*fn)(struct xgpub_reply *r, int argc, char **argv);
+	const char *args;	/* one-line help: its arguments */
+};
+
+static const struct ctl_cmd ctl_cmds[] = {
+	{ XGPU_CTL_CMD_VERSION, 0, 0, cmd_version, "" },
+	{ XGPU_CTL_CMD_LIST, 0, 0, cmd_list, "" },
+	{ XGPU_CTL_CMD_SCHED_CREDIT, 0, 3, cmd_sched_credit,
+	  "[GUEST WEIGHT CAP]" },
+	{ XGPU_CTL_CMD_STATS, 0, 0, xgpub_sched_stats, "" },
+	{ XGPU_CTL_CMD_VCPU, 0, 2, xgpub_vcpu_ctl, "[on [PCT[:MS]] | off]" },
+};
+
+static void dispatch(struct xgpub_reply *r, int argc, char **argv)
+{
+	const struct ctl_cmd *c = NULL;
+
+	for (size_t i = 0; i < sizeof(ctl_cmds) / sizeof(ctl_cmds[0]); i++)
+		if (!strcmp(argv[0], ctl_cmds[i].name))
+			c = &ctl_cmds[i];
+	if (!c) {
+		xgpub_reply(r, XGPU_CTL_ERROR " unknown command: %.64s\n",
+			    argv[0]);
 		return;
 	}
-	o->len += (size_t)n;
-}
-
-void xgpub_ctl_word(char *s)
-{
-	for (; *s; s++)
-		if (*s <= ' ' || *s > '~' || *s == '=')
-			*s = '_';
+	argc--;
+	argv++;
+	if (argc < c->min_args || argc > c->max_args ||
+	    c->fn(r, argc, argv) == -EINVAL)
+		xgpub_reply(r, XGPU_CTL_ERROR " usage: %s%s%s\n", c->name,
+			    c->args[0] ? " " : "", c->args);
 }
 
 /* split `line` in place into at most max words */
@@ -135,68 +214,52 @@ static int split(char *line, char **argv, int max)
 	return n;
 }
 
-static void handle(int fd)
+/* one request from fd, its reply into r */
+static void serve(int fd, struct xgpub_reply *r)
 {
-	static struct xgpub_out o;
-	char req[512], *argv[16];
+	char req[XGPU_CTL_REQUEST_MAX + 1], *argv[XGPU_CTL_WORDS_MAX];
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 	struct ucred cr;
 	socklen_t crl = sizeof(cr);
 	ssize_t n;
 	int argc;
 
-	xgpub_out_init(&o);
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crl) < 0 ||
 	    (cr.uid != 0 && cr.uid != geteuid())) {
-		xgpub_out(&o, "error permission denied\n");
-		goto reply;
+		xgpub_reply(r, XGPU_CTL_ERROR " permission denied\n");
+		return;
 	}
-	{
-		struct pollfd pfd = { .fd = fd, .events = POLLIN };
-
-		if (poll(&pfd, 1, 1000) <= 0) {
-			xgpub_out(&o, "error no request\n");
-			goto reply;
-		}
-	}
-	n = recv(fd, req, sizeof(req) - 1, MSG_DONTWAIT);
-	if (n <= 0) {
-		xgpub_out(&o, "error no request\n");
-		goto reply;
+	if (poll(&pfd, 1, XGPU_CTL_REQUEST_WAIT_MS) <= 0 ||
+	    (n = recv(fd, req, sizeof(req) - 1, MSG_DONTWAIT)) <= 0) {
+		xgpub_reply(r, XGPU_CTL_ERROR " no request\n");
+		return;
 	}
 	req[n] = 0;
-	argc = split(req, argv, 16);
+	argc = split(req, argv, XGPU_CTL_WORDS_MAX);
 	if (argc == 0) {
-		xgpub_out(&o, "error empty request\n");
-	} else if (!strcmp(argv[0], "version") && argc == 1) {
-		xgpub_out(&o, "ok\nversion protocol=%u\n", XGPUIF_VERSION);
-	} else if (!strcmp(argv[0], "list") && argc == 1) {
-		xgpub_out(&o, "ok\n");
-		xgpub_guests_list(&o);
-	} else if (!strcmp(argv[0], "sched-credit")) {
-		xgpub_guests_sched_credit(&o, argc - 1, argv + 1);
-	} else if (!strcmp(argv[0], "stats") && argc == 1) {
-		xgpub_sched_stats(&o);
-	} else if (!strcmp(argv[0], "vcpu")) {
-		xgpub_vcpu_ctl(&o, argc - 1, argv + 1);
-	} else {
-		xgpub_out(&o, "error unknown command: %.64s\n", argv[0]);
+		xgpub_reply(r, XGPU_CTL_ERROR " empty request\n");
+		return;
 	}
-	if (o.full) {
-		xgpub_out_init(&o);
-		xgpub_out(&o, "error reply too long\n");
+	dispatch(r, argc, argv);
+	if (r->full) {
+		xgpub_reply_init(r);
+		xgpub_reply(r, XGPU_CTL_ERROR " reply too long\n");
 	}
-reply:
-	(void)!send(fd, o.buf, o.len, MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
 void xgpub_ctl_accept(void)
 {
+	/* static: too large for the stack */
+	static struct xgpub_reply r;
+
 	for (int i = 0; i < MAX_CLIENTS; i++) {
 		int fd = accept4(ctl_fd, NULL, NULL, SOCK_CLOEXEC);
 
 		if (fd < 0)
 			return;
-		handle(fd);
+		xgpub_reply_init(&r);
+		serve(fd, &r);
+		(void)!send(fd, r.buf, r.len, MSG_NOSIGNAL | MSG_DONTWAIT);
 		close(fd);
 	}
 }

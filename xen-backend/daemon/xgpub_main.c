@@ -29,7 +29,9 @@
 #include "xgpub_worker.h"
 #include "xgpub_xen.h"
 #include "xgpub_ctl.h"
+#include "xgpub_guest.h"
 #include "xgpub_sched_glue.h"
+#include "xgpub_vcpu_glue.h"
 
 static volatile sig_atomic_t stop_requested;
 static volatile sig_atomic_t child_exited;
@@ -54,7 +56,7 @@ static void usage(FILE *f)
 "  -l, --local PATH       listen on the Unix socket PATH\n"
 "  -s, --sched POLICY     GPU scheduler: credit (default), fifo, off\n"
 "  -c, --control PATH     control socket for the xgpu CLI (root only;\n"
-"                         default /run/xgpu/control.sock, \"none\": off)\n"
+"                         default " XGPU_CTL_PATH_DEFAULT ", \"none\": off)\n"
 "      --max-channels N   channels (processes) per Xen device (default 16)\n"
 "      --vcpu-coord on|off  keep Xen VCPU weights in step with GPU weights\n"
 "                         and boost a domain whose GPU work completed\n"
@@ -170,7 +172,7 @@ int main(int argc, char **argv)
 		.spin_us = 2000,
 	};
 	const char *path = NULL, *pidfile = NULL;
-	const char *ctl_path = "/run/xgpu/control.sock";
+	const char *ctl_path = XGPU_CTL_PATH_DEFAULT;
 	const char *sched_policy = "credit";
 	int kfd = -1;
 	uint64_t sched_next = 0;
@@ -299,6 +301,7 @@ int main(int argc, char **argv)
 		xgpub_err("%s", msg);
 		return 1;
 	}
+	xgpub_driver_close(probe);
 	xgpub_info("host driver: %s", opt.driver_path);
 
 	if (opt.max_data_pages < lim.max_data_pages)

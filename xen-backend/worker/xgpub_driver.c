@@ -58,5 +58,15 @@ struct xgpub_driver *xgpub_driver_open(const char *path, char *msg,
 		return NULL;
 	}
 	d->name = strdup(path);
+	d->dl = h;
 	return d;
+}
+
+void xgpub_driver_close(struct xgpub_driver *d)
+{
+	if (!d)
+		return;
+	dlclose(d->dl);
+	free((char *)d->name);
+	free(d);
 }

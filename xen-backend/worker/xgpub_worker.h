@@ -22,6 +22,7 @@
 
 struct xgpub_driver {
 	const char *name;	/* the driver's absolute path, for the log */
+	void *dl;		/* its dlopen handle */
 #define XGPUB_DRV(fn) __typeof__(&fn) fn;
 #include "xgpub_driver.def"
 #undef XGPUB_DRV
@@ -30,6 +31,7 @@ struct xgpub_driver {
 /* the host's driver, opened by absolute path; NULL and *msg on failure */
 struct xgpub_driver *xgpub_driver_open(const char *path, char *msg,
 				       size_t msglen);
+void xgpub_driver_close(struct xgpub_driver *d);
 
 /* ---- handles ------------------------------------------------------------- */
 

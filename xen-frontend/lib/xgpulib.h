@@ -43,6 +43,22 @@
 #include "xgpulib_dev.h"
 #include "xgpulib_current.h"
 
+/*
+ * The checks most entry points make first, in the driver's order: cuInit
+ * ran (CUDA_ERROR_NOT_INITIALIZED), the pointers the call needs are given
+ * (CUDA_ERROR_INVALID_VALUE), its handle is one of ours
+ * (CUDA_ERROR_INVALID_HANDLE).  Returns the error from the caller.
+ */
+#define XGPULIB_CHECK_ARGS(args_ok, handle_ok)				\
+	do {								\
+		if (xgpulib_check_init())				\
+			return CUDA_ERROR_NOT_INITIALIZED;		\
+		if (!(args_ok))						\
+			return CUDA_ERROR_INVALID_VALUE;		\
+		if (!(handle_ok))					\
+			return CUDA_ERROR_INVALID_HANDLE;		\
+	} while (0)
+
 /* ---- contexts ---------------------------------------------------------- */
 
 #define XGPULIB_CTX_MAGIC 0x78637478u	/* "xctx" */

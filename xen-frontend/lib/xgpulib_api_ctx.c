@@ -148,6 +148,42 @@ static struct ctx_node *prim_node(CUdevice dev)
 
 /* ---- primary contexts ---------------------------------------------------- */
 
+/* the primary of a valid device */
+static CUresult prim_arg(CUdevice dev, struct ctx_node **p)
+{
+	CUresult rc = xgpulib_check_dev(dev);
+
+	if (rc)
+		return rc;
+	*p = prim_node(dev);
+	return *p ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+}
+
+static int prim_refcount(struct ctx_node *p)
+{
+	int n;
+
+	pthread_mutex_lock(&ctx_mu);
+	n = p->c.refcount;
+	pthread_mutex_unlock(&ctx_mu);
+	return n;
+}
+
+/*
+ * The guest's primary is gone (last release, or reset): its context-local
+ * storage destructors run, unlocked since they may call back into CUDA
+ * with the handle still usable; then, unless somebody retained it
+ * meanwhile, requests stop carrying its wire handle.
+ */
+static void prim_gone(struct ctx_node *p)
+{
+	xgpulib_cls_release_ctx(&p->c);
+	pthread_mutex_lock(&ctx_mu);
+	if (p->c.refcount == 0)
+		ctx_set_remote(&p->c, 0);
+	pthread_mutex_unlock(&ctx_mu);
+}
+
 XGPULIB_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx,
 						 CUdevice dev)
 {
@@ -158,12 +194,9 @@ XGPULIB_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx,
 
 	if (!pctx)
 		return CUDA_ERROR_INVALID_VALUE;
-	rc = xgpulib_check_dev(dev);
+	rc = prim_arg(dev, &p);
 	if (rc)
 		return rc;
-	p = prim_node(dev);
-	if (!p)
-		return CUDA_ERROR_INVALID_DEVICE;
 	/* held across the call: guest and worker counts move together */
 	pthread_mutex_lock(&ctx_mu);
 	if (p->c.refcount == INT_MAX) {
@@ -195,37 +228,22 @@ XGPULIB_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 	struct xgpuif_device_args a = { dev, 0 };
 	struct ctx_node *p;
 	CUresult rc;
-	int last;
+	int last = 0;
 
-	rc = xgpulib_check_dev(dev);
+	rc = prim_arg(dev, &p);
 	if (rc)
 		return rc;
-	p = prim_node(dev);
-	if (!p)
-		return CUDA_ERROR_INVALID_DEVICE;
 	pthread_mutex_lock(&ctx_mu);
-	if (p->c.refcount == 0) {
-		pthread_mutex_unlock(&ctx_mu);
-		return CUDA_ERROR_INVALID_CONTEXT;
-	}
-	rc = xgpulib_call_PRIMARY_CTX_RELEASE(&a);
-	if (rc) {
-		pthread_mutex_unlock(&ctx_mu);
-		return rc;
-	}
-	last = --p->c.refcount == 0;
-	pthread_mutex_unlock(&ctx_mu);
-	if (!last)
-		return CUDA_SUCCESS;
-	/* unlocked: a destructor may call back into CUDA, with the handle
-	 * still usable */
-	xgpulib_cls_release_ctx(&p->c);
-	pthread_mutex_lock(&ctx_mu);
-	/* unless somebody retained it meanwhile */
 	if (p->c.refcount == 0)
-		ctx_set_remote(&p->c, 0);
+		rc = CUDA_ERROR_INVALID_CONTEXT;
+	else
+		rc = xgpulib_call_PRIMARY_CTX_RELEASE(&a);
+	if (rc == CUDA_SUCCESS)
+		last = --p->c.refcount == 0;
 	pthread_mutex_unlock(&ctx_mu);
-	return CUDA_SUCCESS;
+	if (last)
+		prim_gone(p);
+	return rc;
 }
 
 /*
@@ -240,21 +258,13 @@ XGPULIB_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
 	struct ctx_node *p;
 	CUresult rc;
 
-	rc = xgpulib_check_dev(dev);
-	if (rc)
-		return rc;
-	p = prim_node(dev);
-	if (!p)
-		return CUDA_ERROR_INVALID_DEVICE;
-	rc = xgpulib_call_PRIMARY_CTX_RESET(&a);
+	rc = prim_arg(dev, &p);
+	if (!rc)
+		rc = xgpulib_call_PRIMARY_CTX_RESET(&a);
 	if (rc)
 		return rc;
 	(void)xgpulib_take_deferred();
-	xgpulib_cls_release_ctx(&p->c);
-	pthread_mutex_lock(&ctx_mu);
-	if (p->c.refcount == 0)
-		ctx_set_remote(&p->c, 0);
-	pthread_mutex_unlock(&ctx_mu);
+	prim_gone(p);
 	return CUDA_SUCCESS;
 }
 
@@ -265,12 +275,9 @@ XGPULIB_EXPORT CUresult cuDevicePrimaryCtxSetFlags_v2(CUdevice dev,
 	struct ctx_node *p;
 	CUresult rc;
 
-	rc = xgpulib_check_dev(dev);
+	rc = prim_arg(dev, &p);
 	if (rc)
 		return rc;
-	p = prim_node(dev);
-	if (!p)
-		return CUDA_ERROR_INVALID_DEVICE;
 	pthread_mutex_lock(&ctx_mu);
 	rc = xgpulib_call_PRIMARY_CTX_SET_FLAGS(&a);
 	if (rc == CUDA_SUCCESS)
@@ -287,18 +294,11 @@ XGPULIB_EXPORT CUresult cuDevicePrimaryCtxSetFlags(CUdevice dev,
 						   unsigned int flags)
 {
 	struct ctx_node *p;
-	CUresult rc = xgpulib_check_dev(dev);
-	int active;
+	CUresult rc = prim_arg(dev, &p);
 
 	if (rc)
 		return rc;
-	p = prim_node(dev);
-	if (!p)
-		return CUDA_ERROR_INVALID_DEVICE;
-	pthread_mutex_lock(&ctx_mu);
-	active = p->c.refcount > 0;
-	pthread_mutex_unlock(&ctx_mu);
-	if (active)
+	if (prim_refcount(p) > 0)
 		return CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE;
 	return cuDevicePrimaryCtxSetFlags_v2(dev, flags);
 }
@@ -314,21 +314,15 @@ XGPULIB_EXPORT CUresult cuDevicePrimaryCtxGetState(CUdevice dev,
 
 	if (!flags || !active)
 		return CUDA_ERROR_INVALID_VALUE;
-	rc = xgpulib_check_dev(dev);
-	if (rc)
-		return rc;
-	p = prim_node(dev);
-	if (!p)
-		return CUDA_ERROR_INVALID_DEVICE;
-	rc = xgpulib_call_PRIMARY_CTX_GET_STATE(&a, &r);
+	rc = prim_arg(dev, &p);
+	if (!rc)
+		rc = xgpulib_call_PRIMARY_CTX_GET_STATE(&a, &r);
 	if (rc)
 		return rc;
 	*flags = r.flags;
 	/* the worker's primary is always active; the guest's is while
 	 * retained */
-	pthread_mutex_lock(&ctx_mu);
-	*active = p->c.refcount > 0;
-	pthread_mutex_unlock(&ctx_mu);
+	*active = prim_refcount(p) > 0;
 	return CUDA_SUCCESS;
 }
 

@@ -167,12 +167,7 @@ CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod,
 	struct xfunc *xf;
 	CUresult rc;
 
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!hfunc || !name)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (!m)
-		return CUDA_ERROR_INVALID_HANDLE;
+	XGPULIB_CHECK_ARGS(hfunc && name, m);
 	rc = tab_lookup(&m->tab, xgpulib_call_MODULE_GET_FUNCTION, m->remote,
 			XGPUIF_FN_FUNCTION, name, m, m->lib, &xf);
 	if (rc == CUDA_SUCCESS)
@@ -210,12 +205,7 @@ CUresult cuModuleGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUmodule hmod,
 {
 	struct CUmod_st *m = xgpulib_mod_check(hmod);
 
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!name)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (!m)
-		return CUDA_ERROR_INVALID_HANDLE;
+	XGPULIB_CHECK_ARGS(name, m);
 	return get_global(xgpulib_call_MODULE_GET_GLOBAL, m->remote, name, dptr,
 			  bytes);
 }
@@ -265,12 +255,7 @@ CUresult cuModuleGetFunctionCount(unsigned int *count, CUmodule mod)
 {
 	struct CUmod_st *m = xgpulib_mod_check(mod);
 
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!count)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (!m)
-		return CUDA_ERROR_INVALID_HANDLE;
+	XGPULIB_CHECK_ARGS(count, m);
 	return get_count(xgpulib_call_MODULE_GET_FUNCTION_COUNT, m->remote,
 			 count);
 }
@@ -282,12 +267,7 @@ CUresult cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library,
 	struct xfunc *xf;
 	CUresult rc;
 
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!pKernel || !name)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (!l)
-		return CUDA_ERROR_INVALID_HANDLE;
+	XGPULIB_CHECK_ARGS(pKernel && name, l);
 	rc = tab_lookup(&l->tab, xgpulib_call_LIBRARY_GET_KERNEL, l->remote,
 			XGPUIF_FN_KERNEL, name, NULL, l, &xf);
 	if (rc == CUDA_SUCCESS)
@@ -300,12 +280,7 @@ CUresult cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes,
 {
 	struct CUlib_st *l = xgpulib_lib_check(library);
 
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!name)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (!l)
-		return CUDA_ERROR_INVALID_HANDLE;
+	XGPULIB_CHECK_ARGS(name, l);
 	return get_global(xgpulib_call_LIBRARY_GET_GLOBAL, l->remote, name,
 			  dptr, bytes);
 }
@@ -314,12 +289,7 @@ CUresult cuLibraryGetKernelCount(unsigned int *count, CUlibrary lib)
 {
 	struct CUlib_st *l = xgpulib_lib_check(lib);
 
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!count)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (!l)
-		return CUDA_ERROR_INVALID_HANDLE;
+	XGPULIB_CHECK_ARGS(count, l);
 	return get_count(xgpulib_call_LIBRARY_GET_KERNEL_COUNT, l->remote,
 			 count);
 }
@@ -382,12 +352,7 @@ CUresult cuKernelGetLibrary(CUlibrary *pLib, CUkernel kernel)
 {
 	struct xgpulib_func *kf = kernel_check(kernel);
 
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!pLib)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (!kf)
-		return CUDA_ERROR_INVALID_HANDLE;
+	XGPULIB_CHECK_ARGS(pLib, kf);
 	*pLib = kf->library;
 	return CUDA_SUCCESS;
 }
@@ -396,12 +361,7 @@ CUresult cuFuncGetModule(CUmodule *hmod, CUfunction hfunc)
 {
 	struct xgpulib_func *f = xgpulib_func_check(hfunc);
 
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!hmod)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (!f)
-		return CUDA_ERROR_INVALID_HANDLE;
+	XGPULIB_CHECK_ARGS(hmod, f);
 	if (f->module) {
 		*hmod = f->module;
 		return CUDA_SUCCESS;
@@ -472,12 +432,7 @@ CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib,
 {
 	struct xgpulib_func *f = xgpulib_func_check(hfunc);
 
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!pi)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (!f)
-		return CUDA_ERROR_INVALID_HANDLE;
+	XGPULIB_CHECK_ARGS(pi, f);
 	return xgpulib_func_attr(f, (int)attrib, pi);
 }
 
@@ -567,12 +522,7 @@ static CUresult get_name(const char **name, const void *h)
 {
 	struct xgpulib_func *f = xgpulib_func_check(h);
 
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!name)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (!f)
-		return CUDA_ERROR_INVALID_HANDLE;
+	XGPULIB_CHECK_ARGS(name, f);
 	*name = f->name;
 	return CUDA_SUCCESS;
 }
@@ -592,12 +542,7 @@ static CUresult param_info(const void *h, size_t index, size_t *offset,
 {
 	struct xgpulib_func *f = xgpulib_func_check(h);
 
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!offset)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (!f)
-		return CUDA_ERROR_INVALID_HANDLE;
+	XGPULIB_CHECK_ARGS(offset, f);
 	if (f->nparams == XGPUIF_PARAMS_UNKNOWN)
 		return CUDA_ERROR_NOT_SUPPORTED;
 	if (index >= f->nparams)

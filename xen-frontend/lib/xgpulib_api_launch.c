@@ -512,12 +512,7 @@ static CUresult occ_clusters(int *out, CUfunction func,
 	uint64_t stream;
 	CUresult rc;
 
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!out || !config)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (!fn)
-		return CUDA_ERROR_INVALID_HANDLE;
+	XGPULIB_CHECK_ARGS(out && config, fn);
 	rc = stream_of(config->hStream, 0, &stream);
 	if (!rc)
 		rc = attrs_to_wire(config->attrs, config->numAttrs, attrs,

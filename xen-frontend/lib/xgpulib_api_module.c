@@ -573,12 +573,7 @@ CUresult cuLibraryGetModule(CUmodule *pMod, CUlibrary library)
 	struct libmod *lm;
 	CUresult rc = CUDA_SUCCESS;
 
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!pMod)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (!l)
-		return CUDA_ERROR_INVALID_HANDLE;
+	XGPULIB_CHECK_ARGS(pMod, l);
 	pthread_mutex_lock(&l->tab.mu);
 	for (lm = l->mods; lm; lm = lm->next)
 		if (lm->ctx == ctx)

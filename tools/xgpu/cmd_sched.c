@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cmd_sched.c: `xgpu sched-credit`, the guests' weights and caps, as
+ * xl sched-credit shows and sets a domain's.  The daemon checks the
+ * values (xgpu_ctl.h); "-" leaves one as it is.
+ */
+#include <getopt.h>
+#include <string.h>
+
+#include "ctl.h"
+#include "subcommands.h"
+
+static void print_settings(const char *data)
+{
+	char line[CTL_LINE_MAX], b[5][96];
+
+	printf("%-24s %-16s %6s %6s %4s\n", "Key", "Name", "ID", "Weight",
+	       "Cap");
+	while (ctl_record(&data, XGPU_CTL_REC_SCHED, line, sizeof(line)))
+		printf("%-24s %-16s %6s %6s %4s\n",
+		       ctl_val(line, "key", b[0], 96),
+		       ctl_val(line, "name", b[1], 96),
+		       ctl_val(line, "id", b[2], 96),
+		       ctl_val(line, "weight", b[3], 96),
+		       ctl_val(line, "cap", b[4], 96));
+}
+
+int cmd_sched_credit(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "domain", required_argument, NULL, 'd' },
+		{ "weight", required_argument, NULL, 'w' },
+		{ "cap", required_argument, NULL, 'c' },
+		{ "json", no_argument, NULL, 'j' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *dom = NULL, *w = NULL, *cap = NULL;
+	char req[XGPU_CTL_REQUEST_MAX + 1];
+	bool json = false;
+	int c, n;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "d:w:c:j", lo, NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			dom = optarg;
+			break;
+		case 'w':
+			w = optarg;
+			break;
+		case 'c':
+			cap = optarg;
+			break;
+		case 'j':
+			json = true;
+			break;
+		default:
+			return XGPU_EXIT_USAGE;
+		}
+	}
+	if (optind != argc || ((w || cap) && !dom) ||
+	    (dom && strpbrk(dom, " \t\n")))
+		return XGPU_EXIT_USAGE;
+	if (dom && (w || cap))
+		n = snprintf(req, sizeof(req), "%s %s %s %s",
+			     XGPU_CTL_CMD_SCHED_CREDIT, dom,
+			     w ? w : XGPU_CTL_NONE,
+			     cap ? cap : XGPU_CTL_NONE);
+	else if (dom)
+		n = snprintf(req, sizeof(req), "%s %s",
+			     XGPU_CTL_CMD_SCHED_CREDIT, dom);
+	else
+		n = snprintf(req, sizeof(req), "%s",
+			     XGPU_CTL_CMD_SCHED_CREDIT);
+	if (n < 0 || (size_t)n >= sizeof(req))
+		return XGPU_EXIT_USAGE;
+	return ctl_show(req, json, XGPU_CTL_REC_SCHED, print_settings);
+}

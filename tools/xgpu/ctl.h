@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ctl.h: the CLI's side of the control socket (ctl.c): one request to
+ * xen-gpubackd, one reply, and the reply's records read back.  The
+ * protocol is xen-backend/include/xgpu_ctl.h's.
+ *
+ * Exit statuses of the CLI: 0; XGPU_EXIT_FAIL when the daemon (or
+ * xenstore) refused or could not be reached; XGPU_EXIT_USAGE on a usage
+ * error, after which main prints the usage.
+ */
+#ifndef XGPU_CLI_CTL_H
+#define XGPU_CLI_CTL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "xgpu_ctl.h"
+
+#define XGPU_EXIT_FAIL	1
+#define XGPU_EXIT_USAGE	2
+
+/* longer than any record */
+#define CTL_LINE_MAX	2048
+
+/* the daemon's control socket (-s, $XGPU_CTL_PATH_ENV or the default) */
+extern const char *ctl_socket;
+
+/* "--json" or "-j" */
+bool ctl_json_opt(const char *arg);
+/* send one request; the reply's records (after "ok"), or NULL once the
+ * daemon's error is printed.  Exits (XGPU_EXIT_FAIL) when the daemon
+ * cannot be reached. */
+const char *ctl_ask(const char *req);
+/* the next record of type rec after *cursor, copied into line (cut at
+ * len - 1); false at the end */
+bool ctl_record(const char **cursor, const char *rec, char *line,
+		size_t len);
+/* the value of key in a record ("-" if absent); buf holds it */
+const char *ctl_val(const char *line, const char *key, char *buf,
+		    size_t len);
+/* the records of type rec as a JSON array of objects */
+void ctl_print_json(const char *data, const char *rec);
+/* ask req and print the reply's records: as JSON those of type rec, or
+ * with print; the exit status */
+int ctl_show(const char *req, bool json, const char *rec,
+	     void (*print)(const char *data));
+/* ctl_show for a command whose only option is --json (argv[0]: its
+ * name) */
+int ctl_show_cmd(int argc, char **argv, const char *req, const char *rec,
+		 void (*print)(const char *data));
+
+#endif /* XGPU_CLI_CTL_H */
