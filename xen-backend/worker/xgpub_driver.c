@@ -22,6 +22,7 @@ struct xgpub_driver *xgpub_driver_open(const char *path, char *msg,
 					   'E', 'S', 'T', '-', 'L', 'I', 'B',
 					   0, 0 } };
 	const void *tbl = NULL;
+	const char *missing = NULL;
 
 	if (!path || path[0] != '/') {
 		snprintf(msg, msglen, "the driver must be named by an absolute "
@@ -47,12 +48,14 @@ struct xgpub_driver *xgpub_driver_open(const char *path, char *msg,
 		snprintf(msg, msglen, "out of memory");
 		return NULL;
 	}
-#define XGPUB_DRV(fn) d->fn = (__typeof__(d->fn))dlsym(h, #fn);
+#define XGPUB_DRV(fn)							\
+	if (!missing && !(d->fn = (__typeof__(d->fn))dlsym(h, #fn)))	\
+		missing = #fn;
 #include "xgpub_driver.def"
 #undef XGPUB_DRV
-	if (!d->cuInit || !d->cuDeviceGet || !d->cuCtxSetCurrent) {
-		snprintf(msg, msglen, "%s does not look like a CUDA driver",
-			 path);
+	if (missing) {
+		snprintf(msg, msglen, "%s lacks %s: not a CUDA 13 driver",
+			 path, missing);
 		free(d);
 		dlclose(h);
 		return NULL;

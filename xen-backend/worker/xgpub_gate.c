@@ -119,7 +119,7 @@ static void event_put(CUcontext ctx, CUevent ev)
 		g.pool[g.npool].ctx = ctx;
 		g.pool[g.npool].ev = ev;
 		g.npool++;
-	} else if (g.w->D->cuEventDestroy_v2) {
+	} else {
 		g.w->D->cuEventDestroy_v2(ev);
 	}
 }
@@ -301,8 +301,7 @@ void xgpub_gate_stop(struct xgpub_worker *w)
 	pthread_mutex_unlock(&g.mu);
 	pthread_join(g.thr, NULL);
 	for (unsigned int i = 0; i < g.npool; i++)
-		if (g.w->D->cuEventDestroy_v2)
-			g.w->D->cuEventDestroy_v2(g.pool[i].ev);
+		g.w->D->cuEventDestroy_v2(g.pool[i].ev);
 	g.npool = 0;
 	g.on = false;
 	__atomic_store_n(&g.st->want, 0, __ATOMIC_RELEASE);

@@ -17,7 +17,6 @@ int xgpub_h_ARRAY_CREATE(struct xgpub_worker *w,
 	CUarray arr;
 	int rc;
 
-	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuArray3DCreate);
 	memset(&d, 0, sizeof(d));
 	d.Width = a->width;
 	d.Height = a->height;
@@ -76,7 +75,6 @@ int xgpub_h_TEXOBJ_CREATE(struct xgpub_worker *w,
 	CUtexObject t;
 	int rc;
 
-	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuTexObjectCreate);
 	memset(&res, 0, sizeof(res));
 	memset(&tex, 0, sizeof(tex));
 	memset(&view, 0, sizeof(view));

@@ -48,7 +48,6 @@ int xgpub_h_PRIMARY_CTX_RETAIN(struct xgpub_worker *w,
 
 	if (a->ordinal != 0)
 		return CUDA_ERROR_INVALID_DEVICE;
-	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuDevicePrimaryCtxRetain);
 	if (!w->primary_h || w->primary_refs >= MAX_PRIMARY_REFS)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	rc = w->D->cuDevicePrimaryCtxRetain(&c, w->dev);
@@ -66,7 +65,6 @@ int xgpub_h_PRIMARY_CTX_RELEASE(struct xgpub_worker *w,
 
 	if (a->ordinal != 0)
 		return CUDA_ERROR_INVALID_DEVICE;
-	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuDevicePrimaryCtxRelease_v2);
 	if (w->primary_refs <= 0)
 		return CUDA_ERROR_INVALID_CONTEXT;
 	/* never the worker's own reference: the context stays alive */
@@ -92,7 +90,6 @@ int xgpub_h_PRIMARY_CTX_RESET(struct xgpub_worker *w,
 
 	if (a->ordinal != 0)
 		return CUDA_ERROR_INVALID_DEVICE;
-	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuCtxSynchronize);
 	if (set_current(w, w->primary) == CUDA_SUCCESS) {
 		int rc = w->D->cuCtxSynchronize();
 
@@ -109,7 +106,6 @@ int xgpub_h_PRIMARY_CTX_SET_FLAGS(struct xgpub_worker *w,
 {
 	if (a->dev != 0)
 		return CUDA_ERROR_INVALID_DEVICE;
-	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuDevicePrimaryCtxSetFlags_v2);
 	return w->D->cuDevicePrimaryCtxSetFlags_v2(w->dev, a->flags);
 }
 
@@ -123,7 +119,6 @@ int xgpub_h_PRIMARY_CTX_GET_STATE(struct xgpub_worker *w,
 
 	if (a->ordinal != 0)
 		return CUDA_ERROR_INVALID_DEVICE;
-	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuDevicePrimaryCtxGetState);
 	rc = w->D->cuDevicePrimaryCtxGetState(w->dev, &flags, &active);
 	if (rc)
 		return rc;
@@ -146,8 +141,6 @@ int xgpub_h_CTX_CREATE(struct xgpub_worker *w,
 
 	if (a->dev != 0)
 		return CUDA_ERROR_INVALID_DEVICE;
-	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuCtxCreate_v4);
-	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuCtxDestroy_v2);
 	/*
 	 * Empty the stack first (SetCurrent(NULL) pops its one entry), so
 	 * that the push of cuCtxCreate makes it one deep again and the
@@ -194,7 +187,6 @@ int xgpub_h_CTX_DESTROY(struct xgpub_worker *w,
 	c = e->obj;
 	if (c == w->primary)
 		return CUDA_ERROR_INVALID_CONTEXT;
-	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuCtxDestroy_v2);
 	/*
 	 * Its streams and events die with it in the driver; destroy them
 	 * first and drop their handles, which would otherwise name freed
@@ -223,7 +215,6 @@ int xgpub_h_CTX_DESTROY(struct xgpub_worker *w,
 
 int xgpub_h_CTX_SYNCHRONIZE(struct xgpub_worker *w)
 {
-	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuCtxSynchronize);
 	return w->D->cuCtxSynchronize();
 }
 
@@ -234,7 +225,6 @@ int xgpub_h_CTX_GET_LIMIT(struct xgpub_worker *w,
 	size_t v = 0;
 	int rc;
 
-	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuCtxGetLimit);
 	rc = w->D->cuCtxGetLimit(&v, (CUlimit)a->limit);
 	r->value = v;
 	return rc;
@@ -249,7 +239,6 @@ int xgpub_h_CTX_GET_LIMIT(struct xgpub_worker *w,
 int xgpub_h_CTX_SET_LIMIT(struct xgpub_worker *w,
 			  const struct xgpuif_limit_args *a)
 {
-	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuCtxSetLimit);
 	if ((a->limit == CU_LIMIT_MALLOC_HEAP_SIZE ||
 	     a->limit == CU_LIMIT_PRINTF_FIFO_SIZE) &&
 	    !xgpub_quota_allows(w, a->value))
@@ -263,7 +252,6 @@ int xgpub_h_CTX_GET_PRIORITY_RANGE(struct xgpub_worker *w,
 	int least = 0, greatest = 0;
 	int rc;
 
-	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuCtxGetStreamPriorityRange);
 	rc = w->D->cuCtxGetStreamPriorityRange(&least, &greatest);
 	r->least = least;
 	r->greatest = greatest;
@@ -275,7 +263,6 @@ int xgpub_h_CTX_GET_FLAGS(struct xgpub_worker *w, struct xgpuif_u64_reply *r)
 	unsigned int flags = 0;
 	int rc;
 
-	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuCtxGetFlags);
 	rc = w->D->cuCtxGetFlags(&flags);
 	r->value = flags;
 	return rc;
@@ -287,7 +274,6 @@ int xgpub_h_CTX_GET_CACHE_CONFIG(struct xgpub_worker *w,
 	CUfunc_cache cfg = CU_FUNC_CACHE_PREFER_NONE;
 	int rc;
 
-	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuCtxGetCacheConfig);
 	rc = w->D->cuCtxGetCacheConfig(&cfg);
 	r->value = (uint64_t)cfg;
 	return rc;
@@ -296,6 +282,5 @@ int xgpub_h_CTX_GET_CACHE_CONFIG(struct xgpub_worker *w,
 int xgpub_h_CTX_SET_CACHE_CONFIG(struct xgpub_worker *w,
 				 const struct xgpuif_u32_args *a)
 {
-	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuCtxSetCacheConfig);
 	return w->D->cuCtxSetCacheConfig((CUfunc_cache)a->value);
 }

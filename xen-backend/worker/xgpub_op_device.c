@@ -25,7 +25,6 @@ int xgpub_h_INIT(struct xgpub_worker *w, const struct xgpuif_init_args *a,
 	/* cuInit accepts no flags today */
 	if (a->flags)
 		return CUDA_ERROR_INVALID_VALUE;
-	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuDriverGetVersion);
 	rc = w->D->cuDriverGetVersion(&version);
 	if (rc)
 		return rc;
@@ -45,9 +44,6 @@ int xgpub_h_DEVICE_INFO(struct xgpub_worker *w,
 
 	if (a->ordinal != 0)
 		return CUDA_ERROR_INVALID_DEVICE;
-	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuDeviceGetName);
-	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuDeviceTotalMem_v2);
-	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuDeviceGetAttribute);
 	rc = D->cuDeviceGetName(r->name, (int)sizeof(r->name), w->dev);
 	if (rc)
 		return rc;
@@ -59,11 +55,9 @@ int xgpub_h_DEVICE_INFO(struct xgpub_worker *w,
 	r->total_mem = total;
 	if (w->opt->quota && w->opt->quota < r->total_mem)
 		r->total_mem = w->opt->quota;
-	if (D->cuDeviceGetUuid_v2) {
-		memset(&uuid, 0, sizeof(uuid));
-		if (D->cuDeviceGetUuid_v2(&uuid, w->dev) == CUDA_SUCCESS)
-			memcpy(r->uuid, uuid.bytes, sizeof(r->uuid));
-	}
+	memset(&uuid, 0, sizeof(uuid));
+	if (D->cuDeviceGetUuid_v2(&uuid, w->dev) == CUDA_SUCCESS)
+		memcpy(r->uuid, uuid.bytes, sizeof(r->uuid));
 	if (D->cuDeviceGetAttribute(&r->pci_domain,
 				    CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, w->dev))
 		r->pci_domain = 0;

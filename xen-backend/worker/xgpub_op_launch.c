@@ -128,7 +128,6 @@ int xgpub_h_LAUNCH(struct xgpub_worker *w, const struct xgpuif_launch_args *a,
 		ex = extra;
 	}
 	if (a->nattrs == 0) {
-		XGPUB_NOT_SUPPORTED_IF_NULL(w, cuLaunchKernel);
 		/* a CUkernel launches through the CUfunction entry points */
 		return w->D->cuLaunchKernel(obj, a->grid[0], a->grid[1],
 					    a->grid[2], a->block[0], a->block[1],
@@ -147,7 +146,6 @@ int xgpub_h_LAUNCH(struct xgpub_worker *w, const struct xgpuif_launch_args *a,
 		.attrs = attr_buf,
 		.numAttrs = a->nattrs,
 	};
-	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuLaunchKernelEx);
 	return w->D->cuLaunchKernelEx(&cfg, obj, kp, ex);
 }
 
@@ -166,8 +164,6 @@ int xgpub_h_OCC_MAX_ACTIVE_BLOCKS(struct xgpub_worker *w,
 		return rc;
 	if (a->block_size > INT_MAX)
 		return CUDA_ERROR_INVALID_VALUE;
-	XGPUB_NOT_SUPPORTED_IF_NULL(
-		w, cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags);
 	rc = w->D->cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
 		&n, obj, (int)a->block_size, (size_t)a->dyn_smem, a->flags);
 	if (rc)
@@ -190,7 +186,6 @@ int xgpub_h_OCC_AVAILABLE_DSMEM(struct xgpub_worker *w,
 		return rc;
 	if (a->block_size > INT_MAX || a->num_blocks > INT_MAX)
 		return CUDA_ERROR_INVALID_VALUE;
-	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuOccupancyAvailableDynamicSMemPerBlock);
 	rc = w->D->cuOccupancyAvailableDynamicSMemPerBlock(
 		&size, obj, (int)a->num_blocks, (int)a->block_size);
 	if (rc)
@@ -232,14 +227,10 @@ int xgpub_h_OCC_CLUSTERS(struct xgpub_worker *w,
 	cfg.hStream = stream;
 	cfg.attrs = a->nattrs ? attr_buf : NULL;
 	cfg.numAttrs = a->nattrs;
-	if (a->which == 0) {
-		XGPUB_NOT_SUPPORTED_IF_NULL(w, cuOccupancyMaxActiveClusters);
+	if (a->which == 0)
 		rc = w->D->cuOccupancyMaxActiveClusters(&n, obj, &cfg);
-	} else {
-		XGPUB_NOT_SUPPORTED_IF_NULL(w,
-					    cuOccupancyMaxPotentialClusterSize);
+	else
 		rc = w->D->cuOccupancyMaxPotentialClusterSize(&n, obj, &cfg);
-	}
 	if (rc)
 		return rc;
 	r->value = n;

@@ -97,7 +97,6 @@ int xgpub_h_MEM_GET_ADDRESS_RANGE(struct xgpub_worker *w,
 	size_t size;
 	int rc;
 
-	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuMemGetAddressRange);
 	rc = w->D->cuMemGetAddressRange(&base, &size, a->dptr);
 	if (rc)
 		return rc;
@@ -134,8 +133,7 @@ int xgpub_h_HOSTMEM_REGISTER(struct xgpub_worker *w,
 					     CU_MEMHOSTREGISTER_DEVICEMAP);
 	if (rc == 0) {
 		reg->registered = true;
-		if (w->D->cuMemHostGetDevicePointer)
-			w->D->cuMemHostGetDevicePointer(&dptr, va, 0);
+		w->D->cuMemHostGetDevicePointer(&dptr, va, 0);
 	} else {
 		xgpub_info("%s: region %u not pinned (%d); its copies still "
 			   "work through the driver's staging", w->t->who,
@@ -177,7 +175,6 @@ int xgpub_h_POINTER_GET_ATTRIBUTE(struct xgpub_worker *w,
 	if (a->attr == CU_POINTER_ATTRIBUTE_HOST_POINTER ||
 	    a->attr == CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE)
 		return CUDA_ERROR_NOT_SUPPORTED;
-	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuPointerGetAttribute);
 	memset(&v, 0, sizeof(v));
 	rc = w->D->cuPointerGetAttribute(&v, a->attr, a->ptr);
 	if (rc)

@@ -270,12 +270,8 @@ static int load(struct xgpub_worker *w, const struct xgpuif_load_args *a,
 	if (rc == CUDA_SUCCESS && !image_fits(img->data, img->size))
 		rc = CUDA_ERROR_INVALID_IMAGE;
 	if (rc == CUDA_SUCCESS && !library) {
-		if (!w->D->cuModuleLoadDataEx)
-			rc = CUDA_ERROR_NOT_SUPPORTED;
-		else
-			rc = w->D->cuModuleLoadDataEx((CUmodule *)&obj,
-						      img->data, o.njit, o.jit,
-						      o.jitv);
+		rc = w->D->cuModuleLoadDataEx((CUmodule *)&obj, img->data,
+					      o.njit, o.jit, o.jitv);
 	} else if (rc == CUDA_SUCCESS) {
 		bool preserved = false;
 
@@ -286,13 +282,9 @@ static int load(struct xgpub_worker *w, const struct xgpuif_load_args *a,
 			o.lib[o.nlib] = CU_LIBRARY_BINARY_IS_PRESERVED;
 			o.libv[o.nlib++] = (void *)(uintptr_t)1;
 		}
-		if (!w->D->cuLibraryLoadData)
-			rc = CUDA_ERROR_NOT_SUPPORTED;
-		else
-			rc = w->D->cuLibraryLoadData((CUlibrary *)&obj,
-						     img->data, o.jit, o.jitv,
-						     o.njit, o.lib, o.libv,
-						     o.nlib);
+		rc = w->D->cuLibraryLoadData((CUlibrary *)&obj, img->data,
+					     o.jit, o.jitv, o.njit, o.lib,
+					     o.libv, o.nlib);
 	}
 	if (rc) {
 		free(img);
@@ -304,9 +296,9 @@ static int load(struct xgpub_worker *w, const struct xgpuif_load_args *a,
 				     library ? XGPUB_H_LIBRARY : XGPUB_H_MODULE,
 				     obj, img);
 	if (!r->handle) {
-		if (library && w->D->cuLibraryUnload)
+		if (library)
 			w->D->cuLibraryUnload(obj);
-		else if (w->D->cuModuleUnload)
+		else
 			w->D->cuModuleUnload(obj);
 		free(img);
 		return CUDA_ERROR_OUT_OF_MEMORY;
@@ -379,7 +371,6 @@ int xgpub_h_MODULE_UNLOAD(struct xgpub_worker *w,
 	/* a library's module goes with its library */
 	if (img->root != a->handle)
 		return CUDA_ERROR_INVALID_HANDLE;
-	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuModuleUnload);
 	mod = e->obj;
 	drop_children(w, a->handle, XGPUB_H_FUNCTION);
 	rc = w->D->cuModuleUnload(mod);
@@ -398,7 +389,6 @@ int xgpub_h_LIBRARY_UNLOAD(struct xgpub_worker *w,
 	e = xgpub_handle_get(&w->h, a->handle, XGPUB_H_LIBRARY);
 	if (!e)
 		return CUDA_ERROR_INVALID_HANDLE;
-	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuLibraryUnload);
 	lib = e->obj;
 	drop_children(w, a->handle, XGPUB_H_FUNCTION);
 	drop_children(w, a->handle, XGPUB_H_KERNEL);

@@ -33,9 +33,9 @@ static void drop_one(struct xgpub_hentry *e, void *arg)
 
 	if (!o || o->ctx != d->ctx)
 		return;
-	if (type == XGPUB_H_EVENT && D->cuEventDestroy_v2)
+	if (type == XGPUB_H_EVENT)
 		D->cuEventDestroy_v2(e->obj);
-	else if (type == XGPUB_H_STREAM && D->cuStreamDestroy_v2)
+	else
 		D->cuStreamDestroy_v2(e->obj);
 	/* freeing marks the entry free; the walk over the table goes on */
 	xgpub_handle_free(&d->w->h, xgpub_handle_of(&d->w->h, e), type);
@@ -94,14 +94,7 @@ int xgpub_h_STREAM_CREATE(struct xgpub_worker *w,
 	CUstream s = NULL;
 	int rc;
 
-	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuStreamDestroy_v2);
-	if (a->priority == 0 && w->D->cuStreamCreate) {
-		rc = w->D->cuStreamCreate(&s, a->flags);
-	} else {
-		XGPUB_NOT_SUPPORTED_IF_NULL(w, cuStreamCreateWithPriority);
-		rc = w->D->cuStreamCreateWithPriority(&s, a->flags,
-						      a->priority);
-	}
+	rc = w->D->cuStreamCreateWithPriority(&s, a->flags, a->priority);
 	if (rc)
 		return rc;
 	r->stream = owned_handle(w, XGPUB_H_STREAM, s);
@@ -117,7 +110,6 @@ int xgpub_h_STREAM_DESTROY(struct xgpub_worker *w,
 
 	if (!e)
 		return CUDA_ERROR_INVALID_HANDLE;
-	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuStreamDestroy_v2);
 	rc = w->D->cuStreamDestroy_v2(e->obj);
 	/* a stream the driver would not destroy stays for the teardown */
 	if (rc == CUDA_SUCCESS)
@@ -132,7 +124,6 @@ int xgpub_h_STREAM_SYNCHRONIZE(struct xgpub_worker *w,
 
 	if (xgpub_stream(w, a->handle, &s))
 		return CUDA_ERROR_INVALID_HANDLE;
-	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuStreamSynchronize);
 	return w->D->cuStreamSynchronize(s);
 }
 
@@ -143,7 +134,6 @@ int xgpub_h_STREAM_QUERY(struct xgpub_worker *w,
 
 	if (xgpub_stream(w, a->handle, &s))
 		return CUDA_ERROR_INVALID_HANDLE;
-	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuStreamQuery);
 	return w->D->cuStreamQuery(s);
 }
 
@@ -155,7 +145,6 @@ int xgpub_h_STREAM_WAIT_EVENT(struct xgpub_worker *w,
 
 	if (xgpub_stream(w, a->stream, &s) || event_of(w, a->event, &ev))
 		return CUDA_ERROR_INVALID_HANDLE;
-	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuStreamWaitEvent);
 	return w->D->cuStreamWaitEvent(s, ev, a->flags);
 }
 
@@ -168,8 +157,6 @@ int xgpub_h_EVENT_CREATE(struct xgpub_worker *w,
 	CUevent ev = NULL;
 	int rc;
 
-	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuEventCreate);
-	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuEventDestroy_v2);
 	rc = w->D->cuEventCreate(&ev, a->value);
 	if (rc)
 		return rc;
@@ -186,10 +173,8 @@ int xgpub_h_EVENT_RECORD(struct xgpub_worker *w,
 	if (event_of(w, a->event, &ev) || xgpub_stream(w, a->stream, &s))
 		return CUDA_ERROR_INVALID_HANDLE;
 	if (a->with_flags) {
-		XGPUB_NOT_SUPPORTED_IF_NULL(w, cuEventRecordWithFlags);
 		return w->D->cuEventRecordWithFlags(ev, s, a->flags);
 	}
-	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuEventRecord);
 	return w->D->cuEventRecord(ev, s);
 }
 
@@ -200,7 +185,6 @@ int xgpub_h_EVENT_QUERY(struct xgpub_worker *w,
 
 	if (event_of(w, a->handle, &ev))
 		return CUDA_ERROR_INVALID_HANDLE;
-	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuEventQuery);
 	return w->D->cuEventQuery(ev);
 }
 
@@ -211,7 +195,6 @@ int xgpub_h_EVENT_SYNCHRONIZE(struct xgpub_worker *w,
 
 	if (event_of(w, a->handle, &ev))
 		return CUDA_ERROR_INVALID_HANDLE;
-	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuEventSynchronize);
 	return w->D->cuEventSynchronize(ev);
 }
 
@@ -223,7 +206,6 @@ int xgpub_h_EVENT_DESTROY(struct xgpub_worker *w,
 
 	if (event_of(w, a->handle, &ev))
 		return CUDA_ERROR_INVALID_HANDLE;
-	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuEventDestroy_v2);
 	rc = w->D->cuEventDestroy_v2(ev);
 	if (rc == CUDA_SUCCESS)
 		xgpub_handle_free(&w->h, a->handle, XGPUB_H_EVENT);
@@ -240,7 +222,6 @@ int xgpub_h_EVENT_ELAPSED_TIME(struct xgpub_worker *w,
 
 	if (event_of(w, a->start, &s) || event_of(w, a->end, &e))
 		return CUDA_ERROR_INVALID_HANDLE;
-	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuEventElapsedTime_v2);
 	rc = w->D->cuEventElapsedTime_v2(&ms, s, e);
 	r->ms = ms;
 	return rc;

@@ -78,8 +78,7 @@ static int reply_fn(struct xgpub_worker *w, int type, void *obj,
 	static struct xgpuif_param p[XGPUIF_MAX_PARAMS];
 	struct xgpub_driver *D = w->D;
 	bool kernel = type == XGPUB_H_KERNEL;
-	bool known = kernel ? D->cuKernelGetParamInfo != NULL :
-			      D->cuFuncGetParamInfo != NULL;
+	bool known = true;
 	struct xgpub_fn *fn;
 	uint32_t n = 0, end = 0;
 
@@ -148,7 +147,6 @@ int xgpub_h_MODULE_GET_FUNCTION(struct xgpub_worker *w,
 	img = module_get(w, a->owner);
 	if (!img)
 		return CUDA_ERROR_INVALID_HANDLE;
-	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuModuleGetFunction);
 	rc = w->D->cuModuleGetFunction(&f, img->mod, name);
 	if (rc)
 		return rc;
@@ -171,7 +169,6 @@ int xgpub_h_LIBRARY_GET_KERNEL(struct xgpub_worker *w,
 		rc = library_get(w, a->owner, &lib);
 	if (rc)
 		return rc;
-	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuLibraryGetKernel);
 	rc = w->D->cuLibraryGetKernel(&k, lib, name);
 	if (rc)
 		return rc;
@@ -191,7 +188,6 @@ int xgpub_h_KERNEL_GET_FUNCTION(struct xgpub_worker *w,
 	rc = xgpub_fn_get(w, a->handle, XGPUIF_FN_KERNEL, &k, &kfn);
 	if (rc)
 		return rc;
-	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuKernelGetFunction);
 	rc = w->D->cuKernelGetFunction(&f, k);
 	if (rc)
 		return rc;
@@ -215,7 +211,6 @@ int xgpub_h_MODULE_GET_GLOBAL(struct xgpub_worker *w,
 	img = module_get(w, a->owner);
 	if (!img)
 		return CUDA_ERROR_INVALID_HANDLE;
-	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuModuleGetGlobal_v2);
 	rc = w->D->cuModuleGetGlobal_v2(&dptr, &size, img->mod, name);
 	r->dptr = dptr;
 	r->size = size;
@@ -238,7 +233,6 @@ int xgpub_h_LIBRARY_GET_GLOBAL(struct xgpub_worker *w,
 		rc = library_get(w, a->owner, &lib);
 	if (rc)
 		return rc;
-	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuLibraryGetGlobal);
 	rc = w->D->cuLibraryGetGlobal(&dptr, &size, lib, name);
 	r->dptr = dptr;
 	r->size = size;
@@ -257,7 +251,6 @@ int xgpub_h_LIBRARY_GET_MODULE(struct xgpub_worker *w,
 	rc = library_get(w, a->handle, &lib);
 	if (rc)
 		return rc;
-	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuLibraryGetModule);
 	rc = w->D->cuLibraryGetModule(&mod, lib);
 	if (rc)
 		return rc;
@@ -288,7 +281,6 @@ int xgpub_h_LIBRARY_GET_KERNEL_COUNT(struct xgpub_worker *w,
 	rc = library_get(w, a->handle, &lib);
 	if (rc)
 		return rc;
-	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuLibraryGetKernelCount);
 	rc = w->D->cuLibraryGetKernelCount(&n, lib);
 	r->value = n;
 	return rc;
@@ -304,7 +296,6 @@ int xgpub_h_MODULE_GET_FUNCTION_COUNT(struct xgpub_worker *w,
 
 	if (!img)
 		return CUDA_ERROR_INVALID_HANDLE;
-	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuModuleGetFunctionCount);
 	rc = w->D->cuModuleGetFunctionCount(&n, img->mod);
 	r->value = n;
 	return rc;
@@ -312,33 +303,33 @@ int xgpub_h_MODULE_GET_FUNCTION_COUNT(struct xgpub_worker *w,
 
 /* ---- attributes ---------------------------------------------------------- */
 
+/* the driver object of the function or kernel an attribute op names */
+static int attr_target(struct xgpub_worker *w,
+		       const struct xgpuif_func_attr_args *a, void **obj)
+{
+	const struct xgpub_fn *fn;
+
+	return xgpub_fn_get(w, a->handle, a->kind, obj, &fn);
+}
+
 int xgpub_h_FUNC_GET_ATTRIBUTES(struct xgpub_worker *w,
 				const struct xgpuif_func_attr_args *a,
 				struct xgpuif_func_attrs_reply *r)
 {
-	const struct xgpub_fn *fn;
-	bool kernel, any = false;
+	bool kernel = a->kind == XGPUIF_FN_KERNEL, any = false;
 	int rc, first = CUDA_SUCCESS;
 	void *obj;
 
-	rc = xgpub_fn_get(w, a->handle, a->kind, &obj, &fn);
+	rc = attr_target(w, a, &obj);
 	if (rc)
 		return rc;
-	kernel = a->kind == XGPUIF_FN_KERNEL;
-	if (kernel)
-		XGPUB_NOT_SUPPORTED_IF_NULL(w, cuKernelGetAttribute);
-	else
-		XGPUB_NOT_SUPPORTED_IF_NULL(w, cuFuncGetAttribute);
 	for (uint32_t i = 0; i < XGPUIF_NUM_FUNC_ATTRS; i++) {
+		CUfunction_attribute at = (CUfunction_attribute)i;
 		int v = 0;
 
 		/* the guest's device is the worker's one device */
-		if (kernel)
-			rc = w->D->cuKernelGetAttribute(
-				&v, (CUfunction_attribute)i, obj, w->dev);
-		else
-			rc = w->D->cuFuncGetAttribute(
-				&v, (CUfunction_attribute)i, obj);
+		rc = kernel ? w->D->cuKernelGetAttribute(&v, at, obj, w->dev) :
+			      w->D->cuFuncGetAttribute(&v, at, obj);
 		if (rc == CUDA_SUCCESS) {
 			r->attrs[i] = v;
 			r->valid[i] = 1;
@@ -347,46 +338,33 @@ int xgpub_h_FUNC_GET_ATTRIBUTES(struct xgpub_worker *w,
 			first = rc;
 		}
 	}
-	if (!any)
-		return first;
-	return CUDA_SUCCESS;
+	return any ? CUDA_SUCCESS : first;
 }
 
 int xgpub_h_FUNC_SET_ATTRIBUTE(struct xgpub_worker *w,
 			       const struct xgpuif_func_attr_args *a)
 {
-	const struct xgpub_fn *fn;
+	CUfunction_attribute at = (CUfunction_attribute)a->attr;
 	void *obj;
-	int rc;
+	int rc = attr_target(w, a, &obj);
 
-	rc = xgpub_fn_get(w, a->handle, a->kind, &obj, &fn);
 	if (rc)
 		return rc;
-	if (a->kind == XGPUIF_FN_KERNEL) {
-		XGPUB_NOT_SUPPORTED_IF_NULL(w, cuKernelSetAttribute);
-		return w->D->cuKernelSetAttribute((CUfunction_attribute)a->attr,
-						  a->value, obj, w->dev);
-	}
-	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuFuncSetAttribute);
-	return w->D->cuFuncSetAttribute(obj, (CUfunction_attribute)a->attr,
-					a->value);
+	if (a->kind == XGPUIF_FN_KERNEL)
+		return w->D->cuKernelSetAttribute(at, a->value, obj, w->dev);
+	return w->D->cuFuncSetAttribute(obj, at, a->value);
 }
 
 int xgpub_h_FUNC_SET_CACHE_CONFIG(struct xgpub_worker *w,
 				  const struct xgpuif_func_attr_args *a)
 {
-	const struct xgpub_fn *fn;
+	CUfunc_cache cfg = (CUfunc_cache)a->attr;
 	void *obj;
-	int rc;
+	int rc = attr_target(w, a, &obj);
 
-	rc = xgpub_fn_get(w, a->handle, a->kind, &obj, &fn);
 	if (rc)
 		return rc;
-	if (a->kind == XGPUIF_FN_KERNEL) {
-		XGPUB_NOT_SUPPORTED_IF_NULL(w, cuKernelSetCacheConfig);
-		return w->D->cuKernelSetCacheConfig(obj, (CUfunc_cache)a->attr,
-						    w->dev);
-	}
-	XGPUB_NOT_SUPPORTED_IF_NULL(w, cuFuncSetCacheConfig);
-	return w->D->cuFuncSetCacheConfig(obj, (CUfunc_cache)a->attr);
+	if (a->kind == XGPUIF_FN_KERNEL)
+		return w->D->cuKernelSetCacheConfig(obj, cfg, w->dev);
+	return w->D->cuFuncSetCacheConfig(obj, cfg);
 }

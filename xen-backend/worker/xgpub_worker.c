@@ -309,8 +309,7 @@ static int worker_setup(struct xgpub_worker *w)
 	 * Pin the data area once: staged copies then DMA straight from the
 	 * pages the guest wrote, with no copy in the worker.
 	 */
-	if (D->cuMemHostRegister_v2 &&
-	    D->cuMemHostRegister_v2(w->t->data, w->t->data_bytes,
+	if (D->cuMemHostRegister_v2(w->t->data, w->t->data_bytes,
 				    CU_MEMHOSTREGISTER_PORTABLE) == 0)
 		w->data_registered = true;
 	else
@@ -326,35 +325,30 @@ static void destroy_one(struct xgpub_hentry *e, void *arg)
 
 	switch (e->type) {
 	case XGPUB_H_STREAM:
-		if (D->cuStreamDestroy_v2)
-			D->cuStreamDestroy_v2(e->obj);
+		D->cuStreamDestroy_v2(e->obj);
 		break;
 	case XGPUB_H_EVENT:
-		if (D->cuEventDestroy_v2)
-			D->cuEventDestroy_v2(e->obj);
+		D->cuEventDestroy_v2(e->obj);
 		break;
 	case XGPUB_H_MODULE:
 		/* a library's module has no object of its own */
-		if (e->obj && D->cuModuleUnload)
+		if (e->obj)
 			D->cuModuleUnload(e->obj);
 		break;
 	case XGPUB_H_LIBRARY:
-		if (D->cuLibraryUnload)
-			D->cuLibraryUnload(e->obj);
+		D->cuLibraryUnload(e->obj);
 		break;
 	case XGPUB_H_BLOB:
 		free(e->obj);
 		break;
 	case XGPUB_H_TEXOBJ:
-		if (D->cuTexObjectDestroy)
-			D->cuTexObjectDestroy((CUtexObject)(uintptr_t)e->obj);
+		D->cuTexObjectDestroy((CUtexObject)(uintptr_t)e->obj);
 		break;
 	case XGPUB_H_ARRAY:
-		if (D->cuArrayDestroy)
-			D->cuArrayDestroy(e->obj);
+		D->cuArrayDestroy(e->obj);
 		break;
 	case XGPUB_H_CTX:
-		if (e->obj != w->primary && D->cuCtxDestroy_v2)
+		if (e->obj != w->primary)
 			D->cuCtxDestroy_v2(e->obj);
 		break;
 	}
@@ -381,19 +375,18 @@ static void worker_teardown(struct xgpub_worker *w)
 	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
 		xgpub_handle_each(&w->h, order[i], destroy_one, w);
 	for (uint32_t i = 0; i < w->nallocs; i++)
-		if (D->cuMemFree_v2)
-			D->cuMemFree_v2(w->allocs[i].dptr);
+		D->cuMemFree_v2(w->allocs[i].dptr);
 	for (uint32_t i = 1; i < XGPUB_MAX_REGIONS; i++) {
 		struct xgpub_region *r = &w->regions[i];
 
 		if (!r->va)
 			continue;
-		if (r->registered && D->cuMemHostUnregister)
+		if (r->registered)
 			D->cuMemHostUnregister(r->va);
 		w->t->ops->hostmem_unmap(w->t, r->va, r->size);
 		r->va = NULL;
 	}
-	if (w->data_registered && D->cuMemHostUnregister)
+	if (w->data_registered)
 		D->cuMemHostUnregister(w->t->data);
 	xgpub_handle_each(&w->h, XGPUB_H_CTX, destroy_one, w);
 	if (w->primary) {

@@ -205,10 +205,4 @@ extern const struct xgpub_op xgpub_ops[XGPUIF_OP_MAX];
 /* the handlers' prototypes, xgpub_h_<NAME> */
 #include "xgpub_calls.h"
 
-#define XGPUB_NOT_SUPPORTED_IF_NULL(w, fn)                                   \
-	do {                                                                 \
-		if (!(w)->D->fn)                                             \
-			return CUDA_ERROR_NOT_SUPPORTED;                     \
-	} while (0)
-
 #endif /* XGPUB_WORKER_H */

@@ -343,12 +343,7 @@ CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
 	struct xgpuif_i32_reply r = { 0, 0 };
 	CUresult rc;
 
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!numBlocks || blockSize < 0)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (!fn)
-		return CUDA_ERROR_INVALID_HANDLE;
+	XGPULIB_CHECK_ARGS(numBlocks && blockSize >= 0, fn);
 	memset(&a, 0, sizeof(a));
 	a.func = fn->remote;
 	a.kind = fn->kind;
@@ -381,12 +376,8 @@ CUresult cuOccupancyAvailableDynamicSMemPerBlock(size_t *dynamicSmemSize,
 	struct xgpuif_u64_reply r = { 0 };
 	CUresult rc;
 
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!dynamicSmemSize || numBlocks < 0 || blockSize < 0)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (!fn)
-		return CUDA_ERROR_INVALID_HANDLE;
+	XGPULIB_CHECK_ARGS(dynamicSmemSize && numBlocks >= 0 && blockSize >= 0,
+			   fn);
 	memset(&a, 0, sizeof(a));
 	a.func = fn->remote;
 	a.kind = fn->kind;

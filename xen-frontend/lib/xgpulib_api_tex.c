@@ -187,32 +187,32 @@ static bool texdesc_get(CUtexObject t, CUDA_RESOURCE_DESC *res,
 	return found;
 }
 
-CUresult cuTexObjectGetResourceDesc(CUDA_RESOURCE_DESC *res, CUtexObject t)
+/* one of the descriptions of a texture object of this guest's */
+static CUresult tex_query(CUtexObject t, const void *out,
+			  CUDA_RESOURCE_DESC *res, CUDA_TEXTURE_DESC *tex,
+			  CUDA_RESOURCE_VIEW_DESC *view)
 {
 	if (xgpulib_check_init())
 		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!res || !texdesc_get(t, res, NULL, NULL))
+	if (!out || !texdesc_get(t, res, tex, view))
 		return CUDA_ERROR_INVALID_VALUE;
 	return CUDA_SUCCESS;
 }
 
+CUresult cuTexObjectGetResourceDesc(CUDA_RESOURCE_DESC *res, CUtexObject t)
+{
+	return tex_query(t, res, res, NULL, NULL);
+}
+
 CUresult cuTexObjectGetTextureDesc(CUDA_TEXTURE_DESC *tex, CUtexObject t)
 {
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!tex || !texdesc_get(t, NULL, tex, NULL))
-		return CUDA_ERROR_INVALID_VALUE;
-	return CUDA_SUCCESS;
+	return tex_query(t, tex, NULL, tex, NULL);
 }
 
 CUresult cuTexObjectGetResourceViewDesc(CUDA_RESOURCE_VIEW_DESC *view,
 					CUtexObject t)
 {
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!view || !texdesc_get(t, NULL, NULL, view))
-		return CUDA_ERROR_INVALID_VALUE;
-	return CUDA_SUCCESS;
+	return tex_query(t, view, NULL, NULL, view);
 }
 
 CUresult cuTexObjectCreate(CUtexObject *pt, const CUDA_RESOURCE_DESC *res,

@@ -262,34 +262,43 @@ static CUresult first_error(CUresult a, CUresult b)
 
 /* ---- host to device -------------------------------------------------------------- */
 
+/* the arguments of a copy between host memory and the device */
+static CUresult copy_args(const void *host, uint64_t dptr, size_t n)
+{
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (n && (!host || !dptr))
+		return CUDA_ERROR_INVALID_VALUE;
+	return CUDA_SUCCESS;
+}
+
+/* [host, host + n) in shared pinned memory, as a wire reference */
+static bool pinned(const void *host, size_t n, struct xgpuif_memref *ref)
+{
+	uint64_t off;
+	const struct xgpulib_region *r = xgpulib_region_find(host, n, &off);
+
+	if (r)
+		*ref = (struct xgpuif_memref){ off, n, r->id, 0 };
+	return r != NULL;
+}
+
 CUresult xgpulib_copy_htod(uint64_t dst, const void *src, size_t n,
 			   uint64_t stream, int async)
 {
 	struct xgpulib_chan *c = xgpulib_ch;
-	const struct xgpulib_region *r;
 	struct xgpuif_memcpy_htod_args a;
-	uint64_t off;
-	CUresult rc = CUDA_SUCCESS;
+	CUresult rc = copy_args(src, dst, n);
 
-	if (!c)
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!n)
-		return CUDA_SUCCESS;
-	if (!src || !dst)
-		return CUDA_ERROR_INVALID_VALUE;
+	if (rc || !n)
+		return rc;
 	memset(&a, 0, sizeof(a));
 	a.stream = stream;
 	a.flags = async ? XGPUIF_CF_ASYNC : 0;
-
-	r = xgpulib_region_find(src, n, &off);
-	if (r) {
-		/* zero copy from shared pinned pages */
-		a.dst = dst;
-		a.src = (struct xgpuif_memref){ off, n, r->id, 0 };
-		if (async)
-			return xgpulib_post_MEMCPY_HTOD(&a);
-		return xgpulib_call_MEMCPY_HTOD(&a);
-	}
+	a.dst = dst;
+	if (pinned(src, n, &a.src))	/* zero copy */
+		return async ? xgpulib_post_MEMCPY_HTOD(&a) :
+			       xgpulib_call_MEMCPY_HTOD(&a);
 
 	/* staged; the worker answers each chunk once its pages are free */
 	struct xgpulib_waiter w[MAX_CHUNKS];
@@ -340,29 +349,18 @@ CUresult xgpulib_copy_dtoh(void *dst, uint64_t src, size_t n, uint64_t stream,
 			   int async)
 {
 	struct xgpulib_chan *c = xgpulib_ch;
-	const struct xgpulib_region *r;
 	struct xgpuif_memcpy_dtoh_args a;
-	uint64_t off;
-	CUresult rc = CUDA_SUCCESS;
+	CUresult rc = copy_args(dst, src, n);
 
-	if (!c)
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!n)
-		return CUDA_SUCCESS;
-	if (!dst || !src)
-		return CUDA_ERROR_INVALID_VALUE;
+	if (rc || !n)
+		return rc;
 	memset(&a, 0, sizeof(a));
 	a.stream = stream;
 	a.flags = async ? XGPUIF_CF_ASYNC : 0;
-
-	r = xgpulib_region_find(dst, n, &off);
-	if (r) {
-		a.src = src;
-		a.dst = (struct xgpuif_memref){ off, n, r->id, 0 };
-		if (async)
-			return xgpulib_post_MEMCPY_DTOH(&a);
-		return xgpulib_call_MEMCPY_DTOH(&a);
-	}
+	a.src = src;
+	if (pinned(dst, n, &a.dst))	/* zero copy */
+		return async ? xgpulib_post_MEMCPY_DTOH(&a) :
+			       xgpulib_call_MEMCPY_DTOH(&a);
 
 	struct xgpulib_waiter w[MAX_CHUNKS];
 	size_t chunk, nch, nchunks, issued = 0;
