@@ -81,7 +81,27 @@ function handle_list(s, tag,    i, rest, j) {
 
 FNR == 1 { file_no++ }
 
-# first file: the layouts header, for its size asserts
+# first file: the layouts header, for its structs' fields and size asserts
+file_no == 1 && /^struct xgpuif_[a-z0-9_]+ \{/ {
+	cur_struct = $2
+	sub(/^xgpuif_/, "", cur_struct)
+	nfields[cur_struct] = 0
+	next
+}
+file_no == 1 && cur_struct != "" && /^\};/ {
+	cur_struct = ""
+	next
+}
+file_no == 1 && cur_struct != "" && /;/ {
+	# "	type name[N];	/* ... */": the name, padding left out
+	fld = $0
+	sub(/;.*/, "", fld)
+	sub(/\[.*/, "", fld)
+	sub(/^.*[ \t*]/, "", fld)
+	if (fld !~ /^_pad/)
+		field[cur_struct, ++nfields[cur_struct]] = fld
+	next
+}
 file_no == 1 {
 	if (match($0, /XGPUIF_ASSERT_SIZE\(struct xgpuif_[a-z0-9_]+,/)) {
 		s = substr($0, RSTART, RLENGTH)
@@ -156,7 +176,39 @@ file_no == 1 {
 		die(name ": handles are -, IN(...) and/or OUT(...)")
 	o_in[n] = handle_list(f[7], "IN")
 	o_out[n] = handle_list(f[7], "OUT")
+	resolve(n)
 	next
+}
+
+# The IN handles the dispatcher resolves before the handler runs: a
+# top-level field of one table kind (or ANYSTREAM); KIND? and A|B are the
+# handler's to check.  Sets o_nres[i], o_res_field/kind[i, k] and o_anon[i]
+# (1 when every argument is such a handle: the handler gets no args).
+function resolve(i,    nh, h, j, fld, kind, k, all) {
+	o_nres[i] = 0
+	nh = o_in[i] == "" ? 0 : split(o_in[i], h, " ")
+	for (j = 1; j <= nh; j++) {
+		fld = h[j]
+		kind = h[j]
+		sub(/:.*/, "", fld)
+		sub(/^[^:]*:/, "", kind)
+		if (kind ~ /[?|]/ || fld ~ /\./)
+			continue
+		if (kind !~ /^(CTX|MODULE|LIBRARY|KERNEL|FUNCTION|STREAM|EVENT|BLOB|ARRAY|ANYSTREAM)$/)
+			die(o_name[i] ": handle kind " kind " unknown")
+		k = ++o_nres[i]
+		o_res_field[i, k] = fld
+		o_res_kind[i, k] = kind
+		resolved[i, fld] = 1
+	}
+	o_anon[i] = 0
+	if (o_nres[i] && !o_avar[i] && (o_args[i] in nfields)) {
+		all = 1
+		for (j = 1; j <= nfields[o_args[i]]; j++)
+			if (!((i, field[o_args[i], j]) in resolved))
+				all = 0
+		o_anon[i] = all
+	}
 }
 
 END {
@@ -177,10 +229,13 @@ END {
 
 # ---- the worker ---------------------------------------------------------
 
-function back_proto(i,    p) {
+function back_proto(i,    p, k) {
 	p = "int xgpub_h_" o_name[i] "(struct xgpub_worker *w"
-	if (o_args[i] != "none")
+	if (o_args[i] != "none" && !o_anon[i])
 		p = p ", const struct xgpuif_" o_args[i] " *a"
+	for (k = 1; k <= o_nres[i]; k++)
+		p = p (o_res_kind[i, k] == "ANYSTREAM" ? ", CUstream " : \
+		       ", struct xgpub_hentry *") o_res_field[i, k]
 	if (o_avar[i])
 		p = p ", const struct xgpub_tail *tail"
 	if (o_reply[i] != "none")
@@ -199,7 +254,9 @@ function back_h(    f, i) {
 	      "out of the ring; the reply starts zeroed.\n */" > f
 	print "#ifndef XGPUB_CALLS_H\n#define XGPUB_CALLS_H\n" > f
 	print "#include \"xgpuif.h\"\n" > f
-	print "struct xgpub_worker;\nstruct xgpub_tail;\nstruct xgpub_rtail;\n" > f
+	print "#include <cuda.h>\n" > f
+	print "struct xgpub_worker;\nstruct xgpub_hentry;\nstruct xgpub_tail;\n" \
+	      "struct xgpub_rtail;\n" > f
 	for (i = 1; i <= n; i++) {
 		print "/* " o_name[i] ": " o_desc[i] " */" > f
 		print back_proto(i) ";" > f
@@ -208,7 +265,22 @@ function back_h(    f, i) {
 	close(f)
 }
 
-function back_c(    f, i, m, call) {
+# the thunk's lookup of resolved handle k of op i
+function resolve_code(i, k, f,    fld, kind) {
+	fld = o_res_field[i, k]
+	kind = o_res_kind[i, k]
+	if (kind == "ANYSTREAM") {
+		print "\tif (xgpub_stream(w, a." fld ", &" fld "))\n" \
+		      "\t\treturn CUDA_ERROR_INVALID_HANDLE;" > f
+		return
+	}
+	print "\t" fld " = xgpub_handle_get(&w->h, a." fld ", XGPUB_H_" kind \
+	      ");\n\tif (!" fld ")\n\t\treturn " \
+	      (kind == "CTX" ? "CUDA_ERROR_INVALID_CONTEXT" : \
+	       "CUDA_ERROR_INVALID_HANDLE") ";" > f
+}
+
+function back_c(    f, i, k, m, call) {
 	f = out "/xgpub_calls.c"
 	print banner > f
 	print "#include <string.h>\n\n#include \"xgpub_worker.h\"\n" > f
@@ -224,6 +296,10 @@ function back_c(    f, i, m, call) {
 			print "\tstruct xgpub_tail tail;" > f
 		if (o_rvar[i])
 			print "\tstruct xgpub_rtail rt;" > f
+		for (k = 1; k <= o_nres[i]; k++)
+			print (o_res_kind[i, k] == "ANYSTREAM" ? \
+			       "\tCUstream " : "\tstruct xgpub_hentry *") \
+			      o_res_field[i, k] ";" > f
 		print "\tint rc;\n" > f
 		if (!o_avar[i])
 			print "\t(void)len;" > f
@@ -235,6 +311,8 @@ function back_c(    f, i, m, call) {
 			print "\t(void)cap;" > f
 		if (o_args[i] != "none")
 			print "\tmemcpy(&a, in, sizeof(a));" > f
+		for (k = 1; k <= o_nres[i]; k++)
+			resolve_code(i, k, f)
 		if (o_avar[i])
 			print "\ttail.p = in + sizeof(a);\n" \
 			      "\ttail.len = len - (uint32_t)sizeof(a);" > f
@@ -245,8 +323,10 @@ function back_c(    f, i, m, call) {
 			      "\trt.cap = cap - (uint32_t)sizeof(r);\n" \
 			      "\trt.len = 0;" > f
 		call = "xgpub_h_" o_name[i] "(w"
-		if (o_args[i] != "none")
+		if (o_args[i] != "none" && !o_anon[i])
 			call = call ", &a"
+		for (k = 1; k <= o_nres[i]; k++)
+			call = call ", " o_res_field[i, k]
 		if (o_avar[i])
 			call = call ", &tail"
 		if (o_reply[i] != "none")

@@ -84,6 +84,11 @@ xgpuif_handle_t xgpub_handle_of(const struct xgpub_handles *t,
 	return ((xgpuif_handle_t)e->gen << 32) | (uint32_t)(e - t->e + 1);
 }
 
+void xgpub_handle_drop(struct xgpub_handles *t, struct xgpub_hentry *e)
+{
+	xgpub_handle_free(t, xgpub_handle_of(t, e), e->type);
+}
+
 void xgpub_handle_each(struct xgpub_handles *t, int type,
 		       void (*fn)(struct xgpub_hentry *e, void *arg),
 		       void *arg)

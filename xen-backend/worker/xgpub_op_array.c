@@ -35,18 +35,12 @@ int xgpub_h_ARRAY_CREATE(struct xgpub_worker *w,
 	return 0;
 }
 
-int xgpub_h_ARRAY_DESTROY(struct xgpub_worker *w,
-			  const struct xgpuif_handle_args *a)
+int xgpub_h_ARRAY_DESTROY(struct xgpub_worker *w, struct xgpub_hentry *handle)
 {
-	struct xgpub_hentry *e = xgpub_handle_get(&w->h, a->handle,
-						  XGPUB_H_ARRAY);
-	int rc;
+	int rc = w->D->cuArrayDestroy(handle->obj);
 
-	if (!e)
-		return CUDA_ERROR_INVALID_HANDLE;
-	rc = w->D->cuArrayDestroy(e->obj);
 	if (rc == 0)
-		xgpub_handle_free(&w->h, a->handle, XGPUB_H_ARRAY);
+		xgpub_handle_drop(&w->h, handle);
 	return rc;
 }
 

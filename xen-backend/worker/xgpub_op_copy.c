@@ -12,60 +12,49 @@
 #include "xgpub_worker.h"
 
 
-/* a stream-ordered copy through the data area must finish before the reply */
-static int finish_staged(struct xgpub_worker *w, uint32_t region,
-			 uint32_t flags, CUstream s, int rc)
+/*
+ * A copy between shared memory and the device.  A stream-ordered copy
+ * through the data area finishes before the reply: the guest reuses the
+ * data area as soon as the reply arrives.
+ */
+static int host_copy(struct xgpub_worker *w, bool to_device, uint64_t dptr,
+		     const struct xgpuif_memref *mem, uint32_t flags,
+		     CUstream s)
 {
-	if (rc || region != XGPUIF_REGION_DATA || !(flags & XGPUIF_CF_ASYNC))
+	uint8_t *host = xgpub_memref(w, mem);
+	bool async = flags & XGPUIF_CF_ASYNC;
+	int rc;
+
+	if (!host)
+		return XGPUIF_ST_PROTO;
+	if (to_device)
+		rc = async ? w->D->cuMemcpyHtoDAsync(dptr, host, mem->len, s) :
+			     w->D->cuMemcpyHtoD(dptr, host, mem->len);
+	else
+		rc = async ? w->D->cuMemcpyDtoHAsync(host, dptr, mem->len, s) :
+			     w->D->cuMemcpyDtoH(host, dptr, mem->len);
+	if (rc || !async || mem->region != XGPUIF_REGION_DATA)
 		return rc;
 	return w->D->cuStreamSynchronize(s);
 }
 
 int xgpub_h_MEMCPY_HTOD(struct xgpub_worker *w,
-			const struct xgpuif_memcpy_htod_args *a)
+			const struct xgpuif_memcpy_htod_args *a, CUstream stream)
 {
-	uint8_t *src = xgpub_memref(w, &a->src);
-	CUstream s;
-	int rc;
-
-	if (!src)
-		return XGPUIF_ST_PROTO;
-	if (xgpub_stream(w, a->stream, &s))
-		return CUDA_ERROR_INVALID_HANDLE;
-	if (a->flags & XGPUIF_CF_ASYNC)
-		rc = w->D->cuMemcpyHtoDAsync(a->dst, src, a->src.len, s);
-	else
-		rc = w->D->cuMemcpyHtoD(a->dst, src, a->src.len);
-	return finish_staged(w, a->src.region, a->flags, s, rc);
+	return host_copy(w, true, a->dst, &a->src, a->flags, stream);
 }
 
 int xgpub_h_MEMCPY_DTOH(struct xgpub_worker *w,
-			const struct xgpuif_memcpy_dtoh_args *a)
+			const struct xgpuif_memcpy_dtoh_args *a, CUstream stream)
 {
-	uint8_t *dst = xgpub_memref(w, &a->dst);
-	CUstream s;
-	int rc;
-
-	if (!dst)
-		return XGPUIF_ST_PROTO;
-	if (xgpub_stream(w, a->stream, &s))
-		return CUDA_ERROR_INVALID_HANDLE;
-	if (a->flags & XGPUIF_CF_ASYNC)
-		rc = w->D->cuMemcpyDtoHAsync(dst, a->src, a->dst.len, s);
-	else
-		rc = w->D->cuMemcpyDtoH(dst, a->src, a->dst.len);
-	return finish_staged(w, a->dst.region, a->flags, s, rc);
+	return host_copy(w, false, a->src, &a->dst, a->flags, stream);
 }
 
 int xgpub_h_MEMCPY_DTOD(struct xgpub_worker *w,
-			const struct xgpuif_memcpy_dtod_args *a)
+			const struct xgpuif_memcpy_dtod_args *a, CUstream stream)
 {
-	CUstream s;
-
-	if (xgpub_stream(w, a->stream, &s))
-		return CUDA_ERROR_INVALID_HANDLE;
 	if (a->flags & XGPUIF_CF_ASYNC)
-		return w->D->cuMemcpyDtoDAsync(a->dst, a->src, a->len, s);
+		return w->D->cuMemcpyDtoDAsync(a->dst, a->src, a->len, stream);
 	return w->D->cuMemcpyDtoD(a->dst, a->src, a->len);
 }
 
@@ -116,10 +105,9 @@ static int side_2d(struct xgpub_worker *w, const struct xgpuif_copy_side *s,
 }
 
 int xgpub_h_MEMCPY_2D(struct xgpub_worker *w,
-		      const struct xgpuif_memcpy2d_args *a)
+		      const struct xgpuif_memcpy2d_args *a, CUstream s)
 {
 	CUDA_MEMCPY2D p;
-	CUstream s;
 	int rc;
 
 	memset(&p, 0, sizeof(p));
@@ -135,8 +123,6 @@ int xgpub_h_MEMCPY_2D(struct xgpub_worker *w,
 		return rc < 0 ? XGPUIF_ST_PROTO : rc;
 	p.WidthInBytes = a->width_bytes;
 	p.Height = a->height;
-	if (xgpub_stream(w, a->stream, &s))
-		return CUDA_ERROR_INVALID_HANDLE;
 	if (a->flags & XGPUIF_CF_ASYNC) {
 		rc = w->D->cuMemcpy2DAsync(&p, s);
 		if (!rc && ((a->src.type == XGPUIF_MT_HOST &&
@@ -149,55 +135,65 @@ int xgpub_h_MEMCPY_2D(struct xgpub_worker *w,
 	return w->D->cuMemcpy2D(&p);
 }
 
-int xgpub_h_MEMSET(struct xgpub_worker *w, const struct xgpuif_memset_args *a)
+/* cuMemsetD8/16/32[Async] of one row, by element size */
+static int memset_1d(struct xgpub_worker *w, const struct xgpuif_memset_args *a,
+		     bool async, CUstream s)
 {
-	int async = a->flags & XGPUIF_CF_ASYNC;
-	CUstream s;
-
-	if (xgpub_stream(w, a->stream, &s))
-		return CUDA_ERROR_INVALID_HANDLE;
-	if (a->height == 1 && !a->pitch) {
-		switch (a->elem_size) {
-		case 1:
-			return async ? w->D->cuMemsetD8Async(a->dst, (uint8_t)a->value,
-							     a->width, s) :
-				       w->D->cuMemsetD8(a->dst, (uint8_t)a->value,
-							a->width);
-		case 2:
-			return async ? w->D->cuMemsetD16Async(a->dst,
-							      (uint16_t)a->value,
-							      a->width, s) :
-				       w->D->cuMemsetD16(a->dst,
-							 (uint16_t)a->value,
-							 a->width);
-		case 4:
-			return async ? w->D->cuMemsetD32Async(a->dst, a->value,
-							      a->width, s) :
-				       w->D->cuMemsetD32(a->dst, a->value,
-							 a->width);
-		}
-		return CUDA_ERROR_INVALID_VALUE;
-	}
 	switch (a->elem_size) {
 	case 1:
-		return async ? w->D->cuMemsetD2D8Async(a->dst, a->pitch,
-						       (uint8_t)a->value, a->width,
-						       a->height, s) :
-			       w->D->cuMemsetD2D8(a->dst, a->pitch,
-						  (uint8_t)a->value, a->width,
-						  a->height);
+		return async ?
+			w->D->cuMemsetD8Async(a->dst, (uint8_t)a->value,
+					      a->width, s) :
+			w->D->cuMemsetD8(a->dst, (uint8_t)a->value, a->width);
 	case 2:
-		return async ? w->D->cuMemsetD2D16Async(a->dst, a->pitch,
-							(uint16_t)a->value,
-							a->width, a->height, s) :
-			       w->D->cuMemsetD2D16(a->dst, a->pitch,
-						   (uint16_t)a->value, a->width,
-						   a->height);
+		return async ?
+			w->D->cuMemsetD16Async(a->dst, (uint16_t)a->value,
+					       a->width, s) :
+			w->D->cuMemsetD16(a->dst, (uint16_t)a->value, a->width);
 	case 4:
-		return async ? w->D->cuMemsetD2D32Async(a->dst, a->pitch, a->value,
-							a->width, a->height, s) :
-			       w->D->cuMemsetD2D32(a->dst, a->pitch, a->value,
-						   a->width, a->height);
+		return async ?
+			w->D->cuMemsetD32Async(a->dst, a->value, a->width, s) :
+			w->D->cuMemsetD32(a->dst, a->value, a->width);
 	}
 	return CUDA_ERROR_INVALID_VALUE;
+}
+
+/* cuMemsetD2D8/16/32[Async], by element size */
+static int memset_2d(struct xgpub_worker *w, const struct xgpuif_memset_args *a,
+		     bool async, CUstream s)
+{
+	switch (a->elem_size) {
+	case 1:
+		return async ?
+			w->D->cuMemsetD2D8Async(a->dst, a->pitch,
+						(uint8_t)a->value, a->width,
+						a->height, s) :
+			w->D->cuMemsetD2D8(a->dst, a->pitch, (uint8_t)a->value,
+					   a->width, a->height);
+	case 2:
+		return async ?
+			w->D->cuMemsetD2D16Async(a->dst, a->pitch,
+						 (uint16_t)a->value, a->width,
+						 a->height, s) :
+			w->D->cuMemsetD2D16(a->dst, a->pitch,
+					    (uint16_t)a->value, a->width,
+					    a->height);
+	case 4:
+		return async ?
+			w->D->cuMemsetD2D32Async(a->dst, a->pitch, a->value,
+						 a->width, a->height, s) :
+			w->D->cuMemsetD2D32(a->dst, a->pitch, a->value,
+					    a->width, a->height);
+	}
+	return CUDA_ERROR_INVALID_VALUE;
+}
+
+int xgpub_h_MEMSET(struct xgpub_worker *w, const struct xgpuif_memset_args *a,
+		   CUstream stream)
+{
+	bool async = a->flags & XGPUIF_CF_ASYNC;
+
+	if (a->height == 1 && !a->pitch)
+		return memset_1d(w, a, async, stream);
+	return memset_2d(w, a, async, stream);
 }

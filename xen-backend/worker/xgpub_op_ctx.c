@@ -171,20 +171,12 @@ int xgpub_h_CTX_CREATE(struct xgpub_worker *w,
 	return 0;
 }
 
-int xgpub_h_CTX_DESTROY(struct xgpub_worker *w,
-			const struct xgpuif_handle_args *a)
+int xgpub_h_CTX_DESTROY(struct xgpub_worker *w, struct xgpub_hentry *handle)
 {
-	struct xgpub_hentry *e;
-	CUcontext c, saved = w->cur;
+	CUcontext c = handle->obj, saved = w->cur;
 	int rc;
 
 	/* the primary is released, never destroyed */
-	if (a->handle == w->primary_h)
-		return CUDA_ERROR_INVALID_CONTEXT;
-	e = xgpub_handle_get(&w->h, a->handle, XGPUB_H_CTX);
-	if (!e)
-		return CUDA_ERROR_INVALID_CONTEXT;
-	c = e->obj;
 	if (c == w->primary)
 		return CUDA_ERROR_INVALID_CONTEXT;
 	/*
@@ -207,7 +199,7 @@ int xgpub_h_CTX_DESTROY(struct xgpub_worker *w,
 	w->cur = NULL;
 	if (saved != c)
 		set_current(w, saved);
-	xgpub_handle_free(&w->h, a->handle, XGPUB_H_CTX);
+	xgpub_handle_drop(&w->h, handle);
 	return 0;
 }
 

@@ -85,12 +85,11 @@ int xgpub_launch_attrs(struct xgpub_worker *w, const uint8_t *src,
 }
 
 int xgpub_h_LAUNCH(struct xgpub_worker *w, const struct xgpuif_launch_args *a,
-		   const struct xgpub_tail *tail)
+		   CUstream stream, const struct xgpub_tail *tail)
 {
 	const struct xgpub_fn *fn;
 	void *extra[5], **ex = NULL, **kp = NULL;
 	size_t psize;
-	CUstream stream;
 	void *obj;
 	int rc;
 
@@ -107,8 +106,6 @@ int xgpub_h_LAUNCH(struct xgpub_worker *w, const struct xgpuif_launch_args *a,
 	for (int i = 0; i < 3; i++)
 		if (!a->grid[i] || !a->block[i])
 			return CUDA_ERROR_INVALID_VALUE;
-	if (xgpub_stream(w, a->stream, &stream))
-		return CUDA_ERROR_INVALID_HANDLE;
 	rc = xgpub_launch_attrs(w, tail->p, a->nattrs, attr_buf);
 	if (rc)
 		return rc;
@@ -196,12 +193,11 @@ int xgpub_h_OCC_AVAILABLE_DSMEM(struct xgpub_worker *w,
 
 int xgpub_h_OCC_CLUSTERS(struct xgpub_worker *w,
 			 const struct xgpuif_occ_cluster_args *a,
-			 const struct xgpub_tail *tail,
+			 CUstream stream, const struct xgpub_tail *tail,
 			 struct xgpuif_i32_reply *r)
 {
 	const struct xgpub_fn *fn;
 	CUlaunchConfig cfg;
-	CUstream stream;
 	void *obj;
 	int n = 0, rc;
 
@@ -211,8 +207,6 @@ int xgpub_h_OCC_CLUSTERS(struct xgpub_worker *w,
 	rc = xgpub_fn_get(w, a->func, a->kind, &obj, &fn);
 	if (rc)
 		return rc;
-	if (xgpub_stream(w, a->stream, &stream))
-		return CUDA_ERROR_INVALID_HANDLE;
 	rc = xgpub_launch_attrs(w, tail->p, a->nattrs, attr_buf);
 	if (rc)
 		return rc;

@@ -162,16 +162,12 @@ int xgpub_h_BLOB_CREATE(struct xgpub_worker *w,
 }
 
 int xgpub_h_BLOB_WRITE(struct xgpub_worker *w,
-		       const struct xgpuif_blob_write_args *a)
+		       const struct xgpuif_blob_write_args *a,
+		       struct xgpub_hentry *blob)
 {
-	struct xgpub_hentry *e;
-	struct xgpub_image *img;
+	struct xgpub_image *img = blob->obj;
 	const uint8_t *src;
 
-	e = xgpub_handle_get(&w->h, a->blob, XGPUB_H_BLOB);
-	if (!e || !e->obj)
-		return CUDA_ERROR_INVALID_HANDLE;
-	img = e->obj;
 	if (a->off > img->size || a->src.len > img->size - a->off)
 		return XGPUIF_ST_PROTO;
 	src = xgpub_memref(w, &a->src);
@@ -181,22 +177,15 @@ int xgpub_h_BLOB_WRITE(struct xgpub_worker *w,
 	return CUDA_SUCCESS;
 }
 
-int xgpub_h_BLOB_FREE(struct xgpub_worker *w,
-		      const struct xgpuif_handle_args *a)
+int xgpub_h_BLOB_FREE(struct xgpub_worker *w, struct xgpub_hentry *handle)
 {
-	struct xgpub_hentry *e;
-
-	e = xgpub_handle_get(&w->h, a->handle, XGPUB_H_BLOB);
-	if (!e)
-		return CUDA_ERROR_INVALID_HANDLE;
-	free(e->obj);
-	e->obj = NULL;
-	xgpub_handle_free(&w->h, a->handle, XGPUB_H_BLOB);
+	free(handle->obj);
+	handle->obj = NULL;
+	xgpub_handle_drop(&w->h, handle);
 	return CUDA_SUCCESS;
 }
 
 /* ---- loads --------------------------------------------------------------- */
-
 
 struct opts {
 	CUjit_option jit[MAX_LOAD_OPTS];
@@ -356,46 +345,34 @@ static void drop_children(struct xgpub_worker *w, xgpuif_handle_t root,
 	xgpub_handle_each(&w->h, type, drop_one, &d);
 }
 
-int xgpub_h_MODULE_UNLOAD(struct xgpub_worker *w,
-			  const struct xgpuif_handle_args *a)
+int xgpub_h_MODULE_UNLOAD(struct xgpub_worker *w, struct xgpub_hentry *handle)
 {
-	struct xgpub_hentry *e;
-	const struct xgpub_image *img;
-	CUmodule mod;
+	const struct xgpub_image *img = handle->extra;
+	xgpuif_handle_t h = xgpub_handle_of(&w->h, handle);
 	int rc;
 
-	e = xgpub_handle_get(&w->h, a->handle, XGPUB_H_MODULE);
-	if (!e || !e->extra)
-		return CUDA_ERROR_INVALID_HANDLE;
-	img = e->extra;
 	/* a library's module goes with its library */
-	if (img->root != a->handle)
+	if (!img || img->root != h)
 		return CUDA_ERROR_INVALID_HANDLE;
-	mod = e->obj;
-	drop_children(w, a->handle, XGPUB_H_FUNCTION);
-	rc = w->D->cuModuleUnload(mod);
+	drop_children(w, h, XGPUB_H_FUNCTION);
+	rc = w->D->cuModuleUnload(handle->obj);
 	/* the image goes only after the driver let go of it */
-	xgpub_handle_free(&w->h, a->handle, XGPUB_H_MODULE);
+	xgpub_handle_drop(&w->h, handle);
 	return rc;
 }
 
 int xgpub_h_LIBRARY_UNLOAD(struct xgpub_worker *w,
-			   const struct xgpuif_handle_args *a)
+			   struct xgpub_hentry *handle)
 {
-	struct xgpub_hentry *e;
-	CUlibrary lib;
+	xgpuif_handle_t h = xgpub_handle_of(&w->h, handle);
 	int rc;
 
-	e = xgpub_handle_get(&w->h, a->handle, XGPUB_H_LIBRARY);
-	if (!e)
-		return CUDA_ERROR_INVALID_HANDLE;
-	lib = e->obj;
-	drop_children(w, a->handle, XGPUB_H_FUNCTION);
-	drop_children(w, a->handle, XGPUB_H_KERNEL);
-	drop_children(w, a->handle, XGPUB_H_MODULE);
-	rc = w->D->cuLibraryUnload(lib);
+	drop_children(w, h, XGPUB_H_FUNCTION);
+	drop_children(w, h, XGPUB_H_KERNEL);
+	drop_children(w, h, XGPUB_H_MODULE);
+	rc = w->D->cuLibraryUnload(handle->obj);
 	/* frees the image, which BINARY_IS_PRESERVED kept until now */
-	xgpub_handle_free(&w->h, a->handle, XGPUB_H_LIBRARY);
+	xgpub_handle_drop(&w->h, handle);
 	return rc;
 }
 

@@ -7,8 +7,8 @@
  * with it (xgpub_ctx_drop_streams) instead of leaving handles to driver
  * objects that no longer exist.
  *
- * Stream arguments go through xgpub_stream(): 0, 1 and 2 are the special
- * streams, anything else must be a live stream handle of this guest.
+ * The dispatcher resolves the handles these take (xgpu_calls.def): a
+ * stream argument may also be one of the special streams 0, 1 and 2.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -74,17 +74,6 @@ static xgpuif_handle_t owned_handle(struct xgpub_worker *w, int type,
 	return 0;
 }
 
-/* the driver object of a live event handle of this guest */
-static int event_of(struct xgpub_worker *w, xgpuif_handle_t h, CUevent *ev)
-{
-	struct xgpub_hentry *e = xgpub_handle_get(&w->h, h, XGPUB_H_EVENT);
-
-	if (!e)
-		return CUDA_ERROR_INVALID_HANDLE;
-	*ev = e->obj;
-	return CUDA_SUCCESS;
-}
-
 /* ---- streams ------------------------------------------------------------- */
 
 int xgpub_h_STREAM_CREATE(struct xgpub_worker *w,
@@ -101,51 +90,37 @@ int xgpub_h_STREAM_CREATE(struct xgpub_worker *w,
 	return r->stream ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
-int xgpub_h_STREAM_DESTROY(struct xgpub_worker *w,
-			   const struct xgpuif_handle_args *a)
+/* destroy a stream or event; one the driver keeps stays for the teardown */
+static int destroy(struct xgpub_worker *w, struct xgpub_hentry *e)
 {
-	struct xgpub_hentry *e = xgpub_handle_get(&w->h, a->handle,
-						  XGPUB_H_STREAM);
-	int rc;
+	int rc = e->type == XGPUB_H_STREAM ? w->D->cuStreamDestroy_v2(e->obj) :
+					     w->D->cuEventDestroy_v2(e->obj);
 
-	if (!e)
-		return CUDA_ERROR_INVALID_HANDLE;
-	rc = w->D->cuStreamDestroy_v2(e->obj);
-	/* a stream the driver would not destroy stays for the teardown */
 	if (rc == CUDA_SUCCESS)
-		xgpub_handle_free(&w->h, a->handle, XGPUB_H_STREAM);
+		xgpub_handle_drop(&w->h, e);
 	return rc;
 }
 
-int xgpub_h_STREAM_SYNCHRONIZE(struct xgpub_worker *w,
-			       const struct xgpuif_handle_args *a)
+int xgpub_h_STREAM_DESTROY(struct xgpub_worker *w, struct xgpub_hentry *handle)
 {
-	CUstream s;
-
-	if (xgpub_stream(w, a->handle, &s))
-		return CUDA_ERROR_INVALID_HANDLE;
-	return w->D->cuStreamSynchronize(s);
+	return destroy(w, handle);
 }
 
-int xgpub_h_STREAM_QUERY(struct xgpub_worker *w,
-			 const struct xgpuif_handle_args *a)
+int xgpub_h_STREAM_SYNCHRONIZE(struct xgpub_worker *w, CUstream handle)
 {
-	CUstream s;
+	return w->D->cuStreamSynchronize(handle);
+}
 
-	if (xgpub_stream(w, a->handle, &s))
-		return CUDA_ERROR_INVALID_HANDLE;
-	return w->D->cuStreamQuery(s);
+int xgpub_h_STREAM_QUERY(struct xgpub_worker *w, CUstream handle)
+{
+	return w->D->cuStreamQuery(handle);
 }
 
 int xgpub_h_STREAM_WAIT_EVENT(struct xgpub_worker *w,
-			      const struct xgpuif_stream_wait_args *a)
+			      const struct xgpuif_stream_wait_args *a,
+			      CUstream stream, struct xgpub_hentry *event)
 {
-	CUstream s;
-	CUevent ev;
-
-	if (xgpub_stream(w, a->stream, &s) || event_of(w, a->event, &ev))
-		return CUDA_ERROR_INVALID_HANDLE;
-	return w->D->cuStreamWaitEvent(s, ev, a->flags);
+	return w->D->cuStreamWaitEvent(stream, event->obj, a->flags);
 }
 
 /* ---- events -------------------------------------------------------------- */
@@ -165,64 +140,39 @@ int xgpub_h_EVENT_CREATE(struct xgpub_worker *w,
 }
 
 int xgpub_h_EVENT_RECORD(struct xgpub_worker *w,
-			 const struct xgpuif_event_record_args *a)
+			 const struct xgpuif_event_record_args *a,
+			 struct xgpub_hentry *event, CUstream stream)
 {
-	CUstream s;
-	CUevent ev;
-
-	if (event_of(w, a->event, &ev) || xgpub_stream(w, a->stream, &s))
-		return CUDA_ERROR_INVALID_HANDLE;
-	if (a->with_flags) {
-		return w->D->cuEventRecordWithFlags(ev, s, a->flags);
-	}
-	return w->D->cuEventRecord(ev, s);
+	if (a->with_flags)
+		return w->D->cuEventRecordWithFlags(event->obj, stream,
+						    a->flags);
+	return w->D->cuEventRecord(event->obj, stream);
 }
 
-int xgpub_h_EVENT_QUERY(struct xgpub_worker *w,
-			const struct xgpuif_handle_args *a)
+int xgpub_h_EVENT_QUERY(struct xgpub_worker *w, struct xgpub_hentry *handle)
 {
-	CUevent ev;
-
-	if (event_of(w, a->handle, &ev))
-		return CUDA_ERROR_INVALID_HANDLE;
-	return w->D->cuEventQuery(ev);
+	return w->D->cuEventQuery(handle->obj);
 }
 
 int xgpub_h_EVENT_SYNCHRONIZE(struct xgpub_worker *w,
-			      const struct xgpuif_handle_args *a)
+			      struct xgpub_hentry *handle)
 {
-	CUevent ev;
-
-	if (event_of(w, a->handle, &ev))
-		return CUDA_ERROR_INVALID_HANDLE;
-	return w->D->cuEventSynchronize(ev);
+	return w->D->cuEventSynchronize(handle->obj);
 }
 
-int xgpub_h_EVENT_DESTROY(struct xgpub_worker *w,
-			  const struct xgpuif_handle_args *a)
+int xgpub_h_EVENT_DESTROY(struct xgpub_worker *w, struct xgpub_hentry *handle)
 {
-	CUevent ev;
-	int rc;
-
-	if (event_of(w, a->handle, &ev))
-		return CUDA_ERROR_INVALID_HANDLE;
-	rc = w->D->cuEventDestroy_v2(ev);
-	if (rc == CUDA_SUCCESS)
-		xgpub_handle_free(&w->h, a->handle, XGPUB_H_EVENT);
-	return rc;
+	return destroy(w, handle);
 }
 
 int xgpub_h_EVENT_ELAPSED_TIME(struct xgpub_worker *w,
-			       const struct xgpuif_elapsed_args *a,
+			       struct xgpub_hentry *start,
+			       struct xgpub_hentry *end,
 			       struct xgpuif_elapsed_reply *r)
 {
-	CUevent s, e;
 	float ms = 0;
-	int rc;
+	int rc = w->D->cuEventElapsedTime_v2(&ms, start->obj, end->obj);
 
-	if (event_of(w, a->start, &s) || event_of(w, a->end, &e))
-		return CUDA_ERROR_INVALID_HANDLE;
-	rc = w->D->cuEventElapsedTime_v2(&ms, s, e);
 	r->ms = ms;
 	return rc;
 }

@@ -45,27 +45,6 @@ static int symbol_name(const struct xgpub_tail *tail, const char **name)
 	return 0;
 }
 
-/* a module handle's image: its CUmodule and the root its functions get */
-static struct xgpub_image *module_get(struct xgpub_worker *w,
-				      xgpuif_handle_t h)
-{
-	struct xgpub_hentry *e = xgpub_handle_get(&w->h, h, XGPUB_H_MODULE);
-
-	return e ? e->extra : NULL;
-}
-
-/* a library handle's CUlibrary */
-static int library_get(struct xgpub_worker *w, xgpuif_handle_t h,
-		       CUlibrary *lib)
-{
-	struct xgpub_hentry *e = xgpub_handle_get(&w->h, h, XGPUB_H_LIBRARY);
-
-	if (!e)
-		return CUDA_ERROR_INVALID_HANDLE;
-	*lib = e->obj;
-	return CUDA_SUCCESS;
-}
-
 /*
  * Register a function or kernel with its parameter layout and write the
  * reply.  A layout the driver does not give, or one that does not fit the
@@ -130,21 +109,31 @@ static int reply_fn(struct xgpub_worker *w, int type, void *obj,
 	return CUDA_SUCCESS;
 }
 
+/*
+ * The image of a module entry (its CUmodule, and the root its functions
+ * get), or NULL for a module whose image is gone with its context.
+ */
+static const struct xgpub_image *image_of(const struct xgpub_hentry *module)
+{
+	return module->extra;
+}
+
 int xgpub_h_MODULE_GET_FUNCTION(struct xgpub_worker *w,
 				const struct xgpuif_symbol_args *a,
+				struct xgpub_hentry *owner,
 				const struct xgpub_tail *tail,
 				struct xgpuif_func_reply *r,
 				struct xgpub_rtail *rt)
 {
-	struct xgpub_image *img;
+	const struct xgpub_image *img = image_of(owner);
 	const char *name;
 	CUfunction f;
 	int rc;
 
+	(void)a;
 	rc = symbol_name(tail, &name);
 	if (rc)
 		return rc;
-	img = module_get(w, a->owner);
 	if (!img)
 		return CUDA_ERROR_INVALID_HANDLE;
 	rc = w->D->cuModuleGetFunction(&f, img->mod, name);
@@ -155,110 +144,101 @@ int xgpub_h_MODULE_GET_FUNCTION(struct xgpub_worker *w,
 
 int xgpub_h_LIBRARY_GET_KERNEL(struct xgpub_worker *w,
 			       const struct xgpuif_symbol_args *a,
+			       struct xgpub_hentry *owner,
 			       const struct xgpub_tail *tail,
 			       struct xgpuif_func_reply *r,
 			       struct xgpub_rtail *rt)
 {
 	const char *name;
-	CUlibrary lib;
 	CUkernel k;
 	int rc;
 
 	rc = symbol_name(tail, &name);
-	if (!rc)
-		rc = library_get(w, a->owner, &lib);
 	if (rc)
 		return rc;
-	rc = w->D->cuLibraryGetKernel(&k, lib, name);
+	rc = w->D->cuLibraryGetKernel(&k, owner->obj, name);
 	if (rc)
 		return rc;
 	return reply_fn(w, XGPUB_H_KERNEL, k, a->owner, r, rt);
 }
 
 int xgpub_h_KERNEL_GET_FUNCTION(struct xgpub_worker *w,
-				const struct xgpuif_handle_args *a,
+				struct xgpub_hentry *handle,
 				struct xgpuif_func_reply *r,
 				struct xgpub_rtail *rt)
 {
-	const struct xgpub_fn *kfn;
-	void *k;
+	const struct xgpub_fn *kfn = handle->extra;
 	CUfunction f;
 	int rc;
 
-	rc = xgpub_fn_get(w, a->handle, XGPUIF_FN_KERNEL, &k, &kfn);
-	if (rc)
-		return rc;
-	rc = w->D->cuKernelGetFunction(&f, k);
+	if (!kfn)
+		return CUDA_ERROR_INVALID_HANDLE;
+	rc = w->D->cuKernelGetFunction(&f, handle->obj);
 	if (rc)
 		return rc;
 	return reply_fn(w, XGPUB_H_FUNCTION, f, kfn->root, r, rt);
 }
 
-int xgpub_h_MODULE_GET_GLOBAL(struct xgpub_worker *w,
-			      const struct xgpuif_symbol_args *a,
-			      const struct xgpub_tail *tail,
-			      struct xgpuif_global_reply *r)
+/* cuModuleGetGlobal or cuLibraryGetGlobal of the name in tail */
+static int get_global(struct xgpub_worker *w, bool library, void *owner,
+		      const struct xgpub_tail *tail,
+		      struct xgpuif_global_reply *r)
 {
-	struct xgpub_image *img;
-	const char *name;
 	CUdeviceptr dptr = 0;
+	const char *name;
 	size_t size = 0;
 	int rc;
 
 	rc = symbol_name(tail, &name);
 	if (rc)
 		return rc;
-	img = module_get(w, a->owner);
-	if (!img)
+	if (!owner)
 		return CUDA_ERROR_INVALID_HANDLE;
-	rc = w->D->cuModuleGetGlobal_v2(&dptr, &size, img->mod, name);
+	rc = library ? w->D->cuLibraryGetGlobal(&dptr, &size, owner, name) :
+		       w->D->cuModuleGetGlobal_v2(&dptr, &size, owner, name);
 	r->dptr = dptr;
 	r->size = size;
 	return rc;
+}
+
+int xgpub_h_MODULE_GET_GLOBAL(struct xgpub_worker *w,
+			      const struct xgpuif_symbol_args *a,
+			      struct xgpub_hentry *owner,
+			      const struct xgpub_tail *tail,
+			      struct xgpuif_global_reply *r)
+{
+	const struct xgpub_image *img = image_of(owner);
+
+	(void)a;
+	return get_global(w, false, img ? img->mod : NULL, tail, r);
 }
 
 int xgpub_h_LIBRARY_GET_GLOBAL(struct xgpub_worker *w,
 			       const struct xgpuif_symbol_args *a,
+			       struct xgpub_hentry *owner,
 			       const struct xgpub_tail *tail,
 			       struct xgpuif_global_reply *r)
 {
-	const char *name;
-	CUdeviceptr dptr = 0;
-	CUlibrary lib;
-	size_t size = 0;
-	int rc;
-
-	rc = symbol_name(tail, &name);
-	if (!rc)
-		rc = library_get(w, a->owner, &lib);
-	if (rc)
-		return rc;
-	rc = w->D->cuLibraryGetGlobal(&dptr, &size, lib, name);
-	r->dptr = dptr;
-	r->size = size;
-	return rc;
+	(void)a;
+	return get_global(w, true, owner->obj, tail, r);
 }
 
 int xgpub_h_LIBRARY_GET_MODULE(struct xgpub_worker *w,
-			       const struct xgpuif_handle_args *a,
+			       struct xgpub_hentry *handle,
 			       struct xgpuif_load_reply *r)
 {
 	struct xgpub_image *img;
-	CUlibrary lib;
 	CUmodule mod;
 	int rc;
 
-	rc = library_get(w, a->handle, &lib);
-	if (rc)
-		return rc;
-	rc = w->D->cuLibraryGetModule(&mod, lib);
+	rc = w->D->cuLibraryGetModule(&mod, handle->obj);
 	if (rc)
 		return rc;
 	img = calloc(1, sizeof(*img));
 	if (!img)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	img->mod = mod;
-	img->root = a->handle;
+	img->root = xgpub_handle_of(&w->h, handle);
 	img->ctx = w->cur;
 	/* obj stays NULL: the teardown must not unload the library's
 	 * module; cuLibraryUnload does */
@@ -271,26 +251,21 @@ int xgpub_h_LIBRARY_GET_MODULE(struct xgpub_worker *w,
 }
 
 int xgpub_h_LIBRARY_GET_KERNEL_COUNT(struct xgpub_worker *w,
-				     const struct xgpuif_handle_args *a,
+				     struct xgpub_hentry *handle,
 				     struct xgpuif_u64_reply *r)
 {
 	unsigned int n = 0;
-	CUlibrary lib;
-	int rc;
+	int rc = w->D->cuLibraryGetKernelCount(&n, handle->obj);
 
-	rc = library_get(w, a->handle, &lib);
-	if (rc)
-		return rc;
-	rc = w->D->cuLibraryGetKernelCount(&n, lib);
 	r->value = n;
 	return rc;
 }
 
 int xgpub_h_MODULE_GET_FUNCTION_COUNT(struct xgpub_worker *w,
-				      const struct xgpuif_handle_args *a,
+				      struct xgpub_hentry *handle,
 				      struct xgpuif_u64_reply *r)
 {
-	struct xgpub_image *img = module_get(w, a->handle);
+	const struct xgpub_image *img = image_of(handle);
 	unsigned int n = 0;
 	int rc;
 
@@ -341,23 +316,11 @@ int xgpub_h_FUNC_GET_ATTRIBUTES(struct xgpub_worker *w,
 	return any ? CUDA_SUCCESS : first;
 }
 
-int xgpub_h_FUNC_SET_ATTRIBUTE(struct xgpub_worker *w,
-			       const struct xgpuif_func_attr_args *a)
+/* cuFuncSetAttribute/cuKernelSetAttribute, or the cache configuration */
+static int fn_set(struct xgpub_worker *w, const struct xgpuif_func_attr_args *a,
+		  bool cache)
 {
 	CUfunction_attribute at = (CUfunction_attribute)a->attr;
-	void *obj;
-	int rc = attr_target(w, a, &obj);
-
-	if (rc)
-		return rc;
-	if (a->kind == XGPUIF_FN_KERNEL)
-		return w->D->cuKernelSetAttribute(at, a->value, obj, w->dev);
-	return w->D->cuFuncSetAttribute(obj, at, a->value);
-}
-
-int xgpub_h_FUNC_SET_CACHE_CONFIG(struct xgpub_worker *w,
-				  const struct xgpuif_func_attr_args *a)
-{
 	CUfunc_cache cfg = (CUfunc_cache)a->attr;
 	void *obj;
 	int rc = attr_target(w, a, &obj);
@@ -365,6 +328,21 @@ int xgpub_h_FUNC_SET_CACHE_CONFIG(struct xgpub_worker *w,
 	if (rc)
 		return rc;
 	if (a->kind == XGPUIF_FN_KERNEL)
-		return w->D->cuKernelSetCacheConfig(obj, cfg, w->dev);
-	return w->D->cuFuncSetCacheConfig(obj, cfg);
+		return cache ?
+			w->D->cuKernelSetCacheConfig(obj, cfg, w->dev) :
+			w->D->cuKernelSetAttribute(at, a->value, obj, w->dev);
+	return cache ? w->D->cuFuncSetCacheConfig(obj, cfg) :
+		       w->D->cuFuncSetAttribute(obj, at, a->value);
+}
+
+int xgpub_h_FUNC_SET_ATTRIBUTE(struct xgpub_worker *w,
+			       const struct xgpuif_func_attr_args *a)
+{
+	return fn_set(w, a, false);
+}
+
+int xgpub_h_FUNC_SET_CACHE_CONFIG(struct xgpub_worker *w,
+				  const struct xgpuif_func_attr_args *a)
+{
+	return fn_set(w, a, true);
 }

@@ -74,6 +74,8 @@ struct xgpub_hentry *xgpub_handle_get(struct xgpub_handles *t,
 				      xgpuif_handle_t h, int type);
 /* drop h (its extra is freed); 0, or -1 if h was not live and of type */
 int xgpub_handle_free(struct xgpub_handles *t, xgpuif_handle_t h, int type);
+/* drop live entry e, as xgpub_handle_free does its handle */
+void xgpub_handle_drop(struct xgpub_handles *t, struct xgpub_hentry *e);
 /* the handle that names live entry e */
 xgpuif_handle_t xgpub_handle_of(const struct xgpub_handles *t,
 				const struct xgpub_hentry *e);
