@@ -214,6 +214,25 @@ static int split(char *line, char **argv, int max)
 	return n;
 }
 
+/*
+ * poll() that a signal does not cut short: a worker exiting while the CLI
+ * has connected but not yet sent its request must not turn the request
+ * into "no request" (SIGCHLD interrupts the daemon's poll).
+ */
+static int wait_readable(struct pollfd *pfd, int timeout_ms)
+{
+	uint64_t end = xgpub_now_ns() + (uint64_t)timeout_ms * 1000000u;
+	int n;
+
+	for (;;) {
+		uint64_t now = xgpub_now_ns();
+
+		n = poll(pfd, 1, now < end ? (int)((end - now) / 1000000u) : 0);
+		if (n >= 0 || errno != EINTR)
+			return n;
+	}
+}
+
 /* one request from fd, its reply into r */
 static void serve(int fd, struct xgpub_reply *r)
 {
@@ -229,7 +248,7 @@ static void serve(int fd, struct xgpub_reply *r)
 		xgpub_reply(r, XGPU_CTL_ERROR " permission denied\n");
 		return;
 	}
-	if (poll(&pfd, 1, XGPU_CTL_REQUEST_WAIT_MS) <= 0 ||
+	if (wait_readable(&pfd, XGPU_CTL_REQUEST_WAIT_MS) <= 0 ||
 	    (n = recv(fd, req, sizeof(req) - 1, MSG_DONTWAIT)) <= 0) {
 		xgpub_reply(r, XGPU_CTL_ERROR " no request\n");
 		return;

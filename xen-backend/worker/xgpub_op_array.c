@@ -37,7 +37,7 @@ int xgpub_h_ARRAY_CREATE(struct xgpub_worker *w,
 
 int xgpub_h_ARRAY_DESTROY(struct xgpub_worker *w, struct xgpub_hentry *handle)
 {
-	int rc = w->D->cuArrayDestroy(handle->obj);
+	int rc = xgpub_release(w, handle);
 
 	if (rc == 0)
 		xgpub_handle_drop(&w->h, handle);

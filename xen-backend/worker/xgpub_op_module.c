@@ -179,8 +179,7 @@ int xgpub_h_BLOB_WRITE(struct xgpub_worker *w,
 
 int xgpub_h_BLOB_FREE(struct xgpub_worker *w, struct xgpub_hentry *handle)
 {
-	free(handle->obj);
-	handle->obj = NULL;
+	xgpub_release(w, handle);
 	xgpub_handle_drop(&w->h, handle);
 	return CUDA_SUCCESS;
 }

@@ -27,18 +27,13 @@ struct drop_arg {
 static void drop_one(struct xgpub_hentry *e, void *arg)
 {
 	struct drop_arg *d = arg;
-	struct xgpub_driver *D = d->w->D;
 	const struct owner *o = e->extra;
-	int type = e->type;
 
 	if (!o || o->ctx != d->ctx)
 		return;
-	if (type == XGPUB_H_EVENT)
-		D->cuEventDestroy_v2(e->obj);
-	else
-		D->cuStreamDestroy_v2(e->obj);
+	xgpub_release(d->w, e);
 	/* freeing marks the entry free; the walk over the table goes on */
-	xgpub_handle_free(&d->w->h, xgpub_handle_of(&d->w->h, e), type);
+	xgpub_handle_drop(&d->w->h, e);
 }
 
 void xgpub_ctx_drop_streams(struct xgpub_worker *w, CUcontext c)
@@ -93,8 +88,7 @@ int xgpub_h_STREAM_CREATE(struct xgpub_worker *w,
 /* destroy a stream or event; one the driver keeps stays for the teardown */
 static int destroy(struct xgpub_worker *w, struct xgpub_hentry *e)
 {
-	int rc = e->type == XGPUB_H_STREAM ? w->D->cuStreamDestroy_v2(e->obj) :
-					     w->D->cuEventDestroy_v2(e->obj);
+	int rc = xgpub_release(w, e);
 
 	if (rc == CUDA_SUCCESS)
 		xgpub_handle_drop(&w->h, e);

@@ -318,40 +318,39 @@ static int worker_setup(struct xgpub_worker *w)
 	return 0;
 }
 
-static void destroy_one(struct xgpub_hentry *e, void *arg)
+int xgpub_release(struct xgpub_worker *w, struct xgpub_hentry *e)
 {
-	struct xgpub_worker *w = arg;
 	struct xgpub_driver *D = w->D;
 
 	switch (e->type) {
 	case XGPUB_H_STREAM:
-		D->cuStreamDestroy_v2(e->obj);
-		break;
+		return D->cuStreamDestroy_v2(e->obj);
 	case XGPUB_H_EVENT:
-		D->cuEventDestroy_v2(e->obj);
-		break;
+		return D->cuEventDestroy_v2(e->obj);
 	case XGPUB_H_MODULE:
 		/* a library's module has no object of its own */
-		if (e->obj)
-			D->cuModuleUnload(e->obj);
-		break;
+		return e->obj ? D->cuModuleUnload(e->obj) : CUDA_SUCCESS;
 	case XGPUB_H_LIBRARY:
-		D->cuLibraryUnload(e->obj);
-		break;
+		return D->cuLibraryUnload(e->obj);
 	case XGPUB_H_BLOB:
 		free(e->obj);
-		break;
+		e->obj = NULL;
+		return CUDA_SUCCESS;
 	case XGPUB_H_TEXOBJ:
-		D->cuTexObjectDestroy((CUtexObject)(uintptr_t)e->obj);
-		break;
+		return D->cuTexObjectDestroy((CUtexObject)(uintptr_t)e->obj);
 	case XGPUB_H_ARRAY:
-		D->cuArrayDestroy(e->obj);
-		break;
+		return D->cuArrayDestroy(e->obj);
 	case XGPUB_H_CTX:
-		if (e->obj != w->primary)
-			D->cuCtxDestroy_v2(e->obj);
-		break;
+		/* the primary is released by the teardown, not destroyed */
+		return e->obj != w->primary ? D->cuCtxDestroy_v2(e->obj) :
+					      CUDA_SUCCESS;
 	}
+	return CUDA_SUCCESS;
+}
+
+static void destroy_one(struct xgpub_hentry *e, void *arg)
+{
+	xgpub_release(arg, e);
 }
 
 /*

@@ -154,6 +154,9 @@ uint8_t *xgpub_memref(struct xgpub_worker *w, const struct xgpuif_memref *ref);
 /* the region with this id, or NULL */
 struct xgpub_region *xgpub_region_get(struct xgpub_worker *w, uint32_t id);
 
+/* release the driver object behind live entry e (the entry stays) */
+int xgpub_release(struct xgpub_worker *w, struct xgpub_hentry *e);
+
 /* stream argument: 0/1/2 pass through, others through the table */
 int xgpub_stream(struct xgpub_worker *w, xgpuif_handle_t h, CUstream *out);
 /*
