@@ -87,12 +87,13 @@ $(CLI): $(CLI_SRCS) $(wildcard tools/xgpu/*.h) $(HEADERS)
 	$(Q)$(CC) $(CFLAGS_BASE) -Ixen-backend/include -Ischeduler -o $@ \
 		$(CLI_SRCS) $(XEN_LIBS) $(LDSAN) -lpthread
 
-$(GEN_STAMP): shared-ring/xgpu_calls.def shared-ring/xgpuif-ops.h \
-		tools/gen/gen-calls.awk
+CALLS_INPUTS := shared-ring/xgpuif-ops.h shared-ring/xgpuif.h \
+	shared-ring/xgpu_calls.def
+
+$(GEN_STAMP): $(CALLS_INPUTS) tools/gen/gen-calls.awk
 	@mkdir -p $(GEN)
 	@$(if $(Q),echo "  GEN     $(GEN)/*calls*")
-	$(Q)awk -v out=$(GEN) -f tools/gen/gen-calls.awk \
-		shared-ring/xgpuif-ops.h shared-ring/xgpu_calls.def
+	$(Q)awk -v out=$(GEN) -f tools/gen/gen-calls.awk $(CALLS_INPUTS)
 	$(Q)awk -v out=$(GEN) -f tools/gen/gen-entry.awk $(ENTRY_INPUTS)
 	$(Q)touch $@
 

@@ -8,8 +8,8 @@
  *
  * Conventions: sizes in bytes are uint64_t; CUDA enums and flags are
  * uint32_t or int32_t as in cuda.h; device pointers are uint64_t; handles
- * are xgpuif_handle_t; every _pad is zero.  Layouts are checked at the end
- * of this file.
+ * are xgpuif_handle_t; every _pad is zero.  Every size is asserted at the
+ * end of xgpuif.h.
  */
 #ifndef XGPUIF_OPS_H
 #define XGPUIF_OPS_H
@@ -510,65 +510,5 @@ struct xgpuif_elapsed_reply {
 	float ms;
 	uint32_t _pad;
 };
-
-/* ---- layout checks: every struct of the wire, in bytes ------------------ */
-
-XGPUIF_ASSERT_SIZE(struct xgpuif_handle_args, 8);
-XGPUIF_ASSERT_SIZE(struct xgpuif_init_args, 8);
-XGPUIF_ASSERT_SIZE(struct xgpuif_init_reply, 8);
-XGPUIF_ASSERT_SIZE(struct xgpuif_device_args, 8);
-XGPUIF_ASSERT_SIZE(struct xgpuif_device_info_reply, 1096);
-XGPUIF_ASSERT_SIZE(struct xgpuif_dev_flags_args, 8);
-XGPUIF_ASSERT_SIZE(struct xgpuif_ctx_reply, 8);
-XGPUIF_ASSERT_SIZE(struct xgpuif_ctx_state_reply, 8);
-XGPUIF_ASSERT_SIZE(struct xgpuif_limit_args, 16);
-XGPUIF_ASSERT_SIZE(struct xgpuif_u64_reply, 8);
-XGPUIF_ASSERT_SIZE(struct xgpuif_u32_args, 8);
-XGPUIF_ASSERT_SIZE(struct xgpuif_priority_range_reply, 8);
-XGPUIF_ASSERT_SIZE(struct xgpuif_mem_info_reply, 16);
-XGPUIF_ASSERT_SIZE(struct xgpuif_mem_alloc_args, 8);
-XGPUIF_ASSERT_SIZE(struct xgpuif_dptr_reply, 8);
-XGPUIF_ASSERT_SIZE(struct xgpuif_mem_alloc_pitch_args, 24);
-XGPUIF_ASSERT_SIZE(struct xgpuif_mem_alloc_pitch_reply, 16);
-XGPUIF_ASSERT_SIZE(struct xgpuif_dptr_args, 8);
-XGPUIF_ASSERT_SIZE(struct xgpuif_range_reply, 16);
-XGPUIF_ASSERT_SIZE(struct xgpuif_hostmem_args, 48);
-XGPUIF_ASSERT_SIZE(struct xgpuif_hostmem_reply, 16);
-XGPUIF_ASSERT_SIZE(struct xgpuif_region_args, 8);
-XGPUIF_ASSERT_SIZE(struct xgpuif_memcpy_htod_args, 48);
-XGPUIF_ASSERT_SIZE(struct xgpuif_memcpy_dtoh_args, 48);
-XGPUIF_ASSERT_SIZE(struct xgpuif_memcpy_dtod_args, 40);
-XGPUIF_ASSERT_SIZE(struct xgpuif_copy_side, 72);
-XGPUIF_ASSERT_SIZE(struct xgpuif_memcpy2d_args, 176);
-XGPUIF_ASSERT_SIZE(struct xgpuif_memset_args, 56);
-XGPUIF_ASSERT_SIZE(struct xgpuif_ptr_attr_args, 16);
-XGPUIF_ASSERT_SIZE(struct xgpuif_array_args, 40);
-XGPUIF_ASSERT_SIZE(struct xgpuif_array_reply, 8);
-XGPUIF_ASSERT_SIZE(struct xgpuif_texobj_args, 168);
-XGPUIF_ASSERT_SIZE(struct xgpuif_texobj_reply, 8);
-XGPUIF_ASSERT_SIZE(struct xgpuif_blob_create_args, 8);
-XGPUIF_ASSERT_SIZE(struct xgpuif_blob_reply, 8);
-XGPUIF_ASSERT_SIZE(struct xgpuif_blob_write_args, 40);
-XGPUIF_ASSERT_SIZE(struct xgpuif_load_opt, 16);
-XGPUIF_ASSERT_SIZE(struct xgpuif_load_args, 16);
-XGPUIF_ASSERT_SIZE(struct xgpuif_load_reply, 8);
-XGPUIF_ASSERT_SIZE(struct xgpuif_symbol_args, 8);
-XGPUIF_ASSERT_SIZE(struct xgpuif_global_reply, 16);
-XGPUIF_ASSERT_SIZE(struct xgpuif_param, 4);
-XGPUIF_ASSERT_SIZE(struct xgpuif_func_reply, 16);
-XGPUIF_ASSERT_SIZE(struct xgpuif_func_attr_args, 24);
-XGPUIF_ASSERT_SIZE(struct xgpuif_func_attrs_reply, 80);
-XGPUIF_ASSERT_SIZE(struct xgpuif_launch_attr, 72);
-XGPUIF_ASSERT_SIZE(struct xgpuif_launch_args, 56);
-XGPUIF_ASSERT_SIZE(struct xgpuif_occupancy_args, 32);
-XGPUIF_ASSERT_SIZE(struct xgpuif_occ_cluster_args, 56);
-XGPUIF_ASSERT_SIZE(struct xgpuif_i32_reply, 8);
-XGPUIF_ASSERT_SIZE(struct xgpuif_stream_create_args, 8);
-XGPUIF_ASSERT_SIZE(struct xgpuif_stream_reply, 8);
-XGPUIF_ASSERT_SIZE(struct xgpuif_stream_wait_args, 24);
-XGPUIF_ASSERT_SIZE(struct xgpuif_event_reply, 8);
-XGPUIF_ASSERT_SIZE(struct xgpuif_event_record_args, 24);
-XGPUIF_ASSERT_SIZE(struct xgpuif_elapsed_args, 16);
-XGPUIF_ASSERT_SIZE(struct xgpuif_elapsed_reply, 8);
 
 #endif /* XGPUIF_OPS_H */

@@ -13,9 +13,10 @@
  *   - host-memory regions (guest pinned memory) shared with the worker.
  *
  * Every field is fixed width, every struct has explicit padding that must
- * be zero, and sizes are asserted at compile time below.  Opcodes are
- * numbered explicitly in xgpu_calls.def and a retired number is never
- * reused.
+ * be zero, and every struct's size is asserted at compile time (the
+ * per-op ones at the end of xgpuif-ops.h, the others below).  Opcodes
+ * are numbered explicitly in xgpu_calls.def, one row and one line of
+ * description per op, and a retired number is never reused.
  *
  * Xenstore nodes (Xen transport; xgpuif.md "Xen transport" is the prose):
  *
@@ -163,7 +164,8 @@ struct xgpuif_memref {
  * Handles.  Every object the backend creates for a guest (contexts,
  * modules, libraries, kernels, functions, streams, events, blobs,
  * texture objects kept for bookkeeping) is named on the wire by a
- * 64-bit handle from a per-guest table: (generation << 32) | index.
+ * 64-bit handle from a per-guest table: (generation << 32) | (index + 1),
+ * generations starting at 1.
  * 0 is the null handle.  Stream handles 1 and 2 are CU_STREAM_LEGACY and
  * CU_STREAM_PER_THREAD; table handles never take those values.  Device
  * pointers are the guest's own GPU virtual addresses in its own context
@@ -185,8 +187,9 @@ typedef uint64_t xgpuif_handle_t;
  *   backend -> guest  struct xgpuif_local_status (0: connected)
  * then, for every host-memory region, before its HOSTMEM_REGISTER request:
  *   guest -> backend  struct xgpuif_local_hostmem + SCM_RIGHTS [memfd]
- * The memfds must carry F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL so that
- * the guest cannot pull pages from under the worker.
+ * The memfds must carry F_SEAL_SHRINK and F_SEAL_GROW (the backend refuses
+ * one without them) so that the guest cannot pull pages from under the
+ * worker; the guest library also adds F_SEAL_SEAL.
  */
 #define XGPUIF_LOCAL_MAX_DATA_PAGES	(1u << 18)	/* 1 GiB */
 
@@ -228,11 +231,6 @@ struct xgpuif_local_hostmem {
 	uint64_t size;
 };
 
-XGPUIF_ASSERT_SIZE(struct xgpuif_local_welcome, 24);
-XGPUIF_ASSERT_SIZE(struct xgpuif_local_connect, 56);
-XGPUIF_ASSERT_SIZE(struct xgpuif_local_status, 128);
-XGPUIF_ASSERT_SIZE(struct xgpuif_local_hostmem, 16);
-
 /* the per-operation argument and reply layouts */
 #include "xgpuif-ops.h"
 
@@ -244,10 +242,73 @@ enum xgpuif_op {
 	XGPUIF_OP_MAX
 };
 
+/* ---- layout checks: every struct of the wire, in bytes ------------------ */
+
 XGPUIF_ASSERT_SIZE(struct xgpuif_request, XGPUIF_SLOT_SIZE);
 XGPUIF_ASSERT_SIZE(struct xgpuif_response, XGPUIF_SLOT_SIZE);
 XGPUIF_ASSERT_SIZE(union xgpuif_sring_entry, XGPUIF_SLOT_SIZE);
 XGPUIF_ASSERT_SIZE(struct xgpuif_memref, 24);
+XGPUIF_ASSERT_SIZE(struct xgpuif_local_welcome, 24);
+XGPUIF_ASSERT_SIZE(struct xgpuif_local_connect, 56);
+XGPUIF_ASSERT_SIZE(struct xgpuif_local_status, 128);
+XGPUIF_ASSERT_SIZE(struct xgpuif_local_hostmem, 16);
+XGPUIF_ASSERT_SIZE(struct xgpuif_handle_args, 8);
+XGPUIF_ASSERT_SIZE(struct xgpuif_init_args, 8);
+XGPUIF_ASSERT_SIZE(struct xgpuif_init_reply, 8);
+XGPUIF_ASSERT_SIZE(struct xgpuif_device_args, 8);
+XGPUIF_ASSERT_SIZE(struct xgpuif_device_info_reply, 1096);
+XGPUIF_ASSERT_SIZE(struct xgpuif_dev_flags_args, 8);
+XGPUIF_ASSERT_SIZE(struct xgpuif_ctx_reply, 8);
+XGPUIF_ASSERT_SIZE(struct xgpuif_ctx_state_reply, 8);
+XGPUIF_ASSERT_SIZE(struct xgpuif_limit_args, 16);
+XGPUIF_ASSERT_SIZE(struct xgpuif_u64_reply, 8);
+XGPUIF_ASSERT_SIZE(struct xgpuif_u32_args, 8);
+XGPUIF_ASSERT_SIZE(struct xgpuif_priority_range_reply, 8);
+XGPUIF_ASSERT_SIZE(struct xgpuif_mem_info_reply, 16);
+XGPUIF_ASSERT_SIZE(struct xgpuif_mem_alloc_args, 8);
+XGPUIF_ASSERT_SIZE(struct xgpuif_dptr_reply, 8);
+XGPUIF_ASSERT_SIZE(struct xgpuif_mem_alloc_pitch_args, 24);
+XGPUIF_ASSERT_SIZE(struct xgpuif_mem_alloc_pitch_reply, 16);
+XGPUIF_ASSERT_SIZE(struct xgpuif_dptr_args, 8);
+XGPUIF_ASSERT_SIZE(struct xgpuif_range_reply, 16);
+XGPUIF_ASSERT_SIZE(struct xgpuif_hostmem_args, 48);
+XGPUIF_ASSERT_SIZE(struct xgpuif_hostmem_reply, 16);
+XGPUIF_ASSERT_SIZE(struct xgpuif_region_args, 8);
+XGPUIF_ASSERT_SIZE(struct xgpuif_memcpy_htod_args, 48);
+XGPUIF_ASSERT_SIZE(struct xgpuif_memcpy_dtoh_args, 48);
+XGPUIF_ASSERT_SIZE(struct xgpuif_memcpy_dtod_args, 40);
+XGPUIF_ASSERT_SIZE(struct xgpuif_copy_side, 72);
+XGPUIF_ASSERT_SIZE(struct xgpuif_memcpy2d_args, 176);
+XGPUIF_ASSERT_SIZE(struct xgpuif_memset_args, 56);
+XGPUIF_ASSERT_SIZE(struct xgpuif_ptr_attr_args, 16);
+XGPUIF_ASSERT_SIZE(struct xgpuif_array_args, 40);
+XGPUIF_ASSERT_SIZE(struct xgpuif_array_reply, 8);
+XGPUIF_ASSERT_SIZE(struct xgpuif_texobj_args, 168);
+XGPUIF_ASSERT_SIZE(struct xgpuif_texobj_reply, 8);
+XGPUIF_ASSERT_SIZE(struct xgpuif_blob_create_args, 8);
+XGPUIF_ASSERT_SIZE(struct xgpuif_blob_reply, 8);
+XGPUIF_ASSERT_SIZE(struct xgpuif_blob_write_args, 40);
+XGPUIF_ASSERT_SIZE(struct xgpuif_load_opt, 16);
+XGPUIF_ASSERT_SIZE(struct xgpuif_load_args, 16);
+XGPUIF_ASSERT_SIZE(struct xgpuif_load_reply, 8);
+XGPUIF_ASSERT_SIZE(struct xgpuif_symbol_args, 8);
+XGPUIF_ASSERT_SIZE(struct xgpuif_global_reply, 16);
+XGPUIF_ASSERT_SIZE(struct xgpuif_param, 4);
+XGPUIF_ASSERT_SIZE(struct xgpuif_func_reply, 16);
+XGPUIF_ASSERT_SIZE(struct xgpuif_func_attr_args, 24);
+XGPUIF_ASSERT_SIZE(struct xgpuif_func_attrs_reply, 80);
+XGPUIF_ASSERT_SIZE(struct xgpuif_launch_attr, 72);
+XGPUIF_ASSERT_SIZE(struct xgpuif_launch_args, 56);
+XGPUIF_ASSERT_SIZE(struct xgpuif_occupancy_args, 32);
+XGPUIF_ASSERT_SIZE(struct xgpuif_occ_cluster_args, 56);
+XGPUIF_ASSERT_SIZE(struct xgpuif_i32_reply, 8);
+XGPUIF_ASSERT_SIZE(struct xgpuif_stream_create_args, 8);
+XGPUIF_ASSERT_SIZE(struct xgpuif_stream_reply, 8);
+XGPUIF_ASSERT_SIZE(struct xgpuif_stream_wait_args, 24);
+XGPUIF_ASSERT_SIZE(struct xgpuif_event_reply, 8);
+XGPUIF_ASSERT_SIZE(struct xgpuif_event_record_args, 24);
+XGPUIF_ASSERT_SIZE(struct xgpuif_elapsed_args, 16);
+XGPUIF_ASSERT_SIZE(struct xgpuif_elapsed_reply, 8);
 _Static_assert(__builtin_offsetof(struct xgpuif_request, payload) ==
 	       XGPUIF_HDR_SIZE, "request header is 32 bytes");
 _Static_assert(__builtin_offsetof(struct xgpuif_response, payload) ==

@@ -4,7 +4,7 @@
 # table of calls (shared-ring/xgpu_calls.def).
 #
 #   awk -v out=DIR -f tools/gen/gen-calls.awk \
-#       shared-ring/xgpuif-ops.h shared-ring/xgpu_calls.def
+#       shared-ring/xgpuif-ops.h shared-ring/xgpuif.h shared-ring/xgpu_calls.def
 #
 # writes, under DIR:
 #   xgpub_calls.h    the worker's handler prototypes, xgpub_h_<NAME>
@@ -21,7 +21,7 @@
 #
 # It refuses a table that contradicts itself: duplicate numbers or names,
 # an unknown mode, a posted op with a reply, a struct without a size
-# assert in xgpuif-ops.h.  POSIX awk (mawk, gawk, busybox).
+# assert in xgpuif.h.  POSIX awk (mawk, gawk, busybox).
 
 function die(msg) {
 	printf "gen-calls: %s:%d: %s\n", FILENAME, FNR, msg > "/dev/stderr"
@@ -79,20 +79,20 @@ function handle_list(s, tag,    i, rest, j) {
 	return trim(substr(rest, 1, j - 1))
 }
 
-FNR == 1 { file_no++ }
+FNR == 1 { is_def = FILENAME ~ /\.def$/ }
 
-# first file: the layouts header, for its structs' fields and size asserts
-file_no == 1 && /^struct xgpuif_[a-z0-9_]+ \{/ {
+# the headers: the structs' fields and size asserts
+!is_def && /^struct xgpuif_[a-z0-9_]+ \{/ {
 	cur_struct = $2
 	sub(/^xgpuif_/, "", cur_struct)
 	nfields[cur_struct] = 0
 	next
 }
-file_no == 1 && cur_struct != "" && /^\};/ {
+!is_def && cur_struct != "" && /^\};/ {
 	cur_struct = ""
 	next
 }
-file_no == 1 && cur_struct != "" && /;/ {
+!is_def && cur_struct != "" && /;/ {
 	# "	type name[N];	/* ... */": the name, padding left out
 	fld = $0
 	sub(/;.*/, "", fld)
@@ -102,7 +102,7 @@ file_no == 1 && cur_struct != "" && /;/ {
 		field[cur_struct, ++nfields[cur_struct]] = fld
 	next
 }
-file_no == 1 {
+!is_def {
 	if (match($0, /XGPUIF_ASSERT_SIZE\(struct xgpuif_[a-z0-9_]+,/)) {
 		s = substr($0, RSTART, RLENGTH)
 		sub(/^XGPUIF_ASSERT_SIZE\(struct xgpuif_/, "", s)
@@ -112,7 +112,7 @@ file_no == 1 {
 	next
 }
 
-# second file: the table
+# the table
 /^\/\* .* \*\/$/ && $0 !~ /^\/\* (----|SPDX)/ {
 	desc = $0
 	sub(/^\/\* /, "", desc)
