@@ -29,6 +29,25 @@
 static int ctl_fd = -1;
 static char ctl_path[108];
 
+/* create the folders above a socket path (/run/xgpu after a reboot) */
+static void make_parent(const char *path)
+{
+	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	char *p;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	if (!dir[0])
+		return;
+	for (p = strchr(dir + 1, '/'); p; p = strchr(p + 1, '/')) {
+		*p = 0;
+		if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+			xgpub_err("cannot create %s: %s", dir, strerror(errno));
+			return;
+		}
+		*p = '/';
+	}
+}
+
 int xgpub_listen(const char *path, mode_t mode, int flags)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -39,6 +58,7 @@ int xgpub_listen(const char *path, mode_t mode, int flags)
 		xgpub_err("socket path too long: %s", path);
 		return -1;
 	}
+	make_parent(path);
 	strcpy(sa.sun_path, path);
 	/* a stale socket of a dead daemon may go; a live one may not */
 	probe = socket(AF_UNIX, SOCK_SEQPACKET, 0);

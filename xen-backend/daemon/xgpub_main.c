@@ -351,15 +351,6 @@ int main(int argc, char **argv)
 	}
 	/* last: the hotplug script takes the control socket as "ready" */
 	if (strcmp(ctl_path, "none")) {
-		char dir[108];
-		char *slash;
-
-		snprintf(dir, sizeof(dir), "%s", ctl_path);
-		slash = strrchr(dir, '/');
-		if (slash && slash != dir) {
-			*slash = 0;
-			mkdir(dir, 0755);
-		}
 		cfd = xgpub_ctl_open(ctl_path);
 		if (cfd < 0) {
 			if (path)
