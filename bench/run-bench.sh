@@ -30,182 +30,33 @@
 set -u
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-XGPU_LIB=${XGPU_LIB_DIR:-$ROOT/build/lib}
-BACKEND=${XGPU_BACKEND:-$ROOT/build/bin/xen-gpubackd}
-OUT=
 BIN=$ROOT/build/bench
-PROG_TIMEOUT=300
-SOCKET_WAIT_TENTHS=100          # 10 s
-ALL_BENCHES="bw rtt launch"
-
-usage() {
-	sed -n '2,29s/^# \{0,1\}//p' "$0"
-	exit "$1"
-}
-
-BENCHES=
-while [ $# -gt 0 ]; do
-	case $1 in
-	--xgpu-lib) [ $# -ge 2 ] || usage 2; XGPU_LIB=$2; shift 2 ;;
-	--backend)  [ $# -ge 2 ] || usage 2; BACKEND=$2; shift 2 ;;
-	--out)      [ $# -ge 2 ] || usage 2; OUT=$2; shift 2 ;;
-	--bin)      [ $# -ge 2 ] || usage 2; BIN=$2; shift 2 ;;
-	-h|--help)  usage 0 ;;
-	-*)         echo "unknown option: $1" >&2; usage 2 ;;
-	*)          BENCHES="$BENCHES $1"; shift ;;
-	esac
-done
-BENCHES=${BENCHES# }
-[ -n "$BENCHES" ] || BENCHES=$ALL_BENCHES
-
-if ! timeout 30 nvidia-smi -L >/dev/null 2>&1 || [ ! -e /dev/nvidia0 ]; then
-	echo "SKIP bench: no NVIDIA GPU on this machine"
-	exit 0
-fi
-
-BACKEND_PID=
-SOCKDIR=
+ALL="bw rtt launch"
+# shellcheck source-path=SCRIPTDIR source=../tests/gpu/harness.sh
+. "$ROOT/tests/gpu/harness.sh"
 
 die() {
 	echo "ERROR $*"
 	exit 2
 }
 
-# Runs from the EXIT trap.
-# shellcheck disable=SC2317
-cleanup() {
-	if [ -n "$BACKEND_PID" ] && kill -0 "$BACKEND_PID" 2>/dev/null; then
-		kill "$BACKEND_PID" 2>/dev/null
-		for _ in $(seq 50); do
-			kill -0 "$BACKEND_PID" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -0 "$BACKEND_PID" 2>/dev/null && kill -9 "$BACKEND_PID" 2>/dev/null
-		wait "$BACKEND_PID" 2>/dev/null
-	fi
-	BACKEND_PID=
-	[ -n "$SOCKDIR" ] && rm -rf "$SOCKDIR"
-	SOCKDIR=
+# A set-up that fails is bad usage or set-up: exit 2.
+setup_failed() {
+	die "$2"
 }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
 
-if [ -z "$OUT" ]; then
-	OUT=$(mktemp -d /tmp/xgpu-bench.XXXXXX) || exit 2
-else
-	mkdir -p "$OUT" || exit 2
-fi
-OUT=$(cd "$OUT" && pwd)
+harness_init bench xgpu-bench "$@"
+BENCHES=$NAMES
 
 # ---- set-up: programs, libraries, backend ----
 
-# Absolute paths: make -C changes folder, and the runs must not depend on
-# where the script was started.
-case $BIN in /*) ;; *) BIN=$PWD/$BIN ;; esac
-case $BACKEND in /*) ;; *) BACKEND=$PWD/$BACKEND ;; esac
-
-missing=
-for b in $BENCHES; do
-	case " $ALL_BENCHES " in
-	*" $b "*) ;;
-	*) echo "unknown benchmark: $b" >&2; exit 2 ;;
-	esac
-	[ -x "$BIN/$b" ] || missing="$missing $b"
-done
-if [ -n "$missing" ]; then
-	echo "building the benchmarks into $BIN (missing:$missing)"
-	make -C "$ROOT/bench" O="$BIN" > "$OUT/build.log" 2>&1 ||
-		die "make -C bench failed, see $OUT/build.log"
-fi
-
-[ -e "$XGPU_LIB/libcuda.so.1" ] ||
-	die "no libcuda.so.1 in $XGPU_LIB (use --xgpu-lib DIR)"
-[ -x "$BACKEND" ] ||
-	die "backend $BACKEND is not an executable (use --backend PATH)"
-XGPU_LIB=$(cd "$XGPU_LIB" && pwd -P)
-XGPU_LIBCUDA=$(readlink -f "$XGPU_LIB/libcuda.so.1")
-
-# The host driver's libcuda.so.1, by absolute path, from the loader cache,
-# never xgpu's (a backend that loaded xgpu's library would talk to itself).
-find_real_libcuda() {
-	local path real
-
-	for path in $(ldconfig -p 2>/dev/null |
-		      awk '$1 == "libcuda.so.1" && /64/ { print $NF }') \
-		    $(ldconfig -p 2>/dev/null |
-		      awk '$1 == "libcuda.so.1" { print $NF }'); do
-		[ -e "$path" ] || continue
-		real=$(readlink -f "$path")
-		[ "$real" = "$XGPU_LIBCUDA" ] && continue
-		[ "$(dirname "$real")" = "$XGPU_LIB" ] && continue
-		[ "$(cd "$(dirname "$path")" && pwd -P)" = "$XGPU_LIB" ] && continue
-		echo "$path"
-		return 0
-	done
-	return 1
-}
-REAL_LIBCUDA=${REAL_LIBCUDA:-$(find_real_libcuda)}
-[ -n "$REAL_LIBCUDA" ] ||
-	die "ldconfig -p lists no libcuda.so.1 other than xgpu's (set REAL_LIBCUDA=PATH)"
-echo "host driver: $REAL_LIBCUDA"
-echo "xgpu library: $XGPU_LIB/libcuda.so.1"
-
-SOCKDIR=$(mktemp -d /tmp/xgpu-sock.XXXXXX) || exit 2
-SOCK=$SOCKDIR/backend.sock
-"$BACKEND" --local "$SOCK" --control "$SOCKDIR/control.sock" \
-	--foreground --driver "$REAL_LIBCUDA" \
-	> "$OUT/backend.log" 2>&1 &
-BACKEND_PID=$!
-for _ in $(seq "$SOCKET_WAIT_TENTHS"); do
-	[ -S "$SOCK" ] && break
-	kill -0 "$BACKEND_PID" 2>/dev/null || break
-	sleep 0.1
-done
-if [ ! -S "$SOCK" ]; then
+harness_setup benchmark "the benchmarks" bench
+if ! harness_start_backend; then
 	tail -n 20 "$OUT/backend.log" | sed 's/^/    /'
 	die "backend: no socket $SOCK (see $OUT/backend.log)"
 fi
-echo "backend: pid $BACKEND_PID, socket $SOCK"
-
-XGPU_LD_PATH=$XGPU_LIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 
 # ---- runs ----
-
-# run MODE BENCH: stdout to $OUT/BENCH.MODE.out, stderr to .err, the
-# loader's trace (which libcuda.so.1 was loaded; no cost after start-up) to
-# .ld.*; returns the benchmark's exit status.
-run() {
-	local mode=$1 b=$2
-
-	rm -f "$OUT/$b.$mode".ld.*
-	if [ "$mode" = native ]; then
-		LD_DEBUG=libs LD_DEBUG_OUTPUT="$OUT/$b.native.ld" \
-			timeout "$PROG_TIMEOUT" "$BIN/$b" \
-			> "$OUT/$b.native.out" 2> "$OUT/$b.native.err"
-	else
-		XGPU_SOCKET=$SOCK LD_LIBRARY_PATH=$XGPU_LD_PATH \
-			LD_DEBUG=libs LD_DEBUG_OUTPUT="$OUT/$b.xgpu.ld" \
-			timeout "$PROG_TIMEOUT" "$BIN/$b" \
-			> "$OUT/$b.xgpu.out" 2> "$OUT/$b.xgpu.err"
-	fi
-}
-
-# wrong_lib MODE BENCH: prints the libcuda files the run should not have
-# loaded (xgpu's in a native run, any other in an xgpu run).
-wrong_lib() {
-	local lib real
-
-	cat "$OUT/$2.$1".ld.* 2>/dev/null |
-		sed -n 's/.*calling init: \(.*libcuda\.so[^ ]*\).*/\1/p' |
-		sort -u |
-		while IFS= read -r lib; do
-			real=$(readlink -f "$lib")
-			if { [ "$1" = native ] && [ "$real" = "$XGPU_LIBCUDA" ]; } ||
-			   { [ "$1" = xgpu ] && [ "$real" != "$XGPU_LIBCUDA" ]; }; then
-				echo "$lib"
-			fi
-		done
-}
 
 RUN_FAILED=0
 : > "$OUT/native.all"
@@ -213,14 +64,14 @@ RUN_FAILED=0
 for b in $BENCHES; do
 	for mode in native xgpu; do
 		echo "running $b ($mode)"
-		run "$mode" "$b"
+		harness_run "$mode" "$b" "$b.$mode"
 		rc=$?
 		if [ "$rc" -ne 0 ]; then
 			RUN_FAILED=$((RUN_FAILED + 1))
 			echo "FAIL $b ($mode): exit status $rc"
 			grep '^FAIL' "$OUT/$b.$mode.out" | head -n 5 | sed 's/^/    /'
 		fi
-		wrong=$(wrong_lib "$mode" "$b")
+		wrong=$(harness_wrong_libcuda "$mode" "$b.$mode")
 		if [ -n "$wrong" ]; then
 			RUN_FAILED=$((RUN_FAILED + 1))
 			echo "FAIL $b ($mode): loaded the wrong libcuda: ${wrong//$'\n'/ }"

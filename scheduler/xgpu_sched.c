@@ -1,30 +1,25 @@
 // SPDX-License-Identifier: MIT
 /*
- * xgpu_sched.c: the policy registry, the daemon's entry points and what
- * both policies share: the guest table, the token, the accounting clock
- * and the statistics.
+ * xgpu_sched.c: the daemon's entry points, and all that is the same for
+ * every policy: the registry, the guest table, the token, the accounting
+ * clock and the statistics.  The policy (s->ops) decides who gets the
+ * token, for how long, and the credit handed out at each accounting.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "xgpu_sched_priv.h"
+#include "xgpu_table.h"
 
-static const struct xgpu_sched_ops *const policies[] = {
+static const void *const policies[] = {
 	&xgpu_sched_credit_ops,
 	&xgpu_sched_fifo_ops,
 };
 
 const struct xgpu_sched_ops *xgpu_sched_lookup(const char *name)
 {
-	size_t i;
-
-	if (!name)
-		return NULL;
-	for (i = 0; i < sizeof(policies) / sizeof(policies[0]); i++)
-		if (!strcmp(policies[i]->name, name))
-			return policies[i];
-	return NULL;
+	return xgpu_table_lookup(policies, XGPU_ARRAY_SIZE(policies), name);
 }
 
 static uint64_t sat_add(uint64_t a, uint64_t b)
@@ -43,19 +38,52 @@ uint64_t xgpu_sched_cap_ns(unsigned int cap, uint64_t wall)
 	return muldiv(wall, cap, 100);
 }
 
-/* ---- the daemon's entry points ------------------------------------------ */
+/* ---- the scheduler and what it holds ------------------------------------- */
 
 struct xgpu_sched *xgpu_sched_create(const char *policy,
 				     const struct xgpu_sched_params *p,
 				     uint64_t now)
 {
 	const struct xgpu_sched_ops *ops = xgpu_sched_lookup(policy);
+	struct xgpu_sched_params q = { 0 };
+	struct xgpu_sched *s;
 
 	if (!ops) {
 		errno = EINVAL;
 		return NULL;
 	}
-	return ops->create(p, now);
+	if (p)
+		q = *p;
+	if (!q.period_ns)
+		q.period_ns = XGPU_SCHED_PERIOD_DEFAULT;
+	if (!q.slice_ns)
+		q.slice_ns = XGPU_SCHED_SLICE_DEFAULT;
+	if (!q.min_slice_ns)
+		q.min_slice_ns = q.slice_ns < XGPU_SCHED_MIN_SLICE_DEFAULT ?
+				 q.slice_ns : XGPU_SCHED_MIN_SLICE_DEFAULT;
+	if (!q.credit_max_ns)
+		q.credit_max_ns = q.period_ns;
+	if (!q.debt_max_ns)
+		q.debt_max_ns = 10 * q.period_ns;
+	/*
+	 * Bounds keep every product below 2^64 and every credit inside
+	 * int64_t: one hour is far beyond any sensible period or slice.
+	 */
+	if (q.period_ns > 3600000000000ull || q.slice_ns > q.period_ns * 100 ||
+	    q.min_slice_ns > q.slice_ns ||
+	    q.credit_max_ns > XGPU_SCHED_CHARGE_MAX ||
+	    q.debt_max_ns > XGPU_SCHED_CHARGE_MAX) {
+		errno = EINVAL;
+		return NULL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->ops = ops;
+	s->p = q;
+	s->period_start = now;
+	s->next_acct = now + q.period_ns;
+	return s;
 }
 
 const struct xgpu_sched_ops *xgpu_sched_ops_of(const struct xgpu_sched *s)
@@ -104,119 +132,19 @@ const char *xgpu_sched_state_name(enum xgpu_sched_state st)
 
 void xgpu_sched_destroy(struct xgpu_sched *s)
 {
-	if (s)
-		s->ops->destroy(s);
-}
-
-int xgpu_sched_guest_add(struct xgpu_sched *s, uint32_t id, uint64_t now)
-{
-	return s->ops->guest_add(s, id, now);
-}
-
-int xgpu_sched_guest_remove(struct xgpu_sched *s, uint32_t id, uint64_t now)
-{
-	return s->ops->guest_remove(s, id, now);
-}
-
-int xgpu_sched_guest_set(struct xgpu_sched *s, uint32_t id,
-			 unsigned int weight, unsigned int cap, uint64_t now)
-{
-	return s->ops->guest_set(s, id, weight, cap, now);
-}
-
-int xgpu_sched_guest_runnable(struct xgpu_sched *s, uint32_t id,
-			      bool runnable, uint64_t now)
-{
-	return s->ops->guest_runnable(s, id, runnable, now);
-}
-
-int xgpu_sched_pick(struct xgpu_sched *s, uint64_t now, uint32_t *id)
-{
-	return s->ops->pick(s, now, id);
-}
-
-uint64_t xgpu_sched_slice(struct xgpu_sched *s, uint32_t id, uint64_t now)
-{
-	return s->ops->slice(s, id, now);
-}
-
-int xgpu_sched_charge(struct xgpu_sched *s, uint32_t id, uint64_t gpu_ns,
-		      uint64_t now)
-{
-	return s->ops->charge(s, id, gpu_ns, now);
-}
-
-int xgpu_sched_release(struct xgpu_sched *s, uint32_t id, uint64_t now)
-{
-	return s->ops->release(s, id, now);
-}
-
-uint64_t xgpu_sched_tick(struct xgpu_sched *s, uint64_t now)
-{
-	return s->ops->tick(s, now);
-}
-
-int xgpu_sched_guest_info(struct xgpu_sched *s, uint32_t id, uint64_t now,
-			  struct xgpu_sched_info *out)
-{
-	return s->ops->guest_info(s, id, now, out);
-}
-
-/* ---- shared by the policies ---------------------------------------------- */
-
-struct xgpu_sched *xgpu_sched_core_create(const struct xgpu_sched_ops *ops,
-					  const struct xgpu_sched_params *p,
-					  uint64_t now)
-{
-	struct xgpu_sched_params q = { 0 };
-	struct xgpu_sched *s;
-
-	if (p)
-		q = *p;
-	if (!q.period_ns)
-		q.period_ns = XGPU_SCHED_PERIOD_DEFAULT;
-	if (!q.slice_ns)
-		q.slice_ns = XGPU_SCHED_SLICE_DEFAULT;
-	if (!q.min_slice_ns)
-		q.min_slice_ns = q.slice_ns < XGPU_SCHED_MIN_SLICE_DEFAULT ?
-				 q.slice_ns : XGPU_SCHED_MIN_SLICE_DEFAULT;
-	if (!q.credit_max_ns)
-		q.credit_max_ns = q.period_ns;
-	if (!q.debt_max_ns)
-		q.debt_max_ns = 10 * q.period_ns;
-	/*
-	 * Bounds keep every product below 2^64 and every credit inside
-	 * int64_t: one hour is far beyond any sensible period or slice.
-	 */
-	if (q.period_ns > 3600000000000ull || q.slice_ns > q.period_ns * 100 ||
-	    q.min_slice_ns > q.slice_ns ||
-	    q.credit_max_ns > XGPU_SCHED_CHARGE_MAX ||
-	    q.debt_max_ns > XGPU_SCHED_CHARGE_MAX) {
-		errno = EINVAL;
-		return NULL;
-	}
-	s = calloc(1, sizeof(*s));
-	if (!s)
-		return NULL;
-	s->ops = ops;
-	s->p = q;
-	s->period_start = now;
-	s->next_acct = now + q.period_ns;
-	return s;
-}
-
-void xgpu_sched_core_destroy(struct xgpu_sched *s)
-{
 	unsigned int i;
 
+	if (!s)
+		return;
 	for (i = 0; i < s->n; i++)
 		free(s->g[i]);
 	free(s->g);
 	free(s);
 }
 
-struct xgpu_sched_guest *xgpu_sched_core_find(const struct xgpu_sched *s,
-					      uint32_t id)
+/* ---- the guests and the token -------------------------------------------- */
+
+static struct xgpu_sched_guest *find(const struct xgpu_sched *s, uint32_t id)
 {
 	unsigned int i;
 
@@ -247,22 +175,16 @@ static int64_t join_credit(const struct xgpu_sched *s)
 	return n && sum < 0 ? sum / (int64_t)n : 0;
 }
 
-int xgpu_sched_core_add(struct xgpu_sched *s, uint32_t id, uint64_t now)
+int xgpu_sched_guest_add(struct xgpu_sched *s, uint32_t id, uint64_t now)
 {
-	struct xgpu_sched_guest *g;
+	struct xgpu_sched_guest *g, **ng;
 
-	if (xgpu_sched_core_find(s, id))
+	if (find(s, id))
 		return -EEXIST;
-	if (s->n == s->alloc) {
-		unsigned int na = s->alloc ? 2 * s->alloc : 8;
-		struct xgpu_sched_guest **ng;
-
-		ng = realloc(s->g, na * sizeof(*ng));
-		if (!ng)
-			return -ENOMEM;
-		s->g = ng;
-		s->alloc = na;
-	}
+	ng = xgpu_table_grow(s->g, &s->alloc, s->n, sizeof(*ng));
+	if (!ng)
+		return -ENOMEM;
+	s->g = ng;
 	g = calloc(1, sizeof(*g));
 	if (!g)
 		return -ENOMEM;
@@ -274,7 +196,7 @@ int xgpu_sched_core_add(struct xgpu_sched *s, uint32_t id, uint64_t now)
 	return 0;
 }
 
-int xgpu_sched_core_remove(struct xgpu_sched *s, uint32_t id, uint64_t now)
+int xgpu_sched_guest_remove(struct xgpu_sched *s, uint32_t id, uint64_t now)
 {
 	unsigned int i;
 
@@ -292,10 +214,10 @@ int xgpu_sched_core_remove(struct xgpu_sched *s, uint32_t id, uint64_t now)
 	return -ENOENT;
 }
 
-int xgpu_sched_core_set(struct xgpu_sched *s, uint32_t id,
-			unsigned int weight, unsigned int cap, uint64_t now)
+int xgpu_sched_guest_set(struct xgpu_sched *s, uint32_t id,
+			 unsigned int weight, unsigned int cap, uint64_t now)
 {
-	struct xgpu_sched_guest *g = xgpu_sched_core_find(s, id);
+	struct xgpu_sched_guest *g = find(s, id);
 
 	if (!g)
 		return -ENOENT;
@@ -325,10 +247,10 @@ int xgpu_sched_core_set(struct xgpu_sched *s, uint32_t id,
 	return 0;
 }
 
-int xgpu_sched_core_runnable(struct xgpu_sched *s, uint32_t id,
-			     bool runnable, uint64_t now)
+int xgpu_sched_guest_runnable(struct xgpu_sched *s, uint32_t id,
+			      bool runnable, uint64_t now)
 {
-	struct xgpu_sched_guest *g = xgpu_sched_core_find(s, id);
+	struct xgpu_sched_guest *g = find(s, id);
 
 	if (!g)
 		return -ENOENT;
@@ -345,8 +267,9 @@ int xgpu_sched_core_runnable(struct xgpu_sched *s, uint32_t id,
 	return 0;
 }
 
-void xgpu_sched_core_grant(struct xgpu_sched *s, struct xgpu_sched_guest *g,
-			   uint64_t now)
+/* hand the token to g (statistics, wait) */
+static void grant(struct xgpu_sched *s, struct xgpu_sched_guest *g,
+		  uint64_t now)
 {
 	if (g->waiting && now > g->wait_since &&
 	    now - g->wait_since > g->max_wait)
@@ -361,6 +284,30 @@ void xgpu_sched_core_grant(struct xgpu_sched *s, struct xgpu_sched_guest *g,
 	g->last = true;
 	g->turn = 0;
 	s->holder = g;
+}
+
+int xgpu_sched_pick(struct xgpu_sched *s, uint64_t now, uint32_t *id)
+{
+	struct xgpu_sched_guest *g;
+
+	if (s->holder)
+		return -EBUSY;
+	/* due accounting first: a late tick() only delays statistics */
+	xgpu_sched_tick(s, now);
+	g = s->ops->choose(s);
+	if (!g)
+		return -EAGAIN;
+	grant(s, g, now);
+	*id = g->id;
+	return 0;
+}
+
+uint64_t xgpu_sched_slice(struct xgpu_sched *s, uint32_t id, uint64_t now)
+{
+	(void)now;
+	if (!s->holder || s->holder->id != id)
+		return 0;
+	return s->ops->slice ? s->ops->slice(s, s->holder) : s->p.slice_ns;
 }
 
 /*
@@ -393,10 +340,10 @@ static void charge_stats(struct xgpu_sched *s, struct xgpu_sched_guest *g,
 	g->gpu_ns = sat_add(g->gpu_ns, gpu);
 }
 
-int xgpu_sched_core_charge(struct xgpu_sched *s, uint32_t id,
-			   uint64_t gpu_ns, uint64_t now)
+int xgpu_sched_charge(struct xgpu_sched *s, uint32_t id, uint64_t gpu_ns,
+		      uint64_t now)
 {
-	struct xgpu_sched_guest *g = xgpu_sched_core_find(s, id);
+	struct xgpu_sched_guest *g = find(s, id);
 	int64_t debt = -(int64_t)s->p.debt_max_ns;
 
 	if (!g)
@@ -427,9 +374,9 @@ int xgpu_sched_core_charge(struct xgpu_sched *s, uint32_t id,
 	return 0;
 }
 
-int xgpu_sched_core_release(struct xgpu_sched *s, uint32_t id, uint64_t now)
+int xgpu_sched_release(struct xgpu_sched *s, uint32_t id, uint64_t now)
 {
-	struct xgpu_sched_guest *g = xgpu_sched_core_find(s, id);
+	struct xgpu_sched_guest *g = find(s, id);
 
 	if (!g)
 		return -ENOENT;
@@ -444,14 +391,16 @@ int xgpu_sched_core_release(struct xgpu_sched *s, uint32_t id, uint64_t now)
 	return 0;
 }
 
+/* ---- accounting and statistics ------------------------------------------- */
+
 static void account(struct xgpu_sched *s, uint64_t now)
 {
 	uint64_t wall = now - s->period_start;
 	unsigned int i, c = s->win_cur;
 	bool stale;
 
-	if (s->account)
-		s->account(s, wall);
+	if (s->ops->account)
+		s->ops->account(s, wall);
 	/* the longest turn fades by 1/16 a period (half in 11 periods) */
 	s->turn_max -= s->turn_max / 16;
 	/*
@@ -490,7 +439,7 @@ static void account(struct xgpu_sched *s, uint64_t now)
 	s->period_start = now;
 }
 
-uint64_t xgpu_sched_core_tick(struct xgpu_sched *s, uint64_t now)
+uint64_t xgpu_sched_tick(struct xgpu_sched *s, uint64_t now)
 {
 	if (now < s->next_acct)
 		return s->next_acct;
@@ -507,10 +456,10 @@ static double pct(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
-int xgpu_sched_core_info(struct xgpu_sched *s, uint32_t id, uint64_t now,
-			 struct xgpu_sched_info *out)
+int xgpu_sched_guest_info(struct xgpu_sched *s, uint32_t id, uint64_t now,
+			  struct xgpu_sched_info *out)
 {
-	struct xgpu_sched_guest *g = xgpu_sched_core_find(s, id);
+	struct xgpu_sched_guest *g = find(s, id);
 	uint64_t used, wall;
 	unsigned int i;
 
@@ -521,7 +470,6 @@ int xgpu_sched_core_info(struct xgpu_sched *s, uint32_t id, uint64_t now,
 	out->weight = g->weight;
 	out->cap = g->cap;
 	out->credit_ns = g->credit;
-	out->state = XGPU_SCHED_IDLE;
 	out->runnable = g->runnable;
 	out->holder = g == s->holder;
 	out->gpu_ns = g->gpu_ns;
@@ -540,5 +488,6 @@ int xgpu_sched_core_info(struct xgpu_sched *s, uint32_t id, uint64_t now,
 	if (g->waiting && now > g->wait_since &&
 	    now - g->wait_since > out->max_wait_ns)
 		out->max_wait_ns = now - g->wait_since;
+	s->ops->info(s, g, out);
 	return 0;
 }

@@ -151,33 +151,12 @@ struct xgpu_sched_info {
 struct xgpu_sched;
 
 /*
- * A policy.  Every function returns 0 or a negative errno: -ENOENT (no
- * such guest), -EEXIST, -EINVAL, -ENOMEM, -EBUSY (pick while a guest
- * holds the token), -EAGAIN (pick: nobody eligible), -EPERM (release by a
- * guest that does not hold the token).
+ * A policy ("credit" or "fifo").  Its table is private to scheduler/
+ * (xgpu_sched_priv.h): it holds only what the policy decides (who gets the
+ * token, for how long, the per-period credit); the guest table, the token
+ * and the accounting clock are the same for both.
  */
-struct xgpu_sched_ops {
-	const char *name;
-	struct xgpu_sched *(*create)(const struct xgpu_sched_params *p,
-				     uint64_t now);
-	void (*destroy)(struct xgpu_sched *s);
-	int (*guest_add)(struct xgpu_sched *s, uint32_t id, uint64_t now);
-	int (*guest_remove)(struct xgpu_sched *s, uint32_t id, uint64_t now);
-	int (*guest_set)(struct xgpu_sched *s, uint32_t id,
-			 unsigned int weight, unsigned int cap, uint64_t now);
-	int (*guest_runnable)(struct xgpu_sched *s, uint32_t id,
-			      bool runnable, uint64_t now);
-	int (*pick)(struct xgpu_sched *s, uint64_t now, uint32_t *id);
-	/* token time for the holder `id`, in ns (0 if id is not holding) */
-	uint64_t (*slice)(struct xgpu_sched *s, uint32_t id, uint64_t now);
-	int (*charge)(struct xgpu_sched *s, uint32_t id, uint64_t gpu_ns,
-		      uint64_t now);
-	int (*release)(struct xgpu_sched *s, uint32_t id, uint64_t now);
-	/* accounting when due; returns the time of the next accounting */
-	uint64_t (*tick)(struct xgpu_sched *s, uint64_t now);
-	int (*guest_info)(struct xgpu_sched *s, uint32_t id, uint64_t now,
-			  struct xgpu_sched_info *out);
-};
+struct xgpu_sched_ops;
 
 extern const struct xgpu_sched_ops xgpu_sched_credit_ops;
 extern const struct xgpu_sched_ops xgpu_sched_fifo_ops;
@@ -200,6 +179,12 @@ unsigned int xgpu_sched_guest_ids(const struct xgpu_sched *s, uint32_t *ids,
 int xgpu_sched_holder(const struct xgpu_sched *s, uint32_t *id);
 const char *xgpu_sched_state_name(enum xgpu_sched_state st);
 
+/*
+ * The calls of CALL SEQUENCE above.  Those that return int return 0 or a
+ * negative errno: -ENOENT (no such guest), -EEXIST, -EINVAL, -ENOMEM,
+ * -EBUSY (pick while a guest holds the token), -EAGAIN (pick: nobody
+ * eligible), -EPERM (release by a guest that does not hold the token).
+ */
 void xgpu_sched_destroy(struct xgpu_sched *s);
 int xgpu_sched_guest_add(struct xgpu_sched *s, uint32_t id, uint64_t now);
 int xgpu_sched_guest_remove(struct xgpu_sched *s, uint32_t id, uint64_t now);
@@ -208,10 +193,12 @@ int xgpu_sched_guest_set(struct xgpu_sched *s, uint32_t id,
 int xgpu_sched_guest_runnable(struct xgpu_sched *s, uint32_t id,
 			      bool runnable, uint64_t now);
 int xgpu_sched_pick(struct xgpu_sched *s, uint64_t now, uint32_t *id);
+/* token time for the holder `id`, in ns (0 if id is not holding) */
 uint64_t xgpu_sched_slice(struct xgpu_sched *s, uint32_t id, uint64_t now);
 int xgpu_sched_charge(struct xgpu_sched *s, uint32_t id, uint64_t gpu_ns,
 		      uint64_t now);
 int xgpu_sched_release(struct xgpu_sched *s, uint32_t id, uint64_t now);
+/* accounting when due; returns the time of the next accounting */
 uint64_t xgpu_sched_tick(struct xgpu_sched *s, uint64_t now);
 int xgpu_sched_guest_info(struct xgpu_sched *s, uint32_t id, uint64_t now,
 			  struct xgpu_sched_info *out);

@@ -11,7 +11,6 @@
  * come and go, each busy guest's credit stays within a few slices of zero,
  * and its GPU time follows its weight to within that over any window.
  */
-#include <errno.h>
 #include <stddef.h>
 
 #include "xgpu_sched_priv.h"
@@ -150,17 +149,6 @@ static void credit_account(struct xgpu_sched *s, uint64_t wall)
 	}
 }
 
-static struct xgpu_sched *credit_create(const struct xgpu_sched_params *p,
-					uint64_t now)
-{
-	struct xgpu_sched *s;
-
-	s = xgpu_sched_core_create(&xgpu_sched_credit_ops, p, now);
-	if (s)
-		s->account = credit_account;
-	return s;
-}
-
 /*
  * Pick: UNDER before OVER; within the class, among the guests whose credit
  * is within half a slice of the most, the one waiting longest (credits
@@ -177,23 +165,12 @@ static bool eligible(const struct xgpu_sched_guest *g)
 	return g->runnable && !capped_out(g);
 }
 
-static bool waited_longer(const struct xgpu_sched_guest *a,
-			  const struct xgpu_sched_guest *b)
-{
-	if (a->wait_since != b->wait_since)
-		return a->wait_since < b->wait_since;
-	return a->id < b->id;
-}
-
-static int credit_pick(struct xgpu_sched *s, uint64_t now, uint32_t *id)
+static struct xgpu_sched_guest *credit_choose(struct xgpu_sched *s)
 {
 	struct xgpu_sched_guest *top = NULL, *best = NULL;
 	int64_t floor;
 	unsigned int i;
 
-	if (s->holder)
-		return -EBUSY;
-	xgpu_sched_core_tick(s, now);
 	for (i = 0; i < s->n; i++) {
 		struct xgpu_sched_guest *g = s->g[i];
 
@@ -201,7 +178,7 @@ static int credit_pick(struct xgpu_sched *s, uint64_t now, uint32_t *id)
 			top = g;
 	}
 	if (!top)
-		return -EAGAIN;
+		return NULL;
 	floor = top->credit - (int64_t)(s->p.slice_ns / 2);
 	/* an UNDER guest never yields to an OVER one */
 	if (top->credit > 0 && floor < 1)
@@ -211,23 +188,18 @@ static int credit_pick(struct xgpu_sched *s, uint64_t now, uint32_t *id)
 
 		if (!eligible(g) || g->credit < floor)
 			continue;
-		if (!best || waited_longer(g, best))
+		if (!best || xgpu_sched_waited_longer(g, best))
 			best = g;
 	}
-	xgpu_sched_core_grant(s, best, now);
-	*id = best->id;
-	return 0;
+	return best;
 }
 
-static uint64_t credit_slice(struct xgpu_sched *s, uint32_t id, uint64_t now)
+/* a capped guest's slice ends where its budget would */
+static uint64_t credit_slice(const struct xgpu_sched *s,
+			     const struct xgpu_sched_guest *g)
 {
-	const struct xgpu_sched_guest *g = s->holder;
 	uint64_t len = s->p.slice_ns;
 
-	(void)now;
-	if (!g || g->id != id)
-		return 0;
-	/* a capped guest's slice ends where its budget would */
 	if (g->cap) {
 		uint64_t left = g->cap_avail > 0 ? (uint64_t)g->cap_avail : 0;
 
@@ -239,40 +211,22 @@ static uint64_t credit_slice(struct xgpu_sched *s, uint32_t id, uint64_t now)
 	return len;
 }
 
-static uint64_t credit_tick(struct xgpu_sched *s, uint64_t now)
+static void credit_info(const struct xgpu_sched *s,
+			const struct xgpu_sched_guest *g,
+			struct xgpu_sched_info *out)
 {
-	return xgpu_sched_core_tick(s, now);
-}
-
-static int credit_info(struct xgpu_sched *s, uint32_t id, uint64_t now,
-		       struct xgpu_sched_info *out)
-{
-	const struct xgpu_sched_guest *g = xgpu_sched_core_find(s, id);
-	int rc = xgpu_sched_core_info(s, id, now, out);
-
-	if (rc)
-		return rc;
 	if (!g->runnable && g != s->holder)
 		out->state = XGPU_SCHED_IDLE;
 	else if (capped_out(g))
 		out->state = XGPU_SCHED_CAPPED;
 	else
 		out->state = g->credit > 0 ? XGPU_SCHED_UNDER : XGPU_SCHED_OVER;
-	return 0;
 }
 
 const struct xgpu_sched_ops xgpu_sched_credit_ops = {
 	.name = "credit",
-	.create = credit_create,
-	.destroy = xgpu_sched_core_destroy,
-	.guest_add = xgpu_sched_core_add,
-	.guest_remove = xgpu_sched_core_remove,
-	.guest_set = xgpu_sched_core_set,
-	.guest_runnable = xgpu_sched_core_runnable,
-	.pick = credit_pick,
+	.account = credit_account,
+	.choose = credit_choose,
 	.slice = credit_slice,
-	.charge = xgpu_sched_core_charge,
-	.release = xgpu_sched_core_release,
-	.tick = credit_tick,
-	.guest_info = credit_info,
+	.info = credit_info,
 };

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * xgpu_sched_priv.h: what the policies share (guest table, token, periodic
- * accounting and statistics).  Not for the daemon: it goes through
- * xgpu_sched.h.
+ * xgpu_sched_priv.h: a policy's table, and the state of the core
+ * (xgpu_sched.c) that it decides on: the guest table, the token, the
+ * periodic accounting and the statistics.  Not for the daemon: it goes
+ * through xgpu_sched.h.
  */
 #ifndef XGPU_SCHED_PRIV_H
 #define XGPU_SCHED_PRIV_H
+
+#include <stddef.h>
 
 #include "xgpu_sched.h"
 
@@ -44,8 +47,6 @@ struct xgpu_sched_guest {
 struct xgpu_sched {
 	const struct xgpu_sched_ops *ops;
 	struct xgpu_sched_params p;
-	/* the policy's work at each accounting point (may be NULL) */
-	void (*account)(struct xgpu_sched *s, uint64_t wall);
 	struct xgpu_sched_guest **g;
 	unsigned int n;
 	unsigned int alloc;
@@ -61,32 +62,45 @@ struct xgpu_sched {
 	unsigned int win_last;	/* slot that got the last period */
 };
 
+/*
+ * A policy: what it decides.  The core (xgpu_sched.c) does the rest the
+ * same way for every policy: pick() runs due accounting, which calls
+ * account(), then asks choose() while nobody holds the token; slice() and
+ * guest_info() find the guest and ask slice() and info().  The name comes
+ * first (xgpu_table_lookup()).
+ */
+struct xgpu_sched_ops {
+	const char *name;
+	/* its work at each accounting point, `wall` ns after the last one
+	 * (NULL: none) */
+	void (*account)(struct xgpu_sched *s, uint64_t wall);
+	/* the guest to give the token to next; NULL: nobody is eligible */
+	struct xgpu_sched_guest *(*choose)(struct xgpu_sched *s);
+	/* token time for the holder g (NULL: always the slice parameter) */
+	uint64_t (*slice)(const struct xgpu_sched *s,
+			  const struct xgpu_sched_guest *g);
+	/* out->state, and what it reports its own way; the core filled in
+	 * the rest */
+	void (*info)(const struct xgpu_sched *s,
+		     const struct xgpu_sched_guest *g,
+		     struct xgpu_sched_info *out);
+};
+_Static_assert(offsetof(struct xgpu_sched_ops, name) == 0,
+	       "xgpu_table_lookup() finds a policy by its first member");
+
 /* largest GPU time taken from one charge() (about 18 minutes) */
 #define XGPU_SCHED_CHARGE_MAX	(1ull << 40)
 
-struct xgpu_sched *xgpu_sched_core_create(const struct xgpu_sched_ops *ops,
-					  const struct xgpu_sched_params *p,
-					  uint64_t now);
-void xgpu_sched_core_destroy(struct xgpu_sched *s);
-struct xgpu_sched_guest *xgpu_sched_core_find(const struct xgpu_sched *s,
-					      uint32_t id);
-int xgpu_sched_core_add(struct xgpu_sched *s, uint32_t id, uint64_t now);
-int xgpu_sched_core_remove(struct xgpu_sched *s, uint32_t id, uint64_t now);
-int xgpu_sched_core_set(struct xgpu_sched *s, uint32_t id,
-			unsigned int weight, unsigned int cap, uint64_t now);
-int xgpu_sched_core_runnable(struct xgpu_sched *s, uint32_t id,
-			     bool runnable, uint64_t now);
-/* hand the token to g (statistics, wait) */
-void xgpu_sched_core_grant(struct xgpu_sched *s, struct xgpu_sched_guest *g,
-			   uint64_t now);
-int xgpu_sched_core_charge(struct xgpu_sched *s, uint32_t id,
-			   uint64_t gpu_ns, uint64_t now);
-int xgpu_sched_core_release(struct xgpu_sched *s, uint32_t id, uint64_t now);
-uint64_t xgpu_sched_core_tick(struct xgpu_sched *s, uint64_t now);
-/* fills everything but state */
-int xgpu_sched_core_info(struct xgpu_sched *s, uint32_t id, uint64_t now,
-			 struct xgpu_sched_info *out);
 /* cap budget of a guest for `wall` ns of wall time */
 uint64_t xgpu_sched_cap_ns(unsigned int cap, uint64_t wall);
+
+/* a waited longer for the token than b (ties: the lower id) */
+static inline bool xgpu_sched_waited_longer(const struct xgpu_sched_guest *a,
+					    const struct xgpu_sched_guest *b)
+{
+	if (a->wait_since != b->wait_since)
+		return a->wait_since < b->wait_since;
+	return a->id < b->id;
+}
 
 #endif /* XGPU_SCHED_PRIV_H */

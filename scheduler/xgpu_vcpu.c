@@ -10,6 +10,7 @@
 #include <string.h>
 #include <syslog.h>
 
+#include "xgpu_table.h"
 #include "xgpu_vcpu_priv.h"
 
 struct vdom {
@@ -38,21 +39,14 @@ struct xgpu_vcpu {
 	unsigned int alloc;
 };
 
-static const struct xgpu_vcpu_backend *const backends[] = {
+static const void *const backends[] = {
 	&xgpu_vcpu_xenctrl_backend,
 	&xgpu_vcpu_fake_backend,
 };
 
 const struct xgpu_vcpu_backend *xgpu_vcpu_backend_lookup(const char *name)
 {
-	size_t i;
-
-	if (!name)
-		return NULL;
-	for (i = 0; i < sizeof(backends) / sizeof(backends[0]); i++)
-		if (!strcmp(backends[i]->name, name))
-			return backends[i];
-	return NULL;
+	return xgpu_table_lookup(backends, XGPU_ARRAY_SIZE(backends), name);
 }
 
 static unsigned int clamp_weight(uint64_t w)
@@ -226,7 +220,7 @@ static bool gpu_weight_ok(unsigned int w)
 int xgpu_vcpu_dom_add(struct xgpu_vcpu *c, uint32_t domid,
 		      unsigned int gpu_weight, uint64_t now)
 {
-	struct vdom nd = { .domid = domid }, *d;
+	struct vdom nd = { .domid = domid }, *d, *nv;
 	int rc;
 
 	(void)now;
@@ -236,15 +230,10 @@ int xgpu_vcpu_dom_add(struct xgpu_vcpu *c, uint32_t domid,
 		return 0;
 	if (find(c, domid))
 		return -EEXIST;
-	if (c->n == c->alloc) {
-		unsigned int na = c->alloc ? 2 * c->alloc : 8;
-		struct vdom *nv = realloc(c->d, na * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		c->d = nv;
-		c->alloc = na;
-	}
+	nv = xgpu_table_grow(c->d, &c->alloc, c->n, sizeof(*nv));
+	if (!nv)
+		return -ENOMEM;
+	c->d = nv;
 	nd.hypercalls = 1;
 	rc = c->b->get_weight(c->priv, domid, &nd.base);
 	if (rc) {

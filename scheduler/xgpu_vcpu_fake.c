@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "xgpu_table.h"
 #include "xgpu_vcpu_priv.h"
 
 struct fake_dom {
@@ -67,30 +68,37 @@ static struct fake_dom *fake_find(struct fake *f, uint32_t domid)
 	return NULL;
 }
 
-static int fake_get(void *priv, uint32_t domid, unsigned int *weight)
+/*
+ * The domain a hypercall is about, as Xen would answer: the failure the
+ * test asked for, else -ESRCH for a domain that does not exist.
+ */
+static int fake_dom(void *priv, uint32_t domid, struct fake_dom **d)
 {
 	struct fake *f = priv;
-	struct fake_dom *d;
 
 	if (f->fail)
 		return f->fail;
-	d = fake_find(f, domid);
-	if (!d)
-		return -ESRCH;
-	*weight = d->weight;
-	return 0;
+	*d = fake_find(f, domid);
+	return *d ? 0 : -ESRCH;
+}
+
+static int fake_get(void *priv, uint32_t domid, unsigned int *weight)
+{
+	struct fake_dom *d;
+	int rc = fake_dom(priv, domid, &d);
+
+	if (!rc)
+		*weight = d->weight;
+	return rc;
 }
 
 static int fake_set(void *priv, uint32_t domid, unsigned int weight)
 {
-	struct fake *f = priv;
 	struct fake_dom *d;
+	int rc = fake_dom(priv, domid, &d);
 
-	if (f->fail)
-		return f->fail;
-	d = fake_find(f, domid);
-	if (!d)
-		return -ESRCH;
+	if (rc)
+		return rc;
 	/* Xen's range; anything else is a bug in the coordinator */
 	if (weight < XGPU_VCPU_WEIGHT_MIN || weight > XGPU_VCPU_WEIGHT_MAX)
 		return -EINVAL;
@@ -124,15 +132,12 @@ int xgpu_vcpu_fake_preset(struct xgpu_vcpu *c, uint32_t domid,
 		return -EINVAL;
 	d = fake_find(f, domid);
 	if (!d) {
-		if (f->n == f->alloc) {
-			unsigned int na = f->alloc ? 2 * f->alloc : 8;
-			struct fake_dom *nd = realloc(f->d, na * sizeof(*nd));
+		struct fake_dom *nd = xgpu_table_grow(f->d, &f->alloc, f->n,
+						      sizeof(*nd));
 
-			if (!nd)
-				return -ENOMEM;
-			f->d = nd;
-			f->alloc = na;
-		}
+		if (!nd)
+			return -ENOMEM;
+		f->d = nd;
 		d = &f->d[f->n++];
 		d->domid = domid;
 		d->sets = 0;

@@ -33,11 +33,8 @@
 #define XGPU_XEN_CREDIT_CAP_KEEP	0xffffu
 
 struct xgpu_xc_handle;				/* xc_interface */
-struct xgpu_xc_credit {				/* xen_domctl_sched_credit */
-	uint16_t weight;
-	uint16_t cap;
-};
-struct xgpu_xc_credit2 {			/* xen_domctl_sched_credit2 */
+/* xen_domctl_sched_credit and xen_domctl_sched_credit2: the same layout */
+struct xgpu_xc_sched {
 	uint16_t weight;
 	uint16_t cap;
 };
@@ -68,8 +65,18 @@ struct xgpu_xtl_logger {
 
 struct xc_fns {
 	XGPU_XC_FNS(struct xgpu_xc_handle, struct xgpu_xtl_logger,
-		    struct xgpu_xc_credit, struct xgpu_xc_credit2)
+		    struct xgpu_xc_sched, struct xgpu_xc_sched)
 };
+
+/* each member of struct xc_fns and the libxenctrl function it holds */
+#define XGPU_XC_SYMS(X)							\
+	X(interface_open, xc_interface_open)				\
+	X(interface_close, xc_interface_close)				\
+	X(sched_id, xc_sched_id)					\
+	X(credit_get, xc_sched_credit_domain_get)			\
+	X(credit_set, xc_sched_credit_domain_set)			\
+	X(credit2_get, xc_sched_credit2_domain_get)			\
+	X(credit2_set, xc_sched_credit2_domain_set)
 
 #if defined(__has_include)
 #if __has_include(<xenctrl.h>)
@@ -100,57 +107,35 @@ struct xtl_real {
 
 #define XGPU_SAME(a, b) \
 	__builtin_types_compatible_p(__typeof__(a), __typeof__(b))
-#define XGPU_FN(f) (((struct xc_fns_real *)0)->f)
 
-_Static_assert(XGPU_SAME(XGPU_FN(interface_open), &xc_interface_open),
-	       "xc_interface_open prototype");
-_Static_assert(XGPU_SAME(XGPU_FN(interface_close), &xc_interface_close),
-	       "xc_interface_close prototype");
-_Static_assert(XGPU_SAME(XGPU_FN(sched_id), &xc_sched_id),
-	       "xc_sched_id prototype");
-_Static_assert(XGPU_SAME(XGPU_FN(credit_get), &xc_sched_credit_domain_get),
-	       "xc_sched_credit_domain_get prototype");
-_Static_assert(XGPU_SAME(XGPU_FN(credit_set), &xc_sched_credit_domain_set),
-	       "xc_sched_credit_domain_set prototype");
-_Static_assert(XGPU_SAME(XGPU_FN(credit2_get), &xc_sched_credit2_domain_get),
-	       "xc_sched_credit2_domain_get prototype");
-_Static_assert(XGPU_SAME(XGPU_FN(credit2_set), &xc_sched_credit2_domain_set),
-	       "xc_sched_credit2_domain_set prototype");
+#define XGPU_CHECK_FN(field, sym)					\
+	_Static_assert(XGPU_SAME(((struct xc_fns_real *)0)->field,	\
+				 &sym), #sym " prototype");
+XGPU_XC_SYMS(XGPU_CHECK_FN)
 
+#define XGPU_CHECK_XTL(member)						\
+	_Static_assert(XGPU_SAME(((struct xtl_real *)0)->member,	\
+				 ((xentoollog_logger *)0)->member) &&	\
+		       offsetof(xentoollog_logger, member) ==		\
+		       offsetof(struct xgpu_xtl_logger, member),	\
+		       "xentoollog_logger." #member);
+XGPU_CHECK_XTL(vmessage)
+XGPU_CHECK_XTL(progress)
+XGPU_CHECK_XTL(destroy)
 _Static_assert(XGPU_SAME(xentoollog_level, unsigned int),
 	       "xentoollog_level is not unsigned int");
-_Static_assert(XGPU_SAME(((struct xtl_real *)0)->vmessage,
-			 ((xentoollog_logger *)0)->vmessage),
-	       "xentoollog_logger.vmessage");
-_Static_assert(XGPU_SAME(((struct xtl_real *)0)->progress,
-			 ((xentoollog_logger *)0)->progress),
-	       "xentoollog_logger.progress");
-_Static_assert(XGPU_SAME(((struct xtl_real *)0)->destroy,
-			 ((xentoollog_logger *)0)->destroy),
-	       "xentoollog_logger.destroy");
-_Static_assert(sizeof(xentoollog_logger) == sizeof(struct xgpu_xtl_logger) &&
-	       offsetof(xentoollog_logger, vmessage) ==
-	       offsetof(struct xgpu_xtl_logger, vmessage) &&
-	       offsetof(xentoollog_logger, progress) ==
-	       offsetof(struct xgpu_xtl_logger, progress) &&
-	       offsetof(xentoollog_logger, destroy) ==
-	       offsetof(struct xgpu_xtl_logger, destroy),
-	       "xentoollog_logger layout");
+_Static_assert(sizeof(xentoollog_logger) == sizeof(struct xgpu_xtl_logger),
+	       "xentoollog_logger size");
 
-_Static_assert(sizeof(struct xen_domctl_sched_credit) ==
-	       sizeof(struct xgpu_xc_credit) &&
-	       offsetof(struct xen_domctl_sched_credit, weight) ==
-	       offsetof(struct xgpu_xc_credit, weight) &&
-	       offsetof(struct xen_domctl_sched_credit, cap) ==
-	       offsetof(struct xgpu_xc_credit, cap),
-	       "xen_domctl_sched_credit layout");
-_Static_assert(sizeof(struct xen_domctl_sched_credit2) ==
-	       sizeof(struct xgpu_xc_credit2) &&
-	       offsetof(struct xen_domctl_sched_credit2, weight) ==
-	       offsetof(struct xgpu_xc_credit2, weight) &&
-	       offsetof(struct xen_domctl_sched_credit2, cap) ==
-	       offsetof(struct xgpu_xc_credit2, cap),
-	       "xen_domctl_sched_credit2 layout");
+#define XGPU_CHECK_SCHED(real)						\
+	_Static_assert(sizeof(real) == sizeof(struct xgpu_xc_sched) &&	\
+		       offsetof(real, weight) ==			\
+		       offsetof(struct xgpu_xc_sched, weight) &&	\
+		       offsetof(real, cap) ==				\
+		       offsetof(struct xgpu_xc_sched, cap),		\
+		       #real " layout");
+XGPU_CHECK_SCHED(struct xen_domctl_sched_credit)
+XGPU_CHECK_SCHED(struct xen_domctl_sched_credit2)
 _Static_assert(XEN_SCHEDULER_CREDIT == XGPU_XEN_SCHEDULER_CREDIT &&
 	       XEN_SCHEDULER_CREDIT2 == XGPU_XEN_SCHEDULER_CREDIT2,
 	       "XEN_SCHEDULER_* ids");
@@ -170,6 +155,11 @@ struct xc {
 	struct xgpu_xc_handle *xch;
 	struct xc_logger log;
 	bool credit2;
+	/* fn.credit_get/set or fn.credit2_get/set: what Xen runs */
+	int (*get)(struct xgpu_xc_handle *xch, uint32_t domid,
+		   struct xgpu_xc_sched *sdom);
+	int (*set)(struct xgpu_xc_handle *xch, uint32_t domid,
+		   struct xgpu_xc_sched *sdom);
 	char desc[96];
 };
 
@@ -233,17 +223,11 @@ static int xc_open(void **priv, const struct xgpu_vcpu_params *p, char *why,
 	}
 #define XGPU_LOAD(field, sym)						\
 	do {								\
-		x->fn.field = (__typeof__(x->fn.field))dlsym(x->dl, sym); \
+		x->fn.field = (__typeof__(x->fn.field))dlsym(x->dl, #sym); \
 		if (!x->fn.field && !missing)				\
-			missing = sym;					\
-	} while (0)
-	XGPU_LOAD(interface_open, "xc_interface_open");
-	XGPU_LOAD(interface_close, "xc_interface_close");
-	XGPU_LOAD(sched_id, "xc_sched_id");
-	XGPU_LOAD(credit_get, "xc_sched_credit_domain_get");
-	XGPU_LOAD(credit_set, "xc_sched_credit_domain_set");
-	XGPU_LOAD(credit2_get, "xc_sched_credit2_domain_get");
-	XGPU_LOAD(credit2_set, "xc_sched_credit2_domain_set");
+			missing = #sym;					\
+	} while (0);
+	XGPU_XC_SYMS(XGPU_LOAD)
 #undef XGPU_LOAD
 	if (missing) {
 		snprintf(why, whylen, "%s has no %s", lib, missing);
@@ -277,6 +261,8 @@ static int xc_open(void **priv, const struct xgpu_vcpu_params *p, char *why,
 		goto fail_xch;
 	}
 	x->credit2 = id == XGPU_XEN_SCHEDULER_CREDIT2;
+	x->get = x->credit2 ? x->fn.credit2_get : x->fn.credit_get;
+	x->set = x->credit2 ? x->fn.credit2_set : x->fn.credit_set;
 	snprintf(x->desc, sizeof(x->desc), "xen %s via %s",
 		 x->credit2 ? "credit2" : "credit", lib);
 	*priv = x;
@@ -312,47 +298,27 @@ static unsigned int xc_set_cost(void *priv)
 static int xc_get(void *priv, uint32_t domid, unsigned int *weight)
 {
 	struct xc *x = priv;
+	struct xgpu_xc_sched c = { 0 };
 
-	if (x->credit2) {
-		struct xgpu_xc_credit2 c = { 0 };
-
-		if (x->fn.credit2_get(x->xch, domid, &c))
-			return neg_errno();
-		*weight = c.weight;
-	} else {
-		struct xgpu_xc_credit c = { 0 };
-
-		if (x->fn.credit_get(x->xch, domid, &c))
-			return neg_errno();
-		*weight = c.weight;
-	}
+	if (x->get(x->xch, domid, &c))
+		return neg_errno();
+	*weight = c.weight;
 	return 0;
 }
 
 static int xc_set(void *priv, uint32_t domid, unsigned int weight)
 {
 	struct xc *x = priv;
+	struct xgpu_xc_sched c = { .cap = XGPU_XEN_CREDIT_CAP_KEEP };
 
 	if (weight < XGPU_VCPU_WEIGHT_MIN || weight > XGPU_VCPU_WEIGHT_MAX)
 		return -EINVAL;
-	if (x->credit2) {
-		struct xgpu_xc_credit2 c = { 0 };
-
-		/* read the cap: writing 0 would remove it */
-		if (x->fn.credit2_get(x->xch, domid, &c))
-			return neg_errno();
-		c.weight = (uint16_t)weight;
-		if (x->fn.credit2_set(x->xch, domid, &c))
-			return neg_errno();
-	} else {
-		struct xgpu_xc_credit c = {
-			.weight = (uint16_t)weight,
-			.cap = XGPU_XEN_CREDIT_CAP_KEEP,
-		};
-
-		if (x->fn.credit_set(x->xch, domid, &c))
-			return neg_errno();
-	}
+	/* credit2 has no "keep": read the cap, writing 0 would remove it */
+	if (x->credit2 && x->get(x->xch, domid, &c))
+		return neg_errno();
+	c.weight = (uint16_t)weight;
+	if (x->set(x->xch, domid, &c))
+		return neg_errno();
 	return 0;
 }
 

@@ -28,46 +28,15 @@
 set -u
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-XGPU_LIB=${XGPU_LIB_DIR:-$ROOT/build/lib}
-BACKEND=${XGPU_BACKEND:-$ROOT/build/bin/xen-gpubackd}
-OUT=
 BIN=$ROOT/build/gpu
-PROG_TIMEOUT=300
-SOCKET_WAIT_TENTHS=100          # 10 s
-
-ALL_PROGS="vecadd matmul streams memset_dtod globals texture drvapi thrust_sort cublas_sgemm"
+ALL="vecadd matmul streams memset_dtod globals texture drvapi thrust_sort cublas_sgemm"
 # Each group runs at the same time through xgpu, all against one backend.
 CONCURRENT_GROUPS="matmul,thrust_sort cublas_sgemm,streams,drvapi"
-
-usage() {
-	sed -n '2,27s/^# \{0,1\}//p' "$0"
-	exit "$1"
-}
-
-PROGS=
-while [ $# -gt 0 ]; do
-	case $1 in
-	--xgpu-lib) [ $# -ge 2 ] || usage 2; XGPU_LIB=$2; shift 2 ;;
-	--backend)  [ $# -ge 2 ] || usage 2; BACKEND=$2; shift 2 ;;
-	--out)      [ $# -ge 2 ] || usage 2; OUT=$2; shift 2 ;;
-	--bin)      [ $# -ge 2 ] || usage 2; BIN=$2; shift 2 ;;
-	-h|--help)  usage 0 ;;
-	-*)         echo "unknown option: $1" >&2; usage 2 ;;
-	*)          PROGS="$PROGS $1"; shift ;;
-	esac
-done
-PROGS=${PROGS# }
-[ -n "$PROGS" ] || PROGS=$ALL_PROGS
-
-if ! timeout 30 nvidia-smi -L >/dev/null 2>&1 || [ ! -e /dev/nvidia0 ]; then
-	echo "SKIP gpu tests: no NVIDIA GPU on this machine"
-	exit 0
-fi
+# shellcheck source-path=SCRIPTDIR source=harness.sh
+. "$ROOT/tests/gpu/harness.sh"
 
 PASSED=0
 FAILED=0
-BACKEND_PID=
-SOCKDIR=
 
 pass() { PASSED=$((PASSED + 1)); echo "PASS $*"; }
 fail() { FAILED=$((FAILED + 1)); echo "FAIL $*"; }
@@ -79,106 +48,20 @@ summary_and_exit() {
 	exit $?
 }
 
-# Runs from the EXIT trap.
-# shellcheck disable=SC2317
-cleanup() {
-	if [ -n "$BACKEND_PID" ] && kill -0 "$BACKEND_PID" 2>/dev/null; then
-		kill "$BACKEND_PID" 2>/dev/null
-		for _ in $(seq 50); do
-			kill -0 "$BACKEND_PID" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -0 "$BACKEND_PID" 2>/dev/null && kill -9 "$BACKEND_PID" 2>/dev/null
-		wait "$BACKEND_PID" 2>/dev/null
-	fi
-	BACKEND_PID=
-	[ -n "$SOCKDIR" ] && rm -rf "$SOCKDIR"
-	SOCKDIR=
+# A set-up that fails is one failure, with the tail of its log.
+setup_failed() {
+	fail "$1: $2"
+	[ $# -ge 3 ] && tail -n 20 "$3" | sed 's/^/    /'
+	summary_and_exit
 }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
 
-if [ -z "$OUT" ]; then
-	OUT=$(mktemp -d /tmp/xgpu-gpu-tests.XXXXXX) || exit 2
-else
-	mkdir -p "$OUT" || exit 2
-fi
-OUT=$(cd "$OUT" && pwd)
+harness_init "gpu tests" xgpu-gpu-tests "$@"
+PROGS=$NAMES
 
 # ---- set-up: programs, libraries, backend ----
 
-# Absolute paths: make -C changes folder, and the runs must not depend on
-# where the script was started.
-case $BIN in /*) ;; *) BIN=$PWD/$BIN ;; esac
-case $BACKEND in /*) ;; *) BACKEND=$PWD/$BACKEND ;; esac
-
-missing=
-for p in $PROGS; do
-	case " $ALL_PROGS " in
-	*" $p "*) ;;
-	*) echo "unknown program: $p" >&2; exit 2 ;;
-	esac
-	[ -x "$BIN/$p" ] || missing="$missing $p"
-done
-if [ -n "$missing" ]; then
-	echo "building the test programs into $BIN (missing:$missing)"
-	if ! make -C "$ROOT/tests/gpu" O="$BIN" > "$OUT/build.log" 2>&1; then
-		fail "build: make -C tests/gpu failed, see $OUT/build.log"
-		tail -n 20 "$OUT/build.log" | sed 's/^/    /'
-		summary_and_exit
-	fi
-fi
-
-if [ ! -e "$XGPU_LIB/libcuda.so.1" ]; then
-	fail "setup: no libcuda.so.1 in $XGPU_LIB (use --xgpu-lib DIR)"
-	summary_and_exit
-fi
-if [ ! -x "$BACKEND" ]; then
-	fail "setup: backend $BACKEND is not an executable (use --backend PATH)"
-	summary_and_exit
-fi
-XGPU_LIB=$(cd "$XGPU_LIB" && pwd -P)
-XGPU_LIBCUDA=$(readlink -f "$XGPU_LIB/libcuda.so.1")
-
-# The host driver's libcuda.so.1, by absolute path, from the loader cache,
-# never xgpu's (a backend that loaded xgpu's library would talk to itself).
-find_real_libcuda() {
-	local path real
-
-	for path in $(ldconfig -p 2>/dev/null |
-		      awk '$1 == "libcuda.so.1" && /64/ { print $NF }') \
-		    $(ldconfig -p 2>/dev/null |
-		      awk '$1 == "libcuda.so.1" { print $NF }'); do
-		[ -e "$path" ] || continue
-		real=$(readlink -f "$path")
-		[ "$real" = "$XGPU_LIBCUDA" ] && continue
-		[ "$(dirname "$real")" = "$XGPU_LIB" ] && continue
-		[ "$(cd "$(dirname "$path")" && pwd -P)" = "$XGPU_LIB" ] && continue
-		echo "$path"
-		return 0
-	done
-	return 1
-}
-REAL_LIBCUDA=${REAL_LIBCUDA:-$(find_real_libcuda)}
-if [ -z "$REAL_LIBCUDA" ]; then
-	fail "setup: ldconfig -p lists no libcuda.so.1 other than xgpu's (set REAL_LIBCUDA=PATH)"
-	summary_and_exit
-fi
-echo "host driver: $REAL_LIBCUDA"
-echo "xgpu library: $XGPU_LIB/libcuda.so.1"
-
-SOCKDIR=$(mktemp -d /tmp/xgpu-sock.XXXXXX) || exit 2
-SOCK=$SOCKDIR/backend.sock
-"$BACKEND" --local "$SOCK" --control "$SOCKDIR/control.sock" \
-	--foreground --driver "$REAL_LIBCUDA" \
-	> "$OUT/backend.log" 2>&1 &
-BACKEND_PID=$!
-for _ in $(seq "$SOCKET_WAIT_TENTHS"); do
-	[ -S "$SOCK" ] && break
-	kill -0 "$BACKEND_PID" 2>/dev/null || break
-	sleep 0.1
-done
-if [ ! -S "$SOCK" ]; then
+harness_setup program "the test programs" tests/gpu
+if ! harness_start_backend; then
 	if kill -0 "$BACKEND_PID" 2>/dev/null; then
 		fail "backend: no socket $SOCK after 10 s"
 	else
@@ -187,45 +70,23 @@ if [ ! -S "$SOCK" ]; then
 	tail -n 20 "$OUT/backend.log" | sed 's/^/    /'
 	summary_and_exit
 fi
-echo "backend: pid $BACKEND_PID, socket $SOCK"
-
-XGPU_LD_PATH=$XGPU_LIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 
 # ---- running and comparing ----
 
-# run MODE PROG TAG: runs PROG natively or through xgpu, stdout to
-# $OUT/TAG.out, stderr to $OUT/TAG.err, the loader's trace to $OUT/TAG.ld.*;
-# prints "<exit status> <seconds>".
+# run MODE PROG TAG: harness_run, timed; prints "<exit status> <seconds>".
 run() {
-	local mode=$1 prog=$2 tag=$3 t0 t1 rc
+	local t0 t1 rc
 
-	rm -f "$OUT/$tag".ld.*
 	t0=$(date +%s.%N)
-	if [ "$mode" = native ]; then
-		LD_DEBUG=libs LD_DEBUG_OUTPUT="$OUT/$tag.ld" \
-			timeout "$PROG_TIMEOUT" "$BIN/$prog" \
-			> "$OUT/$tag.out" 2> "$OUT/$tag.err"
-	else
-		XGPU_SOCKET=$SOCK LD_LIBRARY_PATH=$XGPU_LD_PATH \
-			LD_DEBUG=libs LD_DEBUG_OUTPUT="$OUT/$tag.ld" \
-			timeout "$PROG_TIMEOUT" "$BIN/$prog" \
-			> "$OUT/$tag.out" 2> "$OUT/$tag.err"
-	fi
+	harness_run "$@"
 	rc=$?
 	t1=$(date +%s.%N)
 	echo "$rc $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')"
 }
 
-# The libcuda files a run initialised, one per line, from its loader trace.
-loaded_libcuda() {
-	cat "$OUT/$1".ld.* 2>/dev/null |
-		sed -n 's/.*calling init: \(.*libcuda\.so[^ ]*\).*/\1/p' |
-		sort -u
-}
-
 # check_run MODE PROG TAG RC: prints the reasons a run is bad, if any.
 check_run() {
-	local mode=$1 prog=$2 tag=$3 rc=$4 lib real last
+	local mode=$1 prog=$2 tag=$3 rc=$4 lib last
 
 	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
 		echo "$mode run timed out after $PROG_TIMEOUT s"
@@ -235,11 +96,10 @@ check_run() {
 	last=$(tail -n 1 "$OUT/$tag.out" 2>/dev/null)
 	[ "$last" = "PASS $prog" ] ||
 		echo "$mode run does not end with 'PASS $prog' (last line: '$last')"
-	loaded_libcuda "$tag" | while IFS= read -r lib; do
-		real=$(readlink -f "$lib")
-		if [ "$mode" = native ] && [ "$real" = "$XGPU_LIBCUDA" ]; then
+	harness_wrong_libcuda "$mode" "$tag" | while IFS= read -r lib; do
+		if [ "$mode" = native ]; then
 			echo "native run loaded xgpu's library $lib"
-		elif [ "$mode" = xgpu ] && [ "$real" != "$XGPU_LIBCUDA" ]; then
+		else
 			echo "xgpu run loaded $lib, not xgpu's library"
 		fi
 	done

@@ -33,6 +33,8 @@
 #define SIM_MAX		8
 #define SIM_EVENTS	256
 
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
 enum job_kind { JOB_FIXED, JOB_MIXED };
 enum ev_type { EV_JOIN, EV_BUSY, EV_IDLE, EV_SET, EV_LEAVE };
 
@@ -136,7 +138,7 @@ static uint64_t next_job(struct sim_guest *g)
 	g->rng ^= g->rng << 13;
 	g->rng ^= g->rng >> 7;
 	g->rng ^= g->rng << 17;
-	return mix[g->rng % (sizeof(mix) / sizeof(mix[0]))];
+	return mix[g->rng % ARRAY_SIZE(mix)];
 }
 
 static void apply(struct sim *m, const struct sim_ev *e)
@@ -331,24 +333,45 @@ static void check_shares(struct sim *m, const char *what, uint64_t a,
 
 /* ---- shares follow weights ----------------------------------------------- */
 
-static void weights_run_n(const char *policy, enum job_kind kind,
-			  uint64_t job, unsigned int min_jobs,
-			  const char *what, bool expect_fair)
+static const struct weights_case {
+	const char *policy;
+	enum job_kind kind;
+	uint64_t job;
+	unsigned int min_jobs;
+	bool expect_fair;
+	const char *what;
+} weights_cases[] = {
+	{ "credit", JOB_FIXED, 1 * MS, 1, true, "credit 1:2:4, 1 ms" },
+	{ "credit", JOB_FIXED, 20 * MS, 1, true, "credit 1:2:4, 20 ms" },
+	/*
+	 * Two 20 ms kernels a turn (40 ms turns, longer than the 30 ms
+	 * period): with the credit ceiling fixed at one period the heavy
+	 * guest lost what it earned while the others had their turns, and
+	 * 1:2:4 came out 1:2:3.
+	 */
+	{ "credit", JOB_FIXED, 20 * MS, 2, true,
+	  "credit 1:2:4, 20 ms, 2 a turn" },
+	{ "credit", JOB_MIXED, 0, 1, true, "credit 1:2:4, mixed" },
+	{ "fifo", JOB_FIXED, 1 * MS, 1, false, "fifo 1:2:4, 1 ms" },
+};
+
+START_TEST(weights)
 {
 	static const unsigned int w[] = { 256, 512, 1024 };
+	const struct weights_case *c = &weights_cases[_i];
 	double target[3];
 	struct sim m;
 	unsigned int i;
 
-	sim_init(&m, policy);
-	m.min_jobs = min_jobs;
+	sim_init(&m, c->policy);
+	m.min_jobs = c->min_jobs;
 	for (i = 0; i < 3; i++) {
-		sim_guest(&m, 0, w[i], 0, kind, job);
+		sim_guest(&m, 0, w[i], 0, c->kind, c->job);
 		target[i] = 100.0 * w[i] / 1792.0;
 	}
 	sim_run(&m, 30 * SEC);
-	if (expect_fair) {
-		check_shares(&m, what, 0, 30 * SEC, target, 1.0);
+	if (c->expect_fair) {
+		check_shares(&m, c->what, 0, 30 * SEC, target, 1.0);
 		ck_assert_double_ge(share(&m, -1, 0, 30 * SEC), 99.0);
 	} else {
 		double eq[3] = { 100.0 / 3, 100.0 / 3, 100.0 / 3 };
@@ -357,54 +380,13 @@ static void weights_run_n(const char *policy, enum job_kind kind,
 		 * fifo hands out turns: ~1/3 each whatever the weights, far
 		 * from 1:2:4 -- which is why xgpu needs credit.
 		 */
-		check_shares(&m, what, 0, 30 * SEC, eq, 1.0);
+		check_shares(&m, c->what, 0, 30 * SEC, eq, 1.0);
 		ck_assert_double_lt(share(&m, 2, 0, 30 * SEC),
 				    target[2] - 10.0);
 		ck_assert_double_gt(share(&m, 0, 0, 30 * SEC),
 				    target[0] + 10.0);
 	}
 	sim_fini(&m);
-}
-
-static void weights_run(const char *policy, enum job_kind kind,
-			uint64_t job, const char *what, bool expect_fair)
-{
-	weights_run_n(policy, kind, job, 1, what, expect_fair);
-}
-
-START_TEST(weights_1ms)
-{
-	weights_run("credit", JOB_FIXED, 1 * MS, "credit 1:2:4, 1 ms", true);
-}
-END_TEST
-
-START_TEST(weights_20ms)
-{
-	weights_run("credit", JOB_FIXED, 20 * MS, "credit 1:2:4, 20 ms", true);
-}
-END_TEST
-
-/*
- * Two 20 ms kernels a turn (40 ms turns, longer than the 30 ms period):
- * with the credit ceiling fixed at one period the heavy guest lost what it
- * earned while the others had their turns, and 1:2:4 came out 1:2:3.
- */
-START_TEST(weights_20ms_two_per_turn)
-{
-	weights_run_n("credit", JOB_FIXED, 20 * MS, 2,
-		      "credit 1:2:4, 20 ms, 2 a turn", true);
-}
-END_TEST
-
-START_TEST(weights_mixed)
-{
-	weights_run("credit", JOB_MIXED, 0, "credit 1:2:4, mixed", true);
-}
-END_TEST
-
-START_TEST(fifo_ignores_weights)
-{
-	weights_run("fifo", JOB_FIXED, 1 * MS, "fifo 1:2:4, 1 ms", false);
 }
 END_TEST
 
@@ -458,56 +440,46 @@ END_TEST
 
 /* ---- caps ---------------------------------------------------------------- */
 
-static void cap_run(uint64_t job, unsigned int others, const char *what)
+/* a guest capped at 25%, 1 or 20 ms kernels, beside 2 busy others or alone */
+static const struct cap_case {
+	uint64_t job;
+	unsigned int others;
+	const char *what;
+} cap_cases[] = {
+	{ 1 * MS, 2, "credit cap 25% + 2 busy, 1 ms" },
+	{ 20 * MS, 2, "credit cap 25% + 2 busy, 20 ms" },
+	{ 1 * MS, 0, "credit cap 25% alone, 1 ms" },
+	{ 20 * MS, 0, "credit cap 25% alone, 20 ms" },
+};
+
+START_TEST(cap)
 {
+	const struct cap_case *c = &cap_cases[_i];
 	double target[3] = { 25.0, 37.5, 37.5 };
 	struct sim m;
 	unsigned int i;
 	uint64_t t;
 
 	sim_init(&m, "credit");
-	sim_guest(&m, 0, 256, 25, JOB_FIXED, job);
-	for (i = 0; i < others; i++)
+	sim_guest(&m, 0, 256, 25, JOB_FIXED, c->job);
+	for (i = 0; i < c->others; i++)
 		sim_guest(&m, 0, 256, 0, JOB_MIXED, 0);
 	sim_run(&m, 30 * SEC);
-	check_shares(&m, what, 0, 30 * SEC, target, 1.0);
+	check_shares(&m, c->what, 0, 30 * SEC, target, 1.0);
 	/*
 	 * Not only on average: no second goes over the cap by more than
 	 * one banked period and one kernel.
 	 */
 	for (t = 0; t < 30 * SEC; t += 1 * SEC)
 		ck_assert_double_le(share(&m, 0, t, t + 1 * SEC),
-				    25.0 + 100.0 * (7500 * US + job) / SEC);
-	if (!others) {
+				    25.0 + 100.0 * (7500 * US + c->job) / SEC);
+	if (!c->others) {
 		/* alone: the GPU idles the rest of the time */
 		ck_assert_double_le(share(&m, -1, 0, 30 * SEC), 26.0);
 	} else {
 		ck_assert_double_ge(share(&m, -1, 0, 30 * SEC), 99.0);
 	}
 	sim_fini(&m);
-}
-
-START_TEST(cap_with_others_1ms)
-{
-	cap_run(1 * MS, 2, "credit cap 25% + 2 busy, 1 ms");
-}
-END_TEST
-
-START_TEST(cap_with_others_20ms)
-{
-	cap_run(20 * MS, 2, "credit cap 25% + 2 busy, 20 ms");
-}
-END_TEST
-
-START_TEST(cap_alone_1ms)
-{
-	cap_run(1 * MS, 0, "credit cap 25% alone, 1 ms");
-}
-END_TEST
-
-START_TEST(cap_alone_20ms)
-{
-	cap_run(20 * MS, 0, "credit cap 25% alone, 20 ms");
 }
 END_TEST
 
@@ -576,31 +548,29 @@ END_TEST
  * A guest joining at t: its share measured over [t + 2 periods,
  * t + 2 periods + 1 s] is within 2 points of its target.
  */
-static void join_run(enum job_kind kind, uint64_t job, const char *what)
+static const struct join_case {
+	uint64_t job;
+	const char *what;
+} join_cases[] = {
+	{ 1 * MS, "credit join at 5.012 s, 1 ms" },
+	{ 5 * MS, "credit join at 5.012 s, 5 ms" },
+};
+
+START_TEST(join)
 {
+	const struct join_case *c = &join_cases[_i];
 	const uint64_t t = 5 * SEC + 12345 * US;	/* mid-period */
 	double target[3] = { 100.0 / 3, 100.0 / 3, 100.0 / 3 };
 	struct sim m;
 
 	sim_init(&m, "credit");
-	sim_guest(&m, 0, 256, 0, kind, job);
-	sim_guest(&m, 0, 256, 0, kind, job);
-	sim_guest(&m, t, 256, 0, kind, job);
+	sim_guest(&m, 0, 256, 0, JOB_FIXED, c->job);
+	sim_guest(&m, 0, 256, 0, JOB_FIXED, c->job);
+	sim_guest(&m, t, 256, 0, JOB_FIXED, c->job);
 	sim_run(&m, t + 2 * PERIOD + 1 * SEC);
-	check_shares(&m, what, t + 2 * PERIOD, t + 2 * PERIOD + 1 * SEC,
+	check_shares(&m, c->what, t + 2 * PERIOD, t + 2 * PERIOD + 1 * SEC,
 		     target, 2.0);
 	sim_fini(&m);
-}
-
-START_TEST(join_1ms)
-{
-	join_run(JOB_FIXED, 1 * MS, "credit join at 5.012 s, 1 ms");
-}
-END_TEST
-
-START_TEST(join_5ms)
-{
-	join_run(JOB_FIXED, 5 * MS, "credit join at 5.012 s, 5 ms");
 }
 END_TEST
 
@@ -775,6 +745,20 @@ END_TEST
 
 /* ---- the API, step by step ----------------------------------------------- */
 
+/* the usual start: guests 1 and 2, added at 0, runnable from t1 and t2 */
+static struct xgpu_sched *two_guests(const char *policy, uint64_t t1,
+				     uint64_t t2)
+{
+	struct xgpu_sched *s = xgpu_sched_create(policy, NULL, 0);
+
+	ck_assert_ptr_nonnull(s);
+	ck_assert_int_eq(xgpu_sched_guest_add(s, 1, 0), 0);
+	ck_assert_int_eq(xgpu_sched_guest_add(s, 2, 0), 0);
+	ck_assert_int_eq(xgpu_sched_guest_runnable(s, 1, true, t1), 0);
+	ck_assert_int_eq(xgpu_sched_guest_runnable(s, 2, true, t2), 0);
+	return s;
+}
+
 START_TEST(api_lookup_create)
 {
 	struct xgpu_sched_params p = { 0 };
@@ -869,16 +853,12 @@ END_TEST
 
 START_TEST(api_credit_states)
 {
-	struct xgpu_sched *s = xgpu_sched_create("credit", NULL, 0);
+	struct xgpu_sched *s = two_guests("credit", 0, 0);
 	struct xgpu_sched_info in;
 	uint32_t id;
 	uint64_t t;
 
-	xgpu_sched_guest_add(s, 1, 0);
-	xgpu_sched_guest_add(s, 2, 0);
 	xgpu_sched_guest_set(s, 2, 768, XGPU_SCHED_KEEP, 0);
-	xgpu_sched_guest_runnable(s, 1, true, 0);
-	xgpu_sched_guest_runnable(s, 2, true, 0);
 	ck_assert_int_eq(xgpu_sched_pick(s, 0, &id), 0);
 	ck_assert_uint_eq(id, 1);
 	ck_assert_int_eq(xgpu_sched_charge(s, 1, 8 * MS, 8 * MS), 0);
@@ -955,14 +935,10 @@ END_TEST
 /* a guest joining busy guests that sit in debt starts at their level */
 START_TEST(api_join_level)
 {
-	struct xgpu_sched *s = xgpu_sched_create("credit", NULL, 0);
+	struct xgpu_sched *s = two_guests("credit", 0, 0);
 	struct xgpu_sched_info in;
 
-	xgpu_sched_guest_add(s, 1, 0);
-	xgpu_sched_guest_add(s, 2, 0);
 	xgpu_sched_guest_add(s, 9, 0);
-	xgpu_sched_guest_runnable(s, 1, true, 0);
-	xgpu_sched_guest_runnable(s, 2, true, 0);
 	xgpu_sched_charge(s, 1, 40 * MS, 1 * MS);
 	xgpu_sched_charge(s, 2, 80 * MS, 1 * MS);
 	/* 9 is idle: not part of the level */
@@ -990,14 +966,10 @@ END_TEST
 /* debt is bounded; a bogus charge is handed out no faster than wall time */
 START_TEST(api_debt_bound)
 {
-	struct xgpu_sched *s = xgpu_sched_create("credit", NULL, 0);
+	struct xgpu_sched *s = two_guests("credit", 0, 0);
 	struct xgpu_sched_info in;
 	uint64_t t;
 
-	xgpu_sched_guest_add(s, 1, 0);
-	xgpu_sched_guest_add(s, 2, 0);
-	xgpu_sched_guest_runnable(s, 1, true, 0);
-	xgpu_sched_guest_runnable(s, 2, true, 0);
 	ck_assert_int_eq(xgpu_sched_charge(s, 1, UINT64_MAX, 1 * MS), 0);
 	ck_assert_int_eq(xgpu_sched_guest_info(s, 1, 1 * MS, &in), 0);
 	ck_assert_int_eq(in.credit_ns, -(int64_t)(300 * MS));
@@ -1090,15 +1062,11 @@ END_TEST
 
 START_TEST(api_fifo)
 {
-	struct xgpu_sched *s = xgpu_sched_create("fifo", NULL, 0);
+	struct xgpu_sched *s = two_guests("fifo", 1, 2);
 	struct xgpu_sched_info in;
 	uint32_t id;
 
-	xgpu_sched_guest_add(s, 1, 0);
-	xgpu_sched_guest_add(s, 2, 0);
 	xgpu_sched_guest_set(s, 2, 4096, 10, 0);
-	xgpu_sched_guest_runnable(s, 1, true, 1);
-	xgpu_sched_guest_runnable(s, 2, true, 2);
 	ck_assert_int_eq(xgpu_sched_pick(s, 3, &id), 0);
 	ck_assert_uint_eq(id, 1);
 	ck_assert_uint_eq(xgpu_sched_slice(s, 1, 3), SLICE);
@@ -1135,21 +1103,14 @@ static Suite *sched_suite(void)
 	suite_add_tcase(s, api);
 
 	tcase_set_timeout(sim, 120);
-	tcase_add_test(sim, weights_1ms);
-	tcase_add_test(sim, weights_20ms);
-	tcase_add_test(sim, weights_20ms_two_per_turn);
-	tcase_add_test(sim, weights_mixed);
-	tcase_add_test(sim, fifo_ignores_weights);
+	/* the table-driven tests: one run per row of their table */
+	tcase_add_loop_test(sim, weights, 0, ARRAY_SIZE(weights_cases));
 	tcase_add_test(sim, equal_weights_unequal_kernels);
 	tcase_add_test(sim, equal_weights_same_kernels);
-	tcase_add_test(sim, cap_with_others_1ms);
-	tcase_add_test(sim, cap_with_others_20ms);
-	tcase_add_test(sim, cap_alone_1ms);
-	tcase_add_test(sim, cap_alone_20ms);
+	tcase_add_loop_test(sim, cap, 0, ARRAY_SIZE(cap_cases));
 	tcase_add_test(sim, idle_share_lent);
 	tcase_add_test(sim, no_burst_after_idle);
-	tcase_add_test(sim, join_1ms);
-	tcase_add_test(sim, join_5ms);
+	tcase_add_loop_test(sim, join, 0, ARRAY_SIZE(join_cases));
 	tcase_add_test(sim, set_live);
 	tcase_add_test(sim, leave_while_holding);
 	tcase_add_test(sim, no_starvation);
