@@ -28,10 +28,30 @@ static inline uint8_t *xgpuif_slot_bytes(union xgpuif_sring_entry *ring,
 }
 
 /*
- * Copy `len` bytes into the message whose header slot is `idx`, starting
- * at payload byte `pos`.  Slot 0 carries XGPUIF_SLOT0_PAYLOAD bytes after
- * the header, later slots XGPUIF_SLOT_SIZE each; slots wrap with the ring.
+ * Where payload byte `pos` of a message lies: slot 0 carries
+ * XGPUIF_SLOT0_PAYLOAD bytes after the header, later slots XGPUIF_SLOT_SIZE
+ * each; slots wrap with the ring.  Returns the slot's bytes at that place
+ * and, in *room, how many payload bytes follow in the same slot.
  */
+static inline uint8_t *xgpuif_msg_at(union xgpuif_sring_entry *ring,
+				     uint32_t size, RING_IDX idx, uint32_t pos,
+				     uint32_t *room)
+{
+	uint32_t slot, off;
+
+	if (pos < XGPUIF_SLOT0_PAYLOAD) {
+		slot = 0;
+		off = XGPUIF_HDR_SIZE + pos;
+	} else {
+		slot = 1 + (pos - XGPUIF_SLOT0_PAYLOAD) / XGPUIF_SLOT_SIZE;
+		off = (pos - XGPUIF_SLOT0_PAYLOAD) % XGPUIF_SLOT_SIZE;
+	}
+	*room = XGPUIF_SLOT_SIZE - off;
+	return xgpuif_slot_bytes(ring, size, idx + slot) + off;
+}
+
+/* copy `len` bytes into the message whose header slot is `idx`, from
+ * payload byte `pos` on */
 static inline void xgpuif_msg_write(union xgpuif_sring_entry *ring,
 				    uint32_t size, RING_IDX idx, uint32_t pos,
 				    const void *src, uint32_t len)
@@ -39,20 +59,12 @@ static inline void xgpuif_msg_write(union xgpuif_sring_entry *ring,
 	const uint8_t *s = src;
 
 	while (len) {
-		uint32_t slot, off, n;
+		uint32_t n;
+		uint8_t *p = xgpuif_msg_at(ring, size, idx, pos, &n);
 
-		if (pos < XGPUIF_SLOT0_PAYLOAD) {
-			slot = 0;
-			off = XGPUIF_HDR_SIZE + pos;
-		} else {
-			slot = 1 + (pos - XGPUIF_SLOT0_PAYLOAD) /
-				   XGPUIF_SLOT_SIZE;
-			off = (pos - XGPUIF_SLOT0_PAYLOAD) % XGPUIF_SLOT_SIZE;
-		}
-		n = XGPUIF_SLOT_SIZE - off;
 		if (n > len)
 			n = len;
-		memcpy(xgpuif_slot_bytes(ring, size, idx + slot) + off, s, n);
+		memcpy(p, s, n);
 		s += n;
 		pos += n;
 		len -= n;
@@ -66,25 +78,15 @@ static inline void xgpuif_msg_read(const union xgpuif_sring_entry *ring,
 	uint8_t *d = dst;
 
 	while (len) {
-		uint32_t slot, off, n;
-		const volatile uint8_t *p;
+		uint32_t n;
+		const uint8_t *p = xgpuif_msg_at(
+			(union xgpuif_sring_entry *)ring, size, idx, pos, &n);
 
-		if (pos < XGPUIF_SLOT0_PAYLOAD) {
-			slot = 0;
-			off = XGPUIF_HDR_SIZE + pos;
-		} else {
-			slot = 1 + (pos - XGPUIF_SLOT0_PAYLOAD) /
-				   XGPUIF_SLOT_SIZE;
-			off = (pos - XGPUIF_SLOT0_PAYLOAD) % XGPUIF_SLOT_SIZE;
-		}
-		n = XGPUIF_SLOT_SIZE - off;
 		if (n > len)
 			n = len;
-		p = xgpuif_slot_bytes((union xgpuif_sring_entry *)ring, size,
-				      idx + slot) + off;
 		/* plain memcpy from memory the peer may change: the copy is
 		 * taken once and only the copy is used afterwards */
-		memcpy(d, (const void *)p, n);
+		memcpy(d, p, n);
 		d += n;
 		pos += n;
 		len -= n;

@@ -36,11 +36,11 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "xgpuif_ring.h"
+#include "xgpuif_sock.h"
 
 #define CLOSE_TIMEOUT_MS 5000
 #define REPLY_TIMEOUT_MS 5000
@@ -85,45 +85,6 @@ static long now_ms(void)
 	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
-static int send_fds(int sock, const void *msg, size_t len, const int *fds,
-		    int nfds)
-{
-	char cbuf[CMSG_SPACE(sizeof(int) * 4)];
-	struct iovec iov = { (void *)msg, len };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-	struct cmsghdr *cm;
-
-	memset(cbuf, 0, sizeof(cbuf));
-	if (nfds) {
-		mh.msg_control = cbuf;
-		mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
-		cm = CMSG_FIRSTHDR(&mh);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
-		memcpy(CMSG_DATA(cm), fds, sizeof(int) * nfds);
-	}
-	return sendmsg(sock, &mh, MSG_NOSIGNAL) == (ssize_t)len ? 0 : -errno;
-}
-
-static int connect_sock(const char *path)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int s;
-
-	if (strlen(path) >= sizeof(sa.sun_path))
-		return -1;
-	strcpy(sa.sun_path, path);
-	s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (s < 0)
-		return -1;
-	if (connect(s, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		close(s);
-		return -1;
-	}
-	return s;
-}
-
 /* how a handshake is to be spoiled */
 enum spoil {
 	HS_OK,
@@ -152,9 +113,9 @@ static int handshake(struct conn *c, const char *path, enum spoil how)
 
 	memset(c, 0, sizeof(*c));
 	c->memfd = c->kick_back = c->kick_guest = -1;
-	c->sock = connect_sock(path);
+	c->sock = xgpuif_sock_connect(path);
 	if (c->sock < 0) {
-		fail("cannot connect to %s: %s", path, strerror(errno));
+		fail("cannot connect to %s: %s", path, strerror(-c->sock));
 		return -1000;
 	}
 	n = recv(c->sock, &wel, sizeof(wel), 0);
@@ -216,7 +177,7 @@ static int handshake(struct conn *c, const char *path, enum spoil how)
 	fds[0] = c->memfd;
 	fds[1] = c->kick_back;
 	fds[2] = c->kick_guest;
-	if (send_fds(c->sock, &con, sizeof(con), fds,
+	if (xgpuif_sock_send(c->sock, &con, sizeof(con), fds,
 		     how == HS_NOFDS ? 0 : 3)) {
 		fail("cannot send the handshake: %s", strerror(errno));
 		return -1000;

@@ -245,14 +245,25 @@ function back_proto(i,    p, k) {
 	return p ")"
 }
 
+# a generated header's opening: banner, what it is, include guard
+function header_open(f, guard, what) {
+	print banner > f
+	print "/*\n" what "\n */" > f
+	print "#ifndef " guard "\n#define " guard "\n" > f
+}
+
+function header_close(f, guard) {
+	print "\n#endif /* " guard " */" > f
+	close(f)
+}
+
 function back_h(    f, i) {
 	f = out "/xgpub_calls.h"
-	print banner > f
-	print "/*\n * The worker's handlers, one per op: a CUresult value, or " \
-	      "XGPUIF_ST_PROTO\n * for a request no well-behaved guest " \
-	      "sends (the channel is closed).\n * Arguments are a copy taken " \
-	      "out of the ring; the reply starts zeroed.\n */" > f
-	print "#ifndef XGPUB_CALLS_H\n#define XGPUB_CALLS_H\n" > f
+	header_open(f, "XGPUB_CALLS_H",
+		    " * The worker's handlers, one per op: a CUresult value, " \
+		    "or XGPUIF_ST_PROTO\n * for a request no well-behaved " \
+		    "guest sends (the channel is closed).\n * Arguments are " \
+		    "a copy taken out of the ring; the reply starts zeroed.")
 	print "#include \"xgpuif.h\"\n" > f
 	print "#include <cuda.h>\n" > f
 	print "struct xgpub_worker;\nstruct xgpub_hentry;\nstruct xgpub_tail;\n" \
@@ -261,8 +272,7 @@ function back_h(    f, i) {
 		print "/* " o_name[i] ": " o_desc[i] " */" > f
 		print back_proto(i) ";" > f
 	}
-	print "\n#endif /* XGPUB_CALLS_H */" > f
-	close(f)
+	header_close(f, "XGPUB_CALLS_H")
 }
 
 # the thunk's lookup of resolved handle k of op i
@@ -412,13 +422,12 @@ function guest_kinds(i) {
 
 function guest_h(    f, i, k, nk, kinds) {
 	f = out "/xgpulib_calls.h"
-	print banner > f
-	print "/*\n * The guest's typed stubs, one or more per op: " \
-	      "xgpulib_call_<NAME> sends\n * a request and waits for its " \
-	      "reply (checked to be complete), _post_\n * posts it, _submit_ " \
-	      "sends it for a later xgpulib_wait().  They carry\n * the " \
-	      "calling thread's current context.\n */" > f
-	print "#ifndef XGPULIB_CALLS_H\n#define XGPULIB_CALLS_H\n" > f
+	header_open(f, "XGPULIB_CALLS_H",
+		    " * The guest's typed stubs, one or more per op: " \
+		    "xgpulib_call_<NAME> sends\n * a request and waits for " \
+		    "its reply (checked to be complete), _post_\n * posts " \
+		    "it, _submit_ sends it for a later xgpulib_wait().  They " \
+		    "carry\n * the calling thread's current context.")
 	print "#include <cuda.h>\n\n#include \"xgpuif.h\"\n" > f
 	print "struct xgpulib_waiter;\n" > f
 	print "/* pieces of the bytes after a VAR request's argument struct */\n" \
@@ -429,8 +438,7 @@ function guest_h(    f, i, k, nk, kinds) {
 		for (k = 1; k <= nk; k++)
 			print guest_proto(i, kinds[k]) ";" > f
 	}
-	print "\n#endif /* XGPULIB_CALLS_H */" > f
-	close(f)
+	header_close(f, "XGPULIB_CALLS_H")
 }
 
 function guest_iov(i, f) {
@@ -502,11 +510,11 @@ function table_fields(i, list, sname, f,    nh, h, j, fld, kinds) {
 
 function table_h(    f, i, nin, nout) {
 	f = out "/xgpuif_calls.h"
-	print banner > f
-	print "/*\n * Every op of the wire protocol, described: for tests " \
-	      "that walk the\n * whole protocol (forged handles on every op, " \
-	      "say).  Not used by the\n * guest library or the worker.\n */" > f
-	print "#ifndef XGPUIF_CALLS_H\n#define XGPUIF_CALLS_H\n" > f
+	header_open(f, "XGPUIF_CALLS_H",
+		    " * Every op of the wire protocol, described: for tests " \
+		    "that walk the\n * whole protocol (forged handles on " \
+		    "every op, say).  Not used by the\n * guest library or " \
+		    "the worker.")
 	print "#include <stddef.h>\n\n#include \"xgpuif.h\"\n" > f
 	print "struct xgpuif_call_field {\n\tsize_t off;\n\tconst char *kinds;" \
 	      "\t/* \"STREAM\", \"FUNCTION|KERNEL\", ... */\n};\n" > f
@@ -546,7 +554,6 @@ function table_h(    f, i, nin, nout) {
 		print "\t}," > f
 	}
 	print "};\n\n#define XGPUIF_NCALLS " \
-	      "(sizeof(xgpuif_calls) / sizeof(xgpuif_calls[0]))\n" > f
-	print "#endif /* XGPUIF_CALLS_H */" > f
-	close(f)
+	      "(sizeof(xgpuif_calls) / sizeof(xgpuif_calls[0]))" > f
+	header_close(f, "XGPUIF_CALLS_H")
 }

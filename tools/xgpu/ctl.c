@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "ctl.h"
+#include "xgpuif_sock.h"
 
 const char *ctl_socket = XGPU_CTL_PATH_DEFAULT;
 
@@ -52,16 +52,14 @@ static void unreachable(const char *fmt, ...)
 
 const char *ctl_ask(const char *req)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct pollfd pfd;
 	ssize_t n;
 	int fd;
 
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", ctl_socket);
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+	fd = xgpuif_sock_connect(ctl_socket);
+	if (fd < 0)
 		unreachable("cannot reach xen-gpubackd at %s: %s", ctl_socket,
-			    strerror(errno));
+			    strerror(-fd));
 	if (send(fd, req, strlen(req), MSG_NOSIGNAL) < 0)
 		unreachable("%s: %s", ctl_socket, strerror(errno));
 	pfd = (struct pollfd){ .fd = fd, .events = POLLIN };

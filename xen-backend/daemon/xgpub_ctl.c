@@ -23,6 +23,7 @@
 #include "xgpub_reply.h"
 #include "xgpub_sched_glue.h"
 #include "xgpub_vcpu_glue.h"
+#include "xgpuif_sock.h"
 
 #define MAX_CLIENTS 16			/* served per wake-up */
 
@@ -61,15 +62,12 @@ int xgpub_listen(const char *path, mode_t mode, int flags)
 	make_parent(path);
 	strcpy(sa.sun_path, path);
 	/* a stale socket of a dead daemon may go; a live one may not */
-	probe = socket(AF_UNIX, SOCK_SEQPACKET, 0);
-	if (probe >= 0 && connect(probe, (struct sockaddr *)&sa,
-				  sizeof(sa)) == 0) {
+	probe = xgpuif_sock_connect(path);
+	if (probe >= 0) {
 		xgpub_err("another xen-gpubackd already listens on %s", path);
 		close(probe);
 		return -1;
 	}
-	if (probe >= 0)
-		close(probe);
 	unlink(path);
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | flags, 0);
 	/* no window in which the socket has looser permissions than mode */

@@ -18,6 +18,7 @@
 
 #include "xgpub.h"
 #include "xgpub_transport.h"
+#include "xgpuif_sock.h"
 
 struct local {
 	struct xgpub_transport t;
@@ -60,48 +61,6 @@ static int local_wait(struct xgpub_transport *t, int timeout_ms)
 	return 0;
 }
 
-/* receive one message and up to maxfds descriptors, waiting timeout_ms */
-static ssize_t recv_fds(int sock, void *buf, size_t len, int *fds, int maxfds,
-			int *nfds, int timeout_ms)
-{
-	char cbuf[CMSG_SPACE(sizeof(int) * 8)];
-	struct iovec iov = { buf, len };
-	struct msghdr mh = {
-		.msg_iov = &iov,
-		.msg_iovlen = 1,
-		.msg_control = cbuf,
-		.msg_controllen = sizeof(cbuf),
-	};
-	struct pollfd pfd = { .fd = sock, .events = POLLIN };
-	struct cmsghdr *cm;
-	ssize_t n;
-
-	*nfds = 0;
-	if (poll(&pfd, 1, timeout_ms) <= 0)
-		return -ETIMEDOUT;
-	n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
-	if (n < 0)
-		return -errno;
-	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
-		int k, *p;
-
-		if (cm->cmsg_level != SOL_SOCKET ||
-		    cm->cmsg_type != SCM_RIGHTS)
-			continue;
-		k = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-		p = (int *)CMSG_DATA(cm);
-		for (int i = 0; i < k; i++) {
-			if (*nfds < maxfds)
-				fds[(*nfds)++] = p[i];
-			else
-				close(p[i]);
-		}
-	}
-	if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))
-		return -EMSGSIZE;
-	return n;
-}
-
 static void close_fds(int *fds, int n)
 {
 	for (int i = 0; i < n; i++)
@@ -138,7 +97,7 @@ static int local_hostmem_map(struct xgpub_transport *t, uint32_t region,
 	void *p = MAP_FAILED;
 
 	(void)dir;
-	n = recv_fds(l->sock, &m, sizeof(m), &fd, 1, &nfds, 1000);
+	n = xgpuif_sock_recv(l->sock, &m, sizeof(m), &fd, 1, &nfds, 1000);
 	if (n != (ssize_t)sizeof(m) || nfds != 1 || m.magic != XGPUIF_MAGIC ||
 	    m.region != region || m.size != size) {
 		if (nfds)
@@ -238,7 +197,7 @@ int xgpub_local_accept(int sock, uint32_t client_id, uint32_t max_data_pages,
 
 	if (send(sock, &wel, sizeof(wel), MSG_NOSIGNAL) != sizeof(wel))
 		return -errno;
-	n = recv_fds(sock, &con, sizeof(con), fds, 3, &nfds, HANDSHAKE_MS);
+	n = xgpuif_sock_recv(sock, &con, sizeof(con), fds, 3, &nfds, HANDSHAKE_MS);
 	if (n != (ssize_t)sizeof(con) || nfds != 3 ||
 	    con.magic != XGPUIF_MAGIC) {
 		close_fds(fds, nfds);

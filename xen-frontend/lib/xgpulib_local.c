@@ -16,11 +16,11 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "xgpulib_env.h"
 #include "xgpulib_transport.h"
+#include "xgpuif_sock.h"
 
 struct local {
 	struct xgpulib_transport t;
@@ -64,27 +64,6 @@ static int local_wait(struct xgpulib_transport *t, int timeout_ms)
 	return 0;
 }
 
-static int send_fds(int sock, const void *msg, size_t len, const int *fds,
-		    int nfds)
-{
-	char cbuf[CMSG_SPACE(sizeof(int) * 4)];
-	struct iovec iov = { (void *)msg, len };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-	struct cmsghdr *cm;
-
-	memset(cbuf, 0, sizeof(cbuf));
-	if (nfds) {
-		mh.msg_control = cbuf;
-		mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
-		cm = CMSG_FIRSTHDR(&mh);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
-		memcpy(CMSG_DATA(cm), fds, sizeof(int) * nfds);
-	}
-	return sendmsg(sock, &mh, MSG_NOSIGNAL) == (ssize_t)len ? 0 : -errno;
-}
-
 static int sealed_memfd(const char *name, size_t size)
 {
 	int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
@@ -119,7 +98,7 @@ static int local_hostmem_alloc(struct xgpulib_transport *t, uint32_t region,
 		close(fd);
 		return rc;
 	}
-	rc = send_fds(l->sock, &m, sizeof(m), &fd, 1);
+	rc = xgpuif_sock_send(l->sock, &m, sizeof(m), &fd, 1);
 	close(fd);
 	if (rc) {
 		munmap(p, size);
@@ -161,7 +140,6 @@ static const struct xgpulib_transport_ops local_ops = {
 int xgpulib_local_connect(const char *path, struct xgpulib_transport **out,
 			  char *msg, size_t msglen)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct xgpuif_local_welcome wel;
 	struct xgpuif_local_connect con;
 	struct xgpuif_local_status st;
@@ -170,22 +148,16 @@ int xgpulib_local_connect(const char *path, struct xgpulib_transport **out,
 	int fds[3], rc;
 	ssize_t n;
 
-	if (strlen(path) >= sizeof(sa.sun_path)) {
-		snprintf(msg, msglen, "socket path too long");
-		return -ENAMETOOLONG;
-	}
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return -ENOMEM;
 	l->kick_back = l->kick_guest = l->memfd = -1;
-	strcpy(sa.sun_path, path);
 	snprintf(l->t.where, sizeof(l->t.where), "local:%s", path);
-	l->sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (l->sock < 0 ||
-	    connect(l->sock, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		rc = -errno;
+	l->sock = xgpuif_sock_connect(path);
+	if (l->sock < 0) {
+		rc = l->sock;
 		snprintf(msg, msglen, "cannot connect to %s: %s", path,
-			 strerror(errno));
+			 strerror(-rc));
 		goto out_sock;
 	}
 	n = recv(l->sock, &wel, sizeof(wel), 0);
@@ -241,7 +213,7 @@ int xgpulib_local_connect(const char *path, struct xgpulib_transport **out,
 	fds[0] = l->memfd;
 	fds[1] = l->kick_back;
 	fds[2] = l->kick_guest;
-	rc = send_fds(l->sock, &con, sizeof(con), fds, 3);
+	rc = xgpuif_sock_send(l->sock, &con, sizeof(con), fds, 3);
 	if (rc) {
 		snprintf(msg, msglen, "handshake with %s failed: %s", path,
 			 strerror(-rc));
