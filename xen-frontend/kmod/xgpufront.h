@@ -193,6 +193,7 @@ int xgpu_read_uint(const char *dir, const char *node, unsigned int *val);
 void xgpu_sanitise(char *dst, size_t dstsz, const char *src, size_t srclen,
 		   bool slash_ok);
 int xgpu_xs_errno(int err);
+int xgpu_xs_end(struct xenbus_transaction t, int err);
 
 /* xgpufront_chan.c */
 int xgpu_pageset_alloc(struct xgpu_pageset *ps, unsigned int nr);

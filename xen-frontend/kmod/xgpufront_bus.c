@@ -21,6 +21,20 @@ MODULE_PARM_DESC(connect_timeout_ms,
 
 static DEFINE_IDA(xgpu_ida);
 
+/*
+ * End a xenstore transaction: abort it when err says a write failed,
+ * commit it otherwise.  Returns err, or the commit's result (-EAGAIN: the
+ * caller starts again).
+ */
+int xgpu_xs_end(struct xenbus_transaction t, int err)
+{
+	if (err) {
+		xenbus_transaction_end(t, 1);
+		return err;
+	}
+	return xenbus_transaction_end(t, 0);
+}
+
 /* ------------------------------------------------------------------ */
 /* helpers                                                            */
 
@@ -150,11 +164,7 @@ again:
 	xenbus_rm(t, xd->nodename, "ch");
 	err = xenbus_printf(t, xd->nodename, "protocol-version", "%u",
 			    XGPUIF_VERSION);
-	if (err) {
-		xenbus_transaction_end(t, 1);
-		goto fatal;
-	}
-	err = xenbus_transaction_end(t, 0);
+	err = xgpu_xs_end(t, err);
 	if (err == -EAGAIN)
 		goto again;
 	if (err)

@@ -183,11 +183,7 @@ again:
 	if (!err)
 		err = xenbus_printf(t, c->fe_path, "state", "%d",
 				    XenbusStateInitialised);
-	if (err) {
-		xenbus_transaction_end(t, 1);
-		return err;
-	}
-	err = xenbus_transaction_end(t, 0);
+	err = xgpu_xs_end(t, err);
 	if (err == -EAGAIN)
 		goto again;
 	return err;
