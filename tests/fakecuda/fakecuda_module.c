@@ -12,17 +12,6 @@
 
 /* ---- module objects ------------------------------------------------------ */
 
-/* the test kernel of that name, or NULL */
-static const struct fake_kernel_def *kernel_def(const char *name)
-{
-	if (!name)
-		return NULL;
-	for (unsigned int i = 0; i < NKERNELS; i++)
-		if (strcmp(fc_kernels[i].name, name) == 0)
-			return &fc_kernels[i];
-	return NULL;
-}
-
 static bool image_ok(const void *image)
 {
 	/* strncmp stops at the first difference, so a short image is not
@@ -106,27 +95,43 @@ CUresult cuModuleUnload(CUmodule hmod)
 	return CUDA_SUCCESS;
 }
 
-CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
+/*
+ * Index of the test kernel `name` in a module's functions or a library's
+ * kernels, checked in the driver's order: cuInit ran, the output and the
+ * name are given, the owner is live, the name is known.
+ */
+static CUresult kernel_index(bool out_ok, const char *name, bool owner_ok,
+			     unsigned int *i)
 {
-	const struct fake_kernel_def *k;
-	struct fmodule *m;
-
 	NEED_INIT();
-	if (!hfunc || !name)
+	if (!out_ok || !name)
 		return CUDA_ERROR_INVALID_VALUE;
-	m = MODULE(hmod);
-	if (!m)
+	if (!owner_ok)
 		return CUDA_ERROR_INVALID_HANDLE;
-	k = kernel_def(name);
-	if (!k)
-		return CUDA_ERROR_NOT_FOUND;
-	*hfunc = (CUfunction)&m->funcs[k - fc_kernels];
-	return CUDA_SUCCESS;
+	for (*i = 0; *i < NKERNELS; (*i)++)
+		if (strcmp(fc_kernels[*i].name, name) == 0)
+			return CUDA_SUCCESS;
+	return CUDA_ERROR_NOT_FOUND;
 }
 
+CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
+{
+	struct fmodule *m = MODULE(hmod);
+	unsigned int i;
+	CUresult rc = kernel_index(hfunc != NULL, name, m != NULL, &i);
+
+	if (rc == CUDA_SUCCESS)
+		*hfunc = (CUfunction)&m->funcs[i];
+	return rc;
+}
+
+/* xgpu_fake_global of module m (a library's own), NULL if not live */
 static CUresult module_global(struct fmodule *m, CUdeviceptr *dptr,
 			      size_t *bytes, const char *name)
 {
+	NEED_INIT();
+	if (!m)
+		return CUDA_ERROR_INVALID_HANDLE;
 	if (!name)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (strcmp(name, FAKE_GLOBAL_NAME) != 0)
@@ -141,13 +146,7 @@ static CUresult module_global(struct fmodule *m, CUdeviceptr *dptr,
 CUresult cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, CUmodule hmod,
 			      const char *name)
 {
-	struct fmodule *m;
-
-	NEED_INIT();
-	m = MODULE(hmod);
-	if (!m)
-		return CUDA_ERROR_INVALID_HANDLE;
-	return module_global(m, dptr, bytes, name);
+	return module_global(MODULE(hmod), dptr, bytes, name);
 }
 
 CUresult cuLibraryLoadData(CUlibrary *library, const void *code,
@@ -196,32 +195,21 @@ CUresult cuLibraryUnload(CUlibrary library)
 
 CUresult cuLibraryGetKernel(CUkernel *pk, CUlibrary library, const char *name)
 {
-	const struct fake_kernel_def *k;
-	struct flibrary *l;
+	struct flibrary *l = LIBRARY(library);
+	unsigned int i;
+	CUresult rc = kernel_index(pk != NULL, name, l != NULL, &i);
 
-	NEED_INIT();
-	if (!pk || !name)
-		return CUDA_ERROR_INVALID_VALUE;
-	l = LIBRARY(library);
-	if (!l)
-		return CUDA_ERROR_INVALID_HANDLE;
-	k = kernel_def(name);
-	if (!k)
-		return CUDA_ERROR_NOT_FOUND;
-	*pk = (CUkernel)&l->kern[k - fc_kernels];
-	return CUDA_SUCCESS;
+	if (rc == CUDA_SUCCESS)
+		*pk = (CUkernel)&l->kern[i];
+	return rc;
 }
 
 CUresult cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUlibrary library,
 			    const char *name)
 {
-	struct flibrary *l;
+	struct flibrary *l = LIBRARY(library);
 
-	NEED_INIT();
-	l = LIBRARY(library);
-	if (!l)
-		return CUDA_ERROR_INVALID_HANDLE;
-	return module_global(l->mod, dptr, bytes, name);
+	return module_global(l ? l->mod : NULL, dptr, bytes, name);
 }
 
 CUresult cuLibraryGetModule(CUmodule *pmod, CUlibrary library)
@@ -238,23 +226,42 @@ CUresult cuLibraryGetModule(CUmodule *pmod, CUlibrary library)
 	return CUDA_SUCCESS;
 }
 
-CUresult cuKernelGetFunction(CUfunction *pfunc, CUkernel kernel)
+/* ---- functions and kernels ----------------------------------------------- */
+
+/* the function of a CUfunction, or of a CUkernel (kernel); NULL if none */
+static struct ffunc *func_of(const void *h, bool kernel)
 {
 	struct fkernel *k;
+
+	if (!kernel)
+		return fc_func_find(h);
+	k = fc_kernel_find(h);
+	return k ? &k->lib->mod->funcs[k->index] : NULL;
+}
+
+CUresult cuKernelGetFunction(CUfunction *pfunc, CUkernel kernel)
+{
+	struct ffunc *f;
 
 	NEED_CTX();
 	if (!pfunc)
 		return CUDA_ERROR_INVALID_VALUE;
-	k = fc_kernel_find(kernel);
-	if (!k)
+	f = func_of(kernel, true);
+	if (!f)
 		return CUDA_ERROR_INVALID_HANDLE;
-	*pfunc = (CUfunction)&k->lib->mod->funcs[k->index];
+	*pfunc = (CUfunction)f;
 	return CUDA_SUCCESS;
 }
 
-static CUresult param_info(const struct ffunc *f, size_t index, size_t *off,
-			   size_t *size)
+static CUresult param_info(const void *h, bool kernel, size_t index,
+			   size_t *off, size_t *size)
 {
+	const struct ffunc *f;
+
+	NEED_INIT();
+	f = func_of(h, kernel);
+	if (!f)
+		return CUDA_ERROR_INVALID_HANDLE;
 	if (index >= f->def->nparams)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (off)
@@ -267,34 +274,44 @@ static CUresult param_info(const struct ffunc *f, size_t index, size_t *off,
 CUresult cuFuncGetParamInfo(CUfunction func, size_t index, size_t *off,
 			    size_t *size)
 {
-	struct ffunc *f;
-
-	NEED_INIT();
-	f = fc_func_find(func);
-	if (!f)
-		return CUDA_ERROR_INVALID_HANDLE;
-	return param_info(f, index, off, size);
+	return param_info(func, false, index, off, size);
 }
 
 CUresult cuKernelGetParamInfo(CUkernel kernel, size_t index, size_t *off,
 			      size_t *size)
 {
-	struct fkernel *k;
-
-	NEED_INIT();
-	k = fc_kernel_find(kernel);
-	if (!k)
-		return CUDA_ERROR_INVALID_HANDLE;
-	return param_info(&k->lib->mod->funcs[k->index], index, off, size);
+	return param_info(kernel, true, index, off, size);
 }
 
 /* ---- function attributes ------------------------------------------------- */
 
-static CUresult func_get_attr(const struct ffunc *f, CUfunction_attribute a,
-			      int *pi)
+/*
+ * The function an attribute call is about, checked in the driver's
+ * order: cuInit ran (a CUkernel's: dev is our device), the output is
+ * given, the handle is live.
+ */
+static CUresult attr_func(const void *h, bool kernel, CUdevice dev,
+			  bool out_ok, struct ffunc **f)
 {
+	if (kernel)
+		CHECK_DEV(dev);
+	else
+		NEED_INIT();
+	if (!out_ok)
+		return CUDA_ERROR_INVALID_VALUE;
+	*f = func_of(h, kernel);
+	return *f ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+static CUresult get_attr(const void *h, bool kernel, CUdevice dev,
+			 CUfunction_attribute a, int *pi)
+{
+	struct ffunc *f;
+	CUresult rc = attr_func(h, kernel, dev, pi != NULL, &f);
 	int v;
 
+	if (rc)
+		return rc;
 	switch (a) {
 	case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
 		v = 1024;
@@ -320,13 +337,10 @@ static CUresult func_get_attr(const struct ffunc *f, CUfunction_attribute a,
 		v = f->carveout;
 		break;
 	case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH:
-		v = f->req_cluster[0];
-		break;
 	case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT:
-		v = f->req_cluster[1];
-		break;
 	case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH:
-		v = f->req_cluster[2];
+		v = f->req_cluster[a -
+				   CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH];
 		break;
 	case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED:
 		v = f->non_portable_cluster;
@@ -341,9 +355,14 @@ static CUresult func_get_attr(const struct ffunc *f, CUfunction_attribute a,
 	return CUDA_SUCCESS;
 }
 
-static CUresult func_set_attr(struct ffunc *f, CUfunction_attribute a,
-			      int v)
+static CUresult set_attr(const void *h, bool kernel, CUdevice dev,
+			 CUfunction_attribute a, int v)
 {
+	struct ffunc *f;
+	CUresult rc = attr_func(h, kernel, dev, true, &f);
+
+	if (rc)
+		return rc;
 	switch (a) {
 	case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
 		if (v < 0 || v > FAKE_MAX_DYN_SMEM)
@@ -378,81 +397,49 @@ static CUresult func_set_attr(struct ffunc *f, CUfunction_attribute a,
 	}
 }
 
-CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute a, CUfunction hfunc)
+static CUresult set_cache(const void *h, bool kernel, CUdevice dev,
+			  CUfunc_cache config)
 {
 	struct ffunc *f;
+	CUresult rc = attr_func(h, kernel, dev, true, &f);
 
-	NEED_INIT();
-	if (!pi)
-		return CUDA_ERROR_INVALID_VALUE;
-	f = fc_func_find(hfunc);
-	if (!f)
-		return CUDA_ERROR_INVALID_HANDLE;
-	return func_get_attr(f, a, pi);
-}
-
-CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute a, int v)
-{
-	struct ffunc *f;
-
-	NEED_INIT();
-	f = fc_func_find(hfunc);
-	if (!f)
-		return CUDA_ERROR_INVALID_HANDLE;
-	return func_set_attr(f, a, v);
-}
-
-CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config)
-{
-	struct ffunc *f;
-
-	NEED_INIT();
-	f = fc_func_find(hfunc);
-	if (!f)
-		return CUDA_ERROR_INVALID_HANDLE;
+	if (rc)
+		return rc;
 	if (!fc_cache_config_ok(config))
 		return CUDA_ERROR_INVALID_VALUE;
 	f->cache = config;
 	return CUDA_SUCCESS;
 }
 
+CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute a, CUfunction hfunc)
+{
+	return get_attr(hfunc, false, 0, a, pi);
+}
+
+CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute a, int v)
+{
+	return set_attr(hfunc, false, 0, a, v);
+}
+
+CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config)
+{
+	return set_cache(hfunc, false, 0, config);
+}
+
 CUresult cuKernelGetAttribute(int *pi, CUfunction_attribute a, CUkernel kernel,
 			      CUdevice dev)
 {
-	struct fkernel *k;
-
-	CHECK_DEV(dev);
-	if (!pi)
-		return CUDA_ERROR_INVALID_VALUE;
-	k = fc_kernel_find(kernel);
-	if (!k)
-		return CUDA_ERROR_INVALID_HANDLE;
-	return func_get_attr(&k->lib->mod->funcs[k->index], a, pi);
+	return get_attr(kernel, true, dev, a, pi);
 }
 
 CUresult cuKernelSetAttribute(CUfunction_attribute a, int v, CUkernel kernel,
 			      CUdevice dev)
 {
-	struct fkernel *k;
-
-	CHECK_DEV(dev);
-	k = fc_kernel_find(kernel);
-	if (!k)
-		return CUDA_ERROR_INVALID_HANDLE;
-	return func_set_attr(&k->lib->mod->funcs[k->index], a, v);
+	return set_attr(kernel, true, dev, a, v);
 }
 
 CUresult cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config,
 				CUdevice dev)
 {
-	struct fkernel *k;
-
-	CHECK_DEV(dev);
-	k = fc_kernel_find(kernel);
-	if (!k)
-		return CUDA_ERROR_INVALID_HANDLE;
-	if (!fc_cache_config_ok(config))
-		return CUDA_ERROR_INVALID_VALUE;
-	k->lib->mod->funcs[k->index].cache = config;
-	return CUDA_SUCCESS;
+	return set_cache(kernel, true, dev, config);
 }

@@ -14,7 +14,7 @@
 #include "xgpulib_copy.h"
 #include "xgpulib_entry.h"
 
-/* ---- 1D copies ------------------------------------------------------------------ */
+/* ---- 1D copies ----------------------------------------------------------- */
 
 /* the default stream a synchronous copy is ordered with */
 static uint64_t default_stream(int ptds)
@@ -97,7 +97,7 @@ CUresult xgpulib_memcpy_unified_async(CUdeviceptr dst, CUdeviceptr src,
 	return copy_unified(dst, src, n, xgpulib_stream_remote(s, ptds), 1);
 }
 
-/* ---- 2D copies ------------------------------------------------------------------ */
+/* ---- 2D copies ----------------------------------------------------------- */
 
 struct side {
 	CUmemorytype type;	/* HOST (pageable), DEVICE, ARRAY, or 0 for
@@ -120,7 +120,8 @@ static void resolve_side(struct side *s, CUmemorytype t, const void *host,
 	s->y = y;
 	s->pitch = pitch;
 	if (t == CU_MEMORYTYPE_UNIFIED) {
-		t = xgpulib_is_device(dptr) ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
+		t = xgpulib_is_device(dptr) ? CU_MEMORYTYPE_DEVICE :
+					      CU_MEMORYTYPE_HOST;
 		host = (const void *)(uintptr_t)dptr;
 	}
 	s->type = t;
@@ -257,6 +258,20 @@ CUresult xgpulib_memcpy_2d_async(const CUDA_MEMCPY2D *p, CUstream s, int ptds)
 	return copy2d(p, xgpulib_stream_remote(s, ptds), 1);
 }
 
+/* the first row of slice z on one side of a 3D copy */
+static CUresult slice_row(CUmemorytype type, size_t y, size_t z,
+			  size_t height, size_t *row)
+{
+	if (type != CU_MEMORYTYPE_ARRAY) {
+		*row = y + z * height;
+		return CUDA_SUCCESS;
+	}
+	if (z)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	*row = y;
+	return CUDA_SUCCESS;
+}
+
 /*
  * 3D copies, as cudart's cudaMemcpy2DToArray, cudaMemcpy3D and friends
  * issue them: one 2D copy per slice.  Linear memory slices are
@@ -292,21 +307,13 @@ static CUresult copy3d(const CUDA_MEMCPY3D *p, uint64_t stream, int async)
 		};
 		CUresult rc;
 
-		if (p->srcMemoryType == CU_MEMORYTYPE_ARRAY) {
-			if (p->srcZ + z)
-				return CUDA_ERROR_NOT_SUPPORTED;
-			q.srcY = p->srcY;
-		} else {
-			q.srcY = p->srcY + (p->srcZ + z) * p->srcHeight;
-		}
-		if (p->dstMemoryType == CU_MEMORYTYPE_ARRAY) {
-			if (p->dstZ + z)
-				return CUDA_ERROR_NOT_SUPPORTED;
-			q.dstY = p->dstY;
-		} else {
-			q.dstY = p->dstY + (p->dstZ + z) * p->dstHeight;
-		}
-		rc = copy2d(&q, stream, async);
+		rc = slice_row(p->srcMemoryType, p->srcY, p->srcZ + z,
+			       p->srcHeight, &q.srcY);
+		if (!rc)
+			rc = slice_row(p->dstMemoryType, p->dstY, p->dstZ + z,
+				       p->dstHeight, &q.dstY);
+		if (!rc)
+			rc = copy2d(&q, stream, async);
 		if (rc)
 			return rc;
 	}

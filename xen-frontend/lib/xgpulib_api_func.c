@@ -30,6 +30,58 @@ struct xgpulib_func *xgpulib_func_check(const void *f)
 	return p;
 }
 
+/* ---- what modules and libraries share ------------------------------------ */
+
+/* MODULE_GET_FUNCTION or LIBRARY_GET_KERNEL */
+typedef CUresult (*lookup_fn)(const struct xgpuif_symbol_args *a,
+			      const struct xgpuif_iov *tail, int ntail,
+			      struct xgpuif_func_reply *r, void *rtail,
+			      uint32_t rtail_cap, uint32_t *rtail_len);
+/* MODULE_GET_GLOBAL or LIBRARY_GET_GLOBAL */
+typedef CUresult (*global_fn)(const struct xgpuif_symbol_args *a,
+			      const struct xgpuif_iov *tail, int ntail,
+			      struct xgpuif_global_reply *r);
+/* MODULE_GET_FUNCTION_COUNT or LIBRARY_GET_KERNEL_COUNT */
+typedef CUresult (*count_fn)(const struct xgpuif_handle_args *a,
+			     struct xgpuif_u64_reply *r);
+
+/* the calls of a module, or of a library, and the kind of what it holds */
+struct owner_calls {
+	uint32_t kind;
+	lookup_fn lookup;
+	global_fn global;
+	count_fn count;
+};
+
+static const struct owner_calls module_calls = {
+	XGPUIF_FN_FUNCTION, xgpulib_call_MODULE_GET_FUNCTION,
+	xgpulib_call_MODULE_GET_GLOBAL, xgpulib_call_MODULE_GET_FUNCTION_COUNT
+};
+
+static const struct owner_calls library_calls = {
+	XGPUIF_FN_KERNEL, xgpulib_call_LIBRARY_GET_KERNEL,
+	xgpulib_call_LIBRARY_GET_GLOBAL, xgpulib_call_LIBRARY_GET_KERNEL_COUNT
+};
+
+static const struct owner_calls *calls_of(const struct symowner *o)
+{
+	return o->mod ? &module_calls : &library_calls;
+}
+
+static struct symowner *module_owner(CUmodule hmod)
+{
+	struct CUmod_st *m = xgpulib_mod_check(hmod);
+
+	return m ? &m->own : NULL;
+}
+
+static struct symowner *library_owner(CUlibrary hlib)
+{
+	struct CUlib_st *l = xgpulib_lib_check(hlib);
+
+	return l ? &l->own : NULL;
+}
+
 /* ---- functions and kernels ----------------------------------------------- */
 
 /*
@@ -73,19 +125,13 @@ static CUresult xfunc_from_reply(uint32_t kind, const char *name,
 	xf->f.kind = kind;
 	xf->f.remote = r->handle;
 	xf->f.nparams = r->nparams;
-	xf->f.param_bytes = r->nparams == XGPUIF_PARAMS_UNKNOWN ? 0 :
-								  r->param_bytes;
+	xf->f.param_bytes =
+		r->nparams == XGPUIF_PARAMS_UNKNOWN ? 0 : r->param_bytes;
 	xf->f.params = xf->params;
 	pthread_mutex_init(&xf->f.attr_mu, NULL);
 	*out = xf;
 	return CUDA_SUCCESS;
 }
-
-/* a lookup by name in a module (function) or a library (kernel) */
-typedef CUresult (*lookup_fn)(const struct xgpuif_symbol_args *a,
-			      const struct xgpuif_iov *tail, int ntail,
-			      struct xgpuif_func_reply *r, void *rtail,
-			      uint32_t rtail_cap, uint32_t *rtail_len);
 
 /*
  * One lookup round trip: by name in an owner (lookup), or a kernel's
@@ -132,65 +178,58 @@ static CUresult fetch_func(lookup_fn lookup, uint64_t owner, const char *name,
 	return rc;
 }
 
-/* look `name` up in an owner's table, asking the worker the first time */
-static CUresult tab_lookup(struct symtab *t, lookup_fn lookup,
-			   uint64_t owner, uint32_t kind, const char *name,
-			   CUmodule mod, CUlibrary lib, struct xfunc **out)
+/*
+ * A function of a module or a kernel of a library, by name: from the
+ * owner's table, asking the worker the first time.  o is NULL for a
+ * handle not ours.
+ */
+static CUresult find(struct symowner *o, bool out_ok, const char *name,
+		     struct xgpulib_func **f)
 {
-	uint32_t h = name_hash(name);
+	const struct owner_calls *calls;
 	struct xfunc *xf;
 	CUresult rc = CUDA_SUCCESS;
+	uint32_t h;
 
-	pthread_mutex_lock(&t->mu);
-	for (xf = t->b[h]; xf; xf = xf->next)
+	XGPULIB_CHECK_ARGS(out_ok && name, o);
+	calls = calls_of(o);
+	h = name_hash(name);
+	pthread_mutex_lock(&o->tab.mu);
+	for (xf = o->tab.b[h]; xf; xf = xf->next)
 		if (strcmp(xf->f.name, name) == 0)
 			break;
 	if (!xf) {
-		rc = fetch_func(lookup, owner, name, kind, &xf);
+		rc = fetch_func(calls->lookup, o->remote, name, calls->kind,
+				&xf);
 		if (rc == CUDA_SUCCESS) {
-			xf->f.module = mod;
-			xf->f.library = lib;
-			xf->next = t->b[h];
-			t->b[h] = xf;
+			xf->f.module = o->mod;
+			xf->f.library = o->lib;
+			xf->next = o->tab.b[h];
+			o->tab.b[h] = xf;
 		}
 	}
-	pthread_mutex_unlock(&t->mu);
+	pthread_mutex_unlock(&o->tab.mu);
 	if (rc == CUDA_SUCCESS)
-		*out = xf;
+		*f = &xf->f;
 	return rc;
 }
 
-CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod,
-			     const char *name)
+static CUresult get_global(struct symowner *o, const char *name,
+			   CUdeviceptr *dptr, size_t *bytes)
 {
-	struct CUmod_st *m = xgpulib_mod_check(hmod);
-	struct xfunc *xf;
-	CUresult rc;
-
-	XGPULIB_CHECK_ARGS(hfunc && name, m);
-	rc = tab_lookup(&m->tab, xgpulib_call_MODULE_GET_FUNCTION, m->remote,
-			XGPUIF_FN_FUNCTION, name, m, m->lib, &xf);
-	if (rc == CUDA_SUCCESS)
-		*hfunc = (CUfunction)&xf->f;
-	return rc;
-}
-
-/* MODULE_GET_GLOBAL or LIBRARY_GET_GLOBAL */
-typedef CUresult (*global_fn)(const struct xgpuif_symbol_args *a,
-			      const struct xgpuif_iov *tail, int ntail,
-			      struct xgpuif_global_reply *r);
-
-static CUresult get_global(global_fn lookup, uint64_t owner,
-			   const char *name, CUdeviceptr *dptr, size_t *bytes)
-{
-	struct xgpuif_symbol_args a = { owner };
+	struct xgpuif_symbol_args a;
 	struct xgpuif_global_reply r = { 0, 0 };
-	struct xgpuif_iov tail = { name, (uint32_t)(strlen(name) + 1) };
+	struct xgpuif_iov tail;
+	size_t nlen;
 	CUresult rc;
 
-	if (strlen(name) + 1 > XGPUIF_MAX_PAYLOAD - sizeof(a))
+	XGPULIB_CHECK_ARGS(name, o);
+	nlen = strlen(name) + 1;
+	if (nlen > XGPUIF_MAX_PAYLOAD - sizeof(a))
 		return CUDA_ERROR_INVALID_VALUE;
-	rc = lookup(&a, &tail, 1, &r);
+	a.owner = o->remote;
+	tail = (struct xgpuif_iov){ name, (uint32_t)nlen };
+	rc = calls_of(o)->global(&a, &tail, 1, &r);
 	if (rc)
 		return rc;
 	if (dptr)
@@ -200,14 +239,38 @@ static CUresult get_global(global_fn lookup, uint64_t owner,
 	return CUDA_SUCCESS;
 }
 
+static CUresult get_count(struct symowner *o, unsigned int *count)
+{
+	struct xgpuif_handle_args a;
+	struct xgpuif_u64_reply r = { 0 };
+	CUresult rc;
+
+	XGPULIB_CHECK_ARGS(count, o);
+	a.handle = o->remote;
+	rc = calls_of(o)->count(&a, &r);
+	if (rc)
+		return rc;
+	if (r.value > 0xffffffffu)
+		return CUDA_ERROR_UNKNOWN;
+	*count = (unsigned int)r.value;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod,
+			     const char *name)
+{
+	struct xgpulib_func *f;
+	CUresult rc = find(module_owner(hmod), hfunc != NULL, name, &f);
+
+	if (rc == CUDA_SUCCESS)
+		*hfunc = (CUfunction)f;
+	return rc;
+}
+
 CUresult cuModuleGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUmodule hmod,
 			   const char *name)
 {
-	struct CUmod_st *m = xgpulib_mod_check(hmod);
-
-	XGPULIB_CHECK_ARGS(name, m);
-	return get_global(xgpulib_call_MODULE_GET_GLOBAL, m->remote, name, dptr,
-			  bytes);
+	return get_global(module_owner(hmod), name, dptr, bytes);
 }
 
 /* the 32-bit ABI of CUDA 2.x */
@@ -232,66 +295,31 @@ CUresult cuModuleGetGlobal(unsigned int *dptr, unsigned int *bytes,
 	return CUDA_SUCCESS;
 }
 
-/* MODULE_GET_FUNCTION_COUNT or LIBRARY_GET_KERNEL_COUNT */
-typedef CUresult (*count_fn)(const struct xgpuif_handle_args *a,
-			     struct xgpuif_u64_reply *r);
-
-static CUresult get_count(count_fn ask, uint64_t owner, unsigned int *count)
-{
-	struct xgpuif_handle_args a = { owner };
-	struct xgpuif_u64_reply r = { 0 };
-	CUresult rc;
-
-	rc = ask(&a, &r);
-	if (rc)
-		return rc;
-	if (r.value > 0xffffffffu)
-		return CUDA_ERROR_UNKNOWN;
-	*count = (unsigned int)r.value;
-	return CUDA_SUCCESS;
-}
-
 CUresult cuModuleGetFunctionCount(unsigned int *count, CUmodule mod)
 {
-	struct CUmod_st *m = xgpulib_mod_check(mod);
-
-	XGPULIB_CHECK_ARGS(count, m);
-	return get_count(xgpulib_call_MODULE_GET_FUNCTION_COUNT, m->remote,
-			 count);
+	return get_count(module_owner(mod), count);
 }
 
 CUresult cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library,
 			    const char *name)
 {
-	struct CUlib_st *l = xgpulib_lib_check(library);
-	struct xfunc *xf;
-	CUresult rc;
+	struct xgpulib_func *f;
+	CUresult rc = find(library_owner(library), pKernel != NULL, name, &f);
 
-	XGPULIB_CHECK_ARGS(pKernel && name, l);
-	rc = tab_lookup(&l->tab, xgpulib_call_LIBRARY_GET_KERNEL, l->remote,
-			XGPUIF_FN_KERNEL, name, NULL, l, &xf);
 	if (rc == CUDA_SUCCESS)
-		*pKernel = (CUkernel)&xf->f;
+		*pKernel = (CUkernel)f;
 	return rc;
 }
 
 CUresult cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes,
 			    CUlibrary library, const char *name)
 {
-	struct CUlib_st *l = xgpulib_lib_check(library);
-
-	XGPULIB_CHECK_ARGS(name, l);
-	return get_global(xgpulib_call_LIBRARY_GET_GLOBAL, l->remote, name,
-			  dptr, bytes);
+	return get_global(library_owner(library), name, dptr, bytes);
 }
 
 CUresult cuLibraryGetKernelCount(unsigned int *count, CUlibrary lib)
 {
-	struct CUlib_st *l = xgpulib_lib_check(lib);
-
-	XGPULIB_CHECK_ARGS(count, l);
-	return get_count(xgpulib_call_LIBRARY_GET_KERNEL_COUNT, l->remote,
-			 count);
+	return get_count(library_owner(lib), count);
 }
 
 static struct xgpulib_func *kernel_check(CUkernel k)
@@ -310,15 +338,10 @@ CUresult cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel)
 	struct kfn *k;
 	CUresult rc = CUDA_SUCCESS;
 
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!pFunc)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (!kf || !xgpulib_lib_check(kf->library))
-		return CUDA_ERROR_INVALID_HANDLE;
+	XGPULIB_CHECK_ARGS(pFunc, kf && xgpulib_lib_check(kf->library));
 	kx = (struct xfunc *)kf;
 	l = kf->library;
-	pthread_mutex_lock(&l->tab.mu);
+	pthread_mutex_lock(&l->own.tab.mu);
 	for (k = kx->kfns; k; k = k->next)
 		if (k->ctx == ctx)
 			break;
@@ -342,7 +365,7 @@ CUresult cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel)
 			k = NULL;
 		}
 	}
-	pthread_mutex_unlock(&l->tab.mu);
+	pthread_mutex_unlock(&l->own.tab.mu);
 	if (rc == CUDA_SUCCESS)
 		*pFunc = (CUfunction)&k->fn->f;
 	return rc;
@@ -404,14 +427,46 @@ CUresult xgpulib_func_attr(struct xgpulib_func *f, int attr, int *value)
 	return rc;
 }
 
-/* FUNC_SET_ATTRIBUTE or FUNC_SET_CACHE_CONFIG */
+/*
+ * The checks of the calls on a function or kernel, in the driver's
+ * order: cuInit ran (and for a kernel's attributes, dev is a device), the
+ * output is given, h is one of ours.
+ */
+static CUresult func_args(const void *h, bool kernel, CUdevice dev,
+			  bool out_ok, struct xgpulib_func **f)
+{
+	CUresult rc = kernel ? xgpulib_check_dev(dev) : xgpulib_check_init();
+
+	if (rc)
+		return rc;
+	if (!out_ok)
+		return CUDA_ERROR_INVALID_VALUE;
+	*f = xgpulib_func_check(h);
+	return *f ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+/* cuFuncGetAttribute, cuKernelGetAttribute */
+static CUresult get_attr(const void *h, bool kernel, CUdevice dev, int attr,
+			 int *value)
+{
+	struct xgpulib_func *f;
+	CUresult rc = func_args(h, kernel, dev, value != NULL, &f);
+
+	/* one device per guest: the cache needs no device key */
+	return rc ? rc : xgpulib_func_attr(f, attr, value);
+}
+
+/* FUNC_SET_ATTRIBUTE or FUNC_SET_CACHE_CONFIG; dev 0 for a function */
 static CUresult func_set(CUresult (*set)(const struct xgpuif_func_attr_args *),
-			 struct xgpulib_func *f, int dev, uint32_t attr,
-			 int32_t value)
+			 const void *h, bool kernel, CUdevice dev,
+			 uint32_t attr, int32_t value)
 {
 	struct xgpuif_func_attr_args a;
-	CUresult rc;
+	struct xgpulib_func *f;
+	CUresult rc = func_args(h, kernel, dev, true, &f);
 
+	if (rc)
+		return rc;
 	memset(&a, 0, sizeof(a));
 	a.handle = f->remote;
 	a.kind = f->kind;
@@ -430,44 +485,26 @@ static CUresult func_set(CUresult (*set)(const struct xgpuif_func_attr_args *),
 CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib,
 			    CUfunction hfunc)
 {
-	struct xgpulib_func *f = xgpulib_func_check(hfunc);
-
-	XGPULIB_CHECK_ARGS(pi, f);
-	return xgpulib_func_attr(f, (int)attrib, pi);
+	return get_attr(hfunc, false, 0, (int)attrib, pi);
 }
 
 CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib,
 			    int value)
 {
-	struct xgpulib_func *f = xgpulib_func_check(hfunc);
-
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!f)
-		return CUDA_ERROR_INVALID_HANDLE;
-	return func_set(xgpulib_call_FUNC_SET_ATTRIBUTE, f, 0, (uint32_t)attrib,
-			value);
+	return func_set(xgpulib_call_FUNC_SET_ATTRIBUTE, hfunc, false, 0,
+			(uint32_t)attrib, value);
 }
 
 CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config)
 {
-	struct xgpulib_func *f = xgpulib_func_check(hfunc);
-
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!f)
-		return CUDA_ERROR_INVALID_HANDLE;
-	return func_set(xgpulib_call_FUNC_SET_CACHE_CONFIG, f, 0,
+	return func_set(xgpulib_call_FUNC_SET_CACHE_CONFIG, hfunc, false, 0,
 			(uint32_t)config, 0);
 }
 
 /* bank size configuration is gone from the GPUs CUDA 13 supports */
 CUresult cuFuncSetSharedMemConfig(CUfunction hfunc, CUsharedconfig config)
 {
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!xgpulib_func_check(hfunc))
-		return CUDA_ERROR_INVALID_HANDLE;
+	XGPULIB_CHECK_ARGS(true, xgpulib_func_check(hfunc));
 	if ((unsigned int)config >
 	    CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -477,44 +514,20 @@ CUresult cuFuncSetSharedMemConfig(CUfunction hfunc, CUsharedconfig config)
 CUresult cuKernelGetAttribute(int *pi, CUfunction_attribute attrib,
 			      CUkernel kernel, CUdevice dev)
 {
-	struct xgpulib_func *f = xgpulib_func_check(kernel);
-	CUresult rc = xgpulib_check_dev(dev);
-
-	if (rc)
-		return rc;
-	if (!pi)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (!f)
-		return CUDA_ERROR_INVALID_HANDLE;
-	/* one device per guest: the cache needs no device key */
-	return xgpulib_func_attr(f, (int)attrib, pi);
+	return get_attr(kernel, true, dev, (int)attrib, pi);
 }
 
 CUresult cuKernelSetAttribute(CUfunction_attribute attrib, int val,
 			      CUkernel kernel, CUdevice dev)
 {
-	struct xgpulib_func *f = xgpulib_func_check(kernel);
-	CUresult rc = xgpulib_check_dev(dev);
-
-	if (rc)
-		return rc;
-	if (!f)
-		return CUDA_ERROR_INVALID_HANDLE;
-	return func_set(xgpulib_call_FUNC_SET_ATTRIBUTE, f, dev, (uint32_t)attrib,
-			val);
+	return func_set(xgpulib_call_FUNC_SET_ATTRIBUTE, kernel, true, dev,
+			(uint32_t)attrib, val);
 }
 
 CUresult cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config,
 				CUdevice dev)
 {
-	struct xgpulib_func *f = xgpulib_func_check(kernel);
-	CUresult rc = xgpulib_check_dev(dev);
-
-	if (rc)
-		return rc;
-	if (!f)
-		return CUDA_ERROR_INVALID_HANDLE;
-	return func_set(xgpulib_call_FUNC_SET_CACHE_CONFIG, f, dev,
+	return func_set(xgpulib_call_FUNC_SET_CACHE_CONFIG, kernel, true, dev,
 			(uint32_t)config, 0);
 }
 
@@ -569,21 +582,13 @@ CUresult cuKernelGetParamInfo(CUkernel kernel, size_t paramIndex,
  * function is ready */
 CUresult cuFuncIsLoaded(CUfunctionLoadingState *state, CUfunction function)
 {
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!state)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (!xgpulib_func_check(function))
-		return CUDA_ERROR_INVALID_HANDLE;
+	XGPULIB_CHECK_ARGS(state, xgpulib_func_check(function));
 	*state = CU_FUNCTION_LOADING_STATE_LOADED;
 	return CUDA_SUCCESS;
 }
 
 CUresult cuFuncLoad(CUfunction function)
 {
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!xgpulib_func_check(function))
-		return CUDA_ERROR_INVALID_HANDLE;
+	XGPULIB_CHECK_ARGS(true, xgpulib_func_check(function));
 	return CUDA_SUCCESS;
 }

@@ -191,46 +191,56 @@ static CUresult stream_of(CUstream s, int ptsz, uint64_t *out)
 	return CUDA_SUCCESS;
 }
 
+/* the grid and block of a launch configuration, as the wire has them */
+static void dims_to_wire(const CUlaunchConfig *c, uint32_t grid[3],
+			 uint32_t block[3])
+{
+	grid[0] = c->gridDimX;
+	grid[1] = c->gridDimY;
+	grid[2] = c->gridDimZ;
+	block[0] = c->blockDimX;
+	block[1] = c->blockDimY;
+	block[2] = c->blockDimZ;
+}
+
 /* ---- launches ------------------------------------------------------------ */
 
-struct launch {
-	unsigned int grid[3];
-	unsigned int block[3];
-	unsigned int shmem;
-	CUstream stream;
-	int ptsz;
-	struct xgpuif_launch_attr attrs[XGPUIF_MAX_LAUNCH_ATTRS];
-	uint32_t nattrs;
-};
-
-static CUresult launch(CUfunction f, const struct launch *l,
-		       void **kernelParams, void **extra)
+/* every launch comes here: cuLaunchKernel and the others build a config */
+CUresult xgpulib_launch_kernel_ex(const CUlaunchConfig *config, CUfunction f,
+				  void **kernelParams, void **extra, int ptsz)
 {
 	struct xgpulib_func *fn = xgpulib_func_check(f);
+	struct xgpuif_launch_attr attrs[XGPUIF_MAX_LAUNCH_ATTRS];
 	struct xgpuif_launch_args a;
 	struct xgpuif_iov tail[2];
 	uint8_t small[1024];	/* most kernels take a few pointers */
 	uint8_t *buf = small;
 	uint32_t len = 0, fixed;
-	uint64_t stream;
 	CUresult rc;
 
+	if (!config)
+		return CUDA_ERROR_INVALID_VALUE;
+	memset(&a, 0, sizeof(a));
+	rc = attrs_to_wire(config->attrs, config->numAttrs, attrs, &a.nattrs);
+	if (rc)
+		return rc;
 	if (xgpulib_check_init())
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (!fn)
 		return CUDA_ERROR_INVALID_HANDLE;
 	if (!xgpulib_current_remote())
 		return CUDA_ERROR_INVALID_CONTEXT;
+	dims_to_wire(config, a.grid, a.block);
 	for (int i = 0; i < 3; i++)
-		if (!l->grid[i] || !l->block[i])
+		if (!a.grid[i] || !a.block[i])
 			return CUDA_ERROR_INVALID_VALUE;
-	rc = stream_of(l->stream, l->ptsz, &stream);
+	rc = stream_of(config->hStream, ptsz, &a.stream);
 	if (rc)
 		return rc;
 	rc = xgpulib_params_len(fn, kernelParams, extra, &len);
 	if (rc)
 		return rc;
-	fixed = sizeof(a) + l->nattrs * sizeof(struct xgpuif_launch_attr);
+	fixed = sizeof(a) + a.nattrs * sizeof(struct xgpuif_launch_attr);
 	if (len > XGPUIF_MAX_PAYLOAD - fixed) {
 		xgpulib_dbg("launch of %s: %u parameter bytes do not fit one "
 			    "message", fn->name, len);
@@ -243,17 +253,12 @@ static CUresult launch(CUfunction f, const struct launch *l,
 	}
 	rc = xgpulib_pack_params(fn, kernelParams, extra, buf, len, &len);
 	if (rc == CUDA_SUCCESS) {
-		memset(&a, 0, sizeof(a));
 		a.func = fn->remote;
 		a.kind = fn->kind;
-		a.shmem = l->shmem;
-		memcpy(a.grid, l->grid, sizeof(a.grid));
-		memcpy(a.block, l->block, sizeof(a.block));
-		a.stream = stream;
-		a.nattrs = l->nattrs;
+		a.shmem = config->sharedMemBytes;
 		a.param_bytes = len;
 		tail[0] = (struct xgpuif_iov){
-			l->attrs, l->nattrs * (uint32_t)sizeof(l->attrs[0]) };
+			attrs, a.nattrs * (uint32_t)sizeof(attrs[0]) };
 		tail[1] = (struct xgpuif_iov){ buf, len };
 		rc = xgpulib_post_LAUNCH(&a, tail, 2);
 	}
@@ -262,48 +267,35 @@ static CUresult launch(CUfunction f, const struct launch *l,
 	return rc;
 }
 
-CUresult xgpulib_launch_kernel(CUfunction f, unsigned int gx, unsigned int gy,
-			       unsigned int gz, unsigned int bx, unsigned int by,
+/* cuLaunchKernel's and cuLaunchCooperativeKernel's dimensions as a config */
+static CUlaunchConfig config_of(unsigned int gx, unsigned int gy,
+				unsigned int gz, unsigned int bx,
+				unsigned int by, unsigned int bz,
+				unsigned int shmem, CUstream s)
+{
+	CUlaunchConfig c = {
+		.gridDimX = gx,
+		.gridDimY = gy,
+		.gridDimZ = gz,
+		.blockDimX = bx,
+		.blockDimY = by,
+		.blockDimZ = bz,
+		.sharedMemBytes = shmem,
+		.hStream = s,
+	};
+
+	return c;
+}
+
+CUresult xgpulib_launch_kernel(CUfunction f, unsigned int gx,
+			       unsigned int gy, unsigned int gz,
+			       unsigned int bx, unsigned int by,
 			       unsigned int bz, unsigned int shmem, CUstream s,
 			       void **kernelParams, void **extra, int ptsz)
 {
-	struct launch l;
+	CUlaunchConfig c = config_of(gx, gy, gz, bx, by, bz, shmem, s);
 
-	l.grid[0] = gx;
-	l.grid[1] = gy;
-	l.grid[2] = gz;
-	l.block[0] = bx;
-	l.block[1] = by;
-	l.block[2] = bz;
-	l.shmem = shmem;
-	l.stream = s;
-	l.ptsz = ptsz;
-	l.nattrs = 0;
-	return launch(f, &l, kernelParams, extra);
-}
-
-CUresult xgpulib_launch_kernel_ex(const CUlaunchConfig *config, CUfunction f,
-				  void **kernelParams, void **extra, int ptsz)
-{
-	struct launch l;
-	CUresult rc;
-
-	if (!config)
-		return CUDA_ERROR_INVALID_VALUE;
-	l.grid[0] = config->gridDimX;
-	l.grid[1] = config->gridDimY;
-	l.grid[2] = config->gridDimZ;
-	l.block[0] = config->blockDimX;
-	l.block[1] = config->blockDimY;
-	l.block[2] = config->blockDimZ;
-	l.shmem = config->sharedMemBytes;
-	l.stream = config->hStream;
-	l.ptsz = ptsz;
-	rc = attrs_to_wire(config->attrs, config->numAttrs, l.attrs,
-			   &l.nattrs);
-	if (rc)
-		return rc;
-	return launch(f, &l, kernelParams, extra);
+	return xgpulib_launch_kernel_ex(&c, f, kernelParams, extra, ptsz);
 }
 
 CUresult xgpulib_launch_cooperative(CUfunction f, unsigned int gx,
@@ -312,24 +304,15 @@ CUresult xgpulib_launch_cooperative(CUfunction f, unsigned int gx,
 				    unsigned int bz, unsigned int shmem,
 				    CUstream s, void **kernelParams, int ptsz)
 {
+	CUlaunchConfig c = config_of(gx, gy, gz, bx, by, bz, shmem, s);
 	CUlaunchAttribute attr;
-	CUlaunchConfig cfg;
 
 	memset(&attr, 0, sizeof(attr));
 	attr.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
 	attr.value.cooperative = 1;
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.gridDimX = gx;
-	cfg.gridDimY = gy;
-	cfg.gridDimZ = gz;
-	cfg.blockDimX = bx;
-	cfg.blockDimY = by;
-	cfg.blockDimZ = bz;
-	cfg.sharedMemBytes = shmem;
-	cfg.hStream = s;
-	cfg.attrs = &attr;
-	cfg.numAttrs = 1;
-	return xgpulib_launch_kernel_ex(&cfg, f, kernelParams, NULL, ptsz);
+	c.attrs = &attr;
+	c.numAttrs = 1;
+	return xgpulib_launch_kernel_ex(&c, f, kernelParams, NULL, ptsz);
 }
 
 /* ---- occupancy ----------------------------------------------------------- */
@@ -499,31 +482,23 @@ static CUresult occ_clusters(int *out, CUfunction func,
 	struct xgpuif_launch_attr attrs[XGPUIF_MAX_LAUNCH_ATTRS];
 	struct xgpuif_i32_reply r = { 0, 0 };
 	struct xgpuif_iov tail;
-	uint32_t nattrs = 0;
-	uint64_t stream;
 	CUresult rc;
 
 	XGPULIB_CHECK_ARGS(out && config, fn);
-	rc = stream_of(config->hStream, 0, &stream);
+	memset(&a, 0, sizeof(a));
+	rc = stream_of(config->hStream, 0, &a.stream);
 	if (!rc)
 		rc = attrs_to_wire(config->attrs, config->numAttrs, attrs,
-				   &nattrs);
+				   &a.nattrs);
 	if (rc)
 		return rc;
-	memset(&a, 0, sizeof(a));
 	a.func = fn->remote;
 	a.kind = fn->kind;
 	a.shmem = config->sharedMemBytes;
-	a.grid[0] = config->gridDimX;
-	a.grid[1] = config->gridDimY;
-	a.grid[2] = config->gridDimZ;
-	a.block[0] = config->blockDimX;
-	a.block[1] = config->blockDimY;
-	a.block[2] = config->blockDimZ;
-	a.stream = stream;
-	a.nattrs = nattrs;
+	dims_to_wire(config, a.grid, a.block);
 	a.which = which;
-	tail = (struct xgpuif_iov){ attrs, nattrs * (uint32_t)sizeof(attrs[0]) };
+	tail = (struct xgpuif_iov){
+		attrs, a.nattrs * (uint32_t)sizeof(attrs[0]) };
 	rc = xgpulib_call_OCC_CLUSTERS(&a, &tail, 1, &r);
 	if (rc)
 		return rc;

@@ -21,7 +21,7 @@
 #include "xgpulib_image.h"
 #include "xgpulib_module.h"
 
-/* ---- lifetimes ------------------------------------------------------------ */
+/* ---- lifetimes ----------------------------------------------------------- */
 
 static void xfunc_free(struct xfunc *xf)
 {
@@ -39,12 +39,6 @@ static void xfunc_free(struct xfunc *xf)
 	free(xf);
 }
 
-static void symtab_init(struct symtab *t)
-{
-	pthread_mutex_init(&t->mu, NULL);
-	memset(t->b, 0, sizeof(t->b));
-}
-
 static void symtab_free(struct symtab *t)
 {
 	for (uint32_t i = 0; i < TAB_BUCKETS; i++) {
@@ -59,11 +53,72 @@ static void symtab_free(struct symtab *t)
 	pthread_mutex_destroy(&t->mu);
 }
 
+static void owner_init(struct symowner *o, uint64_t remote,
+		       struct CUmod_st *mod, struct CUlib_st *lib)
+{
+	o->remote = remote;
+	pthread_mutex_init(&o->tab.mu, NULL);
+	memset(o->tab.b, 0, sizeof(o->tab.b));
+	o->mod = mod;
+	o->lib = lib;
+}
+
+/* the module (of library lib, or NULL) with wire handle remote */
+static CUresult module_new(uint64_t remote, struct CUlib_st *lib,
+			   struct CUmod_st **out)
+{
+	struct CUmod_st *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	m->magic = XGPULIB_MOD_MAGIC;
+	m->ctx = xgpulib_current();
+	owner_init(&m->own, remote, m, lib);
+	*out = m;
+	return CUDA_SUCCESS;
+}
+
+static CUresult library_new(uint64_t remote, struct CUlib_st **out)
+{
+	struct CUlib_st *l = calloc(1, sizeof(*l));
+
+	if (!l)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	l->magic = XGPULIB_LIB_MAGIC;
+	owner_init(&l->own, remote, NULL, l);
+	*out = l;
+	return CUDA_SUCCESS;
+}
+
 static void mod_free(struct CUmod_st *m)
 {
-	symtab_free(&m->tab);
+	symtab_free(&m->own.tab);
 	m->magic = XGPULIB_DEAD_MAGIC;
 	free(m);
+}
+
+/* a library with its kernels, their functions and its modules */
+static void lib_free(struct CUlib_st *l)
+{
+	struct libmod *lm, *next;
+
+	for (lm = l->mods; lm; lm = next) {
+		next = lm->next;
+		mod_free(lm->mod);
+		free(lm);
+	}
+	symtab_free(&l->own.tab);
+	l->magic = XGPULIB_DEAD_MAGIC;
+	free(l);
+}
+
+/* MODULE_UNLOAD or LIBRARY_UNLOAD */
+static CUresult remote_unload(bool library, uint64_t remote)
+{
+	struct xgpuif_handle_args a = { remote };
+
+	return library ? xgpulib_call_LIBRARY_UNLOAD(&a) :
+			 xgpulib_call_MODULE_UNLOAD(&a);
 }
 
 /* ---- blobs and loads ----------------------------------------------------- */
@@ -272,51 +327,6 @@ static CUresult load_bytes(bool library, const void *bytes, size_t size,
 	return rc;
 }
 
-CUresult xgpulib_module_new(uint64_t remote, struct CUlib_st *lib,
-			    CUmodule *out)
-{
-	struct CUmod_st *m = calloc(1, sizeof(*m));
-
-	if (!m)
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	m->magic = XGPULIB_MOD_MAGIC;
-	m->remote = remote;
-	m->ctx = xgpulib_current();
-	m->lib = lib;
-	symtab_init(&m->tab);
-	*out = m;
-	return CUDA_SUCCESS;
-}
-
-static void remote_unload(uint64_t remote)
-{
-	struct xgpuif_handle_args a = { remote };
-
-	xgpulib_call_MODULE_UNLOAD(&a);
-}
-
-static CUresult module_load(CUmodule *module, const void *bytes, size_t size,
-			    unsigned int nopt, CUjit_option *opt, void **val)
-{
-	struct load_opts lo;
-	uint64_t remote = 0;
-	CUresult rc;
-
-	memset(&lo, 0, sizeof(lo));
-	rc = jit_filter(nopt, opt, val, &lo);
-	if (rc)
-		return rc;
-	rc = load_bytes(false, bytes, size, &lo, &remote);
-	if (nopt)
-		jit_outputs(nopt, opt, val, rc);
-	if (rc)
-		return rc;
-	rc = xgpulib_module_new(remote, NULL, module);
-	if (rc)
-		remote_unload(remote);
-	return rc;
-}
-
 static CUresult image_of(const void *image, const void **bytes,
 			 size_t *size)
 {
@@ -338,6 +348,8 @@ static CUresult read_file(const char *path, uint8_t **buf, size_t *size)
 	size_t got = 0;
 	int fd;
 
+	if (!path)
+		return CUDA_ERROR_INVALID_VALUE;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return CUDA_ERROR_FILE_NOT_FOUND;
@@ -367,25 +379,112 @@ static CUresult read_file(const char *path, uint8_t **buf, size_t *size)
 	return CUDA_SUCCESS;
 }
 
+/* a load as the entry points ask for it */
+struct load_req {
+	bool library;		/* a library, else a module */
+	CUmodule *mod_out;
+	CUlibrary *lib_out;
+	bool from_file;
+	const void *image;
+	const char *path;
+	unsigned int njit;
+	CUjit_option *jit_opt;
+	void **jit_val;
+	unsigned int nlib;
+	CUlibraryOption *lib_opt;
+	void **lib_val;
+};
+
+/* the guest's module or library for a loaded one */
+static CUresult loaded(const struct load_req *r, uint64_t remote)
+{
+	struct CUmod_st *m;
+	struct CUlib_st *l;
+	CUresult rc;
+
+	if (r->library) {
+		rc = library_new(remote, &l);
+		if (rc == CUDA_SUCCESS)
+			*r->lib_out = l;
+	} else {
+		rc = module_new(remote, NULL, &m);
+		if (rc == CUDA_SUCCESS)
+			*r->mod_out = m;
+	}
+	if (rc)
+		remote_unload(r->library, remote);
+	return rc;
+}
+
+/*
+ * Every module and library load: the checks in the driver's order
+ * (cuInit, the output, the image or file, the options), the upload and
+ * the load, then the guest's object.
+ */
+static CUresult load(const struct load_req *r)
+{
+	struct load_opts lo;
+	const void *bytes;
+	uint8_t *buf = NULL;
+	uint64_t remote = 0;
+	size_t size;
+	CUresult rc;
+
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (r->library ? !r->lib_out : !r->mod_out)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (r->from_file) {
+		rc = read_file(r->path, &buf, &size);
+		bytes = buf;
+	} else {
+		rc = image_of(r->image, &bytes, &size);
+	}
+	if (rc)
+		return rc;
+	memset(&lo, 0, sizeof(lo));
+	rc = jit_filter(r->njit, r->jit_opt, r->jit_val, &lo);
+	/* the wire puts JIT options first */
+	if (rc == CUDA_SUCCESS)
+		rc = lib_filter(r->nlib, r->lib_opt, r->lib_val, &lo);
+	if (rc == CUDA_SUCCESS) {
+		rc = load_bytes(r->library, bytes, size, &lo, &remote);
+		if (r->njit)
+			jit_outputs(r->njit, r->jit_opt, r->jit_val, rc);
+	}
+	free(buf);
+	return rc ? rc : loaded(r, remote);
+}
+
+/* the worker drops its handles whatever the driver says: so does the guest */
+static CUresult unload(struct symowner *o)
+{
+	CUresult rc;
+
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!o)
+		return CUDA_ERROR_INVALID_HANDLE;
+	rc = remote_unload(!o->mod, o->remote);
+	if (o->mod)
+		mod_free(o->mod);
+	else
+		lib_free(o->lib);
+	return rc ? rc : xgpulib_take_deferred();
+}
+
 /* ---- module entry points ------------------------------------------------- */
 
 CUresult cuModuleLoadDataEx(CUmodule *module, const void *image,
 			    unsigned int numOptions, CUjit_option *options,
 			    void **optionValues)
 {
-	const void *bytes;
-	size_t size;
-	CUresult rc;
+	const struct load_req r = {
+		.mod_out = module, .image = image, .njit = numOptions,
+		.jit_opt = options, .jit_val = optionValues,
+	};
 
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!module)
-		return CUDA_ERROR_INVALID_VALUE;
-	rc = image_of(image, &bytes, &size);
-	if (rc)
-		return rc;
-	return module_load(module, bytes, size, numOptions, options,
-			   optionValues);
+	return load(&r);
 }
 
 CUresult cuModuleLoadData(CUmodule *module, const void *image)
@@ -400,38 +499,19 @@ CUresult cuModuleLoadFatBinary(CUmodule *module, const void *fatCubin)
 
 CUresult cuModuleLoad(CUmodule *module, const char *fname)
 {
-	uint8_t *buf;
-	size_t size;
-	CUresult rc;
+	const struct load_req r = {
+		.mod_out = module, .from_file = true, .path = fname,
+	};
 
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!module || !fname)
-		return CUDA_ERROR_INVALID_VALUE;
-	rc = read_file(fname, &buf, &size);
-	if (rc)
-		return rc;
-	rc = module_load(module, buf, size, 0, NULL, NULL);
-	free(buf);
-	return rc;
+	return load(&r);
 }
 
 CUresult cuModuleUnload(CUmodule hmod)
 {
 	struct CUmod_st *m = xgpulib_mod_check(hmod);
-	struct xgpuif_handle_args a;
-	CUresult rc;
 
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
 	/* a library's module lives and dies with its library */
-	if (!m || m->lib)
-		return CUDA_ERROR_INVALID_HANDLE;
-	a.handle = m->remote;
-	rc = xgpulib_call_MODULE_UNLOAD(&a);
-	/* the worker dropped its handles whatever the driver said */
-	mod_free(m);
-	return rc ? rc : xgpulib_take_deferred();
+	return unload(m && !m->own.lib ? &m->own : NULL);
 }
 
 CUresult cuModuleGetLoadingMode(CUmoduleLoadingMode *mode)
@@ -449,45 +529,6 @@ CUresult cuModuleGetLoadingMode(CUmoduleLoadingMode *mode)
 
 /* ---- libraries ----------------------------------------------------------- */
 
-static CUresult library_load(CUlibrary *library, const void *bytes,
-			     size_t size, CUjit_option *jitOptions,
-			     void **jitOptionsValues,
-			     unsigned int numJitOptions,
-			     CUlibraryOption *libraryOptions,
-			     void **libraryOptionValues,
-			     unsigned int numLibraryOptions)
-{
-	struct load_opts lo;
-	struct CUlib_st *l;
-	uint64_t remote = 0;
-	CUresult rc;
-
-	memset(&lo, 0, sizeof(lo));
-	rc = jit_filter(numJitOptions, jitOptions, jitOptionsValues, &lo);
-	if (rc)
-		return rc;
-	/* the wire puts JIT options first */
-	rc = lib_filter(numLibraryOptions, libraryOptions,
-			libraryOptionValues, &lo);
-	if (rc)
-		return rc;
-	l = calloc(1, sizeof(*l));
-	if (!l)
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	rc = load_bytes(true, bytes, size, &lo, &remote);
-	if (numJitOptions)
-		jit_outputs(numJitOptions, jitOptions, jitOptionsValues, rc);
-	if (rc) {
-		free(l);
-		return rc;
-	}
-	l->magic = XGPULIB_LIB_MAGIC;
-	l->remote = remote;
-	symtab_init(&l->tab);
-	*library = l;
-	return CUDA_SUCCESS;
-}
-
 CUresult cuLibraryLoadData(CUlibrary *library, const void *code,
 			   CUjit_option *jitOptions, void **jitOptionsValues,
 			   unsigned int numJitOptions,
@@ -495,20 +536,14 @@ CUresult cuLibraryLoadData(CUlibrary *library, const void *code,
 			   void **libraryOptionValues,
 			   unsigned int numLibraryOptions)
 {
-	const void *bytes;
-	size_t size;
-	CUresult rc;
+	const struct load_req r = {
+		.library = true, .lib_out = library, .image = code,
+		.njit = numJitOptions, .jit_opt = jitOptions,
+		.jit_val = jitOptionsValues, .nlib = numLibraryOptions,
+		.lib_opt = libraryOptions, .lib_val = libraryOptionValues,
+	};
 
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!library)
-		return CUDA_ERROR_INVALID_VALUE;
-	rc = image_of(code, &bytes, &size);
-	if (rc)
-		return rc;
-	return library_load(library, bytes, size, jitOptions,
-			    jitOptionsValues, numJitOptions, libraryOptions,
-			    libraryOptionValues, numLibraryOptions);
+	return load(&r);
 }
 
 CUresult cuLibraryLoadFromFile(CUlibrary *library, const char *fileName,
@@ -519,48 +554,21 @@ CUresult cuLibraryLoadFromFile(CUlibrary *library, const char *fileName,
 			       void **libraryOptionValues,
 			       unsigned int numLibraryOptions)
 {
-	uint8_t *buf;
-	size_t size;
-	CUresult rc;
+	const struct load_req r = {
+		.library = true, .lib_out = library, .from_file = true,
+		.path = fileName, .njit = numJitOptions, .jit_opt = jitOptions,
+		.jit_val = jitOptionsValues, .nlib = numLibraryOptions,
+		.lib_opt = libraryOptions, .lib_val = libraryOptionValues,
+	};
 
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!library || !fileName)
-		return CUDA_ERROR_INVALID_VALUE;
-	rc = read_file(fileName, &buf, &size);
-	if (rc)
-		return rc;
-	rc = library_load(library, buf, size, jitOptions, jitOptionsValues,
-			  numJitOptions, libraryOptions, libraryOptionValues,
-			  numLibraryOptions);
-	free(buf);
-	return rc;
+	return load(&r);
 }
 
 CUresult cuLibraryUnload(CUlibrary library)
 {
 	struct CUlib_st *l = xgpulib_lib_check(library);
-	struct xgpuif_handle_args a;
-	struct libmod *lm, *next;
-	CUresult rc;
 
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!l)
-		return CUDA_ERROR_INVALID_HANDLE;
-	a.handle = l->remote;
-	rc = xgpulib_call_LIBRARY_UNLOAD(&a);
-	/* the worker dropped the library's kernels, functions and modules
-	 * with it */
-	for (lm = l->mods; lm; lm = next) {
-		next = lm->next;
-		mod_free(lm->mod);
-		free(lm);
-	}
-	symtab_free(&l->tab);
-	l->magic = XGPULIB_DEAD_MAGIC;
-	free(l);
-	return rc ? rc : xgpulib_take_deferred();
+	return unload(l ? &l->own : NULL);
 }
 
 /* the library's module in the current context, made once per context */
@@ -574,12 +582,12 @@ CUresult cuLibraryGetModule(CUmodule *pMod, CUlibrary library)
 	CUresult rc = CUDA_SUCCESS;
 
 	XGPULIB_CHECK_ARGS(pMod, l);
-	pthread_mutex_lock(&l->tab.mu);
+	pthread_mutex_lock(&l->own.tab.mu);
 	for (lm = l->mods; lm; lm = lm->next)
 		if (lm->ctx == ctx)
 			break;
 	if (!lm) {
-		a.handle = l->remote;
+		a.handle = l->own.remote;
 		rc = xgpulib_take_deferred();
 		if (!rc)
 			rc = xgpulib_call_LIBRARY_GET_MODULE(&a, &r);
@@ -587,7 +595,7 @@ CUresult cuLibraryGetModule(CUmodule *pMod, CUlibrary library)
 			rc = CUDA_ERROR_UNKNOWN;
 		if (rc == CUDA_SUCCESS) {
 			lm = calloc(1, sizeof(*lm));
-			if (!lm || xgpulib_module_new(r.handle, l, &lm->mod)) {
+			if (!lm || module_new(r.handle, l, &lm->mod)) {
 				/* the worker frees it with the library */
 				free(lm);
 				lm = NULL;
@@ -600,7 +608,7 @@ CUresult cuLibraryGetModule(CUmodule *pMod, CUlibrary library)
 			l->mods = lm;
 		}
 	}
-	pthread_mutex_unlock(&l->tab.mu);
+	pthread_mutex_unlock(&l->own.tab.mu);
 	if (rc == CUDA_SUCCESS)
 		*pMod = lm->mod;
 	return rc;

@@ -108,7 +108,7 @@ void xgpulib_region_release(uint32_t id)
 	pthread_mutex_unlock(&region_mu);
 }
 
-/* ---- a small pool of memcpy threads ------------------------------------ */
+/* ---- a small pool of memcpy threads -------------------------------------- */
 
 struct piece {
 	void *dst;
@@ -220,18 +220,16 @@ void xgpulib_memcpy(void *dst, const void *src, size_t len)
 	pthread_mutex_unlock(&pool.mu);
 }
 
-/* ---- staging geometry -------------------------------------------------------- */
+/* ---- staging geometry ---------------------------------------------------- */
 
 static size_t chunk_size(size_t area)
 {
 	static size_t chunk;
 
 	if (!chunk) {
-		size_t c = (size_t)xgpulib_env_uint("XGPU_CHUNK_KB", 4096) << 10;
+		size_t kb = xgpulib_env_uint("XGPU_CHUNK_KB", 4096);
 
-		if (c < 64u << 10)
-			c = 64u << 10;
-		chunk = c;
+		chunk = (kb < 64 ? 64 : kb) << 10;
 	}
 	/* at least two chunks in flight, at most MAX_CHUNKS */
 	if (chunk > area / 2)
@@ -260,7 +258,18 @@ static CUresult first_error(CUresult a, CUresult b)
 	return a != CUDA_SUCCESS ? a : b;
 }
 
-/* ---- host to device -------------------------------------------------------------- */
+/* ---- host <-> device ----------------------------------------------------- */
+
+/* a copy between guest memory and the device, in either direction */
+struct hcopy {
+	bool to_dev;		/* host to device; else device to host */
+	const uint8_t *src;	/* host to device: the guest's bytes */
+	uint8_t *dst;		/* device to host: where they go */
+	uint64_t dev;		/* the device side */
+	size_t n;
+	uint64_t stream;
+	int async;
+};
 
 /* the arguments of a copy between host memory and the device */
 static CUresult copy_args(const void *host, uint64_t dptr, size_t n)
@@ -283,135 +292,159 @@ static bool pinned(const void *host, size_t n, struct xgpuif_memref *ref)
 	return r != NULL;
 }
 
-CUresult xgpulib_copy_htod(uint64_t dst, const void *src, size_t n,
-			   uint64_t stream, int async)
+/*
+ * One MEMCPY_HTOD or MEMCPY_DTOH request for the bytes at off in the
+ * copy, their host side at ref.  With w it is submitted, to be waited
+ * for; without, posted (async) or called.
+ */
+static CUresult request(const struct hcopy *h, size_t off,
+			struct xgpuif_memref ref, struct xgpulib_waiter *w)
 {
-	struct xgpulib_chan *c = xgpulib_ch;
-	struct xgpuif_memcpy_htod_args a;
-	CUresult rc = copy_args(src, dst, n);
+	uint32_t flags = h->async ? XGPUIF_CF_ASYNC : 0;
 
-	if (rc || !n)
-		return rc;
-	memset(&a, 0, sizeof(a));
-	a.stream = stream;
-	a.flags = async ? XGPUIF_CF_ASYNC : 0;
-	a.dst = dst;
-	if (pinned(src, n, &a.src))	/* zero copy */
-		return async ? xgpulib_post_MEMCPY_HTOD(&a) :
-			       xgpulib_call_MEMCPY_HTOD(&a);
+	if (h->to_dev) {
+		struct xgpuif_memcpy_htod_args a = {
+			h->dev + off, ref, h->stream, flags, 0
+		};
 
-	/* staged; the worker answers each chunk once its pages are free */
+		if (w)
+			return xgpulib_submit_MEMCPY_HTOD(&a, w);
+		return h->async ? xgpulib_post_MEMCPY_HTOD(&a) :
+				  xgpulib_call_MEMCPY_HTOD(&a);
+	}
+
+	struct xgpuif_memcpy_dtoh_args a = {
+		ref, h->dev + off, h->stream, flags, 0
+	};
+
+	if (w)
+		return xgpulib_submit_MEMCPY_DTOH(&a, w);
+	return h->async ? xgpulib_post_MEMCPY_DTOH(&a) :
+			  xgpulib_call_MEMCPY_DTOH(&a);
+}
+
+/* a staged copy in flight: its slots and the waiters of their chunks */
+struct pipe {
+	const struct hcopy *h;
+	uint8_t *area;
+	size_t chunk, nch;
+	size_t sent, waited;	/* chunks submitted, chunks waited for */
 	struct xgpulib_waiter w[MAX_CHUNKS];
-	bool busy[MAX_CHUNKS] = { false };
-	size_t chunk, nch, done = 0;
-	unsigned int i = 0;
+};
+
+static size_t chunk_len(const struct pipe *p, size_t j)
+{
+	size_t left = p->h->n - j * p->chunk;
+
+	return left < p->chunk ? left : p->chunk;
+}
+
+/* fill (host to device) and submit the next chunk */
+static CUresult send_next(struct pipe *p)
+{
+	size_t j = p->sent, k = j % p->nch, len = chunk_len(p, j);
+	struct xgpuif_memref ref = { k * p->chunk, len, XGPUIF_REGION_DATA,
+				     0 };
+	CUresult rc;
+
+	if (p->h->to_dev)
+		xgpulib_memcpy(p->area + ref.off, p->h->src + j * p->chunk,
+			       len);
+	rc = request(p->h, j * p->chunk, ref, &p->w[k]);
+	if (rc == CUDA_SUCCESS)
+		p->sent++;
+	return rc;
+}
+
+/* wait for the oldest chunk in flight; device to host, copy it out
+ * unless an error came first (rc, kept) */
+static CUresult wait_oldest(struct pipe *p, CUresult rc)
+{
+	size_t j = p->waited++, k = j % p->nch;
+
+	rc = first_error(rc, xgpulib_wait(&p->w[k]));
+	if (rc == CUDA_SUCCESS && !p->h->to_dev)
+		xgpulib_memcpy(p->h->dst + j * p->chunk,
+			       p->area + k * p->chunk, chunk_len(p, j));
+	return rc;
+}
+
+/*
+ * A staged copy: chunk j goes through slot j % nch of the data area,
+ * once chunk j - nch is done with it.  Host to device, the guest fills a
+ * slot and the worker reads it; device to host, the worker fills a slot
+ * and the guest copies it out while the worker fills the next ones.  The
+ * worker answers each chunk once its slot is free again.
+ */
+static CUresult staged(const struct hcopy *h)
+{
+	struct xgpulib_transport *t = xgpulib_ch->t;
+	struct pipe p;
+	size_t nchunks;
+	CUresult rc = CUDA_SUCCESS;
 
 	pthread_mutex_lock(&xgpulib_data_mu);
-	chunk = chunk_for(c->t->data_bytes, n);
-	nch = c->t->data_bytes / chunk;
-	if (nch > MAX_CHUNKS)
-		nch = MAX_CHUNKS;
-	while (done < n) {
-		unsigned int k = i % nch;
-		size_t len = n - done < chunk ? n - done : chunk;
-		CUresult s;
-
-		if (busy[k]) {
-			rc = first_error(rc, xgpulib_wait(&w[k]));
-			busy[k] = false;
-		}
-		if (rc)
-			break;
-		xgpulib_memcpy(c->t->data + k * chunk,
-			       (const uint8_t *)src + done, len);
-		a.dst = dst + done;
-		a.src = (struct xgpuif_memref){ k * chunk, len,
-						XGPUIF_REGION_DATA, 0 };
-		s = xgpulib_submit_MEMCPY_HTOD(&a, &w[k]);
-		if (s) {
-			rc = s;
-			break;
-		}
-		busy[k] = true;
-		done += len;
-		i++;
+	p.h = h;
+	p.area = t->data;
+	/* device to host keeps full chunks */
+	p.chunk = h->to_dev ? chunk_for(t->data_bytes, h->n) :
+			      chunk_size(t->data_bytes);
+	p.nch = t->data_bytes / p.chunk;
+	if (p.nch > MAX_CHUNKS)
+		p.nch = MAX_CHUNKS;
+	p.sent = 0;
+	p.waited = 0;
+	nchunks = (h->n + p.chunk - 1) / p.chunk;
+	while (p.sent < nchunks && rc == CUDA_SUCCESS) {
+		if (p.sent - p.waited == p.nch)	/* every slot in use */
+			rc = wait_oldest(&p, rc);
+		if (rc == CUDA_SUCCESS)
+			rc = send_next(&p);
 	}
-	for (unsigned int k = 0; k < nch; k++)
-		if (busy[k])
-			rc = first_error(rc, xgpulib_wait(&w[k]));
+	/* the rest, in order; after an error only waited for */
+	while (p.waited < p.sent)
+		rc = wait_oldest(&p, rc);
 	pthread_mutex_unlock(&xgpulib_data_mu);
 	return first_error(rc, xgpulib_take_deferred());
 }
 
-/* ---- device to host ---------------------------------------------------------------- */
+/* pinned host memory in one request, pageable memory staged */
+static CUresult copy_host(const struct hcopy *h)
+{
+	const void *host = h->to_dev ? (const void *)h->src : h->dst;
+	struct xgpuif_memref ref;
+	CUresult rc = copy_args(host, h->dev, h->n);
+
+	if (rc || !h->n)
+		return rc;
+	if (pinned(host, h->n, &ref))	/* zero copy */
+		return request(h, 0, ref, NULL);
+	return staged(h);
+}
+
+CUresult xgpulib_copy_htod(uint64_t dst, const void *src, size_t n,
+			   uint64_t stream, int async)
+{
+	const struct hcopy h = {
+		.to_dev = true, .src = src, .dev = dst, .n = n,
+		.stream = stream, .async = async,
+	};
+
+	return copy_host(&h);
+}
 
 CUresult xgpulib_copy_dtoh(void *dst, uint64_t src, size_t n, uint64_t stream,
 			   int async)
 {
-	struct xgpulib_chan *c = xgpulib_ch;
-	struct xgpuif_memcpy_dtoh_args a;
-	CUresult rc = copy_args(dst, src, n);
+	const struct hcopy h = {
+		.to_dev = false, .dst = dst, .dev = src, .n = n,
+		.stream = stream, .async = async,
+	};
 
-	if (rc || !n)
-		return rc;
-	memset(&a, 0, sizeof(a));
-	a.stream = stream;
-	a.flags = async ? XGPUIF_CF_ASYNC : 0;
-	a.src = src;
-	if (pinned(dst, n, &a.dst))	/* zero copy */
-		return async ? xgpulib_post_MEMCPY_DTOH(&a) :
-			       xgpulib_call_MEMCPY_DTOH(&a);
-
-	struct xgpulib_waiter w[MAX_CHUNKS];
-	size_t chunk, nch, nchunks, issued = 0;
-	CUresult s;
-
-	pthread_mutex_lock(&xgpulib_data_mu);
-	chunk = chunk_size(c->t->data_bytes);
-	nch = c->t->data_bytes / chunk;
-	if (nch > MAX_CHUNKS)
-		nch = MAX_CHUNKS;
-	nchunks = (n + chunk - 1) / chunk;
-
-	/* keep up to nch chunks requested ahead of the one being copied out */
-	for (size_t i = 0; i < nchunks; i++) {
-		size_t k = i % nch;
-		size_t len = i + 1 == nchunks ? n - i * chunk : chunk;
-
-		while (issued < nchunks && issued < i + nch && rc == 0) {
-			size_t j = issued, kj = j % nch;
-			size_t lj = j + 1 == nchunks ? n - j * chunk : chunk;
-
-			a.src = src + j * chunk;
-			a.dst = (struct xgpuif_memref){ kj * chunk, lj,
-							XGPUIF_REGION_DATA, 0 };
-			s = xgpulib_submit_MEMCPY_DTOH(&a, &w[kj]);
-			if (s) {
-				rc = s;
-				break;
-			}
-			issued++;
-		}
-		if (i >= issued)
-			break;
-		s = xgpulib_wait(&w[k]);
-		rc = first_error(rc, s);
-		if (rc == CUDA_SUCCESS)
-			xgpulib_memcpy((uint8_t *)dst + i * chunk,
-				       c->t->data + k * chunk, len);
-	}
-	/* drain what was issued but not waited for (after an error) */
-	for (size_t j = 0; j < issued; j++) {
-		size_t kj = j % nch;
-
-		if (!w[kj].done)
-			(void)xgpulib_wait(&w[kj]);
-	}
-	pthread_mutex_unlock(&xgpulib_data_mu);
-	return first_error(rc, xgpulib_take_deferred());
+	return copy_host(&h);
 }
 
-/* ---- device to device ------------------------------------------------------ */
+/* ---- device to device ---------------------------------------------------- */
 
 CUresult xgpulib_copy_dtod(uint64_t dst, uint64_t src, size_t n,
 			   uint64_t stream, int async)

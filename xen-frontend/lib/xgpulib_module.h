@@ -12,7 +12,7 @@
  * costs no round trip.  Function attributes are fetched once and cached.
  *
  * Locking: a module's or library's table (and a kernel's per-context
- * functions, and a library's modules) is guarded by the owner's tab.mu; a
+ * functions, and a library's modules) is guarded by its own.tab.mu; a
  * function's attribute cache by its attr_mu.  Unloading while another
  * thread still uses the module is the application's bug, as with the real
  * driver.
@@ -60,18 +60,28 @@ struct libmod {
 	struct libmod *next;
 };
 
+/*
+ * What modules and libraries share, all that a lookup by name needs: the
+ * wire handle, the table of what was found (a module's functions, a
+ * library's kernels) and what those belong to.
+ */
+struct symowner {
+	uint64_t remote;
+	struct symtab tab;
+	struct CUmod_st *mod;	/* the module itself; NULL in a library */
+	struct CUlib_st *lib;	/* the library itself, or the module's */
+};
+
 struct CUmod_st {
 	uint32_t magic;
-	uint64_t remote;
 	CUcontext ctx;		/* current at load */
-	struct CUlib_st *lib;	/* set for a library's module */
-	struct symtab tab;
+	struct symowner own;	/* own.lib set for a library's module */
 };
 
 struct CUlib_st {
 	uint32_t magic;
-	uint64_t remote;
-	struct symtab tab;	/* kernels; tab.mu also guards mods, kfns */
+	struct symowner own;	/* kernels; own.tab.mu also guards mods and
+				 * the kernels' kfns */
 	struct libmod *mods;
 };
 
@@ -84,9 +94,5 @@ static inline struct CUlib_st *xgpulib_lib_check(CUlibrary l)
 {
 	return l && l->magic == XGPULIB_LIB_MAGIC ? l : NULL;
 }
-
-/* the module (of library lib, or NULL) with wire handle remote */
-CUresult xgpulib_module_new(uint64_t remote, struct CUlib_st *lib,
-			    CUmodule *out);
 
 #endif /* XGPULIB_MODULE_H */
