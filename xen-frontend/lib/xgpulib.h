@@ -14,6 +14,7 @@
  *   xgpulib_chan.c          the ring: requests, replies, waiting
  *   xgpulib_local.c/_xen.c  transports
  *   xgpulib_env.c           settings and messages
+ *   xgpulib_vec.c           growing arrays (a leaf: calls nothing here)
  *
  * Guest-side objects (contexts, functions, streams...) are immutable after
  * creation except where their struct says which lock protects a field.
@@ -76,6 +77,12 @@ struct CUctx_st {
 struct CUctx_st *xgpulib_primary(CUdevice dev);
 /* validate a guest context handle; NULL if it is not one of ours */
 struct CUctx_st *xgpulib_ctx_check(CUcontext ctx);
+/*
+ * The calling thread's current context (*out, once cuInit ran), validated:
+ * INVALID_CONTEXT when there is none, CONTEXT_IS_DESTROYED when it was
+ * destroyed (it stays current to other threads, as in CUDA).
+ */
+CUresult xgpulib_ctx_current(struct CUctx_st **out);
 
 /* ---- streams and events --------------------------------------------------- */
 

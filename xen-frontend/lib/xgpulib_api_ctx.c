@@ -111,32 +111,40 @@ struct CUctx_st *xgpulib_ctx_check(CUcontext ctx)
 	return found;
 }
 
-/* ---- local helpers ------------------------------------------------------- */
-
-/*
- * The calling thread's current context, validated.  INVALID_CONTEXT when
- * there is none, CONTEXT_IS_DESTROYED when it was destroyed (it stays
- * current to other threads, as in CUDA).
- */
-static CUresult current_ctx(struct CUctx_st **out)
+CUresult xgpulib_ctx_current(struct CUctx_st **out)
 {
-	CUcontext c = xgpulib_current();
-
 	if (xgpulib_check_init())
 		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!c)
+	*out = xgpulib_current();
+	if (!*out)
 		return CUDA_ERROR_INVALID_CONTEXT;
-	*out = xgpulib_ctx_check(c);
-	return *out ? CUDA_SUCCESS : CUDA_ERROR_CONTEXT_IS_DESTROYED;
+	if (!xgpulib_ctx_check(*out))
+		return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+	return CUDA_SUCCESS;
 }
 
-/* ctx, or the current context when ctx is NULL */
-static CUresult ctx_or_current(CUcontext ctx, struct CUctx_st **out)
+/* ---- local helpers ------------------------------------------------------- */
+
+/* the first checks of a query: its output given, then cuInit ran */
+static CUresult query_arg(bool out_ok)
 {
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!out_ok)
+		return CUDA_ERROR_INVALID_VALUE;
+	return xgpulib_check_init();
+}
+
+/*
+ * The context a call is about: ctx, or the current context when ctx is
+ * NULL; out_ok says whether its output arguments are given.
+ */
+static CUresult ctx_arg(CUcontext ctx, bool out_ok, struct CUctx_st **out)
+{
+	CUresult rc = query_arg(out_ok);
+
+	if (rc)
+		return rc;
 	if (!ctx)
-		return current_ctx(out);
+		return xgpulib_ctx_current(out);
 	*out = xgpulib_ctx_check(ctx);
 	return *out ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
 }
@@ -507,48 +515,34 @@ XGPULIB_EXPORT CUresult cuCtxSetCurrent(CUcontext ctx)
 
 XGPULIB_EXPORT CUresult cuCtxGetCurrent(CUcontext *pctx)
 {
-	if (!pctx)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	*pctx = xgpulib_current();
-	return CUDA_SUCCESS;
+	CUresult rc = query_arg(pctx);
+
+	if (!rc)
+		*pctx = xgpulib_current();
+	return rc;
 }
 
 /* ---- queries ------------------------------------------------------------- */
 
-XGPULIB_EXPORT CUresult cuCtxGetDevice(CUdevice *device)
-{
-	struct CUctx_st *c;
-	CUresult rc;
-
-	if (!device)
-		return CUDA_ERROR_INVALID_VALUE;
-	rc = current_ctx(&c);
-	if (rc)
-		return rc;
-	*device = c->dev;
-	return CUDA_SUCCESS;
-}
-
 XGPULIB_EXPORT CUresult cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx)
 {
 	struct CUctx_st *c;
-	CUresult rc;
+	CUresult rc = ctx_arg(ctx, device, &c);
 
-	if (!device)
-		return CUDA_ERROR_INVALID_VALUE;
-	rc = ctx_or_current(ctx, &c);
-	if (rc)
-		return rc;
-	*device = c->dev;
-	return CUDA_SUCCESS;
+	if (!rc)
+		*device = c->dev;
+	return rc;
+}
+
+XGPULIB_EXPORT CUresult cuCtxGetDevice(CUdevice *device)
+{
+	return cuCtxGetDevice_v2(device, NULL);
 }
 
 XGPULIB_EXPORT CUresult cuCtxSynchronize(void)
 {
 	struct CUctx_st *c;
-	CUresult rc = current_ctx(&c);
+	CUresult rc = xgpulib_ctx_current(&c);
 
 	if (rc)
 		return rc;
@@ -565,7 +559,7 @@ XGPULIB_EXPORT CUresult cuCtxSynchronize_v2(CUcontext ctx)
 
 	if (!ctx)
 		return cuCtxSynchronize();
-	rc = ctx_or_current(ctx, &c);
+	rc = ctx_arg(ctx, true, &c);
 	if (rc)
 		return rc;
 	if (!ctx_remote(c))
@@ -581,14 +575,11 @@ XGPULIB_EXPORT CUresult cuCtxGetLimit(size_t *pvalue, CUlimit limit)
 {
 	struct xgpuif_limit_args a = { (uint32_t)limit, 0, 0 };
 	struct xgpuif_u64_reply r = { 0 };
-	CUresult rc;
+	CUresult rc = query_arg(pvalue);
 
-	if (!pvalue)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	rc = xgpulib_call_CTX_GET_LIMIT(&a, &r);
-	if (rc == CUDA_SUCCESS)
+	if (!rc)
+		rc = xgpulib_call_CTX_GET_LIMIT(&a, &r);
+	if (!rc)
 		*pvalue = (size_t)r.value;
 	return rc;
 }
@@ -634,18 +625,26 @@ XGPULIB_EXPORT CUresult cuCtxGetStreamPriorityRange(int *leastPriority,
 	return rc;
 }
 
-XGPULIB_EXPORT CUresult cuCtxGetFlags(unsigned int *flags)
+/* a query the worker answers with one number; out_ok: its output given */
+static CUresult ctx_get_u64(CUresult (*call)(struct xgpuif_u64_reply *r),
+			    bool out_ok, uint64_t *value)
 {
 	struct xgpuif_u64_reply r = { 0 };
-	CUresult rc;
+	CUresult rc = query_arg(out_ok);
 
-	if (!flags)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	rc = xgpulib_call_CTX_GET_FLAGS(&r);
-	if (rc == CUDA_SUCCESS)
-		*flags = (unsigned int)r.value;
+	if (!rc)
+		rc = call(&r);
+	*value = r.value;
+	return rc;
+}
+
+XGPULIB_EXPORT CUresult cuCtxGetFlags(unsigned int *flags)
+{
+	uint64_t v;
+	CUresult rc = ctx_get_u64(xgpulib_call_CTX_GET_FLAGS, flags, &v);
+
+	if (!rc)
+		*flags = (unsigned int)v;
 	return rc;
 }
 
@@ -653,29 +652,21 @@ XGPULIB_EXPORT CUresult cuCtxGetApiVersion(CUcontext ctx,
 					   unsigned int *version)
 {
 	struct CUctx_st *c;
-	CUresult rc;
+	CUresult rc = ctx_arg(ctx, version, &c);
 
-	if (!version)
-		return CUDA_ERROR_INVALID_VALUE;
-	rc = ctx_or_current(ctx, &c);
-	if (rc)
-		return rc;
-	*version = CTX_API_VERSION;
-	return CUDA_SUCCESS;
+	if (!rc)
+		*version = CTX_API_VERSION;
+	return rc;
 }
 
 XGPULIB_EXPORT CUresult cuCtxGetCacheConfig(CUfunc_cache *pconfig)
 {
-	struct xgpuif_u64_reply r = { 0 };
-	CUresult rc;
+	uint64_t v;
+	CUresult rc = ctx_get_u64(xgpulib_call_CTX_GET_CACHE_CONFIG, pconfig,
+				  &v);
 
-	if (!pconfig)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	rc = xgpulib_call_CTX_GET_CACHE_CONFIG(&r);
-	if (rc == CUDA_SUCCESS)
-		*pconfig = (CUfunc_cache)r.value;
+	if (!rc)
+		*pconfig = (CUfunc_cache)v;
 	return rc;
 }
 
@@ -694,12 +685,11 @@ XGPULIB_EXPORT CUresult cuCtxSetCacheConfig(CUfunc_cache config)
  */
 XGPULIB_EXPORT CUresult cuCtxGetSharedMemConfig(CUsharedconfig *pConfig)
 {
-	if (!pConfig)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	*pConfig = CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE;
-	return CUDA_SUCCESS;
+	CUresult rc = query_arg(pConfig);
+
+	if (!rc)
+		*pConfig = CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE;
+	return rc;
 }
 
 XGPULIB_EXPORT CUresult cuCtxSetSharedMemConfig(CUsharedconfig config)
@@ -721,15 +711,11 @@ XGPULIB_EXPORT CUresult cuCtxResetPersistingL2Cache(void)
 XGPULIB_EXPORT CUresult cuCtxGetId(CUcontext ctx, unsigned long long *ctxId)
 {
 	struct CUctx_st *c;
-	CUresult rc;
+	CUresult rc = ctx_arg(ctx, ctxId, &c);
 
-	if (!ctxId)
-		return CUDA_ERROR_INVALID_VALUE;
-	rc = ctx_or_current(ctx, &c);
-	if (rc)
-		return rc;
-	*ctxId = ((struct ctx_node *)c)->id;
-	return CUDA_SUCCESS;
+	if (!rc)
+		*ctxId = ((struct ctx_node *)c)->id;
+	return rc;
 }
 
 /* ---- profiler control: no profiler runs in the guest --------------------- */

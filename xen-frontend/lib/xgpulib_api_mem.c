@@ -14,12 +14,12 @@
  * CUDA_ERROR_NOT_SUPPORTED.
  */
 #include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "xgpulib.h"
 #include "xgpulib_copy.h"
+#include "xgpulib_vec.h"
 
 static pthread_mutex_t tab_mu = PTHREAD_MUTEX_INITIALIZER;
 
@@ -37,22 +37,18 @@ struct hostreg {
 static struct hostreg *hostregs;
 static size_t nhostregs, cap_hostregs;
 
-/* ---- the table of device allocations --------------------------------------- */
+/* ---- the table of device allocations ------------------------------------ */
 
 static void dalloc_add(uint64_t dptr, uint64_t size)
 {
-	pthread_mutex_lock(&tab_mu);
-	if (ndallocs == cap_dallocs) {
-		size_t nc = cap_dallocs ? cap_dallocs * 2 : 64;
-		struct dalloc *n = realloc(dallocs, nc * sizeof(*n));
+	struct dalloc *v;
 
-		if (!n)
-			goto out;
-		dallocs = n;
-		cap_dallocs = nc;
+	pthread_mutex_lock(&tab_mu);
+	v = xgpulib_vec_grow(dallocs, ndallocs, &cap_dallocs, sizeof(*v), 64);
+	if (v) {
+		dallocs = v;
+		dallocs[ndallocs++] = (struct dalloc){ dptr, size };
 	}
-	dallocs[ndallocs++] = (struct dalloc){ dptr, size };
-out:
 	pthread_mutex_unlock(&tab_mu);
 }
 
@@ -102,7 +98,7 @@ bool xgpulib_is_device(uint64_t p)
 	return r.value == CU_MEMORYTYPE_DEVICE;
 }
 
-/* ---- device memory ---------------------------------------------------------- */
+/* ---- device memory ------------------------------------------------------ */
 
 CUresult cuMemGetInfo(size_t *free, size_t *total)
 {
@@ -185,7 +181,7 @@ CUresult cuMemGetAddressRange(CUdeviceptr *base, size_t *size,
 	return rc;
 }
 
-/* ---- guest pinned memory ----------------------------------------------------- */
+/* ---- guest pinned memory ------------------------------------------------ */
 
 CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int flags)
 {
@@ -301,6 +297,7 @@ CUresult cuMemHostGetFlags(unsigned int *pflags, void *p)
 
 CUresult cuMemHostRegister(void *p, size_t bytesize, unsigned int flags)
 {
+	struct hostreg *v;
 	CUresult rc = CUDA_SUCCESS;
 
 	if (!p || !bytesize)
@@ -315,17 +312,13 @@ CUresult cuMemHostRegister(void *p, size_t bytesize, unsigned int flags)
 			goto out;
 		}
 	}
-	if (nhostregs == cap_hostregs) {
-		size_t nc = cap_hostregs ? cap_hostregs * 2 : 16;
-		struct hostreg *n = realloc(hostregs, nc * sizeof(*n));
-
-		if (!n) {
-			rc = CUDA_ERROR_OUT_OF_MEMORY;
-			goto out;
-		}
-		hostregs = n;
-		cap_hostregs = nc;
+	v = xgpulib_vec_grow(hostregs, nhostregs, &cap_hostregs, sizeof(*v),
+			     16);
+	if (!v) {
+		rc = CUDA_ERROR_OUT_OF_MEMORY;
+		goto out;
 	}
+	hostregs = v;
 	hostregs[nhostregs++] = (struct hostreg){ p, bytesize, flags };
 	xgpulib_dbg("cuMemHostRegister(%p, %zu): copies from it are staged",
 		    p, bytesize);
@@ -350,7 +343,7 @@ CUresult cuMemHostUnregister(void *p)
 	return rc;
 }
 
-/* ---- pointer attributes ---------------------------------------------------------- */
+/* ---- pointer attributes ------------------------------------------------- */
 
 static CUresult host_attr(const struct xgpulib_region *r, uint64_t off,
 			  CUpointer_attribute attr, void *data)

@@ -15,7 +15,6 @@
  * constants 0/1/2.
  */
 #include <stdlib.h>
-#include <string.h>
 
 #include "xgpulib.h"
 #include "xgpulib_entry.h"
@@ -31,6 +30,9 @@
 #define LEGACY_STREAM_ID 1u
 static uint64_t next_ptds_id = 16;
 static __thread uint64_t tls_ptds_id;
+
+/* the stub of a request that names one stream or event and nothing else */
+typedef CUresult (*handle_call_fn)(const struct xgpuif_handle_args *a);
 
 static inline bool special_stream(CUstream s)
 {
@@ -58,34 +60,100 @@ static struct CUstream_st *stream_check(CUstream s)
 	return s;
 }
 
-static struct CUevent_st *event_check(CUevent e)
+/*
+ * The checks of a call about a stream, in the driver's order: its outputs
+ * given (out_ok), cuInit ran, the handle acceptable.  *ps is the stream's
+ * struct, NULL for a special stream.
+ */
+static CUresult stream_lookup(CUstream s, bool out_ok, struct CUstream_st **ps)
 {
-	if (!e || e->magic != XGPULIB_EVENT_MAGIC)
-		return NULL;
-	return e;
+	if (!out_ok)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	*ps = stream_check(s);
+	if (!*ps && !special_stream(s))
+		return CUDA_ERROR_INVALID_HANDLE;
+	return CUDA_SUCCESS;
 }
 
 /* validate a stream argument and find its wire handle */
 static CUresult stream_arg(CUstream s, int ptds, uint64_t *remote)
 {
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!special_stream(s) && !stream_check(s))
-		return CUDA_ERROR_INVALID_HANDLE;
-	*remote = xgpulib_stream_remote(s, ptds);
-	return CUDA_SUCCESS;
+	struct CUstream_st *st;
+	CUresult rc = stream_lookup(s, true, &st);
+
+	if (!rc)
+		*remote = xgpulib_stream_remote(s, ptds);
+	return rc;
 }
 
-/* the current context, for objects created in it */
-static CUresult need_ctx(CUcontext *out)
+/* the wire handle of an event argument */
+static CUresult event_arg(CUevent e, uint64_t *remote)
 {
 	if (xgpulib_check_init())
 		return CUDA_ERROR_NOT_INITIALIZED;
-	*out = xgpulib_current();
-	if (!*out)
-		return CUDA_ERROR_INVALID_CONTEXT;
-	if (!xgpulib_ctx_check(*out))
-		return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+	if (!e || e->magic != XGPULIB_EVENT_MAGIC)
+		return CUDA_ERROR_INVALID_HANDLE;
+	*remote = e->remote;
+	return CUDA_SUCCESS;
+}
+
+/* the wire handles of a (stream, event) pair, the stream checked first */
+static CUresult stream_event_arg(CUstream s, CUevent e, int ptds,
+				 uint64_t *stream, uint64_t *event)
+{
+	CUresult rc = stream_arg(s, ptds, stream);
+
+	return rc ? rc : event_arg(e, event);
+}
+
+/*
+ * The checks of a stream or event creation, in the driver's order: its
+ * handle's place given, a valid current context (the new object's, *ctx),
+ * flags among the known ones.
+ */
+static CUresult create_arg(const void *ph, unsigned int flags,
+			   unsigned int known, CUcontext *ctx)
+{
+	CUresult rc;
+
+	if (!ph)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = xgpulib_ctx_current(ctx);
+	if (rc)
+		return rc;
+	return flags & ~known ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+}
+
+/*
+ * The worker's answer to the creation of obj's backend object: rc, or
+ * CUDA_ERROR_UNKNOWN when it named no valid handle (handle_ok).  obj is
+ * freed on failure.
+ */
+static CUresult obj_created(void *obj, CUresult rc, bool handle_ok)
+{
+	if (rc == CUDA_SUCCESS && !handle_ok)
+		rc = CUDA_ERROR_UNKNOWN;
+	if (rc)
+		free(obj);
+	return rc;
+}
+
+/*
+ * Post the destruction of a checked stream's or event's backend object and
+ * free its guest struct (obj, whose first member is the magic: cleared, so
+ * that a stale handle fails the checks while the memory is not reused).
+ */
+static CUresult obj_destroy(void *obj, uint64_t remote, handle_call_fn post)
+{
+	struct xgpuif_handle_args a = { remote };
+	CUresult rc = post(&a);
+
+	if (rc)
+		return rc;
+	*(uint32_t *)obj = 0;
+	free(obj);
 	return CUDA_SUCCESS;
 }
 
@@ -99,13 +167,9 @@ static CUresult stream_create(CUstream *ph, unsigned int flags, int priority)
 	CUcontext ctx;
 	CUresult rc;
 
-	if (!ph)
-		return CUDA_ERROR_INVALID_VALUE;
-	rc = need_ctx(&ctx);
+	rc = create_arg(ph, flags, CU_STREAM_NON_BLOCKING, &ctx);
 	if (rc)
 		return rc;
-	if (flags & ~(unsigned int)CU_STREAM_NON_BLOCKING)
-		return CUDA_ERROR_INVALID_VALUE;
 	/* CUDA clamps priorities to the context's range; do the same so
 	 * that cuStreamGetPriority answers what the driver uses */
 	if (priority != 0) {
@@ -124,12 +188,9 @@ static CUresult stream_create(CUstream *ph, unsigned int flags, int priority)
 	if (!s)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	rc = xgpulib_call_STREAM_CREATE(&a, &r);
-	if (rc == CUDA_SUCCESS && r.stream <= 2)
-		rc = CUDA_ERROR_UNKNOWN;
-	if (rc) {
-		free(s);
+	rc = obj_created(s, rc, r.stream > 2);
+	if (rc)
 		return rc;
-	}
 	s->flags = flags;
 	s->priority = priority;
 	s->ctx = ctx;
@@ -151,130 +212,83 @@ XGPULIB_EXPORT CUresult cuStreamCreateWithPriority(CUstream *phStream,
 	return stream_create(phStream, flags, priority);
 }
 
+/* pending work completes first in the driver; we need not wait */
 XGPULIB_EXPORT CUresult cuStreamDestroy_v2(CUstream hStream)
 {
-	struct xgpuif_handle_args a;
 	struct CUstream_st *s;
-	CUresult rc;
 
 	if (xgpulib_check_init())
 		return CUDA_ERROR_NOT_INITIALIZED;
 	s = stream_check(hStream);
 	if (!s)
 		return CUDA_ERROR_INVALID_HANDLE;
-	a.handle = s->remote;
-	/* pending work completes first in the driver; we need not wait */
-	rc = xgpulib_post_STREAM_DESTROY(&a);
-	if (rc)
-		return rc;
-	s->magic = 0;
-	free(s);
-	return CUDA_SUCCESS;
+	return obj_destroy(s, s->remote, xgpulib_post_STREAM_DESTROY);
+}
+
+static CUresult stream_call(CUstream s, int ptds, handle_call_fn call)
+{
+	struct xgpuif_handle_args a;
+	CUresult rc = stream_arg(s, ptds, &a.handle);
+
+	return rc ? rc : call(&a);
 }
 
 CUresult xgpulib_stream_sync(CUstream s, int ptds)
 {
-	struct xgpuif_handle_args a;
-	CUresult rc = stream_arg(s, ptds, &a.handle);
-
-	if (rc)
-		return rc;
-	return xgpulib_call_STREAM_SYNCHRONIZE(&a);
+	return stream_call(s, ptds, xgpulib_call_STREAM_SYNCHRONIZE);
 }
 
 CUresult xgpulib_stream_query(CUstream s, int ptds)
 {
-	struct xgpuif_handle_args a;
-	CUresult rc = stream_arg(s, ptds, &a.handle);
-
-	if (rc)
-		return rc;
-	return xgpulib_call_STREAM_QUERY(&a);
+	return stream_call(s, ptds, xgpulib_call_STREAM_QUERY);
 }
 
 CUresult xgpulib_stream_wait_event(CUstream s, CUevent e, unsigned int flags,
 				   int ptds)
 {
-	struct xgpuif_stream_wait_args a;
-	struct CUevent_st *ev;
-	CUresult rc;
+	struct xgpuif_stream_wait_args a = { .flags = flags };
+	CUresult rc = stream_event_arg(s, e, ptds, &a.stream, &a.event);
 
-	memset(&a, 0, sizeof(a));
-	rc = stream_arg(s, ptds, &a.stream);
-	if (rc)
-		return rc;
-	ev = event_check(e);
-	if (!ev)
-		return CUDA_ERROR_INVALID_HANDLE;
-	a.event = ev->remote;
-	a.flags = flags;
-	return xgpulib_post_STREAM_WAIT_EVENT(&a);
+	return rc ? rc : xgpulib_post_STREAM_WAIT_EVENT(&a);
 }
 
 /* ---- stream queries, answered locally ------------------------------------ */
 
-/*
- * The stream's struct, or NULL for a special stream; *rc says whether the
- * handle is acceptable at all.
- */
-static struct CUstream_st *stream_local(CUstream s, CUresult *rc)
-{
-	*rc = xgpulib_check_init();
-	if (*rc || special_stream(s))
-		return NULL;
-	if (s->magic != XGPULIB_STREAM_MAGIC) {
-		*rc = CUDA_ERROR_INVALID_HANDLE;
-		return NULL;
-	}
-	return s;
-}
-
 CUresult xgpulib_stream_priority(CUstream hs, int *priority, int ptds)
 {
 	struct CUstream_st *s;
-	CUresult rc;
+	CUresult rc = stream_lookup(hs, priority, &s);
 
 	(void)ptds;
-	if (!priority)
-		return CUDA_ERROR_INVALID_VALUE;
-	s = stream_local(hs, &rc);
-	if (rc)
-		return rc;
-	*priority = s ? s->priority : 0;
-	return CUDA_SUCCESS;
+	if (!rc)
+		*priority = s ? s->priority : 0;
+	return rc;
 }
 
 CUresult xgpulib_stream_flags(CUstream hs, unsigned int *flags, int ptds)
 {
 	struct CUstream_st *s;
-	CUresult rc;
+	CUresult rc = stream_lookup(hs, flags, &s);
 
 	(void)ptds;
-	if (!flags)
-		return CUDA_ERROR_INVALID_VALUE;
-	s = stream_local(hs, &rc);
-	if (rc)
-		return rc;
-	*flags = s ? s->flags : CU_STREAM_DEFAULT;
-	return CUDA_SUCCESS;
+	if (!rc)
+		*flags = s ? s->flags : CU_STREAM_DEFAULT;
+	return rc;
 }
 
 /* a special stream belongs to the calling thread's current context */
 static CUresult stream_ctx(CUstream hs, CUcontext *pctx)
 {
 	struct CUstream_st *s;
-	CUresult rc;
+	CUresult rc = stream_lookup(hs, pctx, &s);
 
-	if (!pctx)
-		return CUDA_ERROR_INVALID_VALUE;
-	s = stream_local(hs, &rc);
 	if (rc)
 		return rc;
 	if (s) {
 		*pctx = s->ctx;
 		return CUDA_SUCCESS;
 	}
-	return need_ctx(pctx);
+	return xgpulib_ctx_current(pctx);
 }
 
 CUresult xgpulib_stream_ctx(CUstream hs, CUcontext *pctx, int ptds)
@@ -305,11 +319,8 @@ CUresult xgpulib_stream_ctx_v2(CUstream hStream, CUcontext *pCtx,
 CUresult xgpulib_stream_id(CUstream hs, unsigned long long *id, int ptds)
 {
 	struct CUstream_st *s;
-	CUresult rc;
+	CUresult rc = stream_lookup(hs, id, &s);
 
-	if (!id)
-		return CUDA_ERROR_INVALID_VALUE;
-	s = stream_local(hs, &rc);
 	if (rc)
 		return rc;
 	if (s) {
@@ -347,35 +358,29 @@ CUresult xgpulib_stream_device(CUstream hs, CUdevice *device, int ptds)
 /*
  * Stream capture is not forwarded (no graph support), so no stream is
  * ever capturing.  Only the status is written: CUDA defines the other
- * outputs only for an active capture.
+ * outputs only for an active capture.  The older entry points are this
+ * one without the outputs they lack.
  */
-static CUresult capture_status(CUstream hs, CUstreamCaptureStatus *st)
+CUresult xgpulib_capture_info_v3(CUstream hStream,
+				 CUstreamCaptureStatus *captureStatus_out,
+				 cuuint64_t *id_out, CUgraph *graph_out,
+				 const CUgraphNode **dependencies_out,
+				 const CUgraphEdgeData **edgeData_out,
+				 size_t *numDependencies_out, int ptds)
 {
+	struct CUstream_st *s;
 	CUresult rc;
 
-	if (!st)
-		return CUDA_ERROR_INVALID_VALUE;
-	(void)stream_local(hs, &rc);
-	if (rc)
-		return rc;
-	*st = CU_STREAM_CAPTURE_STATUS_NONE;
-	return CUDA_SUCCESS;
-}
-
-CUresult xgpulib_stream_is_capturing(CUstream hs, CUstreamCaptureStatus *st,
-				     int ptds)
-{
-	(void)ptds;
-	return capture_status(hs, st);
-}
-
-CUresult xgpulib_capture_info(CUstream hStream,
-			      CUstreamCaptureStatus *captureStatus_out,
-			      cuuint64_t *id_out, int ptds)
-{
 	(void)id_out;
+	(void)graph_out;
+	(void)numDependencies_out;
 	(void)ptds;
-	return capture_status(hStream, captureStatus_out);
+	if (edgeData_out && !dependencies_out)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = stream_lookup(hStream, captureStatus_out, &s);
+	if (!rc)
+		*captureStatus_out = CU_STREAM_CAPTURE_STATUS_NONE;
+	return rc;
 }
 
 CUresult xgpulib_capture_info_v2(CUstream hStream,
@@ -384,28 +389,23 @@ CUresult xgpulib_capture_info_v2(CUstream hStream,
 				 const CUgraphNode **dependencies_out,
 				 size_t *numDependencies_out, int ptds)
 {
-	(void)id_out;
-	(void)graph_out;
-	(void)dependencies_out;
-	(void)numDependencies_out;
-	(void)ptds;
-	return capture_status(hStream, captureStatus_out);
+	return xgpulib_capture_info_v3(hStream, captureStatus_out, id_out,
+				       graph_out, dependencies_out, NULL,
+				       numDependencies_out, ptds);
 }
 
-CUresult xgpulib_capture_info_v3(CUstream hStream,
-				 CUstreamCaptureStatus *captureStatus_out,
-				 cuuint64_t *id_out, CUgraph *graph_out,
-				 const CUgraphNode **dependencies_out,
-				 const CUgraphEdgeData **edgeData_out,
-				 size_t *numDependencies_out, int ptds)
+CUresult xgpulib_capture_info(CUstream hStream,
+			      CUstreamCaptureStatus *captureStatus_out,
+			      cuuint64_t *id_out, int ptds)
 {
-	(void)ptds;
-	(void)id_out;
-	(void)graph_out;
-	(void)numDependencies_out;
-	if (edgeData_out && !dependencies_out)
-		return CUDA_ERROR_INVALID_VALUE;
-	return capture_status(hStream, captureStatus_out);
+	return xgpulib_capture_info_v2(hStream, captureStatus_out, id_out,
+				       NULL, NULL, NULL, ptds);
+}
+
+CUresult xgpulib_stream_is_capturing(CUstream hs, CUstreamCaptureStatus *st,
+				     int ptds)
+{
+	return xgpulib_capture_info(hs, st, NULL, ptds);
 }
 
 /* ---- events -------------------------------------------------------------- */
@@ -422,23 +422,16 @@ XGPULIB_EXPORT CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags)
 	CUcontext ctx;
 	CUresult rc;
 
-	if (!phEvent)
-		return CUDA_ERROR_INVALID_VALUE;
-	rc = need_ctx(&ctx);
+	rc = create_arg(phEvent, Flags, EVENT_FLAGS_KNOWN, &ctx);
 	if (rc)
 		return rc;
-	if (Flags & ~EVENT_FLAGS_KNOWN)
-		return CUDA_ERROR_INVALID_VALUE;
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	rc = xgpulib_call_EVENT_CREATE(&a, &r);
-	if (rc == CUDA_SUCCESS && !r.event)
-		rc = CUDA_ERROR_UNKNOWN;
-	if (rc) {
-		free(e);
+	rc = obj_created(e, rc, r.event != 0);
+	if (rc)
 		return rc;
-	}
 	e->flags = Flags;
 	e->ctx = ctx;
 	e->remote = r.event;
@@ -450,21 +443,12 @@ XGPULIB_EXPORT CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags)
 static CUresult event_record(CUevent he, CUstream hs, unsigned int flags,
 			     int with_flags, int ptds)
 {
-	struct xgpuif_event_record_args a;
-	struct CUevent_st *e;
-	CUresult rc;
+	struct xgpuif_event_record_args a = {
+		.flags = flags, .with_flags = (uint32_t)with_flags
+	};
+	CUresult rc = stream_event_arg(hs, he, ptds, &a.stream, &a.event);
 
-	memset(&a, 0, sizeof(a));
-	rc = stream_arg(hs, ptds, &a.stream);
-	if (rc)
-		return rc;
-	e = event_check(he);
-	if (!e)
-		return CUDA_ERROR_INVALID_HANDLE;
-	a.event = e->remote;
-	a.flags = flags;
-	a.with_flags = (uint32_t)with_flags;
-	return xgpulib_post_EVENT_RECORD(&a);
+	return rc ? rc : xgpulib_post_EVENT_RECORD(&a);
 }
 
 CUresult xgpulib_event_record(CUevent hEvent, CUstream hStream, int ptds)
@@ -478,48 +462,31 @@ CUresult xgpulib_event_record_with_flags(CUevent hEvent, CUstream hStream,
 	return event_record(hEvent, hStream, flags, 1, ptds);
 }
 
-/* the wire handle of an event argument */
-static CUresult event_arg(CUevent he, struct xgpuif_handle_args *a)
+static CUresult event_call(CUevent e, handle_call_fn call)
 {
-	struct CUevent_st *e;
+	struct xgpuif_handle_args a;
+	CUresult rc = event_arg(e, &a.handle);
 
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	e = event_check(he);
-	if (!e)
-		return CUDA_ERROR_INVALID_HANDLE;
-	a->handle = e->remote;
-	return CUDA_SUCCESS;
+	return rc ? rc : call(&a);
 }
 
 XGPULIB_EXPORT CUresult cuEventQuery(CUevent hEvent)
 {
-	struct xgpuif_handle_args a;
-	CUresult rc = event_arg(hEvent, &a);
-
-	return rc ? rc : xgpulib_call_EVENT_QUERY(&a);
+	return event_call(hEvent, xgpulib_call_EVENT_QUERY);
 }
 
 XGPULIB_EXPORT CUresult cuEventSynchronize(CUevent hEvent)
 {
-	struct xgpuif_handle_args a;
-	CUresult rc = event_arg(hEvent, &a);
-
-	return rc ? rc : xgpulib_call_EVENT_SYNCHRONIZE(&a);
+	return event_call(hEvent, xgpulib_call_EVENT_SYNCHRONIZE);
 }
 
 XGPULIB_EXPORT CUresult cuEventDestroy_v2(CUevent hEvent)
 {
-	struct xgpuif_handle_args a;
-	CUresult rc = event_arg(hEvent, &a);
+	uint64_t remote;
+	CUresult rc = event_arg(hEvent, &remote);
 
-	if (!rc)
-		rc = xgpulib_post_EVENT_DESTROY(&a);
-	if (rc)
-		return rc;
-	hEvent->magic = 0;
-	free(hEvent);
-	return CUDA_SUCCESS;
+	return rc ? rc : obj_destroy(hEvent, remote,
+				     xgpulib_post_EVENT_DESTROY);
 }
 
 XGPULIB_EXPORT CUresult cuEventElapsedTime_v2(float *pMilliseconds,
@@ -527,20 +494,15 @@ XGPULIB_EXPORT CUresult cuEventElapsedTime_v2(float *pMilliseconds,
 {
 	struct xgpuif_elapsed_args a;
 	struct xgpuif_elapsed_reply r = { 0, 0 };
-	struct CUevent_st *s, *e;
 	CUresult rc;
 
 	if (!pMilliseconds)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	s = event_check(hStart);
-	e = event_check(hEnd);
-	if (!s || !e)
-		return CUDA_ERROR_INVALID_HANDLE;
-	a.start = s->remote;
-	a.end = e->remote;
-	rc = xgpulib_call_EVENT_ELAPSED_TIME(&a, &r);
+	rc = event_arg(hStart, &a.start);
+	if (!rc)
+		rc = event_arg(hEnd, &a.end);
+	if (!rc)
+		rc = xgpulib_call_EVENT_ELAPSED_TIME(&a, &r);
 	if (rc == CUDA_SUCCESS)
 		*pMilliseconds = r.ms;
 	return rc;

@@ -75,28 +75,41 @@ CUresult cuDeviceGet(CUdevice *device, int ordinal)
 	return CUDA_SUCCESS;
 }
 
-CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
+/*
+ * What a query about one device checks, in the driver's order: cuInit ran,
+ * dev is valid, then the output arguments (out_ok).  *pi is its info.
+ */
+static CUresult dev_info(CUdevice dev, bool out_ok,
+			 const struct xgpuif_device_info_reply **pi)
 {
 	CUresult rc = xgpulib_check_dev(dev);
 
 	if (rc)
 		return rc;
-	if (!name || len <= 0)
+	if (!out_ok)
 		return CUDA_ERROR_INVALID_VALUE;
-	snprintf(name, (size_t)len, "%s", xgpulib_devs[dev].info.name);
+	*pi = &xgpulib_devs[dev].info;
 	return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
+{
+	const struct xgpuif_device_info_reply *i;
+	CUresult rc = dev_info(dev, name && len > 0, &i);
+
+	if (!rc)
+		snprintf(name, (size_t)len, "%s", i->name);
+	return rc;
 }
 
 CUresult cuDeviceTotalMem(size_t *bytes, CUdevice dev)
 {
-	CUresult rc = xgpulib_check_dev(dev);
+	const struct xgpuif_device_info_reply *i;
+	CUresult rc = dev_info(dev, bytes, &i);
 
-	if (rc)
-		return rc;
-	if (!bytes)
-		return CUDA_ERROR_INVALID_VALUE;
-	*bytes = xgpulib_devs[dev].info.total_mem;
-	return CUDA_SUCCESS;
+	if (!rc)
+		*bytes = i->total_mem;
+	return rc;
 }
 
 /* the 32-bit ABI of CUDA 2.0 */
@@ -116,13 +129,10 @@ CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib,
 			      CUdevice dev)
 {
 	const struct xgpuif_device_info_reply *i;
-	CUresult rc = xgpulib_check_dev(dev);
+	CUresult rc = dev_info(dev, pi, &i);
 
 	if (rc)
 		return rc;
-	if (!pi)
-		return CUDA_ERROR_INVALID_VALUE;
-	i = &xgpulib_devs[dev].info;
 	if ((unsigned int)attrib >= XGPUIF_NUM_DEV_ATTRS ||
 	    !i->attr_valid[attrib])
 		return CUDA_ERROR_INVALID_VALUE;
@@ -132,29 +142,23 @@ CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib,
 
 CUresult cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev)
 {
-	CUresult rc = xgpulib_check_dev(dev);
+	const struct xgpuif_device_info_reply *i;
+	CUresult rc = dev_info(dev, uuid, &i);
 
-	if (rc)
-		return rc;
-	if (!uuid)
-		return CUDA_ERROR_INVALID_VALUE;
-	memcpy(uuid->bytes, xgpulib_devs[dev].info.uuid, sizeof(uuid->bytes));
-	return CUDA_SUCCESS;
+	if (!rc)
+		memcpy(uuid->bytes, i->uuid, sizeof(uuid->bytes));
+	return rc;
 }
 
 CUresult cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev)
 {
 	const struct xgpuif_device_info_reply *i;
-	CUresult rc = xgpulib_check_dev(dev);
+	CUresult rc = dev_info(dev, pciBusId && len > 0, &i);
 
-	if (rc)
-		return rc;
-	if (!pciBusId || len <= 0)
-		return CUDA_ERROR_INVALID_VALUE;
-	i = &xgpulib_devs[dev].info;
-	snprintf(pciBusId, (size_t)len, "%08X:%02X:%02X.0", i->pci_domain,
-		 i->pci_bus, i->pci_device);
-	return CUDA_SUCCESS;
+	if (!rc)
+		snprintf(pciBusId, (size_t)len, "%08X:%02X:%02X.0",
+			 i->pci_domain, i->pci_bus, i->pci_device);
+	return rc;
 }
 
 CUresult cuDeviceGetByPCIBusId(CUdevice *dev, const char *pciBusId)
@@ -200,6 +204,7 @@ CUresult cuDeviceComputeCapability(int *major, int *minor, CUdevice dev)
 
 CUresult cuDeviceGetProperties(CUdevprop *prop, CUdevice dev)
 {
+	/* CUdevprop (a frozen ABI) is these 14 ints, in this order */
 	static const CUdevice_attribute a[] = {
 		CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
 		CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X,
@@ -216,27 +221,18 @@ CUresult cuDeviceGetProperties(CUdevprop *prop, CUdevice dev)
 		CU_DEVICE_ATTRIBUTE_CLOCK_RATE,
 		CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT,
 	};
-	int v[14];
+	int v[sizeof(a) / sizeof(a[0])];
 	CUresult rc;
 
+	_Static_assert(sizeof(CUdevprop) == sizeof(v),
+		       "CUdevprop is one int per attribute of a[]");
 	if (!prop)
 		return CUDA_ERROR_INVALID_VALUE;
-	for (int i = 0; i < 14; i++) {
+	for (size_t i = 0; i < sizeof(a) / sizeof(a[0]); i++) {
 		rc = cuDeviceGetAttribute(&v[i], a[i], dev);
 		if (rc)
 			return rc;
 	}
-	prop->maxThreadsPerBlock = v[0];
-	for (int i = 0; i < 3; i++) {
-		prop->maxThreadsDim[i] = v[1 + i];
-		prop->maxGridSize[i] = v[4 + i];
-	}
-	prop->sharedMemPerBlock = v[7];
-	prop->totalConstantMemory = v[8];
-	prop->SIMDWidth = v[9];
-	prop->memPitch = v[10];
-	prop->regsPerBlock = v[11];
-	prop->clockRate = v[12];
-	prop->textureAlign = v[13];
+	memcpy(prop, v, sizeof(v));
 	return CUDA_SUCCESS;
 }

@@ -31,6 +31,7 @@
 
 #include "xgpulib_etbl.h"
 #include "xgpulib_md2.h"
+#include "xgpulib_vec.h"
 
 
 XGPULIB_EXPORT CUresult cuGetExportTable(const void **ppExportTable,
@@ -74,45 +75,33 @@ static void etbl_log_slot(const char *table, int slot)
 #define ETBL_SLOT(t, n) ETBL_FN(ETBL_NAME(t, n))
 #define ETBL_SIZE(nslots) ((const void *)(uintptr_t)((nslots) * sizeof(void *)))
 
-/* slots 1-9, and x0-x9 for a tens digit x */
-#define ETBL_STUB_1_9(t)						\
-	ETBL_STUB(t, 1) ETBL_STUB(t, 2) ETBL_STUB(t, 3) ETBL_STUB(t, 4)	\
-	ETBL_STUB(t, 5) ETBL_STUB(t, 6) ETBL_STUB(t, 7) ETBL_STUB(t, 8)	\
-	ETBL_STUB(t, 9)
-#define ETBL_STUB_X0_X9(t, x)						\
-	ETBL_STUB(t, x##0) ETBL_STUB(t, x##1) ETBL_STUB(t, x##2)	\
-	ETBL_STUB(t, x##3) ETBL_STUB(t, x##4) ETBL_STUB(t, x##5)	\
-	ETBL_STUB(t, x##6) ETBL_STUB(t, x##7) ETBL_STUB(t, x##8)	\
-	ETBL_STUB(t, x##9)
-#define ETBL_SLOT_1_9(t)						\
-	ETBL_SLOT(t, 1), ETBL_SLOT(t, 2), ETBL_SLOT(t, 3),		\
-	ETBL_SLOT(t, 4), ETBL_SLOT(t, 5), ETBL_SLOT(t, 6),		\
-	ETBL_SLOT(t, 7), ETBL_SLOT(t, 8), ETBL_SLOT(t, 9)
-#define ETBL_SLOT_X0_X9(t, x)						\
-	ETBL_SLOT(t, x##0), ETBL_SLOT(t, x##1), ETBL_SLOT(t, x##2),	\
-	ETBL_SLOT(t, x##3), ETBL_SLOT(t, x##4), ETBL_SLOT(t, x##5),	\
-	ETBL_SLOT(t, x##6), ETBL_SLOT(t, x##7), ETBL_SLOT(t, x##8),	\
-	ETBL_SLOT(t, x##9)
+/* m(t, n) for each slot n of a range: 1-9, x0-x9 (tens digit x), 1-19, 1-89 */
+#define ETBL_EACH_1_9(m, t)						\
+	m(t, 1) m(t, 2) m(t, 3) m(t, 4) m(t, 5) m(t, 6) m(t, 7) m(t, 8)	\
+	m(t, 9)
+#define ETBL_EACH_X0_X9(m, t, x)					\
+	m(t, x##0) m(t, x##1) m(t, x##2) m(t, x##3) m(t, x##4)		\
+	m(t, x##5) m(t, x##6) m(t, x##7) m(t, x##8) m(t, x##9)
+#define ETBL_EACH_1_19(m, t)						\
+	ETBL_EACH_1_9(m, t) ETBL_EACH_X0_X9(m, t, 1)
+#define ETBL_EACH_1_89(m, t)						\
+	ETBL_EACH_1_19(m, t)						\
+	ETBL_EACH_X0_X9(m, t, 2) ETBL_EACH_X0_X9(m, t, 3)		\
+	ETBL_EACH_X0_X9(m, t, 4) ETBL_EACH_X0_X9(m, t, 5)		\
+	ETBL_EACH_X0_X9(m, t, 6) ETBL_EACH_X0_X9(m, t, 7)		\
+	ETBL_EACH_X0_X9(m, t, 8)
+/* a stub slot as a table entry, comma included */
+#define ETBL_SLOT_ENTRY(t, n) ETBL_SLOT(t, n),
 
-ETBL_STUB_1_9(F8CFF951)
-ETBL_STUB_1_9(CUDART_INTERFACE)
-ETBL_STUB_X0_X9(CUDART_INTERFACE, 1)
-ETBL_STUB_1_9(TOOLS_RUNTIME_CALLBACK_HOOKS)
-ETBL_STUB_1_9(TOOLS_TLS)
-ETBL_STUB_1_9(CONTEXT_LOCAL_STORAGE)
-ETBL_STUB_1_9(CONTEXT_CHECKS)
-ETBL_STUB_X0_X9(CONTEXT_CHECKS, 1)
-ETBL_STUB_1_9(INTEGRITY_CHECK)
-ETBL_STUB_1_9(21318C60)
-ETBL_STUB_X0_X9(21318C60, 1)
-ETBL_STUB_X0_X9(21318C60, 2)
-ETBL_STUB_X0_X9(21318C60, 3)
-ETBL_STUB_X0_X9(21318C60, 4)
-ETBL_STUB_X0_X9(21318C60, 5)
-ETBL_STUB_X0_X9(21318C60, 6)
-ETBL_STUB_X0_X9(21318C60, 7)
-ETBL_STUB_X0_X9(21318C60, 8)
-ETBL_STUB_X0_X9(21318C60, 9)
+ETBL_EACH_1_9(ETBL_STUB, F8CFF951)
+ETBL_EACH_1_19(ETBL_STUB, CUDART_INTERFACE)
+ETBL_EACH_1_9(ETBL_STUB, TOOLS_RUNTIME_CALLBACK_HOOKS)
+ETBL_EACH_1_9(ETBL_STUB, TOOLS_TLS)
+ETBL_EACH_1_9(ETBL_STUB, CONTEXT_LOCAL_STORAGE)
+ETBL_EACH_1_19(ETBL_STUB, CONTEXT_CHECKS)
+ETBL_EACH_1_9(ETBL_STUB, INTEGRITY_CHECK)
+ETBL_EACH_1_89(ETBL_STUB, 21318C60)
+ETBL_EACH_X0_X9(ETBL_STUB, 21318C60, 9)
 
 /* ---- CUDART_INTERFACE --------------------------------------------------- */
 
@@ -179,20 +168,6 @@ static pthread_mutex_t cls_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct cls_entry *cls_v;	/* in insertion order */
 static size_t cls_n, cls_cap;
 
-/* ctx NULL means the calling thread's current context */
-static CUresult cls_ctx(CUcontext ctx, CUcontext *out)
-{
-	const struct xgpulib_identity_ops *ops;
-
-	if (!ctx) {
-		ops = etbl_get_ops();
-		if (ops && ops->current_ctx)
-			ctx = ops->current_ctx();
-	}
-	*out = ctx;
-	return ctx ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
-}
-
 /* cls_mu held */
 static struct cls_entry *cls_find(CUcontext ctx, void *key)
 {
@@ -202,6 +177,27 @@ static struct cls_entry *cls_find(CUcontext ctx, void *key)
 		if (cls_v[i].ctx == ctx && cls_v[i].key == key)
 			return &cls_v[i];
 	return NULL;
+}
+
+/*
+ * Resolve *ctx (NULL: the calling thread's current context), then take
+ * cls_mu and find key's entry there (*e, NULL if none).  cls_mu is held
+ * on success only.
+ */
+static CUresult cls_lock_find(CUcontext *ctx, void *key, struct cls_entry **e)
+{
+	const struct xgpulib_identity_ops *ops;
+
+	if (!*ctx) {
+		ops = etbl_get_ops();
+		if (ops && ops->current_ctx)
+			*ctx = ops->current_ctx();
+	}
+	if (!*ctx)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	pthread_mutex_lock(&cls_mu);
+	*e = cls_find(*ctx, key);
+	return CUDA_SUCCESS;
 }
 
 /* cls_mu held */
@@ -218,24 +214,17 @@ static CUresult cls_put(CUcontext ctx, void *key, void *value,
 			cls_dtor_fn dtor)
 {
 	struct cls_entry *e;
-	CUresult rc = cls_ctx(ctx, &ctx);
+	CUresult rc = cls_lock_find(&ctx, key, &e);
 
 	if (rc != CUDA_SUCCESS)
 		return rc;
-	pthread_mutex_lock(&cls_mu);
-	e = cls_find(ctx, key);
 	if (!e) {
-		if (cls_n == cls_cap) {
-			size_t cap = cls_cap ? 2 * cls_cap : 16;
-			struct cls_entry *v = realloc(cls_v, cap * sizeof(*v));
-
-			if (!v) {
-				rc = CUDA_ERROR_OUT_OF_MEMORY;
-				goto out;
-			}
-			cls_v = v;
-			cls_cap = cap;
+		e = xgpulib_vec_grow(cls_v, cls_n, &cls_cap, sizeof(*e), 16);
+		if (!e) {
+			rc = CUDA_ERROR_OUT_OF_MEMORY;
+			goto out;
 		}
+		cls_v = e;
 		e = &cls_v[cls_n++];
 		e->ctx = ctx;
 		e->key = key;
@@ -251,12 +240,10 @@ out:
 static CUresult cls_delete(CUcontext ctx, void *key)
 {
 	struct cls_entry *e;
-	CUresult rc = cls_ctx(ctx, &ctx);
+	CUresult rc = cls_lock_find(&ctx, key, &e);
 
 	if (rc != CUDA_SUCCESS)
 		return rc;
-	pthread_mutex_lock(&cls_mu);
-	e = cls_find(ctx, key);
 	if (e)
 		cls_remove(e);
 	pthread_mutex_unlock(&cls_mu);
@@ -275,11 +262,9 @@ static CUresult cls_get(void **value, CUcontext ctx, void *key)
 
 	if (!value)
 		return CUDA_ERROR_INVALID_VALUE;
-	rc = cls_ctx(ctx, &ctx);
+	rc = cls_lock_find(&ctx, key, &e);
 	if (rc != CUDA_SUCCESS)
 		return rc;
-	pthread_mutex_lock(&cls_mu);
-	e = cls_find(ctx, key);
 	if (e)
 		*value = e->value;
 	else
@@ -380,19 +365,13 @@ void xgpulib_integrity_hash(uint32_t driver_version, uint32_t version,
 			    const struct xgpulib_integrity_dev *devs,
 			    uint64_t out[2])
 {
-	struct integrity_msg m;
+	/* no padding (48 bytes, asserted above): all of it is these */
+	const struct integrity_msg m = {
+		driver_version, version, pid, tid,
+		cudart_tbl, integrity_tbl, slot1_fn, secs,
+	};
 	struct xgpulib_hmac_md2 h;
 	uint8_t digest[XGPULIB_MD2_DIGEST_BYTES];
-
-	memset(&m, 0, sizeof(m));
-	m.driver_version = driver_version;
-	m.version = version;
-	m.pid = pid;
-	m.tid = tid;
-	m.cudart_tbl = cudart_tbl;
-	m.integrity_tbl = integrity_tbl;
-	m.slot1_fn = slot1_fn;
-	m.secs = secs;
 
 	xgpulib_hmac_md2_init(&h, integrity_key, sizeof(integrity_key));
 	xgpulib_hmac_md2_update(&h, &m, sizeof(m));
@@ -524,11 +503,7 @@ static const void *const integrity_tbl[3] = {
  */
 static const void *const t21318c60_tbl[93] = {
 	ETBL_SIZE(93),
-	ETBL_SLOT_1_9(21318C60),
-	ETBL_SLOT_X0_X9(21318C60, 1), ETBL_SLOT_X0_X9(21318C60, 2),
-	ETBL_SLOT_X0_X9(21318C60, 3), ETBL_SLOT_X0_X9(21318C60, 4),
-	ETBL_SLOT_X0_X9(21318C60, 5), ETBL_SLOT_X0_X9(21318C60, 6),
-	ETBL_SLOT_X0_X9(21318C60, 7), ETBL_SLOT_X0_X9(21318C60, 8),
+	ETBL_EACH_1_89(ETBL_SLOT_ENTRY, 21318C60)
 	ETBL_SLOT(21318C60, 90), ETBL_SLOT(21318C60, 91),
 	ETBL_SLOT(21318C60, 92),
 };
