@@ -232,6 +232,14 @@ struct xgpuif_ptr_attr_args {
 
 /* ---- arrays and texture objects ---------------------------------------- */
 
+/*
+ * The CUDA descriptors of arrays and texture objects travel as the CUDA
+ * ABI (LP64) lays them out, whole or up to their reserved[] fields, so
+ * that both ends copy them as they are; xgpuif.h checks each layout
+ * against cuda.h.
+ */
+
+/* ARRAY_CREATE: a CUDA_ARRAY3D_DESCRIPTOR */
 struct xgpuif_array_args {
 	uint64_t width;
 	uint64_t height;
@@ -250,38 +258,72 @@ struct xgpuif_array_reply {
 #define XGPUIF_RES_LINEAR	2u	/* CU_RESOURCE_TYPE_LINEAR */
 #define XGPUIF_RES_PITCH2D	3u	/* CU_RESOURCE_TYPE_PITCH2D */
 
-struct xgpuif_texobj_args {
-	/* resource (CUDA_RESOURCE_DESC) */
-	uint32_t res_type;
-	uint32_t res_flags;
-	xgpuif_handle_t array;
+/*
+ * res.pitch2D of a CUDA_RESOURCE_DESC; res.linear is its first 24 bytes,
+ * sizeInBytes where width stands.
+ */
+struct xgpuif_tex_mem {
 	uint64_t dptr;
-	uint32_t format;
+	uint32_t format;	/* CUarray_format */
 	uint32_t channels;
-	uint64_t size_bytes;	/* linear */
-	uint64_t width;		/* pitch2D */
-	uint64_t height;
-	uint64_t pitch;
-	/* texture (CUDA_TEXTURE_DESC) */
+	uint64_t width;		/* LINEAR: size in bytes */
+	uint64_t height;	/* PITCH2D only */
+	uint64_t pitch;		/* PITCH2D only */
+};
+
+/* the bytes of struct xgpuif_tex_mem a resource type uses; 0: none */
+static inline size_t xgpuif_tex_mem_len(uint32_t res_type)
+{
+	switch (res_type) {
+	case XGPUIF_RES_LINEAR:
+		return offsetof(struct xgpuif_tex_mem, height);
+	case XGPUIF_RES_PITCH2D:
+		return sizeof(struct xgpuif_tex_mem);
+	default:
+		return 0;
+	}
+}
+
+/* a CUDA_TEXTURE_DESC up to its reserved[] */
+struct xgpuif_tex_desc {
 	uint32_t address_mode[3];
 	uint32_t filter_mode;
-	uint32_t tex_flags;
+	uint32_t flags;
 	uint32_t max_anisotropy;
 	uint32_t mipmap_filter_mode;
 	float mipmap_level_bias;
 	float min_mipmap_level_clamp;
 	float max_mipmap_level_clamp;
 	float border_color[4];
-	/* resource view (CUDA_RESOURCE_VIEW_DESC), when has_view */
+};
+
+/* a CUDA_RESOURCE_VIEW_DESC up to its reserved[] */
+struct xgpuif_tex_view {
+	uint32_t format;	/* CUresourceViewFormat */
+	uint32_t _pad;
+	uint64_t width;
+	uint64_t height;
+	uint64_t depth;
+	uint32_t first_mip;
+	uint32_t last_mip;
+	uint32_t first_layer;
+	uint32_t last_layer;
+};
+
+/*
+ * TEXOBJ_CREATE: the resource (CUDA_RESOURCE_DESC: array for ARRAY, the
+ * first xgpuif_tex_mem_len(res_type) bytes of mem otherwise, the rest
+ * zero), the texture and, when has_view, the resource view.
+ */
+struct xgpuif_texobj_args {
+	uint32_t res_type;	/* XGPUIF_RES_* */
+	uint32_t res_flags;
+	xgpuif_handle_t array;
+	struct xgpuif_tex_mem mem;
+	struct xgpuif_tex_desc tex;
 	uint32_t has_view;
-	uint32_t view_format;
-	uint64_t view_width;
-	uint64_t view_height;
-	uint64_t view_depth;
-	uint32_t view_first_mip;
-	uint32_t view_last_mip;
-	uint32_t view_first_layer;
-	uint32_t view_last_layer;
+	uint32_t _pad;
+	struct xgpuif_tex_view view;
 };
 
 struct xgpuif_texobj_reply {

@@ -283,6 +283,9 @@ XGPUIF_ASSERT_SIZE(struct xgpuif_memset_args, 56);
 XGPUIF_ASSERT_SIZE(struct xgpuif_ptr_attr_args, 16);
 XGPUIF_ASSERT_SIZE(struct xgpuif_array_args, 40);
 XGPUIF_ASSERT_SIZE(struct xgpuif_array_reply, 8);
+XGPUIF_ASSERT_SIZE(struct xgpuif_tex_mem, 40);
+XGPUIF_ASSERT_SIZE(struct xgpuif_tex_desc, 56);
+XGPUIF_ASSERT_SIZE(struct xgpuif_tex_view, 48);
 XGPUIF_ASSERT_SIZE(struct xgpuif_texobj_args, 168);
 XGPUIF_ASSERT_SIZE(struct xgpuif_texobj_reply, 8);
 XGPUIF_ASSERT_SIZE(struct xgpuif_blob_create_args, 8);
@@ -313,6 +316,86 @@ _Static_assert(__builtin_offsetof(struct xgpuif_request, payload) ==
 	       XGPUIF_HDR_SIZE, "request header is 32 bytes");
 _Static_assert(__builtin_offsetof(struct xgpuif_response, payload) ==
 	       XGPUIF_HDR_SIZE, "response header is 32 bytes");
+
+/*
+ * The wire structs that carry a CUDA descriptor in the CUDA ABI's layout
+ * (arrays and texture objects): field wf of w lies as member cf of c does
+ * from c's member at on.  Checked where cuda.h comes first: in the guest
+ * library and in the worker.
+ */
+#ifdef __cuda_cuda_h__
+#define XGPUIF_ASSERT_ABI(w, wf, c, at, cf)				\
+	_Static_assert(offsetof(w, wf) ==				\
+		       offsetof(c, cf) - offsetof(c, at) &&		\
+		       sizeof(((w *)0)->wf) == sizeof(((c *)0)->cf),	\
+		       #w "." #wf " lies as " #c "." #cf)
+#define XGPUIF_ABI_ARRAY(wf, cf)					\
+	XGPUIF_ASSERT_ABI(struct xgpuif_array_args, wf,			\
+			  CUDA_ARRAY3D_DESCRIPTOR, Width, cf)
+#define XGPUIF_ABI_PITCH2D(wf, cf)					\
+	XGPUIF_ASSERT_ABI(struct xgpuif_tex_mem, wf,			\
+			  CUDA_RESOURCE_DESC, res.pitch2D, res.pitch2D.cf)
+#define XGPUIF_ABI_LINEAR(wf, cf)					\
+	XGPUIF_ASSERT_ABI(struct xgpuif_tex_mem, wf,			\
+			  CUDA_RESOURCE_DESC, res.linear, res.linear.cf)
+#define XGPUIF_ABI_TEX(wf, cf)						\
+	XGPUIF_ASSERT_ABI(struct xgpuif_tex_desc, wf,			\
+			  CUDA_TEXTURE_DESC, addressMode, cf)
+#define XGPUIF_ABI_VIEW(wf, cf)						\
+	XGPUIF_ASSERT_ABI(struct xgpuif_tex_view, wf,			\
+			  CUDA_RESOURCE_VIEW_DESC, format, cf)
+XGPUIF_ABI_ARRAY(width, Width);
+XGPUIF_ABI_ARRAY(height, Height);
+XGPUIF_ABI_ARRAY(depth, Depth);
+XGPUIF_ABI_ARRAY(format, Format);
+XGPUIF_ABI_ARRAY(channels, NumChannels);
+XGPUIF_ABI_ARRAY(flags, Flags);
+XGPUIF_ABI_PITCH2D(dptr, devPtr);
+XGPUIF_ABI_PITCH2D(format, format);
+XGPUIF_ABI_PITCH2D(channels, numChannels);
+XGPUIF_ABI_PITCH2D(width, width);
+XGPUIF_ABI_PITCH2D(height, height);
+XGPUIF_ABI_PITCH2D(pitch, pitchInBytes);
+XGPUIF_ABI_LINEAR(dptr, devPtr);
+XGPUIF_ABI_LINEAR(format, format);
+XGPUIF_ABI_LINEAR(channels, numChannels);
+XGPUIF_ABI_LINEAR(width, sizeInBytes);
+XGPUIF_ABI_TEX(address_mode, addressMode);
+XGPUIF_ABI_TEX(filter_mode, filterMode);
+XGPUIF_ABI_TEX(flags, flags);
+XGPUIF_ABI_TEX(max_anisotropy, maxAnisotropy);
+XGPUIF_ABI_TEX(mipmap_filter_mode, mipmapFilterMode);
+XGPUIF_ABI_TEX(mipmap_level_bias, mipmapLevelBias);
+XGPUIF_ABI_TEX(min_mipmap_level_clamp, minMipmapLevelClamp);
+XGPUIF_ABI_TEX(max_mipmap_level_clamp, maxMipmapLevelClamp);
+XGPUIF_ABI_TEX(border_color, borderColor);
+XGPUIF_ABI_VIEW(format, format);
+XGPUIF_ABI_VIEW(width, width);
+XGPUIF_ABI_VIEW(height, height);
+XGPUIF_ABI_VIEW(depth, depth);
+XGPUIF_ABI_VIEW(first_mip, firstMipmapLevel);
+XGPUIF_ABI_VIEW(last_mip, lastMipmapLevel);
+XGPUIF_ABI_VIEW(first_layer, firstLayer);
+XGPUIF_ABI_VIEW(last_layer, lastLayer);
+/* and no more than the wire carries: whole, or up to reserved[] */
+_Static_assert(sizeof(struct xgpuif_array_args) ==
+	       sizeof(CUDA_ARRAY3D_DESCRIPTOR), "array descriptor size");
+_Static_assert(sizeof(struct xgpuif_tex_mem) ==
+	       sizeof(((CUDA_RESOURCE_DESC *)0)->res.pitch2D) &&
+	       offsetof(struct xgpuif_tex_mem, height) ==
+	       sizeof(((CUDA_RESOURCE_DESC *)0)->res.linear),
+	       "pitch2D and linear resource sizes");
+_Static_assert(sizeof(struct xgpuif_tex_desc) ==
+	       offsetof(CUDA_TEXTURE_DESC, reserved), "texture desc size");
+_Static_assert(sizeof(struct xgpuif_tex_view) ==
+	       offsetof(CUDA_RESOURCE_VIEW_DESC, reserved), "view desc size");
+#undef XGPUIF_ABI_VIEW
+#undef XGPUIF_ABI_TEX
+#undef XGPUIF_ABI_LINEAR
+#undef XGPUIF_ABI_PITCH2D
+#undef XGPUIF_ABI_ARRAY
+#undef XGPUIF_ASSERT_ABI
+#endif
 
 /* slots needed for a message carrying `len` payload bytes */
 static inline uint32_t xgpuif_slots_for(uint32_t len)

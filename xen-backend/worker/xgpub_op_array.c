@@ -9,6 +9,22 @@
 
 #include "xgpub_worker.h"
 
+/*
+ * Put the driver's new object in the handle table, or destroy it again
+ * if the table is full.
+ */
+static int keep(struct xgpub_worker *w, int type, void *obj,
+		xgpuif_handle_t *h)
+{
+	struct xgpub_hentry e = { .type = type, .obj = obj };
+
+	*h = xgpub_handle_new(&w->h, type, obj, NULL);
+	if (*h)
+		return 0;
+	xgpub_release(w, &e);
+	return CUDA_ERROR_OUT_OF_MEMORY;
+}
+
 int xgpub_h_ARRAY_CREATE(struct xgpub_worker *w,
 			 const struct xgpuif_array_args *a,
 			 struct xgpuif_array_reply *r)
@@ -17,22 +33,9 @@ int xgpub_h_ARRAY_CREATE(struct xgpub_worker *w,
 	CUarray arr;
 	int rc;
 
-	memset(&d, 0, sizeof(d));
-	d.Width = a->width;
-	d.Height = a->height;
-	d.Depth = a->depth;
-	d.Format = (CUarray_format)a->format;
-	d.NumChannels = a->channels;
-	d.Flags = a->flags;
+	memcpy(&d, a, sizeof(d));	/* the same layout (xgpuif.h) */
 	rc = w->D->cuArray3DCreate(&arr, &d);
-	if (rc)
-		return rc;
-	r->array = xgpub_handle_new(&w->h, XGPUB_H_ARRAY, arr, NULL);
-	if (!r->array) {
-		w->D->cuArrayDestroy(arr);
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	}
-	return 0;
+	return rc ? rc : keep(w, XGPUB_H_ARRAY, arr, &r->array);
 }
 
 int xgpub_h_ARRAY_DESTROY(struct xgpub_worker *w, struct xgpub_hentry *handle)
@@ -66,6 +69,7 @@ int xgpub_h_TEXOBJ_CREATE(struct xgpub_worker *w,
 	CUDA_RESOURCE_DESC res;
 	CUDA_TEXTURE_DESC tex;
 	CUDA_RESOURCE_VIEW_DESC view;
+	xgpuif_handle_t h;
 	CUtexObject t;
 	int rc;
 
@@ -74,64 +78,28 @@ int xgpub_h_TEXOBJ_CREATE(struct xgpub_worker *w,
 	memset(&view, 0, sizeof(view));
 	res.resType = (CUresourcetype)a->res_type;
 	res.flags = a->res_flags;
-	switch (a->res_type) {
-	case XGPUIF_RES_ARRAY: {
+	if (a->res_type == XGPUIF_RES_ARRAY) {
 		struct xgpub_hentry *e = xgpub_handle_get(&w->h, a->array,
 							  XGPUB_H_ARRAY);
 
 		if (!e)
 			return CUDA_ERROR_INVALID_HANDLE;
 		res.res.array.hArray = e->obj;
-		break;
-	}
-	case XGPUIF_RES_LINEAR:
-		res.res.linear.devPtr = a->dptr;
-		res.res.linear.format = (CUarray_format)a->format;
-		res.res.linear.numChannels = a->channels;
-		res.res.linear.sizeInBytes = a->size_bytes;
-		break;
-	case XGPUIF_RES_PITCH2D:
-		res.res.pitch2D.devPtr = a->dptr;
-		res.res.pitch2D.format = (CUarray_format)a->format;
-		res.res.pitch2D.numChannels = a->channels;
-		res.res.pitch2D.width = a->width;
-		res.res.pitch2D.height = a->height;
-		res.res.pitch2D.pitchInBytes = a->pitch;
-		break;
-	default:
+	} else if (xgpuif_tex_mem_len(a->res_type)) {
+		memcpy(&res.res, &a->mem, xgpuif_tex_mem_len(a->res_type));
+	} else {
 		return CUDA_ERROR_NOT_SUPPORTED;
 	}
-	for (int i = 0; i < 3; i++)
-		tex.addressMode[i] = (CUaddress_mode)a->address_mode[i];
-	tex.filterMode = (CUfilter_mode)a->filter_mode;
-	tex.flags = a->tex_flags;
-	tex.maxAnisotropy = a->max_anisotropy;
-	tex.mipmapFilterMode = (CUfilter_mode)a->mipmap_filter_mode;
-	tex.mipmapLevelBias = a->mipmap_level_bias;
-	tex.minMipmapLevelClamp = a->min_mipmap_level_clamp;
-	tex.maxMipmapLevelClamp = a->max_mipmap_level_clamp;
-	memcpy(tex.borderColor, a->border_color, sizeof(tex.borderColor));
-	if (a->has_view) {
-		view.format = (CUresourceViewFormat)a->view_format;
-		view.width = a->view_width;
-		view.height = a->view_height;
-		view.depth = a->view_depth;
-		view.firstMipmapLevel = a->view_first_mip;
-		view.lastMipmapLevel = a->view_last_mip;
-		view.firstLayer = a->view_first_layer;
-		view.lastLayer = a->view_last_layer;
-	}
+	/* the wire's layouts are CUDA's, reserved[] left zero (xgpuif.h) */
+	memcpy(&tex, &a->tex, sizeof(a->tex));
+	memcpy(&view, &a->view, sizeof(a->view));
 	rc = w->D->cuTexObjectCreate(&t, &res, &tex, a->has_view ? &view : NULL);
-	if (rc)
-		return rc;
 	/* kept in the table so teardown can destroy it */
-	if (!xgpub_handle_new(&w->h, XGPUB_H_TEXOBJ, (void *)(uintptr_t)t,
-			      NULL)) {
-		w->D->cuTexObjectDestroy(t);
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	}
-	r->texobj = t;
-	return 0;
+	if (rc == 0)
+		rc = keep(w, XGPUB_H_TEXOBJ, (void *)(uintptr_t)t, &h);
+	if (rc == 0)
+		r->texobj = t;
+	return rc;
 }
 
 int xgpub_h_TEXOBJ_DESTROY(struct xgpub_worker *w,

@@ -32,6 +32,21 @@ int xgpub_h_MEM_GET_INFO(struct xgpub_worker *w,
 	return 0;
 }
 
+/*
+ * Charge the driver's new allocation of `size` bytes at p to the guest's
+ * quota, or free it again if it cannot be recorded.
+ */
+static int charge(struct xgpub_worker *w, CUdeviceptr p, uint64_t size,
+		  uint64_t *dptr)
+{
+	if (xgpub_alloc_add(w, p, size)) {
+		w->D->cuMemFree(p);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	*dptr = p;
+	return 0;
+}
+
 int xgpub_h_MEM_ALLOC(struct xgpub_worker *w,
 		      const struct xgpuif_mem_alloc_args *a,
 		      struct xgpuif_dptr_reply *r)
@@ -42,14 +57,7 @@ int xgpub_h_MEM_ALLOC(struct xgpub_worker *w,
 	if (!xgpub_quota_allows(w, a->bytesize))
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	rc = w->D->cuMemAlloc(&p, a->bytesize);
-	if (rc)
-		return rc;
-	if (xgpub_alloc_add(w, p, a->bytesize)) {
-		w->D->cuMemFree(p);
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	}
-	r->dptr = p;
-	return 0;
+	return rc ? rc : charge(w, p, a->bytesize, &r->dptr);
 }
 
 int xgpub_h_MEM_ALLOC_PITCH(struct xgpub_worker *w,
@@ -67,15 +75,11 @@ int xgpub_h_MEM_ALLOC_PITCH(struct xgpub_worker *w,
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	rc = w->D->cuMemAllocPitch(&p, &pitch, a->width_bytes, a->height,
 				   a->elem_size);
-	if (rc)
-		return rc;
-	if (xgpub_alloc_add(w, p, (uint64_t)pitch * a->height)) {
-		w->D->cuMemFree(p);
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	}
-	r->dptr = p;
-	r->pitch = pitch;
-	return 0;
+	if (rc == 0)
+		rc = charge(w, p, (uint64_t)pitch * a->height, &r->dptr);
+	if (rc == 0)
+		r->pitch = pitch;
+	return rc;
 }
 
 int xgpub_h_MEM_FREE(struct xgpub_worker *w, const struct xgpuif_dptr_args *a)

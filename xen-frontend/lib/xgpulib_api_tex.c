@@ -33,13 +33,8 @@ CUresult cuArray3DCreate(CUarray *pa, const CUDA_ARRAY3D_DESCRIPTOR *d)
 
 	if (!pa || !d)
 		return CUDA_ERROR_INVALID_VALUE;
-	memset(&a, 0, sizeof(a));
-	a.width = d->Width;
-	a.height = d->Height;
-	a.depth = d->Depth;
-	a.format = d->Format;
-	a.channels = d->NumChannels;
-	a.flags = d->Flags;
+	memcpy(&a, d, sizeof(a));	/* the same layout (xgpuif.h) */
+	a._pad = 0;
 	rc = xgpulib_call_ARRAY_CREATE(&a, &r);
 	if (rc)
 		return rc;
@@ -228,49 +223,21 @@ CUresult cuTexObjectCreate(CUtexObject *pt, const CUDA_RESOURCE_DESC *res,
 	memset(&a, 0, sizeof(a));
 	a.res_type = res->resType;
 	a.res_flags = res->flags;
-	switch (res->resType) {
-	case CU_RESOURCE_TYPE_ARRAY:
+	if (a.res_type == XGPUIF_RES_ARRAY) {
 		a.array = xgpulib_array_remote(res->res.array.hArray);
 		if (!a.array)
 			return CUDA_ERROR_INVALID_HANDLE;
-		break;
-	case CU_RESOURCE_TYPE_LINEAR:
-		a.dptr = res->res.linear.devPtr;
-		a.format = res->res.linear.format;
-		a.channels = res->res.linear.numChannels;
-		a.size_bytes = res->res.linear.sizeInBytes;
-		break;
-	case CU_RESOURCE_TYPE_PITCH2D:
-		a.dptr = res->res.pitch2D.devPtr;
-		a.format = res->res.pitch2D.format;
-		a.channels = res->res.pitch2D.numChannels;
-		a.width = res->res.pitch2D.width;
-		a.height = res->res.pitch2D.height;
-		a.pitch = res->res.pitch2D.pitchInBytes;
-		break;
-	default:
+	} else if (xgpuif_tex_mem_len(a.res_type)) {
+		memcpy(&a.mem, &res->res, xgpuif_tex_mem_len(a.res_type));
+	} else {
 		return CUDA_ERROR_NOT_SUPPORTED;
 	}
-	for (int i = 0; i < 3; i++)
-		a.address_mode[i] = tex->addressMode[i];
-	a.filter_mode = tex->filterMode;
-	a.tex_flags = tex->flags;
-	a.max_anisotropy = tex->maxAnisotropy;
-	a.mipmap_filter_mode = tex->mipmapFilterMode;
-	a.mipmap_level_bias = tex->mipmapLevelBias;
-	a.min_mipmap_level_clamp = tex->minMipmapLevelClamp;
-	a.max_mipmap_level_clamp = tex->maxMipmapLevelClamp;
-	memcpy(a.border_color, tex->borderColor, sizeof(a.border_color));
+	/* the wire's layouts are CUDA's (xgpuif.h) */
+	memcpy(&a.tex, tex, sizeof(a.tex));
 	if (view) {
 		a.has_view = 1;
-		a.view_format = view->format;
-		a.view_width = view->width;
-		a.view_height = view->height;
-		a.view_depth = view->depth;
-		a.view_first_mip = view->firstMipmapLevel;
-		a.view_last_mip = view->lastMipmapLevel;
-		a.view_first_layer = view->firstLayer;
-		a.view_last_layer = view->lastLayer;
+		memcpy(&a.view, view, sizeof(a.view));
+		a.view._pad = 0;
 	}
 	rc = xgpulib_call_TEXOBJ_CREATE(&a, &r);
 	if (rc == CUDA_SUCCESS) {
