@@ -355,6 +355,19 @@ static int read_refs(struct xchan *x, const char *prefix, uint32_t n,
 	return 0;
 }
 
+/* map n pages the guest granted; NULL, and why, on failure */
+static void *map_grants(struct xchan *x, uint32_t n, uint32_t *refs, int prot,
+			const char *what, char *why, size_t whylen)
+{
+	void *p = xengnttab_map_domain_grant_refs(x->gt, n, x->domid, refs,
+						  prot);
+
+	if (!p)
+		snprintf(why, whylen, "cannot map the %u %s: %s", n, what,
+			 strerror(errno));
+	return p;
+}
+
 static int map_channel(struct xchan *x, const struct xgpub_xen_limits *lim,
 		       char *why, size_t whylen)
 {
@@ -393,34 +406,23 @@ static int map_channel(struct xchan *x, const struct xgpub_xen_limits *lim,
 	}
 	if (read_refs(x, "ring-ref", x->ring_pages, refs, why, whylen))
 		goto out;
-	x->ring = xengnttab_map_domain_grant_refs(x->gt, x->ring_pages,
-						  x->domid, refs,
-						  PROT_READ | PROT_WRITE);
-	if (!x->ring) {
-		snprintf(why, whylen, "cannot map the ring's %u granted "
-			 "pages: %s", x->ring_pages, strerror(errno));
+	x->ring = map_grants(x, x->ring_pages, refs, PROT_READ | PROT_WRITE,
+			     "granted ring pages", why, whylen);
+	if (!x->ring)
 		goto out;
-	}
 	if (read_refs(x, "data-dir-ref", ndir, dref, why, whylen))
 		goto out;
-	dir = xengnttab_map_domain_grant_refs(x->gt, ndir, x->domid, dref,
-					      PROT_READ);
-	if (!dir) {
-		snprintf(why, whylen, "cannot map the %u data directory "
-			 "pages: %s", ndir, strerror(errno));
+	dir = map_grants(x, ndir, dref, PROT_READ, "data directory pages", why,
+			 whylen);
+	if (!dir)
 		goto out;
-	}
 	/* copied once, then the guest's copy no longer matters */
 	memcpy(refs, dir, (size_t)x->data_pages * sizeof(uint32_t));
 	xengnttab_unmap(x->gt, dir, ndir);
-	x->data = xengnttab_map_domain_grant_refs(x->gt, x->data_pages,
-						  x->domid, refs,
-						  PROT_READ | PROT_WRITE);
-	if (!x->data) {
-		snprintf(why, whylen, "cannot map the %u granted data "
-			 "pages: %s", x->data_pages, strerror(errno));
+	x->data = map_grants(x, x->data_pages, refs, PROT_READ | PROT_WRITE,
+			     "granted data pages", why, whylen);
+	if (!x->data)
 		goto out;
-	}
 	{
 		xenevtchn_port_or_error_t p =
 			xenevtchn_bind_interdomain(x->ev, x->domid,

@@ -151,6 +151,14 @@ static void mark_batch(void)
 	pthread_cond_broadcast(&g.cv);
 }
 
+/* close the current batch now (g.mu not held) */
+static void mark_now(void)
+{
+	pthread_mutex_lock(&g.mu);
+	mark_batch();
+	pthread_mutex_unlock(&g.mu);
+}
+
 static void *completer(void *arg)
 {
 	CUcontext cur = NULL;
@@ -244,9 +252,7 @@ void xgpub_gate_enter(struct xgpub_worker *w)
 	if (__atomic_load_n(&g.st->grant, __ATOMIC_ACQUIRE))
 		return;
 	/* revoked: what we submitted must show up as drained */
-	pthread_mutex_lock(&g.mu);
-	mark_batch();
-	pthread_mutex_unlock(&g.mu);
+	mark_now();
 	while (!__atomic_load_n(&g.st->grant, __ATOMIC_ACQUIRE))
 		futex_wait(&g.st->grant, 0, 100);
 }
@@ -282,9 +288,7 @@ void xgpub_gate_idle(struct xgpub_worker *w)
 	(void)w;
 	if (!g.on)
 		return;
-	pthread_mutex_lock(&g.mu);
-	mark_batch();
-	pthread_mutex_unlock(&g.mu);
+	mark_now();
 	if (__atomic_exchange_n(&g.st->want, 0, __ATOMIC_RELEASE))
 		kick_daemon();
 }

@@ -39,9 +39,17 @@ struct xgpub_fn {
 };
 
 /*
- * The driver object and layout of a launchable handle of wire kind
- * `kind`: 0, CUDA_ERROR_INVALID_HANDLE, or XGPUIF_ST_PROTO for a kind
- * that is neither XGPUIF_FN_FUNCTION nor XGPUIF_FN_KERNEL.
+ * A new handle of `type` for obj and extra, in *h: CUDA_SUCCESS, or
+ * CUDA_ERROR_OUT_OF_MEMORY when the table is full, after freeing the
+ * allocation the handle was to own (a blob's obj, others' extra).
+ */
+int xgpub_module_handle(struct xgpub_worker *w, int type, void *obj,
+			void *extra, xgpuif_handle_t *h);
+
+/*
+ * The driver object and layout (fn may be NULL) of a launchable handle of
+ * wire kind `kind`: 0, CUDA_ERROR_INVALID_HANDLE, or XGPUIF_ST_PROTO for a
+ * kind that is neither XGPUIF_FN_FUNCTION nor XGPUIF_FN_KERNEL.
  */
 int xgpub_fn_get(struct xgpub_worker *w, xgpuif_handle_t h, uint32_t kind,
 		 void **obj, const struct xgpub_fn **fn);

@@ -84,11 +84,31 @@ int xgpub_launch_attrs(struct xgpub_worker *w, const uint8_t *src,
 	return CUDA_SUCCESS;
 }
 
+/* the driver's launch configuration; nattrs attributes from attr_buf */
+static void launch_cfg(CUlaunchConfig *cfg, const uint32_t grid[3],
+		       const uint32_t block[3], uint32_t shmem, CUstream stream,
+		       uint32_t nattrs)
+{
+	*cfg = (CUlaunchConfig){
+		.gridDimX = grid[0],
+		.gridDimY = grid[1],
+		.gridDimZ = grid[2],
+		.blockDimX = block[0],
+		.blockDimY = block[1],
+		.blockDimZ = block[2],
+		.sharedMemBytes = shmem,
+		.hStream = stream,
+		.attrs = nattrs ? attr_buf : NULL,
+		.numAttrs = nattrs,
+	};
+}
+
 int xgpub_h_LAUNCH(struct xgpub_worker *w, const struct xgpuif_launch_args *a,
 		   CUstream stream, const struct xgpub_tail *tail)
 {
 	const struct xgpub_fn *fn;
 	void *extra[5], **ex = NULL, **kp = NULL;
+	CUlaunchConfig cfg;
 	size_t psize;
 	void *obj;
 	int rc;
@@ -131,64 +151,56 @@ int xgpub_h_LAUNCH(struct xgpub_worker *w, const struct xgpuif_launch_args *a,
 					    a->block[2], a->shmem, stream, kp,
 					    ex);
 	}
-	CUlaunchConfig cfg = {
-		.gridDimX = a->grid[0],
-		.gridDimY = a->grid[1],
-		.gridDimZ = a->grid[2],
-		.blockDimX = a->block[0],
-		.blockDimY = a->block[1],
-		.blockDimZ = a->block[2],
-		.sharedMemBytes = a->shmem,
-		.hStream = stream,
-		.attrs = attr_buf,
-		.numAttrs = a->nattrs,
-	};
+	launch_cfg(&cfg, a->grid, a->block, a->shmem, stream, a->nattrs);
 	return w->D->cuLaunchKernelEx(&cfg, obj, kp, ex);
 }
 
 /* ---- occupancy ----------------------------------------------------------- */
 
+/* the function an occupancy query names; its block size must fit an int */
+static int occ_fn(struct xgpub_worker *w,
+		  const struct xgpuif_occupancy_args *a, void **obj)
+{
+	int rc = xgpub_fn_get(w, a->func, a->kind, obj, NULL);
+
+	if (rc == CUDA_SUCCESS && a->block_size > INT_MAX)
+		rc = CUDA_ERROR_INVALID_VALUE;
+	return rc;
+}
+
 int xgpub_h_OCC_MAX_ACTIVE_BLOCKS(struct xgpub_worker *w,
 				  const struct xgpuif_occupancy_args *a,
 				  struct xgpuif_i32_reply *r)
 {
-	const struct xgpub_fn *fn;
 	void *obj;
 	int n = 0, rc;
 
-	rc = xgpub_fn_get(w, a->func, a->kind, &obj, &fn);
+	rc = occ_fn(w, a, &obj);
 	if (rc)
 		return rc;
-	if (a->block_size > INT_MAX)
-		return CUDA_ERROR_INVALID_VALUE;
 	rc = w->D->cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
 		&n, obj, (int)a->block_size, (size_t)a->dyn_smem, a->flags);
-	if (rc)
-		return rc;
 	r->value = n;
-	return CUDA_SUCCESS;
+	return rc;
 }
 
 int xgpub_h_OCC_AVAILABLE_DSMEM(struct xgpub_worker *w,
 				const struct xgpuif_occupancy_args *a,
 				struct xgpuif_u64_reply *r)
 {
-	const struct xgpub_fn *fn;
 	size_t size = 0;
 	void *obj;
 	int rc;
 
-	rc = xgpub_fn_get(w, a->func, a->kind, &obj, &fn);
+	rc = occ_fn(w, a, &obj);
 	if (rc)
 		return rc;
-	if (a->block_size > INT_MAX || a->num_blocks > INT_MAX)
+	if (a->num_blocks > INT_MAX)
 		return CUDA_ERROR_INVALID_VALUE;
 	rc = w->D->cuOccupancyAvailableDynamicSMemPerBlock(
 		&size, obj, (int)a->num_blocks, (int)a->block_size);
-	if (rc)
-		return rc;
 	r->value = size;
-	return CUDA_SUCCESS;
+	return rc;
 }
 
 int xgpub_h_OCC_CLUSTERS(struct xgpub_worker *w,
@@ -196,7 +208,6 @@ int xgpub_h_OCC_CLUSTERS(struct xgpub_worker *w,
 			 CUstream stream, const struct xgpub_tail *tail,
 			 struct xgpuif_i32_reply *r)
 {
-	const struct xgpub_fn *fn;
 	CUlaunchConfig cfg;
 	void *obj;
 	int n = 0, rc;
@@ -204,29 +215,17 @@ int xgpub_h_OCC_CLUSTERS(struct xgpub_worker *w,
 	if (a->nattrs > XGPUIF_MAX_LAUNCH_ATTRS || a->which > 1 ||
 	    tail->len != (uint64_t)a->nattrs * ATTR_SIZE)
 		return XGPUIF_ST_PROTO;
-	rc = xgpub_fn_get(w, a->func, a->kind, &obj, &fn);
+	rc = xgpub_fn_get(w, a->func, a->kind, &obj, NULL);
 	if (rc)
 		return rc;
 	rc = xgpub_launch_attrs(w, tail->p, a->nattrs, attr_buf);
 	if (rc)
 		return rc;
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.gridDimX = a->grid[0];
-	cfg.gridDimY = a->grid[1];
-	cfg.gridDimZ = a->grid[2];
-	cfg.blockDimX = a->block[0];
-	cfg.blockDimY = a->block[1];
-	cfg.blockDimZ = a->block[2];
-	cfg.sharedMemBytes = a->shmem;
-	cfg.hStream = stream;
-	cfg.attrs = a->nattrs ? attr_buf : NULL;
-	cfg.numAttrs = a->nattrs;
+	launch_cfg(&cfg, a->grid, a->block, a->shmem, stream, a->nattrs);
 	if (a->which == 0)
 		rc = w->D->cuOccupancyMaxActiveClusters(&n, obj, &cfg);
 	else
 		rc = w->D->cuOccupancyMaxPotentialClusterSize(&n, obj, &cfg);
-	if (rc)
-		return rc;
 	r->value = n;
-	return CUDA_SUCCESS;
+	return rc;
 }

@@ -136,6 +136,19 @@ static bool image_fits(const uint8_t *p, uint64_t size)
 	return size && memchr(p, 0, size) != NULL;
 }
 
+/* ---- handles ------------------------------------------------------------- */
+
+int xgpub_module_handle(struct xgpub_worker *w, int type, void *obj,
+			void *extra, xgpuif_handle_t *h)
+{
+	*h = xgpub_handle_new(&w->h, type, obj, extra);
+	if (*h)
+		return CUDA_SUCCESS;
+	/* the table is full: free what the handle would have owned */
+	free(type == XGPUB_H_BLOB ? obj : extra);
+	return CUDA_ERROR_OUT_OF_MEMORY;
+}
+
 /* ---- blobs --------------------------------------------------------------- */
 
 int xgpub_h_BLOB_CREATE(struct xgpub_worker *w,
@@ -153,12 +166,7 @@ int xgpub_h_BLOB_CREATE(struct xgpub_worker *w,
 	img->size = a->size;
 	/* the guard ends a PTX text the guest left unterminated */
 	memset(img->data + a->size, 0, BLOB_GUARD);
-	r->blob = xgpub_handle_new(&w->h, XGPUB_H_BLOB, img, NULL);
-	if (!r->blob) {
-		free(img);
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	}
-	return CUDA_SUCCESS;
+	return xgpub_module_handle(w, XGPUB_H_BLOB, img, NULL, &r->blob);
 }
 
 int xgpub_h_BLOB_WRITE(struct xgpub_worker *w,
@@ -313,33 +321,37 @@ int xgpub_h_LIBRARY_LOAD(struct xgpub_worker *w,
 
 /* ---- unloads ------------------------------------------------------------- */
 
+/* which handles die together: those of a root, or those made in a context */
 struct drop {
 	struct xgpub_worker *w;
-	xgpuif_handle_t root;
 	int type;
+	xgpuif_handle_t root;	/* 0: match ctx instead */
+	CUcontext ctx;
 };
 
 static void drop_one(struct xgpub_hentry *e, void *arg)
 {
-	struct drop *d = arg;
+	const struct drop *d = arg;
+	const struct xgpub_image *img = e->extra;
+	const struct xgpub_fn *fn = e->extra;
+	bool mod = d->type == XGPUB_H_MODULE;
 	xgpuif_handle_t root;
+	CUcontext ctx;
 
 	if (!e->extra)
 		return;
-	if (d->type == XGPUB_H_MODULE)
-		root = ((const struct xgpub_image *)e->extra)->root;
-	else
-		root = ((const struct xgpub_fn *)e->extra)->root;
-	/* freeing marks the entry free; the table is not reallocated */
-	if (root == d->root && xgpub_handle_of(&d->w->h, e) != d->root)
-		xgpub_handle_free(&d->w->h, xgpub_handle_of(&d->w->h, e), d->type);
+	root = mod ? img->root : fn->root;
+	ctx = mod ? img->ctx : fn->ctx;
+	if (d->root ? root == d->root : ctx == d->ctx)
+		/* freeing marks the entry free; the table is not reallocated */
+		xgpub_handle_drop(&d->w->h, e);
 }
 
-/* free the handles of `type` that die with `root` */
-static void drop_children(struct xgpub_worker *w, xgpuif_handle_t root,
-			  int type)
+/* free the handles of `type` that die with root, or (root 0) with ctx */
+static void drop_children(struct xgpub_worker *w, int type,
+			  xgpuif_handle_t root, CUcontext ctx)
 {
-	struct drop d = { w, root, type };
+	struct drop d = { w, type, root, ctx };
 
 	xgpub_handle_each(&w->h, type, drop_one, &d);
 }
@@ -353,7 +365,7 @@ int xgpub_h_MODULE_UNLOAD(struct xgpub_worker *w, struct xgpub_hentry *handle)
 	/* a library's module goes with its library */
 	if (!img || img->root != h)
 		return CUDA_ERROR_INVALID_HANDLE;
-	drop_children(w, h, XGPUB_H_FUNCTION);
+	drop_children(w, XGPUB_H_FUNCTION, h, NULL);
 	rc = w->D->cuModuleUnload(handle->obj);
 	/* the image goes only after the driver let go of it */
 	xgpub_handle_drop(&w->h, handle);
@@ -366,43 +378,19 @@ int xgpub_h_LIBRARY_UNLOAD(struct xgpub_worker *w,
 	xgpuif_handle_t h = xgpub_handle_of(&w->h, handle);
 	int rc;
 
-	drop_children(w, h, XGPUB_H_FUNCTION);
-	drop_children(w, h, XGPUB_H_KERNEL);
-	drop_children(w, h, XGPUB_H_MODULE);
+	drop_children(w, XGPUB_H_FUNCTION, h, NULL);
+	drop_children(w, XGPUB_H_KERNEL, h, NULL);
+	drop_children(w, XGPUB_H_MODULE, h, NULL);
 	rc = w->D->cuLibraryUnload(handle->obj);
 	/* frees the image, which BINARY_IS_PRESERVED kept until now */
 	xgpub_handle_drop(&w->h, handle);
 	return rc;
 }
 
-struct gone {
-	struct xgpub_worker *w;
-	CUcontext ctx;
-	int type;
-};
-
-static void gone_one(struct xgpub_hentry *e, void *arg)
-{
-	struct gone *g = arg;
-	CUcontext ctx;
-
-	if (!e->extra)
-		return;
-	if (g->type == XGPUB_H_MODULE)
-		ctx = ((const struct xgpub_image *)e->extra)->ctx;
-	else
-		ctx = ((const struct xgpub_fn *)e->extra)->ctx;
-	if (ctx == g->ctx)
-		xgpub_handle_free(&g->w->h, xgpub_handle_of(&g->w->h, e), g->type);
-}
-
 void xgpub_module_ctx_gone(struct xgpub_worker *w, CUcontext ctx)
 {
-	struct gone g = { w, ctx, XGPUB_H_FUNCTION };
-
 	if (!ctx)
 		return;
-	xgpub_handle_each(&w->h, XGPUB_H_FUNCTION, gone_one, &g);
-	g.type = XGPUB_H_MODULE;
-	xgpub_handle_each(&w->h, XGPUB_H_MODULE, gone_one, &g);
+	drop_children(w, XGPUB_H_FUNCTION, 0, ctx);
+	drop_children(w, XGPUB_H_MODULE, 0, ctx);
 }

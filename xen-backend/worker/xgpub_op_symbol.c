@@ -30,17 +30,24 @@ int xgpub_fn_get(struct xgpub_worker *w, xgpuif_handle_t h, uint32_t kind,
 	if (!e || !e->extra)
 		return CUDA_ERROR_INVALID_HANDLE;
 	*obj = e->obj;
-	*fn = e->extra;
+	if (fn)
+		*fn = e->extra;
 	return 0;
 }
 
 /* ---- symbols ------------------------------------------------------------- */
 
-/* the NUL-terminated name that follows a symbol request's args */
-static int symbol_name(const struct xgpub_tail *tail, const char **name)
+/*
+ * The NUL-terminated name that follows a symbol request's args, to look up
+ * in owner (NULL: a module gone with its context).
+ */
+static int symbol_name(const struct xgpub_tail *tail, const void *owner,
+		       const char **name)
 {
 	if (!tail->len || !memchr(tail->p, 0, tail->len))
 		return XGPUIF_ST_PROTO;
+	if (!owner)
+		return CUDA_ERROR_INVALID_HANDLE;
 	*name = (const char *)tail->p;
 	return 0;
 }
@@ -97,11 +104,8 @@ static int reply_fn(struct xgpub_worker *w, int type, void *obj,
 	fn->nparams = known ? n : XGPUIF_PARAMS_UNKNOWN;
 	fn->param_bytes = known ? end : 0;
 	memcpy(fn->params, p, n * sizeof(p[0]));
-	r->handle = xgpub_handle_new(&w->h, type, obj, fn);
-	if (!r->handle) {
-		free(fn);
+	if (xgpub_module_handle(w, type, obj, fn, &r->handle))
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	}
 	r->nparams = fn->nparams;
 	r->param_bytes = fn->param_bytes;
 	memcpy(rt->p, p, n * sizeof(p[0]));
@@ -118,6 +122,27 @@ static const struct xgpub_image *image_of(const struct xgpub_hentry *module)
 	return module->extra;
 }
 
+/* cuModuleGetFunction or cuLibraryGetKernel of the name in tail */
+static int get_fn(struct xgpub_worker *w, bool library, void *owner,
+		  xgpuif_handle_t root, const struct xgpub_tail *tail,
+		  struct xgpuif_func_reply *r, struct xgpub_rtail *rt)
+{
+	const char *name;
+	CUfunction f;
+	CUkernel k;
+	int rc;
+
+	rc = symbol_name(tail, owner, &name);
+	if (rc)
+		return rc;
+	if (library) {
+		rc = w->D->cuLibraryGetKernel(&k, owner, name);
+		return rc ? rc : reply_fn(w, XGPUB_H_KERNEL, k, root, r, rt);
+	}
+	rc = w->D->cuModuleGetFunction(&f, owner, name);
+	return rc ? rc : reply_fn(w, XGPUB_H_FUNCTION, f, root, r, rt);
+}
+
 int xgpub_h_MODULE_GET_FUNCTION(struct xgpub_worker *w,
 				const struct xgpuif_symbol_args *a,
 				struct xgpub_hentry *owner,
@@ -126,20 +151,10 @@ int xgpub_h_MODULE_GET_FUNCTION(struct xgpub_worker *w,
 				struct xgpub_rtail *rt)
 {
 	const struct xgpub_image *img = image_of(owner);
-	const char *name;
-	CUfunction f;
-	int rc;
 
 	(void)a;
-	rc = symbol_name(tail, &name);
-	if (rc)
-		return rc;
-	if (!img)
-		return CUDA_ERROR_INVALID_HANDLE;
-	rc = w->D->cuModuleGetFunction(&f, img->mod, name);
-	if (rc)
-		return rc;
-	return reply_fn(w, XGPUB_H_FUNCTION, f, img->root, r, rt);
+	return get_fn(w, false, img ? img->mod : NULL, img ? img->root : 0,
+		      tail, r, rt);
 }
 
 int xgpub_h_LIBRARY_GET_KERNEL(struct xgpub_worker *w,
@@ -149,17 +164,7 @@ int xgpub_h_LIBRARY_GET_KERNEL(struct xgpub_worker *w,
 			       struct xgpuif_func_reply *r,
 			       struct xgpub_rtail *rt)
 {
-	const char *name;
-	CUkernel k;
-	int rc;
-
-	rc = symbol_name(tail, &name);
-	if (rc)
-		return rc;
-	rc = w->D->cuLibraryGetKernel(&k, owner->obj, name);
-	if (rc)
-		return rc;
-	return reply_fn(w, XGPUB_H_KERNEL, k, a->owner, r, rt);
+	return get_fn(w, true, owner->obj, a->owner, tail, r, rt);
 }
 
 int xgpub_h_KERNEL_GET_FUNCTION(struct xgpub_worker *w,
@@ -189,11 +194,9 @@ static int get_global(struct xgpub_worker *w, bool library, void *owner,
 	size_t size = 0;
 	int rc;
 
-	rc = symbol_name(tail, &name);
+	rc = symbol_name(tail, owner, &name);
 	if (rc)
 		return rc;
-	if (!owner)
-		return CUDA_ERROR_INVALID_HANDLE;
 	rc = library ? w->D->cuLibraryGetGlobal(&dptr, &size, owner, name) :
 		       w->D->cuModuleGetGlobal_v2(&dptr, &size, owner, name);
 	r->dptr = dptr;
@@ -242,12 +245,7 @@ int xgpub_h_LIBRARY_GET_MODULE(struct xgpub_worker *w,
 	img->ctx = w->cur;
 	/* obj stays NULL: the teardown must not unload the library's
 	 * module; cuLibraryUnload does */
-	r->handle = xgpub_handle_new(&w->h, XGPUB_H_MODULE, NULL, img);
-	if (!r->handle) {
-		free(img);
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	}
-	return CUDA_SUCCESS;
+	return xgpub_module_handle(w, XGPUB_H_MODULE, NULL, img, &r->handle);
 }
 
 int xgpub_h_LIBRARY_GET_KERNEL_COUNT(struct xgpub_worker *w,
@@ -278,15 +276,6 @@ int xgpub_h_MODULE_GET_FUNCTION_COUNT(struct xgpub_worker *w,
 
 /* ---- attributes ---------------------------------------------------------- */
 
-/* the driver object of the function or kernel an attribute op names */
-static int attr_target(struct xgpub_worker *w,
-		       const struct xgpuif_func_attr_args *a, void **obj)
-{
-	const struct xgpub_fn *fn;
-
-	return xgpub_fn_get(w, a->handle, a->kind, obj, &fn);
-}
-
 int xgpub_h_FUNC_GET_ATTRIBUTES(struct xgpub_worker *w,
 				const struct xgpuif_func_attr_args *a,
 				struct xgpuif_func_attrs_reply *r)
@@ -295,7 +284,7 @@ int xgpub_h_FUNC_GET_ATTRIBUTES(struct xgpub_worker *w,
 	int rc, first = CUDA_SUCCESS;
 	void *obj;
 
-	rc = attr_target(w, a, &obj);
+	rc = xgpub_fn_get(w, a->handle, a->kind, &obj, NULL);
 	if (rc)
 		return rc;
 	for (uint32_t i = 0; i < XGPUIF_NUM_FUNC_ATTRS; i++) {
@@ -323,7 +312,7 @@ static int fn_set(struct xgpub_worker *w, const struct xgpuif_func_attr_args *a,
 	CUfunction_attribute at = (CUfunction_attribute)a->attr;
 	CUfunc_cache cfg = (CUfunc_cache)a->attr;
 	void *obj;
-	int rc = attr_target(w, a, &obj);
+	int rc = xgpub_fn_get(w, a->handle, a->kind, &obj, NULL);
 
 	if (rc)
 		return rc;
