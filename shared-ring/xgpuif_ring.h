@@ -50,13 +50,17 @@ static inline uint8_t *xgpuif_msg_at(union xgpuif_sring_entry *ring,
 	return xgpuif_slot_bytes(ring, size, idx + slot) + off;
 }
 
-/* copy `len` bytes into the message whose header slot is `idx`, from
- * payload byte `pos` on */
-static inline void xgpuif_msg_write(union xgpuif_sring_entry *ring,
-				    uint32_t size, RING_IDX idx, uint32_t pos,
-				    const void *src, uint32_t len)
+/*
+ * Copy `len` bytes between buf and the message whose header slot is `idx`,
+ * from payload byte `pos` on: into the message when to_ring, out of it
+ * otherwise.  Reading from memory the peer may change is a plain memcpy:
+ * the copy is taken once and only the copy is used afterwards.
+ */
+static inline void xgpuif_msg_copy(union xgpuif_sring_entry *ring,
+				   uint32_t size, RING_IDX idx, uint32_t pos,
+				   void *buf, uint32_t len, int to_ring)
 {
-	const uint8_t *s = src;
+	uint8_t *b = buf;
 
 	while (len) {
 		uint32_t n;
@@ -64,33 +68,29 @@ static inline void xgpuif_msg_write(union xgpuif_sring_entry *ring,
 
 		if (n > len)
 			n = len;
-		memcpy(p, s, n);
-		s += n;
+		if (to_ring)
+			memcpy(p, b, n);
+		else
+			memcpy(b, p, n);
+		b += n;
 		pos += n;
 		len -= n;
 	}
+}
+
+static inline void xgpuif_msg_write(union xgpuif_sring_entry *ring,
+				    uint32_t size, RING_IDX idx, uint32_t pos,
+				    const void *src, uint32_t len)
+{
+	xgpuif_msg_copy(ring, size, idx, pos, (void *)src, len, 1);
 }
 
 static inline void xgpuif_msg_read(const union xgpuif_sring_entry *ring,
 				   uint32_t size, RING_IDX idx, uint32_t pos,
 				   void *dst, uint32_t len)
 {
-	uint8_t *d = dst;
-
-	while (len) {
-		uint32_t n;
-		const uint8_t *p = xgpuif_msg_at(
-			(union xgpuif_sring_entry *)ring, size, idx, pos, &n);
-
-		if (n > len)
-			n = len;
-		/* plain memcpy from memory the peer may change: the copy is
-		 * taken once and only the copy is used afterwards */
-		memcpy(d, p, n);
-		d += n;
-		pos += n;
-		len -= n;
-	}
+	xgpuif_msg_copy((union xgpuif_sring_entry *)ring, size, idx, pos, dst,
+			len, 0);
 }
 
 static inline uint32_t xgpuif_iov_len(const struct xgpuif_iov *iov, int n)

@@ -245,11 +245,13 @@ function back_proto(i,    p, k) {
 	return p ")"
 }
 
-# a generated header's opening: banner, what it is, include guard
-function header_open(f, guard, what) {
+# a generated header's opening: banner, what it is, include guard, then
+# its includes and declarations
+function header_open(f, guard, what, preamble) {
 	print banner > f
 	print "/*\n" what "\n */" > f
 	print "#ifndef " guard "\n#define " guard "\n" > f
+	print preamble > f
 }
 
 function header_close(f, guard) {
@@ -263,11 +265,10 @@ function back_h(    f, i) {
 		    " * The worker's handlers, one per op: a CUresult value, " \
 		    "or XGPUIF_ST_PROTO\n * for a request no well-behaved " \
 		    "guest sends (the channel is closed).\n * Arguments are " \
-		    "a copy taken out of the ring; the reply starts zeroed.")
-	print "#include \"xgpuif.h\"\n" > f
-	print "#include <cuda.h>\n" > f
-	print "struct xgpub_worker;\nstruct xgpub_hentry;\nstruct xgpub_tail;\n" \
-	      "struct xgpub_rtail;\n" > f
+		    "a copy taken out of the ring; the reply starts zeroed.",
+		    "#include \"xgpuif.h\"\n\n#include <cuda.h>\n\n" \
+		    "struct xgpub_worker;\nstruct xgpub_hentry;\n" \
+		    "struct xgpub_tail;\nstruct xgpub_rtail;\n")
 	for (i = 1; i <= n; i++) {
 		print "/* " o_name[i] ": " o_desc[i] " */" > f
 		print back_proto(i) ";" > f
@@ -427,11 +428,11 @@ function guest_h(    f, i, k, nk, kinds) {
 		    "xgpulib_call_<NAME> sends\n * a request and waits for " \
 		    "its reply (checked to be complete), _post_\n * posts " \
 		    "it, _submit_ sends it for a later xgpulib_wait().  They " \
-		    "carry\n * the calling thread's current context.")
-	print "#include <cuda.h>\n\n#include \"xgpuif.h\"\n" > f
-	print "struct xgpulib_waiter;\n" > f
-	print "/* pieces of the bytes after a VAR request's argument struct */\n" \
-	      "#define XGPULIB_MAX_TAIL 3\n" > f
+		    "carry\n * the calling thread's current context.",
+		    "#include <cuda.h>\n\n#include \"xgpuif.h\"\n\n" \
+		    "struct xgpulib_waiter;\n\n" \
+		    "/* pieces of the bytes after a VAR request's argument " \
+		    "struct */\n#define XGPULIB_MAX_TAIL 3\n")
 	for (i = 1; i <= n; i++) {
 		print "/* " o_name[i] ": " o_desc[i] " */" > f
 		nk = split(guest_kinds(i), kinds, " ")
@@ -514,8 +515,7 @@ function table_h(    f, i, nin, nout) {
 		    " * Every op of the wire protocol, described: for tests " \
 		    "that walk the\n * whole protocol (forged handles on " \
 		    "every op, say).  Not used by the\n * guest library or " \
-		    "the worker.")
-	print "#include <stddef.h>\n\n#include \"xgpuif.h\"\n" > f
+		    "the worker.", "#include <stddef.h>\n\n#include \"xgpuif.h\"\n")
 	print "struct xgpuif_call_field {\n\tsize_t off;\n\tconst char *kinds;" \
 	      "\t/* \"STREAM\", \"FUNCTION|KERNEL\", ... */\n};\n" > f
 	print "struct xgpuif_call_info {\n\tuint16_t op;\n\tconst char *name;" \
