@@ -2,8 +2,9 @@
 /* needs: xen-frontend/lib/xgpulib_etbl.c xen-frontend/lib/xgpulib_md2.c */
 /*
  * cuGetExportTable: which tables exist and their sizes, the slots cudart
- * uses (primary context, callback buffers, context checks, context-local
- * storage, integrity check), driven through fake identity ops.
+ * uses (primary context, callback buffers, context checks, integrity
+ * check), driven through fake identity ops (etbl_fake.h).  The
+ * context-local storage table is check_etbl_cls.c.
  */
 #include <check.h>
 #include <pthread.h>
@@ -17,130 +18,9 @@
 
 #include "xgpulib_etbl.h"
 #include "xgpulib_md2.h"
-
-/* ---- fake core ---------------------------------------------------------- */
-
-#define FAKE_NDEV 2
-
-struct CUctx_st {
-	int dummy;
-};
-
-static struct CUctx_st fake_primary[FAKE_NDEV], fake_other;
-static __thread CUcontext fake_current;
-static int fake_identity_fails;
-
-static const struct xgpulib_integrity_dev fake_devs[FAKE_NDEV] = {
-	{ { { 0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17,
-	      0x18, 0x19, 0x1a, 0x1b, 0x1c, 0x1d, 0x1e, 0x1f } }, 0, 0x1b, 0 },
-	{ { { 0x20, 0x21, 0x22, 0x23, 0x24, 0x25, 0x26, 0x27,
-	      0x28, 0x29, 0x2a, 0x2b, 0x2c, 0x2d, 0x2e, 0x2f } }, 1, 0x9a, 3 },
-};
-
-static int fake_device_count(void)
-{
-	return FAKE_NDEV;
-}
-
-static int fake_device_identity(int ordinal, CUuuid *uuid, int *pci_domain,
-				int *pci_bus, int *pci_device)
-{
-	if (ordinal < 0 || ordinal >= FAKE_NDEV || fake_identity_fails)
-		return -1;
-	*uuid = fake_devs[ordinal].uuid;
-	*pci_domain = fake_devs[ordinal].pci_domain;
-	*pci_bus = fake_devs[ordinal].pci_bus;
-	*pci_device = fake_devs[ordinal].pci_device;
-	return 0;
-}
-
-static CUresult fake_primary_ctx(CUdevice dev, CUcontext *pctx)
-{
-	if (dev < 0 || dev >= FAKE_NDEV)
-		return CUDA_ERROR_INVALID_DEVICE;
-	*pctx = &fake_primary[dev];
-	return CUDA_SUCCESS;
-}
-
-static CUcontext fake_current_ctx(void)
-{
-	return fake_current;
-}
-
-static int fake_driver_version(void)
-{
-	return 13000;
-}
-
-static const struct xgpulib_identity_ops fake_ops = {
-	.device_count = fake_device_count,
-	.device_identity = fake_device_identity,
-	.primary_ctx = fake_primary_ctx,
-	.current_ctx = fake_current_ctx,
-	.driver_version = fake_driver_version,
-};
-
-static void setup_ops(void)
-{
-	xgpulib_etbl_init(&fake_ops);
-}
+#include "etbl_fake.h"
 
 /* ---- tables ------------------------------------------------------------- */
-
-enum {
-	T_F8CFF951,
-	T_CUDART_INTERFACE,
-	T_TOOLS_HOOKS,
-	T_TOOLS_TLS,
-	T_CLS,
-	T_CONTEXT_CHECKS,
-	T_INTEGRITY_CHECK,
-	T_21318C60,
-};
-
-static const struct {
-	const char *name;
-	uint8_t id[16];
-	size_t slots;		/* 0: no size slot */
-} tables[] = {
-	[T_F8CFF951] = { "f8cff951",
-		{ 0xf8, 0xcf, 0xf9, 0x51, 0x21, 0x46, 0x8b, 0x4e,
-		  0xb9, 0xe2, 0xfb, 0x46, 0x9e, 0x7c, 0x0d, 0xd9 }, 3 },
-	[T_CUDART_INTERFACE] = { "CUDART_INTERFACE",
-		{ 0x6b, 0xd5, 0xfb, 0x6c, 0x5b, 0xf4, 0xe7, 0x4a,
-		  0x89, 0x87, 0xd9, 0x39, 0x12, 0xfd, 0x9d, 0xf9 }, 13 },
-	[T_TOOLS_HOOKS] = { "TOOLS_RUNTIME_CALLBACK_HOOKS",
-		{ 0xa0, 0x94, 0x79, 0x8c, 0x2e, 0x74, 0x2e, 0x74,
-		  0x93, 0xf2, 0x08, 0x00, 0x20, 0x0c, 0x0a, 0x66 }, 7 },
-	[T_TOOLS_TLS] = { "TOOLS_TLS",
-		{ 0x42, 0xd8, 0x5a, 0x81, 0x23, 0xf6, 0xcb, 0x47,
-		  0x82, 0x98, 0xf6, 0xe7, 0x8a, 0x3a, 0xec, 0xdc }, 3 },
-	[T_CLS] = { "CONTEXT_LOCAL_STORAGE",
-		{ 0xc6, 0x93, 0x33, 0x6e, 0x11, 0x21, 0xdf, 0x11,
-		  0xa8, 0xc3, 0x68, 0xf3, 0x55, 0xd8, 0x95, 0x93 }, 0 },
-	[T_CONTEXT_CHECKS] = { "CONTEXT_CHECKS",
-		{ 0x26, 0x3e, 0x88, 0x60, 0x7c, 0xd2, 0x61, 0x43,
-		  0x92, 0xf6, 0xbb, 0xd5, 0x00, 0x6d, 0xfa, 0x7e }, 15 },
-	[T_INTEGRITY_CHECK] = { "INTEGRITY_CHECK",
-		{ 0xd4, 0x08, 0x20, 0x55, 0xbd, 0xe6, 0x70, 0x4b,
-		  0x8d, 0x34, 0xba, 0x12, 0x3c, 0x66, 0xe1, 0xf2 }, 3 },
-	[T_21318C60] = { "21318c60",
-		{ 0x21, 0x31, 0x8c, 0x60, 0x97, 0x14, 0x32, 0x48,
-		  0x8c, 0xa6, 0x41, 0xff, 0x73, 0x24, 0xc8, 0xf2 }, 93 },
-};
-
-#define NTABLES (sizeof(tables) / sizeof(tables[0]))
-
-static const void *const *get_table(int t)
-{
-	const void *tbl = NULL;
-	CUuuid id;
-
-	memcpy(id.bytes, tables[t].id, 16);
-	ck_assert_int_eq(cuGetExportTable(&tbl, &id), CUDA_SUCCESS);
-	ck_assert_ptr_nonnull(tbl);
-	return tbl;
-}
 
 START_TEST(test_table_size_slot)
 {
@@ -370,237 +250,6 @@ START_TEST(test_context_checks)
 }
 END_TEST
 
-/* ---- CONTEXT_LOCAL_STORAGE ---------------------------------------------- */
-
-typedef void (*cls_dtor)(CUcontext ctx, void *key, void *value);
-typedef CUresult (*cls_put_fn)(CUcontext ctx, void *key, void *value,
-			       cls_dtor dtor);
-typedef CUresult (*cls_delete_fn)(CUcontext ctx, void *key);
-typedef CUresult (*cls_get_fn)(void **value, CUcontext ctx, void *key);
-
-static cls_put_fn cls_put;
-static cls_delete_fn cls_delete;
-static cls_get_fn cls_get;
-
-static void setup_cls(void)
-{
-	const void *const *tbl;
-
-	setup_ops();
-	tbl = get_table(T_CLS);
-	cls_put = (cls_put_fn)tbl[0];
-	cls_delete = (cls_delete_fn)tbl[1];
-	cls_get = (cls_get_fn)tbl[2];
-	fake_current = NULL;
-}
-
-static int key1, key2, key3;
-static int val1, val2, val3;
-
-struct dtor_call {
-	CUcontext ctx;
-	void *key;
-	void *value;
-};
-
-static struct dtor_call dtor_calls[8];
-static int ndtor_calls;
-
-static void record_dtor(CUcontext ctx, void *key, void *value)
-{
-	ck_assert_int_lt(ndtor_calls, 8);
-	dtor_calls[ndtor_calls].ctx = ctx;
-	dtor_calls[ndtor_calls].key = key;
-	dtor_calls[ndtor_calls].value = value;
-	ndtor_calls++;
-}
-
-START_TEST(test_cls_no_context)
-{
-	void *v = &v;
-
-	/* cudart's first get, before any context: 201 */
-	ck_assert_int_eq(cls_get(&v, NULL, &key1), CUDA_ERROR_INVALID_CONTEXT);
-	ck_assert_int_eq(cls_put(NULL, &key1, &val1, NULL),
-			 CUDA_ERROR_INVALID_CONTEXT);
-	ck_assert_int_eq(cls_delete(NULL, &key1),
-			 CUDA_ERROR_INVALID_CONTEXT);
-}
-END_TEST
-
-START_TEST(test_cls_no_core)
-{
-	const void *const *tbl = get_table(T_CLS);
-	void *v;
-
-	ck_assert_int_eq(((cls_get_fn)tbl[2])(&v, NULL, &key1),
-			 CUDA_ERROR_INVALID_CONTEXT);
-}
-END_TEST
-
-START_TEST(test_cls_put_get_delete)
-{
-	void *v = NULL;
-
-	fake_current = &fake_primary[0];
-	/* cudart's second get, with a context but nothing stored: 400 */
-	ck_assert_int_eq(cls_get(&v, NULL, &key1), CUDA_ERROR_INVALID_HANDLE);
-
-	ck_assert_int_eq(cls_put(NULL, &key1, &val1, record_dtor),
-			 CUDA_SUCCESS);
-	ck_assert_int_eq(cls_get(&v, NULL, &key1), CUDA_SUCCESS);
-	ck_assert_ptr_eq(v, &val1);
-	/* NULL ctx is the current one, so the explicit one sees it too */
-	v = NULL;
-	ck_assert_int_eq(cls_get(&v, &fake_primary[0], &key1), CUDA_SUCCESS);
-	ck_assert_ptr_eq(v, &val1);
-	/* other keys and other contexts are separate */
-	ck_assert_int_eq(cls_get(&v, NULL, &key2), CUDA_ERROR_INVALID_HANDLE);
-	ck_assert_int_eq(cls_get(&v, &fake_primary[1], &key1),
-			 CUDA_ERROR_INVALID_HANDLE);
-
-	/* put again replaces */
-	ck_assert_int_eq(cls_put(&fake_primary[0], &key1, &val2, record_dtor),
-			 CUDA_SUCCESS);
-	ck_assert_int_eq(cls_get(&v, NULL, &key1), CUDA_SUCCESS);
-	ck_assert_ptr_eq(v, &val2);
-
-	/* delete forgets without running the destructor */
-	ck_assert_int_eq(cls_delete(&fake_primary[0], &key1), CUDA_SUCCESS);
-	ck_assert_int_eq(cls_get(&v, NULL, &key1), CUDA_ERROR_INVALID_HANDLE);
-	ck_assert_int_eq(ndtor_calls, 0);
-	/* deleting what is not there is harmless */
-	ck_assert_int_eq(cls_delete(NULL, &key1), CUDA_SUCCESS);
-
-	ck_assert_int_eq(cls_get(NULL, NULL, &key1), CUDA_ERROR_INVALID_VALUE);
-}
-END_TEST
-
-START_TEST(test_cls_release_runs_dtors)
-{
-	void *v;
-
-	fake_current = &fake_primary[0];
-	ck_assert_int_eq(cls_put(NULL, &key1, &val1, record_dtor),
-			 CUDA_SUCCESS);
-	ck_assert_int_eq(cls_put(NULL, &key2, &val2, NULL), CUDA_SUCCESS);
-	ck_assert_int_eq(cls_put(NULL, &key3, &val3, record_dtor),
-			 CUDA_SUCCESS);
-	ck_assert_int_eq(cls_put(&fake_primary[1], &key1, &val3, record_dtor),
-			 CUDA_SUCCESS);
-
-	xgpulib_cls_release_ctx(&fake_primary[0]);
-	/* newest first, with (ctx, key, value); none for the NULL dtor */
-	ck_assert_int_eq(ndtor_calls, 2);
-	ck_assert_ptr_eq(dtor_calls[0].ctx, &fake_primary[0]);
-	ck_assert_ptr_eq(dtor_calls[0].key, &key3);
-	ck_assert_ptr_eq(dtor_calls[0].value, &val3);
-	ck_assert_ptr_eq(dtor_calls[1].ctx, &fake_primary[0]);
-	ck_assert_ptr_eq(dtor_calls[1].key, &key1);
-	ck_assert_ptr_eq(dtor_calls[1].value, &val1);
-	/* the context's entries are gone, the other context's are not */
-	ck_assert_int_eq(cls_get(&v, NULL, &key1), CUDA_ERROR_INVALID_HANDLE);
-	ck_assert_int_eq(cls_get(&v, NULL, &key2), CUDA_ERROR_INVALID_HANDLE);
-	ck_assert_int_eq(cls_get(&v, &fake_primary[1], &key1), CUDA_SUCCESS);
-	ck_assert_ptr_eq(v, &val3);
-
-	/* once only */
-	xgpulib_cls_release_ctx(&fake_primary[0]);
-	ck_assert_int_eq(ndtor_calls, 2);
-	xgpulib_cls_release_ctx(NULL);
-	ck_assert_int_eq(ndtor_calls, 2);
-
-	/* a released context can store again */
-	ck_assert_int_eq(cls_put(NULL, &key1, &val2, NULL), CUDA_SUCCESS);
-	ck_assert_int_eq(cls_get(&v, NULL, &key1), CUDA_SUCCESS);
-	ck_assert_ptr_eq(v, &val2);
-}
-END_TEST
-
-/* A destructor may use the storage itself (cudart's do) */
-static void reentrant_dtor(CUcontext ctx, void *key, void *value)
-{
-	void *v;
-
-	(void)value;
-	ck_assert_int_eq(cls_get(&v, ctx, key), CUDA_ERROR_INVALID_HANDLE);
-	ck_assert_int_eq(cls_delete(ctx, &key2), CUDA_SUCCESS);
-	ck_assert_int_eq(cls_put(&fake_other, &key3, &val3, NULL),
-			 CUDA_SUCCESS);
-	ndtor_calls++;
-}
-
-START_TEST(test_cls_reentrant_dtor)
-{
-	void *v;
-
-	ck_assert_int_eq(cls_put(&fake_primary[0], &key1, &val1,
-				 reentrant_dtor), CUDA_SUCCESS);
-	ck_assert_int_eq(cls_put(&fake_primary[0], &key2, &val2,
-				 record_dtor), CUDA_SUCCESS);
-	xgpulib_cls_release_ctx(&fake_primary[0]);
-	/* key2's destructor ran first (newest), then key1's */
-	ck_assert_int_eq(ndtor_calls, 2);
-	ck_assert_ptr_eq(dtor_calls[0].key, &key2);
-	ck_assert_int_eq(cls_get(&v, &fake_other, &key3), CUDA_SUCCESS);
-	ck_assert_ptr_eq(v, &val3);
-}
-END_TEST
-
-/* Many keys, many threads, each with its own current context */
-#define CLS_THREADS 8
-#define CLS_KEYS 200
-
-static char thread_keys[CLS_THREADS][CLS_KEYS];
-
-static void *cls_worker(void *arg)
-{
-	int t = (int)(intptr_t)arg, k, round;
-	struct CUctx_st *ctx = &fake_primary[t % FAKE_NDEV];
-	void *v;
-
-	fake_current = ctx;
-	for (round = 0; round < 20; round++) {
-		for (k = 0; k < CLS_KEYS; k++)
-			if (cls_put(NULL, &thread_keys[t][k],
-				    (void *)(intptr_t)(k + round), NULL))
-				return (void *)1;
-		for (k = 0; k < CLS_KEYS; k++) {
-			if (cls_get(&v, NULL, &thread_keys[t][k]) ||
-			    v != (void *)(intptr_t)(k + round))
-				return (void *)2;
-		}
-		for (k = 0; k < CLS_KEYS; k += 2)
-			if (cls_delete(ctx, &thread_keys[t][k]))
-				return (void *)3;
-		for (k = 0; k < CLS_KEYS; k++) {
-			CUresult rc = cls_get(&v, NULL, &thread_keys[t][k]);
-
-			if (rc != (k % 2 ? CUDA_SUCCESS :
-				   CUDA_ERROR_INVALID_HANDLE))
-				return (void *)4;
-		}
-	}
-	return NULL;
-}
-
-START_TEST(test_cls_threads)
-{
-	pthread_t th[CLS_THREADS];
-	void *ret;
-	int i;
-
-	for (i = 0; i < CLS_THREADS; i++)
-		ck_assert_int_eq(pthread_create(&th[i], NULL, cls_worker,
-						(void *)(intptr_t)i), 0);
-	for (i = 0; i < CLS_THREADS; i++) {
-		ck_assert_int_eq(pthread_join(th[i], &ret), 0);
-		ck_assert_msg(ret == NULL, "thread %d failed at step %ld", i,
-			      (long)(intptr_t)ret);
-	}
-}
-END_TEST
-
 /* ---- INTEGRITY_CHECK ---------------------------------------------------- */
 
 typedef CUresult (*integrity_fn)(uint32_t version, uint64_t secs,
@@ -767,15 +416,6 @@ static Suite *etbl_suite(void)
 	tcase_add_test(tc, test_context_checks);
 	suite_add_tcase(s, tc);
 
-	tc = tcase_create("cls");
-	tcase_add_checked_fixture(tc, setup_cls, NULL);
-	tcase_add_test(tc, test_cls_no_context);
-	tcase_add_test(tc, test_cls_put_get_delete);
-	tcase_add_test(tc, test_cls_release_runs_dtors);
-	tcase_add_test(tc, test_cls_reentrant_dtor);
-	tcase_add_test(tc, test_cls_threads);
-	suite_add_tcase(s, tc);
-
 	tc = tcase_create("integrity");
 	tcase_add_checked_fixture(tc, setup_ops, NULL);
 	tcase_add_test(tc, test_integrity_constants);
@@ -788,7 +428,6 @@ static Suite *etbl_suite(void)
 	/* before the core has called xgpulib_etbl_init */
 	tc = tcase_create("no core");
 	tcase_add_test(tc, test_cudart_primary_ctx_no_core);
-	tcase_add_test(tc, test_cls_no_core);
 	tcase_add_test(tc, test_integrity_no_core);
 	suite_add_tcase(s, tc);
 	return s;

@@ -352,6 +352,7 @@ build_all() {
 	# ---- Dom0 image
 	local D=$IMG/dom0 X=/usr/lib/xen-4.17/bin
 	skeleton "$D" || { BUILD_WHY="dom0 skeleton"; return 1; }
+	# /init; the parts it sources go to /opt/xgpu (below)
 	install -m 0755 tests/xen/dom0-init.sh "$D/init"
 	put_bin "$D" /bin/dash /usr/bin/dash || { BUILD_WHY="dash"; return 1; }
 	ln -sf dash "$D/usr/bin/sh"
@@ -404,6 +405,12 @@ build_all() {
 	[ -f tools/hotplug/xgpu ] &&
 		install -m 0755 tools/hotplug/xgpu "$D/opt/xgpu/hotplug-xgpu"
 	install -m 0755 tests/xen/uevent-helper.sh "$D/opt/xgpu/uevent-helper"
+	# the parts /init sources: its helpers and its steps
+	for f in tests/xen/dom0-*.sh; do
+		[ "$f" = tests/xen/dom0-init.sh ] && continue
+		install -m 0644 "$f" "$D/opt/xgpu/${f##*/}" ||
+			{ BUILD_WHY="dom0 image: $f"; return 1; }
+	done
 	put_bin "$D" "$O/lib/libcuda.so.1" /usr/lib/xgpu/libcuda.so.1 &&
 	put_bin "$D" "$B/xbench" /usr/bin/xbench &&
 	put_bin "$D" "$B/memstress" /usr/bin/memstress ||

@@ -29,270 +29,42 @@
  * Watches need the threaded libxenstore.so.4 (xgpub_xs.h); without it the
  * daemon looks every XGPUB_XEN_POLL_MS instead.
  *
+ * The channels of a device (their workers, refusals, stopped workers and
+ * the orphans of an earlier daemon) are xgpub_xen_chans.c; what both files
+ * share is xgpub_xen_state.h.
+ *
  * The daemon itself never maps a guest page: a guest's bad values can
  * only hurt the one worker that serves them.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <xenstore.h>
 #include <xen/io/xenbus.h>
 
 #include "xgpub_daemon.h"
-#include "xgpub_worker.h"
 #include "xgpub_xen.h"
-#include "xgpub_xs.h"
-
-#define BE_ROOT	"/local/domain/0/backend/" XGPUIF_XEN_DEVTYPE
-#define MAX_DEVS 256
-#define MAX_CH ((int)XGPUIF_XEN_MAX_CHANNELS)
-
-struct xch {
-	bool used;
-	uint32_t n;
-	pid_t pid;		/* 0: no worker */
-	bool done;		/* its worker ran and exited */
-};
-
-struct xdev {
-	bool used;
-	uint32_t domid, devid;
-	char be[96], fe[128];
-	bool watching;
-	bool waiting_logged;
-	bool seen;		/* looked at once by this daemon */
-	struct xch ch[MAX_CH];
-};
-
-struct xgpub_xen {
-	struct xs_handle *xs;
-	bool polling;		/* no watches: look every POLL_MS */
-	int fd;			/* watch events wake the daemon here */
-	int alive_w;		/* workers see its end: the daemon died */
-	struct xgpub_xen_limits lim;
-	struct xdev dev[MAX_DEVS];
-};
+#include "xgpub_xen_state.h"
 
 static struct xgpub_xen *the_xen;
-
-static char *rd(struct xgpub_xen *x, const char *dir, const char *node)
-{
-	char path[256];
-	unsigned int len;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, node);
-	return xgpub_xs->read(x->xs, XBT_NULL, path, &len);
-}
-
-static long rd_long(struct xgpub_xen *x, const char *dir, const char *node,
-		    long def)
-{
-	char *v = rd(x, dir, node), *end;
-	long n;
-
-	if (!v)
-		return def;
-	n = strtol(v, &end, 10);
-	if (end == v || *end)
-		n = def;
-	free(v);
-	return n;
-}
-
-static void wr(struct xgpub_xen *x, const char *dir, const char *node,
-	       const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-
-static void wr(struct xgpub_xen *x, const char *dir, const char *node,
-	       const char *fmt, ...)
-{
-	char path[256], val[160];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(val, sizeof(val), fmt, ap);
-	va_end(ap);
-	snprintf(path, sizeof(path), "%s/%s", dir, node);
-	if (!xgpub_xs->write(x->xs, XBT_NULL, path, val, strlen(val)))
-		xgpub_err("xenstore: cannot write %s: %s", path,
-			  strerror(errno));
-}
-
-static void rm(struct xgpub_xen *x, const char *dir, const char *node)
-{
-	char path[256];
-
-	snprintf(path, sizeof(path), "%s%s%s", dir, node ? "/" : "",
-		 node ? node : "");
-	xgpub_xs->rm(x->xs, XBT_NULL, path);
-}
 
 void xgpub_xen_domain_name(struct xgpub_xen *x, uint32_t domid, char *buf,
 			   size_t len)
 {
-	char path[64], *v;
-	unsigned int n;
-
 	buf[0] = 0;
 	if (!x)
 		x = the_xen;
 	if (!x)
 		return;
-	snprintf(path, sizeof(path), "/local/domain/%u/name", domid);
-	v = xgpub_xs->read(x->xs, XBT_NULL, path, &n);
-	if (v) {
-		snprintf(buf, len, "%s", v);
-		free(v);
-	}
+	dom_name(x, domid, buf, len);
 }
 
-/* ---- workers ------------------------------------------------------------ */
-
-struct chan_arg {
-	uint32_t domid, devid, ch;
-	struct xgpub_xen_limits lim;
-	const struct xgpub_options *opt;
-};
-
-static int chan_main(void *p)
-{
-	struct chan_arg *a = p;
-	struct xgpub_transport *t;
-
-	/*
-	 * Not killed with the daemon (xgpub_spawn's PDEATHSIG): the worker's
-	 * watchdog sees the daemon's pipe end, tells the guest (ch/<n>/error,
-	 * Closed: its process gets EPIPE instead of waiting for a daemon
-	 * that is not there) and the worker ends.
-	 */
-	if (xgpub_xen_alive_fd >= 0)
-		prctl(PR_SET_PDEATHSIG, 0);
-
-	if (xgpub_xen_chan_open(a->domid, a->devid, a->ch, &a->lim, &t))
-		return 3;
-	return xgpub_worker_run(t, a->opt);
-}
-
-static const struct xgpub_options *xen_opt;
-
-static void spawn_channel(struct xgpub_xen *x, struct xdev *d,
-			  struct xch *c)
-{
-	struct chan_arg a = {
-		d->domid, d->devid, c->n, x->lim, xen_opt
-	};
-	struct xgpub_child info;
-	char *name = NULL, path[192];
-	unsigned int len;
-	pid_t pid;
-
-	memset(&info, 0, sizeof(info));
-	info.kind = XGPUB_CHILD_XEN;
-	info.domid = d->domid;
-	info.devid = d->devid;
-	info.ch = c->n;
-	xgpub_xen_domain_name(x, d->domid, info.name, sizeof(info.name));
-	snprintf(path, sizeof(path), "%s/ch/%u/name", d->fe, c->n);
-	name = xgpub_xs->read(x->xs, XBT_NULL, path, &len);
-	if (name) {
-		for (char *q = name; *q; q++)
-			if (*q < 0x20 || *q > 0x7e)
-				*q = '?';
-		snprintf(info.proc, sizeof(info.proc), "%s", name);
-		free(name);
-	}
-	pid = xgpub_spawn(&info, chan_main, &a);
-	if (pid < 0) {
-		char be[160];
-
-		snprintf(be, sizeof(be), "%s/ch/%u", d->be, c->n);
-		wr(x, be, "error", "backend cannot fork a worker");
-		wr(x, be, "state", "%d", XenbusStateClosed);
-		c->done = true;
-		return;
-	}
-	c->pid = pid;
-	xgpub_info("dom%u ch%u: worker pid %d", d->domid, c->n, pid);
-}
-
-/*
- * Workers this daemon stopped, and why: their end is then no error, and
- * the line that says so can name the reason (the device may be forgotten
- * by the time the worker is reaped).
- */
-enum stop_why { STOP_NONE, STOP_FRONTEND, STOP_DESTROY, STOP_REMOVED,
-		STOP_SHUTDOWN };
-
-static struct {
-	pid_t pid;
-	uint32_t domid, ch;
-	enum stop_why why;
-} stopped[256];
-
-static void note_stopped(pid_t pid, uint32_t domid, uint32_t ch,
-			 enum stop_why why)
-{
-	int slot = -1;
-
-	for (int i = 0; i < (int)(sizeof(stopped) / sizeof(stopped[0])); i++) {
-		if (stopped[i].pid == pid) {
-			slot = i;
-			break;
-		}
-		if (!stopped[i].pid && slot < 0)
-			slot = i;
-	}
-	if (slot < 0)
-		return;		/* only the log line is lost */
-	/* a later, stronger reason (the domain went) wins */
-	if (stopped[slot].pid == pid && why < stopped[slot].why)
-		return;
-	stopped[slot].pid = pid;
-	stopped[slot].domid = domid;
-	stopped[slot].ch = ch;
-	stopped[slot].why = why;
-}
-
-static void kill_workers(struct xdev *d, int sig, enum stop_why why)
-{
-	for (int i = 0; i < MAX_CH; i++) {
-		if (d->ch[i].used && d->ch[i].pid) {
-			note_stopped(d->ch[i].pid, d->domid, d->ch[i].n, why);
-			kill(d->ch[i].pid, sig);
-		}
-	}
-}
-
-/* a worker we stopped was reaped: say why it ended, as information */
-static void log_stopped(pid_t pid)
-{
-	static const char *const what[] = {
-		[STOP_FRONTEND] = "the frontend closed the device",
-		[STOP_DESTROY] = "domain destroy",
-		[STOP_REMOVED] = "the device was removed",
-		[STOP_SHUTDOWN] = "daemon shutdown",
-	};
-
-	for (int i = 0; i < (int)(sizeof(stopped) / sizeof(stopped[0])); i++) {
-		if (stopped[i].pid != pid)
-			continue;
-		xgpub_info("dom%u ch%u: worker stopped after %s",
-			   stopped[i].domid, stopped[i].ch,
-			   what[stopped[i].why]);
-		stopped[i].pid = 0;
-		return;
-	}
-}
-
-/* ---- the state machine ------------------------------------------------------ */
+/* ---- the state machine -------------------------------------------------- */
 
 static struct xdev *dev_find(struct xgpub_xen *x, uint32_t domid,
 			     uint32_t devid, bool create)
@@ -323,175 +95,8 @@ static void dev_forget(struct xgpub_xen *x, struct xdev *d,
 {
 	if (d->watching)
 		xgpub_xs->unwatch(x->xs, d->fe, "fe");
-	kill_workers(d, SIGKILL, why);
+	xgpub_xen_kill_workers(d, SIGKILL, why);
 	d->used = false;
-}
-
-static bool live_workers(struct xdev *d)
-{
-	for (int i = 0; i < MAX_CH; i++)
-		if (d->ch[i].used && d->ch[i].pid)
-			return true;
-	return false;
-}
-
-static struct xch *ch_find(struct xdev *d, uint32_t n, bool create)
-{
-	struct xch *free_c = NULL;
-
-	for (int i = 0; i < MAX_CH; i++) {
-		if (d->ch[i].used && d->ch[i].n == n)
-			return &d->ch[i];
-		if (!d->ch[i].used && !free_c)
-			free_c = &d->ch[i];
-	}
-	if (!create || !free_c)
-		return NULL;
-	memset(free_c, 0, sizeof(*free_c));
-	free_c->used = true;
-	free_c->n = n;
-	return free_c;
-}
-
-static void refuse_channel(struct xgpub_xen *x, struct xdev *d, uint32_t n,
-			   const char *why, bool force)
-{
-	char be[160], *st;
-
-	snprintf(be, sizeof(be), "%s/ch/%u", d->be, n);
-	st = rd(x, be, "state");
-	if (st && !force) {	/* already answered */
-		free(st);
-		return;
-	}
-	free(st);
-	xgpub_err("dom%u ch%u: refused: %s", d->domid, n, why);
-	wr(x, be, "error", "%s", why);
-	wr(x, be, "state", "%d", XenbusStateClosed);
-}
-
-static void scan_channels(struct xgpub_xen *x, struct xdev *d, bool connected)
-{
-	char path[192], **ents;
-	unsigned int num = 0;
-	int live = 0;
-
-	for (int i = 0; i < MAX_CH; i++)
-		if (d->ch[i].used && d->ch[i].pid)
-			live++;
-
-	/* frontend channels: new ones get a worker */
-	snprintf(path, sizeof(path), "%s/ch", d->fe);
-	ents = xgpub_xs->directory(x->xs, XBT_NULL, path, &num);
-	for (unsigned int i = 0; ents && i < num; i++) {
-		char *end, fech[160];
-		unsigned long n = strtoul(ents[i], &end, 10);
-		struct xch *c;
-		long st;
-
-		if (*end || end == ents[i] || n > INT32_MAX)
-			continue;	/* not ours to judge: ignore */
-		snprintf(fech, sizeof(fech), "%s/ch/%lu", d->fe, n);
-		st = rd_long(x, fech, "state", -1);
-		c = ch_find(d, (uint32_t)n, false);
-		if (st != XenbusStateInitialised || (c && (c->pid || c->done)))
-			continue;
-		if (!connected) {
-			refuse_channel(x, d, (uint32_t)n,
-				       "device is not connected", false);
-			continue;
-		}
-		if (live >= (int)x->lim.max_channels) {
-			refuse_channel(x, d, (uint32_t)n,
-				       "too many channels on this device",
-				       false);
-			continue;
-		}
-		c = c ? c : ch_find(d, (uint32_t)n, true);
-		if (!c) {
-			refuse_channel(x, d, (uint32_t)n,
-				       "too many channels on this device",
-				       false);
-			continue;
-		}
-		spawn_channel(x, d, c);
-		live++;
-	}
-	free(ents);
-
-	/* channels whose frontend node is gone: forget them */
-	for (int i = 0; i < MAX_CH; i++) {
-		struct xch *c = &d->ch[i];
-		char fech[160], *st;
-
-		if (!c->used || c->pid)
-			continue;
-		snprintf(fech, sizeof(fech), "%s/ch/%u", d->fe, c->n);
-		st = rd(x, fech, "state");
-		if (st) {
-			free(st);
-			continue;
-		}
-		snprintf(fech, sizeof(fech), "ch/%u", c->n);
-		rm(x, d->be, fech);
-		c->used = false;
-	}
-	/* our nodes of refused channels whose frontend node went away */
-	snprintf(path, sizeof(path), "%s/ch", d->be);
-	ents = xgpub_xs->directory(x->xs, XBT_NULL, path, &num);
-	for (unsigned int i = 0; ents && i < num; i++) {
-		char fech[160], *st, *end;
-		unsigned long n = strtoul(ents[i], &end, 10);
-
-		if (*end || ch_find(d, (uint32_t)n, false))
-			continue;
-		snprintf(fech, sizeof(fech), "%s/ch/%s", d->fe, ents[i]);
-		st = rd(x, fech, "state");
-		if (st) {
-			free(st);
-			continue;
-		}
-		snprintf(fech, sizeof(fech), "ch/%s", ents[i]);
-		rm(x, d->be, fech);
-	}
-	free(ents);
-}
-
-/*
- * A daemon that restarts finds channels that a previous daemon's workers
- * served: nobody serves them now, so say so, and their processes get
- * EPIPE instead of waiting forever.  A channel still waiting for its
- * first answer (Initialised, no backend state: announced while no daemon
- * ran) is served as usual.
- */
-static void orphans(struct xgpub_xen *x, struct xdev *d)
-{
-	char path[192], **ents;
-	unsigned int num = 0;
-
-	snprintf(path, sizeof(path), "%s/ch", d->fe);
-	ents = xgpub_xs->directory(x->xs, XBT_NULL, path, &num);
-	for (unsigned int i = 0; ents && i < num; i++) {
-		char *end, dir[160];
-		unsigned long n = strtoul(ents[i], &end, 10);
-		struct xch *c;
-
-		if (*end || end == ents[i] || n > INT32_MAX)
-			continue;
-		snprintf(dir, sizeof(dir), "%s/ch/%lu", d->be, n);
-		if (rd_long(x, dir, "state", -1) < 0) {
-			snprintf(dir, sizeof(dir), "%s/ch/%lu", d->fe, n);
-			if (rd_long(x, dir, "state", -1) ==
-			    XenbusStateInitialised)
-				continue;
-		}
-		refuse_channel(x, d, (uint32_t)n, "the backend restarted",
-			       true);
-		c = ch_find(d, (uint32_t)n, true);
-		if (c)
-			c->done = true;
-	}
-	free(ents);
 }
 
 static void publish_limits(struct xgpub_xen *x, struct xdev *d)
@@ -543,7 +148,7 @@ static void step_device(struct xgpub_xen *x, struct xdev *d)
 	if (!d->seen) {
 		d->seen = true;
 		if (be_st >= XenbusStateInitWait)
-			orphans(x, d);
+			xgpub_xen_orphans(x, d);
 	}
 
 	switch (be_st) {
@@ -597,7 +202,7 @@ static void step_device(struct xgpub_xen *x, struct xdev *d)
 			xgpub_info("dom%u dev%u: %s", d->domid, d->devid,
 				   gone ? "domain going away" :
 					  "frontend closing");
-			kill_workers(d, SIGTERM,
+			xgpub_xen_kill_workers(d, SIGTERM,
 				     gone ? STOP_DESTROY : STOP_FRONTEND);
 			wr(x, d->be, "state", "%d", XenbusStateClosed);
 			be_st = XenbusStateClosed;
@@ -608,7 +213,8 @@ static void step_device(struct xgpub_xen *x, struct xdev *d)
 		/* a frontend starting over (module reloaded), or this daemon
 		 * restarted after closing the device */
 		if ((fe_st == XenbusStateInitialising ||
-		     fe_st == XenbusStateClosed) && !live_workers(d)) {
+		     fe_st == XenbusStateClosed) &&
+		    !xgpub_xen_live_workers(d)) {
 			rm(x, d->be, "ch");
 			memset(d->ch, 0, sizeof(d->ch));
 			rm(x, d->be, "error");
@@ -618,7 +224,7 @@ static void step_device(struct xgpub_xen *x, struct xdev *d)
 	default:
 		break;
 	}
-	scan_channels(x, d, be_st == XenbusStateConnected);
+	xgpub_xen_scan_channels(x, d, be_st == XenbusStateConnected);
 }
 
 static void scan(struct xgpub_xen *x)
@@ -715,7 +321,7 @@ struct xgpub_xen *xgpub_xen_start(const struct xgpub_xen_limits *lim,
 	x->lim = *lim;
 	x->fd = -1;
 	x->alive_w = -1;
-	xen_opt = opt;
+	x->opt = opt;
 	xgpub_xs_load(why, sizeof(why));
 	x->xs = xgpub_xs->open(0);
 	if (!x->xs) {
@@ -790,20 +396,9 @@ void xgpub_xen_poll(struct xgpub_xen *x)
 	scan(x);
 }
 
-/* its worker is gone, its pages unmapped: the channel is Closed */
-static void ch_closed(struct xgpub_xen *x, struct xdev *d,
-		      const struct xch *c)
-{
-	char be[160];
-
-	snprintf(be, sizeof(be), "%s/ch/%u", d->be, c->n);
-	if (rd_long(x, be, "state", -1) != XenbusStateClosed)
-		wr(x, be, "state", "%d", XenbusStateClosed);
-}
-
 void xgpub_xen_child_exited(struct xgpub_xen *x, pid_t pid)
 {
-	log_stopped(pid);
+	xgpub_xen_log_stopped(pid);
 	for (int i = 0; i < MAX_DEVS; i++) {
 		struct xdev *d = &x->dev[i];
 
@@ -817,7 +412,7 @@ void xgpub_xen_child_exited(struct xgpub_xen *x, pid_t pid)
 			c->pid = 0;
 			c->done = true;
 			/* a worker that died without a word still closes */
-			ch_closed(x, d, c);
+			xgpub_xen_ch_closed(x, d, c);
 			return;
 		}
 	}
@@ -829,7 +424,8 @@ void xgpub_xen_stop(struct xgpub_xen *x)
 		return;
 	for (int i = 0; i < MAX_DEVS; i++)
 		if (x->dev[i].used)
-			kill_workers(&x->dev[i], SIGTERM, STOP_SHUTDOWN);
+			xgpub_xen_kill_workers(&x->dev[i], SIGTERM,
+					       STOP_SHUTDOWN);
 	/*
 	 * A channel is said Closed once its worker is gone, i.e. its pages
 	 * unmapped: then the frontend can give them back at once, rather
@@ -847,7 +443,8 @@ void xgpub_xen_stop(struct xgpub_xen *x)
 
 				if (!c->used || !c->pid)
 					continue;
-				if (tries == 200)	/* 2 s: no more waiting */
+				/* 2 s: no more waiting */
+				if (tries == 200)
 					kill(c->pid, SIGKILL);
 				r = waitpid(c->pid, NULL, WNOHANG);
 				if (r == 0) {
@@ -855,7 +452,7 @@ void xgpub_xen_stop(struct xgpub_xen *x)
 					continue;
 				}
 				c->pid = 0;
-				ch_closed(x, d, c);
+				xgpub_xen_ch_closed(x, d, c);
 			}
 		}
 		if (!left)

@@ -1,0 +1,447 @@
+# SPDX-License-Identifier: MIT
+# shellcheck shell=dash
+#
+# dom0-steps-guests.sh: the steps of the test Dom0's /init that run once
+# the DomUs and the daemon are up (dom0-steps-bringup.sh), one function
+# each, run by dom0-init.sh in this order:
+#
+#   step_vcpu_coord       vcpu-coord: the VCPU coordinator, measured
+#   step_list             list: both guests busy, `xgpu list` shows both
+#   step_destroy_busy     destroy-busy: domu1 destroyed in mid-call
+#   step_hostile          hostile-xenstore, hostile-ring (run by domu2)
+#   step_measure          measure: xbench, Xen transport and local
+#   step_backend_restart  backend-restart: SIGTERM, then SIGKILL
+#   step_unbind_busy      unbind-busy: unbind and rmmod under an open fd
+#   step_teardown         teardown: domu2 goes, nothing is left
+
+# ---- step vcpu-coord: the VCPU coordinator, checked and measured ------------
+#
+# Both DomUs' VCPUs share physical CPU 1 (Dom0 keeps CPU 0): domu1 spins
+# on it (a CPU hog with the default weight) while domu2 feeds the GPU in
+# turns (20 ms of CPU work, a 5 ms kernel of the fake device, sync).  How
+# many turns domu2 gets through depends on the CPU Xen gives it, which is
+# what the coordinator changes.  Phases (VCPU_S seconds each):
+#   alone    no hog: the reference
+#   off      hog; `xgpu vcpu off`; domu2 GPU weight 1024 (VCPU weight 256)
+#   weights  hog; on without boost; GPU weight 1024 -> VCPU weight 4 x base
+#   boost    hog; on, boost 200% for 10 ms; GPU weight 256
+#   both     hog; on, boost; GPU weight 1024
+# It must hold: the coordinator is on (credit2, or credit with
+# XEN_SCHED=credit, via libxenctrl), domu2's
+# VCPU weight is 4 x base while it runs with GPU weight 1024 and base with
+# the coordinator off or once its programs end, boosts happen in the boost
+# phase, every run succeeds.  The turn rates are printed, not judged (TCG).
+
+vw() {
+	xl "sched-${XEN_SCHED:-credit2}" -d "$1" 2>/dev/null |
+		awk 'NR == 2 { print $3 }'
+}
+vw_is() {
+	[ "$(vw domu2)" = "$1" ]
+}
+# the coordinator's line for domain $1 in `xgpu vcpu` (while it runs)
+vdom() {
+	xgpu vcpu 2>/dev/null | awk -v d="$1" '$1 == d'
+}
+# vphase NAME GPU-WEIGHT VCPU-ARGS...: run domu2's phase NAME; sets
+# VRES (its result), VW (domu2's VCPU weight halfway), VB (boosts so far)
+vphase() {
+	local n=$1 w=$2
+	shift 2
+	xgpu sched-credit -d domu2 -w "$w" >/dev/null 2>&1 ||
+		why="${why}sched-credit -w $w failed; "
+	xgpu vcpu "$@" >/tmp/vcpu-set.out 2>&1 ||
+		why="${why}xgpu vcpu $*: $(tail -n 1 /tmp/vcpu-set.out); "
+	cmd "$D2" "vcpu-$n"
+	sleep $((VCPU_S / 2 + 1))
+	VW=$(vw domu2)
+	VB=$(vdom "$D2" | awk '{ print $8 }')
+	vdom "$D2" >"/tmp/vcpu-$n.dom"
+	VRES=
+	wait_res "$D2" "vrun-$n" $((VCPU_S + 90)) && VRES=$RES
+	case $VRES in
+	turns=*) ;;
+	*) why="${why}phase $n: ${VRES:-no result}; " ;;
+	esac
+	echo "XGPU-VCPU $n gpu_weight=$w vcpu_weight=${VW:-?} boosts=${VB:-0} $VRES"
+}
+step_vcpu_coord() {
+	if [ "${VCPU_S:-0}" -le 0 ]; then
+		pass "vcpu-coord (not run: VCPU_S=0)"
+	elif ! blocked vcpu-coord; then
+		why=
+		xgpu vcpu >/tmp/vcpu.out 2>&1
+		show "xgpu vcpu: " /tmp/vcpu.out
+		grep -q "VCPU coordination: on (xen ${XEN_SCHED:-credit2} " /tmp/vcpu.out ||
+			why="${why}coordinator not on with ${XEN_SCHED:-credit2}: $(head -n 1 /tmp/vcpu.out); "
+		base=$(vw domu2)
+		xl vcpu-pin Domain-0 all 0 >/dev/null 2>&1
+		xl vcpu-pin domu1 all 1 >/dev/null 2>&1 &&
+			xl vcpu-pin domu2 all 1 >/dev/null 2>&1 ||
+			why="${why}xl vcpu-pin failed; "
+		xenstore-write "/local/domain/$D2/data/xgpu-vcpu-secs" "$VCPU_S" \
+			"/local/domain/$D2/data/xgpu-vcpu-phases" "alone off weights boost both"
+		cmd "$D2" vcpu-calib
+		if wait_res "$D2" vcalib 150 && [ "${RES#FAIL}" = "$RES" ]; then
+			say "vcpubench: $RES loops for 20 ms of CPU work"
+			vphase alone 256 on -b 200:10
+			cmd "$D1" vcpu-hog
+			wait_res "$D1" hog 60 || why="${why}domu1 did not start its hog; "
+			vphase off 1024 off
+			[ "$VW" = "$base" ] ||
+				why="${why}off: domu2 VCPU weight $VW, not its own $base; "
+			vphase weights 1024 on -b 100
+			[ "$VW" = $((base * 4)) ] ||
+				why="${why}weights: domu2 VCPU weight $VW, not 4 x $base; "
+			vphase boost 256 on -b 200:10
+			[ "${VB:-0}" -gt 0 ] 2>/dev/null ||
+				why="${why}boost: no boost counted ($(cat /tmp/vcpu-boost.dom)); "
+			vphase both 1024 on -b 200:10
+			cmd "$D1" vcpu-done
+			wait_res "$D1" hogstop 30 || why="${why}domu1's hog did not stop; "
+		else
+			why="${why}calibration: ${RES:-no result}; "
+			cmd "$D1" vcpu-done
+		fi
+		# back to the defaults; domu2's programs ended: its own weight again
+		xgpu sched-credit -d domu2 -w 256 >/dev/null 2>&1
+		xgpu vcpu on >/dev/null 2>&1
+		wait_until 5 vw_is "$base" ||
+			why="${why}domu2's VCPU weight $(vw domu2) after the runs, not $base; "
+		for d in Domain-0 domu1 domu2; do
+			xl vcpu-pin "$d" all all >/dev/null 2>&1
+		done
+		[ -z "$why" ] && pass vcpu-coord || fail vcpu-coord "$why"
+	fi
+}
+
+# ---- step list: both guests busy, `xgpu list` shows both --------------------
+
+# both guests have a channel open now (domu1's spin, domu2's loop: it
+# may still be starting its first client, hence the retries)
+list_both() {
+	timeout 20 xgpu list >/tmp/list.out 2>&1 || return 1
+	list_shows /tmp/list.out "$D1" domu1 && list_shows /tmp/list.out "$D2" domu2
+}
+step_list() {
+	SPIN=
+	if [ -z "$BLOCKED" ]; then
+		cmd "$D1" spin
+		cmd "$D2" loop
+		wait_res "$D1" spin 60 && SPIN=$RES
+	fi
+	if ! blocked list; then
+		if ! command -v xgpu >/dev/null; then
+			fail list "no xgpu CLI in the image"
+		elif wait_until 15 list_both; then
+			show "xgpu list: " /tmp/list.out
+			pass list
+		elif ! { timeout 20 xgpu list >/tmp/list.out 2>&1; rc=$?; [ $rc = 0 ]; }
+		then
+			fail list "xgpu list: exit status $rc"
+			show "" /tmp/list.out
+		else
+			show "xgpu list: " /tmp/list.out
+			why=
+			list_shows /tmp/list.out "$D1" domu1 || why="${why}domain $D1 missing; "
+			list_shows /tmp/list.out "$D2" domu2 || why="${why}domain $D2 missing; "
+			fail list "$why(for 15 s)"
+		fi
+	fi
+}
+
+# ---- step destroy-busy: domu1 destroyed in the middle of a call -------------
+
+step_destroy_busy() {
+	if ! blocked destroy-busy; then
+		why=
+		if [ "$SPIN" != launched ]; then
+			why="domu1's spin never launched (${SPIN:-no answer})"
+		fi
+		if [ -z "$why" ]; then
+			sleep 0.5	# let the launch reach the worker
+			W_BEFORE=$(workers "$XPID")
+			IT0=$(res "$D2" loop-iter)
+			# domu1's own workers, as the daemon logged them
+			W1=$(logread | sed -n "s/.*: dom$D1 ch[0-9]*: worker pid \([0-9]*\).*/\1/p" |
+				while read -r p; do [ -d /proc/$p ] && echo "$p"; done | tr '\n' ' ')
+			say "destroying domu1 (domain $D1); workers now: $W_BEFORE(domu1's: ${W1:-none found}); domu2 at iteration ${IT0:-?}"
+			now
+			t0=$NOW
+			if ! { timeout 30 xl destroy domu1 >/tmp/destroy.log 2>&1; rc=$?; [ $rc = 0 ]; }
+			then
+				why="${why}xl destroy: exit $rc ($(tail -n 1 /tmp/destroy.log)); "
+			fi
+			# a domain whose grants Dom0 still maps stays as a "(null)"
+			# zombie until the worker lets go
+			if ! wait_xs 15 @releaseDomain dom_gone "$D1"; then
+				why="${why}domain $D1 still listed 15 s after xl destroy: $(xl list | awk -v d="$D1" '$2 == d'); "
+			else
+				now
+				GONE_S=$((NOW - t0))
+				say "domain $D1 gone from xl list after $GONE_S s"
+			fi
+			w1_gone() {
+				local p
+				for p in $W1; do
+					[ -d "/proc/$p" ] &&
+						! grep -q '^State:.*Z' /proc/$p/status 2>/dev/null &&
+						return 1
+				done
+				return 0
+			}
+			[ -n "$W1" ] || why="${why}no worker of domu1 in the daemon's log; "
+			wait_until 10 w1_gone ||
+				why="${why}domu1's worker(s) ${W1}still run 10 s after xl destroy; "
+			# domu2 must go on passing: the iteration that was waiting
+			# behind domu1's long kernel must finish (and pass, below)
+			want=$((${IT0:-0} + 1))
+			it_reached() {
+				local i
+				i=$(res "$D2" loop-iter)
+				[ "${i:-0}" -ge "$want" ]
+			}
+			wait_xs 150 "/local/domain/$D2/data/xgpu-res/loop-iter" it_reached ||
+				why="${why}domu2 stuck at iteration $(res "$D2" loop-iter) (wanted $want); "
+			daemon_alive || why="${why}the daemon (pid $XPID) died; "
+			left=
+			no_old_worker() {
+				local p
+				left=
+				for p in $W_BEFORE; do
+					[ -d "/proc/$p" ] &&
+						! grep -q '^State:.*Z' /proc/$p/status 2>/dev/null &&
+						left="$left $p"
+				done
+				[ -z "$left" ]
+			}
+			wait_until 10 no_old_worker ||
+				why="${why}workers$left still run 10 s after domu1 was destroyed; "
+			if command -v xgpu >/dev/null; then
+				timeout 20 xgpu list >/tmp/list2.out 2>&1
+				show "xgpu list: " /tmp/list2.out
+				list_shows /tmp/list2.out "$D1" domu1 &&
+					why="${why}xgpu list still shows domain $D1; "
+			fi
+			cmd "$D2" hostile
+			if ! wait_res "$D2" loop 150; then
+				why="${why}domu2's loop never reported; "
+			else
+				case $RES in
+				PASS*) ;;
+				*) why="${why}domu2's runs: $RES; " ;;
+				esac
+			fi
+		else
+			cmd "$D2" hostile
+		fi
+		if [ -z "$why" ]; then
+			pass "destroy-busy (domu1 gone from xl list after ${GONE_S:-?} s, its worker(s) gone; domu2 went on: ${RES#PASS })"
+		else
+			fail destroy-busy "$why"
+		fi
+	fi
+}
+
+# ---- steps hostile-xenstore, hostile-ring (run by domu2) --------------------
+
+step_hostile() {
+	for s in hostile-xenstore:hxs hostile-ring:hring; do
+		name=${s%%:*}
+		blocked "$name" && continue
+		if ! wait_res "$D2" "${s#*:}" 120; then
+			fail "$name" "no result from domu2 within 120 s"
+			continue
+		fi
+		r=$RES
+		if [ "$name" = hostile-ring ]; then
+			if ! wait_res "$D2" after 150; then
+				r="FAIL: ${r#FAIL: }; basic after the hostile guests: no result"
+			else
+				case $RES in
+				PASS*) ;;
+				*) r="FAIL: ${r#FAIL: }; basic after the hostile guests: ${RES#FAIL: }" ;;
+				esac
+			fi
+		fi
+		daemon_alive || r="FAIL: the daemon (pid ${XPID:-?}) is gone; ${r#FAIL: }"
+		case $r in
+		PASS*) pass "$name${r#PASS}" ;;
+		*) fail "$name" "${r#FAIL: }" ;;
+		esac
+	done
+}
+
+# ---- step measure: xbench in domu2 (Xen transport) and in Dom0 (local) ------
+
+step_measure() {
+	if ! blocked measure; then
+		why=
+		cmd "$D2" measure
+		if ! wait_res "$D2" xbench 240; then
+			why="no xbench result from domu2; "
+		else
+			case $RES in
+			FAIL*) why="domu2: $RES; " ;;
+			*) echo "XBENCH-RESULT xen $RES" ;;
+			esac
+		fi
+		opts="--local /run/xgpu/local.sock --driver $FAKECUDA --foreground"
+		xen-gpubackd --help 2>&1 | grep -q -- --control &&
+			opts="$opts --control /run/xgpu/local-control.sock"
+		xen-gpubackd $opts 2>/tmp/local-daemon.log &
+		LPID=$!
+		if ! wait_until 20 test -S /run/xgpu/local.sock; then
+			why="${why}the local daemon did not start ($(tail -n 1 /tmp/local-daemon.log)); "
+		elif ! { XGPU_SOCKET=/run/xgpu/local.sock LD_LIBRARY_PATH=/usr/lib/xgpu \
+			timeout 240 xbench $XBENCH_ARGS >/tmp/xbench.out 2>&1; rc=$?; [ $rc = 0 ]; }
+		then
+			why="${why}dom0 xbench: exit status $rc ($(tail -n 1 /tmp/xbench.out)); "
+		else
+			l=$(grep -m1 '^XBENCH ' /tmp/xbench.out)
+			if [ -n "$l" ]; then
+				echo "XBENCH-RESULT local ${l#XBENCH }"
+			else
+				why="${why}dom0 xbench printed no XBENCH line; "
+			fi
+		fi
+		show "xbench dom0: " /tmp/xbench.out
+		kill "$LPID" 2>/dev/null
+		LPID=
+		[ -z "$why" ] && pass measure || fail measure "$why"
+	fi
+}
+
+# ---- step backend-restart: the daemon stops under a busy guest, comes back ---
+#
+# Twice (SIGTERM, then SIGKILL): domu2 starts `spin` (a 100 s kernel, its
+# process blocked in cuCtxSynchronize), Dom0 stops the daemon; spin must
+# end with an error (not hang) and the DomU kernel must stay clean; the
+# old workers must end; the hotplug script starts the daemon again (as a
+# new device's uevent would); domu2's frontend reconnects by itself and
+# `basic` passes.  Before the SIGKILL, `xgpu list` must show domu2's
+# channel on the restarted daemon.
+
+step_backend_restart() {
+	CPU_LINE=
+	if ! blocked backend-restart; then
+		why=
+		ok=
+		for sig in TERM KILL; do
+			[ -z "$why" ] || break
+			cmd "$D2" "rs-$sig"
+			if ! wait_res "$D2" "rs-$sig-spin" 90 || [ "$RES" != launched ]; then
+				why="${why}SIG$sig: domu2's spin: ${RES:-no answer}; "
+				break
+			fi
+			if [ $sig = KILL ]; then
+				# the restarted daemon serves domu2's new channel
+				timeout 20 xgpu list >/tmp/list3.out 2>&1
+				show "xgpu list: " /tmp/list3.out
+				awk -v d="$D2" '$1 == d && $3 >= 1 { f = 1 } END { exit !f }' \
+					/tmp/list3.out ||
+					why="${why}xgpu list shows no channel of domain $D2 on the restarted daemon; "
+			fi
+			sleep 0.5	# let the launch reach the worker
+			PIDS=$(workers "$XPID")
+			[ $sig = TERM ] &&
+				CPU_LINE="$(cpu_s "$XPID") s CPU in $(age_s "$XPID") s"
+			say "stopping the daemon (pid $XPID, workers $PIDS) with SIG$sig"
+			kill -$sig "$XPID"
+			wait_until 10 pid_gone "$XPID" ||
+				why="${why}SIG$sig: the daemon still runs 10 s later; "
+			if ! wait_res "$D2" "rs-$sig-end" 60; then
+				why="${why}SIG$sig: no word from domu2 about its spin; "
+			else
+				case $RES in
+				PASS*) ok="$ok SIG$sig: ${RES#PASS };" ;;
+				*) why="${why}SIG$sig: ${RES#FAIL: }; " ;;
+				esac
+			fi
+			wait_until 10 pids_gone ||
+				why="${why}SIG$sig: the old workers ($PIDS) still run 10 s after the daemon; "
+			hotplug_add "$D2" || why="${why}SIG$sig: the hotplug script failed: $(tail -n 1 /var/log/xgpu-hotplug.log); "
+			XPID=
+			if ! wait_until 10 daemon_found; then
+				why="${why}SIG$sig: no daemon after the hotplug script; "
+				break
+			fi
+			m=$(daemon_mode "$XPID")
+			mode_ok "$m" || why="${why}SIG$sig: the restarted daemon says '$m'; "
+			cmd "$D2" "rs-$sig-again"
+			if ! wait_res "$D2" "rs-$sig-basic" 200; then
+				why="${why}SIG$sig: no basic result after the restart; "
+			else
+				case $RES in
+				PASS*) ;;
+				*) why="${why}SIG$sig: after the restart: ${RES#FAIL: }; " ;;
+				esac
+			fi
+		done
+		daemon_alive || why="${why}the restarted daemon (pid ${XPID:-?}) is gone; "
+		if [ -z "$why" ]; then
+			pass "backend-restart (first daemon: $CPU_LINE;$ok both times domu2 reconnected and basic passed)"
+		else
+			fail backend-restart "$why"
+			logread 2>/dev/null | grep -E 'xen-gpubackd|xgpu-hotplug' |
+				tail -n 20 | sed 's/^/    daemon log: /'
+		fi
+	fi
+}
+
+# ---- step unbind-busy: unbind and rmmod under an open /dev/xgpu -------------
+#
+# domu2 holds /dev/xgpu open twice (a busy spin, an idle file), unbinds
+# the device: spin must end with an error; rmmod must be refused while
+# the idle file is open; once it closes, the granted pages must come back
+# (MemFree), the kernel log must stay clean; then rebind, reconnect and
+# `basic` pass.  Dom0: the daemon lives and keeps no worker.
+
+step_unbind_busy() {
+	if ! blocked unbind-busy; then
+		why=
+		cmd "$D2" unbind-busy
+		if ! wait_res "$D2" unbind 240; then
+			why="no result from domu2; "
+		else
+			case $RES in
+			PASS*) ;;
+			*) why="${RES#FAIL: }; " ;;
+			esac
+		fi
+		r=$RES
+		daemon_alive || why="${why}the daemon (pid ${XPID:-?}) is gone; "
+		w_none() { [ -z "$(workers "$XPID" | tr -d ' ')" ]; }
+		wait_until 10 w_none ||
+			why="${why}workers $(workers "$XPID") still run after domu2's programs ended; "
+		[ -z "$why" ] && pass "unbind-busy ${r#PASS }" || fail unbind-busy "$why"
+	fi
+}
+
+# ---- step teardown: domu2 unbinds, unloads and powers off; nothing left -----
+
+step_teardown() {
+	if ! blocked teardown; then
+		why=
+		cmd "$D2" teardown
+		if ! wait_res "$D2" teardown 60; then
+			why="no teardown result from domu2; "
+		else
+			case $RES in
+			PASS*) ;;
+			*) why="domu2: $RES; " ;;
+			esac
+		fi
+		# (it waits for this before powering off: its results go with it)
+		cmd "$D2" off
+		wait_xs 30 @releaseDomain dom_gone "$D2" ||
+			why="${why}domain $D2 still listed 30 s after its teardown; "
+		if [ -n "$XPID" ]; then
+			daemon_alive || why="${why}the daemon (pid $XPID) is gone; "
+			w_left() { [ -z "$(workers "$XPID" | tr -d ' ')" ]; }
+			wait_until 10 w_left ||
+				why="${why}workers $(workers "$XPID") still run with no guest left; "
+		fi
+		[ -z "$why" ] && pass teardown || fail teardown "$why"
+	fi
+}

@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * xgpub_xen_state.h: the inside of the daemon's Xen backend, shared by its
+ * two files and nobody else (the daemon goes through xgpub_xen.h): the
+ * backend's state (its devices and their channels) and the xenstore
+ * helpers.
+ *
+ *   xgpub_xen.c        start, stop, poll, the scan of the backend
+ *                      directory and each device's state machine;
+ *   xgpub_xen_chans.c  a device's channels: spawning their workers,
+ *                      refusing channels, stopping workers (and why),
+ *                      orphans of an earlier daemon.
+ *
+ * xgpub_xen.c calls into xgpub_xen_chans.c, never the other way: what
+ * both need is here, in a header that belongs to neither file, so that
+ * the dependency runs one way only.
+ */
+#ifndef XGPUB_XEN_STATE_H
+#define XGPUB_XEN_STATE_H
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+
+#include <xenstore.h>
+
+#include "xgpub.h"
+#include "xgpub_transport.h"
+#include "xgpub_xs.h"
+
+#define BE_ROOT	"/local/domain/0/backend/" XGPUIF_XEN_DEVTYPE
+#define MAX_DEVS 256
+#define MAX_CH ((int)XGPUIF_XEN_MAX_CHANNELS)
+
+struct xch {
+	bool used;
+	uint32_t n;
+	pid_t pid;		/* 0: no worker */
+	bool done;		/* its worker ran and exited */
+};
+
+struct xdev {
+	bool used;
+	uint32_t domid, devid;
+	char be[96], fe[128];
+	bool watching;
+	bool waiting_logged;
+	bool seen;		/* looked at once by this daemon */
+	struct xch ch[MAX_CH];
+};
+
+struct xgpub_xen {
+	struct xs_handle *xs;
+	bool polling;		/* no watches: look every POLL_MS */
+	int fd;			/* watch events wake the daemon here */
+	int alive_w;		/* workers see its end: the daemon died */
+	struct xgpub_xen_limits lim;
+	const struct xgpub_options *opt;	/* what workers run with */
+	struct xdev dev[MAX_DEVS];
+};
+
+/*
+ * Workers this daemon stopped, and why: their end is then no error, and
+ * the line that says so can name the reason (the device may be forgotten
+ * by the time the worker is reaped).  Ordered: a later, stronger reason
+ * wins.
+ */
+enum stop_why { STOP_NONE, STOP_FRONTEND, STOP_DESTROY, STOP_REMOVED,
+		STOP_SHUTDOWN };
+
+/* ---- xenstore helpers --------------------------------------------------- */
+
+/* dir/node, or NULL; the caller frees it */
+static inline char *rd(struct xgpub_xen *x, const char *dir, const char *node)
+{
+	char path[256];
+	unsigned int len;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, node);
+	return xgpub_xs->read(x->xs, XBT_NULL, path, &len);
+}
+
+/* dir/node as a number; def if missing or not a number */
+static inline long rd_long(struct xgpub_xen *x, const char *dir,
+			   const char *node, long def)
+{
+	char *v = rd(x, dir, node), *end;
+	long n;
+
+	if (!v)
+		return def;
+	n = strtol(v, &end, 10);
+	if (end == v || *end)
+		n = def;
+	free(v);
+	return n;
+}
+
+static inline void wr(struct xgpub_xen *x, const char *dir, const char *node,
+		      const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static inline void wr(struct xgpub_xen *x, const char *dir, const char *node,
+		      const char *fmt, ...)
+{
+	char path[256], val[160];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(val, sizeof(val), fmt, ap);
+	va_end(ap);
+	snprintf(path, sizeof(path), "%s/%s", dir, node);
+	if (!xgpub_xs->write(x->xs, XBT_NULL, path, val, strlen(val)))
+		xgpub_err("xenstore: cannot write %s: %s", path,
+			  strerror(errno));
+}
+
+/* dir/node, or dir itself when node is NULL */
+static inline void rm(struct xgpub_xen *x, const char *dir, const char *node)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s%s%s", dir, node ? "/" : "",
+		 node ? node : "");
+	xgpub_xs->rm(x->xs, XBT_NULL, path);
+}
+
+/* the domain's name ("" if unknown) */
+static inline void dom_name(struct xgpub_xen *x, uint32_t domid, char *buf,
+			    size_t len)
+{
+	char path[64], *v;
+	unsigned int n;
+
+	buf[0] = 0;
+	snprintf(path, sizeof(path), "/local/domain/%u/name", domid);
+	v = xgpub_xs->read(x->xs, XBT_NULL, path, &n);
+	if (v) {
+		snprintf(buf, len, "%s", v);
+		free(v);
+	}
+}
+
+/* ---- a device's channels (xgpub_xen_chans.c) --------------------------- */
+
+/* frontend channels: new ones get a worker (or are refused: not
+ * connected, too many), gone ones are forgotten */
+void xgpub_xen_scan_channels(struct xgpub_xen *x, struct xdev *d,
+			     bool connected);
+/* the first look at a device: refuse what an earlier daemon served */
+void xgpub_xen_orphans(struct xgpub_xen *x, struct xdev *d);
+/* does any channel of the device still have a worker? */
+bool xgpub_xen_live_workers(const struct xdev *d);
+void xgpub_xen_kill_workers(struct xdev *d, int sig, enum stop_why why);
+/* a worker was reaped: if this daemon stopped it, say why, as information */
+void xgpub_xen_log_stopped(pid_t pid);
+/* its worker is gone, its pages unmapped: the channel is Closed */
+void xgpub_xen_ch_closed(struct xgpub_xen *x, const struct xdev *d,
+			 const struct xch *c);
+
+#endif /* XGPUB_XEN_STATE_H */
