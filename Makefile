@@ -148,7 +148,8 @@ $(BACKEND): $(BACK_OBJS)
 
 # Unit suites link every object of both sides (whole archives, so that the
 # strong cu* definitions win over the weak stubs).
-$(O)/tests/check_%: tests/unit/check_%.c $(O)/libxgpulib.a $(O)/libxgpub.a $(HEADERS)
+$(O)/tests/check_%: tests/unit/check_%.c $(wildcard tests/unit/*.h) \
+		$(O)/libxgpulib.a $(O)/libxgpub.a $(HEADERS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CHECK   $@")
 	$(Q)$(CC) $(CFLAGS_BASE) -Ixen-frontend/lib -Ixen-frontend/include \

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* needs: xen-frontend/lib/xgpulib_etbl.c xen-frontend/lib/xgpulib_md2.c */
+/* needs: xen-frontend/lib/xgpulib_etbl.c xen-frontend/lib/xgpulib_md2.c
+ *        xen-frontend/lib/xgpulib_vec.c */
 /*
  * cuGetExportTable: which tables exist and their sizes, the slots cudart
  * uses (primary context, callback buffers, context checks, integrity

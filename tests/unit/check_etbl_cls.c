@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* needs: xen-frontend/lib/xgpulib_etbl.c */
+/* needs: xen-frontend/lib/xgpulib_etbl.c xen-frontend/lib/xgpulib_vec.c */
 /*
  * cuGetExportTable's CONTEXT_LOCAL_STORAGE table, the one cudart keeps
  * its per-context state in: put, get and delete by (context, key), the
