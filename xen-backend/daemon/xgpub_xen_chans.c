@@ -213,11 +213,53 @@ static void refuse_channel(struct xgpub_xen *x, struct xdev *d, uint32_t n,
 	wr(x, be, "state", "%d", XenbusStateClosed);
 }
 
+/* channel n's frontend node is gone: remove ours; false if it is there */
+static bool forget_gone(struct xgpub_xen *x, struct xdev *d, uint32_t n)
+{
+	char fech[160], *st;
+
+	snprintf(fech, sizeof(fech), "%s/ch/%u", d->fe, n);
+	st = rd(x, fech, "state");
+	if (st) {
+		free(st);
+		return false;
+	}
+	snprintf(fech, sizeof(fech), "ch/%u", n);
+	rm(x, d->be, fech);
+	return true;
+}
+
+/*
+ * The channel numbers under dir/ch (a malloc'd array of *count; NULL with
+ * 0 when there are none or no memory); names that are not a channel
+ * number are left out, not ours to judge.
+ */
+static uint32_t *ch_numbers(struct xgpub_xen *x, const char *dir,
+			    unsigned int *count)
+{
+	char path[192], **ents, *end;
+	unsigned int num = 0;
+	uint32_t *ids;
+
+	*count = 0;
+	snprintf(path, sizeof(path), "%s/ch", dir);
+	ents = xgpub_xs->directory(x->xs, XBT_NULL, path, &num);
+	ids = ents && num ? malloc(num * sizeof(*ids)) : NULL;
+	for (unsigned int i = 0; ids && i < num; i++) {
+		unsigned long n = strtoul(ents[i], &end, 10);
+
+		if (!*end && end != ents[i] && n <= INT32_MAX)
+			ids[(*count)++] = (uint32_t)n;
+	}
+	free(ents);
+	return ids;
+}
+
 void xgpub_xen_scan_channels(struct xgpub_xen *x, struct xdev *d,
 			     bool connected)
 {
-	char path[192], **ents;
-	unsigned int num = 0;
+	unsigned int num;
+	uint32_t *ids;
 	int live = 0;
 
 	for (int i = 0; i < MAX_CH; i++)
@@ -225,35 +267,32 @@ void xgpub_xen_scan_channels(struct xgpub_xen *x, struct xdev *d,
 			live++;
 
 	/* frontend channels: new ones get a worker */
-	snprintf(path, sizeof(path), "%s/ch", d->fe);
-	ents = xgpub_xs->directory(x->xs, XBT_NULL, path, &num);
-	for (unsigned int i = 0; ents && i < num; i++) {
-		char *end, fech[160];
-		unsigned long n = strtoul(ents[i], &end, 10);
+	ids = ch_numbers(x, d->fe, &num);
+	for (unsigned int i = 0; i < num; i++) {
+		uint32_t n = ids[i];
+		char fech[160];
 		struct xch *c;
 		long st;
 
-		if (*end || end == ents[i] || n > INT32_MAX)
-			continue;	/* not ours to judge: ignore */
-		snprintf(fech, sizeof(fech), "%s/ch/%lu", d->fe, n);
+		snprintf(fech, sizeof(fech), "%s/ch/%u", d->fe, n);
 		st = rd_long(x, fech, "state", -1);
-		c = ch_find(d, (uint32_t)n, false);
+		c = ch_find(d, n, false);
 		if (st != XenbusStateInitialised || (c && (c->pid || c->done)))
 			continue;
 		if (!connected) {
-			refuse_channel(x, d, (uint32_t)n,
-				       "device is not connected", false);
+			refuse_channel(x, d, n, "device is not connected",
+				       false);
 			continue;
 		}
 		if (live >= (int)x->lim.max_channels) {
-			refuse_channel(x, d, (uint32_t)n,
+			refuse_channel(x, d, n,
 				       "too many channels on this device",
 				       false);
 			continue;
 		}
-		c = c ? c : ch_find(d, (uint32_t)n, true);
+		c = c ? c : ch_find(d, n, true);
 		if (!c) {
-			refuse_channel(x, d, (uint32_t)n,
+			refuse_channel(x, d, n,
 				       "too many channels on this device",
 				       false);
 			continue;
@@ -261,44 +300,21 @@ void xgpub_xen_scan_channels(struct xgpub_xen *x, struct xdev *d,
 		spawn_channel(x, d, c);
 		live++;
 	}
-	free(ents);
+	free(ids);
 
 	/* channels whose frontend node is gone: forget them */
 	for (int i = 0; i < MAX_CH; i++) {
 		struct xch *c = &d->ch[i];
-		char fech[160], *st;
 
-		if (!c->used || c->pid)
-			continue;
-		snprintf(fech, sizeof(fech), "%s/ch/%u", d->fe, c->n);
-		st = rd(x, fech, "state");
-		if (st) {
-			free(st);
-			continue;
-		}
-		snprintf(fech, sizeof(fech), "ch/%u", c->n);
-		rm(x, d->be, fech);
-		c->used = false;
+		if (c->used && !c->pid && forget_gone(x, d, c->n))
+			c->used = false;
 	}
 	/* our nodes of refused channels whose frontend node went away */
-	snprintf(path, sizeof(path), "%s/ch", d->be);
-	ents = xgpub_xs->directory(x->xs, XBT_NULL, path, &num);
-	for (unsigned int i = 0; ents && i < num; i++) {
-		char fech[160], *st, *end;
-		unsigned long n = strtoul(ents[i], &end, 10);
-
-		if (*end || ch_find(d, (uint32_t)n, false))
-			continue;
-		snprintf(fech, sizeof(fech), "%s/ch/%s", d->fe, ents[i]);
-		st = rd(x, fech, "state");
-		if (st) {
-			free(st);
-			continue;
-		}
-		snprintf(fech, sizeof(fech), "ch/%s", ents[i]);
-		rm(x, d->be, fech);
-	}
-	free(ents);
+	ids = ch_numbers(x, d->be, &num);
+	for (unsigned int i = 0; i < num; i++)
+		if (!ch_find(d, ids[i], false))
+			forget_gone(x, d, ids[i]);
+	free(ids);
 }
 
 /*
@@ -310,30 +326,25 @@ void xgpub_xen_scan_channels(struct xgpub_xen *x, struct xdev *d,
  */
 void xgpub_xen_orphans(struct xgpub_xen *x, struct xdev *d)
 {
-	char path[192], **ents;
-	unsigned int num = 0;
+	unsigned int num;
+	uint32_t *ids = ch_numbers(x, d->fe, &num);
 
-	snprintf(path, sizeof(path), "%s/ch", d->fe);
-	ents = xgpub_xs->directory(x->xs, XBT_NULL, path, &num);
-	for (unsigned int i = 0; ents && i < num; i++) {
-		char *end, dir[160];
-		unsigned long n = strtoul(ents[i], &end, 10);
+	for (unsigned int i = 0; i < num; i++) {
+		uint32_t n = ids[i];
+		char dir[160];
 		struct xch *c;
 
-		if (*end || end == ents[i] || n > INT32_MAX)
-			continue;
-		snprintf(dir, sizeof(dir), "%s/ch/%lu", d->be, n);
+		snprintf(dir, sizeof(dir), "%s/ch/%u", d->be, n);
 		if (rd_long(x, dir, "state", -1) < 0) {
-			snprintf(dir, sizeof(dir), "%s/ch/%lu", d->fe, n);
+			snprintf(dir, sizeof(dir), "%s/ch/%u", d->fe, n);
 			if (rd_long(x, dir, "state", -1) ==
 			    XenbusStateInitialised)
 				continue;
 		}
-		refuse_channel(x, d, (uint32_t)n, "the backend restarted",
-			       true);
-		c = ch_find(d, (uint32_t)n, true);
+		refuse_channel(x, d, n, "the backend restarted", true);
+		c = ch_find(d, n, true);
 		if (c)
 			c->done = true;
 	}
-	free(ents);
+	free(ids);
 }

@@ -4,6 +4,7 @@
  * (xgpub_xs.h explains why there are two).
  */
 #include <dlfcn.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,36 +14,29 @@
 
 #define XS_SONAME "libxenstore.so.4"
 
+/* the library's functions we call: field f of struct xgpub_xs is xs_<f> */
+#define XS_FUNCTIONS(X)							\
+	X(open) X(close) X(directory) X(read) X(write) X(rm) X(watch)	\
+	X(unwatch) X(fileno) X(check_watch)
+
+#define XS_STATIC(f) .f = xs_##f,
+#define XS_SYMBOL(f) { "xs_" #f, offsetof(struct xgpub_xs, f) },
+
 static const struct xgpub_xs xs_static = {
 	.name = "static libxenstore",
 	.watches = false,
-	.open = xs_open,
-	.close = xs_close,
-	.directory = xs_directory,
-	.read = xs_read,
-	.write = xs_write,
-	.rm = xs_rm,
-	.watch = xs_watch,
-	.unwatch = xs_unwatch,
-	.fileno = xs_fileno,
-	.check_watch = xs_check_watch,
+	XS_FUNCTIONS(XS_STATIC)
 };
+
+/* where dlsym's answer for each of them goes in xs_shared */
+static const struct {
+	const char *sym;
+	size_t off;
+} xs_symbols[] = { XS_FUNCTIONS(XS_SYMBOL) };
 
 static struct xgpub_xs xs_shared;
 
 const struct xgpub_xs *xgpub_xs = &xs_static;
-
-/* dlsym into a function pointer (POSIX allows the conversion) */
-#define SYM(field, sym)							\
-	do {								\
-		void *p_ = dlsym(h, #sym);				\
-		if (!p_) {						\
-			snprintf(why, whylen, "%s has no %s", XS_SONAME,	\
-				 #sym);					\
-			goto fail;					\
-		}							\
-		memcpy(&xs_shared.field, &p_, sizeof(p_));		\
-	} while (0)
 
 const struct xgpub_xs *xgpub_xs_load(char *why, size_t whylen)
 {
@@ -64,16 +58,18 @@ const struct xgpub_xs *xgpub_xs_load(char *why, size_t whylen)
 		snprintf(why, whylen, "%s", e ? e : "cannot load " XS_SONAME);
 		return xgpub_xs;
 	}
-	SYM(open, xs_open);
-	SYM(close, xs_close);
-	SYM(directory, xs_directory);
-	SYM(read, xs_read);
-	SYM(write, xs_write);
-	SYM(rm, xs_rm);
-	SYM(watch, xs_watch);
-	SYM(unwatch, xs_unwatch);
-	SYM(fileno, xs_fileno);
-	SYM(check_watch, xs_check_watch);
+	for (size_t i = 0; i < sizeof(xs_symbols) / sizeof(xs_symbols[0]);
+	     i++) {
+		void *p = dlsym(h, xs_symbols[i].sym);
+
+		if (!p) {
+			snprintf(why, whylen, "%s has no %s", XS_SONAME,
+				 xs_symbols[i].sym);
+			goto fail;
+		}
+		/* a function pointer from dlsym (POSIX allows it) */
+		memcpy((char *)&xs_shared + xs_symbols[i].off, &p, sizeof(p));
+	}
 	/*
 	 * Our executable exports no xs_*: were that to change, the library's
 	 * own calls (xs_read from xs_directory, ...) would land in the static
