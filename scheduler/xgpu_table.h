@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * xgpu_table.h: the two small table chores that the GPU scheduler, the
- * VCPU coordinator and its fake backend share: finding a policy or a
- * backend by name, and growing an array of guests or domains.  Private to
- * scheduler/.
+ * xgpu_table.h: the two small table chores that the GPU scheduler and the
+ * VCPU coordinator (and the tests' fake VCPU backend) share: finding a
+ * policy or a backend by name, and growing an array of guests or domains.
  */
 #ifndef XGPU_TABLE_H
 #define XGPU_TABLE_H

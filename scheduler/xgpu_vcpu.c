@@ -41,7 +41,6 @@ struct xgpu_vcpu {
 
 static const void *const backends[] = {
 	&xgpu_vcpu_xenctrl_backend,
-	&xgpu_vcpu_fake_backend,
 };
 
 const struct xgpu_vcpu_backend *xgpu_vcpu_backend_lookup(const char *name)
@@ -109,7 +108,14 @@ struct xgpu_vcpu *xgpu_vcpu_create(const char *backend,
 				   const struct xgpu_vcpu_params *p,
 				   xgpu_vcpu_log_fn log, void *log_arg)
 {
-	const struct xgpu_vcpu_backend *b = xgpu_vcpu_backend_lookup(backend);
+	return xgpu_vcpu_create_on(xgpu_vcpu_backend_lookup(backend), p, log,
+				   log_arg);
+}
+
+struct xgpu_vcpu *xgpu_vcpu_create_on(const struct xgpu_vcpu_backend *b,
+				      const struct xgpu_vcpu_params *p,
+				      xgpu_vcpu_log_fn log, void *log_arg)
+{
 	struct xgpu_vcpu *c;
 	char why[200] = "";
 	int rc;

@@ -40,7 +40,8 @@
  * where Xen is absent: then the coordinator is OFF, says so in one log
  * line, and every call below succeeds and does nothing.  It speaks to
  * credit (XEN_SCHEDULER_CREDIT) and credit2 (XEN_SCHEDULER_CREDIT2); any
- * other Xen scheduler leaves it off.  "fake" records calls, for tests.
+ * other Xen scheduler leaves it off.  Tests bring a backend of their own
+ * (xgpu_vcpu_create_on).
  *
  * Time is passed in (ns, monotonic).  Not thread-safe: the daemon's event
  * loop is the only caller.  Functions return 0 or a negative errno.
@@ -87,7 +88,6 @@ struct xgpu_vcpu_backend {
 };
 
 extern const struct xgpu_vcpu_backend xgpu_vcpu_xenctrl_backend;
-extern const struct xgpu_vcpu_backend xgpu_vcpu_fake_backend;
 
 const struct xgpu_vcpu_backend *xgpu_vcpu_backend_lookup(const char *name);
 
@@ -108,6 +108,10 @@ struct xgpu_vcpu;
 struct xgpu_vcpu *xgpu_vcpu_create(const char *backend,
 				   const struct xgpu_vcpu_params *p,
 				   xgpu_vcpu_log_fn log, void *log_arg);
+/* the same on a backend given by its table (b NULL: unknown) */
+struct xgpu_vcpu *xgpu_vcpu_create_on(const struct xgpu_vcpu_backend *b,
+				      const struct xgpu_vcpu_params *p,
+				      xgpu_vcpu_log_fn log, void *log_arg);
 /* restores every domain's base weight */
 void xgpu_vcpu_destroy(struct xgpu_vcpu *c);
 bool xgpu_vcpu_enabled(const struct xgpu_vcpu *c);
@@ -142,20 +146,5 @@ struct xgpu_vcpu_dom_info {
 };
 int xgpu_vcpu_dom_info(const struct xgpu_vcpu *c, uint32_t domid,
 		       struct xgpu_vcpu_dom_info *out);
-
-/* ---- the fake backend's side door, for tests ---------------------------- */
-
-/* make domid exist with this VCPU weight (-EINVAL: not a fake) */
-int xgpu_vcpu_fake_preset(struct xgpu_vcpu *c, uint32_t domid,
-			  unsigned int weight);
-/* the weight the fake holds for domid */
-int xgpu_vcpu_fake_weight(struct xgpu_vcpu *c, uint32_t domid,
-			  unsigned int *weight);
-/* weight changes made to domid */
-unsigned long xgpu_vcpu_fake_sets(struct xgpu_vcpu *c, uint32_t domid);
-/* make every later call fail with err (0: succeed again) */
-int xgpu_vcpu_fake_fail(struct xgpu_vcpu *c, int err);
-/* hypercalls per weight change the fake claims (default 1) */
-int xgpu_vcpu_fake_set_cost(struct xgpu_vcpu *c, unsigned int cost);
 
 #endif /* XGPU_VCPU_H */

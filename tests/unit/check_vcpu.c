@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * check_vcpu.c: the VCPU coordinator on the fake backend (weights follow
- * the GPU weight, are restored on leave, boosts come and go, the rate
- * limit holds), and the xenctrl backend where it cannot run (no library,
- * or a library but no Xen): off, with one log line.
+ * check_vcpu.c: the VCPU coordinator on a fake backend (vcpu_fake.h):
+ * weights follow the GPU weight, are restored on leave, boosts come and
+ * go, the rate limit holds; and the xenctrl backend where it cannot run
+ * (no library, or a library but no Xen): off, with one log line.
  */
 #include <check.h>
 #include <errno.h>
@@ -13,6 +13,7 @@
 #include <syslog.h>
 
 #include "xgpu_vcpu.h"
+#include "vcpu_fake.h"
 
 #define MS	1000000ull
 #define SEC	1000000000ull
@@ -36,7 +37,7 @@ static void cap_log(void *arg, int level, const char *msg)
 static struct xgpu_vcpu *fake(struct logcap *l,
 			      const struct xgpu_vcpu_params *p)
 {
-	struct xgpu_vcpu *c = xgpu_vcpu_create("fake", p, cap_log, l);
+	struct xgpu_vcpu *c = xgpu_vcpu_create_on(&xgpu_vcpu_fake_backend, p, cap_log, l);
 
 	ck_assert_ptr_nonnull(c);
 	ck_assert(xgpu_vcpu_enabled(c));
@@ -65,8 +66,8 @@ START_TEST(policy)
 	ck_assert_uint_eq(xgpu_vcpu_boost_interval(1, 200), 10 * MS);
 	ck_assert_uint_eq(xgpu_vcpu_boost_interval(2, 200), 20 * MS);
 	ck_assert_uint_eq(xgpu_vcpu_boost_interval(1, 0), 10 * MS);
-	ck_assert_ptr_eq(xgpu_vcpu_backend_lookup("fake"),
-			 &xgpu_vcpu_fake_backend);
+	/* the daemon ships no test backend */
+	ck_assert_ptr_null(xgpu_vcpu_backend_lookup("fake"));
 	ck_assert_ptr_eq(xgpu_vcpu_backend_lookup("xenctrl"),
 			 &xgpu_vcpu_xenctrl_backend);
 	ck_assert_ptr_null(xgpu_vcpu_backend_lookup("xl"));

@@ -1,9 +1,12 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: MIT */
 /*
- * xgpu_vcpu_fake.c: a VCPU scheduler that only remembers: domains and
- * their weights, how often each was written.  For tests; never what the
- * daemon runs on Xen.
+ * vcpu_fake.h: a VCPU scheduler backend that only remembers: domains and
+ * their weights, how often each was written.  The VCPU coordinator's tests
+ * run it through xgpu_vcpu_create_on(); the daemon does not ship it.
  */
+#ifndef VCPU_FAKE_H
+#define VCPU_FAKE_H
+
 #include <errno.h>
 #include <stdlib.h>
 
@@ -107,7 +110,7 @@ static int fake_set(void *priv, uint32_t domid, unsigned int weight)
 	return 0;
 }
 
-const struct xgpu_vcpu_backend xgpu_vcpu_fake_backend = {
+static const struct xgpu_vcpu_backend xgpu_vcpu_fake_backend = {
 	.name = "fake",
 	.open = fake_open,
 	.close = fake_close,
@@ -122,7 +125,8 @@ static struct fake *fake_of(struct xgpu_vcpu *c)
 	return xgpu_vcpu_backend_priv(c, &xgpu_vcpu_fake_backend);
 }
 
-int xgpu_vcpu_fake_preset(struct xgpu_vcpu *c, uint32_t domid,
+/* the side door */
+static int xgpu_vcpu_fake_preset(struct xgpu_vcpu *c, uint32_t domid,
 			  unsigned int weight)
 {
 	struct fake *f = fake_of(c);
@@ -146,7 +150,7 @@ int xgpu_vcpu_fake_preset(struct xgpu_vcpu *c, uint32_t domid,
 	return 0;
 }
 
-int xgpu_vcpu_fake_weight(struct xgpu_vcpu *c, uint32_t domid,
+static int xgpu_vcpu_fake_weight(struct xgpu_vcpu *c, uint32_t domid,
 			  unsigned int *weight)
 {
 	struct fake *f = fake_of(c);
@@ -161,7 +165,7 @@ int xgpu_vcpu_fake_weight(struct xgpu_vcpu *c, uint32_t domid,
 	return 0;
 }
 
-unsigned long xgpu_vcpu_fake_sets(struct xgpu_vcpu *c, uint32_t domid)
+static unsigned long xgpu_vcpu_fake_sets(struct xgpu_vcpu *c, uint32_t domid)
 {
 	struct fake *f = fake_of(c);
 	struct fake_dom *d = f ? fake_find(f, domid) : NULL;
@@ -169,7 +173,7 @@ unsigned long xgpu_vcpu_fake_sets(struct xgpu_vcpu *c, uint32_t domid)
 	return d ? d->sets : 0;
 }
 
-int xgpu_vcpu_fake_fail(struct xgpu_vcpu *c, int err)
+static int xgpu_vcpu_fake_fail(struct xgpu_vcpu *c, int err)
 {
 	struct fake *f = fake_of(c);
 
@@ -179,7 +183,7 @@ int xgpu_vcpu_fake_fail(struct xgpu_vcpu *c, int err)
 	return 0;
 }
 
-int xgpu_vcpu_fake_set_cost(struct xgpu_vcpu *c, unsigned int cost)
+static int xgpu_vcpu_fake_set_cost(struct xgpu_vcpu *c, unsigned int cost)
 {
 	struct fake *f = fake_of(c);
 
@@ -188,3 +192,5 @@ int xgpu_vcpu_fake_set_cost(struct xgpu_vcpu *c, unsigned int cost)
 	f->cost = cost;
 	return 0;
 }
+
+#endif /* VCPU_FAKE_H */
