@@ -86,7 +86,7 @@ client() {
 }
 
 for f in "$BACKEND" "$FAKECUDA" "$T/basic" "$T/spin" "$T/noinit" \
-	"$T/hostile"; do
+	"$T/hostile" "$T/forked"; do
 	if [ ! -x "$f" ]; then
 		fail setup "$f is missing (make all integration)"
 		echo "$npass passed, $nfail failed"
@@ -200,6 +200,13 @@ if client basic "$TMP/basic.out"; then
 else
 	fail basic "exit status $?"
 	show "$TMP/basic.out"
+fi
+
+if client forked "$TMP/forked.out"; then
+	pass forked
+else
+	fail forked "exit status $?"
+	show "$TMP/forked.out"
 fi
 
 if [ -x "$T/threads" ]; then

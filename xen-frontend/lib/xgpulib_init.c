@@ -114,6 +114,25 @@ static CUresult connect_backend(void)
 	return CUDA_SUCCESS;
 }
 
+/*
+ * fork(): the parent's channel is served by the parent's worker and stays
+ * the parent's.  As with the real driver, in a child of a parent that had
+ * initialised, every call, cuInit included, answers
+ * CUDA_ERROR_NOT_INITIALIZED; the child never writes to the inherited ring
+ * or socket (their descriptors close with it, the parent's stay open), so
+ * neither its calls nor its exit touch the parent.  A child forked before
+ * cuInit initialises as usual, on a channel of its own.
+ */
+static void forked_child(void)
+{
+	/* the child has one thread: whoever held the lock is not here */
+	init_mu = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+	if (init_done && init_rc == CUDA_SUCCESS) {
+		xgpulib_ch = NULL;
+		init_rc = CUDA_ERROR_NOT_INITIALIZED;
+	}
+}
+
 static CUresult init_once(unsigned int flags)
 {
 	struct xgpuif_init_args a = { flags, XGPUIF_VERSION };
@@ -132,6 +151,9 @@ static CUresult init_once(unsigned int flags)
 		return rc;
 	}
 	xgpulib_etbl_init(&identity_ops);
+	if (pthread_atfork(NULL, NULL, forked_child))
+		xgpulib_dbg("pthread_atfork failed: a forked child would "
+			    "share this process's channel");
 	return CUDA_SUCCESS;
 }
 
