@@ -5,7 +5,8 @@
  * it on its own; a child forked after it gets errors from CUDA (what the
  * driver says is printed, for comparison with a native run) and must
  * leave the parent's device memory and context alone, also when it only
- * exits.  Prints what happened; exits 1 if the parent's data changed.
+ * exits.  Prints what happened, then PASS (or FAIL: the parent's data
+ * changed or its CUDA failed).
  */
 #include <cstdio>
 #include <cstring>
@@ -67,12 +68,18 @@ int main()
 
 	fflush(stdout);
 	pid = fork();
-	if (pid == 0)
-		_exit(use_cuda("child forked before CUDA", 7));
+	if (pid == 0) {
+		int rc = use_cuda("child forked before CUDA", 7);
+
+		fflush(stdout);
+		_exit(rc);
+	}
 	printf("child forked before CUDA exited %d\n", reap(pid));
 
-	if (use_cuda("parent", 1))
+	if (use_cuda("parent", 1)) {
+		printf("FAIL forked\n");
 		return 1;
+	}
 	cudaMalloc(&d, N * sizeof(*d));
 	fill<<<N / 256, 256>>>(d, 42, N);
 	cudaMemcpy(before.data(), d, N * sizeof(*d), cudaMemcpyDeviceToHost);
@@ -102,5 +109,6 @@ int main()
 	}
 	cudaFree(d);
 	bad |= use_cuda("parent after the children", 3);
+	printf("%s forked\n", bad ? "FAIL" : "PASS");
 	return bad;
 }
