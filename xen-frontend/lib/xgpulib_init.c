@@ -123,11 +123,15 @@ static CUresult connect_backend(void)
  * neither its calls nor its exit touch the parent.  A child forked before
  * cuInit initialises as usual, on a channel of its own.
  */
+/* a child keeps the parent's channel here, unused: still its memory */
+static struct xgpulib_chan *volatile parents_ch;
+
 static void forked_child(void)
 {
 	/* the child has one thread: whoever held the lock is not here */
 	init_mu = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
 	if (init_done && init_rc == CUDA_SUCCESS) {
+		parents_ch = xgpulib_ch;
 		xgpulib_ch = NULL;
 		init_rc = CUDA_ERROR_NOT_INITIALIZED;
 	}
