@@ -444,6 +444,22 @@ struct xgpuif_func_reply {
 
 #define XGPUIF_MAX_PARAMS	1024u
 
+/* names of a module's functions or a library's kernels, in the driver's
+ * enumeration order, starting at index first */
+struct xgpuif_names_args {
+	xgpuif_handle_t handle;
+	uint32_t first;
+	uint32_t _pad;
+};
+
+/* followed by `bytes` bytes: `count` NUL-terminated names */
+struct xgpuif_names_reply {
+	uint32_t total;		/* functions or kernels in all */
+	uint32_t count;		/* names in this reply */
+	uint32_t bytes;
+	uint32_t _pad;
+};
+
 struct xgpuif_func_attr_args {
 	xgpuif_handle_t handle;
 	uint32_t kind;		/* XGPUIF_FN_* */

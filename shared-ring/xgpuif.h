@@ -298,6 +298,8 @@ XGPUIF_ASSERT_SIZE(struct xgpuif_symbol_args, 8);
 XGPUIF_ASSERT_SIZE(struct xgpuif_global_reply, 16);
 XGPUIF_ASSERT_SIZE(struct xgpuif_param, 4);
 XGPUIF_ASSERT_SIZE(struct xgpuif_func_reply, 16);
+XGPUIF_ASSERT_SIZE(struct xgpuif_names_args, 16);
+XGPUIF_ASSERT_SIZE(struct xgpuif_names_reply, 16);
 XGPUIF_ASSERT_SIZE(struct xgpuif_func_attr_args, 24);
 XGPUIF_ASSERT_SIZE(struct xgpuif_func_attrs_reply, 80);
 XGPUIF_ASSERT_SIZE(struct xgpuif_launch_attr, 72);

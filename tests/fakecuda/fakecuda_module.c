@@ -226,6 +226,52 @@ CUresult cuLibraryGetModule(CUmodule *pmod, CUlibrary library)
 	return CUDA_SUCCESS;
 }
 
+/* ---- counting and enumerating: every module has all the test kernels ----- */
+
+CUresult cuModuleGetFunctionCount(unsigned int *count, CUmodule mod)
+{
+	if (!count || !MODULE(mod))
+		return count ? CUDA_ERROR_INVALID_HANDLE :
+			       CUDA_ERROR_INVALID_VALUE;
+	*count = NKERNELS;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuLibraryGetKernelCount(unsigned int *count, CUlibrary lib)
+{
+	if (!count || !LIBRARY(lib))
+		return count ? CUDA_ERROR_INVALID_HANDLE :
+			       CUDA_ERROR_INVALID_VALUE;
+	*count = NKERNELS;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuModuleEnumerateFunctions(CUfunction *fns, unsigned int n,
+				    CUmodule mod)
+{
+	struct fmodule *m = MODULE(mod);
+
+	if (!fns || !m)
+		return fns ? CUDA_ERROR_INVALID_HANDLE :
+			     CUDA_ERROR_INVALID_VALUE;
+	for (unsigned int i = 0; i < n && i < NKERNELS; i++)
+		fns[i] = (CUfunction)&m->funcs[i];
+	return CUDA_SUCCESS;
+}
+
+CUresult cuLibraryEnumerateKernels(CUkernel *kernels, unsigned int n,
+				   CUlibrary lib)
+{
+	struct flibrary *l = LIBRARY(lib);
+
+	if (!kernels || !l)
+		return kernels ? CUDA_ERROR_INVALID_HANDLE :
+				 CUDA_ERROR_INVALID_VALUE;
+	for (unsigned int i = 0; i < n && i < NKERNELS; i++)
+		kernels[i] = (CUkernel)&l->kern[i];
+	return CUDA_SUCCESS;
+}
+
 /* ---- functions and kernels ----------------------------------------------- */
 
 /* the function of a CUfunction, or of a CUkernel (kernel); NULL if none */
@@ -237,6 +283,27 @@ static struct ffunc *func_of(const void *h, bool kernel)
 		return fc_func_find(h);
 	k = fc_kernel_find(h);
 	return k ? &k->lib->mod->funcs[k->index] : NULL;
+}
+
+static CUresult get_name(const char **name, const void *h, bool kernel)
+{
+	struct ffunc *f = func_of(h, kernel);
+
+	if (!name || !f)
+		return name ? CUDA_ERROR_INVALID_HANDLE :
+			      CUDA_ERROR_INVALID_VALUE;
+	*name = f->def->name;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuFuncGetName(const char **name, CUfunction hfunc)
+{
+	return get_name(name, hfunc, false);
+}
+
+CUresult cuKernelGetName(const char **name, CUkernel hfunc)
+{
+	return get_name(name, hfunc, true);
 }
 
 CUresult cuKernelGetFunction(CUfunction *pfunc, CUkernel kernel)

@@ -252,17 +252,3 @@ CUresult cuTexObjectDestroy(CUtexObject t)
 	(void)t;
 	return CUDA_ERROR_NOT_SUPPORTED;
 }
-
-CUresult cuLibraryGetKernelCount(unsigned int *count, CUlibrary lib)
-{
-	(void)count;
-	(void)lib;
-	return CUDA_ERROR_NOT_SUPPORTED;
-}
-
-CUresult cuModuleGetFunctionCount(unsigned int *count, CUmodule mod)
-{
-	(void)count;
-	(void)mod;
-	return CUDA_ERROR_NOT_SUPPORTED;
-}

@@ -324,6 +324,33 @@ static void test_module(void)
 	EXPECT(cuModuleGetFunction(&f2, mod, "no_such_kernel") ==
 	       CUDA_ERROR_NOT_FOUND, "an unknown kernel was found");
 	{
+		/* enumerated functions are the ones found by name */
+		CUfunction fns[16], byname;
+		unsigned int n = 0, found = 0;
+		const char *name;
+
+		if (OK(cuModuleGetFunctionCount(&n, mod)) &&
+		    (n >= 2 && n <= 16 ? 1 : (failf("%u functions", n), 0)) &&
+		    OK(cuModuleEnumerateFunctions(fns, n, mod))) {
+			for (unsigned int i = 0; i < n; i++) {
+				if (!OK(cuFuncGetName(&name, fns[i])) ||
+				    !OK(cuModuleGetFunction(&byname, mod,
+							    name)))
+					break;
+				EXPECT(byname == fns[i], "%s: enumerated %p, "
+				       "by name %p", name, (void *)fns[i],
+				       (void *)byname);
+				found += byname == vadd;
+			}
+			EXPECT(found == 1, "xgpu_fake_vadd enumerated %u "
+			       "times", found);
+		}
+		/* a shorter buffer gets the first ones */
+		fns[1] = NULL;
+		if (n >= 2 && OK(cuModuleEnumerateFunctions(fns, 1, mod)))
+			EXPECT(fns[1] == NULL, "wrote past 1 function");
+	}
+	{
 		CUmodule bad = NULL;
 		static const char not_an_image[] = "this is not a module";
 

@@ -56,9 +56,6 @@ START_TEST(test_tables_distinct)
 END_TEST
 
 static const uint8_t unknown_ids[][16] = {
-	/* NVML's table: NVML needs its own replacement */
-	{ 0x69, 0xa2, 0x8e, 0x9f, 0x24, 0x49, 0x8b, 0x47,
-	  0xb0, 0x30, 0xc5, 0xda, 0x33, 0x0e, 0xa4, 0xe9 },
 	/* NVRTC's */
 	{ 0xda, 0x91, 0x51, 0xd3, 0x3a, 0xe6, 0xcc, 0x41,
 	  0xa5, 0xc0, 0x4f, 0x26, 0xd5, 0x33, 0xe3, 0x28 },
@@ -115,7 +112,7 @@ START_TEST(test_unknown_table_logged)
 	n = fread(got, 1, sizeof(got) - 1, log);
 	got[n] = 0;
 	fclose(log);
-	ck_assert_msg(strstr(got, "{69a28e9f-2449-8b47-b030-c5da330ea4e9}"),
+	ck_assert_msg(strstr(got, "{da9151d3-3ae6-cc41-a5c0-4f26d533e328}"),
 		      "log: %s", got);
 }
 END_TEST
@@ -134,11 +131,10 @@ START_TEST(test_placeholder_slots)
 		{ T_F8CFF951, 1 }, { T_F8CFF951, 2 },
 		{ T_CUDART_INTERFACE, 1 }, { T_CUDART_INTERFACE, 12 },
 		{ T_TOOLS_HOOKS, 1 }, { T_TOOLS_HOOKS, 5 },
-		{ T_TOOLS_TLS, 1 }, { T_TOOLS_TLS, 2 },
 		{ T_CLS, 3 },
 		{ T_CONTEXT_CHECKS, 1 }, { T_CONTEXT_CHECKS, 14 },
 		{ T_INTEGRITY_CHECK, 2 },
-		{ T_21318C60, 1 }, { T_21318C60, 4 }, { T_21318C60, 92 },
+		{ T_21318C60, 1 }, { T_21318C60, 5 }, { T_21318C60, 92 },
 	};
 	size_t i;
 
@@ -162,8 +158,8 @@ START_TEST(test_placeholder_logged)
 	setenv("XGPU_DEBUG", "1", 1);
 	fflush(stderr);
 	dup2(fileno(log), STDERR_FILENO);
-	((noarg_fn)get_table(T_21318C60)[4])();
-	((noarg_fn)get_table(T_TOOLS_TLS)[2])();
+	((noarg_fn)get_table(T_21318C60)[5])();
+	((noarg_fn)get_table(T_CONTEXT_CHECKS)[14])();
 	fflush(stderr);
 	dup2(saved, STDERR_FILENO);
 	close(saved);
@@ -171,8 +167,8 @@ START_TEST(test_placeholder_logged)
 	n = fread(got, 1, sizeof(got) - 1, log);
 	got[n] = 0;
 	fclose(log);
-	ck_assert_msg(strstr(got, "21318C60 slot 4"), "log: %s", got);
-	ck_assert_msg(strstr(got, "TOOLS_TLS slot 2"), "log: %s", got);
+	ck_assert_msg(strstr(got, "21318C60 slot 5"), "log: %s", got);
+	ck_assert_msg(strstr(got, "CONTEXT_CHECKS slot 14"), "log: %s", got);
 }
 END_TEST
 

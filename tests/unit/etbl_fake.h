@@ -5,8 +5,9 @@
  *
  *   the fake core  the identity ops the guest library's core would give
  *                  (xgpulib_etbl_init): FAKE_NDEV devices with fixed
- *                  identities, their primary contexts, the calling
- *                  thread's current context (fake_current); setup_ops()
+ *                  identities, their primary contexts (ids 1, 2), the
+ *                  calling thread's current context (fake_current), a
+ *                  module of FAKE_NFUNCS functions; setup_ops()
  *                  installs them, as a test case's fixture;
  *   the tables     each table cudart asks for, by name and id, with its
  *                  size slot; get_table() fetches one as cudart does.
@@ -79,12 +80,74 @@ static int fake_driver_version(void)
 	return 13000;
 }
 
+static CUresult fake_set_current(CUcontext ctx)
+{
+	fake_current = ctx;
+	return CUDA_SUCCESS;
+}
+
+/* a primary context's id is its ordinal + 1; nothing else is a context */
+static CUresult fake_ctx_id(CUcontext ctx, unsigned long long *id)
+{
+	for (int i = 0; i < FAKE_NDEV; i++)
+		if (ctx == &fake_primary[i]) {
+			*id = (unsigned long long)i + 1;
+			return CUDA_SUCCESS;
+		}
+	return CUDA_ERROR_INVALID_CONTEXT;
+}
+
+static CUresult fake_ctx_device(CUdevice *dev, CUcontext ctx)
+{
+	for (int i = 0; i < FAKE_NDEV; i++)
+		if (ctx == &fake_primary[i]) {
+			*dev = i;
+			return CUDA_SUCCESS;
+		}
+	return CUDA_ERROR_INVALID_CONTEXT;
+}
+
+/* the fake module (any non-NULL CUmodule) has these functions */
+#define FAKE_NFUNCS 3
+static struct CUfunc_st {
+	const char *name;
+	size_t nparams;
+} fake_funcs[FAKE_NFUNCS] = {
+	{ "fft_r2c", 4 }, { "fft_c2c", 3 }, { "fft_c2r", 5 },
+};
+
+static CUresult fake_module_each(CUmodule mod,
+				 void (*visit)(void *, CUfunction,
+					       const char *),
+				 void *user, unsigned int *count)
+{
+	(void)mod;
+	for (int i = 0; i < FAKE_NFUNCS; i++)
+		visit(user, &fake_funcs[i], fake_funcs[i].name);
+	if (count)
+		*count = FAKE_NFUNCS;
+	return CUDA_SUCCESS;
+}
+
+static CUresult fake_func_param_count(CUfunction f, size_t *count)
+{
+	if (!count)
+		return CUDA_ERROR_INVALID_VALUE;
+	*count = f->nparams;
+	return CUDA_SUCCESS;
+}
+
 static const struct xgpulib_identity_ops fake_ops = {
 	.device_count = fake_device_count,
 	.device_identity = fake_device_identity,
 	.primary_ctx = fake_primary_ctx,
 	.current_ctx = fake_current_ctx,
 	.driver_version = fake_driver_version,
+	.set_current = fake_set_current,
+	.ctx_id = fake_ctx_id,
+	.ctx_device = fake_ctx_device,
+	.module_each = fake_module_each,
+	.func_param_count = fake_func_param_count,
 };
 
 static void setup_ops(void)
@@ -103,6 +166,8 @@ enum {
 	T_CONTEXT_CHECKS,
 	T_INTEGRITY_CHECK,
 	T_21318C60,
+	T_TOOLS_MODULE,
+	T_NVML,
 };
 
 static const struct {
@@ -134,6 +199,12 @@ static const struct {
 	[T_21318C60] = { "21318c60",
 		{ 0x21, 0x31, 0x8c, 0x60, 0x97, 0x14, 0x32, 0x48,
 		  0x8c, 0xa6, 0x41, 0xff, 0x73, 0x24, 0xc8, 0xf2 }, 93 },
+	[T_TOOLS_MODULE] = { "6e163fbe",
+		{ 0x6e, 0x16, 0x3f, 0xbe, 0xb9, 0x58, 0x44, 0x4d,
+		  0x83, 0x5c, 0xe1, 0x82, 0xaf, 0xf1, 0x99, 0x1e }, 99 },
+	[T_NVML] = { "69a28e9f",
+		{ 0x69, 0xa2, 0x8e, 0x9f, 0x24, 0x49, 0x8b, 0x47,
+		  0xb0, 0x30, 0xc5, 0xda, 0x33, 0x0e, 0xa4, 0xe9 }, 34 },
 };
 
 #define NTABLES (sizeof(tables) / sizeof(tables[0]))

@@ -274,6 +274,82 @@ int xgpub_h_MODULE_GET_FUNCTION_COUNT(struct xgpub_worker *w,
 	return rc;
 }
 
+/*
+ * The names of a module's functions or a library's kernels, in the
+ * driver's enumeration order, from index a->first on, as many whole names
+ * as fit in the reply.
+ */
+static int names(struct xgpub_worker *w, bool library, void *owner,
+		 const struct xgpuif_names_args *a,
+		 struct xgpuif_names_reply *r, struct xgpub_rtail *rt)
+{
+	struct xgpub_driver *D = w->D;
+	unsigned int n = 0;
+	void **objs;
+	int rc;
+
+	rc = library ? D->cuLibraryGetKernelCount(&n, owner) :
+		       D->cuModuleGetFunctionCount(&n, owner);
+	if (rc)
+		return rc;
+	r->total = n;
+	if (a->first >= n)
+		return CUDA_SUCCESS;
+	objs = calloc(n, sizeof(*objs));
+	if (!objs)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	rc = library ? D->cuLibraryEnumerateKernels((CUkernel *)objs, n, owner) :
+		       D->cuModuleEnumerateFunctions((CUfunction *)objs, n,
+						     owner);
+	rt->len = 0;
+	for (uint32_t i = a->first; rc == CUDA_SUCCESS && i < n; i++) {
+		const char *name = NULL;
+		size_t len;
+
+		rc = library ? D->cuKernelGetName(&name, objs[i]) :
+			       D->cuFuncGetName(&name, objs[i]);
+		if (rc || !name) {
+			rc = rc ? rc : CUDA_ERROR_UNKNOWN;
+			break;
+		}
+		len = strlen(name) + 1;
+		if (len > rt->cap - rt->len) {
+			/* one name longer than a whole reply: none can say */
+			if (!r->count)
+				rc = CUDA_ERROR_NOT_SUPPORTED;
+			break;
+		}
+		memcpy(rt->p + rt->len, name, len);
+		rt->len += (uint32_t)len;
+		r->count++;
+	}
+	r->bytes = rt->len;
+	free(objs);
+	return rc;
+}
+
+int xgpub_h_MODULE_FUNCTION_NAMES(struct xgpub_worker *w,
+				  const struct xgpuif_names_args *a,
+				  struct xgpub_hentry *handle,
+				  struct xgpuif_names_reply *r,
+				  struct xgpub_rtail *rt)
+{
+	const struct xgpub_image *img = image_of(handle);
+
+	if (!img)
+		return CUDA_ERROR_INVALID_HANDLE;
+	return names(w, false, img->mod, a, r, rt);
+}
+
+int xgpub_h_LIBRARY_KERNEL_NAMES(struct xgpub_worker *w,
+				 const struct xgpuif_names_args *a,
+				 struct xgpub_hentry *handle,
+				 struct xgpuif_names_reply *r,
+				 struct xgpub_rtail *rt)
+{
+	return names(w, true, handle->obj, a, r, rt);
+}
+
 /* ---- attributes ---------------------------------------------------------- */
 
 int xgpub_h_FUNC_GET_ATTRIBUTES(struct xgpub_worker *w,

@@ -44,6 +44,10 @@ typedef CUresult (*global_fn)(const struct xgpuif_symbol_args *a,
 /* MODULE_GET_FUNCTION_COUNT or LIBRARY_GET_KERNEL_COUNT */
 typedef CUresult (*count_fn)(const struct xgpuif_handle_args *a,
 			     struct xgpuif_u64_reply *r);
+/* MODULE_FUNCTION_NAMES or LIBRARY_KERNEL_NAMES */
+typedef CUresult (*names_fn)(const struct xgpuif_names_args *a,
+			     struct xgpuif_names_reply *r, void *rtail,
+			     uint32_t rtail_cap, uint32_t *rtail_len);
 
 /* the calls of a module, or of a library, and the kind of what it holds */
 struct owner_calls {
@@ -51,16 +55,19 @@ struct owner_calls {
 	lookup_fn lookup;
 	global_fn global;
 	count_fn count;
+	names_fn names;
 };
 
 static const struct owner_calls module_calls = {
 	XGPUIF_FN_FUNCTION, xgpulib_call_MODULE_GET_FUNCTION,
-	xgpulib_call_MODULE_GET_GLOBAL, xgpulib_call_MODULE_GET_FUNCTION_COUNT
+	xgpulib_call_MODULE_GET_GLOBAL, xgpulib_call_MODULE_GET_FUNCTION_COUNT,
+	xgpulib_call_MODULE_FUNCTION_NAMES
 };
 
 static const struct owner_calls library_calls = {
 	XGPUIF_FN_KERNEL, xgpulib_call_LIBRARY_GET_KERNEL,
-	xgpulib_call_LIBRARY_GET_GLOBAL, xgpulib_call_LIBRARY_GET_KERNEL_COUNT
+	xgpulib_call_LIBRARY_GET_GLOBAL, xgpulib_call_LIBRARY_GET_KERNEL_COUNT,
+	xgpulib_call_LIBRARY_KERNEL_NAMES
 };
 
 static const struct owner_calls *calls_of(const struct symowner *o)
@@ -253,6 +260,115 @@ static CUresult get_count(struct symowner *o, unsigned int *count)
 	if (r.value > 0xffffffffu)
 		return CUDA_ERROR_UNKNOWN;
 	*count = (unsigned int)r.value;
+	return CUDA_SUCCESS;
+}
+
+/*
+ * Every function of a module or kernel of a library, in the driver's
+ * order, as the handle a lookup by its name gives: the first max of them
+ * into out (NULL: none), and each(arg, f) for every one (NULL: stop after
+ * max).  *total: how many the owner has.
+ */
+static CUresult enumerate(struct symowner *o, struct xgpulib_func **out,
+			  unsigned int max,
+			  void (*each)(void *arg, struct xgpulib_func *f),
+			  void *arg, unsigned int *total)
+{
+	uint32_t cap = xgpulib_chan_reply_max(xgpulib_ch) -
+		       (uint32_t)sizeof(struct xgpuif_names_reply);
+	struct xgpuif_names_reply r = { 0, 0, 0, 0 };
+	struct xgpulib_func *f;
+	uint32_t first = 0;
+	CUresult rc;
+	char *buf;
+
+	XGPULIB_CHECK_ARGS(true, o);
+	buf = malloc(cap);
+	if (!buf)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	do {
+		struct xgpuif_names_args a = { o->remote, first, 0 };
+		uint32_t len = 0;
+		const char *p = buf;
+
+		rc = calls_of(o)->names(&a, &r, buf, cap, &len);
+		if (!rc && (r.bytes != len || r.count > r.total - first ||
+			    (!r.count && first < r.total)))
+			rc = CUDA_ERROR_UNKNOWN;	/* a backend bug */
+		for (uint32_t i = 0; !rc && i < r.count; i++) {
+			const char *z;
+
+			if (!each && first + i >= max)
+				break;		/* out is full */
+			z = memchr(p, 0, (size_t)(buf + len - p));
+			if (!z) {
+				rc = CUDA_ERROR_UNKNOWN;
+				break;
+			}
+			rc = find(o, true, p, &f);
+			if (rc)
+				break;
+			if (out && first + i < max)
+				out[first + i] = f;
+			if (each)
+				each(arg, f);
+			p = z + 1;
+		}
+		first += r.count;
+	} while (!rc && first < r.total && (each || first < max));
+	free(buf);
+	if (!rc && total)
+		*total = r.total;
+	return rc;
+}
+
+/* the handles into fns, at most n (fewer when the owner has fewer) */
+static CUresult enumerate_into(struct symowner *o, void *fns, unsigned int n)
+{
+	XGPULIB_CHECK_ARGS(fns, o);
+	return enumerate(o, fns, n, NULL, NULL, NULL);
+}
+
+CUresult cuModuleEnumerateFunctions(CUfunction *functions,
+				    unsigned int numFunctions, CUmodule mod)
+{
+	return enumerate_into(module_owner(mod), functions, numFunctions);
+}
+
+CUresult cuLibraryEnumerateKernels(CUkernel *kernels, unsigned int numKernels,
+				   CUlibrary lib)
+{
+	return enumerate_into(library_owner(lib), kernels, numKernels);
+}
+
+struct each_fn {
+	xgpulib_fn_visit visit;
+	void *user;
+};
+
+static void each_fn(void *arg, struct xgpulib_func *f)
+{
+	struct each_fn *e = arg;
+
+	e->visit(e->user, (CUfunction)f, f->name);
+}
+
+CUresult xgpulib_module_each(CUmodule mod, xgpulib_fn_visit visit,
+			     void *user, unsigned int *count)
+{
+	struct each_fn e = { visit, user };
+
+	return enumerate(module_owner(mod), NULL, 0, each_fn, &e, count);
+}
+
+CUresult xgpulib_func_param_count(CUfunction f, size_t *count)
+{
+	struct xgpulib_func *p = xgpulib_func_check(f);
+
+	XGPULIB_CHECK_ARGS(count, p);
+	if (p->nparams == XGPUIF_PARAMS_UNKNOWN)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	*count = p->nparams;
 	return CUDA_SUCCESS;
 }
 

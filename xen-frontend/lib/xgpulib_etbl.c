@@ -59,6 +59,14 @@ static void etbl_log_slot(const char *table, int slot)
 			table, slot);
 }
 
+static void etbl_log_refused(const char *table, int slot)
+{
+	if (xgpulib_debug_on())
+		fprintf(stderr,
+			"xgpu: export table %s slot %d called, refused "
+			"(CUDA_ERROR_NOT_SUPPORTED)\n", table, slot);
+}
+
 /*
  * One function per (table, slot), so the log can tell them apart.  The
  * callers pass arguments these ignore, which the x86-64 calling convention
@@ -70,6 +78,14 @@ static void etbl_log_slot(const char *table, int slot)
 	{								\
 		etbl_log_slot(#t, n);					\
 		return CUDA_SUCCESS;					\
+	}
+/* a slot of a table the library knows only in part: refused, like a
+ * driver without the feature */
+#define ETBL_REFUSE(t, n)						\
+	__attribute__((unused)) static CUresult ETBL_NAME(t, n)(void)	\
+	{								\
+		etbl_log_refused(#t, n);				\
+		return CUDA_ERROR_NOT_SUPPORTED;			\
 	}
 #define ETBL_FN(f) ((const void *)(f))
 #define ETBL_SLOT(t, n) ETBL_FN(ETBL_NAME(t, n))
@@ -102,6 +118,16 @@ ETBL_EACH_1_19(ETBL_STUB, CONTEXT_CHECKS)
 ETBL_EACH_1_9(ETBL_STUB, INTEGRITY_CHECK)
 ETBL_EACH_1_89(ETBL_STUB, 21318C60)
 ETBL_EACH_X0_X9(ETBL_STUB, 21318C60, 9)
+ETBL_EACH_1_89(ETBL_REFUSE, TOOLS_MODULE)
+ETBL_REFUSE(TOOLS_MODULE, 90) ETBL_REFUSE(TOOLS_MODULE, 91)
+ETBL_REFUSE(TOOLS_MODULE, 92) ETBL_REFUSE(TOOLS_MODULE, 93)
+ETBL_REFUSE(TOOLS_MODULE, 94) ETBL_REFUSE(TOOLS_MODULE, 95)
+ETBL_REFUSE(TOOLS_MODULE, 96) ETBL_REFUSE(TOOLS_MODULE, 97)
+ETBL_REFUSE(TOOLS_MODULE, 98)
+ETBL_EACH_1_19(ETBL_REFUSE, 69A28E9F)
+ETBL_EACH_X0_X9(ETBL_REFUSE, 69A28E9F, 2)
+ETBL_REFUSE(69A28E9F, 30) ETBL_REFUSE(69A28E9F, 31)
+ETBL_REFUSE(69A28E9F, 32) ETBL_REFUSE(69A28E9F, 33)
 
 /* ---- CUDART_INTERFACE --------------------------------------------------- */
 
@@ -145,6 +171,129 @@ static void hooks_get_buf2(void **ptr, size_t *size)
 		*ptr = hooks_buf2;
 	if (size)
 		*size = HOOKS_BUF2_WORDS;
+}
+
+/* ---- TOOLS_TLS ----------------------------------------------------------- */
+
+/* Slot 1: the equivalent of cuCtxSetCurrent */
+static CUresult tls_set_current(CUcontext ctx)
+{
+	const struct xgpulib_identity_ops *ops = etbl_get_ops();
+
+	if (!ops || !ops->set_current)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	return ops->set_current(ctx);
+}
+
+/*
+ * Slot 2: the equivalent of cuCtxGetCurrent, which always writes: NULL on
+ * a thread with no context.  cuBLASLt hands what it reads to 21318c60
+ * slot 4 without looking.
+ */
+static CUresult tls_get_current(CUcontext *pctx)
+{
+	const struct xgpulib_identity_ops *ops = etbl_get_ops();
+
+	if (!pctx)
+		return CUDA_ERROR_INVALID_VALUE;
+	*pctx = ops && ops->current_ctx ? ops->current_ctx() : NULL;
+	return CUDA_SUCCESS;
+}
+
+/* ---- 21318c60: tools' view of contexts ---------------------------------- */
+
+/* Slot 3: the ordinal of ctx's device */
+static CUresult tools_ctx_device(CUcontext ctx, uint32_t *index)
+{
+	const struct xgpulib_identity_ops *ops = etbl_get_ops();
+	CUdevice dev = 0;
+	CUresult rc;
+
+	if (!ctx)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	if (!index)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!ops || !ops->ctx_device)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	rc = ops->ctx_device(&dev, ctx);
+	if (rc == CUDA_SUCCESS)
+		*index = (uint32_t)dev;
+	return rc;
+}
+
+/*
+ * Slot 4: cuCtxGetId of ctx; unlike cuCtxGetId, NULL is no context (id 0)
+ * rather than the current one, and a NULL out-pointer is 999.
+ */
+static CUresult tools_ctx_id(CUcontext ctx, uint64_t *id)
+{
+	const struct xgpulib_identity_ops *ops = etbl_get_ops();
+	unsigned long long v = 0;
+	CUresult rc;
+
+	if (!id)
+		return CUDA_ERROR_UNKNOWN;
+	if (!ctx) {
+		*id = 0;
+		return CUDA_SUCCESS;
+	}
+	if (!ops || !ops->ctx_id)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	rc = ops->ctx_id(ctx, &v);
+	if (rc == CUDA_SUCCESS)
+		*id = v;
+	return rc;
+}
+
+/* ---- 6e163fbe: tools' view of modules ----------------------------------- */
+
+typedef void (*tools_fn_cb)(void *user, CUfunction f, const char *name);
+
+struct tools_visit {
+	tools_fn_cb cb;
+	void *user;
+	int n;
+};
+
+static void tools_visit_fn(void *arg, CUfunction f, const char *name)
+{
+	struct tools_visit *v = arg;
+
+	v->cb(v->user, f, name);
+	v->n++;
+}
+
+/*
+ * Slot 7: cb(user, f, name) once per function of mod, in the order of
+ * cuModuleEnumerateFunctions, f being the handle cuModuleGetFunction
+ * gives; returns how many (cuFFT finds its kernels so).  ctx (NULL: the
+ * current one) is the module's; the guest knows it already.
+ */
+static int tools_module_functions(CUcontext ctx, CUmodule mod, tools_fn_cb cb,
+				  void *user)
+{
+	const struct xgpulib_identity_ops *ops = etbl_get_ops();
+	struct tools_visit v = { cb, user, 0 };
+	CUresult rc;
+
+	(void)ctx;
+	if (!mod || !cb || !ops || !ops->module_each)
+		return 0;
+	rc = ops->module_each(mod, tools_visit_fn, &v, NULL);
+	if (rc)
+		xgpulib_dbg("export table 6e163fbe slot 7: module functions: "
+			    "error %d after %d", rc, v.n);
+	return v.n;
+}
+
+/* Slot 33: how many parameters f takes */
+static CUresult tools_fn_param_count(CUfunction f, size_t *count)
+{
+	const struct xgpulib_identity_ops *ops = etbl_get_ops();
+
+	if (!ops || !ops->func_param_count)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	return ops->func_param_count(f, count);
 }
 
 /* ---- CONTEXT_LOCAL_STORAGE ---------------------------------------------- */
@@ -463,13 +612,11 @@ static const void *const hooks_tbl[7] = {
 	ETBL_FN(hooks_get_buf2),
 };
 
-/*
- * Slot 2 is called by cuBLAS-Lt before its first GEMM (and by cudart);
- * what it should do is not known yet, 0 keeps them going.
- */
+/* cuBLASLt reads the current context through slot 2 around its first
+ * GEMM */
 static const void *const tools_tls_tbl[3] = {
 	ETBL_SIZE(3),
-	ETBL_SLOT(TOOLS_TLS, 1), ETBL_SLOT(TOOLS_TLS, 2),
+	ETBL_FN(tls_set_current), ETBL_FN(tls_get_current),
 };
 
 /* no size slot: the real driver's slot 0 is put as well */
@@ -498,16 +645,75 @@ static const void *const integrity_tbl[3] = {
 };
 
 /*
- * cuBLAS-Lt calls slot 4 twice around loading its first raw-ELF kernel;
- * answering 0 gets it through loading, its GEMM is another matter.
+ * cuBLASLt calls slot 4 twice around loading its first raw-ELF kernel,
+ * cuFFT once per plan; the other slots have not been seen called.
  */
 static const void *const t21318c60_tbl[93] = {
 	ETBL_SIZE(93),
-	ETBL_EACH_1_89(ETBL_SLOT_ENTRY, 21318C60)
+	ETBL_SLOT(21318C60, 1), ETBL_SLOT(21318C60, 2),
+	ETBL_FN(tools_ctx_device), ETBL_FN(tools_ctx_id),
+	ETBL_SLOT(21318C60, 5), ETBL_SLOT(21318C60, 6),
+	ETBL_SLOT(21318C60, 7), ETBL_SLOT(21318C60, 8),
+	ETBL_SLOT(21318C60, 9),
+	ETBL_EACH_X0_X9(ETBL_SLOT_ENTRY, 21318C60, 1)
+	ETBL_EACH_X0_X9(ETBL_SLOT_ENTRY, 21318C60, 2)
+	ETBL_EACH_X0_X9(ETBL_SLOT_ENTRY, 21318C60, 3)
+	ETBL_EACH_X0_X9(ETBL_SLOT_ENTRY, 21318C60, 4)
+	ETBL_EACH_X0_X9(ETBL_SLOT_ENTRY, 21318C60, 5)
+	ETBL_EACH_X0_X9(ETBL_SLOT_ENTRY, 21318C60, 6)
+	ETBL_EACH_X0_X9(ETBL_SLOT_ENTRY, 21318C60, 7)
+	ETBL_EACH_X0_X9(ETBL_SLOT_ENTRY, 21318C60, 8)
 	ETBL_SLOT(21318C60, 90), ETBL_SLOT(21318C60, 91),
 	ETBL_SLOT(21318C60, 92),
 };
 
+/*
+ * ToolsModule: cuFFT enumerates each module's functions through slot 7;
+ * slot 33 counts a function's parameters; the others are refused.
+ */
+static const void *const tools_module_tbl[99] = {
+	ETBL_SIZE(99),
+	ETBL_SLOT(TOOLS_MODULE, 1), ETBL_SLOT(TOOLS_MODULE, 2),
+	ETBL_SLOT(TOOLS_MODULE, 3), ETBL_SLOT(TOOLS_MODULE, 4),
+	ETBL_SLOT(TOOLS_MODULE, 5), ETBL_SLOT(TOOLS_MODULE, 6),
+	ETBL_FN(tools_module_functions),
+	ETBL_SLOT(TOOLS_MODULE, 8), ETBL_SLOT(TOOLS_MODULE, 9),
+	ETBL_EACH_X0_X9(ETBL_SLOT_ENTRY, TOOLS_MODULE, 1)
+	ETBL_EACH_X0_X9(ETBL_SLOT_ENTRY, TOOLS_MODULE, 2)
+	ETBL_SLOT(TOOLS_MODULE, 30), ETBL_SLOT(TOOLS_MODULE, 31),
+	ETBL_SLOT(TOOLS_MODULE, 32), ETBL_FN(tools_fn_param_count),
+	ETBL_SLOT(TOOLS_MODULE, 34), ETBL_SLOT(TOOLS_MODULE, 35),
+	ETBL_SLOT(TOOLS_MODULE, 36), ETBL_SLOT(TOOLS_MODULE, 37),
+	ETBL_SLOT(TOOLS_MODULE, 38), ETBL_SLOT(TOOLS_MODULE, 39),
+	ETBL_EACH_X0_X9(ETBL_SLOT_ENTRY, TOOLS_MODULE, 4)
+	ETBL_EACH_X0_X9(ETBL_SLOT_ENTRY, TOOLS_MODULE, 5)
+	ETBL_EACH_X0_X9(ETBL_SLOT_ENTRY, TOOLS_MODULE, 6)
+	ETBL_EACH_X0_X9(ETBL_SLOT_ENTRY, TOOLS_MODULE, 7)
+	ETBL_EACH_X0_X9(ETBL_SLOT_ENTRY, TOOLS_MODULE, 8)
+	ETBL_SLOT(TOOLS_MODULE, 90), ETBL_SLOT(TOOLS_MODULE, 91),
+	ETBL_SLOT(TOOLS_MODULE, 92), ETBL_SLOT(TOOLS_MODULE, 93),
+	ETBL_SLOT(TOOLS_MODULE, 94), ETBL_SLOT(TOOLS_MODULE, 95),
+	ETBL_SLOT(TOOLS_MODULE, 96), ETBL_SLOT(TOOLS_MODULE, 97),
+	ETBL_SLOT(TOOLS_MODULE, 98),
+};
+
+/*
+ * NVML's own table (libnvidia-ml calls it from nvmlInit): its slots are
+ * not known; refused, as with a driver that lacks them, NVML still
+ * answers device counts and PyTorch runs.
+ */
+static const void *const nvml_tbl[34] = {
+	ETBL_SIZE(34),
+	ETBL_EACH_1_19(ETBL_SLOT_ENTRY, 69A28E9F)
+	ETBL_EACH_X0_X9(ETBL_SLOT_ENTRY, 69A28E9F, 2)
+	ETBL_SLOT(69A28E9F, 30), ETBL_SLOT(69A28E9F, 31),
+	ETBL_SLOT(69A28E9F, 32), ETBL_SLOT(69A28E9F, 33),
+};
+
+_Static_assert(sizeof(tools_module_tbl) == 99 * sizeof(void *),
+	       "table 6e163fbe has 99 slots");
+_Static_assert(sizeof(nvml_tbl) == 34 * sizeof(void *),
+	       "table 69a28e9f has 34 slots");
 _Static_assert(sizeof(t21318c60_tbl) == 93 * sizeof(void *),
 	       "table 21318c60 has 93 slots");
 
@@ -535,6 +741,10 @@ static const struct etbl etbls[] = {
 	    0x8d, 0x34, 0xba, 0x12, 0x3c, 0x66, 0xe1, 0xf2 }, integrity_tbl },
 	{ { 0x21, 0x31, 0x8c, 0x60, 0x97, 0x14, 0x32, 0x48,
 	    0x8c, 0xa6, 0x41, 0xff, 0x73, 0x24, 0xc8, 0xf2 }, t21318c60_tbl },
+	{ { 0x6e, 0x16, 0x3f, 0xbe, 0xb9, 0x58, 0x44, 0x4d,
+	    0x83, 0x5c, 0xe1, 0x82, 0xaf, 0xf1, 0x99, 0x1e }, tools_module_tbl },
+	{ { 0x69, 0xa2, 0x8e, 0x9f, 0x24, 0x49, 0x8b, 0x47,
+	    0xb0, 0x30, 0xc5, 0xda, 0x33, 0x0e, 0xa4, 0xe9 }, nvml_tbl },
 };
 
 static void etbl_log_unknown(const CUuuid *id)

@@ -12,6 +12,7 @@
 #ifndef XGPULIB_ETBL_H
 #define XGPULIB_ETBL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <cuda.h>
@@ -26,6 +27,20 @@ struct xgpulib_identity_ops {
 	/* the calling thread's current context, or NULL */
 	CUcontext (*current_ctx)(void);
 	int (*driver_version)(void);	/* e.g. 13000 */
+	/* cuCtxSetCurrent, cuCtxGetId, cuCtxGetDevice_v2 as the API has them */
+	CUresult (*set_current)(CUcontext ctx);
+	CUresult (*ctx_id)(CUcontext ctx, unsigned long long *id);
+	CUresult (*ctx_device)(CUdevice *dev, CUcontext ctx);
+	/*
+	 * visit(user, f, name) for each function of mod, as
+	 * cuModuleGetFunction(name) gives it; *count: how many
+	 */
+	CUresult (*module_each)(CUmodule mod,
+				void (*visit)(void *user, CUfunction f,
+					      const char *name),
+				void *user, unsigned int *count);
+	/* how many parameters f takes */
+	CUresult (*func_param_count)(CUfunction f, size_t *count);
 };
 
 /*

@@ -14,6 +14,7 @@
 #include "xgpulib_transport.h"
 #include "xgpu_uapi.h"
 #include "xgpulib_etbl.h"
+#include "xgpulib_module.h"
 
 #define DEFAULT_SOCKET "/run/xgpu/xgpu.sock"
 
@@ -64,6 +65,11 @@ static const struct xgpulib_identity_ops identity_ops = {
 	.primary_ctx = id_primary_ctx,
 	.current_ctx = xgpulib_current,
 	.driver_version = id_driver_version,
+	.set_current = cuCtxSetCurrent,
+	.ctx_id = cuCtxGetId,
+	.ctx_device = cuCtxGetDevice_v2,
+	.module_each = xgpulib_module_each,
+	.func_param_count = xgpulib_func_param_count,
 };
 
 /* ---- cuInit -------------------------------------------------------------- */

@@ -95,4 +95,16 @@ static inline struct CUlib_st *xgpulib_lib_check(CUlibrary l)
 	return l && l->magic == XGPULIB_LIB_MAGIC ? l : NULL;
 }
 
+/* one function of a module, with its name (xgpulib_module_each) */
+typedef void (*xgpulib_fn_visit)(void *user, CUfunction f, const char *name);
+/*
+ * visit(user, f, name) for every function of mod, in the driver's order,
+ * as cuModuleGetFunction(name) would give it; *count: how many.
+ */
+CUresult xgpulib_module_each(CUmodule mod, xgpulib_fn_visit visit,
+			     void *user, unsigned int *count);
+/* the number of parameters of f (NOT_SUPPORTED where the layout is not
+ * known) */
+CUresult xgpulib_func_param_count(CUfunction f, size_t *count);
+
 #endif /* XGPULIB_MODULE_H */
