@@ -32,6 +32,15 @@ struct xgpuif_init_reply {
 	uint32_t device_count;	/* devices this guest may use */
 };
 
+/* an export table's id, the bytes of a CUuuid */
+struct xgpuif_uuid_args {
+	uint8_t uuid[16];
+};
+
+/* the largest export table size EXPORT_TABLE_SIZE reports (the known
+ * ones have at most 99 slots) */
+#define XGPUIF_MAX_ETBL_BYTES	(1024u * 8u)
+
 #define XGPUIF_NUM_DEV_ATTRS	160u
 #define XGPUIF_DEV_NAME_LEN	256u
 

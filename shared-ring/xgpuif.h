@@ -255,6 +255,7 @@ XGPUIF_ASSERT_SIZE(struct xgpuif_local_hostmem, 16);
 XGPUIF_ASSERT_SIZE(struct xgpuif_handle_args, 8);
 XGPUIF_ASSERT_SIZE(struct xgpuif_init_args, 8);
 XGPUIF_ASSERT_SIZE(struct xgpuif_init_reply, 8);
+XGPUIF_ASSERT_SIZE(struct xgpuif_uuid_args, 16);
 XGPUIF_ASSERT_SIZE(struct xgpuif_device_args, 8);
 XGPUIF_ASSERT_SIZE(struct xgpuif_device_info_reply, 1096);
 XGPUIF_ASSERT_SIZE(struct xgpuif_dev_flags_args, 8);

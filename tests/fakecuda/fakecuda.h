@@ -56,6 +56,9 @@
 #define FAKE_MODULE_MAGIC	"XGPU-FAKE-MODULE\n"
 #define FAKE_GLOBAL_NAME	"xgpu_fake_global"
 #define FAKE_GLOBAL_SIZE	256u
+/* the one export table the fake driver has: 16 bytes of 0x5a, 5 slots */
+#define FAKE_ETBL_BYTE		0x5a
+#define FAKE_ETBL_SLOTS		5
 #define FAKE_DEFAULT_DYN_SMEM	49152
 #define FAKE_MAX_DYN_SMEM	232448	/* opt-in maximum per block */
 #define FAKE_SMEM_PER_SM	233472

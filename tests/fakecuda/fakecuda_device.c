@@ -456,3 +456,26 @@ CUresult cuCtxSetCacheConfig(CUfunc_cache config)
 	fc_cur->cache = config;
 	return CUDA_SUCCESS;
 }
+
+/* a table of FAKE_ETBL_SLOTS slots, for the guest library's handling of
+ * tables it does not know; every other id is not found */
+static CUresult fake_etbl_slot(void)
+{
+	return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+CUresult cuGetExportTable(const void **tbl, const CUuuid *id)
+{
+	static const void *table[FAKE_ETBL_SLOTS];
+
+	if (!tbl || !id)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (int i = 0; i < 16; i++)
+		if ((uint8_t)id->bytes[i] != FAKE_ETBL_BYTE)
+			return CUDA_ERROR_NOT_FOUND;
+	table[0] = (const void *)(uintptr_t)sizeof(table);
+	for (int i = 1; i < FAKE_ETBL_SLOTS; i++)
+		table[i] = (const void *)(uintptr_t)fake_etbl_slot;
+	*tbl = table;
+	return CUDA_SUCCESS;
+}

@@ -665,6 +665,29 @@ out:
 	end();
 }
 
+/* a table the library does not know but the host driver has (the fake
+ * driver's, 16 bytes of 0x5a, 5 slots): that size, every slot refused */
+static void test_host_export_table(void)
+{
+	typedef CUresult (*slot_fn)(void);
+	const void *const *tbl = NULL;
+	CUuuid id;
+
+	begin("host-export-table");
+	memset(id.bytes, 0x5a, sizeof(id.bytes));
+	if (OK(cuGetExportTable((const void **)&tbl, &id))) {
+		EXPECT((uintptr_t)tbl[0] == 5 * sizeof(void *),
+		       "size slot %zu", (size_t)(uintptr_t)tbl[0]);
+		for (int i = 1; i < 5; i++)
+			EXPECT(((slot_fn)tbl[i])() == CUDA_ERROR_NOT_SUPPORTED,
+			       "slot %d not refused", i);
+	}
+	memset(id.bytes, 0x5b, sizeof(id.bytes));
+	EXPECT(cuGetExportTable((const void **)&tbl, &id) ==
+	       CUDA_ERROR_NOT_FOUND, "a table nobody has was found");
+	end();
+}
+
 static void test_error_names(void)
 {
 	const char *s = NULL;
@@ -718,6 +741,7 @@ int main(void)
 	test_streams_events();
 	test_pinned();
 	test_deferred_error();
+	test_host_export_table();
 	test_error_names();
 	test_cleanup();
 	printf("basic: %d step(s) failed\n", failures);

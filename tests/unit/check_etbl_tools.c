@@ -4,8 +4,9 @@
  * The tools tables of cuGetExportTable that cuBLASLt, cuFFT and NVML
  * call (research/export-tables-2.md): TOOLS_TLS (current context),
  * 21318c60 (a context's device and id), 6e163fbe (a module's functions,
- * a function's parameter count) and NVML's 69a28e9f (refused), driven
- * through the fake core of etbl_fake.h.
+ * a function's parameter count) and NVML's 69a28e9f (refused), and the
+ * tables of the host driver the library does not know (refusing slots),
+ * driven through the fake core of etbl_fake.h.
  */
 #include <check.h>
 #include <stdint.h>
@@ -167,6 +168,49 @@ START_TEST(test_module_no_core)
 }
 END_TEST
 
+/* ---- tables of the host driver the library does not know ---------------- */
+
+static CUresult get_host_table(uint8_t b, const void *const **tbl)
+{
+	CUuuid id;
+
+	memset(id.bytes, b, 16);
+	*tbl = (const void *const *)&id;	/* to see it overwritten */
+	return cuGetExportTable((const void **)tbl, &id);
+}
+
+START_TEST(test_host_tables)
+{
+	const void *const *t6, *const *again, *const *tx, *const *none;
+
+	ck_assert_int_eq(get_host_table(FAKE_HOST_TBL6, &t6), CUDA_SUCCESS);
+	ck_assert_uint_eq((uintptr_t)t6[0], 6 * sizeof(void *));
+	for (int i = 1; i < 6; i++)
+		ck_assert_int_eq(((noarg_fn)t6[i])(), CUDA_ERROR_NOT_SUPPORTED);
+	/* one table per id, kept */
+	ck_assert_int_eq(get_host_table(FAKE_HOST_TBL6, &again), CUDA_SUCCESS);
+	ck_assert_ptr_eq(again, t6);
+	/* no size slot: every slot refuses, the first too */
+	ck_assert_int_eq(get_host_table(FAKE_HOST_TBLX, &tx), CUDA_SUCCESS);
+	ck_assert_ptr_ne(tx, t6);
+	for (int i = 0; i < 64; i++)
+		ck_assert_int_eq(((noarg_fn)tx[i])(), CUDA_ERROR_NOT_SUPPORTED);
+	/* what the host driver does not have either */
+	ck_assert_int_eq(get_host_table(0x79, &none), CUDA_ERROR_NOT_FOUND);
+	ck_assert_ptr_null(none);
+}
+END_TEST
+
+START_TEST(test_host_tables_no_core)
+{
+	const void *const *t;
+
+	ck_assert_int_eq(get_host_table(FAKE_HOST_TBL6, &t),
+			 CUDA_ERROR_NOT_FOUND);
+	ck_assert_ptr_null(t);
+}
+END_TEST
+
 static Suite *tools_suite(void)
 {
 	Suite *s = suite_create("etbl_tools");
@@ -178,9 +222,11 @@ static Suite *tools_suite(void)
 	tcase_add_test(tc, test_tools_ctx);
 	tcase_add_test(tc, test_module_functions);
 	tcase_add_test(tc, test_unknown_slots_refused);
+	tcase_add_test(tc, test_host_tables);
 	suite_add_tcase(s, tc);
 	tcase_add_test(none, test_tls_no_core);
 	tcase_add_test(none, test_module_no_core);
+	tcase_add_test(none, test_host_tables_no_core);
 	suite_add_tcase(s, none);
 	return s;
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * xgpub_op_device.c: INIT and DEVICE_INFO.
+ * xgpub_op_device.c: INIT, DEVICE_INFO and EXPORT_TABLE_SIZE.
  *
  * A worker exposes exactly one GPU, the host device w->dev, which the
  * guest sees as its device 0.  DEVICE_INFO hands over everything
@@ -78,4 +78,31 @@ int xgpub_h_DEVICE_INFO(struct xgpub_worker *w,
 		}
 	}
 	return 0;
+}
+
+/*
+ * The host driver's answer for an export table the guest library does not
+ * know: its size in bytes (slot 0), or the driver's error.  Only the size
+ * crosses: the table's functions are the host's and stay here.  A slot 0
+ * that is no plausible size (a table without one) answers 0.
+ */
+int xgpub_h_EXPORT_TABLE_SIZE(struct xgpub_worker *w,
+			      const struct xgpuif_uuid_args *a,
+			      struct xgpuif_u64_reply *r)
+{
+	const void *tbl = NULL;
+	CUuuid id;
+	uintptr_t size;
+	int rc;
+
+	memcpy(id.bytes, a->uuid, sizeof(id.bytes));
+	rc = w->D->cuGetExportTable(&tbl, &id);
+	if (rc)
+		return rc;
+	if (!tbl)
+		return CUDA_ERROR_NOT_FOUND;
+	size = *(const uintptr_t *)tbl;
+	r->value = size % sizeof(void *) || size > XGPUIF_MAX_ETBL_BYTES ?
+		   0 : size;
+	return CUDA_SUCCESS;
 }

@@ -717,6 +717,77 @@ _Static_assert(sizeof(nvml_tbl) == 34 * sizeof(void *),
 _Static_assert(sizeof(t21318c60_tbl) == 93 * sizeof(void *),
 	       "table 21318c60 has 93 slots");
 
+/* ---- tables of the host driver this library does not know -------------- */
+
+/*
+ * The real driver has more tables than the ones above.  Asked for one of
+ * them, the library hands out a table of the size the host driver's has,
+ * every slot refused: a library that only checks a table is there goes
+ * on, one that calls a slot gets an error, not a jump to nowhere.  Each
+ * id's table is made once and kept (callers keep the pointer).
+ */
+#define DYN_SLOTS_NO_SIZE 64	/* a table whose size slot is not one */
+
+struct dyn_etbl {
+	uint8_t id[16];
+	const void **tbl;
+	struct dyn_etbl *next;
+};
+
+static pthread_mutex_t dyn_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct dyn_etbl *dyn_list;
+
+static CUresult dyn_slot(void)
+{
+	if (xgpulib_debug_on())
+		fprintf(stderr, "xgpu: a slot of a host driver's export "
+			"table this library does not know was called, refused "
+			"(CUDA_ERROR_NOT_SUPPORTED)\n");
+	return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* the table for id, made from the host driver's size; 0 or its error */
+static CUresult dyn_table(const CUuuid *id, const void **out)
+{
+	const struct xgpulib_identity_ops *ops = etbl_get_ops();
+	struct dyn_etbl *d;
+	uint64_t bytes = 0;
+	size_t n, i;
+	CUresult rc = CUDA_SUCCESS;
+
+	if (!ops || !ops->table_size)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	pthread_mutex_lock(&dyn_mu);
+	for (d = dyn_list; d; d = d->next)
+		if (!memcmp(d->id, id->bytes, 16))
+			break;
+	if (!d) {
+		rc = ops->table_size(id, &bytes);
+		n = bytes ? bytes / sizeof(void *) : DYN_SLOTS_NO_SIZE;
+		d = rc ? NULL : calloc(1, sizeof(*d));
+		if (d)
+			d->tbl = calloc(n ? n : 1, sizeof(void *));
+		if (!rc && (!d || !d->tbl)) {
+			free(d);
+			d = NULL;
+			rc = CUDA_ERROR_OUT_OF_MEMORY;
+		}
+		if (d) {
+			for (i = 0; i < n; i++)
+				d->tbl[i] = ETBL_FN(dyn_slot);
+			if (bytes)
+				d->tbl[0] = (const void *)(uintptr_t)bytes;
+			memcpy(d->id, id->bytes, 16);
+			d->next = dyn_list;
+			dyn_list = d;
+		}
+	}
+	pthread_mutex_unlock(&dyn_mu);
+	if (d)
+		*out = d->tbl;
+	return rc;
+}
+
 /* ---- cuGetExportTable --------------------------------------------------- */
 
 struct etbl {
@@ -747,7 +818,9 @@ static const struct etbl etbls[] = {
 	    0xb0, 0x30, 0xc5, 0xda, 0x33, 0x0e, 0xa4, 0xe9 }, nvml_tbl },
 };
 
-static void etbl_log_unknown(const CUuuid *id)
+/* a table of the host driver's that this library does not know: what
+ * it was given (rc 0: a table of refusing slots) */
+static void etbl_log_unknown(const CUuuid *id, CUresult rc)
 {
 	const uint8_t *b = (const uint8_t *)id->bytes;
 
@@ -755,9 +828,12 @@ static void etbl_log_unknown(const CUuuid *id)
 		return;
 	fprintf(stderr, "xgpu: cuGetExportTable: unknown table "
 		"{%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
-		"%02x%02x%02x%02x%02x%02x}\n",
+		"%02x%02x%02x%02x%02x%02x}: %s\n",
 		b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9],
-		b[10], b[11], b[12], b[13], b[14], b[15]);
+		b[10], b[11], b[12], b[13], b[14], b[15],
+		rc == CUDA_SUCCESS ? "the host driver has it, its slots refused" :
+		rc == CUDA_ERROR_NOT_INITIALIZED ? "not found (before cuInit)" :
+		"not found");
 }
 
 /*
@@ -767,6 +843,7 @@ static void etbl_log_unknown(const CUuuid *id)
 XGPULIB_EXPORT CUresult cuGetExportTable(const void **ppExportTable,
 					 const CUuuid *pExportTableId)
 {
+	CUresult rc;
 	size_t i;
 
 	if (!ppExportTable || !pExportTableId)
@@ -778,6 +855,8 @@ XGPULIB_EXPORT CUresult cuGetExportTable(const void **ppExportTable,
 		}
 	}
 	*ppExportTable = NULL;
-	etbl_log_unknown(pExportTableId);
-	return CUDA_ERROR_NOT_FOUND;
+	rc = dyn_table(pExportTableId, ppExportTable);
+	etbl_log_unknown(pExportTableId, rc);
+	/* before cuInit nobody can say: as a driver without it */
+	return rc == CUDA_ERROR_NOT_INITIALIZED ? CUDA_ERROR_NOT_FOUND : rc;
 }

@@ -41,6 +41,12 @@ struct xgpulib_identity_ops {
 				void *user, unsigned int *count);
 	/* how many parameters f takes */
 	CUresult (*func_param_count)(CUfunction f, size_t *count);
+	/*
+	 * The host driver's size in bytes of a table this library does not
+	 * know (0: it has one, size unknown), or the driver's error;
+	 * CUDA_ERROR_NOT_INITIALIZED before cuInit
+	 */
+	CUresult (*table_size)(const CUuuid *id, uint64_t *bytes);
 };
 
 /*

@@ -59,6 +59,21 @@ static int id_driver_version(void)
 	return xgpulib_driver_version;
 }
 
+static CUresult id_table_size(const CUuuid *id, uint64_t *bytes)
+{
+	struct xgpuif_uuid_args a;
+	struct xgpuif_u64_reply r = { 0 };
+	CUresult rc;
+
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	memcpy(a.uuid, id->bytes, sizeof(a.uuid));
+	rc = xgpulib_call_EXPORT_TABLE_SIZE(&a, &r);
+	if (rc == CUDA_SUCCESS)
+		*bytes = r.value;
+	return rc;
+}
+
 static const struct xgpulib_identity_ops identity_ops = {
 	.device_count = id_device_count,
 	.device_identity = id_device_identity,
@@ -70,6 +85,7 @@ static const struct xgpulib_identity_ops identity_ops = {
 	.ctx_device = cuCtxGetDevice_v2,
 	.module_each = xgpulib_module_each,
 	.func_param_count = xgpulib_func_param_count,
+	.table_size = id_table_size,
 };
 
 /* ---- cuInit -------------------------------------------------------------- */
