@@ -29,7 +29,7 @@ set -u
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BIN=$ROOT/build/gpu
-ALL="vecadd matmul streams memset_dtod globals texture drvapi thrust_sort cublas_sgemm forked cufft_1d"
+ALL="vecadd matmul streams memset_dtod globals texture drvapi thrust_sort cublas_sgemm forked cufft_1d torch_check"
 # Each group runs at the same time through xgpu, all against one backend.
 CONCURRENT_GROUPS="matmul,thrust_sort cublas_sgemm,streams,drvapi"
 # shellcheck source-path=SCRIPTDIR source=harness.sh
@@ -126,6 +126,10 @@ report() {
 }
 
 for p in $PROGS; do
+	if [ "$p" = torch_check ] && ! python3 -c 'import torch' 2>/dev/null; then
+		echo "SKIP torch_check: no PyTorch for python3 here"
+		continue
+	fi
 	read -r nrc nsec <<< "$(run native "$p" "$p.native")"
 	read -r xrc xsec <<< "$(run xgpu "$p" "$p.xgpu")"
 	problems=$(check_run native "$p" "$p.native" "$nrc"

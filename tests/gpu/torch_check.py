@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""torch_check: PyTorch on the GPU as a user runs it, for comparison of a
+native run with one through xgpu (outputs must be equal).  Matmul in fp32,
+fp16 and bf16, conv2d, FFT, sort, a training loop of an MLP and of a
+transformer block with AdamW, and a DataLoader with worker processes and
+pinned memory.  Deterministic algorithms only, values rounded; prints
+PASS torch_check last when every step ran."""
+import os
+import sys
+
+os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+
+import torch  # noqa: E402
+
+failed = []
+
+
+def step(name, fn):
+    try:
+        r = fn()
+        torch.cuda.synchronize()
+        print(f"{name}: {r}", flush=True)
+    except Exception as e:  # a step's failure is reported, the rest go on
+        print(f"{name}: ERROR {type(e).__name__}: {str(e)[:160]}", flush=True)
+        failed.append(name)
+
+
+def r4(t):
+    return round(float(t), 4)
+
+
+def matmuls():
+    g = torch.Generator(device="cuda").manual_seed(1)
+    a = torch.randn(512, 512, device="cuda", generator=g)
+    out = []
+    for dt in (torch.float32, torch.float16, torch.bfloat16):
+        x = a.to(dt)
+        out.append(r4((x @ x).float().abs().mean()))
+    return out
+
+
+def conv():
+    g = torch.Generator(device="cuda").manual_seed(2)
+    x = torch.randn(4, 3, 64, 64, device="cuda", generator=g)
+    w = torch.randn(16, 3, 3, 3, device="cuda", generator=g)
+    return r4(torch.nn.functional.conv2d(x, w, padding=1).abs().mean())
+
+
+def fft():
+    g = torch.Generator(device="cuda").manual_seed(3)
+    x = torch.randn(8, 4096, device="cuda", generator=g)
+    return [r4(torch.fft.fft(x).abs().mean()),
+            r4(torch.fft.irfft(torch.fft.rfft(x), n=4096).sub(x).abs().max())]
+
+
+def sort():
+    g = torch.Generator(device="cuda").manual_seed(4)
+    x = torch.randn(1 << 20, device="cuda", generator=g)
+    s, i = torch.sort(x)
+    return [r4(s[0]), r4(s[-1]), int(i[0])]
+
+
+def train(model, make_batch, steps=20):
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    losses = []
+    for _ in range(steps):
+        x, y = make_batch()
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return [r4(losses[0]), r4(losses[-1])]
+
+
+def mlp():
+    torch.manual_seed(5)
+    m = torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.ReLU(),
+                            torch.nn.Linear(512, 256)).cuda()
+    g = torch.Generator(device="cuda").manual_seed(6)
+    x = torch.randn(128, 256, device="cuda", generator=g)
+    return train(m, lambda: (x, x.flip(1)))
+
+
+def transformer():
+    torch.manual_seed(7)
+    m = torch.nn.TransformerEncoderLayer(d_model=128, nhead=4,
+                                         dim_feedforward=256, dropout=0.0,
+                                         batch_first=True).cuda()
+    g = torch.Generator(device="cuda").manual_seed(8)
+    x = torch.randn(8, 64, 128, device="cuda", generator=g)
+    return train(m, lambda: (x, x.roll(1, dims=1)), steps=10)
+
+
+class Squares(torch.utils.data.Dataset):
+    def __len__(self):
+        return 64
+
+    def __getitem__(self, i):
+        return torch.full((1024,), float(i * i))
+
+
+def loader():
+    dl = torch.utils.data.DataLoader(Squares(), batch_size=8, num_workers=2,
+                                     pin_memory=True)
+    total = 0.0
+    for b in dl:
+        total += b.cuda(non_blocking=True).sum().item()
+    return total
+
+
+torch.use_deterministic_algorithms(True)
+step("device", lambda: torch.cuda.get_device_name(0).split()[0])
+step("matmul fp32 fp16 bf16", matmuls)
+step("conv2d", conv)
+step("fft", fft)
+step("sort", sort)
+step("mlp AdamW loss first last", mlp)
+step("transformer AdamW loss first last", transformer)
+step("dataloader workers pin_memory", loader)
+if failed:
+    print(f"FAIL torch_check: {', '.join(failed)}")
+    sys.exit(1)
+print("PASS torch_check")
