@@ -103,6 +103,25 @@ static void launch_cfg(CUlaunchConfig *cfg, const uint32_t grid[3],
 	};
 }
 
+/* what a failed launch was, for the debug log (the guest gets only rc) */
+static void launch_failed(struct xgpub_worker *w,
+			  const struct xgpuif_launch_args *a, void *obj,
+			  const struct xgpub_fn *fn, int rc)
+{
+	const char *name = NULL;
+
+	if (a->kind == XGPUIF_FN_KERNEL)
+		w->D->cuKernelGetName(&name, obj);
+	else
+		w->D->cuFuncGetName(&name, obj);
+	xgpub_dbg("%s: launch of %s failed with %d: grid %ux%ux%u, block "
+		  "%ux%ux%u, %u bytes shared, %u attributes, %u parameter "
+		  "bytes (%d parameters)", w->t->who, name ? name : "?", rc,
+		  a->grid[0], a->grid[1], a->grid[2], a->block[0], a->block[1],
+		  a->block[2], a->shmem, a->nattrs, a->param_bytes,
+		  (int)fn->nparams);
+}
+
 int xgpub_h_LAUNCH(struct xgpub_worker *w, const struct xgpuif_launch_args *a,
 		   CUstream stream, const struct xgpub_tail *tail)
 {
@@ -146,13 +165,17 @@ int xgpub_h_LAUNCH(struct xgpub_worker *w, const struct xgpuif_launch_args *a,
 	}
 	if (a->nattrs == 0) {
 		/* a CUkernel launches through the CUfunction entry points */
-		return w->D->cuLaunchKernel(obj, a->grid[0], a->grid[1],
-					    a->grid[2], a->block[0], a->block[1],
-					    a->block[2], a->shmem, stream, kp,
-					    ex);
+		rc = w->D->cuLaunchKernel(obj, a->grid[0], a->grid[1],
+					  a->grid[2], a->block[0], a->block[1],
+					  a->block[2], a->shmem, stream, kp, ex);
+	} else {
+		launch_cfg(&cfg, a->grid, a->block, a->shmem, stream,
+			   a->nattrs);
+		rc = w->D->cuLaunchKernelEx(&cfg, obj, kp, ex);
 	}
-	launch_cfg(&cfg, a->grid, a->block, a->shmem, stream, a->nattrs);
-	return w->D->cuLaunchKernelEx(&cfg, obj, kp, ex);
+	if (rc)
+		launch_failed(w, a, obj, fn, rc);
+	return rc;
 }
 
 /* ---- occupancy ----------------------------------------------------------- */

@@ -58,8 +58,8 @@ static int symbol_name(const struct xgpub_tail *tail, const void *owner,
  * reply (or uint16 offsets), is XGPUIF_PARAMS_UNKNOWN on both ends.
  */
 static int reply_fn(struct xgpub_worker *w, int type, void *obj,
-		    xgpuif_handle_t root, struct xgpuif_func_reply *r,
-		    struct xgpub_rtail *rt)
+		    xgpuif_handle_t root, const struct xgpub_fn *like,
+		    struct xgpuif_func_reply *r, struct xgpub_rtail *rt)
 {
 	static struct xgpuif_param p[XGPUIF_MAX_PARAMS];
 	struct xgpub_driver *D = w->D;
@@ -68,7 +68,14 @@ static int reply_fn(struct xgpub_worker *w, int type, void *obj,
 	struct xgpub_fn *fn;
 	uint32_t n = 0, end = 0;
 
-	while (known) {
+	/* a kernel's function in a context: the kernel's layout */
+	if (like) {
+		known = like->nparams != XGPUIF_PARAMS_UNKNOWN;
+		n = known ? like->nparams : 0;
+		end = like->param_bytes;
+		memcpy(p, like->params, n * sizeof(p[0]));
+	}
+	while (known && !like) {
 		size_t off = 0, size = 0;
 		CUresult rc = kernel ?
 			D->cuKernelGetParamInfo(obj, n, &off, &size) :
@@ -76,8 +83,14 @@ static int reply_fn(struct xgpub_worker *w, int type, void *obj,
 
 		/* past the last parameter; a kernel without parameters fails
 		 * at index 0 with an error of its own */
-		if (rc)
+		if (rc) {
+			if (!n)
+				xgpub_dbg("%s: %s reports no parameters (%d)",
+					  w->t->who,
+					  kernel ? "a kernel" : "a function",
+					  rc);
 			break;
+		}
 		if (n == XGPUIF_MAX_PARAMS || off > 0xffff ||
 		    size > 0xffff || off + size > 0xffff) {
 			known = false;
@@ -137,10 +150,11 @@ static int get_fn(struct xgpub_worker *w, bool library, void *owner,
 		return rc;
 	if (library) {
 		rc = w->D->cuLibraryGetKernel(&k, owner, name);
-		return rc ? rc : reply_fn(w, XGPUB_H_KERNEL, k, root, r, rt);
+		return rc ? rc :
+			    reply_fn(w, XGPUB_H_KERNEL, k, root, NULL, r, rt);
 	}
 	rc = w->D->cuModuleGetFunction(&f, owner, name);
-	return rc ? rc : reply_fn(w, XGPUB_H_FUNCTION, f, root, r, rt);
+	return rc ? rc : reply_fn(w, XGPUB_H_FUNCTION, f, root, NULL, r, rt);
 }
 
 int xgpub_h_MODULE_GET_FUNCTION(struct xgpub_worker *w,
@@ -181,7 +195,7 @@ int xgpub_h_KERNEL_GET_FUNCTION(struct xgpub_worker *w,
 	rc = w->D->cuKernelGetFunction(&f, handle->obj);
 	if (rc)
 		return rc;
-	return reply_fn(w, XGPUB_H_FUNCTION, f, kfn->root, r, rt);
+	return reply_fn(w, XGPUB_H_FUNCTION, f, kfn->root, kfn, r, rt);
 }
 
 /* cuModuleGetGlobal or cuLibraryGetGlobal of the name in tail */
