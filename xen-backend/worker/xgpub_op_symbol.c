@@ -64,7 +64,7 @@ static int reply_fn(struct xgpub_worker *w, int type, void *obj,
 	static struct xgpuif_param p[XGPUIF_MAX_PARAMS];
 	struct xgpub_driver *D = w->D;
 	bool kernel = type == XGPUB_H_KERNEL;
-	bool known = true;
+	bool known = true, borrowed = false;
 	struct xgpub_fn *fn;
 	uint32_t n = 0, end = 0;
 
@@ -75,6 +75,15 @@ static int reply_fn(struct xgpub_worker *w, int type, void *obj,
 		end = like->param_bytes;
 		memcpy(p, like->params, n * sizeof(p[0]));
 	}
+	/*
+	 * A kernel's layout is the same in every context, but the driver
+	 * answers only with one current: a request made on a thread with
+	 * none (cudart resolves kernels lazily, on any thread) borrows the
+	 * primary context for the question.
+	 */
+	if (kernel && !w->cur && w->primary &&
+	    D->cuCtxSetCurrent(w->primary) == CUDA_SUCCESS)
+		borrowed = true;
 	while (known && !like) {
 		size_t off = 0, size = 0;
 		CUresult rc = kernel ?
@@ -102,6 +111,8 @@ static int reply_fn(struct xgpub_worker *w, int type, void *obj,
 			end = (uint32_t)(off + size);
 		n++;
 	}
+	if (borrowed)
+		D->cuCtxSetCurrent(NULL);
 	if (known && n * sizeof(p[0]) > rt->cap) {
 		xgpub_dbg("%s: layout of %u parameters does not fit a %zu byte "
 			  "reply", w->t->who, n, sizeof(*r) + rt->cap);
