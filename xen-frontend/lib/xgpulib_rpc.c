@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "xgpulib_current.h"
+#include "xgpulib_env.h"
 #include "xgpulib_rpc.h"
 
 struct xgpulib_chan *xgpulib_ch;
@@ -49,6 +50,8 @@ CUresult xgpulib_call(uint16_t op, bool exact, const struct xgpuif_iov *iov,
 		rc = CUDA_ERROR_UNKNOWN;	/* a backend bug */
 	if (rtail_len)
 		*rtail_len = w.reply_len > rsize ? w.reply_len - rsize : 0;
+	if (rc)
+		xgpulib_dbg("op %u answered error %d", op, rc);
 	if (exact)
 		return rc;
 	deferred = xgpulib_chan_take_deferred(xgpulib_ch);
