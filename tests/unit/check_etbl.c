@@ -20,6 +20,7 @@
 #include "xgpulib_etbl.h"
 #include "xgpulib_md2.h"
 #include "etbl_fake.h"
+#include "check_run.h"
 
 /* ---- tables ------------------------------------------------------------- */
 
@@ -432,12 +433,5 @@ static Suite *etbl_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(etbl_suite());
-	int failed;
-
-	srunner_set_fork_status(sr, CK_FORK);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(etbl_suite(), true);
 }

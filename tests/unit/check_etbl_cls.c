@@ -17,6 +17,7 @@
 
 #include "xgpulib_etbl.h"
 #include "etbl_fake.h"
+#include "check_run.h"
 
 /* ---- CONTEXT_LOCAL_STORAGE ---------------------------------------------- */
 
@@ -275,12 +276,5 @@ static Suite *etbl_cls_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(etbl_cls_suite());
-	int failed;
-
-	srunner_set_fork_status(sr, CK_FORK);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(etbl_cls_suite(), true);
 }

@@ -17,6 +17,7 @@
 
 #include "xgpulib_etbl.h"
 #include "etbl_fake.h"
+#include "check_run.h"
 
 /* ---- TOOLS_TLS ------------------------------------------------------------ */
 
@@ -233,11 +234,5 @@ static Suite *tools_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(tools_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(tools_suite(), true);
 }

@@ -14,6 +14,8 @@
 
 #include <cuda.h>
 
+#include "check_run.h"
+
 /*
  * The exported functions, reached by symbol name whatever their C type
  * (cuda.h's prototypes, or none at all for the legacy names).
@@ -403,12 +405,5 @@ static Suite *gpa_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(gpa_suite());
-	int failed;
-
-	srunner_set_fork_status(sr, CK_FORK);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(gpa_suite(), true);
 }

@@ -11,6 +11,8 @@
 
 #include <cuda.h>
 
+#include "check_run.h"
+
 /* ---- what cudart asks --------------------------------------------------- */
 
 /* order, name, cudaVersion, flags, real driver's result and symbolStatus */
@@ -506,12 +508,5 @@ static Suite *gpa_cudart_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(gpa_cudart_suite());
-	int failed;
-
-	srunner_set_fork_status(sr, CK_FORK);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(gpa_cudart_suite(), true);
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "xgpub_worker.h"
+#include "check_run.h"
 
 static struct xgpub_handles t;
 
@@ -251,12 +252,5 @@ static Suite *handles_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(handles_suite());
-	int failed;
-
-	srunner_set_fork_status(sr, CK_FORK);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(handles_suite(), true);
 }

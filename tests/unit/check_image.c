@@ -19,6 +19,7 @@
 #include "xgpulib.h"
 #include "xgpulib_image.h"
 #include "image_samples.h"
+#include "check_run.h"
 
 /* ---- guest: image sizes -------------------------------------------------- */
 
@@ -254,12 +255,5 @@ static Suite *image_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(image_suite());
-	int failed;
-
-	srunner_set_fork_status(sr, CK_FORK);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(image_suite(), true);
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "xgpulib_md2.h"
+#include "check_run.h"
 
 static void hex(const uint8_t *d, size_t n, char *out)
 {
@@ -207,12 +208,5 @@ static Suite *md2_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(md2_suite());
-	int failed;
-
-	srunner_set_fork_status(sr, CK_FORK);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(md2_suite(), true);
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "xgpuif_ring.h"
+#include "check_run.h"
 
 struct ring_pair {
 	struct xgpuif_sring *s;
@@ -442,11 +443,5 @@ static Suite *ring_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(ring_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(ring_suite(), false);
 }

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "xgpu_sched.h"
+#include "check_run.h"
 
 #define US	1000ull
 #define MS	1000000ull
@@ -768,11 +769,5 @@ static Suite *sched_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(sched_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(sched_suite(), false);
 }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "xgpu_sched.h"
+#include "check_run.h"
 
 #define US	1000ull
 #define MS	1000000ull
@@ -379,11 +380,5 @@ static Suite *sched_api_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(sched_api_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(sched_api_suite(), false);
 }

@@ -14,6 +14,7 @@
 
 #include "xgpu_vcpu.h"
 #include "vcpu_fake.h"
+#include "check_run.h"
 
 #define MS	1000000ull
 #define SEC	1000000000ull
@@ -362,11 +363,5 @@ static Suite *vcpu_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(vcpu_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(vcpu_suite(), false);
 }

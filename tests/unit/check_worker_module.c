@@ -22,6 +22,7 @@
 #include "xgpub_module.h"
 #include "image_samples.h"
 #include "worker_mock.h"
+#include "check_run.h"
 
 /* ---- blobs and module loads --------------------------------------------- */
 
@@ -438,12 +439,5 @@ static Suite *worker_module_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(worker_module_suite());
-	int failed;
-
-	srunner_set_fork_status(sr, CK_FORK);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(worker_module_suite(), true);
 }

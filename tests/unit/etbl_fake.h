@@ -86,25 +86,34 @@ static CUresult fake_set_current(CUcontext ctx)
 	return CUDA_SUCCESS;
 }
 
+/* the ordinal of the device whose primary context ctx is; -1: none */
+static int fake_primary_of(CUcontext ctx)
+{
+	for (int i = 0; i < FAKE_NDEV; i++)
+		if (ctx == &fake_primary[i])
+			return i;
+	return -1;
+}
+
 /* a primary context's id is its ordinal + 1; nothing else is a context */
 static CUresult fake_ctx_id(CUcontext ctx, unsigned long long *id)
 {
-	for (int i = 0; i < FAKE_NDEV; i++)
-		if (ctx == &fake_primary[i]) {
-			*id = (unsigned long long)i + 1;
-			return CUDA_SUCCESS;
-		}
-	return CUDA_ERROR_INVALID_CONTEXT;
+	int i = fake_primary_of(ctx);
+
+	if (i < 0)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	*id = (unsigned long long)i + 1;
+	return CUDA_SUCCESS;
 }
 
 static CUresult fake_ctx_device(CUdevice *dev, CUcontext ctx)
 {
-	for (int i = 0; i < FAKE_NDEV; i++)
-		if (ctx == &fake_primary[i]) {
-			*dev = i;
-			return CUDA_SUCCESS;
-		}
-	return CUDA_ERROR_INVALID_CONTEXT;
+	int i = fake_primary_of(ctx);
+
+	if (i < 0)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	*dev = i;
+	return CUDA_SUCCESS;
 }
 
 /* the fake module (any non-NULL CUmodule) has these functions */
