@@ -65,7 +65,6 @@ static void spawn_channel(struct xgpub_xen *x, struct xdev *d,
 	};
 	struct xgpub_child info;
 	char *name = NULL, path[192];
-	unsigned int len;
 	pid_t pid;
 
 	memset(&info, 0, sizeof(info));
@@ -74,12 +73,9 @@ static void spawn_channel(struct xgpub_xen *x, struct xdev *d,
 	info.devid = d->devid;
 	info.ch = c->n;
 	dom_name(x, d->domid, info.name, sizeof(info.name));
-	snprintf(path, sizeof(path), "%s/ch/%u/name", d->fe, c->n);
-	name = xgpub_xs->read(x->xs, XBT_NULL, path, &len);
+	snprintf(path, sizeof(path), "%s/ch/%u", d->fe, c->n);
+	name = xgpub_xs_read_text(x->xs, path, "name");
 	if (name) {
-		for (char *q = name; *q; q++)
-			if (*q < 0x20 || *q > 0x7e)
-				*q = '?';
 		snprintf(info.proc, sizeof(info.proc), "%s", name);
 		free(name);
 	}

@@ -78,11 +78,7 @@ enum stop_why { STOP_NONE, STOP_FRONTEND, STOP_DESTROY, STOP_REMOVED,
 /* dir/node, or NULL; the caller frees it */
 static inline char *rd(struct xgpub_xen *x, const char *dir, const char *node)
 {
-	char path[256];
-	unsigned int len;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, node);
-	return xgpub_xs->read(x->xs, XBT_NULL, path, &len);
+	return xgpub_xs_read_node(x->xs, dir, node);
 }
 
 /* dir/node as a number; def if missing or not a number */
@@ -108,15 +104,14 @@ static inline void wr(struct xgpub_xen *x, const char *dir, const char *node,
 static inline void wr(struct xgpub_xen *x, const char *dir, const char *node,
 		      const char *fmt, ...)
 {
-	char path[256], val[160];
 	va_list ap;
+	bool ok;
 
 	va_start(ap, fmt);
-	vsnprintf(val, sizeof(val), fmt, ap);
+	ok = xgpub_xs_vprintf(x->xs, dir, node, fmt, ap);
 	va_end(ap);
-	snprintf(path, sizeof(path), "%s/%s", dir, node);
-	if (!xgpub_xs->write(x->xs, XBT_NULL, path, val, strlen(val)))
-		xgpub_err("xenstore: cannot write %s: %s", path,
+	if (!ok)
+		xgpub_err("xenstore: cannot write %s/%s: %s", dir, node,
 			  strerror(errno));
 }
 

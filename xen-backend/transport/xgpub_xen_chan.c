@@ -62,15 +62,14 @@ static void be_write(struct xchan *x, const char *node, const char *fmt, ...)
 
 static void be_write(struct xchan *x, const char *node, const char *fmt, ...)
 {
-	char path[192], val[160];
 	va_list ap;
+	bool ok;
 
 	va_start(ap, fmt);
-	vsnprintf(val, sizeof(val), fmt, ap);
+	ok = xgpub_xs_vprintf(x->xs, x->be, node, fmt, ap);
 	va_end(ap);
-	snprintf(path, sizeof(path), "%s/%s", x->be, node);
-	if (!xgpub_xs->write(x->xs, XBT_NULL, path, val, strlen(val)))
-		xgpub_dbg("%s: cannot write %s: %s", x->t.who, path,
+	if (!ok)
+		xgpub_dbg("%s: cannot write %s/%s: %s", x->t.who, x->be, node,
 			  strerror(errno));
 }
 
@@ -78,17 +77,14 @@ static void be_write(struct xchan *x, const char *node, const char *fmt, ...)
 static int fe_uint(struct xchan *x, const char *node, uint64_t max,
 		   uint64_t *out)
 {
-	char path[192], *v, *end;
-	unsigned int len;
+	char *v = xgpub_xs_read_node(x->xs, x->fe, node), *end;
 	unsigned long long n;
 
-	snprintf(path, sizeof(path), "%s/%s", x->fe, node);
-	v = xgpub_xs->read(x->xs, XBT_NULL, path, &len);
 	if (!v)
 		return -1;
 	errno = 0;
 	n = strtoull(v, &end, 10);
-	if (!len || *end || errno || v[0] == '-' || n > max) {
+	if (!v[0] || *end || errno || v[0] == '-' || n > max) {
 		free(v);
 		return -2;
 	}
@@ -146,14 +142,12 @@ static int xchan_wait(struct xgpub_transport *t, int timeout_ms)
 /* is the channel over?  (own xenstore handle: runs in the watchdog) */
 static bool chan_over(struct xs_handle *xs, struct xchan *x)
 {
-	char path[192], *v;
-	unsigned int len;
+	char *v;
 	long st;
 
 	if (!xgpub_xen_dom_alive(xs, x->domid))
 		return true;
-	snprintf(path, sizeof(path), "%s/state", x->fe);
-	v = xgpub_xs->read(xs, XBT_NULL, path, &len);
+	v = xgpub_xs_read_node(xs, x->fe, "state");
 	if (!v)
 		return true;
 	st = strtol(v, NULL, 10);
@@ -447,8 +441,7 @@ int xgpub_xen_chan_open(uint32_t domid, uint32_t devid, uint32_t ch,
 			struct xgpub_transport **out)
 {
 	struct xchan *x = calloc(1, sizeof(*x));
-	char why[160], path[192], *name;
-	unsigned int len;
+	char why[160], *name;
 	uint64_t pid = 0;
 
 	if (!x)
@@ -471,13 +464,9 @@ int xgpub_xen_chan_open(uint32_t domid, uint32_t devid, uint32_t ch,
 		free(x);
 		return -ENOENT;
 	}
-	snprintf(path, sizeof(path), "%s/name", x->fe);
-	name = xgpub_xs->read(x->xs, XBT_NULL, path, &len);
+	name = xgpub_xs_read_text(x->xs, x->fe, "name");
 	fe_uint(x, "pid", UINT32_MAX, &pid);
 	if (name) {
-		for (char *c = name; *c; c++)
-			if (*c < 0x20 || *c > 0x7e)
-				*c = '?';
 		snprintf(x->t.who, sizeof(x->t.who), "dom%u ch%u (%.32s, "
 			 "pid %" PRIu64 ")", domid, ch, name, pid);
 		snprintf(x->t.proc, sizeof(x->t.proc), "%.31s", name);

@@ -106,3 +106,34 @@ bool xgpub_xen_dom_alive(struct xs_handle *xs, unsigned int domid)
 	free(e);
 	return true;
 }
+
+char *xgpub_xs_read_node(struct xs_handle *xs, const char *dir,
+			 const char *node)
+{
+	char path[256];
+	unsigned int len;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, node);
+	return xgpub_xs->read(xs, XBT_NULL, path, &len);
+}
+
+char *xgpub_xs_read_text(struct xs_handle *xs, const char *dir,
+			 const char *node)
+{
+	char *v = xgpub_xs_read_node(xs, dir, node);
+
+	for (char *c = v; c && *c; c++)
+		if (*c < 0x20 || *c > 0x7e)
+			*c = '?';
+	return v;
+}
+
+bool xgpub_xs_vprintf(struct xs_handle *xs, const char *dir,
+		      const char *node, const char *fmt, va_list ap)
+{
+	char path[256], val[160];
+
+	vsnprintf(val, sizeof(val), fmt, ap);
+	snprintf(path, sizeof(path), "%s/%s", dir, node);
+	return xgpub_xs->write(xs, XBT_NULL, path, val, strlen(val));
+}

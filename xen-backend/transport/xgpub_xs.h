@@ -19,6 +19,7 @@
 #ifndef XGPUB_XS_H
 #define XGPUB_XS_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <xenstore.h>
 
@@ -52,5 +53,20 @@ extern const struct xgpub_xs *xgpub_xs;
  * table; *why says why the shared library is not used (else "").
  */
 const struct xgpub_xs *xgpub_xs_load(char *why, size_t whylen);
+
+/* dir/node (NUL-terminated), or NULL if absent; the caller frees it */
+char *xgpub_xs_read_node(struct xs_handle *xs, const char *dir,
+			 const char *node);
+/*
+ * The same for a string a guest wrote, to be logged or listed: every byte
+ * outside printable ASCII becomes '?'.
+ */
+char *xgpub_xs_read_text(struct xs_handle *xs, const char *dir,
+			 const char *node);
+/* write fmt's text to dir/node, outside a transaction; false (errno set)
+ * when xenstore refuses */
+bool xgpub_xs_vprintf(struct xs_handle *xs, const char *dir,
+		      const char *node, const char *fmt, va_list ap)
+	__attribute__((format(printf, 4, 0)));
 
 #endif /* XGPUB_XS_H */
