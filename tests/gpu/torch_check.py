@@ -3,9 +3,9 @@
 """torch_check: PyTorch on the GPU as a user runs it, for comparison of a
 native run with one through xgpu (outputs must be equal).  Matmul in fp32,
 fp16 and bf16, conv2d, FFT, sort, a training loop of an MLP with AdamW,
-and a DataLoader with worker processes and pinned memory.  (A transformer
-block's backward pass still fails through xgpu, in cuBLAS: README, "What
-does not work yet".)  Deterministic algorithms only, values rounded; prints
+and a DataLoader with worker processes and pinned memory.  (Some cuBLAS
+GEMMs still fail through xgpu, a transformer block's backward among them:
+README, "What does not work yet".)  Deterministic algorithms only, values rounded; prints
 PASS torch_check last when every step ran."""
 import os
 import sys
