@@ -2,11 +2,11 @@
 # SPDX-License-Identifier: MIT
 """torch_check: PyTorch on the GPU as a user runs it, for comparison of a
 native run with one through xgpu (outputs must be equal).  Matmul in fp32,
-fp16 and bf16, conv2d, FFT, sort, a training loop of an MLP with AdamW,
-and a DataLoader with worker processes and pinned memory.  (Some cuBLAS
-GEMMs still fail through xgpu, a transformer block's backward among them:
-README, "What does not work yet".)  Deterministic algorithms only, values rounded; prints
-PASS torch_check last when every step ran."""
+fp16 and bf16, a transposed GEMM and a Linear's backward first thing in
+the process (cuBLASLt loads its kernels then), conv2d, FFT, sort, training
+loops of an MLP and of a transformer block with AdamW, and a DataLoader
+with worker processes and pinned memory.  Deterministic algorithms only,
+values rounded; prints PASS torch_check last when every step ran."""
 import os
 import sys
 
@@ -39,6 +39,18 @@ def matmuls():
         x = a.to(dt)
         out.append(r4((x @ x).float().abs().mean()))
     return out
+
+
+def first_gemms():
+    # must run before any other GEMM: x @ x.t() and a Linear's backward
+    # are where cuBLASLt first loads kernel libraries of its own
+    g = torch.Generator(device="cuda").manual_seed(9)
+    x = torch.randn(64, 128, device="cuda", generator=g)
+    t = r4((x @ x.t()).abs().mean())
+    torch.manual_seed(9)
+    lin = torch.nn.Linear(128, 64).cuda()
+    lin(x).sum().backward()
+    return [t, r4(lin.weight.grad.abs().mean())]
 
 
 def conv():
@@ -84,6 +96,16 @@ def mlp():
     return train(m, lambda: (x, x.flip(1)))
 
 
+def transformer():
+    torch.manual_seed(7)
+    m = torch.nn.TransformerEncoderLayer(d_model=128, nhead=4,
+                                         dim_feedforward=256, dropout=0.0,
+                                         batch_first=True).cuda()
+    g = torch.Generator(device="cuda").manual_seed(8)
+    x = torch.randn(8, 64, 128, device="cuda", generator=g)
+    return train(m, lambda: (x, x.flip(2)), steps=10)
+
+
 class Squares(torch.utils.data.Dataset):
     def __len__(self):
         return 64
@@ -103,11 +125,13 @@ def loader():
 
 torch.use_deterministic_algorithms(True)
 step("device", lambda: torch.cuda.get_device_name(0).split()[0])
+step("x @ x.t(), Linear backward", first_gemms)
 step("matmul fp32 fp16 bf16", matmuls)
 step("conv2d", conv)
 step("fft", fft)
 step("sort", sort)
 step("mlp AdamW loss first last", mlp)
+step("transformer block AdamW loss first last", transformer)
 step("dataloader workers pin_memory", loader)
 if failed:
     print(f"FAIL torch_check: {', '.join(failed)}")

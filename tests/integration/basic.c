@@ -463,6 +463,7 @@ static void test_library(void)
 	int n = 256;
 	void *params[] = { &d, &v, &n };
 	size_t o, s;
+	CUlibraryOption keep = CU_LIBRARY_BINARY_IS_PRESERVED;
 
 	begin("library");
 	if (!OK(cuLibraryLoadData(&lib, fake_image, NULL, NULL, 0, NULL, NULL,
@@ -487,6 +488,12 @@ out:
 	if (d)
 		cuMemFree(d);
 	if (lib)
+		OK(cuLibraryUnload(lib));
+	lib = NULL;
+	/* cuBLASLt's form: BINARY_IS_PRESERVED with no value array */
+	if (OK(cuLibraryLoadData(&lib, fake_image, NULL, NULL, 0, &keep, NULL,
+				 1)) &&
+	    OK(cuLibraryGetKernel(&k, lib, "xgpu_fake_fill")))
 		OK(cuLibraryUnload(lib));
 	end();
 }

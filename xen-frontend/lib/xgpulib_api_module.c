@@ -194,8 +194,10 @@ static CUresult add_opt(struct load_opts *lo, uint32_t id, void *value)
 static CUresult jit_filter(unsigned int n, const CUjit_option *opt,
 			   void **val, struct load_opts *lo)
 {
-	if (n && (!opt || !val))
+	if (n && (!opt || !val)) {
+		xgpulib_dbg("load: %u JIT options without their arrays", n);
 		return CUDA_ERROR_INVALID_VALUE;
+	}
 	for (unsigned int i = 0; i < n; i++) {
 		if (xgpuif_jit_option_numeric(opt[i])) {
 			CUresult rc = add_opt(lo, (uint32_t)opt[i], val[i]);
@@ -204,6 +206,7 @@ static CUresult jit_filter(unsigned int n, const CUjit_option *opt,
 				return rc;
 			lo->njit++;
 		} else if (opt[i] < 0 || opt[i] >= CU_JIT_NUM_OPTIONS) {
+			xgpulib_dbg("load: unknown JIT option %d", (int)opt[i]);
 			return CUDA_ERROR_INVALID_VALUE;
 		} else if (opt[i] != CU_JIT_INFO_LOG_BUFFER &&
 			   opt[i] != CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES &&
@@ -269,13 +272,22 @@ static void jit_outputs(unsigned int n, const CUjit_option *opt, void **val,
 }
 
 static CUresult lib_filter(unsigned int n, const CUlibraryOption *opt,
-			   void **val, struct load_opts *lo)
+			  struct load_opts *lo)
 {
-	if (n && (!opt || !val))
+	/*
+	 * Neither library option needs a value the worker could use, and
+	 * cuBLASLt passes BINARY_IS_PRESERVED with no value array at all
+	 * (measured: 1 option, values NULL), which the driver accepts.
+	 */
+	if (n && !opt) {
+		xgpulib_dbg("load: %u library options without their array",
+			    n);
 		return CUDA_ERROR_INVALID_VALUE;
+	}
 	for (unsigned int i = 0; i < n; i++) {
 		if (opt[i] == CU_LIBRARY_BINARY_IS_PRESERVED) {
-			CUresult rc = add_opt(lo, (uint32_t)opt[i], val[i]);
+			CUresult rc = add_opt(lo, (uint32_t)opt[i],
+					      (void *)(uintptr_t)1);
 
 			if (rc)
 				return rc;
@@ -285,6 +297,8 @@ static CUresult lib_filter(unsigned int n, const CUlibraryOption *opt,
 			xgpulib_dbg("library option %d points into the guest; "
 				    "not forwarded", (int)opt[i]);
 		} else {
+			xgpulib_dbg("load: unknown library option %d",
+				    (int)opt[i]);
 			return CUDA_ERROR_INVALID_VALUE;
 		}
 	}
@@ -432,6 +446,11 @@ static CUresult load(const struct load_req *r)
 
 	if (xgpulib_check_init())
 		return CUDA_ERROR_NOT_INITIALIZED;
+	if (xgpulib_trace_on())
+		xgpulib_dbg("%s load: image %p file %s, %u JIT options, "
+			    "%u library options", r->library ? "library" :
+			    "module", r->image, r->path ? r->path : "-",
+			    r->njit, r->nlib);
 	if (r->library ? !r->lib_out : !r->mod_out)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (r->from_file) {
@@ -446,7 +465,7 @@ static CUresult load(const struct load_req *r)
 	rc = jit_filter(r->njit, r->jit_opt, r->jit_val, &lo);
 	/* the wire puts JIT options first */
 	if (rc == CUDA_SUCCESS)
-		rc = lib_filter(r->nlib, r->lib_opt, r->lib_val, &lo);
+		rc = lib_filter(r->nlib, r->lib_opt, &lo);
 	if (rc == CUDA_SUCCESS) {
 		rc = load_bytes(r->library, bytes, size, &lo, &remote);
 		if (r->njit)

@@ -10,7 +10,7 @@
 /* CUDA_ERROR_NOT_SUPPORTED: this file stays free of cuda.h */
 #define NOT_SUPPORTED 801
 
-bool xgpulib_debug_on(void)
+static int debug_level(void)
 {
 	static int debug = -1;
 	int d = __atomic_load_n(&debug, __ATOMIC_RELAXED);
@@ -18,10 +18,22 @@ bool xgpulib_debug_on(void)
 	if (d < 0) {
 		const char *v = getenv("XGPU_DEBUG");
 
-		d = v && *v && strcmp(v, "0") != 0;
+		d = 0;
+		if (v && *v && strcmp(v, "0") != 0)
+			d = strcmp(v, "2") == 0 ? 2 : 1;
 		__atomic_store_n(&debug, d, __ATOMIC_RELAXED);
 	}
 	return d;
+}
+
+bool xgpulib_debug_on(void)
+{
+	return debug_level() > 0;
+}
+
+bool xgpulib_trace_on(void)
+{
+	return debug_level() > 1;
 }
 
 static void vsay(const char *prefix, const char *fmt, va_list ap)

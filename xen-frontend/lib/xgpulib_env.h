@@ -22,6 +22,8 @@
 /* XGPU_DEBUG is set; read once, safe to call from any thread at any time
  * (cudart may look up entry points before our constructors ran) */
 bool xgpulib_debug_on(void);
+/* XGPU_DEBUG=2: also every entry point cuGetProcAddress hands out */
+bool xgpulib_trace_on(void);
 
 void xgpulib_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void xgpulib_dbg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -109,6 +109,13 @@ static CUdriverProcAddressQueryResult gpa_resolve(const char *symbol,
 	return CU_GET_PROC_ADDRESS_SUCCESS;
 }
 
+static void gpa_trace(const char *symbol, int cudaVersion, cuuint64_t flags)
+{
+	if (xgpulib_trace_on())
+		fprintf(stderr, "xgpu: cuGetProcAddress(\"%s\", %d, %llu)\n",
+			symbol, cudaVersion, (unsigned long long)flags);
+}
+
 static void gpa_log_miss(const char *symbol, int cudaVersion,
 			 cuuint64_t flags, CUdriverProcAddressQueryResult st)
 {
@@ -131,8 +138,10 @@ XGPULIB_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn,
 	if (!symbol || !pfn)
 		return CUDA_ERROR_INVALID_VALUE;
 	st = gpa_resolve(symbol, cudaVersion, flags, pfn);
-	if (st == CU_GET_PROC_ADDRESS_SUCCESS)
+	if (st == CU_GET_PROC_ADDRESS_SUCCESS) {
+		gpa_trace(symbol, cudaVersion, flags);
 		return CUDA_SUCCESS;
+	}
 	gpa_log_miss(symbol, cudaVersion, flags, st);
 	return CUDA_ERROR_NOT_FOUND;
 }
@@ -157,5 +166,7 @@ XGPULIB_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn,
 		*symbolStatus = st;
 	if (st != CU_GET_PROC_ADDRESS_SUCCESS)
 		gpa_log_miss(symbol, cudaVersion, flags, st);
+	else
+		gpa_trace(symbol, cudaVersion, flags);
 	return CUDA_SUCCESS;
 }
