@@ -239,10 +239,12 @@ static void capture_stderr(int (*fn)(void), int calls, char *out,
 
 START_TEST(test_unimplemented_logged_once)
 {
-	int (*fn)(void) = (int (*)(void))lookup("cuGLInit", 2000, 0);
+	int (*fn)(void);
 	char got[256];
 
+	/* read once, at the first lookup (XGPU_DEBUG=2 traces lookups) */
 	setenv("XGPU_DEBUG", "1", 1);
+	fn = (int (*)(void))lookup("cuGLInit", 2000, 0);
 	capture_stderr(fn, 3, got, sizeof(got));
 	ck_assert_str_eq(got, "xgpu: cuGLInit is not supported "
 			 "(CUDA_ERROR_NOT_SUPPORTED)\n");
