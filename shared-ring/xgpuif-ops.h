@@ -578,4 +578,65 @@ struct xgpuif_elapsed_reply {
 	uint32_t _pad;
 };
 
+/* ---- stream-ordered memory and pools ------------------------------------ */
+
+struct xgpuif_mem_alloc_async_args {
+	uint64_t bytesize;
+	xgpuif_handle_t stream;
+	xgpuif_handle_t pool;	/* 0: the device's current pool */
+};
+
+struct xgpuif_mem_free_async_args {
+	uint64_t dptr;
+	xgpuif_handle_t stream;
+};
+
+/* CUmemPoolProps, less the Windows security attributes */
+struct xgpuif_pool_create_args {
+	uint32_t alloc_type;	/* CUmemAllocationType */
+	uint32_t handle_types;	/* CUmemAllocationHandleType mask */
+	uint32_t loc_type;	/* CUmemLocationType */
+	int32_t loc_id;
+	uint64_t max_size;
+	uint16_t usage;
+	uint16_t _pad[3];
+};
+
+struct xgpuif_pool_reply {
+	xgpuif_handle_t pool;
+};
+
+/* cuMemPoolGet/SetAttribute: an int attribute travels in value too */
+struct xgpuif_pool_attr_args {
+	xgpuif_handle_t pool;
+	uint32_t attr;		/* CUmemPool_attribute */
+	uint32_t set;		/* 1: set to value, 0: get */
+	uint64_t value;
+};
+
+struct xgpuif_pool_trim_args {
+	xgpuif_handle_t pool;
+	uint64_t min_bytes;
+};
+
+/* which device pool: XGPUIF_DEVPOOL_* */
+#define XGPUIF_DEVPOOL_DEFAULT	0u	/* cuDeviceGetDefaultMemPool */
+#define XGPUIF_DEVPOOL_CURRENT	1u	/* cuDeviceGetMemPool */
+#define XGPUIF_DEVPOOL_SET	2u	/* cuDeviceSetMemPool */
+
+struct xgpuif_device_pool_args {
+	uint32_t which;
+	int32_t device;		/* the guest's ordinal */
+	xgpuif_handle_t pool;	/* XGPUIF_DEVPOOL_SET: the new current */
+};
+
+/* cuMemPoolSetAccess (one descriptor) / cuMemPoolGetAccess */
+struct xgpuif_pool_access_args {
+	xgpuif_handle_t pool;
+	uint32_t loc_type;
+	int32_t loc_id;
+	uint32_t set;
+	uint32_t flags;		/* CUmemAccess_flags, when set */
+};
+
 #endif /* XGPUIF_OPS_H */

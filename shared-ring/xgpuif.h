@@ -315,6 +315,14 @@ XGPUIF_ASSERT_SIZE(struct xgpuif_event_reply, 8);
 XGPUIF_ASSERT_SIZE(struct xgpuif_event_record_args, 24);
 XGPUIF_ASSERT_SIZE(struct xgpuif_elapsed_args, 16);
 XGPUIF_ASSERT_SIZE(struct xgpuif_elapsed_reply, 8);
+XGPUIF_ASSERT_SIZE(struct xgpuif_mem_alloc_async_args, 24);
+XGPUIF_ASSERT_SIZE(struct xgpuif_mem_free_async_args, 16);
+XGPUIF_ASSERT_SIZE(struct xgpuif_pool_create_args, 32);
+XGPUIF_ASSERT_SIZE(struct xgpuif_pool_reply, 8);
+XGPUIF_ASSERT_SIZE(struct xgpuif_pool_attr_args, 24);
+XGPUIF_ASSERT_SIZE(struct xgpuif_pool_trim_args, 16);
+XGPUIF_ASSERT_SIZE(struct xgpuif_device_pool_args, 16);
+XGPUIF_ASSERT_SIZE(struct xgpuif_pool_access_args, 24);
 _Static_assert(__builtin_offsetof(struct xgpuif_request, payload) ==
 	       XGPUIF_HDR_SIZE, "request header is 32 bytes");
 _Static_assert(__builtin_offsetof(struct xgpuif_response, payload) ==

@@ -68,7 +68,7 @@
 
 /* ---- objects ------------------------------------------------------------- */
 
-enum fobj_type { O_CTX = 1, O_STREAM, O_EVENT, O_MODULE, O_LIBRARY };
+enum fobj_type { O_CTX = 1, O_STREAM, O_EVENT, O_MODULE, O_LIBRARY, O_POOL };
 
 /*
  * Every object the fake hands out is on one list; a handle from the
@@ -167,6 +167,15 @@ struct range {
 	unsigned int flags;	/* R_HOST: cuMemHostRegister flags */
 	struct fctx *ctx;	/* R_DEVICE: owner */
 	void *mem;		/* R_DEVICE: to free */
+	struct fpool *pool;	/* R_DEVICE: the pool it came from */
+};
+
+/* a memory pool (fakecuda_pool.c): counters and attributes, no caching */
+struct fpool {
+	struct fobj o;
+	uint64_t threshold;
+	int reuse[3];
+	uint64_t used, used_high;
 };
 
 /* ---- the shared state (fakecuda_objects.c) ------------------------------- */
@@ -209,6 +218,9 @@ struct fkernel *fc_kernel_find(const void *p);
 /* 0, or CUDA_ERROR_INVALID_HANDLE unless s is a stream the caller may use */
 CUresult fc_stream_ok(CUstream s);
 bool fc_cache_config_ok(CUfunc_cache c);
+
+/* a device allocation of `size` bytes (fakecuda_memory.c) */
+CUresult fc_dev_alloc(CUdeviceptr *dptr, size_t size);
 
 /* ---- modules (fakecuda_module.c) ----------------------------------------- */
 

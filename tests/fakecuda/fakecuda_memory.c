@@ -23,7 +23,7 @@ CUresult cuMemGetInfo_v2(size_t *free_b, size_t *total)
 	return CUDA_SUCCESS;
 }
 
-static CUresult dev_alloc(CUdeviceptr *dptr, size_t size)
+CUresult fc_dev_alloc(CUdeviceptr *dptr, size_t size)
 {
 	size_t charged;
 	struct range *r;
@@ -55,7 +55,7 @@ CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t size)
 	NEED_CTX();
 	if (!dptr)
 		return CUDA_ERROR_INVALID_VALUE;
-	return dev_alloc(dptr, size);
+	return fc_dev_alloc(dptr, size);
 }
 
 CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch, size_t width,
@@ -73,7 +73,7 @@ CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch, size_t width,
 	p = (width + FAKE_PITCH_ALIGN - 1) & ~(size_t)(FAKE_PITCH_ALIGN - 1);
 	if (__builtin_mul_overflow(p, height, &total))
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	rc = dev_alloc(dptr, total);
+	rc = fc_dev_alloc(dptr, total);
 	if (rc == CUDA_SUCCESS)
 		*pitch = p;
 	return rc;

@@ -57,6 +57,8 @@ struct range *fc_range_add(uintptr_t base, size_t size, int kind)
 
 void fc_range_del(struct range *r)
 {
+	if (r->pool)
+		r->pool->used -= r->size;
 	fc_mem_used -= r->charged;
 	free(r->mem);
 	*r = fc_ranges[--fc_nranges];

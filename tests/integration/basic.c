@@ -498,6 +498,95 @@ out:
 	end();
 }
 
+/* index of the first byte of p[0..n) that is not v, n if none */
+static size_t check_byte(const uint8_t *p, size_t n, uint8_t v)
+{
+	size_t i;
+
+	for (i = 0; i < n && p[i] == v; i++)
+		;
+	return i;
+}
+
+static void test_pools(void)
+{
+	const size_t n = 4096;
+	uint8_t *h = malloc(n);
+	CUdeviceptr a = 0, b = 0;
+	CUmemoryPool def = NULL, def2 = NULL, cur = NULL, pool = NULL;
+	CUmemPoolProps props;
+	CUmemLocation loc = { CU_MEM_LOCATION_TYPE_DEVICE, 0 };
+	CUmemAccess_flags acc = CU_MEM_ACCESS_FLAGS_PROT_NONE;
+	CUstream s = NULL;
+	cuuint64_t used = 0, thr = 1 << 20, thr2 = 0;
+	size_t bad;
+
+	begin("pools");
+	memset(&props, 0, sizeof(props));
+	props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+	props.location = loc;
+	if (!h || !OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING)) ||
+	    !OK(cuMemAllocAsync(&a, n, s)) ||
+	    !OK(cuMemsetD8Async(a, 0x5c, n, s)) ||
+	    !OK(cuMemcpyDtoHAsync(h, a, n, s)) ||
+	    !OK(cuMemFreeAsync(a, s)) || !OK(cuStreamSynchronize(s)))
+		goto out;
+	bad = check_byte(h, n, 0x5c);
+	EXPECT(bad == n, "async allocation: byte %zu differs", bad);
+	/* the default pool is one object, and the current one at first */
+	if (!OK(cuDeviceGetDefaultMemPool(&def, 0)) ||
+	    !OK(cuDeviceGetDefaultMemPool(&def2, 0)) ||
+	    !OK(cuDeviceGetMemPool(&cur, 0)))
+		goto out;
+	EXPECT(def && def == def2 && cur == def, "default pool %p %p %p",
+	       (void *)def, (void *)def2, (void *)cur);
+	EXPECT(cuMemPoolDestroy(def) == CUDA_ERROR_INVALID_VALUE,
+	       "the default pool was destroyed");
+	if (!OK(cuMemPoolCreate(&pool, &props)) ||
+	    !OK(cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+				      &thr)) ||
+	    !OK(cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+				      &thr2)) ||
+	    !OK(cuMemAllocFromPoolAsync(&b, n, pool, s)) ||
+	    !OK(cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT,
+				      &used)) ||
+	    !OK(cuMemPoolGetAccess(&acc, pool, &loc)))
+		goto out;
+	EXPECT(thr2 == thr && used >= n &&
+	       acc == CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+	       "threshold %llu used %llu access %d",
+	       (unsigned long long)thr2, (unsigned long long)used, (int)acc);
+	/* a pool the guest made can be the current one, then allocates */
+	if (!OK(cuDeviceSetMemPool(0, pool)) ||
+	    !OK(cuDeviceGetMemPool(&cur, 0)))
+		goto out;
+	EXPECT(cur == pool, "current pool %p, set %p", (void *)cur,
+	       (void *)pool);
+	OK(cuDeviceSetMemPool(0, def));
+	/* a freed pointer is not freed twice; a forged one is refused */
+	OK(cuMemFreeAsync(b, s));
+	b = 0;
+	EXPECT(cuStreamSynchronize(s) == CUDA_SUCCESS, "sync after free");
+	EXPECT(cuMemFreeAsync(0x1000, s) == CUDA_SUCCESS &&
+	       cuStreamSynchronize(s) == CUDA_ERROR_INVALID_VALUE,
+	       "a forged pointer was freed");
+	EXPECT(cuMemAllocFromPoolAsync(&b, n, (CUmemoryPool)h, s) ==
+	       CUDA_ERROR_INVALID_VALUE, "a forged pool was taken");
+	b = 0;
+	props.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+	EXPECT(cuMemPoolCreate(&def2, &props) == CUDA_ERROR_NOT_SUPPORTED,
+	       "an exportable pool was created");
+out:
+	if (b)
+		cuMemFree(b);
+	if (pool)
+		OK(cuMemPoolDestroy(pool));
+	if (s)
+		cuStreamDestroy(s);
+	free(h);
+	end();
+}
+
 static void test_scale(void)
 {
 	static const size_t off[] = { 0, 8, 16, 20 }, size[] = { 8, 8, 1, 4 };
@@ -743,6 +832,7 @@ int main(void)
 	test_module();
 	test_launch();
 	test_library();
+	test_pools();
 	test_scale();
 	test_global();
 	test_streams_events();

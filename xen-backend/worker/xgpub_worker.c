@@ -340,6 +340,10 @@ int xgpub_release(struct xgpub_worker *w, struct xgpub_hentry *e)
 		return D->cuTexObjectDestroy((CUtexObject)(uintptr_t)e->obj);
 	case XGPUB_H_ARRAY:
 		return D->cuArrayDestroy(e->obj);
+	case XGPUB_H_POOL:
+		/* its allocations stay valid until freed (the driver's rule) */
+		return xgpub_pool_is_default(w, e->obj) ?
+			       CUDA_SUCCESS : D->cuMemPoolDestroy(e->obj);
 	case XGPUB_H_CTX:
 		/* the primary is released by the teardown, not destroyed */
 		return e->obj != w->primary ? D->cuCtxDestroy_v2(e->obj) :

@@ -47,6 +47,7 @@ enum xgpub_htype {
 	XGPUB_H_BLOB,
 	XGPUB_H_ARRAY,
 	XGPUB_H_TEXOBJ,
+	XGPUB_H_POOL,
 	XGPUB_H_NTYPES
 };
 
@@ -135,6 +136,8 @@ struct xgpub_worker {
 	struct xgpub_alloc *allocs;
 	uint32_t nallocs, cap_allocs;
 	uint64_t mem_used;
+	/* the device's default memory pool, once asked for */
+	CUmemoryPool default_pool;
 	/* statistics */
 	uint64_t calls;
 	/* why the channel was closed on a protocol error */
@@ -169,6 +172,8 @@ void xgpub_ctx_drop_streams(struct xgpub_worker *w, CUcontext c);
 int xgpub_alloc_add(struct xgpub_worker *w, uint64_t dptr, uint64_t size);
 int xgpub_alloc_del(struct xgpub_worker *w, uint64_t dptr);
 bool xgpub_quota_allows(struct xgpub_worker *w, uint64_t size);
+/* the device's default pool, which no guest destroys (xgpub_op_pool.c) */
+bool xgpub_pool_is_default(struct xgpub_worker *w, void *pool);
 
 /* ---- dispatch: the table is generated from shared-ring/xgpu_calls.def --- */
 

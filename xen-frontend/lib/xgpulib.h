@@ -109,6 +109,13 @@ struct CUevent_st {
  * per-thread stream in the _ptds/_ptsz entry points (ptds != 0).
  */
 uint64_t xgpulib_stream_remote(CUstream s, int ptds);
+/* check a stream argument (cuInit ran, a stream of ours or a special one)
+ * and give its wire handle; CUresult */
+CUresult xgpulib_stream_arg(CUstream s, int ptds, uint64_t *remote);
+
+/* the guest's table of its device allocations (xgpulib_api_mem.c) */
+void xgpulib_dalloc_add(uint64_t dptr, uint64_t size);
+void xgpulib_dalloc_del(uint64_t dptr);
 
 /* ---- host memory regions (guest pinned memory) -------------------------- */
 

@@ -39,7 +39,7 @@ static size_t nhostregs, cap_hostregs;
 
 /* ---- the table of device allocations ------------------------------------ */
 
-static void dalloc_add(uint64_t dptr, uint64_t size)
+void xgpulib_dalloc_add(uint64_t dptr, uint64_t size)
 {
 	struct dalloc *v;
 
@@ -52,7 +52,7 @@ static void dalloc_add(uint64_t dptr, uint64_t size)
 	pthread_mutex_unlock(&tab_mu);
 }
 
-static void dalloc_del(uint64_t dptr)
+void xgpulib_dalloc_del(uint64_t dptr)
 {
 	pthread_mutex_lock(&tab_mu);
 	for (size_t i = 0; i < ndallocs; i++) {
@@ -128,7 +128,7 @@ CUresult cuMemAlloc(CUdeviceptr *dptr, size_t bytesize)
 	rc = xgpulib_call_MEM_ALLOC(&a, &r);
 	if (rc == CUDA_SUCCESS) {
 		*dptr = r.dptr;
-		dalloc_add(r.dptr, bytesize);
+		xgpulib_dalloc_add(r.dptr, bytesize);
 	}
 	return rc;
 }
@@ -146,7 +146,7 @@ CUresult cuMemAllocPitch(CUdeviceptr *dptr, size_t *pitch, size_t width,
 	if (rc == CUDA_SUCCESS) {
 		*dptr = r.dptr;
 		*pitch = r.pitch;
-		dalloc_add(r.dptr, r.pitch * height);
+		xgpulib_dalloc_add(r.dptr, r.pitch * height);
 	}
 	return rc;
 }
@@ -160,7 +160,7 @@ CUresult cuMemFree(CUdeviceptr dptr)
 		return CUDA_SUCCESS;
 	rc = xgpulib_call_MEM_FREE(&a);
 	if (rc == CUDA_SUCCESS)
-		dalloc_del(dptr);
+		xgpulib_dalloc_del(dptr);
 	return rc;
 }
 

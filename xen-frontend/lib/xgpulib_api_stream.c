@@ -78,7 +78,7 @@ static CUresult stream_lookup(CUstream s, bool out_ok, struct CUstream_st **ps)
 }
 
 /* validate a stream argument and find its wire handle */
-static CUresult stream_arg(CUstream s, int ptds, uint64_t *remote)
+CUresult xgpulib_stream_arg(CUstream s, int ptds, uint64_t *remote)
 {
 	struct CUstream_st *st;
 	CUresult rc = stream_lookup(s, true, &st);
@@ -103,7 +103,7 @@ static CUresult event_arg(CUevent e, uint64_t *remote)
 static CUresult stream_event_arg(CUstream s, CUevent e, int ptds,
 				 uint64_t *stream, uint64_t *event)
 {
-	CUresult rc = stream_arg(s, ptds, stream);
+	CUresult rc = xgpulib_stream_arg(s, ptds, stream);
 
 	return rc ? rc : event_arg(e, event);
 }
@@ -228,7 +228,7 @@ XGPULIB_EXPORT CUresult cuStreamDestroy_v2(CUstream hStream)
 static CUresult stream_call(CUstream s, int ptds, handle_call_fn call)
 {
 	struct xgpuif_handle_args a;
-	CUresult rc = stream_arg(s, ptds, &a.handle);
+	CUresult rc = xgpulib_stream_arg(s, ptds, &a.handle);
 
 	return rc ? rc : call(&a);
 }

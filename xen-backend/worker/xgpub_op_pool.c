@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: MIT
+/*
+ * xgpub_op_pool.c: stream-ordered allocation and memory pools.
+ *
+ * An allocation from a pool is charged to the guest's quota like any
+ * other (by its requested size) and freed like any other at teardown.
+ * Pools are handles of kind POOL: the ones the guest created, and the
+ * device's default pool, which gets one handle for the worker's life and
+ * is never destroyed.  Pools whose memory could leave the process
+ * (shareable handle types, IPC) are refused: a guest's memory is its own.
+ */
+#include <string.h>
+
+#include "xgpub_worker.h"
+
+/* the handle of a pool the driver gave us, a new one if it has none */
+static xgpuif_handle_t pool_handle(struct xgpub_worker *w, CUmemoryPool p)
+{
+	for (uint32_t i = 0; i < w->h.n; i++) {
+		struct xgpub_hentry *e = &w->h.e[i];
+
+		if (e->type == XGPUB_H_POOL && e->obj == (void *)p)
+			return xgpub_handle_of(&w->h, e);
+	}
+	return xgpub_handle_new(&w->h, XGPUB_H_POOL, p, NULL);
+}
+
+static int default_pool(struct xgpub_worker *w, CUmemoryPool *p)
+{
+	int rc = 0;
+
+	if (!w->default_pool)
+		rc = w->D->cuDeviceGetDefaultMemPool(&w->default_pool, w->dev);
+	*p = w->default_pool;
+	return rc;
+}
+
+bool xgpub_pool_is_default(struct xgpub_worker *w, void *pool)
+{
+	return w->default_pool && pool == (void *)w->default_pool;
+}
+
+int xgpub_h_MEM_ALLOC_ASYNC(struct xgpub_worker *w,
+			    const struct xgpuif_mem_alloc_async_args *a,
+			    CUstream stream, struct xgpuif_dptr_reply *r)
+{
+	struct xgpub_hentry *pool = NULL;
+	CUdeviceptr p;
+	int rc;
+
+	if (a->pool) {
+		pool = xgpub_handle_get(&w->h, a->pool, XGPUB_H_POOL);
+		if (!pool)
+			return CUDA_ERROR_INVALID_HANDLE;
+	}
+	if (!a->bytesize)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!xgpub_quota_allows(w, a->bytesize))
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	rc = pool ? w->D->cuMemAllocFromPoolAsync(&p, a->bytesize, pool->obj,
+						 stream) :
+		    w->D->cuMemAllocAsync(&p, a->bytesize, stream);
+	if (rc)
+		return rc;
+	if (xgpub_alloc_add(w, p, a->bytesize)) {
+		w->D->cuMemFreeAsync(p, stream);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	r->dptr = p;
+	return 0;
+}
+
+int xgpub_h_MEM_FREE_ASYNC(struct xgpub_worker *w,
+			   const struct xgpuif_mem_free_async_args *a,
+			   CUstream stream)
+{
+	/* only what this guest allocated: never a pointer of the worker's */
+	if (xgpub_alloc_del(w, a->dptr))
+		return CUDA_ERROR_INVALID_VALUE;
+	return w->D->cuMemFreeAsync(a->dptr, stream);
+}
+
+int xgpub_h_POOL_CREATE(struct xgpub_worker *w,
+			const struct xgpuif_pool_create_args *a,
+			struct xgpuif_pool_reply *r)
+{
+	CUmemPoolProps props;
+	CUmemoryPool p;
+	int rc;
+
+	if (a->handle_types != CU_MEM_HANDLE_TYPE_NONE)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	/* the guest's device 0 is the worker's device */
+	if (a->loc_type != CU_MEM_LOCATION_TYPE_DEVICE || a->loc_id != 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	memset(&props, 0, sizeof(props));
+	props.allocType = (CUmemAllocationType)a->alloc_type;
+	props.handleTypes = CU_MEM_HANDLE_TYPE_NONE;
+	props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+	props.location.id = w->dev;
+	props.maxSize = a->max_size;
+	props.usage = a->usage;
+	rc = w->D->cuMemPoolCreate(&p, &props);
+	if (rc)
+		return rc;
+	r->pool = xgpub_handle_new(&w->h, XGPUB_H_POOL, p, NULL);
+	if (r->pool)
+		return 0;
+	w->D->cuMemPoolDestroy(p);
+	return CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+int xgpub_h_POOL_DESTROY(struct xgpub_worker *w, struct xgpub_hentry *handle)
+{
+	int rc;
+
+	if (xgpub_pool_is_default(w, handle->obj))
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = xgpub_release(w, handle);
+	if (rc == 0)
+		xgpub_handle_drop(&w->h, handle);
+	return rc;
+}
+
+/* the attributes of type int; the others are cuuint64_t */
+static bool attr_is_int(uint32_t attr)
+{
+	return attr == CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES ||
+	       attr == CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC ||
+	       attr == CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES;
+}
+
+int xgpub_h_POOL_ATTR(struct xgpub_worker *w,
+		      const struct xgpuif_pool_attr_args *a,
+		      struct xgpub_hentry *pool, struct xgpuif_u64_reply *r)
+{
+	CUmemPool_attribute attr = (CUmemPool_attribute)a->attr;
+	cuuint64_t v64 = a->value;
+	int v32 = (int)a->value;
+	void *v = attr_is_int(a->attr) ? (void *)&v32 : (void *)&v64;
+	int rc;
+
+	if (a->set > 1)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (a->set)
+		return w->D->cuMemPoolSetAttribute(pool->obj, attr, v);
+	rc = w->D->cuMemPoolGetAttribute(pool->obj, attr, v);
+	if (rc == 0)
+		r->value = attr_is_int(a->attr) ? (uint64_t)(uint32_t)v32 :
+						   v64;
+	return rc;
+}
+
+int xgpub_h_POOL_TRIM(struct xgpub_worker *w,
+		      const struct xgpuif_pool_trim_args *a,
+		      struct xgpub_hentry *pool)
+{
+	return w->D->cuMemPoolTrimTo(pool->obj, a->min_bytes);
+}
+
+int xgpub_h_DEVICE_POOL(struct xgpub_worker *w,
+			const struct xgpuif_device_pool_args *a,
+			struct xgpuif_pool_reply *r)
+{
+	struct xgpub_hentry *e;
+	CUmemoryPool p, def;
+	int rc;
+
+	if (a->device != 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	rc = default_pool(w, &def);
+	if (rc)
+		return rc;
+	switch (a->which) {
+	case XGPUIF_DEVPOOL_DEFAULT:
+		p = def;
+		break;
+	case XGPUIF_DEVPOOL_CURRENT:
+		rc = w->D->cuDeviceGetMemPool(&p, w->dev);
+		if (rc)
+			return rc;
+		break;
+	case XGPUIF_DEVPOOL_SET:
+		e = xgpub_handle_get(&w->h, a->pool, XGPUB_H_POOL);
+		if (!e)
+			return CUDA_ERROR_INVALID_HANDLE;
+		r->pool = a->pool;
+		return w->D->cuDeviceSetMemPool(w->dev, e->obj);
+	default:
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	r->pool = pool_handle(w, p);
+	return r->pool ? 0 : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+int xgpub_h_POOL_ACCESS(struct xgpub_worker *w,
+			const struct xgpuif_pool_access_args *a,
+			struct xgpub_hentry *pool, struct xgpuif_u64_reply *r)
+{
+	CUmemLocation loc = { .type = (CUmemLocationType)a->loc_type,
+			      .id = a->loc_id };
+	CUmemAccess_flags f = CU_MEM_ACCESS_FLAGS_PROT_NONE;
+	CUmemAccessDesc d;
+	int rc;
+
+	/* one device: the guest's 0 is ours; host locations pass as they are */
+	if (a->loc_type == CU_MEM_LOCATION_TYPE_DEVICE) {
+		if (a->loc_id != 0)
+			return CUDA_ERROR_INVALID_DEVICE;
+		loc.id = w->dev;
+	}
+	if (a->set > 1)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (a->set) {
+		d.location = loc;
+		d.flags = (CUmemAccess_flags)a->flags;
+		return w->D->cuMemPoolSetAccess(pool->obj, &d, 1);
+	}
+	rc = w->D->cuMemPoolGetAccess(&f, pool->obj, &loc);
+	if (rc == 0)
+		r->value = (uint64_t)f;
+	return rc;
+}

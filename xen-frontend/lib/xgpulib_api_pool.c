@@ -1,0 +1,381 @@
+// SPDX-License-Identifier: MIT
+/*
+ * xgpulib_api_pool.c: stream-ordered allocation (cuMemAllocAsync,
+ * cuMemFreeAsync, cuMemAllocFromPoolAsync) and memory pools.
+ *
+ * An asynchronous allocation is a synchronous round trip (the pointer is
+ * needed at once); the allocation itself stays stream-ordered in the
+ * worker.  A free is posted.  Pools are guest objects around the worker's
+ * handles, one object per handle, so that the device's default pool is
+ * the same CUmemoryPool every time it is asked for.  Pools that hand out
+ * shareable handles or export pointers (IPC) are refused with
+ * CUDA_ERROR_NOT_SUPPORTED: a guest's memory does not leave its worker.
+ * Only device-located pools exist (the guest's one device).
+ */
+#include <stdlib.h>
+
+#include "xgpulib.h"
+#include "xgpulib_dev.h"
+#include "xgpulib_entry.h"
+
+#define XGPULIB_POOL_MAGIC 0x78706f6cu	/* "xpol" */
+
+struct CUmemPoolHandle_st {
+	uint32_t magic;
+	uint64_t remote;
+	struct CUmemPoolHandle_st *next;
+};
+
+static pthread_mutex_t pools_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct CUmemPoolHandle_st *pools;
+
+/* the object for a worker handle, made on first sight; NULL: no memory */
+static CUmemoryPool pool_for(uint64_t remote)
+{
+	struct CUmemPoolHandle_st *p;
+
+	pthread_mutex_lock(&pools_mu);
+	for (p = pools; p; p = p->next)
+		if (p->remote == remote)
+			break;
+	if (!p) {
+		p = calloc(1, sizeof(*p));
+		if (p) {
+			p->magic = XGPULIB_POOL_MAGIC;
+			p->remote = remote;
+			p->next = pools;
+			pools = p;
+		}
+	}
+	pthread_mutex_unlock(&pools_mu);
+	return p;
+}
+
+/* the worker handle of a pool argument; 0 for one that is not ours */
+static uint64_t pool_remote(CUmemoryPool pool)
+{
+	struct CUmemPoolHandle_st *p;
+	uint64_t r = 0;
+
+	if (!pool)
+		return 0;
+	pthread_mutex_lock(&pools_mu);
+	for (p = pools; p; p = p->next)
+		if (p == pool && p->magic == XGPULIB_POOL_MAGIC)
+			r = p->remote;
+	pthread_mutex_unlock(&pools_mu);
+	return r;
+}
+
+static void pool_forget(CUmemoryPool pool)
+{
+	struct CUmemPoolHandle_st **pp;
+
+	pthread_mutex_lock(&pools_mu);
+	for (pp = &pools; *pp; pp = &(*pp)->next) {
+		if (*pp == pool) {
+			*pp = pool->next;
+			pool->magic = 0;
+			free(pool);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&pools_mu);
+}
+
+/* ---- stream-ordered allocation ------------------------------------------ */
+
+static CUresult alloc_async(CUdeviceptr *dptr, size_t size, uint64_t pool,
+			    CUstream s, int ptds)
+{
+	struct xgpuif_mem_alloc_async_args a = { size, 0, pool };
+	struct xgpuif_dptr_reply r;
+	CUresult rc;
+
+	if (!dptr)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = xgpulib_stream_arg(s, ptds, &a.stream);
+	if (rc)
+		return rc;
+	if (!size)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = xgpulib_call_MEM_ALLOC_ASYNC(&a, &r);
+	if (rc == CUDA_SUCCESS) {
+		*dptr = r.dptr;
+		xgpulib_dalloc_add(r.dptr, size);
+	}
+	return rc;
+}
+
+CUresult xgpulib_mem_alloc_async(CUdeviceptr *dptr, size_t size, CUstream s,
+				 int ptds)
+{
+	return alloc_async(dptr, size, 0, s, ptds);
+}
+
+CUresult xgpulib_mem_alloc_from_pool_async(CUdeviceptr *dptr, size_t size,
+					   CUmemoryPool pool, CUstream s,
+					   int ptds)
+{
+	uint64_t r = pool_remote(pool);
+
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!r)
+		return CUDA_ERROR_INVALID_VALUE;
+	return alloc_async(dptr, size, r, s, ptds);
+}
+
+CUresult xgpulib_mem_free_async(CUdeviceptr dptr, CUstream s, int ptds)
+{
+	struct xgpuif_mem_free_async_args a = { dptr, 0 };
+	CUresult rc = xgpulib_stream_arg(s, ptds, &a.stream);
+
+	if (rc)
+		return rc;
+	if (!dptr)
+		return CUDA_ERROR_INVALID_VALUE;
+	xgpulib_dalloc_del(dptr);
+	return xgpulib_post_MEM_FREE_ASYNC(&a);
+}
+
+/* ---- pools -------------------------------------------------------------- */
+
+CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *props)
+{
+	struct xgpuif_pool_create_args a = { 0 };
+	struct xgpuif_pool_reply r = { 0 };
+	CUresult rc;
+
+	if (!pool || !props)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (props->handleTypes != CU_MEM_HANDLE_TYPE_NONE) {
+		xgpulib_dbg("cuMemPoolCreate: shareable handle types 0x%x "
+			    "refused (no IPC between workers)",
+			    (unsigned int)props->handleTypes);
+		return CUDA_ERROR_NOT_SUPPORTED;
+	}
+	if (props->location.type != CU_MEM_LOCATION_TYPE_DEVICE) {
+		xgpulib_dbg("cuMemPoolCreate: location type %d refused "
+			    "(device pools only)", (int)props->location.type);
+		return CUDA_ERROR_NOT_SUPPORTED;
+	}
+	if (xgpulib_check_dev(props->location.id))
+		return CUDA_ERROR_INVALID_DEVICE;
+	a.alloc_type = (uint32_t)props->allocType;
+	a.loc_type = (uint32_t)props->location.type;
+	a.loc_id = props->location.id;
+	a.max_size = props->maxSize;
+	a.usage = props->usage;
+	rc = xgpulib_call_POOL_CREATE(&a, &r);
+	if (rc)
+		return rc;
+	*pool = pool_for(r.pool);
+	if (*pool)
+		return CUDA_SUCCESS;
+	struct xgpuif_handle_args d = { r.pool };
+	xgpulib_call_POOL_DESTROY(&d);
+	return CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+CUresult cuMemPoolDestroy(CUmemoryPool pool)
+{
+	struct xgpuif_handle_args a = { pool_remote(pool) };
+	CUresult rc;
+
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!a.handle)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = xgpulib_call_POOL_DESTROY(&a);
+	if (rc == CUDA_SUCCESS)
+		pool_forget(pool);
+	return rc;
+}
+
+static bool attr_is_int(CUmemPool_attribute attr)
+{
+	return attr == CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES ||
+	       attr == CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC ||
+	       attr == CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES;
+}
+
+static CUresult pool_attr(CUmemoryPool pool, CUmemPool_attribute attr,
+			  void *value, bool set)
+{
+	struct xgpuif_pool_attr_args a = { pool_remote(pool),
+					   (uint32_t)attr, set, 0 };
+	struct xgpuif_u64_reply r = { 0 };
+	CUresult rc;
+
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!a.pool || !value)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (set)
+		a.value = attr_is_int(attr) ? (uint64_t)(uint32_t)*(int *)value :
+					      *(cuuint64_t *)value;
+	rc = xgpulib_call_POOL_ATTR(&a, &r);
+	if (rc == CUDA_SUCCESS && !set) {
+		if (attr_is_int(attr))
+			*(int *)value = (int)r.value;
+		else
+			*(cuuint64_t *)value = r.value;
+	}
+	return rc;
+}
+
+CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr,
+			       void *value)
+{
+	return pool_attr(pool, attr, value, true);
+}
+
+CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr,
+			       void *value)
+{
+	return pool_attr(pool, attr, value, false);
+}
+
+CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep)
+{
+	struct xgpuif_pool_trim_args a = { pool_remote(pool), minBytesToKeep };
+
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!a.pool)
+		return CUDA_ERROR_INVALID_VALUE;
+	return xgpulib_call_POOL_TRIM(&a);
+}
+
+CUresult cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc *map,
+			    size_t count)
+{
+	struct xgpuif_pool_access_args a = { .pool = pool_remote(pool),
+					     .set = 1 };
+	struct xgpuif_u64_reply r;
+	CUresult rc;
+
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!a.pool || (count && !map))
+		return CUDA_ERROR_INVALID_VALUE;
+	for (size_t i = 0; i < count; i++) {
+		a.loc_type = (uint32_t)map[i].location.type;
+		a.loc_id = map[i].location.id;
+		a.flags = (uint32_t)map[i].flags;
+		rc = xgpulib_call_POOL_ACCESS(&a, &r);
+		if (rc)
+			return rc;
+	}
+	return CUDA_SUCCESS;
+}
+
+CUresult cuMemPoolGetAccess(CUmemAccess_flags *flags, CUmemoryPool memPool,
+			    CUmemLocation *location)
+{
+	struct xgpuif_pool_access_args a = { .pool = pool_remote(memPool) };
+	struct xgpuif_u64_reply r = { 0 };
+	CUresult rc;
+
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!flags || !a.pool || !location)
+		return CUDA_ERROR_INVALID_VALUE;
+	a.loc_type = (uint32_t)location->type;
+	a.loc_id = location->id;
+	rc = xgpulib_call_POOL_ACCESS(&a, &r);
+	if (rc == CUDA_SUCCESS)
+		*flags = (CUmemAccess_flags)r.value;
+	return rc;
+}
+
+/* ---- a device's pools --------------------------------------------------- */
+
+static CUresult device_pool(uint32_t which, CUdevice dev, CUmemoryPool *out,
+			    CUmemoryPool set)
+{
+	struct xgpuif_device_pool_args a = { which, dev, 0 };
+	struct xgpuif_pool_reply r = { 0 };
+	CUresult rc;
+
+	if (which != XGPUIF_DEVPOOL_SET && !out)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = xgpulib_check_dev(dev);
+	if (rc)
+		return rc;
+	if (which == XGPUIF_DEVPOOL_SET) {
+		a.pool = pool_remote(set);
+		if (!a.pool)
+			return CUDA_ERROR_INVALID_VALUE;
+	}
+	rc = xgpulib_call_DEVICE_POOL(&a, &r);
+	if (rc || which == XGPUIF_DEVPOOL_SET)
+		return rc;
+	*out = pool_for(r.pool);
+	return *out ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *pool_out, CUdevice dev)
+{
+	return device_pool(XGPUIF_DEVPOOL_DEFAULT, dev, pool_out, NULL);
+}
+
+CUresult cuDeviceGetMemPool(CUmemoryPool *pool, CUdevice dev)
+{
+	return device_pool(XGPUIF_DEVPOOL_CURRENT, dev, pool, NULL);
+}
+
+CUresult cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool)
+{
+	return device_pool(XGPUIF_DEVPOOL_SET, dev, NULL, pool);
+}
+
+/*
+ * The CUDA 13 forms by location: a device's pinned pool is the one above;
+ * host and managed pools are not there (yet), so they are refused.
+ */
+static CUresult location_dev(const CUmemLocation *loc, CUmemAllocationType t,
+			     CUdevice *dev)
+{
+	if (!loc)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (loc->type != CU_MEM_LOCATION_TYPE_DEVICE ||
+	    t != CU_MEM_ALLOCATION_TYPE_PINNED) {
+		xgpulib_dbg("memory pool of location type %d, allocation "
+			    "type %d: not supported", (int)loc->type, (int)t);
+		return CUDA_ERROR_NOT_SUPPORTED;
+	}
+	*dev = loc->id;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuMemGetDefaultMemPool(CUmemoryPool *pool_out,
+				CUmemLocation *location,
+				CUmemAllocationType type)
+{
+	CUdevice dev;
+	CUresult rc = location_dev(location, type, &dev);
+
+	return rc ? rc : cuDeviceGetDefaultMemPool(pool_out, dev);
+}
+
+CUresult cuMemGetMemPool(CUmemoryPool *pool, CUmemLocation *location,
+			 CUmemAllocationType type)
+{
+	CUdevice dev;
+	CUresult rc = location_dev(location, type, &dev);
+
+	return rc ? rc : cuDeviceGetMemPool(pool, dev);
+}
+
+CUresult cuMemSetMemPool(CUmemLocation *location, CUmemAllocationType type,
+			 CUmemoryPool pool)
+{
+	CUdevice dev;
+	CUresult rc = location_dev(location, type, &dev);
+
+	return rc ? rc : cuDeviceSetMemPool(dev, pool);
+}
