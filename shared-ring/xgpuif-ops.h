@@ -639,4 +639,112 @@ struct xgpuif_pool_access_args {
 	uint32_t flags;		/* CUmemAccess_flags, when set */
 };
 
+/* ---- stream capture and graphs ------------------------------------------ */
+
+struct xgpuif_begin_capture_args {
+	xgpuif_handle_t stream;
+	uint32_t mode;		/* CUstreamCaptureMode */
+	uint32_t _pad;
+};
+
+struct xgpuif_stream_args {
+	xgpuif_handle_t stream;
+};
+
+struct xgpuif_graph_reply {
+	xgpuif_handle_t graph;
+};
+
+/* STREAM_CAPTURE_INFO: the reply is followed by ndeps node handles */
+struct xgpuif_capture_info_args {
+	xgpuif_handle_t stream;
+	uint32_t want_deps;	/* 1: the graph and its dependency nodes */
+	uint32_t _pad;
+};
+
+struct xgpuif_capture_info_reply {
+	uint32_t status;	/* CUstreamCaptureStatus */
+	uint32_t ndeps;
+	uint64_t id;
+	xgpuif_handle_t graph;	/* want_deps and capturing, else 0 */
+};
+
+#define XGPUIF_MAX_CAPTURE_DEPS	256u
+
+struct xgpuif_i32_args {
+	int32_t value;
+	uint32_t _pad;
+};
+
+struct xgpuif_instantiate_args {
+	xgpuif_handle_t graph;
+	uint64_t flags;
+};
+
+struct xgpuif_instantiate_reply {
+	xgpuif_handle_t exec;
+	uint32_t result;	/* CUgraphInstantiateResult */
+	uint32_t _pad;
+};
+
+struct xgpuif_graph_launch_args {
+	xgpuif_handle_t exec;
+	xgpuif_handle_t stream;
+};
+
+/* node types of GRAPH_ADD_NODE (CUgraphNodeType values) */
+struct xgpuif_add_node_args {
+	xgpuif_handle_t graph;
+	uint32_t type;		/* CU_GRAPH_NODE_TYPE_* */
+	uint32_t ndeps;		/* node handles follow, then the node's */
+};
+
+/* the parameters of a node, after the dependencies */
+struct xgpuif_node_memset {
+	uint64_t dst;
+	uint64_t pitch;
+	uint64_t width;
+	uint64_t height;
+	uint32_t value;
+	uint32_t elem_size;
+};
+
+struct xgpuif_node_copy {		/* device to device, 1D */
+	uint64_t dst;
+	uint64_t src;
+	uint64_t len;
+};
+
+/* EVENT_RECORD, WAIT_EVENT: an event handle; GRAPH (child): a graph */
+struct xgpuif_node_handle {
+	xgpuif_handle_t handle;
+};
+/* KERNEL: struct xgpuif_launch_args (stream 0, no attributes), then the
+ * parameter bytes */
+
+struct xgpuif_node_reply {
+	xgpuif_handle_t node;
+};
+
+struct xgpuif_exec_update_args {
+	xgpuif_handle_t exec;
+	xgpuif_handle_t graph;
+};
+
+struct xgpuif_exec_update_reply {
+	uint32_t result;	/* CUgraphExecUpdateResult */
+	uint32_t _pad;
+};
+
+/* GRAPH_NODES: the reply is followed by count node handles (at most max) */
+struct xgpuif_graph_nodes_args {
+	xgpuif_handle_t graph;
+	uint32_t roots;		/* 1: root nodes only */
+	uint32_t max;
+};
+
+struct xgpuif_graph_nodes_reply {
+	uint64_t total;		/* nodes in the graph (may exceed max) */
+};
+
 #endif /* XGPUIF_OPS_H */

@@ -323,6 +323,24 @@ XGPUIF_ASSERT_SIZE(struct xgpuif_pool_attr_args, 24);
 XGPUIF_ASSERT_SIZE(struct xgpuif_pool_trim_args, 16);
 XGPUIF_ASSERT_SIZE(struct xgpuif_device_pool_args, 16);
 XGPUIF_ASSERT_SIZE(struct xgpuif_pool_access_args, 24);
+XGPUIF_ASSERT_SIZE(struct xgpuif_begin_capture_args, 16);
+XGPUIF_ASSERT_SIZE(struct xgpuif_stream_args, 8);
+XGPUIF_ASSERT_SIZE(struct xgpuif_graph_reply, 8);
+XGPUIF_ASSERT_SIZE(struct xgpuif_capture_info_args, 16);
+XGPUIF_ASSERT_SIZE(struct xgpuif_capture_info_reply, 24);
+XGPUIF_ASSERT_SIZE(struct xgpuif_i32_args, 8);
+XGPUIF_ASSERT_SIZE(struct xgpuif_instantiate_args, 16);
+XGPUIF_ASSERT_SIZE(struct xgpuif_instantiate_reply, 16);
+XGPUIF_ASSERT_SIZE(struct xgpuif_graph_launch_args, 16);
+XGPUIF_ASSERT_SIZE(struct xgpuif_add_node_args, 16);
+XGPUIF_ASSERT_SIZE(struct xgpuif_node_memset, 40);
+XGPUIF_ASSERT_SIZE(struct xgpuif_node_copy, 24);
+XGPUIF_ASSERT_SIZE(struct xgpuif_node_handle, 8);
+XGPUIF_ASSERT_SIZE(struct xgpuif_node_reply, 8);
+XGPUIF_ASSERT_SIZE(struct xgpuif_exec_update_args, 16);
+XGPUIF_ASSERT_SIZE(struct xgpuif_exec_update_reply, 8);
+XGPUIF_ASSERT_SIZE(struct xgpuif_graph_nodes_args, 16);
+XGPUIF_ASSERT_SIZE(struct xgpuif_graph_nodes_reply, 8);
 _Static_assert(__builtin_offsetof(struct xgpuif_request, payload) ==
 	       XGPUIF_HDR_SIZE, "request header is 32 bytes");
 _Static_assert(__builtin_offsetof(struct xgpuif_response, payload) ==

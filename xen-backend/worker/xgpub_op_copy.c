@@ -27,6 +27,10 @@ static int host_copy(struct xgpub_worker *w, bool to_device, uint64_t dptr,
 
 	if (!host)
 		return XGPUIF_ST_PROTO;
+	/* a graph would copy from the staging buffer at every launch */
+	if (async && mem->region == XGPUIF_REGION_DATA &&
+	    xgpub_capturing(w, s))
+		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 	if (to_device)
 		rc = async ? w->D->cuMemcpyHtoDAsync(dptr, host, mem->len, s) :
 			     w->D->cuMemcpyHtoD(dptr, host, mem->len);

@@ -122,38 +122,39 @@ static void launch_failed(struct xgpub_worker *w,
 		  (int)fn->nparams);
 }
 
-int xgpub_h_LAUNCH(struct xgpub_worker *w, const struct xgpuif_launch_args *a,
-		   CUstream stream, const struct xgpub_tail *tail)
+/*
+ * The function and parameters of a launch or a kernel node: *kp (a
+ * known layout) or *ex (a flat buffer) point into this file's buffers,
+ * valid until the next launch.  A known layout decides where every
+ * parameter is read from.
+ */
+int xgpub_kernel_params(struct xgpub_worker *w,
+			const struct xgpuif_launch_args *a,
+			const uint8_t *params, void **obj, void ***kp,
+			void ***ex)
 {
+	static void *extra[5];
+	static size_t psize;
 	const struct xgpub_fn *fn;
-	void *extra[5], **ex = NULL, **kp = NULL;
-	CUlaunchConfig cfg;
-	size_t psize;
-	void *obj;
 	int rc;
 
-	if (a->nattrs > XGPUIF_MAX_LAUNCH_ATTRS ||
-	    tail->len != (uint64_t)a->nattrs * ATTR_SIZE + a->param_bytes)
-		return XGPUIF_ST_PROTO;
-	rc = xgpub_fn_get(w, a->func, a->kind, &obj, &fn);
+	*kp = NULL;
+	*ex = NULL;
+	rc = xgpub_fn_get(w, a->func, a->kind, obj, &fn);
 	if (rc)
 		return rc;
-	/* a known layout decides where every parameter is read from */
 	if (fn->nparams != XGPUIF_PARAMS_UNKNOWN &&
 	    a->param_bytes != fn->param_bytes)
 		return XGPUIF_ST_PROTO;
 	for (int i = 0; i < 3; i++)
 		if (!a->grid[i] || !a->block[i])
 			return CUDA_ERROR_INVALID_VALUE;
-	rc = xgpub_launch_attrs(w, tail->p, a->nattrs, attr_buf);
-	if (rc)
-		return rc;
-	memcpy(param_buf, tail->p + a->nattrs * ATTR_SIZE, a->param_bytes);
+	memcpy(param_buf, params, a->param_bytes);
 	if (fn->nparams != XGPUIF_PARAMS_UNKNOWN) {
 		/* offset + size <= param_bytes was checked at registration */
 		for (uint32_t i = 0; i < fn->nparams; i++)
 			kparams[i] = param_buf + fn->params[i].offset;
-		kp = fn->nparams ? kparams : NULL;
+		*kp = fn->nparams ? kparams : NULL;
 	} else if (a->param_bytes) {
 		psize = a->param_bytes;
 		extra[0] = CU_LAUNCH_PARAM_BUFFER_POINTER;
@@ -161,8 +162,30 @@ int xgpub_h_LAUNCH(struct xgpub_worker *w, const struct xgpuif_launch_args *a,
 		extra[2] = CU_LAUNCH_PARAM_BUFFER_SIZE;
 		extra[3] = &psize;
 		extra[4] = CU_LAUNCH_PARAM_END;
-		ex = extra;
+		*ex = extra;
 	}
+	return 0;
+}
+
+int xgpub_h_LAUNCH(struct xgpub_worker *w, const struct xgpuif_launch_args *a,
+		   CUstream stream, const struct xgpub_tail *tail)
+{
+	const struct xgpub_fn *fn;
+	void **ex, **kp;
+	CUlaunchConfig cfg;
+	void *obj;
+	int rc;
+
+	if (a->nattrs > XGPUIF_MAX_LAUNCH_ATTRS ||
+	    tail->len != (uint64_t)a->nattrs * ATTR_SIZE + a->param_bytes)
+		return XGPUIF_ST_PROTO;
+	rc = xgpub_kernel_params(w, a, tail->p + a->nattrs * ATTR_SIZE, &obj,
+				 &kp, &ex);
+	if (rc)
+		return rc;
+	rc = xgpub_launch_attrs(w, tail->p, a->nattrs, attr_buf);
+	if (rc)
+		return rc;
 	if (a->nattrs == 0) {
 		/* a CUkernel launches through the CUfunction entry points */
 		rc = w->D->cuLaunchKernel(obj, a->grid[0], a->grid[1],
@@ -173,7 +196,7 @@ int xgpub_h_LAUNCH(struct xgpub_worker *w, const struct xgpuif_launch_args *a,
 			   a->nattrs);
 		rc = w->D->cuLaunchKernelEx(&cfg, obj, kp, ex);
 	}
-	if (rc)
+	if (rc && xgpub_fn_get(w, a->func, a->kind, &obj, &fn) == 0)
 		launch_failed(w, a, obj, fn, rc);
 	return rc;
 }

@@ -150,6 +150,21 @@ static int switch_ctx(struct xgpub_worker *w, xgpuif_handle_t h)
 	return CUDA_SUCCESS;
 }
 
+/*
+ * Does this op put work on a stream being captured?  Captured work runs
+ * when its graph is launched: the gate must not wait for it now.
+ */
+static bool captured(struct xgpub_worker *w, const struct xgpub_op *op)
+{
+	xgpuif_handle_t sh;
+	CUstream s = NULL;
+
+	if (!w->captures)
+		return false;
+	memcpy(&sh, payload_buf + op->stream_off, sizeof(sh));
+	return !xgpub_stream(w, sh, &s) && xgpub_capturing(w, s);
+}
+
 /* a request no well-behaved guest sends: say why, close the channel */
 static int malformed(struct xgpub_worker *w, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -202,7 +217,7 @@ static int dispatch(struct xgpub_worker *w, const struct xgpuif_request *req,
 	if (rc)
 		return rc;
 	w->calls++;
-	if (op->work && xgpub_gate_on()) {
+	if (op->work && xgpub_gate_on() && !captured(w, op)) {
 		xgpuif_handle_t sh;
 		CUstream s = NULL;
 		uint64_t t0;
@@ -340,6 +355,13 @@ int xgpub_release(struct xgpub_worker *w, struct xgpub_hentry *e)
 		return D->cuTexObjectDestroy((CUtexObject)(uintptr_t)e->obj);
 	case XGPUB_H_ARRAY:
 		return D->cuArrayDestroy(e->obj);
+	case XGPUB_H_GEXEC:
+		return D->cuGraphExecDestroy(e->obj);
+	case XGPUB_H_GRAPH:
+		xgpub_graph_forget_nodes(w, e->obj);
+		return D->cuGraphDestroy(e->obj);
+	case XGPUB_H_GNODE:
+		return CUDA_SUCCESS;	/* its graph owns it */
 	case XGPUB_H_POOL:
 		/* its allocations stay valid until freed (the driver's rule) */
 		return xgpub_pool_is_default(w, e->obj) ?
@@ -373,7 +395,9 @@ static void worker_teardown(struct xgpub_worker *w)
 		D->cuCtxSetCurrent(w->primary);
 	static const int order[] = {
 		XGPUB_H_TEXOBJ, XGPUB_H_EVENT, XGPUB_H_STREAM,
+		XGPUB_H_GEXEC, XGPUB_H_GRAPH,
 		XGPUB_H_LIBRARY, XGPUB_H_MODULE, XGPUB_H_BLOB, XGPUB_H_ARRAY,
+		XGPUB_H_POOL,
 	};
 	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
 		xgpub_handle_each(&w->h, order[i], destroy_one, w);

@@ -48,6 +48,9 @@ enum xgpub_htype {
 	XGPUB_H_ARRAY,
 	XGPUB_H_TEXOBJ,
 	XGPUB_H_POOL,
+	XGPUB_H_GRAPH,
+	XGPUB_H_GEXEC,
+	XGPUB_H_GNODE,
 	XGPUB_H_NTYPES
 };
 
@@ -138,6 +141,8 @@ struct xgpub_worker {
 	uint64_t mem_used;
 	/* the device's default memory pool, once asked for */
 	CUmemoryPool default_pool;
+	/* stream captures begun and not ended */
+	uint32_t captures;
 	/* statistics */
 	uint64_t calls;
 	/* why the channel was closed on a protocol error */
@@ -172,6 +177,16 @@ void xgpub_ctx_drop_streams(struct xgpub_worker *w, CUcontext c);
 int xgpub_alloc_add(struct xgpub_worker *w, uint64_t dptr, uint64_t size);
 int xgpub_alloc_del(struct xgpub_worker *w, uint64_t dptr);
 bool xgpub_quota_allows(struct xgpub_worker *w, uint64_t size);
+/* a launch's function and parameters, also for kernel nodes
+ * (xgpub_op_launch.c) */
+int xgpub_kernel_params(struct xgpub_worker *w,
+			const struct xgpuif_launch_args *a,
+			const uint8_t *params, void **obj, void ***kp,
+			void ***ex);
+/* a graph is being destroyed: drop its nodes' handles (xgpub_op_graph.c) */
+void xgpub_graph_forget_nodes(struct xgpub_worker *w, void *graph);
+/* is stream s being captured? (only asked while a capture is open) */
+bool xgpub_capturing(struct xgpub_worker *w, CUstream s);
 /* the device's default pool, which no guest destroys (xgpub_op_pool.c) */
 bool xgpub_pool_is_default(struct xgpub_worker *w, void *pool);
 

@@ -355,59 +355,6 @@ CUresult xgpulib_stream_device(CUstream hs, CUdevice *device, int ptds)
 	return CUDA_SUCCESS;
 }
 
-/*
- * Stream capture is not forwarded (no graph support), so no stream is
- * ever capturing.  Only the status is written: CUDA defines the other
- * outputs only for an active capture.  The older entry points are this
- * one without the outputs they lack.
- */
-CUresult xgpulib_capture_info_v3(CUstream hStream,
-				 CUstreamCaptureStatus *captureStatus_out,
-				 cuuint64_t *id_out, CUgraph *graph_out,
-				 const CUgraphNode **dependencies_out,
-				 const CUgraphEdgeData **edgeData_out,
-				 size_t *numDependencies_out, int ptds)
-{
-	struct CUstream_st *s;
-	CUresult rc;
-
-	(void)id_out;
-	(void)graph_out;
-	(void)numDependencies_out;
-	(void)ptds;
-	if (edgeData_out && !dependencies_out)
-		return CUDA_ERROR_INVALID_VALUE;
-	rc = stream_lookup(hStream, captureStatus_out, &s);
-	if (!rc)
-		*captureStatus_out = CU_STREAM_CAPTURE_STATUS_NONE;
-	return rc;
-}
-
-CUresult xgpulib_capture_info_v2(CUstream hStream,
-				 CUstreamCaptureStatus *captureStatus_out,
-				 cuuint64_t *id_out, CUgraph *graph_out,
-				 const CUgraphNode **dependencies_out,
-				 size_t *numDependencies_out, int ptds)
-{
-	return xgpulib_capture_info_v3(hStream, captureStatus_out, id_out,
-				       graph_out, dependencies_out, NULL,
-				       numDependencies_out, ptds);
-}
-
-CUresult xgpulib_capture_info(CUstream hStream,
-			      CUstreamCaptureStatus *captureStatus_out,
-			      cuuint64_t *id_out, int ptds)
-{
-	return xgpulib_capture_info_v2(hStream, captureStatus_out, id_out,
-				       NULL, NULL, NULL, ptds);
-}
-
-CUresult xgpulib_stream_is_capturing(CUstream hs, CUstreamCaptureStatus *st,
-				     int ptds)
-{
-	return xgpulib_capture_info(hs, st, NULL, ptds);
-}
-
 /* ---- events -------------------------------------------------------------- */
 
 #define EVENT_FLAGS_KNOWN                                                   \

@@ -1,0 +1,481 @@
+// SPDX-License-Identifier: MIT
+/*
+ * xgpub_op_graph.c: stream capture and graphs.
+ *
+ * Capture is the driver's own: the guest's launches, memsets and device
+ * copies reach the worker's stream in order, and the driver records them.
+ * What cannot be recorded is a copy staged through the channel's data
+ * area (the graph would copy from the staging buffer at every launch);
+ * such a copy on a capturing stream is refused with
+ * CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, as the driver refuses pageable
+ * memory, and copies of pinned (region) memory are captured as they are.
+ * The GPU scheduler's gate does not see captured work: it runs later,
+ * when the graph is launched (and charged then).
+ *
+ * Graphs, executable graphs and nodes are handles of kinds GRAPH, GEXEC
+ * and GNODE.  A node's handle names its graph (struct node_extra); when a
+ * graph is destroyed its node handles are dropped with it, so a stale
+ * node handle is refused, never passed to the driver.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "xgpub_worker.h"
+
+struct node_extra {
+	CUgraph graph;
+};
+
+bool xgpub_capturing(struct xgpub_worker *w, CUstream s)
+{
+	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+
+	if (!w->captures)
+		return false;
+	if (w->D->cuStreamIsCapturing(s, &st))
+		return false;
+	return st != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+/* the handle of a node of graph g, one per node */
+static xgpuif_handle_t node_handle(struct xgpub_worker *w, CUgraph g,
+				   CUgraphNode n)
+{
+	struct node_extra *x;
+	xgpuif_handle_t h;
+
+	for (uint32_t i = 0; i < w->h.n; i++) {
+		struct xgpub_hentry *e = &w->h.e[i];
+
+		if (e->type == XGPUB_H_GNODE && e->obj == (void *)n)
+			return xgpub_handle_of(&w->h, e);
+	}
+	x = malloc(sizeof(*x));
+	if (!x)
+		return 0;
+	x->graph = g;
+	h = xgpub_handle_new(&w->h, XGPUB_H_GNODE, n, x);
+	if (!h)
+		free(x);
+	return h;
+}
+
+/* the handle of a graph the driver made (capture), one per graph */
+static xgpuif_handle_t graph_handle(struct xgpub_worker *w, CUgraph g)
+{
+	for (uint32_t i = 0; i < w->h.n; i++) {
+		struct xgpub_hentry *e = &w->h.e[i];
+
+		if (e->type == XGPUB_H_GRAPH && e->obj == (void *)g)
+			return xgpub_handle_of(&w->h, e);
+	}
+	return xgpub_handle_new(&w->h, XGPUB_H_GRAPH, g, NULL);
+}
+
+static void drop_node_of(struct xgpub_hentry *e, void *arg)
+{
+	struct node_extra *x = e->extra;
+	struct xgpub_worker *w = ((void **)arg)[0];
+
+	if (x && x->graph == ((void **)arg)[1])
+		xgpub_handle_drop(&w->h, e);
+}
+
+/* a graph is going away: its nodes' handles with it */
+void xgpub_graph_forget_nodes(struct xgpub_worker *w, void *graph)
+{
+	void *arg[2] = { w, graph };
+
+	xgpub_handle_each(&w->h, XGPUB_H_GNODE, drop_node_of, arg);
+}
+
+/* ---- capture ------------------------------------------------------------- */
+
+int xgpub_h_STREAM_BEGIN_CAPTURE(struct xgpub_worker *w,
+				 const struct xgpuif_begin_capture_args *a,
+				 CUstream stream)
+{
+	int rc = w->D->cuStreamBeginCapture_v2(stream,
+					       (CUstreamCaptureMode)a->mode);
+
+	if (rc == 0)
+		w->captures++;
+	return rc;
+}
+
+int xgpub_h_STREAM_END_CAPTURE(struct xgpub_worker *w, CUstream stream,
+			       struct xgpuif_graph_reply *r)
+{
+	CUgraph g = NULL;
+	int rc = w->D->cuStreamEndCapture(stream, &g);
+
+	/* a capture ends here whatever the outcome, unless there was none */
+	if (rc != CUDA_ERROR_ILLEGAL_STATE && w->captures)
+		w->captures--;
+	if (rc)
+		return rc;
+	if (!g)
+		return CUDA_ERROR_UNKNOWN;
+	r->graph = graph_handle(w, g);
+	if (r->graph)
+		return 0;
+	w->D->cuGraphDestroy(g);
+	return CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+int xgpub_h_STREAM_CAPTURE_INFO(struct xgpub_worker *w,
+				const struct xgpuif_capture_info_args *a,
+				CUstream stream,
+				struct xgpuif_capture_info_reply *r,
+				struct xgpub_rtail *rt)
+{
+	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+	cuuint64_t id = 0;
+	CUgraph g = NULL;
+	const CUgraphNode *deps = NULL;
+	size_t n = 0;
+	int rc;
+
+	if (a->want_deps > 1)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = w->D->cuStreamGetCaptureInfo_v3(stream, &st, &id,
+					     a->want_deps ? &g : NULL,
+					     a->want_deps ? &deps : NULL,
+					     NULL, a->want_deps ? &n : NULL);
+	if (rc)
+		return rc;
+	r->status = st;
+	r->id = id;
+	if (!a->want_deps || st != CU_STREAM_CAPTURE_STATUS_ACTIVE)
+		return 0;
+	/* the capture's graph belongs to the capture: a handle, no owner */
+	r->graph = graph_handle(w, g);
+	if (!r->graph)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	if (n > XGPUIF_MAX_CAPTURE_DEPS || n * 8 > rt->cap)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	for (size_t i = 0; i < n; i++) {
+		xgpuif_handle_t h = node_handle(w, g, deps[i]);
+
+		if (!h)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		memcpy(rt->p + i * 8, &h, 8);
+	}
+	r->ndeps = (uint32_t)n;
+	rt->len = (uint32_t)(n * 8);
+	return 0;
+}
+
+int xgpub_h_CAPTURE_MODE(struct xgpub_worker *w,
+			 const struct xgpuif_i32_args *a,
+			 struct xgpuif_i32_reply *r)
+{
+	CUstreamCaptureMode m = (CUstreamCaptureMode)a->value;
+	int rc = w->D->cuThreadExchangeStreamCaptureMode(&m);
+
+	if (rc == 0)
+		r->value = (int32_t)m;
+	return rc;
+}
+
+/* ---- graphs -------------------------------------------------------------- */
+
+int xgpub_h_GRAPH_CREATE(struct xgpub_worker *w,
+			 const struct xgpuif_u32_args *a,
+			 struct xgpuif_graph_reply *r)
+{
+	CUgraph g;
+	int rc = w->D->cuGraphCreate(&g, a->value);
+
+	if (rc)
+		return rc;
+	r->graph = xgpub_handle_new(&w->h, XGPUB_H_GRAPH, g, NULL);
+	if (r->graph)
+		return 0;
+	w->D->cuGraphDestroy(g);
+	return CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+static int release_drop(struct xgpub_worker *w, struct xgpub_hentry *e)
+{
+	int rc = xgpub_release(w, e);
+
+	if (rc == 0)
+		xgpub_handle_drop(&w->h, e);
+	return rc;
+}
+
+int xgpub_h_GRAPH_DESTROY(struct xgpub_worker *w, struct xgpub_hentry *handle)
+{
+	return release_drop(w, handle);
+}
+
+int xgpub_h_GRAPH_CLONE(struct xgpub_worker *w, struct xgpub_hentry *handle,
+			struct xgpuif_graph_reply *r)
+{
+	CUgraph g;
+	int rc = w->D->cuGraphClone(&g, handle->obj);
+
+	if (rc)
+		return rc;
+	r->graph = xgpub_handle_new(&w->h, XGPUB_H_GRAPH, g, NULL);
+	if (r->graph)
+		return 0;
+	w->D->cuGraphDestroy(g);
+	return CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+int xgpub_h_GRAPH_INSTANTIATE(struct xgpub_worker *w,
+			      const struct xgpuif_instantiate_args *a,
+			      struct xgpub_hentry *graph,
+			      struct xgpuif_instantiate_reply *r)
+{
+	/* auto-free-on-launch, upload, device launch, priority */
+	const uint64_t known = CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH |
+			       CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD |
+			       CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH |
+			       CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY;
+	CUgraphExec x;
+	int rc;
+
+	if (a->flags & ~known)
+		return CUDA_ERROR_INVALID_VALUE;
+	/* an upload at instantiation needs a stream: the guest uploads */
+	if (a->flags & CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = w->D->cuGraphInstantiateWithFlags(&x, graph->obj, a->flags);
+	r->result = rc ? CUDA_GRAPH_INSTANTIATE_ERROR :
+			 CUDA_GRAPH_INSTANTIATE_SUCCESS;
+	if (rc)
+		return rc;
+	r->exec = xgpub_handle_new(&w->h, XGPUB_H_GEXEC, x, NULL);
+	if (r->exec)
+		return 0;
+	w->D->cuGraphExecDestroy(x);
+	return CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+int xgpub_h_GRAPH_LAUNCH(struct xgpub_worker *w, struct xgpub_hentry *exec,
+			 CUstream stream)
+{
+	return w->D->cuGraphLaunch(exec->obj, stream);
+}
+
+int xgpub_h_GRAPH_UPLOAD(struct xgpub_worker *w, struct xgpub_hentry *exec,
+			 CUstream stream)
+{
+	return w->D->cuGraphUpload(exec->obj, stream);
+}
+
+int xgpub_h_GEXEC_DESTROY(struct xgpub_worker *w, struct xgpub_hentry *handle)
+{
+	return release_drop(w, handle);
+}
+
+int xgpub_h_GRAPH_EXEC_UPDATE(struct xgpub_worker *w,
+			      struct xgpub_hentry *exec,
+			      struct xgpub_hentry *graph,
+			      struct xgpuif_exec_update_reply *r)
+{
+	CUgraphExecUpdateResultInfo info;
+	int rc;
+
+	memset(&info, 0, sizeof(info));
+	rc = w->D->cuGraphExecUpdate_v2(exec->obj, graph->obj, &info);
+	r->result = (uint32_t)info.result;
+	return rc;
+}
+
+int xgpub_h_GRAPH_NODES(struct xgpub_worker *w,
+			const struct xgpuif_graph_nodes_args *a,
+			struct xgpub_hentry *graph,
+			struct xgpuif_graph_nodes_reply *r,
+			struct xgpub_rtail *rt)
+{
+	size_t n = 0, want;
+	CUgraphNode *nodes;
+	int rc;
+
+	if (a->roots > 1)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = a->roots ? w->D->cuGraphGetRootNodes(graph->obj, NULL, &n) :
+			w->D->cuGraphGetNodes(graph->obj, NULL, &n);
+	if (rc)
+		return rc;
+	r->total = n;
+	want = n < a->max ? n : a->max;
+	if (want > rt->cap / 8)
+		want = rt->cap / 8;
+	if (!want)
+		return 0;
+	nodes = calloc(n, sizeof(*nodes));
+	if (!nodes)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	rc = a->roots ? w->D->cuGraphGetRootNodes(graph->obj, nodes, &n) :
+			w->D->cuGraphGetNodes(graph->obj, nodes, &n);
+	for (size_t i = 0; rc == 0 && i < want && i < n; i++) {
+		xgpuif_handle_t h = node_handle(w, graph->obj, nodes[i]);
+
+		if (!h)
+			rc = CUDA_ERROR_OUT_OF_MEMORY;
+		memcpy(rt->p + i * 8, &h, 8);
+	}
+	free(nodes);
+	if (rc == 0)
+		rt->len = (uint32_t)(want * 8);
+	return rc;
+}
+
+/* ---- nodes --------------------------------------------------------------- */
+
+/* the dependencies of a new node: handles of nodes of the same graph */
+static int deps_of(struct xgpub_worker *w, CUgraph g, const uint8_t *p,
+		   uint32_t n, CUgraphNode *out)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		struct xgpub_hentry *e;
+		xgpuif_handle_t h;
+
+		memcpy(&h, p + i * 8, 8);
+		e = xgpub_handle_get(&w->h, h, XGPUB_H_GNODE);
+		if (!e || ((struct node_extra *)e->extra)->graph != g)
+			return CUDA_ERROR_INVALID_VALUE;
+		out[i] = e->obj;
+	}
+	return 0;
+}
+
+static int add_kernel(struct xgpub_worker *w, CUgraph g, CUgraphNode *node,
+		      const CUgraphNode *deps, uint32_t nd, const uint8_t *p,
+		      uint32_t len)
+{
+	struct xgpuif_launch_args a;
+	CUDA_KERNEL_NODE_PARAMS kn;
+	void *obj, **kp, **ex;
+	int rc;
+
+	if (len < sizeof(a))
+		return XGPUIF_ST_PROTO;
+	memcpy(&a, p, sizeof(a));
+	if (a.nattrs || len - sizeof(a) != a.param_bytes)
+		return XGPUIF_ST_PROTO;
+	rc = xgpub_kernel_params(w, &a, p + sizeof(a), &obj, &kp, &ex);
+	if (rc)
+		return rc;
+	memset(&kn, 0, sizeof(kn));
+	kn.func = obj;
+	kn.gridDimX = a.grid[0];
+	kn.gridDimY = a.grid[1];
+	kn.gridDimZ = a.grid[2];
+	kn.blockDimX = a.block[0];
+	kn.blockDimY = a.block[1];
+	kn.blockDimZ = a.block[2];
+	kn.sharedMemBytes = a.shmem;
+	kn.kernelParams = kp;
+	kn.extra = ex;
+	return w->D->cuGraphAddKernelNode_v2(node, g, deps, nd, &kn);
+}
+
+int xgpub_h_GRAPH_ADD_NODE(struct xgpub_worker *w,
+			   const struct xgpuif_add_node_args *a,
+			   struct xgpub_hentry *graph,
+			   const struct xgpub_tail *tail,
+			   struct xgpuif_node_reply *r)
+{
+	static CUgraphNode deps[XGPUIF_MAX_CAPTURE_DEPS];
+	CUgraph g = graph->obj;
+	CUgraphNode node = NULL;
+	const uint8_t *p;
+	uint32_t len;
+	int rc;
+
+	if (a->ndeps > XGPUIF_MAX_CAPTURE_DEPS ||
+	    tail->len < (uint64_t)a->ndeps * 8)
+		return XGPUIF_ST_PROTO;
+	rc = deps_of(w, g, tail->p, a->ndeps, deps);
+	if (rc)
+		return rc;
+	p = tail->p + a->ndeps * 8;
+	len = tail->len - a->ndeps * 8;
+	switch (a->type) {
+	case CU_GRAPH_NODE_TYPE_EMPTY:
+		if (len)
+			return XGPUIF_ST_PROTO;
+		rc = w->D->cuGraphAddEmptyNode(&node, g, deps, a->ndeps);
+		break;
+	case CU_GRAPH_NODE_TYPE_KERNEL:
+		rc = add_kernel(w, g, &node, deps, a->ndeps, p, len);
+		break;
+	case CU_GRAPH_NODE_TYPE_MEMSET: {
+		struct xgpuif_node_memset m;
+		CUDA_MEMSET_NODE_PARAMS mp;
+
+		if (len != sizeof(m))
+			return XGPUIF_ST_PROTO;
+		memcpy(&m, p, sizeof(m));
+		memset(&mp, 0, sizeof(mp));
+		mp.dst = m.dst;
+		mp.pitch = m.pitch;
+		mp.value = m.value;
+		mp.elementSize = m.elem_size;
+		mp.width = m.width;
+		mp.height = m.height;
+		rc = w->D->cuGraphAddMemsetNode(&node, g, deps, a->ndeps, &mp,
+						w->cur);
+		break;
+	}
+	case CU_GRAPH_NODE_TYPE_MEMCPY: {
+		struct xgpuif_node_copy c;
+		CUDA_MEMCPY3D cp;
+
+		if (len != sizeof(c))
+			return XGPUIF_ST_PROTO;
+		memcpy(&c, p, sizeof(c));
+		memset(&cp, 0, sizeof(cp));
+		cp.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+		cp.srcDevice = c.src;
+		cp.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+		cp.dstDevice = c.dst;
+		cp.WidthInBytes = c.len;
+		cp.Height = 1;
+		cp.Depth = 1;
+		rc = w->D->cuGraphAddMemcpyNode(&node, g, deps, a->ndeps, &cp,
+						w->cur);
+		break;
+	}
+	case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
+	case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
+	case CU_GRAPH_NODE_TYPE_GRAPH: {
+		struct xgpuif_node_handle h;
+		struct xgpub_hentry *e;
+		bool child = a->type == CU_GRAPH_NODE_TYPE_GRAPH;
+
+		if (len != sizeof(h))
+			return XGPUIF_ST_PROTO;
+		memcpy(&h, p, sizeof(h));
+		e = xgpub_handle_get(&w->h, h.handle,
+				     child ? XGPUB_H_GRAPH : XGPUB_H_EVENT);
+		if (!e)
+			return CUDA_ERROR_INVALID_HANDLE;
+		if (child)
+			rc = w->D->cuGraphAddChildGraphNode(&node, g, deps,
+							    a->ndeps, e->obj);
+		else if (a->type == CU_GRAPH_NODE_TYPE_EVENT_RECORD)
+			rc = w->D->cuGraphAddEventRecordNode(&node, g, deps,
+							     a->ndeps, e->obj);
+		else
+			rc = w->D->cuGraphAddEventWaitNode(&node, g, deps,
+							   a->ndeps, e->obj);
+		break;
+	}
+	default:
+		return CUDA_ERROR_NOT_SUPPORTED;
+	}
+	if (rc)
+		return rc;
+	r->node = node_handle(w, g, node);
+	if (r->node)
+		return 0;
+	w->D->cuGraphDestroyNode(node);
+	return CUDA_ERROR_OUT_OF_MEMORY;
+}

@@ -1,0 +1,706 @@
+// SPDX-License-Identifier: MIT
+/*
+ * xgpulib_api_graph.c: stream capture and CUDA graphs.
+ *
+ * Capture happens in the worker, on the driver's stream: the guest's
+ * launches and device-side copies reach it in order and the driver
+ * records them.  A copy staged through the data area cannot be recorded
+ * (the graph would read the staging buffer at every launch); the worker
+ * refuses it with CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, as the driver
+ * does pageable memory.  Until this process begins its first capture no
+ * stream can be capturing, so capture queries are answered here without a
+ * round trip (PyTorch asks at every allocation).
+ *
+ * Graphs, executable graphs and nodes are guest objects around the
+ * worker's handles, one object per handle (a capture's graph and its
+ * nodes come back the same each time they are asked for).
+ *
+ * Built graph nodes: empty, kernel, memset, device-to-device memcpy,
+ * event record and wait, child graph.  Host nodes, memcpy nodes with a
+ * host side, memory nodes and conditional nodes are refused with
+ * CUDA_ERROR_NOT_SUPPORTED (XGPU_DEBUG says which).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "xgpulib.h"
+#include "xgpulib_entry.h"
+#include "xgpulib_image.h"
+
+#define ROBJ_MAGIC 0x78677270u	/* "xgrp" */
+
+enum robj_kind { RK_GRAPH = 1, RK_EXEC, RK_NODE };
+
+/* a graph, executable graph or node: CUgraph, CUgraphExec, CUgraphNode */
+struct robj {
+	uint32_t magic;
+	uint32_t kind;
+	uint64_t remote;
+	struct robj *graph;	/* RK_NODE: its graph */
+	struct robj *next;
+};
+
+#define NBUCKETS 256
+static pthread_mutex_t robj_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct robj *buckets[NBUCKETS];
+/* captures this process began; none: nothing can be capturing */
+static unsigned int captures_begun;
+
+static unsigned int bucket(uint64_t remote)
+{
+	return (unsigned int)((remote * 0x9e3779b97f4a7c15ull) >> 56);
+}
+
+/* the object of (kind, remote), made on first sight; NULL: no memory */
+static struct robj *robj_for(int kind, uint64_t remote, struct robj *graph)
+{
+	struct robj *o;
+	unsigned int b = bucket(remote);
+
+	pthread_mutex_lock(&robj_mu);
+	for (o = buckets[b]; o; o = o->next)
+		if (o->remote == remote && o->kind == (uint32_t)kind)
+			break;
+	if (!o) {
+		o = calloc(1, sizeof(*o));
+		if (o) {
+			o->magic = ROBJ_MAGIC;
+			o->kind = (uint32_t)kind;
+			o->remote = remote;
+			o->graph = graph;
+			o->next = buckets[b];
+			buckets[b] = o;
+		}
+	}
+	pthread_mutex_unlock(&robj_mu);
+	return o;
+}
+
+/* the worker handle of an object argument of kind; 0 if it is not one */
+static uint64_t robj_remote(const void *p, int kind)
+{
+	const struct robj *o = p;
+	uint64_t r = 0;
+
+	if (!p)
+		return 0;
+	pthread_mutex_lock(&robj_mu);
+	for (o = buckets[bucket(((const struct robj *)p)->remote)]; o;
+	     o = o->next)
+		if (o == p && o->magic == ROBJ_MAGIC &&
+		    o->kind == (uint32_t)kind)
+			r = o->remote;
+	pthread_mutex_unlock(&robj_mu);
+	return r;
+}
+
+/* forget o, and with a graph all its nodes */
+static void robj_forget(struct robj *dead)
+{
+	pthread_mutex_lock(&robj_mu);
+	for (unsigned int b = 0; b < NBUCKETS; b++) {
+		struct robj **pp = &buckets[b];
+
+		while (*pp) {
+			struct robj *o = *pp;
+
+			if (o == dead || (dead->kind == RK_GRAPH &&
+					  o->graph == dead)) {
+				*pp = o->next;
+				if (o != dead) {
+					o->magic = 0;
+					free(o);
+				}
+			} else {
+				pp = &o->next;
+			}
+		}
+	}
+	dead->magic = 0;
+	free(dead);
+	pthread_mutex_unlock(&robj_mu);
+}
+
+/* ---- capture ------------------------------------------------------------- */
+
+CUresult xgpulib_begin_capture(CUstream s, CUstreamCaptureMode mode,
+			       int ptds)
+{
+	struct xgpuif_begin_capture_args a = { .mode = (uint32_t)mode };
+	CUresult rc = xgpulib_stream_arg(s, ptds, &a.stream);
+
+	if (rc)
+		return rc;
+	if (mode > CU_STREAM_CAPTURE_MODE_RELAXED)
+		return CUDA_ERROR_INVALID_VALUE;
+	__atomic_add_fetch(&captures_begun, 1, __ATOMIC_RELAXED);
+	return xgpulib_call_STREAM_BEGIN_CAPTURE(&a);
+}
+
+/* cuStreamBeginCapture of CUDA 10.0: global mode */
+static CUresult begin_capture_v1(CUstream s, int ptds)
+{
+	return xgpulib_begin_capture(s, CU_STREAM_CAPTURE_MODE_GLOBAL, ptds);
+}
+
+#undef cuStreamBeginCapture
+XGPULIB_EXPORT CUresult cuStreamBeginCapture(CUstream s);
+XGPULIB_EXPORT CUresult cuStreamBeginCapture_ptsz(CUstream s);
+CUresult cuStreamBeginCapture(CUstream s)
+{
+	return begin_capture_v1(s, 0);
+}
+
+CUresult cuStreamBeginCapture_ptsz(CUstream s)
+{
+	return begin_capture_v1(s, 1);
+}
+
+CUresult xgpulib_end_capture(CUstream s, CUgraph *graph, int ptds)
+{
+	struct xgpuif_stream_args a;
+	struct xgpuif_graph_reply r = { 0 };
+	CUresult rc;
+
+	if (!graph)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = xgpulib_stream_arg(s, ptds, &a.stream);
+	if (rc)
+		return rc;
+	rc = xgpulib_call_STREAM_END_CAPTURE(&a, &r);
+	if (rc)
+		return rc;
+	*graph = (CUgraph)robj_for(RK_GRAPH, r.graph, NULL);
+	return *graph ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+/* per thread: the dependency nodes the last capture query handed out */
+static __thread CUgraphNode tls_deps[XGPUIF_MAX_CAPTURE_DEPS];
+
+CUresult xgpulib_capture_info_v3(CUstream hStream,
+				 CUstreamCaptureStatus *captureStatus_out,
+				 cuuint64_t *id_out, CUgraph *graph_out,
+				 const CUgraphNode **dependencies_out,
+				 const CUgraphEdgeData **edgeData_out,
+				 size_t *numDependencies_out, int ptds)
+{
+	struct xgpuif_capture_info_args a = { 0 };
+	struct {
+		struct xgpuif_capture_info_reply r;
+		uint64_t deps[XGPUIF_MAX_CAPTURE_DEPS];
+	} rep;
+	uint32_t got = 0;
+	struct robj *g = NULL;
+	CUresult rc;
+
+	if (!captureStatus_out || (edgeData_out && !dependencies_out))
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = xgpulib_stream_arg(hStream, ptds, &a.stream);
+	if (rc)
+		return rc;
+	if (!__atomic_load_n(&captures_begun, __ATOMIC_RELAXED)) {
+		*captureStatus_out = CU_STREAM_CAPTURE_STATUS_NONE;
+		return CUDA_SUCCESS;
+	}
+	a.want_deps = graph_out || dependencies_out || numDependencies_out;
+	memset(&rep, 0, sizeof(rep));
+	rc = xgpulib_call_STREAM_CAPTURE_INFO(&a, &rep.r, rep.deps,
+					      sizeof(rep.deps), &got);
+	if (rc)
+		return rc;
+	if (got != rep.r.ndeps * 8u)
+		return CUDA_ERROR_UNKNOWN;
+	*captureStatus_out = (CUstreamCaptureStatus)rep.r.status;
+	if (rep.r.status != CU_STREAM_CAPTURE_STATUS_ACTIVE)
+		return CUDA_SUCCESS;
+	if (id_out)
+		*id_out = rep.r.id;
+	if (rep.r.graph)
+		g = robj_for(RK_GRAPH, rep.r.graph, NULL);
+	if (graph_out)
+		*graph_out = (CUgraph)g;
+	for (uint32_t i = 0; i < rep.r.ndeps && i < XGPUIF_MAX_CAPTURE_DEPS;
+	     i++) {
+		tls_deps[i] = (CUgraphNode)robj_for(RK_NODE, rep.deps[i], g);
+		if (!tls_deps[i])
+			return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	if (dependencies_out)
+		*dependencies_out = tls_deps;
+	if (edgeData_out)
+		*edgeData_out = NULL;	/* default edges only */
+	if (numDependencies_out)
+		*numDependencies_out = rep.r.ndeps;
+	return CUDA_SUCCESS;
+}
+
+CUresult xgpulib_capture_info_v2(CUstream hStream,
+				 CUstreamCaptureStatus *captureStatus_out,
+				 cuuint64_t *id_out, CUgraph *graph_out,
+				 const CUgraphNode **dependencies_out,
+				 size_t *numDependencies_out, int ptds)
+{
+	return xgpulib_capture_info_v3(hStream, captureStatus_out, id_out,
+				       graph_out, dependencies_out, NULL,
+				       numDependencies_out, ptds);
+}
+
+CUresult xgpulib_capture_info(CUstream hStream,
+			      CUstreamCaptureStatus *captureStatus_out,
+			      cuuint64_t *id_out, int ptds)
+{
+	return xgpulib_capture_info_v2(hStream, captureStatus_out, id_out,
+				       NULL, NULL, NULL, ptds);
+}
+
+CUresult xgpulib_stream_is_capturing(CUstream hs, CUstreamCaptureStatus *st,
+				     int ptds)
+{
+	return xgpulib_capture_info(hs, st, NULL, ptds);
+}
+
+CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
+{
+	struct xgpuif_i32_args a = { 0 };
+	struct xgpuif_i32_reply r = { 0 };
+	CUresult rc;
+
+	if (!mode || *mode > CU_STREAM_CAPTURE_MODE_RELAXED)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	a.value = (int32_t)*mode;
+	rc = xgpulib_call_CAPTURE_MODE(&a, &r);
+	if (rc == CUDA_SUCCESS)
+		*mode = (CUstreamCaptureMode)r.value;
+	return rc;
+}
+
+/* ---- graphs -------------------------------------------------------------- */
+
+static CUresult new_graph(CUgraph *out, CUresult rc, uint64_t remote)
+{
+	if (rc)
+		return rc;
+	*out = (CUgraph)robj_for(RK_GRAPH, remote, NULL);
+	return *out ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+CUresult cuGraphCreate(CUgraph *phGraph, unsigned int flags)
+{
+	struct xgpuif_u32_args a = { flags, 0 };
+	struct xgpuif_graph_reply r = { 0 };
+
+	if (!phGraph || flags)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	return new_graph(phGraph, xgpulib_call_GRAPH_CREATE(&a, &r), r.graph);
+}
+
+CUresult cuGraphClone(CUgraph *phGraphClone, CUgraph originalGraph)
+{
+	struct xgpuif_handle_args a = { robj_remote(originalGraph,
+						    RK_GRAPH) };
+	struct xgpuif_graph_reply r = { 0 };
+
+	if (!phGraphClone || !a.handle)
+		return CUDA_ERROR_INVALID_VALUE;
+	return new_graph(phGraphClone, xgpulib_call_GRAPH_CLONE(&a, &r),
+			 r.graph);
+}
+
+CUresult cuGraphDestroy(CUgraph hGraph)
+{
+	struct xgpuif_handle_args a = { robj_remote(hGraph, RK_GRAPH) };
+	CUresult rc;
+
+	if (!a.handle)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = xgpulib_call_GRAPH_DESTROY(&a);
+	if (rc == CUDA_SUCCESS)
+		robj_forget((struct robj *)hGraph);
+	return rc;
+}
+
+static CUresult instantiate(CUgraphExec *out, CUgraph g, uint64_t flags,
+			    CUgraphInstantiateResult *result)
+{
+	struct xgpuif_instantiate_args a = { robj_remote(g, RK_GRAPH), flags };
+	struct xgpuif_instantiate_reply r = { 0 };
+	CUresult rc;
+
+	if (!out || !a.graph)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = xgpulib_call_GRAPH_INSTANTIATE(&a, &r);
+	if (result)
+		*result = (CUgraphInstantiateResult)r.result;
+	if (rc)
+		return rc;
+	*out = (CUgraphExec)robj_for(RK_EXEC, r.exec, NULL);
+	return *out ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+CUresult cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hGraph,
+				     unsigned long long flags)
+{
+	return instantiate(phGraphExec, hGraph, flags, NULL);
+}
+
+/* the CUDA 11 form: no flags, an error node and a log it leaves empty */
+#undef cuGraphInstantiate
+XGPULIB_EXPORT CUresult cuGraphInstantiate(CUgraphExec *phGraphExec,
+					   CUgraph hGraph,
+					   CUgraphNode *phErrorNode,
+					   char *logBuffer, size_t bufferSize);
+CUresult cuGraphInstantiate(CUgraphExec *phGraphExec, CUgraph hGraph,
+			    CUgraphNode *phErrorNode, char *logBuffer,
+			    size_t bufferSize)
+{
+	if (phErrorNode)
+		*phErrorNode = NULL;
+	if (logBuffer && bufferSize)
+		logBuffer[0] = 0;
+	return instantiate(phGraphExec, hGraph, 0, NULL);
+}
+
+XGPULIB_EXPORT CUresult cuGraphInstantiate_v2(CUgraphExec *phGraphExec,
+					      CUgraph hGraph,
+					      CUgraphNode *phErrorNode,
+					      char *logBuffer,
+					      size_t bufferSize);
+CUresult cuGraphInstantiate_v2(CUgraphExec *phGraphExec, CUgraph hGraph,
+			       CUgraphNode *phErrorNode, char *logBuffer,
+			       size_t bufferSize)
+{
+	return cuGraphInstantiate(phGraphExec, hGraph, phErrorNode, logBuffer,
+				  bufferSize);
+}
+
+static CUresult exec_on_stream(CUgraphExec x, CUstream s, int ptds,
+			       bool upload)
+{
+	struct xgpuif_graph_launch_args a = { robj_remote(x, RK_EXEC), 0 };
+	CUresult rc = xgpulib_stream_arg(s, ptds, &a.stream);
+
+	if (rc)
+		return rc;
+	if (!a.exec)
+		return CUDA_ERROR_INVALID_VALUE;
+	return upload ? xgpulib_post_GRAPH_UPLOAD(&a) :
+			xgpulib_post_GRAPH_LAUNCH(&a);
+}
+
+CUresult xgpulib_graph_instantiate_params(CUgraphExec *phGraphExec,
+					  CUgraph hGraph,
+					  CUDA_GRAPH_INSTANTIATE_PARAMS *p,
+					  int ptds)
+{
+	uint64_t flags;
+	CUresult rc;
+
+	if (!p)
+		return CUDA_ERROR_INVALID_VALUE;
+	flags = p->flags & ~(uint64_t)CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD;
+	p->hErrNode_out = NULL;
+	rc = instantiate(phGraphExec, hGraph, flags, &p->result_out);
+	/* an upload at instantiation, then: the worker's upload op */
+	if (rc == CUDA_SUCCESS &&
+	    (p->flags & CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD))
+		rc = exec_on_stream(*phGraphExec, p->hUploadStream, ptds,
+				    true);
+	return rc;
+}
+
+/* (their _ptsz typedefs name the arguments differently: written out) */
+#undef cuGraphLaunch
+#undef cuGraphUpload
+XGPULIB_EXPORT CUresult cuGraphLaunch_ptsz(CUgraphExec x, CUstream s);
+XGPULIB_EXPORT CUresult cuGraphUpload_ptsz(CUgraphExec x, CUstream s);
+
+CUresult cuGraphLaunch(CUgraphExec x, CUstream s)
+{
+	return exec_on_stream(x, s, 0, false);
+}
+
+CUresult cuGraphLaunch_ptsz(CUgraphExec x, CUstream s)
+{
+	return exec_on_stream(x, s, 1, false);
+}
+
+CUresult cuGraphUpload(CUgraphExec x, CUstream s)
+{
+	return exec_on_stream(x, s, 0, true);
+}
+
+CUresult cuGraphUpload_ptsz(CUgraphExec x, CUstream s)
+{
+	return exec_on_stream(x, s, 1, true);
+}
+
+CUresult cuGraphExecDestroy(CUgraphExec hGraphExec)
+{
+	struct xgpuif_handle_args a = { robj_remote(hGraphExec, RK_EXEC) };
+	CUresult rc;
+
+	if (!a.handle)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = xgpulib_call_GEXEC_DESTROY(&a);
+	if (rc == CUDA_SUCCESS)
+		robj_forget((struct robj *)hGraphExec);
+	return rc;
+}
+
+CUresult cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph,
+			   CUgraphExecUpdateResultInfo *resultInfo)
+{
+	struct xgpuif_exec_update_args a = { robj_remote(hGraphExec, RK_EXEC),
+					     robj_remote(hGraph, RK_GRAPH) };
+	struct xgpuif_exec_update_reply r = { 0 };
+	CUresult rc;
+
+	if (!a.exec || !a.graph || !resultInfo)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = xgpulib_call_GRAPH_EXEC_UPDATE(&a, &r);
+	memset(resultInfo, 0, sizeof(*resultInfo));
+	resultInfo->result = (CUgraphExecUpdateResult)r.result;
+	return rc;
+}
+
+/* node handles one reply holds */
+#define MAX_NODES ((XGPUIF_MAX_PAYLOAD - 64) / 8)
+
+static CUresult graph_nodes(CUgraph g, CUgraphNode *nodes, size_t *n,
+			    bool roots)
+{
+	struct xgpuif_graph_nodes_args a = { robj_remote(g, RK_GRAPH), roots,
+					     0 };
+	struct robj *go = (struct robj *)g;
+	struct xgpuif_graph_nodes_reply rr = { 0 }, *r = &rr;
+	uint8_t *buf;
+	uint32_t cap, got = 0;
+	CUresult rc;
+
+	if (!a.graph || !n)
+		return CUDA_ERROR_INVALID_VALUE;
+	a.max = nodes ? (uint32_t)(*n < MAX_NODES ? *n : MAX_NODES) : 0;
+	cap = a.max * 8;
+	buf = calloc(1, cap ? cap : 1);
+	if (!buf)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	rc = xgpulib_call_GRAPH_NODES(&a, r, buf, cap, &got);
+	if (rc == CUDA_SUCCESS && nodes) {
+		size_t got_n = got / 8;
+
+		if (got_n < *n && got_n < r->total) {
+			xgpulib_dbg("cuGraphGetNodes: %zu of %llu nodes fit "
+				    "one reply", got_n,
+				    (unsigned long long)r->total);
+			rc = CUDA_ERROR_NOT_SUPPORTED;
+		}
+		for (size_t i = 0; rc == CUDA_SUCCESS && i < got_n; i++) {
+			uint64_t h;
+
+			memcpy(&h, buf + i * 8, 8);
+			nodes[i] = (CUgraphNode)robj_for(RK_NODE, h, go);
+			if (!nodes[i])
+				rc = CUDA_ERROR_OUT_OF_MEMORY;
+		}
+		if (rc == CUDA_SUCCESS && got_n < *n)
+			*n = got_n;
+	} else if (rc == CUDA_SUCCESS) {
+		*n = r->total;
+	}
+	free(buf);
+	return rc;
+}
+
+CUresult cuGraphGetNodes(CUgraph hGraph, CUgraphNode *nodes, size_t *numNodes)
+{
+	return graph_nodes(hGraph, nodes, numNodes, false);
+}
+
+CUresult cuGraphGetRootNodes(CUgraph hGraph, CUgraphNode *rootNodes,
+			     size_t *numRootNodes)
+{
+	return graph_nodes(hGraph, rootNodes, numRootNodes, true);
+}
+
+/* ---- building graphs ----------------------------------------------------- */
+
+/* GRAPH_ADD_NODE: the dependencies, then `body` (len bytes) */
+static CUresult add_node(CUgraphNode *out, CUgraph g, const CUgraphNode *deps,
+			 size_t nd, uint32_t type, const void *body,
+			 uint32_t len, const void *body2, uint32_t len2)
+{
+	struct xgpuif_add_node_args a = { robj_remote(g, RK_GRAPH), type,
+					  (uint32_t)nd };
+	uint64_t hd[XGPUIF_MAX_CAPTURE_DEPS];
+	struct xgpuif_iov tail[3];
+	struct xgpuif_node_reply r = { 0 };
+	CUresult rc;
+
+	if (!out || !a.graph || (nd && !deps))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (nd > XGPUIF_MAX_CAPTURE_DEPS)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	for (size_t i = 0; i < nd; i++) {
+		hd[i] = robj_remote(deps[i], RK_NODE);
+		if (!hd[i])
+			return CUDA_ERROR_INVALID_VALUE;
+	}
+	tail[0] = (struct xgpuif_iov){ hd, (uint32_t)(nd * 8) };
+	tail[1] = (struct xgpuif_iov){ body, len };
+	tail[2] = (struct xgpuif_iov){ body2, len2 };
+	rc = xgpulib_call_GRAPH_ADD_NODE(&a, tail, 3, &r);
+	if (rc)
+		return rc;
+	*out = (CUgraphNode)robj_for(RK_NODE, r.node, (struct robj *)g);
+	return *out ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+CUresult cuGraphAddEmptyNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+			     const CUgraphNode *dependencies,
+			     size_t numDependencies)
+{
+	return add_node(phGraphNode, hGraph, dependencies, numDependencies,
+			CU_GRAPH_NODE_TYPE_EMPTY, NULL, 0, NULL, 0);
+}
+
+CUresult cuGraphAddKernelNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+			      const CUgraphNode *dependencies,
+			      size_t numDependencies,
+			      const CUDA_KERNEL_NODE_PARAMS *p)
+{
+	struct xgpulib_func *fn;
+	struct xgpuif_launch_args a;
+	uint8_t *buf;
+	uint32_t len = 0;
+	CUresult rc;
+
+	if (!p)
+		return CUDA_ERROR_INVALID_VALUE;
+	fn = xgpulib_func_check(p->func ? (const void *)p->func :
+					  (const void *)p->kern);
+	if (!fn)
+		return CUDA_ERROR_INVALID_VALUE;
+	memset(&a, 0, sizeof(a));
+	a.func = fn->remote;
+	a.kind = fn->kind;
+	a.shmem = p->sharedMemBytes;
+	a.grid[0] = p->gridDimX;
+	a.grid[1] = p->gridDimY;
+	a.grid[2] = p->gridDimZ;
+	a.block[0] = p->blockDimX;
+	a.block[1] = p->blockDimY;
+	a.block[2] = p->blockDimZ;
+	rc = xgpulib_params_len(fn, p->kernelParams, p->extra, &len);
+	if (rc)
+		return rc;
+	if (len > XGPUIF_MAX_PAYLOAD - sizeof(a) - 1024)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	buf = malloc(len ? len : 1);
+	if (!buf)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	rc = xgpulib_pack_params(fn, p->kernelParams, p->extra, buf, len,
+				 &len);
+	a.param_bytes = len;
+	if (rc == CUDA_SUCCESS)
+		rc = add_node(phGraphNode, hGraph, dependencies,
+			      numDependencies, CU_GRAPH_NODE_TYPE_KERNEL, &a,
+			      sizeof(a), buf, len);
+	free(buf);
+	return rc;
+}
+
+CUresult cuGraphAddMemsetNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+			      const CUgraphNode *dependencies,
+			      size_t numDependencies,
+			      const CUDA_MEMSET_NODE_PARAMS *p, CUcontext ctx)
+{
+	struct xgpuif_node_memset m;
+
+	(void)ctx;	/* the worker's current context, as the guest's */
+	if (!p || !p->width || !p->height ||
+	    (p->elementSize != 1 && p->elementSize != 2 &&
+	     p->elementSize != 4))
+		return CUDA_ERROR_INVALID_VALUE;
+	m = (struct xgpuif_node_memset){ p->dst, p->pitch, p->width,
+					 p->height, p->value,
+					 p->elementSize };
+	return add_node(phGraphNode, hGraph, dependencies, numDependencies,
+			CU_GRAPH_NODE_TYPE_MEMSET, &m, sizeof(m), NULL, 0);
+}
+
+CUresult cuGraphAddMemcpyNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+			      const CUgraphNode *dependencies,
+			      size_t numDependencies, const CUDA_MEMCPY3D *p,
+			      CUcontext ctx)
+{
+	struct xgpuif_node_copy c;
+
+	(void)ctx;
+	if (!p)
+		return CUDA_ERROR_INVALID_VALUE;
+	/* one row of device (or unified device) memory to another */
+	if ((p->srcMemoryType != CU_MEMORYTYPE_DEVICE &&
+	     !(p->srcMemoryType == CU_MEMORYTYPE_UNIFIED &&
+	       xgpulib_is_device(p->srcDevice))) ||
+	    (p->dstMemoryType != CU_MEMORYTYPE_DEVICE &&
+	     !(p->dstMemoryType == CU_MEMORYTYPE_UNIFIED &&
+	       xgpulib_is_device(p->dstDevice))) ||
+	    p->Height > 1 || p->Depth > 1 || p->srcXInBytes ||
+	    p->dstXInBytes || p->srcY || p->dstY || p->srcZ || p->dstZ) {
+		xgpulib_dbg("cuGraphAddMemcpyNode: only 1D device-to-device "
+			    "copies are supported in built graphs");
+		return CUDA_ERROR_NOT_SUPPORTED;
+	}
+	c = (struct xgpuif_node_copy){ p->dstDevice, p->srcDevice,
+				       p->WidthInBytes };
+	return add_node(phGraphNode, hGraph, dependencies, numDependencies,
+			CU_GRAPH_NODE_TYPE_MEMCPY, &c, sizeof(c), NULL, 0);
+}
+
+static CUresult add_handle_node(CUgraphNode *out, CUgraph g,
+				const CUgraphNode *deps, size_t nd,
+				uint32_t type, uint64_t h)
+{
+	struct xgpuif_node_handle nh = { h };
+
+	if (!h)
+		return CUDA_ERROR_INVALID_VALUE;
+	return add_node(out, g, deps, nd, type, &nh, sizeof(nh), NULL, 0);
+}
+
+static uint64_t event_remote(CUevent e)
+{
+	return e && e->magic == XGPULIB_EVENT_MAGIC ? e->remote : 0;
+}
+
+CUresult cuGraphAddEventRecordNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+				   const CUgraphNode *dependencies,
+				   size_t numDependencies, CUevent event)
+{
+	return add_handle_node(phGraphNode, hGraph, dependencies,
+			       numDependencies,
+			       CU_GRAPH_NODE_TYPE_EVENT_RECORD,
+			       event_remote(event));
+}
+
+CUresult cuGraphAddEventWaitNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+				 const CUgraphNode *dependencies,
+				 size_t numDependencies, CUevent event)
+{
+	return add_handle_node(phGraphNode, hGraph, dependencies,
+			       numDependencies, CU_GRAPH_NODE_TYPE_WAIT_EVENT,
+			       event_remote(event));
+}
+
+CUresult cuGraphAddChildGraphNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+				  const CUgraphNode *dependencies,
+				  size_t numDependencies, CUgraph childGraph)
+{
+	return add_handle_node(phGraphNode, hGraph, dependencies,
+			       numDependencies, CU_GRAPH_NODE_TYPE_GRAPH,
+			       robj_remote(childGraph, RK_GRAPH));
+}
