@@ -454,7 +454,7 @@ int xgpub_worker_run(struct xgpub_transport *t,
 	/* before the driver is loaded: its printf output is the guest's */
 	code = xgpub_output_start(XGPUB_OUTPUT_MAX);
 	if (code)
-		xgpub_err("%s: device output will be lost: %s", t->who,
+		xgpub_err("%s: device output may be lost: %s", t->who,
 			  strerror(-code));
 	code = 0;
 	BACK_RING_INIT(&w->ring, t->sring, XGPUIF_PAGE_SIZE << t->ring_order);
