@@ -183,7 +183,7 @@ $(FAKECUDA): $(FAKECUDA_OBJS) tests/fakecuda/fakecuda.map
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -shared -o $@ $(FAKECUDA_OBJS) -Wl,-soname,libcuda.so.1 \
 		-Wl,--version-script=tests/fakecuda/fakecuda.map \
-		-Wl,-z,defs -Wl,-z,now $(LDSAN)
+		-Wl,-z,defs -Wl,-z,now $(LDSAN) -lpthread
 
 unit: $(UNIT_BINS)
 	$(Q)set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done

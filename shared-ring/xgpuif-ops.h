@@ -747,4 +747,20 @@ struct xgpuif_graph_nodes_reply {
 	uint64_t total;		/* nodes in the graph (may exceed max) */
 };
 
+/* ---- device output ------------------------------------------------------ */
+
+/*
+ * DEVICE_OUTPUT: what kernels wrote to the worker's stdout (device
+ * printf), oldest first, followed by `bytes` bytes of it: as many as fit
+ * in the reply.  `waiting`: bytes still in the worker after these;
+ * `dropped`: bytes lost since the previous DEVICE_OUTPUT reply because
+ * the worker's buffer was full (they were never kept).
+ */
+struct xgpuif_output_reply {
+	uint32_t bytes;
+	uint32_t _pad;
+	uint64_t waiting;
+	uint64_t dropped;
+};
+
 #endif /* XGPUIF_OPS_H */

@@ -104,6 +104,14 @@
 					 * synchronising call */
 
 /*
+ * reply flags: what the backend tells the guest beside the reply (set on
+ * replies to synchronous requests only)
+ */
+#define XGPUIF_SF_OUTPUT	0x1u	/* device output (a kernel's printf) is
+					 * waiting in the worker: fetch it with
+					 * XGPUIF_OP_DEVICE_OUTPUT */
+
+/*
  * The first slot of a request.  `nslots` slots are consumed: the header,
  * then (nslots - 1) slots of raw payload bytes.  The payload is `len`
  * bytes, header slot first.  A guest that expects a reply longer than its
@@ -129,7 +137,8 @@ struct xgpuif_response {
 	uint16_t nslots;	/* the request's nslots */
 	uint32_t len;		/* payload bytes */
 	int32_t status;		/* XGPUIF_ST_* or a CUresult value */
-	uint32_t _pad[3];
+	uint32_t flags;		/* XGPUIF_SF_* */
+	uint32_t _pad[2];
 	uint8_t payload[XGPUIF_SLOT0_PAYLOAD];
 };
 
@@ -341,6 +350,7 @@ XGPUIF_ASSERT_SIZE(struct xgpuif_exec_update_args, 16);
 XGPUIF_ASSERT_SIZE(struct xgpuif_exec_update_reply, 8);
 XGPUIF_ASSERT_SIZE(struct xgpuif_graph_nodes_args, 16);
 XGPUIF_ASSERT_SIZE(struct xgpuif_graph_nodes_reply, 8);
+XGPUIF_ASSERT_SIZE(struct xgpuif_output_reply, 24);
 _Static_assert(__builtin_offsetof(struct xgpuif_request, payload) ==
 	       XGPUIF_HDR_SIZE, "request header is 32 bytes");
 _Static_assert(__builtin_offsetof(struct xgpuif_response, payload) ==

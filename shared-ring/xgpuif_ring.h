@@ -166,8 +166,8 @@ static inline int xgpuif_back_get(struct xgpuif_back_ring *r, RING_IDX prod,
  */
 static inline void xgpuif_back_put(struct xgpuif_back_ring *r,
 				   const struct xgpuif_request *req,
-				   int32_t status, const void *payload,
-				   uint32_t len)
+				   int32_t status, uint32_t flags,
+				   const void *payload, uint32_t len)
 {
 	struct xgpuif_response *slot = RING_GET_RESPONSE(r, r->rsp_prod_pvt);
 
@@ -176,6 +176,7 @@ static inline void xgpuif_back_put(struct xgpuif_back_ring *r,
 	slot->nslots = req->nslots;
 	slot->len = len;
 	slot->status = status;
+	slot->flags = flags;
 	memset(slot->_pad, 0, sizeof(slot->_pad));
 	if (len)
 		xgpuif_msg_write(r->sring->ring, RING_SIZE(r), r->rsp_prod_pvt,

@@ -13,8 +13,8 @@
  * mid-call) can be tested in CI on machines without a GPU.  "Device
  * memory" is host memory from malloc, device pointers are its addresses,
  * and the only kernels are a handful of test functions written in C
- * (xgpu_fake_vadd, _fill, _scale, _spin) that run synchronously on the
- * calling thread when launched.  Every module image must be the text
+ * (xgpu_fake_vadd, _fill, _scale, _spin, _printf) that run synchronously
+ * on the calling thread when launched.  Every module image must be the text
  * "XGPU-FAKE-MODULE\n..."; real cubins, fatbins and PTX are refused.
  *
  * The entry points are the driver's exported (versioned) names with their
@@ -31,10 +31,11 @@
  * are never sticky (an illegal address in a kernel does not poison the
  * context), everything asynchronous completes at once, there is one
  * device, and the current context is one per process, not per thread.
- * Nothing takes a lock: the fake expects one call at a time, as the
- * worker's dispatch thread makes them (the worker's gate completion thread
- * also sets the context, waits for events and destroys them; the fake
- * does not guard against that overlap).
+ * Nothing but the printf buffer takes a lock: the fake expects one call
+ * at a time, as the worker's dispatch thread makes them (the worker's
+ * gate completion thread also sets the context, waits for events and
+ * destroys them; the fake guards only the printf buffer, which an event
+ * synchronize flushes, against that overlap).
  *
  * This header is private to tests/fakecuda: the state shared by its files
  * and the helpers on objects and address ranges (fakecuda_objects.c).
@@ -116,10 +117,15 @@ struct fake_kernel_def {
 	CUresult (*run)(const uint8_t *params);
 };
 
-#define NKERNELS 4
+#define NKERNELS 5
 
 /* every module and library has one function of each, in this order */
 extern const struct fake_kernel_def fc_kernels[];
+
+/* what xgpu_fake_printf "printed" waits for a synchronising call */
+#define FAKE_PRINTF_MAX		(4u << 20)
+/* write it to fd 1, as the driver writes the device's printf buffer */
+void fc_printf_flush(void);
 
 struct ffunc {
 	uint32_t magic;

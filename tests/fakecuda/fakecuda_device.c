@@ -381,6 +381,7 @@ CUresult cuCtxGetCurrent(CUcontext *pctx)
 CUresult cuCtxSynchronize(void)
 {
 	NEED_CTX();
+	fc_printf_flush();
 	return CUDA_SUCCESS;	/* everything completed when issued */
 }
 

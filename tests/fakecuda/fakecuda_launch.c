@@ -6,9 +6,13 @@
  * memory; occupancy follows a simple model of an H100 SM.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "fakecuda.h"
 
@@ -18,6 +22,7 @@ static CUresult k_vadd(const uint8_t *p);
 static CUresult k_fill(const uint8_t *p);
 static CUresult k_scale(const uint8_t *p);
 static CUresult k_spin(const uint8_t *p);
+static CUresult k_printf(const uint8_t *p);
 
 /* parameter offsets as nvcc lays them out (natural alignment) */
 const struct fake_kernel_def fc_kernels[] = {
@@ -27,6 +32,7 @@ const struct fake_kernel_def fc_kernels[] = {
 	{ "xgpu_fake_scale", 4, { { 0, 8 }, { 8, 8 }, { 16, 1 }, { 20, 4 } },
 	  24, k_scale },
 	{ "xgpu_fake_spin", 1, { { 0, 4 } }, 4, k_spin },
+	{ "xgpu_fake_printf", 2, { { 0, 4 }, { 4, 4 } }, 8, k_printf },
 };
 
 /* modules hold an array of NKERNELS functions, one per entry */
@@ -134,6 +140,67 @@ static CUresult k_spin(const uint8_t *p)
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
 	return CUDA_SUCCESS;
+}
+
+/*
+ * xgpu_fake_printf(int value, int n): "prints" n lines, as a kernel's
+ * printf does: the lines wait in the fake's printf buffer until the next
+ * synchronising call writes them to fd 1 (fc_printf_flush), as the real
+ * driver writes its device printf buffer.  The buffer holds
+ * FAKE_PRINTF_MAX bytes; lines beyond are lost, like those that overflow
+ * the device's FIFO.  Unlike the rest of the fake it takes a lock: the
+ * worker's gate completion thread synchronises events too, and so
+ * flushes.
+ */
+static pthread_mutex_t printf_mu = PTHREAD_MUTEX_INITIALIZER;
+static char *printf_buf;	/* guarded by printf_mu */
+static size_t printf_len;
+
+static CUresult k_printf(const uint8_t *p)
+{
+	int32_t value, n;
+
+	memcpy(&value, p, 4);
+	memcpy(&n, p + 4, 4);
+	pthread_mutex_lock(&printf_mu);
+	if (!printf_buf) {
+		printf_buf = malloc(FAKE_PRINTF_MAX);
+		if (!printf_buf) {
+			pthread_mutex_unlock(&printf_mu);
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		}
+	}
+	for (int32_t i = 0; i < n; i++) {
+		int k = snprintf(printf_buf + printf_len,
+				 FAKE_PRINTF_MAX - printf_len,
+				 "xgpu_fake_printf %d: line %d of %d\n", value,
+				 i + 1, n);
+
+		if (k < 0 || (size_t)k >= FAKE_PRINTF_MAX - printf_len)
+			break;	/* full: the partial line is not kept */
+		printf_len += (size_t)k;
+	}
+	pthread_mutex_unlock(&printf_mu);
+	return CUDA_SUCCESS;
+}
+
+void fc_printf_flush(void)
+{
+	size_t off = 0;
+
+	pthread_mutex_lock(&printf_mu);
+	while (off < printf_len) {
+		ssize_t k = write(STDOUT_FILENO, printf_buf + off,
+				  printf_len - off);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		off += (size_t)k;
+	}
+	printf_len = 0;
+	pthread_mutex_unlock(&printf_mu);
 }
 
 /* ---- launches ------------------------------------------------------------ */

@@ -56,8 +56,13 @@ CUresult cuStreamDestroy_v2(CUstream hs)
 
 CUresult cuStreamSynchronize(CUstream s)
 {
+	CUresult rc;
+
 	NEED_CTX();
-	return fc_stream_ok(s);
+	rc = fc_stream_ok(s);
+	if (!rc)
+		fc_printf_flush();
+	return rc;
 }
 
 CUresult cuStreamQuery(CUstream s)
@@ -138,7 +143,10 @@ CUresult cuEventQuery(CUevent ev)
 CUresult cuEventSynchronize(CUevent ev)
 {
 	NEED_INIT();
-	return EVENT(ev) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+	if (!EVENT(ev))
+		return CUDA_ERROR_INVALID_HANDLE;
+	fc_printf_flush();
+	return CUDA_SUCCESS;
 }
 
 CUresult cuEventDestroy_v2(CUevent ev)

@@ -99,7 +99,8 @@ static size_t check_pat(const uint8_t *p, size_t n, uint32_t seed)
 
 static const char fake_image[] = "XGPU-FAKE-MODULE\n"
 				 "# kernels: xgpu_fake_vadd xgpu_fake_fill "
-				 "xgpu_fake_scale xgpu_fake_spin\n";
+				 "xgpu_fake_scale xgpu_fake_spin "
+				 "xgpu_fake_printf\n";
 
 static CUdevice dev;
 static CUcontext ctx;

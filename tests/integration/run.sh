@@ -86,7 +86,7 @@ client() {
 }
 
 for f in "$BACKEND" "$FAKECUDA" "$T/basic" "$T/spin" "$T/noinit" \
-	"$T/hostile" "$T/forked"; do
+	"$T/hostile" "$T/forked" "$T/devprintf"; do
 	if [ ! -x "$f" ]; then
 		fail setup "$f is missing (make all integration)"
 		echo "$npass passed, $nfail failed"
@@ -124,8 +124,9 @@ fi
 
 # ---- the daemon -------------------------------------------------------------
 
+# its stdout too: device printf output must never land there
 "$BACKEND" --local "$SOCK" --control "$TMP/control.sock" --foreground \
-	--driver "$FAKECUDA" 2>"$LOG" &
+	--driver "$FAKECUDA" >"$LOG" 2>&1 &
 DPID=$!
 for _ in $(seq 100); do
 	[ -S "$SOCK" ] && break
@@ -216,6 +217,64 @@ if [ -x "$T/threads" ]; then
 		fail threads "exit status $?"
 		show "$TMP/threads.out"
 	fi
+fi
+
+# ---- (b2) device printf ----------------------------------------------------
+
+# a kernel's lines come at the synchronize, after what the program printed
+# before it, on the program's stdout, and never in the daemon's log
+XGPU_SOCKET=$SOCK timeout 60 "$T/devprintf" >"$TMP/devprintf.out" \
+	2>"$TMP/devprintf.err"
+rc=$?
+printf '%s\n' "host 1" "host 2" "xgpu_fake_printf 1: line 1 of 2" \
+	"xgpu_fake_printf 1: line 2 of 2" "host 3" "host 4" \
+	"xgpu_fake_printf 2: line 1 of 1" "host 5" "host 6" \
+	"xgpu_fake_printf 3: line 1 of 1" "host 7" "host 8" \
+	>"$TMP/devprintf.want"
+if [ "$rc" -ne 0 ]; then
+	fail devprintf "exit status $rc"
+	sed 's/^/    /' "$TMP/devprintf.err"
+elif ! cmp -s "$TMP/devprintf.out" "$TMP/devprintf.want"; then
+	fail devprintf "stdout is not the lines in native order:"
+	diff "$TMP/devprintf.want" "$TMP/devprintf.out" | sed 's/^/    /'
+elif [ -s "$TMP/devprintf.err" ]; then
+	fail devprintf "unexpected stderr:"
+	sed 's/^/    /' "$TMP/devprintf.err"
+elif grep -q 'xgpu_fake_printf' "$LOG"; then
+	fail devprintf "device output in the daemon's log"
+else
+	pass devprintf
+fi
+
+# more than a worker keeps (1 MiB): the first MiB on stdout, the rest
+# reported lost on stderr, the program's lines around it
+n=40000
+XGPU_SOCKET=$SOCK timeout 60 "$T/devprintf" flood $n \
+	>"$TMP/flood.out" 2>"$TMP/flood.err"
+rc=$?
+total=$(awk -v n=$n 'BEGIN { for (i = 1; i <= n; i++)
+	t += length("xgpu_fake_printf 9: line " i " of " n) + 1; print t }')
+# less "host: before flood\n" and "host: after flood\n"
+kept=$(($(wc -c <"$TMP/flood.out") - 19 - 18))
+lost=$(sed -n 's/^xgpu: \([0-9]*\) bytes of device printf output were lost.*/\1/p' \
+	"$TMP/flood.err")
+if [ "$rc" -ne 0 ]; then
+	fail devprintf-flood "exit status $rc"
+	sed 's/^/    /' "$TMP/flood.err"
+elif [ "$(head -n 2 "$TMP/flood.out")" != "host: before flood
+xgpu_fake_printf 9: line 1 of $n" ] ||
+	[ "$(tail -c 18 "$TMP/flood.out")" != "host: after flood" ]; then
+	fail devprintf-flood "stdout does not start and end as it should:"
+	head -n 2 "$TMP/flood.out" | sed 's/^/    /'
+	tail -c 40 "$TMP/flood.out" | sed 's/^/    /'
+elif [ "$kept" -ne 1048576 ] || [ "$((kept + ${lost:-0}))" -ne "$total" ]; then
+	fail devprintf-flood "$kept bytes kept and '$lost' reported lost" \
+		"of $total"
+	sed 's/^/    /' "$TMP/flood.err"
+elif grep -q 'xgpu_fake_printf' "$LOG"; then
+	fail devprintf-flood "device output in the daemon's log"
+else
+	pass devprintf-flood
 fi
 
 # ---- (c) two clients at once ------------------------------------------------

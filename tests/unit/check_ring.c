@@ -209,7 +209,7 @@ START_TEST(test_response_round_trip)
 	ck_assert_uint_eq(in.len, 10);
 
 	fill_pattern(src, rlen, 7);
-	xgpuif_back_put(&p.b, &in, -12345, src, rlen);
+	xgpuif_back_put(&p.b, &in, -12345, 0, src, rlen);
 	ck_assert_uint_eq(p.b.rsp_prod_pvt - start, nslots);
 	RING_PUSH_RESPONSES(&p.b);
 	ck_assert_uint_eq(p.s->rsp_prod - start, nslots);
@@ -220,7 +220,8 @@ START_TEST(test_response_round_trip)
 	ck_assert_uint_eq(rsp.nslots, nslots);
 	ck_assert_uint_eq(rsp.len, rlen);
 	ck_assert_int_eq(rsp.status, -12345);
-	for (size_t i = 0; i < 3; i++)
+	ck_assert_uint_eq(rsp.flags, 0);
+	for (size_t i = 0; i < 2; i++)
 		ck_assert_uint_eq(rsp._pad[i], 0);
 	memset(got, 0, sizeof(got));
 	xgpuif_msg_read(p.s->ring, RING_SIZE(&p.f), p.f.rsp_cons, 0, got,
@@ -249,12 +250,14 @@ START_TEST(test_response_empty)
 	RING_PUSH_REQUESTS(&p.f);
 	ck_assert_int_eq(xgpuif_back_get(&p.b, p.s->req_prod, &in, buf), 0);
 	ck_assert_uint_eq(in.len, 0);
-	xgpuif_back_put(&p.b, &in, 0, NULL, 0);
+	/* the flags travel with the reply */
+	xgpuif_back_put(&p.b, &in, 0, XGPUIF_SF_OUTPUT, NULL, 0);
 	RING_PUSH_RESPONSES(&p.b);
 	RING_COPY_RESPONSE(&p.f, 0, &rsp);
 	ck_assert(rsp.id == 7);
 	ck_assert_uint_eq(rsp.len, 0);
 	ck_assert_int_eq(rsp.status, 0);
+	ck_assert_uint_eq(rsp.flags, XGPUIF_SF_OUTPUT);
 	pair_free(&p);
 }
 END_TEST
@@ -382,6 +385,7 @@ START_TEST(test_layout)
 	ck_assert_uint_eq(offsetof(struct xgpuif_response, nslots), 10);
 	ck_assert_uint_eq(offsetof(struct xgpuif_response, len), 12);
 	ck_assert_uint_eq(offsetof(struct xgpuif_response, status), 16);
+	ck_assert_uint_eq(offsetof(struct xgpuif_response, flags), 20);
 	ck_assert_uint_eq(offsetof(struct xgpuif_response, payload),
 			  XGPUIF_HDR_SIZE);
 	ck_assert_uint_eq(XGPUIF_HDR_SIZE + XGPUIF_SLOT0_PAYLOAD,

@@ -136,6 +136,10 @@ FNR == 1 { is_def = FILENAME ~ /\.def$/ }
 		die("bad op name " name)
 	if (num in by_num)
 		die("opcode " num " used twice")
+	# XGPUIF_OP_MAX follows the last row: the table must be in order
+	if (num <= last_num)
+		die("opcode " num " after " last_num ": rows go in number order")
+	last_num = num
 	if (name in seen_name)
 		die("op " name " listed twice")
 	if (desc == "")

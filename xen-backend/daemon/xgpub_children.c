@@ -86,6 +86,9 @@ pid_t xgpub_spawn(const struct xgpub_child *info, int (*fn)(void *),
 	}
 	memset(&stats[slot - children], 0, sizeof(*stats));
 	stats[slot - children].sched_on = xgpub_sched_enabled;
+	/* a worker's stdout is its guest's (xgpub_output.c): it must not
+	 * inherit bytes the daemon buffered */
+	fflush(stdout);
 	pid = fork();
 	if (pid < 0) {
 		xgpub_err("cannot fork a worker: %s", strerror(errno));

@@ -265,7 +265,7 @@ static int serve(struct xgpub_worker *w)
 	}
 	while (w->ring.req_cons != rp) {
 		struct xgpuif_request req;
-		uint32_t rlen;
+		uint32_t rlen, rflags;
 		int rc;
 
 		if (xgpuif_back_get(&w->ring, rp, &req, payload_buf)) {
@@ -282,7 +282,18 @@ static int serve(struct xgpub_worker *w)
 		rc = dispatch(w, &req, &rlen);
 		if (rc != 0 && rc != XGPUIF_ST_PROTO)
 			xgpub_dbg("%s: op %u -> %d", w->t->who, req.op, rc);
-		xgpuif_back_put(&w->ring, &req, rc, reply_buf,
+		/*
+		 * What the driver printed during the request is in the
+		 * buffer before the reply says whether output waits (a
+		 * posted request's reply is not read by a waiting thread).
+		 */
+		rflags = 0;
+		if (!(req.flags & XGPUIF_RF_POSTED)) {
+			xgpub_output_poll();
+			if (xgpub_output_waiting())
+				rflags |= XGPUIF_SF_OUTPUT;
+		}
+		xgpuif_back_put(&w->ring, &req, rc, rflags, reply_buf,
 				rc == 0 ? rlen : 0);
 		push_replies(w);
 		if (rc == XGPUIF_ST_PROTO)
@@ -468,6 +479,12 @@ int xgpub_worker_run(struct xgpub_transport *t,
 	memset(w, 0, sizeof(*w));
 	w->t = t;
 	w->opt = opt;
+	/* before the driver is loaded: its printf output is the guest's */
+	code = xgpub_output_start(XGPUB_OUTPUT_MAX);
+	if (code)
+		xgpub_err("%s: device output may be lost: %s", t->who,
+			  strerror(-code));
+	code = 0;
 	BACK_RING_INIT(&w->ring, t->sring, XGPUIF_PAGE_SIZE << t->ring_order);
 	w->D = xgpub_driver_open(opt->driver_path, msg, sizeof(msg));
 	if (!w->D) {

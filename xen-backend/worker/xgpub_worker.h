@@ -190,6 +190,41 @@ bool xgpub_capturing(struct xgpub_worker *w, CUstream s);
 /* the device's default pool, which no guest destroys (xgpub_op_pool.c) */
 bool xgpub_pool_is_default(struct xgpub_worker *w, void *pool);
 
+/* ---- device output: the worker's stdout (xgpub_output.c) -------------- */
+
+/*
+ * A bounded FIFO of bytes: what does not fit is dropped (the newest
+ * bytes) and counted.  Its memory comes with the first byte kept.
+ */
+struct xgpub_outbuf {
+	uint8_t *p;
+	size_t cap;
+	size_t head;		/* the oldest byte */
+	size_t len;
+	uint64_t dropped;	/* bytes refused since it was last cleared */
+};
+
+void xgpub_outbuf_init(struct xgpub_outbuf *b, size_t cap);
+void xgpub_outbuf_free(struct xgpub_outbuf *b);
+/* append what fits of src[0..n); returns the bytes kept */
+size_t xgpub_outbuf_put(struct xgpub_outbuf *b, const void *src, size_t n);
+/* move up to max of the oldest bytes to dst; returns how many */
+size_t xgpub_outbuf_take(struct xgpub_outbuf *b, void *dst, size_t max);
+
+/* device output a worker keeps for its guest at most */
+#define XGPUB_OUTPUT_MAX	(1u << 20)
+
+/*
+ * Make fd 1 a pipe whose bytes go into a buffer of cap bytes (a drain
+ * thread reads it); called once, at the worker's start.  0, or -errno
+ * (fd 1 is then /dev/null, or the pipe is drained only by polls).
+ */
+int xgpub_output_start(size_t cap);
+/* move what the driver wrote so far into the buffer (dispatch thread) */
+void xgpub_output_poll(void);
+/* output (or news of lost output) waits for the guest */
+bool xgpub_output_waiting(void);
+
 /* ---- dispatch: the table is generated from shared-ring/xgpu_calls.def --- */
 
 /* the bytes of a request after its argument struct (ops marked VAR) */

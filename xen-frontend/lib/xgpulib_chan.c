@@ -125,6 +125,7 @@ static void reap_locked(struct xgpulib_chan *c)
 						w->reply2, n2);
 			w->reply_len = n + n2;
 			w->status = hdr.status;
+			w->flags = hdr.flags;
 			w->done = true;
 		} else {
 			note_deferred(c, hdr.status, hdr.op);
@@ -248,6 +249,7 @@ CUresult xgpulib_chan_submit(struct xgpulib_chan *c,
 	if (w) {
 		w->reply_len = 0;
 		w->status = 0;
+		w->flags = 0;
 	}
 	pthread_mutex_lock(&c->mu);
 	rc = submit_locked(c, rq, w);

@@ -32,6 +32,7 @@ struct xgpulib_waiter {
 	uint16_t nslots;
 	bool done;
 	int32_t status;
+	uint32_t flags;		/* the reply's XGPUIF_SF_* */
 	void *reply;
 	uint32_t reply_cap;
 	void *reply2;

@@ -4,6 +4,7 @@
 
 #include "xgpulib_current.h"
 #include "xgpulib_env.h"
+#include "xgpulib_output.h"
 #include "xgpulib_rpc.h"
 
 struct xgpulib_chan *xgpulib_ch;
@@ -46,6 +47,8 @@ CUresult xgpulib_call(uint16_t op, bool exact, const struct xgpuif_iov *iov,
 	if (rc)
 		return rc;
 	rc = xgpulib_chan_wait(xgpulib_ch, &w);
+	if (w.flags & XGPUIF_SF_OUTPUT)
+		xgpulib_output_drain(xgpulib_ch);
 	if (rc == CUDA_SUCCESS && w.reply_len < rsize)
 		rc = CUDA_ERROR_UNKNOWN;	/* a backend bug */
 	if (rtail_len)
@@ -72,7 +75,11 @@ CUresult xgpulib_submit(uint16_t op, const struct xgpuif_iov *iov, int niov,
 
 CUresult xgpulib_wait(struct xgpulib_waiter *w)
 {
-	return xgpulib_chan_wait(xgpulib_ch, w);
+	CUresult rc = xgpulib_chan_wait(xgpulib_ch, w);
+
+	if (w->flags & XGPUIF_SF_OUTPUT)
+		xgpulib_output_drain(xgpulib_ch);
+	return rc;
 }
 
 CUresult xgpulib_take_deferred(void)

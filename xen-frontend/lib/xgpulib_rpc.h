@@ -10,6 +10,10 @@
  * returns one instead of its own success, once, as CUDA returns
  * asynchronous errors; ops marked EXACT keep their own status and leave
  * the deferred error for the next call.
+ *
+ * A reply that says device output waits (XGPUIF_SF_OUTPUT) has it
+ * fetched and written to stdout before the call returns
+ * (xgpulib_output.c).
  */
 #ifndef XGPULIB_RPC_H
 #define XGPULIB_RPC_H

@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: MIT
+/*
+ * xgpulib_output.c: device output (a kernel's printf) to the program's
+ * stdout.  See xgpulib_output.h.
+ *
+ * The fetch goes to the channel directly, not through xgpulib_rpc.c, so
+ * that it cannot recurse (its own reply may say again that output waits),
+ * takes none of the deferred errors of posted requests (those belong to
+ * the program's next call), and runs in no context (the worker needs
+ * none for it, and the calling thread's may be gone).
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "xgpulib_env.h"
+#include "xgpulib_output.h"
+
+/* one fetch holds at most this many ring slots (about 16 KiB); its
+ * reply fills them whole */
+#define FETCH_SLOTS	128u
+#define FETCH_MAX	(XGPUIF_SLOT0_PAYLOAD + \
+			 (FETCH_SLOTS - 1) * XGPUIF_SLOT_SIZE)
+/* a worker keeps 1 MiB at most: more rounds than that means it is fed
+ * as fast as we fetch; the rest comes with a later reply */
+#define MAX_ROUNDS	128
+
+static pthread_mutex_t out_mu = PTHREAD_MUTEX_INITIALIZER;
+static uint8_t out_buf[FETCH_MAX];	/* guarded by out_mu */
+
+/* all of p[0..n) to fd, or as much as fd takes before an error */
+static void write_all(int fd, const uint8_t *p, size_t n)
+{
+	while (n) {
+		ssize_t k = write(fd, p, n);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			struct pollfd pf = { .fd = fd, .events = POLLOUT };
+
+			poll(&pf, 1, -1);
+			continue;
+		}
+		if (k <= 0)
+			return;
+		p += k;
+		n -= (size_t)k;
+	}
+}
+
+/* one DEVICE_OUTPUT request in no context; its status */
+static CUresult fetch(struct xgpulib_chan *c, struct xgpuif_output_reply *r,
+		      uint32_t cap, uint32_t *len)
+{
+	struct xgpulib_req rq = {
+		.op = XGPUIF_OP_DEVICE_OUTPUT,
+		.posted = false,
+		.ctx = 0,
+		.iov = NULL,
+		.niov = 0,
+	};
+	struct xgpulib_waiter w;
+	CUresult rc;
+
+	memset(&w, 0, sizeof(w));
+	memset(r, 0, sizeof(*r));
+	w.reply = r;
+	w.reply_cap = sizeof(*r);
+	w.reply2 = out_buf;
+	w.reply2_cap = cap;
+	rc = xgpulib_chan_submit(c, &rq, &w);
+	if (!rc)
+		rc = xgpulib_chan_wait(c, &w);
+	if (!rc && (w.reply_len < sizeof(*r) ||
+		    r->bytes != w.reply_len - sizeof(*r)))
+		rc = CUDA_ERROR_UNKNOWN;	/* a backend bug */
+	*len = rc ? 0 : r->bytes;
+	return rc;
+}
+
+void xgpulib_output_drain(struct xgpulib_chan *c)
+{
+	uint32_t slots = xgpuif_slots_for(xgpulib_chan_reply_max(c));
+	unsigned long long dropped = 0;
+	uint32_t cap;
+
+	/* the worker fills the slots the request holds: ask for all of
+	 * their room, or a reply would not fit */
+	if (slots > FETCH_SLOTS)
+		slots = FETCH_SLOTS;
+	cap = xgpuif_capacity(slots) -
+	      (uint32_t)sizeof(struct xgpuif_output_reply);
+	pthread_mutex_lock(&out_mu);
+	/* the program's own lines, printed before the call, come first */
+	fflush(stdout);
+	for (int i = 0; i < MAX_ROUNDS; i++) {
+		struct xgpuif_output_reply r;
+		uint32_t len;
+		CUresult rc = fetch(c, &r, cap, &len);
+
+		if (rc) {
+			xgpulib_dbg("fetching device output failed: %d", rc);
+			break;
+		}
+		dropped += r.dropped;
+		write_all(STDOUT_FILENO, out_buf, len);
+		if (!r.waiting || !len)
+			break;
+	}
+	pthread_mutex_unlock(&out_mu);
+	if (dropped)
+		xgpulib_log("%llu bytes of device printf output were lost "
+			    "(buffer full)", dropped);
+}

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * xgpulib_output.h: device output (what kernels printed with printf) on
+ * the program's stdout.  The worker keeps what the host driver printed
+ * for this process and says so in the reply of a synchronous request
+ * (XGPUIF_SF_OUTPUT); the thread that got such a reply fetches it before
+ * its call returns, so a kernel's lines come before anything the program
+ * prints after the synchronising call, as they do natively.
+ */
+#ifndef XGPULIB_OUTPUT_H
+#define XGPULIB_OUTPUT_H
+
+#include "xgpulib_chan.h"
+
+/*
+ * Fetch the waiting device output from the worker (DEVICE_OUTPUT, as
+ * often as it takes) and write it to fd 1, after the program's own
+ * buffered stdout.  Lost output is reported on stderr.  Thread-safe;
+ * threads that get such replies at once write in turn.
+ */
+void xgpulib_output_drain(struct xgpulib_chan *c);
+
+#endif /* XGPULIB_OUTPUT_H */
