@@ -540,14 +540,22 @@ static CUresult add_node(CUgraphNode *out, CUgraph g, const CUgraphNode *deps,
 	struct xgpuif_node_reply r = { 0 };
 	CUresult rc;
 
-	if (!out || !a.graph || (nd && !deps))
+	if (!out || !a.graph || (nd && !deps)) {
+		xgpulib_dbg("graph node of type %u: %s", type,
+			    !out ? "no place for the node" :
+			    !a.graph ? "not a graph of this process" :
+				       "dependencies missing");
 		return CUDA_ERROR_INVALID_VALUE;
+	}
 	if (nd > XGPUIF_MAX_CAPTURE_DEPS)
 		return CUDA_ERROR_NOT_SUPPORTED;
 	for (size_t i = 0; i < nd; i++) {
 		hd[i] = robj_remote(deps[i], RK_NODE);
-		if (!hd[i])
+		if (!hd[i]) {
+			xgpulib_dbg("graph node of type %u: dependency %zu "
+				    "is not a node of this process", type, i);
 			return CUDA_ERROR_INVALID_VALUE;
+		}
 	}
 	tail[0] = (struct xgpuif_iov){ hd, (uint32_t)(nd * 8) };
 	tail[1] = (struct xgpuif_iov){ body, len };
@@ -623,8 +631,12 @@ CUresult cuGraphAddMemsetNode(CUgraphNode *phGraphNode, CUgraph hGraph,
 	(void)ctx;	/* the worker's current context, as the guest's */
 	if (!p || !p->width || !p->height ||
 	    (p->elementSize != 1 && p->elementSize != 2 &&
-	     p->elementSize != 4))
+	     p->elementSize != 4)) {
+		xgpulib_dbg("cuGraphAddMemsetNode: width %zu height %zu "
+			    "element size %u", p ? p->width : 0,
+			    p ? p->height : 0, p ? p->elementSize : 0);
 		return CUDA_ERROR_INVALID_VALUE;
+	}
 	m = (struct xgpuif_node_memset){ p->dst, p->pitch, p->width,
 					 p->height, p->value,
 					 p->elementSize };
@@ -703,4 +715,107 @@ CUresult cuGraphAddChildGraphNode(CUgraphNode *phGraphNode, CUgraph hGraph,
 	return add_handle_node(phGraphNode, hGraph, dependencies,
 			       numDependencies, CU_GRAPH_NODE_TYPE_GRAPH,
 			       robj_remote(childGraph, RK_GRAPH));
+}
+
+/*
+ * The generic form (CUDA 12.2 on), which cudart uses for every node it
+ * adds: the typed calls above by node type.  Edges other than the
+ * default one are refused.
+ */
+CUresult cuGraphAddNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph,
+			   const CUgraphNode *dependencies,
+			   const CUgraphEdgeData *dependencyData,
+			   size_t numDependencies,
+			   CUgraphNodeParams *nodeParams)
+{
+	CUgraphNodeParams *p = nodeParams;
+
+	if (!p)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (size_t i = 0; dependencyData && i < numDependencies; i++) {
+		const CUgraphEdgeData *e = &dependencyData[i];
+
+		if (e->from_port || e->to_port || e->type) {
+			xgpulib_dbg("cuGraphAddNode: edge data other than "
+				    "the default is not supported");
+			return CUDA_ERROR_NOT_SUPPORTED;
+		}
+	}
+	switch (p->type) {
+	case CU_GRAPH_NODE_TYPE_EMPTY:
+		return cuGraphAddEmptyNode(phGraphNode, hGraph, dependencies,
+					   numDependencies);
+	case CU_GRAPH_NODE_TYPE_KERNEL: {
+		CUDA_KERNEL_NODE_PARAMS k = {
+			.func = p->kernel.func,
+			.gridDimX = p->kernel.gridDimX,
+			.gridDimY = p->kernel.gridDimY,
+			.gridDimZ = p->kernel.gridDimZ,
+			.blockDimX = p->kernel.blockDimX,
+			.blockDimY = p->kernel.blockDimY,
+			.blockDimZ = p->kernel.blockDimZ,
+			.sharedMemBytes = p->kernel.sharedMemBytes,
+			.kernelParams = p->kernel.kernelParams,
+			.extra = p->kernel.extra,
+			.kern = p->kernel.kern,
+			.ctx = p->kernel.ctx,
+		};
+
+		return cuGraphAddKernelNode(phGraphNode, hGraph, dependencies,
+					    numDependencies, &k);
+	}
+	case CU_GRAPH_NODE_TYPE_MEMSET: {
+		CUDA_MEMSET_NODE_PARAMS m = {
+			.dst = p->memset.dst,
+			.pitch = p->memset.pitch,
+			.value = p->memset.value,
+			.elementSize = p->memset.elementSize,
+			.width = p->memset.width,
+			.height = p->memset.height,
+		};
+
+		return cuGraphAddMemsetNode(phGraphNode, hGraph, dependencies,
+					    numDependencies, &m,
+					    p->memset.ctx);
+	}
+	case CU_GRAPH_NODE_TYPE_MEMCPY:
+		if (p->memcpy.flags)
+			return CUDA_ERROR_INVALID_VALUE;
+		return cuGraphAddMemcpyNode(phGraphNode, hGraph, dependencies,
+					    numDependencies,
+					    &p->memcpy.copyParams,
+					    p->memcpy.copyCtx);
+	case CU_GRAPH_NODE_TYPE_GRAPH:
+		return cuGraphAddChildGraphNode(phGraphNode, hGraph,
+						dependencies, numDependencies,
+						p->graph.graph);
+	case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
+		return cuGraphAddEventRecordNode(phGraphNode, hGraph,
+						 dependencies, numDependencies,
+						 p->eventRecord.event);
+	case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
+		return cuGraphAddEventWaitNode(phGraphNode, hGraph,
+					       dependencies, numDependencies,
+					       p->eventWait.event);
+	default:
+		xgpulib_dbg("cuGraphAddNode: node type %d is not supported "
+			    "(host, memory, semaphore, batch and conditional "
+			    "nodes)", (int)p->type);
+		return CUDA_ERROR_NOT_SUPPORTED;
+	}
+}
+
+/* the CUDA 12.2 form, without edge data */
+#undef cuGraphAddNode
+XGPULIB_EXPORT CUresult cuGraphAddNode(CUgraphNode *phGraphNode,
+				       CUgraph hGraph,
+				       const CUgraphNode *dependencies,
+				       size_t numDependencies,
+				       CUgraphNodeParams *nodeParams);
+CUresult cuGraphAddNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+			const CUgraphNode *dependencies,
+			size_t numDependencies, CUgraphNodeParams *nodeParams)
+{
+	return cuGraphAddNode_v2(phGraphNode, hGraph, dependencies, NULL,
+				 numDependencies, nodeParams);
 }
