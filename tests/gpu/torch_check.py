@@ -4,9 +4,10 @@
 native run with one through xgpu (outputs must be equal).  Matmul in fp32,
 fp16 and bf16, a transposed GEMM and a Linear's backward first thing in
 the process (cuBLASLt loads its kernels then), conv2d, FFT, sort, training
-loops of an MLP and of a transformer block with AdamW, and a DataLoader
-with worker processes and pinned memory.  Deterministic algorithms only,
-values rounded; prints PASS torch_check last when every step ran."""
+loops of an MLP and of a transformer block with AdamW, a DataLoader with
+worker processes and pinned memory, a CUDA graph captured and replayed,
+and torch.compile (Triton; skipped with XGPU_TORCH_COMPILE=0).  Deterministic algorithms only, values
+rounded; prints PASS torch_check last when every step ran."""
 import os
 import sys
 
@@ -106,6 +107,34 @@ def transformer():
     return train(m, lambda: (x, x.flip(2)), steps=10)
 
 
+def cuda_graph():
+    # capture a small step once, replay it with new inputs
+    g = torch.Generator(device="cuda").manual_seed(10)
+    w = torch.randn(64, 64, device="cuda", generator=g)
+    x = torch.zeros(32, 64, device="cuda")
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(2):          # warm up outside the capture
+            y = torch.relu(x @ w) + 1
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        y = torch.relu(x @ w) + 1
+    out = []
+    for i in range(3):
+        x.copy_(torch.full((32, 64), float(i), device="cuda"))
+        graph.replay()
+        out.append(r4(y.mean()))
+    return out
+
+
+def compiled():
+    f = torch.compile(lambda a: (a.sin() * 2 + a.cos()).sum())
+    g = torch.Generator(device="cuda").manual_seed(11)
+    return r4(f(torch.randn(4096, device="cuda", generator=g)))
+
+
 class Squares(torch.utils.data.Dataset):
     def __len__(self):
         return 64
@@ -133,6 +162,9 @@ step("sort", sort)
 step("mlp AdamW loss first last", mlp)
 step("transformer block AdamW loss first last", transformer)
 step("dataloader workers pin_memory", loader)
+step("cuda graph capture, replay x3", cuda_graph)
+if os.environ.get("XGPU_TORCH_COMPILE", "1") != "0":
+    step("torch.compile (Triton)", compiled)
 if failed:
     print(f"FAIL torch_check: {', '.join(failed)}")
     sys.exit(1)
