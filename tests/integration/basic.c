@@ -588,6 +588,51 @@ out:
 	end();
 }
 
+/*
+ * Capture and graphs against the fake driver, which has none: the
+ * driver's refusal comes back as it is, the capture mode travels, and
+ * objects that are not graphs of this process are refused by the guest.
+ */
+static void test_graphs(void)
+{
+	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_ACTIVE;
+	CUstreamCaptureMode m = CU_STREAM_CAPTURE_MODE_RELAXED;
+	CUgraph g = NULL;
+	CUgraphExec x = NULL;
+	CUstream s = NULL;
+	uint64_t junk[8] = { 0 };
+
+	begin("graphs");
+	if (!OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING)) ||
+	    !OK(cuStreamIsCapturing(s, &st)))
+		goto out;
+	EXPECT(st == CU_STREAM_CAPTURE_STATUS_NONE, "capturing %d", (int)st);
+	if (!OK(cuThreadExchangeStreamCaptureMode(&m)))
+		goto out;
+	EXPECT(m == CU_STREAM_CAPTURE_MODE_GLOBAL, "old mode %d", (int)m);
+	OK(cuThreadExchangeStreamCaptureMode(&m));
+	EXPECT(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL) ==
+	       CUDA_ERROR_NOT_SUPPORTED, "capture began on the fake");
+	/* a capture was asked for: the query now goes to the worker */
+	st = CU_STREAM_CAPTURE_STATUS_ACTIVE;
+	if (OK(cuStreamIsCapturing(s, &st)))
+		EXPECT(st == CU_STREAM_CAPTURE_STATUS_NONE, "capturing %d",
+		       (int)st);
+	EXPECT(cuGraphCreate(&g, 0) == CUDA_ERROR_NOT_SUPPORTED,
+	       "a graph on the fake");
+	EXPECT(cuGraphLaunch((CUgraphExec)junk, s) == CUDA_ERROR_INVALID_VALUE,
+	       "a forged executable graph launched");
+	EXPECT(cuGraphInstantiateWithFlags(&x, (CUgraph)junk, 0) ==
+	       CUDA_ERROR_INVALID_VALUE, "a forged graph instantiated");
+	EXPECT(cuGraphDestroy((CUgraph)junk) == CUDA_ERROR_INVALID_VALUE,
+	       "a forged graph destroyed");
+	EXPECT(cuStreamSynchronize(s) == CUDA_SUCCESS, "stream after refusals");
+out:
+	if (s)
+		cuStreamDestroy(s);
+	end();
+}
+
 static void test_scale(void)
 {
 	static const size_t off[] = { 0, 8, 16, 20 }, size[] = { 8, 8, 1, 4 };
@@ -834,6 +879,7 @@ int main(void)
 	test_launch();
 	test_library();
 	test_pools();
+	test_graphs();
 	test_scale();
 	test_global();
 	test_streams_events();
