@@ -63,6 +63,7 @@ SYM(cuMemAlloc)
 SYM(cuMemAlloc_v2)
 SYM(cuProfilerStart)
 SYM(cuDeviceGetNvSciSyncAttributes)
+SYM(cuGetErrorName)
 #undef SYM
 
 /* the CUDA 11.3 ABI, which cuda.h hides behind the _v2 rename */
@@ -262,6 +263,41 @@ START_TEST(test_unimplemented_quiet)
 }
 END_TEST
 
+#if defined(__x86_64__)
+/* XGPU_DEBUG=3: a trampoline that says the call and makes it */
+START_TEST(test_call_trace)
+{
+	CUresult (*fn)(CUresult, const char **);
+	const char *name = NULL;
+	FILE *log = tmpfile();
+	int saved = dup(STDERR_FILENO);
+	char got[256];
+	size_t n;
+
+	setenv("XGPU_DEBUG", "3", 1);
+	fn = (CUresult (*)(CUresult, const char **))lookup("cuGetErrorName",
+							   6000, 0);
+	ck_assert_ptr_ne((void *)fn, F(cuGetErrorName));
+	ck_assert_ptr_nonnull(log);
+	fflush(stderr);
+	dup2(fileno(log), STDERR_FILENO);
+	ck_assert_int_eq(fn(CUDA_ERROR_INVALID_VALUE, &name), CUDA_SUCCESS);
+	ck_assert_int_eq(fn(CUDA_ERROR_OUT_OF_MEMORY, NULL),
+			 CUDA_ERROR_INVALID_VALUE);
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	rewind(log);
+	n = fread(got, 1, sizeof(got) - 1, log);
+	got[n] = 0;
+	fclose(log);
+	ck_assert_str_eq(name, "CUDA_ERROR_INVALID_VALUE");
+	ck_assert_str_eq(got, "xgpu: call cuGetErrorName\n"
+			 "xgpu: call cuGetErrorName\n");
+}
+END_TEST
+#endif
+
 /* ---- misses ------------------------------------------------------------- */
 
 static const struct {
@@ -388,6 +424,9 @@ static Suite *gpa_suite(void)
 	tcase_add_test(tc, test_unimplemented_returns_not_supported);
 	tcase_add_test(tc, test_unimplemented_logged_once);
 	tcase_add_test(tc, test_unimplemented_quiet);
+#if defined(__x86_64__)
+	tcase_add_test(tc, test_call_trace);
+#endif
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("misses");

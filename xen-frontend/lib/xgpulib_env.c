@@ -20,7 +20,8 @@ static int debug_level(void)
 
 		d = 0;
 		if (v && *v && strcmp(v, "0") != 0)
-			d = strcmp(v, "2") == 0 ? 2 : 1;
+			d = strcmp(v, "3") == 0 ? 3 :
+			    strcmp(v, "2") == 0 ? 2 : 1;
 		__atomic_store_n(&debug, d, __ATOMIC_RELAXED);
 	}
 	return d;
@@ -34,6 +35,11 @@ bool xgpulib_debug_on(void)
 bool xgpulib_trace_on(void)
 {
 	return debug_level() > 1;
+}
+
+bool xgpulib_call_trace_on(void)
+{
+	return debug_level() > 2;
 }
 
 static void vsay(const char *prefix, const char *fmt, va_list ap)

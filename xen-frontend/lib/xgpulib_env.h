@@ -24,6 +24,8 @@
 bool xgpulib_debug_on(void);
 /* XGPU_DEBUG=2: also every entry point cuGetProcAddress hands out */
 bool xgpulib_trace_on(void);
+/* XGPU_DEBUG=3: also every call made through those entry points */
+bool xgpulib_call_trace_on(void);
 
 void xgpulib_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void xgpulib_dbg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

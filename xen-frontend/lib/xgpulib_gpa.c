@@ -61,6 +61,79 @@ static const struct gpa_abi gpa_table[] = {
 #define GPA_NROWS (sizeof(gpa_table) / sizeof(gpa_table[0]))
 
 /*
+ * XGPU_DEBUG=3 traces every call a program makes through a pointer
+ * cuGetProcAddress gave it (cudart finds every driver function so):
+ * instead of the function, it gets trampoline i of a table, which keeps
+ * the argument registers, says "xgpu: call <name>" on stderr and jumps
+ * to row i's function.  x86-64 only; elsewhere the level means 2.
+ */
+#define GPA_TRAMPS 4096
+
+#if defined(__x86_64__)
+void *xgpulib_gpa_trace_hit(unsigned long row);
+extern const char xgpulib_gpa_tramps[];
+
+void *xgpulib_gpa_trace_hit(unsigned long row)
+{
+	fprintf(stderr, "xgpu: call %s\n", gpa_table[row].name);
+	return gpa_table[row].fn;
+}
+
+/*
+ * Trampoline i (16 bytes each): push i, jump to the common part, which
+ * saves the six integer and eight vector argument registers (keeping the
+ * stack 16-byte aligned for the call), asks
+ * xgpulib_gpa_trace_hit(i) for the function, restores them, drops i and
+ * jumps there with the caller's return address in place.
+ */
+__asm__(".pushsection .text\n"
+	".balign 16\n"
+	"xgpulib_gpa_tramps:\n"
+	".set xgpulib_tr_i, 0\n"
+	".rept " "4096" "\n"
+	"  pushq $xgpulib_tr_i\n"
+	"  jmp xgpulib_gpa_tramp_common\n"
+	"  .balign 16\n"
+	"  .set xgpulib_tr_i, xgpulib_tr_i + 1\n"
+	".endr\n"
+	"xgpulib_gpa_tramp_common:\n"
+	"  pushq %rdi\n pushq %rsi\n pushq %rdx\n"
+	"  pushq %rcx\n pushq %r8\n pushq %r9\n"
+	"  subq $144, %rsp\n"
+	"  movdqu %xmm0, 0(%rsp)\n movdqu %xmm1, 16(%rsp)\n"
+	"  movdqu %xmm2, 32(%rsp)\n movdqu %xmm3, 48(%rsp)\n"
+	"  movdqu %xmm4, 64(%rsp)\n movdqu %xmm5, 80(%rsp)\n"
+	"  movdqu %xmm6, 96(%rsp)\n movdqu %xmm7, 112(%rsp)\n"
+	"  movq 192(%rsp), %rdi\n"
+	"  call xgpulib_gpa_trace_hit\n"
+	"  movq %rax, %r11\n"
+	"  movdqu 0(%rsp), %xmm0\n movdqu 16(%rsp), %xmm1\n"
+	"  movdqu 32(%rsp), %xmm2\n movdqu 48(%rsp), %xmm3\n"
+	"  movdqu 64(%rsp), %xmm4\n movdqu 80(%rsp), %xmm5\n"
+	"  movdqu 96(%rsp), %xmm6\n movdqu 112(%rsp), %xmm7\n"
+	"  addq $144, %rsp\n"
+	"  popq %r9\n popq %r8\n popq %rcx\n"
+	"  popq %rdx\n popq %rsi\n popq %rdi\n"
+	"  addq $8, %rsp\n"
+	"  jmp *%r11\n"
+	".popsection\n");
+
+_Static_assert(GPA_NROWS <= GPA_TRAMPS, "more rows than trampolines");
+
+static void *gpa_traced(const struct gpa_abi *a)
+{
+	if (!xgpulib_call_trace_on())
+		return a->fn;
+	return (void *)(xgpulib_gpa_tramps + 16 * (size_t)(a - gpa_table));
+}
+#else
+static void *gpa_traced(const struct gpa_abi *a)
+{
+	return a->fn;
+}
+#endif
+
+/*
  * Pick the function for (symbol, cudaVersion, flags).  The ABI in force is
  * the newest one not newer than cudaVersion.  A per-thread variant counts
  * when the caller asked for one and it belongs to that ABI, i.e. it
@@ -103,9 +176,9 @@ static CUdriverProcAddressQueryResult gpa_resolve(const char *symbol,
 	if (!plain)
 		return CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT;
 	if (want_ptds && ptds && ptds->version >= plain->version)
-		*fn = ptds->fn;
+		*fn = gpa_traced(ptds);
 	else
-		*fn = plain->fn;
+		*fn = gpa_traced(plain);
 	return CU_GET_PROC_ADDRESS_SUCCESS;
 }
 
