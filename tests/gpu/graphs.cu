@@ -3,8 +3,9 @@
 //  - stream capture of kernels, a memset and device copies on two streams
 //    joined by events, cudaStreamGetCaptureInfo while capturing,
 //    instantiate, launch many times, results checked
-//  (graphs built node by node through cudart, cudaGraphAdd*Node, fail
-//  through xgpu with cudaErrorInvalidValue: README)
+//  - a graph built by hand: kernel nodes with dependencies, a memset
+//    node, a device-to-device memcpy node, an empty node, a child graph,
+//    event record node; cudaGraphGetNodes / GetRootNodes counts; clone
 //  - cudaGraphExecUpdate with changed kernel arguments (captured again)
 //  - a pinned-memory copy captured and replayed (a pageable one is not
 //    tried: the driver records it, xgpu refuses it, README)
@@ -123,6 +124,61 @@ int main()
 	CK(cudaMemcpy(h.data(), z, bytes, cudaMemcpyDeviceToHost));
 	printf("updated graph: sum %.0f\n", sum(h));
 
+	// 3. a graph built by hand
+	cudaGraph_t hg, child, cl;
+	cudaGraphNode_t ms, k1, k2, cp, em, ch, ck, ev;
+	CK(cudaGraphCreate(&hg, 0));
+	cudaMemsetParams mp = {};
+	mp.dst = y;
+	mp.value = 0;
+	mp.elementSize = 4;
+	mp.width = n;
+	mp.height = 1;
+	CK(cudaGraphAddMemsetNode(&ms, hg, NULL, 0, &mp));
+	float a = 1.0f, b = 3.0f;
+	int nv = n;
+	void *args1[] = { &y, &a, &b, &nv };
+	cudaKernelNodeParams kp = {};
+	kp.func = (void *)axpb;
+	kp.gridDim = dim3(G);
+	kp.blockDim = dim3(B);
+	kp.kernelParams = args1;
+	CK(cudaGraphAddKernelNode(&k1, hg, &ms, 1, &kp));	// y = 3
+	CK(cudaGraphAddMemcpyNode1D(&cp, hg, &k1, 1, z, y, bytes,
+				    cudaMemcpyDeviceToDevice));	// z = 3
+	CK(cudaGraphAddEmptyNode(&em, hg, &cp, 1));
+	void *args2[] = { &z, &y, &nv };
+	kp.func = (void *)addv;
+	kp.kernelParams = args2;
+	CK(cudaGraphAddKernelNode(&k2, hg, &em, 1, &kp));	// z = 6
+	CK(cudaGraphCreate(&child, 0));
+	float a2 = 2.0f, b2 = 0.0f;
+	void *args3[] = { &z, &a2, &b2, &nv };
+	kp.func = (void *)axpb;
+	kp.kernelParams = args3;
+	CK(cudaGraphAddKernelNode(&ck, child, NULL, 0, &kp));	// z = 12
+	CK(cudaGraphAddChildGraphNode(&ch, hg, &k2, 1, child));
+	CK(cudaGraphAddEventRecordNode(&ev, hg, &ch, 1, join));
+	size_t roots = 0;
+	CK(cudaGraphGetNodes(hg, NULL, &nn));
+	CK(cudaGraphGetRootNodes(hg, NULL, &roots));
+	std::vector<cudaGraphNode_t> nodes(nn);
+	CK(cudaGraphGetNodes(hg, nodes.data(), &nn));
+	int found = 0;
+	for (auto nd : nodes)
+		found += nd == k1 || nd == k2 || nd == ms;
+	printf("built graph: %zu nodes, %zu roots, own nodes found %d\n", nn,
+	       roots, found);
+	CK(cudaGraphClone(&cl, hg));
+	cudaGraphExec_t he;
+	CK(cudaGraphInstantiateWithFlags(&he, cl, 0));
+	CK(cudaGraphUpload(he, s2));
+	CK(cudaGraphLaunch(he, s2));
+	CK(cudaEventSynchronize(join));
+	CK(cudaStreamSynchronize(s2));
+	CK(cudaMemcpy(h.data(), z, bytes, cudaMemcpyDeviceToHost));
+	printf("built graph (cloned): sum %.0f\n", sum(h));
+
 	// 4. pinned host memory in a capture is recorded; pageable is not
 	float *pin;
 	CK(cudaMallocHost(&pin, bytes));
@@ -141,7 +197,11 @@ int main()
 	CK(cudaGraphExecDestroy(e3));
 	CK(cudaGraphDestroy(g3));
 	CK(cudaFreeHost(pin));
+	CK(cudaGraphExecDestroy(he));
 	CK(cudaGraphExecDestroy(ge));
+	CK(cudaGraphDestroy(cl));
+	CK(cudaGraphDestroy(child));
+	CK(cudaGraphDestroy(hg));
 	CK(cudaGraphDestroy(g2));
 	CK(cudaGraphDestroy(g));
 	CK(cudaStreamDestroy(s1));

@@ -290,12 +290,17 @@ CUresult cuGraphCreate(CUgraph *phGraph, unsigned int flags)
 {
 	struct xgpuif_u32_args a = { flags, 0 };
 	struct xgpuif_graph_reply r = { 0 };
+	CUresult rc;
 
 	if (!phGraph || flags)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (xgpulib_check_init())
 		return CUDA_ERROR_NOT_INITIALIZED;
-	return new_graph(phGraph, xgpulib_call_GRAPH_CREATE(&a, &r), r.graph);
+	/* the call first: the reply is read after it (argument order is
+	 * unspecified) */
+	rc = xgpulib_call_GRAPH_CREATE(&a, &r);
+
+	return new_graph(phGraph, rc, r.graph);
 }
 
 CUresult cuGraphClone(CUgraph *phGraphClone, CUgraph originalGraph)
@@ -306,8 +311,10 @@ CUresult cuGraphClone(CUgraph *phGraphClone, CUgraph originalGraph)
 
 	if (!phGraphClone || !a.handle)
 		return CUDA_ERROR_INVALID_VALUE;
-	return new_graph(phGraphClone, xgpulib_call_GRAPH_CLONE(&a, &r),
-			 r.graph);
+	CUresult rc;
+
+	rc = xgpulib_call_GRAPH_CLONE(&a, &r);
+	return new_graph(phGraphClone, rc, r.graph);
 }
 
 CUresult cuGraphDestroy(CUgraph hGraph)
