@@ -763,4 +763,38 @@ struct xgpuif_output_reply {
 	uint64_t dropped;
 };
 
+/* ---- host functions --------------------------------------------------------- */
+
+/*
+ * A host function's slot in the guest's callback region (64 bytes, one
+ * cache line).  The guest takes a FREE slot (QUEUED) and posts
+ * HOSTFN_LAUNCH; when the stream reaches it the worker writes the stream's
+ * status and DUE and holds the stream; the guest runs the function and
+ * writes DONE; the worker frees the slot (FREE) and lets the stream go.
+ */
+#define XGPUIF_HF_FREE		0u
+#define XGPUIF_HF_QUEUED	1u
+#define XGPUIF_HF_DUE		2u
+#define XGPUIF_HF_DONE		3u
+
+struct xgpuif_hostfn_slot {
+	uint32_t state;		/* XGPUIF_HF_*, accessed atomically */
+	int32_t status;		/* the stream's CUresult (callbacks) */
+	uint64_t seq;		/* the guest's count, for its own checks */
+	uint64_t _pad[6];
+};
+
+/* HOSTFN_SETUP: region `region` holds nslots struct xgpuif_hostfn_slot */
+struct xgpuif_hostfn_setup_args {
+	uint32_t region;
+	uint32_t nslots;
+};
+
+struct xgpuif_hostfn_launch_args {
+	xgpuif_handle_t stream;
+	uint32_t slot;
+	uint32_t callback;	/* 1: cuStreamAddCallback (a status), 0:
+				 * cuLaunchHostFunc */
+};
+
 #endif /* XGPUIF_OPS_H */

@@ -350,6 +350,9 @@ XGPUIF_ASSERT_SIZE(struct xgpuif_exec_update_args, 16);
 XGPUIF_ASSERT_SIZE(struct xgpuif_exec_update_reply, 8);
 XGPUIF_ASSERT_SIZE(struct xgpuif_graph_nodes_args, 16);
 XGPUIF_ASSERT_SIZE(struct xgpuif_graph_nodes_reply, 8);
+XGPUIF_ASSERT_SIZE(struct xgpuif_hostfn_slot, 64);
+XGPUIF_ASSERT_SIZE(struct xgpuif_hostfn_setup_args, 8);
+XGPUIF_ASSERT_SIZE(struct xgpuif_hostfn_launch_args, 16);
 XGPUIF_ASSERT_SIZE(struct xgpuif_output_reply, 24);
 _Static_assert(__builtin_offsetof(struct xgpuif_request, payload) ==
 	       XGPUIF_HDR_SIZE, "request header is 32 bytes");

@@ -260,3 +260,34 @@ CUresult cuTexObjectDestroy(CUtexObject t)
 	(void)t;
 	return CUDA_ERROR_NOT_SUPPORTED;
 }
+
+/* ---- host functions: everything is complete, so they run at once ----- */
+
+CUresult cuLaunchHostFunc(CUstream s, CUhostFn fn, void *user)
+{
+	CUresult rc;
+
+	NEED_CTX();
+	rc = fc_stream_ok(s);
+	if (rc)
+		return rc;
+	if (!fn)
+		return CUDA_ERROR_INVALID_VALUE;
+	fn(user);
+	return CUDA_SUCCESS;
+}
+
+CUresult cuStreamAddCallback(CUstream s, CUstreamCallback cb, void *user,
+			     unsigned int flags)
+{
+	CUresult rc;
+
+	NEED_CTX();
+	rc = fc_stream_ok(s);
+	if (rc)
+		return rc;
+	if (!cb || flags)
+		return CUDA_ERROR_INVALID_VALUE;
+	cb(s, CUDA_SUCCESS, user);
+	return CUDA_SUCCESS;
+}

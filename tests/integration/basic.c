@@ -633,6 +633,74 @@ out:
 	end();
 }
 
+static int hf_order[8], hf_n;
+static CUresult hf_status = CUDA_ERROR_UNKNOWN;
+
+static void CUDA_CB hf_note(void *user)
+{
+	if (hf_n < 8)
+		hf_order[hf_n++] = (int)(intptr_t)user;
+}
+
+static void CUDA_CB hf_callback(CUstream s, CUresult status, void *user)
+{
+	(void)s;
+	hf_status = status;
+	hf_note(user);
+}
+
+/*
+ * Host functions run in this process, in stream order, between the
+ * stream's other work: the second one sees the memset before it.
+ */
+static uint8_t hf_seen;
+static CUdeviceptr hf_dptr;
+
+static void CUDA_CB hf_peek(void *user)
+{
+	(void)user;
+	hf_note((void *)(intptr_t)3);
+	hf_seen = 1;
+}
+
+static void test_hostfn(void)
+{
+	CUstream s = NULL;
+	uint8_t b = 0;
+
+	begin("hostfn");
+	hf_n = 0;
+	if (!OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING)) ||
+	    !OK(cuMemAlloc(&hf_dptr, 256)) ||
+	    !OK(cuLaunchHostFunc(s, hf_note, (void *)1)) ||
+	    !OK(cuStreamAddCallback(s, hf_callback, (void *)2, 0)) ||
+	    !OK(cuMemsetD8Async(hf_dptr, 0x7e, 256, s)) ||
+	    !OK(cuLaunchHostFunc(s, hf_peek, NULL)) ||
+	    !OK(cuStreamSynchronize(s)))
+		goto out;
+	EXPECT(hf_n == 3 && hf_order[0] == 1 && hf_order[1] == 2 &&
+	       hf_order[2] == 3 && hf_status == CUDA_SUCCESS && hf_seen,
+	       "%d ran: %d %d %d, status %d", hf_n, hf_order[0],
+	       hf_order[1], hf_order[2], (int)hf_status);
+	/* many more than the slots, on the NULL stream too */
+	hf_n = 0;
+	for (int i = 0; i < 200; i++)
+		if (!OK(cuLaunchHostFunc(i % 2 ? s : NULL, hf_peek, NULL)))
+			goto out;
+	if (OK(cuCtxSynchronize()) && OK(cuMemcpyDtoH(&b, hf_dptr, 1)))
+		EXPECT(b == 0x7e, "memset byte %#x", b);
+	EXPECT(cuStreamAddCallback(s, hf_callback, NULL, 1) ==
+	       CUDA_ERROR_INVALID_VALUE, "callback flags accepted");
+	EXPECT(cuLaunchHostFunc(s, NULL, NULL) == CUDA_ERROR_INVALID_VALUE,
+	       "a NULL host function accepted");
+out:
+	if (hf_dptr)
+		cuMemFree(hf_dptr);
+	if (s)
+		cuStreamDestroy(s);
+	end();
+}
+
 static void test_scale(void)
 {
 	static const size_t off[] = { 0, 8, 16, 20 }, size[] = { 8, 8, 1, 4 };
@@ -880,6 +948,7 @@ int main(void)
 	test_library();
 	test_pools();
 	test_graphs();
+	test_hostfn();
 	test_scale();
 	test_global();
 	test_streams_events();

@@ -402,6 +402,9 @@ static void worker_teardown(struct xgpub_worker *w)
 	uint64_t freed = w->mem_used;
 	uint32_t nallocs = w->nallocs;
 
+	/* the guest runs no more host functions: free the held streams */
+	xgpub_hostfn_release();
+
 	if (w->primary)
 		D->cuCtxSetCurrent(w->primary);
 	static const int order[] = {

@@ -141,6 +141,8 @@ struct xgpub_worker {
 	uint64_t mem_used;
 	/* the device's default memory pool, once asked for */
 	CUmemoryPool default_pool;
+	/* the guest's host-function slots (xgpub_op_hostfn.c) */
+	uint32_t hostfn_region, hostfn_nslots;
 	/* stream captures begun and not ended */
 	uint32_t captures;
 	/* statistics */
@@ -185,6 +187,8 @@ int xgpub_kernel_params(struct xgpub_worker *w,
 			void ***ex);
 /* a graph is being destroyed: drop its nodes' handles (xgpub_op_graph.c) */
 void xgpub_graph_forget_nodes(struct xgpub_worker *w, void *graph);
+/* the channel is closing: every held host-function callback returns */
+void xgpub_hostfn_release(void);
 /* is stream s being captured? (only asked while a capture is open) */
 bool xgpub_capturing(struct xgpub_worker *w, CUstream s);
 /* the device's default pool, which no guest destroys (xgpub_op_pool.c) */

@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: MIT
+/*
+ * xgpub_op_hostfn.c: host functions (cuLaunchHostFunc, cuStreamAddCallback)
+ * run in the guest process, in stream order, the stream held until they
+ * return.
+ *
+ * The guest shares a region of slots (struct xgpuif_hostfn_slot).  For
+ * each launch the worker puts a callback of its own on the stream; the
+ * driver runs it on its callback thread when the stream gets there.  It
+ * marks the slot DUE and waits, spinning briefly then sleeping, until
+ * the guest has run the function and marked it DONE, then frees the slot.
+ * Only this guest's streams wait on it (each guest process has a worker of
+ * its own), and a closing channel (xgpub_hostfn_release) lets every
+ * waiting callback go, so the teardown's synchronizations end.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "xgpub_worker.h"
+
+#define MAX_SLOTS 1024u
+
+struct hostfn_ctx {
+	struct xgpub_worker *w;
+	uint32_t slot;
+};
+
+static struct hostfn_ctx ctxs[MAX_SLOTS];
+static int closing;
+
+void xgpub_hostfn_release(void)
+{
+	__atomic_store_n(&closing, 1, __ATOMIC_RELEASE);
+}
+
+static struct xgpuif_hostfn_slot *slot_of(struct xgpub_worker *w,
+					  uint32_t slot)
+{
+	struct xgpub_region *r = xgpub_region_get(w, w->hostfn_region);
+
+	if (!r || slot >= w->hostfn_nslots ||
+	    (uint64_t)(slot + 1) * sizeof(struct xgpuif_hostfn_slot) > r->size)
+		return NULL;
+	return (struct xgpuif_hostfn_slot *)r->va + slot;
+}
+
+static void wait_done(struct xgpuif_hostfn_slot *s)
+{
+	struct timespec ts = { 0, 0 };
+	unsigned int spins = 0;
+
+	while (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != XGPUIF_HF_DONE &&
+	       !__atomic_load_n(&closing, __ATOMIC_ACQUIRE)) {
+		if (++spins < 2000) {
+#if defined(__x86_64__) || defined(__i386__)
+			__builtin_ia32_pause();
+#endif
+			continue;
+		}
+		/* 10 us, growing to 1 ms: a host function may be long */
+		ts.tv_nsec = ts.tv_nsec ? ts.tv_nsec * 2 : 10000;
+		if (ts.tv_nsec > 1000000)
+			ts.tv_nsec = 1000000;
+		while (nanosleep(&ts, &ts) && errno == EINTR)
+			;
+		ts.tv_nsec = ts.tv_nsec ? ts.tv_nsec : 10000;
+	}
+}
+
+static void run_slot(struct hostfn_ctx *c, CUresult status)
+{
+	struct xgpuif_hostfn_slot *s;
+
+	if (__atomic_load_n(&closing, __ATOMIC_ACQUIRE))
+		return;
+	/* the region stays mapped while work is queued: unregistering it
+	 * synchronizes the context first */
+	s = slot_of(c->w, c->slot);
+	if (!s)
+		return;
+	s->status = (int32_t)status;
+	__atomic_store_n(&s->state, XGPUIF_HF_DUE, __ATOMIC_RELEASE);
+	wait_done(s);
+	__atomic_store_n(&s->state, XGPUIF_HF_FREE, __ATOMIC_RELEASE);
+}
+
+static void CUDA_CB on_hostfn(void *user)
+{
+	run_slot(user, CUDA_SUCCESS);
+}
+
+static void CUDA_CB on_callback(CUstream s, CUresult status, void *user)
+{
+	(void)s;
+	run_slot(user, status);
+}
+
+int xgpub_h_HOSTFN_SETUP(struct xgpub_worker *w,
+			 const struct xgpuif_hostfn_setup_args *a)
+{
+	struct xgpub_region *r = xgpub_region_get(w, a->region);
+
+	if (!r || !a->nslots || a->nslots > MAX_SLOTS ||
+	    (uint64_t)a->nslots * sizeof(struct xgpuif_hostfn_slot) > r->size)
+		return CUDA_ERROR_INVALID_VALUE;
+	/* once per channel: slots in flight name the region */
+	if (w->hostfn_nslots)
+		return CUDA_ERROR_ILLEGAL_STATE;
+	w->hostfn_region = a->region;
+	w->hostfn_nslots = a->nslots;
+	/* a worker may serve another channel after a teardown */
+	__atomic_store_n(&closing, 0, __ATOMIC_RELEASE);
+	for (uint32_t i = 0; i < a->nslots; i++)
+		ctxs[i] = (struct hostfn_ctx){ w, i };
+	return 0;
+}
+
+int xgpub_h_HOSTFN_LAUNCH(struct xgpub_worker *w,
+			  const struct xgpuif_hostfn_launch_args *a,
+			  CUstream stream)
+{
+	struct hostfn_ctx *c;
+
+	if (a->callback > 1 || !slot_of(w, a->slot))
+		return CUDA_ERROR_INVALID_VALUE;
+	/* a graph would run the worker's callback at each launch, on a
+	 * slot the guest has long reused */
+	if (xgpub_capturing(w, stream))
+		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+	c = &ctxs[a->slot];
+	if (a->callback)
+		return w->D->cuStreamAddCallback(stream, on_callback, c, 0);
+	return w->D->cuLaunchHostFunc(stream, on_hostfn, c);
+}
