@@ -701,6 +701,52 @@ out:
 	end();
 }
 
+/* managed memory: one pointer for the program and the device */
+static void test_managed(void)
+{
+	CUdeviceptr m = 0, d = 0;
+	unsigned int managed = 0, type = 0;
+	uint8_t *p;
+	size_t bad;
+
+	begin("managed");
+	if (!OK(cuMemAllocManaged(&m, 8192, CU_MEM_ATTACH_GLOBAL)) ||
+	    !OK(cuMemAlloc(&d, 8192)))
+		goto out;
+	p = (uint8_t *)(uintptr_t)m;
+	memset(p, 0x11, 8192);			/* the CPU writes */
+	if (!OK(cuMemcpyDtoD(d, m, 8192)) ||	/* the device reads */
+	    !OK(cuMemsetD8(m + 4096, 0x22, 4096)) ||	/* and writes */
+	    !OK(cuCtxSynchronize()))
+		goto out;
+	bad = check_byte(p, 4096, 0x11);
+	EXPECT(bad == 4096, "byte %zu lost the CPU's write", bad);
+	bad = check_byte(p + 4096, 4096, 0x22);
+	EXPECT(bad == 4096, "byte %zu lost the device's write", 4096 + bad);
+	if (OK(cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED,
+				     m)) &&
+	    OK(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+				     m)))
+		EXPECT(managed == 1 && type == CU_MEMORYTYPE_DEVICE,
+		       "is managed %u, type %u", managed, type);
+	OK(cuMemPrefetchAsync(m, 8192, (CUmemLocation){
+				      CU_MEM_LOCATION_TYPE_DEVICE, 0 }, 0,
+			      NULL));
+	OK(cuMemAdvise(m, 8192, CU_MEM_ADVISE_SET_READ_MOSTLY,
+		       (CUmemLocation){ CU_MEM_LOCATION_TYPE_DEVICE, 0 }));
+	EXPECT(cuMemAdvise(d, 8192, CU_MEM_ADVISE_SET_READ_MOSTLY,
+			   (CUmemLocation){ CU_MEM_LOCATION_TYPE_DEVICE, 0 }) ==
+	       CUDA_ERROR_INVALID_VALUE, "advice on unmanaged memory taken");
+	EXPECT(cuMemAllocManaged(&d, 16, 0) == CUDA_ERROR_INVALID_VALUE,
+	       "no attach flag accepted");
+out:
+	if (m)
+		OK(cuMemFree(m));
+	if (d)
+		cuMemFree(d);
+	end();
+}
+
 static void test_scale(void)
 {
 	static const size_t off[] = { 0, 8, 16, 20 }, size[] = { 8, 8, 1, 4 };
@@ -949,6 +995,7 @@ int main(void)
 	test_pools();
 	test_graphs();
 	test_hostfn();
+	test_managed();
 	test_scale();
 	test_global();
 	test_streams_events();

@@ -127,6 +127,7 @@ struct xgpulib_region {
 	size_t size;
 	uint64_t dptr;		/* device pointer of the worker's mapping */
 	bool same_va;
+	bool managed;		/* cuMemAllocManaged's (xgpulib_api_managed.c) */
 };
 
 /* is p device memory? (known allocations first, then the worker) */
@@ -138,6 +139,11 @@ bool xgpulib_is_device(uint64_t p);
  */
 const struct xgpulib_region *xgpulib_region_find(const void *p, size_t len,
 						  uint64_t *off);
+
+/* mark region id as managed memory */
+void xgpulib_region_set_managed(uint32_t id);
+/* the managed allocation at p (its start), freed; false if it is none */
+bool xgpulib_managed_free(uint64_t p);
 
 /* ---- arrays ------------------------------------------------------------- */
 

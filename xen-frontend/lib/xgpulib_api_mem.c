@@ -158,6 +158,8 @@ CUresult cuMemFree(CUdeviceptr dptr)
 
 	if (!dptr)
 		return CUDA_SUCCESS;
+	if (xgpulib_managed_free(dptr))
+		return CUDA_SUCCESS;
 	rc = xgpulib_call_MEM_FREE(&a);
 	if (rc == CUDA_SUCCESS)
 		xgpulib_dalloc_del(dptr);
@@ -353,7 +355,9 @@ static CUresult host_attr(const struct xgpulib_region *r, uint64_t off,
 		*(CUcontext *)data = xgpulib_current();
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
-		*(unsigned int *)data = CU_MEMORYTYPE_HOST;
+		/* managed memory reads as device memory, as natively */
+		*(unsigned int *)data = r->managed ? CU_MEMORYTYPE_DEVICE :
+						     CU_MEMORYTYPE_HOST;
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
 		*(CUdeviceptr *)data = r->dptr + off;
@@ -362,7 +366,7 @@ static CUresult host_attr(const struct xgpulib_region *r, uint64_t off,
 		*(void **)data = r->va + off;
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_IS_MANAGED:
-		*(unsigned int *)data = 0;
+		*(unsigned int *)data = r->managed;
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
 		*(int *)data = 0;

@@ -84,6 +84,13 @@ void xgpulib_region_publish(const struct xgpulib_region *r)
 	pthread_mutex_unlock(&region_mu);
 }
 
+void xgpulib_region_set_managed(uint32_t id)
+{
+	pthread_mutex_lock(&region_mu);
+	regions[id].managed = true;
+	pthread_mutex_unlock(&region_mu);
+}
+
 bool xgpulib_region_take(const void *va, struct xgpulib_region *r)
 {
 	bool found = false;
