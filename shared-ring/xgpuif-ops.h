@@ -797,4 +797,68 @@ struct xgpuif_hostfn_launch_args {
 				 * cuLaunchHostFunc */
 };
 
+/* ---- virtual memory management ------------------------------------------ */
+
+/* CUmemAllocationProp, less the Windows metadata */
+struct xgpuif_vmm_prop {
+	uint32_t type;		/* CUmemAllocationType */
+	uint32_t handle_types;	/* CUmemAllocationHandleType mask */
+	uint32_t loc_type;	/* CUmemLocationType */
+	int32_t loc_id;
+	uint8_t compression;
+	uint8_t rdma;
+	uint16_t usage;
+	uint32_t _pad;
+};
+
+struct xgpuif_vmm_create_args {
+	uint64_t size;
+	uint64_t flags;
+	struct xgpuif_vmm_prop prop;
+};
+
+struct xgpuif_vmm_handle_reply {
+	xgpuif_handle_t handle;
+};
+
+struct xgpuif_vmm_reserve_args {
+	uint64_t size;
+	uint64_t align;
+	uint64_t addr;		/* a hint */
+	uint64_t flags;
+};
+
+/* VMM_ADDRESS_FREE, VMM_UNMAP, VMM_RETAIN (size 0) */
+struct xgpuif_vmm_range_args {
+	uint64_t ptr;
+	uint64_t size;
+};
+
+struct xgpuif_vmm_map_args {
+	uint64_t ptr;
+	uint64_t size;
+	uint64_t offset;
+	xgpuif_handle_t handle;
+	uint64_t flags;
+};
+
+/* VMM_SET_ACCESS (one descriptor), VMM_GET_ACCESS (size 0, flags out) */
+struct xgpuif_vmm_access_args {
+	uint64_t ptr;
+	uint64_t size;
+	uint32_t loc_type;
+	int32_t loc_id;
+	uint64_t flags;		/* CUmemAccess_flags */
+};
+
+struct xgpuif_vmm_granularity_args {
+	struct xgpuif_vmm_prop prop;
+	uint32_t option;	/* CUmemAllocationGranularity_flags */
+	uint32_t _pad;
+};
+
+struct xgpuif_vmm_props_reply {
+	struct xgpuif_vmm_prop prop;
+};
+
 #endif /* XGPUIF_OPS_H */

@@ -353,6 +353,15 @@ XGPUIF_ASSERT_SIZE(struct xgpuif_graph_nodes_reply, 8);
 XGPUIF_ASSERT_SIZE(struct xgpuif_hostfn_slot, 64);
 XGPUIF_ASSERT_SIZE(struct xgpuif_hostfn_setup_args, 8);
 XGPUIF_ASSERT_SIZE(struct xgpuif_hostfn_launch_args, 16);
+XGPUIF_ASSERT_SIZE(struct xgpuif_vmm_prop, 24);
+XGPUIF_ASSERT_SIZE(struct xgpuif_vmm_create_args, 40);
+XGPUIF_ASSERT_SIZE(struct xgpuif_vmm_handle_reply, 8);
+XGPUIF_ASSERT_SIZE(struct xgpuif_vmm_reserve_args, 32);
+XGPUIF_ASSERT_SIZE(struct xgpuif_vmm_range_args, 16);
+XGPUIF_ASSERT_SIZE(struct xgpuif_vmm_map_args, 40);
+XGPUIF_ASSERT_SIZE(struct xgpuif_vmm_access_args, 32);
+XGPUIF_ASSERT_SIZE(struct xgpuif_vmm_granularity_args, 32);
+XGPUIF_ASSERT_SIZE(struct xgpuif_vmm_props_reply, 24);
 XGPUIF_ASSERT_SIZE(struct xgpuif_output_reply, 24);
 _Static_assert(__builtin_offsetof(struct xgpuif_request, payload) ==
 	       XGPUIF_HDR_SIZE, "request header is 32 bytes");

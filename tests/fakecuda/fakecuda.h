@@ -174,6 +174,7 @@ struct range {
 	struct fctx *ctx;	/* R_DEVICE: owner */
 	void *mem;		/* R_DEVICE: to free */
 	struct fpool *pool;	/* R_DEVICE: the pool it came from */
+	CUmemGenericAllocationHandle vmm;	/* R_DEVICE: cuMemMap'ed */
 };
 
 /* a memory pool (fakecuda_pool.c): counters and attributes, no caching */

@@ -6,7 +6,8 @@ fp16 and bf16, a transposed GEMM and a Linear's backward first thing in
 the process (cuBLASLt loads its kernels then), conv2d, FFT, sort, training
 loops of an MLP and of a transformer block with AdamW, a DataLoader with
 worker processes and pinned memory, a CUDA graph captured and replayed,
-and torch.compile (Triton; skipped with XGPU_TORCH_COMPILE=0).  Deterministic algorithms only, values
+the expandable-segments allocator (the driver's virtual memory API), and
+torch.compile (Triton; skipped with XGPU_TORCH_COMPILE=0).  Deterministic algorithms only, values
 rounded; prints PASS torch_check last when every step ran."""
 import os
 import sys
@@ -129,6 +130,24 @@ def cuda_graph():
     return out
 
 
+def expandable():
+    # the allocator on the driver's virtual memory API: a process of its own
+    # (the setting is read when CUDA starts)
+    import subprocess
+    code = ("import torch; g = torch.Generator(device='cuda').manual_seed(12);"
+            "x = [torch.randn(1 << k, device='cuda', generator=g) "
+            "for k in range(10, 24)];"
+            "del x[3:7]; y = torch.randn(1 << 22, device='cuda', generator=g);"
+            "print(round(float(sum(t.sum() for t in x) + y.sum()), 2))")
+    env = dict(os.environ,
+               PYTORCH_CUDA_ALLOC_CONF="expandable_segments:True")
+    out = subprocess.run([sys.executable, "-c", code], env=env,
+                         capture_output=True, text=True, timeout=300)
+    if out.returncode:
+        raise RuntimeError(out.stderr.strip().splitlines()[-1])
+    return out.stdout.strip()
+
+
 def compiled():
     f = torch.compile(lambda a: (a.sin() * 2 + a.cos()).sum())
     g = torch.Generator(device="cuda").manual_seed(11)
@@ -163,6 +182,7 @@ step("mlp AdamW loss first last", mlp)
 step("transformer block AdamW loss first last", transformer)
 step("dataloader workers pin_memory", loader)
 step("cuda graph capture, replay x3", cuda_graph)
+step("expandable_segments allocator", expandable)
 if os.environ.get("XGPU_TORCH_COMPILE", "1") != "0":
     step("torch.compile (Triton)", compiled)
 if failed:

@@ -747,6 +747,69 @@ out:
 	end();
 }
 
+/* the virtual memory API: reserve, create, map, access, copy, unmap */
+static void test_vmm(void)
+{
+	CUmemAllocationProp prop;
+	CUmemAccessDesc acc;
+	CUmemGenericAllocationHandle h = 0, h2 = 0;
+	CUdeviceptr va = 0;
+	unsigned long long fl = 0;
+	size_t g = 0, size = 0;
+	uint8_t *buf = NULL;
+	size_t bad;
+
+	begin("vmm");
+	memset(&prop, 0, sizeof(prop));
+	prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+	prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+	prop.location.id = 0;
+	if (!OK(cuMemGetAllocationGranularity(&g, &prop,
+				CU_MEM_ALLOC_GRANULARITY_MINIMUM)))
+		goto out;
+	size = 4 * g;
+	buf = malloc(size);
+	acc.location = prop.location;
+	acc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+	if (!buf || !OK(cuMemAddressReserve(&va, 2 * size, 0, 0, 0)) ||
+	    !OK(cuMemCreate(&h, size, &prop, 0)) ||
+	    !OK(cuMemMap(va, size, 0, h, 0)) ||
+	    !OK(cuMemSetAccess(va, size, &acc, 1)) ||
+	    !OK(cuMemGetAccess(&fl, &prop.location, va)))
+		goto out;
+	EXPECT(fl == CU_MEM_ACCESS_FLAGS_PROT_READWRITE, "access %llu", fl);
+	memset(buf, 0x3c, size);
+	if (OK(cuMemcpyHtoD(va, buf, size)) && OK(cuMemsetD8(va + g, 0x5a, g))) {
+		memset(buf, 0, size);
+		if (OK(cuMemcpyDtoH(buf, va, size))) {
+			bad = check_byte(buf, g, 0x3c);
+			EXPECT(bad == g, "byte %zu", bad);
+			bad = check_byte(buf + g, g, 0x5a);
+			EXPECT(bad == g, "byte %zu", g + bad);
+		}
+	}
+	/* a retained handle is the same allocation */
+	if (OK(cuMemRetainAllocationHandle(&h2, (void *)(uintptr_t)va)))
+		EXPECT(h2 == h, "retained %llu, created %llu",
+		       (unsigned long long)h2, (unsigned long long)h);
+	OK(cuMemRelease(h2));
+	/* outside the guest's reservations: refused before the driver */
+	EXPECT(cuMemMap(0x10000, size, 0, h, 0) == CUDA_ERROR_INVALID_VALUE,
+	       "a map outside the reservations");
+	EXPECT(cuMemAddressFree(va + g, g) == CUDA_ERROR_INVALID_VALUE,
+	       "part of a reservation freed");
+	EXPECT(cuMemRelease(0x12345) == CUDA_ERROR_INVALID_HANDLE,
+	       "a forged handle released");
+	OK(cuMemUnmap(va, size));
+out:
+	if (h)
+		OK(cuMemRelease(h));
+	if (va)
+		OK(cuMemAddressFree(va, 2 * size));
+	free(buf);
+	end();
+}
+
 static void test_scale(void)
 {
 	static const size_t off[] = { 0, 8, 16, 20 }, size[] = { 8, 8, 1, 4 };
@@ -996,6 +1059,7 @@ int main(void)
 	test_graphs();
 	test_hostfn();
 	test_managed();
+	test_vmm();
 	test_scale();
 	test_global();
 	test_streams_events();

@@ -368,6 +368,8 @@ int xgpub_release(struct xgpub_worker *w, struct xgpub_hentry *e)
 		return D->cuArrayDestroy(e->obj);
 	case XGPUB_H_GEXEC:
 		return D->cuGraphExecDestroy(e->obj);
+	case XGPUB_H_VMEM:
+		return xgpub_vmm_release(w, e);
 	case XGPUB_H_GRAPH:
 		xgpub_graph_forget_nodes(w, e->obj);
 		return D->cuGraphDestroy(e->obj);
@@ -409,10 +411,12 @@ static void worker_teardown(struct xgpub_worker *w)
 		D->cuCtxSetCurrent(w->primary);
 	static const int order[] = {
 		XGPUB_H_TEXOBJ, XGPUB_H_EVENT, XGPUB_H_STREAM,
-		XGPUB_H_GEXEC, XGPUB_H_GRAPH,
+		XGPUB_H_GEXEC, XGPUB_H_GRAPH, XGPUB_H_VMEM,
 		XGPUB_H_LIBRARY, XGPUB_H_MODULE, XGPUB_H_BLOB, XGPUB_H_ARRAY,
 		XGPUB_H_POOL,
 	};
+	/* mappings go before the memory behind them */
+	xgpub_vmm_teardown(w);
 	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
 		xgpub_handle_each(&w->h, order[i], destroy_one, w);
 	for (uint32_t i = 0; i < w->nallocs; i++)

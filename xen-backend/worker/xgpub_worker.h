@@ -51,6 +51,7 @@ enum xgpub_htype {
 	XGPUB_H_GRAPH,
 	XGPUB_H_GEXEC,
 	XGPUB_H_GNODE,
+	XGPUB_H_VMEM,
 	XGPUB_H_NTYPES
 };
 
@@ -141,6 +142,9 @@ struct xgpub_worker {
 	uint64_t mem_used;
 	/* the device's default memory pool, once asked for */
 	CUmemoryPool default_pool;
+	/* the guest's address reservations (xgpub_op_vmm.c) */
+	struct xgpub_alloc *vres;
+	uint32_t nvres, cap_vres;
 	/* the guest's host-function slots (xgpub_op_hostfn.c) */
 	uint32_t hostfn_region, hostfn_nslots;
 	/* stream captures begun and not ended */
@@ -187,6 +191,10 @@ int xgpub_kernel_params(struct xgpub_worker *w,
 			void ***ex);
 /* a graph is being destroyed: drop its nodes' handles (xgpub_op_graph.c) */
 void xgpub_graph_forget_nodes(struct xgpub_worker *w, void *graph);
+/* unmap and free the guest's reservations (teardown, xgpub_op_vmm.c) */
+void xgpub_vmm_teardown(struct xgpub_worker *w);
+/* release a VMEM handle's references (xgpub_op_vmm.c) */
+int xgpub_vmm_release(struct xgpub_worker *w, struct xgpub_hentry *e);
 /* the channel is closing: every held host-function callback returns */
 void xgpub_hostfn_release(void);
 /* is stream s being captured? (only asked while a capture is open) */

@@ -1,0 +1,303 @@
+// SPDX-License-Identifier: MIT
+/*
+ * xgpub_op_vmm.c: the virtual memory management API (cuMemCreate,
+ * cuMemAddressReserve, cuMemMap, ...), used by PyTorch's expandable
+ * segments.
+ *
+ * Physical allocations are handles of kind VMEM (the driver's handle
+ * value, its size and the references the guest holds); their size is
+ * charged to the quota from cuMemCreate until the last reference goes.
+ * Address ranges are the guest's reservations, kept here: a map, unmap,
+ * access change or free must lie inside one, so a guest never maps over
+ * or frees address space that is not its own.  Only the guest's device
+ * (0) is a location; memory that could leave the worker (an export to a
+ * shareable handle) is refused in the guest library.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xgpub_worker.h"
+
+struct vmem {
+	uint64_t size;
+	uint32_t refs;		/* the guest's: create, then each retain */
+};
+
+static int prop_of(struct xgpub_worker *w, const struct xgpuif_vmm_prop *p,
+		   CUmemAllocationProp *out)
+{
+	if (p->loc_type != CU_MEM_LOCATION_TYPE_DEVICE || p->loc_id != 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	memset(out, 0, sizeof(*out));
+	out->type = (CUmemAllocationType)p->type;
+	out->requestedHandleTypes = (CUmemAllocationHandleType)p->handle_types;
+	out->location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+	out->location.id = w->dev;
+	out->allocFlags.compressionType = p->compression;
+	out->allocFlags.gpuDirectRDMACapable = p->rdma;
+	out->allocFlags.usage = p->usage;
+	return 0;
+}
+
+/* the reservation holding [p, p + n), or -1 */
+static int reservation(struct xgpub_worker *w, uint64_t p, uint64_t n)
+{
+	for (uint32_t i = 0; i < w->nvres; i++) {
+		const struct xgpub_alloc *r = &w->vres[i];
+
+		if (p >= r->dptr && p - r->dptr <= r->size &&
+		    n <= r->size - (p - r->dptr))
+			return (int)i;
+	}
+	return -1;
+}
+
+int xgpub_h_VMM_CREATE(struct xgpub_worker *w,
+		       const struct xgpuif_vmm_create_args *a,
+		       struct xgpuif_vmm_handle_reply *r)
+{
+	CUmemGenericAllocationHandle h;
+	CUmemAllocationProp prop;
+	struct vmem *v;
+	int rc = prop_of(w, &a->prop, &prop);
+
+	if (rc)
+		return rc;
+	if (!a->size)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!xgpub_quota_allows(w, a->size))
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	v = malloc(sizeof(*v));
+	if (!v)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	rc = w->D->cuMemCreate(&h, a->size, &prop, a->flags);
+	if (rc) {
+		free(v);
+		return rc;
+	}
+	*v = (struct vmem){ a->size, 1 };
+	r->handle = xgpub_handle_new(&w->h, XGPUB_H_VMEM, (void *)(uintptr_t)h,
+				     v);
+	if (!r->handle) {
+		free(v);
+		w->D->cuMemRelease(h);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	w->mem_used += a->size;
+	return 0;
+}
+
+/* every reference the guest still holds (teardown, or a release) */
+int xgpub_vmm_release(struct xgpub_worker *w, struct xgpub_hentry *e)
+{
+	struct vmem *v = e->extra;
+	int rc = 0;
+
+	for (; v && v->refs; v->refs--)
+		rc = w->D->cuMemRelease((CUmemGenericAllocationHandle)(uintptr_t)
+					e->obj);
+	if (v) {
+		w->mem_used -= v->size;
+		v->size = 0;
+	}
+	return rc;
+}
+
+int xgpub_h_VMM_RELEASE(struct xgpub_worker *w, struct xgpub_hentry *handle)
+{
+	struct vmem *v = handle->extra;
+	int rc;
+
+	rc = w->D->cuMemRelease((CUmemGenericAllocationHandle)(uintptr_t)
+				handle->obj);
+	if (rc)
+		return rc;
+	if (--v->refs == 0) {
+		w->mem_used -= v->size;
+		xgpub_handle_drop(&w->h, handle);
+	}
+	return 0;
+}
+
+int xgpub_h_VMM_RESERVE(struct xgpub_worker *w,
+			const struct xgpuif_vmm_reserve_args *a,
+			struct xgpuif_dptr_reply *r)
+{
+	CUdeviceptr p;
+	int rc;
+
+	if (w->nvres == w->cap_vres) {
+		uint32_t ncap = w->cap_vres ? w->cap_vres * 2 : 64;
+		struct xgpub_alloc *n;
+
+		if (ncap > 65536)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		n = realloc(w->vres, ncap * sizeof(*n));
+		if (!n)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		w->vres = n;
+		w->cap_vres = ncap;
+	}
+	rc = w->D->cuMemAddressReserve(&p, a->size, a->align, a->addr,
+				       a->flags);
+	if (rc)
+		return rc;
+	w->vres[w->nvres++] = (struct xgpub_alloc){ p, a->size };
+	r->dptr = p;
+	return 0;
+}
+
+int xgpub_h_VMM_ADDRESS_FREE(struct xgpub_worker *w,
+			     const struct xgpuif_vmm_range_args *a)
+{
+	int i = reservation(w, a->ptr, a->size);
+	int rc;
+
+	if (i < 0 || w->vres[i].dptr != a->ptr || w->vres[i].size != a->size)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = w->D->cuMemAddressFree(a->ptr, a->size);
+	if (rc == 0)
+		w->vres[i] = w->vres[--w->nvres];
+	return rc;
+}
+
+int xgpub_h_VMM_MAP(struct xgpub_worker *w,
+		    const struct xgpuif_vmm_map_args *a,
+		    struct xgpub_hentry *handle)
+{
+	if (reservation(w, a->ptr, a->size) < 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	return w->D->cuMemMap(a->ptr, a->size, a->offset,
+			      (CUmemGenericAllocationHandle)(uintptr_t)
+			      handle->obj, a->flags);
+}
+
+int xgpub_h_VMM_UNMAP(struct xgpub_worker *w,
+		      const struct xgpuif_vmm_range_args *a)
+{
+	if (reservation(w, a->ptr, a->size) < 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	return w->D->cuMemUnmap(a->ptr, a->size);
+}
+
+static int location(struct xgpub_worker *w,
+		    const struct xgpuif_vmm_access_args *a, CUmemLocation *l)
+{
+	if (a->loc_type != CU_MEM_LOCATION_TYPE_DEVICE || a->loc_id != 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	l->type = CU_MEM_LOCATION_TYPE_DEVICE;
+	l->id = w->dev;
+	return 0;
+}
+
+int xgpub_h_VMM_SET_ACCESS(struct xgpub_worker *w,
+			   const struct xgpuif_vmm_access_args *a)
+{
+	CUmemAccessDesc d;
+	int rc;
+
+	if (reservation(w, a->ptr, a->size) < 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = location(w, a, &d.location);
+	if (rc)
+		return rc;
+	d.flags = (CUmemAccess_flags)a->flags;
+	return w->D->cuMemSetAccess(a->ptr, a->size, &d, 1);
+}
+
+int xgpub_h_VMM_GET_ACCESS(struct xgpub_worker *w,
+			   const struct xgpuif_vmm_access_args *a,
+			   struct xgpuif_u64_reply *r)
+{
+	unsigned long long f = 0;
+	CUmemLocation l;
+	int rc;
+
+	if (reservation(w, a->ptr, 1) < 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = location(w, a, &l);
+	if (rc)
+		return rc;
+	rc = w->D->cuMemGetAccess(&f, &l, a->ptr);
+	if (rc == 0)
+		r->value = f;
+	return rc;
+}
+
+int xgpub_h_VMM_GRANULARITY(struct xgpub_worker *w,
+			    const struct xgpuif_vmm_granularity_args *a,
+			    struct xgpuif_u64_reply *r)
+{
+	CUmemAllocationProp prop;
+	size_t g = 0;
+	int rc = prop_of(w, &a->prop, &prop);
+
+	if (rc)
+		return rc;
+	rc = w->D->cuMemGetAllocationGranularity(
+		&g, &prop, (CUmemAllocationGranularity_flags)a->option);
+	if (rc == 0)
+		r->value = g;
+	return rc;
+}
+
+int xgpub_h_VMM_RETAIN(struct xgpub_worker *w,
+		       const struct xgpuif_vmm_range_args *a,
+		       struct xgpuif_vmm_handle_reply *r)
+{
+	CUmemGenericAllocationHandle h;
+	int rc;
+
+	if (reservation(w, a->ptr, 1) < 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = w->D->cuMemRetainAllocationHandle(&h, (void *)(uintptr_t)a->ptr);
+	if (rc)
+		return rc;
+	for (uint32_t i = 0; i < w->h.n; i++) {
+		struct xgpub_hentry *e = &w->h.e[i];
+
+		if (e->type == XGPUB_H_VMEM && e->obj == (void *)(uintptr_t)h) {
+			((struct vmem *)e->extra)->refs++;
+			r->handle = xgpub_handle_of(&w->h, e);
+			return 0;
+		}
+	}
+	/* mapped in a reservation of the guest's, so created by it */
+	w->D->cuMemRelease(h);
+	return CUDA_ERROR_INVALID_VALUE;
+}
+
+int xgpub_h_VMM_PROPS(struct xgpub_worker *w, struct xgpub_hentry *handle,
+		      struct xgpuif_vmm_props_reply *r)
+{
+	CUmemAllocationProp p;
+	int rc;
+
+	memset(&p, 0, sizeof(p));
+	rc = w->D->cuMemGetAllocationPropertiesFromHandle(
+		&p, (CUmemGenericAllocationHandle)(uintptr_t)handle->obj);
+	if (rc)
+		return rc;
+	r->prop = (struct xgpuif_vmm_prop){
+		.type = p.type, .handle_types = p.requestedHandleTypes,
+		.loc_type = p.location.type, .loc_id = 0,
+		.compression = p.allocFlags.compressionType,
+		.rdma = p.allocFlags.gpuDirectRDMACapable,
+		.usage = p.allocFlags.usage,
+	};
+	return 0;
+}
+
+void xgpub_vmm_teardown(struct xgpub_worker *w)
+{
+	for (uint32_t i = 0; i < w->nvres; i++) {
+		/* whatever is still mapped, then the range */
+		w->D->cuMemUnmap(w->vres[i].dptr, w->vres[i].size);
+		w->D->cuMemAddressFree(w->vres[i].dptr, w->vres[i].size);
+	}
+	w->nvres = 0;
+	free(w->vres);
+	w->vres = NULL;
+	w->cap_vres = 0;
+}

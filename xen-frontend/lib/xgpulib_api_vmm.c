@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: MIT
+/*
+ * xgpulib_api_vmm.c: the virtual memory management API (cuMemCreate,
+ * cuMemAddressReserve, cuMemMap, cuMemSetAccess, ...), as PyTorch's
+ * expandable segments use it.
+ *
+ * Every call is forwarded: the physical allocations and the address
+ * space live in the worker (device addresses, like every device pointer).
+ * A physical allocation's handle is the worker's; the guest keeps mapped
+ * ranges in its table of device memory (for unified copies).  Only the
+ * guest's device is a location; exporting an allocation to a shareable
+ * handle, importing one, multicast objects and array mappings are
+ * refused with CUDA_ERROR_NOT_SUPPORTED: a guest's memory does not leave
+ * its worker.
+ */
+#include <string.h>
+
+#include "xgpulib.h"
+#include "xgpulib_dev.h"
+
+static CUresult prop_to_wire(const CUmemAllocationProp *p,
+			     struct xgpuif_vmm_prop *w)
+{
+	if (!p)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (p->location.type != CU_MEM_LOCATION_TYPE_DEVICE) {
+		xgpulib_dbg("virtual memory: location type %d not supported "
+			    "(device memory only)", (int)p->location.type);
+		return CUDA_ERROR_NOT_SUPPORTED;
+	}
+	if (xgpulib_check_dev(p->location.id))
+		return CUDA_ERROR_INVALID_DEVICE;
+	*w = (struct xgpuif_vmm_prop){
+		.type = (uint32_t)p->type,
+		.handle_types = (uint32_t)p->requestedHandleTypes,
+		.loc_type = (uint32_t)p->location.type,
+		.loc_id = p->location.id,
+		.compression = p->allocFlags.compressionType,
+		.rdma = p->allocFlags.gpuDirectRDMACapable,
+		.usage = p->allocFlags.usage,
+	};
+	return CUDA_SUCCESS;
+}
+
+CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
+		     const CUmemAllocationProp *prop, unsigned long long flags)
+{
+	struct xgpuif_vmm_create_args a = { size, flags, { 0 } };
+	struct xgpuif_vmm_handle_reply r = { 0 };
+	CUresult rc;
+
+	if (!handle)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	rc = prop_to_wire(prop, &a.prop);
+	if (rc)
+		return rc;
+	rc = xgpulib_call_VMM_CREATE(&a, &r);
+	if (rc == CUDA_SUCCESS)
+		*handle = r.handle;
+	return rc;
+}
+
+CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
+{
+	struct xgpuif_handle_args a = { handle };
+
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	return xgpulib_call_VMM_RELEASE(&a);
+}
+
+CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment,
+			     CUdeviceptr addr, unsigned long long flags)
+{
+	struct xgpuif_vmm_reserve_args a = { size, alignment, addr, flags };
+	struct xgpuif_dptr_reply r = { 0 };
+	CUresult rc;
+
+	if (!ptr || !size)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	rc = xgpulib_call_VMM_RESERVE(&a, &r);
+	if (rc == CUDA_SUCCESS)
+		*ptr = r.dptr;
+	return rc;
+}
+
+CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size)
+{
+	struct xgpuif_vmm_range_args a = { ptr, size };
+
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	return xgpulib_call_VMM_ADDRESS_FREE(&a);
+}
+
+CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
+		  CUmemGenericAllocationHandle handle, unsigned long long flags)
+{
+	struct xgpuif_vmm_map_args a = { ptr, size, offset, handle, flags };
+	CUresult rc;
+
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	rc = xgpulib_call_VMM_MAP(&a);
+	if (rc == CUDA_SUCCESS)
+		xgpulib_dalloc_add(ptr, size);
+	return rc;
+}
+
+CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
+{
+	struct xgpuif_vmm_range_args a = { ptr, size };
+	CUresult rc;
+
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	rc = xgpulib_call_VMM_UNMAP(&a);
+	if (rc == CUDA_SUCCESS)
+		xgpulib_dalloc_del(ptr);
+	return rc;
+}
+
+CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size,
+			const CUmemAccessDesc *desc, size_t count)
+{
+	struct xgpuif_vmm_access_args a = { .ptr = ptr, .size = size };
+	CUresult rc;
+
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!count || !desc)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (size_t i = 0; i < count; i++) {
+		a.loc_type = (uint32_t)desc[i].location.type;
+		a.loc_id = desc[i].location.id;
+		a.flags = (uint64_t)desc[i].flags;
+		rc = xgpulib_call_VMM_SET_ACCESS(&a);
+		if (rc)
+			return rc;
+	}
+	return CUDA_SUCCESS;
+}
+
+CUresult cuMemGetAccess(unsigned long long *flags,
+			const CUmemLocation *location, CUdeviceptr ptr)
+{
+	struct xgpuif_vmm_access_args a = { .ptr = ptr };
+	struct xgpuif_u64_reply r = { 0 };
+	CUresult rc;
+
+	if (!flags || !location)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	a.loc_type = (uint32_t)location->type;
+	a.loc_id = location->id;
+	rc = xgpulib_call_VMM_GET_ACCESS(&a, &r);
+	if (rc == CUDA_SUCCESS)
+		*flags = r.value;
+	return rc;
+}
+
+CUresult cuMemGetAllocationGranularity(size_t *granularity,
+				       const CUmemAllocationProp *prop,
+				       CUmemAllocationGranularity_flags option)
+{
+	struct xgpuif_vmm_granularity_args a = { { 0 }, (uint32_t)option, 0 };
+	struct xgpuif_u64_reply r = { 0 };
+	CUresult rc;
+
+	if (!granularity)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	rc = prop_to_wire(prop, &a.prop);
+	if (rc)
+		return rc;
+	rc = xgpulib_call_VMM_GRANULARITY(&a, &r);
+	if (rc == CUDA_SUCCESS)
+		*granularity = r.value;
+	return rc;
+}
+
+CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *handle,
+				     void *addr)
+{
+	struct xgpuif_vmm_range_args a = { (uint64_t)(uintptr_t)addr, 0 };
+	struct xgpuif_vmm_handle_reply r = { 0 };
+	CUresult rc;
+
+	if (!handle)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	rc = xgpulib_call_VMM_RETAIN(&a, &r);
+	if (rc == CUDA_SUCCESS)
+		*handle = r.handle;
+	return rc;
+}
+
+CUresult cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp *prop,
+						CUmemGenericAllocationHandle h)
+{
+	struct xgpuif_handle_args a = { h };
+	struct xgpuif_vmm_props_reply r;
+	CUresult rc;
+
+	if (!prop)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	memset(&r, 0, sizeof(r));
+	rc = xgpulib_call_VMM_PROPS(&a, &r);
+	if (rc)
+		return rc;
+	memset(prop, 0, sizeof(*prop));
+	prop->type = (CUmemAllocationType)r.prop.type;
+	prop->requestedHandleTypes =
+		(CUmemAllocationHandleType)r.prop.handle_types;
+	prop->location.type = (CUmemLocationType)r.prop.loc_type;
+	prop->location.id = r.prop.loc_id;
+	prop->allocFlags.compressionType = r.prop.compression;
+	prop->allocFlags.gpuDirectRDMACapable = r.prop.rdma;
+	prop->allocFlags.usage = r.prop.usage;
+	return CUDA_SUCCESS;
+}
