@@ -861,4 +861,29 @@ struct xgpuif_vmm_props_reply {
 	struct xgpuif_vmm_prop prop;
 };
 
+/* ---- stream memory operations and attributes ---------------------------- */
+
+/* STREAM_MEMOP: count CUstreamBatchMemOpParams follow (the CUDA ABI's
+ * 48-byte union, as it is) */
+struct xgpuif_memop_args {
+	xgpuif_handle_t stream;
+	uint32_t count;
+	uint32_t flags;
+};
+
+#define XGPUIF_MEMOP_SIZE	48u
+#define XGPUIF_MAX_MEMOPS	256u
+
+/* STREAM_ATTR: a CUstreamAttrValue (64 bytes) in, and out for a get */
+struct xgpuif_stream_attr_args {
+	xgpuif_handle_t stream;
+	uint32_t attr;		/* CUstreamAttrID */
+	uint32_t set;
+	uint8_t value[64];
+};
+
+struct xgpuif_stream_attr_reply {
+	uint8_t value[64];
+};
+
 #endif /* XGPUIF_OPS_H */

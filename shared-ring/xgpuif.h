@@ -362,6 +362,9 @@ XGPUIF_ASSERT_SIZE(struct xgpuif_vmm_map_args, 40);
 XGPUIF_ASSERT_SIZE(struct xgpuif_vmm_access_args, 32);
 XGPUIF_ASSERT_SIZE(struct xgpuif_vmm_granularity_args, 32);
 XGPUIF_ASSERT_SIZE(struct xgpuif_vmm_props_reply, 24);
+XGPUIF_ASSERT_SIZE(struct xgpuif_memop_args, 16);
+XGPUIF_ASSERT_SIZE(struct xgpuif_stream_attr_args, 80);
+XGPUIF_ASSERT_SIZE(struct xgpuif_stream_attr_reply, 64);
 XGPUIF_ASSERT_SIZE(struct xgpuif_output_reply, 24);
 _Static_assert(__builtin_offsetof(struct xgpuif_request, payload) ==
 	       XGPUIF_HDR_SIZE, "request header is 32 bytes");
@@ -436,6 +439,11 @@ _Static_assert(sizeof(struct xgpuif_tex_mem) ==
 	       offsetof(struct xgpuif_tex_mem, height) ==
 	       sizeof(((CUDA_RESOURCE_DESC *)0)->res.linear),
 	       "pitch2D and linear resource sizes");
+_Static_assert(sizeof(CUstreamBatchMemOpParams) == XGPUIF_MEMOP_SIZE,
+	       "stream memory operation size");
+_Static_assert(sizeof(CUstreamAttrValue) ==
+	       sizeof(((struct xgpuif_stream_attr_args *)0)->value),
+	       "stream attribute value size");
 _Static_assert(sizeof(struct xgpuif_tex_desc) ==
 	       offsetof(CUDA_TEXTURE_DESC, reserved), "texture desc size");
 _Static_assert(sizeof(struct xgpuif_tex_view) ==

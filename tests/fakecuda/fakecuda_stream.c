@@ -5,6 +5,7 @@
  * streams only check their handles and events only keep a time stamp.
  */
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "fakecuda.h"
@@ -289,5 +290,99 @@ CUresult cuStreamAddCallback(CUstream s, CUstreamCallback cb, void *user,
 	if (!cb || flags)
 		return CUDA_ERROR_INVALID_VALUE;
 	cb(s, CUDA_SUCCESS, user);
+	return CUDA_SUCCESS;
+}
+
+/* ---- stream memory operations: at once, so a wait must already hold --- */
+
+static bool wait_holds(uint64_t have, uint64_t want, unsigned int flags)
+{
+	switch (flags & 0x3) {
+	case CU_STREAM_WAIT_VALUE_GEQ:
+		return (int32_t)(have - want) >= 0;
+	case CU_STREAM_WAIT_VALUE_EQ:
+		return have == want;
+	case CU_STREAM_WAIT_VALUE_AND:
+		return (have & want) != 0;
+	default:
+		return ~(have | ~want) != 0;	/* NOR */
+	}
+}
+
+CUresult cuStreamBatchMemOp_v2(CUstream s, unsigned int count,
+			       CUstreamBatchMemOpParams *ops,
+			       unsigned int flags)
+{
+	CUresult rc;
+
+	NEED_CTX();
+	rc = fc_stream_ok(s);
+	if (rc)
+		return rc;
+	if (!count || !ops || flags)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (unsigned int i = 0; i < count; i++) {
+		CUstreamBatchMemOpParams *o = &ops[i];
+		bool is64 = o->operation == CU_STREAM_MEM_OP_WAIT_VALUE_64 ||
+			    o->operation == CU_STREAM_MEM_OP_WRITE_VALUE_64;
+		size_t n = is64 ? 8 : 4;
+		uint64_t have = 0;
+
+		switch (o->operation) {
+		case CU_STREAM_MEM_OP_WAIT_VALUE_32:
+		case CU_STREAM_MEM_OP_WAIT_VALUE_64:
+			if (!fc_dev_ok(o->waitValue.address, n))
+				return CUDA_ERROR_INVALID_VALUE;
+			memcpy(&have, (void *)(uintptr_t)o->waitValue.address,
+			       n);
+			if (!wait_holds(have, is64 ? o->waitValue.value64 :
+						     o->waitValue.value,
+					o->waitValue.flags))
+				return CUDA_ERROR_NOT_SUPPORTED;
+			break;
+		case CU_STREAM_MEM_OP_WRITE_VALUE_32:
+		case CU_STREAM_MEM_OP_WRITE_VALUE_64:
+			if (!fc_dev_ok(o->writeValue.address, n))
+				return CUDA_ERROR_INVALID_VALUE;
+			memcpy((void *)(uintptr_t)o->writeValue.address,
+			       is64 ? (void *)&o->writeValue.value64 :
+				      (void *)&o->writeValue.value, n);
+			break;
+		default:
+			break;
+		}
+	}
+	return CUDA_SUCCESS;
+}
+
+CUresult cuStreamGetAttribute(CUstream s, CUstreamAttrID attr,
+			      CUstreamAttrValue *v)
+{
+	struct fstream *st;
+
+	NEED_CTX();
+	if (fc_stream_ok(s))
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (!v || attr != CU_LAUNCH_ATTRIBUTE_PRIORITY)
+		return CUDA_ERROR_INVALID_VALUE;
+	st = STREAM(s);
+	memset(v, 0, sizeof(*v));
+	v->priority = st ? st->priority : 0;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuStreamSetAttribute(CUstream s, CUstreamAttrID attr,
+			      const CUstreamAttrValue *v)
+{
+	struct fstream *st;
+
+	NEED_CTX();
+	if (fc_stream_ok(s))
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (!v || attr != CU_LAUNCH_ATTRIBUTE_PRIORITY)
+		return CUDA_ERROR_INVALID_VALUE;
+	st = STREAM(s);
+	if (st)
+		st->priority = v->priority;
 	return CUDA_SUCCESS;
 }

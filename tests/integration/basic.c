@@ -810,6 +810,51 @@ out:
 	end();
 }
 
+/* stream memory operations and attributes */
+static void test_memops(void)
+{
+	CUstreamBatchMemOpParams ops[2];
+	CUstreamAttrValue v;
+	CUdeviceptr d = 0;
+	CUstream s = NULL;
+	uint64_t got[2] = { 0, 0 };
+
+	begin("memops");
+	if (!OK(cuStreamCreateWithPriority(&s, CU_STREAM_NON_BLOCKING, -1)) ||
+	    !OK(cuMemAlloc(&d, 64)) || !OK(cuMemsetD8(d, 0, 64)) ||
+	    !OK(cuStreamWriteValue32(s, d, 0x1234, 0)) ||
+	    !OK(cuStreamWriteValue64(s, d + 8, 0x1122334455667788ull, 0)) ||
+	    !OK(cuStreamWaitValue32(s, d, 0x1234, CU_STREAM_WAIT_VALUE_EQ)))
+		goto out;
+	memset(ops, 0, sizeof(ops));
+	ops[0].operation = CU_STREAM_MEM_OP_WAIT_VALUE_64;
+	ops[0].waitValue.address = d + 8;
+	ops[0].waitValue.value64 = 0x1122334455667788ull;
+	ops[0].waitValue.flags = CU_STREAM_WAIT_VALUE_GEQ;
+	ops[1].operation = CU_STREAM_MEM_OP_WRITE_VALUE_32;
+	ops[1].writeValue.address = d + 4;
+	ops[1].writeValue.value = 7;
+	if (!OK(cuStreamBatchMemOp(s, 2, ops, 0)) ||
+	    !OK(cuStreamSynchronize(s)) || !OK(cuMemcpyDtoH(got, d, 16)))
+		goto out;
+	EXPECT(got[0] == (0x1234ull | 7ull << 32) &&
+	       got[1] == 0x1122334455667788ull, "read %#llx %#llx",
+	       (unsigned long long)got[0], (unsigned long long)got[1]);
+	memset(&v, 0, sizeof(v));
+	if (OK(cuStreamGetAttribute(s, CU_LAUNCH_ATTRIBUTE_PRIORITY, &v)))
+		EXPECT(v.priority == -1, "priority %d", v.priority);
+	v.priority = 0;
+	OK(cuStreamSetAttribute(s, CU_LAUNCH_ATTRIBUTE_PRIORITY, &v));
+	EXPECT(cuStreamBatchMemOp(s, 0, ops, 0) == CUDA_ERROR_INVALID_VALUE,
+	       "an empty batch accepted");
+out:
+	if (d)
+		cuMemFree(d);
+	if (s)
+		cuStreamDestroy(s);
+	end();
+}
+
 static void test_scale(void)
 {
 	static const size_t off[] = { 0, 8, 16, 20 }, size[] = { 8, 8, 1, 4 };
@@ -1060,6 +1105,7 @@ int main(void)
 	test_hostfn();
 	test_managed();
 	test_vmm();
+	test_memops();
 	test_scale();
 	test_global();
 	test_streams_events();

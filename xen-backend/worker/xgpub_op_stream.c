@@ -170,3 +170,47 @@ int xgpub_h_EVENT_ELAPSED_TIME(struct xgpub_worker *w,
 	r->ms = ms;
 	return rc;
 }
+
+/* ---- stream memory operations and attributes --------------------------- */
+
+int xgpub_h_STREAM_MEMOP(struct xgpub_worker *w,
+			 const struct xgpuif_memop_args *a, CUstream stream,
+			 const struct xgpub_tail *tail)
+{
+	static CUstreamBatchMemOpParams ops[XGPUIF_MAX_MEMOPS];
+
+	if (!a->count || a->count > XGPUIF_MAX_MEMOPS ||
+	    tail->len != a->count * XGPUIF_MEMOP_SIZE)
+		return XGPUIF_ST_PROTO;
+	memcpy(ops, tail->p, tail->len);
+	for (uint32_t i = 0; i < a->count; i++) {
+		/* the driver's own field: whatever the guest put there */
+		if (ops[i].operation == CU_STREAM_MEM_OP_WAIT_VALUE_32 ||
+		    ops[i].operation == CU_STREAM_MEM_OP_WAIT_VALUE_64)
+			ops[i].waitValue.alias = 0;
+		else if (ops[i].operation == CU_STREAM_MEM_OP_WRITE_VALUE_32 ||
+			 ops[i].operation == CU_STREAM_MEM_OP_WRITE_VALUE_64)
+			ops[i].writeValue.alias = 0;
+	}
+	return w->D->cuStreamBatchMemOp_v2(stream, a->count, ops, a->flags);
+}
+
+int xgpub_h_STREAM_ATTR(struct xgpub_worker *w,
+			const struct xgpuif_stream_attr_args *a,
+			CUstream stream, struct xgpuif_stream_attr_reply *r)
+{
+	CUstreamAttrValue v;
+	int rc;
+
+	if (a->set > 1)
+		return CUDA_ERROR_INVALID_VALUE;
+	memcpy(&v, a->value, sizeof(v));
+	if (a->set)
+		return w->D->cuStreamSetAttribute(stream, (CUstreamAttrID)a->attr,
+						  &v);
+	memset(&v, 0, sizeof(v));
+	rc = w->D->cuStreamGetAttribute(stream, (CUstreamAttrID)a->attr, &v);
+	if (rc == 0)
+		memcpy(r->value, &v, sizeof(v));
+	return rc;
+}
