@@ -137,6 +137,12 @@ static const struct {
 	{ "cuGraphInstantiate", 13000, 0, F(cuGraphInstantiateWithFlags) },
 	{ "cuGraphInstantiateWithFlags", 11040, 0,
 	  F(cuGraphInstantiateWithFlags) },
+	/* a newer toolkit (CUDA 13.5 asks with 13050): the newest ABI the
+	 * library knows, as an older real driver answers */
+	{ "cuCtxCreate", 13050, 0, F(cuCtxCreate_v4) },
+	{ "cuMemcpyHtoD", 13050, PTDS, F(cuMemcpyHtoD_v2_ptds) },
+	{ "cuCtxSynchronize", 13050, 0, F(cuCtxSynchronize_v2) },
+	{ "cuMemPrefetchAsync", 99999, PTDS, F(cuMemPrefetchAsync_v2_ptsz) },
 	/* the v7000 ABI lives in the legacy (#if) part of cudaTypedefs.h */
 	{ "cuDevicePrimaryCtxRelease", 7000, 0, F(cuDevicePrimaryCtxRelease) },
 	{ "cuDevicePrimaryCtxRelease", 11000, 0,
@@ -314,6 +320,8 @@ static const struct {
 	{ "cuInitX", 13000, CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND },
 	{ "cu", 13000, CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND },
 	{ "zzz", 13000, CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND },
+	/* a function a newer toolkit added: not found, so cudart falls back */
+	{ "cuFunctionOfCuda135", 13050, CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND },
 	{ "cuCtxCreate", 1000, CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT },
 	{ "cuInit", 0, CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT },
 	{ "cuLogsDumpToMemory", 12080,
