@@ -886,4 +886,43 @@ struct xgpuif_stream_attr_reply {
 	uint8_t value[64];
 };
 
+/* ---- tensor maps (TMA descriptors) ---------------------------------------- */
+
+#define XGPUIF_TMAP_TILED		0u
+#define XGPUIF_TMAP_IM2COL		1u
+#define XGPUIF_TMAP_IM2COL_WIDE		2u
+#define XGPUIF_TMAP_REPLACE_ADDRESS	3u
+
+/*
+ * cuTensorMapEncode{Tiled,Im2col,Im2colWide} and cuTensorMapReplaceAddress:
+ * the driver encodes the 128-byte descriptor in the worker (its format is
+ * the driver's).  Arrays carry `rank` entries (strides rank - 1, corners
+ * rank - 2); REPLACE_ADDRESS sends the descriptor in `map`.
+ */
+struct xgpuif_tmap_args {
+	uint32_t kind;		/* XGPUIF_TMAP_* */
+	uint32_t dtype;
+	uint32_t rank;
+	uint32_t interleave;
+	uint32_t swizzle;
+	uint32_t l2;
+	uint32_t oob;
+	uint32_t wide_mode;
+	uint32_t channels_per_pixel;
+	uint32_t pixels_per_column;
+	int32_t lower_w, upper_w;
+	uint64_t address;
+	uint64_t global_dim[5];
+	uint64_t global_strides[4];
+	uint32_t box_dim[5];
+	uint32_t element_strides[5];
+	int32_t lower[3];
+	int32_t upper[3];
+	uint8_t map[128];
+};
+
+struct xgpuif_tmap_reply {
+	uint8_t map[128];
+};
+
 #endif /* XGPUIF_OPS_H */

@@ -365,6 +365,8 @@ XGPUIF_ASSERT_SIZE(struct xgpuif_vmm_props_reply, 24);
 XGPUIF_ASSERT_SIZE(struct xgpuif_memop_args, 16);
 XGPUIF_ASSERT_SIZE(struct xgpuif_stream_attr_args, 80);
 XGPUIF_ASSERT_SIZE(struct xgpuif_stream_attr_reply, 64);
+XGPUIF_ASSERT_SIZE(struct xgpuif_tmap_args, 320);
+XGPUIF_ASSERT_SIZE(struct xgpuif_tmap_reply, 128);
 XGPUIF_ASSERT_SIZE(struct xgpuif_output_reply, 24);
 _Static_assert(__builtin_offsetof(struct xgpuif_request, payload) ==
 	       XGPUIF_HDR_SIZE, "request header is 32 bytes");
@@ -439,6 +441,8 @@ _Static_assert(sizeof(struct xgpuif_tex_mem) ==
 	       offsetof(struct xgpuif_tex_mem, height) ==
 	       sizeof(((CUDA_RESOURCE_DESC *)0)->res.linear),
 	       "pitch2D and linear resource sizes");
+_Static_assert(sizeof(CUtensorMap) ==
+	       sizeof(((struct xgpuif_tmap_reply *)0)->map), "tensor map size");
 _Static_assert(sizeof(CUstreamBatchMemOpParams) == XGPUIF_MEMOP_SIZE,
 	       "stream memory operation size");
 _Static_assert(sizeof(CUstreamAttrValue) ==

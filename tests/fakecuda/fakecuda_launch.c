@@ -404,3 +404,52 @@ CUresult cuOccupancyMaxPotentialClusterSize(int *size, CUfunction fn,
 	*size = f->non_portable_cluster ? 16 : 8;
 	return CUDA_SUCCESS;
 }
+
+/* ---- tensor maps: the fake has no TMA ----------------------------------- */
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+CUresult cuTensorMapEncodeTiled(CUtensorMap *m, CUtensorMapDataType t,
+				cuuint32_t rank, void *addr,
+				const cuuint64_t *dim, const cuuint64_t *str,
+				const cuuint32_t *box, const cuuint32_t *es,
+				CUtensorMapInterleave il, CUtensorMapSwizzle sw,
+				CUtensorMapL2promotion l2,
+				CUtensorMapFloatOOBfill oob)
+{
+	return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+CUresult cuTensorMapEncodeIm2col(CUtensorMap *m, CUtensorMapDataType t,
+				 cuuint32_t rank, void *addr,
+				 const cuuint64_t *dim, const cuuint64_t *str,
+				 const int *lo, const int *hi, cuuint32_t cpp,
+				 cuuint32_t ppc, const cuuint32_t *es,
+				 CUtensorMapInterleave il,
+				 CUtensorMapSwizzle sw,
+				 CUtensorMapL2promotion l2,
+				 CUtensorMapFloatOOBfill oob)
+{
+	return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+CUresult cuTensorMapEncodeIm2colWide(CUtensorMap *m, CUtensorMapDataType t,
+				     cuuint32_t rank, void *addr,
+				     const cuuint64_t *dim,
+				     const cuuint64_t *str, int lo, int hi,
+				     cuuint32_t cpp, cuuint32_t ppc,
+				     const cuuint32_t *es,
+				     CUtensorMapInterleave il,
+				     CUtensorMapIm2ColWideMode mode,
+				     CUtensorMapSwizzle sw,
+				     CUtensorMapL2promotion l2,
+				     CUtensorMapFloatOOBfill oob)
+{
+	return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+CUresult cuTensorMapReplaceAddress(CUtensorMap *m, void *addr)
+{
+	return CUDA_ERROR_NOT_SUPPORTED;
+}
+#pragma GCC diagnostic pop

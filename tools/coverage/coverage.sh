@@ -1,0 +1,126 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# coverage.sh LIB: the coverage table of the guest library, from the build.
+#
+# Every name LIB exports, marked
+#   forwarded   its code reaches a call to the worker (xgpulib_call_*,
+#               _post_*, _submit_*: the generated stubs of
+#               shared-ring/xgpu_calls.def); it may also answer some
+#               cases itself
+#   guest       answered in the guest library alone (device properties,
+#               error strings, version aliases of guest-only calls, ...)
+#   refused     a weak stub: CUDA_ERROR_NOT_SUPPORTED, with the reason
+# found from the library's own machine code (objdump's direct calls and
+# jumps; the call graph is followed through the library), and printed as
+# a Markdown table on stdout.  `make coverage` writes docs/COVERAGE.md.
+set -eu
+LIB=${1:?usage: coverage.sh build/lib/libcuda.so.1}
+
+nm -D --defined-only "$LIB" | awk '$2 == "T" || $2 == "W" {print $3, $2}' |
+	sort >"${TMPDIR:-/tmp}/xgpu-cov-exports.$$"
+objdump -d --no-show-raw-insn "$LIB" |
+	awk '
+	/^[0-9a-f]+ <[^>]+>:$/ {
+		f = $2; gsub(/[<>:]/, "", f); sub(/@plt$/, "", f)
+		next
+	}
+	f != "" && ($0 ~ /\tcall/ || $0 ~ /\tjmp/) && $0 ~ /<[^>]+>/ {
+		t = $0; sub(/.*</, "", t); sub(/>.*/, "", t)
+		sub(/\+0x[0-9a-f]+$/, "", t); sub(/@plt$/, "", t)
+		sub(/@@?[A-Za-z0-9_.]+$/, "", t)
+		if (t != f)
+			print f, t
+	}' | sort -u >"${TMPDIR:-/tmp}/xgpu-cov-edges.$$"
+
+awk -v EXPORTS="${TMPDIR:-/tmp}/xgpu-cov-exports.$$" '
+function reason(n,    b, sfx) {
+	# an old ABI whose newer form is served: cuMemAlloc -> cuMemAlloc_v2
+	b = n; sfx = ""
+	if (b ~ /_(ptsz|ptds)$/) {
+		sfx = substr(b, length(b) - 4)
+		b = substr(b, 1, length(b) - 5)
+	}
+	if ((b "_v2" sfx) in kind && kind[b "_v2" sfx] == "T")
+		return "an old ABI of `" b "_v2" sfx "`, which is served (programs of today ask for that)"
+	if (n ~ /^cu(Launch|LaunchGrid|LaunchGridAsync|ParamSet|FuncSetBlockShape|FuncSetSharedSize)$/ || n ~ /^cuParamSet/)
+		return "the launch API before CUDA 4, deprecated"
+	if (n ~ /^cu(GL|EGL|VDPAU|Graphics|D3D|WGL)/)
+		return "graphics interop: the worker has no display or graphics API"
+	if (n ~ /^cuIpc/)
+		return "IPC between processes: not yet (same-guest sharing planned)"
+	if (n ~ /^cuMem(Pool)?(Export|Import)/ || n ~ /Shareable/)
+		return "a guest'"'"'s memory never leaves its worker"
+	if (n ~ /^cuExternal|^cuImportExternal|^cuDestroyExternal|^cuSignalExternal|^cuWaitExternal/)
+		return "external memory and semaphores cross the guest boundary"
+	if (n ~ /^cuMulticast/)
+		return "multicast objects span GPUs: one GPU per worker"
+	if (n ~ /^cu(GreenCtx|DevResource|DevSmResource|CtxFromGreenCtx|StreamGetGreenCtx|DeviceGetDevResource|CtxGetDevResource)/)
+		return "green contexts: not yet"
+	if (n ~ /^cu(Checkpoint|Coredump)/)
+		return "process checkpoint and core dumps of the worker: not exposed"
+	if (n ~ /^cu(TexRef|SurfRef|ModuleGetTexRef|ModuleGetSurfRef|ParamSetTexRef)/)
+		return "legacy texture and surface references: not yet"
+	if (n ~ /^cuLink/)
+		return "JIT linking of several images: not yet"
+	if (n ~ /^cu(Array|MipmappedArray|Memcpy.*A|Surf)/)
+		return "this array form: not yet (3D arrays, textures work)"
+	if (n ~ /^cuGraph/)
+		return "this graph call or node kind: not yet"
+	if (n ~ /^cu(Ctx|Device)(Enable|Disable|Can)Peer|^cuMemcpyPeer|Peer/)
+		return "peer access: one GPU per worker"
+	if (n ~ /^cu(Tensor|Occupancy)/)
+		return "not yet"
+	if (n ~ /^cuProfiler|^cuLogs/)
+		return "profiler and driver logs of the worker: not exposed"
+	if (n ~ /^cuMemRangeGetAttribute/)
+		return "managed range attributes: not yet"
+	return "not yet"
+}
+BEGIN {
+	while ((getline l < EXPORTS) > 0) {
+		split(l, a, " ")
+		kind[a[1]] = a[2]
+		names[++n] = a[1]
+	}
+}
+{ adj[$1] = adj[$1] " " $2 }
+END {
+	print "| name | status | note |"
+	print "|---|---|---|"
+	for (i = 1; i <= n; i++) {
+		nm = names[i]
+		if (kind[nm] == "W") {
+			print "| `" nm "` | refused | " reason(nm) " |"
+			nref++
+			continue
+		}
+		# breadth first through the library, stopping at the wire
+		delete seen; delete q
+		qh = 1; qt = 1; q[1] = nm; seen[nm] = 1; fwd = 0
+		while (qh <= qt && !fwd) {
+			cur = q[qh++]
+			m = split(adj[cur], t, " ")
+			for (j = 1; j <= m; j++) {
+				if (t[j] ~ /^xgpulib_(call|post|submit)_[A-Z]/) {
+					fwd = 1
+					break
+				}
+				if (!(t[j] in seen)) {
+					seen[t[j]] = 1
+					q[++qt] = t[j]
+				}
+			}
+		}
+		if (fwd) {
+			print "| `" nm "` | forwarded | |"
+			nfwd++
+		} else {
+			print "| `" nm "` | guest | |"
+			ngst++
+		}
+	}
+	printf "\n%d names: %d forwarded, %d answered in the guest, %d refused.\n",
+	       n, nfwd, ngst, nref
+}' "${TMPDIR:-/tmp}/xgpu-cov-edges.$$"
+rm -f "${TMPDIR:-/tmp}/xgpu-cov-exports.$$" "${TMPDIR:-/tmp}/xgpu-cov-edges.$$"
