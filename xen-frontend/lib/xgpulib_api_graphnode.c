@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: MIT
+/*
+ * xgpulib_api_graphnode.c: building graphs node by node.
+ *
+ * Nodes: empty, kernel, memset, device-to-device memcpy, event record and
+ * wait, child graph, by their typed calls or cuGraphAddNode.  Host nodes,
+ * memcpy nodes with a host side, memory nodes and conditional nodes are
+ * refused with CUDA_ERROR_NOT_SUPPORTED (XGPU_DEBUG says which).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "xgpulib.h"
+#include "xgpulib_graph.h"
+#include "xgpulib_image.h"
+
+/* ---- building graphs ----------------------------------------------------- */
+
+/* GRAPH_ADD_NODE: the dependencies, then `body` (len bytes) */
+static CUresult add_node(CUgraphNode *out, CUgraph g, const CUgraphNode *deps,
+			 size_t nd, uint32_t type, const void *body,
+			 uint32_t len, const void *body2, uint32_t len2)
+{
+	struct xgpuif_add_node_args a = { robj_remote(g, RK_GRAPH), type,
+					  (uint32_t)nd };
+	uint64_t hd[XGPUIF_MAX_CAPTURE_DEPS];
+	struct xgpuif_iov tail[3];
+	struct xgpuif_node_reply r = { 0 };
+	CUresult rc;
+
+	if (!out || !a.graph || (nd && !deps)) {
+		xgpulib_dbg("graph node of type %u: %s", type,
+			    !out ? "no place for the node" :
+			    !a.graph ? "not a graph of this process" :
+				       "dependencies missing");
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	if (nd > XGPUIF_MAX_CAPTURE_DEPS)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	for (size_t i = 0; i < nd; i++) {
+		hd[i] = robj_remote(deps[i], RK_NODE);
+		if (!hd[i]) {
+			xgpulib_dbg("graph node of type %u: dependency %zu "
+				    "is not a node of this process", type, i);
+			return CUDA_ERROR_INVALID_VALUE;
+		}
+	}
+	tail[0] = (struct xgpuif_iov){ hd, (uint32_t)(nd * 8) };
+	tail[1] = (struct xgpuif_iov){ body, len };
+	tail[2] = (struct xgpuif_iov){ body2, len2 };
+	rc = xgpulib_call_GRAPH_ADD_NODE(&a, tail, 3, &r);
+	if (rc)
+		return rc;
+	*out = (CUgraphNode)robj_for(RK_NODE, r.node, (struct robj *)g);
+	return *out ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+CUresult cuGraphAddEmptyNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+			     const CUgraphNode *dependencies,
+			     size_t numDependencies)
+{
+	return add_node(phGraphNode, hGraph, dependencies, numDependencies,
+			CU_GRAPH_NODE_TYPE_EMPTY, NULL, 0, NULL, 0);
+}
+
+CUresult cuGraphAddKernelNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+			      const CUgraphNode *dependencies,
+			      size_t numDependencies,
+			      const CUDA_KERNEL_NODE_PARAMS *p)
+{
+	struct xgpulib_func *fn;
+	struct xgpuif_launch_args a;
+	uint8_t *buf;
+	uint32_t len = 0;
+	CUresult rc;
+
+	if (!p)
+		return CUDA_ERROR_INVALID_VALUE;
+	fn = xgpulib_func_check(p->func ? (const void *)p->func :
+					  (const void *)p->kern);
+	if (!fn)
+		return CUDA_ERROR_INVALID_VALUE;
+	memset(&a, 0, sizeof(a));
+	a.func = fn->remote;
+	a.kind = fn->kind;
+	a.shmem = p->sharedMemBytes;
+	a.grid[0] = p->gridDimX;
+	a.grid[1] = p->gridDimY;
+	a.grid[2] = p->gridDimZ;
+	a.block[0] = p->blockDimX;
+	a.block[1] = p->blockDimY;
+	a.block[2] = p->blockDimZ;
+	rc = xgpulib_params_len(fn, p->kernelParams, p->extra, &len);
+	if (rc)
+		return rc;
+	if (len > XGPUIF_MAX_PAYLOAD - sizeof(a) - 1024)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	buf = malloc(len ? len : 1);
+	if (!buf)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	rc = xgpulib_pack_params(fn, p->kernelParams, p->extra, buf, len,
+				 &len);
+	a.param_bytes = len;
+	if (rc == CUDA_SUCCESS)
+		rc = add_node(phGraphNode, hGraph, dependencies,
+			      numDependencies, CU_GRAPH_NODE_TYPE_KERNEL, &a,
+			      sizeof(a), buf, len);
+	free(buf);
+	return rc;
+}
+
+CUresult cuGraphAddMemsetNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+			      const CUgraphNode *dependencies,
+			      size_t numDependencies,
+			      const CUDA_MEMSET_NODE_PARAMS *p, CUcontext ctx)
+{
+	struct xgpuif_node_memset m;
+
+	(void)ctx;	/* the worker's current context, as the guest's */
+	if (!p || !p->width || !p->height ||
+	    (p->elementSize != 1 && p->elementSize != 2 &&
+	     p->elementSize != 4)) {
+		xgpulib_dbg("cuGraphAddMemsetNode: width %zu height %zu "
+			    "element size %u", p ? p->width : 0,
+			    p ? p->height : 0, p ? p->elementSize : 0);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	m = (struct xgpuif_node_memset){ p->dst, p->pitch, p->width,
+					 p->height, p->value,
+					 p->elementSize };
+	return add_node(phGraphNode, hGraph, dependencies, numDependencies,
+			CU_GRAPH_NODE_TYPE_MEMSET, &m, sizeof(m), NULL, 0);
+}
+
+CUresult cuGraphAddMemcpyNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+			      const CUgraphNode *dependencies,
+			      size_t numDependencies, const CUDA_MEMCPY3D *p,
+			      CUcontext ctx)
+{
+	struct xgpuif_node_copy c;
+
+	(void)ctx;
+	if (!p)
+		return CUDA_ERROR_INVALID_VALUE;
+	/* one row of device (or unified device) memory to another */
+	if ((p->srcMemoryType != CU_MEMORYTYPE_DEVICE &&
+	     !(p->srcMemoryType == CU_MEMORYTYPE_UNIFIED &&
+	       xgpulib_is_device(p->srcDevice))) ||
+	    (p->dstMemoryType != CU_MEMORYTYPE_DEVICE &&
+	     !(p->dstMemoryType == CU_MEMORYTYPE_UNIFIED &&
+	       xgpulib_is_device(p->dstDevice))) ||
+	    p->Height > 1 || p->Depth > 1 || p->srcXInBytes ||
+	    p->dstXInBytes || p->srcY || p->dstY || p->srcZ || p->dstZ) {
+		xgpulib_dbg("cuGraphAddMemcpyNode: only 1D device-to-device "
+			    "copies are supported in built graphs");
+		return CUDA_ERROR_NOT_SUPPORTED;
+	}
+	c = (struct xgpuif_node_copy){ p->dstDevice, p->srcDevice,
+				       p->WidthInBytes };
+	return add_node(phGraphNode, hGraph, dependencies, numDependencies,
+			CU_GRAPH_NODE_TYPE_MEMCPY, &c, sizeof(c), NULL, 0);
+}
+
+static CUresult add_handle_node(CUgraphNode *out, CUgraph g,
+				const CUgraphNode *deps, size_t nd,
+				uint32_t type, uint64_t h)
+{
+	struct xgpuif_node_handle nh = { h };
+
+	if (!h)
+		return CUDA_ERROR_INVALID_VALUE;
+	return add_node(out, g, deps, nd, type, &nh, sizeof(nh), NULL, 0);
+}
+
+static uint64_t event_remote(CUevent e)
+{
+	return e && e->magic == XGPULIB_EVENT_MAGIC ? e->remote : 0;
+}
+
+CUresult cuGraphAddEventRecordNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+				   const CUgraphNode *dependencies,
+				   size_t numDependencies, CUevent event)
+{
+	return add_handle_node(phGraphNode, hGraph, dependencies,
+			       numDependencies,
+			       CU_GRAPH_NODE_TYPE_EVENT_RECORD,
+			       event_remote(event));
+}
+
+CUresult cuGraphAddEventWaitNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+				 const CUgraphNode *dependencies,
+				 size_t numDependencies, CUevent event)
+{
+	return add_handle_node(phGraphNode, hGraph, dependencies,
+			       numDependencies, CU_GRAPH_NODE_TYPE_WAIT_EVENT,
+			       event_remote(event));
+}
+
+CUresult cuGraphAddChildGraphNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+				  const CUgraphNode *dependencies,
+				  size_t numDependencies, CUgraph childGraph)
+{
+	return add_handle_node(phGraphNode, hGraph, dependencies,
+			       numDependencies, CU_GRAPH_NODE_TYPE_GRAPH,
+			       robj_remote(childGraph, RK_GRAPH));
+}
+
+/*
+ * The generic form (CUDA 12.2 on), which cudart uses for every node it
+ * adds: the typed calls above by node type.  Edges other than the
+ * default one are refused.
+ */
+CUresult cuGraphAddNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph,
+			   const CUgraphNode *dependencies,
+			   const CUgraphEdgeData *dependencyData,
+			   size_t numDependencies,
+			   CUgraphNodeParams *nodeParams)
+{
+	CUgraphNodeParams *p = nodeParams;
+
+	if (!p)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (size_t i = 0; dependencyData && i < numDependencies; i++) {
+		const CUgraphEdgeData *e = &dependencyData[i];
+
+		if (e->from_port || e->to_port || e->type) {
+			xgpulib_dbg("cuGraphAddNode: edge data other than "
+				    "the default is not supported");
+			return CUDA_ERROR_NOT_SUPPORTED;
+		}
+	}
+	switch (p->type) {
+	case CU_GRAPH_NODE_TYPE_EMPTY:
+		return cuGraphAddEmptyNode(phGraphNode, hGraph, dependencies,
+					   numDependencies);
+	case CU_GRAPH_NODE_TYPE_KERNEL: {
+		CUDA_KERNEL_NODE_PARAMS k = {
+			.func = p->kernel.func,
+			.gridDimX = p->kernel.gridDimX,
+			.gridDimY = p->kernel.gridDimY,
+			.gridDimZ = p->kernel.gridDimZ,
+			.blockDimX = p->kernel.blockDimX,
+			.blockDimY = p->kernel.blockDimY,
+			.blockDimZ = p->kernel.blockDimZ,
+			.sharedMemBytes = p->kernel.sharedMemBytes,
+			.kernelParams = p->kernel.kernelParams,
+			.extra = p->kernel.extra,
+			.kern = p->kernel.kern,
+			.ctx = p->kernel.ctx,
+		};
+
+		return cuGraphAddKernelNode(phGraphNode, hGraph, dependencies,
+					    numDependencies, &k);
+	}
+	case CU_GRAPH_NODE_TYPE_MEMSET: {
+		CUDA_MEMSET_NODE_PARAMS m = {
+			.dst = p->memset.dst,
+			.pitch = p->memset.pitch,
+			.value = p->memset.value,
+			.elementSize = p->memset.elementSize,
+			.width = p->memset.width,
+			.height = p->memset.height,
+		};
+
+		return cuGraphAddMemsetNode(phGraphNode, hGraph, dependencies,
+					    numDependencies, &m,
+					    p->memset.ctx);
+	}
+	case CU_GRAPH_NODE_TYPE_MEMCPY:
+		if (p->memcpy.flags)
+			return CUDA_ERROR_INVALID_VALUE;
+		return cuGraphAddMemcpyNode(phGraphNode, hGraph, dependencies,
+					    numDependencies,
+					    &p->memcpy.copyParams,
+					    p->memcpy.copyCtx);
+	case CU_GRAPH_NODE_TYPE_GRAPH:
+		return cuGraphAddChildGraphNode(phGraphNode, hGraph,
+						dependencies, numDependencies,
+						p->graph.graph);
+	case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
+		return cuGraphAddEventRecordNode(phGraphNode, hGraph,
+						 dependencies, numDependencies,
+						 p->eventRecord.event);
+	case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
+		return cuGraphAddEventWaitNode(phGraphNode, hGraph,
+					       dependencies, numDependencies,
+					       p->eventWait.event);
+	default:
+		xgpulib_dbg("cuGraphAddNode: node type %d is not supported "
+			    "(host, memory, semaphore, batch and conditional "
+			    "nodes)", (int)p->type);
+		return CUDA_ERROR_NOT_SUPPORTED;
+	}
+}
+
+/* the CUDA 12.2 form, without edge data */
+#undef cuGraphAddNode
+XGPULIB_EXPORT CUresult cuGraphAddNode(CUgraphNode *phGraphNode,
+				       CUgraph hGraph,
+				       const CUgraphNode *dependencies,
+				       size_t numDependencies,
+				       CUgraphNodeParams *nodeParams);
+CUresult cuGraphAddNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+			const CUgraphNode *dependencies,
+			size_t numDependencies, CUgraphNodeParams *nodeParams)
+{
+	return cuGraphAddNode_v2(phGraphNode, hGraph, dependencies, NULL,
+				 numDependencies, nodeParams);
+}
