@@ -17,15 +17,7 @@
 #include <thread>
 #include <vector>
 
-#define CK(call)                                                        \
-	do {                                                            \
-		cudaError_t e_ = (call);                                \
-		if (e_ != cudaSuccess) {                                \
-			printf("FAIL %s: %s\n", #call,                  \
-			       cudaGetErrorName(e_));                   \
-			exit(1);                                        \
-		}                                                       \
-	} while (0)
+#include "check.h"
 
 __global__ void square(int *d, int n, int add)
 {

@@ -21,23 +21,7 @@
 #include <cstdlib>
 #include <vector>
 
-#define CK(call)                                                        \
-	do {                                                            \
-		cudaError_t e_ = (call);                                \
-		if (e_ != cudaSuccess) {                                \
-			printf("FAIL %s: %s\n", #call,                  \
-			       cudaGetErrorName(e_));                   \
-			exit(1);                                        \
-		}                                                       \
-	} while (0)
-#define CKS(call)                                                       \
-	do {                                                            \
-		int s_ = (int)(call);                                   \
-		if (s_ != 0) {                                          \
-			printf("FAIL %s: status %d\n", #call, s_);      \
-			exit(1);                                        \
-		}                                                       \
-	} while (0)
+#include "check.h"
 
 __global__ void dev_rand(float *out, int n, unsigned long long seed)
 {
@@ -59,14 +43,14 @@ static void rand_test()
 	double s = 0, s2 = 0;
 
 	CK(cudaMalloc(&d, n * sizeof(float)));
-	CKS(curandCreateGenerator(&g, CURAND_RNG_PSEUDO_PHILOX4_32_10));
-	CKS(curandSetPseudoRandomGeneratorSeed(g, 1234));
-	CKS(curandGenerateUniform(g, d, n));
+	CKD(curandCreateGenerator(&g, CURAND_RNG_PSEUDO_PHILOX4_32_10));
+	CKD(curandSetPseudoRandomGeneratorSeed(g, 1234));
+	CKD(curandGenerateUniform(g, d, n));
 	CK(cudaMemcpy(h.data(), d, n * sizeof(float), cudaMemcpyDeviceToHost));
 	for (float v : h)
 		s += v;
 	printf("curand uniform: first %.6f mean %.4f\n", h[0], s / n);
-	CKS(curandGenerateNormal(g, d, n, 0.0f, 1.0f));
+	CKD(curandGenerateNormal(g, d, n, 0.0f, 1.0f));
 	CK(cudaMemcpy(h.data(), d, n * sizeof(float), cudaMemcpyDeviceToHost));
 	s = 0;
 	for (float v : h) {
@@ -75,7 +59,7 @@ static void rand_test()
 	}
 	printf("curand normal: first %.6f mean %.3f var %.3f\n", h[0], s / n,
 	       s2 / n);
-	CKS(curandDestroyGenerator(g));
+	CKD(curandDestroyGenerator(g));
 	dev_rand<<<n / 256, 256>>>(d, n, 42);
 	CK(cudaMemcpy(h.data(), d, n * sizeof(float), cudaMemcpyDeviceToHost));
 	printf("curand device API: %.6f %.6f\n", h[0], h[n - 1]);
@@ -121,17 +105,17 @@ static void sparse_test()
 	float one = 1.0f, zero = 0.0f;
 	size_t ws = 0;
 	void *buf = NULL;
-	CKS(cusparseCreate(&h));
-	CKS(cusparseCreateCsr(&A, n, n, nnz, dr, dc, dv, CUSPARSE_INDEX_32I,
+	CKD(cusparseCreate(&h));
+	CKD(cusparseCreateCsr(&A, n, n, nnz, dr, dc, dv, CUSPARSE_INDEX_32I,
 			      CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO,
 			      CUDA_R_32F));
-	CKS(cusparseCreateDnVec(&vx, n, dx, CUDA_R_32F));
-	CKS(cusparseCreateDnVec(&vy, n, dy, CUDA_R_32F));
-	CKS(cusparseSpMV_bufferSize(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one,
+	CKD(cusparseCreateDnVec(&vx, n, dx, CUDA_R_32F));
+	CKD(cusparseCreateDnVec(&vy, n, dy, CUDA_R_32F));
+	CKD(cusparseSpMV_bufferSize(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one,
 				    A, vx, &zero, vy, CUDA_R_32F,
 				    CUSPARSE_SPMV_ALG_DEFAULT, &ws));
 	CK(cudaMalloc(&buf, ws ? ws : 1));
-	CKS(cusparseSpMV(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, A, vx,
+	CKD(cusparseSpMV(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, A, vx,
 			 &zero, vy, CUDA_R_32F, CUSPARSE_SPMV_ALG_DEFAULT,
 			 buf));
 	CK(cudaMemcpy(y.data(), dy, n * sizeof(float),
@@ -143,10 +127,10 @@ static void sparse_test()
 		bad += fabsf(y[i] - want) > 1e-4f;
 	}
 	printf("cusparse SpMV: %d wrong of %d\n", bad, n);
-	CKS(cusparseDestroyDnVec(vx));
-	CKS(cusparseDestroyDnVec(vy));
-	CKS(cusparseDestroySpMat(A));
-	CKS(cusparseDestroy(h));
+	CKD(cusparseDestroyDnVec(vx));
+	CKD(cusparseDestroyDnVec(vy));
+	CKD(cusparseDestroySpMat(A));
+	CKD(cusparseDestroy(h));
 	CK(cudaFree(buf));
 	CK(cudaFree(dr));
 	CK(cudaFree(dc));
@@ -169,7 +153,7 @@ static void solver_test()
 	float *da, *db, *work;
 	int *ipiv, *info, lwork = 0, hinfo = -1;
 	cusolverDnHandle_t h;
-	CKS(cusolverDnCreate(&h));
+	CKD(cusolverDnCreate(&h));
 	CK(cudaMalloc(&da, n * n * sizeof(float)));
 	CK(cudaMalloc(&db, n * sizeof(float)));
 	CK(cudaMalloc(&ipiv, n * sizeof(int)));
@@ -178,10 +162,10 @@ static void solver_test()
 		      cudaMemcpyHostToDevice));
 	CK(cudaMemcpy(db, b.data(), n * sizeof(float),
 		      cudaMemcpyHostToDevice));
-	CKS(cusolverDnSgetrf_bufferSize(h, n, n, da, n, &lwork));
+	CKD(cusolverDnSgetrf_bufferSize(h, n, n, da, n, &lwork));
 	CK(cudaMalloc(&work, lwork * sizeof(float)));
-	CKS(cusolverDnSgetrf(h, n, n, da, n, work, ipiv, info));
-	CKS(cusolverDnSgetrs(h, CUBLAS_OP_N, n, 1, da, n, ipiv, db, n, info));
+	CKD(cusolverDnSgetrf(h, n, n, da, n, work, ipiv, info));
+	CKD(cusolverDnSgetrs(h, CUBLAS_OP_N, n, 1, da, n, ipiv, db, n, info));
 	CK(cudaMemcpy(&hinfo, info, sizeof(int), cudaMemcpyDeviceToHost));
 	CK(cudaMemcpy(x.data(), db, n * sizeof(float),
 		      cudaMemcpyDeviceToHost));
@@ -194,7 +178,7 @@ static void solver_test()
 	}
 	printf("cusolver getrf/getrs: info %d, residual below 1e-3: %d\n",
 	       hinfo, err < 1e-3);
-	CKS(cusolverDnDestroy(h));
+	CKD(cusolverDnDestroy(h));
 	CK(cudaFree(work));
 	CK(cudaFree(da));
 	CK(cudaFree(db));
@@ -216,12 +200,12 @@ static void nvrtc_test()
 	nvrtcProgram prog;
 	const char *opts[] = { "--gpu-architecture=compute_90" };
 	size_t ptx_size;
-	CKS(nvrtcCreateProgram(&prog, src, "axpy.cu", 0, NULL, NULL));
-	CKS(nvrtcCompileProgram(prog, 1, opts));
-	CKS(nvrtcGetPTXSize(prog, &ptx_size));
+	CKD(nvrtcCreateProgram(&prog, src, "axpy.cu", 0, NULL, NULL));
+	CKD(nvrtcCompileProgram(prog, 1, opts));
+	CKD(nvrtcGetPTXSize(prog, &ptx_size));
 	std::vector<char> ptx(ptx_size);
-	CKS(nvrtcGetPTX(prog, ptx.data()));
-	CKS(nvrtcDestroyProgram(&prog));
+	CKD(nvrtcGetPTX(prog, ptx.data()));
+	CKD(nvrtcDestroyProgram(&prog));
 
 	CK(cudaFree(0));
 	CUmodule mod;
@@ -230,8 +214,8 @@ static void nvrtc_test()
 	CUjit_option jo[] = { CU_JIT_ERROR_LOG_BUFFER,
 			      CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES };
 	void *jv[] = { log, (void *)(uintptr_t)sizeof(log) };
-	CKS(cuModuleLoadDataEx(&mod, ptx.data(), 2, jo, jv));
-	CKS(cuModuleGetFunction(&f, mod, "axpy"));
+	CKD(cuModuleLoadDataEx(&mod, ptx.data(), 2, jo, jv));
+	CKD(cuModuleGetFunction(&f, mod, "axpy"));
 	const int n = 4096;
 	std::vector<float> hx(n), hy(n);
 	for (int i = 0; i < n; i++) {
@@ -245,10 +229,10 @@ static void nvrtc_test()
 	CK(cudaMemcpy(dx, hx.data(), n * sizeof(float), cudaMemcpyHostToDevice));
 	CK(cudaMemcpy(dy, hy.data(), n * sizeof(float), cudaMemcpyHostToDevice));
 	void *args[] = { &a, &dx, &dy, &nn };
-	CKS(cuLaunchKernel(f, n / 256, 1, 1, 256, 1, 1, 0, NULL, args, NULL));
+	CKD(cuLaunchKernel(f, n / 256, 1, 1, 256, 1, 1, 0, NULL, args, NULL));
 	CK(cudaMemcpy(hy.data(), dy, n * sizeof(float), cudaMemcpyDeviceToHost));
 	printf("nvrtc axpy: y[0] %.1f y[4095] %.1f\n", hy[0], hy[n - 1]);
-	CKS(cuModuleUnload(mod));
+	CKD(cuModuleUnload(mod));
 	CK(cudaFree(dx));
 	CK(cudaFree(dy));
 	if (hy[n - 1] != 0.5f * (n - 1) + 1)

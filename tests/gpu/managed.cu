@@ -13,15 +13,7 @@
 #include <cstdlib>
 #include <vector>
 
-#define CK(call)                                                        \
-	do {                                                            \
-		cudaError_t e_ = (call);                                \
-		if (e_ != cudaSuccess) {                                \
-			printf("FAIL %s: %s\n", #call,                  \
-			       cudaGetErrorName(e_));                   \
-			exit(1);                                        \
-		}                                                       \
-	} while (0)
+#include "check.h"
 
 __global__ void saxpy(float *y, const float *x, float a, int n)
 {

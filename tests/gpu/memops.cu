@@ -13,24 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#define CK(call)                                                        \
-	do {                                                            \
-		cudaError_t e_ = (call);                                \
-		if (e_ != cudaSuccess) {                                \
-			printf("FAIL %s: %s\n", #call,                  \
-			       cudaGetErrorName(e_));                   \
-			exit(1);                                        \
-		}                                                       \
-	} while (0)
-
-#define CKD(call)                                                       \
-	do {                                                            \
-		CUresult r_ = (call);                                   \
-		if (r_ != CUDA_SUCCESS) {                               \
-			printf("FAIL %s: %d\n", #call, (int)r_);        \
-			exit(1);                                        \
-		}                                                       \
-	} while (0)
+#include "check.h"
 
 __global__ void slow_fill(int *p, int v)
 {

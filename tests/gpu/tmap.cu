@@ -11,14 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#define CKD(call)                                                       \
-	do {                                                            \
-		CUresult r_ = (call);                                   \
-		if (r_ != CUDA_SUCCESS) {                               \
-			printf("FAIL %s: %d\n", #call, (int)r_);        \
-			exit(1);                                        \
-		}                                                       \
-	} while (0)
+#include "check.h"
 
 static uint64_t sum(const CUtensorMap *m)
 {

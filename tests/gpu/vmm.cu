@@ -11,24 +11,7 @@
 #include <cstdlib>
 #include <vector>
 
-#define CK(call)                                                        \
-	do {                                                            \
-		cudaError_t e_ = (call);                                \
-		if (e_ != cudaSuccess) {                                \
-			printf("FAIL %s: %s\n", #call,                  \
-			       cudaGetErrorName(e_));                   \
-			exit(1);                                        \
-		}                                                       \
-	} while (0)
-
-#define CKD(call)                                                       \
-	do {                                                            \
-		CUresult r_ = (call);                                   \
-		if (r_ != CUDA_SUCCESS) {                               \
-			printf("FAIL %s: %d\n", #call, (int)r_);        \
-			exit(1);                                        \
-		}                                                       \
-	} while (0)
+#include "check.h"
 
 __global__ void fill(int *p, size_t n, int base)
 {

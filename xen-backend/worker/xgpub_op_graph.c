@@ -180,13 +180,10 @@ int xgpub_h_CAPTURE_MODE(struct xgpub_worker *w,
 
 /* ---- graphs -------------------------------------------------------------- */
 
-int xgpub_h_GRAPH_CREATE(struct xgpub_worker *w,
-			 const struct xgpuif_u32_args *a,
-			 struct xgpuif_graph_reply *r)
+/* a new graph of the guest's (the driver's answer rc), or none */
+static int keep_graph(struct xgpub_worker *w, int rc, CUgraph g,
+		      struct xgpuif_graph_reply *r)
 {
-	CUgraph g;
-	int rc = w->D->cuGraphCreate(&g, a->value);
-
 	if (rc)
 		return rc;
 	r->graph = xgpub_handle_new(&w->h, XGPUB_H_GRAPH, g, NULL);
@@ -194,6 +191,16 @@ int xgpub_h_GRAPH_CREATE(struct xgpub_worker *w,
 		return 0;
 	w->D->cuGraphDestroy(g);
 	return CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+int xgpub_h_GRAPH_CREATE(struct xgpub_worker *w,
+			 const struct xgpuif_u32_args *a,
+			 struct xgpuif_graph_reply *r)
+{
+	CUgraph g = NULL;
+	int rc = w->D->cuGraphCreate(&g, a->value);
+
+	return keep_graph(w, rc, g, r);
 }
 
 static int release_drop(struct xgpub_worker *w, struct xgpub_hentry *e)
@@ -213,16 +220,10 @@ int xgpub_h_GRAPH_DESTROY(struct xgpub_worker *w, struct xgpub_hentry *handle)
 int xgpub_h_GRAPH_CLONE(struct xgpub_worker *w, struct xgpub_hentry *handle,
 			struct xgpuif_graph_reply *r)
 {
-	CUgraph g;
+	CUgraph g = NULL;
 	int rc = w->D->cuGraphClone(&g, handle->obj);
 
-	if (rc)
-		return rc;
-	r->graph = xgpub_handle_new(&w->h, XGPUB_H_GRAPH, g, NULL);
-	if (r->graph)
-		return 0;
-	w->D->cuGraphDestroy(g);
-	return CUDA_ERROR_OUT_OF_MEMORY;
+	return keep_graph(w, rc, g, r);
 }
 
 int xgpub_h_GRAPH_INSTANTIATE(struct xgpub_worker *w,

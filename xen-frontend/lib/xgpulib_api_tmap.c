@@ -24,6 +24,17 @@ static CUresult tmap(struct xgpuif_tmap_args *a, CUtensorMap *out)
 	return rc;
 }
 
+/* the modes every encoding has */
+static void modes(struct xgpuif_tmap_args *a, CUtensorMapInterleave il,
+		  CUtensorMapSwizzle sw, CUtensorMapL2promotion l2,
+		  CUtensorMapFloatOOBfill oob)
+{
+	a->interleave = (uint32_t)il;
+	a->swizzle = (uint32_t)sw;
+	a->l2 = (uint32_t)l2;
+	a->oob = (uint32_t)oob;
+}
+
 /* the arrays every form has: rank dims, rank - 1 strides, rank steps */
 static CUresult common(struct xgpuif_tmap_args *a, CUtensorMapDataType dtype,
 		       cuuint32_t rank, void *addr, const cuuint64_t *dim,
@@ -63,10 +74,7 @@ CUresult cuTensorMapEncodeTiled(CUtensorMap *tensorMap,
 		return CUDA_ERROR_INVALID_VALUE;
 	a.kind = XGPUIF_TMAP_TILED;
 	memcpy(a.box_dim, boxDim, rank * sizeof(*boxDim));
-	a.interleave = (uint32_t)interleave;
-	a.swizzle = (uint32_t)swizzle;
-	a.l2 = (uint32_t)l2Promotion;
-	a.oob = (uint32_t)oobFill;
+	modes(&a, interleave, swizzle, l2Promotion, oobFill);
 	return tmap(&a, tensorMap);
 }
 
@@ -98,10 +106,7 @@ CUresult cuTensorMapEncodeIm2col(CUtensorMap *tensorMap,
 	memcpy(a.upper, pixelBoxUpperCorner, (rank - 2) * sizeof(int));
 	a.channels_per_pixel = channelsPerPixel;
 	a.pixels_per_column = pixelsPerColumn;
-	a.interleave = (uint32_t)interleave;
-	a.swizzle = (uint32_t)swizzle;
-	a.l2 = (uint32_t)l2Promotion;
-	a.oob = (uint32_t)oobFill;
+	modes(&a, interleave, swizzle, l2Promotion, oobFill);
 	return tmap(&a, tensorMap);
 }
 
@@ -132,11 +137,8 @@ CUresult cuTensorMapEncodeIm2colWide(CUtensorMap *tensorMap,
 	a.upper_w = pixelBoxUpperCornerWidth;
 	a.channels_per_pixel = channelsPerPixel;
 	a.pixels_per_column = pixelsPerColumn;
-	a.interleave = (uint32_t)interleave;
 	a.wide_mode = (uint32_t)mode;
-	a.swizzle = (uint32_t)swizzle;
-	a.l2 = (uint32_t)l2Promotion;
-	a.oob = (uint32_t)oobFill;
+	modes(&a, interleave, swizzle, l2Promotion, oobFill);
 	return tmap(&a, tensorMap);
 }
 
