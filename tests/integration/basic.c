@@ -708,10 +708,18 @@ static void test_managed(void)
 	unsigned int managed = 0, type = 0;
 	uint8_t *p;
 	size_t bad;
+	CUresult rc;
 
 	begin("managed");
-	if (!OK(cuMemAllocManaged(&m, 8192, CU_MEM_ATTACH_GLOBAL)) ||
-	    !OK(cuMemAlloc(&d, 8192)))
+	rc = cuMemAllocManaged(&m, 8192, CU_MEM_ATTACH_GLOBAL);
+	/* the Xen transport cannot map the guest's pages at its address in
+	 * the worker: refused there (README); the local transport must work */
+	if (rc == CUDA_ERROR_NOT_SUPPORTED && !getenv("XGPU_SOCKET")) {
+		printf("PASS managed (refused on this transport)\n");
+		fflush(stdout);
+		return;
+	}
+	if (!OK(rc) || !OK(cuMemAlloc(&d, 8192)))
 		goto out;
 	p = (uint8_t *)(uintptr_t)m;
 	memset(p, 0x11, 8192);			/* the CPU writes */

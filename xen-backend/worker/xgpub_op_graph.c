@@ -13,7 +13,7 @@
  * when the graph is launched (and charged then).
  *
  * Graphs, executable graphs and nodes are handles of kinds GRAPH, GEXEC
- * and GNODE.  A node's handle names its graph (struct node_extra); when a
+ * and GNODE.  A node's handle names its graph (struct xgpub_node_extra); when a
  * graph is destroyed its node handles are dropped with it, so a stale
  * node handle is refused, never passed to the driver.
  */
@@ -22,26 +22,11 @@
 
 #include "xgpub_worker.h"
 
-struct node_extra {
-	CUgraph graph;
-};
-
-bool xgpub_capturing(struct xgpub_worker *w, CUstream s)
-{
-	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
-
-	if (!w->captures)
-		return false;
-	if (w->D->cuStreamIsCapturing(s, &st))
-		return false;
-	return st != CU_STREAM_CAPTURE_STATUS_NONE;
-}
-
 /* the handle of a node of graph g, one per node */
 static xgpuif_handle_t node_handle(struct xgpub_worker *w, CUgraph g,
 				   CUgraphNode n)
 {
-	struct node_extra *x;
+	struct xgpub_node_extra *x;
 	xgpuif_handle_t h;
 
 	for (uint32_t i = 0; i < w->h.n; i++) {
@@ -70,23 +55,6 @@ static xgpuif_handle_t graph_handle(struct xgpub_worker *w, CUgraph g)
 			return xgpub_handle_of(&w->h, e);
 	}
 	return xgpub_handle_new(&w->h, XGPUB_H_GRAPH, g, NULL);
-}
-
-static void drop_node_of(struct xgpub_hentry *e, void *arg)
-{
-	struct node_extra *x = e->extra;
-	struct xgpub_worker *w = ((void **)arg)[0];
-
-	if (x && x->graph == ((void **)arg)[1])
-		xgpub_handle_drop(&w->h, e);
-}
-
-/* a graph is going away: its nodes' handles with it */
-void xgpub_graph_forget_nodes(struct xgpub_worker *w, void *graph)
-{
-	void *arg[2] = { w, graph };
-
-	xgpub_handle_each(&w->h, XGPUB_H_GNODE, drop_node_of, arg);
 }
 
 /* ---- capture ------------------------------------------------------------- */
@@ -339,7 +307,7 @@ static int deps_of(struct xgpub_worker *w, CUgraph g, const uint8_t *p,
 
 		memcpy(&h, p + i * 8, 8);
 		e = xgpub_handle_get(&w->h, h, XGPUB_H_GNODE);
-		if (!e || ((struct node_extra *)e->extra)->graph != g)
+		if (!e || ((struct xgpub_node_extra *)e->extra)->graph != g)
 			return CUDA_ERROR_INVALID_VALUE;
 		out[i] = e->obj;
 	}

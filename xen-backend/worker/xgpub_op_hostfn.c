@@ -10,7 +10,7 @@
  * marks the slot DUE and waits, spinning briefly then sleeping, until
  * the guest has run the function and marked it DONE, then frees the slot.
  * Only this guest's streams wait on it (each guest process has a worker of
- * its own), and a closing channel (xgpub_hostfn_release) lets every
+ * its own), and a closing channel (w->hostfn_closing) lets every
  * waiting callback go, so the teardown's synchronizations end.
  */
 #include <errno.h>
@@ -28,12 +28,6 @@ struct hostfn_ctx {
 };
 
 static struct hostfn_ctx ctxs[MAX_SLOTS];
-static int closing;
-
-void xgpub_hostfn_release(void)
-{
-	__atomic_store_n(&closing, 1, __ATOMIC_RELEASE);
-}
 
 static struct xgpuif_hostfn_slot *slot_of(struct xgpub_worker *w,
 					  uint32_t slot)
@@ -46,13 +40,13 @@ static struct xgpuif_hostfn_slot *slot_of(struct xgpub_worker *w,
 	return (struct xgpuif_hostfn_slot *)r->va + slot;
 }
 
-static void wait_done(struct xgpuif_hostfn_slot *s)
+static void wait_done(struct xgpub_worker *w, struct xgpuif_hostfn_slot *s)
 {
 	struct timespec ts = { 0, 0 };
 	unsigned int spins = 0;
 
 	while (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != XGPUIF_HF_DONE &&
-	       !__atomic_load_n(&closing, __ATOMIC_ACQUIRE)) {
+	       !__atomic_load_n(&w->hostfn_closing, __ATOMIC_ACQUIRE)) {
 		if (++spins < 2000) {
 #if defined(__x86_64__) || defined(__i386__)
 			__builtin_ia32_pause();
@@ -73,7 +67,7 @@ static void run_slot(struct hostfn_ctx *c, CUresult status)
 {
 	struct xgpuif_hostfn_slot *s;
 
-	if (__atomic_load_n(&closing, __ATOMIC_ACQUIRE))
+	if (__atomic_load_n(&c->w->hostfn_closing, __ATOMIC_ACQUIRE))
 		return;
 	/* the region stays mapped while work is queued: unregistering it
 	 * synchronizes the context first */
@@ -82,7 +76,7 @@ static void run_slot(struct hostfn_ctx *c, CUresult status)
 		return;
 	s->status = (int32_t)status;
 	__atomic_store_n(&s->state, XGPUIF_HF_DUE, __ATOMIC_RELEASE);
-	wait_done(s);
+	wait_done(c->w, s);
 	__atomic_store_n(&s->state, XGPUIF_HF_FREE, __ATOMIC_RELEASE);
 }
 
@@ -111,7 +105,7 @@ int xgpub_h_HOSTFN_SETUP(struct xgpub_worker *w,
 	w->hostfn_region = a->region;
 	w->hostfn_nslots = a->nslots;
 	/* a worker may serve another channel after a teardown */
-	__atomic_store_n(&closing, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&w->hostfn_closing, 0, __ATOMIC_RELEASE);
 	for (uint32_t i = 0; i < a->nslots; i++)
 		ctxs[i] = (struct hostfn_ctx){ w, i };
 	return 0;

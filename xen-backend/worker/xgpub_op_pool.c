@@ -35,11 +35,6 @@ static int default_pool(struct xgpub_worker *w, CUmemoryPool *p)
 	return rc;
 }
 
-bool xgpub_pool_is_default(struct xgpub_worker *w, void *pool)
-{
-	return w->default_pool && pool == (void *)w->default_pool;
-}
-
 int xgpub_h_MEM_ALLOC_ASYNC(struct xgpub_worker *w,
 			    const struct xgpuif_mem_alloc_async_args *a,
 			    CUstream stream, struct xgpuif_dptr_reply *r)

@@ -19,11 +19,6 @@
 
 #include "xgpub_worker.h"
 
-struct vmem {
-	uint64_t size;
-	uint32_t refs;		/* the guest's: create, then each retain */
-};
-
 static int prop_of(struct xgpub_worker *w, const struct xgpuif_vmm_prop *p,
 		   CUmemAllocationProp *out)
 {
@@ -59,7 +54,7 @@ int xgpub_h_VMM_CREATE(struct xgpub_worker *w,
 {
 	CUmemGenericAllocationHandle h;
 	CUmemAllocationProp prop;
-	struct vmem *v;
+	struct xgpub_vmem *v;
 	int rc = prop_of(w, &a->prop, &prop);
 
 	if (rc)
@@ -76,7 +71,7 @@ int xgpub_h_VMM_CREATE(struct xgpub_worker *w,
 		free(v);
 		return rc;
 	}
-	*v = (struct vmem){ a->size, 1 };
+	*v = (struct xgpub_vmem){ a->size, 1 };
 	r->handle = xgpub_handle_new(&w->h, XGPUB_H_VMEM, (void *)(uintptr_t)h,
 				     v);
 	if (!r->handle) {
@@ -88,25 +83,9 @@ int xgpub_h_VMM_CREATE(struct xgpub_worker *w,
 	return 0;
 }
 
-/* every reference the guest still holds (teardown, or a release) */
-int xgpub_vmm_release(struct xgpub_worker *w, struct xgpub_hentry *e)
-{
-	struct vmem *v = e->extra;
-	int rc = 0;
-
-	for (; v && v->refs; v->refs--)
-		rc = w->D->cuMemRelease((CUmemGenericAllocationHandle)(uintptr_t)
-					e->obj);
-	if (v) {
-		w->mem_used -= v->size;
-		v->size = 0;
-	}
-	return rc;
-}
-
 int xgpub_h_VMM_RELEASE(struct xgpub_worker *w, struct xgpub_hentry *handle)
 {
-	struct vmem *v = handle->extra;
+	struct xgpub_vmem *v = handle->extra;
 	int rc;
 
 	rc = w->D->cuMemRelease((CUmemGenericAllocationHandle)(uintptr_t)
@@ -258,7 +237,7 @@ int xgpub_h_VMM_RETAIN(struct xgpub_worker *w,
 		struct xgpub_hentry *e = &w->h.e[i];
 
 		if (e->type == XGPUB_H_VMEM && e->obj == (void *)(uintptr_t)h) {
-			((struct vmem *)e->extra)->refs++;
+			((struct xgpub_vmem *)e->extra)->refs++;
 			r->handle = xgpub_handle_of(&w->h, e);
 			return 0;
 		}
@@ -287,17 +266,4 @@ int xgpub_h_VMM_PROPS(struct xgpub_worker *w, struct xgpub_hentry *handle,
 		.usage = p.allocFlags.usage,
 	};
 	return 0;
-}
-
-void xgpub_vmm_teardown(struct xgpub_worker *w)
-{
-	for (uint32_t i = 0; i < w->nvres; i++) {
-		/* whatever is still mapped, then the range */
-		w->D->cuMemUnmap(w->vres[i].dptr, w->vres[i].size);
-		w->D->cuMemAddressFree(w->vres[i].dptr, w->vres[i].size);
-	}
-	w->nvres = 0;
-	free(w->vres);
-	w->vres = NULL;
-	w->cap_vres = 0;
 }

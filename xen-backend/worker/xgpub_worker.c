@@ -37,91 +37,6 @@ static inline void cpu_relax(void)
 #endif
 }
 
-/* ---- shared memory references ------------------------------------------- */
-
-struct xgpub_region *xgpub_region_get(struct xgpub_worker *w, uint32_t id)
-{
-	struct xgpub_region *r;
-
-	if (id == 0 || id >= XGPUB_MAX_REGIONS)
-		return NULL;
-	r = &w->regions[id];
-	return r->va ? r : NULL;
-}
-
-uint8_t *xgpub_memref(struct xgpub_worker *w, const struct xgpuif_memref *ref)
-{
-	uint8_t *base;
-	uint64_t size;
-
-	if (ref->region == XGPUIF_REGION_DATA) {
-		base = w->t->data;
-		size = w->t->data_bytes;
-	} else {
-		struct xgpub_region *r = xgpub_region_get(w, ref->region);
-
-		if (!r)
-			return NULL;
-		base = r->va;
-		size = r->size;
-	}
-	if (ref->off > size || ref->len > size - ref->off)
-		return NULL;
-	return base + ref->off;
-}
-
-int xgpub_stream(struct xgpub_worker *w, xgpuif_handle_t h, CUstream *out)
-{
-	struct xgpub_hentry *e;
-
-	if (h == 0 || h == XGPUIF_STREAM_LEGACY ||
-	    h == XGPUIF_STREAM_PER_THREAD) {
-		*out = (CUstream)(uintptr_t)h;
-		return 0;
-	}
-	e = xgpub_handle_get(&w->h, h, XGPUB_H_STREAM);
-	if (!e)
-		return -1;
-	*out = e->obj;
-	return 0;
-}
-
-/* ---- device memory accounting ---------------------------------------------- */
-
-bool xgpub_quota_allows(struct xgpub_worker *w, uint64_t size)
-{
-	return !w->opt->quota || (w->mem_used <= w->opt->quota &&
-				  size <= w->opt->quota - w->mem_used);
-}
-
-int xgpub_alloc_add(struct xgpub_worker *w, uint64_t dptr, uint64_t size)
-{
-	if (w->nallocs == w->cap_allocs) {
-		uint32_t ncap = w->cap_allocs ? w->cap_allocs * 2 : 256;
-		struct xgpub_alloc *n = realloc(w->allocs, ncap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		w->allocs = n;
-		w->cap_allocs = ncap;
-	}
-	w->allocs[w->nallocs++] = (struct xgpub_alloc){ dptr, size };
-	w->mem_used += size;
-	return 0;
-}
-
-int xgpub_alloc_del(struct xgpub_worker *w, uint64_t dptr)
-{
-	for (uint32_t i = 0; i < w->nallocs; i++) {
-		if (w->allocs[i].dptr == dptr) {
-			w->mem_used -= w->allocs[i].size;
-			w->allocs[i] = w->allocs[--w->nallocs];
-			return 0;
-		}
-	}
-	return -ENOENT;
-}
-
 /* ---- dispatch ------------------------------------------------------------------ */
 
 static uint8_t payload_buf[XGPUIF_MAX_PAYLOAD];
@@ -344,49 +259,6 @@ static int worker_setup(struct xgpub_worker *w)
 	return 0;
 }
 
-int xgpub_release(struct xgpub_worker *w, struct xgpub_hentry *e)
-{
-	struct xgpub_driver *D = w->D;
-
-	switch (e->type) {
-	case XGPUB_H_STREAM:
-		return D->cuStreamDestroy_v2(e->obj);
-	case XGPUB_H_EVENT:
-		return D->cuEventDestroy_v2(e->obj);
-	case XGPUB_H_MODULE:
-		/* a library's module has no object of its own */
-		return e->obj ? D->cuModuleUnload(e->obj) : CUDA_SUCCESS;
-	case XGPUB_H_LIBRARY:
-		return D->cuLibraryUnload(e->obj);
-	case XGPUB_H_BLOB:
-		free(e->obj);
-		e->obj = NULL;
-		return CUDA_SUCCESS;
-	case XGPUB_H_TEXOBJ:
-		return D->cuTexObjectDestroy((CUtexObject)(uintptr_t)e->obj);
-	case XGPUB_H_ARRAY:
-		return D->cuArrayDestroy(e->obj);
-	case XGPUB_H_GEXEC:
-		return D->cuGraphExecDestroy(e->obj);
-	case XGPUB_H_VMEM:
-		return xgpub_vmm_release(w, e);
-	case XGPUB_H_GRAPH:
-		xgpub_graph_forget_nodes(w, e->obj);
-		return D->cuGraphDestroy(e->obj);
-	case XGPUB_H_GNODE:
-		return CUDA_SUCCESS;	/* its graph owns it */
-	case XGPUB_H_POOL:
-		/* its allocations stay valid until freed (the driver's rule) */
-		return xgpub_pool_is_default(w, e->obj) ?
-			       CUDA_SUCCESS : D->cuMemPoolDestroy(e->obj);
-	case XGPUB_H_CTX:
-		/* the primary is released by the teardown, not destroyed */
-		return e->obj != w->primary ? D->cuCtxDestroy_v2(e->obj) :
-					      CUDA_SUCCESS;
-	}
-	return CUDA_SUCCESS;
-}
-
 static void destroy_one(struct xgpub_hentry *e, void *arg)
 {
 	xgpub_release(arg, e);
@@ -405,7 +277,7 @@ static void worker_teardown(struct xgpub_worker *w)
 	uint32_t nallocs = w->nallocs;
 
 	/* the guest runs no more host functions: free the held streams */
-	xgpub_hostfn_release();
+	__atomic_store_n(&w->hostfn_closing, 1, __ATOMIC_RELEASE);
 
 	if (w->primary)
 		D->cuCtxSetCurrent(w->primary);

@@ -147,6 +147,7 @@ struct xgpub_worker {
 	uint32_t nvres, cap_vres;
 	/* the guest's host-function slots (xgpub_op_hostfn.c) */
 	uint32_t hostfn_region, hostfn_nslots;
+	int hostfn_closing;	/* set at teardown: held callbacks return */
 	/* stream captures begun and not ended */
 	uint32_t captures;
 	/* statistics */
@@ -189,17 +190,24 @@ int xgpub_kernel_params(struct xgpub_worker *w,
 			const struct xgpuif_launch_args *a,
 			const uint8_t *params, void **obj, void ***kp,
 			void ***ex);
-/* a graph is being destroyed: drop its nodes' handles (xgpub_op_graph.c) */
-void xgpub_graph_forget_nodes(struct xgpub_worker *w, void *graph);
-/* unmap and free the guest's reservations (teardown, xgpub_op_vmm.c) */
+/* unmap and free the guest's reservations (teardown, xgpub_state.c) */
 void xgpub_vmm_teardown(struct xgpub_worker *w);
-/* release a VMEM handle's references (xgpub_op_vmm.c) */
+/* release a VMEM handle's references (xgpub_state.c) */
 int xgpub_vmm_release(struct xgpub_worker *w, struct xgpub_hentry *e);
-/* the channel is closing: every held host-function callback returns */
-void xgpub_hostfn_release(void);
+
+/* what a GNODE handle keeps: the graph that owns the node */
+struct xgpub_node_extra {
+	CUgraph graph;
+};
+
+/* what a VMEM handle keeps */
+struct xgpub_vmem {
+	uint64_t size;
+	uint32_t refs;		/* the guest's: create, then each retain */
+};
 /* is stream s being captured? (only asked while a capture is open) */
 bool xgpub_capturing(struct xgpub_worker *w, CUstream s);
-/* the device's default pool, which no guest destroys (xgpub_op_pool.c) */
+/* the device's default pool, which no guest destroys (xgpub_state.c) */
 bool xgpub_pool_is_default(struct xgpub_worker *w, void *pool);
 
 /* ---- device output: the worker's stdout (xgpub_output.c) -------------- */

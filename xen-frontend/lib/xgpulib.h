@@ -142,8 +142,6 @@ const struct xgpulib_region *xgpulib_region_find(const void *p, size_t len,
 
 /* mark region id as managed memory */
 void xgpulib_region_set_managed(uint32_t id);
-/* the managed allocation at p (its start), freed; false if it is none */
-bool xgpulib_managed_free(uint64_t p);
 
 /* ---- arrays ------------------------------------------------------------- */
 

@@ -47,17 +47,6 @@ CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize,
 	return CUDA_SUCCESS;
 }
 
-bool xgpulib_managed_free(uint64_t p)
-{
-	const struct xgpulib_region *r;
-	uint64_t off;
-
-	r = xgpulib_region_find((void *)(uintptr_t)p, 1, &off);
-	if (!r || !r->managed || off)
-		return false;
-	return cuMemFreeHost((void *)(uintptr_t)p) == CUDA_SUCCESS;
-}
-
 /* is [p, p + n) inside one managed allocation? */
 static bool managed_range(CUdeviceptr p, size_t n)
 {

@@ -154,12 +154,17 @@ CUresult cuMemAllocPitch(CUdeviceptr *dptr, size_t *pitch, size_t width,
 CUresult cuMemFree(CUdeviceptr dptr)
 {
 	struct xgpuif_dptr_args a = { dptr };
+	const struct xgpulib_region *r;
+	uint64_t off;
 	CUresult rc;
 
 	if (!dptr)
 		return CUDA_SUCCESS;
-	if (xgpulib_managed_free(dptr))
-		return CUDA_SUCCESS;
+	/* managed memory (xgpulib_api_managed.c) is a region of ours */
+	r = xgpulib_region_find((void *)(uintptr_t)dptr, 1, &off);
+	if (r && r->managed)
+		return off ? CUDA_ERROR_INVALID_VALUE :
+			     cuMemFreeHost((void *)(uintptr_t)dptr);
 	rc = xgpulib_call_MEM_FREE(&a);
 	if (rc == CUDA_SUCCESS)
 		xgpulib_dalloc_del(dptr);

@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: MIT
+/*
+ * xgpub_state.c: the worker's state that the dispatcher and the handlers
+ * share: shared-memory references, the stream argument, memory
+ * accounting for the quota, whether a stream is being captured, and the
+ * release of a driver object by its handle's kind (with what each kind
+ * owns: a graph its node handles, a physical allocation its references).
+ * It calls no handler, so the handlers (xgpub_op_*.c) and the dispatcher
+ * (xgpub_worker.c) both stand on it.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xgpub_worker.h"
+
+/* ---- shared memory references ------------------------------------------- */
+
+struct xgpub_region *xgpub_region_get(struct xgpub_worker *w, uint32_t id)
+{
+	struct xgpub_region *r;
+
+	if (id == 0 || id >= XGPUB_MAX_REGIONS)
+		return NULL;
+	r = &w->regions[id];
+	return r->va ? r : NULL;
+}
+
+uint8_t *xgpub_memref(struct xgpub_worker *w, const struct xgpuif_memref *ref)
+{
+	uint8_t *base;
+	uint64_t size;
+
+	if (ref->region == XGPUIF_REGION_DATA) {
+		base = w->t->data;
+		size = w->t->data_bytes;
+	} else {
+		struct xgpub_region *r = xgpub_region_get(w, ref->region);
+
+		if (!r)
+			return NULL;
+		base = r->va;
+		size = r->size;
+	}
+	if (ref->off > size || ref->len > size - ref->off)
+		return NULL;
+	return base + ref->off;
+}
+
+int xgpub_stream(struct xgpub_worker *w, xgpuif_handle_t h, CUstream *out)
+{
+	struct xgpub_hentry *e;
+
+	if (h == 0 || h == XGPUIF_STREAM_LEGACY ||
+	    h == XGPUIF_STREAM_PER_THREAD) {
+		*out = (CUstream)(uintptr_t)h;
+		return 0;
+	}
+	e = xgpub_handle_get(&w->h, h, XGPUB_H_STREAM);
+	if (!e)
+		return -1;
+	*out = e->obj;
+	return 0;
+}
+
+/* ---- device memory accounting ---------------------------------------------- */
+
+bool xgpub_quota_allows(struct xgpub_worker *w, uint64_t size)
+{
+	return !w->opt->quota || (w->mem_used <= w->opt->quota &&
+				  size <= w->opt->quota - w->mem_used);
+}
+
+int xgpub_alloc_add(struct xgpub_worker *w, uint64_t dptr, uint64_t size)
+{
+	if (w->nallocs == w->cap_allocs) {
+		uint32_t ncap = w->cap_allocs ? w->cap_allocs * 2 : 256;
+		struct xgpub_alloc *n = realloc(w->allocs, ncap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		w->allocs = n;
+		w->cap_allocs = ncap;
+	}
+	w->allocs[w->nallocs++] = (struct xgpub_alloc){ dptr, size };
+	w->mem_used += size;
+	return 0;
+}
+
+int xgpub_alloc_del(struct xgpub_worker *w, uint64_t dptr)
+{
+	for (uint32_t i = 0; i < w->nallocs; i++) {
+		if (w->allocs[i].dptr == dptr) {
+			w->mem_used -= w->allocs[i].size;
+			w->allocs[i] = w->allocs[--w->nallocs];
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/* ---- stream capture ------------------------------------------------------ */
+
+bool xgpub_capturing(struct xgpub_worker *w, CUstream s)
+{
+	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+
+	if (!w->captures)
+		return false;
+	if (w->D->cuStreamIsCapturing(s, &st))
+		return false;
+	return st != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+/* ---- releasing objects by kind ------------------------------------------- */
+
+bool xgpub_pool_is_default(struct xgpub_worker *w, void *pool)
+{
+	return w->default_pool && pool == (void *)w->default_pool;
+}
+
+static void drop_node_of(struct xgpub_hentry *e, void *arg)
+{
+	struct xgpub_node_extra *x = e->extra;
+	struct xgpub_worker *w = ((void **)arg)[0];
+
+	if (x && x->graph == ((void **)arg)[1])
+		xgpub_handle_drop(&w->h, e);
+}
+
+/* a graph is going away: its nodes' handles with it */
+static void forget_nodes(struct xgpub_worker *w, void *graph)
+{
+	void *arg[2] = { w, graph };
+
+	xgpub_handle_each(&w->h, XGPUB_H_GNODE, drop_node_of, arg);
+}
+
+/* every reference the guest still holds (teardown, or a release) */
+int xgpub_vmm_release(struct xgpub_worker *w, struct xgpub_hentry *e)
+{
+	struct xgpub_vmem *v = e->extra;
+	int rc = 0;
+
+	for (; v && v->refs; v->refs--)
+		rc = w->D->cuMemRelease((CUmemGenericAllocationHandle)(uintptr_t)
+					e->obj);
+	if (v) {
+		w->mem_used -= v->size;
+		v->size = 0;
+	}
+	return rc;
+}
+
+int xgpub_release(struct xgpub_worker *w, struct xgpub_hentry *e)
+{
+	struct xgpub_driver *D = w->D;
+
+	switch (e->type) {
+	case XGPUB_H_STREAM:
+		return D->cuStreamDestroy_v2(e->obj);
+	case XGPUB_H_EVENT:
+		return D->cuEventDestroy_v2(e->obj);
+	case XGPUB_H_MODULE:
+		/* a library's module has no object of its own */
+		return e->obj ? D->cuModuleUnload(e->obj) : CUDA_SUCCESS;
+	case XGPUB_H_LIBRARY:
+		return D->cuLibraryUnload(e->obj);
+	case XGPUB_H_BLOB:
+		free(e->obj);
+		e->obj = NULL;
+		return CUDA_SUCCESS;
+	case XGPUB_H_TEXOBJ:
+		return D->cuTexObjectDestroy((CUtexObject)(uintptr_t)e->obj);
+	case XGPUB_H_ARRAY:
+		return D->cuArrayDestroy(e->obj);
+	case XGPUB_H_GEXEC:
+		return D->cuGraphExecDestroy(e->obj);
+	case XGPUB_H_VMEM:
+		return xgpub_vmm_release(w, e);
+	case XGPUB_H_GRAPH:
+		forget_nodes(w, e->obj);
+		return D->cuGraphDestroy(e->obj);
+	case XGPUB_H_GNODE:
+		return CUDA_SUCCESS;	/* its graph owns it */
+	case XGPUB_H_POOL:
+		/* its allocations stay valid until freed (the driver's rule) */
+		return xgpub_pool_is_default(w, e->obj) ?
+			       CUDA_SUCCESS : D->cuMemPoolDestroy(e->obj);
+	case XGPUB_H_CTX:
+		/* the primary is released by the teardown, not destroyed */
+		return e->obj != w->primary ? D->cuCtxDestroy_v2(e->obj) :
+					      CUDA_SUCCESS;
+	}
+	return CUDA_SUCCESS;
+}
+
+void xgpub_vmm_teardown(struct xgpub_worker *w)
+{
+	for (uint32_t i = 0; i < w->nvres; i++) {
+		/* whatever is still mapped, then the range */
+		w->D->cuMemUnmap(w->vres[i].dptr, w->vres[i].size);
+		w->D->cuMemAddressFree(w->vres[i].dptr, w->vres[i].size);
+	}
+	w->nvres = 0;
+	free(w->vres);
+	w->vres = NULL;
+	w->cap_vres = 0;
+}
