@@ -186,11 +186,13 @@ int xgpub_h_STREAM_MEMOP(struct xgpub_worker *w,
 	for (uint32_t i = 0; i < a->count; i++) {
 		/* the driver's own field: whatever the guest put there */
 		if (ops[i].operation == CU_STREAM_MEM_OP_WAIT_VALUE_32 ||
-		    ops[i].operation == CU_STREAM_MEM_OP_WAIT_VALUE_64)
+		    ops[i].operation == CU_STREAM_MEM_OP_WAIT_VALUE_64) {
 			ops[i].waitValue.alias = 0;
-		else if (ops[i].operation == CU_STREAM_MEM_OP_WRITE_VALUE_32 ||
-			 ops[i].operation == CU_STREAM_MEM_OP_WRITE_VALUE_64)
+			xgpub_note_value_wait(w, stream);
+		} else if (ops[i].operation == CU_STREAM_MEM_OP_WRITE_VALUE_32 ||
+			   ops[i].operation == CU_STREAM_MEM_OP_WRITE_VALUE_64) {
 			ops[i].writeValue.alias = 0;
+		}
 	}
 	return w->D->cuStreamBatchMemOp_v2(stream, a->count, ops, a->flags);
 }

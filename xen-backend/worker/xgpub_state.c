@@ -112,6 +112,37 @@ bool xgpub_capturing(struct xgpub_worker *w, CUstream s)
 	return st != CU_STREAM_CAPTURE_STATUS_NONE;
 }
 
+/* ---- value waits ---------------------------------------------------------- */
+
+/*
+ * A stream that waits for a value may wait for work the guest sends
+ * later, on another stream: its work must not be counted as in flight by
+ * the gate, or the gate holds the dispatcher until it completes and the
+ * signalling work never comes.  Such streams are remembered for the
+ * channel's life (a special stream, or more than fit, means all).
+ */
+void xgpub_note_value_wait(struct xgpub_worker *w, CUstream s)
+{
+	uintptr_t v = (uintptr_t)s;
+
+	if (v <= 2 || w->nwaiting == sizeof(w->waiting) / sizeof(w->waiting[0])) {
+		w->wait_any = true;
+		return;
+	}
+	if (!xgpub_waits_on_value(w, s))
+		w->waiting[w->nwaiting++] = s;
+}
+
+bool xgpub_waits_on_value(struct xgpub_worker *w, CUstream s)
+{
+	if (w->wait_any)
+		return true;
+	for (uint32_t i = 0; i < w->nwaiting; i++)
+		if (w->waiting[i] == s)
+			return true;
+	return false;
+}
+
 /* ---- releasing objects by kind ------------------------------------------- */
 
 bool xgpub_pool_is_default(struct xgpub_worker *w, void *pool)

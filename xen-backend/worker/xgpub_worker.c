@@ -66,18 +66,22 @@ static int switch_ctx(struct xgpub_worker *w, xgpuif_handle_t h)
 }
 
 /*
- * Does this op put work on a stream being captured?  Captured work runs
- * when its graph is launched: the gate must not wait for it now.
+ * Does this op put work on a stream being captured, or on one that waits
+ * for a value (cuStreamWaitValue*)?  Captured work runs when its graph is
+ * launched, and work behind a value wait may wait for work the guest has
+ * not sent yet: the gate must not hold the dispatcher for either.
  */
 static bool captured(struct xgpub_worker *w, const struct xgpub_op *op)
 {
 	xgpuif_handle_t sh;
 	CUstream s = NULL;
 
-	if (!w->captures)
+	if (!w->captures && !w->nwaiting && !w->wait_any)
 		return false;
 	memcpy(&sh, payload_buf + op->stream_off, sizeof(sh));
-	return !xgpub_stream(w, sh, &s) && xgpub_capturing(w, s);
+	if (xgpub_stream(w, sh, &s))
+		return false;
+	return xgpub_waits_on_value(w, s) || xgpub_capturing(w, s);
 }
 
 /* a request no well-behaved guest sends: say why, close the channel */

@@ -148,6 +148,11 @@ struct xgpub_worker {
 	/* the guest's host-function slots (xgpub_op_hostfn.c) */
 	uint32_t hostfn_region, hostfn_nslots;
 	int hostfn_closing;	/* set at teardown: held callbacks return */
+	/* streams that carried a value wait (cuStreamWaitValue*): their work
+	 * is not gated (xgpub_state.c); wait_any: one was a special stream */
+	CUstream waiting[64];
+	uint32_t nwaiting;
+	bool wait_any;
 	/* stream captures begun and not ended */
 	uint32_t captures;
 	/* statistics */
@@ -205,6 +210,9 @@ struct xgpub_vmem {
 	uint64_t size;
 	uint32_t refs;		/* the guest's: create, then each retain */
 };
+/* a value wait was put on stream s / does stream s carry one? */
+void xgpub_note_value_wait(struct xgpub_worker *w, CUstream s);
+bool xgpub_waits_on_value(struct xgpub_worker *w, CUstream s);
 /* is stream s being captured? (only asked while a capture is open) */
 bool xgpub_capturing(struct xgpub_worker *w, CUstream s);
 /* the device's default pool, which no guest destroys (xgpub_state.c) */
