@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: MIT */
+/* needs: xen-backend/worker/xgpub_state.c xen-backend/worker/xgpub_handles.c */
+/*
+ * The worker state the handlers share: memory accounting against the
+ * quota, and the streams that carry a value wait (left out of the gate so
+ * that a wait for later work never holds the dispatcher).
+ */
+#include <check.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xgpub_worker.h"
+#include "check_run.h"
+
+static struct xgpub_options opt;
+static struct xgpub_worker w;
+
+static void setup(void)
+{
+	memset(&w, 0, sizeof(w));
+	memset(&opt, 0, sizeof(opt));
+	w.opt = &opt;
+}
+
+static void teardown(void)
+{
+	free(w.allocs);
+}
+
+START_TEST(test_value_waits)
+{
+	CUstream a = (CUstream)(uintptr_t)0x1000, b = (CUstream)(uintptr_t)0x2000;
+
+	ck_assert(!xgpub_waits_on_value(&w, a));
+	xgpub_note_value_wait(&w, a);
+	xgpub_note_value_wait(&w, a);
+	ck_assert_uint_eq(w.nwaiting, 1);
+	ck_assert(xgpub_waits_on_value(&w, a));
+	ck_assert(!xgpub_waits_on_value(&w, b));
+	/* a wait on the NULL or legacy stream: every stream */
+	xgpub_note_value_wait(&w, (CUstream)(uintptr_t)1);
+	ck_assert(xgpub_waits_on_value(&w, b));
+}
+END_TEST
+
+START_TEST(test_value_waits_overflow)
+{
+	CUstream s = NULL;
+
+	for (uintptr_t i = 0; i < 64; i++)
+		xgpub_note_value_wait(&w, (CUstream)(0x1000 + i * 16));
+	ck_assert(!w.wait_any);
+	s = (CUstream)(uintptr_t)0x9000;
+	ck_assert(!xgpub_waits_on_value(&w, s));
+	/* one more than it remembers: all, never a stream forgotten */
+	xgpub_note_value_wait(&w, (CUstream)(uintptr_t)0x8000);
+	ck_assert(w.wait_any);
+	ck_assert(xgpub_waits_on_value(&w, s));
+}
+END_TEST
+
+START_TEST(test_quota_accounting)
+{
+	opt.quota = 1000;
+	ck_assert(xgpub_quota_allows(&w, 1000));
+	ck_assert_int_eq(xgpub_alloc_add(&w, 0x100, 600), 0);
+	ck_assert(!xgpub_quota_allows(&w, 401));
+	ck_assert(xgpub_quota_allows(&w, 400));
+	ck_assert_int_ne(xgpub_alloc_del(&w, 0x200), 0);	/* not ours */
+	ck_assert_uint_eq(w.mem_used, 600);
+	ck_assert_int_eq(xgpub_alloc_del(&w, 0x100), 0);
+	ck_assert_uint_eq(w.mem_used, 0);
+	ck_assert_int_ne(xgpub_alloc_del(&w, 0x100), 0);	/* twice */
+}
+END_TEST
+
+static Suite *state_suite(void)
+{
+	Suite *s = suite_create("state");
+	TCase *tc = tcase_create("state");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_value_waits);
+	tcase_add_test(tc, test_value_waits_overflow);
+	tcase_add_test(tc, test_quota_accounting);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return check_run(state_suite(), false);
+}
