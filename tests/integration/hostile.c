@@ -19,6 +19,10 @@
  *   truncate      shrinking and growing the sealed memfd after connecting
  *                 must fail; the worker must still answer; then a malformed
  *                 header (closes)
+ *   badhandles    forged, stale and wrong-kind handles and ranges to pools,
+ *                 graphs, virtual memory, host functions and capture: each an
+ *                 error for this guest alone, the channel open; then a
+ *                 short STREAM_ATTR (closes)
  *
  * Each connection must be closed by the backend within 5 s.  For every
  * connection it prints "hostile: client N" (the backend's id, for finding
@@ -483,6 +487,109 @@ static void mode_badop(const char *path)
 	conn_close(&c);
 }
 
+/* one call that must answer `want` (a CUresult) and keep the channel */
+static void expect_status(struct conn *c, const char *what, uint16_t op,
+			  uint64_t ctx, const void *args, uint32_t alen,
+			  uint32_t rcap, int32_t want)
+{
+	uint8_t reply[256];
+	int32_t st = 0;
+
+	if (call(c, op, ctx, args, alen, reply, rcap, &st)) {
+		fail("%s: no reply", what);
+		return;
+	}
+	if (st != want)
+		fail("%s answered %d, expected %d", what, st, want);
+	else
+		printf("hostile: %s refused with %d\n", what, st);
+}
+
+#define INVALID_VALUE	1	/* CUDA_ERROR_INVALID_VALUE */
+#define INVALID_HANDLE	400	/* CUDA_ERROR_INVALID_HANDLE */
+
+static void mode_badhandles(const char *path)
+{
+	struct xgpuif_init_args ia = { 0, XGPUIF_VERSION };
+	struct xgpuif_device_args da = { 0, 0 };
+	struct xgpuif_ctx_reply cr = { 0 };
+	struct xgpuif_init_reply ir;
+	const uint64_t forged = 0xdead00000001ull;
+	struct conn c;
+	int32_t st;
+
+	if (connected(&c, path, HS_OK))
+		return;
+	if (call(&c, XGPUIF_OP_INIT, 0, &ia, sizeof(ia), &ir, sizeof(ir),
+		 &st) ||
+	    call(&c, XGPUIF_OP_PRIMARY_CTX_RETAIN, 0, &da, sizeof(da), &cr,
+		 sizeof(cr), &st)) {
+		fail("no reply to a well-formed request");
+		conn_close(&c);
+		return;
+	}
+	{
+		struct xgpuif_handle_args h = { forged };
+		struct xgpuif_handle_args wrong = { cr.ctx };
+
+		expect_status(&c, "POOL_DESTROY forged", XGPUIF_OP_POOL_DESTROY,
+			      cr.ctx, &h, sizeof(h), 0, INVALID_HANDLE);
+		expect_status(&c, "POOL_DESTROY of a context",
+			      XGPUIF_OP_POOL_DESTROY, cr.ctx, &wrong,
+			      sizeof(wrong), 0, INVALID_HANDLE);
+		expect_status(&c, "GRAPH_DESTROY forged",
+			      XGPUIF_OP_GRAPH_DESTROY, cr.ctx, &h, sizeof(h), 0,
+			      INVALID_HANDLE);
+		expect_status(&c, "GEXEC_DESTROY forged",
+			      XGPUIF_OP_GEXEC_DESTROY, cr.ctx, &h, sizeof(h), 0,
+			      INVALID_HANDLE);
+		expect_status(&c, "VMM_RELEASE forged", XGPUIF_OP_VMM_RELEASE,
+			      cr.ctx, &h, sizeof(h), 0, INVALID_HANDLE);
+	}
+	{
+		struct xgpuif_mem_alloc_async_args a = { 4096, 0, forged };
+
+		expect_status(&c, "MEM_ALLOC_ASYNC from a forged pool",
+			      XGPUIF_OP_MEM_ALLOC_ASYNC, cr.ctx, &a, sizeof(a),
+			      sizeof(struct xgpuif_dptr_reply), INVALID_HANDLE);
+	}
+	{
+		struct xgpuif_vmm_range_args r = { 0x100000, 4096 };
+		struct xgpuif_vmm_map_args m = { 0x100000, 4096, 0, forged, 0 };
+
+		expect_status(&c, "VMM_ADDRESS_FREE of no reservation",
+			      XGPUIF_OP_VMM_ADDRESS_FREE, cr.ctx, &r, sizeof(r),
+			      0, INVALID_VALUE);
+		expect_status(&c, "VMM_UNMAP of no reservation",
+			      XGPUIF_OP_VMM_UNMAP, cr.ctx, &r, sizeof(r), 0,
+			      INVALID_VALUE);
+		expect_status(&c, "VMM_MAP of a forged allocation",
+			      XGPUIF_OP_VMM_MAP, cr.ctx, &m, sizeof(m), 0,
+			      INVALID_HANDLE);
+	}
+	{
+		struct xgpuif_hostfn_setup_args hs = { 77, 64 };
+
+		expect_status(&c, "HOSTFN_SETUP of no region",
+			      XGPUIF_OP_HOSTFN_SETUP, cr.ctx, &hs, sizeof(hs), 0,
+			      INVALID_VALUE);
+	}
+	{
+		struct xgpuif_capture_info_args ci = { forged, 1, 0 };
+
+		expect_status(&c, "STREAM_CAPTURE_INFO of a forged stream",
+			      XGPUIF_OP_STREAM_CAPTURE_INFO, cr.ctx, &ci,
+			      sizeof(ci), 64, INVALID_HANDLE);
+	}
+	/* STREAM_ATTR is 80 bytes: send 8 */
+	if (call(&c, XGPUIF_OP_STREAM_ATTR, cr.ctx, &forged, sizeof(forged),
+		 NULL, 0, &st) == 0 && st != XGPUIF_ST_PROTO)
+		fail("a short STREAM_ATTR answered %d, expected "
+		     "XGPUIF_ST_PROTO", st);
+	expect_closed(&c, "badhandles");
+	conn_close(&c);
+}
+
 static void mode_badhandshake(const char *path)
 {
 	static const struct {
@@ -550,6 +657,7 @@ int main(int argc, char **argv)
 		{ "badop", mode_badop },
 		{ "badhandshake", mode_badhandshake },
 		{ "truncate", mode_truncate },
+		{ "badhandles", mode_badhandles },
 	};
 	const char *path = argc > 2 ? argv[2] : getenv("XGPU_SOCKET");
 

@@ -301,7 +301,8 @@ fi
 ERR_RE='malformed|overflow|refused|unknown op|closing|not sealed'
 ERR_RE="$ERR_RE|out of range|payload bytes"
 
-for mode in garbage overflow bigslots badmemref badop badhandshake truncate; do
+for mode in garbage overflow bigslots badmemref badop badhandshake truncate \
+	badhandles; do
 	name=hostile-$mode
 	out=$TMP/$name.out
 	client basic "$TMP/$name.basic.out" &
