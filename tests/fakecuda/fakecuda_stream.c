@@ -386,3 +386,18 @@ CUresult cuStreamSetAttribute(CUstream s, CUstreamAttrID attr,
 		st->priority = v->priority;
 	return CUDA_SUCCESS;
 }
+
+/* ---- surface objects: no arrays to write, as texture objects ------------ */
+
+CUresult cuSurfObjectCreate(CUsurfObject *s, const CUDA_RESOURCE_DESC *res)
+{
+	(void)s;
+	(void)res;
+	return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+CUresult cuSurfObjectDestroy(CUsurfObject s)
+{
+	(void)s;
+	return CUDA_ERROR_NOT_SUPPORTED;
+}

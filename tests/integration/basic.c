@@ -863,6 +863,27 @@ out:
 	end();
 }
 
+/* surface objects: arrays of this guest's only, values of its own */
+static void test_surfaces(void)
+{
+	CUDA_RESOURCE_DESC res;
+	CUsurfObject so = 0;
+	uint64_t junk[8] = { 0 };
+
+	begin("surfaces");
+	memset(&res, 0, sizeof(res));
+	res.resType = CU_RESOURCE_TYPE_LINEAR;
+	EXPECT(cuSurfObjectCreate(&so, &res) == CUDA_ERROR_INVALID_VALUE,
+	       "a surface on linear memory");
+	res.resType = CU_RESOURCE_TYPE_ARRAY;
+	res.res.array.hArray = (CUarray)junk;
+	EXPECT(cuSurfObjectCreate(&so, &res) == CUDA_ERROR_INVALID_HANDLE,
+	       "a surface on a forged array");
+	EXPECT(cuSurfObjectDestroy(0x1234) == CUDA_ERROR_INVALID_VALUE,
+	       "a surface object of nobody's destroyed");
+	end();
+}
+
 static void test_scale(void)
 {
 	static const size_t off[] = { 0, 8, 16, 20 }, size[] = { 8, 8, 1, 4 };
@@ -1114,6 +1135,7 @@ int main(void)
 	test_managed();
 	test_vmm();
 	test_memops();
+	test_surfaces();
 	test_scale();
 	test_global();
 	test_streams_events();

@@ -47,13 +47,14 @@ int xgpub_h_ARRAY_DESTROY(struct xgpub_worker *w, struct xgpub_hentry *handle)
 	return rc;
 }
 
-static int find_texobj(struct xgpub_worker *w, uint64_t tex,
-		       xgpuif_handle_t *h)
+/* the handle of a texture or surface object value of this guest's */
+static int find_obj(struct xgpub_worker *w, int type, uint64_t tex,
+		    xgpuif_handle_t *h)
 {
 	for (uint32_t i = 0; i < w->h.n; i++) {
 		struct xgpub_hentry *e = &w->h.e[i];
 
-		if (e->type == XGPUB_H_TEXOBJ &&
+		if (e->type == type &&
 		    (uint64_t)(uintptr_t)e->obj == tex) {
 			*h = xgpub_handle_of(&w->h, e);
 			return 0;
@@ -109,10 +110,45 @@ int xgpub_h_TEXOBJ_DESTROY(struct xgpub_worker *w,
 	int rc;
 
 	/* only texture objects this guest created */
-	if (find_texobj(w, a->dptr, &h))
+	if (find_obj(w, XGPUB_H_TEXOBJ, a->dptr, &h))
 		return CUDA_ERROR_INVALID_VALUE;
 	rc = w->D->cuTexObjectDestroy(a->dptr);
 	if (rc == 0)
 		xgpub_handle_free(&w->h, h, XGPUB_H_TEXOBJ);
+	return rc;
+}
+
+int xgpub_h_SURFOBJ_CREATE(struct xgpub_worker *w, struct xgpub_hentry *handle,
+			   struct xgpuif_texobj_reply *r)
+{
+	CUDA_RESOURCE_DESC res;
+	CUsurfObject sobj;
+	xgpuif_handle_t h;
+	int rc;
+
+	memset(&res, 0, sizeof(res));
+	res.resType = CU_RESOURCE_TYPE_ARRAY;
+	res.res.array.hArray = handle->obj;
+	rc = w->D->cuSurfObjectCreate(&sobj, &res);
+	/* kept in the table so teardown can destroy it */
+	if (rc == 0)
+		rc = keep(w, XGPUB_H_SURFOBJ, (void *)(uintptr_t)sobj, &h);
+	if (rc == 0)
+		r->texobj = sobj;
+	return rc;
+}
+
+int xgpub_h_SURFOBJ_DESTROY(struct xgpub_worker *w,
+			    const struct xgpuif_dptr_args *a)
+{
+	xgpuif_handle_t h;
+	int rc;
+
+	/* only surface objects this guest created */
+	if (find_obj(w, XGPUB_H_SURFOBJ, a->dptr, &h))
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = w->D->cuSurfObjectDestroy(a->dptr);
+	if (rc == 0)
+		xgpub_handle_free(&w->h, h, XGPUB_H_SURFOBJ);
 	return rc;
 }

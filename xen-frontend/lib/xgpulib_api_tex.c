@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * xgpulib_api_tex.c: CUDA arrays and texture objects.  Arrays are guest
+ * xgpulib_api_tex.c: CUDA arrays, texture and surface objects.  Arrays are guest
  * structs holding the backend handle and their descriptor (answered
  * locally); texture objects are the driver's own 64-bit values (kernels
  * receive them as parameters), created and destroyed in the worker.
@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "xgpulib.h"
+#include "xgpulib_vec.h"
 
 #define ARRAY_MAGIC 0x78617272u	/* "xarr" */
 
@@ -253,4 +254,89 @@ CUresult cuTexObjectDestroy(CUtexObject t)
 
 	texdesc_del(t);
 	return xgpulib_call_TEXOBJ_DESTROY(&a);
+}
+
+/* ---- surface objects ----------------------------------------------------- */
+
+/* the array behind each surface object of ours, for its resource desc */
+struct surf {
+	CUsurfObject s;
+	CUarray array;
+};
+
+static pthread_mutex_t surf_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct surf *surfs;
+static size_t nsurfs, cap_surfs;
+
+CUresult cuSurfObjectCreate(CUsurfObject *ps, const CUDA_RESOURCE_DESC *res)
+{
+	struct xgpuif_handle_args a = { 0 };
+	struct xgpuif_texobj_reply r;
+	struct surf *v;
+	CUresult rc;
+
+	if (!ps || !res)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	/* surfaces are arrays only (the driver's rule) */
+	if (res->resType != CU_RESOURCE_TYPE_ARRAY)
+		return CUDA_ERROR_INVALID_VALUE;
+	a.handle = xgpulib_array_remote(res->res.array.hArray);
+	if (!a.handle)
+		return CUDA_ERROR_INVALID_HANDLE;
+	rc = xgpulib_call_SURFOBJ_CREATE(&a, &r);
+	if (rc)
+		return rc;
+	*ps = r.texobj;
+	pthread_mutex_lock(&surf_mu);
+	v = xgpulib_vec_grow(surfs, nsurfs, &cap_surfs, sizeof(*v), 16);
+	if (v) {
+		surfs = v;
+		surfs[nsurfs++] = (struct surf){ r.texobj,
+						 res->res.array.hArray };
+	}
+	pthread_mutex_unlock(&surf_mu);
+	return CUDA_SUCCESS;
+}
+
+CUresult cuSurfObjectDestroy(CUsurfObject s)
+{
+	struct xgpuif_dptr_args a = { s };
+	CUresult rc;
+
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	rc = xgpulib_call_SURFOBJ_DESTROY(&a);
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&surf_mu);
+	for (size_t i = 0; i < nsurfs; i++) {
+		if (surfs[i].s == s) {
+			surfs[i] = surfs[--nsurfs];
+			break;
+		}
+	}
+	pthread_mutex_unlock(&surf_mu);
+	return CUDA_SUCCESS;
+}
+
+CUresult cuSurfObjectGetResourceDesc(CUDA_RESOURCE_DESC *res, CUsurfObject s)
+{
+	CUresult rc = CUDA_ERROR_INVALID_VALUE;
+
+	if (!res)
+		return CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&surf_mu);
+	for (size_t i = 0; i < nsurfs; i++) {
+		if (surfs[i].s == s) {
+			memset(res, 0, sizeof(*res));
+			res->resType = CU_RESOURCE_TYPE_ARRAY;
+			res->res.array.hArray = surfs[i].array;
+			rc = CUDA_SUCCESS;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&surf_mu);
+	return rc;
 }
