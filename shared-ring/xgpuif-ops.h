@@ -925,4 +925,42 @@ struct xgpuif_tmap_reply {
 	uint8_t map[128];
 };
 
+/* ---- JIT linking ----------------------------------------------------------- */
+
+/* LINK_CREATE: followed by njit struct xgpuif_load_opt (numeric options) */
+struct xgpuif_link_create_args {
+	uint32_t njit;
+	uint32_t _pad;
+};
+
+struct xgpuif_link_reply {
+	xgpuif_handle_t link;
+};
+
+/* LINK_ADD: an uploaded blob of `type` (CUjitInputType); the name follows
+ * (namelen bytes, no NUL) */
+struct xgpuif_link_add_args {
+	xgpuif_handle_t link;
+	xgpuif_handle_t blob;
+	uint32_t type;
+	uint32_t namelen;
+};
+
+struct xgpuif_link_complete_reply {
+	uint64_t size;		/* of the linked image */
+};
+
+/* LINK_READ: the linked image's bytes from `off`, as many as fit */
+struct xgpuif_link_read_args {
+	xgpuif_handle_t link;
+	uint64_t off;
+};
+
+struct xgpuif_link_read_reply {
+	uint32_t len;
+	uint32_t _pad;
+};
+
+#define XGPUIF_MAX_LINK_NAME	256u
+
 #endif /* XGPUIF_OPS_H */

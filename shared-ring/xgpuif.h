@@ -367,6 +367,12 @@ XGPUIF_ASSERT_SIZE(struct xgpuif_stream_attr_args, 80);
 XGPUIF_ASSERT_SIZE(struct xgpuif_stream_attr_reply, 64);
 XGPUIF_ASSERT_SIZE(struct xgpuif_tmap_args, 320);
 XGPUIF_ASSERT_SIZE(struct xgpuif_tmap_reply, 128);
+XGPUIF_ASSERT_SIZE(struct xgpuif_link_create_args, 8);
+XGPUIF_ASSERT_SIZE(struct xgpuif_link_reply, 8);
+XGPUIF_ASSERT_SIZE(struct xgpuif_link_add_args, 24);
+XGPUIF_ASSERT_SIZE(struct xgpuif_link_complete_reply, 8);
+XGPUIF_ASSERT_SIZE(struct xgpuif_link_read_args, 16);
+XGPUIF_ASSERT_SIZE(struct xgpuif_link_read_reply, 8);
 XGPUIF_ASSERT_SIZE(struct xgpuif_output_reply, 24);
 _Static_assert(__builtin_offsetof(struct xgpuif_request, payload) ==
 	       XGPUIF_HDR_SIZE, "request header is 32 bytes");

@@ -510,3 +510,86 @@ CUresult cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config,
 {
 	return set_cache(kernel, true, dev, config);
 }
+
+/* ---- JIT linking: the fake "links" by keeping its first fake image ------ */
+
+struct flink {
+	uint32_t magic;
+	void *image;
+	size_t size;
+};
+
+#define LINK_MAGIC 0x666c6e6bu	/* "flnk" */
+
+static struct flink *link_of(CUlinkState s)
+{
+	struct flink *l = (struct flink *)s;
+
+	return l && l->magic == LINK_MAGIC ? l : NULL;
+}
+
+CUresult cuLinkCreate_v2(unsigned int n, CUjit_option *opt, void **val,
+			 CUlinkState *out)
+{
+	struct flink *l;
+
+	NEED_CTX();
+	if (!out || (n && (!opt || !val)))
+		return CUDA_ERROR_INVALID_VALUE;
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	l->magic = LINK_MAGIC;
+	*out = (CUlinkState)l;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuLinkAddData_v2(CUlinkState s, CUjitInputType type, void *data,
+			  size_t size, const char *name, unsigned int n,
+			  CUjit_option *opt, void **val)
+{
+	struct flink *l = link_of(s);
+
+	(void)type;
+	(void)name;
+	(void)opt;
+	(void)val;
+	NEED_CTX();
+	if (!l || !data || !size || n)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (size < strlen(FAKE_MODULE_MAGIC) ||
+	    memcmp(data, FAKE_MODULE_MAGIC, strlen(FAKE_MODULE_MAGIC)))
+		return CUDA_ERROR_INVALID_IMAGE;
+	if (!l->image) {
+		l->image = malloc(size);
+		if (!l->image)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		memcpy(l->image, data, size);
+		l->size = size;
+	}
+	return CUDA_SUCCESS;
+}
+
+CUresult cuLinkComplete(CUlinkState s, void **cubin, size_t *size)
+{
+	struct flink *l = link_of(s);
+
+	NEED_CTX();
+	if (!l || !cubin || !size || !l->image)
+		return CUDA_ERROR_INVALID_VALUE;
+	*cubin = l->image;
+	*size = l->size;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuLinkDestroy(CUlinkState s)
+{
+	struct flink *l = link_of(s);
+
+	if (!l)
+		return CUDA_ERROR_INVALID_HANDLE;
+	l->magic = 0;
+	free(l->image);
+	free(l);
+	return CUDA_SUCCESS;
+}

@@ -884,6 +884,50 @@ static void test_surfaces(void)
 	end();
 }
 
+/* JIT linking: inputs uploaded, the linked image fetched and loaded */
+static void test_link(void)
+{
+	CUlinkState st = NULL;
+	CUmodule mod = NULL;
+	CUfunction f = NULL;
+	CUdeviceptr d = 0;
+	uint32_t v = 0x5a5a0001u;
+	int n = 64;
+	void *params[] = { &d, &v, &n };
+	void *cubin = NULL;
+	size_t size = 0;
+	char log[64] = "x";
+	CUjit_option jo[] = { CU_JIT_ERROR_LOG_BUFFER,
+			      CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES };
+	void *jv[] = { log, (void *)(uintptr_t)sizeof(log) };
+
+	begin("link");
+	if (!OK(cuLinkCreate(2, jo, jv, &st)) ||
+	    !OK(cuLinkAddData(st, CU_JIT_INPUT_PTX, (void *)fake_image,
+			      strlen(fake_image) + 1, "fake.ptx", 0, NULL,
+			      NULL)) ||
+	    !OK(cuLinkComplete(st, &cubin, &size)))
+		goto out;
+	EXPECT(size == strlen(fake_image) + 1 && log[0] == 0,
+	       "linked %zu bytes, log '%s'", size, log);
+	if (OK(cuModuleLoadData(&mod, cubin)) &&
+	    OK(cuModuleGetFunction(&f, mod, "xgpu_fake_fill")) &&
+	    OK(cuMemAlloc(&d, 64 * sizeof(uint32_t))) &&
+	    OK(cuLaunchKernel(f, 1, 1, 1, 64, 1, 1, 0, NULL, params, NULL)) &&
+	    OK(cuCtxSynchronize()))
+		fill_check(d, v, n);
+	EXPECT(cuLinkComplete((CUlinkState)log, &cubin, &size) ==
+	       CUDA_ERROR_INVALID_HANDLE, "a forged link state completed");
+out:
+	if (d)
+		cuMemFree(d);
+	if (mod)
+		cuModuleUnload(mod);
+	if (st)
+		OK(cuLinkDestroy(st));
+	end();
+}
+
 static void test_scale(void)
 {
 	static const size_t off[] = { 0, 8, 16, 20 }, size[] = { 8, 8, 1, 4 };
@@ -1136,6 +1180,7 @@ int main(void)
 	test_vmm();
 	test_memops();
 	test_surfaces();
+	test_link();
 	test_scale();
 	test_global();
 	test_streams_events();

@@ -72,4 +72,11 @@ int xgpub_launch_attrs(struct xgpub_worker *w, const uint8_t *src,
  */
 void xgpub_module_ctx_gone(struct xgpub_worker *w, CUcontext ctx);
 
+/*
+ * Take the blob h names: from then on the image is the caller's to free
+ * (xgpub_op_module.c).  CUDA_ERROR_INVALID_HANDLE for no blob.
+ */
+int xgpub_take_blob(struct xgpub_worker *w, xgpuif_handle_t h,
+		    struct xgpub_image **img);
+
 #endif /* XGPUB_MODULE_H */

@@ -232,8 +232,8 @@ static int parse_opts(const uint8_t *p, uint32_t njit, uint32_t nlib,
  * Take the blob a load names: from here on the image belongs to the load,
  * which frees it if it fails (the guest never frees a blob it loaded).
  */
-static int take_blob(struct xgpub_worker *w, xgpuif_handle_t h,
-		     struct xgpub_image **img)
+int xgpub_take_blob(struct xgpub_worker *w, xgpuif_handle_t h,
+		    struct xgpub_image **img)
 {
 	struct xgpub_hentry *e = xgpub_handle_get(&w->h, h, XGPUB_H_BLOB);
 
@@ -259,7 +259,7 @@ static int load(struct xgpub_worker *w, const struct xgpuif_load_args *a,
 	if (nopts > MAX_LOAD_OPTS || (!library && a->nlib) ||
 	    tail->len != nopts * sizeof(struct xgpuif_load_opt))
 		return XGPUIF_ST_PROTO;
-	rc = take_blob(w, a->blob, &img);
+	rc = xgpub_take_blob(w, a->blob, &img);
 	if (rc)
 		return rc;
 	rc = parse_opts(tail->p, a->njit, a->nlib, &o);

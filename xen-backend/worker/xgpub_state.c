@@ -203,6 +203,8 @@ int xgpub_release(struct xgpub_worker *w, struct xgpub_hentry *e)
 		return CUDA_SUCCESS;
 	case XGPUB_H_TEXOBJ:
 		return D->cuTexObjectDestroy((CUtexObject)(uintptr_t)e->obj);
+	case XGPUB_H_LINK:
+		return D->cuLinkDestroy(e->obj);
 	case XGPUB_H_SURFOBJ:
 		return D->cuSurfObjectDestroy((CUsurfObject)(uintptr_t)e->obj);
 	case XGPUB_H_ARRAY:

@@ -49,6 +49,7 @@ enum xgpub_htype {
 	XGPUB_H_TEXOBJ,
 	XGPUB_H_POOL,
 	XGPUB_H_SURFOBJ,
+	XGPUB_H_LINK,
 	XGPUB_H_GRAPH,
 	XGPUB_H_GEXEC,
 	XGPUB_H_GNODE,
@@ -204,6 +205,12 @@ int xgpub_vmm_release(struct xgpub_worker *w, struct xgpub_hentry *e);
 /* what a GNODE handle keeps: the graph that owns the node */
 struct xgpub_node_extra {
 	CUgraph graph;
+};
+
+/* what a LINK handle keeps: the linked image, the driver's (xgpub_op_link.c) */
+struct xgpub_link {
+	void *cubin;
+	size_t size;
 };
 
 /* what a VMEM handle keeps */

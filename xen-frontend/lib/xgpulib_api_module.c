@@ -129,7 +129,7 @@ static CUresult remote_unload(bool library, uint64_t remote)
  * xgpulib_data_mu and each chunk is acknowledged before the next one
  * overwrites it.
  */
-static CUresult upload(const void *bytes, size_t size, uint64_t *blob)
+CUresult xgpulib_image_upload(const void *bytes, size_t size, uint64_t *blob)
 {
 	struct xgpulib_transport *t = xgpulib_ch->t;
 	struct xgpuif_blob_create_args ca = { size };
@@ -320,7 +320,7 @@ static CUresult load_bytes(bool library, const void *bytes, size_t size,
 	if (rc)
 		return rc;
 	memset(&la, 0, sizeof(la));
-	rc = upload(bytes, size, &la.blob);
+	rc = xgpulib_image_upload(bytes, size, &la.blob);
 	if (rc)
 		return rc;
 	la.njit = lo->njit;
@@ -355,7 +355,7 @@ static CUresult image_of(const void *image, const void **bytes,
 }
 
 /* a whole file, NUL terminated (PTX files need not carry one) */
-static CUresult read_file(const char *path, uint8_t **buf, size_t *size)
+CUresult xgpulib_read_file(const char *path, uint8_t **buf, size_t *size)
 {
 	struct stat st;
 	uint8_t *b;
@@ -454,7 +454,7 @@ static CUresult load(const struct load_req *r)
 	if (r->library ? !r->lib_out : !r->mod_out)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (r->from_file) {
-		rc = read_file(r->path, &buf, &size);
+		rc = xgpulib_read_file(r->path, &buf, &size);
 		bytes = buf;
 	} else {
 		rc = image_of(r->image, &bytes, &size);

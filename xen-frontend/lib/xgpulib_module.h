@@ -107,4 +107,9 @@ CUresult xgpulib_module_each(CUmodule mod, xgpulib_fn_visit visit,
  * known) */
 CUresult xgpulib_func_param_count(CUfunction f, size_t *count);
 
+/* an image's bytes into a new blob of the worker's (*blob its handle) */
+CUresult xgpulib_image_upload(const void *bytes, size_t size, uint64_t *blob);
+/* a whole file, NUL terminated; *buf is the caller's to free */
+CUresult xgpulib_read_file(const char *path, uint8_t **buf, size_t *size);
+
 #endif /* XGPULIB_MODULE_H */
