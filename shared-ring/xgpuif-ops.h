@@ -963,4 +963,23 @@ struct xgpuif_link_read_reply {
 
 #define XGPUIF_MAX_LINK_NAME	256u
 
+/* ---- IPC ------------------------------------------------------------------- */
+
+/*
+ * A guest's CUipcMemHandle / CUipcEventHandle: XGPUIF_IPC_MAGIC, then the
+ * worker's 16-byte token, then zeros.  The driver's handle stays in Dom0.
+ */
+#define XGPUIF_IPC_MAGIC	"XGPUIPC"	/* 8 bytes with its NUL */
+
+struct xgpuif_ipc_handle {
+	uint8_t bytes[64];
+};
+
+/* IPC_OPEN_MEM */
+struct xgpuif_ipc_open_args {
+	uint8_t bytes[64];
+	uint32_t flags;
+	uint32_t _pad;
+};
+
 #endif /* XGPUIF_OPS_H */

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fakecuda.h"
 
@@ -478,4 +479,68 @@ CUresult cuPointerGetAttribute(void *data, CUpointer_attribute a,
 	default:
 		return CUDA_ERROR_NOT_SUPPORTED;
 	}
+}
+
+/* ---- IPC: handles name (pid, pointer, size); another process "opens" a
+ * fresh buffer of that size (the fake shares no memory between workers:
+ * the tests check the calls, not the bytes) ---------------------------- */
+
+struct fipc {
+	char magic[8];
+	uint64_t pid;
+	uint64_t ptr;
+	uint64_t size;
+};
+
+CUresult cuIpcGetMemHandle(CUipcMemHandle *h, CUdeviceptr dptr)
+{
+	struct range *r;
+	struct fipc f = { "FAKEIPC", 0, 0, 0 };
+
+	NEED_CTX();
+	if (!h)
+		return CUDA_ERROR_INVALID_VALUE;
+	r = fc_range_at((uintptr_t)dptr, R_DEVICE);
+	if (!r)
+		return CUDA_ERROR_INVALID_VALUE;
+	f.pid = (uint64_t)getpid();
+	f.ptr = dptr;
+	f.size = r->size;
+	memset(h, 0, sizeof(*h));
+	memcpy(h->reserved, &f, sizeof(f));
+	return CUDA_SUCCESS;
+}
+
+CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *dptr, CUipcMemHandle h,
+			       unsigned int flags)
+{
+	struct fipc f;
+
+	NEED_CTX();
+	memcpy(&f, h.reserved, sizeof(f));
+	if (!dptr || memcmp(f.magic, "FAKEIPC", 8) ||
+	    flags & ~CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (f.pid == (uint64_t)getpid())
+		return CUDA_ERROR_INVALID_CONTEXT;	/* as the driver */
+	return fc_dev_alloc(dptr, f.size);
+}
+
+CUresult cuIpcCloseMemHandle(CUdeviceptr dptr)
+{
+	return cuMemFree_v2(dptr);
+}
+
+CUresult cuIpcGetEventHandle(CUipcEventHandle *h, CUevent e)
+{
+	(void)h;
+	(void)e;
+	return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+CUresult cuIpcOpenEventHandle(CUevent *e, CUipcEventHandle h)
+{
+	(void)e;
+	(void)h;
+	return CUDA_ERROR_NOT_SUPPORTED;
 }

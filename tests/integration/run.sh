@@ -86,7 +86,7 @@ client() {
 }
 
 for f in "$BACKEND" "$FAKECUDA" "$T/basic" "$T/spin" "$T/noinit" \
-	"$T/hostile" "$T/forked" "$T/devprintf"; do
+	"$T/hostile" "$T/forked" "$T/devprintf" "$T/ipc"; do
 	if [ ! -x "$f" ]; then
 		fail setup "$f is missing (make all integration)"
 		echo "$npass passed, $nfail failed"
@@ -293,6 +293,31 @@ else
 	fail two-clients "exit statuses $r1 and $r2"
 	show "$TMP/basic1.out"
 	show "$TMP/basic2.out"
+fi
+
+# ---- IPC between processes: one user's, and (as root) not another's --------
+
+if client ipc "$TMP/ipc.out"; then
+	pass ipc
+else
+	fail ipc "$(tail -n 1 "$TMP/ipc.out")"
+fi
+if [ "$(id -u)" = 0 ]; then
+	# the other user must reach the socket to be refused by IPC itself
+	chmod 711 "$TMP"
+	chmod 666 "$SOCK" 2>/dev/null
+	client ipc "$TMP/ipc-other.out" other 65534
+	r=$?
+	if grep -q '^SKIP' "$TMP/ipc-other.out"; then
+		echo "SKIP ipc-other: $(grep '^SKIP' "$TMP/ipc-other.out")"
+	elif [ "$r" -eq 0 ]; then
+		pass ipc-other
+	else
+		fail ipc-other "$(tail -n 1 "$TMP/ipc-other.out")"
+	fi
+	chmod 700 "$TMP"
+else
+	echo "SKIP ipc-other: not root (another user is needed)"
 fi
 
 # ---- (d) hostile guests -----------------------------------------------------

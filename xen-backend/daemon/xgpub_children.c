@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "xgpub_daemon.h"
+#include "xgpub_ipc.h"
 
 #define MAX_WORKERS 1024
 
@@ -77,6 +78,10 @@ pid_t xgpub_spawn(const struct xgpub_child *info, int (*fn)(void *),
 		}
 		stats = p;
 	}
+	/* the workers' shared registry of IPC handles, before any fork */
+	if (xgpub_ipc_init())
+		xgpub_err("no memory for the IPC registry: IPC handles will "
+			  "not open");
 	for (int i = 0; i < MAX_WORKERS && !slot; i++)
 		if (!children[i].pid)
 			slot = &children[i];

@@ -254,6 +254,18 @@ int xgpub_local_accept(int sock, uint32_t client_id, uint32_t max_data_pages,
 	snprintf(l->t.who, sizeof(l->t.who), "client %u (%s, pid %u)",
 		 client_id, con.name, con.pid);
 	snprintf(l->t.proc, sizeof(l->t.proc), "%s", con.name);
+	{
+		struct ucred cr;
+		socklen_t crl = sizeof(cr);
+
+		/* IPC handles travel between local clients of one user */
+		if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cr, &crl) == 0)
+			snprintf(l->t.ipc_domain, sizeof(l->t.ipc_domain),
+				 "uid:%u", (unsigned int)cr.uid);
+		else
+			snprintf(l->t.ipc_domain, sizeof(l->t.ipc_domain),
+				 "client:%u", client_id);
+	}
 
 	memset(&ok, 0, sizeof(ok));
 	ok.magic = XGPUIF_MAGIC;

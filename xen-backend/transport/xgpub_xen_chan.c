@@ -457,6 +457,7 @@ int xgpub_xen_chan_open(uint32_t domid, uint32_t devid, uint32_t ch,
 		 "/local/domain/0/backend/" XGPUIF_XEN_DEVTYPE "/%u/%u/ch/%u",
 		 domid, devid, ch);
 	snprintf(x->t.who, sizeof(x->t.who), "dom%u ch%u", domid, ch);
+	snprintf(x->t.ipc_domain, sizeof(x->t.ipc_domain), "dom:%u", domid);
 	x->xs = xgpub_xs->open(0);
 	if (!x->xs) {
 		xgpub_err("%s: no xenstore connection: %s", x->t.who,

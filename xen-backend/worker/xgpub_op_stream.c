@@ -216,3 +216,42 @@ int xgpub_h_STREAM_ATTR(struct xgpub_worker *w,
 		memcpy(r->value, &v, sizeof(v));
 	return rc;
 }
+
+/* ---- IPC events (the memory ones: xgpub_op_ipc.c) ------------------------ */
+
+int xgpub_h_IPC_GET_EVENT(struct xgpub_worker *w, struct xgpub_hentry *handle,
+			  struct xgpuif_ipc_handle *r)
+{
+	CUipcEventHandle real;
+	uint8_t token[16];
+	int rc;
+
+	rc = w->D->cuIpcGetEventHandle(&real, handle->obj);
+	if (rc)
+		return rc;
+	if (xgpub_ipc_export(XGPUB_IPC_EVENT, w->t->ipc_domain,
+			     (const uint8_t *)real.reserved, token))
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	xgpub_ipc_token_to_handle(token, r);
+	return 0;
+}
+
+int xgpub_h_IPC_OPEN_EVENT(struct xgpub_worker *w,
+			   const struct xgpuif_ipc_handle *a,
+			   struct xgpuif_event_reply *r)
+{
+	CUipcEventHandle real;
+	uint8_t token[16];
+	CUevent ev = NULL;
+	int rc;
+
+	if (xgpub_ipc_handle_to_token(a, token) ||
+	    xgpub_ipc_lookup(XGPUB_IPC_EVENT, w->t->ipc_domain, token,
+			     (uint8_t *)real.reserved))
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = w->D->cuIpcOpenEventHandle(&ev, real);
+	if (rc)
+		return rc;
+	r->event = owned_handle(w, XGPUB_H_EVENT, ev);
+	return r->event ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}

@@ -87,6 +87,14 @@ int xgpub_alloc_add(struct xgpub_worker *w, uint64_t dptr, uint64_t size)
 	return 0;
 }
 
+bool xgpub_alloc_has(struct xgpub_worker *w, uint64_t dptr)
+{
+	for (uint32_t i = 0; i < w->nallocs; i++)
+		if (w->allocs[i].dptr == dptr)
+			return true;
+	return false;
+}
+
 int xgpub_alloc_del(struct xgpub_worker *w, uint64_t dptr)
 {
 	for (uint32_t i = 0; i < w->nallocs; i++) {

@@ -292,6 +292,7 @@ static void worker_teardown(struct xgpub_worker *w)
 		XGPUB_H_POOL,
 	};
 	/* mappings go before the memory behind them */
+	xgpub_ipc_teardown(w);
 	xgpub_vmm_teardown(w);
 	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
 		xgpub_handle_each(&w->h, order[i], destroy_one, w);

@@ -16,6 +16,7 @@
 #include <cuda.h>
 
 #include "xgpub.h"
+#include "xgpub_ipc.h"
 #include "xgpub_transport.h"
 
 /* ---- the executor: a table of driver entry points ----------------------- */
@@ -144,6 +145,9 @@ struct xgpub_worker {
 	uint64_t mem_used;
 	/* the device's default memory pool, once asked for */
 	CUmemoryPool default_pool;
+	/* IPC mappings this guest opened (xgpub_op_ipc.c) */
+	uint64_t *ipc_opened;
+	uint32_t nipc, cap_ipc;
 	/* the guest's address reservations (xgpub_op_vmm.c) */
 	struct xgpub_alloc *vres;
 	uint32_t nvres, cap_vres;
@@ -197,6 +201,17 @@ int xgpub_kernel_params(struct xgpub_worker *w,
 			const struct xgpuif_launch_args *a,
 			const uint8_t *params, void **obj, void ***kp,
 			void ***ex);
+/* IPC (xgpub_op_ipc.c): a guest's handle from a token and back (-1 for
+ * bytes that are no token), and the teardown (this worker's exports go,
+ * its opened mappings are closed) */
+void xgpub_ipc_token_to_handle(const uint8_t token[16],
+			       struct xgpuif_ipc_handle *h);
+int xgpub_ipc_handle_to_token(const struct xgpuif_ipc_handle *h,
+			      uint8_t token[16]);
+void xgpub_ipc_teardown(struct xgpub_worker *w);
+/* is dptr the start of an allocation of this guest's? (xgpub_state.c) */
+bool xgpub_alloc_has(struct xgpub_worker *w, uint64_t dptr);
+
 /* unmap and free the guest's reservations (teardown, xgpub_state.c) */
 void xgpub_vmm_teardown(struct xgpub_worker *w);
 /* release a VMEM handle's references (xgpub_state.c) */

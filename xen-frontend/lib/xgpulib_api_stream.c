@@ -454,3 +454,52 @@ XGPULIB_EXPORT CUresult cuEventElapsedTime_v2(float *pMilliseconds,
 		*pMilliseconds = r.ms;
 	return rc;
 }
+
+/* ---- IPC events: tokens of the worker's, never the driver's handle ------ */
+
+CUresult cuIpcGetEventHandle(CUipcEventHandle *pHandle, CUevent event)
+{
+	struct xgpuif_handle_args a = { 0 };
+	struct xgpuif_ipc_handle r;
+	CUresult rc;
+
+	if (!pHandle)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = event_arg(event, &a.handle);
+	if (rc)
+		return rc;
+	/* natively too: only an interprocess event without timing */
+	if (!(event->flags & CU_EVENT_INTERPROCESS))
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = xgpulib_call_IPC_GET_EVENT(&a, &r);
+	if (rc == CUDA_SUCCESS)
+		memcpy(pHandle->reserved, r.bytes, sizeof(pHandle->reserved));
+	return rc;
+}
+
+CUresult cuIpcOpenEventHandle(CUevent *phEvent, CUipcEventHandle handle)
+{
+	struct xgpuif_ipc_handle a;
+	struct xgpuif_event_reply r = { 0 };
+	struct CUevent_st *e;
+	CUcontext ctx;
+	CUresult rc;
+
+	rc = create_arg(phEvent, 0, 0, &ctx);
+	if (rc)
+		return rc;
+	memcpy(a.bytes, handle.reserved, sizeof(a.bytes));
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	rc = xgpulib_call_IPC_OPEN_EVENT(&a, &r);
+	rc = obj_created(e, rc, r.event != 0);
+	if (rc)
+		return rc;
+	e->flags = CU_EVENT_INTERPROCESS | CU_EVENT_DISABLE_TIMING;
+	e->ctx = ctx;
+	e->remote = r.event;
+	e->magic = XGPULIB_EVENT_MAGIC;
+	*phEvent = e;
+	return CUDA_SUCCESS;
+}

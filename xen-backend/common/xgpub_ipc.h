@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * xgpub_ipc.h: the registry of exported IPC handles (cuIpcGetMemHandle,
+ * cuIpcGetEventHandle), shared by the daemon's workers.
+ *
+ * A guest never sees the driver's handle.  Exporting gives it a token (a
+ * random 16-byte name in the CUipc*Handle bytes); the registry maps the
+ * token to the driver's handle, the IPC domain of the exporter and the
+ * exporting worker.  Another worker opens a token only for a guest of the
+ * same domain: processes of one Xen domain ("dom:N"), or local clients of
+ * one Unix user ("uid:N").  The daemon maps the table before it forks a
+ * worker (xgpub_ipc_init); the workers are its code and share it under a
+ * spin lock; a worker's entries go when it does.
+ */
+#ifndef XGPUB_IPC_H
+#define XGPUB_IPC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define XGPUB_IPC_ENTRIES	4096
+#define XGPUB_IPC_DOMAIN_LEN	32
+
+enum { XGPUB_IPC_MEM = 1, XGPUB_IPC_EVENT = 2 };
+
+/* the registry's mapping, before the first worker is forked; 0 or -errno */
+int xgpub_ipc_init(void);
+
+/*
+ * Register the driver's handle `real` (64 bytes) of kind, exported by
+ * this process for domain; *token gets its name (an existing entry of the
+ * same handle keeps its name).  0, or -ENOSPC, -ENODEV (no registry).
+ */
+int xgpub_ipc_export(int kind, const char *domain, const uint8_t real[64],
+		     uint8_t token[16]);
+
+/*
+ * The driver's handle of token, if it is of kind and of domain: 0, or
+ * -ENOENT (no such token, or another domain's: the same answer).
+ */
+int xgpub_ipc_lookup(int kind, const char *domain, const uint8_t token[16],
+		     uint8_t real[64]);
+
+/* drop every entry this process exported (its worker is ending) */
+void xgpub_ipc_forget_mine(void);
+
+#endif /* XGPUB_IPC_H */

@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: MIT
+/*
+ * xgpub_op_ipc.c: IPC memory handles between processes of one guest
+ * (cuIpcGetMemHandle, cuIpcOpenMemHandle, cuIpcCloseMemHandle), as
+ * PyTorch's multiprocessing shares tensors.
+ *
+ * The guest gets a token, never the driver's handle (xgpub_ipc.h): another
+ * worker opens it only for a guest of the same IPC domain, so memory
+ * never passes between guests.  Opened mappings are this worker's to
+ * close, at the guest's call or at teardown; they are not charged to the
+ * quota (the exporter's allocation is).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "xgpub_worker.h"
+
+void xgpub_ipc_token_to_handle(const uint8_t token[16],
+			       struct xgpuif_ipc_handle *h)
+{
+	memset(h, 0, sizeof(*h));
+	memcpy(h->bytes, XGPUIF_IPC_MAGIC, 8);
+	memcpy(h->bytes + 8, token, 16);
+}
+
+int xgpub_ipc_handle_to_token(const struct xgpuif_ipc_handle *h,
+			      uint8_t token[16])
+{
+	if (memcmp(h->bytes, XGPUIF_IPC_MAGIC, 8))
+		return -1;
+	memcpy(token, h->bytes + 8, 16);
+	return 0;
+}
+
+int xgpub_h_IPC_GET_MEM(struct xgpub_worker *w,
+			const struct xgpuif_dptr_args *a,
+			struct xgpuif_ipc_handle *r)
+{
+	CUipcMemHandle real;
+	uint8_t token[16];
+	int rc;
+
+	/* only the start of an allocation of this guest's */
+	if (!xgpub_alloc_has(w, a->dptr))
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = w->D->cuIpcGetMemHandle(&real, a->dptr);
+	if (rc)
+		return rc;
+	if (xgpub_ipc_export(XGPUB_IPC_MEM, w->t->ipc_domain,
+			     (const uint8_t *)real.reserved, token))
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	xgpub_ipc_token_to_handle(token, r);
+	return 0;
+}
+
+int xgpub_h_IPC_OPEN_MEM(struct xgpub_worker *w,
+			 const struct xgpuif_ipc_open_args *a,
+			 struct xgpuif_dptr_reply *r)
+{
+	struct xgpuif_ipc_handle h;
+	CUipcMemHandle real;
+	uint8_t token[16];
+	CUdeviceptr p = 0;
+	int rc;
+
+	memcpy(h.bytes, a->bytes, sizeof(h.bytes));
+	/* a token of another domain reads as no token at all */
+	if (xgpub_ipc_handle_to_token(&h, token) ||
+	    xgpub_ipc_lookup(XGPUB_IPC_MEM, w->t->ipc_domain, token,
+			     (uint8_t *)real.reserved))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (w->nipc == w->cap_ipc) {
+		uint32_t ncap = w->cap_ipc ? w->cap_ipc * 2 : 16;
+		uint64_t *n;
+
+		if (ncap > 65536)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		n = realloc(w->ipc_opened, ncap * sizeof(*n));
+		if (!n)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		w->ipc_opened = n;
+		w->cap_ipc = ncap;
+	}
+	rc = w->D->cuIpcOpenMemHandle_v2(&p, real, a->flags);
+	if (rc)
+		return rc;
+	w->ipc_opened[w->nipc++] = p;
+	r->dptr = p;
+	return 0;
+}
+
+int xgpub_h_IPC_CLOSE_MEM(struct xgpub_worker *w,
+			  const struct xgpuif_dptr_args *a)
+{
+	for (uint32_t i = 0; i < w->nipc; i++) {
+		if (w->ipc_opened[i] == a->dptr) {
+			int rc = w->D->cuIpcCloseMemHandle(a->dptr);
+
+			if (rc == 0)
+				w->ipc_opened[i] = w->ipc_opened[--w->nipc];
+			return rc;
+		}
+	}
+	return CUDA_ERROR_INVALID_VALUE;
+}
+
+void xgpub_ipc_teardown(struct xgpub_worker *w)
+{
+	xgpub_ipc_forget_mine();
+	for (uint32_t i = 0; i < w->nipc; i++)
+		w->D->cuIpcCloseMemHandle(w->ipc_opened[i]);
+	free(w->ipc_opened);
+	w->ipc_opened = NULL;
+	w->nipc = w->cap_ipc = 0;
+}
