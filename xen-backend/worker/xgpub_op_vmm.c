@@ -160,9 +160,16 @@ int xgpub_h_VMM_UNMAP(struct xgpub_worker *w,
 	return w->D->cuMemUnmap(a->ptr, a->size);
 }
 
-static int location(struct xgpub_worker *w,
-		    const struct xgpuif_vmm_access_args *a, CUmemLocation *l)
+/*
+ * The range [ptr, ptr + n) of an access call inside a reservation of the
+ * guest's, and its location, the guest's device 0 as the worker's device.
+ */
+static int access_of(struct xgpub_worker *w,
+		     const struct xgpuif_vmm_access_args *a, uint64_t n,
+		     CUmemLocation *l)
 {
+	if (reservation(w, a->ptr, n) < 0)
+		return CUDA_ERROR_INVALID_VALUE;
 	if (a->loc_type != CU_MEM_LOCATION_TYPE_DEVICE || a->loc_id != 0)
 		return CUDA_ERROR_INVALID_DEVICE;
 	l->type = CU_MEM_LOCATION_TYPE_DEVICE;
@@ -174,11 +181,8 @@ int xgpub_h_VMM_SET_ACCESS(struct xgpub_worker *w,
 			   const struct xgpuif_vmm_access_args *a)
 {
 	CUmemAccessDesc d;
-	int rc;
+	int rc = access_of(w, a, a->size, &d.location);
 
-	if (reservation(w, a->ptr, a->size) < 0)
-		return CUDA_ERROR_INVALID_VALUE;
-	rc = location(w, a, &d.location);
 	if (rc)
 		return rc;
 	d.flags = (CUmemAccess_flags)a->flags;
@@ -191,11 +195,8 @@ int xgpub_h_VMM_GET_ACCESS(struct xgpub_worker *w,
 {
 	unsigned long long f = 0;
 	CUmemLocation l;
-	int rc;
+	int rc = access_of(w, a, 1, &l);
 
-	if (reservation(w, a->ptr, 1) < 0)
-		return CUDA_ERROR_INVALID_VALUE;
-	rc = location(w, a, &l);
 	if (rc)
 		return rc;
 	rc = w->D->cuMemGetAccess(&f, &l, a->ptr);

@@ -18,9 +18,15 @@
 #include "xgpulib.h"
 #include "xgpulib_dev.h"
 
-static CUresult prop_to_wire(const CUmemAllocationProp *p,
+/* the checks of a call with properties, in the driver's order: its
+ * output given, cuInit ran, then the properties */
+static CUresult prop_to_wire(const void *out, const CUmemAllocationProp *p,
 			     struct xgpuif_vmm_prop *w)
 {
+	if (!out)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
 	if (!p)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (p->location.type != CU_MEM_LOCATION_TYPE_DEVICE) {
@@ -47,13 +53,8 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
 {
 	struct xgpuif_vmm_create_args a = { size, flags, { 0 } };
 	struct xgpuif_vmm_handle_reply r = { 0 };
-	CUresult rc;
+	CUresult rc = prop_to_wire(handle, prop, &a.prop);
 
-	if (!handle)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	rc = prop_to_wire(prop, &a.prop);
 	if (rc)
 		return rc;
 	rc = xgpulib_call_VMM_CREATE(&a, &r);
@@ -170,13 +171,8 @@ CUresult cuMemGetAllocationGranularity(size_t *granularity,
 {
 	struct xgpuif_vmm_granularity_args a = { { 0 }, (uint32_t)option, 0 };
 	struct xgpuif_u64_reply r = { 0 };
-	CUresult rc;
+	CUresult rc = prop_to_wire(granularity, prop, &a.prop);
 
-	if (!granularity)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	rc = prop_to_wire(prop, &a.prop);
 	if (rc)
 		return rc;
 	rc = xgpulib_call_VMM_GRANULARITY(&a, &r);
