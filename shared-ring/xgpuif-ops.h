@@ -963,6 +963,22 @@ struct xgpuif_link_read_reply {
 
 #define XGPUIF_MAX_LINK_NAME	256u
 
+/* ---- graph node queries and updates -------------------------------------- */
+
+/* GRAPH_KERNEL_PARAMS: a kernel node's new parameters, in a graph (exec 0)
+ * or in an executable graph; a launch's struct and parameter bytes follow */
+struct xgpuif_kernel_params_args {
+	xgpuif_handle_t exec;	/* 0: the node's own graph */
+	xgpuif_handle_t node;
+};
+
+/* GRAPH_ADD_DEPS: count (from, to) node handle pairs follow */
+struct xgpuif_graph_deps_args {
+	xgpuif_handle_t graph;
+	uint32_t count;
+	uint32_t _pad;
+};
+
 /* ---- IPC ------------------------------------------------------------------- */
 
 /*

@@ -374,6 +374,8 @@ XGPUIF_ASSERT_SIZE(struct xgpuif_link_complete_reply, 8);
 XGPUIF_ASSERT_SIZE(struct xgpuif_link_read_args, 16);
 XGPUIF_ASSERT_SIZE(struct xgpuif_link_read_reply, 8);
 XGPUIF_ASSERT_SIZE(struct xgpuif_ipc_handle, 64);
+XGPUIF_ASSERT_SIZE(struct xgpuif_kernel_params_args, 16);
+XGPUIF_ASSERT_SIZE(struct xgpuif_graph_deps_args, 16);
 XGPUIF_ASSERT_SIZE(struct xgpuif_ipc_open_args, 72);
 XGPUIF_ASSERT_SIZE(struct xgpuif_output_reply, 24);
 _Static_assert(__builtin_offsetof(struct xgpuif_request, payload) ==

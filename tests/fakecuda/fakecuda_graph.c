@@ -104,3 +104,11 @@ NO_GRAPHS(cuGraphAddChildGraphNode(CUgraphNode *n, CUgraph g,
 				   const CUgraphNode *deps, size_t nd,
 				   CUgraph child))
 NO_GRAPHS(cuGraphDestroyNode(CUgraphNode n))
+NO_GRAPHS(cuGraphNodeGetType(CUgraphNode n, CUgraphNodeType *t))
+NO_GRAPHS(cuGraphKernelNodeSetParams_v2(CUgraphNode n,
+					const CUDA_KERNEL_NODE_PARAMS *p))
+NO_GRAPHS(cuGraphExecKernelNodeSetParams_v2(CUgraphExec x, CUgraphNode n,
+					    const CUDA_KERNEL_NODE_PARAMS *p))
+NO_GRAPHS(cuGraphAddDependencies_v2(CUgraph g, const CUgraphNode *from,
+				    const CUgraphNode *to,
+				    const CUgraphEdgeData *e, size_t n))

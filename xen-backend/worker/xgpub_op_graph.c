@@ -448,3 +448,83 @@ int xgpub_h_GRAPH_ADD_NODE(struct xgpub_worker *w,
 	w->D->cuGraphDestroyNode(node);
 	return CUDA_ERROR_OUT_OF_MEMORY;
 }
+
+/* ---- node queries and updates -------------------------------------------- */
+
+int xgpub_h_GRAPH_NODE_TYPE(struct xgpub_worker *w, struct xgpub_hentry *handle,
+			    struct xgpuif_u64_reply *r)
+{
+	CUgraphNodeType t;
+	int rc = w->D->cuGraphNodeGetType(handle->obj, &t);
+
+	if (rc == 0)
+		r->value = (uint64_t)t;
+	return rc;
+}
+
+int xgpub_h_GRAPH_KERNEL_PARAMS(struct xgpub_worker *w,
+				const struct xgpuif_kernel_params_args *a,
+				struct xgpub_hentry *node,
+				const struct xgpub_tail *tail)
+{
+	struct xgpuif_launch_args la;
+	CUDA_KERNEL_NODE_PARAMS kn;
+	struct xgpub_hentry *x = NULL;
+	void *obj, **kp, **ex;
+	int rc;
+
+	if (a->exec) {
+		x = xgpub_handle_get(&w->h, a->exec, XGPUB_H_GEXEC);
+		if (!x)
+			return CUDA_ERROR_INVALID_HANDLE;
+	}
+	if (tail->len < sizeof(la))
+		return XGPUIF_ST_PROTO;
+	memcpy(&la, tail->p, sizeof(la));
+	if (la.nattrs || tail->len - sizeof(la) != la.param_bytes)
+		return XGPUIF_ST_PROTO;
+	rc = xgpub_kernel_params(w, &la, tail->p + sizeof(la), &obj, &kp, &ex);
+	if (rc)
+		return rc;
+	memset(&kn, 0, sizeof(kn));
+	kn.func = obj;
+	kn.gridDimX = la.grid[0];
+	kn.gridDimY = la.grid[1];
+	kn.gridDimZ = la.grid[2];
+	kn.blockDimX = la.block[0];
+	kn.blockDimY = la.block[1];
+	kn.blockDimZ = la.block[2];
+	kn.sharedMemBytes = la.shmem;
+	kn.kernelParams = kp;
+	kn.extra = ex;
+	if (x)
+		return w->D->cuGraphExecKernelNodeSetParams_v2(x->obj,
+							       node->obj, &kn);
+	return w->D->cuGraphKernelNodeSetParams_v2(node->obj, &kn);
+}
+
+int xgpub_h_GRAPH_ADD_DEPS(struct xgpub_worker *w,
+			   const struct xgpuif_graph_deps_args *a,
+			   struct xgpub_hentry *graph,
+			   const struct xgpub_tail *tail)
+{
+	static CUgraphNode from[XGPUIF_MAX_CAPTURE_DEPS];
+	static CUgraphNode to[XGPUIF_MAX_CAPTURE_DEPS];
+	int rc;
+
+	if (!a->count || a->count > XGPUIF_MAX_CAPTURE_DEPS ||
+	    tail->len != (uint64_t)a->count * 16)
+		return XGPUIF_ST_PROTO;
+	for (uint32_t i = 0; i < a->count; i++) {
+		uint8_t pair[16];
+
+		memcpy(pair, tail->p + i * 16, 16);
+		rc = deps_of(w, graph->obj, pair, 1, &from[i]);
+		if (rc == 0)
+			rc = deps_of(w, graph->obj, pair + 8, 1, &to[i]);
+		if (rc)
+			return rc;
+	}
+	return w->D->cuGraphAddDependencies_v2(graph->obj, from, to, NULL,
+					       a->count);
+}

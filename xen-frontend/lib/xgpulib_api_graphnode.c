@@ -63,15 +63,16 @@ CUresult cuGraphAddEmptyNode(CUgraphNode *phGraphNode, CUgraph hGraph,
 			CU_GRAPH_NODE_TYPE_EMPTY, NULL, 0, NULL, 0);
 }
 
-CUresult cuGraphAddKernelNode(CUgraphNode *phGraphNode, CUgraph hGraph,
-			      const CUgraphNode *dependencies,
-			      size_t numDependencies,
-			      const CUDA_KERNEL_NODE_PARAMS *p)
+/*
+ * A kernel node's parameters as the wire carries them: a launch's struct
+ * in *a and the packed parameter bytes in *buf (*len of them; the
+ * caller frees *buf).
+ */
+static CUresult kernel_payload(const CUDA_KERNEL_NODE_PARAMS *p,
+			       struct xgpuif_launch_args *a, uint8_t **buf,
+			       uint32_t *len)
 {
 	struct xgpulib_func *fn;
-	struct xgpuif_launch_args a;
-	uint8_t *buf;
-	uint32_t len = 0;
 	CUresult rc;
 
 	if (!p)
@@ -80,33 +81,147 @@ CUresult cuGraphAddKernelNode(CUgraphNode *phGraphNode, CUgraph hGraph,
 					  (const void *)p->kern);
 	if (!fn)
 		return CUDA_ERROR_INVALID_VALUE;
-	memset(&a, 0, sizeof(a));
-	a.func = fn->remote;
-	a.kind = fn->kind;
-	a.shmem = p->sharedMemBytes;
-	a.grid[0] = p->gridDimX;
-	a.grid[1] = p->gridDimY;
-	a.grid[2] = p->gridDimZ;
-	a.block[0] = p->blockDimX;
-	a.block[1] = p->blockDimY;
-	a.block[2] = p->blockDimZ;
-	rc = xgpulib_params_len(fn, p->kernelParams, p->extra, &len);
+	memset(a, 0, sizeof(*a));
+	a->func = fn->remote;
+	a->kind = fn->kind;
+	a->shmem = p->sharedMemBytes;
+	a->grid[0] = p->gridDimX;
+	a->grid[1] = p->gridDimY;
+	a->grid[2] = p->gridDimZ;
+	a->block[0] = p->blockDimX;
+	a->block[1] = p->blockDimY;
+	a->block[2] = p->blockDimZ;
+	*len = 0;
+	rc = xgpulib_params_len(fn, p->kernelParams, p->extra, len);
 	if (rc)
 		return rc;
-	if (len > XGPUIF_MAX_PAYLOAD - sizeof(a) - 1024)
+	if (*len > XGPUIF_MAX_PAYLOAD - sizeof(*a) - 1024)
 		return CUDA_ERROR_NOT_SUPPORTED;
-	buf = malloc(len ? len : 1);
-	if (!buf)
+	*buf = malloc(*len ? *len : 1);
+	if (!*buf)
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	rc = xgpulib_pack_params(fn, p->kernelParams, p->extra, buf, len,
-				 &len);
-	a.param_bytes = len;
+	rc = xgpulib_pack_params(fn, p->kernelParams, p->extra, *buf, *len,
+				 len);
+	a->param_bytes = *len;
+	if (rc) {
+		free(*buf);
+		*buf = NULL;
+	}
+	return rc;
+}
+
+CUresult cuGraphAddKernelNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+			      const CUgraphNode *dependencies,
+			      size_t numDependencies,
+			      const CUDA_KERNEL_NODE_PARAMS *p)
+{
+	struct xgpuif_launch_args a;
+	uint8_t *buf = NULL;
+	uint32_t len;
+	CUresult rc = kernel_payload(p, &a, &buf, &len);
+
 	if (rc == CUDA_SUCCESS)
 		rc = add_node(phGraphNode, hGraph, dependencies,
 			      numDependencies, CU_GRAPH_NODE_TYPE_KERNEL, &a,
 			      sizeof(a), buf, len);
 	free(buf);
 	return rc;
+}
+
+/* a kernel node's new parameters, in its graph or in an executable one */
+static CUresult kernel_params(uint64_t exec, CUgraphNode node,
+			      const CUDA_KERNEL_NODE_PARAMS *p)
+{
+	struct xgpuif_kernel_params_args k = { exec,
+					       robj_remote(node, RK_NODE) };
+	struct xgpuif_launch_args a;
+	struct xgpuif_iov tail[2];
+	uint8_t *buf = NULL;
+	uint32_t len;
+	CUresult rc;
+
+	if (!k.node)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = kernel_payload(p, &a, &buf, &len);
+	if (rc)
+		return rc;
+	tail[0] = (struct xgpuif_iov){ &a, sizeof(a) };
+	tail[1] = (struct xgpuif_iov){ buf, len };
+	rc = xgpulib_call_GRAPH_KERNEL_PARAMS(&k, tail, 2);
+	free(buf);
+	return rc;
+}
+
+CUresult cuGraphKernelNodeSetParams(CUgraphNode hNode,
+				    const CUDA_KERNEL_NODE_PARAMS *p)
+{
+	return kernel_params(0, hNode, p);
+}
+
+CUresult cuGraphExecKernelNodeSetParams(CUgraphExec hGraphExec,
+					CUgraphNode hNode,
+					const CUDA_KERNEL_NODE_PARAMS *p)
+{
+	uint64_t x = robj_remote(hGraphExec, RK_EXEC);
+
+	if (!x)
+		return CUDA_ERROR_INVALID_VALUE;
+	return kernel_params(x, hNode, p);
+}
+
+CUresult cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType *type)
+{
+	struct xgpuif_handle_args a = { robj_remote(hNode, RK_NODE) };
+	struct xgpuif_u64_reply r = { 0 };
+	CUresult rc;
+
+	if (!a.handle || !type)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = xgpulib_call_GRAPH_NODE_TYPE(&a, &r);
+	if (rc == CUDA_SUCCESS)
+		*type = (CUgraphNodeType)r.value;
+	return rc;
+}
+
+CUresult cuGraphAddDependencies_v2(CUgraph hGraph, const CUgraphNode *from,
+				   const CUgraphNode *to,
+				   const CUgraphEdgeData *edgeData,
+				   size_t numDependencies)
+{
+	struct xgpuif_graph_deps_args a = { robj_remote(hGraph, RK_GRAPH),
+					    (uint32_t)numDependencies, 0 };
+	uint64_t pairs[2 * XGPUIF_MAX_CAPTURE_DEPS];
+	struct xgpuif_iov tail;
+
+	if (!a.graph || !numDependencies || !from || !to)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (numDependencies > XGPUIF_MAX_CAPTURE_DEPS)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	for (size_t i = 0; i < numDependencies; i++) {
+		if (edgeData && (edgeData[i].from_port ||
+				 edgeData[i].to_port || edgeData[i].type))
+			return CUDA_ERROR_NOT_SUPPORTED;
+		pairs[2 * i] = robj_remote(from[i], RK_NODE);
+		pairs[2 * i + 1] = robj_remote(to[i], RK_NODE);
+		if (!pairs[2 * i] || !pairs[2 * i + 1])
+			return CUDA_ERROR_INVALID_VALUE;
+	}
+	tail = (struct xgpuif_iov){ pairs,
+				    (uint32_t)(numDependencies * 16) };
+	return xgpulib_call_GRAPH_ADD_DEPS(&a, &tail, 1);
+}
+
+/* the CUDA 10 form, without edge data */
+#undef cuGraphAddDependencies
+XGPULIB_EXPORT CUresult cuGraphAddDependencies(CUgraph hGraph,
+					       const CUgraphNode *from,
+					       const CUgraphNode *to,
+					       size_t numDependencies);
+CUresult cuGraphAddDependencies(CUgraph hGraph, const CUgraphNode *from,
+				const CUgraphNode *to, size_t numDependencies)
+{
+	return cuGraphAddDependencies_v2(hGraph, from, to, NULL,
+					 numDependencies);
 }
 
 CUresult cuGraphAddMemsetNode(CUgraphNode *phGraphNode, CUgraph hGraph,
