@@ -606,6 +606,15 @@ struct xgpuif_pool_reply {
 	xgpuif_handle_t pool;
 };
 
+/* the pool attributes whose value is an int; the others are cuuint64_t
+ * (CUmemPool_attribute values of the CUDA ABI) */
+static inline int xgpuif_pool_attr_is_int(uint32_t attr)
+{
+	return attr == 1 ||	/* CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES */
+	       attr == 2 ||	/* CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC */
+	       attr == 3;	/* CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES */
+}
+
 /* cuMemPoolGet/SetAttribute: an int attribute travels in value too */
 struct xgpuif_pool_attr_args {
 	xgpuif_handle_t pool;

@@ -451,6 +451,11 @@ _Static_assert(sizeof(struct xgpuif_tex_mem) ==
 	       offsetof(struct xgpuif_tex_mem, height) ==
 	       sizeof(((CUDA_RESOURCE_DESC *)0)->res.linear),
 	       "pitch2D and linear resource sizes");
+_Static_assert(CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES == 1 &&
+	       CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC == 2 &&
+	       CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES == 3 &&
+	       CU_MEMPOOL_ATTR_RELEASE_THRESHOLD == 4,
+	       "the int pool attributes of xgpuif_pool_attr_is_int");
 _Static_assert(sizeof(CUtensorMap) ==
 	       sizeof(((struct xgpuif_tmap_reply *)0)->map), "tensor map size");
 _Static_assert(sizeof(CUstreamBatchMemOpParams) == XGPUIF_MEMOP_SIZE,

@@ -84,6 +84,15 @@ xgpuif_handle_t xgpub_handle_of(const struct xgpub_handles *t,
 	return ((xgpuif_handle_t)e->gen << 32) | (uint32_t)(e - t->e + 1);
 }
 
+struct xgpub_hentry *xgpub_handle_find(struct xgpub_handles *t, int type,
+				       const void *obj)
+{
+	for (uint32_t i = 0; i < t->n; i++)
+		if (t->e[i].type == type && t->e[i].obj == obj)
+			return &t->e[i];
+	return NULL;
+}
+
 void xgpub_handle_drop(struct xgpub_handles *t, struct xgpub_hentry *e)
 {
 	xgpub_handle_free(t, xgpub_handle_of(t, e), e->type);

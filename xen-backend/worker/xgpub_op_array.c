@@ -9,22 +9,6 @@
 
 #include "xgpub_worker.h"
 
-/*
- * Put the driver's new object in the handle table, or destroy it again
- * if the table is full.
- */
-static int keep(struct xgpub_worker *w, int type, void *obj,
-		xgpuif_handle_t *h)
-{
-	struct xgpub_hentry e = { .type = type, .obj = obj };
-
-	*h = xgpub_handle_new(&w->h, type, obj, NULL);
-	if (*h)
-		return 0;
-	xgpub_release(w, &e);
-	return CUDA_ERROR_OUT_OF_MEMORY;
-}
-
 int xgpub_h_ARRAY_CREATE(struct xgpub_worker *w,
 			 const struct xgpuif_array_args *a,
 			 struct xgpuif_array_reply *r)
@@ -35,32 +19,25 @@ int xgpub_h_ARRAY_CREATE(struct xgpub_worker *w,
 
 	memcpy(&d, a, sizeof(d));	/* the same layout (xgpuif.h) */
 	rc = w->D->cuArray3DCreate(&arr, &d);
-	return rc ? rc : keep(w, XGPUB_H_ARRAY, arr, &r->array);
+	return rc ? rc : xgpub_keep(w, XGPUB_H_ARRAY, arr, NULL, &r->array);
 }
 
 int xgpub_h_ARRAY_DESTROY(struct xgpub_worker *w, struct xgpub_hentry *handle)
 {
-	int rc = xgpub_release(w, handle);
-
-	if (rc == 0)
-		xgpub_handle_drop(&w->h, handle);
-	return rc;
+	return xgpub_release_drop(w, handle);
 }
 
 /* the handle of a texture or surface object value of this guest's */
-static int find_obj(struct xgpub_worker *w, int type, uint64_t tex,
+static int find_obj(struct xgpub_worker *w, int type, uint64_t v,
 		    xgpuif_handle_t *h)
 {
-	for (uint32_t i = 0; i < w->h.n; i++) {
-		struct xgpub_hentry *e = &w->h.e[i];
+	struct xgpub_hentry *e = xgpub_handle_find(&w->h, type,
+						   (void *)(uintptr_t)v);
 
-		if (e->type == type &&
-		    (uint64_t)(uintptr_t)e->obj == tex) {
-			*h = xgpub_handle_of(&w->h, e);
-			return 0;
-		}
-	}
-	return -1;
+	if (!e)
+		return -1;
+	*h = xgpub_handle_of(&w->h, e);
+	return 0;
 }
 
 int xgpub_h_TEXOBJ_CREATE(struct xgpub_worker *w,
@@ -97,7 +74,7 @@ int xgpub_h_TEXOBJ_CREATE(struct xgpub_worker *w,
 	rc = w->D->cuTexObjectCreate(&t, &res, &tex, a->has_view ? &view : NULL);
 	/* kept in the table so teardown can destroy it */
 	if (rc == 0)
-		rc = keep(w, XGPUB_H_TEXOBJ, (void *)(uintptr_t)t, &h);
+		rc = xgpub_keep(w, XGPUB_H_TEXOBJ, (void *)(uintptr_t)t, NULL, &h);
 	if (rc == 0)
 		r->texobj = t;
 	return rc;
@@ -132,7 +109,7 @@ int xgpub_h_SURFOBJ_CREATE(struct xgpub_worker *w, struct xgpub_hentry *handle,
 	rc = w->D->cuSurfObjectCreate(&sobj, &res);
 	/* kept in the table so teardown can destroy it */
 	if (rc == 0)
-		rc = keep(w, XGPUB_H_SURFOBJ, (void *)(uintptr_t)sobj, &h);
+		rc = xgpub_keep(w, XGPUB_H_SURFOBJ, (void *)(uintptr_t)sobj, NULL, &h);
 	if (rc == 0)
 		r->texobj = sobj;
 	return rc;

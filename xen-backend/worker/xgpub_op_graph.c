@@ -26,35 +26,28 @@
 static xgpuif_handle_t node_handle(struct xgpub_worker *w, CUgraph g,
 				   CUgraphNode n)
 {
+	struct xgpub_hentry *e = xgpub_handle_find(&w->h, XGPUB_H_GNODE, n);
 	struct xgpub_node_extra *x;
-	xgpuif_handle_t h;
+	xgpuif_handle_t h = 0;
 
-	for (uint32_t i = 0; i < w->h.n; i++) {
-		struct xgpub_hentry *e = &w->h.e[i];
-
-		if (e->type == XGPUB_H_GNODE && e->obj == (void *)n)
-			return xgpub_handle_of(&w->h, e);
-	}
+	if (e)
+		return xgpub_handle_of(&w->h, e);
 	x = malloc(sizeof(*x));
 	if (!x)
 		return 0;
 	x->graph = g;
-	h = xgpub_handle_new(&w->h, XGPUB_H_GNODE, n, x);
-	if (!h)
-		free(x);
+	/* a node is its graph's: nothing to release if it cannot be kept */
+	xgpub_keep(w, XGPUB_H_GNODE, n, x, &h);
 	return h;
 }
 
 /* the handle of a graph the driver made (capture), one per graph */
 static xgpuif_handle_t graph_handle(struct xgpub_worker *w, CUgraph g)
 {
-	for (uint32_t i = 0; i < w->h.n; i++) {
-		struct xgpub_hentry *e = &w->h.e[i];
+	struct xgpub_hentry *e = xgpub_handle_find(&w->h, XGPUB_H_GRAPH, g);
 
-		if (e->type == XGPUB_H_GRAPH && e->obj == (void *)g)
-			return xgpub_handle_of(&w->h, e);
-	}
-	return xgpub_handle_new(&w->h, XGPUB_H_GRAPH, g, NULL);
+	return e ? xgpub_handle_of(&w->h, e) :
+		   xgpub_handle_new(&w->h, XGPUB_H_GRAPH, g, NULL);
 }
 
 /* ---- capture ------------------------------------------------------------- */
@@ -148,19 +141,6 @@ int xgpub_h_CAPTURE_MODE(struct xgpub_worker *w,
 
 /* ---- graphs -------------------------------------------------------------- */
 
-/* a new graph of the guest's (the driver's answer rc), or none */
-static int keep_graph(struct xgpub_worker *w, int rc, CUgraph g,
-		      struct xgpuif_graph_reply *r)
-{
-	if (rc)
-		return rc;
-	r->graph = xgpub_handle_new(&w->h, XGPUB_H_GRAPH, g, NULL);
-	if (r->graph)
-		return 0;
-	w->D->cuGraphDestroy(g);
-	return CUDA_ERROR_OUT_OF_MEMORY;
-}
-
 int xgpub_h_GRAPH_CREATE(struct xgpub_worker *w,
 			 const struct xgpuif_u32_args *a,
 			 struct xgpuif_graph_reply *r)
@@ -168,21 +148,12 @@ int xgpub_h_GRAPH_CREATE(struct xgpub_worker *w,
 	CUgraph g = NULL;
 	int rc = w->D->cuGraphCreate(&g, a->value);
 
-	return keep_graph(w, rc, g, r);
-}
-
-static int release_drop(struct xgpub_worker *w, struct xgpub_hentry *e)
-{
-	int rc = xgpub_release(w, e);
-
-	if (rc == 0)
-		xgpub_handle_drop(&w->h, e);
-	return rc;
+	return rc ? rc : xgpub_keep(w, XGPUB_H_GRAPH, g, NULL, &r->graph);
 }
 
 int xgpub_h_GRAPH_DESTROY(struct xgpub_worker *w, struct xgpub_hentry *handle)
 {
-	return release_drop(w, handle);
+	return xgpub_release_drop(w, handle);
 }
 
 int xgpub_h_GRAPH_CLONE(struct xgpub_worker *w, struct xgpub_hentry *handle,
@@ -191,7 +162,7 @@ int xgpub_h_GRAPH_CLONE(struct xgpub_worker *w, struct xgpub_hentry *handle,
 	CUgraph g = NULL;
 	int rc = w->D->cuGraphClone(&g, handle->obj);
 
-	return keep_graph(w, rc, g, r);
+	return rc ? rc : xgpub_keep(w, XGPUB_H_GRAPH, g, NULL, &r->graph);
 }
 
 int xgpub_h_GRAPH_INSTANTIATE(struct xgpub_worker *w,
@@ -215,13 +186,7 @@ int xgpub_h_GRAPH_INSTANTIATE(struct xgpub_worker *w,
 	rc = w->D->cuGraphInstantiateWithFlags(&x, graph->obj, a->flags);
 	r->result = rc ? CUDA_GRAPH_INSTANTIATE_ERROR :
 			 CUDA_GRAPH_INSTANTIATE_SUCCESS;
-	if (rc)
-		return rc;
-	r->exec = xgpub_handle_new(&w->h, XGPUB_H_GEXEC, x, NULL);
-	if (r->exec)
-		return 0;
-	w->D->cuGraphExecDestroy(x);
-	return CUDA_ERROR_OUT_OF_MEMORY;
+	return rc ? rc : xgpub_keep(w, XGPUB_H_GEXEC, x, NULL, &r->exec);
 }
 
 int xgpub_h_GRAPH_LAUNCH(struct xgpub_worker *w, struct xgpub_hentry *exec,
@@ -238,7 +203,7 @@ int xgpub_h_GRAPH_UPLOAD(struct xgpub_worker *w, struct xgpub_hentry *exec,
 
 int xgpub_h_GEXEC_DESTROY(struct xgpub_worker *w, struct xgpub_hentry *handle)
 {
-	return release_drop(w, handle);
+	return xgpub_release_drop(w, handle);
 }
 
 int xgpub_h_GRAPH_EXEC_UPDATE(struct xgpub_worker *w,
@@ -314,12 +279,15 @@ static int deps_of(struct xgpub_worker *w, CUgraph g, const uint8_t *p,
 	return 0;
 }
 
-static int add_kernel(struct xgpub_worker *w, CUgraph g, CUgraphNode *node,
-		      const CUgraphNode *deps, uint32_t nd, const uint8_t *p,
-		      uint32_t len)
+/*
+ * A kernel node's parameters from the wire: a launch's struct (no
+ * attributes) then its parameter bytes, len in all.  kn points into the
+ * launch code's buffers until the next launch (xgpub_kernel_params).
+ */
+static int kernel_node(struct xgpub_worker *w, const uint8_t *p, uint32_t len,
+		       CUDA_KERNEL_NODE_PARAMS *kn)
 {
 	struct xgpuif_launch_args a;
-	CUDA_KERNEL_NODE_PARAMS kn;
 	void *obj, **kp, **ex;
 	int rc;
 
@@ -331,17 +299,29 @@ static int add_kernel(struct xgpub_worker *w, CUgraph g, CUgraphNode *node,
 	rc = xgpub_kernel_params(w, &a, p + sizeof(a), &obj, &kp, &ex);
 	if (rc)
 		return rc;
-	memset(&kn, 0, sizeof(kn));
-	kn.func = obj;
-	kn.gridDimX = a.grid[0];
-	kn.gridDimY = a.grid[1];
-	kn.gridDimZ = a.grid[2];
-	kn.blockDimX = a.block[0];
-	kn.blockDimY = a.block[1];
-	kn.blockDimZ = a.block[2];
-	kn.sharedMemBytes = a.shmem;
-	kn.kernelParams = kp;
-	kn.extra = ex;
+	memset(kn, 0, sizeof(*kn));
+	kn->func = obj;
+	kn->gridDimX = a.grid[0];
+	kn->gridDimY = a.grid[1];
+	kn->gridDimZ = a.grid[2];
+	kn->blockDimX = a.block[0];
+	kn->blockDimY = a.block[1];
+	kn->blockDimZ = a.block[2];
+	kn->sharedMemBytes = a.shmem;
+	kn->kernelParams = kp;
+	kn->extra = ex;
+	return 0;
+}
+
+static int add_kernel(struct xgpub_worker *w, CUgraph g, CUgraphNode *node,
+		      const CUgraphNode *deps, uint32_t nd, const uint8_t *p,
+		      uint32_t len)
+{
+	CUDA_KERNEL_NODE_PARAMS kn;
+	int rc = kernel_node(w, p, len, &kn);
+
+	if (rc)
+		return rc;
 	return w->D->cuGraphAddKernelNode_v2(node, g, deps, nd, &kn);
 }
 
@@ -467,10 +447,8 @@ int xgpub_h_GRAPH_KERNEL_PARAMS(struct xgpub_worker *w,
 				struct xgpub_hentry *node,
 				const struct xgpub_tail *tail)
 {
-	struct xgpuif_launch_args la;
-	CUDA_KERNEL_NODE_PARAMS kn;
 	struct xgpub_hentry *x = NULL;
-	void *obj, **kp, **ex;
+	CUDA_KERNEL_NODE_PARAMS kn;
 	int rc;
 
 	if (a->exec) {
@@ -478,25 +456,9 @@ int xgpub_h_GRAPH_KERNEL_PARAMS(struct xgpub_worker *w,
 		if (!x)
 			return CUDA_ERROR_INVALID_HANDLE;
 	}
-	if (tail->len < sizeof(la))
-		return XGPUIF_ST_PROTO;
-	memcpy(&la, tail->p, sizeof(la));
-	if (la.nattrs || tail->len - sizeof(la) != la.param_bytes)
-		return XGPUIF_ST_PROTO;
-	rc = xgpub_kernel_params(w, &la, tail->p + sizeof(la), &obj, &kp, &ex);
+	rc = kernel_node(w, tail->p, tail->len, &kn);
 	if (rc)
 		return rc;
-	memset(&kn, 0, sizeof(kn));
-	kn.func = obj;
-	kn.gridDimX = la.grid[0];
-	kn.gridDimY = la.grid[1];
-	kn.gridDimZ = la.grid[2];
-	kn.blockDimX = la.block[0];
-	kn.blockDimY = la.block[1];
-	kn.blockDimZ = la.block[2];
-	kn.sharedMemBytes = la.shmem;
-	kn.kernelParams = kp;
-	kn.extra = ex;
 	if (x)
 		return w->D->cuGraphExecKernelNodeSetParams_v2(x->obj,
 							       node->obj, &kn);

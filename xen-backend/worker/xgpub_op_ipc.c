@@ -15,20 +15,26 @@
 
 #include "xgpub_worker.h"
 
-void xgpub_ipc_token_to_handle(const uint8_t token[16],
-			       struct xgpuif_ipc_handle *h)
+int xgpub_ipc_give(struct xgpub_worker *w, int kind, const void *real,
+		   struct xgpuif_ipc_handle *h)
 {
+	uint8_t token[16];
+
+	if (xgpub_ipc_export(kind, w->t->ipc_domain, real, token))
+		return CUDA_ERROR_OUT_OF_MEMORY;
 	memset(h, 0, sizeof(*h));
 	memcpy(h->bytes, XGPUIF_IPC_MAGIC, 8);
 	memcpy(h->bytes + 8, token, 16);
+	return 0;
 }
 
-int xgpub_ipc_handle_to_token(const struct xgpuif_ipc_handle *h,
-			      uint8_t token[16])
+int xgpub_ipc_take(struct xgpub_worker *w, int kind,
+		   const struct xgpuif_ipc_handle *h, void *real)
 {
-	if (memcmp(h->bytes, XGPUIF_IPC_MAGIC, 8))
-		return -1;
-	memcpy(token, h->bytes + 8, 16);
+	/* a token of another domain reads as no token at all */
+	if (memcmp(h->bytes, XGPUIF_IPC_MAGIC, 8) ||
+	    xgpub_ipc_lookup(kind, w->t->ipc_domain, h->bytes + 8, real))
+		return CUDA_ERROR_INVALID_VALUE;
 	return 0;
 }
 
@@ -37,20 +43,13 @@ int xgpub_h_IPC_GET_MEM(struct xgpub_worker *w,
 			struct xgpuif_ipc_handle *r)
 {
 	CUipcMemHandle real;
-	uint8_t token[16];
 	int rc;
 
 	/* only the start of an allocation of this guest's */
 	if (!xgpub_alloc_has(w, a->dptr))
 		return CUDA_ERROR_INVALID_VALUE;
 	rc = w->D->cuIpcGetMemHandle(&real, a->dptr);
-	if (rc)
-		return rc;
-	if (xgpub_ipc_export(XGPUB_IPC_MEM, w->t->ipc_domain,
-			     (const uint8_t *)real.reserved, token))
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	xgpub_ipc_token_to_handle(token, r);
-	return 0;
+	return rc ? rc : xgpub_ipc_give(w, XGPUB_IPC_MEM, real.reserved, r);
 }
 
 int xgpub_h_IPC_OPEN_MEM(struct xgpub_worker *w,
@@ -59,16 +58,13 @@ int xgpub_h_IPC_OPEN_MEM(struct xgpub_worker *w,
 {
 	struct xgpuif_ipc_handle h;
 	CUipcMemHandle real;
-	uint8_t token[16];
 	CUdeviceptr p = 0;
 	int rc;
 
 	memcpy(h.bytes, a->bytes, sizeof(h.bytes));
-	/* a token of another domain reads as no token at all */
-	if (xgpub_ipc_handle_to_token(&h, token) ||
-	    xgpub_ipc_lookup(XGPUB_IPC_MEM, w->t->ipc_domain, token,
-			     (uint8_t *)real.reserved))
-		return CUDA_ERROR_INVALID_VALUE;
+	rc = xgpub_ipc_take(w, XGPUB_IPC_MEM, &h, real.reserved);
+	if (rc)
+		return rc;
 	if (w->nipc == w->cap_ipc) {
 		uint32_t ncap = w->cap_ipc ? w->cap_ipc * 2 : 16;
 		uint64_t *n;

@@ -43,12 +43,7 @@ int xgpub_h_LINK_CREATE(struct xgpub_worker *w,
 		free(x);
 		return rc;
 	}
-	r->link = xgpub_handle_new(&w->h, XGPUB_H_LINK, st, x);
-	if (r->link)
-		return 0;
-	free(x);
-	w->D->cuLinkDestroy(st);
-	return CUDA_ERROR_OUT_OF_MEMORY;
+	return xgpub_keep(w, XGPUB_H_LINK, st, x, &r->link);
 }
 
 int xgpub_h_LINK_ADD(struct xgpub_worker *w,
@@ -114,9 +109,5 @@ int xgpub_h_LINK_READ(struct xgpub_worker *w,
 
 int xgpub_h_LINK_DESTROY(struct xgpub_worker *w, struct xgpub_hentry *handle)
 {
-	int rc = xgpub_release(w, handle);
-
-	if (rc == 0)
-		xgpub_handle_drop(&w->h, handle);
-	return rc;
+	return xgpub_release_drop(w, handle);
 }

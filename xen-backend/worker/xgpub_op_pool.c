@@ -16,13 +16,10 @@
 /* the handle of a pool the driver gave us, a new one if it has none */
 static xgpuif_handle_t pool_handle(struct xgpub_worker *w, CUmemoryPool p)
 {
-	for (uint32_t i = 0; i < w->h.n; i++) {
-		struct xgpub_hentry *e = &w->h.e[i];
+	struct xgpub_hentry *e = xgpub_handle_find(&w->h, XGPUB_H_POOL, p);
 
-		if (e->type == XGPUB_H_POOL && e->obj == (void *)p)
-			return xgpub_handle_of(&w->h, e);
-	}
-	return xgpub_handle_new(&w->h, XGPUB_H_POOL, p, NULL);
+	return e ? xgpub_handle_of(&w->h, e) :
+		   xgpub_handle_new(&w->h, XGPUB_H_POOL, p, NULL);
 }
 
 static int default_pool(struct xgpub_worker *w, CUmemoryPool *p)
@@ -96,33 +93,14 @@ int xgpub_h_POOL_CREATE(struct xgpub_worker *w,
 	props.maxSize = a->max_size;
 	props.usage = a->usage;
 	rc = w->D->cuMemPoolCreate(&p, &props);
-	if (rc)
-		return rc;
-	r->pool = xgpub_handle_new(&w->h, XGPUB_H_POOL, p, NULL);
-	if (r->pool)
-		return 0;
-	w->D->cuMemPoolDestroy(p);
-	return CUDA_ERROR_OUT_OF_MEMORY;
+	return rc ? rc : xgpub_keep(w, XGPUB_H_POOL, p, NULL, &r->pool);
 }
 
 int xgpub_h_POOL_DESTROY(struct xgpub_worker *w, struct xgpub_hentry *handle)
 {
-	int rc;
-
 	if (xgpub_pool_is_default(w, handle->obj))
 		return CUDA_ERROR_INVALID_VALUE;
-	rc = xgpub_release(w, handle);
-	if (rc == 0)
-		xgpub_handle_drop(&w->h, handle);
-	return rc;
-}
-
-/* the attributes of type int; the others are cuuint64_t */
-static bool attr_is_int(uint32_t attr)
-{
-	return attr == CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES ||
-	       attr == CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC ||
-	       attr == CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES;
+	return xgpub_release_drop(w, handle);
 }
 
 int xgpub_h_POOL_ATTR(struct xgpub_worker *w,
@@ -132,7 +110,8 @@ int xgpub_h_POOL_ATTR(struct xgpub_worker *w,
 	CUmemPool_attribute attr = (CUmemPool_attribute)a->attr;
 	cuuint64_t v64 = a->value;
 	int v32 = (int)a->value;
-	void *v = attr_is_int(a->attr) ? (void *)&v32 : (void *)&v64;
+	bool is_int = xgpuif_pool_attr_is_int(a->attr);
+	void *v = is_int ? (void *)&v32 : (void *)&v64;
 	int rc;
 
 	if (a->set > 1)
@@ -141,8 +120,7 @@ int xgpub_h_POOL_ATTR(struct xgpub_worker *w,
 		return w->D->cuMemPoolSetAttribute(pool->obj, attr, v);
 	rc = w->D->cuMemPoolGetAttribute(pool->obj, attr, v);
 	if (rc == 0)
-		r->value = attr_is_int(a->attr) ? (uint64_t)(uint32_t)v32 :
-						   v64;
+		r->value = is_int ? (uint64_t)(uint32_t)v32 : v64;
 	return rc;
 }
 

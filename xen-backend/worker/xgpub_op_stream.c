@@ -85,19 +85,9 @@ int xgpub_h_STREAM_CREATE(struct xgpub_worker *w,
 	return r->stream ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
-/* destroy a stream or event; one the driver keeps stays for the teardown */
-static int destroy(struct xgpub_worker *w, struct xgpub_hentry *e)
-{
-	int rc = xgpub_release(w, e);
-
-	if (rc == CUDA_SUCCESS)
-		xgpub_handle_drop(&w->h, e);
-	return rc;
-}
-
 int xgpub_h_STREAM_DESTROY(struct xgpub_worker *w, struct xgpub_hentry *handle)
 {
-	return destroy(w, handle);
+	return xgpub_release_drop(w, handle);
 }
 
 int xgpub_h_STREAM_SYNCHRONIZE(struct xgpub_worker *w, CUstream handle)
@@ -156,7 +146,7 @@ int xgpub_h_EVENT_SYNCHRONIZE(struct xgpub_worker *w,
 
 int xgpub_h_EVENT_DESTROY(struct xgpub_worker *w, struct xgpub_hentry *handle)
 {
-	return destroy(w, handle);
+	return xgpub_release_drop(w, handle);
 }
 
 int xgpub_h_EVENT_ELAPSED_TIME(struct xgpub_worker *w,
@@ -223,17 +213,9 @@ int xgpub_h_IPC_GET_EVENT(struct xgpub_worker *w, struct xgpub_hentry *handle,
 			  struct xgpuif_ipc_handle *r)
 {
 	CUipcEventHandle real;
-	uint8_t token[16];
-	int rc;
+	int rc = w->D->cuIpcGetEventHandle(&real, handle->obj);
 
-	rc = w->D->cuIpcGetEventHandle(&real, handle->obj);
-	if (rc)
-		return rc;
-	if (xgpub_ipc_export(XGPUB_IPC_EVENT, w->t->ipc_domain,
-			     (const uint8_t *)real.reserved, token))
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	xgpub_ipc_token_to_handle(token, r);
-	return 0;
+	return rc ? rc : xgpub_ipc_give(w, XGPUB_IPC_EVENT, real.reserved, r);
 }
 
 int xgpub_h_IPC_OPEN_EVENT(struct xgpub_worker *w,
@@ -241,14 +223,11 @@ int xgpub_h_IPC_OPEN_EVENT(struct xgpub_worker *w,
 			   struct xgpuif_event_reply *r)
 {
 	CUipcEventHandle real;
-	uint8_t token[16];
 	CUevent ev = NULL;
-	int rc;
+	int rc = xgpub_ipc_take(w, XGPUB_IPC_EVENT, a, real.reserved);
 
-	if (xgpub_ipc_handle_to_token(a, token) ||
-	    xgpub_ipc_lookup(XGPUB_IPC_EVENT, w->t->ipc_domain, token,
-			     (uint8_t *)real.reserved))
-		return CUDA_ERROR_INVALID_VALUE;
+	if (rc)
+		return rc;
 	rc = w->D->cuIpcOpenEventHandle(&ev, real);
 	if (rc)
 		return rc;

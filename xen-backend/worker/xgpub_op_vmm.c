@@ -227,6 +227,7 @@ int xgpub_h_VMM_RETAIN(struct xgpub_worker *w,
 		       struct xgpuif_vmm_handle_reply *r)
 {
 	CUmemGenericAllocationHandle h;
+	struct xgpub_hentry *e;
 	int rc;
 
 	if (reservation(w, a->ptr, 1) < 0)
@@ -234,14 +235,11 @@ int xgpub_h_VMM_RETAIN(struct xgpub_worker *w,
 	rc = w->D->cuMemRetainAllocationHandle(&h, (void *)(uintptr_t)a->ptr);
 	if (rc)
 		return rc;
-	for (uint32_t i = 0; i < w->h.n; i++) {
-		struct xgpub_hentry *e = &w->h.e[i];
-
-		if (e->type == XGPUB_H_VMEM && e->obj == (void *)(uintptr_t)h) {
-			((struct xgpub_vmem *)e->extra)->refs++;
-			r->handle = xgpub_handle_of(&w->h, e);
-			return 0;
-		}
+	e = xgpub_handle_find(&w->h, XGPUB_H_VMEM, (void *)(uintptr_t)h);
+	if (e) {
+		((struct xgpub_vmem *)e->extra)->refs++;
+		r->handle = xgpub_handle_of(&w->h, e);
+		return 0;
 	}
 	/* mapped in a reservation of the guest's, so created by it */
 	w->D->cuMemRelease(h);

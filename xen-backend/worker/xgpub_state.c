@@ -151,7 +151,7 @@ bool xgpub_waits_on_value(struct xgpub_worker *w, CUstream s)
 	return false;
 }
 
-/* ---- releasing objects by kind ------------------------------------------- */
+/* ---- keeping and releasing objects by kind ------------------------------------------- */
 
 bool xgpub_pool_is_default(struct xgpub_worker *w, void *pool)
 {
@@ -236,6 +236,29 @@ int xgpub_release(struct xgpub_worker *w, struct xgpub_hentry *e)
 					      CUDA_SUCCESS;
 	}
 	return CUDA_SUCCESS;
+}
+
+int xgpub_keep(struct xgpub_worker *w, int type, void *obj, void *extra,
+	       xgpuif_handle_t *h)
+{
+	struct xgpub_hentry e = { .type = (uint16_t)type, .obj = obj,
+				  .extra = extra };
+
+	*h = xgpub_handle_new(&w->h, type, obj, extra);
+	if (*h)
+		return 0;
+	xgpub_release(w, &e);
+	free(extra);
+	return CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+int xgpub_release_drop(struct xgpub_worker *w, struct xgpub_hentry *e)
+{
+	int rc = xgpub_release(w, e);
+
+	if (rc == 0)
+		xgpub_handle_drop(&w->h, e);
+	return rc;
 }
 
 void xgpub_vmm_teardown(struct xgpub_worker *w)

@@ -82,6 +82,10 @@ struct xgpub_hentry *xgpub_handle_get(struct xgpub_handles *t,
 				      xgpuif_handle_t h, int type);
 /* drop h (its extra is freed); 0, or -1 if h was not live and of type */
 int xgpub_handle_free(struct xgpub_handles *t, xgpuif_handle_t h, int type);
+/* the live entry of `type` holding the driver's object obj, or NULL (a
+ * walk of the table: for lookups by value, not for hot paths) */
+struct xgpub_hentry *xgpub_handle_find(struct xgpub_handles *t, int type,
+				       const void *obj);
 /* drop live entry e, as xgpub_handle_free does its handle */
 void xgpub_handle_drop(struct xgpub_handles *t, struct xgpub_hentry *e);
 /* the handle that names live entry e */
@@ -180,6 +184,17 @@ uint8_t *xgpub_memref(struct xgpub_worker *w, const struct xgpuif_memref *ref);
 /* the region with this id, or NULL */
 struct xgpub_region *xgpub_region_get(struct xgpub_worker *w, uint32_t id);
 
+/*
+ * Put the driver's new object (and what its entry keeps, extra, malloc'd)
+ * in the handle table; if the table is full, release the object, free
+ * extra and answer CUDA_ERROR_OUT_OF_MEMORY (xgpub_state.c).
+ */
+int xgpub_keep(struct xgpub_worker *w, int type, void *obj, void *extra,
+	       xgpuif_handle_t *h);
+/* release the object behind live entry e and drop the entry, unless the
+ * driver refused (its answer) */
+int xgpub_release_drop(struct xgpub_worker *w, struct xgpub_hentry *e);
+
 /* release the driver object behind live entry e (the entry stays) */
 int xgpub_release(struct xgpub_worker *w, struct xgpub_hentry *e);
 
@@ -201,13 +216,17 @@ int xgpub_kernel_params(struct xgpub_worker *w,
 			const struct xgpuif_launch_args *a,
 			const uint8_t *params, void **obj, void ***kp,
 			void ***ex);
-/* IPC (xgpub_op_ipc.c): a guest's handle from a token and back (-1 for
- * bytes that are no token), and the teardown (this worker's exports go,
- * its opened mappings are closed) */
-void xgpub_ipc_token_to_handle(const uint8_t token[16],
-			       struct xgpuif_ipc_handle *h);
-int xgpub_ipc_handle_to_token(const struct xgpuif_ipc_handle *h,
-			      uint8_t token[16]);
+/*
+ * IPC (xgpub_op_ipc.c): give the guest a token for the driver's 64-byte
+ * handle `real` of kind; take a guest's token back to the driver's
+ * handle, CUDA_ERROR_INVALID_VALUE unless it names one of this guest's
+ * IPC domain; and the teardown (this worker's exports go, the mappings it
+ * opened are closed).
+ */
+int xgpub_ipc_give(struct xgpub_worker *w, int kind, const void *real,
+		   struct xgpuif_ipc_handle *h);
+int xgpub_ipc_take(struct xgpub_worker *w, int kind,
+		   const struct xgpuif_ipc_handle *h, void *real);
 void xgpub_ipc_teardown(struct xgpub_worker *w);
 /* is dptr the start of an allocation of this guest's? (xgpub_state.c) */
 bool xgpub_alloc_has(struct xgpub_worker *w, uint64_t dptr);

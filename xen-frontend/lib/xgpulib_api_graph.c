@@ -312,17 +312,24 @@ CUresult cuGraphClone(CUgraph *phGraphClone, CUgraph originalGraph)
 	return new_graph(phGraphClone, rc, r.graph);
 }
 
-CUresult cuGraphDestroy(CUgraph hGraph)
+/* destroy a graph or an executable graph of ours in the worker, then here */
+static CUresult robj_destroy(void *o, int kind,
+			     CUresult (*call)(const struct xgpuif_handle_args *))
 {
-	struct xgpuif_handle_args a = { robj_remote(hGraph, RK_GRAPH) };
+	struct xgpuif_handle_args a = { robj_remote(o, kind) };
 	CUresult rc;
 
 	if (!a.handle)
 		return CUDA_ERROR_INVALID_VALUE;
-	rc = xgpulib_call_GRAPH_DESTROY(&a);
+	rc = call(&a);
 	if (rc == CUDA_SUCCESS)
-		robj_forget((struct robj *)hGraph);
+		robj_forget(o);
 	return rc;
+}
+
+CUresult cuGraphDestroy(CUgraph hGraph)
+{
+	return robj_destroy(hGraph, RK_GRAPH, xgpulib_call_GRAPH_DESTROY);
 }
 
 static CUresult instantiate(CUgraphExec *out, CUgraph g, uint64_t flags,
@@ -442,15 +449,7 @@ CUresult cuGraphUpload_ptsz(CUgraphExec x, CUstream s)
 
 CUresult cuGraphExecDestroy(CUgraphExec hGraphExec)
 {
-	struct xgpuif_handle_args a = { robj_remote(hGraphExec, RK_EXEC) };
-	CUresult rc;
-
-	if (!a.handle)
-		return CUDA_ERROR_INVALID_VALUE;
-	rc = xgpulib_call_GEXEC_DESTROY(&a);
-	if (rc == CUDA_SUCCESS)
-		robj_forget((struct robj *)hGraphExec);
-	return rc;
+	return robj_destroy(hGraphExec, RK_EXEC, xgpulib_call_GEXEC_DESTROY);
 }
 
 CUresult cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph,

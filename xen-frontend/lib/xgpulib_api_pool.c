@@ -195,13 +195,6 @@ CUresult cuMemPoolDestroy(CUmemoryPool pool)
 	return rc;
 }
 
-static bool attr_is_int(CUmemPool_attribute attr)
-{
-	return attr == CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES ||
-	       attr == CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC ||
-	       attr == CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES;
-}
-
 static CUresult pool_attr(CUmemoryPool pool, CUmemPool_attribute attr,
 			  void *value, bool set)
 {
@@ -215,11 +208,12 @@ static CUresult pool_attr(CUmemoryPool pool, CUmemPool_attribute attr,
 	if (!a.pool || !value)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (set)
-		a.value = attr_is_int(attr) ? (uint64_t)(uint32_t)*(int *)value :
-					      *(cuuint64_t *)value;
+		a.value = xgpuif_pool_attr_is_int(attr) ?
+				  (uint64_t)(uint32_t)*(int *)value :
+				  *(cuuint64_t *)value;
 	rc = xgpulib_call_POOL_ATTR(&a, &r);
 	if (rc == CUDA_SUCCESS && !set) {
-		if (attr_is_int(attr))
+		if (xgpuif_pool_attr_is_int(attr))
 			*(int *)value = (int)r.value;
 		else
 			*(cuuint64_t *)value = r.value;
