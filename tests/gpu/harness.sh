@@ -11,6 +11,7 @@
 #   ROOT  the repository
 #   BIN   where the built programs are by default (--bin overrides it)
 #   ALL   every program it knows, space-separated
+#   DEFAULT  (optional) the programs run when none are named (else ALL)
 #
 # and, before harness_setup, a function that reports and exits:
 #
@@ -23,7 +24,7 @@
 XGPU_LIB=${XGPU_LIB_DIR:-$ROOT/build/lib}
 BACKEND=${XGPU_BACKEND:-$ROOT/build/bin/xen-gpubackd}
 OUT=
-PROG_TIMEOUT=300
+PROG_TIMEOUT=${XGPU_PROG_TIMEOUT:-300}
 SOCKET_WAIT_TENTHS=100          # 10 s
 BACKEND_PID=
 SOCKDIR=
@@ -72,7 +73,7 @@ harness_init() {
 		esac
 	done
 	NAMES=${NAMES# }
-	[ -n "$NAMES" ] || NAMES=$ALL
+	[ -n "$NAMES" ] || NAMES=${DEFAULT:-$ALL}
 
 	if ! timeout 30 nvidia-smi -L >/dev/null 2>&1 || [ ! -e /dev/nvidia0 ]; then
 		echo "SKIP $what: no NVIDIA GPU on this machine"

@@ -41,6 +41,12 @@ int main()
 	CK(cudaMemset(data, 0, 32 * sizeof(int)));
 	CK(cudaDeviceSynchronize());
 
+	// Load slow_fill now: with lazy loading (the default) its first
+	// launch loads the module, which waits for the context's streams,
+	// and B's wait below would never end, natively as well.
+	cudaFuncAttributes fa;
+	CK(cudaFuncGetAttributes(&fa, slow_fill));
+
 	// B waits for A's flag, then copies A's result
 	CKD(cuStreamWaitValue32((CUstream)b, (CUdeviceptr)flag, 1,
 				CU_STREAM_WAIT_VALUE_GEQ));
