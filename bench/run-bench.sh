@@ -13,7 +13,8 @@
 #                   (default: a new /tmp folder)
 #   --bin DIR       the built benchmarks (default: <repo>/build/bench;
 #                   built with make -C bench when missing)
-#   BENCH...        run only these of: bw rtt launch (default: all)
+#   BENCH...        run only these of: bw rtt launch torch_steps
+#                   (default: all)
 #
 # Each benchmark runs natively (LD_LIBRARY_PATH untouched), then through
 # xgpu (XGPU_SOCKET and LD_LIBRARY_PATH set), each under timeout 300. The
@@ -22,6 +23,8 @@
 #   pageable copies >= 4 MiB     xgpu >= 100% of native
 #   round trips, p50             xgpu <= native + 5 us
 #   async launch                 throughput (native_us / xgpu_us) >= 90%
+#   PyTorch training steps/s     xgpu >= 98% of native (MLP: launch-bound;
+#                                transformer block: compute-bound)
 # Exit status: 0 all ran and all targets met; 3 all ran, some target missed;
 # 1 a run failed; 2 bad usage or set-up.
 #
@@ -31,7 +34,7 @@ set -u
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BIN=$ROOT/build/bench
-ALL="bw rtt launch"
+ALL="bw rtt launch torch_steps"
 # shellcheck source-path=SCRIPTDIR source=../tests/gpu/harness.sh
 . "$ROOT/tests/gpu/harness.sh"
 
@@ -62,6 +65,10 @@ RUN_FAILED=0
 : > "$OUT/native.all"
 : > "$OUT/xgpu.all"
 for b in $BENCHES; do
+	if [ "$b" = torch_steps ] && ! python3 -c 'import torch' 2>/dev/null; then
+		echo "SKIP torch_steps: no PyTorch for python3 here"
+		continue
+	fi
 	for mode in native xgpu; do
 		echo "running $b ($mode)"
 		harness_run "$mode" "$b" "$b.$mode"
@@ -87,7 +94,7 @@ fi
 
 # ---- the table ----
 
-# Both files hold BW, RTT and LAUNCH lines; rows follow the native order.
+# Both files hold BW, RTT, LAUNCH and TORCH lines; rows follow the native order.
 # The last line is "targets: N met, M missed".
 awk '
 function row(what, n, x, cmp, target) {
@@ -106,6 +113,8 @@ function keys(file_is_native,    k) {
 	} else if ($1 == "RTT" && NF >= 6) {
 		set(file_is_native, "RTT " $2 " p50", $4)
 		set(file_is_native, "RTT " $2 " p99", $6)
+	} else if ($1 == "TORCH" && NF >= 4) {
+		set(file_is_native, "TORCH " $2 " " $3, $4)
 	} else if ($1 == "LAUNCH" && NF >= 3) {
 		set(file_is_native, "LAUNCH " $2, $3)
 	}
@@ -146,6 +155,10 @@ END {
 			if (f[3] == "p50")
 				target = mark(have && xv - nv <= 5.0, "<= native + 5 us")
 			row(k " us", num(nv), num(xv), cmp, target)
+		} else if (f[1] == "TORCH") {
+			cmp = have ? sprintf("%.3f", xv / nv) : "n/a"
+			target = mark(have && xv / nv >= 0.98, ">= 0.98")
+			row(k, num(nv), num(xv), cmp, target)
 		} else {
 			if (f[2] == "async_us_per_launch") {
 				cmp = have ? sprintf("%.2f thr", nv / xv) : "n/a"

@@ -153,14 +153,16 @@ harness_setup() {
 	echo "xgpu library: $XGPU_LIB/libcuda.so.1"
 }
 
-# Starts the backend on the host driver, its log in $OUT/backend.log, and
+# Starts the backend on the host driver (with XGPU_BACKEND_OPTS, e.g.
+# "--sched off", added to its options), its log in $OUT/backend.log, and
 # waits up to 10 s for its socket SOCK.  Returns 1 when there is none (the
 # caller reports it: BACKEND_PID tells whether the daemon is still alive).
 harness_start_backend() {
 	SOCKDIR=$(mktemp -d /tmp/xgpu-sock.XXXXXX) || exit 2
 	SOCK=$SOCKDIR/backend.sock
+	# shellcheck disable=SC2086 # XGPU_BACKEND_OPTS: more options, split
 	"$BACKEND" --local "$SOCK" --control "$SOCKDIR/control.sock" \
-		--foreground --driver "$REAL_LIBCUDA" \
+		--foreground --driver "$REAL_LIBCUDA" ${XGPU_BACKEND_OPTS:-} \
 		> "$OUT/backend.log" 2>&1 &
 	BACKEND_PID=$!
 	for _ in $(seq "$SOCKET_WAIT_TENTHS"); do

@@ -6,8 +6,9 @@ fp16 and bf16, a transposed GEMM and a Linear's backward first thing in
 the process (cuBLASLt loads its kernels then), conv2d, FFT, sort, training
 loops of an MLP and of a transformer block with AdamW, a DataLoader with
 worker processes and pinned memory, a CUDA graph captured and replayed,
-the expandable-segments allocator (the driver's virtual memory API), and
-torch.compile (Triton; skipped with XGPU_TORCH_COMPILE=0).  Deterministic algorithms only, values
+the expandable-segments and cudaMallocAsync allocators (the driver's
+virtual memory API, stream-ordered allocation), an fp8 GEMM, a tensor
+shared with a spawned process (CUDA IPC), and torch.compile (Triton; skipped with XGPU_TORCH_COMPILE=0).  Deterministic algorithms only, values
 rounded; prints PASS torch_check last when every step ran."""
 import os
 import sys
@@ -148,6 +149,61 @@ def expandable():
     return out.stdout.strip()
 
 
+def fp8_gemm():
+    # an fp8 (e4m3) tensor-core GEMM through cuBLASLt, scaled to bf16
+    g = torch.Generator(device="cuda").manual_seed(13)
+    a = torch.randn(64, 128, device="cuda", generator=g)
+    b = torch.randn(96, 128, device="cuda", generator=g)
+    one = torch.tensor(1.0, device="cuda")
+    y = torch._scaled_mm(a.to(torch.float8_e4m3fn),
+                         b.to(torch.float8_e4m3fn).t(), scale_a=one,
+                         scale_b=one, out_dtype=torch.bfloat16)
+    return r4(y.float().abs().mean())
+
+
+def _child_doubles(q_in, q_out):
+    # a process of its own: gets a tensor of the parent's GPU memory (CUDA
+    # IPC), doubles it in place, answers its sum
+    t = q_in.get()
+    t.mul_(2)
+    torch.cuda.synchronize()
+    q_out.put(float(t.sum()))
+
+
+def multiprocessing_ipc():
+    import torch.multiprocessing as mp
+    ctx = mp.get_context("spawn")
+    q_in, q_out = ctx.Queue(), ctx.Queue()
+    t = torch.arange(1024, dtype=torch.float32, device="cuda")
+    p = ctx.Process(target=_child_doubles, args=(q_in, q_out))
+    p.start()
+    q_in.put(t)
+    child_sum = q_out.get(timeout=120)
+    p.join(timeout=120)
+    if p.exitcode != 0:
+        raise RuntimeError(f"child exited with {p.exitcode}")
+    return [child_sum, r4(t.sum())]
+
+
+def malloc_async():
+    # the allocator on stream-ordered allocation (cudaMallocAsync): a
+    # process of its own, as for expandable segments
+    import subprocess
+    code = ("import torch; g = torch.Generator(device='cuda').manual_seed(14);"
+            "x = [torch.randn(1 << k, device='cuda', generator=g) "
+            "for k in range(10, 22)];"
+            "del x[2:5]; y = torch.randn(1 << 20, device='cuda', generator=g);"
+            "print(torch.cuda.get_allocator_backend(), "
+            "round(float(sum(t.sum() for t in x) + y.sum()), 2))")
+    env = dict(os.environ,
+               PYTORCH_CUDA_ALLOC_CONF="backend:cudaMallocAsync")
+    out = subprocess.run([sys.executable, "-c", code], env=env,
+                         capture_output=True, text=True, timeout=300)
+    if out.returncode:
+        raise RuntimeError(out.stderr.strip().splitlines()[-1])
+    return out.stdout.strip()
+
+
 def compiled():
     f = torch.compile(lambda a: (a.sin() * 2 + a.cos()).sum())
     g = torch.Generator(device="cuda").manual_seed(11)
@@ -171,21 +227,31 @@ def loader():
     return total
 
 
-torch.use_deterministic_algorithms(True)
-step("device", lambda: torch.cuda.get_device_name(0).split()[0])
-step("x @ x.t(), Linear backward", first_gemms)
-step("matmul fp32 fp16 bf16", matmuls)
-step("conv2d", conv)
-step("fft", fft)
-step("sort", sort)
-step("mlp AdamW loss first last", mlp)
-step("transformer block AdamW loss first last", transformer)
-step("dataloader workers pin_memory", loader)
-step("cuda graph capture, replay x3", cuda_graph)
-step("expandable_segments allocator", expandable)
-if os.environ.get("XGPU_TORCH_COMPILE", "1") != "0":
-    step("torch.compile (Triton)", compiled)
-if failed:
-    print(f"FAIL torch_check: {', '.join(failed)}")
-    sys.exit(1)
-print("PASS torch_check")
+def main():
+    torch.use_deterministic_algorithms(True)
+    step("device", lambda: torch.cuda.get_device_name(0).split()[0])
+    step("x @ x.t(), Linear backward", first_gemms)
+    step("matmul fp32 fp16 bf16", matmuls)
+    step("conv2d", conv)
+    step("fft", fft)
+    step("sort", sort)
+    step("mlp AdamW loss first last", mlp)
+    step("transformer block AdamW loss first last", transformer)
+    step("dataloader workers pin_memory", loader)
+    step("cuda graph capture, replay x3", cuda_graph)
+    step("expandable_segments allocator", expandable)
+    step("cudaMallocAsync allocator", malloc_async)
+    step("fp8 e4m3 GEMM (cuBLASLt)", fp8_gemm)
+    step("multiprocessing CUDA IPC, child doubles", multiprocessing_ipc)
+    if os.environ.get("XGPU_TORCH_COMPILE", "1") != "0":
+        step("torch.compile (Triton)", compiled)
+    if failed:
+        print(f"FAIL torch_check: {', '.join(failed)}")
+        sys.exit(1)
+    print("PASS torch_check")
+
+
+# a spawned child (multiprocessing_ipc) imports this file: only the
+# program itself runs the steps
+if __name__ == "__main__":
+    main()
