@@ -98,6 +98,14 @@
 #define XGPUIF_MAX_RING_ORDER	6u
 #define XGPUIF_DEFAULT_RING_ORDER 4u
 
+/*
+ * The backend's last word on a channel it ends on purpose: written into
+ * the ring header's private byte (sring->pvt.pvt_pad[0]) just before the
+ * worker exits, read by the guest when it finds the channel gone.
+ */
+#define XGPUIF_FAULT_NONE	0u
+#define XGPUIF_FAULT_TIMEOUT	1u	/* GPU work ran past the host's limit */
+
 /* request flags */
 #define XGPUIF_RF_POSTED	0x01u	/* fire and forget: the guest does not
 					 * wait; errors surface at the next

@@ -425,6 +425,36 @@ else
 	fi
 fi
 
+# ---- (e2) a guest's long kernel does not hold the others up -----------------
+# spin's 6 s kernel outlasts its turn: after a short grace the scheduler
+# passes it over, so a basic client beside it finishes while it still runs
+# (before the drain deadline it waited for the whole kernel)
+
+XGPU_SOCKET=$SOCK "$T/spin" 6000 >"$TMP/long.out" 2>&1 &
+sp=$!
+for _ in $(seq 50); do
+	grep -q '^spin: launched' "$TMP/long.out" && break
+	sleep 0.1
+done
+t0=$(date +%s%N)
+client basic "$TMP/long.basic.out"
+br=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+if ! grep -q '^spin: launched' "$TMP/long.out"; then
+	fail long-kernel "the spin client did not get going"
+	show "$TMP/long.out"
+elif [ "$br" -ne 0 ]; then
+	fail long-kernel "the basic client beside it failed ($br)"
+	show "$TMP/long.basic.out"
+elif ! kill -0 "$sp" 2>/dev/null; then
+	fail long-kernel "the basic client took $ms ms: it waited for the" \
+		"other guest's 6 s kernel"
+else
+	pass long-kernel
+fi
+kill -KILL "$sp" 2>/dev/null
+wait "$sp" 2>/dev/null
+
 # ---- the daemon survived all of it, and stops cleanly -----------------------
 
 if kill -0 "$DPID" 2>/dev/null; then
@@ -439,6 +469,47 @@ else
 fi
 # the workers reach the scheduler through its eventfd: without it the GPU
 # changes hands only on timers (a lone guest waited ~5 ms a turn)
+
+# ---- (g) the GPU time limit -------------------------------------------------
+# a daemon with --gpu-limit-ms 300: a guest whose kernel runs 5 s is ended
+# with CUDA_ERROR_LAUNCH_TIMEOUT within about a second, the daemon says so,
+# and the next guest is served
+
+SOCK2=$TMP/limit.sock
+LOG2=$TMP/limit.log
+"$BACKEND" --local "$SOCK2" --control none --foreground --gpu-limit-ms 300 \
+	--driver "$FAKECUDA" >"$LOG2" 2>&1 &
+DPID2=$!
+for _ in $(seq 100); do
+	[ -S "$SOCK2" ] && break
+	sleep 0.1
+done
+t0=$(date +%s%N)
+XGPU_SOCKET=$SOCK2 timeout 20 "$T/spin" 5000 >"$TMP/limit.out" 2>&1
+lr=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+XGPU_SOCKET=$SOCK2 timeout 60 "$T/basic" >"$TMP/limit.basic.out" 2>&1
+br=$?
+if [ ! -S "$SOCK2" ]; then
+	fail gpu-limit "no socket $SOCK2"
+elif [ "$lr" -eq 0 ] ||
+	! grep -q 'cuCtxSynchronize: CUDA_ERROR_LAUNCH_TIMEOUT' "$TMP/limit.out"
+then
+	fail gpu-limit "spin (status $lr) did not get CUDA_ERROR_LAUNCH_TIMEOUT"
+	show "$TMP/limit.out"
+elif [ "$ms" -gt 3000 ]; then
+	fail gpu-limit "spin was ended after $ms ms (limit 300 ms)"
+elif ! grep -q 'past the limit of 300 ms' "$LOG2"; then
+	fail gpu-limit "no log line for the ended worker"
+	tail -n 5 "$LOG2" | sed 's/^/    /'
+elif [ "$br" -ne 0 ]; then
+	fail gpu-limit "a basic client afterwards failed ($br)"
+	show "$TMP/limit.basic.out"
+else
+	pass gpu-limit
+fi
+kill -TERM "$DPID2" 2>/dev/null
+wait "$DPID2" 2>/dev/null
 
 echo "$npass passed, $nfail failed"
 [ "$nfail" -eq 0 ]

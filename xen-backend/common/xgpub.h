@@ -70,7 +70,11 @@ struct xgpub_wstat {
 	uint32_t busy;		/* worker: GPU work in flight */
 	uint32_t submitting;	/* worker: a GPU op is being submitted */
 	uint32_t drained;	/* worker: count of busy 1 -> 0 */
-	uint64_t _rsvd[4];
+	uint64_t gpu_since;	/* worker: when the oldest GPU work in flight
+				 * began running (CLOCK_MONOTONIC ns), 0: none */
+	uint64_t call_since;	/* worker: when the GPU op being submitted
+				 * got the GPU (ns), 0: none */
+	uint64_t _rsvd[2];
 };
 
 /* in a worker: its own slot (NULL in tests that run a worker inline) */

@@ -24,6 +24,8 @@ struct xgpub_child {
 	char proc[32];			/* the guest process's name */
 	uint64_t started;		/* CLOCK_MONOTONIC ns */
 	struct xgpub_wstat *st;		/* shared with the worker */
+	uint64_t limit_sent;		/* when it was told it ran past the GPU
+					 * time limit (SIGUSR2), 0: not */
 	/* calls per second, sampled by the daemon */
 	uint64_t rate_t, rate_calls;
 	double rate;

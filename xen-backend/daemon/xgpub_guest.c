@@ -165,6 +165,7 @@ static void add_channel(struct xgpub_child *c, void *arg)
 	ch->submitting |= __atomic_load_n(&st->submitting,
 					  __ATOMIC_ACQUIRE) != 0;
 	ch->busy |= __atomic_load_n(&st->busy, __ATOMIC_ACQUIRE) != 0;
+	ch->in_call |= __atomic_load_n(&st->call_since, __ATOMIC_ACQUIRE) != 0;
 	ch->runnable |= __atomic_load_n(&st->want, __ATOMIC_ACQUIRE) ||
 			__atomic_load_n(&st->busy, __ATOMIC_ACQUIRE);
 }

@@ -70,6 +70,7 @@ struct xgpub_guest {
 		bool runnable;		/* has requests or GPU work */
 		bool busy;		/* GPU work in flight */
 		bool submitting;	/* a GPU op on its way in */
+		bool in_call;		/* ... and past the gate, in the driver */
 		uint32_t drained;	/* count of busy -> idle */
 	} ch;
 
@@ -78,6 +79,11 @@ struct xgpub_guest {
 		bool scheduled;		/* known to the GPU scheduler */
 		bool vcpu;		/* known to the VCPU coordinator */
 		uint32_t drained_seen;	/* ch.drained at the previous step */
+		/* passed over while its work still ran after its turn: not
+		 * runnable for the scheduler until it drains; charged as
+		 * its GPU time comes in, from overrun_gpu0 */
+		bool overrun;
+		uint64_t overrun_gpu0;
 	} sched;
 
 	bool settled;			/* key and name final */

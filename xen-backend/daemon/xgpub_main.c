@@ -55,6 +55,9 @@ static void usage(FILE *f)
 "  -x, --xen              serve the xenbus backend of device type xgpu\n"
 "  -l, --local PATH       listen on the Unix socket PATH\n"
 "  -s, --sched POLICY     GPU scheduler: credit (default), fifo, off\n"
+"      --gpu-limit-ms N   end a guest whose GPU work (one kernel) runs\n"
+"                         longer than N ms: it gets CUDA_ERROR_LAUNCH_TIMEOUT\n"
+"                         (default 0: no limit; needs the scheduler)\n"
 "  -c, --control PATH     control socket for the xgpu CLI (root only;\n"
 "                         default " XGPU_CTL_PATH_DEFAULT ", \"none\": off)\n"
 "      --max-channels N   channels (processes) per Xen device (default 16)\n"
@@ -151,6 +154,7 @@ int main(int argc, char **argv)
 		{ "xen", no_argument, NULL, 'x' },
 		{ "control", required_argument, NULL, 'c' },
 		{ "sched", required_argument, NULL, 's' },
+		{ "gpu-limit-ms", required_argument, NULL, 'L' },
 		{ "max-channels", required_argument, NULL, 'C' },
 		{ "vcpu-coord", required_argument, NULL, 'V' },
 		{ "vcpu-boost", required_argument, NULL, 'B' },
@@ -260,6 +264,17 @@ int main(int argc, char **argv)
 		case 'S':
 			opt.spin_us = (unsigned int)strtoul(optarg, &end, 10);
 			break;
+		case 'L': {
+			unsigned long long ms = strtoull(optarg, &end, 10);
+
+			if (*optarg == '-' || ms > 86400000ull) {
+				fprintf(stderr, "xen-gpubackd: --gpu-limit-ms "
+					"must be 0..86400000\n");
+				return 2;
+			}
+			xgpub_gpu_limit_ns = ms * 1000000ull;
+			break;
+		}
 		case 'm':
 			mode = (mode_t)strtoul(optarg, &end, 8);
 			break;
@@ -284,6 +299,11 @@ int main(int argc, char **argv)
 	}
 	if ((!path && !use_xen) || optind != argc) {
 		usage(stderr);
+		return 2;
+	}
+	if (xgpub_gpu_limit_ns && !strcmp(sched_policy, "off")) {
+		fprintf(stderr, "xen-gpubackd: --gpu-limit-ms needs the GPU "
+			"scheduler (it measures the work in flight)\n");
 		return 2;
 	}
 	xgpub_log_init("xen-gpubackd", !foreground, verbose);

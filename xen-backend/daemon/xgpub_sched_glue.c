@@ -14,6 +14,17 @@
  * grant is withdrawn and the daemon waits for its work in flight to
  * DRAIN before it charges it and gives the GPU to the next guest.
  *
+ * DEADLINES.  A guest that has not drained DRAIN_GRACE_NS after its turn
+ * ended (a long kernel, work waiting on a value) is passed over: the next
+ * guest gets the GPU anyway (the driver time-slices contexts of different
+ * processes, so its work runs beside the overrunning kernel), and the
+ * overrunning guest is not runnable for the scheduler until it drains,
+ * charged as its GPU time comes in.  With a GPU time limit
+ * (--gpu-limit-ms), a worker whose oldest work in flight has run longer
+ * than the limit is ended (SIGUSR2: it tells its guest
+ * CUDA_ERROR_LAUNCH_TIMEOUT and exits; SIGKILL a second later if it has
+ * not), whether or not others wait.
+ *
  * The VCPU coordinator follows (xgpub_vcpu_glue.h): it hears of every
  * guest taken in or let go, of weight changes and of each step.
  *
@@ -24,6 +35,7 @@
 #include <linux/futex.h>
 #include <stdio.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -36,6 +48,13 @@
 
 /* a draining guest is looked at this often (ns) when no kick comes */
 #define DRAIN_LOOK_NS	200000u
+/* how long after its turn a guest may take to drain before it is passed
+ * over */
+#define DRAIN_GRACE_NS	50000000u
+/* how often the GPU time limit is looked at while work is in flight */
+#define LIMIT_LOOK_NS	100000000u
+/* from SIGUSR2 to SIGKILL for a worker past the limit */
+#define LIMIT_KILL_NS	1000000000u
 
 static struct xgpu_sched *S;		/* NULL: the scheduler is off */
 static uint64_t kicks, runs;		/* for `stats` */
@@ -44,6 +63,9 @@ static uint32_t cur;			/* uid of the holder or drainer */
 static bool cur_released;		/* cur gave the token back already */
 static uint64_t cur_until;		/* end of its slice */
 static uint64_t cur_gpu0;		/* its GPU time charged so far */
+static uint64_t drain_since;		/* when the drain began */
+
+uint64_t xgpub_gpu_limit_ns;		/* 0: none */
 
 bool xgpub_sched_enabled;
 
@@ -145,13 +167,15 @@ static void hold(struct xgpub_guest *h, uint64_t now)
 	if (now < cur_until && h->ch.runnable)
 		return;
 	xgpub_guest_for_each(g)
-		others |= g != h && g->sched.scheduled && g->ch.runnable;
+		others |= g != h && g->sched.scheduled && g->ch.runnable &&
+			  !g->sched.overrun;
 	xgpu_sched_charge(S, cur, h->ch.gpu_ns - cur_gpu0, now);
 	cur_gpu0 = h->ch.gpu_ns;
 	if (others || !h->ch.runnable) {
 		cur_released = false;
 		set_grant(cur, 0);
 		state = DRAIN;
+		drain_since = now;
 		xgpub_dbg("sched: guest %#x revoked", cur);
 		return;
 	}
@@ -168,6 +192,7 @@ static void hold(struct xgpub_guest *h, uint64_t now)
 	cur_released = true;
 	set_grant(cur, 0);
 	state = DRAIN;
+	drain_since = now;
 }
 
 /* the token for the next guest, if any may have it */
@@ -190,6 +215,80 @@ static void pick(uint64_t now)
 		  (unsigned long long)(cur_until - now) / 1000);
 }
 
+/* the drainer h is still busy DRAIN_GRACE_NS after its turn: pass it over */
+static void pass_over(struct xgpub_guest *h, uint64_t now)
+{
+	if (h->ch.gpu_ns > cur_gpu0)
+		xgpu_sched_charge(S, cur, h->ch.gpu_ns - cur_gpu0, now);
+	if (!cur_released)
+		xgpu_sched_release(S, cur, now);
+	h->sched.overrun = true;
+	h->sched.overrun_gpu0 = h->ch.gpu_ns > cur_gpu0 ? h->ch.gpu_ns :
+							  cur_gpu0;
+	xgpu_sched_guest_runnable(S, cur, false, now);
+	xgpub_dbg("GPU scheduler: %s (%s) still has work running %llu ms "
+		   "after its turn; the next guest goes ahead", h->key,
+		   h->name, (unsigned long long)((now - drain_since) / 1000000));
+	state = NONE;
+}
+
+/* an overrunning guest: charge what came in; done once it drained */
+static void overrun_step(struct xgpub_guest *g, uint64_t now)
+{
+	if (g->ch.gpu_ns > g->sched.overrun_gpu0) {
+		xgpu_sched_charge(S, g->uid,
+				  g->ch.gpu_ns - g->sched.overrun_gpu0, now);
+		g->sched.overrun_gpu0 = g->ch.gpu_ns;
+	}
+	if (!g->ch.busy && !g->ch.in_call)
+		g->sched.overrun = false;
+}
+
+/* a worker whose oldest GPU work has run past the limit: end it */
+static void limit_child(struct xgpub_child *c, void *arg)
+{
+	uint64_t now = *(uint64_t *)arg, since, call;
+	char who[128];
+
+	if (!c->st || c->pid <= 0)
+		return;
+	since = __atomic_load_n(&c->st->gpu_since, __ATOMIC_RELAXED);
+	call = __atomic_load_n(&c->st->call_since, __ATOMIC_RELAXED);
+	if (call && (!since || call < since))
+		since = call;
+	if (c->limit_sent) {
+		if (now - c->limit_sent >= LIMIT_KILL_NS)
+			kill(c->pid, SIGKILL);
+		return;
+	}
+	if (!since || now < since || now - since < xgpub_gpu_limit_ns)
+		return;
+	xgpub_child_name(c, who, sizeof(who));
+	xgpub_err("%s: GPU work ran %llu ms, past the limit of %llu ms: "
+		  "ending its worker (the guest gets CUDA_ERROR_LAUNCH_TIMEOUT)",
+		  who, (unsigned long long)((now - since) / 1000000),
+		  (unsigned long long)(xgpub_gpu_limit_ns / 1000000));
+	c->limit_sent = now;
+	kill(c->pid, SIGUSR2);
+}
+
+/* the limit for every guest with work in flight; true: look again soon */
+static bool limit_step(uint64_t now)
+{
+	struct xgpub_guest *g;
+	bool any = false;
+
+	if (!xgpub_gpu_limit_ns)
+		return false;
+	xgpub_guest_for_each(g) {
+		if (!g->ch.busy && !g->ch.in_call)
+			continue;
+		any = true;
+		xgpub_guest_channels(g, limit_child, &now);
+	}
+	return any;
+}
+
 uint64_t xgpub_sched_run(void)
 {
 	uint64_t now = xgpub_now_ns(), next, vn, v;
@@ -208,7 +307,11 @@ uint64_t xgpub_sched_run(void)
 			continue;
 		if (!g->sched.scheduled)
 			take_in(g, now);
-		xgpu_sched_guest_runnable(S, g->uid, g->ch.runnable, now);
+		if (g->sched.overrun && !(state != NONE && cur == g->uid))
+			overrun_step(g, now);
+		xgpu_sched_guest_runnable(S, g->uid,
+					  g->ch.runnable && !g->sched.overrun,
+					  now);
 		xgpub_vcpu_guest_step(g, now);
 	}
 	next = xgpu_sched_tick(S, now);
@@ -219,7 +322,10 @@ uint64_t xgpub_sched_run(void)
 	h = state != NONE ? xgpub_guest_by_uid(cur) : NULL;
 	if (state == HOLD && h)
 		hold(h, now);
-	if (state == DRAIN && h && !h->ch.busy) {
+	if (state == DRAIN && h && (h->ch.busy || h->ch.in_call) &&
+	    now - drain_since >= DRAIN_GRACE_NS)
+		pass_over(h, now);
+	if (state == DRAIN && h && !h->ch.busy && !h->ch.in_call) {
 		if (h->ch.gpu_ns > cur_gpu0)
 			xgpu_sched_charge(S, cur, h->ch.gpu_ns - cur_gpu0, now);
 		if (!cur_released)
@@ -232,6 +338,8 @@ uint64_t xgpub_sched_run(void)
 		next = cur_until;
 	if (state == DRAIN && now + DRAIN_LOOK_NS < next)
 		next = now + DRAIN_LOOK_NS;	/* drains come with kicks */
+	if (limit_step(now) && now + LIMIT_LOOK_NS < next)
+		next = now + LIMIT_LOOK_NS;
 	return next;
 }
 

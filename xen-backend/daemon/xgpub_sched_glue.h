@@ -13,6 +13,10 @@ struct xgpub_guest;
 struct xgpub_guest_view;
 struct xgpub_reply;
 
+/* --gpu-limit-ms: a worker whose oldest GPU work in flight has run
+ * longer is ended (0: no limit) */
+extern uint64_t xgpub_gpu_limit_ns;
+
 /* start the scheduler ("credit", "fifo"; "off": -1); the fd workers kick,
  * or -2 on error */
 int xgpub_sched_start(const char *policy);

@@ -17,9 +17,17 @@
  * period.)  A completion thread waits for
  * each mark and adds the time between completions to gpu_ns: while the
  * guest holds the GPU alone, that is the GPU time its work took.
+ *
+ * Deadlines (the daemon's, xgpub_sched_glue.c): a guest that does not
+ * drain soon after its turn ends is passed over, and one whose oldest
+ * work in flight (`gpu_since`) or whose submission (`call_since`) has run
+ * longer than the host's limit gets SIGUSR2: the worker tells the guest why in the
+ * ring header (XGPUIF_FAULT_TIMEOUT) and exits; the driver then tears
+ * its contexts down.
  */
 #include <errno.h>
 #include <linux/futex.h>
+#include <signal.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -68,6 +76,19 @@ static struct {
 } g = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
 
 int xgpub_sched_kick_fd = -1;
+
+/* the ring header's fault byte (see xgpuif.h), for the signal handler */
+static uint8_t *fault_byte;
+
+/* SIGUSR2 from the daemon: GPU work ran past the host's limit */
+static void limit_hit(int sig)
+{
+	(void)sig;
+	if (fault_byte)
+		__atomic_store_n(fault_byte, (uint8_t)XGPUIF_FAULT_TIMEOUT,
+				 __ATOMIC_SEQ_CST);
+	_exit(XGPUB_EXIT_LIMIT);
+}
 
 static void kick_daemon(void)
 {
@@ -174,6 +195,8 @@ static void *completer(void *arg)
 		if (!g.n && g.stop)
 			break;
 		m = g.q[g.head];
+		start = m.t_first > g.last_done ? m.t_first : g.last_done;
+		__atomic_store_n(&g.st->gpu_since, start, __ATOMIC_RELAXED);
 		pthread_mutex_unlock(&g.mu);
 		if (m.ev) {
 			if (m.ctx != cur && !g.w->D->cuCtxSetCurrent(m.ctx))
@@ -204,6 +227,9 @@ static void *completer(void *arg)
 			event_put(m.ctx, m.ev);
 		g.head = (g.head + 1) % (MAX_MARKS + 1);
 		g.n--;
+		if (!g.n)
+			__atomic_store_n(&g.st->gpu_since, 0,
+					 __ATOMIC_RELAXED);
 		if (!g.n && !g.b_nops) {
 			__atomic_add_fetch(&g.st->drained, 1,
 					   __ATOMIC_RELEASE);
@@ -226,6 +252,15 @@ void xgpub_gate_init(struct xgpub_worker *w)
 	g.w = w;
 	g.st = st;
 	g.batch = 1;
+	fault_byte = &w->ring.sring->pvt.pvt_pad[0];
+	{
+		struct sigaction sa;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = limit_hit;
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGUSR2, &sa, NULL);
+	}
 	if (pthread_create(&g.thr, NULL, completer, NULL)) {
 		xgpub_err("%s: no completion thread; not scheduled", w->t->who);
 		return;
@@ -249,19 +284,23 @@ void xgpub_gate_enter(struct xgpub_worker *w)
 		__atomic_store_n(&g.st->want, 1, __ATOMIC_RELEASE);
 		kick_daemon();
 	}
-	if (__atomic_load_n(&g.st->grant, __ATOMIC_ACQUIRE))
-		return;
-	/* revoked: what we submitted must show up as drained */
-	mark_now();
-	while (!__atomic_load_n(&g.st->grant, __ATOMIC_ACQUIRE))
-		futex_wait(&g.st->grant, 0, 100);
+	if (!__atomic_load_n(&g.st->grant, __ATOMIC_ACQUIRE)) {
+		/* revoked: what we submitted must show up as drained */
+		mark_now();
+		while (!__atomic_load_n(&g.st->grant, __ATOMIC_ACQUIRE))
+			futex_wait(&g.st->grant, 0, 100);
+	}
+	/* a submission can take long (a full launch queue; the fake device
+	 * runs kernels inside the call): it counts as work in flight */
+	__atomic_store_n(&g.st->call_since, xgpub_now_ns(), __ATOMIC_RELEASE);
 }
 
 /* after a gated op: submitted on stream s since t0, or failed */
 void xgpub_gate_done(struct xgpub_worker *w, bool submitted, CUstream s,
-		     uint64_t t0)
+		     uint64_t t0, bool bound)
 {
 	__atomic_store_n(&g.st->submitting, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&g.st->call_since, 0, __ATOMIC_RELEASE);
 	if (!submitted)
 		return;
 	pthread_mutex_lock(&g.mu);
@@ -277,7 +316,7 @@ void xgpub_gate_done(struct xgpub_worker *w, bool submitted, CUstream s,
 	if (g.b_nops >= g.batch)
 		mark_batch();
 	/* bounded work in flight: one long batch, or MAX_MARKS short ones */
-	while (g.n >= (g.mark_ns > LONG_NS ? 1u : MAX_MARKS))
+	while (bound && g.n >= (g.mark_ns > LONG_NS ? 1u : MAX_MARKS))
 		pthread_cond_wait(&g.cv, &g.mu);
 	pthread_mutex_unlock(&g.mu);
 }

@@ -124,10 +124,11 @@ bool xgpub_capturing(struct xgpub_worker *w, CUstream s)
 
 /*
  * A stream that waits for a value may wait for work the guest sends
- * later, on another stream: its work must not be counted as in flight by
- * the gate, or the gate holds the dispatcher until it completes and the
- * signalling work never comes.  Such streams are remembered for the
- * channel's life (a special stream, or more than fit, means all).
+ * later, on another stream: the gate must not hold the dispatcher until
+ * its work completes, or the signalling work never comes (the gate still
+ * makes it wait for its turn and measures it, xgpub_worker.c).  Such
+ * streams are remembered for the channel's life (a special stream, or
+ * more than fit, means all).
  */
 void xgpub_note_value_wait(struct xgpub_worker *w, CUstream s)
 {

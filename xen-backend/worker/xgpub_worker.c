@@ -66,22 +66,31 @@ static int switch_ctx(struct xgpub_worker *w, xgpuif_handle_t h)
 }
 
 /*
- * Does this op put work on a stream being captured, or on one that waits
- * for a value (cuStreamWaitValue*)?  Captured work runs when its graph is
- * launched, and work behind a value wait may wait for work the guest has
- * not sent yet: the gate must not hold the dispatcher for either.
+ * How the gate takes an op that puts work on a stream: GATE_FULL, or not
+ * at all for a stream being captured (its work runs when its graph is
+ * launched), or GATE_UNBOUND for a stream that waits for a value
+ * (cuStreamWaitValue*): its work may wait for work the guest has not sent
+ * yet, so the dispatcher must not wait for it to complete; it still waits
+ * for its turn and its GPU time is still measured (an overrun after the
+ * turn is the daemon's drain deadline's to bound).
  */
-static bool captured(struct xgpub_worker *w, const struct xgpub_op *op)
+enum gating { GATE_NONE, GATE_FULL, GATE_UNBOUND };
+
+static enum gating gating(struct xgpub_worker *w, const struct xgpub_op *op)
 {
 	xgpuif_handle_t sh;
 	CUstream s = NULL;
 
+	if (!op->work || !xgpub_gate_on())
+		return GATE_NONE;
 	if (!w->captures && !w->nwaiting && !w->wait_any)
-		return false;
+		return GATE_FULL;
 	memcpy(&sh, payload_buf + op->stream_off, sizeof(sh));
 	if (xgpub_stream(w, sh, &s))
-		return false;
-	return xgpub_waits_on_value(w, s) || xgpub_capturing(w, s);
+		return GATE_FULL;
+	if (xgpub_capturing(w, s))
+		return GATE_NONE;
+	return xgpub_waits_on_value(w, s) ? GATE_UNBOUND : GATE_FULL;
 }
 
 /* a request no well-behaved guest sends: say why, close the channel */
@@ -112,6 +121,7 @@ static int dispatch(struct xgpub_worker *w, const struct xgpuif_request *req,
 	uint32_t cap = xgpuif_capacity(req->nslots);
 	bool posted = req->flags & XGPUIF_RF_POSTED;
 	const struct xgpub_op *op;
+	enum gating gate;
 	int rc;
 
 	*rlen = 0;
@@ -136,7 +146,8 @@ static int dispatch(struct xgpub_worker *w, const struct xgpuif_request *req,
 	if (rc)
 		return rc;
 	w->calls++;
-	if (op->work && xgpub_gate_on() && !captured(w, op)) {
+	gate = gating(w, op);
+	if (gate != GATE_NONE) {
 		xgpuif_handle_t sh;
 		CUstream s = NULL;
 		uint64_t t0;
@@ -145,7 +156,8 @@ static int dispatch(struct xgpub_worker *w, const struct xgpuif_request *req,
 		xgpub_gate_enter(w);
 		t0 = xgpub_now_ns();
 		rc = op->call(w, payload_buf, req->len, reply_buf, cap, rlen);
-		xgpub_gate_done(w, rc == 0 && !xgpub_stream(w, sh, &s), s, t0);
+		xgpub_gate_done(w, rc == 0 && !xgpub_stream(w, sh, &s), s, t0,
+				gate == GATE_FULL);
 	} else {
 		rc = op->call(w, payload_buf, req->len, reply_buf, cap, rlen);
 	}

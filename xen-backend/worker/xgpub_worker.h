@@ -104,9 +104,16 @@ void xgpub_gate_init(struct xgpub_worker *w);
 /* ops that put GPU work on a stream wait for the GPU (scheduler on) */
 bool xgpub_gate_on(void);
 void xgpub_gate_enter(struct xgpub_worker *w);
-/* after such an op: submitted (on stream s, since t0) or not */
+/*
+ * After such an op: submitted (on stream s, since t0) or not.  bound:
+ * wait while too much work is in flight (false for a stream whose work may
+ * wait for work not sent yet: a value wait)
+ */
 void xgpub_gate_done(struct xgpub_worker *w, bool submitted, CUstream s,
-		     uint64_t t0);
+		     uint64_t t0, bool bound);
+/* the worker's exit status when the daemon ended it for running past the
+ * GPU time limit (SIGUSR2; the guest is told XGPUIF_FAULT_TIMEOUT) */
+#define XGPUB_EXIT_LIMIT	7
 void xgpub_gate_idle(struct xgpub_worker *w);
 void xgpub_gate_stop(struct xgpub_worker *w);
 

@@ -45,9 +45,19 @@ static inline void cpu_relax(void)
 
 static void chan_break(struct xgpulib_chan *c, const char *why)
 {
-	if (!c->dead)
+	uint8_t fault = __atomic_load_n(&c->ring.sring->pvt.pvt_pad[0],
+					__ATOMIC_ACQUIRE);
+
+	if (!c->dead) {
+		c->dead_rc = CUDA_ERROR_DEVICE_UNAVAILABLE;
+		if (fault == XGPUIF_FAULT_TIMEOUT) {
+			c->dead_rc = CUDA_ERROR_LAUNCH_TIMEOUT;
+			why = "the host stopped this program: its GPU work ran "
+			      "past the host's time limit";
+		}
 		xgpulib_log("channel to the backend (%s) lost: %s", c->t->where,
 			    why);
+	}
 	c->dead = true;
 	/* wake every waiter: none of their replies will come */
 	for (uint32_t i = pend_head; i != pend_tail; i++) {
@@ -55,7 +65,7 @@ static void chan_break(struct xgpulib_chan *c, const char *why)
 
 		if (w && !w->done) {
 			w->done = true;
-			w->status = CUDA_ERROR_DEVICE_UNAVAILABLE;
+			w->status = c->dead_rc;
 		}
 	}
 	pend_head = pend_tail;
@@ -218,7 +228,7 @@ static CUresult submit_locked(struct xgpulib_chan *c,
 		progress_locked(c);
 	}
 	if (c->dead)
-		return CUDA_ERROR_DEVICE_UNAVAILABLE;
+		return c->dead_rc;
 
 	memset(&hdr, 0, sizeof(hdr));
 	hdr.id = ++c->next_id;
@@ -279,7 +289,8 @@ CUresult xgpulib_chan_wait(struct xgpulib_chan *c, struct xgpulib_waiter *w)
 	}
 	if (!w->done) {
 		w->done = true;
-		w->status = CUDA_ERROR_DEVICE_UNAVAILABLE;
+		w->status = c->dead ? c->dead_rc :
+				      CUDA_ERROR_DEVICE_UNAVAILABLE;
 	}
 	pthread_mutex_unlock(&c->mu);
 	return status_to_cu(w->status);

@@ -57,6 +57,7 @@ struct xgpulib_chan {
 	uint64_t next_id;
 	bool poller;			/* a thread sleeps on t */
 	bool dead;			/* backend gone or protocol broken */
+	CUresult dead_rc;		/* every call's answer once dead */
 	CUresult deferred;		/* first error of a posted request */
 	unsigned int spin_us;		/* spin before sleeping */
 };
@@ -73,8 +74,9 @@ struct xgpulib_chan *xgpulib_chan_open(struct xgpulib_transport *t,
 CUresult xgpulib_chan_submit(struct xgpulib_chan *c,
 			     const struct xgpulib_req *rq,
 			     struct xgpulib_waiter *w);
-/* the reply's status (CUDA_ERROR_DEVICE_UNAVAILABLE once the backend is
- * gone) */
+/* the reply's status (once the backend is gone: CUDA_ERROR_LAUNCH_TIMEOUT
+ * when it ended the channel because the program's GPU work ran past the
+ * host's limit, else CUDA_ERROR_DEVICE_UNAVAILABLE) */
 CUresult xgpulib_chan_wait(struct xgpulib_chan *c, struct xgpulib_waiter *w);
 /* the first error of a posted request since the last call, cleared */
 CUresult xgpulib_chan_take_deferred(struct xgpulib_chan *c);
