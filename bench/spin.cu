@@ -30,6 +30,7 @@ int main(int argc, char **argv)
 	double secs = argc > 2 ? atof(argv[2]) : 5.0;
 	long every = argc > 3 ? atol(argv[3]) : 4;
 	long n = 0;
+	cudaError_t e;
 	auto t0 = std::chrono::steady_clock::now();
 
 	if (cudaFree(0) != cudaSuccess) {
@@ -46,12 +47,16 @@ int main(int argc, char **argv)
 		n++;
 		/* a few kernels queued at a time, as a real program would */
 		if (every > 0 && n % every == 0 &&
-		    cudaDeviceSynchronize() != cudaSuccess) {
-			printf("spin: kernel failed\n");
+		    (e = cudaDeviceSynchronize()) != cudaSuccess) {
+			printf("spin: kernel failed: %s\n", cudaGetErrorName(e));
 			return 1;
 		}
 	}
-	cudaDeviceSynchronize();
+	e = cudaDeviceSynchronize();
+	if (e != cudaSuccess) {
+		printf("spin: kernel failed: %s\n", cudaGetErrorName(e));
+		return 1;
+	}
 	printf("spin kernels=%ld us=%ld seconds=%.1f\n", n, us, secs);
 	return 0;
 }
