@@ -73,8 +73,10 @@ function reason(n,    b, sfx) {
 		return "not yet"
 	if (n ~ /^cuProfiler|^cuLogs/)
 		return "profiler and driver logs of the worker: not exposed"
-	if (n ~ /^cuMemRangeGetAttribute/)
-		return "managed range attributes: not yet"
+	if (n == "cuLibraryGetManaged")
+		return "a __managed__ variable is the worker'"'"'s driver-managed memory, not memory shared with the guest: the program could not reach it through its pointer"
+	if (n ~ /^cuDevice(Register|Unregister)AsyncNotification$/)
+		return "the driver calls these back from the worker'"'"'s own threads when the device'"'"'s memory runs over budget; no channel carries such events to the guest yet"
 	return "not yet"
 }
 BEGIN {
