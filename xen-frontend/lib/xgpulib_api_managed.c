@@ -313,11 +313,14 @@ static void set_advice(struct mstate *st, const CUmemLocation *loc, int what)
 	case CU_MEM_ADVISE_UNSET_READ_MOSTLY:
 		st->read_mostly = 0;
 		break;
-	case CU_MEM_ADVISE_SET_PREFERRED_LOCATION:
-		set_prefetch(st, loc, 0);	/* the same form */
-		st->pref_type = st->pf_type;
-		st->pref_id = st->pf_id;
+	case CU_MEM_ADVISE_SET_PREFERRED_LOCATION: {
+		struct mstate as = { 0 };
+
+		set_prefetch(&as, loc, 0);	/* recorded in the same form */
+		st->pref_type = as.pf_type;
+		st->pref_id = as.pf_id;
 		break;
+	}
 	case CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION:
 		st->pref_type = CU_MEM_LOCATION_TYPE_INVALID;
 		st->pref_id = 0;
