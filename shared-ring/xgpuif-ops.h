@@ -1007,4 +1007,59 @@ struct xgpuif_ipc_open_args {
 	uint32_t _pad;
 };
 
+/* ---- context events, peers and device queries (250-255) ----------------- */
+
+/* CTX_EVENT: cuCtxRecordEvent (wait 0) / cuCtxWaitEvent (wait 1) */
+struct xgpuif_ctx_event_args {
+	xgpuif_handle_t ctx;
+	xgpuif_handle_t event;
+	uint32_t wait;
+	uint32_t _pad;
+};
+
+/* STREAM_COPY_ATTRS: cuStreamCopyAttributes(dst, src) */
+struct xgpuif_stream_pair_args {
+	xgpuif_handle_t dst;
+	xgpuif_handle_t src;
+};
+
+/*
+ * DEVICE_QUERY: the small device questions, asked of the worker's device
+ * (the guest's device 0; a peer is the same device, as on a machine with
+ * one GPU).  what is one of XGPUIF_DQ_*; a, b are its numbers; for the
+ * atomic capabilities, count operations of ops[] (the guest sends at most
+ * XGPUIF_DQ_MAX_OPS at a time) and the capabilities come back in caps[].
+ */
+#define XGPUIF_DQ_EXEC_AFFINITY_SUPPORT	1u	/* a: CUexecAffinityType */
+#define XGPUIF_DQ_TEX1D_LINEAR_MAX	2u	/* a: format, b: channels */
+#define XGPUIF_DQ_HOST_ATOMIC_CAPS	3u
+#define XGPUIF_DQ_P2P_ATOMIC_CAPS	4u
+#define XGPUIF_DQ_P2P_ATTRIBUTE		5u	/* a: CUdevice_P2PAttribute */
+#define XGPUIF_DQ_CAN_ACCESS_PEER	6u
+#define XGPUIF_DQ_LUID			7u	/* value: mask, bytes: luid */
+#define XGPUIF_DQ_FLUSH_RDMA		8u	/* a: target, b: scope */
+#define XGPUIF_DQ_CTX_EXEC_AFFINITY	9u	/* a: type; value: smCount */
+#define XGPUIF_DQ_MAX_OPS		32u
+
+struct xgpuif_device_query_args {
+	uint32_t what;
+	int32_t a;
+	int32_t b;
+	uint32_t count;
+	uint32_t ops[XGPUIF_DQ_MAX_OPS];
+};
+
+struct xgpuif_device_query_reply {
+	int64_t value;
+	uint8_t bytes[8];
+	uint32_t caps[XGPUIF_DQ_MAX_OPS];
+};
+
+/* PEER_ACCESS: cuCtxEnablePeerAccess (enable 1) / cuCtxDisablePeerAccess */
+struct xgpuif_peer_access_args {
+	xgpuif_handle_t peer;
+	uint32_t enable;
+	uint32_t flags;
+};
+
 #endif /* XGPUIF_OPS_H */

@@ -386,6 +386,11 @@ XGPUIF_ASSERT_SIZE(struct xgpuif_kernel_params_args, 16);
 XGPUIF_ASSERT_SIZE(struct xgpuif_graph_deps_args, 16);
 XGPUIF_ASSERT_SIZE(struct xgpuif_ipc_open_args, 72);
 XGPUIF_ASSERT_SIZE(struct xgpuif_output_reply, 24);
+XGPUIF_ASSERT_SIZE(struct xgpuif_ctx_event_args, 24);
+XGPUIF_ASSERT_SIZE(struct xgpuif_stream_pair_args, 16);
+XGPUIF_ASSERT_SIZE(struct xgpuif_device_query_args, 144);
+XGPUIF_ASSERT_SIZE(struct xgpuif_device_query_reply, 144);
+XGPUIF_ASSERT_SIZE(struct xgpuif_peer_access_args, 16);
 _Static_assert(__builtin_offsetof(struct xgpuif_request, payload) ==
 	       XGPUIF_HDR_SIZE, "request header is 32 bytes");
 _Static_assert(__builtin_offsetof(struct xgpuif_response, payload) ==

@@ -20,7 +20,9 @@
  *                 must fail; the worker must still answer; then a malformed
  *                 header (closes)
  *   badhandles    forged, stale and wrong-kind handles and ranges to pools,
- *                 graphs, virtual memory, host functions and capture: each an
+ *                 graphs, virtual memory, host functions, capture, context
+ *                 events, stream attribute copies, peer access and device
+ *                 queries (a count past the bound): each an
  *                 error for this guest alone, the channel open; then a
  *                 short STREAM_ATTR (closes)
  *
@@ -580,6 +582,38 @@ static void mode_badhandles(const char *path)
 		expect_status(&c, "STREAM_CAPTURE_INFO of a forged stream",
 			      XGPUIF_OP_STREAM_CAPTURE_INFO, cr.ctx, &ci,
 			      sizeof(ci), 64, INVALID_HANDLE);
+	}
+	{
+		struct xgpuif_ctx_event_args ce = { cr.ctx, forged, 0, 0 };
+		struct xgpuif_ctx_event_args cw = { cr.ctx, cr.ctx, 1, 0 };
+		struct xgpuif_stream_pair_args sp = { 0, forged };
+		struct xgpuif_device_query_args dq;
+		struct xgpuif_peer_access_args pa = { forged, 1, 0 };
+
+		expect_status(&c, "CTX_EVENT of a forged event",
+			      XGPUIF_OP_CTX_EVENT, cr.ctx, &ce, sizeof(ce), 0,
+			      INVALID_HANDLE);
+		expect_status(&c, "CTX_EVENT of a context as the event",
+			      XGPUIF_OP_CTX_EVENT, cr.ctx, &cw, sizeof(cw), 0,
+			      INVALID_HANDLE);
+		expect_status(&c, "STREAM_COPY_ATTRS from a forged stream",
+			      XGPUIF_OP_STREAM_COPY_ATTRS, cr.ctx, &sp,
+			      sizeof(sp), 0, INVALID_HANDLE);
+		memset(&dq, 0, sizeof(dq));
+		dq.what = XGPUIF_DQ_HOST_ATOMIC_CAPS;
+		dq.count = 100000;
+		expect_status(&c, "DEVICE_QUERY of 100000 operations",
+			      XGPUIF_OP_DEVICE_QUERY, cr.ctx, &dq, sizeof(dq),
+			      sizeof(struct xgpuif_device_query_reply),
+			      INVALID_VALUE);
+		dq.what = 9999;
+		expect_status(&c, "DEVICE_QUERY of an unknown question",
+			      XGPUIF_OP_DEVICE_QUERY, cr.ctx, &dq, sizeof(dq),
+			      sizeof(struct xgpuif_device_query_reply),
+			      INVALID_VALUE);
+		expect_status(&c, "PEER_ACCESS to a forged context",
+			      XGPUIF_OP_PEER_ACCESS, cr.ctx, &pa, sizeof(pa), 0,
+			      201 /* CUDA_ERROR_INVALID_CONTEXT */);
 	}
 	/* STREAM_ATTR is 80 bytes: send 8 */
 	if (call(&c, XGPUIF_OP_STREAM_ATTR, cr.ctx, &forged, sizeof(forged),

@@ -86,7 +86,7 @@ client() {
 }
 
 for f in "$BACKEND" "$FAKECUDA" "$T/basic" "$T/spin" "$T/noinit" \
-	"$T/hostile" "$T/forked" "$T/devprintf" "$T/ipc"; do
+	"$T/hostile" "$T/forked" "$T/devprintf" "$T/ipc" "$T/ctxmisc"; do
 	if [ ! -x "$f" ]; then
 		fail setup "$f is missing (make all integration)"
 		echo "$npass passed, $nfail failed"
@@ -293,6 +293,14 @@ else
 	fail two-clients "exit statuses $r1 and $r2"
 	show "$TMP/basic1.out"
 	show "$TMP/basic2.out"
+fi
+
+# ---- context events, device and peer queries, managed range attributes -----
+
+if client ctxmisc "$TMP/ctxmisc.out"; then
+	pass ctxmisc
+else
+	fail ctxmisc "$(grep -m1 '^FAIL' "$TMP/ctxmisc.out" || tail -n 1 "$TMP/ctxmisc.out")"
 fi
 
 # ---- IPC between processes: one user's, and (as root) not another's --------

@@ -16,6 +16,9 @@
 
 #include "check_run.h"
 
+/* cuDriverGetVersion's answer (xgpulib_dev.c): the toolkit's until cuInit */
+extern int xgpulib_driver_version;
+
 /*
  * The exported functions, reached by symbol name whatever their C type
  * (cuda.h's prototypes, or none at all for the legacy names).
@@ -137,12 +140,6 @@ static const struct {
 	{ "cuGraphInstantiate", 13000, 0, F(cuGraphInstantiateWithFlags) },
 	{ "cuGraphInstantiateWithFlags", 11040, 0,
 	  F(cuGraphInstantiateWithFlags) },
-	/* a newer toolkit (CUDA 13.5 asks with 13050): the newest ABI the
-	 * library knows, as an older real driver answers */
-	{ "cuCtxCreate", 13050, 0, F(cuCtxCreate_v4) },
-	{ "cuMemcpyHtoD", 13050, PTDS, F(cuMemcpyHtoD_v2_ptds) },
-	{ "cuCtxSynchronize", 13050, 0, F(cuCtxSynchronize_v2) },
-	{ "cuMemPrefetchAsync", 99999, PTDS, F(cuMemPrefetchAsync_v2_ptsz) },
 	/* the v7000 ABI lives in the legacy (#if) part of cudaTypedefs.h */
 	{ "cuDevicePrimaryCtxRelease", 7000, 0, F(cuDevicePrimaryCtxRelease) },
 	{ "cuDevicePrimaryCtxRelease", 11000, 0,
@@ -186,6 +183,108 @@ START_TEST(test_mapping_v1)
 	ck_assert_int_eq(gpa_v1(cases[_i].name, &fn, cases[_i].version,
 				cases[_i].flags), CUDA_SUCCESS);
 	ck_assert_ptr_eq(fn, cases[_i].want);
+}
+END_TEST
+
+/*
+ * A host driver newer than the library's toolkit (cuDriverGetVersion says
+ * so once cuInit ran): a version above the toolkit's gets the newest ABI
+ * the library knows.
+ */
+static const struct {
+	const char *name;
+	int version;
+	int flags;
+	void *want;
+} newer_cases[] = {
+	{ "cuCtxCreate", 13050, 0, F(cuCtxCreate_v4) },
+	{ "cuMemcpyHtoD", 13050, PTDS, F(cuMemcpyHtoD_v2_ptds) },
+	{ "cuCtxSynchronize", 13050, 0, F(cuCtxSynchronize_v2) },
+	{ "cuMemPrefetchAsync", 99999, PTDS, F(cuMemPrefetchAsync_v2_ptsz) },
+};
+
+START_TEST(test_newer_driver)
+{
+	void *fn;
+
+	xgpulib_driver_version = 99999;
+	fn = lookup(newer_cases[_i].name, newer_cases[_i].version,
+		    newer_cases[_i].flags);
+	xgpulib_driver_version = CUDA_VERSION;
+	ck_assert_msg(fn == newer_cases[_i].want, "%s@%d: wrong ABI",
+		      newer_cases[_i].name, newer_cases[_i].version);
+}
+END_TEST
+
+/*
+ * A program of a newer toolkit on this (older) driver: each query with
+ * the return code and symbol status of cuGetProcAddress_v2 (cuda.h), and
+ * the return code of the CUDA 11.3 entry point (no status: a miss is
+ * CUDA_ERROR_NOT_FOUND).  want_fn: the function expected, NULL for none.
+ */
+static const struct {
+	const char *what;
+	const char *name;
+	int version;	/* above CUDA_VERSION: the driver's is lower */
+	cuuint64_t flags;
+	CUresult rc_v2;
+	CUdriverProcAddressQueryResult status;
+	CUresult rc_v1;
+	void *want_fn;
+} newer_toolkit[] = {
+	{ "an unknown name", "cuFunctionOfCuda135", CUDA_VERSION, 0,
+	  CUDA_SUCCESS, CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND,
+	  CUDA_ERROR_NOT_FOUND, NULL },
+	{ "an unknown name, per-thread", "cuFunctionOfCuda135", CUDA_VERSION,
+	  PTDS, CUDA_SUCCESS, CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND,
+	  CUDA_ERROR_NOT_FOUND, NULL },
+	{ "a known name, a version above the driver's", "cuCtxCreate",
+	  CUDA_VERSION + 50, 0, CUDA_ERROR_INVALID_VALUE,
+	  (CUdriverProcAddressQueryResult)-1, CUDA_ERROR_INVALID_VALUE,
+	  NULL },
+	{ "a known name, a far higher version", "cuMemAlloc", 99999, 0,
+	  CUDA_ERROR_INVALID_VALUE, (CUdriverProcAddressQueryResult)-1,
+	  CUDA_ERROR_INVALID_VALUE, NULL },
+	{ "an unknown name, a far higher version", "cuFunctionOfCuda135",
+	  99999, 0, CUDA_ERROR_INVALID_VALUE,
+	  (CUdriverProcAddressQueryResult)-1, CUDA_ERROR_INVALID_VALUE,
+	  NULL },
+	{ "a known name with the per-thread flag", "cuMemcpyHtoD",
+	  CUDA_VERSION, PTDS, CUDA_SUCCESS, CU_GET_PROC_ADDRESS_SUCCESS,
+	  CUDA_SUCCESS, F(cuMemcpyHtoD_v2_ptds) },
+	{ "a known name with the legacy flag", "cuMemcpyHtoD", CUDA_VERSION,
+	  LEGACY, CUDA_SUCCESS, CU_GET_PROC_ADDRESS_SUCCESS, CUDA_SUCCESS,
+	  F(cuMemcpyHtoD_v2) },
+	{ "a known name with flags, a version too old", "cuLaunchKernel",
+	  3020, PTDS, CUDA_SUCCESS, CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT,
+	  CUDA_ERROR_NOT_FOUND, NULL },
+};
+
+START_TEST(test_newer_toolkit)
+{
+	CUdriverProcAddressQueryResult st = (CUdriverProcAddressQueryResult)-1;
+	void *fn = (void *)&st;
+
+	ck_assert_int_eq(xgpulib_driver_version, CUDA_VERSION);
+	ck_assert_msg(cuGetProcAddress_v2(newer_toolkit[_i].name, &fn,
+					  newer_toolkit[_i].version,
+					  newer_toolkit[_i].flags, &st) ==
+		      newer_toolkit[_i].rc_v2, "%s: v2 return code",
+		      newer_toolkit[_i].what);
+	ck_assert_msg(st == newer_toolkit[_i].status,
+		      "%s: status %d, want %d", newer_toolkit[_i].what,
+		      (int)st, (int)newer_toolkit[_i].status);
+	ck_assert_msg(fn == newer_toolkit[_i].want_fn, "%s: v2 function",
+		      newer_toolkit[_i].what);
+	fn = (void *)&st;
+	ck_assert_msg(gpa_v1(newer_toolkit[_i].name, &fn,
+			     newer_toolkit[_i].version,
+			     newer_toolkit[_i].flags) ==
+		      newer_toolkit[_i].rc_v1, "%s: v1 return code",
+		      newer_toolkit[_i].what);
+	if (newer_toolkit[_i].rc_v1 != CUDA_ERROR_INVALID_VALUE)
+		ck_assert_msg(fn == newer_toolkit[_i].want_fn,
+			      "%s: v1 function", newer_toolkit[_i].what);
 }
 END_TEST
 
@@ -321,7 +420,7 @@ static const struct {
 	{ "cu", 13000, CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND },
 	{ "zzz", 13000, CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND },
 	/* a function a newer toolkit added: not found, so cudart falls back */
-	{ "cuFunctionOfCuda135", 13050, CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND },
+	{ "cuFunctionOfCuda135", 13000, CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND },
 	{ "cuCtxCreate", 1000, CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT },
 	{ "cuInit", 0, CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT },
 	{ "cuLogsDumpToMemory", 12080,
@@ -428,6 +527,10 @@ static Suite *gpa_suite(void)
 			    sizeof(cases) / sizeof(cases[0]));
 	tcase_add_loop_test(tc, test_mapping_v1, 0,
 			    sizeof(cases) / sizeof(cases[0]));
+	tcase_add_loop_test(tc, test_newer_driver, 0,
+			    sizeof(newer_cases) / sizeof(newer_cases[0]));
+	tcase_add_loop_test(tc, test_newer_toolkit, 0,
+			    sizeof(newer_toolkit) / sizeof(newer_toolkit[0]));
 	tcase_add_test(tc, test_graphics_interop);
 	tcase_add_test(tc, test_unimplemented_returns_not_supported);
 	tcase_add_test(tc, test_unimplemented_logged_once);

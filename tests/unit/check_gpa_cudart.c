@@ -13,6 +13,9 @@
 
 #include "check_run.h"
 
+/* cuDriverGetVersion's answer (xgpulib_dev.c): the toolkit's until cuInit */
+extern int xgpulib_driver_version;
+
 /* ---- what cudart asks --------------------------------------------------- */
 
 /* order, name, cudaVersion, flags, real driver's result and symbolStatus */

@@ -433,6 +433,38 @@ CUresult cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes,
 	return get_global(library_owner(library), name, dptr, bytes);
 }
 
+/*
+ * cuLibraryGetUnifiedFunction: a unified function is host code of the
+ * library, which the worker loaded in its own process: the driver's answer
+ * when there is none (CUDA_ERROR_NOT_FOUND, or an error of the arguments)
+ * is given as it is, but a pointer into the worker is of no use to the
+ * program, so a function that exists is CUDA_ERROR_NOT_SUPPORTED.
+ */
+CUresult cuLibraryGetUnifiedFunction(void **fptr, CUlibrary library,
+				     const char *symbol)
+{
+	struct symowner *o = library_owner(library);
+	struct xgpuif_symbol_args a;
+	struct xgpuif_u64_reply r = { 0 };
+	struct xgpuif_iov tail;
+	size_t nlen;
+	CUresult rc;
+
+	XGPULIB_CHECK_ARGS(fptr && symbol, o);
+	nlen = strlen(symbol) + 1;
+	if (nlen > XGPUIF_MAX_PAYLOAD - sizeof(a))
+		return CUDA_ERROR_INVALID_VALUE;
+	a.owner = o->remote;
+	tail = (struct xgpuif_iov){ symbol, (uint32_t)nlen };
+	*fptr = NULL;
+	rc = xgpulib_call_LIBRARY_UNIFIED_FUNCTION(&a, &tail, 1, &r);
+	if (rc)
+		return rc;
+	xgpulib_dbg("cuLibraryGetUnifiedFunction(\"%s\"): the function "
+		    "lives in the worker's process; not supported", symbol);
+	return CUDA_ERROR_NOT_SUPPORTED;
+}
+
 CUresult cuLibraryGetKernelCount(unsigned int *count, CUlibrary lib)
 {
 	return get_count(library_owner(lib), count);

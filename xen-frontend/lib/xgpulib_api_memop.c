@@ -2,7 +2,7 @@
 /*
  * xgpulib_api_memop.c: stream memory operations (cuStreamWaitValue*,
  * cuStreamWriteValue*, cuStreamBatchMemOp) and stream attributes
- * (cuStreamGetAttribute, cuStreamSetAttribute).
+ * (cuStreamGetAttribute, cuStreamSetAttribute, cuStreamCopyAttributes).
  *
  * Memory operations travel as a batch of the CUDA ABI's parameter unions
  * (posted, in stream order; a long batch goes in pieces, one after the
@@ -144,4 +144,30 @@ CUresult cuStreamSetAttribute_ptsz(CUstream s, CUstreamAttrID attr,
 				   const CUstreamAttrValue *value)
 {
 	return stream_attr(s, attr, (void *)value, true, 1);
+}
+
+/* cuStreamCopyAttributes: the worker copies them between the two streams */
+static CUresult stream_copy_attrs(CUstream dst, CUstream src, int ptds)
+{
+	struct xgpuif_stream_pair_args a;
+	CUresult rc = xgpulib_stream_arg(dst, ptds, &a.dst);
+
+	if (!rc)
+		rc = xgpulib_stream_arg(src, ptds, &a.src);
+	return rc ? rc : xgpulib_call_STREAM_COPY_ATTRS(&a);
+}
+
+/* (its _ptsz typedef names the arguments differently: written out) */
+#undef cuStreamCopyAttributes
+XGPULIB_EXPORT CUresult cuStreamCopyAttributes_ptsz(CUstream dst,
+						    CUstream src);
+
+CUresult cuStreamCopyAttributes(CUstream dst, CUstream src)
+{
+	return stream_copy_attrs(dst, src, 0);
+}
+
+CUresult cuStreamCopyAttributes_ptsz(CUstream dst, CUstream src)
+{
+	return stream_copy_attrs(dst, src, 1);
 }

@@ -9,6 +9,18 @@
  * by tools/gen/gen-exports.sh (xgpulib_gpa_table.inc), sorted by name, so a
  * lookup is a binary search followed by a walk over the name's few rows.
  *
+ * A program built with a newer toolkit may ask for names the table lacks
+ * (functions its toolkit added) and for versions above the driver's.  The
+ * guest answers as an older real driver does (cuda.h, cuGetProcAddress):
+ * a name it does not have is CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND (v2:
+ * CUDA_SUCCESS with *pfn NULL; the CUDA 11.3 ABI: CUDA_ERROR_NOT_FOUND),
+ * a version below the name's first ABI is
+ * CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT, and a cudaVersion above the
+ * driver's version (cuDriverGetVersion: the host driver's once cuInit ran,
+ * the toolkit's before) is CUDA_ERROR_INVALID_VALUE.  cudart asks by the
+ * version of each function's typedef, never above its own, and falls back
+ * on all three.
+ *
  * No locking: the table is constant.
  */
 #include <stdint.h>
@@ -18,6 +30,7 @@
 
 #include <cuda.h>
 
+#include "xgpulib_dev.h"
 #include "xgpulib_env.h"
 
 
@@ -196,7 +209,9 @@ static void gpa_log_miss(const char *symbol, int cudaVersion,
 		fprintf(stderr, "xgpu: cuGetProcAddress(\"%s\", %d, %llu): %s\n",
 			symbol, cudaVersion, (unsigned long long)flags,
 			st == CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND ?
-			"no such function" : "no ABI that old");
+			"no such function" :
+			st == CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT ?
+			"no ABI that old" : "a version above the driver's");
 }
 
 /*
@@ -208,7 +223,7 @@ XGPULIB_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn,
 {
 	CUdriverProcAddressQueryResult st;
 
-	if (!symbol || !pfn)
+	if (!symbol || !pfn || cudaVersion > xgpulib_driver_version)
 		return CUDA_ERROR_INVALID_VALUE;
 	st = gpa_resolve(symbol, cudaVersion, flags, pfn);
 	if (st == CU_GET_PROC_ADDRESS_SUCCESS) {
@@ -234,6 +249,12 @@ XGPULIB_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn,
 
 	if (!symbol || !pfn)
 		return CUDA_ERROR_INVALID_VALUE;
+	if (cudaVersion > xgpulib_driver_version) {
+		gpa_log_miss(symbol, cudaVersion, flags,
+			     CU_GET_PROC_ADDRESS_SUCCESS);
+		*pfn = NULL;
+		return CUDA_ERROR_INVALID_VALUE;
+	}
 	st = gpa_resolve(symbol, cudaVersion, flags, pfn);
 	if (symbolStatus)
 		*symbolStatus = st;

@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: MIT
+/*
+ * xgpub_op_ctxmisc.c: context events (cuCtxRecordEvent, cuCtxWaitEvent),
+ * cuStreamCopyAttributes, cuCtxSetFlags, peer access, the small device
+ * queries (exec affinity, 1D linear texture width, atomic and peer
+ * capabilities, LUID), cuFlushGPUDirectRDMAWrites and
+ * cuLibraryGetUnifiedFunction.
+ *
+ * A worker serves one GPU: the guest's device 0 is w->dev, and the only
+ * peer a guest can name is that same device (the guest refuses other
+ * ordinals, as a real driver on a machine with one GPU does), so every
+ * peer question is asked of the driver as (w->dev, w->dev), and it gives
+ * the answer a one-GPU machine gives.
+ */
+#include <string.h>
+
+#include "xgpub_worker.h"
+
+int xgpub_h_CTX_EVENT(struct xgpub_worker *w,
+		      const struct xgpuif_ctx_event_args *a,
+		      struct xgpub_hentry *ctx, struct xgpub_hentry *event)
+{
+	if (a->wait > 1)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (a->wait)
+		return w->D->cuCtxWaitEvent(ctx->obj, event->obj);
+	return w->D->cuCtxRecordEvent(ctx->obj, event->obj);
+}
+
+int xgpub_h_STREAM_COPY_ATTRS(struct xgpub_worker *w, CUstream dst,
+			      CUstream src)
+{
+	return w->D->cuStreamCopyAttributes(dst, src);
+}
+
+int xgpub_h_CTX_SET_FLAGS(struct xgpub_worker *w,
+			  const struct xgpuif_u32_args *a)
+{
+	return w->D->cuCtxSetFlags(a->value);
+}
+
+/* the atomic capabilities of count operations (bounded by the table) */
+static int atomic_caps(struct xgpub_worker *w,
+		       const struct xgpuif_device_query_args *a,
+		       struct xgpuif_device_query_reply *r, bool p2p)
+{
+	CUatomicOperation ops[XGPUIF_DQ_MAX_OPS];
+	unsigned int caps[XGPUIF_DQ_MAX_OPS];
+	int rc;
+
+	if (!a->count || a->count > XGPUIF_DQ_MAX_OPS)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (uint32_t i = 0; i < a->count; i++)
+		ops[i] = (CUatomicOperation)a->ops[i];
+	memset(caps, 0, sizeof(caps));
+	rc = p2p ? w->D->cuDeviceGetP2PAtomicCapabilities(caps, ops, a->count,
+							   w->dev, w->dev) :
+		   w->D->cuDeviceGetHostAtomicCapabilities(caps, ops, a->count,
+							    w->dev);
+	for (uint32_t i = 0; i < a->count; i++)
+		r->caps[i] = caps[i];
+	return rc;
+}
+
+int xgpub_h_DEVICE_QUERY(struct xgpub_worker *w,
+			 const struct xgpuif_device_query_args *a,
+			 struct xgpuif_device_query_reply *r)
+{
+	CUexecAffinityParam aff;
+	unsigned int mask = 0;
+	size_t width = 0;
+	char luid[8];
+	int v = 0, rc;
+
+	switch (a->what) {
+	case XGPUIF_DQ_EXEC_AFFINITY_SUPPORT:
+		rc = w->D->cuDeviceGetExecAffinitySupport(
+			&v, (CUexecAffinityType)a->a, w->dev);
+		r->value = v;
+		return rc;
+	case XGPUIF_DQ_TEX1D_LINEAR_MAX:
+		rc = w->D->cuDeviceGetTexture1DLinearMaxWidth(
+			&width, (CUarray_format)a->a, (unsigned int)a->b,
+			w->dev);
+		r->value = (int64_t)width;
+		return rc;
+	case XGPUIF_DQ_HOST_ATOMIC_CAPS:
+		return atomic_caps(w, a, r, false);
+	case XGPUIF_DQ_P2P_ATOMIC_CAPS:
+		return atomic_caps(w, a, r, true);
+	case XGPUIF_DQ_P2P_ATTRIBUTE:
+		rc = w->D->cuDeviceGetP2PAttribute(
+			&v, (CUdevice_P2PAttribute)a->a, w->dev, w->dev);
+		r->value = v;
+		return rc;
+	case XGPUIF_DQ_CAN_ACCESS_PEER:
+		rc = w->D->cuDeviceCanAccessPeer(&v, w->dev, w->dev);
+		r->value = v;
+		return rc;
+	case XGPUIF_DQ_LUID:
+		memset(luid, 0, sizeof(luid));
+		rc = w->D->cuDeviceGetLuid(luid, &mask, w->dev);
+		memcpy(r->bytes, luid, sizeof(luid));
+		r->value = mask;
+		return rc;
+	case XGPUIF_DQ_FLUSH_RDMA:
+		return w->D->cuFlushGPUDirectRDMAWrites(
+			(CUflushGPUDirectRDMAWritesTarget)a->a,
+			(CUflushGPUDirectRDMAWritesScope)a->b);
+	case XGPUIF_DQ_CTX_EXEC_AFFINITY:
+		memset(&aff, 0, sizeof(aff));
+		rc = w->D->cuCtxGetExecAffinity(&aff,
+						(CUexecAffinityType)a->a);
+		r->value = aff.param.smCount.val;
+		return rc;
+	default:
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+}
+
+int xgpub_h_PEER_ACCESS(struct xgpub_worker *w,
+			const struct xgpuif_peer_access_args *a,
+			struct xgpub_hentry *peer)
+{
+	if (a->enable > 1)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (a->enable)
+		return w->D->cuCtxEnablePeerAccess(peer->obj, a->flags);
+	return w->D->cuCtxDisablePeerAccess(peer->obj);
+}
+
+/*
+ * cuLibraryGetUnifiedFunction: the driver's answer; the pointer itself is
+ * the worker's and never goes back (the guest says so).
+ */
+int xgpub_h_LIBRARY_UNIFIED_FUNCTION(struct xgpub_worker *w,
+				     const struct xgpuif_symbol_args *a,
+				     struct xgpub_hentry *owner,
+				     const struct xgpub_tail *tail,
+				     struct xgpuif_u64_reply *r)
+{
+	void *fp = NULL;
+	const char *name;
+	int rc;
+
+	(void)a;
+	if (!tail->len || !memchr(tail->p, 0, tail->len))
+		return XGPUIF_ST_PROTO;
+	name = (const char *)tail->p;
+	rc = w->D->cuLibraryGetUnifiedFunction(&fp, owner->obj, name);
+	r->value = fp != NULL;
+	return rc;
+}

@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: MIT
+/*
+ * xgpulib_api_ctxmisc.c: context events (cuCtxRecordEvent, cuCtxWaitEvent),
+ * cuCtxSetFlags, execution affinity, peer access and the small device
+ * queries (1D linear texture width, atomic and peer capabilities, LUID),
+ * and cuFlushGPUDirectRDMAWrites.
+ *
+ * The worker answers them from the real driver, on its one device.  The
+ * guest sees one device, so a peer is always that same device: the answers
+ * are those of a machine with one GPU (a device is not its own peer), and
+ * any other ordinal is CUDA_ERROR_INVALID_DEVICE, as there.
+ */
+#include <string.h>
+
+#include "xgpulib.h"
+#include "xgpulib_dev.h"
+
+/* the wire handle of a context argument (NULL: the current one) */
+static CUresult ctx_remote_of(CUcontext ctx, uint64_t *remote)
+{
+	struct CUctx_st *c;
+	CUresult rc;
+
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (ctx) {
+		c = xgpulib_ctx_check(ctx);
+		if (!c)
+			return CUDA_ERROR_INVALID_CONTEXT;
+	} else {
+		rc = xgpulib_ctx_current(&c);
+		if (rc)
+			return rc;
+	}
+	*remote = __atomic_load_n(&c->remote, __ATOMIC_ACQUIRE);
+	/* a primary context nobody retained */
+	return *remote ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+
+static CUresult ctx_event(CUcontext ctx, CUevent ev, uint32_t wait)
+{
+	struct xgpuif_ctx_event_args a = { .wait = wait };
+	CUresult rc = ctx_remote_of(ctx, &a.ctx);
+
+	if (rc)
+		return rc;
+	if (!ev || ev->magic != XGPULIB_EVENT_MAGIC)
+		return CUDA_ERROR_INVALID_HANDLE;
+	a.event = ev->remote;
+	return xgpulib_call_CTX_EVENT(&a);
+}
+
+CUresult cuCtxRecordEvent(CUcontext hCtx, CUevent hEvent)
+{
+	return ctx_event(hCtx, hEvent, 0);
+}
+
+CUresult cuCtxWaitEvent(CUcontext hCtx, CUevent hEvent)
+{
+	return ctx_event(hCtx, hEvent, 1);
+}
+
+CUresult cuCtxSetFlags(unsigned int flags)
+{
+	struct xgpuif_u32_args a = { flags, 0 };
+	uint64_t remote;
+	CUresult rc = ctx_remote_of(NULL, &remote);
+
+	return rc ? rc : xgpulib_call_CTX_SET_FLAGS(&a);
+}
+
+/* ---- device queries ------------------------------------------------------ */
+
+/* a device argument: the guest's one device */
+static CUresult one_dev(CUdevice dev)
+{
+	CUresult rc = xgpulib_check_dev(dev);
+
+	if (rc)
+		return rc;
+	return dev == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+}
+
+static CUresult query(struct xgpuif_device_query_args *a,
+		      struct xgpuif_device_query_reply *r)
+{
+	memset(r, 0, sizeof(*r));
+	return xgpulib_call_DEVICE_QUERY(a, r);
+}
+
+CUresult cuCtxGetExecAffinity(CUexecAffinityParam *pExecAffinity,
+			      CUexecAffinityType type)
+{
+	struct xgpuif_device_query_args a = {
+		.what = XGPUIF_DQ_CTX_EXEC_AFFINITY, .a = (int32_t)type };
+	struct xgpuif_device_query_reply r;
+	uint64_t remote;
+	CUresult rc;
+
+	if (!pExecAffinity)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = ctx_remote_of(NULL, &remote);
+	if (!rc)
+		rc = query(&a, &r);
+	if (!rc) {
+		memset(pExecAffinity, 0, sizeof(*pExecAffinity));
+		pExecAffinity->type = type;
+		pExecAffinity->param.smCount.val = (unsigned int)r.value;
+	}
+	return rc;
+}
+
+CUresult cuDeviceGetExecAffinitySupport(int *pi, CUexecAffinityType type,
+					CUdevice dev)
+{
+	struct xgpuif_device_query_args a = {
+		.what = XGPUIF_DQ_EXEC_AFFINITY_SUPPORT, .a = (int32_t)type };
+	struct xgpuif_device_query_reply r;
+	CUresult rc = pi ? one_dev(dev) : CUDA_ERROR_INVALID_VALUE;
+
+	if (!rc)
+		rc = query(&a, &r);
+	if (!rc)
+		*pi = (int)r.value;
+	return rc;
+}
+
+CUresult cuDeviceGetTexture1DLinearMaxWidth(size_t *maxWidthInElements,
+					    CUarray_format format,
+					    unsigned numChannels, CUdevice dev)
+{
+	struct xgpuif_device_query_args a = {
+		.what = XGPUIF_DQ_TEX1D_LINEAR_MAX, .a = (int32_t)format,
+		.b = (int32_t)numChannels };
+	struct xgpuif_device_query_reply r;
+	CUresult rc = maxWidthInElements ? one_dev(dev) :
+					   CUDA_ERROR_INVALID_VALUE;
+
+	if (!rc)
+		rc = query(&a, &r);
+	if (!rc)
+		*maxWidthInElements = (size_t)r.value;
+	return rc;
+}
+
+/* atomic capabilities, XGPUIF_DQ_MAX_OPS operations at a time */
+static CUresult atomic_caps(uint32_t what, unsigned int *caps,
+			    const CUatomicOperation *ops, unsigned int count)
+{
+	struct xgpuif_device_query_args a = { .what = what };
+	struct xgpuif_device_query_reply r;
+	CUresult rc = CUDA_SUCCESS;
+
+	if (!caps || !ops || !count)
+		return CUDA_ERROR_INVALID_VALUE;
+	while (count && !rc) {
+		a.count = count < XGPUIF_DQ_MAX_OPS ? count :
+						      XGPUIF_DQ_MAX_OPS;
+		for (uint32_t i = 0; i < a.count; i++)
+			a.ops[i] = (uint32_t)ops[i];
+		rc = query(&a, &r);
+		if (!rc)
+			memcpy(caps, r.caps, a.count * sizeof(*caps));
+		caps += a.count;
+		ops += a.count;
+		count -= a.count;
+	}
+	return rc;
+}
+
+CUresult cuDeviceGetHostAtomicCapabilities(unsigned int *capabilities,
+					   const CUatomicOperation *operations,
+					   unsigned int count, CUdevice dev)
+{
+	CUresult rc = one_dev(dev);
+
+	return rc ? rc : atomic_caps(XGPUIF_DQ_HOST_ATOMIC_CAPS, capabilities,
+				     operations, count);
+}
+
+CUresult cuDeviceGetP2PAtomicCapabilities(unsigned int *capabilities,
+					  const CUatomicOperation *operations,
+					  unsigned int count,
+					  CUdevice srcDevice,
+					  CUdevice dstDevice)
+{
+	CUresult rc = one_dev(srcDevice);
+
+	if (!rc)
+		rc = one_dev(dstDevice);
+	return rc ? rc : atomic_caps(XGPUIF_DQ_P2P_ATOMIC_CAPS, capabilities,
+				     operations, count);
+}
+
+CUresult cuDeviceGetP2PAttribute(int *value, CUdevice_P2PAttribute attrib,
+				 CUdevice srcDevice, CUdevice dstDevice)
+{
+	struct xgpuif_device_query_args a = {
+		.what = XGPUIF_DQ_P2P_ATTRIBUTE, .a = (int32_t)attrib };
+	struct xgpuif_device_query_reply r;
+	CUresult rc = value ? one_dev(srcDevice) : CUDA_ERROR_INVALID_VALUE;
+
+	if (!rc)
+		rc = one_dev(dstDevice);
+	if (!rc)
+		rc = query(&a, &r);
+	if (!rc)
+		*value = (int)r.value;
+	return rc;
+}
+
+CUresult cuDeviceCanAccessPeer(int *canAccessPeer, CUdevice dev,
+			       CUdevice peerDev)
+{
+	struct xgpuif_device_query_args a = {
+		.what = XGPUIF_DQ_CAN_ACCESS_PEER };
+	struct xgpuif_device_query_reply r;
+	CUresult rc = canAccessPeer ? one_dev(dev) : CUDA_ERROR_INVALID_VALUE;
+
+	if (!rc)
+		rc = one_dev(peerDev);
+	if (!rc)
+		rc = query(&a, &r);
+	if (!rc)
+		*canAccessPeer = (int)r.value;
+	return rc;
+}
+
+/* Windows only: the worker's (Linux) driver gives its answer */
+CUresult cuDeviceGetLuid(char *luid, unsigned int *deviceNodeMask,
+			 CUdevice dev)
+{
+	struct xgpuif_device_query_args a = { .what = XGPUIF_DQ_LUID };
+	struct xgpuif_device_query_reply r;
+	CUresult rc = luid && deviceNodeMask ? one_dev(dev) :
+					       CUDA_ERROR_INVALID_VALUE;
+
+	if (!rc)
+		rc = query(&a, &r);
+	if (!rc) {
+		memcpy(luid, r.bytes, sizeof(r.bytes));
+		*deviceNodeMask = (unsigned int)r.value;
+	}
+	return rc;
+}
+
+CUresult cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWritesTarget target,
+				    CUflushGPUDirectRDMAWritesScope scope)
+{
+	struct xgpuif_device_query_args a = {
+		.what = XGPUIF_DQ_FLUSH_RDMA, .a = (int32_t)target,
+		.b = (int32_t)scope };
+	struct xgpuif_device_query_reply r;
+
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	return query(&a, &r);
+}
+
+/* ---- peer access --------------------------------------------------------- */
+
+static CUresult peer_access(CUcontext peer, unsigned int flags,
+			    uint32_t enable)
+{
+	struct xgpuif_peer_access_args a = { .enable = enable,
+					     .flags = flags };
+	uint64_t cur;
+	CUresult rc = ctx_remote_of(NULL, &cur);
+
+	if (rc)
+		return rc;
+	if (!peer)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	rc = ctx_remote_of(peer, &a.peer);
+	return rc ? rc : xgpulib_call_PEER_ACCESS(&a);
+}
+
+CUresult cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags)
+{
+	return peer_access(peerContext, Flags, 1);
+}
+
+CUresult cuCtxDisablePeerAccess(CUcontext peerContext)
+{
+	return peer_access(peerContext, 0, 0);
+}
