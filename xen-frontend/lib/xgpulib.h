@@ -128,6 +128,7 @@ struct xgpulib_region {
 	uint64_t dptr;		/* device pointer of the worker's mapping */
 	bool same_va;
 	bool managed;		/* cuMemAllocManaged's (xgpulib_api_managed.c) */
+	bool hostreg;		/* the program's own pages, cuMemHostRegister */
 };
 
 /* is p device memory? (known allocations first, then the worker) */
