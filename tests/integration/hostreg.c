@@ -14,6 +14,7 @@
  * non-zero if any failed.
  */
 #include <cuda.h>
+#include <dlfcn.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -144,6 +145,40 @@ static bool shared_pages(const void *p)
 	return strstr(name, "memfd:xgpu-hostreg") != NULL;
 }
 
+/*
+ * Under AddressSanitizer the small allocations of every process come from
+ * the same fixed addresses, which the worker (built with it too) holds:
+ * such memory cannot be mapped at the program's address in the worker,
+ * and is staged (the unwind step tests that).  The heap buffer is then an
+ * anonymous mapping of its own.  (The library may be the sanitized one
+ * while this program is not: ask whether the runtime is loaded.)
+ */
+static bool under_asan(void)
+{
+	return dlsym(RTLD_DEFAULT, "__asan_init") != NULL;
+}
+
+#define UNDER_ASAN under_asan()
+
+static uint8_t *buf_alloc(size_t n)
+{
+	void *p;
+
+	if (!UNDER_ASAN)
+		return malloc(n);
+	p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		 -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void buf_free(uint8_t *p, size_t n)
+{
+	if (!UNDER_ASAN)
+		free(p);
+	else if (p)
+		munmap(p, n);
+}
+
 static const char fake_image[] = "XGPU-FAKE-MODULE\n"
 				 "# kernels: xgpu_fake_vadd\n";
 
@@ -161,7 +196,7 @@ static uint8_t *buf, *reg;
 static void test_register(void)
 {
 	begin("hostreg-register");
-	buf = malloc(BUF_BYTES);
+	buf = buf_alloc(BUF_BYTES);
 	if (!buf) {
 		failf("malloc");
 		end();
@@ -355,7 +390,7 @@ static void test_unregister(void)
 	bad = check(reg, REG_BYTES, 9);
 	EXPECT(bad == REG_BYTES, "byte %zu lost at the second round", bad);
 out:
-	free(buf);
+	buf_free(buf, BUF_BYTES);
 	buf = reg = NULL;
 	end();
 }
@@ -383,6 +418,43 @@ static void test_large(void)
 	OK(cuMemHostUnregister(p + 64));
 	bad = check(p + 64, n, 3);
 	EXPECT(bad == n, "byte %zu lost at unregister", bad);
+out:
+	if (d)
+		cuMemFree(d);
+	free(p);
+	free(back);
+	end();
+}
+
+/*
+ * Memory the worker cannot map at the program's address: the pages were
+ * moved into shared memory, the worker refused, the library put them back
+ * (private again, contents kept) and stages the copies.  Only under
+ * AddressSanitizer is such an address known (see UNDER_ASAN).
+ */
+static void test_unwind(void)
+{
+	const size_t n = 5000;
+	uint8_t *p = malloc(n), *back = malloc(n);
+	CUdeviceptr d = 0, dp;
+	size_t bad;
+
+	begin("hostreg-unwind");
+	if (!p || !back || !OK(cuMemAlloc(&d, n)))
+		goto out;
+	fill(p, n, 13);
+	if (!OK(cuMemHostRegister(p, n, CU_MEMHOSTREGISTER_DEVICEMAP)))
+		goto out;
+	EXPECT(!shared_pages(p), "the pages stayed shared memory");
+	EXPECT_RC(cuMemHostGetDevicePointer(&dp, p, 0),
+		  CUDA_ERROR_NOT_SUPPORTED);
+	bad = check(p, n, 13);
+	EXPECT(bad == n, "byte %zu lost in the unwind", bad);
+	if (OK(cuMemcpyHtoD(d, p, n)) && OK(cuMemcpyDtoH(back, d, n))) {
+		bad = check(back, n, 13);
+		EXPECT(bad == n, "staged copy wrong at %zu", bad);
+	}
+	OK(cuMemHostUnregister(p));
 out:
 	if (d)
 		cuMemFree(d);
@@ -504,6 +576,8 @@ int main(int argc, char **argv)
 	}
 	test_large();
 	test_file();
+	if (UNDER_ASAN)
+		test_unwind();
 	if (argc > 1)
 		test_quota(strtoul(argv[1], NULL, 10));
 	cuDevicePrimaryCtxRelease(dev);
