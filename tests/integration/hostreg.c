@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static int failures, step_failed;
@@ -339,6 +340,40 @@ out:
 	end();
 }
 
+/* a forked child's writes to registered memory stay the child's */
+static void test_fork(void)
+{
+	uint8_t *snap = malloc(BUF_BYTES);
+	int status = -1;
+	pid_t pid;
+
+	begin("hostreg-fork");
+	if (!snap) {
+		failf("malloc");
+		goto out;
+	}
+	memcpy(snap, buf, BUF_BYTES);
+	pid = fork();
+	if (pid == 0) {
+		/* the registered bytes and a neighbour on the same page */
+		memset(reg, 0xee, 100);
+		buf[0] ^= 0xff;
+		_exit(reg[99] == 0xee && shared_pages(reg) == false ? 0 : 3);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid) {
+		failf("fork");
+		goto out;
+	}
+	EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	       "the child's view: status %#x", status);
+	EXPECT(!memcmp(snap, buf, BUF_BYTES),
+	       "the child's writes reached the parent");
+	EXPECT(shared_pages(reg), "the parent's pages are no longer shared");
+out:
+	free(snap);
+	end();
+}
+
 static void test_twice(void)
 {
 	void *pinned = NULL;
@@ -571,6 +606,7 @@ int main(int argc, char **argv)
 		test_attrs();
 		test_copies();
 		test_kernel();
+		test_fork();
 		test_twice();
 		test_unregister();
 	}

@@ -515,6 +515,28 @@ out:
 	return rc;
 }
 
+/*
+ * fork(): a registered range is shared memory, which a child would share
+ * with its parent, where natively it gets a copy (private memory).  The
+ * child takes a private copy of every such range at once, before it runs
+ * on: its writes (malloc's, to the neighbours on those pages, too) must
+ * not reach the parent.  The child has one thread; whoever held the locks
+ * is not here.
+ */
+void xgpulib_hostreg_forked(void)
+{
+	struct xgpulib_transport *t = xgpulib_ch ? xgpulib_ch->t : NULL;
+
+	tab_mu = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+	reg_mu = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+	for (size_t i = 0; i < nhostregs; i++) {
+		if (t && hostregs[i].region && t->ops->hostmem_unshare)
+			t->ops->hostmem_unshare(t, hostregs[i].pg,
+						hostregs[i].pgsize);
+	}
+	nhostregs = 0;
+}
+
 CUresult cuMemHostUnregister(void *p)
 {
 	struct hostreg h;
