@@ -143,6 +143,27 @@ static void copy_pages(void *dst, const void *src, size_t size)
 }
 
 /*
+ * Copy the pages [src, src + size) to dst for a switch of mapping at src:
+ * the first and last pages may hold other bytes of the program (the
+ * neighbours of an unaligned range, malloc's headers), which another
+ * thread may write at any time, so they are copied last, right before the
+ * switch, to keep the moment where such a write could be lost as short as
+ * can be (microseconds).
+ */
+static void copy_for_switch(uint8_t *dst, const uint8_t *src, size_t size)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+
+	if (size <= 2 * pg) {
+		copy_pages(dst, src, size);
+		return;
+	}
+	copy_pages(dst + pg, src + pg, size - 2 * pg);
+	copy_pages(dst, src, pg);
+	copy_pages(dst + size - pg, src + size - pg, pg);
+}
+
+/*
  * cuMemHostRegister's pages become shared memory in place: their contents
  * are copied into a new sealed memfd, which is then mapped over them with
  * MAP_FIXED, so that the program's pointer keeps its bytes and the worker
@@ -150,7 +171,8 @@ static void copy_pages(void *dst, const void *src, size_t size)
  * pages with the range (the neighbours of an unaligned range) move too,
  * contents kept.  A write by another thread to these pages between the
  * copy and the remapping would be lost: the program is registering them,
- * so it is not expected to be writing them meanwhile.
+ * so it is not expected to be writing them meanwhile, and their
+ * neighbours' pages are copied last (copy_for_switch).
  */
 static int local_hostmem_share(struct xgpulib_transport *t, uint32_t region,
 			       void *va, size_t size,
@@ -170,7 +192,7 @@ static int local_hostmem_share(struct xgpulib_transport *t, uint32_t region,
 		close(fd);
 		return rc;
 	}
-	copy_pages(tmp, va, size);
+	copy_for_switch(tmp, va, size);
 	p = mmap(va, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd,
 		 0);
 	munmap(tmp, size);
@@ -206,7 +228,7 @@ static int local_hostmem_unshare(struct xgpulib_transport *t, void *va,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (tmp == MAP_FAILED)
 		return -errno;
-	copy_pages(tmp, va, size);
+	copy_for_switch(tmp, va, size);
 	if (mremap(tmp, size, size, MREMAP_MAYMOVE | MREMAP_FIXED, va) ==
 	    MAP_FAILED) {
 		rc = -errno;
