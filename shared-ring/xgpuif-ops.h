@@ -146,6 +146,12 @@ struct xgpuif_range_reply {
  * page directory of grant references in the data area, see xgpuif.md).
  * The worker maps them, at guest_va if it can, and registers them with
  * the driver.
+ *
+ * HOST_REGISTER (cuMemHostRegister, zero copy) carries the same struct:
+ * the pages are the program's own memory, already moved into shared
+ * memory at guest_va by the guest.  The worker must map them at guest_va
+ * and register them with `flags` (CU_MEMHOSTREGISTER_*), or refuse
+ * (unmapped again); the device pointer then equals guest_va.
  */
 struct xgpuif_hostmem_args {
 	uint32_t region;

@@ -86,7 +86,8 @@ client() {
 }
 
 for f in "$BACKEND" "$FAKECUDA" "$T/basic" "$T/spin" "$T/noinit" \
-	"$T/hostile" "$T/forked" "$T/devprintf" "$T/ipc" "$T/ctxmisc"; do
+	"$T/hostile" "$T/forked" "$T/devprintf" "$T/ipc" "$T/ctxmisc" \
+	"$T/hostreg"; do
 	if [ ! -x "$f" ]; then
 		fail setup "$f is missing (make all integration)"
 		echo "$npass passed, $nfail failed"
@@ -125,8 +126,9 @@ fi
 # ---- the daemon -------------------------------------------------------------
 
 # its stdout too: device printf output must never land there
+# guests may pin 48 MiB of host memory (the hostreg step goes past it)
 "$BACKEND" --local "$SOCK" --control "$TMP/control.sock" --foreground \
-	--driver "$FAKECUDA" >"$LOG" 2>&1 &
+	--driver "$FAKECUDA" --pinned-mb 48 >"$LOG" 2>&1 &
 DPID=$!
 for _ in $(seq 100); do
 	[ -S "$SOCK" ] && break
@@ -301,6 +303,22 @@ if client ctxmisc "$TMP/ctxmisc.out"; then
 	pass ctxmisc
 else
 	fail ctxmisc "$(grep -m1 '^FAIL' "$TMP/ctxmisc.out" || tail -n 1 "$TMP/ctxmisc.out")"
+fi
+
+# ---- cuMemHostRegister: the program's pages shared in place -----------------
+
+# XGPU_DEBUG: the file mapping's fallback to staged copies is logged
+if XGPU_DEBUG=1 client hostreg "$TMP/hostreg.out" 48; then
+	if grep -q 'not private anonymous memory; copies from it are staged' \
+		"$TMP/hostreg.out"; then
+		pass hostreg
+	else
+		fail hostreg "the file mapping's fallback was not logged"
+	fi
+else
+	fail hostreg "$(grep -m1 '^FAIL' "$TMP/hostreg.out" ||
+		tail -n 1 "$TMP/hostreg.out")"
+	show "$TMP/hostreg.out"
 fi
 
 # ---- IPC between processes: one user's, and (as root) not another's --------

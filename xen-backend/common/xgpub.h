@@ -46,6 +46,9 @@ struct xgpub_options {
 	const char *driver_path;	/* the CUDA driver, absolute path */
 	int gpu;			/* host device ordinal to expose */
 	uint64_t quota;			/* device memory bytes, 0: none */
+	/* host memory bytes a guest may pin (cuMemHostAlloc, managed
+	 * memory, cuMemHostRegister), 0: none */
+	uint64_t pin_quota;
 	uint32_t max_data_pages;
 	unsigned int spin_us;
 };

@@ -71,6 +71,8 @@ static void usage(FILE *f)
 "                         the first of the usual locations that loads\n"
 "  -g, --gpu N            host GPU ordinal to give guests (default 0)\n"
 "  -q, --quota-mb N       device memory each guest may allocate (0: no limit)\n"
+"      --pinned-mb N      host memory each guest may pin: pinned and\n"
+"                         registered memory (default 65536; 0: no limit)\n"
 "      --max-data-mb N    largest data area a guest may ask (default 256)\n"
 "      --spin-us N        how long a worker polls before sleeping (2000)\n"
 "  -m, --socket-mode MODE permissions of the socket (octal, default 0660)\n"
@@ -163,6 +165,7 @@ int main(int argc, char **argv)
 		{ "gpu", required_argument, NULL, 'g' },
 		{ "quota-mb", required_argument, NULL, 'q' },
 		{ "max-data-mb", required_argument, NULL, 'D' },
+		{ "pinned-mb", required_argument, NULL, 'P' },
 		{ "spin-us", required_argument, NULL, 'S' },
 		{ "socket-mode", required_argument, NULL, 'm' },
 		{ "pidfile", required_argument, NULL, 'p' },
@@ -173,6 +176,7 @@ int main(int argc, char **argv)
 	struct xgpub_options opt = {
 		.gpu = 0,
 		.max_data_pages = 256u * 256u,
+		.pin_quota = 64ull << 30,
 		.spin_us = 2000,
 	};
 	const char *path = NULL, *pidfile = NULL;
@@ -250,6 +254,9 @@ int main(int argc, char **argv)
 			break;
 		case 'q':
 			opt.quota = strtoull(optarg, &end, 10) << 20;
+			break;
+		case 'P':
+			opt.pin_quota = strtoull(optarg, &end, 10) << 20;
 			break;
 		case 'D':
 			opt.max_data_pages =

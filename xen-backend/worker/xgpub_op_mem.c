@@ -111,10 +111,22 @@ int xgpub_h_MEM_GET_ADDRESS_RANGE(struct xgpub_worker *w,
 
 /* ---- host-memory regions ------------------------------------------------------ */
 
-int xgpub_h_HOSTMEM_REGISTER(struct xgpub_worker *w,
-			     const struct xgpuif_hostmem_args *a,
-			     struct xgpuif_hostmem_reply *r)
+/*
+ * Map the pages of host-memory region a->region (they came from the guest
+ * through the transport) and pin them.  Every region counts against the
+ * guest's pinned-memory quota (opt->pin_quota): this is Dom0 memory the
+ * driver locks.  Pinned memory (hostreg false) is mapped where it can be
+ * and registered if the driver lets it; the guest's own memory
+ * (HOST_REGISTER) must land at guest_va and register with the guest's
+ * flags, or it is unmapped again and refused.
+ */
+static int region_map(struct xgpub_worker *w,
+		      const struct xgpuif_hostmem_args *a, bool hostreg,
+		      struct xgpuif_hostmem_reply *r)
 {
+	const uint64_t pin_quota = w->opt ? w->opt->pin_quota : 0;
+	unsigned int flags = CU_MEMHOSTREGISTER_PORTABLE |
+			     CU_MEMHOSTREGISTER_DEVICEMAP;
 	struct xgpub_region *reg;
 	CUdeviceptr dptr = 0;
 	void *va;
@@ -126,26 +138,72 @@ int xgpub_h_HOSTMEM_REGISTER(struct xgpub_worker *w,
 	reg = &w->regions[a->region];
 	if (reg->va)
 		return XGPUIF_ST_PROTO;	/* id in use */
-	if (w->t->ops->hostmem_map(w->t, a->region, a->size, &a->dir, a->guest_va,
-				   &va))
+	rc = 0;
+	if (hostreg) {
+		if (a->flags & ~(CU_MEMHOSTREGISTER_PORTABLE |
+				 CU_MEMHOSTREGISTER_DEVICEMAP |
+				 CU_MEMHOSTREGISTER_READ_ONLY) ||
+		    !a->guest_va || a->guest_va % XGPUIF_PAGE_SIZE ||
+		    a->guest_va + a->size < a->guest_va)
+			rc = CUDA_ERROR_INVALID_VALUE;
+		flags |= a->flags & CU_MEMHOSTREGISTER_READ_ONLY;
+	}
+	if (!rc && pin_quota && (w->pinned > pin_quota ||
+				 a->size > pin_quota - w->pinned))
+		rc = CUDA_ERROR_OUT_OF_MEMORY;
+	if (rc) {
+		/* the transport's descriptor is on its way: take it anyway,
+		 * so that the next region's does not read this one's */
+		if (w->t->ops->hostmem_map(w->t, a->region, a->size, &a->dir,
+					   0, &va) == 0)
+			w->t->ops->hostmem_unmap(w->t, va, a->size);
+		return rc;
+	}
+	if (w->t->ops->hostmem_map(w->t, a->region, a->size, &a->dir,
+				   a->guest_va, &va))
 		return XGPUIF_ST_PROTO;
-	reg->id = a->region;
-	reg->va = va;
-	reg->size = a->size;
-	rc = w->D->cuMemHostRegister(va, a->size,
-				     CU_MEMHOSTREGISTER_PORTABLE |
-					     CU_MEMHOSTREGISTER_DEVICEMAP);
+	if (hostreg && (uint64_t)(uintptr_t)va != a->guest_va) {
+		xgpub_info("%s: registered memory at %#llx cannot be mapped at "
+			   "the program's address here; the guest stages its "
+			   "copies", w->t->who,
+			   (unsigned long long)a->guest_va);
+		w->t->ops->hostmem_unmap(w->t, va, a->size);
+		return CUDA_ERROR_NOT_SUPPORTED;
+	}
+	rc = w->D->cuMemHostRegister(va, a->size, flags);
 	if (rc == 0) {
-		reg->registered = true;
 		w->D->cuMemHostGetDevicePointer(&dptr, va, 0);
+	} else if (hostreg) {
+		w->t->ops->hostmem_unmap(w->t, va, a->size);
+		return rc;
 	} else {
 		xgpub_info("%s: region %u not pinned (%d); its copies still "
 			   "work through the driver's staging", w->t->who,
 			   a->region, rc);
 	}
+	reg->id = a->region;
+	reg->va = va;
+	reg->size = a->size;
+	reg->registered = rc == 0;
+	reg->hostreg = hostreg;
+	w->pinned += a->size;
 	r->dptr = dptr;
 	r->same_va = (uint64_t)(uintptr_t)va == a->guest_va;
 	return 0;
+}
+
+int xgpub_h_HOSTMEM_REGISTER(struct xgpub_worker *w,
+			     const struct xgpuif_hostmem_args *a,
+			     struct xgpuif_hostmem_reply *r)
+{
+	return region_map(w, a, false, r);
+}
+
+int xgpub_h_HOST_REGISTER(struct xgpub_worker *w,
+			  const struct xgpuif_hostmem_args *a,
+			  struct xgpuif_hostmem_reply *r)
+{
+	return region_map(w, a, true, r);
 }
 
 int xgpub_h_HOSTMEM_UNREGISTER(struct xgpub_worker *w,
@@ -160,6 +218,7 @@ int xgpub_h_HOSTMEM_UNREGISTER(struct xgpub_worker *w,
 	if (reg->registered)
 		w->D->cuMemHostUnregister(reg->va);
 	w->t->ops->hostmem_unmap(w->t, reg->va, reg->size);
+	w->pinned -= reg->size < w->pinned ? reg->size : w->pinned;
 	memset(reg, 0, sizeof(*reg));
 	return 0;
 }

@@ -124,6 +124,7 @@ struct xgpub_region {
 	uint8_t *va;
 	uint64_t size;
 	bool registered;	/* with cuMemHostRegister */
+	bool hostreg;		/* the guest's own memory (HOST_REGISTER) */
 };
 
 #define XGPUB_MAX_REGIONS 4096u
@@ -149,6 +150,7 @@ struct xgpub_worker {
 	/* host-memory regions, data area registration */
 	struct xgpub_region regions[XGPUB_MAX_REGIONS];
 	uint32_t nregions;
+	uint64_t pinned;	/* bytes of host-memory regions (pin_quota) */
 	bool data_registered;
 	/* device memory accounting for the quota */
 	struct xgpub_alloc *allocs;

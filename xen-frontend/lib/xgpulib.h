@@ -117,6 +117,8 @@ CUresult xgpulib_stream_arg(CUstream s, int ptds, uint64_t *remote);
 /* the guest's table of its device allocations (xgpulib_api_mem.c) */
 void xgpulib_dalloc_add(uint64_t dptr, uint64_t size);
 void xgpulib_dalloc_del(uint64_t dptr);
+/* in a forked child: registered memory becomes the child's own again */
+void xgpulib_hostreg_forked(void);
 
 /* ---- host memory regions (guest pinned memory) -------------------------- */
 
@@ -128,6 +130,7 @@ struct xgpulib_region {
 	uint64_t dptr;		/* device pointer of the worker's mapping */
 	bool same_va;
 	bool managed;		/* cuMemAllocManaged's (xgpulib_api_managed.c) */
+	bool hostreg;		/* the program's own pages, cuMemHostRegister */
 };
 
 /* is p device memory? (known allocations first, then the worker) */

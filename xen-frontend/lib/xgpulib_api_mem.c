@@ -8,12 +8,16 @@
  * (xgpulib_is_device).  Pinned memory (cuMemHostAlloc) is a host-memory
  * region shared with the worker (xgpulib_copy.c keeps their table).
  *
- * cuMemHostRegister on ordinary guest memory cannot share those pages
- * with the worker on every transport, so it is recorded and its copies are
- * staged (correct, not zero copy); cuMemHostGetDevicePointer on it answers
+ * cuMemHostRegister on ordinary guest memory makes its pages such a
+ * region in place where the transport can (local: the pages move into a
+ * shared memfd at the same address, which the worker maps at that address
+ * and registers), so the device pointer is the host pointer and its copies
+ * are zero copy; elsewhere (Xen) it is recorded and its copies are staged
+ * (correct, not zero copy), and cuMemHostGetDevicePointer on it answers
  * CUDA_ERROR_NOT_SUPPORTED.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -29,13 +33,19 @@ struct dalloc {
 static struct dalloc *dallocs;
 static size_t ndallocs, cap_dallocs;
 
+/* cuMemHostRegister's ranges; reg_mu orders registrations (tab_mu is
+ * only held to read or change the table) */
 struct hostreg {
-	uint8_t *p;
+	uint8_t *p;		/* the range the program registered */
 	size_t size;
 	unsigned int flags;
+	uint32_t region;	/* its pages' region (zero copy); 0: staged */
+	uint8_t *pg;		/* the whole pages covering it */
+	size_t pgsize;
 };
 static struct hostreg *hostregs;
 static size_t nhostregs, cap_hostregs;
+static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
 
 /* ---- the table of device allocations ------------------------------------ */
 
@@ -262,7 +272,7 @@ CUresult cuMemFreeHost(void *p)
 		return CUDA_ERROR_NOT_INITIALIZED;
 	t = xgpulib_ch->t;
 	r = xgpulib_region_find(p, 1, &off);
-	if (!r || off)
+	if (!r || off || r->hostreg)
 		return CUDA_ERROR_INVALID_VALUE;
 	a.region = r->id;
 	rc = xgpulib_call_HOSTMEM_UNREGISTER(&a);
@@ -271,83 +281,342 @@ CUresult cuMemFreeHost(void *p)
 	return rc;
 }
 
+/* ---- registered host memory --------------------------------------------- */
+
+#define HOSTREG_FLAGS (CU_MEMHOSTREGISTER_PORTABLE | \
+		       CU_MEMHOSTREGISTER_DEVICEMAP | \
+		       CU_MEMHOSTREGISTER_IOMEMORY | CU_MEMHOSTREGISTER_READ_ONLY)
+
+/* the whole pages covering [p, p + size); false if that wraps */
+static bool page_span(const void *p, size_t size, uint8_t **pg, size_t *len)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t a = (uintptr_t)p, lo = a & ~(page - 1), hi;
+
+	if (a + size < a || a + size > UINTPTR_MAX - page)
+		return false;
+	hi = (a + size + page - 1) & ~(page - 1);
+	*pg = (uint8_t *)lo;
+	*len = hi - lo;
+	return true;
+}
+
+/* the registration holding p (its bytes, not its pages) */
+static bool hostreg_find(const void *p, struct hostreg *out)
+{
+	const uint8_t *b = p;
+	bool hit = false;
+
+	pthread_mutex_lock(&tab_mu);
+	for (size_t i = 0; i < nhostregs && !hit; i++) {
+		if (b >= hostregs[i].p &&
+		    b < hostregs[i].p + hostregs[i].size) {
+			*out = hostregs[i];
+			hit = true;
+		}
+	}
+	pthread_mutex_unlock(&tab_mu);
+	return hit;
+}
+
+/*
+ * Is every page of [lo, hi) plain private anonymous memory, writable
+ * (malloc's heap and mmaps, not a file, not shared, not a stack)?  Only
+ * such pages can move into shared memory without the program noticing.
+ */
+static bool plain_anon(uintptr_t lo, uintptr_t hi)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	uintptr_t covered = lo;
+	char line[512];
+	bool ok = true;
+
+	if (!f)
+		return false;
+	while (ok && covered < hi && fgets(line, sizeof(line), f)) {
+		unsigned long start, end, ino;
+		char perms[8], path[64] = "";
+		int n;
+
+		if (!strchr(line, '\n')) {	/* a long path: skip the rest */
+			int c;
+
+			while ((c = fgetc(f)) != EOF && c != '\n')
+				;
+		}
+		n = sscanf(line, "%lx-%lx %7s %*s %*s %lu %63s", &start, &end,
+			   perms, &ino, path);
+		if (n < 4 || end <= covered)
+			continue;
+		if (start > covered)
+			break;		/* a hole: not mapped */
+		ok = !strcmp(perms, "rw-p") && ino == 0 &&
+		     (!path[0] || !strcmp(path, "[heap]") ||
+		      !strncmp(path, "[anon:", 6));
+		covered = end;
+	}
+	fclose(f);
+	return ok && covered >= hi;
+}
+
+/*
+ * Move the pages of registration h into shared memory and have the
+ * worker map and register them at the same address (zero copy): the
+ * region's id, or 0 when its copies must be staged (*why says why).
+ */
+static uint32_t hostreg_share(const struct hostreg *h, const char **why)
+{
+	struct xgpulib_transport *t = xgpulib_ch->t;
+	struct xgpuif_hostmem_args a;
+	struct xgpuif_hostmem_reply r;
+	uintptr_t lo = (uintptr_t)h->pg, hi = lo + h->pgsize;
+	uintptr_t sp = (uintptr_t)&a;
+	uint32_t id;
+	CUresult rc;
+
+	if (!t->ops->hostmem_share || !t->ops->hostmem_unshare) {
+		*why = "not on this transport";
+		return 0;
+	}
+	if (h->flags & CU_MEMHOSTREGISTER_IOMEMORY) {
+		*why = "I/O memory";
+		return 0;
+	}
+	/* our own frames must not be on the pages being moved */
+	if (sp + 65536 > lo && sp < hi + 65536) {
+		*why = "memory on this thread's stack";
+		return 0;
+	}
+	if (!plain_anon(lo, hi)) {
+		*why = "not private anonymous memory";
+		return 0;
+	}
+	id = xgpulib_region_reserve();
+	if (!id) {
+		*why = "no host-memory region left";
+		return 0;
+	}
+	memset(&a, 0, sizeof(a));
+	/* the fd travels on the socket just before the request: keep the
+	 * two in order against other threads' regions */
+	pthread_mutex_lock(&xgpulib_data_mu);
+	if (t->ops->hostmem_share(t, id, h->pg, h->pgsize, &a.dir)) {
+		pthread_mutex_unlock(&xgpulib_data_mu);
+		xgpulib_region_release(id);
+		*why = "its pages cannot be shared";
+		return 0;
+	}
+	a.region = id;
+	a.flags = h->flags;
+	a.size = h->pgsize;
+	a.guest_va = lo;
+	rc = xgpulib_call_HOST_REGISTER(&a, &r);
+	pthread_mutex_unlock(&xgpulib_data_mu);
+	if (rc == CUDA_SUCCESS && (!r.same_va || r.dptr != lo)) {
+		struct xgpuif_region_args u = { id, 0 };
+
+		xgpulib_call_HOSTMEM_UNREGISTER(&u);
+		rc = CUDA_ERROR_NOT_SUPPORTED;
+	}
+	if (rc) {
+		/* unwind: the pages become private again, contents kept */
+		t->ops->hostmem_unshare(t, h->pg, h->pgsize);
+		xgpulib_region_release(id);
+		*why = rc == CUDA_ERROR_NOT_SUPPORTED ?
+			"the worker cannot map it at the same address" :
+			"the worker refused to pin it";
+		return 0;
+	}
+	xgpulib_region_publish(&(struct xgpulib_region){
+		.id = id, .flags = h->flags, .va = h->pg, .size = h->pgsize,
+		.dptr = lo, .same_va = true, .hostreg = true });
+	return id;
+}
+
+/*
+ * Undo hostreg_share: the worker drains, unregisters and unmaps the pages;
+ * then they become private memory again with their contents (if that
+ * fails they stay shared memory that only this process maps: the program
+ * keeps its data either way).
+ */
+static void hostreg_drop(const struct hostreg *h)
+{
+	struct xgpulib_transport *t = xgpulib_ch->t;
+	struct xgpuif_region_args a = { h->region, 0 };
+	struct xgpulib_region gone;
+
+	xgpulib_call_HOSTMEM_UNREGISTER(&a);
+	if (!xgpulib_region_take(h->pg, &gone))
+		return;
+	if (t->ops->hostmem_unshare(t, h->pg, h->pgsize))
+		xgpulib_dbg("cuMemHostUnregister(%p): its pages stay shared "
+			    "memory", (void *)h->p);
+}
+
+/*
+ * cuMemHostRegister.  On the local transport the pages covering the range
+ * become shared memory at the same address (hostreg_share), mapped by the
+ * worker at that address and registered with the driver: the device
+ * pointer is the host pointer, kernels use it in place and copies from or
+ * to it are single requests (the region table).  Where that cannot be
+ * done (the Xen transport, file-backed or shared memory, a stack, I/O
+ * memory, or the worker cannot map or pin it) the range is only recorded
+ * and its copies are staged: correct, not zero copy, and it has no device
+ * pointer.  Like the driver, registrations are page granular: a range on
+ * a page already registered is refused.
+ */
+CUresult cuMemHostRegister(void *p, size_t bytesize, unsigned int flags)
+{
+	struct hostreg h = { p, bytesize, flags, 0, NULL, 0 };
+	struct hostreg *v;
+	const char *why = "";
+	CUresult rc = CUDA_SUCCESS;
+
+	if (!p || !bytesize || (flags & ~HOSTREG_FLAGS) ||
+	    !page_span(p, bytesize, &h.pg, &h.pgsize))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	pthread_mutex_lock(&reg_mu);
+	pthread_mutex_lock(&tab_mu);
+	for (size_t i = 0; i < nhostregs; i++) {
+		if (h.pg < hostregs[i].pg + hostregs[i].pgsize &&
+		    hostregs[i].pg < h.pg + h.pgsize)
+			rc = CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+	}
+	pthread_mutex_unlock(&tab_mu);
+	/* pinned or managed memory of ours is registered already */
+	if (!rc && xgpulib_region_overlaps(p, bytesize))
+		rc = CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+	if (rc)
+		goto out;
+	h.region = hostreg_share(&h, &why);
+	if (h.region)
+		xgpulib_dbg("cuMemHostRegister(%p, %zu): shared with the "
+			    "worker, zero copy", p, bytesize);
+	else
+		xgpulib_dbg("cuMemHostRegister(%p, %zu): %s; copies from it "
+			    "are staged", p, bytesize, why);
+	pthread_mutex_lock(&tab_mu);
+	v = xgpulib_vec_grow(hostregs, nhostregs, &cap_hostregs, sizeof(*v),
+			     16);
+	if (v) {
+		hostregs = v;
+		hostregs[nhostregs++] = h;
+	}
+	pthread_mutex_unlock(&tab_mu);
+	if (!v) {
+		if (h.region)
+			hostreg_drop(&h);
+		rc = CUDA_ERROR_OUT_OF_MEMORY;
+	}
+out:
+	pthread_mutex_unlock(&reg_mu);
+	return rc;
+}
+
+/*
+ * fork(): a registered range is shared memory, which a child would share
+ * with its parent, where natively it gets a copy (private memory).  The
+ * child takes a private copy of every such range at once, before it runs
+ * on: its writes (malloc's, to the neighbours on those pages, too) must
+ * not reach the parent.  The child has one thread; whoever held the locks
+ * is not here.
+ */
+void xgpulib_hostreg_forked(void)
+{
+	struct xgpulib_transport *t = xgpulib_ch ? xgpulib_ch->t : NULL;
+
+	tab_mu = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+	reg_mu = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+	for (size_t i = 0; i < nhostregs; i++) {
+		if (t && hostregs[i].region && t->ops->hostmem_unshare)
+			t->ops->hostmem_unshare(t, hostregs[i].pg,
+						hostregs[i].pgsize);
+	}
+	nhostregs = 0;
+}
+
+CUresult cuMemHostUnregister(void *p)
+{
+	struct hostreg h;
+	const struct xgpulib_region *r;
+	uint64_t off;
+	bool hit = false;
+
+	if (!p)
+		return CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&reg_mu);
+	pthread_mutex_lock(&tab_mu);
+	for (size_t i = 0; i < nhostregs; i++) {
+		if (hostregs[i].p == p) {
+			h = hostregs[i];
+			hostregs[i] = hostregs[--nhostregs];
+			hit = true;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&tab_mu);
+	if (hit && h.region)
+		hostreg_drop(&h);
+	pthread_mutex_unlock(&reg_mu);
+	if (hit)
+		return CUDA_SUCCESS;
+	/* as the driver: pinned memory of ours is not a registration */
+	r = xgpulib_region_find(p, 1, &off);
+	return r && !r->hostreg ? CUDA_ERROR_INVALID_VALUE :
+				  CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+}
+
 CUresult cuMemHostGetDevicePointer(CUdeviceptr *pdptr, void *p,
 				   unsigned int flags)
 {
 	const struct xgpulib_region *r;
+	struct hostreg h;
 	uint64_t off;
 
 	if (!pdptr || !p || flags)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (xgpulib_check_init())
 		return CUDA_ERROR_NOT_INITIALIZED;
+	if (hostreg_find(p, &h)) {
+		/* zero copy: the device pointer is the host pointer */
+		if (!h.region)
+			return CUDA_ERROR_NOT_SUPPORTED;
+		*pdptr = (CUdeviceptr)(uintptr_t)p;
+		return CUDA_SUCCESS;
+	}
 	r = xgpulib_region_find(p, 1, &off);
-	if (!r)
+	if (!r || r->hostreg)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!r->dptr)	/* the worker could not pin it */
 		return CUDA_ERROR_NOT_SUPPORTED;
 	*pdptr = r->dptr + off;
 	return CUDA_SUCCESS;
 }
 
+/*
+ * Under unified addressing every page-locked range is mapped: the driver
+ * reports DEVICEMAP whether it was asked for or not.
+ */
 CUresult cuMemHostGetFlags(unsigned int *pflags, void *p)
 {
 	const struct xgpulib_region *r;
+	struct hostreg h;
 	uint64_t off;
 
 	if (!pflags || !p)
 		return CUDA_ERROR_INVALID_VALUE;
+	if (hostreg_find(p, &h)) {
+		*pflags = h.flags | (h.region ? CU_MEMHOSTREGISTER_DEVICEMAP :
+						0);
+		return CUDA_SUCCESS;
+	}
 	r = xgpulib_region_find(p, 1, &off);
-	if (!r)
+	if (!r || r->hostreg)
 		return CUDA_ERROR_INVALID_VALUE;
-	*pflags = r->flags;
+	*pflags = r->flags | (r->dptr ? CU_MEMHOSTALLOC_DEVICEMAP : 0);
 	return CUDA_SUCCESS;
-}
-
-CUresult cuMemHostRegister(void *p, size_t bytesize, unsigned int flags)
-{
-	struct hostreg *v;
-	CUresult rc = CUDA_SUCCESS;
-
-	if (!p || !bytesize)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	pthread_mutex_lock(&tab_mu);
-	for (size_t i = 0; i < nhostregs; i++) {
-		if ((uint8_t *)p < hostregs[i].p + hostregs[i].size &&
-		    hostregs[i].p < (uint8_t *)p + bytesize) {
-			rc = CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
-			goto out;
-		}
-	}
-	v = xgpulib_vec_grow(hostregs, nhostregs, &cap_hostregs, sizeof(*v),
-			     16);
-	if (!v) {
-		rc = CUDA_ERROR_OUT_OF_MEMORY;
-		goto out;
-	}
-	hostregs = v;
-	hostregs[nhostregs++] = (struct hostreg){ p, bytesize, flags };
-	xgpulib_dbg("cuMemHostRegister(%p, %zu): copies from it are staged",
-		    p, bytesize);
-out:
-	pthread_mutex_unlock(&tab_mu);
-	return rc;
-}
-
-CUresult cuMemHostUnregister(void *p)
-{
-	CUresult rc = CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
-
-	pthread_mutex_lock(&tab_mu);
-	for (size_t i = 0; i < nhostregs; i++) {
-		if (hostregs[i].p == p) {
-			hostregs[i] = hostregs[--nhostregs];
-			rc = CUDA_SUCCESS;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&tab_mu);
-	return rc;
 }
 
 /* ---- pointer attributes ------------------------------------------------- */
@@ -365,6 +634,8 @@ static CUresult host_attr(const struct xgpulib_region *r, uint64_t off,
 						     CU_MEMORYTYPE_HOST;
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
+		if (!r->dptr)	/* not mapped for the device */
+			return CUDA_ERROR_INVALID_VALUE;
 		*(CUdeviceptr *)data = r->dptr + off;
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_HOST_POINTER:
@@ -377,7 +648,7 @@ static CUresult host_attr(const struct xgpulib_region *r, uint64_t off,
 		*(int *)data = 0;
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_MAPPED:
-		*(unsigned int *)data = 1;
+		*(unsigned int *)data = r->dptr != 0;
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
 		*(void **)data = r->va;
@@ -420,6 +691,7 @@ CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attr,
 	struct xgpuif_ptr_attr_args a = { ptr, (uint32_t)attr, 0 };
 	const struct xgpulib_region *r;
 	struct xgpuif_u64_reply rep;
+	struct hostreg h;
 	uint64_t off;
 	size_t sz;
 	CUresult rc;
@@ -428,6 +700,17 @@ CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attr,
 		return CUDA_ERROR_INVALID_VALUE;
 	if (xgpulib_check_init())
 		return CUDA_ERROR_NOT_INITIALIZED;
+	/* registered memory: the range the program gave, its device pointer
+	 * the host pointer where it is zero copy, none where it is staged */
+	if (hostreg_find((void *)(uintptr_t)ptr, &h)) {
+		struct xgpulib_region v = {
+			.flags = h.flags, .va = h.p, .size = h.size,
+			.dptr = h.region ? (uint64_t)(uintptr_t)h.p : 0,
+		};
+
+		return host_attr(&v, ptr - (uint64_t)(uintptr_t)h.p, attr,
+				 data);
+	}
 	r = xgpulib_region_find((void *)(uintptr_t)ptr, 1, &off);
 	if (r)
 		return host_attr(r, off, attr, data);

@@ -108,6 +108,21 @@ bool xgpulib_region_take(const void *va, struct xgpulib_region *r)
 	return found;
 }
 
+bool xgpulib_region_overlaps(const void *p, size_t len)
+{
+	const uint8_t *b = p;
+	bool hit = false;
+
+	pthread_mutex_lock(&region_mu);
+	for (uint32_t i = 1; i < next_region && !hit; i++) {
+		const struct xgpulib_region *r = &regions[i];
+
+		hit = r->va && b < r->va + r->size && r->va < b + len;
+	}
+	pthread_mutex_unlock(&region_mu);
+	return hit;
+}
+
 void xgpulib_region_release(uint32_t id)
 {
 	pthread_mutex_lock(&region_mu);

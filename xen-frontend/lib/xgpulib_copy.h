@@ -34,5 +34,7 @@ void xgpulib_region_publish(const struct xgpulib_region *r);
 bool xgpulib_region_take(const void *va, struct xgpulib_region *r);
 /* give back a reserved id that was never published */
 void xgpulib_region_release(uint32_t id);
+/* does any region share a byte with [p, p + len)? */
+bool xgpulib_region_overlaps(const void *p, size_t len);
 
 #endif /* XGPULIB_COPY_H */

@@ -153,6 +153,7 @@ static void forked_child(void)
 	/* the child has one thread: whoever held the lock is not here */
 	init_mu = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
 	if (init_done && init_rc == CUDA_SUCCESS) {
+		xgpulib_hostreg_forked();
 		parents_ch = xgpulib_ch;
 		xgpulib_ch = NULL;
 		init_rc = CUDA_ERROR_NOT_INITIALIZED;

@@ -16,6 +16,7 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "xgpulib_env.h"
@@ -117,6 +118,126 @@ static void local_hostmem_free(struct xgpulib_transport *t, uint32_t region,
 	munmap(va, size);
 }
 
+/*
+ * Copy whole pages of the program's memory through the kernel
+ * (process_vm_readv on ourselves) where it can: a sanitizer's memcpy
+ * would take the bytes around the program's range on these pages
+ * (malloc's red zones) for an overflow.  memcpy where the kernel refuses.
+ */
+static void copy_pages(void *dst, const void *src, size_t size)
+{
+	size_t done = 0;
+
+	while (done < size) {
+		struct iovec l = { (uint8_t *)dst + done, size - done };
+		struct iovec r = { (uint8_t *)src + done, size - done };
+		ssize_t n = process_vm_readv(getpid(), &l, 1, &r, 1, 0);
+
+		if (n <= 0)
+			break;
+		done += (size_t)n;
+	}
+	if (done < size)
+		memcpy((uint8_t *)dst + done, (const uint8_t *)src + done,
+		       size - done);
+}
+
+/*
+ * Copy the pages [src, src + size) to dst for a switch of mapping at src:
+ * the first and last pages may hold other bytes of the program (the
+ * neighbours of an unaligned range, malloc's headers), which another
+ * thread may write at any time, so they are copied last, right before the
+ * switch, to keep the moment where such a write could be lost as short as
+ * can be (microseconds).
+ */
+static void copy_for_switch(uint8_t *dst, const uint8_t *src, size_t size)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+
+	if (size <= 2 * pg) {
+		copy_pages(dst, src, size);
+		return;
+	}
+	copy_pages(dst + pg, src + pg, size - 2 * pg);
+	copy_pages(dst, src, pg);
+	copy_pages(dst + size - pg, src + size - pg, pg);
+}
+
+/*
+ * cuMemHostRegister's pages become shared memory in place: their contents
+ * are copied into a new sealed memfd, which is then mapped over them with
+ * MAP_FIXED, so that the program's pointer keeps its bytes and the worker
+ * can map the same pages at the same address.  The bytes that share these
+ * pages with the range (the neighbours of an unaligned range) move too,
+ * contents kept.  A write by another thread to these pages between the
+ * copy and the remapping would be lost: the program is registering them,
+ * so it is not expected to be writing them meanwhile, and their
+ * neighbours' pages are copied last (copy_for_switch).
+ */
+static int local_hostmem_share(struct xgpulib_transport *t, uint32_t region,
+			       void *va, size_t size,
+			       struct xgpuif_memref *dir)
+{
+	struct local *l = (struct local *)t;
+	struct xgpuif_local_hostmem m = { XGPUIF_MAGIC, region, size };
+	void *tmp, *p;
+	int fd, rc;
+
+	fd = sealed_memfd("xgpu-hostreg", size);
+	if (fd < 0)
+		return fd;
+	tmp = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (tmp == MAP_FAILED) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
+	copy_for_switch(tmp, va, size);
+	p = mmap(va, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd,
+		 0);
+	munmap(tmp, size);
+	if (p == MAP_FAILED) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
+	rc = xgpuif_sock_send(l->sock, &m, sizeof(m), &fd, 1);
+	close(fd);
+	if (rc) {
+		t->ops->hostmem_unshare(t, va, size);
+		return rc;
+	}
+	memset(dir, 0, sizeof(*dir));
+	return 0;
+}
+
+/*
+ * Unregistering copies the pages back into private anonymous memory and
+ * moves that over the shared mapping (mremap replaces it in one step), so
+ * that the program's memory is again what it was before cuMemHostRegister
+ * (private across fork, registrable again) and the memfd goes away.
+ */
+static int local_hostmem_unshare(struct xgpulib_transport *t, void *va,
+				 size_t size)
+{
+	void *tmp;
+	int rc;
+
+	(void)t;
+	tmp = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (tmp == MAP_FAILED)
+		return -errno;
+	copy_for_switch(tmp, va, size);
+	if (mremap(tmp, size, size, MREMAP_MAYMOVE | MREMAP_FIXED, va) ==
+	    MAP_FAILED) {
+		rc = -errno;
+		munmap(tmp, size);
+		return rc;
+	}
+	return 0;
+}
+
 static void local_close(struct xgpulib_transport *t)
 {
 	struct local *l = (struct local *)t;
@@ -134,6 +255,8 @@ static const struct xgpulib_transport_ops local_ops = {
 	.wait = local_wait,
 	.hostmem_alloc = local_hostmem_alloc,
 	.hostmem_free = local_hostmem_free,
+	.hostmem_share = local_hostmem_share,
+	.hostmem_unshare = local_hostmem_unshare,
 	.close = local_close,
 };
 

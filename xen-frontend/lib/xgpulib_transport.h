@@ -33,6 +33,19 @@ struct xgpulib_transport_ops {
 			     size_t size, void **va, struct xgpuif_memref *dir);
 	void (*hostmem_free)(struct xgpulib_transport *t, uint32_t region,
 			     void *va, size_t size);
+	/*
+	 * The program's own memory [va, va + size) (whole pages, private
+	 * anonymous) to share with the worker as region `region`, at the
+	 * same address and with the same contents (the caller then sends
+	 * XGPUIF_OP_HOST_REGISTER).  NULL where the transport cannot
+	 * (cuMemHostRegister then stages its copies).
+	 */
+	int (*hostmem_share)(struct xgpulib_transport *t, uint32_t region,
+			     void *va, size_t size, struct xgpuif_memref *dir);
+	/* after the worker let go of it: make [va, va + size) private
+	 * memory again, contents kept; 0 or -errno (still shared then) */
+	int (*hostmem_unshare)(struct xgpulib_transport *t, void *va,
+			       size_t size);
 	void (*close)(struct xgpulib_transport *t);
 };
 
