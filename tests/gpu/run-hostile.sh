@@ -84,7 +84,7 @@ mem0=$(gpu_mem)
 t0=$(date +%s%N)
 timeout $((LIMIT_MS / 1000 + 30)) \
 	env XGPU_SOCKET="$T/s.sock" LD_LIBRARY_PATH="$LIB" \
-	"$T/spinH" 60000000 0.001 1 >"$OUT/hostile.out" 2>&1
+	"$T/spinH" 60000000 5 1 >"$OUT/hostile.out" 2>&1
 hr=$?
 t1=$(date +%s%N)
 back=

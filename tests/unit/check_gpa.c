@@ -105,9 +105,6 @@ static const struct {
 	{ "cuMemcpyHtoD", 7000, LEGACY, F(cuMemcpyHtoD_v2) },
 	{ "cuMemcpyHtoD", 7000, PTDS, F(cuMemcpyHtoD_v2_ptds) },
 	{ "cuMemcpyHtoD", 13000, PTDS, F(cuMemcpyHtoD_v2_ptds) },
-	/* asked for per-thread before there was one: the legacy ABI */
-	{ "cuMemcpyHtoD", 3020, PTDS, F(cuMemcpyHtoD_v2) },
-	{ "cuMemcpyHtoD", 2000, PTDS, F(cuMemcpyHtoD) },
 	{ "cuMemcpy", 4000, 0, F(cuMemcpy) },
 	{ "cuMemcpy", 7000, PTDS, F(cuMemcpy_ptds) },
 	{ "cuMemPrefetchAsync", 8000, 0, F(cuMemPrefetchAsync) },
@@ -468,6 +465,39 @@ START_TEST(test_miss_v1)
 }
 END_TEST
 
+/*
+ * The per-thread form asked of a version before the function had one: too
+ * old (the real driver, measured on the H100), not the legacy ABI; the
+ * legacy form of the same version is found.
+ */
+START_TEST(test_ptds_too_old)
+{
+	static const int versions[] = { 2000, 3020, 6050 };
+	CUdriverProcAddressQueryResult st;
+	void *fn;
+
+	for (size_t i = 0; i < sizeof(versions) / sizeof(versions[0]); i++) {
+		st = CU_GET_PROC_ADDRESS_SUCCESS;
+		fn = (void *)&st;
+		ck_assert_int_eq(cuGetProcAddress_v2("cuMemcpyHtoD", &fn,
+						     versions[i], PTDS, &st),
+				 CUDA_SUCCESS);
+		ck_assert_int_eq(st, CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
+		ck_assert_ptr_null(fn);
+		ck_assert_int_eq(cuGetProcAddress_v2("cuMemcpyHtoD", &fn,
+						     versions[i], LEGACY, &st),
+				 CUDA_SUCCESS);
+		ck_assert_int_eq(st, CU_GET_PROC_ADDRESS_SUCCESS);
+		ck_assert_ptr_nonnull(fn);
+	}
+	/* a function with no per-thread form at all: the plain one */
+	ck_assert_int_eq(cuGetProcAddress_v2("cuMemAlloc", &fn, 3020, PTDS,
+					     &st), CUDA_SUCCESS);
+	ck_assert_int_eq(st, CU_GET_PROC_ADDRESS_SUCCESS);
+	ck_assert_ptr_eq(fn, F(cuMemAlloc_v2));
+}
+END_TEST
+
 START_TEST(test_invalid_arguments)
 {
 	CUdriverProcAddressQueryResult st;
@@ -545,6 +575,7 @@ static Suite *gpa_suite(void)
 			    sizeof(misses) / sizeof(misses[0]));
 	tcase_add_loop_test(tc, test_miss_v1, 0,
 			    sizeof(misses) / sizeof(misses[0]));
+	tcase_add_test(tc, test_ptds_too_old);
 	tcase_add_test(tc, test_invalid_arguments);
 	suite_add_tcase(s, tc);
 

@@ -151,7 +151,9 @@ static void *gpa_traced(const struct gpa_abi *a)
  * the newest one not newer than cudaVersion.  A per-thread variant counts
  * when the caller asked for one and it belongs to that ABI, i.e. it
  * appeared at or after the ABI and not after cudaVersion (such a variant
- * is named after the ABI in force at its own version).
+ * is named after the ABI in force at its own version).  A function that has
+ * per-thread variants, asked for one at a version before the first of
+ * them, is VERSION_NOT_SUFFICIENT.
  */
 static CUdriverProcAddressQueryResult gpa_resolve(const char *symbol,
 						  int cudaVersion,
@@ -159,6 +161,7 @@ static CUdriverProcAddressQueryResult gpa_resolve(const char *symbol,
 {
 	size_t lo = 0, hi = GPA_NROWS, i;
 	const struct gpa_abi *plain = NULL, *ptds = NULL;
+	int has_ptds = 0;
 	int want_ptds = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM)
 			!= 0;
 
@@ -179,14 +182,18 @@ static CUdriverProcAddressQueryResult gpa_resolve(const char *symbol,
 	     i++) {
 		const struct gpa_abi *a = &gpa_table[i];
 
+		if (a->ptds)
+			has_ptds = 1;
 		if (a->version > cudaVersion)
-			break;
+			continue;
 		if (!a->ptds)
 			plain = a;
 		else
 			ptds = a;
 	}
-	if (!plain)
+	/* a per-thread form asked of a version before the function had one:
+	 * the driver says the version is too old (measured on the H100) */
+	if (!plain || (want_ptds && has_ptds && !ptds))
 		return CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT;
 	if (want_ptds && ptds && ptds->version >= plain->version)
 		*fn = gpa_traced(ptds);
