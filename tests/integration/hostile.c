@@ -15,7 +15,10 @@
  *                 op the backend does not know), then a known op with a
  *                 payload shorter than its arguments (closes)
  *   badhandshake  wrong magic, oversize ring order, unsealed memfd, memfd
- *                 smaller than announced, no descriptors: one connection each
+ *                 smaller than announced, no descriptors, pipes instead
+ *                 of eventfds: one connection each, all refused; a
+ *                 process name holding a newline and a forged log line
+ *                 (accepted, logged with the control characters replaced)
  *   truncate      shrinking and growing the sealed memfd after connecting
  *                 must fail; the worker must still answer; then a malformed
  *                 header (closes)
@@ -100,6 +103,8 @@ enum spoil {
 	HS_SMALL,	/* memfd smaller than ring + data announced */
 	HS_NOFDS,	/* no descriptors at all */
 	HS_MINSEALS,	/* only the seals the backend insists on */
+	HS_PIPES,	/* notification descriptors that are pipes */
+	HS_NAME,	/* a process name with a newline and a forged log line */
 };
 
 /*
@@ -149,8 +154,19 @@ static int handshake(struct conn *c, const char *path, enum spoil how)
 
 	c->memfd = memfd_create("xgpu-hostile", MFD_CLOEXEC |
 				(seals ? MFD_ALLOW_SEALING : 0));
-	c->kick_back = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	c->kick_guest = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (how == HS_PIPES) {
+		int p[2];
+
+		/* a pipe's read end: a worker that writes to it or reads
+		 * it blocks */
+		if (pipe2(p, O_CLOEXEC) == 0) {
+			c->kick_back = p[0];
+			c->kick_guest = p[1];
+		}
+	} else {
+		c->kick_back = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		c->kick_guest = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	}
 	if (c->memfd < 0 || c->kick_back < 0 || c->kick_guest < 0 ||
 	    ftruncate(c->memfd, (off_t)real_bytes) < 0 ||
 	    (seals && fcntl(c->memfd, F_ADD_SEALS, seals) < 0)) {
@@ -179,7 +195,11 @@ static int handshake(struct conn *c, const char *path, enum spoil how)
 	con.ring_order = c->order;
 	con.data_pages = DATA_PAGES;
 	con.pid = (uint32_t)getpid();
-	snprintf(con.name, sizeof(con.name), "hostile-%s", mode);
+	if (how == HS_NAME)
+		snprintf(con.name, sizeof(con.name),
+			 "x\nxen-gpubackd: FORGED\n");
+	else
+		snprintf(con.name, sizeof(con.name), "hostile-%s", mode);
 	fds[0] = c->memfd;
 	fds[1] = c->kick_back;
 	fds[2] = c->kick_guest;
@@ -536,6 +556,17 @@ static void mode_badhandles(const char *path)
 
 		expect_status(&c, "POOL_DESTROY forged", XGPUIF_OP_POOL_DESTROY,
 			      cr.ctx, &h, sizeof(h), 0, INVALID_HANDLE);
+		{
+			/* a 16-byte attribute into an 8-byte reply */
+			struct xgpuif_ptr_attr_args pa = {
+				0x1000, 5 /* CU_POINTER_ATTRIBUTE_P2P_TOKENS */, 0
+			};
+
+			expect_status(&c, "POINTER_GET_ATTRIBUTE P2P tokens",
+				      XGPUIF_OP_POINTER_GET_ATTRIBUTE, cr.ctx,
+				      &pa, sizeof(pa), 8,
+				      801 /* CUDA_ERROR_NOT_SUPPORTED */);
+		}
 		expect_status(&c, "POOL_DESTROY of a context",
 			      XGPUIF_OP_POOL_DESTROY, cr.ctx, &wrong,
 			      sizeof(wrong), 0, INVALID_HANDLE);
@@ -635,6 +666,7 @@ static void mode_badhandshake(const char *path)
 		{ HS_UNSEALED, "unsealed memfd" },
 		{ HS_SMALL, "memfd smaller than announced" },
 		{ HS_NOFDS, "no descriptors" },
+		{ HS_PIPES, "pipes for notification" },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -649,6 +681,22 @@ static void mode_badhandshake(const char *path)
 			fail("%s: the backend accepted the channel",
 			     cases[i].what);
 		expect_closed(&c, cases[i].what);
+		conn_close(&c);
+	}
+	/* a name with control characters is accepted, and logged only
+	 * with them replaced (run.sh looks for the forged line) */
+	{
+		uint8_t junk[16] = { 0 };
+		struct conn c;
+		int32_t rst = 0;
+		int st = handshake(&c, path, HS_NAME);
+
+		if (st != -1000 && st != 0)
+			fail("a name with a newline: refused (%d)", st);
+		/* an unknown op: a log line that carries the name */
+		if (st == 0 && call(&c, 9999, 0, junk, sizeof(junk), NULL, 0,
+				    &rst))
+			fail("a name with a newline: no reply to op 9999");
 		conn_close(&c);
 	}
 }

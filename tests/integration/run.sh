@@ -382,6 +382,9 @@ for mode in garbage overflow bigslots badmemref badop badhandshake truncate \
 			fi
 		done
 	fi
+	if [ -z "$why" ] && grep -q '^xen-gpubackd: FORGED' "$LOG"; then
+		why="a guest's process name forged a line of the daemon's log"
+	fi
 	if [ -z "$why" ] && ! client basic "$TMP/$name.after.out"; then
 		why="a basic client afterwards failed"
 		out=$TMP/$name.after.out

@@ -168,6 +168,20 @@ static const struct xgpub_transport_ops local_ops = {
 	.close = local_close,
 };
 
+/* is fd an eventfd (the notification path must not block the worker) */
+static bool is_eventfd(int fd)
+{
+	char path[64], target[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n < 0)
+		return false;
+	target[n] = 0;
+	return !strcmp(target, "anon_inode:[eventfd]");
+}
+
 static void refuse(int sock, int err, const char *why)
 {
 	struct xgpuif_local_status st;
@@ -206,6 +220,10 @@ int xgpub_local_accept(int sock, uint32_t client_id, uint32_t max_data_pages,
 		return -EPROTO;
 	}
 	con.name[sizeof(con.name) - 1] = 0;
+	/* the name goes into log lines: printable ASCII only */
+	for (char *c = con.name; *c; c++)
+		if (*c < 0x20 || *c > 0x7e)
+			*c = '?';
 	if (con.version != XGPUIF_VERSION) {
 		snprintf(why, sizeof(why), "protocol version %u, backend "
 			 "speaks %u", con.version, XGPUIF_VERSION);
@@ -218,6 +236,12 @@ int xgpub_local_accept(int sock, uint32_t client_id, uint32_t max_data_pages,
 			 "of range (max %u, %u)", con.ring_order,
 			 con.data_pages, XGPUIF_MAX_RING_ORDER, max_data_pages);
 		rc = -ERANGE;
+		goto refused;
+	}
+	if (!is_eventfd(fds[1]) || !is_eventfd(fds[2])) {
+		snprintf(why, sizeof(why), "the notification descriptors are "
+			 "not eventfds");
+		rc = -EINVAL;
 		goto refused;
 	}
 	ring_bytes = (size_t)XGPUIF_PAGE_SIZE << con.ring_order;

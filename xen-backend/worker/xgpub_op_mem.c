@@ -231,13 +231,36 @@ int xgpub_h_POINTER_GET_ATTRIBUTE(struct xgpub_worker *w,
 		uint64_t u64;
 		uint32_t u32;
 		void *p;
+		uint8_t any[64];	/* room for any attribute's value */
 	} v;
 	int rc;
 
-	/* pointers into the worker itself are nobody's business */
-	if (a->attr == CU_POINTER_ATTRIBUTE_HOST_POINTER ||
-	    a->attr == CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE)
+	/*
+	 * Only attributes whose value fits the 8-byte reply (P2P tokens are
+	 * 16 bytes); pointers into the worker itself (host pointer, pool
+	 * handle) are nobody's business.
+	 */
+	switch (a->attr) {
+	case CU_POINTER_ATTRIBUTE_CONTEXT:
+	case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+	case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
+	case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS:
+	case CU_POINTER_ATTRIBUTE_BUFFER_ID:
+	case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+	case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+	case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE:
+	case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+	case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+	case CU_POINTER_ATTRIBUTE_MAPPED:
+	case CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES:
+	case CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE:
+	case CU_POINTER_ATTRIBUTE_ACCESS_FLAGS:
+	case CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID:
+	case CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE:
+		break;
+	default:
 		return CUDA_ERROR_NOT_SUPPORTED;
+	}
 	memset(&v, 0, sizeof(v));
 	rc = w->D->cuPointerGetAttribute(&v, a->attr, a->ptr);
 	if (rc)
