@@ -86,7 +86,7 @@ client() {
 }
 
 for f in "$BACKEND" "$FAKECUDA" "$T/basic" "$T/spin" "$T/noinit" \
-	"$T/hostile" "$T/forked" "$T/devprintf" "$T/ipc"; do
+	"$T/hostile" "$T/forked" "$T/devprintf" "$T/ipc" "$T/arrays"; do
 	if [ ! -x "$f" ]; then
 		fail setup "$f is missing (make all integration)"
 		echo "$npass passed, $nfail failed"
@@ -293,6 +293,15 @@ else
 	fail two-clients "exit statuses $r1 and $r2"
 	show "$TMP/basic1.out"
 	show "$TMP/basic2.out"
+fi
+
+# ---- array copies, mipmapped arrays, texture and surface references ---------
+
+if client arrays "$TMP/arrays.out"; then
+	pass arrays
+else
+	fail arrays "$(grep -m1 '^FAIL' "$TMP/arrays.out" || tail -n 1 "$TMP/arrays.out")"
+	show "$TMP/arrays.out"
 fi
 
 # ---- IPC between processes: one user's, and (as root) not another's --------
