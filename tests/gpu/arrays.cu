@@ -1,7 +1,8 @@
 // arrays: every copy with a CUDA array on one side (the cuMemcpy*A* 1D
 // forms at byte offsets, 2D and 3D copies in each direction, boxes at
 // offsets, async on a stream with pinned and pageable memory), the peer
-// copies between two contexts of device 0, a mipmapped array read at two
+// copies between two contexts of device 0, the batch copies of CUDA 12.8
+// (pointers, and 3D operands with an array), a mipmapped array read at two
 // levels by a texture object, and a legacy texture reference and surface
 // reference of a hand-written PTX module (cuModuleLoadData) bound to
 // arrays and used by its kernels.
@@ -412,6 +413,98 @@ static void test_peer(CUcontext prim, CUstream s)
 	CKD(cuCtxSetCurrent(prim));
 }
 
+// ---- batch copies (CUDA 12.8): pointers, and 3D operands with arrays ----
+
+static void test_batch(CUstream s)
+{
+	const size_t n = 1 << 14, bytes = n * 4;
+	const size_t w = 16, h = 8, dd = 3, n3 = w * h * dd;
+	uint32_t *pin_in, *pin_out;
+	std::vector<uint32_t> src(n), r(n);
+	CUdeviceptr d1, d2, d3;
+	CUarray a = make_array(w, h, dd, CU_AD_FORMAT_UNSIGNED_INT32, 0);
+
+	CKD(cuMemHostAlloc((void **)&pin_in, bytes, 0));
+	CKD(cuMemHostAlloc((void **)&pin_out, bytes, 0));
+	CKD(cuMemAlloc(&d1, bytes));
+	CKD(cuMemAlloc(&d2, bytes));
+	CKD(cuMemAlloc(&d3, bytes));
+	fill(pin_in, n, 8);
+	fill(src.data(), n, 9);
+	CKD(cuMemcpyHtoD(d2, src.data(), bytes));
+	memset(pin_out, 0, bytes);
+
+	// three independent copies: pinned to d1, d2 to d3, d2 to pinned
+	CUdeviceptr dsts[3] = { d1, d3, (CUdeviceptr)(uintptr_t)pin_out };
+	CUdeviceptr srcs[3] = { (CUdeviceptr)(uintptr_t)pin_in, d2, d2 };
+	size_t sizes[3] = { bytes, bytes, bytes }, idx[1] = { 0 };
+	CUmemcpyAttributes at;
+	memset(&at, 0, sizeof(at));
+	at.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+	CKD(cuMemcpyBatchAsync(dsts, srcs, sizes, 3, &at, idx, 1, s));
+	CKD(cuStreamSynchronize(s));
+	CKD(cuMemcpyDtoH(r.data(), d1, bytes));
+	bool ok = !memcmp(r.data(), pin_in, bytes);
+	CKD(cuMemcpyDtoH(r.data(), d3, bytes));
+	ok &= r == src && !memcmp(pin_out, src.data(), bytes);
+	report("batch of three copies", ok, pin_out, bytes);
+
+	// 3D: pinned rows of 20 elements, layers of 10 rows, into the array
+	// at (2, 1, 0); then the whole array to d1, packed
+	CUDA_MEMCPY3D_BATCH_OP op;
+	memset(&op, 0, sizeof(op));
+	op.src.type = CU_MEMCPY_OPERAND_TYPE_POINTER;
+	op.src.op.ptr.ptr = (CUdeviceptr)(uintptr_t)pin_in;
+	op.src.op.ptr.rowLength = 20;
+	op.src.op.ptr.layerHeight = 10;
+	op.dst.type = CU_MEMCPY_OPERAND_TYPE_ARRAY;
+	op.dst.op.array.array = a;
+	op.dst.op.array.offset.x = 2;
+	op.dst.op.array.offset.y = 1;
+	op.extent.width = w - 2;
+	op.extent.height = h - 1;
+	op.extent.depth = dd;
+	op.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+	std::vector<uint32_t> zero(n3, 0);
+	CKD(cuMemcpyHtoD(d1, zero.data(), n3 * 4));
+	CUDA_MEMCPY3D p = copy3d(w * 4, h, dd);
+	p.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+	p.srcDevice = d1;
+	p.srcPitch = w * 4;
+	p.srcHeight = h;
+	p.dstMemoryType = CU_MEMORYTYPE_ARRAY;
+	p.dstArray = a;
+	CKD(cuMemcpy3D(&p));	// the array zeroed
+	CKD(cuMemcpy3DBatchAsync(1, &op, 0, s));
+	memset(&op, 0, sizeof(op));
+	op.src.type = CU_MEMCPY_OPERAND_TYPE_ARRAY;
+	op.src.op.array.array = a;
+	op.dst.type = CU_MEMCPY_OPERAND_TYPE_POINTER;
+	op.dst.op.ptr.ptr = d3;
+	op.extent.width = w;
+	op.extent.height = h;
+	op.extent.depth = dd;
+	op.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+	CKD(cuMemcpy3DBatchAsync(1, &op, 0, s));
+	CKD(cuStreamSynchronize(s));
+	CKD(cuMemcpyDtoH(r.data(), d3, n3 * 4));
+	ok = true;
+	for (size_t z = 0; z < dd; z++)
+		for (size_t y = 0; y < h; y++)
+			for (size_t x = 0; x < w; x++)
+				ok &= r[(z * h + y) * w + x] ==
+				      (x < 2 || y < 1 ? 0 :
+				       pin_in[(z * 10 + y - 1) * 20 + x - 2]);
+	report("3d batch through an array", ok, r.data(), n3 * 4);
+
+	CKD(cuMemFreeHost(pin_in));
+	CKD(cuMemFreeHost(pin_out));
+	CKD(cuMemFree(d1));
+	CKD(cuMemFree(d2));
+	CKD(cuMemFree(d3));
+	CKD(cuArrayDestroy(a));
+}
+
 // ---- a mipmapped array read by a texture object at two levels -----------
 
 __global__ void read_levels(cudaTextureObject_t t, float *out, int w, int h,
@@ -650,6 +743,7 @@ int main()
 	test_2d(s);
 	test_3d(s);
 	test_peer(prim, s);
+	test_batch(s);
 	test_mipmap();
 	test_refs();
 	CKD(cuStreamDestroy(s));

@@ -2,8 +2,9 @@
 /*
  * arrays: copies with array sides (1D byte offsets, 2D, 3D slices, async
  * on a stream, pinned and pageable host memory), peer copies between two
- * contexts of the device, mipmapped arrays and their levels, and legacy
- * texture and surface references of a module, against the fake driver
+ * contexts of the device, batch copies, mipmapped arrays and their
+ * levels, and legacy texture and surface references of a module, against
+ * the fake driver
  * (whose arrays are host memory, tests/fakecuda/fakecuda_array.c).  Also
  * the bad handles: a destroyed array, a mipmap level destroyed by itself
  * or used after its mipmap, a reference of an unloaded module.
@@ -588,6 +589,98 @@ out:
 	end();
 }
 
+/* batch copies: pointers, and 3D operands with arrays */
+static void test_batch(void)
+{
+	enum { N = 1024, W = 8, H = 4, D = 2 };
+	uint32_t *h = malloc(N * 4), *r = malloc(N * 4), *pin = NULL;
+	CUdeviceptr d1 = 0, d2 = 0;
+	CUstream s = NULL;
+	CUarray a = NULL;
+	CUdeviceptr dsts[3], srcs[3];
+	size_t sizes[3] = { N * 4, N * 4, N * 4 }, idx[2] = { 0, 2 };
+	CUmemcpyAttributes at[2];
+	CUDA_MEMCPY3D_BATCH_OP op[2];
+
+	begin("arrays-batch");
+	if (!h || !r || !OK(cuMemAlloc(&d1, N * 4)) ||
+	    !OK(cuMemAlloc(&d2, N * 4)) || !OK(cuStreamCreate(&s, 0)) ||
+	    !OK(cuMemHostAlloc((void **)&pin, N * 4, 0)) ||
+	    !OK(array(&a, W, H, D)))
+		goto out;
+	fill(h, N, 21);
+	fill(pin, N, 22);
+	memset(at, 0, sizeof(at));
+	at[0].srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+	at[1].srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL;
+	/* pageable to d1, pinned to d2; then d1 to pageable (a second
+	 * batch: copies of one batch may run in any order) */
+	dsts[0] = d1;
+	srcs[0] = (CUdeviceptr)(uintptr_t)h;
+	dsts[1] = d2;
+	srcs[1] = (CUdeviceptr)(uintptr_t)pin;
+	dsts[2] = (CUdeviceptr)(uintptr_t)r;
+	srcs[2] = d1;
+	if (OK(cuMemcpyBatchAsync(dsts, srcs, sizes, 2, at, idx, 1, s)) &&
+	    OK(cuMemcpyBatchAsync(dsts + 2, srcs + 2, sizes + 2, 1, at + 1,
+				  idx, 1, s)))
+		EXPECT(diff(r, N, 21) == N, "batch there and back");
+	if (OK(cuMemcpyDtoH(r, d2, N * 4)))
+		EXPECT(diff(r, N, 22) == N, "batch from pinned memory");
+	EXPECT_RC(cuMemcpyBatchAsync(dsts, srcs, sizes, 2, at, idx, 1, NULL),
+		  CUDA_ERROR_INVALID_VALUE);
+	EXPECT_RC(cuMemcpyBatchAsync(dsts, srcs, sizes, 2, at, idx + 1, 1, s),
+		  CUDA_ERROR_INVALID_VALUE);
+	/* 3D: host rows of 10 elements into the array at (1, 1, 0), and
+	 * the whole array to d1, packed */
+	memset(op, 0, sizeof(op));
+	op[0].src.type = CU_MEMCPY_OPERAND_TYPE_POINTER;
+	op[0].src.op.ptr.ptr = (CUdeviceptr)(uintptr_t)h;
+	op[0].src.op.ptr.rowLength = 10;
+	op[0].src.op.ptr.layerHeight = 3;
+	op[0].dst.type = CU_MEMCPY_OPERAND_TYPE_ARRAY;
+	op[0].dst.op.array.array = a;
+	op[0].dst.op.array.offset.x = 1;
+	op[0].dst.op.array.offset.y = 1;
+	op[0].extent.width = W - 1;
+	op[0].extent.height = H - 1;
+	op[0].extent.depth = D;
+	op[0].srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+	op[1].src.type = CU_MEMCPY_OPERAND_TYPE_ARRAY;
+	op[1].src.op.array.array = a;
+	op[1].dst.type = CU_MEMCPY_OPERAND_TYPE_POINTER;
+	op[1].dst.op.ptr.ptr = d1;
+	op[1].extent.width = W;
+	op[1].extent.height = H;
+	op[1].extent.depth = D;
+	op[1].srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+	if (OK(cuMemsetD32(d1, 0, N)) &&
+	    OK(cuMemcpy3DBatchAsync(1, op, 0, s)) &&
+	    OK(cuMemcpy3DBatchAsync(1, op + 1, 0, s)) &&
+	    OK(cuStreamSynchronize(s)) && OK(cuMemcpyDtoH(r, d1, N * 4)))
+		EXPECT(r[1 * W * H + 1 * W + 1] == h[30 + 0] &&
+		       r[1 * W * H + 3 * W + 7] == h[30 + 2 * 10 + 6] &&
+		       r[W + 1] == h[0],
+		       "3D batch through an array");
+	EXPECT_RC(cuMemcpy3DBatchAsync(1, op, 1, s), CUDA_ERROR_INVALID_VALUE);
+	op[1].srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_INVALID;
+	EXPECT_RC(cuMemcpy3DBatchAsync(2, op, 0, s), CUDA_ERROR_INVALID_VALUE);
+out:
+	if (a)
+		cuArrayDestroy(a);
+	if (pin)
+		cuMemFreeHost(pin);
+	if (s)
+		cuStreamDestroy(s);
+	if (d1)
+		cuMemFree(d1);
+	if (d2)
+		cuMemFree(d2);
+	free(h);
+	free(r);
+	end();
+}
+
 int main(void)
 {
 	CUdevice dev;
@@ -602,6 +695,7 @@ int main(void)
 	test_peer();
 	test_mipmap();
 	test_refs();
+	test_batch();
 	cuDevicePrimaryCtxRelease(dev);
 	printf("%s arrays: %d failed\n", failures ? "FAIL" : "PASS", failures);
 	return failures ? 1 : 0;

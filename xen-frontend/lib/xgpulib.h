@@ -149,6 +149,9 @@ void xgpulib_region_set_managed(uint32_t id);
 uint64_t xgpulib_array_remote(CUarray a);
 /* the live array of wire handle remote, or NULL */
 CUarray xgpulib_array_by_remote(uint64_t remote);
+/* bytes per element of an array of ours (channels included); 0 if a is
+ * not one, or of a packed, compressed or planar format */
+size_t xgpulib_array_elem_bytes(CUarray a);
 /* a new guest array for wire handle remote; owner (a mipmap or an array)
  * frees it, or NULL for one of the program's own; NULL when out of
  * memory */

@@ -35,6 +35,33 @@ uint64_t xgpulib_array_remote(CUarray a)
 	return a && a->magic == ARRAY_MAGIC ? a->remote : 0;
 }
 
+size_t xgpulib_array_elem_bytes(CUarray a)
+{
+	size_t b;
+
+	if (!a || a->magic != ARRAY_MAGIC)
+		return 0;
+	switch (a->desc.Format) {
+	case CU_AD_FORMAT_UNSIGNED_INT8:
+	case CU_AD_FORMAT_SIGNED_INT8:
+		b = 1;
+		break;
+	case CU_AD_FORMAT_UNSIGNED_INT16:
+	case CU_AD_FORMAT_SIGNED_INT16:
+	case CU_AD_FORMAT_HALF:
+		b = 2;
+		break;
+	case CU_AD_FORMAT_UNSIGNED_INT32:
+	case CU_AD_FORMAT_SIGNED_INT32:
+	case CU_AD_FORMAT_FLOAT:
+		b = 4;
+		break;
+	default:
+		return 0;	/* packed, compressed and planar formats */
+	}
+	return b * a->desc.NumChannels;
+}
+
 CUarray xgpulib_array_by_remote(uint64_t remote)
 {
 	struct CUarray_st *a;
