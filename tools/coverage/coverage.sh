@@ -65,12 +65,8 @@ function reason(n,    b, sfx) {
 		return "an old ABI of `cuTexRefSetAddress2D_v3`, which is served (programs of today ask for that)"
 	if (n ~ /^cu(TexRef|SurfRef|ModuleGetTexRef|ModuleGetSurfRef|ParamSetTexRef)/)
 		return "legacy texture and surface references: not yet"
-	if (n ~ /^cuMemcpy(3D)?BatchAsync/)
-		return "batch copies (CUDA 12.8): not yet (each copy form they hold is served)"
 	if (n ~ /^cuLink/)
 		return "JIT linking of several images: not yet"
-	if (n ~ /^cu(Array|MipmappedArray|Memcpy.*A|Surf)/)
-		return "this array form: not yet (arrays, mipmaps and their copies work)"
 	if (n ~ /^cuGraph/)
 		return "this graph call or node kind: not yet"
 	if (n ~ /^cu(Ctx|Device)(Enable|Disable|Can)Peer|^cuMemcpyPeer|Peer/)
