@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * xgpub_op_array.c: CUDA arrays, mipmapped arrays and texture objects.  A texture object's
- * value travels unchanged (kernels use it); it is kept in the handle table
- * only so that the guest can destroy nothing but its own and the teardown
- * finds it.
+ * xgpub_op_array.c: CUDA arrays, mipmapped arrays (their levels, and an
+ * array's planes, are SUBARRAY handles their owner frees) and texture and
+ * surface objects.  A texture object's value travels unchanged (kernels
+ * use it); it is kept in the handle table only so that the guest can
+ * destroy nothing but its own and the teardown finds it.
  */
 #include <stdlib.h>
 #include <string.h>

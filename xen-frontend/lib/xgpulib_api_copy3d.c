@@ -376,7 +376,7 @@ CUresult xgpulib_memcpy_peer_async(CUdeviceptr dst, CUcontext dctx,
 			 xgpulib_stream_remote(s, ptds), 1);
 }
 
-/* ---- batch copies (CUDA 12.8) ---------------------------------------------- */
+/* ---- batch copies (CUDA 12.8) ------------------------------------------ */
 
 /*
  * A batch runs as one copy after another on the stream, each a served

@@ -99,7 +99,7 @@ CUresult cuModuleGetSurfRef(CUsurfref *s, CUmodule hmod, const char *name)
 	return get_ref((void **)s, hmod, name, true);
 }
 
-/* ---- setting -------------------------------------------------------------- */
+/* ---- setting ---------------------------------------------------------- */
 
 static CUresult set(const void *ref, struct xgpuif_texref_set_args *a,
 		    uint64_t *value)
@@ -264,7 +264,7 @@ CUresult cuTexRefSetMipmapLevelClamp(CUtexref t, float lo, float hi)
 	return set_f(t, XGPUIF_TR_MIP_CLAMP, f, 2);
 }
 
-/* ---- reading -------------------------------------------------------------- */
+/* ---- reading ---------------------------------------------------------- */
 
 static CUresult get(const void *ref, uint32_t what, uint32_t index,
 		    const void *out, struct xgpuif_texref_get_reply *r)
