@@ -232,7 +232,7 @@ static CUDA_MEMCPY3D copy3d(size_t w, size_t h, size_t d)
 static void test_3d(CUstream s)
 {
 	const size_t w = 32, h = 16, dd = 8, n = w * h * dd, row = w * 4;
-	const size_t pitch = row + 64;	// linear rows with a gap
+	size_t pitch;	// the driver's, wider than a row
 	std::vector<uint32_t> src(n), r(n), want(n);
 	CUarray c1 = make_array(w, h, dd, CU_AD_FORMAT_UNSIGNED_INT32, 0);
 	CUarray c2 = make_array(w, h, dd, CU_AD_FORMAT_UNSIGNED_INT32, 0);
@@ -240,7 +240,7 @@ static void test_3d(CUstream s)
 	CUdeviceptr d;
 	CUDA_MEMCPY3D p;
 
-	CKD(cuMemAlloc(&d, pitch * h * dd));
+	CKD(cuMemAllocPitch(&d, &pitch, row, h * dd, 4));
 	CKD(cuMemHostAlloc((void **)&pin, n * 4, 0));
 	fill(src.data(), n, 5);
 
@@ -338,7 +338,8 @@ static void test_3d(CUstream s)
 static void test_peer(CUcontext prim, CUstream s)
 {
 	const size_t n = 1 << 16, bytes = n * 4;
-	const size_t w = 64, h = 16, dd = 4, n3 = w * h * dd;
+	// rows of 512 bytes: a pitch the driver's allocations would have
+	const size_t w = 128, h = 16, dd = 4, n3 = w * h * dd;
 	std::vector<uint32_t> src(n), r(n);
 	CUdeviceptr a, a2, b, b3;
 	CUcontext other;

@@ -681,6 +681,52 @@ out:
 	end();
 }
 
+/* a 3D copy whose slices are larger than the data area (run with
+ * XGPU_DATA_MB=1): pageable rows staged a part of a slice at a time */
+static void test_staged(void)
+{
+	enum { W = 1024, H = 384, D = 3, N = W * H * D };
+	uint32_t *src = malloc((size_t)N * 4), *dst = calloc(N, 4);
+	CUarray a = NULL;
+	CUDA_MEMCPY3D p;
+
+	begin("arrays-staged");
+	if (!src || !dst || !OK(array(&a, W, H, D)))
+		goto out;
+	fill(src, N, 31);
+	memset(&p, 0, sizeof(p));
+	p.srcMemoryType = CU_MEMORYTYPE_HOST;
+	p.srcHost = src;
+	p.srcPitch = W * 4;
+	p.srcHeight = H;
+	p.dstMemoryType = CU_MEMORYTYPE_ARRAY;
+	p.dstArray = a;
+	p.WidthInBytes = W * 4;
+	p.Height = H;
+	p.Depth = D;
+	if (!OK(cuMemcpy3D(&p)))
+		goto out;
+	memset(&p, 0, sizeof(p));
+	p.srcMemoryType = CU_MEMORYTYPE_ARRAY;
+	p.srcArray = a;
+	p.dstMemoryType = CU_MEMORYTYPE_HOST;
+	p.dstHost = dst;
+	p.dstPitch = W * 4;
+	p.dstHeight = H;
+	p.WidthInBytes = W * 4;
+	p.Height = H;
+	p.Depth = D;
+	if (OK(cuMemcpy3DAsync(&p, NULL)) && OK(cuCtxSynchronize()))
+		EXPECT(diff(dst, N, 31) == N, "staged slices differ at %zu",
+		       diff(dst, N, 31));
+out:
+	if (a)
+		cuArrayDestroy(a);
+	free(src);
+	free(dst);
+	end();
+}
+
 int main(void)
 {
 	CUdevice dev;
@@ -696,6 +742,7 @@ int main(void)
 	test_mipmap();
 	test_refs();
 	test_batch();
+	test_staged();
 	cuDevicePrimaryCtxRelease(dev);
 	printf("%s arrays: %d failed\n", failures ? "FAIL" : "PASS", failures);
 	return failures ? 1 : 0;

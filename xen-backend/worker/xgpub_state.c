@@ -243,11 +243,16 @@ int xgpub_release(struct xgpub_worker *w, struct xgpub_hentry *e)
 	case XGPUB_H_SURFOBJ:
 		return D->cuSurfObjectDestroy((CUsurfObject)(uintptr_t)e->obj);
 	case XGPUB_H_ARRAY:
-		forget_subs(w, e);
-		return D->cuArrayDestroy(e->obj);
-	case XGPUB_H_MIPMAP:
-		forget_subs(w, e);
-		return D->cuMipmappedArrayDestroy(e->obj);
+	case XGPUB_H_MIPMAP: {
+		int rc = e->type == XGPUB_H_ARRAY ?
+				 D->cuArrayDestroy(e->obj) :
+				 D->cuMipmappedArrayDestroy(e->obj);
+
+		/* its planes or levels went with it */
+		if (rc == 0)
+			forget_subs(w, e);
+		return rc;
+	}
 	case XGPUB_H_SUBARRAY:
 	case XGPUB_H_TEXREF:
 	case XGPUB_H_SURFREF:
