@@ -270,6 +270,8 @@ struct xgpuif_array_reply {
 };
 
 #define XGPUIF_RES_ARRAY	0u	/* CU_RESOURCE_TYPE_ARRAY */
+#define XGPUIF_RES_MIPMAP	1u	/* CU_RESOURCE_TYPE_MIPMAPPED_ARRAY:
+					 * array names the mipmap */
 #define XGPUIF_RES_LINEAR	2u	/* CU_RESOURCE_TYPE_LINEAR */
 #define XGPUIF_RES_PITCH2D	3u	/* CU_RESOURCE_TYPE_PITCH2D */
 
@@ -1066,6 +1068,127 @@ struct xgpuif_peer_access_args {
 	xgpuif_handle_t peer;
 	uint32_t enable;
 	uint32_t flags;
+};
+
+/* ---- array copies, mipmapped arrays, texture references ------------------ */
+
+/* MEMCPY_3D flags, with XGPUIF_CF_ASYNC */
+#define XGPUIF_CF_PEER		0x2u	/* src_ctx and dst_ctx name the
+					 * sides' contexts (cuMemcpy3DPeer) */
+
+/*
+ * One side of a 3D copy: a CUDA_MEMCPY3D side.  Linear memory (HOST,
+ * DEVICE) is `height` rows of `pitch` bytes per slice; HOST names shared
+ * memory from its start, which must hold every byte the copy touches.
+ */
+struct xgpuif_copy_side3d {
+	uint32_t type;		/* XGPUIF_MT_* */
+	uint32_t _pad;
+	uint64_t x_bytes;
+	uint64_t y;
+	uint64_t z;
+	uint64_t pitch;
+	uint64_t height;	/* rows per slice of linear memory */
+	uint64_t dptr;		/* DEVICE */
+	xgpuif_handle_t array;	/* ARRAY: an array or a mipmap level */
+	struct xgpuif_memref mem;	/* HOST */
+};
+
+struct xgpuif_memcpy3d_args {
+	struct xgpuif_copy_side3d src;
+	struct xgpuif_copy_side3d dst;
+	uint64_t width_bytes;
+	uint64_t height;
+	uint64_t depth;
+	xgpuif_handle_t stream;
+	xgpuif_handle_t src_ctx;	/* XGPUIF_CF_PEER only */
+	xgpuif_handle_t dst_ctx;	/* XGPUIF_CF_PEER only */
+	uint32_t flags;		/* XGPUIF_CF_* */
+	uint32_t _pad;
+};
+
+/* MIPMAP_CREATE: a CUDA_ARRAY3D_DESCRIPTOR and the number of levels */
+struct xgpuif_mipmap_args {
+	struct xgpuif_array_args desc;
+	uint32_t levels;
+	uint32_t _pad;
+};
+
+/* MIPMAP_LEVEL (level of a mipmap), ARRAY_PLANE (plane of an array) */
+struct xgpuif_subarray_args {
+	xgpuif_handle_t handle;
+	uint32_t index;
+	uint32_t _pad;
+};
+
+struct xgpuif_subarray_reply {
+	xgpuif_handle_t array;		/* owned by the mipmap or the array */
+	struct xgpuif_array_args desc;	/* its CUDA_ARRAY3D_DESCRIPTOR */
+};
+
+/* ARRAY_QUERY: what */
+#define XGPUIF_AQ_MEMREQ	0u	/* cuArrayGetMemoryRequirements */
+#define XGPUIF_AQ_SPARSE	1u	/* cuArrayGetSparseProperties */
+#define XGPUIF_AQ_MIP_MEMREQ	2u	/* cuMipmappedArrayGetMemoryRequirements */
+#define XGPUIF_AQ_MIP_SPARSE	3u	/* cuMipmappedArrayGetSparseProperties */
+
+struct xgpuif_array_query_args {
+	xgpuif_handle_t handle;	/* an array (AQ_MEMREQ, AQ_SPARSE) or a
+				 * mipmap */
+	uint32_t what;		/* XGPUIF_AQ_* */
+	int32_t device;		/* AQ_*MEMREQ: the guest's ordinal */
+};
+
+/* the CUDA struct the query fills (CUDA_ARRAY_MEMORY_REQUIREMENTS or
+ * CUDA_ARRAY_SPARSE_PROPERTIES), as the CUDA ABI lays it out */
+struct xgpuif_array_query_reply {
+	uint8_t bytes[64];
+};
+
+/* MODULE_GET_TEXREF, MODULE_GET_SURFREF */
+struct xgpuif_ref_reply {
+	xgpuif_handle_t ref;
+};
+
+/* TEXREF_SET / TEXREF_GET: which property of a texture reference */
+#define XGPUIF_TR_ADDRESS	1u	/* mem.dptr, mem.width bytes; reply:
+					 * the byte offset */
+#define XGPUIF_TR_ADDRESS2D	2u	/* mem (format, channels, width,
+					 * height, dptr, pitch) */
+#define XGPUIF_TR_ARRAY		3u	/* array */
+#define XGPUIF_TR_MIPMAP	4u	/* array: a mipmap */
+#define XGPUIF_TR_FORMAT	5u	/* u[0] format, u[1] channels */
+#define XGPUIF_TR_FILTER	6u	/* u[0] */
+#define XGPUIF_TR_ADDR_MODE	7u	/* index: the dimension; u[0] */
+#define XGPUIF_TR_FLAGS		8u	/* u[0] */
+#define XGPUIF_TR_BORDER	9u	/* f[0..3] */
+#define XGPUIF_TR_ANISO		10u	/* u[0] */
+#define XGPUIF_TR_MIP_FILTER	11u	/* u[0] */
+#define XGPUIF_TR_MIP_BIAS	12u	/* f[0] */
+#define XGPUIF_TR_MIP_CLAMP	13u	/* f[0] min, f[1] max */
+#define XGPUIF_TR_SURF_ARRAY	14u	/* a surface reference's array */
+
+struct xgpuif_texref_set_args {
+	xgpuif_handle_t ref;	/* TEXREF, or SURFREF for TR_SURF_ARRAY */
+	uint32_t what;		/* XGPUIF_TR_* */
+	uint32_t index;
+	xgpuif_handle_t array;
+	struct xgpuif_tex_mem mem;
+	uint32_t u[4];
+	float f[4];
+};
+
+struct xgpuif_texref_get_args {
+	xgpuif_handle_t ref;
+	uint32_t what;		/* XGPUIF_TR_* */
+	uint32_t index;
+};
+
+struct xgpuif_texref_get_reply {
+	uint64_t dptr;		/* TR_ADDRESS */
+	xgpuif_handle_t array;	/* TR_ARRAY, TR_MIPMAP, TR_SURF_ARRAY */
+	uint32_t u[2];
+	float f[4];
 };
 
 #endif /* XGPUIF_OPS_H */

@@ -391,6 +391,17 @@ XGPUIF_ASSERT_SIZE(struct xgpuif_stream_pair_args, 16);
 XGPUIF_ASSERT_SIZE(struct xgpuif_device_query_args, 144);
 XGPUIF_ASSERT_SIZE(struct xgpuif_device_query_reply, 144);
 XGPUIF_ASSERT_SIZE(struct xgpuif_peer_access_args, 16);
+XGPUIF_ASSERT_SIZE(struct xgpuif_copy_side3d, 88);
+XGPUIF_ASSERT_SIZE(struct xgpuif_memcpy3d_args, 232);
+XGPUIF_ASSERT_SIZE(struct xgpuif_mipmap_args, 48);
+XGPUIF_ASSERT_SIZE(struct xgpuif_subarray_args, 16);
+XGPUIF_ASSERT_SIZE(struct xgpuif_subarray_reply, 48);
+XGPUIF_ASSERT_SIZE(struct xgpuif_array_query_args, 16);
+XGPUIF_ASSERT_SIZE(struct xgpuif_array_query_reply, 64);
+XGPUIF_ASSERT_SIZE(struct xgpuif_ref_reply, 8);
+XGPUIF_ASSERT_SIZE(struct xgpuif_texref_set_args, 96);
+XGPUIF_ASSERT_SIZE(struct xgpuif_texref_get_args, 16);
+XGPUIF_ASSERT_SIZE(struct xgpuif_texref_get_reply, 40);
 _Static_assert(__builtin_offsetof(struct xgpuif_request, payload) ==
 	       XGPUIF_HDR_SIZE, "request header is 32 bytes");
 _Static_assert(__builtin_offsetof(struct xgpuif_response, payload) ==
@@ -476,6 +487,11 @@ _Static_assert(sizeof(CUstreamBatchMemOpParams) == XGPUIF_MEMOP_SIZE,
 _Static_assert(sizeof(CUstreamAttrValue) ==
 	       sizeof(((struct xgpuif_stream_attr_args *)0)->value),
 	       "stream attribute value size");
+_Static_assert(sizeof(CUDA_ARRAY_MEMORY_REQUIREMENTS) <=
+	       sizeof(struct xgpuif_array_query_reply) &&
+	       sizeof(CUDA_ARRAY_SPARSE_PROPERTIES) <=
+	       sizeof(struct xgpuif_array_query_reply),
+	       "array query replies");
 _Static_assert(sizeof(struct xgpuif_tex_desc) ==
 	       offsetof(CUDA_TEXTURE_DESC, reserved), "texture desc size");
 _Static_assert(sizeof(struct xgpuif_tex_view) ==

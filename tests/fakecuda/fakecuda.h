@@ -16,6 +16,9 @@
  * (xgpu_fake_vadd, _fill, _scale, _spin, _printf) that run synchronously
  * on the calling thread when launched.  Every module image must be the text
  * "XGPU-FAKE-MODULE\n..."; real cubins, fatbins and PTX are refused.
+ * Arrays are host memory too (rows packed, fakecuda_array.c), with their
+ * copies, mipmapped arrays and a module's texture and surface references
+ * (any name starting with "tex" or "surf"), which no kernel reads.
  *
  * The entry points are the driver's exported (versioned) names with their
  * cuda.h prototypes, so a mismatch does not compile; fakecuda.map exports
@@ -228,6 +231,12 @@ bool fc_cache_config_ok(CUfunc_cache c);
 
 /* a device allocation of `size` bytes (fakecuda_memory.c) */
 CUresult fc_dev_alloc(CUdeviceptr *dptr, size_t size);
+
+/* ---- arrays (fakecuda_array.c) ------------------------------------------- */
+
+/* a 3D copy between host, device and array memory (2D copies with an
+ * array side come here too) */
+CUresult fc_copy_3d(const CUDA_MEMCPY3D *c);
 
 /* ---- modules (fakecuda_module.c) ----------------------------------------- */
 

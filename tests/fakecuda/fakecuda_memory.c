@@ -273,7 +273,7 @@ static CUresult side_2d(CUmemorytype type, const void *host, CUdeviceptr dev,
 			return CUDA_ERROR_INVALID_VALUE;
 		*out = (uint8_t *)(uintptr_t)(dev + start);
 		return CUDA_SUCCESS;
-	default:	/* arrays are not emulated */
+	default:	/* arrays go to fc_copy_3d */
 		return CUDA_ERROR_INVALID_VALUE;
 	}
 }
@@ -288,6 +288,25 @@ static CUresult copy_2d(const CUDA_MEMCPY2D *c)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (!c->WidthInBytes || !c->Height)
 		return CUDA_SUCCESS;
+	if (c->srcMemoryType == CU_MEMORYTYPE_ARRAY ||
+	    c->dstMemoryType == CU_MEMORYTYPE_ARRAY) {
+		CUDA_MEMCPY3D q = {
+			.srcXInBytes = c->srcXInBytes, .srcY = c->srcY,
+			.srcMemoryType = c->srcMemoryType,
+			.srcHost = c->srcHost, .srcDevice = c->srcDevice,
+			.srcArray = c->srcArray, .srcPitch = c->srcPitch,
+			.srcHeight = c->Height,
+			.dstXInBytes = c->dstXInBytes, .dstY = c->dstY,
+			.dstMemoryType = c->dstMemoryType,
+			.dstHost = c->dstHost, .dstDevice = c->dstDevice,
+			.dstArray = c->dstArray, .dstPitch = c->dstPitch,
+			.dstHeight = c->Height,
+			.WidthInBytes = c->WidthInBytes, .Height = c->Height,
+			.Depth = 1,
+		};
+
+		return fc_copy_3d(&q);
+	}
 	rc = side_2d(c->srcMemoryType, c->srcHost, c->srcDevice,
 		     c->srcXInBytes, c->srcY, c->srcPitch, c->WidthInBytes,
 		     c->Height, &s);

@@ -227,24 +227,11 @@ CUresult cuGetErrorName(CUresult error, const char **pstr)
 /* ---- what the fake does not emulate ---------------------------------------- */
 
 /*
- * Arrays, texture objects and the kernel and function counts: the worker
+ * Texture objects and the kernel and function counts: the worker
  * resolves every entry point it uses (a CUDA 13 driver has them all), so
  * the fake has them too, answering what a driver answers for a feature
  * the device lacks.
  */
-CUresult cuArray3DCreate_v2(CUarray *arr, const CUDA_ARRAY3D_DESCRIPTOR *d)
-{
-	(void)arr;
-	(void)d;
-	return CUDA_ERROR_NOT_SUPPORTED;
-}
-
-CUresult cuArrayDestroy(CUarray arr)
-{
-	(void)arr;
-	return CUDA_ERROR_NOT_SUPPORTED;
-}
-
 CUresult cuTexObjectCreate(CUtexObject *t, const CUDA_RESOURCE_DESC *res,
 			   const CUDA_TEXTURE_DESC *tex,
 			   const CUDA_RESOURCE_VIEW_DESC *view)

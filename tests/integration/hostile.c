@@ -24,8 +24,9 @@
  *                 header (closes)
  *   badhandles    forged, stale and wrong-kind handles and ranges to pools,
  *                 graphs, virtual memory, host functions, capture, context
- *                 events, stream attribute copies, peer access and device
- *                 queries (a count past the bound): each an
+ *                 events, stream attribute copies, peer access, device
+ *                 queries (a count past the bound), array copies, mipmaps
+ *                 and texture references: each an
  *                 error for this guest alone, the channel open; then a
  *                 short STREAM_ATTR (closes)
  *
@@ -645,6 +646,58 @@ static void mode_badhandles(const char *path)
 		expect_status(&c, "PEER_ACCESS to a forged context",
 			      XGPUIF_OP_PEER_ACCESS, cr.ctx, &pa, sizeof(pa), 0,
 			      201 /* CUDA_ERROR_INVALID_CONTEXT */);
+	}
+	{
+		struct xgpuif_handle_args h = { forged };
+		struct xgpuif_subarray_args sa = { cr.ctx, 0, 0 };
+		struct xgpuif_memcpy3d_args m;
+		struct xgpuif_texref_set_args ts;
+		struct xgpuif_texref_get_args tg = { forged,
+						     XGPUIF_TR_SURF_ARRAY, 0 };
+		struct xgpuif_array_query_args q = { forged, XGPUIF_AQ_MEMREQ,
+						     0 };
+
+		expect_status(&c, "MIPMAP_DESTROY forged",
+			      XGPUIF_OP_MIPMAP_DESTROY, cr.ctx, &h, sizeof(h),
+			      0, INVALID_HANDLE);
+		expect_status(&c, "MIPMAP_LEVEL of a context",
+			      XGPUIF_OP_MIPMAP_LEVEL, cr.ctx, &sa, sizeof(sa),
+			      sizeof(struct xgpuif_subarray_reply),
+			      INVALID_HANDLE);
+		memset(&m, 0, sizeof(m));
+		m.src.type = XGPUIF_MT_DEVICE;
+		m.dst.type = XGPUIF_MT_ARRAY;
+		m.dst.array = forged;
+		m.width_bytes = m.height = m.depth = 1;
+		expect_status(&c, "MEMCPY_3D to a forged array",
+			      XGPUIF_OP_MEMCPY_3D, cr.ctx, &m, sizeof(m), 0,
+			      INVALID_HANDLE);
+		m.dst.type = XGPUIF_MT_DEVICE;
+		m.flags = XGPUIF_CF_PEER;
+		m.src_ctx = forged;
+		m.dst_ctx = cr.ctx;
+		expect_status(&c, "MEMCPY_3D peer of a forged context",
+			      XGPUIF_OP_MEMCPY_3D, cr.ctx, &m, sizeof(m), 0,
+			      201 /* CUDA_ERROR_INVALID_CONTEXT */);
+		memset(&ts, 0, sizeof(ts));
+		ts.ref = forged;
+		ts.what = XGPUIF_TR_FILTER;
+		expect_status(&c, "TEXREF_SET of a forged reference",
+			      XGPUIF_OP_TEXREF_SET, cr.ctx, &ts, sizeof(ts),
+			      sizeof(struct xgpuif_u64_reply), INVALID_HANDLE);
+		expect_status(&c, "TEXREF_GET of a forged surface reference",
+			      XGPUIF_OP_TEXREF_GET, cr.ctx, &tg, sizeof(tg),
+			      sizeof(struct xgpuif_texref_get_reply),
+			      INVALID_HANDLE);
+		expect_status(&c, "ARRAY_QUERY of a forged array",
+			      XGPUIF_OP_ARRAY_QUERY, cr.ctx, &q, sizeof(q),
+			      sizeof(struct xgpuif_array_query_reply),
+			      INVALID_HANDLE);
+		q.what = 77;
+		expect_status(&c, "ARRAY_QUERY of no such kind",
+			      XGPUIF_OP_ARRAY_QUERY, cr.ctx, &q, sizeof(q),
+			      sizeof(struct xgpuif_array_query_reply),
+			      INVALID_VALUE);
 	}
 	/* STREAM_ATTR is 80 bytes: send 8 */
 	if (call(&c, XGPUIF_OP_STREAM_ATTR, cr.ctx, &forged, sizeof(forged),

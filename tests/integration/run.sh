@@ -87,7 +87,7 @@ client() {
 
 for f in "$BACKEND" "$FAKECUDA" "$T/basic" "$T/spin" "$T/noinit" \
 	"$T/hostile" "$T/forked" "$T/devprintf" "$T/ipc" "$T/ctxmisc" \
-	"$T/hostreg"; do
+	"$T/hostreg" "$T/arrays"; do
 	if [ ! -x "$f" ]; then
 		fail setup "$f is missing (make all integration)"
 		echo "$npass passed, $nfail failed"
@@ -319,6 +319,16 @@ else
 	fail hostreg "$(grep -m1 '^FAIL' "$TMP/hostreg.out" ||
 		tail -n 1 "$TMP/hostreg.out")"
 	show "$TMP/hostreg.out"
+fi
+
+# ---- array copies, mipmapped arrays, texture and surface references ---------
+
+# a small data area: 3D slices larger than it are staged in parts
+if XGPU_DATA_MB=1 client arrays "$TMP/arrays.out"; then
+	pass arrays
+else
+	fail arrays "$(grep -m1 '^FAIL' "$TMP/arrays.out" || tail -n 1 "$TMP/arrays.out")"
+	show "$TMP/arrays.out"
 fi
 
 # ---- IPC between processes: one user's, and (as root) not another's --------

@@ -64,12 +64,14 @@ function reason(n,    b, sfx) {
 		return "green contexts: not yet"
 	if (n ~ /^cu(Checkpoint|Coredump)/)
 		return "process checkpoint and core dumps of the worker: not exposed"
+	if (n ~ /^cuTexRef(Create|Destroy)$/)
+		return "deprecated: a reference made outside a module reaches a kernel only through `cuParamSetTexRef` (the launch API before CUDA 4, refused)"
+	if (n ~ /^cuTexRefSetAddress2D(_v2)?$/)
+		return "an old ABI of `cuTexRefSetAddress2D_v3`, which is served (programs of today ask for that)"
 	if (n ~ /^cu(TexRef|SurfRef|ModuleGetTexRef|ModuleGetSurfRef|ParamSetTexRef)/)
 		return "legacy texture and surface references: not yet"
 	if (n ~ /^cuLink/)
 		return "JIT linking of several images: not yet"
-	if (n ~ /^cu(Array|MipmappedArray|Memcpy.*A|Surf)/)
-		return "this array form: not yet (3D arrays, textures work)"
 	if (n ~ /^cuGraph/)
 		return "this graph call or node kind: not yet"
 	if (n ~ /^cu(Ctx|Device)(Enable|Disable|Can)Peer|^cuMemcpyPeer|Peer/)

@@ -198,7 +198,7 @@ function resolve(i,    nh, h, j, fld, kind, k, all) {
 		sub(/^[^:]*:/, "", kind)
 		if (kind ~ /[?|]/ || fld ~ /\./)
 			continue
-		if (kind !~ /^(CTX|MODULE|LIBRARY|KERNEL|FUNCTION|STREAM|EVENT|BLOB|ARRAY|POOL|GRAPH|GEXEC|GNODE|VMEM|LINK|ANYSTREAM)$/)
+		if (kind !~ /^(CTX|MODULE|LIBRARY|KERNEL|FUNCTION|STREAM|EVENT|BLOB|ARRAY|POOL|GRAPH|GEXEC|GNODE|VMEM|LINK|MIPMAP|SUBARRAY|TEXREF|SURFREF|ANYSTREAM)$/)
 			die(o_name[i] ": handle kind " kind " unknown")
 		k = ++o_nres[i]
 		o_res_field[i, k] = fld
@@ -527,7 +527,7 @@ function table_h(    f, i, nin, nout) {
 	      "\n\tconst char *desc;\n\tsize_t args_size;\n\tint var_args;" \
 	      "\n\tsize_t reply_size;\n\tint var_reply;\n\tint work;" \
 	      "\n\tlong stream_off;\t/* -1: none */" \
-	      "\n\tint nin, nout;\n\tstruct xgpuif_call_field in[4], out[2];" \
+	      "\n\tint nin, nout;\n\tstruct xgpuif_call_field in[6], out[2];" \
 	      "\n};\n" > f
 	print "static const struct xgpuif_call_info xgpuif_calls[] = {" > f
 	for (i = 1; i <= n; i++) {
@@ -552,7 +552,7 @@ function table_h(    f, i, nin, nout) {
 		print "\t\t},\n\t\t.out = {" > f
 		nout = o_out[i] == "" ? 0 : table_fields(i, o_out[i], o_reply[i], f)
 		print "\t\t}," > f
-		if (nin > 4 || nout > 2)
+		if (nin > 6 || nout > 2)
 			die(o_name[i] ": more handle fields than the table holds")
 		printf "\t\t.nin = %d,\n\t\t.nout = %d,\n", nin, nout > f
 		print "\t}," > f

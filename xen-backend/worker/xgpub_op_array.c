@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * xgpub_op_array.c: CUDA arrays and texture objects.  A texture object's
- * value travels unchanged (kernels use it); it is kept in the handle table
- * only so that the guest can destroy nothing but its own and the teardown
- * finds it.
+ * xgpub_op_array.c: CUDA arrays, mipmapped arrays (their levels, and an
+ * array's planes, are SUBARRAY handles their owner frees) and texture and
+ * surface objects.  A texture object's value travels unchanged (kernels
+ * use it); it is kept in the handle table only so that the guest can
+ * destroy nothing but its own and the teardown finds it.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "xgpub_worker.h"
@@ -57,12 +59,16 @@ int xgpub_h_TEXOBJ_CREATE(struct xgpub_worker *w,
 	res.resType = (CUresourcetype)a->res_type;
 	res.flags = a->res_flags;
 	if (a->res_type == XGPUIF_RES_ARRAY) {
+		res.res.array.hArray = xgpub_array_of(w, a->array);
+		if (!res.res.array.hArray)
+			return CUDA_ERROR_INVALID_HANDLE;
+	} else if (a->res_type == XGPUIF_RES_MIPMAP) {
 		struct xgpub_hentry *e = xgpub_handle_get(&w->h, a->array,
-							  XGPUB_H_ARRAY);
+							  XGPUB_H_MIPMAP);
 
 		if (!e)
 			return CUDA_ERROR_INVALID_HANDLE;
-		res.res.array.hArray = e->obj;
+		res.res.mipmap.hMipmappedArray = e->obj;
 	} else if (xgpuif_tex_mem_len(a->res_type)) {
 		memcpy(&res.res, &a->mem, xgpuif_tex_mem_len(a->res_type));
 	} else {
@@ -95,7 +101,8 @@ int xgpub_h_TEXOBJ_DESTROY(struct xgpub_worker *w,
 	return rc;
 }
 
-int xgpub_h_SURFOBJ_CREATE(struct xgpub_worker *w, struct xgpub_hentry *handle,
+int xgpub_h_SURFOBJ_CREATE(struct xgpub_worker *w,
+			   const struct xgpuif_handle_args *a,
 			   struct xgpuif_texobj_reply *r)
 {
 	CUDA_RESOURCE_DESC res;
@@ -105,7 +112,9 @@ int xgpub_h_SURFOBJ_CREATE(struct xgpub_worker *w, struct xgpub_hentry *handle,
 
 	memset(&res, 0, sizeof(res));
 	res.resType = CU_RESOURCE_TYPE_ARRAY;
-	res.res.array.hArray = handle->obj;
+	res.res.array.hArray = xgpub_array_of(w, a->handle);
+	if (!res.res.array.hArray)
+		return CUDA_ERROR_INVALID_HANDLE;
 	rc = w->D->cuSurfObjectCreate(&sobj, &res);
 	/* kept in the table so teardown can destroy it */
 	if (rc == 0)
@@ -128,4 +137,131 @@ int xgpub_h_SURFOBJ_DESTROY(struct xgpub_worker *w,
 	if (rc == 0)
 		xgpub_handle_free(&w->h, h, XGPUB_H_SURFOBJ);
 	return rc;
+}
+
+/* ---- mipmapped arrays, levels and planes --------------------------------- */
+
+int xgpub_h_MIPMAP_CREATE(struct xgpub_worker *w,
+			  const struct xgpuif_mipmap_args *a,
+			  struct xgpuif_array_reply *r)
+{
+	CUDA_ARRAY3D_DESCRIPTOR d;
+	CUmipmappedArray m;
+	int rc;
+
+	memcpy(&d, &a->desc, sizeof(d));	/* the same layout (xgpuif.h) */
+	rc = w->D->cuMipmappedArrayCreate(&m, &d, a->levels);
+	return rc ? rc : xgpub_keep(w, XGPUB_H_MIPMAP, m, NULL, &r->array);
+}
+
+int xgpub_h_MIPMAP_DESTROY(struct xgpub_worker *w, struct xgpub_hentry *handle)
+{
+	return xgpub_release_drop(w, handle);
+}
+
+/*
+ * The handle of array arr, which parent (a mipmap or an array) owns: the
+ * one handed out before for it, or a new one; with its descriptor.
+ */
+static int reply_sub(struct xgpub_worker *w, struct xgpub_hentry *parent,
+		     CUarray arr, struct xgpuif_subarray_reply *r)
+{
+	struct xgpub_hentry *e = xgpub_handle_find(&w->h, XGPUB_H_SUBARRAY,
+						   arr);
+	CUDA_ARRAY3D_DESCRIPTOR d;
+	struct xgpub_sub *x;
+	int rc;
+
+	memset(&d, 0, sizeof(d));
+	rc = w->D->cuArray3DGetDescriptor_v2(&d, arr);
+	if (rc)
+		return rc;
+	memcpy(&r->desc, &d, sizeof(r->desc));
+	if (e) {
+		r->array = xgpub_handle_of(&w->h, e);
+		return 0;
+	}
+	x = malloc(sizeof(*x));
+	if (!x)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	x->parent = xgpub_handle_of(&w->h, parent);
+	r->array = xgpub_handle_new(&w->h, XGPUB_H_SUBARRAY, arr, x);
+	if (!r->array) {
+		free(x);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	return 0;
+}
+
+int xgpub_h_MIPMAP_LEVEL(struct xgpub_worker *w,
+			 const struct xgpuif_subarray_args *a,
+			 struct xgpub_hentry *handle,
+			 struct xgpuif_subarray_reply *r)
+{
+	CUarray arr;
+	int rc;
+
+	rc = w->D->cuMipmappedArrayGetLevel(&arr, handle->obj, a->index);
+	return rc ? rc : reply_sub(w, handle, arr, r);
+}
+
+int xgpub_h_ARRAY_PLANE(struct xgpub_worker *w,
+			const struct xgpuif_subarray_args *a,
+			struct xgpub_hentry *handle,
+			struct xgpuif_subarray_reply *r)
+{
+	CUarray arr;
+	int rc;
+
+	rc = w->D->cuArrayGetPlane(&arr, handle->obj, a->index);
+	return rc ? rc : reply_sub(w, handle, arr, r);
+}
+
+int xgpub_h_ARRAY_QUERY(struct xgpub_worker *w,
+			const struct xgpuif_array_query_args *a,
+			struct xgpuif_array_query_reply *r)
+{
+	CUDA_ARRAY_MEMORY_REQUIREMENTS req;
+	CUDA_ARRAY_SPARSE_PROPERTIES sp;
+	struct xgpub_hentry *m = NULL;
+	CUarray arr = NULL;
+	int rc;
+
+	memset(&req, 0, sizeof(req));
+	memset(&sp, 0, sizeof(sp));
+	if (a->what == XGPUIF_AQ_MEMREQ || a->what == XGPUIF_AQ_SPARSE)
+		arr = xgpub_array_of(w, a->handle);
+	else if (a->what == XGPUIF_AQ_MIP_MEMREQ ||
+		 a->what == XGPUIF_AQ_MIP_SPARSE)
+		m = xgpub_handle_get(&w->h, a->handle, XGPUB_H_MIPMAP);
+	else
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!arr && !m)
+		return CUDA_ERROR_INVALID_HANDLE;
+	/* one device per worker: the guest's device 0 */
+	if ((a->what == XGPUIF_AQ_MEMREQ || a->what == XGPUIF_AQ_MIP_MEMREQ) &&
+	    a->device != 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	switch (a->what) {
+	case XGPUIF_AQ_MEMREQ:
+		rc = w->D->cuArrayGetMemoryRequirements(&req, arr, w->dev);
+		break;
+	case XGPUIF_AQ_MIP_MEMREQ:
+		rc = w->D->cuMipmappedArrayGetMemoryRequirements(&req, m->obj,
+								 w->dev);
+		break;
+	case XGPUIF_AQ_SPARSE:
+		rc = w->D->cuArrayGetSparseProperties(&sp, arr);
+		break;
+	default:
+		rc = w->D->cuMipmappedArrayGetSparseProperties(&sp, m->obj);
+		break;
+	}
+	if (rc)
+		return rc;
+	if (a->what == XGPUIF_AQ_MEMREQ || a->what == XGPUIF_AQ_MIP_MEMREQ)
+		memcpy(r->bytes, &req, sizeof(req));
+	else
+		memcpy(r->bytes, &sp, sizeof(sp));
+	return 0;
 }

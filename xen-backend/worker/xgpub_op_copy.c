@@ -93,16 +93,12 @@ static int side_2d(struct xgpub_worker *w, const struct xgpuif_copy_side *s,
 		*type = CU_MEMORYTYPE_DEVICE;
 		*dptr = s->dptr;
 		return 0;
-	case XGPUIF_MT_ARRAY: {
-		struct xgpub_hentry *e = xgpub_handle_get(&w->h, s->array,
-							  XGPUB_H_ARRAY);
-
-		if (!e)
+	case XGPUIF_MT_ARRAY:
+		*arr = xgpub_array_of(w, s->array);
+		if (!*arr)
 			return CUDA_ERROR_INVALID_HANDLE;
 		*type = CU_MEMORYTYPE_ARRAY;
-		*arr = e->obj;
 		return 0;
-	}
 	default:
 		return -1;
 	}

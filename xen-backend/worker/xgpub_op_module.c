@@ -366,6 +366,8 @@ int xgpub_h_MODULE_UNLOAD(struct xgpub_worker *w, struct xgpub_hentry *handle)
 	if (!img || img->root != h)
 		return CUDA_ERROR_INVALID_HANDLE;
 	drop_children(w, XGPUB_H_FUNCTION, h, NULL);
+	drop_children(w, XGPUB_H_TEXREF, h, NULL);
+	drop_children(w, XGPUB_H_SURFREF, h, NULL);
 	rc = w->D->cuModuleUnload(handle->obj);
 	/* the image goes only after the driver let go of it */
 	xgpub_handle_drop(&w->h, handle);
@@ -379,6 +381,8 @@ int xgpub_h_LIBRARY_UNLOAD(struct xgpub_worker *w,
 	int rc;
 
 	drop_children(w, XGPUB_H_FUNCTION, h, NULL);
+	drop_children(w, XGPUB_H_TEXREF, h, NULL);
+	drop_children(w, XGPUB_H_SURFREF, h, NULL);
 	drop_children(w, XGPUB_H_KERNEL, h, NULL);
 	drop_children(w, XGPUB_H_MODULE, h, NULL);
 	rc = w->D->cuLibraryUnload(handle->obj);
@@ -392,5 +396,7 @@ void xgpub_module_ctx_gone(struct xgpub_worker *w, CUcontext ctx)
 	if (!ctx)
 		return;
 	drop_children(w, XGPUB_H_FUNCTION, 0, ctx);
+	drop_children(w, XGPUB_H_TEXREF, 0, ctx);
+	drop_children(w, XGPUB_H_SURFREF, 0, ctx);
 	drop_children(w, XGPUB_H_MODULE, 0, ctx);
 }

@@ -192,6 +192,33 @@ int xgpub_vmm_release(struct xgpub_worker *w, struct xgpub_hentry *e)
 	return rc;
 }
 
+static void drop_sub_of(struct xgpub_hentry *e, void *arg)
+{
+	struct xgpub_sub *x = e->extra;
+	struct xgpub_worker *w = ((void **)arg)[0];
+
+	if (x && x->parent == *(xgpuif_handle_t *)((void **)arg)[1])
+		xgpub_handle_drop(&w->h, e);
+}
+
+/* a mipmap or an array is going away: its levels' or planes' handles */
+static void forget_subs(struct xgpub_worker *w, struct xgpub_hentry *parent)
+{
+	xgpuif_handle_t h = xgpub_handle_of(&w->h, parent);
+	void *arg[2] = { w, &h };
+
+	xgpub_handle_each(&w->h, XGPUB_H_SUBARRAY, drop_sub_of, arg);
+}
+
+CUarray xgpub_array_of(struct xgpub_worker *w, xgpuif_handle_t h)
+{
+	struct xgpub_hentry *e = xgpub_handle_get(&w->h, h, XGPUB_H_ARRAY);
+
+	if (!e)
+		e = xgpub_handle_get(&w->h, h, XGPUB_H_SUBARRAY);
+	return e ? e->obj : NULL;
+}
+
 int xgpub_release(struct xgpub_worker *w, struct xgpub_hentry *e)
 {
 	struct xgpub_driver *D = w->D;
@@ -217,7 +244,20 @@ int xgpub_release(struct xgpub_worker *w, struct xgpub_hentry *e)
 	case XGPUB_H_SURFOBJ:
 		return D->cuSurfObjectDestroy((CUsurfObject)(uintptr_t)e->obj);
 	case XGPUB_H_ARRAY:
-		return D->cuArrayDestroy(e->obj);
+	case XGPUB_H_MIPMAP: {
+		int rc = e->type == XGPUB_H_ARRAY ?
+				 D->cuArrayDestroy(e->obj) :
+				 D->cuMipmappedArrayDestroy(e->obj);
+
+		/* its planes or levels went with it */
+		if (rc == 0)
+			forget_subs(w, e);
+		return rc;
+	}
+	case XGPUB_H_SUBARRAY:
+	case XGPUB_H_TEXREF:
+	case XGPUB_H_SURFREF:
+		return CUDA_SUCCESS;	/* their owner frees them */
 	case XGPUB_H_GEXEC:
 		return D->cuGraphExecDestroy(e->obj);
 	case XGPUB_H_VMEM:

@@ -301,7 +301,7 @@ static void worker_teardown(struct xgpub_worker *w)
 		XGPUB_H_TEXOBJ, XGPUB_H_SURFOBJ, XGPUB_H_EVENT, XGPUB_H_STREAM,
 		XGPUB_H_GEXEC, XGPUB_H_GRAPH, XGPUB_H_VMEM, XGPUB_H_LINK,
 		XGPUB_H_LIBRARY, XGPUB_H_MODULE, XGPUB_H_BLOB, XGPUB_H_ARRAY,
-		XGPUB_H_POOL,
+		XGPUB_H_MIPMAP, XGPUB_H_POOL,
 	};
 	/* mappings go before the memory behind them */
 	xgpub_ipc_teardown(w);

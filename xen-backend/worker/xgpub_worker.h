@@ -21,6 +21,9 @@
 
 /* ---- the executor: a table of driver entry points ----------------------- */
 
+/* texture and surface references are deprecated in cuda.h, and served */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 struct xgpub_driver {
 	const char *name;	/* the driver's absolute path, for the log */
 	void *dl;		/* its dlopen handle */
@@ -28,6 +31,7 @@ struct xgpub_driver {
 #include "xgpub_driver.def"
 #undef XGPUB_DRV
 };
+#pragma GCC diagnostic pop
 
 /* the host's driver, opened by absolute path; NULL and *msg on failure */
 struct xgpub_driver *xgpub_driver_open(const char *path, char *msg,
@@ -55,6 +59,12 @@ enum xgpub_htype {
 	XGPUB_H_GEXEC,
 	XGPUB_H_GNODE,
 	XGPUB_H_VMEM,
+	XGPUB_H_MIPMAP,		/* obj = CUmipmappedArray */
+	XGPUB_H_SUBARRAY,	/* obj = CUarray its owner frees (a mipmap
+				 * level, a plane), extra = struct xgpub_sub */
+	XGPUB_H_TEXREF,		/* obj = CUtexref, extra = struct xgpub_fn
+				 * (its module is the root) */
+	XGPUB_H_SURFREF,	/* obj = CUsurfref, as TEXREF */
 	XGPUB_H_NTYPES
 };
 
@@ -206,6 +216,14 @@ int xgpub_release_drop(struct xgpub_worker *w, struct xgpub_hentry *e);
 
 /* release the driver object behind live entry e (the entry stays) */
 int xgpub_release(struct xgpub_worker *w, struct xgpub_hentry *e);
+
+/* a SUBARRAY's owner: the mipmap or array whose release ends it */
+struct xgpub_sub {
+	xgpuif_handle_t parent;
+};
+
+/* the driver's array behind an ARRAY or SUBARRAY handle, or NULL */
+CUarray xgpub_array_of(struct xgpub_worker *w, xgpuif_handle_t h);
 
 /* stream argument: 0/1/2 pass through, others through the table */
 int xgpub_stream(struct xgpub_worker *w, xgpuif_handle_t h, CUstream *out);

@@ -150,6 +150,22 @@ void xgpulib_region_set_managed(uint32_t id);
 
 /* the wire handle of an array of ours, 0 if a is not one */
 uint64_t xgpulib_array_remote(CUarray a);
+/* the live array of wire handle remote, or NULL */
+CUarray xgpulib_array_by_remote(uint64_t remote);
+/* bytes per element of an array of ours (channels included); 0 if a is
+ * not one, or of a packed, compressed or planar format */
+size_t xgpulib_array_elem_bytes(CUarray a);
+/* a new guest array for wire handle remote; owner (a mipmap or an array)
+ * frees it, or NULL for one of the program's own; NULL when out of
+ * memory */
+CUarray xgpulib_array_wrap(uint64_t remote, const CUDA_ARRAY3D_DESCRIPTOR *d,
+			   const void *owner);
+/* forget the arrays owner owns (it was destroyed) */
+void xgpulib_arrays_drop_owned(const void *owner);
+/* the wire handle of a mipmapped array of ours, 0 if m is not one */
+uint64_t xgpulib_mipmap_remote(CUmipmappedArray m);
+/* the live mipmapped array of wire handle remote, or NULL */
+CUmipmappedArray xgpulib_mipmap_by_remote(uint64_t remote);
 
 /* ---- functions and kernels ------------------------------------------------ */
 

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * xgpulib_api_copy.c: the cuMemcpy* entry points: 1D (host, device,
- * unified addresses), 2D (rows of host, device or array memory) and 3D
- * (a 2D copy per slice).  The transfers themselves are xgpulib_copy.c's.
+ * unified addresses), 2D (rows of host, device or array memory) and the
+ * 1D array forms (one row at byte offsets).  3D, peer and batch copies
+ * are xgpulib_api_copy3d.c's; the 1D transfers themselves xgpulib_copy.c's.
  *
  * Each function serves its ABI and its per-thread default stream twin
  * (_ptds, _ptsz; generated from xgpulib_entry.def): ptds says which the
@@ -60,8 +61,8 @@ CUresult xgpulib_memcpy_dtod_async(CUdeviceptr dst, CUdeviceptr src,
 				 1);
 }
 
-static CUresult copy_unified(uint64_t dst, uint64_t src, size_t n,
-			     uint64_t stream, int async)
+CUresult xgpulib_copy_unified(uint64_t dst, uint64_t src, size_t n,
+			      uint64_t stream, int async)
 {
 	bool dd = xgpulib_is_device(dst), sd = xgpulib_is_device(src);
 
@@ -88,13 +89,14 @@ static CUresult copy_unified(uint64_t dst, uint64_t src, size_t n,
 CUresult xgpulib_memcpy_unified(CUdeviceptr dst, CUdeviceptr src, size_t n,
 				int ptds)
 {
-	return copy_unified(dst, src, n, default_stream(ptds), 0);
+	return xgpulib_copy_unified(dst, src, n, default_stream(ptds), 0);
 }
 
 CUresult xgpulib_memcpy_unified_async(CUdeviceptr dst, CUdeviceptr src,
 				      size_t n, CUstream s, int ptds)
 {
-	return copy_unified(dst, src, n, xgpulib_stream_remote(s, ptds), 1);
+	return xgpulib_copy_unified(dst, src, n,
+				    xgpulib_stream_remote(s, ptds), 1);
 }
 
 /* ---- 2D copies ----------------------------------------------------------- */
@@ -258,98 +260,84 @@ CUresult xgpulib_memcpy_2d_async(const CUDA_MEMCPY2D *p, CUstream s, int ptds)
 	return copy2d(p, xgpulib_stream_remote(s, ptds), 1);
 }
 
-/* the first row of slice z on one side of a 3D copy */
-static CUresult slice_row(CUmemorytype type, size_t y, size_t z,
-			  size_t height, size_t *row)
-{
-	if (type != CU_MEMORYTYPE_ARRAY) {
-		*row = y + z * height;
-		return CUDA_SUCCESS;
-	}
-	if (z)
-		return CUDA_ERROR_NOT_SUPPORTED;
-	*row = y;
-	return CUDA_SUCCESS;
-}
+/* ---- 1D arrays: a copy of one row, at byte offsets ---------------------- */
 
-/*
- * 3D copies, as cudart's cudaMemcpy2DToArray, cudaMemcpy3D and friends
- * issue them: one 2D copy per slice.  Linear memory slices are
- * srcHeight/dstHeight rows apart; an array side must be 2D (z = 0) here,
- * since the 2D wire copy has no z coordinate.
- */
-static CUresult copy3d(const CUDA_MEMCPY3D *p, uint64_t stream, int async)
-{
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!p)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (!p->WidthInBytes || !p->Height || !p->Depth)
-		return CUDA_SUCCESS;
-	if (p->srcLOD || p->dstLOD)
-		return CUDA_ERROR_NOT_SUPPORTED;
-	for (size_t z = 0; z < p->Depth; z++) {
-		CUDA_MEMCPY2D q = {
-			.srcXInBytes = p->srcXInBytes,
-			.srcMemoryType = p->srcMemoryType,
-			.srcHost = p->srcHost,
-			.srcDevice = p->srcDevice,
-			.srcArray = p->srcArray,
-			.srcPitch = p->srcPitch,
-			.dstXInBytes = p->dstXInBytes,
-			.dstMemoryType = p->dstMemoryType,
-			.dstHost = p->dstHost,
-			.dstDevice = p->dstDevice,
-			.dstArray = p->dstArray,
-			.dstPitch = p->dstPitch,
-			.WidthInBytes = p->WidthInBytes,
-			.Height = p->Height,
-		};
-		CUresult rc;
-
-		rc = slice_row(p->srcMemoryType, p->srcY, p->srcZ + z,
-			       p->srcHeight, &q.srcY);
-		if (!rc)
-			rc = slice_row(p->dstMemoryType, p->dstY, p->dstZ + z,
-				       p->dstHeight, &q.dstY);
-		if (!rc)
-			rc = copy2d(&q, stream, async);
-		if (rc)
-			return rc;
-	}
-	return CUDA_SUCCESS;
-}
-
-CUresult xgpulib_memcpy_3d(const CUDA_MEMCPY3D *p, int ptds)
-{
-	return copy3d(p, default_stream(ptds), 0);
-}
-
-CUresult xgpulib_memcpy_3d_async(const CUDA_MEMCPY3D *p, CUstream s, int ptds)
-{
-	return copy3d(p, xgpulib_stream_remote(s, ptds), 1);
-}
-
-/* array <-> host/device helpers cudart and driver programs use */
-CUresult cuMemcpyHtoA(CUarray dst, size_t off, const void *src, size_t n)
+/* a one-row copy; an array side's offset is its x in bytes */
+static CUresult copy_row(CUmemorytype st, const void *sh, CUdeviceptr sd,
+			 CUarray sa, size_t soff, CUmemorytype dt, void *dh,
+			 CUdeviceptr dd, CUarray da, size_t doff, size_t n,
+			 uint64_t stream, int async)
 {
 	CUDA_MEMCPY2D p = {
-		.srcMemoryType = CU_MEMORYTYPE_HOST, .srcHost = src,
-		.srcPitch = n, .dstMemoryType = CU_MEMORYTYPE_ARRAY,
-		.dstArray = dst, .dstXInBytes = off, .WidthInBytes = n,
-		.Height = 1,
+		.srcMemoryType = st, .srcHost = sh, .srcDevice = sd,
+		.srcArray = sa, .srcPitch = n,
+		.dstMemoryType = dt, .dstHost = dh, .dstDevice = dd,
+		.dstArray = da, .dstPitch = n, .WidthInBytes = n, .Height = 1,
 	};
 
-	return copy2d(&p, 0, 0);
+	if (st == CU_MEMORYTYPE_ARRAY)
+		p.srcXInBytes = soff;
+	if (dt == CU_MEMORYTYPE_ARRAY)
+		p.dstXInBytes = doff;
+	if ((st == CU_MEMORYTYPE_ARRAY && !xgpulib_array_remote(sa)) ||
+	    (dt == CU_MEMORYTYPE_ARRAY && !xgpulib_array_remote(da)))
+		return xgpulib_check_init() ? CUDA_ERROR_NOT_INITIALIZED :
+					      CUDA_ERROR_INVALID_HANDLE;
+	return copy2d(&p, stream, async);
 }
 
-CUresult cuMemcpyAtoH(void *dst, CUarray src, size_t off, size_t n)
+CUresult xgpulib_memcpy_htoa(CUarray dst, size_t off, const void *src,
+			     size_t n, int ptds)
 {
-	CUDA_MEMCPY2D p = {
-		.srcMemoryType = CU_MEMORYTYPE_ARRAY, .srcArray = src,
-		.srcXInBytes = off, .dstMemoryType = CU_MEMORYTYPE_HOST,
-		.dstHost = dst, .dstPitch = n, .WidthInBytes = n, .Height = 1,
-	};
+	return copy_row(CU_MEMORYTYPE_HOST, src, 0, NULL, 0,
+			CU_MEMORYTYPE_ARRAY, NULL, 0, dst, off, n,
+			default_stream(ptds), 0);
+}
 
-	return copy2d(&p, 0, 0);
+CUresult xgpulib_memcpy_atoh(void *dst, CUarray src, size_t off, size_t n,
+			     int ptds)
+{
+	return copy_row(CU_MEMORYTYPE_ARRAY, NULL, 0, src, off,
+			CU_MEMORYTYPE_HOST, dst, 0, NULL, 0, n,
+			default_stream(ptds), 0);
+}
+
+CUresult xgpulib_memcpy_htoa_async(CUarray dst, size_t off, const void *src,
+				   size_t n, CUstream s, int ptds)
+{
+	return copy_row(CU_MEMORYTYPE_HOST, src, 0, NULL, 0,
+			CU_MEMORYTYPE_ARRAY, NULL, 0, dst, off, n,
+			xgpulib_stream_remote(s, ptds), 1);
+}
+
+CUresult xgpulib_memcpy_atoh_async(void *dst, CUarray src, size_t off,
+				   size_t n, CUstream s, int ptds)
+{
+	return copy_row(CU_MEMORYTYPE_ARRAY, NULL, 0, src, off,
+			CU_MEMORYTYPE_HOST, dst, 0, NULL, 0, n,
+			xgpulib_stream_remote(s, ptds), 1);
+}
+
+CUresult xgpulib_memcpy_atod(CUdeviceptr dst, CUarray src, size_t off,
+			     size_t n, int ptds)
+{
+	return copy_row(CU_MEMORYTYPE_ARRAY, NULL, 0, src, off,
+			CU_MEMORYTYPE_DEVICE, NULL, dst, NULL, 0, n,
+			default_stream(ptds), 0);
+}
+
+CUresult xgpulib_memcpy_dtoa(CUarray dst, size_t off, CUdeviceptr src,
+			     size_t n, int ptds)
+{
+	return copy_row(CU_MEMORYTYPE_DEVICE, NULL, src, NULL, 0,
+			CU_MEMORYTYPE_ARRAY, NULL, 0, dst, off, n,
+			default_stream(ptds), 0);
+}
+
+CUresult xgpulib_memcpy_atoa(CUarray dst, size_t doff, CUarray src,
+			     size_t soff, size_t n, int ptds)
+{
+	return copy_row(CU_MEMORYTYPE_ARRAY, NULL, 0, src, soff,
+			CU_MEMORYTYPE_ARRAY, NULL, 0, dst, doff, n,
+			default_stream(ptds), 0);
 }

@@ -13,16 +13,114 @@
 
 #define ARRAY_MAGIC 0x78617272u	/* "xarr" */
 
+/*
+ * An array of the guest's: its own (cuArray3DCreate), or one its owner
+ * frees (a mipmap's level, an array's plane: owner set).  Every live one
+ * is on `arrays`, so that a handle from the worker (cuTexRefGetArray)
+ * finds its CUarray.
+ */
 struct CUarray_st {
 	uint32_t magic;
 	uint64_t remote;
 	CUDA_ARRAY3D_DESCRIPTOR desc;
+	const void *owner;	/* a CUmipmappedArray or CUarray, or NULL */
+	struct CUarray_st *next;
 };
 
-uint64_t xgpulib_array_remote(CUarray a);
+static pthread_mutex_t arrays_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct CUarray_st *arrays;
+
 uint64_t xgpulib_array_remote(CUarray a)
 {
 	return a && a->magic == ARRAY_MAGIC ? a->remote : 0;
+}
+
+size_t xgpulib_array_elem_bytes(CUarray a)
+{
+	size_t b;
+
+	if (!a || a->magic != ARRAY_MAGIC)
+		return 0;
+	switch (a->desc.Format) {
+	case CU_AD_FORMAT_UNSIGNED_INT8:
+	case CU_AD_FORMAT_SIGNED_INT8:
+		b = 1;
+		break;
+	case CU_AD_FORMAT_UNSIGNED_INT16:
+	case CU_AD_FORMAT_SIGNED_INT16:
+	case CU_AD_FORMAT_HALF:
+		b = 2;
+		break;
+	case CU_AD_FORMAT_UNSIGNED_INT32:
+	case CU_AD_FORMAT_SIGNED_INT32:
+	case CU_AD_FORMAT_FLOAT:
+		b = 4;
+		break;
+	default:
+		return 0;	/* packed, compressed and planar formats */
+	}
+	return b * a->desc.NumChannels;
+}
+
+CUarray xgpulib_array_by_remote(uint64_t remote)
+{
+	struct CUarray_st *a;
+
+	pthread_mutex_lock(&arrays_mu);
+	for (a = arrays; a && a->remote != remote; a = a->next)
+		;
+	pthread_mutex_unlock(&arrays_mu);
+	return remote ? a : NULL;
+}
+
+CUarray xgpulib_array_wrap(uint64_t remote, const CUDA_ARRAY3D_DESCRIPTOR *d,
+			   const void *owner)
+{
+	struct CUarray_st *a = calloc(1, sizeof(*a));
+
+	if (!a)
+		return NULL;
+	a->magic = ARRAY_MAGIC;
+	a->remote = remote;
+	a->desc = *d;
+	a->owner = owner;
+	pthread_mutex_lock(&arrays_mu);
+	a->next = arrays;
+	arrays = a;
+	pthread_mutex_unlock(&arrays_mu);
+	return a;
+}
+
+/* drop a (owner NULL) or every array owner owns (a NULL) */
+static void arrays_drop(struct CUarray_st *a, const void *owner)
+{
+	struct CUarray_st **pp = &arrays, *dead = NULL;
+
+	pthread_mutex_lock(&arrays_mu);
+	while (*pp) {
+		struct CUarray_st *x = *pp;
+
+		if (x == a || (owner && x->owner == owner)) {
+			*pp = x->next;
+			x->next = dead;
+			dead = x;
+		} else {
+			pp = &x->next;
+		}
+	}
+	pthread_mutex_unlock(&arrays_mu);
+	while (dead) {
+		struct CUarray_st *x = dead;
+
+		dead = x->next;
+		x->magic = 0;
+		free(x);
+	}
+}
+
+void xgpulib_arrays_drop_owned(const void *owner)
+{
+	arrays_drop(NULL, owner);
 }
 
 CUresult cuArray3DCreate(CUarray *pa, const CUDA_ARRAY3D_DESCRIPTOR *d)
@@ -39,16 +137,13 @@ CUresult cuArray3DCreate(CUarray *pa, const CUDA_ARRAY3D_DESCRIPTOR *d)
 	rc = xgpulib_call_ARRAY_CREATE(&a, &r);
 	if (rc)
 		return rc;
-	arr = calloc(1, sizeof(*arr));
+	arr = xgpulib_array_wrap(r.array, d, NULL);
 	if (!arr) {
 		struct xgpuif_handle_args h = { r.array };
 
 		xgpulib_call_ARRAY_DESTROY(&h);
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
-	arr->magic = ARRAY_MAGIC;
-	arr->remote = r.array;
-	arr->desc = *d;
 	*pa = arr;
 	return CUDA_SUCCESS;
 }
@@ -74,11 +169,13 @@ CUresult cuArrayDestroy(CUarray a)
 
 	if (!a || a->magic != ARRAY_MAGIC)
 		return CUDA_ERROR_INVALID_HANDLE;
+	/* a level or a plane too: the worker refuses those (its owner
+	 * frees it) */
 	h.handle = a->remote;
 	rc = xgpulib_call_ARRAY_DESTROY(&h);
 	if (rc == CUDA_SUCCESS) {
-		a->magic = 0;
-		free(a);
+		xgpulib_arrays_drop_owned(a);	/* its planes */
+		arrays_drop(a, NULL);
 	}
 	return rc;
 }
@@ -226,6 +323,10 @@ CUresult cuTexObjectCreate(CUtexObject *pt, const CUDA_RESOURCE_DESC *res,
 	a.res_flags = res->flags;
 	if (a.res_type == XGPUIF_RES_ARRAY) {
 		a.array = xgpulib_array_remote(res->res.array.hArray);
+		if (!a.array)
+			return CUDA_ERROR_INVALID_HANDLE;
+	} else if (a.res_type == XGPUIF_RES_MIPMAP) {
+		a.array = xgpulib_mipmap_remote(res->res.mipmap.hMipmappedArray);
 		if (!a.array)
 			return CUDA_ERROR_INVALID_HANDLE;
 	} else if (xgpuif_tex_mem_len(a.res_type)) {

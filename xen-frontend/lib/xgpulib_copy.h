@@ -23,6 +23,10 @@ CUresult xgpulib_copy_dtoh(void *dst, uint64_t src, size_t n, uint64_t stream,
 			   int async);
 CUresult xgpulib_copy_dtod(uint64_t dst, uint64_t src, size_t n,
 			   uint64_t stream, int async);
+/* a copy between unified addresses (host or device on either side; host
+ * to host in stream order) */
+CUresult xgpulib_copy_unified(uint64_t dst, uint64_t src, size_t n,
+			      uint64_t stream, int async);
 
 /* ---- host-memory regions ------------------------------------------------- */
 

@@ -1,0 +1,586 @@
+// SPDX-License-Identifier: MIT
+/*
+ * xgpulib_api_copy3d.c: 3D copies (cuMemcpy3D and its peer form between
+ * two contexts of the worker's device, cuMemcpyPeer), one MEMCPY_3D
+ * request each, with host, device or array memory on either side; a
+ * pageable host side is staged through the data area a slice's rows at a
+ * time.  And the batch copies of CUDA 12.8, as a run of the served forms.
+ *
+ * Each function serves its ABI and its per-thread default stream twin
+ * (generated from xgpulib_entry.def): ptds says which the program called.
+ */
+#include <string.h>
+
+#include "xgpulib.h"
+#include "xgpulib_copy.h"
+#include "xgpulib_entry.h"
+
+/* the default stream a synchronous copy is ordered with */
+static uint64_t default_stream(int ptds)
+{
+	return xgpulib_stream_remote(NULL, ptds);
+}
+
+/* ---- 3D copies ----------------------------------------------------------- */
+
+/*
+ * One side of a 3D copy, as CUDA_MEMCPY3D(_PEER) gives it.  type is HOST
+ * for pageable memory (staged), DEVICE, ARRAY, or 0 for shared pinned
+ * memory (reg); span is the bytes a linear side's copy reaches from host.
+ */
+struct side3 {
+	CUmemorytype type;
+	const struct xgpulib_region *reg;
+	uint8_t *host;
+	uint64_t dptr;
+	CUarray array;
+	size_t x, y, z, pitch, height;
+	size_t span;
+};
+
+struct copy3 {
+	struct side3 s, d;
+	size_t width, rows, depth;
+	uint64_t stream, src_ctx, dst_ctx;
+	int async, peer;
+};
+
+/* the bytes a linear side reaches from its base: false on overflow */
+static bool span_of(const struct side3 *s, size_t w, size_t h, size_t d,
+		    size_t *span)
+{
+	size_t row;
+
+	return !__builtin_add_overflow(s->z, d - 1, &row) &&
+	       !__builtin_mul_overflow(row, s->height, &row) &&
+	       !__builtin_add_overflow(row, s->y + h - 1, &row) &&
+	       !__builtin_mul_overflow(row, s->pitch, span) &&
+	       !__builtin_add_overflow(*span, s->x + w, span);
+}
+
+static CUresult resolve3(struct side3 *s, CUmemorytype t, const void *host,
+			 CUdeviceptr dptr, CUarray arr, size_t x, size_t y,
+			 size_t z, size_t pitch, size_t height, size_t w,
+			 size_t h, size_t d)
+{
+	uint64_t off;
+
+	memset(s, 0, sizeof(*s));
+	*s = (struct side3){ .x = x, .y = y, .z = z, .pitch = pitch,
+			     .height = height };
+	if (t == CU_MEMORYTYPE_UNIFIED) {
+		t = xgpulib_is_device(dptr) ? CU_MEMORYTYPE_DEVICE :
+					      CU_MEMORYTYPE_HOST;
+		host = (const void *)(uintptr_t)dptr;
+	}
+	s->type = t;
+	switch ((int)t) {
+	case CU_MEMORYTYPE_DEVICE:
+		s->dptr = dptr;
+		return CUDA_SUCCESS;
+	case CU_MEMORYTYPE_ARRAY:
+		s->array = arr;
+		return xgpulib_array_remote(arr) ? CUDA_SUCCESS :
+						   CUDA_ERROR_INVALID_HANDLE;
+	case CU_MEMORYTYPE_HOST:
+		if (!host || (h > 1 && pitch < w) || (d > 1 && height < h) ||
+		    !span_of(s, w, h, d, &s->span))
+			return CUDA_ERROR_INVALID_VALUE;
+		s->host = (uint8_t *)(uintptr_t)host;
+		s->reg = xgpulib_region_find(host, s->span, &off);
+		if (s->reg)
+			s->type = 0;
+		return CUDA_SUCCESS;
+	}
+	return CUDA_ERROR_INVALID_VALUE;
+}
+
+static void wire3(struct xgpuif_copy_side3d *w, const struct side3 *s)
+{
+	uint64_t off = 0;
+
+	memset(w, 0, sizeof(*w));
+	w->x_bytes = s->x;
+	w->y = s->y;
+	w->z = s->z;
+	w->pitch = s->pitch;
+	w->height = s->height;
+	switch ((int)s->type) {
+	case CU_MEMORYTYPE_DEVICE:
+		w->type = XGPUIF_MT_DEVICE;
+		w->dptr = s->dptr;
+		break;
+	case CU_MEMORYTYPE_ARRAY:
+		w->type = XGPUIF_MT_ARRAY;
+		w->array = xgpulib_array_remote(s->array);
+		break;
+	default:	/* shared pinned memory, from the side's base */
+		w->type = XGPUIF_MT_HOST;
+		xgpulib_region_find(s->host, 1, &off);
+		w->mem = (struct xgpuif_memref){ off, s->span, s->reg->id, 0 };
+		break;
+	}
+}
+
+static void args3(struct xgpuif_memcpy3d_args *a, const struct copy3 *c)
+{
+	memset(a, 0, sizeof(*a));
+	a->width_bytes = c->width;
+	a->height = c->rows;
+	a->depth = c->depth;
+	a->stream = c->stream;
+	a->flags = (c->async ? XGPUIF_CF_ASYNC : 0) |
+		   (c->peer ? XGPUIF_CF_PEER : 0);
+	if (c->peer) {
+		a->src_ctx = c->src_ctx;
+		a->dst_ctx = c->dst_ctx;
+	}
+}
+
+/* the first byte of row r of slice k of a pageable side */
+static uint8_t *row3(const struct side3 *s, size_t k, size_t r)
+{
+	return s->host + ((s->z + k) * s->height + s->y + r) * s->pitch +
+	       s->x;
+}
+
+/* both sides pageable: the guest copies, in stream order */
+static CUresult host_to_host3(const struct copy3 *c)
+{
+	if (c->async) {
+		struct xgpuif_handle_args h = { c->stream };
+		CUresult rc = xgpulib_call_STREAM_SYNCHRONIZE(&h);
+
+		if (rc)
+			return rc;
+	}
+	for (size_t k = 0; k < c->depth; k++)
+		for (size_t r = 0; r < c->rows; r++)
+			memmove(row3(&c->d, k, r), row3(&c->s, k, r),
+				c->width);
+	return CUDA_SUCCESS;
+}
+
+/*
+ * A pageable host side: its rows go through the data area, packed, a
+ * slice's rows at a time (as many as fit); the other side's y and z move
+ * along.
+ */
+static CUresult staged3(const struct copy3 *c)
+{
+	struct xgpulib_transport *t = xgpulib_ch->t;
+	bool to_dev = c->s.type == CU_MEMORYTYPE_HOST;
+	const struct side3 *h = to_dev ? &c->s : &c->d;
+	const struct side3 *o = to_dev ? &c->d : &c->s;
+	struct xgpuif_memcpy3d_args a;
+	size_t rows_per;
+	CUresult rc = CUDA_SUCCESS;
+
+	if (c->width > t->data_bytes)
+		return CUDA_ERROR_INVALID_VALUE;
+	rows_per = t->data_bytes / c->width;
+	args3(&a, c);
+	a.depth = 1;
+	pthread_mutex_lock(&xgpulib_data_mu);
+	for (size_t k = 0; k < c->depth && rc == CUDA_SUCCESS; k++) {
+		for (size_t done = 0; done < c->rows && rc == CUDA_SUCCESS;) {
+			size_t rows = c->rows - done < rows_per ?
+					      c->rows - done : rows_per;
+			struct xgpuif_copy_side3d *hw = to_dev ? &a.src :
+								 &a.dst;
+			struct xgpuif_copy_side3d *ow = to_dev ? &a.dst :
+								 &a.src;
+			struct side3 oo = *o;
+
+			if (to_dev)
+				for (size_t r = 0; r < rows; r++)
+					memcpy(t->data + r * c->width,
+					       row3(h, k, done + r), c->width);
+			memset(hw, 0, sizeof(*hw));
+			hw->type = XGPUIF_MT_HOST;
+			hw->pitch = c->width;
+			hw->height = rows;
+			hw->mem = (struct xgpuif_memref){
+				0, rows * c->width, XGPUIF_REGION_DATA, 0
+			};
+			oo.y += done;
+			oo.z += k;
+			if (oo.type == 0)	/* pinned: its span from the
+						 * new start */
+				span_of(&oo, c->width, rows, 1, &oo.span);
+			wire3(ow, &oo);
+			a.height = rows;
+			rc = xgpulib_call_MEMCPY_3D(&a);
+			if (rc == CUDA_SUCCESS && !to_dev)
+				for (size_t r = 0; r < rows; r++)
+					memcpy(row3(h, k, done + r),
+					       t->data + r * c->width,
+					       c->width);
+			done += rows;
+		}
+	}
+	pthread_mutex_unlock(&xgpulib_data_mu);
+	return rc;
+}
+
+static CUresult copy3(struct copy3 *c)
+{
+	struct xgpuif_memcpy3d_args a;
+	bool sh = c->s.type == CU_MEMORYTYPE_HOST;
+	bool dh = c->d.type == CU_MEMORYTYPE_HOST;
+
+	if (sh && dh)
+		return host_to_host3(c);
+	if (sh || dh)
+		return staged3(c);
+	args3(&a, c);
+	wire3(&a.src, &c->s);
+	wire3(&a.dst, &c->d);
+	return c->async ? xgpulib_post_MEMCPY_3D(&a) :
+			  xgpulib_call_MEMCPY_3D(&a);
+}
+
+/*
+ * cuMemcpy3D and cuMemcpy3DPeer and their async forms: one request, or
+ * staged slices for a pageable host side.  p is a CUDA_MEMCPY3D_PEER, or a
+ * CUDA_MEMCPY3D whose members up to Depth lie the same way (peer 0).
+ */
+static CUresult copy3d_any(const CUDA_MEMCPY3D_PEER *p, uint64_t stream,
+			   int async, int peer)
+{
+	struct copy3 c;
+	CUresult rc;
+
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!p)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!p->WidthInBytes || !p->Height || !p->Depth)
+		return CUDA_SUCCESS;
+	if (p->srcLOD || p->dstLOD)
+		return CUDA_ERROR_INVALID_VALUE;
+	memset(&c, 0, sizeof(c));
+	c.width = p->WidthInBytes;
+	c.rows = p->Height;
+	c.depth = p->Depth;
+	c.stream = stream;
+	c.async = async;
+	c.peer = peer;
+	if (peer) {
+		struct CUctx_st *sc = xgpulib_ctx_check(p->srcContext);
+		struct CUctx_st *dc = xgpulib_ctx_check(p->dstContext);
+
+		if (!sc || !dc)
+			return CUDA_ERROR_INVALID_CONTEXT;
+		c.src_ctx = sc->remote;
+		c.dst_ctx = dc->remote;
+	}
+	rc = resolve3(&c.s, p->srcMemoryType, p->srcHost, p->srcDevice,
+		      p->srcArray, p->srcXInBytes, p->srcY, p->srcZ,
+		      p->srcPitch, p->srcHeight, c.width, c.rows, c.depth);
+	if (!rc)
+		rc = resolve3(&c.d, p->dstMemoryType, p->dstHost,
+			      p->dstDevice, p->dstArray, p->dstXInBytes,
+			      p->dstY, p->dstZ, p->dstPitch, p->dstHeight,
+			      c.width, c.rows, c.depth);
+	return rc ? rc : copy3(&c);
+}
+
+/* a CUDA_MEMCPY3D as the peer form, without contexts */
+static void as_peer(CUDA_MEMCPY3D_PEER *q, const CUDA_MEMCPY3D *p)
+{
+	memset(q, 0, sizeof(*q));
+	q->srcXInBytes = p->srcXInBytes;
+	q->srcY = p->srcY;
+	q->srcZ = p->srcZ;
+	q->srcLOD = p->srcLOD;
+	q->srcMemoryType = p->srcMemoryType;
+	q->srcHost = p->srcHost;
+	q->srcDevice = p->srcDevice;
+	q->srcArray = p->srcArray;
+	q->srcPitch = p->srcPitch;
+	q->srcHeight = p->srcHeight;
+	q->dstXInBytes = p->dstXInBytes;
+	q->dstY = p->dstY;
+	q->dstZ = p->dstZ;
+	q->dstLOD = p->dstLOD;
+	q->dstMemoryType = p->dstMemoryType;
+	q->dstHost = p->dstHost;
+	q->dstDevice = p->dstDevice;
+	q->dstArray = p->dstArray;
+	q->dstPitch = p->dstPitch;
+	q->dstHeight = p->dstHeight;
+	q->WidthInBytes = p->WidthInBytes;
+	q->Height = p->Height;
+	q->Depth = p->Depth;
+}
+
+static CUresult copy3d(const CUDA_MEMCPY3D *p, uint64_t stream, int async)
+{
+	CUDA_MEMCPY3D_PEER q;
+
+	if (!p)
+		return CUDA_ERROR_INVALID_VALUE;
+	as_peer(&q, p);
+	return copy3d_any(&q, stream, async, 0);
+}
+
+CUresult xgpulib_memcpy_3d(const CUDA_MEMCPY3D *p, int ptds)
+{
+	return copy3d(p, default_stream(ptds), 0);
+}
+
+CUresult xgpulib_memcpy_3d_async(const CUDA_MEMCPY3D *p, CUstream s, int ptds)
+{
+	return copy3d(p, xgpulib_stream_remote(s, ptds), 1);
+}
+
+/* ---- peer copies between two contexts of the worker's device ------------ */
+
+CUresult xgpulib_memcpy_3d_peer(const CUDA_MEMCPY3D_PEER *p, int ptds)
+{
+	return copy3d_any(p, default_stream(ptds), 0, 1);
+}
+
+CUresult xgpulib_memcpy_3d_peer_async(const CUDA_MEMCPY3D_PEER *p,
+				      CUstream s, int ptds)
+{
+	return copy3d_any(p, xgpulib_stream_remote(s, ptds), 1, 1);
+}
+
+static CUresult copy_peer(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src,
+			  CUcontext sctx, size_t n, uint64_t stream,
+			  int async)
+{
+	CUDA_MEMCPY3D_PEER p = {
+		.srcMemoryType = CU_MEMORYTYPE_DEVICE, .srcDevice = src,
+		.srcContext = sctx, .dstMemoryType = CU_MEMORYTYPE_DEVICE,
+		.dstDevice = dst, .dstContext = dctx, .WidthInBytes = n,
+		.Height = 1, .Depth = 1,
+	};
+
+	return copy3d_any(&p, stream, async, 1);
+}
+
+CUresult xgpulib_memcpy_peer(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src,
+			     CUcontext sctx, size_t n, int ptds)
+{
+	return copy_peer(dst, dctx, src, sctx, n, default_stream(ptds), 0);
+}
+
+CUresult xgpulib_memcpy_peer_async(CUdeviceptr dst, CUcontext dctx,
+				   CUdeviceptr src, CUcontext sctx, size_t n,
+				   CUstream s, int ptds)
+{
+	return copy_peer(dst, dctx, src, sctx, n,
+			 xgpulib_stream_remote(s, ptds), 1);
+}
+
+/* ---- batch copies (CUDA 12.8) ------------------------------------------ */
+
+/*
+ * A batch runs as one copy after another on the stream, each a served
+ * form: the driver may order the copies of a batch as it likes, so any
+ * order is the batch's.  A source that must be read during the call
+ * (SRC_ACCESS_ORDER_DURING_API_CALL) is: the call waits for the stream.
+ */
+
+static bool order_ok(CUmemcpySrcAccessOrder o)
+{
+	return o == CU_MEMCPY_SRC_ACCESS_ORDER_STREAM ||
+	       o == CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL ||
+	       o == CU_MEMCPY_SRC_ACCESS_ORDER_ANY;
+}
+
+/* the batch's stream: not the legacy NULL stream (the driver's rule) */
+static CUresult batch_stream(CUstream s, int ptds, uint64_t *stream)
+{
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!s && !ptds)
+		return CUDA_ERROR_INVALID_VALUE;
+	return xgpulib_stream_arg(s, ptds, stream);
+}
+
+/* the end of a batch: wait for the stream when a source was to be read
+ * during the call */
+static CUresult batch_end(uint64_t stream, bool during)
+{
+	struct xgpuif_handle_args h = { stream };
+
+	return during ? xgpulib_call_STREAM_SYNCHRONIZE(&h) : CUDA_SUCCESS;
+}
+
+static CUresult batch(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes,
+		      size_t count, CUmemcpyAttributes *attrs, size_t *idxs,
+		      size_t nattrs, size_t *fail, CUstream s, int ptds)
+{
+	uint64_t stream;
+	bool during = false;
+	CUresult rc;
+
+	if (fail)
+		*fail = SIZE_MAX;
+	rc = batch_stream(s, ptds, &stream);
+	if (rc)
+		return rc;
+	if (!count || !dsts || !srcs || !sizes || !attrs || !idxs ||
+	    !nattrs || nattrs > count || idxs[0] != 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (size_t j = 0; j < nattrs; j++) {
+		if ((j && idxs[j] <= idxs[j - 1]) || idxs[j] >= count ||
+		    !order_ok(attrs[j].srcAccessOrder))
+			return CUDA_ERROR_INVALID_VALUE;
+		during |= attrs[j].srcAccessOrder ==
+			  CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL;
+	}
+	for (size_t i = 0; i < count; i++) {
+		rc = xgpulib_copy_unified(dsts[i], srcs[i], sizes[i], stream, 1);
+		if (rc) {
+			if (fail)
+				*fail = i;
+			return rc;
+		}
+	}
+	return batch_end(stream, during);
+}
+
+CUresult xgpulib_memcpy_batch_v2(CUdeviceptr *dsts, CUdeviceptr *srcs,
+				 size_t *sizes, size_t count,
+				 CUmemcpyAttributes *attrs, size_t *idxs,
+				 size_t nattrs, CUstream s, int ptds)
+{
+	return batch(dsts, srcs, sizes, count, attrs, idxs, nattrs, NULL, s,
+		     ptds);
+}
+
+CUresult xgpulib_memcpy_batch(CUdeviceptr *dsts, CUdeviceptr *srcs,
+			      size_t *sizes, size_t count,
+			      CUmemcpyAttributes *attrs, size_t *idxs,
+			      size_t nattrs, size_t *fail, CUstream s,
+			      int ptds)
+{
+	return batch(dsts, srcs, sizes, count, attrs, idxs, nattrs, fail, s,
+		     ptds);
+}
+
+/* one operand of a 3D batch op as a side of a CUDA_MEMCPY3D_PEER (src or
+ * dst by `src`), its elements esize bytes */
+static void operand(CUDA_MEMCPY3D_PEER *p, bool src,
+		    const CUmemcpy3DOperand *o, const CUextent3D *e,
+		    size_t esize)
+{
+	bool ptr = o->type == CU_MEMCPY_OPERAND_TYPE_POINTER;
+	size_t row = ptr && o->op.ptr.rowLength ? o->op.ptr.rowLength :
+						  e->width;
+	size_t layer = ptr && o->op.ptr.layerHeight ? o->op.ptr.layerHeight :
+						      e->height;
+	CUmemorytype t = ptr ? CU_MEMORYTYPE_UNIFIED : CU_MEMORYTYPE_ARRAY;
+
+	if (src) {
+		p->srcMemoryType = t;
+		if (ptr) {
+			p->srcDevice = o->op.ptr.ptr;
+			p->srcPitch = row * esize;
+			p->srcHeight = layer;
+		} else {
+			p->srcArray = o->op.array.array;
+			p->srcXInBytes = o->op.array.offset.x * esize;
+			p->srcY = o->op.array.offset.y;
+			p->srcZ = o->op.array.offset.z;
+		}
+	} else {
+		p->dstMemoryType = t;
+		if (ptr) {
+			p->dstDevice = o->op.ptr.ptr;
+			p->dstPitch = row * esize;
+			p->dstHeight = layer;
+		} else {
+			p->dstArray = o->op.array.array;
+			p->dstXInBytes = o->op.array.offset.x * esize;
+			p->dstY = o->op.array.offset.y;
+			p->dstZ = o->op.array.offset.z;
+		}
+	}
+}
+
+/* a 3D batch op as a CUDA_MEMCPY3D_PEER (no contexts) */
+static CUresult batch_op(const CUDA_MEMCPY3D_BATCH_OP *op,
+			 CUDA_MEMCPY3D_PEER *p)
+{
+	const CUmemcpy3DOperand *s = &op->src, *d = &op->dst;
+	size_t es = 1, ed = 1;
+
+	if (!order_ok(op->srcAccessOrder) || !op->extent.width ||
+	    !op->extent.height || !op->extent.depth)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (s->type == CU_MEMCPY_OPERAND_TYPE_ARRAY)
+		es = xgpulib_array_elem_bytes(s->op.array.array);
+	else if (s->type != CU_MEMCPY_OPERAND_TYPE_POINTER)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (d->type == CU_MEMCPY_OPERAND_TYPE_ARRAY)
+		ed = xgpulib_array_elem_bytes(d->op.array.array);
+	else if (d->type != CU_MEMCPY_OPERAND_TYPE_POINTER)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!es || !ed)
+		return xgpulib_array_remote(s->op.array.array) ||
+			       xgpulib_array_remote(d->op.array.array) ?
+			       CUDA_ERROR_NOT_SUPPORTED :
+			       CUDA_ERROR_INVALID_HANDLE;
+	/* the element is the array's; two arrays must agree */
+	if (es != 1 && ed != 1 && es != ed)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (es == 1)
+		es = ed;
+	memset(p, 0, sizeof(*p));
+	operand(p, true, s, &op->extent, es);
+	operand(p, false, d, &op->extent, es);
+	p->WidthInBytes = op->extent.width * es;
+	p->Height = op->extent.height;
+	p->Depth = op->extent.depth;
+	return CUDA_SUCCESS;
+}
+
+static CUresult batch3d(size_t n, CUDA_MEMCPY3D_BATCH_OP *ops, size_t *fail,
+			unsigned long long flags, CUstream s, int ptds)
+{
+	CUDA_MEMCPY3D_PEER p;
+	uint64_t stream;
+	bool during = false;
+	CUresult rc;
+
+	if (fail)
+		*fail = SIZE_MAX;
+	rc = batch_stream(s, ptds, &stream);
+	if (rc)
+		return rc;
+	if (!n || !ops || flags)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (size_t i = 0; i < n; i++) {
+		rc = batch_op(&ops[i], &p);
+		if (!rc)
+			rc = copy3d_any(&p, stream, 1, 0);
+		if (rc) {
+			if (fail)
+				*fail = i;
+			return rc;
+		}
+		during |= ops[i].srcAccessOrder ==
+			  CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL;
+	}
+	return batch_end(stream, during);
+}
+
+CUresult xgpulib_memcpy_3d_batch_v2(size_t n, CUDA_MEMCPY3D_BATCH_OP *ops,
+				    unsigned long long flags, CUstream s,
+				    int ptds)
+{
+	return batch3d(n, ops, NULL, flags, s, ptds);
+}
+
+CUresult xgpulib_memcpy_3d_batch(size_t n, CUDA_MEMCPY3D_BATCH_OP *ops,
+				 size_t *fail, unsigned long long flags,
+				 CUstream s, int ptds)
+{
+	return batch3d(n, ops, fail, flags, s, ptds);
+}

@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: MIT
+/*
+ * xgpulib_api_mipmap.c: mipmapped arrays, their levels, array planes and
+ * the memory requirements and sparse properties of arrays.  A mipmapped
+ * array is a guest struct holding its wire handle (on a list, so that a
+ * handle from the worker finds it); a level or a plane is a guest array
+ * (xgpulib_api_tex.c) its owner frees: cuArrayDestroy of one goes to the
+ * worker, which refuses it, as the driver does.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "xgpulib.h"
+
+#define MIPMAP_MAGIC 0x786d6970u	/* "xmip" */
+
+struct CUmipmappedArray_st {
+	uint32_t magic;
+	uint64_t remote;
+	struct CUmipmappedArray_st *next;
+};
+
+static pthread_mutex_t mip_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct CUmipmappedArray_st *mipmaps;
+
+uint64_t xgpulib_mipmap_remote(CUmipmappedArray m)
+{
+	return m && m->magic == MIPMAP_MAGIC ? m->remote : 0;
+}
+
+CUmipmappedArray xgpulib_mipmap_by_remote(uint64_t remote)
+{
+	struct CUmipmappedArray_st *m;
+
+	pthread_mutex_lock(&mip_mu);
+	for (m = mipmaps; m && m->remote != remote; m = m->next)
+		;
+	pthread_mutex_unlock(&mip_mu);
+	return remote ? m : NULL;
+}
+
+CUresult cuMipmappedArrayCreate(CUmipmappedArray *pm,
+				const CUDA_ARRAY3D_DESCRIPTOR *d,
+				unsigned int levels)
+{
+	struct xgpuif_mipmap_args a;
+	struct xgpuif_array_reply r;
+	struct CUmipmappedArray_st *m;
+	CUresult rc;
+
+	XGPULIB_CHECK_ARGS(pm && d, true);
+	memset(&a, 0, sizeof(a));
+	memcpy(&a.desc, d, sizeof(a.desc));	/* the same layout */
+	a.desc._pad = 0;
+	a.levels = levels;
+	rc = xgpulib_call_MIPMAP_CREATE(&a, &r);
+	if (rc)
+		return rc;
+	m = calloc(1, sizeof(*m));
+	if (!m) {
+		struct xgpuif_handle_args h = { r.array };
+
+		xgpulib_call_MIPMAP_DESTROY(&h);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	m->magic = MIPMAP_MAGIC;
+	m->remote = r.array;
+	pthread_mutex_lock(&mip_mu);
+	m->next = mipmaps;
+	mipmaps = m;
+	pthread_mutex_unlock(&mip_mu);
+	*pm = m;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuMipmappedArrayDestroy(CUmipmappedArray m)
+{
+	struct xgpuif_handle_args h;
+	struct CUmipmappedArray_st **pp;
+	CUresult rc;
+
+	XGPULIB_CHECK_ARGS(true, xgpulib_mipmap_remote(m));
+	h.handle = m->remote;
+	rc = xgpulib_call_MIPMAP_DESTROY(&h);
+	if (rc)
+		return rc;
+	xgpulib_arrays_drop_owned(m);	/* its levels */
+	pthread_mutex_lock(&mip_mu);
+	for (pp = &mipmaps; *pp; pp = &(*pp)->next) {
+		if (*pp == m) {
+			*pp = m->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&mip_mu);
+	m->magic = 0;
+	free(m);
+	return CUDA_SUCCESS;
+}
+
+/* the guest array for a MIPMAP_LEVEL or ARRAY_PLANE reply: the one made
+ * before for that handle, or a new one owner frees */
+static CUresult sub_array(const struct xgpuif_subarray_reply *r,
+			  const void *owner, CUarray *out)
+{
+	CUDA_ARRAY3D_DESCRIPTOR d;
+	CUarray a = xgpulib_array_by_remote(r->array);
+
+	if (!a) {
+		memset(&d, 0, sizeof(d));
+		memcpy(&d, &r->desc, sizeof(r->desc));
+		a = xgpulib_array_wrap(r->array, &d, owner);
+		if (!a)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	*out = a;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuMipmappedArrayGetLevel(CUarray *level, CUmipmappedArray m,
+				  unsigned int i)
+{
+	struct xgpuif_subarray_args a = { 0, i, 0 };
+	struct xgpuif_subarray_reply r;
+	CUresult rc;
+
+	XGPULIB_CHECK_ARGS(level, xgpulib_mipmap_remote(m));
+	a.handle = m->remote;
+	rc = xgpulib_call_MIPMAP_LEVEL(&a, &r);
+	return rc ? rc : sub_array(&r, m, level);
+}
+
+CUresult cuArrayGetPlane(CUarray *plane, CUarray arr, unsigned int i)
+{
+	struct xgpuif_subarray_args a = { 0, i, 0 };
+	struct xgpuif_subarray_reply r;
+	CUresult rc;
+
+	XGPULIB_CHECK_ARGS(plane, xgpulib_array_remote(arr));
+	a.handle = xgpulib_array_remote(arr);
+	rc = xgpulib_call_ARRAY_PLANE(&a, &r);
+	return rc ? rc : sub_array(&r, arr, plane);
+}
+
+/* one ARRAY_QUERY, its answer copied into out (n bytes) */
+static CUresult query(uint64_t h, uint32_t what, CUdevice dev, void *out,
+		      size_t n)
+{
+	struct xgpuif_array_query_args a = { h, what, dev };
+	struct xgpuif_array_query_reply r;
+	CUresult rc = xgpulib_call_ARRAY_QUERY(&a, &r);
+
+	if (rc == CUDA_SUCCESS)
+		memcpy(out, r.bytes, n);
+	return rc;
+}
+
+CUresult cuArrayGetMemoryRequirements(CUDA_ARRAY_MEMORY_REQUIREMENTS *req,
+				      CUarray arr, CUdevice dev)
+{
+	XGPULIB_CHECK_ARGS(req, xgpulib_array_remote(arr));
+	return query(xgpulib_array_remote(arr), XGPUIF_AQ_MEMREQ, dev, req,
+		     sizeof(*req));
+}
+
+CUresult cuArrayGetSparseProperties(CUDA_ARRAY_SPARSE_PROPERTIES *p,
+				    CUarray arr)
+{
+	XGPULIB_CHECK_ARGS(p, xgpulib_array_remote(arr));
+	return query(xgpulib_array_remote(arr), XGPUIF_AQ_SPARSE, 0, p,
+		     sizeof(*p));
+}
+
+CUresult cuMipmappedArrayGetMemoryRequirements(
+	CUDA_ARRAY_MEMORY_REQUIREMENTS *req, CUmipmappedArray m, CUdevice dev)
+{
+	XGPULIB_CHECK_ARGS(req, xgpulib_mipmap_remote(m));
+	return query(m->remote, XGPUIF_AQ_MIP_MEMREQ, dev, req, sizeof(*req));
+}
+
+CUresult cuMipmappedArrayGetSparseProperties(CUDA_ARRAY_SPARSE_PROPERTIES *p,
+					     CUmipmappedArray m)
+{
+	XGPULIB_CHECK_ARGS(p, xgpulib_mipmap_remote(m));
+	return query(m->remote, XGPUIF_AQ_MIP_SPARSE, 0, p, sizeof(*p));
+}
