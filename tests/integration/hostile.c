@@ -43,6 +43,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -779,6 +780,52 @@ static void mode_truncate(const char *path)
 	conn_close(&c);
 }
 
+/*
+ * flood: as the user FLOOD_UID (argv[3], when root), 200 connections that
+ * never finish the handshake, held for 3 s.  The daemon forks a worker
+ * for at most 8 pending handshakes of one user and closes the others at
+ * once; prints "hostile: flood: N welcomed" (N must be <= 8), so that a
+ * client of another user at the same time is served.
+ */
+static long flood_uid = -1;
+
+static void mode_flood(const char *path)
+{
+	enum { N = 200 };
+	static int socks[N];
+	unsigned int welcomed = 0;
+
+	if (flood_uid >= 0 && (setgroups(0, NULL) ||
+			       setgid((gid_t)flood_uid) ||
+			       setuid((uid_t)flood_uid))) {
+		fail("cannot become uid %ld: %s", flood_uid, strerror(errno));
+		return;
+	}
+	for (int i = 0; i < N; i++) {
+		struct xgpuif_local_welcome wel;
+		struct pollfd pfd;
+
+		socks[i] = xgpuif_sock_connect(path);
+		if (socks[i] < 0)
+			continue;
+		pfd.fd = socks[i];
+		pfd.events = POLLIN;
+		if (poll(&pfd, 1, 500) == 1 &&
+		    recv(socks[i], &wel, sizeof(wel), 0) == (ssize_t)sizeof(wel)
+		    && wel.magic == XGPUIF_MAGIC)
+			welcomed++;
+	}
+	printf("hostile: flood: %u welcomed\n", welcomed);
+	fflush(stdout);
+	if (welcomed > 8)
+		fail("%u of %d idle connections got a worker (at most 8)",
+		     welcomed, N);
+	sleep(3);
+	for (int i = 0; i < N; i++)
+		if (socks[i] >= 0)
+			close(socks[i]);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -793,6 +840,7 @@ int main(int argc, char **argv)
 		{ "badhandshake", mode_badhandshake },
 		{ "truncate", mode_truncate },
 		{ "badhandles", mode_badhandles },
+		{ "flood", mode_flood },
 	};
 	const char *path = argc > 2 ? argv[2] : getenv("XGPU_SOCKET");
 
@@ -805,6 +853,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	mode = argv[1];
+	if (argc > 3)
+		flood_uid = atol(argv[3]);
 	rnd_state ^= (uint32_t)getpid();
 	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
 		if (strcmp(modes[i].name, mode) == 0) {

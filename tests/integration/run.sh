@@ -408,6 +408,39 @@ for mode in garbage overflow bigslots badmemref badop badhandshake truncate \
 	fi
 done
 
+# ---- (d2) a flood of idle connections of one user ---------------------------
+# 200 connections of uid 65534 that never shake hands: at most 8 get a
+# worker, and a client of another user (root) at the same time is served
+
+if [ "$(id -u)" = 0 ]; then
+	chmod 711 "$TMP"
+	chmod 666 "$SOCK" 2>/dev/null
+	"$T/hostile" flood "$SOCK" 65534 >"$TMP/flood.out" 2>&1 &
+	fp=$!
+	for _ in $(seq 50); do
+		grep -q 'flood:' "$TMP/flood.out" && break
+		sleep 0.1
+	done
+	client basic "$TMP/flood.basic.out"
+	br=$?
+	wait "$fp"
+	fr=$?
+	chmod 700 "$TMP"
+	if [ "$fr" -ne 0 ]; then
+		fail flood "$(grep -m1 'FAIL\|flood:' "$TMP/flood.out")"
+	elif [ "$br" -ne 0 ]; then
+		fail flood "a client of another user was not served during" \
+			"the flood ($br)"
+		show "$TMP/flood.basic.out"
+	elif ! grep -q 'refusing a local connection of uid 65534' "$LOG"; then
+		fail flood "no log line for the refused connections"
+	else
+		pass flood
+	fi
+else
+	echo "SKIP flood: not root (another user is needed)"
+fi
+
 # ---- (e) a guest killed in the middle of a call -----------------------------
 
 XGPU_SOCKET=$SOCK "$T/spin" >"$TMP/spin.out" 2>&1 &

@@ -19,6 +19,7 @@ struct xgpub_child {
 	pid_t pid;
 	int kind;			/* XGPUB_CHILD_* */
 	uint32_t client_id;		/* local: the backend's number */
+	uint32_t peer_uid;		/* local: the client's uid (SO_PEERCRED) */
 	uint32_t domid, devid, ch;	/* xen */
 	char name[64];			/* xen: domain name */
 	char proc[32];			/* the guest process's name */

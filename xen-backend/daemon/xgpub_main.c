@@ -61,6 +61,8 @@ static void usage(FILE *f)
 "  -c, --control PATH     control socket for the xgpu CLI (root only;\n"
 "                         default " XGPU_CTL_PATH_DEFAULT ", \"none\": off)\n"
 "      --max-channels N   channels (processes) per Xen device (default 16)\n"
+"      --max-local-per-user N  local clients (processes) per user\n"
+"                         (default 64, 0: no limit but the table's 1024)\n"
 "      --vcpu-coord on|off  keep Xen VCPU weights in step with GPU weights\n"
 "                         and boost a domain whose GPU work completed\n"
 "                         (default on with --xen and the scheduler on)\n"
@@ -131,6 +133,54 @@ static const char *find_driver(void)
 	return NULL;
 }
 
+/*
+ * Local clients per user (SO_PEERCRED uid): at most PENDING_PER_USER of
+ * them still shaking hands (their worker is forked, the channel not up:
+ * idle connections would otherwise fill the table of workers) and at most
+ * max_local_per_user workers in all.  A connection past either is closed
+ * at once, with one log line per second at most.
+ */
+#define PENDING_PER_USER	8
+
+struct user_count {
+	uint32_t uid;
+	unsigned int pending, all;
+};
+
+static void count_user(struct xgpub_child *c, void *arg)
+{
+	struct user_count *u = arg;
+
+	if (c->kind != XGPUB_CHILD_LOCAL || c->peer_uid != u->uid)
+		return;
+	u->all++;
+	if (!c->st || !__atomic_load_n(&c->st->connected, __ATOMIC_ACQUIRE))
+		u->pending++;
+}
+
+/* may another local client of this uid have a worker?  (log says why not) */
+static bool local_admit(uint32_t uid, unsigned int max_per_user)
+{
+	static uint64_t last_log;
+	struct user_count u = { uid, 0, 0 };
+	uint64_t now = xgpub_now_ns();
+	const char *why = NULL;
+
+	xgpub_children_each(count_user, &u);
+	if (u.pending >= PENDING_PER_USER)
+		why = "handshakes pending";
+	else if (max_per_user && u.all >= max_per_user)
+		why = "clients (--max-local-per-user)";
+	if (!why)
+		return true;
+	if (now - last_log >= 1000000000u) {
+		xgpub_err("refusing a local connection of uid %u: %u %s",
+			  uid, why[0] == 'h' ? u.pending : u.all, why);
+		last_log = now;
+	}
+	return false;
+}
+
 struct local_arg {
 	int conn;
 	uint32_t id;
@@ -158,6 +208,7 @@ int main(int argc, char **argv)
 		{ "sched", required_argument, NULL, 's' },
 		{ "gpu-limit-ms", required_argument, NULL, 'L' },
 		{ "max-channels", required_argument, NULL, 'C' },
+		{ "max-local-per-user", required_argument, NULL, 'U' },
 		{ "vcpu-coord", required_argument, NULL, 'V' },
 		{ "vcpu-boost", required_argument, NULL, 'B' },
 		{ "foreground", no_argument, NULL, 'f' },
@@ -182,6 +233,7 @@ int main(int argc, char **argv)
 	const char *path = NULL, *pidfile = NULL;
 	const char *ctl_path = XGPU_CTL_PATH_DEFAULT;
 	const char *sched_policy = "credit";
+	unsigned int max_local_per_user = 64;
 	int kfd = -1;
 	uint64_t sched_next = 0;
 	bool vcpu_on = true;
@@ -227,6 +279,15 @@ int main(int argc, char **argv)
 					XGPUIF_XEN_MAX_CHANNELS);
 				return 2;
 			}
+			break;
+		case 'U':
+			if (*optarg == '-') {
+				fprintf(stderr, "xen-gpubackd: "
+					"--max-local-per-user must be >= 0\n");
+				return 2;
+			}
+			max_local_per_user =
+				(unsigned int)strtoul(optarg, &end, 10);
 			break;
 		case 'V':
 			if (!strcmp(optarg, "on") || !strcmp(optarg, "off")) {
@@ -453,12 +514,24 @@ int main(int argc, char **argv)
 			int conn = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 			pid_t pid;
 
+			struct ucred cr;
+			socklen_t crl = sizeof(cr);
+
 			if (conn < 0)
 				continue;
+			if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cr,
+				       &crl) < 0)
+				cr.uid = (uid_t)-1;
+			if (!local_admit((uint32_t)cr.uid,
+					 max_local_per_user)) {
+				close(conn);
+				continue;
+			}
 			next_id++;
 			memset(&info, 0, sizeof(info));
 			info.kind = XGPUB_CHILD_LOCAL;
 			info.client_id = next_id;
+			info.peer_uid = (uint32_t)cr.uid;
 			a = (struct local_arg){ conn, next_id, &opt };
 			pid = xgpub_spawn(&info, serve_client, &a);
 			close(conn);

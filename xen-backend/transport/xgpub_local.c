@@ -30,7 +30,7 @@ struct local {
 };
 
 #define NEEDED_SEALS (F_SEAL_SHRINK | F_SEAL_GROW)
-#define HANDSHAKE_MS 5000
+#define HANDSHAKE_MS 2000
 
 static void local_notify(struct xgpub_transport *t)
 {
