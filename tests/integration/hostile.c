@@ -781,6 +781,54 @@ static void mode_truncate(const char *path)
 }
 
 /*
+ * tinyallocs: one-byte allocations until the quota says no, against a
+ * daemon started with --quota-mb 1: the driver spends 256 bytes at least
+ * on each, so at most 4096 may succeed (before charging by the driver's
+ * granularity, 100,000 went through and held 25.6 MB)
+ */
+static void mode_tinyallocs(const char *path)
+{
+	struct xgpuif_init_args ia = { 0, XGPUIF_VERSION };
+	struct xgpuif_device_args da = { 0, 0 };
+	struct xgpuif_ctx_reply cr = { 0 };
+	struct xgpuif_init_reply ir;
+	struct xgpuif_mem_alloc_args ma = { 1 };
+	struct xgpuif_dptr_reply dr;
+	unsigned int n = 0;
+	struct conn c;
+	int32_t st = 0;
+
+	if (connected(&c, path, HS_OK))
+		return;
+	if (call(&c, XGPUIF_OP_INIT, 0, &ia, sizeof(ia), &ir, sizeof(ir),
+		 &st) ||
+	    call(&c, XGPUIF_OP_PRIMARY_CTX_RETAIN, 0, &da, sizeof(da), &cr,
+		 sizeof(cr), &st)) {
+		fail("no reply to a well-formed request");
+		conn_close(&c);
+		return;
+	}
+	while (n < 100000) {
+		if (call(&c, XGPUIF_OP_MEM_ALLOC, cr.ctx, &ma, sizeof(ma), &dr,
+			 sizeof(dr), &st)) {
+			fail("no reply to MEM_ALLOC %u", n);
+			break;
+		}
+		if (st)
+			break;
+		n++;
+	}
+	printf("hostile: tinyallocs: %u one-byte allocations, then %d\n", n,
+	       st);
+	if (n > 4096)
+		fail("%u one-byte allocations within a 1 MiB quota", n);
+	else if (st != 2 /* CUDA_ERROR_OUT_OF_MEMORY */)
+		fail("allocation %u answered %d, expected out of memory", n,
+		     st);
+	conn_close(&c);
+}
+
+/*
  * flood: as the user FLOOD_UID (argv[3], when root), 200 connections that
  * never finish the handshake, held for 3 s.  The daemon forks a worker
  * for at most 8 pending handshakes of one user and closes the others at
@@ -841,6 +889,7 @@ int main(int argc, char **argv)
 		{ "truncate", mode_truncate },
 		{ "badhandles", mode_badhandles },
 		{ "flood", mode_flood },
+		{ "tinyallocs", mode_tinyallocs },
 	};
 	const char *path = argc > 2 ? argv[2] : getenv("XGPU_SOCKET");
 

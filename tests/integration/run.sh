@@ -543,14 +543,15 @@ fi
 # changes hands only on timers (a lone guest waited ~5 ms a turn)
 
 # ---- (g) the GPU time limit -------------------------------------------------
-# a daemon with --gpu-limit-ms 300: a guest whose kernel runs 5 s is ended
+# a daemon with --gpu-limit-ms 300 (and --quota-mb 1, for (h)): a guest
+# whose kernel runs 5 s is ended
 # with CUDA_ERROR_LAUNCH_TIMEOUT within about a second, the daemon says so,
 # and the next guest is served
 
 SOCK2=$TMP/limit.sock
 LOG2=$TMP/limit.log
 "$BACKEND" --local "$SOCK2" --control none --foreground --gpu-limit-ms 300 \
-	--driver "$FAKECUDA" >"$LOG2" 2>&1 &
+	--quota-mb 1 --driver "$FAKECUDA" >"$LOG2" 2>&1 &
 DPID2=$!
 for _ in $(seq 100); do
 	[ -S "$SOCK2" ] && break
@@ -560,7 +561,8 @@ t0=$(date +%s%N)
 XGPU_SOCKET=$SOCK2 timeout 20 "$T/spin" 5000 >"$TMP/limit.out" 2>&1
 lr=$?
 ms=$((($(date +%s%N) - t0) / 1000000))
-XGPU_SOCKET=$SOCK2 timeout 60 "$T/basic" >"$TMP/limit.basic.out" 2>&1
+# (a short kernel: the basic client needs more than the 1 MiB quota)
+XGPU_SOCKET=$SOCK2 timeout 60 "$T/spin" 20 >"$TMP/limit.basic.out" 2>&1
 br=$?
 if [ ! -S "$SOCK2" ]; then
 	fail gpu-limit "no socket $SOCK2"
@@ -575,10 +577,19 @@ elif ! grep -q 'past the limit of 300 ms' "$LOG2"; then
 	fail gpu-limit "no log line for the ended worker"
 	tail -n 5 "$LOG2" | sed 's/^/    /'
 elif [ "$br" -ne 0 ]; then
-	fail gpu-limit "a basic client afterwards failed ($br)"
+	fail gpu-limit "a client afterwards failed ($br)"
 	show "$TMP/limit.basic.out"
 else
 	pass gpu-limit
+fi
+
+# ---- (h) the quota by the driver's granularity (the same daemon: 1 MiB) -----
+
+if XGPU_SOCKET=$SOCK2 timeout 120 "$T/hostile" tinyallocs "$SOCK2" \
+	>"$TMP/tiny.out" 2>&1; then
+	pass quota-granularity
+else
+	fail quota-granularity "$(grep -m1 'FAIL\|tinyallocs:' "$TMP/tiny.out")"
 fi
 kill -TERM "$DPID2" 2>/dev/null
 wait "$DPID2" 2>/dev/null

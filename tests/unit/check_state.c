@@ -62,16 +62,32 @@ END_TEST
 
 START_TEST(test_quota_accounting)
 {
-	opt.quota = 1000;
-	ck_assert(xgpub_quota_allows(&w, 1000));
+	opt.quota = 1024;
+	ck_assert(xgpub_quota_allows(&w, 1024));
+	ck_assert(!xgpub_quota_allows(&w, 1025));
 	ck_assert_int_eq(xgpub_alloc_add(&w, 0x100, 600), 0);
-	ck_assert(!xgpub_quota_allows(&w, 401));
-	ck_assert(xgpub_quota_allows(&w, 400));
+	ck_assert_uint_eq(w.mem_used, 768);		/* 256-byte granules */
+	ck_assert(!xgpub_quota_allows(&w, 257));
+	ck_assert(xgpub_quota_allows(&w, 256));
 	ck_assert_int_ne(xgpub_alloc_del(&w, 0x200), 0);	/* not ours */
-	ck_assert_uint_eq(w.mem_used, 600);
+	ck_assert_uint_eq(w.mem_used, 768);
 	ck_assert_int_eq(xgpub_alloc_del(&w, 0x100), 0);
 	ck_assert_uint_eq(w.mem_used, 0);
 	ck_assert_int_ne(xgpub_alloc_del(&w, 0x100), 0);	/* twice */
+}
+END_TEST
+
+START_TEST(test_charge_size)
+{
+	ck_assert_uint_eq(xgpub_charge_size(0), 256);
+	ck_assert_uint_eq(xgpub_charge_size(1), 256);
+	ck_assert_uint_eq(xgpub_charge_size(257), 512);
+	ck_assert_uint_eq(xgpub_charge_size((2u << 20) - 1), 2u << 20);
+	ck_assert_uint_eq(xgpub_charge_size(2u << 20), 2u << 20);
+	ck_assert_uint_eq(xgpub_charge_size((2u << 20) + 1), 4u << 20);
+	ck_assert_uint_eq(xgpub_charge_size(UINT64_MAX), UINT64_MAX);
+	ck_assert_uint_eq(xgpub_charge_size(UINT64_MAX - (1u << 20)),
+			  UINT64_MAX);
 }
 END_TEST
 
@@ -84,6 +100,7 @@ static Suite *state_suite(void)
 	tcase_add_test(tc, test_value_waits);
 	tcase_add_test(tc, test_value_waits_overflow);
 	tcase_add_test(tc, test_quota_accounting);
+	tcase_add_test(tc, test_charge_size);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -87,9 +87,12 @@ int xgpub_h_MEM_FREE(struct xgpub_worker *w, const struct xgpuif_dptr_args *a)
 	int rc;
 
 	/* only what this guest allocated: never a pointer of the worker's */
-	if (xgpub_alloc_del(w, a->dptr))
+	if (!xgpub_alloc_has(w, a->dptr))
 		return CUDA_ERROR_INVALID_VALUE;
+	/* uncharged once it is really gone */
 	rc = w->D->cuMemFree(a->dptr);
+	if (rc == 0)
+		xgpub_alloc_del(w, a->dptr);
 	return rc;
 }
 

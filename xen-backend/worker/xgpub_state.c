@@ -65,10 +65,28 @@ int xgpub_stream(struct xgpub_worker *w, xgpuif_handle_t h, CUstream *out)
 
 /* ---- device memory accounting ---------------------------------------------- */
 
+/*
+ * What an allocation of `size` bytes costs the guest: the driver hands out
+ * device memory in 2 MiB pages and carves smaller allocations out of them
+ * at 256 bytes at least (100,000 one-byte allocations held 25.6 MB).
+ */
+uint64_t xgpub_charge_size(uint64_t size)
+{
+	const uint64_t big = 2u << 20, small = 256;
+
+	if (size > UINT64_MAX - big)
+		return UINT64_MAX;
+	if (size >= big)
+		return (size + big - 1) & ~(big - 1);
+	return size ? (size + small - 1) & ~(small - 1) : small;
+}
+
 bool xgpub_quota_allows(struct xgpub_worker *w, uint64_t size)
 {
+	uint64_t c = xgpub_charge_size(size);
+
 	return !w->opt->quota || (w->mem_used <= w->opt->quota &&
-				  size <= w->opt->quota - w->mem_used);
+				  c <= w->opt->quota - w->mem_used);
 }
 
 int xgpub_alloc_add(struct xgpub_worker *w, uint64_t dptr, uint64_t size)
@@ -82,6 +100,7 @@ int xgpub_alloc_add(struct xgpub_worker *w, uint64_t dptr, uint64_t size)
 		w->allocs = n;
 		w->cap_allocs = ncap;
 	}
+	size = xgpub_charge_size(size);
 	w->allocs[w->nallocs++] = (struct xgpub_alloc){ dptr, size };
 	w->mem_used += size;
 	return 0;

@@ -236,6 +236,8 @@ void xgpub_ctx_drop_streams(struct xgpub_worker *w, CUcontext c);
 /* device memory accounting */
 int xgpub_alloc_add(struct xgpub_worker *w, uint64_t dptr, uint64_t size);
 int xgpub_alloc_del(struct xgpub_worker *w, uint64_t dptr);
+/* what an allocation of size bytes is charged (the driver's granularity) */
+uint64_t xgpub_charge_size(uint64_t size);
 bool xgpub_quota_allows(struct xgpub_worker *w, uint64_t size);
 /* a launch's function and parameters, also for kernel nodes
  * (xgpub_op_launch.c) */
