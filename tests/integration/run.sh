@@ -128,7 +128,7 @@ fi
 # its stdout too: device printf output must never land there
 # guests may pin 48 MiB of host memory (the hostreg step goes past it)
 "$BACKEND" --local "$SOCK" --control "$TMP/control.sock" --foreground \
-	--driver "$FAKECUDA" --pinned-mb 48 >"$LOG" 2>&1 &
+	--driver "$FAKECUDA" --pinned-mb 48 --jit-cache "$TMP/jit" >"$LOG" 2>&1 &
 DPID=$!
 for _ in $(seq 100); do
 	[ -S "$SOCK" ] && break
@@ -203,6 +203,14 @@ if client basic "$TMP/basic.out"; then
 else
 	fail basic "exit status $?"
 	show "$TMP/basic.out"
+fi
+
+# the driver's JIT cache: a private folder per guest (here: this user)
+jit=$TMP/jit/uid-$(id -u)
+if [ -d "$jit" ] && [ "$(stat -c %a "$jit")" = 700 ]; then
+	pass jit-cache
+else
+	fail jit-cache "no private folder $jit"
 fi
 
 if client forked "$TMP/forked.out"; then

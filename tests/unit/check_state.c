@@ -91,6 +91,33 @@ START_TEST(test_charge_size)
 }
 END_TEST
 
+START_TEST(test_ctx_flags_and_limits)
+{
+	ck_assert_int_eq(xgpub_ctx_flags_check(0), 0);
+	ck_assert_int_eq(xgpub_ctx_flags_check(CU_CTX_SCHED_BLOCKING_SYNC |
+					       CU_CTX_MAP_HOST |
+					       CU_CTX_LMEM_RESIZE_TO_MAX |
+					       CU_CTX_SYNC_MEMOPS), 0);
+	ck_assert_int_eq(xgpub_ctx_flags_check(CU_CTX_COREDUMP_ENABLE),
+			 CUDA_ERROR_NOT_SUPPORTED);
+	ck_assert_int_eq(xgpub_ctx_flags_check(CU_CTX_USER_COREDUMP_ENABLE),
+			 CUDA_ERROR_NOT_SUPPORTED);
+	ck_assert_int_eq(xgpub_ctx_flags_check(0x100),
+			 CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(xgpub_ctx_limit_check(CU_LIMIT_STACK_SIZE), 0);
+	ck_assert_int_eq(xgpub_ctx_limit_check(CU_LIMIT_MALLOC_HEAP_SIZE), 0);
+	ck_assert_int_eq(xgpub_ctx_limit_check(
+				 CU_LIMIT_PERSISTING_L2_CACHE_SIZE),
+			 CUDA_ERROR_NOT_SUPPORTED);
+	ck_assert_int_eq(xgpub_ctx_limit_check(CU_LIMIT_SHMEM_SIZE),
+			 CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(xgpub_ctx_limit_check(CU_LIMIT_MAX),
+			 CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(xgpub_ctx_limit_check(0x7fffffff),
+			 CUDA_ERROR_INVALID_VALUE);
+}
+END_TEST
+
 static Suite *state_suite(void)
 {
 	Suite *s = suite_create("state");
@@ -101,6 +128,7 @@ static Suite *state_suite(void)
 	tcase_add_test(tc, test_value_waits_overflow);
 	tcase_add_test(tc, test_quota_accounting);
 	tcase_add_test(tc, test_charge_size);
+	tcase_add_test(tc, test_ctx_flags_and_limits);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -51,6 +51,8 @@ struct xgpub_options {
 	uint64_t pin_quota;
 	uint32_t max_data_pages;
 	unsigned int spin_us;
+	/* the driver's JIT cache: a folder per guest under it ("none": off) */
+	const char *jit_cache;
 };
 
 /*

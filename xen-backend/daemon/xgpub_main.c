@@ -77,6 +77,8 @@ static void usage(FILE *f)
 "                         registered memory (default 65536; 0: no limit)\n"
 "      --max-data-mb N    largest data area a guest may ask (default 256)\n"
 "      --spin-us N        how long a worker polls before sleeping (2000)\n"
+"      --jit-cache DIR    the driver's JIT cache, a folder per guest under\n"
+"                         DIR (default /var/cache/xgpu/jit; none: off)\n"
 "  -m, --socket-mode MODE permissions of the socket (octal, default 0660)\n"
 "  -p, --pidfile PATH     write the daemon's pid there\n"
 "  -v, --verbose          log every failed call\n"
@@ -218,6 +220,7 @@ int main(int argc, char **argv)
 		{ "max-data-mb", required_argument, NULL, 'D' },
 		{ "pinned-mb", required_argument, NULL, 'P' },
 		{ "spin-us", required_argument, NULL, 'S' },
+		{ "jit-cache", required_argument, NULL, 'J' },
 		{ "socket-mode", required_argument, NULL, 'm' },
 		{ "pidfile", required_argument, NULL, 'p' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -229,6 +232,7 @@ int main(int argc, char **argv)
 		.max_data_pages = 256u * 256u,
 		.pin_quota = 64ull << 30,
 		.spin_us = 2000,
+		.jit_cache = "/var/cache/xgpu/jit",
 	};
 	const char *path = NULL, *pidfile = NULL;
 	const char *ctl_path = XGPU_CTL_PATH_DEFAULT;
@@ -331,6 +335,14 @@ int main(int argc, char **argv)
 			break;
 		case 'S':
 			opt.spin_us = (unsigned int)strtoul(optarg, &end, 10);
+			break;
+		case 'J':
+			if (strcmp(optarg, "none") && optarg[0] != '/') {
+				fprintf(stderr, "xen-gpubackd: --jit-cache "
+					"must be an absolute path or none\n");
+				return 2;
+			}
+			opt.jit_cache = optarg;
 			break;
 		case 'L': {
 			unsigned long long ms = strtoull(optarg, &end, 10);

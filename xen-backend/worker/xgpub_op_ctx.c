@@ -104,8 +104,13 @@ int xgpub_h_PRIMARY_CTX_RESET(struct xgpub_worker *w,
 int xgpub_h_PRIMARY_CTX_SET_FLAGS(struct xgpub_worker *w,
 				  const struct xgpuif_dev_flags_args *a)
 {
+	int rc;
+
 	if (a->dev != 0)
 		return CUDA_ERROR_INVALID_DEVICE;
+	rc = xgpub_ctx_flags_check(a->flags);
+	if (rc)
+		return rc;
 	return w->D->cuDevicePrimaryCtxSetFlags_v2(w->dev, a->flags);
 }
 
@@ -141,6 +146,9 @@ int xgpub_h_CTX_CREATE(struct xgpub_worker *w,
 
 	if (a->dev != 0)
 		return CUDA_ERROR_INVALID_DEVICE;
+	rc = xgpub_ctx_flags_check(a->flags);
+	if (rc)
+		return rc;
 	/*
 	 * Empty the stack first (SetCurrent(NULL) pops its one entry), so
 	 * that the push of cuCtxCreate makes it one deep again and the
@@ -231,6 +239,10 @@ int xgpub_h_CTX_GET_LIMIT(struct xgpub_worker *w,
 int xgpub_h_CTX_SET_LIMIT(struct xgpub_worker *w,
 			  const struct xgpuif_limit_args *a)
 {
+	int rc = xgpub_ctx_limit_check(a->limit);
+
+	if (rc)
+		return rc;
 	if ((a->limit == CU_LIMIT_MALLOC_HEAP_SIZE ||
 	     a->limit == CU_LIMIT_PRINTF_FIFO_SIZE) &&
 	    !xgpub_quota_allows(w, a->value))

@@ -36,6 +36,10 @@ int xgpub_h_STREAM_COPY_ATTRS(struct xgpub_worker *w, CUstream dst,
 int xgpub_h_CTX_SET_FLAGS(struct xgpub_worker *w,
 			  const struct xgpuif_u32_args *a)
 {
+	int rc = xgpub_ctx_flags_check(a->value);
+
+	if (rc)
+		return rc;
 	return w->D->cuCtxSetFlags(a->value);
 }
 

@@ -126,6 +126,46 @@ int xgpub_alloc_del(struct xgpub_worker *w, uint64_t dptr)
 	return -ENOENT;
 }
 
+/* ---- context flags and limits ---------------------------------------------- */
+
+/*
+ * Context flags a guest may give: scheduling, mapped memory, local memory
+ * kept, synchronous memops.  Core dumps are refused: the driver would
+ * write them in Dom0, as root, where the guest's dumps could fill a disk.
+ */
+int xgpub_ctx_flags_check(unsigned int flags)
+{
+	if (flags & ~(unsigned int)CU_CTX_FLAGS_MASK)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (flags & (CU_CTX_COREDUMP_ENABLE | CU_CTX_USER_COREDUMP_ENABLE))
+		return CUDA_ERROR_NOT_SUPPORTED;
+	return 0;
+}
+
+/*
+ * Context limits a guest may set: those of its own context.  The
+ * persisting L2 size is the whole device's (it would change the GPU for
+ * every guest); the shared memory and CIG limits cannot be set; anything
+ * past CU_LIMIT_MAX is unknown.
+ */
+int xgpub_ctx_limit_check(unsigned int limit)
+{
+	switch (limit) {
+	case CU_LIMIT_STACK_SIZE:
+	case CU_LIMIT_PRINTF_FIFO_SIZE:
+	case CU_LIMIT_MALLOC_HEAP_SIZE:
+	case CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH:
+	case CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT:
+	case CU_LIMIT_MAX_L2_FETCH_GRANULARITY:
+	case CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED:
+		return 0;
+	case CU_LIMIT_PERSISTING_L2_CACHE_SIZE:
+		return CUDA_ERROR_NOT_SUPPORTED;
+	default:
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+}
+
 /* ---- stream capture ------------------------------------------------------ */
 
 bool xgpub_capturing(struct xgpub_worker *w, CUstream s)

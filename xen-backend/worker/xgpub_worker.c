@@ -17,11 +17,13 @@
  * and sleeps on the transport.
  */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -364,6 +366,46 @@ static void *watchdog(void *arg)
 	_exit(4);
 }
 
+/*
+ * The driver caches what it JIT-compiles in CUDA_CACHE_PATH: one folder
+ * per guest (its IPC domain: a Xen domain, a local user) under base, so
+ * that no guest reads or fills another's.  Without a usable folder the
+ * cache is off for this worker.
+ */
+static void jit_cache_setup(const struct xgpub_transport *t, const char *base)
+{
+	char path[PATH_MAX], *p;
+	size_t n;
+
+	if (!base || !strcmp(base, "none"))
+		goto off;
+	n = (size_t)snprintf(path, sizeof(path), "%s/", base);
+	if (n >= sizeof(path) ||
+	    snprintf(path + n, sizeof(path) - n, "%s",
+		     t->ipc_domain[0] ? t->ipc_domain : "unknown") >=
+		    (int)(sizeof(path) - n))
+		goto off;
+	for (p = path + n; *p; p++)
+		if (!(*p >= 'a' && *p <= 'z') && !(*p >= '0' && *p <= '9'))
+			*p = '-';
+	/* base and the guest's folder, private to root */
+	for (p = path + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(path, 0700) && errno != EEXIST)
+			goto off;
+		*p = '/';
+	}
+	if (mkdir(path, 0700) && errno != EEXIST)
+		goto off;
+	setenv("CUDA_CACHE_PATH", path, 1);
+	unsetenv("CUDA_CACHE_DISABLE");
+	return;
+off:
+	setenv("CUDA_CACHE_DISABLE", "1", 1);
+}
+
 int xgpub_worker_run(struct xgpub_transport *t,
 		     const struct xgpub_options *opt)
 {
@@ -382,6 +424,7 @@ int xgpub_worker_run(struct xgpub_transport *t,
 			  strerror(-code));
 	code = 0;
 	BACK_RING_INIT(&w->ring, t->sring, XGPUIF_PAGE_SIZE << t->ring_order);
+	jit_cache_setup(t, opt->jit_cache);
 	w->D = xgpub_driver_open(opt->driver_path, msg, sizeof(msg));
 	if (!w->D) {
 		xgpub_err("%s: %s", t->who, msg);

@@ -236,6 +236,9 @@ void xgpub_ctx_drop_streams(struct xgpub_worker *w, CUcontext c);
 /* device memory accounting */
 int xgpub_alloc_add(struct xgpub_worker *w, uint64_t dptr, uint64_t size);
 int xgpub_alloc_del(struct xgpub_worker *w, uint64_t dptr);
+/* context flags and limits a guest may set: 0 or the CUresult refusing */
+int xgpub_ctx_flags_check(unsigned int flags);
+int xgpub_ctx_limit_check(unsigned int limit);
 /* what an allocation of size bytes is charged (the driver's granularity) */
 uint64_t xgpub_charge_size(uint64_t size);
 bool xgpub_quota_allows(struct xgpub_worker *w, uint64_t size);
