@@ -79,7 +79,10 @@ struct xgpub_wstat {
 				 * began running (CLOCK_MONOTONIC ns), 0: none */
 	uint64_t call_since;	/* worker: when the GPU op being submitted
 				 * got the GPU (ns), 0: none */
-	uint64_t _rsvd[2];
+	uint32_t solo;		/* daemon: the guest is alone on the GPU: the
+				 * worker may queue more work ahead */
+	uint32_t _pad;
+	uint64_t _rsvd[1];
 };
 
 /* in a worker: its own slot (NULL in tests that run a worker inline) */

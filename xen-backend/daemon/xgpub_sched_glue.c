@@ -113,10 +113,28 @@ static void grant_child(struct xgpub_child *c, void *arg)
 
 	if (!c->st)
 		return;
+	if (!v)
+		__atomic_store_n(&c->st->solo, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&c->st->grant, v, __ATOMIC_RELEASE);
 	if (v)
 		syscall(SYS_futex, &c->st->grant, FUTEX_WAKE, INT_MAX, NULL,
 			NULL, 0);
+}
+
+static void solo_child(struct xgpub_child *c, void *arg)
+{
+	if (c->st)
+		__atomic_store_n(&c->st->solo, *(uint32_t *)arg,
+				 __ATOMIC_RELEASE);
+}
+
+/* tell uid's workers whether it is alone on the GPU (a deeper queue) */
+static void set_solo(uint32_t uid, uint32_t v)
+{
+	struct xgpub_guest *g = xgpub_guest_by_uid(uid);
+
+	if (g)
+		xgpub_guest_channels(g, solo_child, &v);
 }
 
 static void set_grant(uint32_t uid, uint32_t v)
@@ -171,6 +189,18 @@ static void hold(struct xgpub_guest *h, uint64_t now)
 			  !g->sched.overrun;
 	xgpu_sched_charge(S, cur, h->ch.gpu_ns - cur_gpu0, now);
 	cur_gpu0 = h->ch.gpu_ns;
+	/*
+	 * Alone and idle (between two steps of its program): keep it the
+	 * GPU, so that its next work needs no round trip through the
+	 * daemon; another guest that wants the GPU ends this at once (a
+	 * kick).  Not for a capped guest: its budget must be looked at.
+	 */
+	if (!others && !h->ch.runnable && !h->cap) {
+		set_solo(cur, 1);
+		cur_until = now + xgpu_sched_slice(S, cur, now);
+		return;
+	}
+	set_solo(cur, !others);
 	if (others || !h->ch.runnable) {
 		cur_released = false;
 		set_grant(cur, 0);

@@ -40,6 +40,7 @@
 #include "xgpub_worker.h"
 
 #define MAX_MARKS	2
+#define SOLO_MARKS	8	/* alone on the GPU: nobody waits for a drain */
 #define MARK_NS		1000000u	/* 1 ms of GPU work per mark */
 #define LONG_NS		(2 * MARK_NS)
 #define MAX_BATCH	64u
@@ -59,7 +60,7 @@ static struct {
 	pthread_t thr;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	struct mark q[MAX_MARKS + 1];
+	struct mark q[SOLO_MARKS + 1];
 	unsigned int head, n;		/* queue of marks in flight */
 	/* the batch being built (ops after the last mark) */
 	CUcontext b_ctx;
@@ -166,7 +167,7 @@ static void mark_batch(void)
 	m.ev = ev;		/* NULL: count the batch as done now */
 	m.t_first = g.b_first;
 	m.nops = g.b_nops;
-	g.q[(g.head + g.n) % (MAX_MARKS + 1)] = m;
+	g.q[(g.head + g.n) % (SOLO_MARKS + 1)] = m;
 	g.n++;
 	g.b_nops = 0;
 	pthread_cond_broadcast(&g.cv);
@@ -225,7 +226,7 @@ static void *completer(void *arg)
 		__atomic_store_n(&g.st->gpu_ns, g.gpu_ns, __ATOMIC_RELAXED);
 		if (m.ev)
 			event_put(m.ctx, m.ev);
-		g.head = (g.head + 1) % (MAX_MARKS + 1);
+		g.head = (g.head + 1) % (SOLO_MARKS + 1);
 		g.n--;
 		if (!g.n)
 			__atomic_store_n(&g.st->gpu_since, 0,
@@ -315,8 +316,14 @@ void xgpub_gate_done(struct xgpub_worker *w, bool submitted, CUstream s,
 	set_busy(1);
 	if (g.b_nops >= g.batch)
 		mark_batch();
-	/* bounded work in flight: one long batch, or MAX_MARKS short ones */
-	while (bound && g.n >= (g.mark_ns > LONG_NS ? 1u : MAX_MARKS))
+	/*
+	 * Bounded work in flight: one long batch, or MAX_MARKS short ones;
+	 * SOLO_MARKS while the guest is alone on the GPU (a revocation then
+	 * drains up to that much, or is passed over after its grace).
+	 */
+	while (bound && g.n >= (__atomic_load_n(&g.st->solo, __ATOMIC_ACQUIRE) ?
+				SOLO_MARKS :
+				g.mark_ns > LONG_NS ? 1u : MAX_MARKS))
 		pthread_cond_wait(&g.cv, &g.mu);
 	pthread_mutex_unlock(&g.mu);
 }
