@@ -568,7 +568,7 @@ static void mode_badhandles(const char *path)
 			      INVALID_HANDLE);
 	}
 	{
-		struct xgpuif_hostfn_setup_args hs = { 77, 64 };
+		struct xgpuif_hostfn_setup_args hs = { 77, 64, 0, 0 };
 
 		expect_status(&c, "HOSTFN_SETUP of no region",
 			      XGPUIF_OP_HOSTFN_SETUP, cr.ctx, &hs, sizeof(hs), 0,

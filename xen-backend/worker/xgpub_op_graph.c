@@ -23,8 +23,8 @@
 #include "xgpub_worker.h"
 
 /* the handle of a node of graph g, one per node */
-static xgpuif_handle_t node_handle(struct xgpub_worker *w, CUgraph g,
-				   CUgraphNode n)
+xgpuif_handle_t xgpub_node_handle(struct xgpub_worker *w, CUgraph g,
+				  CUgraphNode n)
 {
 	struct xgpub_hentry *e = xgpub_handle_find(&w->h, XGPUB_H_GNODE, n);
 	struct xgpub_node_extra *x;
@@ -41,14 +41,34 @@ static xgpuif_handle_t node_handle(struct xgpub_worker *w, CUgraph g,
 	return h;
 }
 
-/* the handle of a graph the driver made (capture), one per graph */
-static xgpuif_handle_t graph_handle(struct xgpub_worker *w, CUgraph g)
+/*
+ * The handle of a graph the driver made (capture: owner NULL), one per
+ * graph; a child graph's (owner: the graph of its node) is borrowed: it
+ * is dropped with its owner and never destroyed by itself.
+ */
+xgpuif_handle_t xgpub_graph_handle(struct xgpub_worker *w, CUgraph g,
+				   CUgraph owner)
 {
 	struct xgpub_hentry *e = xgpub_handle_find(&w->h, XGPUB_H_GRAPH, g);
+	struct xgpub_graph_extra *x = NULL;
+	xgpuif_handle_t h;
 
-	return e ? xgpub_handle_of(&w->h, e) :
-		   xgpub_handle_new(&w->h, XGPUB_H_GRAPH, g, NULL);
+	if (e)
+		return xgpub_handle_of(&w->h, e);
+	if (owner) {
+		x = malloc(sizeof(*x));
+		if (!x)
+			return 0;
+		x->owner = owner;
+	}
+	h = xgpub_handle_new(&w->h, XGPUB_H_GRAPH, g, x);
+	if (!h)
+		free(x);
+	return h;
 }
+
+#define node_handle xgpub_node_handle
+#define graph_handle(w, g) xgpub_graph_handle(w, g, NULL)
 
 /* ---- capture ------------------------------------------------------------- */
 
@@ -356,40 +376,47 @@ int xgpub_h_GRAPH_ADD_NODE(struct xgpub_worker *w,
 		rc = add_kernel(w, g, &node, deps, a->ndeps, p, len);
 		break;
 	case CU_GRAPH_NODE_TYPE_MEMSET: {
-		struct xgpuif_node_memset m;
 		CUDA_MEMSET_NODE_PARAMS mp;
 
-		if (len != sizeof(m))
-			return XGPUIF_ST_PROTO;
-		memcpy(&m, p, sizeof(m));
-		memset(&mp, 0, sizeof(mp));
-		mp.dst = m.dst;
-		mp.pitch = m.pitch;
-		mp.value = m.value;
-		mp.elementSize = m.elem_size;
-		mp.width = m.width;
-		mp.height = m.height;
-		rc = w->D->cuGraphAddMemsetNode(&node, g, deps, a->ndeps, &mp,
-						w->cur);
+		rc = xgpub_node_memset(p, len, &mp);
+		if (rc == 0)
+			rc = w->D->cuGraphAddMemsetNode(&node, g, deps,
+							a->ndeps, &mp, w->cur);
 		break;
 	}
 	case CU_GRAPH_NODE_TYPE_MEMCPY: {
-		struct xgpuif_node_copy c;
 		CUDA_MEMCPY3D cp;
 
-		if (len != sizeof(c))
+		rc = xgpub_node_copy(w, p, len, &cp);
+		if (rc == 0)
+			rc = w->D->cuGraphAddMemcpyNode(&node, g, deps,
+							a->ndeps, &cp, w->cur);
+		break;
+	}
+	case CU_GRAPH_NODE_TYPE_HOST: {
+		CUDA_HOST_NODE_PARAMS hp;
+
+		rc = xgpub_node_host(w, p, len, &hp);
+		if (rc == 0)
+			rc = w->D->cuGraphAddHostNode(&node, g, deps, a->ndeps,
+						      &hp);
+		break;
+	}
+	case CU_GRAPH_NODE_TYPE_MEM_ALLOC:
+		rc = xgpub_node_alloc(w, g, &node, deps, a->ndeps, p, len,
+				      &r->dptr);
+		break;
+	case CU_GRAPH_NODE_TYPE_MEM_FREE: {
+		struct xgpuif_dptr_args d;
+
+		if (len != sizeof(d))
 			return XGPUIF_ST_PROTO;
-		memcpy(&c, p, sizeof(c));
-		memset(&cp, 0, sizeof(cp));
-		cp.srcMemoryType = CU_MEMORYTYPE_DEVICE;
-		cp.srcDevice = c.src;
-		cp.dstMemoryType = CU_MEMORYTYPE_DEVICE;
-		cp.dstDevice = c.dst;
-		cp.WidthInBytes = c.len;
-		cp.Height = 1;
-		cp.Depth = 1;
-		rc = w->D->cuGraphAddMemcpyNode(&node, g, deps, a->ndeps, &cp,
-						w->cur);
+		memcpy(&d, p, sizeof(d));
+		rc = w->D->cuGraphAddMemFreeNode(&node, g, deps, a->ndeps,
+						 d.dptr);
+		/* the allocation leaves the guest's account with its free */
+		if (rc == 0)
+			xgpub_alloc_del(w, d.dptr);
 		break;
 	}
 	case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
@@ -465,10 +492,11 @@ int xgpub_h_GRAPH_KERNEL_PARAMS(struct xgpub_worker *w,
 	return w->D->cuGraphKernelNodeSetParams_v2(node->obj, &kn);
 }
 
-int xgpub_h_GRAPH_ADD_DEPS(struct xgpub_worker *w,
-			   const struct xgpuif_graph_deps_args *a,
-			   struct xgpub_hentry *graph,
-			   const struct xgpub_tail *tail)
+/* the (from, to) pairs of ADD_DEPS and REMOVE_DEPS */
+static int dep_pairs(struct xgpub_worker *w,
+		     const struct xgpuif_graph_deps_args *a,
+		     struct xgpub_hentry *graph, const struct xgpub_tail *tail,
+		     bool add)
 {
 	static CUgraphNode from[XGPUIF_MAX_CAPTURE_DEPS];
 	static CUgraphNode to[XGPUIF_MAX_CAPTURE_DEPS];
@@ -487,6 +515,25 @@ int xgpub_h_GRAPH_ADD_DEPS(struct xgpub_worker *w,
 		if (rc)
 			return rc;
 	}
-	return w->D->cuGraphAddDependencies_v2(graph->obj, from, to, NULL,
-					       a->count);
+	if (add)
+		return w->D->cuGraphAddDependencies_v2(graph->obj, from, to,
+						       NULL, a->count);
+	return w->D->cuGraphRemoveDependencies_v2(graph->obj, from, to, NULL,
+						  a->count);
+}
+
+int xgpub_h_GRAPH_ADD_DEPS(struct xgpub_worker *w,
+			   const struct xgpuif_graph_deps_args *a,
+			   struct xgpub_hentry *graph,
+			   const struct xgpub_tail *tail)
+{
+	return dep_pairs(w, a, graph, tail, true);
+}
+
+int xgpub_h_GRAPH_REMOVE_DEPS(struct xgpub_worker *w,
+			      const struct xgpuif_graph_deps_args *a,
+			      struct xgpub_hentry *graph,
+			      const struct xgpub_tail *tail)
+{
+	return dep_pairs(w, a, graph, tail, false);
 }

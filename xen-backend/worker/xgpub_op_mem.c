@@ -157,6 +157,12 @@ int xgpub_h_HOSTMEM_UNREGISTER(struct xgpub_worker *w,
 		return CUDA_ERROR_INVALID_VALUE;
 	/* the guest may free it while DMA is queued: drain first */
 	w->D->cuCtxSynchronize();
+	/* a graph may copy to or from it at any later launch: the worker
+	 * keeps its mapping (the guest's id is free again) */
+	if (reg->graphed) {
+		memset(reg, 0, sizeof(*reg));
+		return 0;
+	}
 	if (reg->registered)
 		w->D->cuMemHostUnregister(reg->va);
 	w->t->ops->hostmem_unmap(w->t, reg->va, reg->size);

@@ -117,6 +117,8 @@ struct xgpub_region {
 	uint8_t *va;
 	uint64_t size;
 	bool registered;	/* with cuMemHostRegister */
+	bool graphed;		/* a graph's memcpy node copies it: kept
+				 * mapped for the worker's life */
 };
 
 #define XGPUB_MAX_REGIONS 4096u
@@ -157,6 +159,7 @@ struct xgpub_worker {
 	uint32_t nvres, cap_vres;
 	/* the guest's host-function slots (xgpub_op_hostfn.c) */
 	uint32_t hostfn_region, hostfn_nslots;
+	uint32_t hostfn_ngraph;	/* slots after the guest's, the worker's */
 	int hostfn_closing;	/* set at teardown: held callbacks return */
 	/* streams that carried a value wait (cuStreamWaitValue*): their work
 	 * is not gated (xgpub_state.c); wait_any: one was a special stream */
@@ -235,6 +238,38 @@ bool xgpub_alloc_has(struct xgpub_worker *w, uint64_t dptr);
 void xgpub_vmm_teardown(struct xgpub_worker *w);
 /* release a VMEM handle's references (xgpub_state.c) */
 int xgpub_vmm_release(struct xgpub_worker *w, struct xgpub_hentry *e);
+
+/* a graph's host node or captured host function: the worker's driver
+ * host function whose user data is the guest's function number; it runs
+ * the guest's function through a graph slot (xgpub_op_hostfn.c) */
+void CUDA_CB xgpub_graph_hostfn(void *user);
+
+/* the handle of node n of graph g, one per node (xgpub_op_graph.c) */
+xgpuif_handle_t xgpub_node_handle(struct xgpub_worker *w, CUgraph g,
+				  CUgraphNode n);
+/* the handle of a graph owned by graph `owner` (a child graph), dropped
+ * with its owner, or the capture's (owner NULL) */
+xgpuif_handle_t xgpub_graph_handle(struct xgpub_worker *w, CUgraph g,
+				   CUgraph owner);
+
+/* a node's parameters from the wire: GRAPH_ADD_NODE's body of its type
+ * (xgpub_op_graphnode.c) */
+int xgpub_node_memset(const uint8_t *p, uint32_t len,
+		      CUDA_MEMSET_NODE_PARAMS *mp);
+int xgpub_node_copy(struct xgpub_worker *w, const uint8_t *p, uint32_t len,
+		    CUDA_MEMCPY3D *cp);
+int xgpub_node_host(struct xgpub_worker *w, const uint8_t *p, uint32_t len,
+		    CUDA_HOST_NODE_PARAMS *hp);
+/* add a memory allocation node (its address in *dptr), charged */
+int xgpub_node_alloc(struct xgpub_worker *w, CUgraph g, CUgraphNode *node,
+		     const CUgraphNode *deps, uint32_t nd, const uint8_t *p,
+		     uint32_t len, uint64_t *dptr);
+
+/* what a borrowed GRAPH handle keeps (a child graph): its owner; the
+ * guest's own graphs keep nothing */
+struct xgpub_graph_extra {
+	CUgraph owner;
+};
 
 /* what a GNODE handle keeps: the graph that owns the node */
 struct xgpub_node_extra {

@@ -140,6 +140,9 @@ bool xgpulib_is_device(uint64_t p);
 const struct xgpulib_region *xgpulib_region_find(const void *p, size_t len,
 						  uint64_t *off);
 
+/* the address of region id in this process, NULL if it is gone */
+uint8_t *xgpulib_region_va(uint32_t id);
+
 /* mark region id as managed memory */
 void xgpulib_region_set_managed(uint32_t id);
 

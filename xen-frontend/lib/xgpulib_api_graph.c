@@ -89,8 +89,18 @@ uint64_t robj_remote(const void *p, int kind)
 	return r;
 }
 
+/* the graph object of a node object of ours, NULL if it is not one */
+struct robj *robj_graph_of(const void *node)
+{
+	struct robj *g = NULL;
+
+	if (robj_remote(node, RK_NODE))
+		g = ((const struct robj *)node)->graph;
+	return g;
+}
+
 /* forget o, and with a graph all its nodes */
-static void robj_forget(struct robj *dead)
+void robj_forget(struct robj *dead)
 {
 	pthread_mutex_lock(&robj_mu);
 	for (unsigned int b = 0; b < NBUCKETS; b++) {
@@ -117,6 +127,11 @@ static void robj_forget(struct robj *dead)
 }
 
 /* ---- capture ------------------------------------------------------------- */
+
+bool xgpulib_captures_begun(void)
+{
+	return __atomic_load_n(&captures_begun, __ATOMIC_RELAXED) != 0;
+}
 
 CUresult xgpulib_begin_capture(CUstream s, CUstreamCaptureMode mode,
 			       int ptds)
