@@ -86,7 +86,7 @@ client() {
 }
 
 for f in "$BACKEND" "$FAKECUDA" "$T/basic" "$T/spin" "$T/noinit" \
-	"$T/hostile" "$T/forked" "$T/devprintf" "$T/ipc"; do
+	"$T/hostile" "$T/forked" "$T/devprintf" "$T/ipc" "$T/graphnodes"; do
 	if [ ! -x "$f" ]; then
 		fail setup "$f is missing (make all integration)"
 		echo "$npass passed, $nfail failed"
@@ -293,6 +293,15 @@ else
 	fail two-clients "exit statuses $r1 and $r2"
 	show "$TMP/basic1.out"
 	show "$TMP/basic2.out"
+fi
+
+# ---- graphs built node by node: host nodes call back, parameters travel ----
+
+if client graphnodes "$TMP/graphnodes.out"; then
+	pass graphnodes
+else
+	fail graphnodes "$(grep -m 1 '^FAIL' "$TMP/graphnodes.out")"
+	show "$TMP/graphnodes.out"
 fi
 
 # ---- IPC between processes: one user's, and (as root) not another's --------
