@@ -117,6 +117,7 @@ int xgpub_h_HOSTMEM_REGISTER(struct xgpub_worker *w,
 {
 	struct xgpub_region *reg;
 	CUdeviceptr dptr = 0;
+	CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
 	void *va;
 	int rc;
 
@@ -132,13 +133,20 @@ int xgpub_h_HOSTMEM_REGISTER(struct xgpub_worker *w,
 	reg->id = a->region;
 	reg->va = va;
 	reg->size = a->size;
+	/* pinned memory made during a global capture (the guest's first host
+	 * function may be captured): pinning it does not touch the capture */
+	if (w->captures)
+		w->D->cuThreadExchangeStreamCaptureMode(&mode);
 	rc = w->D->cuMemHostRegister(va, a->size,
 				     CU_MEMHOSTREGISTER_PORTABLE |
 					     CU_MEMHOSTREGISTER_DEVICEMAP);
 	if (rc == 0) {
 		reg->registered = true;
 		w->D->cuMemHostGetDevicePointer(&dptr, va, 0);
-	} else {
+	}
+	if (w->captures)
+		w->D->cuThreadExchangeStreamCaptureMode(&mode);
+	if (rc) {
 		xgpub_info("%s: region %u not pinned (%d); its copies still "
 			   "work through the driver's staging", w->t->who,
 			   a->region, rc);
