@@ -1109,6 +1109,34 @@ struct xgpuif_graph_mem_args {
 	uint64_t value;
 };
 
+/* USEROBJ_CREATE: the destructor is the guest's host function fnid */
+struct xgpuif_uobj_create_args {
+	uint64_t fnid;
+	uint32_t refs;		/* initial references, the guest's */
+	uint32_t flags;		/* CU_USER_OBJECT_NO_DESTRUCTOR_SYNC */
+};
+
+struct xgpuif_uobj_reply {
+	xgpuif_handle_t handle;
+};
+
+/* USEROBJ_REF: op 0 retain, 1 release (the guest's references), 2 a
+ * graph retains (flags: CU_GRAPH_USER_OBJECT_MOVE takes the guest's),
+ * 3 a graph releases */
+#define XGPUIF_UOBJ_RETAIN		0u
+#define XGPUIF_UOBJ_RELEASE		1u
+#define XGPUIF_UOBJ_GRAPH_RETAIN	2u
+#define XGPUIF_UOBJ_GRAPH_RELEASE	3u
+
+struct xgpuif_uobj_ref_args {
+	xgpuif_handle_t handle;
+	xgpuif_handle_t graph;	/* ops 2, 3 */
+	uint32_t op;
+	uint32_t count;
+	uint32_t flags;
+	uint32_t _pad;
+};
+
 /* ---- IPC ------------------------------------------------------------------- */
 
 /*

@@ -1082,6 +1082,88 @@ CUresult cuDeviceGraphMemTrim(CUdevice d)
 	return d == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
 }
 
+/* ---- user objects: destroyed when the last reference goes ------------- */
+
+#define FU_MAGIC	0x66756f62u	/* "fuob" */
+
+struct fuobj {
+	uint32_t magic;
+	unsigned int refs;
+	void *ptr;
+	CUhostFn destroy;
+};
+
+static struct fuobj *U(CUuserObject o)
+{
+	struct fuobj *u = (struct fuobj *)o;
+
+	return u && u->magic == FU_MAGIC ? u : NULL;
+}
+
+CUresult cuUserObjectCreate(CUuserObject *out, void *ptr, CUhostFn destroy,
+			    unsigned int refs, unsigned int flags)
+{
+	struct fuobj *u;
+
+	NEED_INIT();
+	if (!out || !destroy || !refs ||
+	    (flags & ~(unsigned int)CU_USER_OBJECT_NO_DESTRUCTOR_SYNC))
+		return CUDA_ERROR_INVALID_VALUE;
+	u = calloc(1, sizeof(*u));
+	if (!u)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	*u = (struct fuobj){ FU_MAGIC, refs, ptr, destroy };
+	*out = (CUuserObject)u;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuUserObjectRetain(CUuserObject o, unsigned int n)
+{
+	struct fuobj *u = U(o);
+
+	NEED_INIT();
+	if (!u || !n)
+		return CUDA_ERROR_INVALID_VALUE;
+	u->refs += n;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuUserObjectRelease(CUuserObject o, unsigned int n)
+{
+	struct fuobj *u = U(o);
+
+	NEED_INIT();
+	if (!u || !n || n > u->refs)
+		return CUDA_ERROR_INVALID_VALUE;
+	u->refs -= n;
+	if (!u->refs) {
+		u->destroy(u->ptr);
+		u->magic = 0;
+		free(u);
+	}
+	return CUDA_SUCCESS;
+}
+
+/* the fake keeps no per-graph counts: a graph's references are the
+ * object's */
+CUresult cuGraphRetainUserObject(CUgraph g, CUuserObject o, unsigned int n,
+				 unsigned int flags)
+{
+	NEED_INIT();
+	if (!G(g) || (flags & ~(unsigned int)CU_GRAPH_USER_OBJECT_MOVE))
+		return CUDA_ERROR_INVALID_VALUE;
+	return flags ? (U(o) && n ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE) :
+		       cuUserObjectRetain(o, n);
+}
+
+CUresult cuGraphReleaseUserObject(CUgraph g, CUuserObject o, unsigned int n)
+{
+	NEED_INIT();
+	if (!G(g))
+		return CUDA_ERROR_INVALID_VALUE;
+	return cuUserObjectRelease(o, n);
+}
+
 /* ---- capture: never (everything runs at once) ------------------------------ */
 
 CUresult cuStreamBeginCapture_v2(CUstream s, CUstreamCaptureMode m)

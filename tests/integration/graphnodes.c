@@ -329,6 +329,35 @@ int main(void)
 		EXPECT(n == 0, "the destroyed node is still a dependency");
 	end();
 
+	begin("graphnodes-userobj");
+	{
+		CUuserObject uo = NULL, junk_uo = (CUuserObject)junk;
+		CUgraph g3 = NULL;
+
+		norder = 0;
+		if (OK(cuUserObjectCreate(&uo, (void *)(intptr_t)42, note, 1,
+					  0)) &&
+		    OK(cuGraphCreate(&g3, 0))) {
+			EXPECT(cuUserObjectRelease(uo, 2) ==
+			       CUDA_ERROR_INVALID_VALUE,
+			       "more references released than held");
+			OK(cuUserObjectRetain(uo, 1));
+			OK(cuGraphRetainUserObject(g3, uo, 2,
+						   CU_GRAPH_USER_OBJECT_MOVE));
+			EXPECT(norder == 0, "destroyed too early");
+			OK(cuGraphReleaseUserObject(g3, uo, 2));
+			EXPECT(norder == 1 && order[0] == 42,
+			       "the destructor ran %d times", norder);
+			EXPECT(cuUserObjectRetain(uo, 1) ==
+			       CUDA_ERROR_INVALID_HANDLE,
+			       "a destroyed user object");
+			OK(cuGraphDestroy(g3));
+		}
+		EXPECT(cuUserObjectRetain(junk_uo, 1) ==
+		       CUDA_ERROR_INVALID_VALUE, "a forged user object");
+	}
+	end();
+
 	begin("graphnodes-teardown");
 	OK(cuGraphExecDestroy(x));
 	OK(cuGraphDestroy(clone));

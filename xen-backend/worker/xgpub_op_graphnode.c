@@ -701,3 +701,111 @@ int xgpub_h_GRAPH_MEM_ATTR(struct xgpub_worker *w,
 	}
 	return CUDA_ERROR_INVALID_VALUE;
 }
+
+/* ---- user objects ---------------------------------------------------------- */
+
+/* the driver destroys a user object: the guest's destructor, then dead */
+static void CUDA_CB uobj_destroy(void *user)
+{
+	struct xgpub_uobj *u = user;
+
+	xgpub_graph_hostfn((void *)(uintptr_t)u->fnid);
+	__atomic_store_n(&u->dead, 1, __ATOMIC_RELEASE);
+}
+
+int xgpub_h_USEROBJ_CREATE(struct xgpub_worker *w,
+			   const struct xgpuif_uobj_create_args *a,
+			   struct xgpuif_uobj_reply *r)
+{
+	struct xgpub_uobj *u;
+	int rc;
+
+	if (!a->fnid || !a->refs || !w->hostfn_ngraph ||
+	    (a->flags & ~(uint32_t)CU_USER_OBJECT_NO_DESTRUCTOR_SYNC))
+		return CUDA_ERROR_INVALID_VALUE;
+	/* never freed: the driver may call the destructor at any time */
+	u = calloc(1, sizeof(*u));
+	if (!u)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	u->fnid = a->fnid;
+	u->refs = a->refs;
+	rc = w->D->cuUserObjectCreate(&u->uo, u, uobj_destroy, a->refs,
+				      a->flags);
+	if (rc) {
+		free(u);
+		return rc;
+	}
+	r->handle = xgpub_handle_new(&w->h, XGPUB_H_USEROBJ, u, NULL);
+	return r->handle ? 0 : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+int xgpub_h_USEROBJ_REF(struct xgpub_worker *w,
+			const struct xgpuif_uobj_ref_args *a,
+			struct xgpub_hentry *handle)
+{
+	struct xgpub_uobj *u = handle->obj;
+	struct xgpub_hentry *g = NULL;
+	int rc;
+
+	/* destroyed by the driver: the handle goes */
+	if (__atomic_load_n(&u->dead, __ATOMIC_ACQUIRE)) {
+		xgpub_handle_drop(&w->h, handle);
+		return CUDA_ERROR_INVALID_HANDLE;
+	}
+	if (!a->count || a->_pad || a->op > XGPUIF_UOBJ_GRAPH_RELEASE)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (a->op >= XGPUIF_UOBJ_GRAPH_RETAIN) {
+		g = xgpub_handle_get(&w->h, a->graph, XGPUB_H_GRAPH);
+		if (!g)
+			return CUDA_ERROR_INVALID_HANDLE;
+	}
+	switch (a->op) {
+	case XGPUIF_UOBJ_RETAIN:
+		if (a->flags)
+			return CUDA_ERROR_INVALID_VALUE;
+		rc = w->D->cuUserObjectRetain(u->uo, a->count);
+		if (rc == 0)
+			u->refs += a->count;
+		return rc;
+	case XGPUIF_UOBJ_RELEASE:
+		/* only references the guest holds */
+		if (a->flags || a->count > u->refs)
+			return CUDA_ERROR_INVALID_VALUE;
+		u->refs -= a->count;
+		return w->D->cuUserObjectRelease(u->uo, a->count);
+	case XGPUIF_UOBJ_GRAPH_RETAIN:
+		if (a->flags & ~(uint32_t)CU_GRAPH_USER_OBJECT_MOVE)
+			return CUDA_ERROR_INVALID_VALUE;
+		if ((a->flags & CU_GRAPH_USER_OBJECT_MOVE) && a->count > u->refs)
+			return CUDA_ERROR_INVALID_VALUE;
+		rc = w->D->cuGraphRetainUserObject(g->obj, u->uo, a->count,
+						   a->flags);
+		if (rc == 0 && (a->flags & CU_GRAPH_USER_OBJECT_MOVE))
+			u->refs -= a->count;
+		return rc;
+	default:
+		if (a->flags)
+			return CUDA_ERROR_INVALID_VALUE;
+		return w->D->cuGraphReleaseUserObject(g->obj, u->uo,
+						      a->count);
+	}
+}
+
+static void uobj_drop(struct xgpub_hentry *e, void *arg)
+{
+	struct xgpub_worker *w = arg;
+	struct xgpub_uobj *u = e->obj;
+
+	if (!__atomic_load_n(&u->dead, __ATOMIC_ACQUIRE) && u->refs) {
+		uint64_t n = u->refs;
+
+		u->refs = 0;
+		w->D->cuUserObjectRelease(u->uo, (unsigned int)n);
+	}
+	xgpub_handle_drop(&w->h, e);
+}
+
+void xgpub_uobj_teardown(struct xgpub_worker *w)
+{
+	xgpub_handle_each(&w->h, XGPUB_H_USEROBJ, uobj_drop, w);
+}

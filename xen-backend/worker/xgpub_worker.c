@@ -296,6 +296,7 @@ static void worker_teardown(struct xgpub_worker *w)
 	xgpub_vmm_teardown(w);
 	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
 		xgpub_handle_each(&w->h, order[i], destroy_one, w);
+	xgpub_uobj_teardown(w);
 	for (uint32_t i = 0; i < w->nallocs; i++)
 		D->cuMemFree_v2(w->allocs[i].dptr);
 	for (uint32_t i = 1; i < XGPUB_MAX_REGIONS; i++) {

@@ -55,6 +55,7 @@ enum xgpub_htype {
 	XGPUB_H_GEXEC,
 	XGPUB_H_GNODE,
 	XGPUB_H_VMEM,
+	XGPUB_H_USEROBJ,
 	XGPUB_H_NTYPES
 };
 
@@ -264,6 +265,20 @@ int xgpub_node_host(struct xgpub_worker *w, const uint8_t *p, uint32_t len,
 int xgpub_node_alloc(struct xgpub_worker *w, CUgraph g, CUgraphNode *node,
 		     const CUgraphNode *deps, uint32_t nd, const uint8_t *p,
 		     uint32_t len, uint64_t *dptr);
+
+/*
+ * A user object (xgpub_op_graphnode.c): the handle's object, never freed
+ * (the driver may run the destructor after the channel is gone).  The
+ * destructor runs the guest's function number fnid, then marks it dead.
+ */
+struct xgpub_uobj {
+	CUuserObject uo;
+	uint64_t fnid;
+	uint64_t refs;		/* the guest's own references */
+	int dead;		/* the driver destroyed it (atomic) */
+};
+/* release the guest's references to every user object (teardown) */
+void xgpub_uobj_teardown(struct xgpub_worker *w);
 
 /* what a borrowed GRAPH handle keeps (a child graph): its owner; the
  * guest's own graphs keep nothing */

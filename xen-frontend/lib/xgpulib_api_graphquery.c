@@ -3,7 +3,8 @@
  * xgpulib_api_graphquery.c: graph nodes once they exist: their parameters
  * (get and set, in a graph or an executable graph), edges, removal,
  * enabling, clones, the executable graph's flags, the dot file, and the
- * device's graph memory.
+ * device's graph memory; user objects, whose destructor runs in this
+ * process (a host function by number, xgpulib_api_hostfn.c).
  *
  * The worker answers with wire handles, which become this process's
  * objects again: nodes and graphs through robj_for, events through the
@@ -897,4 +898,67 @@ CUresult cuDeviceSetGraphMemAttribute(CUdevice device,
 CUresult cuDeviceGraphMemTrim(CUdevice device)
 {
 	return graph_mem(device, 2, CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT, NULL);
+}
+
+/* ---- user objects ---------------------------------------------------------- */
+
+CUresult cuUserObjectCreate(CUuserObject *object_out, void *ptr,
+			    CUhostFn destroy, unsigned int initialRefcount,
+			    unsigned int flags)
+{
+	struct xgpuif_uobj_create_args a = { 0, initialRefcount, flags };
+	struct xgpuif_uobj_reply r = { 0 };
+	CUresult rc;
+
+	if (!object_out || !destroy || !initialRefcount ||
+	    (flags & ~(unsigned int)CU_USER_OBJECT_NO_DESTRUCTOR_SYNC))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	a.fnid = xgpulib_hostfn_id(destroy, ptr);
+	if (!a.fnid)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	rc = xgpulib_call_USEROBJ_CREATE(&a, &r);
+	if (rc)
+		return rc;
+	*object_out = (CUuserObject)robj_for(RK_UOBJ, r.handle, NULL);
+	return *object_out ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+static CUresult uobj_ref(CUuserObject o, CUgraph g, uint32_t op,
+			 unsigned int count, unsigned int flags)
+{
+	struct xgpuif_uobj_ref_args a = { robj_remote(o, RK_UOBJ), 0, op,
+					  count, flags, 0 };
+
+	if (!a.handle || !count)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (op >= XGPUIF_UOBJ_GRAPH_RETAIN) {
+		a.graph = robj_remote(g, RK_GRAPH);
+		if (!a.graph)
+			return CUDA_ERROR_INVALID_VALUE;
+	}
+	return xgpulib_call_USEROBJ_REF(&a);
+}
+
+CUresult cuUserObjectRetain(CUuserObject object, unsigned int count)
+{
+	return uobj_ref(object, NULL, XGPUIF_UOBJ_RETAIN, count, 0);
+}
+
+CUresult cuUserObjectRelease(CUuserObject object, unsigned int count)
+{
+	return uobj_ref(object, NULL, XGPUIF_UOBJ_RELEASE, count, 0);
+}
+
+CUresult cuGraphRetainUserObject(CUgraph graph, CUuserObject object,
+				 unsigned int count, unsigned int flags)
+{
+	return uobj_ref(object, graph, XGPUIF_UOBJ_GRAPH_RETAIN, count, flags);
+}
+
+CUresult cuGraphReleaseUserObject(CUgraph graph, CUuserObject object,
+				  unsigned int count)
+{
+	return uobj_ref(object, graph, XGPUIF_UOBJ_GRAPH_RELEASE, count, 0);
 }

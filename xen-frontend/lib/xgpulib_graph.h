@@ -13,7 +13,7 @@
 
 #include <cuda.h>
 
-enum robj_kind { RK_GRAPH = 1, RK_EXEC, RK_NODE };
+enum robj_kind { RK_GRAPH = 1, RK_EXEC, RK_NODE, RK_UOBJ };
 
 struct robj;
 
