@@ -1137,6 +1137,21 @@ struct xgpuif_uobj_ref_args {
 	uint32_t _pad;
 };
 
+/* CAPTURE_TO_GRAPH: ndeps node handles of the graph follow */
+struct xgpuif_capture_graph_args {
+	xgpuif_handle_t stream;
+	xgpuif_handle_t graph;
+	uint32_t mode;		/* CUstreamCaptureMode */
+	uint32_t ndeps;
+};
+
+/* CAPTURE_DEPS: ndeps node handles follow */
+struct xgpuif_capture_deps_args {
+	xgpuif_handle_t stream;
+	uint32_t flags;		/* CUstreamUpdateCaptureDependencies_flags */
+	uint32_t ndeps;
+};
+
 /* ---- IPC ------------------------------------------------------------------- */
 
 /*

@@ -1181,3 +1181,31 @@ CUresult cuStreamEndCapture(CUstream s, CUgraph *g)
 	NEED_INIT();
 	return CUDA_ERROR_NOT_SUPPORTED;
 }
+
+CUresult cuStreamBeginCaptureToGraph(CUstream s, CUgraph g,
+				     const CUgraphNode *deps,
+				     const CUgraphEdgeData *ed, size_t n,
+				     CUstreamCaptureMode m)
+{
+	(void)s;
+	(void)g;
+	(void)deps;
+	(void)ed;
+	(void)n;
+	(void)m;
+	NEED_INIT();
+	return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+CUresult cuStreamUpdateCaptureDependencies_v2(CUstream s, CUgraphNode *deps,
+					      const CUgraphEdgeData *ed,
+					      size_t n, unsigned int flags)
+{
+	(void)s;
+	(void)deps;
+	(void)ed;
+	(void)n;
+	(void)flags;
+	NEED_INIT();
+	return CUDA_ERROR_ILLEGAL_STATE;	/* nothing is ever captured */
+}

@@ -358,6 +358,41 @@ int main(void)
 	}
 	end();
 
+	begin("graphnodes-capture");
+	{
+		CUgraphNode dn = NULL;
+		CUgraph g4 = NULL;
+
+		if (OK(cuGraphCreate(&g4, 0)) &&
+		    OK(cuGraphAddEmptyNode(&dn, g4, NULL, 0))) {
+			/* the fake cannot capture: its refusal comes back */
+			EXPECT(cuStreamBeginCaptureToGraph(
+				       s, g4, &dn, NULL, 1,
+				       CU_STREAM_CAPTURE_MODE_GLOBAL) ==
+				       CUDA_ERROR_NOT_SUPPORTED,
+			       "capture into a graph on the fake");
+			EXPECT(cuStreamBeginCaptureToGraph(
+				       s, g4, &a, NULL, 1,
+				       CU_STREAM_CAPTURE_MODE_GLOBAL) ==
+				       CUDA_ERROR_INVALID_VALUE,
+			       "a dependency of another graph");
+			EXPECT(cuStreamUpdateCaptureDependencies(
+				       s, &dn, NULL, 1,
+				       CU_STREAM_SET_CAPTURE_DEPENDENCIES) ==
+				       CUDA_ERROR_ILLEGAL_STATE,
+			       "dependencies of no capture");
+			/* a host function when nothing is captured: at once */
+			norder = 0;
+			OK(cuLaunchHostFunc(s, note, (void *)(intptr_t)5));
+			OK(cuStreamSynchronize(s));
+			EXPECT(norder == 1 && order[0] == 5,
+			       "host function after a capture began");
+		}
+		if (g4)
+			OK(cuGraphDestroy(g4));
+	}
+	end();
+
 	begin("graphnodes-teardown");
 	OK(cuGraphExecDestroy(x));
 	OK(cuGraphDestroy(clone));

@@ -537,3 +537,55 @@ int xgpub_h_GRAPH_REMOVE_DEPS(struct xgpub_worker *w,
 {
 	return dep_pairs(w, a, graph, tail, false);
 }
+
+/* ---- capture into a graph, capture dependencies ---------------------------- */
+
+int xgpub_h_CAPTURE_TO_GRAPH(struct xgpub_worker *w,
+			     const struct xgpuif_capture_graph_args *a,
+			     CUstream stream, struct xgpub_hentry *graph,
+			     const struct xgpub_tail *tail)
+{
+	static CUgraphNode deps[XGPUIF_MAX_CAPTURE_DEPS];
+	int rc;
+
+	if (a->ndeps > XGPUIF_MAX_CAPTURE_DEPS ||
+	    tail->len != (uint64_t)a->ndeps * 8)
+		return XGPUIF_ST_PROTO;
+	if (a->mode > CU_STREAM_CAPTURE_MODE_RELAXED)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = deps_of(w, graph->obj, tail->p, a->ndeps, deps);
+	if (rc)
+		return rc;
+	rc = w->D->cuStreamBeginCaptureToGraph(stream, graph->obj, deps, NULL,
+					       a->ndeps,
+					       (CUstreamCaptureMode)a->mode);
+	if (rc == 0)
+		w->captures++;
+	return rc;
+}
+
+int xgpub_h_CAPTURE_DEPS(struct xgpub_worker *w,
+			 const struct xgpuif_capture_deps_args *a,
+			 CUstream stream, const struct xgpub_tail *tail)
+{
+	static CUgraphNode deps[XGPUIF_MAX_CAPTURE_DEPS];
+	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+	CUgraph g = NULL;
+	int rc;
+
+	if (a->ndeps > XGPUIF_MAX_CAPTURE_DEPS ||
+	    tail->len != (uint64_t)a->ndeps * 8)
+		return XGPUIF_ST_PROTO;
+	/* the nodes must be of the capture's graph */
+	rc = w->D->cuStreamGetCaptureInfo_v3(stream, &st, NULL, &g, NULL, NULL,
+					     NULL);
+	if (rc)
+		return rc;
+	if (st != CU_STREAM_CAPTURE_STATUS_ACTIVE)
+		return CUDA_ERROR_ILLEGAL_STATE;
+	rc = deps_of(w, g, tail->p, a->ndeps, deps);
+	if (rc)
+		return rc;
+	return w->D->cuStreamUpdateCaptureDependencies_v2(stream, deps, NULL,
+							  a->ndeps, a->flags);
+}

@@ -166,6 +166,147 @@ CUresult cuStreamBeginCapture_ptsz(CUstream s)
 	return begin_capture_v1(s, 1);
 }
 
+/* node handles of deps (n of them, at most XGPUIF_MAX_CAPTURE_DEPS);
+ * edges other than the default one are refused */
+static CUresult dep_handles(const CUgraphNode *deps, const CUgraphEdgeData *ed,
+			    size_t n, uint64_t *out)
+{
+	if (n && !deps)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (n > XGPUIF_MAX_CAPTURE_DEPS)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	for (size_t i = 0; i < n; i++) {
+		if (ed && (ed[i].from_port || ed[i].to_port || ed[i].type)) {
+			xgpulib_dbg("capture dependencies: edge data other "
+				    "than the default is not supported");
+			return CUDA_ERROR_NOT_SUPPORTED;
+		}
+		out[i] = robj_remote(deps[i], RK_NODE);
+		if (!out[i])
+			return CUDA_ERROR_INVALID_VALUE;
+	}
+	return CUDA_SUCCESS;
+}
+
+static CUresult capture_to_graph(CUstream s, CUgraph g,
+				 const CUgraphNode *deps,
+				 const CUgraphEdgeData *ed, size_t n,
+				 CUstreamCaptureMode mode, int ptds)
+{
+	struct xgpuif_capture_graph_args a = { 0, robj_remote(g, RK_GRAPH),
+					       (uint32_t)mode, (uint32_t)n };
+	uint64_t hd[XGPUIF_MAX_CAPTURE_DEPS];
+	struct xgpuif_iov tail;
+	CUresult rc = xgpulib_stream_arg(s, ptds, &a.stream);
+
+	if (rc)
+		return rc;
+	if (!a.graph || mode > CU_STREAM_CAPTURE_MODE_RELAXED)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = dep_handles(deps, ed, n, hd);
+	if (rc)
+		return rc;
+	tail = (struct xgpuif_iov){ hd, (uint32_t)(n * 8) };
+	__atomic_add_fetch(&captures_begun, 1, __ATOMIC_RELAXED);
+	return xgpulib_call_CAPTURE_TO_GRAPH(&a, &tail, 1);
+}
+
+#undef cuStreamBeginCaptureToGraph
+XGPULIB_EXPORT CUresult cuStreamBeginCaptureToGraph(
+	CUstream hStream, CUgraph hGraph, const CUgraphNode *dependencies,
+	const CUgraphEdgeData *dependencyData, size_t numDependencies,
+	CUstreamCaptureMode mode);
+XGPULIB_EXPORT CUresult cuStreamBeginCaptureToGraph_ptsz(
+	CUstream hStream, CUgraph hGraph, const CUgraphNode *dependencies,
+	const CUgraphEdgeData *dependencyData, size_t numDependencies,
+	CUstreamCaptureMode mode);
+
+CUresult cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph,
+				     const CUgraphNode *dependencies,
+				     const CUgraphEdgeData *dependencyData,
+				     size_t numDependencies,
+				     CUstreamCaptureMode mode)
+{
+	return capture_to_graph(hStream, hGraph, dependencies, dependencyData,
+				numDependencies, mode, 0);
+}
+
+CUresult cuStreamBeginCaptureToGraph_ptsz(CUstream hStream, CUgraph hGraph,
+					  const CUgraphNode *dependencies,
+					  const CUgraphEdgeData *dependencyData,
+					  size_t numDependencies,
+					  CUstreamCaptureMode mode)
+{
+	return capture_to_graph(hStream, hGraph, dependencies, dependencyData,
+				numDependencies, mode, 1);
+}
+
+static CUresult capture_deps(CUstream s, CUgraphNode *deps,
+			     const CUgraphEdgeData *ed, size_t n,
+			     unsigned int flags, int ptds)
+{
+	struct xgpuif_capture_deps_args a = { 0, flags, (uint32_t)n };
+	uint64_t hd[XGPUIF_MAX_CAPTURE_DEPS];
+	struct xgpuif_iov tail;
+	CUresult rc = xgpulib_stream_arg(s, ptds, &a.stream);
+
+	if (rc)
+		return rc;
+	rc = dep_handles(deps, ed, n, hd);
+	if (rc)
+		return rc;
+	tail = (struct xgpuif_iov){ hd, (uint32_t)(n * 8) };
+	return xgpulib_call_CAPTURE_DEPS(&a, &tail, 1);
+}
+
+#undef cuStreamUpdateCaptureDependencies
+XGPULIB_EXPORT CUresult cuStreamUpdateCaptureDependencies(
+	CUstream hStream, CUgraphNode *dependencies, size_t numDependencies,
+	unsigned int flags);
+XGPULIB_EXPORT CUresult cuStreamUpdateCaptureDependencies_ptsz(
+	CUstream hStream, CUgraphNode *dependencies, size_t numDependencies,
+	unsigned int flags);
+XGPULIB_EXPORT CUresult cuStreamUpdateCaptureDependencies_v2_ptsz(
+	CUstream hStream, CUgraphNode *dependencies,
+	const CUgraphEdgeData *dependencyData, size_t numDependencies,
+	unsigned int flags);
+
+CUresult cuStreamUpdateCaptureDependencies(CUstream hStream,
+					   CUgraphNode *dependencies,
+					   size_t numDependencies,
+					   unsigned int flags)
+{
+	return capture_deps(hStream, dependencies, NULL, numDependencies,
+			    flags, 0);
+}
+
+CUresult cuStreamUpdateCaptureDependencies_ptsz(CUstream hStream,
+						CUgraphNode *dependencies,
+						size_t numDependencies,
+						unsigned int flags)
+{
+	return capture_deps(hStream, dependencies, NULL, numDependencies,
+			    flags, 1);
+}
+
+CUresult cuStreamUpdateCaptureDependencies_v2(
+	CUstream hStream, CUgraphNode *dependencies,
+	const CUgraphEdgeData *dependencyData, size_t numDependencies,
+	unsigned int flags)
+{
+	return capture_deps(hStream, dependencies, dependencyData,
+			    numDependencies, flags, 0);
+}
+
+CUresult cuStreamUpdateCaptureDependencies_v2_ptsz(
+	CUstream hStream, CUgraphNode *dependencies,
+	const CUgraphEdgeData *dependencyData, size_t numDependencies,
+	unsigned int flags)
+{
+	return capture_deps(hStream, dependencies, dependencyData,
+			    numDependencies, flags, 1);
+}
+
 CUresult xgpulib_end_capture(CUstream s, CUgraph *graph, int ptds)
 {
 	struct xgpuif_stream_args a;
