@@ -1152,6 +1152,21 @@ struct xgpuif_capture_deps_args {
 	uint32_t ndeps;
 };
 
+/* GRAPH_KERNEL_ATTR: op 0 get, 1 set (value), 2 copy every attribute
+ * from kernel node src; values as CUkernelNodeAttrValue lays them out
+ * (numbers and device addresses only) */
+struct xgpuif_kernel_attr_args {
+	xgpuif_handle_t node;
+	xgpuif_handle_t src;	/* op 2 */
+	uint32_t op;
+	uint32_t id;		/* CUkernelNodeAttrID */
+	uint8_t value[64];
+};
+
+struct xgpuif_kernel_attr_reply {
+	uint8_t value[64];
+};
+
 /* ---- IPC ------------------------------------------------------------------- */
 
 /*

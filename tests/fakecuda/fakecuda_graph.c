@@ -1054,6 +1054,45 @@ CUresult cuGraphDebugDotPrint(CUgraph hg, const char *path, unsigned int flags)
 	return fclose(f) ? CUDA_ERROR_OPERATING_SYSTEM : CUDA_SUCCESS;
 }
 
+/* ---- kernel node attributes: a priority is kept, others refused ------- */
+
+CUresult cuGraphKernelNodeGetAttribute(CUgraphNode hn, CUkernelNodeAttrID id,
+				       CUkernelNodeAttrValue *v)
+{
+	struct fnode *n = typed(hn, CU_GRAPH_NODE_TYPE_KERNEL);
+
+	NEED_INIT();
+	if (!n || !v || id != CU_LAUNCH_ATTRIBUTE_PRIORITY)
+		return CUDA_ERROR_INVALID_VALUE;
+	memset(v, 0, sizeof(*v));
+	v->priority = n->u.memset.value;	/* kernels keep nothing else */
+	return CUDA_SUCCESS;
+}
+
+CUresult cuGraphKernelNodeSetAttribute(CUgraphNode hn, CUkernelNodeAttrID id,
+				       const CUkernelNodeAttrValue *v)
+{
+	struct fnode *n = typed(hn, CU_GRAPH_NODE_TYPE_KERNEL);
+
+	NEED_INIT();
+	if (!n || !v || id != CU_LAUNCH_ATTRIBUTE_PRIORITY)
+		return CUDA_ERROR_INVALID_VALUE;
+	n->u.memset.value = (unsigned int)v->priority;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuGraphKernelNodeCopyAttributes(CUgraphNode dst, CUgraphNode src)
+{
+	struct fnode *d = typed(dst, CU_GRAPH_NODE_TYPE_KERNEL);
+	struct fnode *s = typed(src, CU_GRAPH_NODE_TYPE_KERNEL);
+
+	NEED_INIT();
+	if (!d || !s)
+		return CUDA_ERROR_INVALID_VALUE;
+	d->u.memset.value = s->u.memset.value;
+	return CUDA_SUCCESS;
+}
+
 /* ---- graph memory: none is kept apart ------------------------------------ */
 
 CUresult cuDeviceGetGraphMemAttribute(CUdevice d, CUgraphMem_attribute a,

@@ -393,6 +393,57 @@ int main(void)
 	}
 	end();
 
+	begin("graphnodes-kernel");
+	{
+		static const char image[] = "XGPU-FAKE-MODULE\n"
+					    "# kernels: xgpu_fake_fill\n";
+		CUDA_KERNEL_NODE_PARAMS kp;
+		CUkernelNodeAttrValue v;
+		CUgraphNode k1 = NULL, k2 = NULL;
+		CUfunction fill = NULL;
+		CUmodule mod = NULL;
+		CUgraph g5 = NULL;
+		uint32_t val = 7;
+		int cnt = 16;
+		void *args[] = { &d, &val, &cnt };
+
+		if (OK(cuModuleLoadData(&mod, image)) &&
+		    OK(cuModuleGetFunction(&fill, mod, "xgpu_fake_fill")) &&
+		    OK(cuGraphCreate(&g5, 0))) {
+			memset(&kp, 0, sizeof(kp));
+			kp.func = fill;
+			kp.gridDimX = kp.gridDimY = kp.gridDimZ = 1;
+			kp.blockDimX = 16;
+			kp.blockDimY = kp.blockDimZ = 1;
+			kp.kernelParams = args;
+			OK(cuGraphAddKernelNode(&k1, g5, NULL, 0, &kp));
+			OK(cuGraphAddKernelNode(&k2, g5, NULL, 0, &kp));
+			memset(&v, 0, sizeof(v));
+			v.priority = 3;
+			OK(cuGraphKernelNodeSetAttribute(
+				k1, CU_LAUNCH_ATTRIBUTE_PRIORITY, &v));
+			OK(cuGraphKernelNodeCopyAttributes(k2, k1));
+			memset(&v, 0, sizeof(v));
+			if (OK(cuGraphKernelNodeGetAttribute(
+				    k2, CU_LAUNCH_ATTRIBUTE_PRIORITY, &v)))
+				EXPECT(v.priority == 3, "priority %d",
+				       v.priority);
+			EXPECT(cuGraphKernelNodeGetAttribute(
+				       k2,
+				       CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT,
+				       &v) == CUDA_ERROR_NOT_SUPPORTED,
+			       "an attribute holding a driver object");
+			EXPECT(cuGraphKernelNodeCopyAttributes(k2, a) ==
+			       CUDA_ERROR_INVALID_VALUE,
+			       "attributes of a host node");
+		}
+		if (g5)
+			OK(cuGraphDestroy(g5));
+		if (mod)
+			OK(cuModuleUnload(mod));
+	}
+	end();
+
 	begin("graphnodes-teardown");
 	OK(cuGraphExecDestroy(x));
 	OK(cuGraphDestroy(clone));

@@ -809,3 +809,42 @@ void xgpub_uobj_teardown(struct xgpub_worker *w)
 {
 	xgpub_handle_each(&w->h, XGPUB_H_USEROBJ, uobj_drop, w);
 }
+
+/* ---- kernel node attributes ------------------------------------------------ */
+
+int xgpub_h_GRAPH_KERNEL_ATTR(struct xgpub_worker *w,
+			      const struct xgpuif_kernel_attr_args *a,
+			      struct xgpub_hentry *node,
+			      struct xgpuif_kernel_attr_reply *r)
+{
+	CUkernelNodeAttrValue v;
+	struct xgpub_hentry *src;
+	int rc;
+
+	_Static_assert(sizeof(v) == sizeof(a->value),
+		       "attribute values travel as the CUDA ABI lays them out");
+	switch (a->op) {
+	case 0:
+		if (!xgpub_attr_plain(a->id))
+			return CUDA_ERROR_NOT_SUPPORTED;
+		memset(&v, 0, sizeof(v));
+		rc = w->D->cuGraphKernelNodeGetAttribute(
+			node->obj, (CUkernelNodeAttrID)a->id, &v);
+		if (rc == 0)
+			memcpy(r->value, &v, sizeof(v));
+		return rc;
+	case 1:
+		if (!xgpub_attr_plain(a->id))
+			return CUDA_ERROR_NOT_SUPPORTED;
+		memcpy(&v, a->value, sizeof(v));
+		return w->D->cuGraphKernelNodeSetAttribute(
+			node->obj, (CUkernelNodeAttrID)a->id, &v);
+	case 2:
+		src = xgpub_handle_get(&w->h, a->src, XGPUB_H_GNODE);
+		if (!src)
+			return CUDA_ERROR_INVALID_HANDLE;
+		return w->D->cuGraphKernelNodeCopyAttributes(node->obj,
+							     src->obj);
+	}
+	return CUDA_ERROR_INVALID_VALUE;
+}

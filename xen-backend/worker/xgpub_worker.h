@@ -280,6 +280,10 @@ struct xgpub_uobj {
 /* release the guest's references to every user object (teardown) */
 void xgpub_uobj_teardown(struct xgpub_worker *w);
 
+/* a launch (or kernel node) attribute whose value is numbers or a device
+ * address (xgpub_op_launch.c) */
+bool xgpub_attr_plain(uint32_t id);
+
 /* what a borrowed GRAPH handle keeps (a child graph): its owner; the
  * guest's own graphs keep nothing */
 struct xgpub_graph_extra {

@@ -962,3 +962,49 @@ CUresult cuGraphReleaseUserObject(CUgraph graph, CUuserObject object,
 {
 	return uobj_ref(object, graph, XGPUIF_UOBJ_GRAPH_RELEASE, count, 0);
 }
+
+/* ---- kernel node attributes ------------------------------------------------ */
+
+static CUresult kernel_attr(CUgraphNode n, CUgraphNode src, uint32_t op,
+			    CUkernelNodeAttrID id, CUkernelNodeAttrValue *v)
+{
+	struct xgpuif_kernel_attr_args a = { robj_remote(n, RK_NODE), 0, op,
+					     (uint32_t)id, { 0 } };
+	struct xgpuif_kernel_attr_reply r;
+	CUresult rc;
+
+	if (!a.node || (op < 2 && !v))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (op == 2) {
+		a.src = robj_remote(src, RK_NODE);
+		if (!a.src)
+			return CUDA_ERROR_INVALID_VALUE;
+	}
+	if (op == 1)
+		memcpy(a.value, v, sizeof(a.value));
+	memset(&r, 0, sizeof(r));
+	rc = xgpulib_call_GRAPH_KERNEL_ATTR(&a, &r);
+	if (rc == CUDA_SUCCESS && op == 0)
+		memcpy(v, r.value, sizeof(r.value));
+	return rc;
+}
+
+CUresult cuGraphKernelNodeGetAttribute(CUgraphNode hNode,
+				       CUkernelNodeAttrID attr,
+				       CUkernelNodeAttrValue *value_out)
+{
+	return kernel_attr(hNode, NULL, 0, attr, value_out);
+}
+
+CUresult cuGraphKernelNodeSetAttribute(CUgraphNode hNode,
+				       CUkernelNodeAttrID attr,
+				       const CUkernelNodeAttrValue *value)
+{
+	return kernel_attr(hNode, NULL, 1, attr,
+			   (CUkernelNodeAttrValue *)(uintptr_t)value);
+}
+
+CUresult cuGraphKernelNodeCopyAttributes(CUgraphNode dst, CUgraphNode src)
+{
+	return kernel_attr(dst, src, 2, (CUkernelNodeAttrID)0, NULL);
+}
