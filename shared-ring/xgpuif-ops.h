@@ -1167,6 +1167,28 @@ struct xgpuif_kernel_attr_reply {
 	uint8_t value[64];
 };
 
+/* GRAPH_COND_HANDLE: cuGraphConditionalHandleCreate in the request's
+ * context */
+struct xgpuif_cond_handle_args {
+	xgpuif_handle_t graph;
+	uint32_t dflt;		/* defaultLaunchValue */
+	uint32_t flags;		/* CU_GRAPH_COND_ASSIGN_DEFAULT */
+};
+
+/* GRAPH_ADD_COND: ndeps node handles follow; the reply (struct
+ * xgpuif_node_reply) is followed by `size` graph handles, the node's
+ * bodies (they belong to the node: destroyed with its graph) */
+struct xgpuif_add_cond_args {
+	xgpuif_handle_t graph;
+	uint64_t handle;	/* CUgraphConditionalHandle */
+	uint32_t type;		/* CUgraphConditionalNodeType */
+	uint32_t size;
+	uint32_t ndeps;
+	uint32_t _pad;
+};
+
+#define XGPUIF_MAX_COND_BODIES	256u
+
 /* ---- IPC ------------------------------------------------------------------- */
 
 /*

@@ -397,6 +397,8 @@ XGPUIF_ASSERT_SIZE(struct xgpuif_capture_graph_args, 24);
 XGPUIF_ASSERT_SIZE(struct xgpuif_capture_deps_args, 16);
 XGPUIF_ASSERT_SIZE(struct xgpuif_kernel_attr_args, 88);
 XGPUIF_ASSERT_SIZE(struct xgpuif_kernel_attr_reply, 64);
+XGPUIF_ASSERT_SIZE(struct xgpuif_cond_handle_args, 16);
+XGPUIF_ASSERT_SIZE(struct xgpuif_add_cond_args, 32);
 XGPUIF_ASSERT_SIZE(struct xgpuif_ipc_open_args, 72);
 XGPUIF_ASSERT_SIZE(struct xgpuif_output_reply, 24);
 _Static_assert(__builtin_offsetof(struct xgpuif_request, payload) ==

@@ -1093,6 +1093,49 @@ CUresult cuGraphKernelNodeCopyAttributes(CUgraphNode dst, CUgraphNode src)
 	return CUDA_SUCCESS;
 }
 
+/* ---- conditional nodes: kept with their bodies, never run ------------- */
+
+CUresult cuGraphConditionalHandleCreate(CUgraphConditionalHandle *out,
+					CUgraph g, CUcontext c,
+					unsigned int dflt, unsigned int flags)
+{
+	static CUgraphConditionalHandle next = 0x100;
+
+	(void)c;
+	(void)dflt;
+	NEED_CTX();
+	if (!out || !G(g) || (flags & ~(unsigned int)CU_GRAPH_COND_ASSIGN_DEFAULT))
+		return CUDA_ERROR_INVALID_VALUE;
+	*out = next++;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuGraphAddNode_v2(CUgraphNode *out, CUgraph g,
+			   const CUgraphNode *deps, const CUgraphEdgeData *ed,
+			   size_t nd, CUgraphNodeParams *p)
+{
+	static CUgraph bodies[64];	/* the fake's: one node at a time */
+	struct fnode *n;
+	CUresult rc;
+
+	(void)ed;
+	if (!p || p->type != CU_GRAPH_NODE_TYPE_CONDITIONAL)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	if (!p->conditional.size || p->conditional.size > 64)
+		return CUDA_ERROR_INVALID_VALUE;
+	/* the bodies are child graphs the node owns; the fake keeps the
+	 * first as the node's child and leaks the rest */
+	for (unsigned int i = 0; i < p->conditional.size; i++) {
+		rc = cuGraphCreate(&bodies[i], 0);
+		if (rc)
+			return rc;
+	}
+	rc = add(out, g, deps, nd, CU_GRAPH_NODE_TYPE_CONDITIONAL, &n);
+	if (rc == CUDA_SUCCESS)
+		p->conditional.phGraph_out = bodies;
+	return rc;
+}
+
 /* ---- graph memory: none is kept apart ------------------------------------ */
 
 CUresult cuDeviceGetGraphMemAttribute(CUdevice d, CUgraphMem_attribute a,

@@ -444,6 +444,44 @@ int main(void)
 	}
 	end();
 
+	begin("graphnodes-conditional");
+	{
+		CUgraphConditionalHandle ch = 0;
+		CUgraphNodeParams np;
+		CUgraphNode cn = NULL, en = NULL;
+		CUgraph g6 = NULL, body;
+
+		if (OK(cuGraphCreate(&g6, 0)) &&
+		    OK(cuGraphConditionalHandleCreate(
+			    &ch, g6, ctx, 1, CU_GRAPH_COND_ASSIGN_DEFAULT))) {
+			memset(&np, 0, sizeof(np));
+			np.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
+			np.conditional.handle = ch;
+			np.conditional.type = CU_GRAPH_COND_TYPE_WHILE;
+			np.conditional.size = 1;
+			np.conditional.ctx = ctx;
+			if (OK(cuGraphAddNode(&cn, g6, NULL, NULL, 0, &np)))
+				EXPECT(np.conditional.phGraph_out != NULL,
+				       "no body graph");
+			if (cn && np.conditional.phGraph_out) {
+				body = np.conditional.phGraph_out[0];
+				OK(cuGraphAddEmptyNode(&en, body, NULL, 0));
+				n = 0;
+				if (OK(cuGraphGetNodes(body, NULL, &n)))
+					EXPECT(n == 1, "%zu body nodes", n);
+				OK(cuGraphDestroy(g6));
+				g6 = NULL;
+				n = 0;
+				EXPECT(cuGraphGetNodes(body, NULL, &n) ==
+				       CUDA_ERROR_INVALID_HANDLE,
+				       "the body of a destroyed graph");
+			}
+		}
+		if (g6)
+			OK(cuGraphDestroy(g6));
+	}
+	end();
+
 	begin("graphnodes-teardown");
 	OK(cuGraphExecDestroy(x));
 	OK(cuGraphDestroy(clone));

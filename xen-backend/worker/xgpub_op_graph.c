@@ -589,3 +589,75 @@ int xgpub_h_CAPTURE_DEPS(struct xgpub_worker *w,
 	return w->D->cuStreamUpdateCaptureDependencies_v2(stream, deps, NULL,
 							  a->ndeps, a->flags);
 }
+
+/* ---- conditional nodes ------------------------------------------------------ */
+
+int xgpub_h_GRAPH_COND_HANDLE(struct xgpub_worker *w,
+			      const struct xgpuif_cond_handle_args *a,
+			      struct xgpub_hentry *graph,
+			      struct xgpuif_u64_reply *r)
+{
+	CUgraphConditionalHandle h = 0;
+	int rc;
+
+	if (a->flags & ~(uint32_t)CU_GRAPH_COND_ASSIGN_DEFAULT)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = w->D->cuGraphConditionalHandleCreate(&h, graph->obj, w->cur,
+						  a->dflt, a->flags);
+	r->value = h;
+	return rc;
+}
+
+/* a conditional node; its body graphs are the node's (borrowed handles) */
+int xgpub_h_GRAPH_ADD_COND(struct xgpub_worker *w,
+			   const struct xgpuif_add_cond_args *a,
+			   struct xgpub_hentry *graph,
+			   const struct xgpub_tail *tail,
+			   struct xgpuif_node_reply *r, struct xgpub_rtail *rt)
+{
+	static CUgraphNode deps[XGPUIF_MAX_CAPTURE_DEPS];
+	CUgraphNodeParams np;
+	CUgraphNode node = NULL;
+	CUgraph g = graph->obj;
+	int rc;
+
+	if (a->ndeps > XGPUIF_MAX_CAPTURE_DEPS ||
+	    tail->len != (uint64_t)a->ndeps * 8 || a->_pad)
+		return XGPUIF_ST_PROTO;
+	if (!a->size || a->size > XGPUIF_MAX_COND_BODIES ||
+	    a->size > rt->cap / 8)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = deps_of(w, g, tail->p, a->ndeps, deps);
+	if (rc)
+		return rc;
+	memset(&np, 0, sizeof(np));
+	np.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
+	np.conditional.handle = a->handle;
+	np.conditional.type = (CUgraphConditionalNodeType)a->type;
+	np.conditional.size = a->size;
+	np.conditional.ctx = w->cur;
+	rc = w->D->cuGraphAddNode_v2(&node, g, deps, NULL, a->ndeps, &np);
+	if (rc)
+		return rc;
+	if (!np.conditional.phGraph_out) {
+		w->D->cuGraphDestroyNode(node);
+		return CUDA_ERROR_UNKNOWN;
+	}
+	r->node = node_handle(w, g, node);
+	for (uint32_t i = 0; r->node && i < a->size; i++) {
+		xgpuif_handle_t h = xgpub_graph_handle(
+			w, np.conditional.phGraph_out[i], g);
+
+		if (!h) {
+			r->node = 0;
+			break;
+		}
+		memcpy(rt->p + i * 8, &h, 8);
+	}
+	if (!r->node) {
+		w->D->cuGraphDestroyNode(node);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	rt->len = a->size * 8;
+	return 0;
+}

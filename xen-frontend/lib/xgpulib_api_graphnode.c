@@ -5,9 +5,10 @@
  * Nodes: empty, kernel, memset, memcpy (device memory and pinned host
  * memory), host (the function runs in this process: xgpulib_api_hostfn.c),
  * event record and wait, child graph, memory allocation and free, by their
- * typed calls or cuGraphAddNode.  Memcpy nodes with a pageable host side
- * or an array, and semaphore, batch memory operation and conditional
- * nodes are refused with CUDA_ERROR_NOT_SUPPORTED (XGPU_DEBUG says
+ * typed calls or cuGraphAddNode, and conditional nodes (cuGraphAddNode;
+ * their body graphs are graphs of ours).  Memcpy nodes with a pageable
+ * host side or an array, and semaphore and batch memory operation nodes
+ * are refused with CUDA_ERROR_NOT_SUPPORTED (XGPU_DEBUG says
  * which).  Queries and setters: xgpulib_api_graphquery.c.
  */
 #include <stdlib.h>
@@ -389,6 +390,75 @@ CUresult cuGraphAddChildGraphNode(CUgraphNode *phGraphNode, CUgraph hGraph,
 			       robj_remote(childGraph, RK_GRAPH));
 }
 
+CUresult cuGraphConditionalHandleCreate(CUgraphConditionalHandle *pHandle_out,
+					CUgraph hGraph, CUcontext ctx,
+					unsigned int defaultLaunchValue,
+					unsigned int flags)
+{
+	struct xgpuif_cond_handle_args a = { robj_remote(hGraph, RK_GRAPH),
+					     defaultLaunchValue, flags };
+	struct xgpuif_u64_reply r = { 0 };
+	CUresult rc;
+
+	(void)ctx;	/* the worker's current context, as the guest's */
+	if (!pHandle_out || !a.graph)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = xgpulib_call_GRAPH_COND_HANDLE(&a, &r);
+	if (rc == CUDA_SUCCESS)
+		*pHandle_out = r.value;
+	return rc;
+}
+
+/* a conditional node: its body graphs come back, in an array of ours
+ * that lives as long as the process (the driver's lives with the node) */
+static CUresult add_cond(CUgraphNode *out, CUgraph g, const CUgraphNode *deps,
+			 size_t nd, CUDA_CONDITIONAL_NODE_PARAMS *p)
+{
+	struct xgpuif_add_cond_args a = { robj_remote(g, RK_GRAPH), p->handle,
+					  (uint32_t)p->type, p->size,
+					  (uint32_t)nd, 0 };
+	uint64_t hd[XGPUIF_MAX_CAPTURE_DEPS], hb[XGPUIF_MAX_COND_BODIES];
+	struct xgpuif_node_reply r = { 0, 0 };
+	struct xgpuif_iov tail;
+	uint32_t got = 0;
+	CUgraph *bodies;
+	CUresult rc;
+
+	if (!out || !a.graph || (nd && !deps) || !p->size)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (nd > XGPUIF_MAX_CAPTURE_DEPS || p->size > XGPUIF_MAX_COND_BODIES)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	for (size_t i = 0; i < nd; i++) {
+		hd[i] = robj_remote(deps[i], RK_NODE);
+		if (!hd[i])
+			return CUDA_ERROR_INVALID_VALUE;
+	}
+	bodies = calloc(p->size, sizeof(*bodies));
+	if (!bodies)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	tail = (struct xgpuif_iov){ hd, (uint32_t)(nd * 8) };
+	rc = xgpulib_call_GRAPH_ADD_COND(&a, &tail, 1, &r, hb,
+					 p->size * 8u, &got);
+	if (rc == CUDA_SUCCESS && got != p->size * 8u)
+		rc = CUDA_ERROR_UNKNOWN;
+	for (uint32_t i = 0; rc == CUDA_SUCCESS && i < p->size; i++) {
+		bodies[i] = (CUgraph)robj_for(RK_GRAPH, hb[i], NULL);
+		if (!bodies[i])
+			rc = CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	if (rc == CUDA_SUCCESS) {
+		*out = (CUgraphNode)robj_for(RK_NODE, r.node,
+					     (struct robj *)g);
+		rc = *out ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	if (rc) {
+		free(bodies);
+		return rc;
+	}
+	p->phGraph_out = bodies;
+	return CUDA_SUCCESS;
+}
+
 /*
  * The generic form (CUDA 12.2 on), which cudart uses for every node it
  * adds: the typed calls above by node type.  Edges other than the
@@ -493,9 +563,12 @@ CUresult cuGraphAddNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph,
 	case CU_GRAPH_NODE_TYPE_MEM_FREE:
 		return cuGraphAddMemFreeNode(phGraphNode, hGraph, dependencies,
 					     numDependencies, p->free.dptr);
+	case CU_GRAPH_NODE_TYPE_CONDITIONAL:
+		return add_cond(phGraphNode, hGraph, dependencies,
+				numDependencies, &p->conditional);
 	default:
 		xgpulib_dbg("cuGraphAddNode: node type %d is not supported "
-			    "(semaphore, batch and conditional nodes)",
+			    "(semaphore and batch memory operation nodes)",
 			    (int)p->type);
 		return CUDA_ERROR_NOT_SUPPORTED;
 	}
