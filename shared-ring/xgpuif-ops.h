@@ -739,6 +739,13 @@ struct xgpuif_node_copy {
 	uint64_t height, depth;
 };
 
+/* BATCH_MEM_OP: count CUstreamBatchMemOpParams (XGPUIF_MEMOP_SIZE bytes
+ * each, at most XGPUIF_MAX_MEMOPS) follow */
+struct xgpuif_node_memop {
+	uint32_t count;
+	uint32_t flags;
+};
+
 /* HOST: the guest's host function, by its number (xgpulib_api_hostfn.c) */
 struct xgpuif_node_host {
 	uint64_t fnid;

@@ -346,6 +346,7 @@ XGPUIF_ASSERT_SIZE(struct xgpuif_node_memset, 40);
 XGPUIF_ASSERT_SIZE(struct xgpuif_node_side, 56);
 XGPUIF_ASSERT_SIZE(struct xgpuif_node_copy, 136);
 XGPUIF_ASSERT_SIZE(struct xgpuif_node_host, 8);
+XGPUIF_ASSERT_SIZE(struct xgpuif_node_memop, 8);
 XGPUIF_ASSERT_SIZE(struct xgpuif_node_handle, 8);
 XGPUIF_ASSERT_SIZE(struct xgpuif_node_reply, 16);
 XGPUIF_ASSERT_SIZE(struct xgpuif_exec_update_args, 16);

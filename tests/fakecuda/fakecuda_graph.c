@@ -88,6 +88,10 @@ struct fnode {
 		struct fgraph *child;
 		CUDA_MEM_ALLOC_NODE_PARAMS alloc;
 		CUdeviceptr free;
+		struct {
+			unsigned int count, flags;
+			CUstreamBatchMemOpParams ops[16];
+		} memop;
 	} u;
 };
 
@@ -382,6 +386,10 @@ static CUresult run_node(struct fnode *n)
 		return cuEventRecord(n->u.ev, NULL);
 	case CU_GRAPH_NODE_TYPE_GRAPH:
 		return run_graph(n->u.child);
+	case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP:
+		return cuStreamBatchMemOp_v2(NULL, n->u.memop.count,
+					     n->u.memop.ops,
+					     n->u.memop.flags);
 	default:
 		return CUDA_SUCCESS;
 	}
@@ -1052,6 +1060,65 @@ CUresult cuGraphDebugDotPrint(CUgraph hg, const char *path, unsigned int flags)
 			(int)g->nodes[i]->type);
 	fprintf(f, "}\n");
 	return fclose(f) ? CUDA_ERROR_OPERATING_SYSTEM : CUDA_SUCCESS;
+}
+
+/* ---- batch memory operations: at most 16 kept ---------------------------- */
+
+static CUresult memop_keep(struct fnode *n, const CUDA_BATCH_MEM_OP_NODE_PARAMS *p)
+{
+	if (!p || !p->count || p->count > 16 || !p->paramArray)
+		return CUDA_ERROR_INVALID_VALUE;
+	n->u.memop.count = p->count;
+	n->u.memop.flags = p->flags;
+	memcpy(n->u.memop.ops, p->paramArray,
+	       p->count * sizeof(*p->paramArray));
+	return CUDA_SUCCESS;
+}
+
+CUresult cuGraphAddBatchMemOpNode(CUgraphNode *out, CUgraph g,
+				  const CUgraphNode *deps, size_t nd,
+				  const CUDA_BATCH_MEM_OP_NODE_PARAMS *p)
+{
+	struct fnode *n;
+	CUresult rc;
+
+	if (!p || !p->count || p->count > 16 || !p->paramArray)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = add(out, g, deps, nd, CU_GRAPH_NODE_TYPE_BATCH_MEM_OP, &n);
+	return rc ? rc : memop_keep(n, p);
+}
+
+CUresult cuGraphBatchMemOpNodeGetParams(CUgraphNode hn,
+					CUDA_BATCH_MEM_OP_NODE_PARAMS *p)
+{
+	struct fnode *n = typed(hn, CU_GRAPH_NODE_TYPE_BATCH_MEM_OP);
+
+	NEED_INIT();
+	if (!n || !p)
+		return CUDA_ERROR_INVALID_VALUE;
+	memset(p, 0, sizeof(*p));
+	p->count = n->u.memop.count;
+	p->flags = n->u.memop.flags;
+	p->paramArray = n->u.memop.ops;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuGraphBatchMemOpNodeSetParams(CUgraphNode hn,
+					const CUDA_BATCH_MEM_OP_NODE_PARAMS *p)
+{
+	struct fnode *n = typed(hn, CU_GRAPH_NODE_TYPE_BATCH_MEM_OP);
+
+	NEED_INIT();
+	return n ? memop_keep(n, p) : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult cuGraphExecBatchMemOpNodeSetParams(
+	CUgraphExec x, CUgraphNode hn, const CUDA_BATCH_MEM_OP_NODE_PARAMS *p)
+{
+	struct fnode *n = target(x, hn, CU_GRAPH_NODE_TYPE_BATCH_MEM_OP);
+
+	NEED_INIT();
+	return x && n ? memop_keep(n, p) : CUDA_ERROR_INVALID_VALUE;
 }
 
 /* ---- kernel node attributes: a priority is kept, others refused ------- */

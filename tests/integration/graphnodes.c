@@ -482,6 +482,47 @@ int main(void)
 	}
 	end();
 
+	begin("graphnodes-memop");
+	{
+		CUDA_BATCH_MEM_OP_NODE_PARAMS bp;
+		CUstreamBatchMemOpParams op;
+		CUgraphNode mn = NULL;
+		CUgraphExec x7 = NULL;
+		CUgraph g7 = NULL;
+		uint32_t got = 0;
+
+		memset(&op, 0, sizeof(op));
+		op.operation = CU_STREAM_MEM_OP_WRITE_VALUE_32;
+		op.writeValue.address = d;
+		op.writeValue.value = 0x1234;
+		memset(&bp, 0, sizeof(bp));
+		bp.ctx = ctx;
+		bp.count = 1;
+		bp.paramArray = &op;
+		if (OK(cuGraphCreate(&g7, 0)) &&
+		    OK(cuGraphAddBatchMemOpNode(&mn, g7, NULL, 0, &bp)) &&
+		    OK(cuGraphInstantiateWithFlags(&x7, g7, 0)) &&
+		    OK(cuGraphLaunch(x7, s)) && OK(cuStreamSynchronize(s)) &&
+		    OK(cuMemcpyDtoH(&got, d, 4)))
+			EXPECT(got == 0x1234, "the write brought %#x", got);
+		memset(&bp, 0, sizeof(bp));
+		if (mn && OK(cuGraphBatchMemOpNodeGetParams(mn, &bp)))
+			EXPECT(bp.count == 1 && bp.paramArray &&
+			       bp.paramArray[0].writeValue.value == 0x1234,
+			       "operations read back wrong");
+		op.writeValue.value = 0x5678;
+		bp.paramArray = &op;
+		if (x7 && OK(cuGraphExecBatchMemOpNodeSetParams(x7, mn, &bp)) &&
+		    OK(cuGraphLaunch(x7, s)) && OK(cuStreamSynchronize(s)) &&
+		    OK(cuMemcpyDtoH(&got, d, 4)))
+			EXPECT(got == 0x5678, "after the setter %#x", got);
+		if (x7)
+			OK(cuGraphExecDestroy(x7));
+		if (g7)
+			OK(cuGraphDestroy(g7));
+	}
+	end();
+
 	begin("graphnodes-teardown");
 	OK(cuGraphExecDestroy(x));
 	OK(cuGraphDestroy(clone));

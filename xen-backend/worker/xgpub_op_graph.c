@@ -402,6 +402,15 @@ int xgpub_h_GRAPH_ADD_NODE(struct xgpub_worker *w,
 						      &hp);
 		break;
 	}
+	case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP: {
+		CUDA_BATCH_MEM_OP_NODE_PARAMS mp;
+
+		rc = xgpub_node_memop(w, p, len, &mp);
+		if (rc == 0)
+			rc = w->D->cuGraphAddBatchMemOpNode(&node, g, deps,
+							    a->ndeps, &mp);
+		break;
+	}
 	case CU_GRAPH_NODE_TYPE_MEM_ALLOC:
 		rc = xgpub_node_alloc(w, g, &node, deps, a->ndeps, p, len,
 				      &r->dptr);

@@ -122,6 +122,44 @@ int xgpub_node_copy(struct xgpub_worker *w, const uint8_t *p, uint32_t len,
 	return 0;
 }
 
+/*
+ * A batch of memory operations: the ops are copied into `ops` (the
+ * dispatch thread's; the driver copies them into the node), their
+ * driver-private fields cleared.  A node that waits for a value may wait
+ * for work the guest sends later: the gate counts no work of this guest's
+ * as in flight from then on (xgpub_note_value_wait).
+ */
+int xgpub_node_memop(struct xgpub_worker *w, const uint8_t *p, uint32_t len,
+		     CUDA_BATCH_MEM_OP_NODE_PARAMS *mp)
+{
+	static CUstreamBatchMemOpParams ops[XGPUIF_MAX_MEMOPS];
+	struct xgpuif_node_memop m;
+
+	if (len < sizeof(m))
+		return XGPUIF_ST_PROTO;
+	memcpy(&m, p, sizeof(m));
+	if (!m.count || m.count > XGPUIF_MAX_MEMOPS ||
+	    len - sizeof(m) != (uint64_t)m.count * XGPUIF_MEMOP_SIZE)
+		return XGPUIF_ST_PROTO;
+	memcpy(ops, p + sizeof(m), len - sizeof(m));
+	for (uint32_t i = 0; i < m.count; i++) {
+		if (ops[i].operation == CU_STREAM_MEM_OP_WAIT_VALUE_32 ||
+		    ops[i].operation == CU_STREAM_MEM_OP_WAIT_VALUE_64) {
+			ops[i].waitValue.alias = 0;
+			xgpub_note_value_wait(w, NULL);
+		} else if (ops[i].operation == CU_STREAM_MEM_OP_WRITE_VALUE_32 ||
+			   ops[i].operation == CU_STREAM_MEM_OP_WRITE_VALUE_64) {
+			ops[i].writeValue.alias = 0;
+		}
+	}
+	memset(mp, 0, sizeof(*mp));
+	mp->ctx = w->cur;
+	mp->count = m.count;
+	mp->paramArray = ops;
+	mp->flags = m.flags;
+	return 0;
+}
+
 int xgpub_node_host(struct xgpub_worker *w, const uint8_t *p, uint32_t len,
 		    CUDA_HOST_NODE_PARAMS *hp)
 {
@@ -331,6 +369,28 @@ int xgpub_h_GRAPH_NODE_GET(struct xgpub_worker *w, struct xgpub_hentry *handle,
 		len = sizeof(b.d);
 		break;
 	}
+	case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP: {
+		CUDA_BATCH_MEM_OP_NODE_PARAMS mp;
+		struct xgpuif_node_memop m;
+
+		memset(&mp, 0, sizeof(mp));
+		rc = w->D->cuGraphBatchMemOpNodeGetParams(n, &mp);
+		if (rc)
+			return rc;
+		if (mp.count > XGPUIF_MAX_MEMOPS || (mp.count && !mp.paramArray))
+			return CUDA_ERROR_NOT_SUPPORTED;
+		m = (struct xgpuif_node_memop){ mp.count, mp.flags };
+		len = sizeof(m) + mp.count * XGPUIF_MEMOP_SIZE;
+		if (len > rt->cap)
+			return CUDA_ERROR_NOT_SUPPORTED;
+		memcpy(rt->p, &m, sizeof(m));
+		memcpy(rt->p + sizeof(m), mp.paramArray,
+		       mp.count * XGPUIF_MEMOP_SIZE);
+		r->type = (uint32_t)t;
+		r->len = len;
+		rt->len = len;
+		return 0;
+	}
 	default:
 		break;
 	}
@@ -414,6 +474,15 @@ int xgpub_h_GRAPH_NODE_SET(struct xgpub_worker *w,
 			return rc;
 		return x ? D->cuGraphExecHostNodeSetParams(x, n, &hp) :
 			   D->cuGraphHostNodeSetParams(n, &hp);
+	}
+	case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP: {
+		CUDA_BATCH_MEM_OP_NODE_PARAMS mp;
+
+		rc = xgpub_node_memop(w, tail->p, tail->len, &mp);
+		if (rc)
+			return rc;
+		return x ? D->cuGraphExecBatchMemOpNodeSetParams(x, n, &mp) :
+			   D->cuGraphBatchMemOpNodeSetParams(n, &mp);
 	}
 	case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
 	case CU_GRAPH_NODE_TYPE_WAIT_EVENT:

@@ -261,6 +261,8 @@ int xgpub_node_copy(struct xgpub_worker *w, const uint8_t *p, uint32_t len,
 		    CUDA_MEMCPY3D *cp);
 int xgpub_node_host(struct xgpub_worker *w, const uint8_t *p, uint32_t len,
 		    CUDA_HOST_NODE_PARAMS *hp);
+int xgpub_node_memop(struct xgpub_worker *w, const uint8_t *p, uint32_t len,
+		     CUDA_BATCH_MEM_OP_NODE_PARAMS *mp);
 /* add a memory allocation node (its address in *dptr), charged */
 int xgpub_node_alloc(struct xgpub_worker *w, CUgraph g, CUgraphNode *node,
 		     const CUgraphNode *deps, uint32_t nd, const uint8_t *p,

@@ -6,9 +6,9 @@
  * memory), host (the function runs in this process: xgpulib_api_hostfn.c),
  * event record and wait, child graph, memory allocation and free, by their
  * typed calls or cuGraphAddNode, and conditional nodes (cuGraphAddNode;
- * their body graphs are graphs of ours).  Memcpy nodes with a pageable
- * host side or an array, and semaphore and batch memory operation nodes
- * are refused with CUDA_ERROR_NOT_SUPPORTED (XGPU_DEBUG says
+ * their body graphs are graphs of ours), batch memory operations.
+ * Memcpy nodes with a pageable host side or an array, and external
+ * semaphore nodes are refused with CUDA_ERROR_NOT_SUPPORTED (XGPU_DEBUG says
  * which).  Queries and setters: xgpulib_api_graphquery.c.
  */
 #include <stdlib.h>
@@ -334,6 +334,23 @@ CUresult cuGraphAddMemAllocNode(CUgraphNode *phGraphNode, CUgraph hGraph,
 	return rc;
 }
 
+CUresult cuGraphAddBatchMemOpNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+				  const CUgraphNode *dependencies,
+				  size_t numDependencies,
+				  const CUDA_BATCH_MEM_OP_NODE_PARAMS *p)
+{
+	struct xgpuif_node_memop m;
+
+	if (!p || !p->count || !p->paramArray)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (p->count > XGPUIF_MAX_MEMOPS)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	m = (struct xgpuif_node_memop){ p->count, p->flags };
+	return add_node(phGraphNode, hGraph, dependencies, numDependencies,
+			CU_GRAPH_NODE_TYPE_BATCH_MEM_OP, &m, sizeof(m),
+			p->paramArray, p->count * XGPUIF_MEMOP_SIZE);
+}
+
 CUresult cuGraphAddMemFreeNode(CUgraphNode *phGraphNode, CUgraph hGraph,
 			       const CUgraphNode *dependencies,
 			       size_t numDependencies, CUdeviceptr dptr)
@@ -563,12 +580,24 @@ CUresult cuGraphAddNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph,
 	case CU_GRAPH_NODE_TYPE_MEM_FREE:
 		return cuGraphAddMemFreeNode(phGraphNode, hGraph, dependencies,
 					     numDependencies, p->free.dptr);
+	case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP: {
+		CUDA_BATCH_MEM_OP_NODE_PARAMS b = {
+			.ctx = p->memOp.ctx,
+			.count = p->memOp.count,
+			.paramArray = p->memOp.paramArray,
+			.flags = p->memOp.flags,
+		};
+
+		return cuGraphAddBatchMemOpNode(phGraphNode, hGraph,
+						dependencies, numDependencies,
+						&b);
+	}
 	case CU_GRAPH_NODE_TYPE_CONDITIONAL:
 		return add_cond(phGraphNode, hGraph, dependencies,
 				numDependencies, &p->conditional);
 	default:
 		xgpulib_dbg("cuGraphAddNode: node type %d is not supported "
-			    "(semaphore and batch memory operation nodes)",
+			    "(external semaphore nodes)",
 			    (int)p->type);
 		return CUDA_ERROR_NOT_SUPPORTED;
 	}

@@ -185,23 +185,36 @@ static void copy_back(const struct xgpuif_node_copy *c, CUDA_MEMCPY3D *p)
 
 /* ---- parameters ------------------------------------------------------------ */
 
-/* a node's parameters, checked to be of type `type` (or any, -1) */
-static CUresult node_get(CUgraphNode n, int type, void *body, uint32_t len)
+/* a node's parameters, checked to be of type `type`: at most cap bytes
+ * at body, *len of them */
+static CUresult node_get_var(CUgraphNode n, int type, void *body, uint32_t cap,
+			     uint32_t *len)
 {
 	struct xgpuif_handle_args a = { robj_remote(n, RK_NODE) };
 	struct xgpuif_node_get_reply r = { 0 };
-	uint8_t buf[256];
-	uint32_t got = 0;
 	CUresult rc;
 
 	if (!a.handle || !body)
 		return CUDA_ERROR_INVALID_VALUE;
-	rc = xgpulib_call_GRAPH_NODE_GET(&a, &r, buf, sizeof(buf), &got);
+	*len = 0;
+	rc = xgpulib_call_GRAPH_NODE_GET(&a, &r, body, cap, len);
 	if (rc)
 		return rc;
-	if ((type >= 0 && r.type != (uint32_t)type))
+	if (r.type != (uint32_t)type)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (got != len || r.len != len)
+	return r.len == *len ? CUDA_SUCCESS : CUDA_ERROR_UNKNOWN;
+}
+
+/* a node's parameters of a fixed size */
+static CUresult node_get(CUgraphNode n, int type, void *body, uint32_t len)
+{
+	uint8_t buf[256];
+	uint32_t got = 0;
+	CUresult rc = node_get_var(n, type, buf, sizeof(buf), &got);
+
+	if (rc)
+		return rc;
+	if (got != len)
 		return CUDA_ERROR_UNKNOWN;
 	memcpy(body, buf, len);
 	return CUDA_SUCCESS;
@@ -490,6 +503,75 @@ CUresult cuGraphMemFreeNodeGetParams(CUgraphNode hNode, CUdeviceptr *dptr_out)
 	return rc;
 }
 
+/* batch memory operation nodes */
+
+static CUresult memop_set(CUgraphExec x, CUgraphNode n,
+			  const CUDA_BATCH_MEM_OP_NODE_PARAMS *p)
+{
+	struct xgpuif_node_memop m;
+	uint8_t *buf;
+	CUresult rc;
+
+	if (!p || !p->count || !p->paramArray)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (p->count > XGPUIF_MAX_MEMOPS)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	m = (struct xgpuif_node_memop){ p->count, p->flags };
+	buf = malloc(sizeof(m) + p->count * XGPUIF_MEMOP_SIZE);
+	if (!buf)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	memcpy(buf, &m, sizeof(m));
+	memcpy(buf + sizeof(m), p->paramArray, p->count * XGPUIF_MEMOP_SIZE);
+	rc = node_set(x, n, CU_GRAPH_NODE_TYPE_BATCH_MEM_OP, buf,
+		      (uint32_t)(sizeof(m) + p->count * XGPUIF_MEMOP_SIZE));
+	free(buf);
+	return rc;
+}
+
+/*
+ * The operations come back in a buffer of the calling thread's, valid
+ * until its next call of this (the driver's lives with the node).
+ */
+CUresult cuGraphBatchMemOpNodeGetParams(CUgraphNode hNode,
+					CUDA_BATCH_MEM_OP_NODE_PARAMS *p)
+{
+	static __thread uint8_t buf[sizeof(struct xgpuif_node_memop) +
+				    XGPUIF_MAX_MEMOPS * XGPUIF_MEMOP_SIZE];
+	struct xgpuif_node_memop m;
+	uint32_t got = 0;
+	CUresult rc;
+
+	if (!p)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = node_get_var(hNode, CU_GRAPH_NODE_TYPE_BATCH_MEM_OP, buf,
+			  sizeof(buf), &got);
+	if (rc)
+		return rc;
+	memcpy(&m, buf, sizeof(m));
+	if (got != sizeof(m) + m.count * XGPUIF_MEMOP_SIZE)
+		return CUDA_ERROR_UNKNOWN;
+	memset(p, 0, sizeof(*p));
+	p->count = m.count;
+	p->flags = m.flags;
+	p->paramArray = (CUstreamBatchMemOpParams *)(buf + sizeof(m));
+	return CUDA_SUCCESS;
+}
+
+CUresult cuGraphBatchMemOpNodeSetParams(CUgraphNode hNode,
+					const CUDA_BATCH_MEM_OP_NODE_PARAMS *p)
+{
+	return memop_set(NULL, hNode, p);
+}
+
+CUresult cuGraphExecBatchMemOpNodeSetParams(
+	CUgraphExec hGraphExec, CUgraphNode hNode,
+	const CUDA_BATCH_MEM_OP_NODE_PARAMS *p)
+{
+	if (!hGraphExec)
+		return CUDA_ERROR_INVALID_VALUE;
+	return memop_set(hGraphExec, hNode, p);
+}
+
 /* the generic setters (CUDA 12.2 on) for the node kinds served */
 static CUresult generic_set(CUgraphExec x, CUgraphNode n,
 			    CUgraphNodeParams *p)
@@ -540,6 +622,16 @@ static CUresult generic_set(CUgraphExec x, CUgraphNode n,
 	case CU_GRAPH_NODE_TYPE_GRAPH:
 		return handle_set(x, n, CU_GRAPH_NODE_TYPE_GRAPH,
 				  robj_remote(p->graph.graph, RK_GRAPH));
+	case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP: {
+		CUDA_BATCH_MEM_OP_NODE_PARAMS b = {
+			.ctx = p->memOp.ctx,
+			.count = p->memOp.count,
+			.paramArray = p->memOp.paramArray,
+			.flags = p->memOp.flags,
+		};
+
+		return memop_set(x, n, &b);
+	}
 	case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
 		return handle_set(x, n, CU_GRAPH_NODE_TYPE_EVENT_RECORD,
 				  event_remote(p->eventRecord.event));
