@@ -71,6 +71,14 @@ struct xgpub_handles {
 	uint32_t n, cap;
 	uint32_t free_head;	/* index + 1 of a free entry, 0: none */
 	uint32_t count[XGPUB_H_NTYPES];
+	/* index by (type, driver object) for xgpub_handle_find: open
+	 * addressing, slots hold index + 1 (0 empty, UINT32_MAX removed);
+	 * hobj[i]: the object entry i was indexed under.  No index (no
+	 * memory for it): finds walk the table. */
+	uint32_t *hslot;
+	void **hobj;
+	uint32_t hcap, hused;
+	bool hbroken;
 };
 
 #define XGPUB_MAX_HANDLES (1u << 20)
@@ -83,8 +91,8 @@ struct xgpub_hentry *xgpub_handle_get(struct xgpub_handles *t,
 				      xgpuif_handle_t h, int type);
 /* drop h (its extra is freed); 0, or -1 if h was not live and of type */
 int xgpub_handle_free(struct xgpub_handles *t, xgpuif_handle_t h, int type);
-/* the live entry of `type` holding the driver's object obj, or NULL (a
- * walk of the table: for lookups by value, not for hot paths) */
+/* the live entry of `type` holding the driver's object obj, or NULL
+ * (hashed: constant time) */
 struct xgpub_hentry *xgpub_handle_find(struct xgpub_handles *t, int type,
 				       const void *obj);
 /* drop live entry e, as xgpub_handle_free does its handle */
