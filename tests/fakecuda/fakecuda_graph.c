@@ -92,6 +92,12 @@ struct fnode {
 			unsigned int count, flags;
 			CUstreamBatchMemOpParams ops[16];
 		} memop;
+		struct {
+			CUDA_KERNEL_NODE_PARAMS kp;
+			uint8_t buf[64];
+			void *ptrs[MAX_KPARAMS];
+			int priority;
+		} kern;
 	} u;
 };
 
@@ -120,6 +126,8 @@ static struct fnode *N(CUgraphNode n)
 
 	return f && f->magic == FN_MAGIC ? f : NULL;
 }
+
+static struct fnode *typed(CUgraphNode hn, CUgraphNodeType t);
 
 static struct fexec *X(CUgraphExec x)
 {
@@ -199,6 +207,17 @@ static struct fgraph *graph_copy(struct fgraph *g)
 		*n = *o;
 		n->g = c;
 		n->orig = o;
+		/* a kernel's parameter pointers point into its own copy */
+		if (o->type == CU_GRAPH_NODE_TYPE_KERNEL &&
+		    o->u.kern.kp.kernelParams) {
+			for (int k = 0; k < MAX_KPARAMS; k++)
+				if (o->u.kern.ptrs[k])
+					n->u.kern.ptrs[k] =
+						n->u.kern.buf +
+						((uint8_t *)o->u.kern.ptrs[k] -
+						 o->u.kern.buf);
+			n->u.kern.kp.kernelParams = n->u.kern.ptrs;
+		}
 		n->deps = calloc(o->ndeps ? o->ndeps : 1, sizeof(*n->deps));
 		if (!n->deps) {
 			free(n);
@@ -511,22 +530,60 @@ CUresult cuGraphAddEmptyNode(CUgraphNode *out, CUgraph g,
 	return add(out, g, deps, nd, CU_GRAPH_NODE_TYPE_EMPTY, &n);
 }
 
+/* a kernel node keeps a copy of the parameters of a fake function */
+static CUresult kern_keep(struct fnode *n, const CUDA_KERNEL_NODE_PARAMS *p)
+{
+	const struct ffunc *f = (const struct ffunc *)p->func;
+
+	n->u.kern.kp = *p;
+	n->u.kern.kp.kernelParams = NULL;
+	n->u.kern.kp.extra = NULL;
+	if (!f || f->magic != FUNC_MAGIC || !p->kernelParams)
+		return CUDA_SUCCESS;	/* a CUkernel, or extra: not kept */
+	for (unsigned int i = 0; i < f->def->nparams; i++) {
+		if (f->def->p[i].off + f->def->p[i].size >
+		    sizeof(n->u.kern.buf))
+			return CUDA_ERROR_INVALID_VALUE;
+		memcpy(n->u.kern.buf + f->def->p[i].off, p->kernelParams[i],
+		       f->def->p[i].size);
+		n->u.kern.ptrs[i] = n->u.kern.buf + f->def->p[i].off;
+	}
+	n->u.kern.kp.kernelParams = n->u.kern.ptrs;
+	return CUDA_SUCCESS;
+}
+
 CUresult cuGraphAddKernelNode_v2(CUgraphNode *out, CUgraph g,
 				 const CUgraphNode *deps, size_t nd,
 				 const CUDA_KERNEL_NODE_PARAMS *p)
 {
 	struct fnode *n;
+	CUresult rc;
 
 	if (!p || (!p->func && !p->kern))
 		return CUDA_ERROR_INVALID_VALUE;
-	return add(out, g, deps, nd, CU_GRAPH_NODE_TYPE_KERNEL, &n);
+	rc = add(out, g, deps, nd, CU_GRAPH_NODE_TYPE_KERNEL, &n);
+	return rc ? rc : kern_keep(n, p);
 }
 
-CUresult cuGraphKernelNodeSetParams_v2(CUgraphNode n,
+CUresult cuGraphKernelNodeSetParams_v2(CUgraphNode hn,
 				       const CUDA_KERNEL_NODE_PARAMS *p)
 {
+	struct fnode *n = typed(hn, CU_GRAPH_NODE_TYPE_KERNEL);
+
 	NEED_INIT();
-	return N(n) && p ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+	return n && p ? kern_keep(n, p) : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult cuGraphKernelNodeGetParams_v2(CUgraphNode hn,
+				       CUDA_KERNEL_NODE_PARAMS *p)
+{
+	struct fnode *n = typed(hn, CU_GRAPH_NODE_TYPE_KERNEL);
+
+	NEED_INIT();
+	if (!n || !p)
+		return CUDA_ERROR_INVALID_VALUE;
+	*p = n->u.kern.kp;
+	return CUDA_SUCCESS;
 }
 
 static bool memset_ok(const CUDA_MEMSET_NODE_PARAMS *p)
@@ -1132,7 +1189,7 @@ CUresult cuGraphKernelNodeGetAttribute(CUgraphNode hn, CUkernelNodeAttrID id,
 	if (!n || !v || id != CU_LAUNCH_ATTRIBUTE_PRIORITY)
 		return CUDA_ERROR_INVALID_VALUE;
 	memset(v, 0, sizeof(*v));
-	v->priority = n->u.memset.value;	/* kernels keep nothing else */
+	v->priority = n->u.kern.priority;
 	return CUDA_SUCCESS;
 }
 
@@ -1144,7 +1201,7 @@ CUresult cuGraphKernelNodeSetAttribute(CUgraphNode hn, CUkernelNodeAttrID id,
 	NEED_INIT();
 	if (!n || !v || id != CU_LAUNCH_ATTRIBUTE_PRIORITY)
 		return CUDA_ERROR_INVALID_VALUE;
-	n->u.memset.value = (unsigned int)v->priority;
+	n->u.kern.priority = v->priority;
 	return CUDA_SUCCESS;
 }
 
@@ -1156,7 +1213,7 @@ CUresult cuGraphKernelNodeCopyAttributes(CUgraphNode dst, CUgraphNode src)
 	NEED_INIT();
 	if (!d || !s)
 		return CUDA_ERROR_INVALID_VALUE;
-	d->u.memset.value = s->u.memset.value;
+	d->u.kern.priority = s->u.kern.priority;
 	return CUDA_SUCCESS;
 }
 

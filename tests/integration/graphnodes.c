@@ -436,6 +436,15 @@ int main(void)
 			EXPECT(cuGraphKernelNodeCopyAttributes(k2, a) ==
 			       CUDA_ERROR_INVALID_VALUE,
 			       "attributes of a host node");
+			memset(&kp, 0, sizeof(kp));
+			if (OK(cuGraphKernelNodeGetParams(k2, &kp)))
+				EXPECT(kp.func == fill && kp.blockDimX == 16 &&
+				       kp.kernelParams &&
+				       *(CUdeviceptr *)kp.kernelParams[0] ==
+					       d &&
+				       *(uint32_t *)kp.kernelParams[1] == 7 &&
+				       *(int *)kp.kernelParams[2] == 16,
+				       "kernel parameters read back wrong");
 		}
 		if (g5)
 			OK(cuGraphDestroy(g5));

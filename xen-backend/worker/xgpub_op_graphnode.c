@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "xgpub_worker.h"
+#include "xgpub_module.h"
 
 /* ---- parameters from the wire -------------------------------------------- */
 
@@ -280,6 +281,86 @@ static CUgraph graph_of(struct xgpub_hentry *node)
 	return ((struct xgpub_node_extra *)node->extra)->graph;
 }
 
+struct find_fn {
+	struct xgpub_worker *w;
+	CUfunction f;
+	struct xgpub_hentry *found;
+};
+
+/* a kernel whose function in the current context is f */
+static void kernel_of(struct xgpub_hentry *e, void *arg)
+{
+	struct find_fn *ff = arg;
+	CUfunction f = NULL;
+
+	if (!ff->found &&
+	    ff->w->D->cuKernelGetFunction(&f, e->obj) == CUDA_SUCCESS &&
+	    f == ff->f)
+		ff->found = e;
+}
+
+/*
+ * A kernel node's parameters as GRAPH_ADD_NODE carries them: the guest's
+ * function or kernel handle (the function as the guest named it, or the
+ * kernel whose function in this context it is), then the parameter bytes
+ * packed by the function's layout.
+ */
+static int get_kernel(struct xgpub_worker *w, CUgraphNode n, uint8_t *out,
+		      uint32_t cap, uint32_t *len)
+{
+	struct find_fn ff = { w, NULL, NULL };
+	CUDA_KERNEL_NODE_PARAMS kn;
+	struct xgpuif_launch_args a;
+	const struct xgpub_fn *fn;
+	void *obj;
+	int rc;
+
+	memset(&kn, 0, sizeof(kn));
+	rc = w->D->cuGraphKernelNodeGetParams_v2(n, &kn);
+	if (rc)
+		return rc;
+	memset(&a, 0, sizeof(a));
+	ff.f = kn.func ? kn.func : (CUfunction)kn.kern;
+	ff.found = xgpub_handle_find(&w->h, XGPUB_H_FUNCTION, ff.f);
+	a.kind = XGPUIF_FN_FUNCTION;
+	if (!ff.found) {
+		a.kind = XGPUIF_FN_KERNEL;
+		ff.found = xgpub_handle_find(&w->h, XGPUB_H_KERNEL, ff.f);
+		if (!ff.found)
+			xgpub_handle_each(&w->h, XGPUB_H_KERNEL, kernel_of,
+					  &ff);
+	}
+	if (!ff.found)
+		return CUDA_ERROR_NOT_SUPPORTED;	/* not the guest's */
+	a.func = xgpub_handle_of(&w->h, ff.found);
+	rc = xgpub_fn_get(w, a.func, a.kind, &obj, &fn);
+	if (rc)
+		return rc;
+	/* a layout to pack by, and the parameters as an array */
+	if (fn->nparams == XGPUIF_PARAMS_UNKNOWN ||
+	    (fn->nparams && !kn.kernelParams) ||
+	    sizeof(a) + fn->param_bytes > cap)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	a.grid[0] = kn.gridDimX;
+	a.grid[1] = kn.gridDimY;
+	a.grid[2] = kn.gridDimZ;
+	a.block[0] = kn.blockDimX;
+	a.block[1] = kn.blockDimY;
+	a.block[2] = kn.blockDimZ;
+	a.shmem = kn.sharedMemBytes;
+	a.param_bytes = fn->param_bytes;
+	memset(out + sizeof(a), 0, fn->param_bytes);
+	for (uint32_t i = 0; i < fn->nparams; i++) {
+		if (!kn.kernelParams[i])
+			return CUDA_ERROR_NOT_SUPPORTED;
+		memcpy(out + sizeof(a) + fn->params[i].offset,
+		       kn.kernelParams[i], fn->params[i].size);
+	}
+	memcpy(out, &a, sizeof(a));
+	*len = (uint32_t)(sizeof(a) + fn->param_bytes);
+	return 0;
+}
+
 int xgpub_h_GRAPH_NODE_GET(struct xgpub_worker *w, struct xgpub_hentry *handle,
 			   struct xgpuif_node_get_reply *r,
 			   struct xgpub_rtail *rt)
@@ -369,6 +450,14 @@ int xgpub_h_GRAPH_NODE_GET(struct xgpub_worker *w, struct xgpub_hentry *handle,
 		len = sizeof(b.d);
 		break;
 	}
+	case CU_GRAPH_NODE_TYPE_KERNEL:
+		rc = get_kernel(w, n, rt->p, rt->cap, &len);
+		if (rc)
+			return rc;
+		r->type = (uint32_t)t;
+		r->len = len;
+		rt->len = len;
+		return 0;
 	case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP: {
 		CUDA_BATCH_MEM_OP_NODE_PARAMS mp;
 		struct xgpuif_node_memop m;

@@ -178,4 +178,9 @@ struct xgpulib_func {
 /* NULL if f is not one of ours */
 struct xgpulib_func *xgpulib_func_check(const void *f);
 
+/* functions and kernels by wire handle (xgpulib_api_func.c): note one
+ * made (live) or freed; the one of (remote, kind), NULL if none */
+void xgpulib_func_note(struct xgpulib_func *f, bool live);
+struct xgpulib_func *xgpulib_func_by_remote(uint64_t remote, uint32_t kind);
+
 #endif /* XGPULIB_H */

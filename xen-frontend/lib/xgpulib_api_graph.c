@@ -33,6 +33,8 @@ struct robj {
 	uint64_t remote;
 	struct robj *graph;	/* RK_NODE: its graph */
 	struct robj *next;
+	void *cache;		/* RK_NODE: parameters handed out, freed with
+				 * it (robj_cache) */
 };
 
 #define NBUCKETS 256
@@ -89,6 +91,28 @@ uint64_t robj_remote(const void *p, int kind)
 	return r;
 }
 
+/* keep p (malloc'd) with node object o, freeing what it kept before;
+ * false (p freed) if o is not a node of ours */
+bool robj_cache(void *node, void *p)
+{
+	struct robj *o = node;
+	bool ok = false;
+
+	pthread_mutex_lock(&robj_mu);
+	for (struct robj *x = buckets[bucket(o->remote)]; x; x = x->next) {
+		if (x == o && x->magic == ROBJ_MAGIC && x->kind == RK_NODE) {
+			free(x->cache);
+			x->cache = p;
+			ok = true;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&robj_mu);
+	if (!ok)
+		free(p);
+	return ok;
+}
+
 /* the graph object of a node object of ours, NULL if it is not one */
 struct robj *robj_graph_of(const void *node)
 {
@@ -114,6 +138,7 @@ void robj_forget(struct robj *dead)
 				*pp = o->next;
 				if (o != dead) {
 					o->magic = 0;
+					free(o->cache);
 					free(o);
 				}
 			} else {
@@ -122,6 +147,7 @@ void robj_forget(struct robj *dead)
 		}
 	}
 	dead->magic = 0;
+	free(dead->cache);
 	free(dead);
 	pthread_mutex_unlock(&robj_mu);
 }

@@ -503,6 +503,68 @@ CUresult cuGraphMemFreeNodeGetParams(CUgraphNode hNode, CUdeviceptr *dptr_out)
 	return rc;
 }
 
+/* kernel nodes: the function and the parameters, which live with the
+ * node object (until its next query, or its graph's end) */
+CUresult cuGraphKernelNodeGetParams_v2(CUgraphNode hNode,
+				       CUDA_KERNEL_NODE_PARAMS *p)
+{
+	struct xgpuif_launch_args a;
+	struct xgpulib_func *f;
+	uint8_t *buf, *keep;
+	uint32_t got = 0;
+	void **kp;
+	CUresult rc;
+
+	if (!p)
+		return CUDA_ERROR_INVALID_VALUE;
+	buf = malloc(XGPUIF_MAX_PAYLOAD);
+	if (!buf)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	rc = node_get_var(hNode, CU_GRAPH_NODE_TYPE_KERNEL, buf,
+			  XGPUIF_MAX_PAYLOAD - 64, &got);
+	if (rc == CUDA_SUCCESS && got < sizeof(a))
+		rc = CUDA_ERROR_UNKNOWN;
+	if (rc) {
+		free(buf);
+		return rc;
+	}
+	memcpy(&a, buf, sizeof(a));
+	f = xgpulib_func_by_remote(a.func, a.kind);
+	if (!f || a.param_bytes != got - sizeof(a) ||
+	    a.param_bytes != f->param_bytes ||
+	    f->nparams == XGPUIF_PARAMS_UNKNOWN) {
+		free(buf);
+		return f ? CUDA_ERROR_UNKNOWN : CUDA_ERROR_NOT_SUPPORTED;
+	}
+	/* the pointer array, then the bytes they point into */
+	keep = malloc(f->nparams * sizeof(void *) + a.param_bytes + 1);
+	if (!keep) {
+		free(buf);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	kp = (void **)keep;
+	memcpy(keep + f->nparams * sizeof(void *), buf + sizeof(a),
+	       a.param_bytes);
+	for (uint32_t i = 0; i < f->nparams; i++)
+		kp[i] = keep + f->nparams * sizeof(void *) +
+			f->params[i].offset;
+	free(buf);
+	if (!robj_cache(hNode, keep))
+		return CUDA_ERROR_INVALID_VALUE;
+	memset(p, 0, sizeof(*p));
+	/* the object the node was made with (a CUkernel is one too) */
+	p->func = (CUfunction)f;
+	p->gridDimX = a.grid[0];
+	p->gridDimY = a.grid[1];
+	p->gridDimZ = a.grid[2];
+	p->blockDimX = a.block[0];
+	p->blockDimY = a.block[1];
+	p->blockDimZ = a.block[2];
+	p->sharedMemBytes = a.shmem;
+	p->kernelParams = f->nparams ? kp : NULL;
+	return CUDA_SUCCESS;
+}
+
 /* batch memory operation nodes */
 
 static CUresult memop_set(CUgraphExec x, CUgraphNode n,

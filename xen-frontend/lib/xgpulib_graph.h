@@ -23,6 +23,10 @@ struct robj *robj_for(int kind, uint64_t remote, struct robj *graph);
 /* the worker handle of an object argument of kind; 0 if it is not one */
 uint64_t robj_remote(const void *p, int kind);
 
+/* keep p (malloc'd) with node object o, freeing what it kept before;
+ * false (p freed) if o is not a node of ours */
+bool robj_cache(void *node, void *p);
+
 /* the graph object of a node object of ours, NULL if it is not one */
 struct robj *robj_graph_of(const void *node);
 
