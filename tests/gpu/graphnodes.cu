@@ -59,6 +59,16 @@ static void CUDART_CB mark_fn(void *user)
 	say("mark %ld;", (long)user);
 }
 
+static volatile int destroyed;
+
+// a user object's destructor: runs when the last reference goes
+static void CUDART_CB uobj_destroy(void *user)
+{
+	printf("user object destructor: %ld\n", (long)user);
+	fflush(stdout);
+	destroyed = 1;
+}
+
 static void print_log(const char *what)
 {
 	printf("%s: %s\n", what, log_);
@@ -303,6 +313,32 @@ int main()
 		CK(cudaStreamSynchronize(s));
 	}
 	print_log("captured host");
+
+	// a user object moved into a graph: its destructor runs (in this
+	// process) once the graph and its executable graph are gone
+	cudaUserObject_t uo;
+	cudaGraph_t gu;
+	cudaGraphExec_t xu;
+	cudaGraphNode_t hu;
+
+	CK(cudaUserObjectCreate(&uo, (void *)42, uobj_destroy, 1,
+				cudaUserObjectNoDestructorSync));
+	CK(cudaGraphCreate(&gu, 0));
+	hp.fn = mark_fn;
+	hp.userData = (void *)9;
+	CK(cudaGraphAddHostNode(&hu, gu, NULL, 0, &hp));
+	CK(cudaGraphRetainUserObject(gu, uo, 1, cudaGraphUserObjectMove));
+	CK(cudaGraphInstantiate(&xu, gu, 0));
+	CK(cudaGraphLaunch(xu, s));
+	CK(cudaStreamSynchronize(s));
+	print_log("user object graph host");
+	printf("destroyed while the graph lives: %d\n", destroyed);
+	CK(cudaGraphExecDestroy(xu));
+	CK(cudaGraphDestroy(gu));
+	CK(cudaDeviceSynchronize());
+	for (int i = 0; i < 5000 && !destroyed; i++)
+		usleep(1000);
+	printf("destroyed after the graph: %d\n", destroyed);
 
 	// the dot file, written at a path of this machine
 	char path[] = "/tmp/graphnodes-dot-XXXXXX";

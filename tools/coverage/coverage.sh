@@ -65,6 +65,8 @@ function reason(n,    b, sfx) {
 		return "JIT linking of several images: not yet"
 	if (n ~ /^cu(Array|MipmappedArray|Memcpy.*A|Surf)/)
 		return "this array form: not yet (3D arrays, textures work)"
+	if (n ~ /^cuGraph.*ExternalSemaphores/)
+		return "external semaphores cross the guest boundary"
 	if (n ~ /^cuGraph/)
 		return "this graph call or node kind: not yet"
 	if (n ~ /^cu(Ctx|Device)(Enable|Disable|Can)Peer|^cuMemcpyPeer|Peer/)
