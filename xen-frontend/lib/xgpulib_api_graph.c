@@ -32,20 +32,48 @@ struct robj {
 	uint32_t kind;
 	uint64_t remote;
 	struct robj *graph;	/* RK_NODE: its graph */
-	struct robj *next;
+	struct robj *next;	/* chain by remote */
+	struct robj *pnext;	/* chain by address */
 	void *cache;		/* RK_NODE: parameters handed out, freed with
 				 * it (robj_cache) */
 };
 
 #define NBUCKETS 256
 static pthread_mutex_t robj_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct robj *buckets[NBUCKETS];
+static struct robj *buckets[NBUCKETS];	/* by (kind, remote) */
+static struct robj *pbuckets[NBUCKETS];	/* by address: an argument is
+						 * looked up before it is read */
 /* captures this process began; none: nothing can be capturing */
 static unsigned int captures_begun;
 
 static unsigned int bucket(uint64_t remote)
 {
 	return (unsigned int)((remote * 0x9e3779b97f4a7c15ull) >> 56);
+}
+
+static unsigned int pbucket(const void *p)
+{
+	return bucket((uint64_t)(uintptr_t)p);
+}
+
+/* p if it is a live object of ours of kind (robj_mu held), else NULL */
+static struct robj *live(const void *p, int kind)
+{
+	for (struct robj *o = pbuckets[pbucket(p)]; o; o = o->pnext)
+		if (o == p)
+			return o->kind == (uint32_t)kind ? o : NULL;
+	return NULL;
+}
+
+static void punlink(struct robj *dead)
+{
+	for (struct robj **pp = &pbuckets[pbucket(dead)]; *pp;
+	     pp = &(*pp)->pnext) {
+		if (*pp == dead) {
+			*pp = dead->pnext;
+			return;
+		}
+	}
 }
 
 /* the object of (kind, remote), made on first sight; NULL: no memory */
@@ -67,6 +95,8 @@ struct robj *robj_for(int kind, uint64_t remote, struct robj *graph)
 			o->graph = graph;
 			o->next = buckets[b];
 			buckets[b] = o;
+			o->pnext = pbuckets[pbucket(o)];
+			pbuckets[pbucket(o)] = o;
 		}
 	}
 	pthread_mutex_unlock(&robj_mu);
@@ -76,17 +106,15 @@ struct robj *robj_for(int kind, uint64_t remote, struct robj *graph)
 /* the worker handle of an object argument of kind; 0 if it is not one */
 uint64_t robj_remote(const void *p, int kind)
 {
-	const struct robj *o = p;
+	const struct robj *o;
 	uint64_t r = 0;
 
 	if (!p)
 		return 0;
 	pthread_mutex_lock(&robj_mu);
-	for (o = buckets[bucket(((const struct robj *)p)->remote)]; o;
-	     o = o->next)
-		if (o == p && o->magic == ROBJ_MAGIC &&
-		    o->kind == (uint32_t)kind)
-			r = o->remote;
+	o = live(p, kind);
+	if (o)
+		r = o->remote;
 	pthread_mutex_unlock(&robj_mu);
 	return r;
 }
@@ -95,17 +123,15 @@ uint64_t robj_remote(const void *p, int kind)
  * false (p freed) if o is not a node of ours */
 bool robj_cache(void *node, void *p)
 {
-	struct robj *o = node;
+	struct robj *x;
 	bool ok = false;
 
 	pthread_mutex_lock(&robj_mu);
-	for (struct robj *x = buckets[bucket(o->remote)]; x; x = x->next) {
-		if (x == o && x->magic == ROBJ_MAGIC && x->kind == RK_NODE) {
-			free(x->cache);
-			x->cache = p;
-			ok = true;
-			break;
-		}
+	x = live(node, RK_NODE);
+	if (x) {
+		free(x->cache);
+		x->cache = p;
+		ok = true;
 	}
 	pthread_mutex_unlock(&robj_mu);
 	if (!ok)
@@ -116,10 +142,13 @@ bool robj_cache(void *node, void *p)
 /* the graph object of a node object of ours, NULL if it is not one */
 struct robj *robj_graph_of(const void *node)
 {
-	struct robj *g = NULL;
+	struct robj *o, *g = NULL;
 
-	if (robj_remote(node, RK_NODE))
-		g = ((const struct robj *)node)->graph;
+	pthread_mutex_lock(&robj_mu);
+	o = live(node, RK_NODE);
+	if (o)
+		g = o->graph;
+	pthread_mutex_unlock(&robj_mu);
 	return g;
 }
 
@@ -137,6 +166,7 @@ void robj_forget(struct robj *dead)
 					  o->graph == dead)) {
 				*pp = o->next;
 				if (o != dead) {
+					punlink(o);
 					o->magic = 0;
 					free(o->cache);
 					free(o);
@@ -146,6 +176,7 @@ void robj_forget(struct robj *dead)
 			}
 		}
 	}
+	punlink(dead);
 	dead->magic = 0;
 	free(dead->cache);
 	free(dead);

@@ -426,8 +426,8 @@ CUresult cuGraphConditionalHandleCreate(CUgraphConditionalHandle *pHandle_out,
 	return rc;
 }
 
-/* a conditional node: its body graphs come back, in an array of ours
- * that lives as long as the process (the driver's lives with the node) */
+/* a conditional node: its body graphs come back, in an array kept with
+ * the node object (the driver's lives with the node) */
 static CUresult add_cond(CUgraphNode *out, CUgraph g, const CUgraphNode *deps,
 			 size_t nd, CUDA_CONDITIONAL_NODE_PARAMS *p)
 {
@@ -473,7 +473,7 @@ static CUresult add_cond(CUgraphNode *out, CUgraph g, const CUgraphNode *deps,
 		return rc;
 	}
 	p->phGraph_out = bodies;
-	return CUDA_SUCCESS;
+	return robj_cache(*out, bodies) ? CUDA_SUCCESS : CUDA_ERROR_UNKNOWN;
 }
 
 /*
