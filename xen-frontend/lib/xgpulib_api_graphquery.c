@@ -565,6 +565,35 @@ CUresult cuGraphKernelNodeGetParams_v2(CUgraphNode hNode,
 	return CUDA_SUCCESS;
 }
 
+/* the CUDA 11 form: the parameters without a kernel and a context */
+#undef cuGraphKernelNodeGetParams
+XGPULIB_EXPORT CUresult cuGraphKernelNodeGetParams(
+	CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS_v1 *p);
+CUresult cuGraphKernelNodeGetParams(CUgraphNode hNode,
+				    CUDA_KERNEL_NODE_PARAMS_v1 *p)
+{
+	CUDA_KERNEL_NODE_PARAMS k;
+	CUresult rc;
+
+	if (!p)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = cuGraphKernelNodeGetParams_v2(hNode, &k);
+	if (rc)
+		return rc;
+	memset(p, 0, sizeof(*p));
+	p->func = k.func;
+	p->gridDimX = k.gridDimX;
+	p->gridDimY = k.gridDimY;
+	p->gridDimZ = k.gridDimZ;
+	p->blockDimX = k.blockDimX;
+	p->blockDimY = k.blockDimY;
+	p->blockDimZ = k.blockDimZ;
+	p->sharedMemBytes = k.sharedMemBytes;
+	p->kernelParams = k.kernelParams;
+	p->extra = k.extra;
+	return CUDA_SUCCESS;
+}
+
 /* batch memory operation nodes */
 
 static CUresult memop_set(CUgraphExec x, CUgraphNode n,
