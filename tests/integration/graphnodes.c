@@ -478,12 +478,14 @@ int main(void)
 				n = 0;
 				if (OK(cuGraphGetNodes(body, NULL, &n)))
 					EXPECT(n == 1, "%zu body nodes", n);
-				OK(cuGraphDestroy(g6));
-				g6 = NULL;
+				/* the body goes with its node */
+				OK(cuGraphDestroyNode(cn));
 				n = 0;
 				EXPECT(cuGraphGetNodes(body, NULL, &n) ==
 				       CUDA_ERROR_INVALID_HANDLE,
-				       "the body of a destroyed graph");
+				       "the body of a destroyed node");
+				OK(cuGraphDestroy(g6));
+				g6 = NULL;
 			}
 		}
 		if (g6)

@@ -47,7 +47,7 @@ xgpuif_handle_t xgpub_node_handle(struct xgpub_worker *w, CUgraph g,
  * is dropped with its owner and never destroyed by itself.
  */
 xgpuif_handle_t xgpub_graph_handle(struct xgpub_worker *w, CUgraph g,
-				   CUgraph owner)
+				   CUgraph owner, CUgraphNode node)
 {
 	struct xgpub_hentry *e = xgpub_handle_find(&w->h, XGPUB_H_GRAPH, g);
 	struct xgpub_graph_extra *x = NULL;
@@ -60,6 +60,7 @@ xgpuif_handle_t xgpub_graph_handle(struct xgpub_worker *w, CUgraph g,
 		if (!x)
 			return 0;
 		x->owner = owner;
+		x->node = node;
 	}
 	h = xgpub_handle_new(&w->h, XGPUB_H_GRAPH, g, x);
 	if (!h)
@@ -68,7 +69,7 @@ xgpuif_handle_t xgpub_graph_handle(struct xgpub_worker *w, CUgraph g,
 }
 
 #define node_handle xgpub_node_handle
-#define graph_handle(w, g) xgpub_graph_handle(w, g, NULL)
+#define graph_handle(w, g) xgpub_graph_handle(w, g, NULL, NULL)
 
 /* ---- capture ------------------------------------------------------------- */
 
@@ -655,7 +656,7 @@ int xgpub_h_GRAPH_ADD_COND(struct xgpub_worker *w,
 	r->node = node_handle(w, g, node);
 	for (uint32_t i = 0; r->node && i < a->size; i++) {
 		xgpuif_handle_t h = xgpub_graph_handle(
-			w, np.conditional.phGraph_out[i], g);
+			w, np.conditional.phGraph_out[i], g, node);
 
 		if (!h) {
 			r->node = 0;

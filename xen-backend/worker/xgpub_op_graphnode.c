@@ -424,7 +424,7 @@ int xgpub_h_GRAPH_NODE_GET(struct xgpub_worker *w, struct xgpub_hentry *handle,
 		rc = w->D->cuGraphChildGraphNodeGetGraph(n, &child);
 		if (rc == 0) {
 			b.e.handle = xgpub_graph_handle(w, child,
-							graph_of(handle));
+							graph_of(handle), n);
 			if (!b.e.handle)
 				rc = CUDA_ERROR_OUT_OF_MEMORY;
 		}
@@ -496,19 +496,22 @@ int xgpub_h_GRAPH_NODE_GET(struct xgpub_worker *w, struct xgpub_hentry *handle,
 
 /* ---- setters ------------------------------------------------------------- */
 
-/* a child graph node's graph is going (or changing): its handle too */
+static void drop_body(struct xgpub_hentry *e, void *arg)
+{
+	struct xgpub_graph_extra *x = e->extra;
+	void **a = arg;
+
+	if (x && x->node == a[1])
+		xgpub_release_drop(a[0], e);
+}
+
+/* a node is going: the handles of the graphs it owns (a child graph, a
+ * conditional node's bodies) with it */
 static void forget_child(struct xgpub_worker *w, CUgraphNode n)
 {
-	CUgraphNodeType t;
-	CUgraph child = NULL;
-	struct xgpub_hentry *e;
+	void *arg[2] = { w, n };
 
-	if (w->D->cuGraphNodeGetType(n, &t) || t != CU_GRAPH_NODE_TYPE_GRAPH ||
-	    w->D->cuGraphChildGraphNodeGetGraph(n, &child) || !child)
-		return;
-	e = xgpub_handle_find(&w->h, XGPUB_H_GRAPH, child);
-	if (e && e->extra)
-		xgpub_release_drop(w, e);
+	xgpub_handle_each(&w->h, XGPUB_H_GRAPH, drop_body, arg);
 }
 
 int xgpub_h_GRAPH_NODE_SET(struct xgpub_worker *w,

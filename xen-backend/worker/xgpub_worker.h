@@ -256,10 +256,11 @@ void CUDA_CB xgpub_graph_hostfn(void *user);
 /* the handle of node n of graph g, one per node (xgpub_op_graph.c) */
 xgpuif_handle_t xgpub_node_handle(struct xgpub_worker *w, CUgraph g,
 				  CUgraphNode n);
-/* the handle of a graph owned by graph `owner` (a child graph), dropped
- * with its owner, or the capture's (owner NULL) */
+/* the handle of a graph owned by node `node` of graph `owner` (a child
+ * graph, a conditional body), dropped with either, or the capture's
+ * (owner NULL) */
 xgpuif_handle_t xgpub_graph_handle(struct xgpub_worker *w, CUgraph g,
-				   CUgraph owner);
+				   CUgraph owner, CUgraphNode node);
 
 /* a node's parameters from the wire: GRAPH_ADD_NODE's body of its type
  * (xgpub_op_graphnode.c) */
@@ -298,6 +299,7 @@ bool xgpub_attr_plain(uint32_t id);
  * guest's own graphs keep nothing */
 struct xgpub_graph_extra {
 	CUgraph owner;
+	CUgraphNode node;
 };
 
 /* what a GNODE handle keeps: the graph that owns the node */
