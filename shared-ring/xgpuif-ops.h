@@ -1100,7 +1100,7 @@ struct xgpuif_dot_reply {
 /* MEM_ALLOC node: its allocation (reply of GRAPH_ADD_NODE's node too) */
 struct xgpuif_node_mem {
 	uint64_t size;		/* bytes */
-	uint64_t dptr;		/* the allocation's address (from the worker) */
+	uint64_t dptr;		/* the allocation's address (the worker's) */
 	uint32_t loc_type;	/* CUmemLocationType (device) */
 	int32_t loc_id;
 };
@@ -1155,7 +1155,7 @@ struct xgpuif_capture_graph_args {
 /* CAPTURE_DEPS: ndeps node handles follow */
 struct xgpuif_capture_deps_args {
 	xgpuif_handle_t stream;
-	uint32_t flags;		/* CUstreamUpdateCaptureDependencies_flags */
+	uint32_t flags;		/* CU_STREAM_ADD/SET_CAPTURE_DEPENDENCIES */
 	uint32_t ndeps;
 };
 

@@ -1121,7 +1121,8 @@ CUresult cuGraphDebugDotPrint(CUgraph hg, const char *path, unsigned int flags)
 
 /* ---- batch memory operations: at most 16 kept ---------------------------- */
 
-static CUresult memop_keep(struct fnode *n, const CUDA_BATCH_MEM_OP_NODE_PARAMS *p)
+static CUresult memop_keep(struct fnode *n,
+			   const CUDA_BATCH_MEM_OP_NODE_PARAMS *p)
 {
 	if (!p || !p->count || p->count > 16 || !p->paramArray)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -1228,7 +1229,8 @@ CUresult cuGraphConditionalHandleCreate(CUgraphConditionalHandle *out,
 	(void)c;
 	(void)dflt;
 	NEED_CTX();
-	if (!out || !G(g) || (flags & ~(unsigned int)CU_GRAPH_COND_ASSIGN_DEFAULT))
+	if (!out || !G(g) ||
+	    (flags & ~(unsigned int)CU_GRAPH_COND_ASSIGN_DEFAULT))
 		return CUDA_ERROR_INVALID_VALUE;
 	*out = next++;
 	return CUDA_SUCCESS;
@@ -1370,7 +1372,7 @@ CUresult cuGraphReleaseUserObject(CUgraph g, CUuserObject o, unsigned int n)
 	return cuUserObjectRelease(o, n);
 }
 
-/* ---- capture: never (everything runs at once) ------------------------------ */
+/* ---- capture: never (everything runs at once) ---------------------------- */
 
 CUresult cuStreamBeginCapture_v2(CUstream s, CUstreamCaptureMode m)
 {

@@ -242,7 +242,8 @@ START_TEST(test_find)
 			ck_assert_ptr_null(e);
 		}
 	}
-	ck_assert_ptr_nonnull(xgpub_handle_find(&t, XGPUB_H_GRAPH, obj(0x1000)));
+	ck_assert_ptr_nonnull(
+		xgpub_handle_find(&t, XGPUB_H_GRAPH, obj(0x1000)));
 	ck_assert_ptr_null(xgpub_handle_find(&t, XGPUB_H_EVENT, obj(0x1010)));
 	/* freed slots come back: found again under their new objects */
 	for (uintptr_t i = 0; i < N; i += 2) {
