@@ -12,9 +12,10 @@
  *
  * A memcpy node's host side must be a host-memory region of the guest's
  * (pinned memory): the node keeps the worker's address of it, checked
- * against the region, and the region is kept mapped for the worker's life
- * from then on (xgpub_h_HOSTMEM_UNREGISTER), since a graph, its clones
- * and executable graphs may copy to and from it at any later launch.
+ * against the region, and the region is kept mapped until the channel
+ * closes from then on (xgpub_h_HOSTMEM_UNREGISTER, worker_teardown), since
+ * a graph, its clones and executable graphs may copy to and from it at
+ * any later launch.
  *
  * A memory allocation node is checked against the guest's quota and its
  * size charged to it until a free node or a free of its address.

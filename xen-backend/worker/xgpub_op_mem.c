@@ -166,8 +166,21 @@ int xgpub_h_HOSTMEM_UNREGISTER(struct xgpub_worker *w,
 	/* the guest may free it while DMA is queued: drain first */
 	w->D->cuCtxSynchronize();
 	/* a graph may copy to or from it at any later launch: the worker
-	 * keeps its mapping (the guest's id is free again) */
+	 * keeps its mapping until the teardown (the guest's id is free
+	 * again); with no room to remember it, for the worker's life */
 	if (reg->graphed) {
+		if (w->nretired == w->cap_retired) {
+			uint32_t ncap = w->cap_retired ? w->cap_retired * 2 : 16;
+			struct xgpub_region *n =
+				realloc(w->retired, ncap * sizeof(*n));
+
+			if (n) {
+				w->retired = n;
+				w->cap_retired = ncap;
+			}
+		}
+		if (w->nretired < w->cap_retired)
+			w->retired[w->nretired++] = *reg;
 		memset(reg, 0, sizeof(*reg));
 		return 0;
 	}

@@ -309,6 +309,16 @@ static void worker_teardown(struct xgpub_worker *w)
 		w->t->ops->hostmem_unmap(w->t, r->va, r->size);
 		r->va = NULL;
 	}
+	for (uint32_t i = 0; i < w->nretired; i++) {
+		struct xgpub_region *r = &w->retired[i];
+
+		if (r->registered)
+			D->cuMemHostUnregister(r->va);
+		w->t->ops->hostmem_unmap(w->t, r->va, r->size);
+	}
+	free(w->retired);
+	w->retired = NULL;
+	w->nretired = w->cap_retired = 0;
 	if (w->data_registered)
 		D->cuMemHostUnregister(w->t->data);
 	xgpub_handle_each(&w->h, XGPUB_H_CTX, destroy_one, w);

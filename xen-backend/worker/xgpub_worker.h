@@ -127,7 +127,7 @@ struct xgpub_region {
 	uint64_t size;
 	bool registered;	/* with cuMemHostRegister */
 	bool graphed;		/* a graph's memcpy node copies it: kept
-				 * mapped for the worker's life */
+				 * mapped until the teardown */
 };
 
 #define XGPUB_MAX_REGIONS 4096u
@@ -153,6 +153,10 @@ struct xgpub_worker {
 	/* host-memory regions, data area registration */
 	struct xgpub_region regions[XGPUB_MAX_REGIONS];
 	uint32_t nregions;
+	/* regions the guest unregistered that a graph may still copy: kept
+	 * mapped until the teardown (xgpub_op_graphnode.c) */
+	struct xgpub_region *retired;
+	uint32_t nretired, cap_retired;
 	bool data_registered;
 	/* device memory accounting for the quota */
 	struct xgpub_alloc *allocs;
