@@ -534,6 +534,40 @@ int main(void)
 	}
 	end();
 
+	begin("graphnodes-pinned-free");
+	{
+		CUgraphNode pn = NULL;
+		CUgraphExec x8 = NULL;
+		CUgraph g8 = NULL;
+		void *p2 = NULL;
+
+		/* a graph's pinned buffer freed while the graph lives: the
+		 * worker keeps it mapped, the graph's copy stays harmless */
+		if (OK(cuMemHostAlloc(&p2, 8192, 0)) &&
+		    OK(cuGraphCreate(&g8, 0))) {
+			memset(&c, 0, sizeof(c));
+			c.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+			c.srcDevice = d;
+			c.dstMemoryType = CU_MEMORYTYPE_HOST;
+			c.dstHost = p2;
+			c.WidthInBytes = 4096;
+			c.Height = 1;
+			c.Depth = 1;
+			if (OK(cuGraphAddMemcpyNode(&pn, g8, NULL, 0, &c, ctx)) &&
+			    OK(cuGraphInstantiateWithFlags(&x8, g8, 0))) {
+				OK(cuMemFreeHost(p2));
+				p2 = NULL;
+				OK(cuGraphLaunch(x8, s));
+				OK(cuStreamSynchronize(s));
+				OK(cuGraphExecDestroy(x8));
+			}
+			OK(cuGraphDestroy(g8));
+		}
+		if (p2)
+			OK(cuMemFreeHost(p2));
+	}
+	end();
+
 	begin("graphnodes-teardown");
 	OK(cuGraphExecDestroy(x));
 	OK(cuGraphDestroy(clone));
