@@ -15,7 +15,10 @@
  * Graphs, executable graphs and nodes are handles of kinds GRAPH, GEXEC
  * and GNODE.  A node's handle names its graph (struct xgpub_node_extra); when a
  * graph is destroyed its node handles are dropped with it, so a stale
- * node handle is refused, never passed to the driver.
+ * node handle is refused, never passed to the driver.  So are the
+ * handles of graphs a node owns (a child graph asked for, a conditional
+ * node's bodies: struct xgpub_graph_extra).  Node queries and setters,
+ * user objects: xgpub_op_graphnode.c.
  */
 #include <stdlib.h>
 #include <string.h>
