@@ -2,11 +2,17 @@
 /*
  * fakecuda_graph.c: the fake driver's stream capture and graphs (tests
  * only, see fakecuda.h).  The fake runs everything at once, so nothing is
- * ever being captured and there are no graphs: capture and every graph
- * call answer CUDA_ERROR_NOT_SUPPORTED, which lets the tests check that
- * the worker passes the driver's answers on and refuses bad handles
- * before the driver sees them.  The capture mode is kept per process.
+ * ever being captured: capture answers CUDA_ERROR_NOT_SUPPORTED.  Graphs
+ * built node by node are kept (nodes, their parameters and edges), and a
+ * launch runs their host, memset, memcpy and event record nodes at once,
+ * in dependency order; kernel nodes do nothing (their parameter arrays are
+ * the caller's, not kept).  An executable graph is a copy of its graph.
+ * The capture mode is kept per process.
  */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "fakecuda.h"
 
 static CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
@@ -59,56 +65,1355 @@ CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *m)
 	return CUDA_SUCCESS;
 }
 
-/* the stubs name their parameters for the prototype check only */
-#pragma GCC diagnostic ignored "-Wunused-parameter"
 
-#define NO_GRAPHS(decl)							\
-	CUresult decl							\
+#define FG_MAGIC	0x66677270u	/* "fgrp" */
+#define FN_MAGIC	0x666e6f64u	/* "fnod" */
+#define FX_MAGIC	0x66657865u	/* "fexe" */
+
+struct fgraph;
+
+struct fnode {
+	uint32_t magic;
+	struct fgraph *g;
+	CUgraphNodeType type;
+	bool enabled;
+	struct fnode *orig;	/* in a copy: the node it copies */
+	struct fnode **deps;
+	size_t ndeps;
+	union {
+		CUDA_HOST_NODE_PARAMS host;
+		CUDA_MEMSET_NODE_PARAMS memset;
+		CUDA_MEMCPY3D cp;
+		CUevent ev;
+		struct fgraph *child;
+		CUDA_MEM_ALLOC_NODE_PARAMS alloc;
+		CUdeviceptr free;
+		struct {
+			unsigned int count, flags;
+			CUstreamBatchMemOpParams ops[16];
+		} memop;
+		struct {
+			CUDA_KERNEL_NODE_PARAMS kp;
+			uint8_t buf[64];
+			void *ptrs[MAX_KPARAMS];
+			int priority;
+		} kern;
+	} u;
+};
+
+struct fgraph {
+	uint32_t magic;
+	struct fnode **nodes;
+	size_t n;
+};
+
+struct fexec {
+	uint32_t magic;
+	struct fgraph *g;
+	unsigned long long flags;
+};
+
+static struct fgraph *G(CUgraph g)
+{
+	struct fgraph *f = (struct fgraph *)g;
+
+	return f && f->magic == FG_MAGIC ? f : NULL;
+}
+
+static struct fnode *N(CUgraphNode n)
+{
+	struct fnode *f = (struct fnode *)n;
+
+	return f && f->magic == FN_MAGIC ? f : NULL;
+}
+
+static struct fnode *typed(CUgraphNode hn, CUgraphNodeType t);
+
+static struct fexec *X(CUgraphExec x)
+{
+	struct fexec *f = (struct fexec *)x;
+
+	return f && f->magic == FX_MAGIC ? f : NULL;
+}
+
+static void graph_free(struct fgraph *g)
+{
+	for (size_t i = 0; i < g->n; i++) {
+		struct fnode *n = g->nodes[i];
+
+		if (n->type == CU_GRAPH_NODE_TYPE_GRAPH)
+			graph_free(n->u.child);
+		free(n->deps);
+		n->magic = 0;
+		free(n);
+	}
+	free(g->nodes);
+	g->magic = 0;
+	free(g);
+}
+
+CUresult cuGraphCreate(CUgraph *out, unsigned int flags)
+{
+	struct fgraph *g;
+
+	NEED_INIT();
+	if (!out || flags)
+		return CUDA_ERROR_INVALID_VALUE;
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	g->magic = FG_MAGIC;
+	*out = (CUgraph)g;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuGraphDestroy(CUgraph hg)
+{
+	struct fgraph *g = G(hg);
+
+	NEED_INIT();
+	if (!g)
+		return CUDA_ERROR_INVALID_VALUE;
+	graph_free(g);
+	return CUDA_SUCCESS;
+}
+
+static struct fnode *find_in(struct fgraph *g, struct fnode *orig)
+{
+	for (size_t i = 0; i < g->n; i++)
+		if (g->nodes[i]->orig == orig || g->nodes[i] == orig)
+			return g->nodes[i];
+	return NULL;
+}
+
+/* a deep copy of g; its nodes name the ones they copy */
+static struct fgraph *graph_copy(struct fgraph *g)
+{
+	struct fgraph *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->magic = FG_MAGIC;
+	c->nodes = calloc(g->n ? g->n : 1, sizeof(*c->nodes));
+	if (!c->nodes) {
+		free(c);
+		return NULL;
+	}
+	for (size_t i = 0; i < g->n; i++) {
+		struct fnode *o = g->nodes[i], *n = malloc(sizeof(*n));
+
+		if (!n)
+			goto fail;
+		*n = *o;
+		n->g = c;
+		n->orig = o;
+		/* a kernel's parameter pointers point into its own copy */
+		if (o->type == CU_GRAPH_NODE_TYPE_KERNEL &&
+		    o->u.kern.kp.kernelParams) {
+			for (int k = 0; k < MAX_KPARAMS; k++)
+				if (o->u.kern.ptrs[k])
+					n->u.kern.ptrs[k] =
+						n->u.kern.buf +
+						((uint8_t *)o->u.kern.ptrs[k] -
+						 o->u.kern.buf);
+			n->u.kern.kp.kernelParams = n->u.kern.ptrs;
+		}
+		n->deps = calloc(o->ndeps ? o->ndeps : 1, sizeof(*n->deps));
+		if (!n->deps) {
+			free(n);
+			goto fail;
+		}
+		if (o->type == CU_GRAPH_NODE_TYPE_GRAPH) {
+			n->u.child = graph_copy(o->u.child);
+			if (!n->u.child) {
+				free(n->deps);
+				free(n);
+				goto fail;
+			}
+		}
+		c->nodes[c->n++] = n;
+	}
+	for (size_t i = 0; i < c->n; i++)
+		for (size_t d = 0; d < c->nodes[i]->ndeps; d++)
+			c->nodes[i]->deps[d] =
+				find_in(c, g->nodes[i]->deps[d]);
+	return c;
+fail:
+	graph_free(c);
+	return NULL;
+}
+
+CUresult cuGraphClone(CUgraph *out, CUgraph hg)
+{
+	struct fgraph *g = G(hg);
+
+	NEED_INIT();
+	if (!out || !g)
+		return CUDA_ERROR_INVALID_VALUE;
+	*out = (CUgraph)graph_copy(g);
+	return *out ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+CUresult cuGraphNodeFindInClone(CUgraphNode *out, CUgraphNode orig,
+				CUgraph clone)
+{
+	struct fgraph *c = G(clone);
+	struct fnode *o = N(orig);
+
+	NEED_INIT();
+	if (!out || !c || !o)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (size_t i = 0; i < c->n; i++) {
+		if (c->nodes[i]->orig == o) {
+			*out = (CUgraphNode)c->nodes[i];
+			return CUDA_SUCCESS;
+		}
+	}
+	return CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult cuGraphInstantiateWithFlags(CUgraphExec *out, CUgraph hg,
+				     unsigned long long flags)
+{
+	struct fgraph *g = G(hg);
+	struct fexec *x;
+
+	NEED_CTX();
+	if (!out || !g)
+		return CUDA_ERROR_INVALID_VALUE;
+	x = calloc(1, sizeof(*x));
+	if (!x)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	x->g = graph_copy(g);
+	if (!x->g) {
+		free(x);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	x->magic = FX_MAGIC;
+	x->flags = flags;
+	*out = (CUgraphExec)x;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuGraphExecDestroy(CUgraphExec hx)
+{
+	struct fexec *x = X(hx);
+
+	NEED_INIT();
+	if (!x)
+		return CUDA_ERROR_INVALID_VALUE;
+	graph_free(x->g);
+	x->magic = 0;
+	free(x);
+	return CUDA_SUCCESS;
+}
+
+CUresult cuGraphExecGetFlags(CUgraphExec hx, cuuint64_t *flags)
+{
+	struct fexec *x = X(hx);
+
+	NEED_INIT();
+	if (!x || !flags)
+		return CUDA_ERROR_INVALID_VALUE;
+	*flags = x->flags;
+	return CUDA_SUCCESS;
+}
+
+static CUresult run_node(struct fnode *n);
+
+/* every node once, each after its dependencies */
+static CUresult run_graph(struct fgraph *g)
+{
+	bool *done = calloc(g->n ? g->n : 1, sizeof(*done));
+	size_t left = g->n;
+	CUresult rc = CUDA_SUCCESS;
+
+	if (!done)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	while (left && rc == CUDA_SUCCESS) {
+		size_t ran = 0;
+
+		for (size_t i = 0; i < g->n && rc == CUDA_SUCCESS; i++) {
+			struct fnode *n = g->nodes[i];
+			bool ready = !done[i];
+
+			for (size_t d = 0; ready && d < n->ndeps; d++)
+				for (size_t j = 0; j < g->n; j++)
+					if (g->nodes[j] == n->deps[d] &&
+					    !done[j])
+						ready = false;
+			if (!ready)
+				continue;
+			rc = run_node(n);
+			done[i] = true;
+			left--;
+			ran++;
+		}
+		if (!ran)
+			rc = CUDA_ERROR_INVALID_VALUE;	/* a cycle */
+	}
+	free(done);
+	return rc;
+}
+
+static CUresult run_node(struct fnode *n)
+{
+	const CUDA_MEMSET_NODE_PARAMS *m = &n->u.memset;
+
+	if (!n->enabled)
+		return CUDA_SUCCESS;
+	switch (n->type) {
+	case CU_GRAPH_NODE_TYPE_HOST:
+		n->u.host.fn(n->u.host.userData);
+		return CUDA_SUCCESS;
+	case CU_GRAPH_NODE_TYPE_MEMSET:
+		if (m->elementSize == 1)
+			return cuMemsetD2D8_v2(m->dst, m->pitch,
+					       (unsigned char)m->value,
+					       m->width, m->height);
+		if (m->elementSize == 2)
+			return cuMemsetD2D16_v2(m->dst, m->pitch,
+						(unsigned short)m->value,
+						m->width, m->height);
+		return cuMemsetD2D32_v2(m->dst, m->pitch, m->value, m->width,
+					m->height);
+	case CU_GRAPH_NODE_TYPE_MEMCPY: {
+		const CUDA_MEMCPY3D *c = &n->u.cp;
+		CUDA_MEMCPY2D c2 = {
+			.srcXInBytes = c->srcXInBytes, .srcY = c->srcY,
+			.srcMemoryType = c->srcMemoryType,
+			.srcHost = c->srcHost, .srcDevice = c->srcDevice,
+			.srcPitch = c->srcPitch,
+			.dstXInBytes = c->dstXInBytes, .dstY = c->dstY,
+			.dstMemoryType = c->dstMemoryType,
+			.dstHost = c->dstHost, .dstDevice = c->dstDevice,
+			.dstPitch = c->dstPitch,
+			.WidthInBytes = c->WidthInBytes, .Height = c->Height,
+		};
+
+		if (c->Depth > 1 || c->srcZ || c->dstZ)
+			return CUDA_ERROR_NOT_SUPPORTED;
+		if (c2.Height <= 1) {
+			c2.srcPitch = c2.srcPitch ? c2.srcPitch :
+						    c2.WidthInBytes;
+			c2.dstPitch = c2.dstPitch ? c2.dstPitch :
+						    c2.WidthInBytes;
+		}
+		return cuMemcpy2D_v2(&c2);
+	}
+	case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
+		return cuEventRecord(n->u.ev, NULL);
+	case CU_GRAPH_NODE_TYPE_GRAPH:
+		return run_graph(n->u.child);
+	case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP:
+		return cuStreamBatchMemOp_v2(NULL, n->u.memop.count,
+					     n->u.memop.ops,
+					     n->u.memop.flags);
+	default:
+		return CUDA_SUCCESS;
+	}
+}
+
+CUresult cuGraphLaunch(CUgraphExec hx, CUstream s)
+{
+	struct fexec *x = X(hx);
+	CUresult rc;
+
+	NEED_CTX();
+	rc = fc_stream_ok(s);
+	if (rc)
+		return rc;
+	if (!x)
+		return CUDA_ERROR_INVALID_VALUE;
+	return run_graph(x->g);
+}
+
+CUresult cuGraphUpload(CUgraphExec hx, CUstream s)
+{
+	NEED_CTX();
+	if (!X(hx))
+		return CUDA_ERROR_INVALID_VALUE;
+	return fc_stream_ok(s);
+}
+
+CUresult cuGraphExecUpdate_v2(CUgraphExec hx, CUgraph hg,
+			      CUgraphExecUpdateResultInfo *info)
+{
+	struct fexec *x = X(hx);
+	struct fgraph *g = G(hg), *c;
+
+	NEED_INIT();
+	if (!x || !g || !info)
+		return CUDA_ERROR_INVALID_VALUE;
+	memset(info, 0, sizeof(*info));
+	if (g->n != x->g->n) {
+		info->result = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
+		return CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+	}
+	c = graph_copy(g);
+	if (!c)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	graph_free(x->g);
+	x->g = c;
+	info->result = CU_GRAPH_EXEC_UPDATE_SUCCESS;
+	return CUDA_SUCCESS;
+}
+
+static CUresult list(struct fgraph *g, CUgraphNode *out, size_t *n,
+		     bool roots)
+{
+	size_t k = 0;
+
+	NEED_INIT();
+	if (!g || !n)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (size_t i = 0; i < g->n; i++) {
+		if (roots && g->nodes[i]->ndeps)
+			continue;
+		if (out && k < *n)
+			out[k] = (CUgraphNode)g->nodes[i];
+		k++;
+	}
+	if (!out || k < *n)
+		*n = k;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuGraphGetNodes(CUgraph g, CUgraphNode *nodes, size_t *n)
+{
+	return list(G(g), nodes, n, false);
+}
+
+CUresult cuGraphGetRootNodes(CUgraph g, CUgraphNode *nodes, size_t *n)
+{
+	return list(G(g), nodes, n, true);
+}
+
+/* a new node of g after deps (nodes of g) */
+static CUresult add(CUgraphNode *out, CUgraph hg, const CUgraphNode *deps,
+		    size_t nd, CUgraphNodeType type, struct fnode **made)
+{
+	struct fgraph *g = G(hg);
+	struct fnode *n, **nn;
+
+	NEED_INIT();
+	if (!out || !g || (nd && !deps))
+		return CUDA_ERROR_INVALID_VALUE;
+	for (size_t i = 0; i < nd; i++)
+		if (!N(deps[i]) || N(deps[i])->g != g)
+			return CUDA_ERROR_INVALID_VALUE;
+	n = calloc(1, sizeof(*n));
+	nn = realloc(g->nodes, (g->n + 1) * sizeof(*nn));
+	if (nn)
+		g->nodes = nn;
+	if (!n || !nn || !(n->deps = calloc(nd ? nd : 1, sizeof(*n->deps)))) {
+		free(n);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	n->magic = FN_MAGIC;
+	n->g = g;
+	n->type = type;
+	n->enabled = true;
+	memcpy(n->deps, deps, nd * sizeof(*deps));
+	n->ndeps = nd;
+	g->nodes[g->n++] = n;
+	*out = (CUgraphNode)n;
+	*made = n;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuGraphAddEmptyNode(CUgraphNode *out, CUgraph g,
+			     const CUgraphNode *deps, size_t nd)
+{
+	struct fnode *n;
+
+	return add(out, g, deps, nd, CU_GRAPH_NODE_TYPE_EMPTY, &n);
+}
+
+/* a kernel node keeps a copy of the parameters of a fake function */
+static CUresult kern_keep(struct fnode *n, const CUDA_KERNEL_NODE_PARAMS *p)
+{
+	const struct ffunc *f = (const struct ffunc *)p->func;
+
+	n->u.kern.kp = *p;
+	n->u.kern.kp.kernelParams = NULL;
+	n->u.kern.kp.extra = NULL;
+	if (!f || f->magic != FUNC_MAGIC || !p->kernelParams)
+		return CUDA_SUCCESS;	/* a CUkernel, or extra: not kept */
+	for (unsigned int i = 0; i < f->def->nparams; i++) {
+		if (f->def->p[i].off + f->def->p[i].size >
+		    sizeof(n->u.kern.buf))
+			return CUDA_ERROR_INVALID_VALUE;
+		memcpy(n->u.kern.buf + f->def->p[i].off, p->kernelParams[i],
+		       f->def->p[i].size);
+		n->u.kern.ptrs[i] = n->u.kern.buf + f->def->p[i].off;
+	}
+	n->u.kern.kp.kernelParams = n->u.kern.ptrs;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuGraphAddKernelNode_v2(CUgraphNode *out, CUgraph g,
+				 const CUgraphNode *deps, size_t nd,
+				 const CUDA_KERNEL_NODE_PARAMS *p)
+{
+	struct fnode *n;
+	CUresult rc;
+
+	if (!p || (!p->func && !p->kern))
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = add(out, g, deps, nd, CU_GRAPH_NODE_TYPE_KERNEL, &n);
+	return rc ? rc : kern_keep(n, p);
+}
+
+CUresult cuGraphKernelNodeSetParams_v2(CUgraphNode hn,
+				       const CUDA_KERNEL_NODE_PARAMS *p)
+{
+	struct fnode *n = typed(hn, CU_GRAPH_NODE_TYPE_KERNEL);
+
+	NEED_INIT();
+	return n && p ? kern_keep(n, p) : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult cuGraphKernelNodeGetParams_v2(CUgraphNode hn,
+				       CUDA_KERNEL_NODE_PARAMS *p)
+{
+	struct fnode *n = typed(hn, CU_GRAPH_NODE_TYPE_KERNEL);
+
+	NEED_INIT();
+	if (!n || !p)
+		return CUDA_ERROR_INVALID_VALUE;
+	*p = n->u.kern.kp;
+	return CUDA_SUCCESS;
+}
+
+static bool memset_ok(const CUDA_MEMSET_NODE_PARAMS *p)
+{
+	return p && (p->elementSize == 1 || p->elementSize == 2 ||
+		     p->elementSize == 4) && p->width && p->height;
+}
+
+CUresult cuGraphAddMemsetNode(CUgraphNode *out, CUgraph g,
+			      const CUgraphNode *deps, size_t nd,
+			      const CUDA_MEMSET_NODE_PARAMS *p, CUcontext c)
+{
+	struct fnode *n;
+	CUresult rc;
+
+	(void)c;
+	if (!memset_ok(p))
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = add(out, g, deps, nd, CU_GRAPH_NODE_TYPE_MEMSET, &n);
+	if (rc == CUDA_SUCCESS)
+		n->u.memset = *p;
+	return rc;
+}
+
+CUresult cuGraphAddMemcpyNode(CUgraphNode *out, CUgraph g,
+			      const CUgraphNode *deps, size_t nd,
+			      const CUDA_MEMCPY3D *p, CUcontext c)
+{
+	struct fnode *n;
+	CUresult rc;
+
+	(void)c;
+	if (!p)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = add(out, g, deps, nd, CU_GRAPH_NODE_TYPE_MEMCPY, &n);
+	if (rc == CUDA_SUCCESS)
+		n->u.cp = *p;
+	return rc;
+}
+
+CUresult cuGraphAddHostNode(CUgraphNode *out, CUgraph g,
+			    const CUgraphNode *deps, size_t nd,
+			    const CUDA_HOST_NODE_PARAMS *p)
+{
+	struct fnode *n;
+	CUresult rc;
+
+	if (!p || !p->fn)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = add(out, g, deps, nd, CU_GRAPH_NODE_TYPE_HOST, &n);
+	if (rc == CUDA_SUCCESS)
+		n->u.host = *p;
+	return rc;
+}
+
+static CUresult add_event(CUgraphNode *out, CUgraph g,
+			  const CUgraphNode *deps, size_t nd, CUevent e,
+			  CUgraphNodeType t)
+{
+	struct fnode *n;
+	CUresult rc;
+
+	if (!e)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = add(out, g, deps, nd, t, &n);
+	if (rc == CUDA_SUCCESS)
+		n->u.ev = e;
+	return rc;
+}
+
+CUresult cuGraphAddEventRecordNode(CUgraphNode *out, CUgraph g,
+				   const CUgraphNode *deps, size_t nd,
+				   CUevent e)
+{
+	return add_event(out, g, deps, nd, e, CU_GRAPH_NODE_TYPE_EVENT_RECORD);
+}
+
+CUresult cuGraphAddEventWaitNode(CUgraphNode *out, CUgraph g,
+				 const CUgraphNode *deps, size_t nd,
+				 CUevent e)
+{
+	return add_event(out, g, deps, nd, e, CU_GRAPH_NODE_TYPE_WAIT_EVENT);
+}
+
+CUresult cuGraphAddChildGraphNode(CUgraphNode *out, CUgraph g,
+				  const CUgraphNode *deps, size_t nd,
+				  CUgraph child)
+{
+	struct fgraph *c = G(child), *copy;
+	struct fnode *n;
+	CUresult rc;
+
+	if (!c)
+		return CUDA_ERROR_INVALID_VALUE;
+	copy = graph_copy(c);
+	if (!copy)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	rc = add(out, g, deps, nd, CU_GRAPH_NODE_TYPE_GRAPH, &n);
+	if (rc == CUDA_SUCCESS)
+		n->u.child = copy;
+	else
+		graph_free(copy);
+	return rc;
+}
+
+CUresult cuGraphAddMemAllocNode(CUgraphNode *out, CUgraph g,
+				const CUgraphNode *deps, size_t nd,
+				CUDA_MEM_ALLOC_NODE_PARAMS *p)
+{
+	struct fnode *n;
+	CUresult rc;
+
+	if (!p || !p->bytesize)
+		return CUDA_ERROR_INVALID_VALUE;
+	/* the fake allocates at once: the address is the graph's */
+	rc = cuMemAlloc_v2(&p->dptr, p->bytesize);
+	if (rc)
+		return rc;
+	rc = add(out, g, deps, nd, CU_GRAPH_NODE_TYPE_MEM_ALLOC, &n);
+	if (rc == CUDA_SUCCESS)
+		n->u.alloc = *p;
+	else
+		cuMemFree_v2(p->dptr);
+	return rc;
+}
+
+CUresult cuGraphAddMemFreeNode(CUgraphNode *out, CUgraph g,
+			       const CUgraphNode *deps, size_t nd,
+			       CUdeviceptr d)
+{
+	struct fnode *n;
+	CUresult rc;
+
+	if (!d)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = add(out, g, deps, nd, CU_GRAPH_NODE_TYPE_MEM_FREE, &n);
+	if (rc == CUDA_SUCCESS)
+		n->u.free = d;
+	return rc;
+}
+
+CUresult cuGraphNodeGetType(CUgraphNode hn, CUgraphNodeType *t)
+{
+	struct fnode *n = N(hn);
+
+	NEED_INIT();
+	if (!n || !t)
+		return CUDA_ERROR_INVALID_VALUE;
+	*t = n->type;
+	return CUDA_SUCCESS;
+}
+
+/* node hn of type t, or NULL */
+static struct fnode *typed(CUgraphNode hn, CUgraphNodeType t)
+{
+	struct fnode *n = N(hn);
+
+	return n && n->type == t ? n : NULL;
+}
+
+#define GETTER(name, type, field, T)					\
+	CUresult name(CUgraphNode hn, T *out)				\
 	{								\
+		struct fnode *n = typed(hn, type);			\
+									\
 		NEED_INIT();						\
-		return CUDA_ERROR_NOT_SUPPORTED;			\
+		if (!n || !out)						\
+			return CUDA_ERROR_INVALID_VALUE;		\
+		*out = n->u.field;					\
+		return CUDA_SUCCESS;					\
 	}
 
-NO_GRAPHS(cuStreamBeginCapture_v2(CUstream s, CUstreamCaptureMode m))
-NO_GRAPHS(cuStreamEndCapture(CUstream s, CUgraph *g))
-NO_GRAPHS(cuGraphCreate(CUgraph *g, unsigned int flags))
-NO_GRAPHS(cuGraphDestroy(CUgraph g))
-NO_GRAPHS(cuGraphClone(CUgraph *c, CUgraph g))
-NO_GRAPHS(cuGraphInstantiateWithFlags(CUgraphExec *x, CUgraph g,
-				      unsigned long long flags))
-NO_GRAPHS(cuGraphLaunch(CUgraphExec x, CUstream s))
-NO_GRAPHS(cuGraphUpload(CUgraphExec x, CUstream s))
-NO_GRAPHS(cuGraphExecDestroy(CUgraphExec x))
-NO_GRAPHS(cuGraphExecUpdate_v2(CUgraphExec x, CUgraph g,
-			       CUgraphExecUpdateResultInfo *info))
-NO_GRAPHS(cuGraphGetNodes(CUgraph g, CUgraphNode *nodes, size_t *n))
-NO_GRAPHS(cuGraphGetRootNodes(CUgraph g, CUgraphNode *nodes, size_t *n))
-NO_GRAPHS(cuGraphAddEmptyNode(CUgraphNode *n, CUgraph g,
-			      const CUgraphNode *deps, size_t nd))
-NO_GRAPHS(cuGraphAddKernelNode_v2(CUgraphNode *n, CUgraph g,
+GETTER(cuGraphHostNodeGetParams, CU_GRAPH_NODE_TYPE_HOST, host,
+       CUDA_HOST_NODE_PARAMS)
+GETTER(cuGraphMemsetNodeGetParams, CU_GRAPH_NODE_TYPE_MEMSET, memset,
+       CUDA_MEMSET_NODE_PARAMS)
+GETTER(cuGraphMemcpyNodeGetParams, CU_GRAPH_NODE_TYPE_MEMCPY, cp,
+       CUDA_MEMCPY3D)
+GETTER(cuGraphEventRecordNodeGetEvent, CU_GRAPH_NODE_TYPE_EVENT_RECORD, ev,
+       CUevent)
+GETTER(cuGraphEventWaitNodeGetEvent, CU_GRAPH_NODE_TYPE_WAIT_EVENT, ev,
+       CUevent)
+GETTER(cuGraphMemAllocNodeGetParams, CU_GRAPH_NODE_TYPE_MEM_ALLOC, alloc,
+       CUDA_MEM_ALLOC_NODE_PARAMS)
+GETTER(cuGraphMemFreeNodeGetParams, CU_GRAPH_NODE_TYPE_MEM_FREE, free,
+       CUdeviceptr)
+
+CUresult cuGraphChildGraphNodeGetGraph(CUgraphNode hn, CUgraph *out)
+{
+	struct fnode *n = typed(hn, CU_GRAPH_NODE_TYPE_GRAPH);
+
+	NEED_INIT();
+	if (!n || !out)
+		return CUDA_ERROR_INVALID_VALUE;
+	*out = (CUgraph)n->u.child;
+	return CUDA_SUCCESS;
+}
+
+/* node hn of type t, in x's copy when x is given */
+static struct fnode *target(CUgraphExec hx, CUgraphNode hn, CUgraphNodeType t)
+{
+	struct fnode *n = typed(hn, t);
+	struct fexec *x;
+
+	if (!n || !hx)
+		return n;
+	x = X(hx);
+	return x ? find_in(x->g, n) : NULL;
+}
+
+#define SETTER(name, type, field, T)					\
+	CUresult name(CUgraphNode hn, const T *p)			\
+	{								\
+		struct fnode *n = typed(hn, type);			\
+									\
+		NEED_INIT();						\
+		if (!n || !p)						\
+			return CUDA_ERROR_INVALID_VALUE;		\
+		n->u.field = *p;					\
+		return CUDA_SUCCESS;					\
+	}
+
+SETTER(cuGraphHostNodeSetParams, CU_GRAPH_NODE_TYPE_HOST, host,
+       CUDA_HOST_NODE_PARAMS)
+SETTER(cuGraphMemsetNodeSetParams, CU_GRAPH_NODE_TYPE_MEMSET, memset,
+       CUDA_MEMSET_NODE_PARAMS)
+SETTER(cuGraphMemcpyNodeSetParams, CU_GRAPH_NODE_TYPE_MEMCPY, cp,
+       CUDA_MEMCPY3D)
+
+CUresult cuGraphExecHostNodeSetParams(CUgraphExec x, CUgraphNode hn,
+				      const CUDA_HOST_NODE_PARAMS *p)
+{
+	struct fnode *n = target(x, hn, CU_GRAPH_NODE_TYPE_HOST);
+
+	NEED_INIT();
+	if (!x || !n || !p || !p->fn)
+		return CUDA_ERROR_INVALID_VALUE;
+	n->u.host = *p;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuGraphExecMemsetNodeSetParams(CUgraphExec x, CUgraphNode hn,
+					const CUDA_MEMSET_NODE_PARAMS *p,
+					CUcontext c)
+{
+	struct fnode *n = target(x, hn, CU_GRAPH_NODE_TYPE_MEMSET);
+
+	(void)c;
+	NEED_INIT();
+	if (!x || !n || !memset_ok(p))
+		return CUDA_ERROR_INVALID_VALUE;
+	n->u.memset = *p;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuGraphExecMemcpyNodeSetParams(CUgraphExec x, CUgraphNode hn,
+					const CUDA_MEMCPY3D *p, CUcontext c)
+{
+	struct fnode *n = target(x, hn, CU_GRAPH_NODE_TYPE_MEMCPY);
+
+	(void)c;
+	NEED_INIT();
+	if (!x || !n || !p)
+		return CUDA_ERROR_INVALID_VALUE;
+	n->u.cp = *p;
+	return CUDA_SUCCESS;
+}
+
+#define EVSET(name, type)						\
+	CUresult name(CUgraphNode hn, CUevent e)			\
+	{								\
+		struct fnode *n = typed(hn, type);			\
+									\
+		NEED_INIT();						\
+		if (!n || !e)						\
+			return CUDA_ERROR_INVALID_VALUE;		\
+		n->u.ev = e;						\
+		return CUDA_SUCCESS;					\
+	}								\
+	static CUresult name##_exec(CUgraphExec x, CUgraphNode hn,	\
+				    CUevent e)				\
+	{								\
+		struct fnode *n = target(x, hn, type);			\
+									\
+		NEED_INIT();						\
+		if (!x || !n || !e)					\
+			return CUDA_ERROR_INVALID_VALUE;		\
+		n->u.ev = e;						\
+		return CUDA_SUCCESS;					\
+	}
+
+EVSET(cuGraphEventRecordNodeSetEvent, CU_GRAPH_NODE_TYPE_EVENT_RECORD)
+EVSET(cuGraphEventWaitNodeSetEvent, CU_GRAPH_NODE_TYPE_WAIT_EVENT)
+
+CUresult cuGraphExecEventRecordNodeSetEvent(CUgraphExec x, CUgraphNode n,
+					    CUevent e)
+{
+	return cuGraphEventRecordNodeSetEvent_exec(x, n, e);
+}
+
+CUresult cuGraphExecEventWaitNodeSetEvent(CUgraphExec x, CUgraphNode n,
+					  CUevent e)
+{
+	return cuGraphEventWaitNodeSetEvent_exec(x, n, e);
+}
+
+CUresult cuGraphExecChildGraphNodeSetParams(CUgraphExec x, CUgraphNode hn,
+					    CUgraph child)
+{
+	struct fnode *n = target(x, hn, CU_GRAPH_NODE_TYPE_GRAPH);
+	struct fgraph *c = G(child), *copy;
+
+	NEED_INIT();
+	if (!x || !n || !c)
+		return CUDA_ERROR_INVALID_VALUE;
+	copy = graph_copy(c);
+	if (!copy)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	graph_free(n->u.child);
+	n->u.child = copy;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuGraphExecKernelNodeSetParams_v2(CUgraphExec x, CUgraphNode n,
+					   const CUDA_KERNEL_NODE_PARAMS *p)
+{
+	NEED_INIT();
+	return X(x) && target(x, n, CU_GRAPH_NODE_TYPE_KERNEL) && p ?
+		       CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult cuGraphNodeSetEnabled(CUgraphExec x, CUgraphNode hn,
+			       unsigned int on)
+{
+	struct fnode *n = N(hn);
+
+	NEED_INIT();
+	if (!X(x) || !n || !(n = find_in(X(x)->g, n)))
+		return CUDA_ERROR_INVALID_VALUE;
+	n->enabled = on != 0;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuGraphNodeGetEnabled(CUgraphExec x, CUgraphNode hn,
+			       unsigned int *on)
+{
+	struct fnode *n = N(hn);
+
+	NEED_INIT();
+	if (!X(x) || !n || !on || !(n = find_in(X(x)->g, n)))
+		return CUDA_ERROR_INVALID_VALUE;
+	*on = n->enabled;
+	return CUDA_SUCCESS;
+}
+
+/* ---- edges ------------------------------------------------------------- */
+
+static bool depends(struct fnode *n, struct fnode *on)
+{
+	for (size_t d = 0; d < n->ndeps; d++)
+		if (n->deps[d] == on)
+			return true;
+	return false;
+}
+
+CUresult cuGraphAddDependencies_v2(CUgraph hg, const CUgraphNode *from,
+				   const CUgraphNode *to,
+				   const CUgraphEdgeData *e, size_t count)
+{
+	struct fgraph *g = G(hg);
+
+	(void)e;
+	NEED_INIT();
+	if (!g || !from || !to)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (size_t i = 0; i < count; i++) {
+		struct fnode *f = N(from[i]), *t = N(to[i]), **nd;
+
+		if (!f || !t || f->g != g || t->g != g || f == t)
+			return CUDA_ERROR_INVALID_VALUE;
+		if (depends(t, f))
+			continue;
+		nd = realloc(t->deps, (t->ndeps + 1) * sizeof(*nd));
+		if (!nd)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		t->deps = nd;
+		t->deps[t->ndeps++] = f;
+	}
+	return CUDA_SUCCESS;
+}
+
+static void undepend(struct fnode *n, struct fnode *on)
+{
+	for (size_t d = 0; d < n->ndeps; d++) {
+		if (n->deps[d] == on) {
+			n->deps[d] = n->deps[--n->ndeps];
+			return;
+		}
+	}
+}
+
+CUresult cuGraphRemoveDependencies_v2(CUgraph hg, const CUgraphNode *from,
+				      const CUgraphNode *to,
+				      const CUgraphEdgeData *e, size_t count)
+{
+	struct fgraph *g = G(hg);
+
+	(void)e;
+	NEED_INIT();
+	if (!g || !from || !to)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (size_t i = 0; i < count; i++) {
+		struct fnode *f = N(from[i]), *t = N(to[i]);
+
+		if (!f || !t || f->g != g || t->g != g || !depends(t, f))
+			return CUDA_ERROR_INVALID_VALUE;
+		undepend(t, f);
+	}
+	return CUDA_SUCCESS;
+}
+
+static void put_edge(CUgraphNode *a, CUgraphNode *b, CUgraphEdgeData *ed,
+		     size_t k, size_t cap, struct fnode *x, struct fnode *y)
+{
+	if (k >= cap)
+		return;
+	if (a)
+		a[k] = (CUgraphNode)x;
+	if (b)
+		b[k] = (CUgraphNode)y;
+	if (ed)
+		memset(&ed[k], 0, sizeof(ed[k]));
+}
+
+CUresult cuGraphGetEdges_v2(CUgraph hg, CUgraphNode *from, CUgraphNode *to,
+			    CUgraphEdgeData *ed, size_t *n)
+{
+	struct fgraph *g = G(hg);
+	size_t k = 0, cap;
+
+	NEED_INIT();
+	if (!g || !n || (!from) != (!to))
+		return CUDA_ERROR_INVALID_VALUE;
+	cap = from ? *n : 0;
+	for (size_t i = 0; i < g->n; i++)
+		for (size_t d = 0; d < g->nodes[i]->ndeps; d++)
+			put_edge(from, to, ed, k++, cap, g->nodes[i]->deps[d],
+				 g->nodes[i]);
+	if (!from || k < *n)
+		*n = k;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuGraphNodeGetDependencies_v2(CUgraphNode hn, CUgraphNode *deps,
+				       CUgraphEdgeData *ed, size_t *n)
+{
+	struct fnode *x = N(hn);
+	size_t cap;
+
+	NEED_INIT();
+	if (!x || !n)
+		return CUDA_ERROR_INVALID_VALUE;
+	cap = deps ? *n : 0;
+	for (size_t d = 0; d < x->ndeps; d++)
+		put_edge(deps, NULL, ed, d, cap, x->deps[d], NULL);
+	if (!deps || x->ndeps < *n)
+		*n = x->ndeps;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuGraphNodeGetDependentNodes_v2(CUgraphNode hn, CUgraphNode *out,
+					 CUgraphEdgeData *ed, size_t *n)
+{
+	struct fnode *x = N(hn);
+	size_t k = 0, cap;
+
+	NEED_INIT();
+	if (!x || !n)
+		return CUDA_ERROR_INVALID_VALUE;
+	cap = out ? *n : 0;
+	for (size_t i = 0; i < x->g->n; i++)
+		if (depends(x->g->nodes[i], x))
+			put_edge(out, NULL, ed, k++, cap, x->g->nodes[i],
+				 NULL);
+	if (!out || k < *n)
+		*n = k;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuGraphDestroyNode(CUgraphNode hn)
+{
+	struct fnode *n = N(hn);
+	struct fgraph *g;
+
+	NEED_INIT();
+	if (!n)
+		return CUDA_ERROR_INVALID_VALUE;
+	g = n->g;
+	for (size_t i = 0; i < g->n; i++) {
+		if (g->nodes[i] == n) {
+			g->nodes[i] = g->nodes[--g->n];
+			i--;
+			continue;
+		}
+		while (depends(g->nodes[i], n))
+			undepend(g->nodes[i], n);
+	}
+	if (n->type == CU_GRAPH_NODE_TYPE_GRAPH)
+		graph_free(n->u.child);
+	free(n->deps);
+	n->magic = 0;
+	free(n);
+	return CUDA_SUCCESS;
+}
+
+CUresult cuGraphDebugDotPrint(CUgraph hg, const char *path, unsigned int flags)
+{
+	struct fgraph *g = G(hg);
+	FILE *f;
+
+	(void)flags;
+	NEED_INIT();
+	if (!g || !path)
+		return CUDA_ERROR_INVALID_VALUE;
+	f = fopen(path, "w");
+	if (!f)
+		return CUDA_ERROR_OPERATING_SYSTEM;
+	fprintf(f, "digraph fake {\n");
+	for (size_t i = 0; i < g->n; i++)
+		fprintf(f, "\"node_%zu\"[label=\"%d\"];\n", i,
+			(int)g->nodes[i]->type);
+	fprintf(f, "}\n");
+	return fclose(f) ? CUDA_ERROR_OPERATING_SYSTEM : CUDA_SUCCESS;
+}
+
+/* ---- batch memory operations: at most 16 kept ---------------------------- */
+
+static CUresult memop_keep(struct fnode *n,
+			   const CUDA_BATCH_MEM_OP_NODE_PARAMS *p)
+{
+	if (!p || !p->count || p->count > 16 || !p->paramArray)
+		return CUDA_ERROR_INVALID_VALUE;
+	n->u.memop.count = p->count;
+	n->u.memop.flags = p->flags;
+	memcpy(n->u.memop.ops, p->paramArray,
+	       p->count * sizeof(*p->paramArray));
+	return CUDA_SUCCESS;
+}
+
+CUresult cuGraphAddBatchMemOpNode(CUgraphNode *out, CUgraph g,
 				  const CUgraphNode *deps, size_t nd,
-				  const CUDA_KERNEL_NODE_PARAMS *p))
-NO_GRAPHS(cuGraphAddMemsetNode(CUgraphNode *n, CUgraph g,
-			       const CUgraphNode *deps, size_t nd,
-			       const CUDA_MEMSET_NODE_PARAMS *p, CUcontext c))
-NO_GRAPHS(cuGraphAddMemcpyNode(CUgraphNode *n, CUgraph g,
-			       const CUgraphNode *deps, size_t nd,
-			       const CUDA_MEMCPY3D *p, CUcontext c))
-NO_GRAPHS(cuGraphAddEventRecordNode(CUgraphNode *n, CUgraph g,
-				    const CUgraphNode *deps, size_t nd,
-				    CUevent e))
-NO_GRAPHS(cuGraphAddEventWaitNode(CUgraphNode *n, CUgraph g,
-				  const CUgraphNode *deps, size_t nd,
-				  CUevent e))
-NO_GRAPHS(cuGraphAddChildGraphNode(CUgraphNode *n, CUgraph g,
-				   const CUgraphNode *deps, size_t nd,
-				   CUgraph child))
-NO_GRAPHS(cuGraphDestroyNode(CUgraphNode n))
-NO_GRAPHS(cuGraphNodeGetType(CUgraphNode n, CUgraphNodeType *t))
-NO_GRAPHS(cuGraphKernelNodeSetParams_v2(CUgraphNode n,
-					const CUDA_KERNEL_NODE_PARAMS *p))
-NO_GRAPHS(cuGraphExecKernelNodeSetParams_v2(CUgraphExec x, CUgraphNode n,
-					    const CUDA_KERNEL_NODE_PARAMS *p))
-NO_GRAPHS(cuGraphAddDependencies_v2(CUgraph g, const CUgraphNode *from,
-				    const CUgraphNode *to,
-				    const CUgraphEdgeData *e, size_t n))
+				  const CUDA_BATCH_MEM_OP_NODE_PARAMS *p)
+{
+	struct fnode *n;
+	CUresult rc;
+
+	if (!p || !p->count || p->count > 16 || !p->paramArray)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = add(out, g, deps, nd, CU_GRAPH_NODE_TYPE_BATCH_MEM_OP, &n);
+	return rc ? rc : memop_keep(n, p);
+}
+
+CUresult cuGraphBatchMemOpNodeGetParams(CUgraphNode hn,
+					CUDA_BATCH_MEM_OP_NODE_PARAMS *p)
+{
+	struct fnode *n = typed(hn, CU_GRAPH_NODE_TYPE_BATCH_MEM_OP);
+
+	NEED_INIT();
+	if (!n || !p)
+		return CUDA_ERROR_INVALID_VALUE;
+	memset(p, 0, sizeof(*p));
+	p->count = n->u.memop.count;
+	p->flags = n->u.memop.flags;
+	p->paramArray = n->u.memop.ops;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuGraphBatchMemOpNodeSetParams(CUgraphNode hn,
+					const CUDA_BATCH_MEM_OP_NODE_PARAMS *p)
+{
+	struct fnode *n = typed(hn, CU_GRAPH_NODE_TYPE_BATCH_MEM_OP);
+
+	NEED_INIT();
+	return n ? memop_keep(n, p) : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult cuGraphExecBatchMemOpNodeSetParams(
+	CUgraphExec x, CUgraphNode hn, const CUDA_BATCH_MEM_OP_NODE_PARAMS *p)
+{
+	struct fnode *n = target(x, hn, CU_GRAPH_NODE_TYPE_BATCH_MEM_OP);
+
+	NEED_INIT();
+	return x && n ? memop_keep(n, p) : CUDA_ERROR_INVALID_VALUE;
+}
+
+/* ---- kernel node attributes: a priority is kept, others refused ------- */
+
+CUresult cuGraphKernelNodeGetAttribute(CUgraphNode hn, CUkernelNodeAttrID id,
+				       CUkernelNodeAttrValue *v)
+{
+	struct fnode *n = typed(hn, CU_GRAPH_NODE_TYPE_KERNEL);
+
+	NEED_INIT();
+	if (!n || !v || id != CU_LAUNCH_ATTRIBUTE_PRIORITY)
+		return CUDA_ERROR_INVALID_VALUE;
+	memset(v, 0, sizeof(*v));
+	v->priority = n->u.kern.priority;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuGraphKernelNodeSetAttribute(CUgraphNode hn, CUkernelNodeAttrID id,
+				       const CUkernelNodeAttrValue *v)
+{
+	struct fnode *n = typed(hn, CU_GRAPH_NODE_TYPE_KERNEL);
+
+	NEED_INIT();
+	if (!n || !v || id != CU_LAUNCH_ATTRIBUTE_PRIORITY)
+		return CUDA_ERROR_INVALID_VALUE;
+	n->u.kern.priority = v->priority;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuGraphKernelNodeCopyAttributes(CUgraphNode dst, CUgraphNode src)
+{
+	struct fnode *d = typed(dst, CU_GRAPH_NODE_TYPE_KERNEL);
+	struct fnode *s = typed(src, CU_GRAPH_NODE_TYPE_KERNEL);
+
+	NEED_INIT();
+	if (!d || !s)
+		return CUDA_ERROR_INVALID_VALUE;
+	d->u.kern.priority = s->u.kern.priority;
+	return CUDA_SUCCESS;
+}
+
+/* ---- conditional nodes: kept with their bodies, never run ------------- */
+
+CUresult cuGraphConditionalHandleCreate(CUgraphConditionalHandle *out,
+					CUgraph g, CUcontext c,
+					unsigned int dflt, unsigned int flags)
+{
+	static CUgraphConditionalHandle next = 0x100;
+
+	(void)c;
+	(void)dflt;
+	NEED_CTX();
+	if (!out || !G(g) ||
+	    (flags & ~(unsigned int)CU_GRAPH_COND_ASSIGN_DEFAULT))
+		return CUDA_ERROR_INVALID_VALUE;
+	*out = next++;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuGraphAddNode_v2(CUgraphNode *out, CUgraph g,
+			   const CUgraphNode *deps, const CUgraphEdgeData *ed,
+			   size_t nd, CUgraphNodeParams *p)
+{
+	static CUgraph bodies[64];	/* the fake's: one node at a time */
+	struct fnode *n;
+	CUresult rc;
+
+	(void)ed;
+	if (!p || p->type != CU_GRAPH_NODE_TYPE_CONDITIONAL)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	if (!p->conditional.size || p->conditional.size > 64)
+		return CUDA_ERROR_INVALID_VALUE;
+	/* the bodies are child graphs the node owns; the fake keeps the
+	 * first as the node's child and leaks the rest */
+	for (unsigned int i = 0; i < p->conditional.size; i++) {
+		rc = cuGraphCreate(&bodies[i], 0);
+		if (rc)
+			return rc;
+	}
+	rc = add(out, g, deps, nd, CU_GRAPH_NODE_TYPE_CONDITIONAL, &n);
+	if (rc == CUDA_SUCCESS)
+		p->conditional.phGraph_out = bodies;
+	return rc;
+}
+
+/* ---- graph memory: none is kept apart ------------------------------------ */
+
+CUresult cuDeviceGetGraphMemAttribute(CUdevice d, CUgraphMem_attribute a,
+				      void *v)
+{
+	NEED_INIT();
+	if (d != 0 || !v || a > CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH)
+		return CUDA_ERROR_INVALID_VALUE;
+	*(cuuint64_t *)v = 0;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceSetGraphMemAttribute(CUdevice d, CUgraphMem_attribute a,
+				      void *v)
+{
+	NEED_INIT();
+	if (d != 0 || !v || (a != CU_GRAPH_MEM_ATTR_USED_MEM_HIGH &&
+			     a != CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH))
+		return CUDA_ERROR_INVALID_VALUE;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGraphMemTrim(CUdevice d)
+{
+	NEED_INIT();
+	return d == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+}
+
+/* ---- user objects: destroyed when the last reference goes ------------- */
+
+#define FU_MAGIC	0x66756f62u	/* "fuob" */
+
+struct fuobj {
+	uint32_t magic;
+	unsigned int refs;
+	void *ptr;
+	CUhostFn destroy;
+};
+
+static struct fuobj *U(CUuserObject o)
+{
+	struct fuobj *u = (struct fuobj *)o;
+
+	return u && u->magic == FU_MAGIC ? u : NULL;
+}
+
+CUresult cuUserObjectCreate(CUuserObject *out, void *ptr, CUhostFn destroy,
+			    unsigned int refs, unsigned int flags)
+{
+	struct fuobj *u;
+
+	NEED_INIT();
+	if (!out || !destroy || !refs ||
+	    (flags & ~(unsigned int)CU_USER_OBJECT_NO_DESTRUCTOR_SYNC))
+		return CUDA_ERROR_INVALID_VALUE;
+	u = calloc(1, sizeof(*u));
+	if (!u)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	*u = (struct fuobj){ FU_MAGIC, refs, ptr, destroy };
+	*out = (CUuserObject)u;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuUserObjectRetain(CUuserObject o, unsigned int n)
+{
+	struct fuobj *u = U(o);
+
+	NEED_INIT();
+	if (!u || !n)
+		return CUDA_ERROR_INVALID_VALUE;
+	u->refs += n;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuUserObjectRelease(CUuserObject o, unsigned int n)
+{
+	struct fuobj *u = U(o);
+
+	NEED_INIT();
+	if (!u || !n || n > u->refs)
+		return CUDA_ERROR_INVALID_VALUE;
+	u->refs -= n;
+	if (!u->refs) {
+		u->destroy(u->ptr);
+		u->magic = 0;
+		free(u);
+	}
+	return CUDA_SUCCESS;
+}
+
+/* the fake keeps no per-graph counts: a graph's references are the
+ * object's */
+CUresult cuGraphRetainUserObject(CUgraph g, CUuserObject o, unsigned int n,
+				 unsigned int flags)
+{
+	NEED_INIT();
+	if (!G(g) || (flags & ~(unsigned int)CU_GRAPH_USER_OBJECT_MOVE))
+		return CUDA_ERROR_INVALID_VALUE;
+	return flags ? (U(o) && n ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE) :
+		       cuUserObjectRetain(o, n);
+}
+
+CUresult cuGraphReleaseUserObject(CUgraph g, CUuserObject o, unsigned int n)
+{
+	NEED_INIT();
+	if (!G(g))
+		return CUDA_ERROR_INVALID_VALUE;
+	return cuUserObjectRelease(o, n);
+}
+
+/* ---- capture: never (everything runs at once) ---------------------------- */
+
+CUresult cuStreamBeginCapture_v2(CUstream s, CUstreamCaptureMode m)
+{
+	(void)s;
+	(void)m;
+	NEED_INIT();
+	return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+CUresult cuStreamEndCapture(CUstream s, CUgraph *g)
+{
+	(void)s;
+	(void)g;
+	NEED_INIT();
+	return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+CUresult cuStreamBeginCaptureToGraph(CUstream s, CUgraph g,
+				     const CUgraphNode *deps,
+				     const CUgraphEdgeData *ed, size_t n,
+				     CUstreamCaptureMode m)
+{
+	(void)s;
+	(void)g;
+	(void)deps;
+	(void)ed;
+	(void)n;
+	(void)m;
+	NEED_INIT();
+	return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+CUresult cuStreamUpdateCaptureDependencies_v2(CUstream s, CUgraphNode *deps,
+					      const CUgraphEdgeData *ed,
+					      size_t n, unsigned int flags)
+{
+	(void)s;
+	(void)deps;
+	(void)ed;
+	(void)n;
+	(void)flags;
+	NEED_INIT();
+	return CUDA_ERROR_ILLEGAL_STATE;	/* nothing is ever captured */
+}

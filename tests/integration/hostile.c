@@ -603,11 +603,61 @@ static void mode_badhandles(const char *path)
 			      INVALID_HANDLE);
 	}
 	{
-		struct xgpuif_hostfn_setup_args hs = { 77, 64 };
+		struct xgpuif_hostfn_setup_args hs = { 77, 64, 0, 0 };
 
 		expect_status(&c, "HOSTFN_SETUP of no region",
 			      XGPUIF_OP_HOSTFN_SETUP, cr.ctx, &hs, sizeof(hs), 0,
 			      INVALID_VALUE);
+	}
+	{
+		/* graph node queries, setters and user objects */
+		struct xgpuif_handle_args h = { forged };
+		struct xgpuif_edges_args ea = { forged, 0, 2, 4 };
+		struct xgpuif_edges_args en = { 0, forged, 0, 4 };
+		struct xgpuif_enabled_args na = { forged, forged, 0, 0 };
+		struct xgpuif_find_clone_args fa = { forged, forged };
+		struct xgpuif_dot_args da2 = { forged, 0, 0, 0 };
+		struct xgpuif_uobj_ref_args ua = { forged, 0, 0, 1, 0, 0 };
+		struct xgpuif_kernel_attr_args ka = { forged, 0, 0, 0, { 0 } };
+		struct xgpuif_cond_handle_args ca = { forged, 0, 0 };
+		struct {
+			struct xgpuif_node_set_args a;
+			struct xgpuif_node_host b;
+		} ns = { { 0, forged, 2 /* host */, 0 }, { 1 } };
+
+		expect_status(&c, "GRAPH_NODE_GET forged",
+			      XGPUIF_OP_GRAPH_NODE_GET, cr.ctx, &h, sizeof(h),
+			      64, INVALID_HANDLE);
+		expect_status(&c, "GRAPH_NODE_SET forged",
+			      XGPUIF_OP_GRAPH_NODE_SET, cr.ctx, &ns,
+			      sizeof(ns), 0, INVALID_HANDLE);
+		expect_status(&c, "GRAPH_NODE_EDGES of a forged graph",
+			      XGPUIF_OP_GRAPH_NODE_EDGES, cr.ctx, &ea,
+			      sizeof(ea), 128, INVALID_HANDLE);
+		expect_status(&c, "GRAPH_NODE_EDGES of a forged node",
+			      XGPUIF_OP_GRAPH_NODE_EDGES, cr.ctx, &en,
+			      sizeof(en), 128, INVALID_HANDLE);
+		expect_status(&c, "GRAPH_DESTROY_NODE forged",
+			      XGPUIF_OP_GRAPH_DESTROY_NODE, cr.ctx, &h,
+			      sizeof(h), 0, INVALID_HANDLE);
+		expect_status(&c, "GRAPH_NODE_ENABLED forged",
+			      XGPUIF_OP_GRAPH_NODE_ENABLED, cr.ctx, &na,
+			      sizeof(na), 8, INVALID_HANDLE);
+		expect_status(&c, "GRAPH_FIND_IN_CLONE forged",
+			      XGPUIF_OP_GRAPH_FIND_IN_CLONE, cr.ctx, &fa,
+			      sizeof(fa), 16, INVALID_HANDLE);
+		expect_status(&c, "GEXEC_FLAGS forged", XGPUIF_OP_GEXEC_FLAGS,
+			      cr.ctx, &h, sizeof(h), 8, INVALID_HANDLE);
+		expect_status(&c, "GRAPH_DOT forged", XGPUIF_OP_GRAPH_DOT,
+			      cr.ctx, &da2, sizeof(da2), 128, INVALID_HANDLE);
+		expect_status(&c, "USEROBJ_REF forged", XGPUIF_OP_USEROBJ_REF,
+			      cr.ctx, &ua, sizeof(ua), 0, INVALID_HANDLE);
+		expect_status(&c, "GRAPH_KERNEL_ATTR forged",
+			      XGPUIF_OP_GRAPH_KERNEL_ATTR, cr.ctx, &ka,
+			      sizeof(ka), 64, INVALID_HANDLE);
+		expect_status(&c, "GRAPH_COND_HANDLE of a forged graph",
+			      XGPUIF_OP_GRAPH_COND_HANDLE, cr.ctx, &ca,
+			      sizeof(ca), 8, INVALID_HANDLE);
 	}
 	{
 		struct xgpuif_capture_info_args ci = { forged, 1, 0 };

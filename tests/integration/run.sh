@@ -87,7 +87,7 @@ client() {
 
 for f in "$BACKEND" "$FAKECUDA" "$T/basic" "$T/spin" "$T/noinit" \
 	"$T/hostile" "$T/forked" "$T/devprintf" "$T/ipc" "$T/ctxmisc" \
-	"$T/hostreg" "$T/arrays"; do
+	"$T/hostreg" "$T/arrays" "$T/graphnodes"; do
 	if [ ! -x "$f" ]; then
 		fail setup "$f is missing (make all integration)"
 		echo "$npass passed, $nfail failed"
@@ -337,6 +337,15 @@ if XGPU_DATA_MB=1 client arrays "$TMP/arrays.out"; then
 else
 	fail arrays "$(grep -m1 '^FAIL' "$TMP/arrays.out" || tail -n 1 "$TMP/arrays.out")"
 	show "$TMP/arrays.out"
+fi
+
+# ---- graphs built node by node: host nodes call back, parameters travel ----
+
+if client graphnodes "$TMP/graphnodes.out"; then
+	pass graphnodes
+else
+	fail graphnodes "$(grep -m 1 '^FAIL' "$TMP/graphnodes.out")"
+	show "$TMP/graphnodes.out"
 fi
 
 # ---- IPC between processes: one user's, and (as root) not another's --------

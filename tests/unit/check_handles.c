@@ -215,6 +215,46 @@ static void count_one(struct xgpub_hentry *e, void *arg)
 	a->sum += (uintptr_t)e->obj;
 }
 
+/* lookups by driver object follow adds and frees, by type */
+START_TEST(test_find)
+{
+	enum { N = 5000 };
+	static xgpuif_handle_t h[N];
+
+	for (uintptr_t i = 0; i < N; i++) {
+		h[i] = xgpub_handle_new(&t, XGPUB_H_GNODE, obj(0x1000 + i * 16),
+					NULL);
+		ck_assert_uint_ne(h[i], 0);
+	}
+	/* the same object under another type is another entry */
+	ck_assert_uint_ne(xgpub_handle_new(&t, XGPUB_H_GRAPH, obj(0x1000),
+					   NULL), 0);
+	for (uintptr_t i = 0; i < N; i += 2)
+		ck_assert_int_eq(xgpub_handle_free(&t, h[i], XGPUB_H_GNODE), 0);
+	for (uintptr_t i = 0; i < N; i++) {
+		struct xgpub_hentry *e = xgpub_handle_find(
+			&t, XGPUB_H_GNODE, obj(0x1000 + i * 16));
+
+		if (i % 2) {
+			ck_assert_ptr_nonnull(e);
+			ck_assert_uint_eq(xgpub_handle_of(&t, e), h[i]);
+		} else {
+			ck_assert_ptr_null(e);
+		}
+	}
+	ck_assert_ptr_nonnull(
+		xgpub_handle_find(&t, XGPUB_H_GRAPH, obj(0x1000)));
+	ck_assert_ptr_null(xgpub_handle_find(&t, XGPUB_H_EVENT, obj(0x1010)));
+	/* freed slots come back: found again under their new objects */
+	for (uintptr_t i = 0; i < N; i += 2) {
+		h[i] = xgpub_handle_new(&t, XGPUB_H_GNODE, obj(0x900000 + i),
+					NULL);
+		ck_assert_ptr_nonnull(xgpub_handle_find(&t, XGPUB_H_GNODE,
+							obj(0x900000 + i)));
+	}
+}
+END_TEST
+
 START_TEST(test_each)
 {
 	struct each_arg a = { 0, 0 };
@@ -245,6 +285,7 @@ static Suite *handles_suite(void)
 	tcase_add_test(tc, test_reuse_new_generation);
 	tcase_add_test(tc, test_free_twice);
 	tcase_add_test(tc, test_growth);
+	tcase_add_test(tc, test_find);
 	tcase_add_test(tc, test_each);
 	suite_add_tcase(s, tc);
 	return s;

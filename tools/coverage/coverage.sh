@@ -72,6 +72,8 @@ function reason(n,    b, sfx) {
 		return "legacy texture and surface references: not yet"
 	if (n ~ /^cuLink/)
 		return "JIT linking of several images: not yet"
+	if (n ~ /^cuGraph.*ExternalSemaphores/)
+		return "external semaphores cross the guest boundary"
 	if (n ~ /^cuGraph/)
 		return "this graph call or node kind: not yet"
 	if (n ~ /^cu(Ctx|Device)(Enable|Disable|Can)Peer|^cuMemcpyPeer|Peer/)

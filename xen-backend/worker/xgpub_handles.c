@@ -10,6 +10,108 @@
 
 #include "xgpub_worker.h"
 
+#define HS_EMPTY	0u
+#define HS_GONE		UINT32_MAX
+
+static uint32_t hash_of(int type, const void *obj, uint32_t mask)
+{
+	uint64_t k = (uint64_t)(uintptr_t)obj ^ ((uint64_t)type << 56);
+
+	k *= 0x9e3779b97f4a7c15ull;
+	return (uint32_t)(k >> 32) & mask;
+}
+
+/* the index is gone (no memory): finds walk the table from now on */
+static void index_drop(struct xgpub_handles *t)
+{
+	free(t->hslot);
+	free(t->hobj);
+	t->hslot = NULL;
+	t->hobj = NULL;
+	t->hcap = t->hused = 0;
+	t->hbroken = true;
+}
+
+static void index_put(struct xgpub_handles *t, uint32_t i)
+{
+	uint32_t mask = t->hcap - 1;
+	uint32_t s = hash_of(t->e[i].type, t->hobj[i], mask);
+
+	while (t->hslot[s] != HS_EMPTY && t->hslot[s] != HS_GONE)
+		s = (s + 1) & mask;
+	if (t->hslot[s] == HS_EMPTY)
+		t->hused++;
+	t->hslot[s] = i + 1;
+}
+
+/* room for one more: grow (and clear removed slots) past half full */
+static bool index_room(struct xgpub_handles *t)
+{
+	uint64_t live = 0;
+	uint32_t ncap;
+	uint32_t *ns;
+
+	if (t->hbroken)
+		return false;
+	if ((uint64_t)(t->hused + 1) * 2 <= t->hcap)
+		return true;
+	for (int k = XGPUB_H_FREE + 1; k < XGPUB_H_NTYPES; k++)
+		live += t->count[k];
+	/* as large again as the live entries: removed slots go */
+	ncap = 128;
+	while ((live + 1) * 4 > ncap)
+		ncap *= 2;
+	ns = calloc(ncap, sizeof(*ns));
+	if (!ns) {
+		index_drop(t);
+		return false;
+	}
+	free(t->hslot);
+	t->hslot = ns;
+	t->hcap = ncap;
+	t->hused = 0;
+	for (uint32_t i = 0; i < t->n; i++)
+		if (t->e[i].type != XGPUB_H_FREE)
+			index_put(t, i);
+	return true;
+}
+
+static void index_add(struct xgpub_handles *t, uint32_t i)
+{
+	if (t->hbroken)
+		return;
+	if (!t->hobj || i >= t->cap) {
+		void **no = realloc(t->hobj, t->cap * sizeof(*no));
+
+		if (!no) {
+			index_drop(t);
+			return;
+		}
+		t->hobj = no;
+	}
+	t->hobj[i] = t->e[i].obj;
+	/* entry i is live (its type set) before the index is grown */
+	if (index_room(t))
+		index_put(t, i);
+}
+
+static void index_del(struct xgpub_handles *t, uint32_t i)
+{
+	uint32_t mask, s;
+
+	if (t->hbroken || !t->hcap)
+		return;
+	mask = t->hcap - 1;
+	s = hash_of(t->e[i].type, t->hobj[i], mask);
+	for (uint32_t n = 0; n < t->hcap && t->hslot[s] != HS_EMPTY; n++) {
+		if (t->hslot[s] == i + 1) {
+			t->hslot[s] = HS_GONE;
+			return;
+		}
+		s = (s + 1) & mask;
+	}
+}
+
 xgpuif_handle_t xgpub_handle_new(struct xgpub_handles *t, int type,
 				 void *obj, void *extra)
 {
@@ -32,6 +134,15 @@ xgpuif_handle_t xgpub_handle_new(struct xgpub_handles *t, int type,
 				return 0;
 			t->e = ne;
 			t->cap = ncap;
+			if (!t->hbroken) {
+				void **no = realloc(t->hobj,
+						    ncap * sizeof(*no));
+
+				if (no)
+					t->hobj = no;
+				else
+					index_drop(t);
+			}
 		}
 		i = t->n++;
 		e = &t->e[i];
@@ -46,6 +157,7 @@ xgpuif_handle_t xgpub_handle_new(struct xgpub_handles *t, int type,
 	e->obj = obj;
 	e->extra = extra;
 	t->count[type]++;
+	index_add(t, i);
 	return ((xgpuif_handle_t)e->gen << 32) | (i + 1);
 }
 
@@ -69,6 +181,7 @@ int xgpub_handle_free(struct xgpub_handles *t, xgpuif_handle_t h, int type)
 
 	if (!e)
 		return -1;
+	index_del(t, (uint32_t)(e - t->e));
 	free(e->extra);
 	e->extra = NULL;
 	t->count[e->type]--;
@@ -87,6 +200,23 @@ xgpuif_handle_t xgpub_handle_of(const struct xgpub_handles *t,
 struct xgpub_hentry *xgpub_handle_find(struct xgpub_handles *t, int type,
 				       const void *obj)
 {
+	if (!t->hbroken) {
+		uint32_t mask = t->hcap - 1, s;
+
+		if (!t->hcap)
+			return NULL;
+		s = hash_of(type, obj, mask);
+		for (uint32_t n = 0; n < t->hcap && t->hslot[s] != HS_EMPTY;
+		     n++) {
+			uint32_t v = t->hslot[s];
+
+			if (v != HS_GONE && t->e[v - 1].type == type &&
+			    t->e[v - 1].obj == obj)
+				return &t->e[v - 1];
+			s = (s + 1) & mask;
+		}
+		return NULL;
+	}
 	for (uint32_t i = 0; i < t->n; i++)
 		if (t->e[i].type == type && t->e[i].obj == obj)
 			return &t->e[i];
@@ -113,5 +243,7 @@ void xgpub_handles_destroy(struct xgpub_handles *t)
 		if (t->e[i].type != XGPUB_H_FREE)
 			free(t->e[i].extra);
 	free(t->e);
+	free(t->hslot);
+	free(t->hobj);
 	memset(t, 0, sizeof(*t));
 }

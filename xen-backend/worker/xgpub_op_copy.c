@@ -27,10 +27,13 @@ static int host_copy(struct xgpub_worker *w, bool to_device, uint64_t dptr,
 
 	if (!host)
 		return XGPUIF_ST_PROTO;
-	/* a graph would copy from the staging buffer at every launch */
-	if (async && mem->region == XGPUIF_REGION_DATA &&
-	    xgpub_capturing(w, s))
-		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+	/* a graph would copy from the staging buffer at every launch; a
+	 * pinned region it copies stays mapped (xgpub_op_graphnode.c) */
+	if (async && xgpub_capturing(w, s)) {
+		if (mem->region == XGPUIF_REGION_DATA)
+			return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+		xgpub_region_get(w, mem->region)->graphed = true;
+	}
 	if (to_device)
 		rc = async ? w->D->cuMemcpyHtoDAsync(dptr, host, mem->len, s) :
 			     w->D->cuMemcpyHtoD(dptr, host, mem->len);

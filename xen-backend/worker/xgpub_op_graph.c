@@ -15,7 +15,10 @@
  * Graphs, executable graphs and nodes are handles of kinds GRAPH, GEXEC
  * and GNODE.  A node's handle names its graph (struct xgpub_node_extra); when a
  * graph is destroyed its node handles are dropped with it, so a stale
- * node handle is refused, never passed to the driver.
+ * node handle is refused, never passed to the driver.  So are the
+ * handles of graphs a node owns (a child graph asked for, a conditional
+ * node's bodies: struct xgpub_graph_extra).  Node queries and setters,
+ * user objects: xgpub_op_graphnode.c.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -23,8 +26,8 @@
 #include "xgpub_worker.h"
 
 /* the handle of a node of graph g, one per node */
-static xgpuif_handle_t node_handle(struct xgpub_worker *w, CUgraph g,
-				   CUgraphNode n)
+xgpuif_handle_t xgpub_node_handle(struct xgpub_worker *w, CUgraph g,
+				  CUgraphNode n)
 {
 	struct xgpub_hentry *e = xgpub_handle_find(&w->h, XGPUB_H_GNODE, n);
 	struct xgpub_node_extra *x;
@@ -41,14 +44,35 @@ static xgpuif_handle_t node_handle(struct xgpub_worker *w, CUgraph g,
 	return h;
 }
 
-/* the handle of a graph the driver made (capture), one per graph */
-static xgpuif_handle_t graph_handle(struct xgpub_worker *w, CUgraph g)
+/*
+ * The handle of a graph the driver made (capture: owner NULL), one per
+ * graph; a child graph's (owner: the graph of its node) is borrowed: it
+ * is dropped with its owner and never destroyed by itself.
+ */
+xgpuif_handle_t xgpub_graph_handle(struct xgpub_worker *w, CUgraph g,
+				   CUgraph owner, CUgraphNode node)
 {
 	struct xgpub_hentry *e = xgpub_handle_find(&w->h, XGPUB_H_GRAPH, g);
+	struct xgpub_graph_extra *x = NULL;
+	xgpuif_handle_t h;
 
-	return e ? xgpub_handle_of(&w->h, e) :
-		   xgpub_handle_new(&w->h, XGPUB_H_GRAPH, g, NULL);
+	if (e)
+		return xgpub_handle_of(&w->h, e);
+	if (owner) {
+		x = malloc(sizeof(*x));
+		if (!x)
+			return 0;
+		x->owner = owner;
+		x->node = node;
+	}
+	h = xgpub_handle_new(&w->h, XGPUB_H_GRAPH, g, x);
+	if (!h)
+		free(x);
+	return h;
 }
+
+#define node_handle xgpub_node_handle
+#define graph_handle(w, g) xgpub_graph_handle(w, g, NULL, NULL)
 
 /* ---- capture ------------------------------------------------------------- */
 
@@ -356,40 +380,56 @@ int xgpub_h_GRAPH_ADD_NODE(struct xgpub_worker *w,
 		rc = add_kernel(w, g, &node, deps, a->ndeps, p, len);
 		break;
 	case CU_GRAPH_NODE_TYPE_MEMSET: {
-		struct xgpuif_node_memset m;
 		CUDA_MEMSET_NODE_PARAMS mp;
 
-		if (len != sizeof(m))
-			return XGPUIF_ST_PROTO;
-		memcpy(&m, p, sizeof(m));
-		memset(&mp, 0, sizeof(mp));
-		mp.dst = m.dst;
-		mp.pitch = m.pitch;
-		mp.value = m.value;
-		mp.elementSize = m.elem_size;
-		mp.width = m.width;
-		mp.height = m.height;
-		rc = w->D->cuGraphAddMemsetNode(&node, g, deps, a->ndeps, &mp,
-						w->cur);
+		rc = xgpub_node_memset(p, len, &mp);
+		if (rc == 0)
+			rc = w->D->cuGraphAddMemsetNode(&node, g, deps,
+							a->ndeps, &mp, w->cur);
 		break;
 	}
 	case CU_GRAPH_NODE_TYPE_MEMCPY: {
-		struct xgpuif_node_copy c;
 		CUDA_MEMCPY3D cp;
 
-		if (len != sizeof(c))
+		rc = xgpub_node_copy(w, p, len, &cp);
+		if (rc == 0)
+			rc = w->D->cuGraphAddMemcpyNode(&node, g, deps,
+							a->ndeps, &cp, w->cur);
+		break;
+	}
+	case CU_GRAPH_NODE_TYPE_HOST: {
+		CUDA_HOST_NODE_PARAMS hp;
+
+		rc = xgpub_node_host(w, p, len, &hp);
+		if (rc == 0)
+			rc = w->D->cuGraphAddHostNode(&node, g, deps, a->ndeps,
+						      &hp);
+		break;
+	}
+	case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP: {
+		CUDA_BATCH_MEM_OP_NODE_PARAMS mp;
+
+		rc = xgpub_node_memop(w, p, len, &mp);
+		if (rc == 0)
+			rc = w->D->cuGraphAddBatchMemOpNode(&node, g, deps,
+							    a->ndeps, &mp);
+		break;
+	}
+	case CU_GRAPH_NODE_TYPE_MEM_ALLOC:
+		rc = xgpub_node_alloc(w, g, &node, deps, a->ndeps, p, len,
+				      &r->dptr);
+		break;
+	case CU_GRAPH_NODE_TYPE_MEM_FREE: {
+		struct xgpuif_dptr_args d;
+
+		if (len != sizeof(d))
 			return XGPUIF_ST_PROTO;
-		memcpy(&c, p, sizeof(c));
-		memset(&cp, 0, sizeof(cp));
-		cp.srcMemoryType = CU_MEMORYTYPE_DEVICE;
-		cp.srcDevice = c.src;
-		cp.dstMemoryType = CU_MEMORYTYPE_DEVICE;
-		cp.dstDevice = c.dst;
-		cp.WidthInBytes = c.len;
-		cp.Height = 1;
-		cp.Depth = 1;
-		rc = w->D->cuGraphAddMemcpyNode(&node, g, deps, a->ndeps, &cp,
-						w->cur);
+		memcpy(&d, p, sizeof(d));
+		rc = w->D->cuGraphAddMemFreeNode(&node, g, deps, a->ndeps,
+						 d.dptr);
+		/* the allocation leaves the guest's account with its free */
+		if (rc == 0)
+			xgpub_alloc_del(w, d.dptr);
 		break;
 	}
 	case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
@@ -465,10 +505,11 @@ int xgpub_h_GRAPH_KERNEL_PARAMS(struct xgpub_worker *w,
 	return w->D->cuGraphKernelNodeSetParams_v2(node->obj, &kn);
 }
 
-int xgpub_h_GRAPH_ADD_DEPS(struct xgpub_worker *w,
-			   const struct xgpuif_graph_deps_args *a,
-			   struct xgpub_hentry *graph,
-			   const struct xgpub_tail *tail)
+/* the (from, to) pairs of ADD_DEPS and REMOVE_DEPS */
+static int dep_pairs(struct xgpub_worker *w,
+		     const struct xgpuif_graph_deps_args *a,
+		     struct xgpub_hentry *graph, const struct xgpub_tail *tail,
+		     bool add)
 {
 	static CUgraphNode from[XGPUIF_MAX_CAPTURE_DEPS];
 	static CUgraphNode to[XGPUIF_MAX_CAPTURE_DEPS];
@@ -487,6 +528,149 @@ int xgpub_h_GRAPH_ADD_DEPS(struct xgpub_worker *w,
 		if (rc)
 			return rc;
 	}
-	return w->D->cuGraphAddDependencies_v2(graph->obj, from, to, NULL,
-					       a->count);
+	if (add)
+		return w->D->cuGraphAddDependencies_v2(graph->obj, from, to,
+						       NULL, a->count);
+	return w->D->cuGraphRemoveDependencies_v2(graph->obj, from, to, NULL,
+						  a->count);
+}
+
+int xgpub_h_GRAPH_ADD_DEPS(struct xgpub_worker *w,
+			   const struct xgpuif_graph_deps_args *a,
+			   struct xgpub_hentry *graph,
+			   const struct xgpub_tail *tail)
+{
+	return dep_pairs(w, a, graph, tail, true);
+}
+
+int xgpub_h_GRAPH_REMOVE_DEPS(struct xgpub_worker *w,
+			      const struct xgpuif_graph_deps_args *a,
+			      struct xgpub_hentry *graph,
+			      const struct xgpub_tail *tail)
+{
+	return dep_pairs(w, a, graph, tail, false);
+}
+
+/* ---- capture into a graph, capture dependencies ---------------------------- */
+
+int xgpub_h_CAPTURE_TO_GRAPH(struct xgpub_worker *w,
+			     const struct xgpuif_capture_graph_args *a,
+			     CUstream stream, struct xgpub_hentry *graph,
+			     const struct xgpub_tail *tail)
+{
+	static CUgraphNode deps[XGPUIF_MAX_CAPTURE_DEPS];
+	int rc;
+
+	if (a->ndeps > XGPUIF_MAX_CAPTURE_DEPS ||
+	    tail->len != (uint64_t)a->ndeps * 8)
+		return XGPUIF_ST_PROTO;
+	if (a->mode > CU_STREAM_CAPTURE_MODE_RELAXED)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = deps_of(w, graph->obj, tail->p, a->ndeps, deps);
+	if (rc)
+		return rc;
+	rc = w->D->cuStreamBeginCaptureToGraph(stream, graph->obj, deps, NULL,
+					       a->ndeps,
+					       (CUstreamCaptureMode)a->mode);
+	if (rc == 0)
+		w->captures++;
+	return rc;
+}
+
+int xgpub_h_CAPTURE_DEPS(struct xgpub_worker *w,
+			 const struct xgpuif_capture_deps_args *a,
+			 CUstream stream, const struct xgpub_tail *tail)
+{
+	static CUgraphNode deps[XGPUIF_MAX_CAPTURE_DEPS];
+	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+	CUgraph g = NULL;
+	int rc;
+
+	if (a->ndeps > XGPUIF_MAX_CAPTURE_DEPS ||
+	    tail->len != (uint64_t)a->ndeps * 8)
+		return XGPUIF_ST_PROTO;
+	/* the nodes must be of the capture's graph */
+	rc = w->D->cuStreamGetCaptureInfo_v3(stream, &st, NULL, &g, NULL, NULL,
+					     NULL);
+	if (rc)
+		return rc;
+	if (st != CU_STREAM_CAPTURE_STATUS_ACTIVE)
+		return CUDA_ERROR_ILLEGAL_STATE;
+	rc = deps_of(w, g, tail->p, a->ndeps, deps);
+	if (rc)
+		return rc;
+	return w->D->cuStreamUpdateCaptureDependencies_v2(stream, deps, NULL,
+							  a->ndeps, a->flags);
+}
+
+/* ---- conditional nodes ------------------------------------------------------ */
+
+int xgpub_h_GRAPH_COND_HANDLE(struct xgpub_worker *w,
+			      const struct xgpuif_cond_handle_args *a,
+			      struct xgpub_hentry *graph,
+			      struct xgpuif_u64_reply *r)
+{
+	CUgraphConditionalHandle h = 0;
+	int rc;
+
+	if (a->flags & ~(uint32_t)CU_GRAPH_COND_ASSIGN_DEFAULT)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = w->D->cuGraphConditionalHandleCreate(&h, graph->obj, w->cur,
+						  a->dflt, a->flags);
+	r->value = h;
+	return rc;
+}
+
+/* a conditional node; its body graphs are the node's (borrowed handles) */
+int xgpub_h_GRAPH_ADD_COND(struct xgpub_worker *w,
+			   const struct xgpuif_add_cond_args *a,
+			   struct xgpub_hentry *graph,
+			   const struct xgpub_tail *tail,
+			   struct xgpuif_node_reply *r, struct xgpub_rtail *rt)
+{
+	static CUgraphNode deps[XGPUIF_MAX_CAPTURE_DEPS];
+	CUgraphNodeParams np;
+	CUgraphNode node = NULL;
+	CUgraph g = graph->obj;
+	int rc;
+
+	if (a->ndeps > XGPUIF_MAX_CAPTURE_DEPS ||
+	    tail->len != (uint64_t)a->ndeps * 8 || a->_pad)
+		return XGPUIF_ST_PROTO;
+	if (!a->size || a->size > XGPUIF_MAX_COND_BODIES ||
+	    a->size > rt->cap / 8)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = deps_of(w, g, tail->p, a->ndeps, deps);
+	if (rc)
+		return rc;
+	memset(&np, 0, sizeof(np));
+	np.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
+	np.conditional.handle = a->handle;
+	np.conditional.type = (CUgraphConditionalNodeType)a->type;
+	np.conditional.size = a->size;
+	np.conditional.ctx = w->cur;
+	rc = w->D->cuGraphAddNode_v2(&node, g, deps, NULL, a->ndeps, &np);
+	if (rc)
+		return rc;
+	if (!np.conditional.phGraph_out) {
+		w->D->cuGraphDestroyNode(node);
+		return CUDA_ERROR_UNKNOWN;
+	}
+	r->node = node_handle(w, g, node);
+	for (uint32_t i = 0; r->node && i < a->size; i++) {
+		xgpuif_handle_t h = xgpub_graph_handle(
+			w, np.conditional.phGraph_out[i], g, node);
+
+		if (!h) {
+			r->node = 0;
+			break;
+		}
+		memcpy(rt->p + i * 8, &h, 8);
+	}
+	if (!r->node) {
+		w->D->cuGraphDestroyNode(node);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	rt->len = a->size * 8;
+	return 0;
 }

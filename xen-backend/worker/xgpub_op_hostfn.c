@@ -28,13 +28,16 @@ struct hostfn_ctx {
 };
 
 static struct hostfn_ctx ctxs[MAX_SLOTS];
+/* the worker whose guest runs graph host functions (one per process) */
+static struct xgpub_worker *graph_w;
 
+/* slot `slot` of the region: the guest's, then the graph slots */
 static struct xgpuif_hostfn_slot *slot_of(struct xgpub_worker *w,
 					  uint32_t slot)
 {
 	struct xgpub_region *r = xgpub_region_get(w, w->hostfn_region);
 
-	if (!r || slot >= w->hostfn_nslots ||
+	if (!r || slot >= w->hostfn_nslots + w->hostfn_ngraph ||
 	    (uint64_t)(slot + 1) * sizeof(struct xgpuif_hostfn_slot) > r->size)
 		return NULL;
 	return (struct xgpuif_hostfn_slot *)r->va + slot;
@@ -80,6 +83,57 @@ static void run_slot(struct hostfn_ctx *c, CUresult status)
 	__atomic_store_n(&s->state, XGPUIF_HF_FREE, __ATOMIC_RELEASE);
 }
 
+/*
+ * A graph's host function, number id, reached: take a graph slot (FREE ->
+ * QUEUED: the guest never takes these), name the function, mark it DUE
+ * and wait as for a launch.  While every graph slot is busy (host nodes
+ * of parallel branches), wait for one.
+ */
+static void run_graph_fn(uint64_t id, CUresult status)
+{
+	struct xgpub_worker *w = __atomic_load_n(&graph_w, __ATOMIC_ACQUIRE);
+	struct xgpuif_hostfn_slot *s = NULL;
+
+	while (w && !s && !__atomic_load_n(&w->hostfn_closing,
+					    __ATOMIC_ACQUIRE)) {
+		struct timespec ts = { 0, 20000 };
+
+		for (uint32_t i = 0; i < w->hostfn_ngraph && !s; i++) {
+			struct xgpuif_hostfn_slot *c =
+				slot_of(w, w->hostfn_nslots + i);
+			uint32_t st = XGPUIF_HF_FREE;
+
+			if (!c)
+				return;
+			if (__atomic_compare_exchange_n(
+				    &c->state, &st, XGPUIF_HF_QUEUED, false,
+				    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+				s = c;
+		}
+		if (!s)
+			while (nanosleep(&ts, &ts) && errno == EINTR)
+				;
+	}
+	if (!s)
+		return;
+	s->fnid = id;
+	s->status = (int32_t)status;
+	__atomic_store_n(&s->state, XGPUIF_HF_DUE, __ATOMIC_RELEASE);
+	wait_done(w, s);
+	__atomic_store_n(&s->state, XGPUIF_HF_FREE, __ATOMIC_RELEASE);
+}
+
+void CUDA_CB xgpub_graph_hostfn(void *user)
+{
+	run_graph_fn((uint64_t)(uintptr_t)user, CUDA_SUCCESS);
+}
+
+static void CUDA_CB on_graph_callback(CUstream s, CUresult status, void *user)
+{
+	(void)s;
+	run_graph_fn((uint64_t)(uintptr_t)user, status);
+}
+
 static void CUDA_CB on_hostfn(void *user)
 {
 	run_slot(user, CUDA_SUCCESS);
@@ -97,13 +151,17 @@ int xgpub_h_HOSTFN_SETUP(struct xgpub_worker *w,
 	struct xgpub_region *r = xgpub_region_get(w, a->region);
 
 	if (!r || !a->nslots || a->nslots > MAX_SLOTS ||
-	    (uint64_t)a->nslots * sizeof(struct xgpuif_hostfn_slot) > r->size)
+	    a->ngraph > MAX_SLOTS || a->_pad ||
+	    (uint64_t)(a->nslots + a->ngraph) *
+			    sizeof(struct xgpuif_hostfn_slot) > r->size)
 		return CUDA_ERROR_INVALID_VALUE;
 	/* once per channel: slots in flight name the region */
 	if (w->hostfn_nslots)
 		return CUDA_ERROR_ILLEGAL_STATE;
 	w->hostfn_region = a->region;
 	w->hostfn_nslots = a->nslots;
+	w->hostfn_ngraph = a->ngraph;
+	__atomic_store_n(&graph_w, w, __ATOMIC_RELEASE);
 	/* a worker may serve another channel after a teardown */
 	__atomic_store_n(&w->hostfn_closing, 0, __ATOMIC_RELEASE);
 	for (uint32_t i = 0; i < a->nslots; i++)
@@ -117,14 +175,34 @@ int xgpub_h_HOSTFN_LAUNCH(struct xgpub_worker *w,
 {
 	struct hostfn_ctx *c;
 
-	if (a->callback > 1 || !slot_of(w, a->slot))
+	if (a->callback > 1 || a->slot >= w->hostfn_nslots ||
+	    !slot_of(w, a->slot))
 		return CUDA_ERROR_INVALID_VALUE;
 	/* a graph would run the worker's callback at each launch, on a
-	 * slot the guest has long reused */
+	 * slot the guest has long reused: the guest sends HOSTFN_CAPTURE */
 	if (xgpub_capturing(w, stream))
 		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 	c = &ctxs[a->slot];
 	if (a->callback)
 		return w->D->cuStreamAddCallback(stream, on_callback, c, 0);
 	return w->D->cuLaunchHostFunc(stream, on_hostfn, c);
+}
+
+/*
+ * A host function by its number (on a capturing stream, the driver makes
+ * it a host node): it runs through a graph slot, each time it is reached.
+ * Whether a stream callback may be captured is the driver's to say.
+ */
+int xgpub_h_HOSTFN_CAPTURE(struct xgpub_worker *w,
+			   const struct xgpuif_hostfn_capture_args *a,
+			   CUstream stream)
+{
+	void *id = (void *)(uintptr_t)a->fnid;
+
+	if (a->callback > 1 || !a->fnid || a->_pad || !w->hostfn_ngraph)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (a->callback)
+		return w->D->cuStreamAddCallback(stream, on_graph_callback,
+						 id, 0);
+	return w->D->cuLaunchHostFunc(stream, xgpub_graph_hostfn, id);
 }

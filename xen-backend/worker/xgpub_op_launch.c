@@ -27,7 +27,7 @@ static void *kparams[XGPUIF_MAX_PARAMS];
 static CUlaunchAttribute attr_buf[XGPUIF_MAX_LAUNCH_ATTRS];
 
 /* attributes whose value is numbers or a device address */
-static bool attr_plain(uint32_t id)
+bool xgpub_attr_plain(uint32_t id)
 {
 	switch (id) {
 	case CU_LAUNCH_ATTRIBUTE_IGNORE:
@@ -75,7 +75,7 @@ int xgpub_launch_attrs(struct xgpub_worker *w, const uint8_t *src,
 			}
 			/* both values put the CUevent first */
 			out[i].value.launchCompletionEvent.event = ev;
-		} else if (attr_plain(a.id)) {
+		} else if (xgpub_attr_plain(a.id)) {
 			memcpy(&out[i].value, a.value, sizeof(out[i].value));
 		} else {
 			return CUDA_ERROR_INVALID_VALUE;

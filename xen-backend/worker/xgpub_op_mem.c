@@ -132,6 +132,7 @@ static int region_map(struct xgpub_worker *w,
 			     CU_MEMHOSTREGISTER_DEVICEMAP;
 	struct xgpub_region *reg;
 	CUdeviceptr dptr = 0;
+	CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
 	void *va;
 	int rc;
 
@@ -173,7 +174,13 @@ static int region_map(struct xgpub_worker *w,
 		w->t->ops->hostmem_unmap(w->t, va, a->size);
 		return CUDA_ERROR_NOT_SUPPORTED;
 	}
+	/* pinned memory made during a global capture (the guest's first host
+	 * function may be captured): pinning it does not touch the capture */
+	if (w->captures)
+		w->D->cuThreadExchangeStreamCaptureMode(&mode);
 	rc = w->D->cuMemHostRegister(va, a->size, flags);
+	if (w->captures)
+		w->D->cuThreadExchangeStreamCaptureMode(&mode);
 	if (rc == 0) {
 		w->D->cuMemHostGetDevicePointer(&dptr, va, 0);
 	} else if (hostreg) {
@@ -218,6 +225,25 @@ int xgpub_h_HOSTMEM_UNREGISTER(struct xgpub_worker *w,
 		return CUDA_ERROR_INVALID_VALUE;
 	/* the guest may free it while DMA is queued: drain first */
 	w->D->cuCtxSynchronize();
+	/* a graph may copy to or from it at any later launch: the worker
+	 * keeps its mapping until the teardown (the guest's id is free
+	 * again); with no room to remember it, for the worker's life */
+	if (reg->graphed) {
+		if (w->nretired == w->cap_retired) {
+			uint32_t ncap = w->cap_retired ? w->cap_retired * 2 : 16;
+			struct xgpub_region *n =
+				realloc(w->retired, ncap * sizeof(*n));
+
+			if (n) {
+				w->retired = n;
+				w->cap_retired = ncap;
+			}
+		}
+		if (w->nretired < w->cap_retired)
+			w->retired[w->nretired++] = *reg;
+		memset(reg, 0, sizeof(*reg));
+		return 0;
+	}
 	if (reg->registered)
 		w->D->cuMemHostUnregister(reg->va);
 	w->t->ops->hostmem_unmap(w->t, reg->va, reg->size);

@@ -227,12 +227,27 @@ static void drop_node_of(struct xgpub_hentry *e, void *arg)
 		xgpub_handle_drop(&w->h, e);
 }
 
-/* a graph is going away: its nodes' handles with it */
+static void forget_nodes(struct xgpub_worker *w, void *graph);
+
+static void drop_child_of(struct xgpub_hentry *e, void *arg)
+{
+	struct xgpub_graph_extra *x = e->extra;
+	struct xgpub_worker *w = ((void **)arg)[0];
+
+	if (x && x->owner == ((void **)arg)[1]) {
+		forget_nodes(w, e->obj);
+		xgpub_handle_drop(&w->h, e);
+	}
+}
+
+/* a graph is going away: its nodes' handles with it, and its child
+ * graphs' (with theirs) */
 static void forget_nodes(struct xgpub_worker *w, void *graph)
 {
 	void *arg[2] = { w, graph };
 
 	xgpub_handle_each(&w->h, XGPUB_H_GNODE, drop_node_of, arg);
+	xgpub_handle_each(&w->h, XGPUB_H_GRAPH, drop_child_of, arg);
 }
 
 /* every reference the guest still holds (teardown, or a release) */
@@ -323,7 +338,8 @@ int xgpub_release(struct xgpub_worker *w, struct xgpub_hentry *e)
 		return xgpub_vmm_release(w, e);
 	case XGPUB_H_GRAPH:
 		forget_nodes(w, e->obj);
-		return D->cuGraphDestroy(e->obj);
+		/* a child graph is its node's: only its handle goes */
+		return e->extra ? CUDA_SUCCESS : D->cuGraphDestroy(e->obj);
 	case XGPUB_H_GNODE:
 		return CUDA_SUCCESS;	/* its graph owns it */
 	case XGPUB_H_POOL:

@@ -310,6 +310,7 @@ static void worker_teardown(struct xgpub_worker *w)
 	xgpub_vmm_teardown(w);
 	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
 		xgpub_handle_each(&w->h, order[i], destroy_one, w);
+	xgpub_uobj_teardown(w);
 	for (uint32_t i = 0; i < w->nallocs; i++)
 		D->cuMemFree_v2(w->allocs[i].dptr);
 	for (uint32_t i = 1; i < XGPUB_MAX_REGIONS; i++) {
@@ -322,6 +323,16 @@ static void worker_teardown(struct xgpub_worker *w)
 		w->t->ops->hostmem_unmap(w->t, r->va, r->size);
 		r->va = NULL;
 	}
+	for (uint32_t i = 0; i < w->nretired; i++) {
+		struct xgpub_region *r = &w->retired[i];
+
+		if (r->registered)
+			D->cuMemHostUnregister(r->va);
+		w->t->ops->hostmem_unmap(w->t, r->va, r->size);
+	}
+	free(w->retired);
+	w->retired = NULL;
+	w->nretired = w->cap_retired = 0;
 	if (w->data_registered)
 		D->cuMemHostUnregister(w->t->data);
 	xgpub_handle_each(&w->h, XGPUB_H_CTX, destroy_one, w);

@@ -65,6 +65,7 @@ enum xgpub_htype {
 	XGPUB_H_TEXREF,		/* obj = CUtexref, extra = struct xgpub_fn
 				 * (its module is the root) */
 	XGPUB_H_SURFREF,	/* obj = CUsurfref, as TEXREF */
+	XGPUB_H_USEROBJ,
 	XGPUB_H_NTYPES
 };
 
@@ -80,6 +81,14 @@ struct xgpub_handles {
 	uint32_t n, cap;
 	uint32_t free_head;	/* index + 1 of a free entry, 0: none */
 	uint32_t count[XGPUB_H_NTYPES];
+	/* index by (type, driver object) for xgpub_handle_find: open
+	 * addressing, slots hold index + 1 (0 empty, UINT32_MAX removed);
+	 * hobj[i]: the object entry i was indexed under.  No index (no
+	 * memory for it): finds walk the table. */
+	uint32_t *hslot;
+	void **hobj;
+	uint32_t hcap, hused;
+	bool hbroken;
 };
 
 #define XGPUB_MAX_HANDLES (1u << 20)
@@ -92,8 +101,8 @@ struct xgpub_hentry *xgpub_handle_get(struct xgpub_handles *t,
 				      xgpuif_handle_t h, int type);
 /* drop h (its extra is freed); 0, or -1 if h was not live and of type */
 int xgpub_handle_free(struct xgpub_handles *t, xgpuif_handle_t h, int type);
-/* the live entry of `type` holding the driver's object obj, or NULL (a
- * walk of the table: for lookups by value, not for hot paths) */
+/* the live entry of `type` holding the driver's object obj, or NULL
+ * (hashed: constant time) */
 struct xgpub_hentry *xgpub_handle_find(struct xgpub_handles *t, int type,
 				       const void *obj);
 /* drop live entry e, as xgpub_handle_free does its handle */
@@ -135,6 +144,8 @@ struct xgpub_region {
 	uint64_t size;
 	bool registered;	/* with cuMemHostRegister */
 	bool hostreg;		/* the guest's own memory (HOST_REGISTER) */
+	bool graphed;		/* a graph's memcpy node copies it: kept
+				 * mapped until the teardown */
 };
 
 #define XGPUB_MAX_REGIONS 4096u
@@ -161,6 +172,10 @@ struct xgpub_worker {
 	struct xgpub_region regions[XGPUB_MAX_REGIONS];
 	uint32_t nregions;
 	uint64_t pinned;	/* bytes of host-memory regions (pin_quota) */
+	/* regions the guest unregistered that a graph may still copy: kept
+	 * mapped until the teardown (xgpub_op_graphnode.c) */
+	struct xgpub_region *retired;
+	uint32_t nretired, cap_retired;
 	bool data_registered;
 	/* device memory accounting for the quota */
 	struct xgpub_alloc *allocs;
@@ -176,6 +191,7 @@ struct xgpub_worker {
 	uint32_t nvres, cap_vres;
 	/* the guest's host-function slots (xgpub_op_hostfn.c) */
 	uint32_t hostfn_region, hostfn_nslots;
+	uint32_t hostfn_ngraph;	/* slots after the guest's, the worker's */
 	int hostfn_closing;	/* set at teardown: held callbacks return */
 	/* streams that carried a value wait (cuStreamWaitValue*): their work
 	 * is not gated (xgpub_state.c); wait_any: one was a special stream */
@@ -267,6 +283,60 @@ bool xgpub_alloc_has(struct xgpub_worker *w, uint64_t dptr);
 void xgpub_vmm_teardown(struct xgpub_worker *w);
 /* release a VMEM handle's references (xgpub_state.c) */
 int xgpub_vmm_release(struct xgpub_worker *w, struct xgpub_hentry *e);
+
+/* a graph's host node or captured host function: the worker's driver
+ * host function whose user data is the guest's function number; it runs
+ * the guest's function through a graph slot (xgpub_op_hostfn.c) */
+void CUDA_CB xgpub_graph_hostfn(void *user);
+
+/* the handle of node n of graph g, one per node (xgpub_op_graph.c) */
+xgpuif_handle_t xgpub_node_handle(struct xgpub_worker *w, CUgraph g,
+				  CUgraphNode n);
+/* the handle of a graph owned by node `node` of graph `owner` (a child
+ * graph, a conditional body), dropped with either, or the capture's
+ * (owner NULL) */
+xgpuif_handle_t xgpub_graph_handle(struct xgpub_worker *w, CUgraph g,
+				   CUgraph owner, CUgraphNode node);
+
+/* a node's parameters from the wire: GRAPH_ADD_NODE's body of its type
+ * (xgpub_op_graphnode.c) */
+int xgpub_node_memset(const uint8_t *p, uint32_t len,
+		      CUDA_MEMSET_NODE_PARAMS *mp);
+int xgpub_node_copy(struct xgpub_worker *w, const uint8_t *p, uint32_t len,
+		    CUDA_MEMCPY3D *cp);
+int xgpub_node_host(struct xgpub_worker *w, const uint8_t *p, uint32_t len,
+		    CUDA_HOST_NODE_PARAMS *hp);
+int xgpub_node_memop(struct xgpub_worker *w, const uint8_t *p, uint32_t len,
+		     CUDA_BATCH_MEM_OP_NODE_PARAMS *mp);
+/* add a memory allocation node (its address in *dptr), charged */
+int xgpub_node_alloc(struct xgpub_worker *w, CUgraph g, CUgraphNode *node,
+		     const CUgraphNode *deps, uint32_t nd, const uint8_t *p,
+		     uint32_t len, uint64_t *dptr);
+
+/*
+ * A user object (xgpub_op_graphnode.c): the handle's object, never freed
+ * (the driver may run the destructor after the channel is gone).  The
+ * destructor runs the guest's function number fnid, then marks it dead.
+ */
+struct xgpub_uobj {
+	CUuserObject uo;
+	uint64_t fnid;
+	uint64_t refs;		/* the guest's own references */
+	int dead;		/* the driver destroyed it (atomic) */
+};
+/* release the guest's references to every user object (teardown) */
+void xgpub_uobj_teardown(struct xgpub_worker *w);
+
+/* a launch (or kernel node) attribute whose value is numbers or a device
+ * address (xgpub_op_launch.c) */
+bool xgpub_attr_plain(uint32_t id);
+
+/* what a borrowed GRAPH handle keeps (a child graph): its owner; the
+ * guest's own graphs keep nothing */
+struct xgpub_graph_extra {
+	CUgraph owner;
+	CUgraphNode node;
+};
 
 /* what a GNODE handle keeps: the graph that owns the node */
 struct xgpub_node_extra {

@@ -143,6 +143,9 @@ bool xgpulib_is_device(uint64_t p);
 const struct xgpulib_region *xgpulib_region_find(const void *p, size_t len,
 						  uint64_t *off);
 
+/* the address of region id in this process, NULL if it is gone */
+uint8_t *xgpulib_region_va(uint32_t id);
+
 /* mark region id as managed memory */
 void xgpulib_region_set_managed(uint32_t id);
 
@@ -193,5 +196,10 @@ struct xgpulib_func {
 
 /* NULL if f is not one of ours */
 struct xgpulib_func *xgpulib_func_check(const void *f);
+
+/* functions and kernels by wire handle (xgpulib_api_func.c): note one
+ * made (live) or freed; the one of (remote, kind), NULL if none */
+void xgpulib_func_note(struct xgpulib_func *f, bool live);
+struct xgpulib_func *xgpulib_func_by_remote(uint64_t remote, uint32_t kind);
 
 #endif /* XGPULIB_H */

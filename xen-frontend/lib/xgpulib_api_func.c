@@ -30,6 +30,61 @@ struct xgpulib_func *xgpulib_func_check(const void *f)
 	return p;
 }
 
+/* ---- functions by wire handle (graph queries) ------------------------------ */
+
+struct fn_ref {
+	struct xgpulib_func *f;
+	struct fn_ref *next;
+};
+
+static pthread_mutex_t fnreg_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct fn_ref *fnreg[TAB_BUCKETS];
+
+static unsigned int fnreg_bucket(uint64_t remote)
+{
+	return (unsigned int)((remote * 0x9e3779b97f4a7c15ull) >> 58) %
+	       TAB_BUCKETS;
+}
+
+void xgpulib_func_note(struct xgpulib_func *f, bool live)
+{
+	unsigned int b = fnreg_bucket(f->remote);
+	struct fn_ref **pp, *r;
+
+	pthread_mutex_lock(&fnreg_mu);
+	if (live) {
+		r = malloc(sizeof(*r));
+		if (r) {
+			r->f = f;
+			r->next = fnreg[b];
+			fnreg[b] = r;
+		}
+	} else {
+		for (pp = &fnreg[b]; *pp; pp = &(*pp)->next) {
+			if ((*pp)->f == f) {
+				r = *pp;
+				*pp = r->next;
+				free(r);
+				break;
+			}
+		}
+	}
+	pthread_mutex_unlock(&fnreg_mu);
+}
+
+struct xgpulib_func *xgpulib_func_by_remote(uint64_t remote, uint32_t kind)
+{
+	struct xgpulib_func *f = NULL;
+
+	pthread_mutex_lock(&fnreg_mu);
+	for (struct fn_ref *r = fnreg[fnreg_bucket(remote)]; r && !f;
+	     r = r->next)
+		if (r->f->remote == remote && r->f->kind == kind)
+			f = r->f;
+	pthread_mutex_unlock(&fnreg_mu);
+	return f;
+}
+
 /* ---- what modules and libraries share ------------------------------------ */
 
 /* MODULE_GET_FUNCTION or LIBRARY_GET_KERNEL */
@@ -213,6 +268,7 @@ static CUresult find(struct symowner *o, bool out_ok, const char *name,
 			xf->f.library = o->lib;
 			xf->next = o->tab.b[h];
 			o->tab.b[h] = xf;
+			xgpulib_func_note(&xf->f, true);
 		}
 	}
 	pthread_mutex_unlock(&o->tab.mu);
@@ -504,6 +560,7 @@ CUresult cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel)
 					XGPUIF_FN_FUNCTION, &xf);
 		if (rc == CUDA_SUCCESS) {
 			xf->f.library = l;
+			xgpulib_func_note(&xf->f, true);
 			k->ctx = ctx;
 			k->fn = xf;
 			k->next = kx->kfns;

@@ -32,18 +32,48 @@ struct robj {
 	uint32_t kind;
 	uint64_t remote;
 	struct robj *graph;	/* RK_NODE: its graph */
-	struct robj *next;
+	struct robj *next;	/* chain by remote */
+	struct robj *pnext;	/* chain by address */
+	void *cache;		/* RK_NODE: parameters handed out, freed with
+				 * it (robj_cache) */
 };
 
 #define NBUCKETS 256
 static pthread_mutex_t robj_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct robj *buckets[NBUCKETS];
+static struct robj *buckets[NBUCKETS];	/* by (kind, remote) */
+static struct robj *pbuckets[NBUCKETS];	/* by address: an argument is
+						 * looked up before it is read */
 /* captures this process began; none: nothing can be capturing */
 static unsigned int captures_begun;
 
 static unsigned int bucket(uint64_t remote)
 {
 	return (unsigned int)((remote * 0x9e3779b97f4a7c15ull) >> 56);
+}
+
+static unsigned int pbucket(const void *p)
+{
+	return bucket((uint64_t)(uintptr_t)p);
+}
+
+/* p if it is a live object of ours of kind (robj_mu held), else NULL */
+static struct robj *live(const void *p, int kind)
+{
+	for (struct robj *o = pbuckets[pbucket(p)]; o; o = o->pnext)
+		if (o == p)
+			return o->kind == (uint32_t)kind ? o : NULL;
+	return NULL;
+}
+
+static void punlink(struct robj *dead)
+{
+	for (struct robj **pp = &pbuckets[pbucket(dead)]; *pp;
+	     pp = &(*pp)->pnext) {
+		if (*pp == dead) {
+			*pp = dead->pnext;
+			return;
+		}
+	}
 }
 
 /* the object of (kind, remote), made on first sight; NULL: no memory */
@@ -65,6 +95,8 @@ struct robj *robj_for(int kind, uint64_t remote, struct robj *graph)
 			o->graph = graph;
 			o->next = buckets[b];
 			buckets[b] = o;
+			o->pnext = pbuckets[pbucket(o)];
+			pbuckets[pbucket(o)] = o;
 		}
 	}
 	pthread_mutex_unlock(&robj_mu);
@@ -74,23 +106,54 @@ struct robj *robj_for(int kind, uint64_t remote, struct robj *graph)
 /* the worker handle of an object argument of kind; 0 if it is not one */
 uint64_t robj_remote(const void *p, int kind)
 {
-	const struct robj *o = p;
+	const struct robj *o;
 	uint64_t r = 0;
 
 	if (!p)
 		return 0;
 	pthread_mutex_lock(&robj_mu);
-	for (o = buckets[bucket(((const struct robj *)p)->remote)]; o;
-	     o = o->next)
-		if (o == p && o->magic == ROBJ_MAGIC &&
-		    o->kind == (uint32_t)kind)
-			r = o->remote;
+	o = live(p, kind);
+	if (o)
+		r = o->remote;
 	pthread_mutex_unlock(&robj_mu);
 	return r;
 }
 
+/* keep p (malloc'd) with node object o, freeing what it kept before;
+ * false (p freed) if o is not a node of ours */
+bool robj_cache(void *node, void *p)
+{
+	struct robj *x;
+	bool ok = false;
+
+	pthread_mutex_lock(&robj_mu);
+	x = live(node, RK_NODE);
+	if (x) {
+		free(x->cache);
+		x->cache = p;
+		ok = true;
+	}
+	pthread_mutex_unlock(&robj_mu);
+	if (!ok)
+		free(p);
+	return ok;
+}
+
+/* the graph object of a node object of ours, NULL if it is not one */
+struct robj *robj_graph_of(const void *node)
+{
+	struct robj *o, *g = NULL;
+
+	pthread_mutex_lock(&robj_mu);
+	o = live(node, RK_NODE);
+	if (o)
+		g = o->graph;
+	pthread_mutex_unlock(&robj_mu);
+	return g;
+}
+
 /* forget o, and with a graph all its nodes */
-static void robj_forget(struct robj *dead)
+void robj_forget(struct robj *dead)
 {
 	pthread_mutex_lock(&robj_mu);
 	for (unsigned int b = 0; b < NBUCKETS; b++) {
@@ -103,7 +166,9 @@ static void robj_forget(struct robj *dead)
 					  o->graph == dead)) {
 				*pp = o->next;
 				if (o != dead) {
+					punlink(o);
 					o->magic = 0;
+					free(o->cache);
 					free(o);
 				}
 			} else {
@@ -111,12 +176,19 @@ static void robj_forget(struct robj *dead)
 			}
 		}
 	}
+	punlink(dead);
 	dead->magic = 0;
+	free(dead->cache);
 	free(dead);
 	pthread_mutex_unlock(&robj_mu);
 }
 
 /* ---- capture ------------------------------------------------------------- */
+
+bool xgpulib_captures_begun(void)
+{
+	return __atomic_load_n(&captures_begun, __ATOMIC_RELAXED) != 0;
+}
 
 CUresult xgpulib_begin_capture(CUstream s, CUstreamCaptureMode mode,
 			       int ptds)
@@ -149,6 +221,147 @@ CUresult cuStreamBeginCapture(CUstream s)
 CUresult cuStreamBeginCapture_ptsz(CUstream s)
 {
 	return begin_capture_v1(s, 1);
+}
+
+/* node handles of deps (n of them, at most XGPUIF_MAX_CAPTURE_DEPS);
+ * edges other than the default one are refused */
+static CUresult dep_handles(const CUgraphNode *deps, const CUgraphEdgeData *ed,
+			    size_t n, uint64_t *out)
+{
+	if (n && !deps)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (n > XGPUIF_MAX_CAPTURE_DEPS)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	for (size_t i = 0; i < n; i++) {
+		if (ed && (ed[i].from_port || ed[i].to_port || ed[i].type)) {
+			xgpulib_dbg("capture dependencies: edge data other "
+				    "than the default is not supported");
+			return CUDA_ERROR_NOT_SUPPORTED;
+		}
+		out[i] = robj_remote(deps[i], RK_NODE);
+		if (!out[i])
+			return CUDA_ERROR_INVALID_VALUE;
+	}
+	return CUDA_SUCCESS;
+}
+
+static CUresult capture_to_graph(CUstream s, CUgraph g,
+				 const CUgraphNode *deps,
+				 const CUgraphEdgeData *ed, size_t n,
+				 CUstreamCaptureMode mode, int ptds)
+{
+	struct xgpuif_capture_graph_args a = { 0, robj_remote(g, RK_GRAPH),
+					       (uint32_t)mode, (uint32_t)n };
+	uint64_t hd[XGPUIF_MAX_CAPTURE_DEPS];
+	struct xgpuif_iov tail;
+	CUresult rc = xgpulib_stream_arg(s, ptds, &a.stream);
+
+	if (rc)
+		return rc;
+	if (!a.graph || mode > CU_STREAM_CAPTURE_MODE_RELAXED)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = dep_handles(deps, ed, n, hd);
+	if (rc)
+		return rc;
+	tail = (struct xgpuif_iov){ hd, (uint32_t)(n * 8) };
+	__atomic_add_fetch(&captures_begun, 1, __ATOMIC_RELAXED);
+	return xgpulib_call_CAPTURE_TO_GRAPH(&a, &tail, 1);
+}
+
+#undef cuStreamBeginCaptureToGraph
+XGPULIB_EXPORT CUresult cuStreamBeginCaptureToGraph(
+	CUstream hStream, CUgraph hGraph, const CUgraphNode *dependencies,
+	const CUgraphEdgeData *dependencyData, size_t numDependencies,
+	CUstreamCaptureMode mode);
+XGPULIB_EXPORT CUresult cuStreamBeginCaptureToGraph_ptsz(
+	CUstream hStream, CUgraph hGraph, const CUgraphNode *dependencies,
+	const CUgraphEdgeData *dependencyData, size_t numDependencies,
+	CUstreamCaptureMode mode);
+
+CUresult cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph,
+				     const CUgraphNode *dependencies,
+				     const CUgraphEdgeData *dependencyData,
+				     size_t numDependencies,
+				     CUstreamCaptureMode mode)
+{
+	return capture_to_graph(hStream, hGraph, dependencies, dependencyData,
+				numDependencies, mode, 0);
+}
+
+CUresult cuStreamBeginCaptureToGraph_ptsz(CUstream hStream, CUgraph hGraph,
+					  const CUgraphNode *dependencies,
+					  const CUgraphEdgeData *dependencyData,
+					  size_t numDependencies,
+					  CUstreamCaptureMode mode)
+{
+	return capture_to_graph(hStream, hGraph, dependencies, dependencyData,
+				numDependencies, mode, 1);
+}
+
+static CUresult capture_deps(CUstream s, CUgraphNode *deps,
+			     const CUgraphEdgeData *ed, size_t n,
+			     unsigned int flags, int ptds)
+{
+	struct xgpuif_capture_deps_args a = { 0, flags, (uint32_t)n };
+	uint64_t hd[XGPUIF_MAX_CAPTURE_DEPS];
+	struct xgpuif_iov tail;
+	CUresult rc = xgpulib_stream_arg(s, ptds, &a.stream);
+
+	if (rc)
+		return rc;
+	rc = dep_handles(deps, ed, n, hd);
+	if (rc)
+		return rc;
+	tail = (struct xgpuif_iov){ hd, (uint32_t)(n * 8) };
+	return xgpulib_call_CAPTURE_DEPS(&a, &tail, 1);
+}
+
+#undef cuStreamUpdateCaptureDependencies
+XGPULIB_EXPORT CUresult cuStreamUpdateCaptureDependencies(
+	CUstream hStream, CUgraphNode *dependencies, size_t numDependencies,
+	unsigned int flags);
+XGPULIB_EXPORT CUresult cuStreamUpdateCaptureDependencies_ptsz(
+	CUstream hStream, CUgraphNode *dependencies, size_t numDependencies,
+	unsigned int flags);
+XGPULIB_EXPORT CUresult cuStreamUpdateCaptureDependencies_v2_ptsz(
+	CUstream hStream, CUgraphNode *dependencies,
+	const CUgraphEdgeData *dependencyData, size_t numDependencies,
+	unsigned int flags);
+
+CUresult cuStreamUpdateCaptureDependencies(CUstream hStream,
+					   CUgraphNode *dependencies,
+					   size_t numDependencies,
+					   unsigned int flags)
+{
+	return capture_deps(hStream, dependencies, NULL, numDependencies,
+			    flags, 0);
+}
+
+CUresult cuStreamUpdateCaptureDependencies_ptsz(CUstream hStream,
+						CUgraphNode *dependencies,
+						size_t numDependencies,
+						unsigned int flags)
+{
+	return capture_deps(hStream, dependencies, NULL, numDependencies,
+			    flags, 1);
+}
+
+CUresult cuStreamUpdateCaptureDependencies_v2(
+	CUstream hStream, CUgraphNode *dependencies,
+	const CUgraphEdgeData *dependencyData, size_t numDependencies,
+	unsigned int flags)
+{
+	return capture_deps(hStream, dependencies, dependencyData,
+			    numDependencies, flags, 0);
+}
+
+CUresult cuStreamUpdateCaptureDependencies_v2_ptsz(
+	CUstream hStream, CUgraphNode *dependencies,
+	const CUgraphEdgeData *dependencyData, size_t numDependencies,
+	unsigned int flags)
+{
+	return capture_deps(hStream, dependencies, dependencyData,
+			    numDependencies, flags, 1);
 }
 
 CUresult xgpulib_end_capture(CUstream s, CUgraph *graph, int ptds)

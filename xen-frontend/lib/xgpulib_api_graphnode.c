@@ -2,10 +2,14 @@
 /*
  * xgpulib_api_graphnode.c: building graphs node by node.
  *
- * Nodes: empty, kernel, memset, device-to-device memcpy, event record and
- * wait, child graph, by their typed calls or cuGraphAddNode.  Host nodes,
- * memcpy nodes with a host side, memory nodes and conditional nodes are
- * refused with CUDA_ERROR_NOT_SUPPORTED (XGPU_DEBUG says which).
+ * Nodes: empty, kernel, memset, memcpy (device memory and pinned host
+ * memory), host (the function runs in this process: xgpulib_api_hostfn.c),
+ * event record and wait, child graph, memory allocation and free, by their
+ * typed calls or cuGraphAddNode, and conditional nodes (cuGraphAddNode;
+ * their body graphs are graphs of ours), batch memory operations.
+ * Memcpy nodes with a pageable host side or an array, and external
+ * semaphore nodes are refused with CUDA_ERROR_NOT_SUPPORTED (XGPU_DEBUG says
+ * which).  Queries and setters: xgpulib_api_graphquery.c.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -16,10 +20,12 @@
 
 /* ---- building graphs ----------------------------------------------------- */
 
-/* GRAPH_ADD_NODE: the dependencies, then `body` (len bytes) */
-static CUresult add_node(CUgraphNode *out, CUgraph g, const CUgraphNode *deps,
-			 size_t nd, uint32_t type, const void *body,
-			 uint32_t len, const void *body2, uint32_t len2)
+/* GRAPH_ADD_NODE: the dependencies, then `body` (len bytes); a memory
+ * allocation node's address in *dptr */
+static CUresult add_node_d(CUgraphNode *out, CUgraph g,
+			   const CUgraphNode *deps, size_t nd, uint32_t type,
+			   const void *body, uint32_t len, const void *body2,
+			   uint32_t len2, uint64_t *dptr)
 {
 	struct xgpuif_add_node_args a = { robj_remote(g, RK_GRAPH), type,
 					  (uint32_t)nd };
@@ -51,8 +57,18 @@ static CUresult add_node(CUgraphNode *out, CUgraph g, const CUgraphNode *deps,
 	rc = xgpulib_call_GRAPH_ADD_NODE(&a, tail, 3, &r);
 	if (rc)
 		return rc;
+	if (dptr)
+		*dptr = r.dptr;
 	*out = (CUgraphNode)robj_for(RK_NODE, r.node, (struct robj *)g);
 	return *out ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+static CUresult add_node(CUgraphNode *out, CUgraph g, const CUgraphNode *deps,
+			 size_t nd, uint32_t type, const void *body,
+			 uint32_t len, const void *body2, uint32_t len2)
+{
+	return add_node_d(out, g, deps, nd, type, body, len, body2, len2,
+			  NULL);
 }
 
 CUresult cuGraphAddEmptyNode(CUgraphNode *phGraphNode, CUgraph hGraph,
@@ -253,27 +269,98 @@ CUresult cuGraphAddMemcpyNode(CUgraphNode *phGraphNode, CUgraph hGraph,
 			      CUcontext ctx)
 {
 	struct xgpuif_node_copy c;
+	CUresult rc;
 
-	(void)ctx;
-	if (!p)
-		return CUDA_ERROR_INVALID_VALUE;
-	/* one row of device (or unified device) memory to another */
-	if ((p->srcMemoryType != CU_MEMORYTYPE_DEVICE &&
-	     !(p->srcMemoryType == CU_MEMORYTYPE_UNIFIED &&
-	       xgpulib_is_device(p->srcDevice))) ||
-	    (p->dstMemoryType != CU_MEMORYTYPE_DEVICE &&
-	     !(p->dstMemoryType == CU_MEMORYTYPE_UNIFIED &&
-	       xgpulib_is_device(p->dstDevice))) ||
-	    p->Height > 1 || p->Depth > 1 || p->srcXInBytes ||
-	    p->dstXInBytes || p->srcY || p->dstY || p->srcZ || p->dstZ) {
-		xgpulib_dbg("cuGraphAddMemcpyNode: only 1D device-to-device "
-			    "copies are supported in built graphs");
-		return CUDA_ERROR_NOT_SUPPORTED;
-	}
-	c = (struct xgpuif_node_copy){ p->dstDevice, p->srcDevice,
-				       p->WidthInBytes };
+	(void)ctx;	/* the worker's current context, as the guest's */
+	rc = xgpulib_node_copy_wire(p, &c);
+	if (rc)
+		return rc;
 	return add_node(phGraphNode, hGraph, dependencies, numDependencies,
 			CU_GRAPH_NODE_TYPE_MEMCPY, &c, sizeof(c), NULL, 0);
+}
+
+CUresult cuGraphAddHostNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+			    const CUgraphNode *dependencies,
+			    size_t numDependencies,
+			    const CUDA_HOST_NODE_PARAMS *p)
+{
+	struct xgpuif_node_host h;
+
+	if (!p || !p->fn)
+		return CUDA_ERROR_INVALID_VALUE;
+	h.fnid = xgpulib_hostfn_id(p->fn, p->userData);
+	if (!h.fnid)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	return add_node(phGraphNode, hGraph, dependencies, numDependencies,
+			CU_GRAPH_NODE_TYPE_HOST, &h, sizeof(h), NULL, 0);
+}
+
+CUresult cuGraphAddMemAllocNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+				const CUgraphNode *dependencies,
+				size_t numDependencies,
+				CUDA_MEM_ALLOC_NODE_PARAMS *p)
+{
+	struct xgpuif_node_mem m = { 0 };
+	CUresult rc;
+
+	if (!p || !p->bytesize)
+		return CUDA_ERROR_INVALID_VALUE;
+	/* device memory of the device, no IPC; access for this device only */
+	if (p->poolProps.allocType != CU_MEM_ALLOCATION_TYPE_PINNED ||
+	    p->poolProps.location.type != CU_MEM_LOCATION_TYPE_DEVICE ||
+	    p->poolProps.handleTypes != CU_MEM_HANDLE_TYPE_NONE)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (size_t i = 0; i < p->accessDescCount; i++) {
+		if (!p->accessDescs ||
+		    p->accessDescs[i].location.type !=
+			    CU_MEM_LOCATION_TYPE_DEVICE ||
+		    p->accessDescs[i].location.id !=
+			    p->poolProps.location.id) {
+			xgpulib_dbg("cuGraphAddMemAllocNode: access from "
+				    "other devices is not supported");
+			return CUDA_ERROR_NOT_SUPPORTED;
+		}
+	}
+	m.size = p->bytesize;
+	m.loc_type = CU_MEM_LOCATION_TYPE_DEVICE;
+	m.loc_id = p->poolProps.location.id;
+	rc = add_node_d(phGraphNode, hGraph, dependencies, numDependencies,
+			CU_GRAPH_NODE_TYPE_MEM_ALLOC, &m, sizeof(m), NULL, 0,
+			&m.dptr);
+	if (rc == CUDA_SUCCESS) {
+		p->dptr = m.dptr;
+		xgpulib_dalloc_add(m.dptr, m.size);
+	}
+	return rc;
+}
+
+CUresult cuGraphAddBatchMemOpNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+				  const CUgraphNode *dependencies,
+				  size_t numDependencies,
+				  const CUDA_BATCH_MEM_OP_NODE_PARAMS *p)
+{
+	struct xgpuif_node_memop m;
+
+	if (!p || !p->count || !p->paramArray)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (p->count > XGPUIF_MAX_MEMOPS)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	m = (struct xgpuif_node_memop){ p->count, p->flags };
+	return add_node(phGraphNode, hGraph, dependencies, numDependencies,
+			CU_GRAPH_NODE_TYPE_BATCH_MEM_OP, &m, sizeof(m),
+			p->paramArray, p->count * XGPUIF_MEMOP_SIZE);
+}
+
+CUresult cuGraphAddMemFreeNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+			       const CUgraphNode *dependencies,
+			       size_t numDependencies, CUdeviceptr dptr)
+{
+	struct xgpuif_dptr_args d = { dptr };
+
+	if (!dptr)
+		return CUDA_ERROR_INVALID_VALUE;
+	return add_node(phGraphNode, hGraph, dependencies, numDependencies,
+			CU_GRAPH_NODE_TYPE_MEM_FREE, &d, sizeof(d), NULL, 0);
 }
 
 static CUresult add_handle_node(CUgraphNode *out, CUgraph g,
@@ -318,6 +405,75 @@ CUresult cuGraphAddChildGraphNode(CUgraphNode *phGraphNode, CUgraph hGraph,
 	return add_handle_node(phGraphNode, hGraph, dependencies,
 			       numDependencies, CU_GRAPH_NODE_TYPE_GRAPH,
 			       robj_remote(childGraph, RK_GRAPH));
+}
+
+CUresult cuGraphConditionalHandleCreate(CUgraphConditionalHandle *pHandle_out,
+					CUgraph hGraph, CUcontext ctx,
+					unsigned int defaultLaunchValue,
+					unsigned int flags)
+{
+	struct xgpuif_cond_handle_args a = { robj_remote(hGraph, RK_GRAPH),
+					     defaultLaunchValue, flags };
+	struct xgpuif_u64_reply r = { 0 };
+	CUresult rc;
+
+	(void)ctx;	/* the worker's current context, as the guest's */
+	if (!pHandle_out || !a.graph)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = xgpulib_call_GRAPH_COND_HANDLE(&a, &r);
+	if (rc == CUDA_SUCCESS)
+		*pHandle_out = r.value;
+	return rc;
+}
+
+/* a conditional node: its body graphs come back, in an array kept with
+ * the node object (the driver's lives with the node) */
+static CUresult add_cond(CUgraphNode *out, CUgraph g, const CUgraphNode *deps,
+			 size_t nd, CUDA_CONDITIONAL_NODE_PARAMS *p)
+{
+	struct xgpuif_add_cond_args a = { robj_remote(g, RK_GRAPH), p->handle,
+					  (uint32_t)p->type, p->size,
+					  (uint32_t)nd, 0 };
+	uint64_t hd[XGPUIF_MAX_CAPTURE_DEPS], hb[XGPUIF_MAX_COND_BODIES];
+	struct xgpuif_node_reply r = { 0, 0 };
+	struct xgpuif_iov tail;
+	uint32_t got = 0;
+	CUgraph *bodies;
+	CUresult rc;
+
+	if (!out || !a.graph || (nd && !deps) || !p->size)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (nd > XGPUIF_MAX_CAPTURE_DEPS || p->size > XGPUIF_MAX_COND_BODIES)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	for (size_t i = 0; i < nd; i++) {
+		hd[i] = robj_remote(deps[i], RK_NODE);
+		if (!hd[i])
+			return CUDA_ERROR_INVALID_VALUE;
+	}
+	bodies = calloc(p->size, sizeof(*bodies));
+	if (!bodies)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	tail = (struct xgpuif_iov){ hd, (uint32_t)(nd * 8) };
+	rc = xgpulib_call_GRAPH_ADD_COND(&a, &tail, 1, &r, hb,
+					 p->size * 8u, &got);
+	if (rc == CUDA_SUCCESS && got != p->size * 8u)
+		rc = CUDA_ERROR_UNKNOWN;
+	for (uint32_t i = 0; rc == CUDA_SUCCESS && i < p->size; i++) {
+		bodies[i] = (CUgraph)robj_for(RK_GRAPH, hb[i], NULL);
+		if (!bodies[i])
+			rc = CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	if (rc == CUDA_SUCCESS) {
+		*out = (CUgraphNode)robj_for(RK_NODE, r.node,
+					     (struct robj *)g);
+		rc = *out ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	if (rc) {
+		free(bodies);
+		return rc;
+	}
+	p->phGraph_out = bodies;
+	return robj_cache(*out, bodies) ? CUDA_SUCCESS : CUDA_ERROR_UNKNOWN;
 }
 
 /*
@@ -400,10 +556,49 @@ CUresult cuGraphAddNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph,
 		return cuGraphAddEventWaitNode(phGraphNode, hGraph,
 					       dependencies, numDependencies,
 					       p->eventWait.event);
+	case CU_GRAPH_NODE_TYPE_HOST: {
+		CUDA_HOST_NODE_PARAMS h = { p->host.fn, p->host.userData };
+
+		return cuGraphAddHostNode(phGraphNode, hGraph, dependencies,
+					  numDependencies, &h);
+	}
+	case CU_GRAPH_NODE_TYPE_MEM_ALLOC: {
+		CUDA_MEM_ALLOC_NODE_PARAMS a = {
+			.poolProps = p->alloc.poolProps,
+			.accessDescs = p->alloc.accessDescs,
+			.accessDescCount = p->alloc.accessDescCount,
+			.bytesize = p->alloc.bytesize,
+		};
+		CUresult rc = cuGraphAddMemAllocNode(phGraphNode, hGraph,
+						     dependencies,
+						     numDependencies, &a);
+
+		if (rc == CUDA_SUCCESS)
+			p->alloc.dptr = a.dptr;
+		return rc;
+	}
+	case CU_GRAPH_NODE_TYPE_MEM_FREE:
+		return cuGraphAddMemFreeNode(phGraphNode, hGraph, dependencies,
+					     numDependencies, p->free.dptr);
+	case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP: {
+		CUDA_BATCH_MEM_OP_NODE_PARAMS b = {
+			.ctx = p->memOp.ctx,
+			.count = p->memOp.count,
+			.paramArray = p->memOp.paramArray,
+			.flags = p->memOp.flags,
+		};
+
+		return cuGraphAddBatchMemOpNode(phGraphNode, hGraph,
+						dependencies, numDependencies,
+						&b);
+	}
+	case CU_GRAPH_NODE_TYPE_CONDITIONAL:
+		return add_cond(phGraphNode, hGraph, dependencies,
+				numDependencies, &p->conditional);
 	default:
 		xgpulib_dbg("cuGraphAddNode: node type %d is not supported "
-			    "(host, memory, semaphore, batch and conditional "
-			    "nodes)", (int)p->type);
+			    "(external semaphore nodes)",
+			    (int)p->type);
 		return CUDA_ERROR_NOT_SUPPORTED;
 	}
 }

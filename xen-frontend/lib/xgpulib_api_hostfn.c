@@ -16,8 +16,16 @@
  *
  * As natively, a host function must not call CUDA; one that never returns
  * holds its stream (only this process's).  All run on the one helper
- * thread, in the order their streams reach them.  Host functions cannot be
- * captured into a graph (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED).
+ * thread, in the order their streams reach them.
+ *
+ * Graphs run host functions many times: a graph's host node, or a host
+ * function launched on a capturing stream, names the function by a number
+ * (xgpulib_hostfn_id: one per function, argument and, for callbacks,
+ * stream, kept for the process's life).  When a graph reaches it the
+ * worker takes one of the NGRAPH slots after ours, writes the number and
+ * DUE and holds the graph until the helper has run the function (DONE).
+ * Once this process has made such a number the helper polls those slots
+ * even while no launch of ours is pending (sleeping up to 1 ms when idle).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -27,8 +35,10 @@
 
 #include "xgpulib.h"
 #include "xgpulib_entry.h"
+#include "xgpulib_graph.h"
 
 #define NSLOTS 64u
+#define NGRAPH 64u	/* the worker's slots, after ours */
 
 struct pending {
 	CUhostFn fn;
@@ -45,6 +55,11 @@ static unsigned int npending;			/* slots QUEUED or DUE */
 static bool started;
 static CUresult setup_rc;
 
+/* host functions by number, for graphs (index: number - 1) */
+static struct pending *fns;
+static uint64_t nfns, capfns;
+static bool graph_fns;			/* some number was made */
+
 static void nap(long ns)
 {
 	struct timespec ts = { 0, ns };
@@ -53,10 +68,44 @@ static void nap(long ns)
 		;
 }
 
+/* run the graph slots' DUE functions; how many ran */
+static unsigned int run_graph_due(void)
+{
+	unsigned int ran = 0;
+
+	for (unsigned int i = NSLOTS; i < NSLOTS + NGRAPH; i++) {
+		struct pending p = { 0 };
+		uint64_t id;
+
+		if (__atomic_load_n(&slots[i].state, __ATOMIC_ACQUIRE) !=
+		    XGPUIF_HF_DUE)
+			continue;
+		id = slots[i].fnid;
+		pthread_mutex_lock(&hf_mu);
+		if (id && id <= nfns)
+			p = fns[id - 1];
+		pthread_mutex_unlock(&hf_mu);
+		if (p.cb)
+			p.cb(p.stream, (CUresult)slots[i].status, p.user);
+		else if (p.fn)
+			p.fn(p.user);
+		else
+			xgpulib_dbg("graph host function %llu: unknown",
+				    (unsigned long long)id);
+		__atomic_store_n(&slots[i].state, XGPUIF_HF_DONE,
+				 __ATOMIC_RELEASE);
+		ran++;
+	}
+	return ran;
+}
+
 /* run every DUE slot's function; how many ran */
 static unsigned int run_due(void)
 {
 	unsigned int ran = 0;
+
+	if (__atomic_load_n(&graph_fns, __ATOMIC_ACQUIRE))
+		ran += run_graph_due();
 
 	for (unsigned int i = 0; i < NSLOTS; i++) {
 		struct pending p;
@@ -90,9 +139,13 @@ static void *helper(void *arg)
 
 	(void)arg;
 	for (;;) {
+		long most;
+
 		pthread_mutex_lock(&hf_mu);
-		while (!npending)
+		while (!npending && !graph_fns)
 			pthread_cond_wait(&hf_cv, &hf_mu);
+		/* graph host functions only: nothing of ours is queued */
+		most = npending ? 200000 : 1000000;
 		pthread_mutex_unlock(&hf_mu);
 		if (run_due()) {
 			idle = 0;
@@ -102,8 +155,8 @@ static void *helper(void *arg)
 		if (++idle < 200)
 			continue;	/* a few microseconds of spinning */
 		sleep_ns = sleep_ns ? sleep_ns * 2 : 10000;
-		if (sleep_ns > 200000)
-			sleep_ns = 200000;
+		if (sleep_ns > most)
+			sleep_ns = most;
 		nap(sleep_ns);
 	}
 	return NULL;
@@ -112,7 +165,7 @@ static void *helper(void *arg)
 /* the slot page and the helper, once; CUresult */
 static CUresult setup(void)
 {
-	struct xgpuif_hostfn_setup_args a = { 0, NSLOTS };
+	struct xgpuif_hostfn_setup_args a = { 0, NSLOTS, NGRAPH, 0 };
 	const struct xgpulib_region *r;
 	pthread_t t;
 	pthread_attr_t at;
@@ -123,7 +176,7 @@ static CUresult setup(void)
 	if (started)
 		return setup_rc;
 	started = true;
-	rc = cuMemHostAlloc(&page, NSLOTS * sizeof(*slots), 0);
+	rc = cuMemHostAlloc(&page, (NSLOTS + NGRAPH) * sizeof(*slots), 0);
 	if (rc == CUDA_SUCCESS) {
 		r = xgpulib_region_find(page, 1, &off);
 		if (!r || off)
@@ -132,7 +185,7 @@ static CUresult setup(void)
 			a.region = r->id;
 	}
 	if (rc == CUDA_SUCCESS) {
-		memset(page, 0, NSLOTS * sizeof(*slots));
+		memset(page, 0, (NSLOTS + NGRAPH) * sizeof(*slots));
 		rc = xgpulib_call_HOSTFN_SETUP(&a);
 	}
 	if (rc == CUDA_SUCCESS) {
@@ -191,15 +244,90 @@ static void drop_slot(uint32_t slot)
 	pthread_mutex_unlock(&hf_mu);
 }
 
+/* the number of p's function (made once), 0 if there is no memory */
+static uint64_t fn_id(const struct pending *p)
+{
+	uint64_t id = 0;
+
+	pthread_mutex_lock(&hf_mu);
+	if (setup() == CUDA_SUCCESS) {
+		for (uint64_t i = 0; i < nfns && !id; i++)
+			if (fns[i].fn == p->fn && fns[i].cb == p->cb &&
+			    fns[i].user == p->user &&
+			    (!p->cb || fns[i].stream == p->stream))
+				id = i + 1;
+		if (!id && nfns == capfns) {
+			uint64_t ncap = capfns ? capfns * 2 : 64;
+			struct pending *n = realloc(fns, ncap * sizeof(*n));
+
+			if (n) {
+				fns = n;
+				capfns = ncap;
+			}
+		}
+		if (!id && nfns < capfns) {
+			fns[nfns++] = *p;
+			id = nfns;
+		}
+		if (id) {
+			__atomic_store_n(&graph_fns, true, __ATOMIC_RELEASE);
+			pthread_cond_broadcast(&hf_cv);
+		}
+	}
+	pthread_mutex_unlock(&hf_mu);
+	return id;
+}
+
+uint64_t xgpulib_hostfn_id(CUhostFn fn, void *user)
+{
+	struct pending p = { .fn = fn, .user = user };
+
+	return fn ? fn_id(&p) : 0;
+}
+
+bool xgpulib_hostfn_of(uint64_t id, CUhostFn *fn, void **user)
+{
+	bool ok = false;
+
+	pthread_mutex_lock(&hf_mu);
+	if (id && id <= nfns && fns[id - 1].fn) {
+		*fn = fns[id - 1].fn;
+		*user = fns[id - 1].user;
+		ok = true;
+	}
+	pthread_mutex_unlock(&hf_mu);
+	return ok;
+}
+
+/* a host function on a capturing stream: a host node of its graph */
+static CUresult capture(const struct pending *p, uint64_t stream)
+{
+	struct xgpuif_hostfn_capture_args a = { stream, fn_id(p),
+						p->cb != NULL, 0 };
+
+	if (!a.fnid)
+		return setup_rc ? setup_rc : CUDA_ERROR_OUT_OF_MEMORY;
+	return xgpulib_call_HOSTFN_CAPTURE(&a);
+}
+
 static CUresult launch(CUstream s, const struct pending *p, int ptds)
 {
 	struct xgpuif_hostfn_launch_args a = { 0, 0, p->cb != NULL };
 	CUresult rc = xgpulib_stream_arg(s, ptds, &a.stream);
+	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
 
 	if (rc)
 		return rc;
 	if (!p->fn && !p->cb)
 		return CUDA_ERROR_INVALID_VALUE;
+	/* a stream can be capturing only once this process began a capture */
+	if (xgpulib_captures_begun()) {
+		rc = xgpulib_capture_info(s, &st, NULL, ptds);
+		if (rc)
+			return rc;
+		if (st != CU_STREAM_CAPTURE_STATUS_NONE)
+			return capture(p, a.stream);
+	}
 	rc = take_slot(p, &a.slot);
 	if (rc)
 		return rc;

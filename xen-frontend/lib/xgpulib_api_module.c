@@ -32,6 +32,7 @@ static void xfunc_free(struct xfunc *xf)
 		xfunc_free(k->fn);
 		free(k);
 	}
+	xgpulib_func_note(&xf->f, false);
 	pthread_mutex_destroy(&xf->f.attr_mu);
 	/* a stale handle used after the unload then fails the magic check
 	 * until the memory is reused */

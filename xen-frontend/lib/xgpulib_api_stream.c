@@ -18,6 +18,7 @@
 
 #include "xgpulib.h"
 #include "xgpulib_entry.h"
+#include "xgpulib_graph.h"
 
 /*
  * Wire value for a stream that is not one of ours: no table handle has
@@ -383,6 +384,7 @@ XGPULIB_EXPORT CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags)
 	e->ctx = ctx;
 	e->remote = r.event;
 	e->magic = XGPULIB_EVENT_MAGIC;
+	xgpulib_event_note(e, true);
 	*phEvent = e;
 	return CUDA_SUCCESS;
 }
@@ -432,8 +434,10 @@ XGPULIB_EXPORT CUresult cuEventDestroy_v2(CUevent hEvent)
 	uint64_t remote;
 	CUresult rc = event_arg(hEvent, &remote);
 
-	return rc ? rc : obj_destroy(hEvent, remote,
-				     xgpulib_post_EVENT_DESTROY);
+	if (rc)
+		return rc;
+	xgpulib_event_note(hEvent, false);
+	return obj_destroy(hEvent, remote, xgpulib_post_EVENT_DESTROY);
 }
 
 XGPULIB_EXPORT CUresult cuEventElapsedTime_v2(float *pMilliseconds,
@@ -500,6 +504,7 @@ CUresult cuIpcOpenEventHandle(CUevent *phEvent, CUipcEventHandle handle)
 	e->ctx = ctx;
 	e->remote = r.event;
 	e->magic = XGPULIB_EVENT_MAGIC;
+	xgpulib_event_note(e, true);
 	*phEvent = e;
 	return CUDA_SUCCESS;
 }

@@ -59,6 +59,17 @@ const struct xgpulib_region *xgpulib_region_find(const void *p, size_t len,
 	return found;
 }
 
+uint8_t *xgpulib_region_va(uint32_t id)
+{
+	uint8_t *va = NULL;
+
+	pthread_mutex_lock(&region_mu);
+	if (id && id < next_region)
+		va = regions[id].va;
+	pthread_mutex_unlock(&region_mu);
+	return va;
+}
+
 uint32_t xgpulib_region_reserve(void)
 {
 	uint32_t id = 0;

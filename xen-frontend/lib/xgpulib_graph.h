@@ -8,9 +8,12 @@
 #ifndef XGPULIB_GRAPH_H
 #define XGPULIB_GRAPH_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
-enum robj_kind { RK_GRAPH = 1, RK_EXEC, RK_NODE };
+#include <cuda.h>
+
+enum robj_kind { RK_GRAPH = 1, RK_EXEC, RK_NODE, RK_UOBJ };
 
 struct robj;
 
@@ -19,5 +22,34 @@ struct robj;
 struct robj *robj_for(int kind, uint64_t remote, struct robj *graph);
 /* the worker handle of an object argument of kind; 0 if it is not one */
 uint64_t robj_remote(const void *p, int kind);
+
+/* keep p (malloc'd) with node object o, freeing what it kept before;
+ * false (p freed) if o is not a node of ours */
+bool robj_cache(void *node, void *p);
+
+/* the graph object of a node object of ours, NULL if it is not one */
+struct robj *robj_graph_of(const void *node);
+
+struct xgpuif_node_copy;
+/* a memcpy node's parameters as the wire carries them (the host side must
+ * be pinned memory: CUDA_ERROR_NOT_SUPPORTED otherwise) */
+CUresult xgpulib_node_copy_wire(const CUDA_MEMCPY3D *p,
+				struct xgpuif_node_copy *c);
+
+/* forget a node object of ours (destroyed), or a graph with its nodes */
+void robj_forget(struct robj *dead);
+
+/* the events of this process by their wire handle, for graph queries
+ * (xgpulib_api_graphnode.c): note one made (live) or being destroyed */
+void xgpulib_event_note(CUevent e, bool live);
+
+/* whether this process began a capture (none: nothing is capturing) */
+bool xgpulib_captures_begun(void);
+
+/* the number of a host function for graphs (xgpulib_api_hostfn.c); 0: no
+ * memory, or the host-function set-up failed */
+uint64_t xgpulib_hostfn_id(CUhostFn fn, void *user);
+/* the function of a number; false: none */
+bool xgpulib_hostfn_of(uint64_t id, CUhostFn *fn, void **user);
 
 #endif /* XGPULIB_GRAPH_H */

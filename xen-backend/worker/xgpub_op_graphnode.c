@@ -1,0 +1,1012 @@
+// SPDX-License-Identifier: MIT
+/*
+ * xgpub_op_graphnode.c: graph nodes beyond adding them: their parameters
+ * from the wire and back (memset, memcpy, host, memory nodes), the
+ * setters in a graph or an executable graph, edges, enabling, removal,
+ * clones, the dot text, and the device's graph memory.
+ *
+ * A host node is the driver's host node running the worker's
+ * xgpub_graph_hostfn with the guest's function number as its user data;
+ * it runs the guest's function through a graph slot of the host-function
+ * region (xgpub_op_hostfn.c), each time the graph reaches it.
+ *
+ * A memcpy node's host side must be a host-memory region of the guest's
+ * (pinned memory): the node keeps the worker's address of it, checked
+ * against the region, and the region is kept mapped until the channel
+ * closes from then on (xgpub_h_HOSTMEM_UNREGISTER, worker_teardown), since
+ * a graph, its clones and executable graphs may copy to and from it at
+ * any later launch.
+ *
+ * A memory allocation node is checked against the guest's quota and its
+ * size charged to it until a free node or a free of its address.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "xgpub_worker.h"
+#include "xgpub_module.h"
+
+/* ---- parameters from the wire -------------------------------------------- */
+
+int xgpub_node_memset(const uint8_t *p, uint32_t len,
+		      CUDA_MEMSET_NODE_PARAMS *mp)
+{
+	struct xgpuif_node_memset m;
+
+	if (len != sizeof(m))
+		return XGPUIF_ST_PROTO;
+	memcpy(&m, p, sizeof(m));
+	memset(mp, 0, sizeof(*mp));
+	mp->dst = m.dst;
+	mp->pitch = m.pitch;
+	mp->value = m.value;
+	mp->elementSize = m.elem_size;
+	mp->width = m.width;
+	mp->height = m.height;
+	return 0;
+}
+
+/* one side of a copy: device memory, or host memory inside a region */
+static int side_in(struct xgpub_worker *w, const struct xgpuif_node_side *s,
+		   const struct xgpuif_node_copy *c, CUmemorytype *type,
+		   const void **host, CUdeviceptr *dev)
+{
+	struct xgpub_region *r;
+	uint64_t pitch, last, t;
+
+	if (s->type == CU_MEMORYTYPE_DEVICE) {
+		*type = CU_MEMORYTYPE_DEVICE;
+		*dev = s->addr;
+		return 0;
+	}
+	if (s->type != CU_MEMORYTYPE_HOST)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	r = xgpub_region_get(w, s->region);
+	if (!r)
+		return CUDA_ERROR_INVALID_VALUE;
+	/* the last byte touched: x + (z + depth - 1) * height * pitch +
+	 * (y + height - 1) * pitch + width, from addr */
+	pitch = s->pitch ? s->pitch : c->width;
+	last = s->addr;
+	if (c->width && c->height && c->depth) {
+		if (__builtin_add_overflow(s->z, c->depth - 1, &t) ||
+		    __builtin_mul_overflow(t, s->height, &t) ||
+		    __builtin_mul_overflow(t, pitch, &t) ||
+		    __builtin_add_overflow(last, t, &last) ||
+		    __builtin_add_overflow(s->y, c->height - 1, &t) ||
+		    __builtin_mul_overflow(t, pitch, &t) ||
+		    __builtin_add_overflow(last, t, &last) ||
+		    __builtin_add_overflow(last, s->x, &last) ||
+		    __builtin_add_overflow(last, c->width, &last))
+			return CUDA_ERROR_INVALID_VALUE;
+	}
+	if (last > r->size)
+		return CUDA_ERROR_INVALID_VALUE;
+	r->graphed = true;
+	*type = CU_MEMORYTYPE_HOST;
+	*host = r->va + s->addr;
+	return 0;
+}
+
+int xgpub_node_copy(struct xgpub_worker *w, const uint8_t *p, uint32_t len,
+		    CUDA_MEMCPY3D *cp)
+{
+	struct xgpuif_node_copy c;
+	int rc;
+
+	if (len != sizeof(c))
+		return XGPUIF_ST_PROTO;
+	memcpy(&c, p, sizeof(c));
+	memset(cp, 0, sizeof(*cp));
+	rc = side_in(w, &c.src, &c, &cp->srcMemoryType, &cp->srcHost,
+		     &cp->srcDevice);
+	if (rc == 0)
+		rc = side_in(w, &c.dst, &c, &cp->dstMemoryType,
+			     (const void **)&cp->dstHost, &cp->dstDevice);
+	if (rc)
+		return rc;
+	cp->srcXInBytes = c.src.x;
+	cp->srcY = c.src.y;
+	cp->srcZ = c.src.z;
+	cp->srcPitch = c.src.pitch;
+	cp->srcHeight = c.src.height;
+	cp->dstXInBytes = c.dst.x;
+	cp->dstY = c.dst.y;
+	cp->dstZ = c.dst.z;
+	cp->dstPitch = c.dst.pitch;
+	cp->dstHeight = c.dst.height;
+	cp->WidthInBytes = c.width;
+	cp->Height = c.height;
+	cp->Depth = c.depth;
+	return 0;
+}
+
+/*
+ * A batch of memory operations: the ops are copied into `ops` (the
+ * dispatch thread's; the driver copies them into the node), their
+ * driver-private fields cleared.  A node that waits for a value may wait
+ * for work the guest sends later: the gate counts no work of this guest's
+ * as in flight from then on (xgpub_note_value_wait).
+ */
+int xgpub_node_memop(struct xgpub_worker *w, const uint8_t *p, uint32_t len,
+		     CUDA_BATCH_MEM_OP_NODE_PARAMS *mp)
+{
+	static CUstreamBatchMemOpParams ops[XGPUIF_MAX_MEMOPS];
+	struct xgpuif_node_memop m;
+
+	if (len < sizeof(m))
+		return XGPUIF_ST_PROTO;
+	memcpy(&m, p, sizeof(m));
+	if (!m.count || m.count > XGPUIF_MAX_MEMOPS ||
+	    len - sizeof(m) != (uint64_t)m.count * XGPUIF_MEMOP_SIZE)
+		return XGPUIF_ST_PROTO;
+	memcpy(ops, p + sizeof(m), len - sizeof(m));
+	for (uint32_t i = 0; i < m.count; i++) {
+		if (ops[i].operation == CU_STREAM_MEM_OP_WAIT_VALUE_32 ||
+		    ops[i].operation == CU_STREAM_MEM_OP_WAIT_VALUE_64) {
+			ops[i].waitValue.alias = 0;
+			xgpub_note_value_wait(w, NULL);
+		} else if (ops[i].operation == CU_STREAM_MEM_OP_WRITE_VALUE_32 ||
+			   ops[i].operation == CU_STREAM_MEM_OP_WRITE_VALUE_64) {
+			ops[i].writeValue.alias = 0;
+		}
+	}
+	memset(mp, 0, sizeof(*mp));
+	mp->ctx = w->cur;
+	mp->count = m.count;
+	mp->paramArray = ops;
+	mp->flags = m.flags;
+	return 0;
+}
+
+int xgpub_node_host(struct xgpub_worker *w, const uint8_t *p, uint32_t len,
+		    CUDA_HOST_NODE_PARAMS *hp)
+{
+	struct xgpuif_node_host h;
+
+	if (len != sizeof(h))
+		return XGPUIF_ST_PROTO;
+	memcpy(&h, p, sizeof(h));
+	/* the guest sets its slots up before it makes host nodes */
+	if (!h.fnid || !w->hostfn_ngraph)
+		return CUDA_ERROR_INVALID_VALUE;
+	hp->fn = xgpub_graph_hostfn;
+	hp->userData = (void *)(uintptr_t)h.fnid;
+	return 0;
+}
+
+int xgpub_node_alloc(struct xgpub_worker *w, CUgraph g, CUgraphNode *node,
+		     const CUgraphNode *deps, uint32_t nd, const uint8_t *p,
+		     uint32_t len, uint64_t *dptr)
+{
+	CUDA_MEM_ALLOC_NODE_PARAMS ap;
+	struct xgpuif_node_mem m;
+	int rc;
+
+	if (len != sizeof(m))
+		return XGPUIF_ST_PROTO;
+	memcpy(&m, p, sizeof(m));
+	if (m.loc_type != CU_MEM_LOCATION_TYPE_DEVICE || m.loc_id != 0)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	if (!m.size)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!xgpub_quota_allows(w, m.size))
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	memset(&ap, 0, sizeof(ap));
+	ap.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+	ap.poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+	ap.poolProps.location.id = (int)w->dev;
+	ap.bytesize = m.size;
+	rc = w->D->cuGraphAddMemAllocNode(node, g, deps, nd, &ap);
+	if (rc)
+		return rc;
+	if (xgpub_alloc_add(w, ap.dptr, m.size)) {
+		w->D->cuGraphDestroyNode(*node);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	*dptr = ap.dptr;
+	return 0;
+}
+
+/* ---- parameters back to the wire ----------------------------------------- */
+
+/* a host address of the worker's as (region, offset); false: none */
+static bool side_out(struct xgpub_worker *w, CUmemorytype type,
+		     const void *host, CUdeviceptr dev,
+		     struct xgpuif_node_side *s)
+{
+	if (type == CU_MEMORYTYPE_DEVICE) {
+		s->type = CU_MEMORYTYPE_DEVICE;
+		s->addr = dev;
+		return true;
+	}
+	if (type != CU_MEMORYTYPE_HOST)
+		return false;
+	for (uint32_t i = 1; i < XGPUB_MAX_REGIONS; i++) {
+		struct xgpub_region *r = &w->regions[i];
+		const uint8_t *h = host;
+
+		if (r->va && h >= r->va && h <= r->va + r->size) {
+			s->type = CU_MEMORYTYPE_HOST;
+			s->region = i;
+			s->addr = (uint64_t)(h - r->va);
+			return true;
+		}
+	}
+	return false;
+}
+
+static int get_copy(struct xgpub_worker *w, CUgraphNode n,
+		    struct xgpuif_node_copy *c)
+{
+	CUDA_MEMCPY3D cp;
+	int rc;
+
+	memset(&cp, 0, sizeof(cp));
+	rc = w->D->cuGraphMemcpyNodeGetParams(n, &cp);
+	if (rc)
+		return rc;
+	if (!side_out(w, cp.srcMemoryType, cp.srcHost, cp.srcDevice,
+		      &c->src) ||
+	    !side_out(w, cp.dstMemoryType, cp.dstHost, cp.dstDevice, &c->dst))
+		return CUDA_ERROR_NOT_SUPPORTED;
+	c->src.x = cp.srcXInBytes;
+	c->src.y = cp.srcY;
+	c->src.z = cp.srcZ;
+	c->src.pitch = cp.srcPitch;
+	c->src.height = cp.srcHeight;
+	c->dst.x = cp.dstXInBytes;
+	c->dst.y = cp.dstY;
+	c->dst.z = cp.dstZ;
+	c->dst.pitch = cp.dstPitch;
+	c->dst.height = cp.dstHeight;
+	c->width = cp.WidthInBytes;
+	c->height = cp.Height;
+	c->depth = cp.Depth;
+	return 0;
+}
+
+/* the guest's handle of a driver event (0: none of the guest's) */
+static xgpuif_handle_t event_handle(struct xgpub_worker *w, CUevent ev)
+{
+	struct xgpub_hentry *e = xgpub_handle_find(&w->h, XGPUB_H_EVENT, ev);
+
+	return e ? xgpub_handle_of(&w->h, e) : 0;
+}
+
+static CUgraph graph_of(struct xgpub_hentry *node)
+{
+	return ((struct xgpub_node_extra *)node->extra)->graph;
+}
+
+struct find_fn {
+	struct xgpub_worker *w;
+	CUfunction f;
+	struct xgpub_hentry *found;
+};
+
+/* a kernel whose function in the current context is f */
+static void kernel_of(struct xgpub_hentry *e, void *arg)
+{
+	struct find_fn *ff = arg;
+	CUfunction f = NULL;
+
+	if (!ff->found &&
+	    ff->w->D->cuKernelGetFunction(&f, e->obj) == CUDA_SUCCESS &&
+	    f == ff->f)
+		ff->found = e;
+}
+
+/*
+ * A kernel node's parameters as GRAPH_ADD_NODE carries them: the guest's
+ * function or kernel handle (the function as the guest named it, or the
+ * kernel whose function in this context it is), then the parameter bytes
+ * packed by the function's layout.
+ */
+static int get_kernel(struct xgpub_worker *w, CUgraphNode n, uint8_t *out,
+		      uint32_t cap, uint32_t *len)
+{
+	struct find_fn ff = { w, NULL, NULL };
+	CUDA_KERNEL_NODE_PARAMS kn;
+	struct xgpuif_launch_args a;
+	const struct xgpub_fn *fn;
+	void *obj;
+	int rc;
+
+	memset(&kn, 0, sizeof(kn));
+	rc = w->D->cuGraphKernelNodeGetParams_v2(n, &kn);
+	if (rc)
+		return rc;
+	memset(&a, 0, sizeof(a));
+	ff.f = kn.func ? kn.func : (CUfunction)kn.kern;
+	ff.found = xgpub_handle_find(&w->h, XGPUB_H_FUNCTION, ff.f);
+	a.kind = XGPUIF_FN_FUNCTION;
+	if (!ff.found) {
+		a.kind = XGPUIF_FN_KERNEL;
+		ff.found = xgpub_handle_find(&w->h, XGPUB_H_KERNEL, ff.f);
+		if (!ff.found)
+			xgpub_handle_each(&w->h, XGPUB_H_KERNEL, kernel_of,
+					  &ff);
+	}
+	if (!ff.found)
+		return CUDA_ERROR_NOT_SUPPORTED;	/* not the guest's */
+	a.func = xgpub_handle_of(&w->h, ff.found);
+	rc = xgpub_fn_get(w, a.func, a.kind, &obj, &fn);
+	if (rc)
+		return rc;
+	/* a layout to pack by, and the parameters as an array */
+	if (fn->nparams == XGPUIF_PARAMS_UNKNOWN ||
+	    (fn->nparams && !kn.kernelParams) ||
+	    sizeof(a) + fn->param_bytes > cap)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	a.grid[0] = kn.gridDimX;
+	a.grid[1] = kn.gridDimY;
+	a.grid[2] = kn.gridDimZ;
+	a.block[0] = kn.blockDimX;
+	a.block[1] = kn.blockDimY;
+	a.block[2] = kn.blockDimZ;
+	a.shmem = kn.sharedMemBytes;
+	a.param_bytes = fn->param_bytes;
+	memset(out + sizeof(a), 0, fn->param_bytes);
+	for (uint32_t i = 0; i < fn->nparams; i++) {
+		if (!kn.kernelParams[i])
+			return CUDA_ERROR_NOT_SUPPORTED;
+		memcpy(out + sizeof(a) + fn->params[i].offset,
+		       kn.kernelParams[i], fn->params[i].size);
+	}
+	memcpy(out, &a, sizeof(a));
+	*len = (uint32_t)(sizeof(a) + fn->param_bytes);
+	return 0;
+}
+
+int xgpub_h_GRAPH_NODE_GET(struct xgpub_worker *w, struct xgpub_hentry *handle,
+			   struct xgpuif_node_get_reply *r,
+			   struct xgpub_rtail *rt)
+{
+	union {
+		struct xgpuif_node_memset m;
+		struct xgpuif_node_copy c;
+		struct xgpuif_node_host h;
+		struct xgpuif_node_handle e;
+		struct xgpuif_node_mem a;
+		struct xgpuif_dptr_args d;
+	} b;
+	CUgraphNode n = handle->obj;
+	CUgraphNodeType t;
+	uint32_t len = 0;
+	int rc = w->D->cuGraphNodeGetType(n, &t);
+
+	if (rc)
+		return rc;
+	memset(&b, 0, sizeof(b));
+	switch (t) {
+	case CU_GRAPH_NODE_TYPE_MEMSET: {
+		CUDA_MEMSET_NODE_PARAMS mp;
+
+		memset(&mp, 0, sizeof(mp));
+		rc = w->D->cuGraphMemsetNodeGetParams(n, &mp);
+		b.m = (struct xgpuif_node_memset){ mp.dst, mp.pitch, mp.width,
+						   mp.height, mp.value,
+						   mp.elementSize };
+		len = sizeof(b.m);
+		break;
+	}
+	case CU_GRAPH_NODE_TYPE_MEMCPY:
+		rc = get_copy(w, n, &b.c);
+		len = sizeof(b.c);
+		break;
+	case CU_GRAPH_NODE_TYPE_HOST: {
+		CUDA_HOST_NODE_PARAMS hp;
+
+		memset(&hp, 0, sizeof(hp));
+		rc = w->D->cuGraphHostNodeGetParams(n, &hp);
+		if (rc == 0 && hp.fn == xgpub_graph_hostfn)
+			b.h.fnid = (uint64_t)(uintptr_t)hp.userData;
+		len = sizeof(b.h);
+		break;
+	}
+	case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
+	case CU_GRAPH_NODE_TYPE_WAIT_EVENT: {
+		CUevent ev = NULL;
+
+		rc = t == CU_GRAPH_NODE_TYPE_EVENT_RECORD ?
+			     w->D->cuGraphEventRecordNodeGetEvent(n, &ev) :
+			     w->D->cuGraphEventWaitNodeGetEvent(n, &ev);
+		b.e.handle = rc ? 0 : event_handle(w, ev);
+		len = sizeof(b.e);
+		break;
+	}
+	case CU_GRAPH_NODE_TYPE_GRAPH: {
+		CUgraph child = NULL;
+
+		rc = w->D->cuGraphChildGraphNodeGetGraph(n, &child);
+		if (rc == 0) {
+			b.e.handle = xgpub_graph_handle(w, child,
+							graph_of(handle), n);
+			if (!b.e.handle)
+				rc = CUDA_ERROR_OUT_OF_MEMORY;
+		}
+		len = sizeof(b.e);
+		break;
+	}
+	case CU_GRAPH_NODE_TYPE_MEM_ALLOC: {
+		CUDA_MEM_ALLOC_NODE_PARAMS ap;
+
+		memset(&ap, 0, sizeof(ap));
+		rc = w->D->cuGraphMemAllocNodeGetParams(n, &ap);
+		b.a = (struct xgpuif_node_mem){ ap.bytesize, ap.dptr,
+						CU_MEM_LOCATION_TYPE_DEVICE,
+						0 };
+		len = sizeof(b.a);
+		break;
+	}
+	case CU_GRAPH_NODE_TYPE_MEM_FREE: {
+		CUdeviceptr d = 0;
+
+		rc = w->D->cuGraphMemFreeNodeGetParams(n, &d);
+		b.d.dptr = d;
+		len = sizeof(b.d);
+		break;
+	}
+	case CU_GRAPH_NODE_TYPE_KERNEL:
+		rc = get_kernel(w, n, rt->p, rt->cap, &len);
+		if (rc)
+			return rc;
+		r->type = (uint32_t)t;
+		r->len = len;
+		rt->len = len;
+		return 0;
+	case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP: {
+		CUDA_BATCH_MEM_OP_NODE_PARAMS mp;
+		struct xgpuif_node_memop m;
+
+		memset(&mp, 0, sizeof(mp));
+		rc = w->D->cuGraphBatchMemOpNodeGetParams(n, &mp);
+		if (rc)
+			return rc;
+		if (mp.count > XGPUIF_MAX_MEMOPS || (mp.count && !mp.paramArray))
+			return CUDA_ERROR_NOT_SUPPORTED;
+		m = (struct xgpuif_node_memop){ mp.count, mp.flags };
+		len = sizeof(m) + mp.count * XGPUIF_MEMOP_SIZE;
+		if (len > rt->cap)
+			return CUDA_ERROR_NOT_SUPPORTED;
+		memcpy(rt->p, &m, sizeof(m));
+		memcpy(rt->p + sizeof(m), mp.paramArray,
+		       mp.count * XGPUIF_MEMOP_SIZE);
+		r->type = (uint32_t)t;
+		r->len = len;
+		rt->len = len;
+		return 0;
+	}
+	default:
+		break;
+	}
+	if (rc)
+		return rc;
+	if (len > rt->cap)
+		return XGPUIF_ST_PROTO;
+	r->type = (uint32_t)t;
+	r->len = len;
+	memcpy(rt->p, &b, len);
+	rt->len = len;
+	return 0;
+}
+
+/* ---- setters ------------------------------------------------------------- */
+
+static void drop_body(struct xgpub_hentry *e, void *arg)
+{
+	struct xgpub_graph_extra *x = e->extra;
+	void **a = arg;
+
+	if (x && x->node == a[1])
+		xgpub_release_drop(a[0], e);
+}
+
+/* a node is going: the handles of the graphs it owns (a child graph, a
+ * conditional node's bodies) with it */
+static void forget_child(struct xgpub_worker *w, CUgraphNode n)
+{
+	void *arg[2] = { w, n };
+
+	xgpub_handle_each(&w->h, XGPUB_H_GRAPH, drop_body, arg);
+}
+
+int xgpub_h_GRAPH_NODE_SET(struct xgpub_worker *w,
+			   const struct xgpuif_node_set_args *a,
+			   struct xgpub_hentry *node,
+			   const struct xgpub_tail *tail)
+{
+	struct xgpub_driver *D = w->D;
+	struct xgpub_hentry *xe = NULL;
+	CUgraphExec x = NULL;
+	CUgraphNode n = node->obj;
+	CUgraphNodeType t;
+	int rc;
+
+	if (a->_pad)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (a->exec) {
+		xe = xgpub_handle_get(&w->h, a->exec, XGPUB_H_GEXEC);
+		if (!xe)
+			return CUDA_ERROR_INVALID_HANDLE;
+		x = xe->obj;
+	}
+	rc = D->cuGraphNodeGetType(n, &t);
+	if (rc)
+		return rc;
+	if ((uint32_t)t != a->type)
+		return CUDA_ERROR_INVALID_VALUE;
+	switch (t) {
+	case CU_GRAPH_NODE_TYPE_MEMSET: {
+		CUDA_MEMSET_NODE_PARAMS mp;
+
+		rc = xgpub_node_memset(tail->p, tail->len, &mp);
+		if (rc)
+			return rc;
+		return x ? D->cuGraphExecMemsetNodeSetParams(x, n, &mp, w->cur) :
+			   D->cuGraphMemsetNodeSetParams(n, &mp);
+	}
+	case CU_GRAPH_NODE_TYPE_MEMCPY: {
+		CUDA_MEMCPY3D cp;
+
+		rc = xgpub_node_copy(w, tail->p, tail->len, &cp);
+		if (rc)
+			return rc;
+		return x ? D->cuGraphExecMemcpyNodeSetParams(x, n, &cp, w->cur) :
+			   D->cuGraphMemcpyNodeSetParams(n, &cp);
+	}
+	case CU_GRAPH_NODE_TYPE_HOST: {
+		CUDA_HOST_NODE_PARAMS hp;
+
+		rc = xgpub_node_host(w, tail->p, tail->len, &hp);
+		if (rc)
+			return rc;
+		return x ? D->cuGraphExecHostNodeSetParams(x, n, &hp) :
+			   D->cuGraphHostNodeSetParams(n, &hp);
+	}
+	case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP: {
+		CUDA_BATCH_MEM_OP_NODE_PARAMS mp;
+
+		rc = xgpub_node_memop(w, tail->p, tail->len, &mp);
+		if (rc)
+			return rc;
+		return x ? D->cuGraphExecBatchMemOpNodeSetParams(x, n, &mp) :
+			   D->cuGraphBatchMemOpNodeSetParams(n, &mp);
+	}
+	case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
+	case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
+	case CU_GRAPH_NODE_TYPE_GRAPH: {
+		struct xgpuif_node_handle h;
+		struct xgpub_hentry *e;
+		bool child = t == CU_GRAPH_NODE_TYPE_GRAPH;
+		bool rec = t == CU_GRAPH_NODE_TYPE_EVENT_RECORD;
+
+		if (tail->len != sizeof(h))
+			return XGPUIF_ST_PROTO;
+		memcpy(&h, tail->p, sizeof(h));
+		e = xgpub_handle_get(&w->h, h.handle,
+				     child ? XGPUB_H_GRAPH : XGPUB_H_EVENT);
+		if (!e)
+			return CUDA_ERROR_INVALID_HANDLE;
+		if (child) {
+			/* a graph's child graph changes only in its
+			 * executable graphs */
+			if (!x)
+				return CUDA_ERROR_NOT_SUPPORTED;
+			return D->cuGraphExecChildGraphNodeSetParams(x, n,
+								     e->obj);
+		}
+		if (x)
+			return rec ? D->cuGraphExecEventRecordNodeSetEvent(
+					     x, n, e->obj) :
+				     D->cuGraphExecEventWaitNodeSetEvent(
+					     x, n, e->obj);
+		return rec ? D->cuGraphEventRecordNodeSetEvent(n, e->obj) :
+			     D->cuGraphEventWaitNodeSetEvent(n, e->obj);
+	}
+	default:
+		return CUDA_ERROR_NOT_SUPPORTED;
+	}
+}
+
+/* ---- structure ----------------------------------------------------------- */
+
+int xgpub_h_GRAPH_NODE_EDGES(struct xgpub_worker *w,
+			     const struct xgpuif_edges_args *a,
+			     struct xgpuif_edges_reply *r,
+			     struct xgpub_rtail *rt)
+{
+	struct xgpub_hentry *e;
+	CUgraphNode *from = NULL, *to = NULL, self = NULL;
+	CUgraphEdgeData *ed = NULL;
+	CUgraph g;
+	size_t n = 0, want;
+	int rc;
+
+	if (a->which > 2)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (a->which == 2) {
+		e = xgpub_handle_get(&w->h, a->graph, XGPUB_H_GRAPH);
+		if (!e)
+			return CUDA_ERROR_INVALID_HANDLE;
+		g = e->obj;
+		rc = w->D->cuGraphGetEdges_v2(g, NULL, NULL, NULL, &n);
+	} else {
+		e = xgpub_handle_get(&w->h, a->node, XGPUB_H_GNODE);
+		if (!e)
+			return CUDA_ERROR_INVALID_HANDLE;
+		g = graph_of(e);
+		self = e->obj;
+		rc = a->which == 0 ?
+			     w->D->cuGraphNodeGetDependencies_v2(self, NULL,
+								 NULL, &n) :
+			     w->D->cuGraphNodeGetDependentNodes_v2(self, NULL,
+								   NULL, &n);
+	}
+	if (rc)
+		return rc;
+	r->total = n;
+	want = n < a->max ? n : a->max;
+	if (want > rt->cap / sizeof(struct xgpuif_edge))
+		want = rt->cap / sizeof(struct xgpuif_edge);
+	if (!want)
+		return 0;
+	from = calloc(n, sizeof(*from));
+	to = calloc(n, sizeof(*to));
+	ed = calloc(n, sizeof(*ed));
+	if (!from || !to || !ed) {
+		rc = CUDA_ERROR_OUT_OF_MEMORY;
+		goto out;
+	}
+	if (a->which == 2)
+		rc = w->D->cuGraphGetEdges_v2(g, from, to, ed, &n);
+	else if (a->which == 0)
+		rc = w->D->cuGraphNodeGetDependencies_v2(self, from, ed, &n);
+	else
+		rc = w->D->cuGraphNodeGetDependentNodes_v2(self, to, ed, &n);
+	for (size_t i = 0; rc == 0 && i < want && i < n; i++) {
+		struct xgpuif_edge x;
+
+		memset(&x, 0, sizeof(x));
+		x.from = xgpub_node_handle(w, g, a->which == 1 ? self : from[i]);
+		x.to = xgpub_node_handle(w, g, a->which == 0 ? self : to[i]);
+		_Static_assert(sizeof(CUgraphEdgeData) == sizeof(x.data),
+			       "edge data is 8 bytes");
+		memcpy(x.data, &ed[i], sizeof(x.data));
+		if (!x.from || !x.to)
+			rc = CUDA_ERROR_OUT_OF_MEMORY;
+		memcpy(rt->p + i * sizeof(x), &x, sizeof(x));
+	}
+	if (rc == 0)
+		rt->len = (uint32_t)((want < n ? want : n) *
+				     sizeof(struct xgpuif_edge));
+out:
+	free(from);
+	free(to);
+	free(ed);
+	return rc;
+}
+
+int xgpub_h_GRAPH_DESTROY_NODE(struct xgpub_worker *w,
+			       struct xgpub_hentry *handle)
+{
+	int rc;
+
+	forget_child(w, handle->obj);
+	rc = w->D->cuGraphDestroyNode(handle->obj);
+	if (rc == 0)
+		xgpub_handle_drop(&w->h, handle);
+	return rc;
+}
+
+int xgpub_h_GRAPH_NODE_ENABLED(struct xgpub_worker *w,
+			       const struct xgpuif_enabled_args *a,
+			       struct xgpub_hentry *exec,
+			       struct xgpub_hentry *node,
+			       struct xgpuif_u64_reply *r)
+{
+	unsigned int on = 0;
+	int rc;
+
+	if (a->set > 1)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (a->set)
+		return w->D->cuGraphNodeSetEnabled(exec->obj, node->obj,
+						   a->value);
+	rc = w->D->cuGraphNodeGetEnabled(exec->obj, node->obj, &on);
+	r->value = on;
+	return rc;
+}
+
+int xgpub_h_GRAPH_FIND_IN_CLONE(struct xgpub_worker *w,
+				struct xgpub_hentry *node,
+				struct xgpub_hentry *clone,
+				struct xgpuif_node_reply *r)
+{
+	CUgraphNode n = NULL;
+	int rc = w->D->cuGraphNodeFindInClone(&n, node->obj, clone->obj);
+
+	if (rc)
+		return rc;
+	r->node = xgpub_node_handle(w, clone->obj, n);
+	return r->node ? 0 : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+int xgpub_h_GEXEC_FLAGS(struct xgpub_worker *w, struct xgpub_hentry *handle,
+			struct xgpuif_u64_reply *r)
+{
+	cuuint64_t f = 0;
+	int rc = w->D->cuGraphExecGetFlags(handle->obj, &f);
+
+	r->value = f;
+	return rc;
+}
+
+/* ---- dot text ------------------------------------------------------------ */
+
+/*
+ * The driver writes the dot text to a path: a memfd of the worker's,
+ * named by /proc/self/fd.  The text is kept until the next GRAPH_DOT
+ * from offset 0.  Details that would show the worker's own addresses
+ * (host node functions, host copy sides, kernel parameter arrays, driver
+ * handles) are not asked for.
+ */
+static char *dot_text;
+static size_t dot_len;
+
+#define DOT_HIDDEN (CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE |			\
+		    CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_PARAMS |	\
+		    CU_GRAPH_DEBUG_DOT_FLAGS_MEMCPY_NODE_PARAMS |	\
+		    CU_GRAPH_DEBUG_DOT_FLAGS_HOST_NODE_PARAMS |		\
+		    CU_GRAPH_DEBUG_DOT_FLAGS_EVENT_NODE_PARAMS |	\
+		    CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_SIGNAL_NODE_PARAMS | \
+		    CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_WAIT_NODE_PARAMS | \
+		    CU_GRAPH_DEBUG_DOT_FLAGS_HANDLES)
+
+/* at most this much dot text */
+#define DOT_MAX (64u << 20)
+
+static int dot_write(struct xgpub_worker *w, CUgraph g, unsigned int flags)
+{
+	char path[64];
+	off_t end;
+	int fd, rc;
+
+	free(dot_text);
+	dot_text = NULL;
+	dot_len = 0;
+	fd = memfd_create("xgpu-dot", MFD_CLOEXEC);
+	if (fd < 0)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	rc = w->D->cuGraphDebugDotPrint(g, path, flags & ~DOT_HIDDEN);
+	if (rc == 0) {
+		end = lseek(fd, 0, SEEK_END);
+		if (end < 0 || (uint64_t)end > DOT_MAX)
+			rc = CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	if (rc == 0) {
+		dot_text = malloc((size_t)end + 1);
+		if (!dot_text ||
+		    pread(fd, dot_text, (size_t)end, 0) != (ssize_t)end) {
+			free(dot_text);
+			dot_text = NULL;
+			rc = CUDA_ERROR_OPERATING_SYSTEM;
+		} else {
+			dot_len = (size_t)end;
+		}
+	}
+	close(fd);
+	return rc;
+}
+
+int xgpub_h_GRAPH_DOT(struct xgpub_worker *w, const struct xgpuif_dot_args *a,
+		      struct xgpub_hentry *graph, struct xgpuif_dot_reply *r,
+		      struct xgpub_rtail *rt)
+{
+	size_t n;
+
+	if (a->_pad)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (a->offset == 0) {
+		int rc = dot_write(w, graph->obj, a->flags);
+
+		if (rc)
+			return rc;
+	}
+	if (a->offset > dot_len)
+		return CUDA_ERROR_INVALID_VALUE;
+	n = dot_len - a->offset;
+	if (n > rt->cap)
+		n = rt->cap;
+	if (n)
+		memcpy(rt->p, dot_text + a->offset, n);
+	rt->len = (uint32_t)n;
+	r->total = dot_len;
+	return 0;
+}
+
+/* ---- the device's graph memory -------------------------------------------- */
+
+int xgpub_h_GRAPH_MEM_ATTR(struct xgpub_worker *w,
+			   const struct xgpuif_graph_mem_args *a,
+			   struct xgpuif_u64_reply *r)
+{
+	cuuint64_t v = a->value;
+	int rc;
+
+	if (a->device != 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	if (a->_pad)
+		return CUDA_ERROR_INVALID_VALUE;
+	switch (a->op) {
+	case 0:
+		if (a->attr > CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH)
+			return CUDA_ERROR_INVALID_VALUE;
+		rc = w->D->cuDeviceGetGraphMemAttribute(
+			w->dev, (CUgraphMem_attribute)a->attr, &v);
+		r->value = v;
+		return rc;
+	case 1:
+		/* only the high watermarks may be reset (to 0) */
+		if (a->attr != CU_GRAPH_MEM_ATTR_USED_MEM_HIGH &&
+		    a->attr != CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH)
+			return CUDA_ERROR_INVALID_VALUE;
+		return w->D->cuDeviceSetGraphMemAttribute(
+			w->dev, (CUgraphMem_attribute)a->attr, &v);
+	case 2:
+		return w->D->cuDeviceGraphMemTrim(w->dev);
+	}
+	return CUDA_ERROR_INVALID_VALUE;
+}
+
+/* ---- user objects ---------------------------------------------------------- */
+
+/* the driver destroys a user object: the guest's destructor, then dead */
+static void CUDA_CB uobj_destroy(void *user)
+{
+	struct xgpub_uobj *u = user;
+
+	xgpub_graph_hostfn((void *)(uintptr_t)u->fnid);
+	__atomic_store_n(&u->dead, 1, __ATOMIC_RELEASE);
+}
+
+int xgpub_h_USEROBJ_CREATE(struct xgpub_worker *w,
+			   const struct xgpuif_uobj_create_args *a,
+			   struct xgpuif_uobj_reply *r)
+{
+	struct xgpub_uobj *u;
+	int rc;
+
+	if (!a->fnid || !a->refs || !w->hostfn_ngraph ||
+	    (a->flags & ~(uint32_t)CU_USER_OBJECT_NO_DESTRUCTOR_SYNC))
+		return CUDA_ERROR_INVALID_VALUE;
+	/* never freed: the driver may call the destructor at any time */
+	u = calloc(1, sizeof(*u));
+	if (!u)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	u->fnid = a->fnid;
+	u->refs = a->refs;
+	rc = w->D->cuUserObjectCreate(&u->uo, u, uobj_destroy, a->refs,
+				      a->flags);
+	if (rc) {
+		free(u);
+		return rc;
+	}
+	r->handle = xgpub_handle_new(&w->h, XGPUB_H_USEROBJ, u, NULL);
+	return r->handle ? 0 : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+int xgpub_h_USEROBJ_REF(struct xgpub_worker *w,
+			const struct xgpuif_uobj_ref_args *a,
+			struct xgpub_hentry *handle)
+{
+	struct xgpub_uobj *u = handle->obj;
+	struct xgpub_hentry *g = NULL;
+	int rc;
+
+	/* destroyed by the driver: the handle goes */
+	if (__atomic_load_n(&u->dead, __ATOMIC_ACQUIRE)) {
+		xgpub_handle_drop(&w->h, handle);
+		return CUDA_ERROR_INVALID_HANDLE;
+	}
+	if (!a->count || a->_pad || a->op > XGPUIF_UOBJ_GRAPH_RELEASE)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (a->op >= XGPUIF_UOBJ_GRAPH_RETAIN) {
+		g = xgpub_handle_get(&w->h, a->graph, XGPUB_H_GRAPH);
+		if (!g)
+			return CUDA_ERROR_INVALID_HANDLE;
+	}
+	switch (a->op) {
+	case XGPUIF_UOBJ_RETAIN:
+		if (a->flags)
+			return CUDA_ERROR_INVALID_VALUE;
+		rc = w->D->cuUserObjectRetain(u->uo, a->count);
+		if (rc == 0)
+			u->refs += a->count;
+		return rc;
+	case XGPUIF_UOBJ_RELEASE:
+		/* only references the guest holds */
+		if (a->flags || a->count > u->refs)
+			return CUDA_ERROR_INVALID_VALUE;
+		u->refs -= a->count;
+		return w->D->cuUserObjectRelease(u->uo, a->count);
+	case XGPUIF_UOBJ_GRAPH_RETAIN:
+		if (a->flags & ~(uint32_t)CU_GRAPH_USER_OBJECT_MOVE)
+			return CUDA_ERROR_INVALID_VALUE;
+		if ((a->flags & CU_GRAPH_USER_OBJECT_MOVE) && a->count > u->refs)
+			return CUDA_ERROR_INVALID_VALUE;
+		rc = w->D->cuGraphRetainUserObject(g->obj, u->uo, a->count,
+						   a->flags);
+		if (rc == 0 && (a->flags & CU_GRAPH_USER_OBJECT_MOVE))
+			u->refs -= a->count;
+		return rc;
+	default:
+		if (a->flags)
+			return CUDA_ERROR_INVALID_VALUE;
+		return w->D->cuGraphReleaseUserObject(g->obj, u->uo,
+						      a->count);
+	}
+}
+
+static void uobj_drop(struct xgpub_hentry *e, void *arg)
+{
+	struct xgpub_worker *w = arg;
+	struct xgpub_uobj *u = e->obj;
+
+	if (!__atomic_load_n(&u->dead, __ATOMIC_ACQUIRE) && u->refs) {
+		uint64_t n = u->refs;
+
+		u->refs = 0;
+		w->D->cuUserObjectRelease(u->uo, (unsigned int)n);
+	}
+	xgpub_handle_drop(&w->h, e);
+}
+
+void xgpub_uobj_teardown(struct xgpub_worker *w)
+{
+	xgpub_handle_each(&w->h, XGPUB_H_USEROBJ, uobj_drop, w);
+}
+
+/* ---- kernel node attributes ------------------------------------------------ */
+
+int xgpub_h_GRAPH_KERNEL_ATTR(struct xgpub_worker *w,
+			      const struct xgpuif_kernel_attr_args *a,
+			      struct xgpub_hentry *node,
+			      struct xgpuif_kernel_attr_reply *r)
+{
+	CUkernelNodeAttrValue v;
+	struct xgpub_hentry *src;
+	int rc;
+
+	_Static_assert(sizeof(v) == sizeof(a->value),
+		       "attribute values travel as the CUDA ABI lays them out");
+	switch (a->op) {
+	case 0:
+		if (!xgpub_attr_plain(a->id))
+			return CUDA_ERROR_NOT_SUPPORTED;
+		memset(&v, 0, sizeof(v));
+		rc = w->D->cuGraphKernelNodeGetAttribute(
+			node->obj, (CUkernelNodeAttrID)a->id, &v);
+		if (rc == 0)
+			memcpy(r->value, &v, sizeof(v));
+		return rc;
+	case 1:
+		if (!xgpub_attr_plain(a->id))
+			return CUDA_ERROR_NOT_SUPPORTED;
+		memcpy(&v, a->value, sizeof(v));
+		return w->D->cuGraphKernelNodeSetAttribute(
+			node->obj, (CUkernelNodeAttrID)a->id, &v);
+	case 2:
+		src = xgpub_handle_get(&w->h, a->src, XGPUB_H_GNODE);
+		if (!src)
+			return CUDA_ERROR_INVALID_HANDLE;
+		return w->D->cuGraphKernelNodeCopyAttributes(node->obj,
+							     src->obj);
+	}
+	return CUDA_ERROR_INVALID_VALUE;
+}
