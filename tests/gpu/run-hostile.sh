@@ -6,10 +6,11 @@
 # synchronising every 4) under xen-gpubackd --gpu-limit-ms LIMIT.
 #   - the hostile guest must end with cudaErrorLaunchTimeout within
 #     LIMIT + 2 s;
-#   - the normal guests together must keep >= 95% of what they keep
-#     natively beside the same kernel for as long (killed at LIMIT + 0.2 s
-#     there): kernels beside it over kernels alone, through xgpu against
-#     natively.  While the hostile kernel lives the driver time-slices it
+#   - the normal guests together must complete >= 95% of the kernels they
+#     complete natively beside the same kernel for as long (killed at
+#     LIMIT + 0.2 s there).  (Their ratio to a run alone is printed too:
+#     through xgpu alone they complete more than natively alone, so that
+#     ratio understates them.)  While the hostile kernel lives the driver time-slices it
 #     with the others, which xgpu cannot change; its end is xgpu's doing.
 #     (The three-way share, 1 - (LIMIT/SECS)/3 of the alone count, is
 #     printed too.);
@@ -144,11 +145,13 @@ else
 		       "lives would give %.3f)\n", a1, b1, a0, b0, r, fair
 		printf "natively, beside the same kernel killed after %d ms: " \
 		       "%d+%d, alone %d+%d: %.3f\n", nh, na1, nb1, na0, nb0, nr
-		printf "xgpu keeps %.3f of what the driver alone gives them\n",
-		       r / nr
-		exit !(r / nr >= 0.95)
-	}' && pass "normal guests keep >= 0.95 of their native share beside it" ||
-		fail "normal guests below 0.95 of their native share beside it"
+		x = (a1 + b1) / (na1 + nb1)
+		printf "beside it, through xgpu they complete %.3f of the " \
+		       "kernels they complete natively (%.3f relative to " \
+		       "each alone)\n", x, r / nr
+		exit !(x >= 0.95)
+	}' && pass "normal guests beside it complete >= 0.95 of what they complete natively" ||
+		fail "normal guests beside it complete < 0.95 of what they complete natively"
 fi
 if [ -n "$back" ]; then
 	pass "GPU memory back to $mem0 MiB within $back ms of the hostile guest's end"
