@@ -103,6 +103,27 @@ else
 	fail help "xen-gpubackd --help does not describe --local"
 fi
 
+# ---- (f2) bad options: checked before the daemon detaches -------------------
+# each: exit status 2, one line naming the option, no socket left behind
+
+bad_opts=0
+for args in "--quota-mb -5" "--quota-mb abc" "--gpu 7" "--gpu -1" \
+	"--sched bogus" "--socket-mode 999" "--max-data-mb 0" \
+	"--gpu-limit-ms 99999999999" "--max-channels 0"; do
+	opt=${args%% *}
+	# shellcheck disable=SC2086 # args: an option and its value
+	"$BACKEND" --local "$TMP/badopt.sock" --control none \
+		--driver "$FAKECUDA" $args >"$TMP/badopt.out" 2>&1
+	r=$?
+	if [ "$r" -ne 2 ] || ! grep -q -- "$opt" "$TMP/badopt.out" ||
+		[ -e "$TMP/badopt.sock" ]; then
+		fail bad-options "$args: status $r, said: $(tail -n 1 "$TMP/badopt.out")"
+		bad_opts=1
+	fi
+	rm -f "$TMP/badopt.sock"
+done
+[ "$bad_opts" = 0 ] && pass bad-options
+
 # ---- (a) no backend ---------------------------------------------------------
 
 missing=$TMP/missing.sock

@@ -201,32 +201,84 @@ static int serve_client(void *p)
 	return xgpub_worker_run(t, a->opt);
 }
 
+static const struct option lopts[] = {
+	{ "local", required_argument, NULL, 'l' },
+	{ "xen", no_argument, NULL, 'x' },
+	{ "control", required_argument, NULL, 'c' },
+	{ "sched", required_argument, NULL, 's' },
+	{ "gpu-limit-ms", required_argument, NULL, 'L' },
+	{ "max-channels", required_argument, NULL, 'C' },
+	{ "max-local-per-user", required_argument, NULL, 'U' },
+	{ "vcpu-coord", required_argument, NULL, 'V' },
+	{ "vcpu-boost", required_argument, NULL, 'B' },
+	{ "foreground", no_argument, NULL, 'f' },
+	{ "driver", required_argument, NULL, 'd' },
+	{ "gpu", required_argument, NULL, 'g' },
+	{ "quota-mb", required_argument, NULL, 'q' },
+	{ "max-data-mb", required_argument, NULL, 'D' },
+	{ "pinned-mb", required_argument, NULL, 'P' },
+	{ "spin-us", required_argument, NULL, 'S' },
+	{ "jit-cache", required_argument, NULL, 'J' },
+	{ "socket-mode", required_argument, NULL, 'm' },
+	{ "pidfile", required_argument, NULL, 'p' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/*
+ * A whole number option in [lo, hi]: 0, or one line naming the option and
+ * the accepted range, and -1 (the caller exits 2).
+ */
+static int num_opt(int c, const char *arg, uint64_t lo, uint64_t hi,
+		   uint64_t *out)
+{
+	const char *name = "?";
+	unsigned long long v;
+	char *end = NULL;
+
+	for (const struct option *o = lopts; o->name; o++)
+		if (o->val == c)
+			name = o->name;
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (!*arg || *arg == '-' || *arg == '+' || *end || errno ||
+	    v < lo || v > hi) {
+		fprintf(stderr, "xen-gpubackd: --%s: '%s' is not a whole "
+			"number from %llu to %llu\n", name, arg,
+			(unsigned long long)lo, (unsigned long long)hi);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+/*
+ * How many GPUs the driver sees, asked by a child process (the daemon
+ * itself never initialises CUDA); -1 when it cannot tell.
+ */
+static int gpu_count(const char *driver_path)
+{
+	int st = 0, n = -1;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		char msg[256];
+		struct xgpub_driver *d = xgpub_driver_open(driver_path, msg,
+							   sizeof(msg));
+
+		if (!d || d->cuInit(0) || d->cuDeviceGetCount(&n) || n < 0)
+			_exit(255);
+		_exit(n > 254 ? 254 : n);
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
+	    WEXITSTATUS(st) == 255)
+		return -1;
+	return WEXITSTATUS(st);
+}
+
 int main(int argc, char **argv)
 {
-	static const struct option lopts[] = {
-		{ "local", required_argument, NULL, 'l' },
-		{ "xen", no_argument, NULL, 'x' },
-		{ "control", required_argument, NULL, 'c' },
-		{ "sched", required_argument, NULL, 's' },
-		{ "gpu-limit-ms", required_argument, NULL, 'L' },
-		{ "max-channels", required_argument, NULL, 'C' },
-		{ "max-local-per-user", required_argument, NULL, 'U' },
-		{ "vcpu-coord", required_argument, NULL, 'V' },
-		{ "vcpu-boost", required_argument, NULL, 'B' },
-		{ "foreground", no_argument, NULL, 'f' },
-		{ "driver", required_argument, NULL, 'd' },
-		{ "gpu", required_argument, NULL, 'g' },
-		{ "quota-mb", required_argument, NULL, 'q' },
-		{ "max-data-mb", required_argument, NULL, 'D' },
-		{ "pinned-mb", required_argument, NULL, 'P' },
-		{ "spin-us", required_argument, NULL, 'S' },
-		{ "jit-cache", required_argument, NULL, 'J' },
-		{ "socket-mode", required_argument, NULL, 'm' },
-		{ "pidfile", required_argument, NULL, 'p' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct xgpub_options opt = {
 		.gpu = 0,
 		.max_data_pages = 256u * 256u,
@@ -260,6 +312,7 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "xl:c:s:fd:g:q:m:p:vh", lopts,
 				NULL)) != -1) {
 		char *end = NULL;
+		uint64_t v = 0;
 
 		switch (c) {
 		case 'l':
@@ -272,26 +325,23 @@ int main(int argc, char **argv)
 			ctl_path = optarg;
 			break;
 		case 's':
+			if (strcmp(optarg, "credit") && strcmp(optarg, "fifo") &&
+			    strcmp(optarg, "off")) {
+				fprintf(stderr, "xen-gpubackd: --sched: '%s' is "
+					"not one of credit, fifo, off\n", optarg);
+				return 2;
+			}
 			sched_policy = optarg;
 			break;
 		case 'C':
-			lim.max_channels = (uint32_t)strtoul(optarg, &end, 10);
-			if (lim.max_channels < 1 ||
-			    lim.max_channels > XGPUIF_XEN_MAX_CHANNELS) {
-				fprintf(stderr, "xen-gpubackd: --max-channels "
-					"must be 1..%u\n",
-					XGPUIF_XEN_MAX_CHANNELS);
+			if (num_opt(c, optarg, 1, XGPUIF_XEN_MAX_CHANNELS, &v))
 				return 2;
-			}
+			lim.max_channels = (uint32_t)v;
 			break;
 		case 'U':
-			if (*optarg == '-') {
-				fprintf(stderr, "xen-gpubackd: "
-					"--max-local-per-user must be >= 0\n");
+			if (num_opt(c, optarg, 0, 1024, &v))
 				return 2;
-			}
-			max_local_per_user =
-				(unsigned int)strtoul(optarg, &end, 10);
+			max_local_per_user = (unsigned int)v;
 			break;
 		case 'V':
 			if (!strcmp(optarg, "on") || !strcmp(optarg, "off")) {
@@ -315,26 +365,31 @@ int main(int argc, char **argv)
 			opt.driver_path = optarg;
 			break;
 		case 'g':
-			opt.gpu = (int)strtol(optarg, &end, 10);
+			if (num_opt(c, optarg, 0, 63, &v))
+				return 2;
+			opt.gpu = (int)v;
 			break;
 		case 'q':
-			opt.quota = strtoull(optarg, &end, 10) << 20;
+			/* at most 16 TiB, in MiB */
+			if (num_opt(c, optarg, 0, 16u << 20, &v))
+				return 2;
+			opt.quota = v << 20;
 			break;
 		case 'P':
-			opt.pin_quota = strtoull(optarg, &end, 10) << 20;
+			if (num_opt(c, optarg, 0, 16u << 20, &v))
+				return 2;
+			opt.pin_quota = v << 20;
 			break;
 		case 'D':
-			opt.max_data_pages =
-				(uint32_t)strtoul(optarg, &end, 10) * 256u;
-			if (opt.max_data_pages > XGPUIF_LOCAL_MAX_DATA_PAGES ||
-			    opt.max_data_pages < 16) {
-				fprintf(stderr, "xen-gpubackd: --max-data-mb "
-					"must be 1..1024\n");
+			if (num_opt(c, optarg, 1,
+				    XGPUIF_LOCAL_MAX_DATA_PAGES / 256u, &v))
 				return 2;
-			}
+			opt.max_data_pages = (uint32_t)v * 256u;
 			break;
 		case 'S':
-			opt.spin_us = (unsigned int)strtoul(optarg, &end, 10);
+			if (num_opt(c, optarg, 0, 1000000, &v))
+				return 2;
+			opt.spin_us = (unsigned int)v;
 			break;
 		case 'J':
 			if (strcmp(optarg, "none") && optarg[0] != '/') {
@@ -344,19 +399,20 @@ int main(int argc, char **argv)
 			}
 			opt.jit_cache = optarg;
 			break;
-		case 'L': {
-			unsigned long long ms = strtoull(optarg, &end, 10);
-
-			if (*optarg == '-' || ms > 86400000ull) {
-				fprintf(stderr, "xen-gpubackd: --gpu-limit-ms "
-					"must be 0..86400000\n");
+		case 'L':
+			if (num_opt(c, optarg, 0, 86400000, &v))
 				return 2;
-			}
-			xgpub_gpu_limit_ns = ms * 1000000ull;
+			xgpub_gpu_limit_ns = v * 1000000ull;
 			break;
-		}
 		case 'm':
 			mode = (mode_t)strtoul(optarg, &end, 8);
+			if (!*optarg || *end || mode > 0777) {
+				fprintf(stderr, "xen-gpubackd: --socket-mode: "
+					"'%s' is not an octal mode from 0 to "
+					"0777\n", optarg);
+				return 2;
+			}
+			end = NULL;
 			break;
 		case 'p':
 			pidfile = optarg;
@@ -371,11 +427,7 @@ int main(int argc, char **argv)
 			usage(stderr);
 			return 2;
 		}
-		if (end && *end) {
-			fprintf(stderr, "xen-gpubackd: bad number: %s\n",
-				optarg);
-			return 2;
-		}
+
 	}
 	if ((!path && !use_xen) || optind != argc) {
 		usage(stderr);
@@ -386,7 +438,11 @@ int main(int argc, char **argv)
 			"scheduler (it measures the work in flight)\n");
 		return 2;
 	}
-	xgpub_log_init("xen-gpubackd", !foreground, verbose);
+	/* what can be checked before detaching, on stderr with status 2 */
+	if (use_xen && xgpub_xen_check())
+		return 2;
+	/* on stderr until the daemon detaches: errors before it are seen */
+	xgpub_log_init("xen-gpubackd", false, verbose);
 	if (!opt.driver_path)
 		opt.driver_path = find_driver();
 	if (!opt.driver_path) {
@@ -403,6 +459,15 @@ int main(int argc, char **argv)
 	}
 	xgpub_driver_close(probe);
 	xgpub_info("host driver: %s", opt.driver_path);
+	{
+		int n = gpu_count(opt.driver_path);
+
+		if (n >= 0 && opt.gpu >= n) {
+			xgpub_err("--gpu %d: this host has %d GPU%s (0..%d)",
+				  opt.gpu, n, n == 1 ? "" : "s", n - 1);
+			return 2;
+		}
+	}
 
 	if (opt.max_data_pages < lim.max_data_pages)
 		lim.max_data_pages = opt.max_data_pages;
@@ -412,6 +477,8 @@ int main(int argc, char **argv)
 			return 1;
 		xgpub_daemon_fd(lfd);
 	}
+	if (!foreground)
+		xgpub_log_init("xen-gpubackd", true, verbose);
 	if (!foreground && daemon(0, 0) < 0) {
 		xgpub_err("cannot daemonize: %s", strerror(errno));
 		return 1;

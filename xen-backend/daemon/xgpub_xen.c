@@ -309,6 +309,23 @@ void xgpub_xen_each_device(void (*fn)(uint32_t domid, const char *name,
 	}
 }
 
+int xgpub_xen_check(void)
+{
+	char why[256];
+	void *xs;
+
+	xgpub_xs_load(why, sizeof(why));
+	xs = xgpub_xs->open(0);
+	if (!xs) {
+		fprintf(stderr, "xen-gpubackd: --xen: cannot connect to "
+			"xenstore: %s (is this Dom0 with xenstored running?)\n",
+			strerror(errno));
+		return -1;
+	}
+	xgpub_xs->close(xs);
+	return 0;
+}
+
 struct xgpub_xen *xgpub_xen_start(const struct xgpub_xen_limits *lim,
 				  const struct xgpub_options *opt)
 {

@@ -18,6 +18,9 @@
 
 struct xgpub_xen;
 struct xgpub_options;
+/* before the daemon detaches: can it reach xenstore?  0, or -1 with one
+ * line on stderr */
+int xgpub_xen_check(void);
 struct xgpub_xen *xgpub_xen_start(const struct xgpub_xen_limits *lim,
 				  const struct xgpub_options *opt);
 /* the xenstore watch fd, or -1: then call xgpub_xen_poll every
