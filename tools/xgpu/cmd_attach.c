@@ -88,7 +88,18 @@ static int dev_open(struct dev *d, int argc, char **argv)
 {
 	if (argc < 2 || argc > 3)
 		return XGPU_EXIT_USAGE;
-	d->devid = argc == 3 ? (unsigned int)strtoul(argv[2], NULL, 10) : 0;
+	d->devid = 0;
+	if (argc == 3) {
+		char *end = NULL;
+		unsigned long v = strtoul(argv[2], &end, 10);
+
+		if (!*argv[2] || *end || *argv[2] == '-' || v > 255) {
+			fprintf(stderr, "xgpu %s: DEVID: '%s' is not a whole "
+				"number from 0 to 255\n", argv[0], argv[2]);
+			return XGPU_EXIT_USAGE;
+		}
+		d->devid = (unsigned int)v;
+	}
 	d->xs = xs_or_die();
 	/* Dom0 serves the device: it cannot be its guest */
 	if (find_domid(d->xs, argv[1], &d->domid) ||

@@ -55,23 +55,34 @@ int cmd_top(int argc, char **argv)
 {
 	double delay = 1.0;
 	long iters = -1;
+	char *end = NULL;
 	int c;
 
 	optind = 1;
 	while ((c = getopt(argc, argv, "d:n:")) != -1) {
 		switch (c) {
 		case 'd':
-			delay = atof(optarg);
+			delay = strtod(optarg, &end);
+			if (!*optarg || *end || !(delay >= 0.1 &&
+						  delay <= 3600)) {
+				fprintf(stderr, "xgpu top: -d: '%s' is not a "
+					"number of seconds from 0.1 to 3600\n",
+					optarg);
+				return XGPU_EXIT_USAGE;
+			}
 			break;
 		case 'n':
-			iters = atol(optarg);
+			iters = strtol(optarg, &end, 10);
+			if (!*optarg || *end || iters < 1) {
+				fprintf(stderr, "xgpu top: -n: '%s' is not a "
+					"whole number from 1\n", optarg);
+				return XGPU_EXIT_USAGE;
+			}
 			break;
 		default:
 			return XGPU_EXIT_USAGE;
 		}
 	}
-	if (delay < 0.1)
-		delay = 0.1;
 	for (long i = 0; iters < 0 || i < iters; i++) {
 		const char *data = ctl_ask(XGPU_CTL_CMD_LIST);
 		time_t now = time(NULL);
