@@ -237,11 +237,16 @@ install: all
 	ln -sf libcuda.so.1 $(DESTDIR)$(PREFIX)/lib/xgpu/libcuda.so
 	install -m 0755 $(BACKEND) $(DESTDIR)$(PREFIX)/sbin/xen-gpubackd
 	install -m 0755 $(CLI) $(DESTDIR)$(PREFIX)/sbin/xgpu
-	install -D -m 0755 tools/hotplug/xgpu $(DESTDIR)/etc/xen/scripts/xgpu
+	# the script and the unit name the daemon where PREFIX put it
+	install -d $(DESTDIR)/etc/xen/scripts $(DESTDIR)/etc/systemd/system
+	sed 's|/usr/local/sbin/|$(PREFIX)/sbin/|g' tools/hotplug/xgpu \
+		> $(DESTDIR)/etc/xen/scripts/xgpu
+	chmod 0755 $(DESTDIR)/etc/xen/scripts/xgpu
 	install -D -m 0644 tools/hotplug/xgpu.rules \
 		$(DESTDIR)/etc/udev/rules.d/65-xgpu.rules
-	install -D -m 0644 tools/hotplug/xen-gpubackd.service \
-		$(DESTDIR)/etc/systemd/system/xen-gpubackd.service
+	sed 's|/usr/local/sbin/|$(PREFIX)/sbin/|g' \
+		tools/hotplug/xen-gpubackd.service \
+		> $(DESTDIR)/etc/systemd/system/xen-gpubackd.service
 	[ -e $(DESTDIR)/etc/default/xen-gpubackd ] || install -D -m 0644 \
 		tools/hotplug/xen-gpubackd.default \
 		$(DESTDIR)/etc/default/xen-gpubackd

@@ -124,6 +124,24 @@ for args in "--quota-mb -5" "--quota-mb abc" "--gpu 7" "--gpu -1" \
 done
 [ "$bad_opts" = 0 ] && pass bad-options
 
+# ---- (f3) make install honours PREFIX in the hotplug script and the unit ----
+# (-o all: the tree is built already, with whatever flags this run uses)
+
+if make -s -o all O="$O" install DESTDIR="$TMP/inst" PREFIX=/usr \
+	>"$TMP/inst.out" 2>&1 &&
+	[ -x "$TMP/inst/usr/sbin/xen-gpubackd" ] &&
+	grep -q '^XGPUBACKD=/usr/sbin/xen-gpubackd$' \
+		"$TMP/inst/etc/xen/scripts/xgpu" &&
+	grep -q '^ExecStart=/usr/sbin/xen-gpubackd ' \
+		"$TMP/inst/etc/systemd/system/xen-gpubackd.service" &&
+	! grep -q '^Requires=' \
+		"$TMP/inst/etc/systemd/system/xen-gpubackd.service"; then
+	pass install-prefix
+else
+	fail install-prefix "PREFIX=/usr not followed (see $TMP/inst.out)"
+	tail -n 5 "$TMP/inst.out" | sed 's/^/    /'
+fi
+
 # ---- (a) no backend ---------------------------------------------------------
 
 missing=$TMP/missing.sock
