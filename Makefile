@@ -12,6 +12,18 @@
 # definition would hide the exported weak stub it overrides.
 
 CUDA_HOME ?= /usr/local/cuda
+# every toolkit header the build reads, checked before anything compiles
+CUDA_HEADERS := $(addprefix $(CUDA_HOME)/include/,cuda.h cudaProfiler.h \
+	cudaTypedefs.h cudaProfilerTypedefs.h)
+CUDA_MISSING := $(filter-out $(wildcard $(CUDA_HEADERS)),$(CUDA_HEADERS))
+ifneq ($(CUDA_MISSING),)
+# (the guest module and cleaning need no toolkit)
+ifneq ($(filter-out clean kmod,$(or $(MAKECMDGOALS),all)),)
+$(error CUDA 13 headers missing: $(CUDA_MISSING). Install the CUDA 13 \
+toolkit's headers (NVIDIA's CUDA apt repository for Debian 12: packages \
+cuda-cudart-dev-13-0 and cuda-driver-dev-13-0), or set CUDA_HOME)
+endif
+endif
 O ?= build
 PREFIX ?= /usr/local
 DESTDIR ?=

@@ -15,11 +15,15 @@ if [ -n "$missing" ]; then
 	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q $missing
 fi
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
-if [ ! -f "$CUDA_HOME/include/cuda.h" ]; then
-	echo "install-deps: $CUDA_HOME/include/cuda.h not found: install the" \
-	     "CUDA 13 toolkit (or set CUDA_HOME)" >&2
-	exit 1
-fi
+for h in cuda.h cudaProfiler.h cudaTypedefs.h cudaProfilerTypedefs.h; do
+	if [ ! -f "$CUDA_HOME/include/$h" ]; then
+		echo "install-deps: $CUDA_HOME/include/$h not found: install" \
+		     "the CUDA 13 toolkit's headers (NVIDIA's CUDA apt" \
+		     "repository for Debian 12: cuda-cudart-dev-13-0 and" \
+		     "cuda-driver-dev-13-0), or set CUDA_HOME" >&2
+		exit 1
+	fi
+done
 v=$(sed -n 's/^#define CUDA_VERSION \([0-9]*\).*/\1/p' "$CUDA_HOME/include/cuda.h")
 if [ "${v:-0}" -lt 13000 ]; then
 	echo "install-deps: $CUDA_HOME has CUDA_VERSION $v; xgpu needs 13000 or later" >&2
