@@ -263,6 +263,8 @@ install: all
 		tools/hotplug/xen-gpubackd.default \
 		$(DESTDIR)/etc/default/xen-gpubackd
 	install -D -m 0644 tools/xgpu.1 $(DESTDIR)$(PREFIX)/share/man/man1/xgpu.1
+	install -D -m 0644 tools/xen-gpubackd.8 \
+		$(DESTDIR)$(PREFIX)/share/man/man8/xen-gpubackd.8
 
 clean:
 	rm -rf $(O) build-asan
