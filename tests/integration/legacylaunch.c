@@ -113,7 +113,8 @@ static int align_up(int off, int align)
 
 /*
  * xgpu_fake_vadd(a, b, c, n) through cuParamSet*, the way the CUDA 3
- * samples did it: each parameter at the next offset of its alignment.
+ * samples did it: each parameter at the next offset of its alignment,
+ * then the size.
  */
 static CUresult set_vadd(CUfunction f, CUdeviceptr a, CUdeviceptr b,
 			 CUdeviceptr c, int n)
@@ -163,8 +164,6 @@ static void test_params(void)
 	WANT(CUDA_SUCCESS, cuMemcpyHtoD(b, hb, sizeof(hb)));
 	if (step_failed)
 		goto out;
-	/* the size first (the samples set it last: both work) */
-	WANT(CUDA_SUCCESS, cuParamSetSize(vadd, 28));
 	WANT(CUDA_SUCCESS, set_vadd(vadd, a, b, c, N));
 	WANT(CUDA_SUCCESS, cuFuncSetBlockShape(vadd, 128, 1, 1));
 	WANT(CUDA_SUCCESS, cuFuncSetSharedSize(vadd, 0));
@@ -202,6 +201,7 @@ static void test_params(void)
 		int cnt = 4;
 
 		memcpy(&bits, &v, sizeof(bits));
+		/* the size first works too */
 		WANT(CUDA_SUCCESS, cuParamSetSize(fill, 16));
 		WANT(CUDA_SUCCESS, cuParamSetv(fill, 0, &p, sizeof(p)));
 		WANT(CUDA_SUCCESS, cuParamSetf(fill, 8, v));
@@ -233,19 +233,21 @@ static void test_bad_inputs(void)
 	int x = 7;
 
 	begin("legacy-bad");
-	WANT(CUDA_SUCCESS, cuParamSetSize(fill, 16));
-	/* past the size set */
-	WANT(CUDA_ERROR_INVALID_VALUE, cuParamSetv(fill, 12, big, 8));
-	WANT(CUDA_ERROR_INVALID_VALUE, cuParamSeti(fill, 16, 1));
-	WANT(CUDA_ERROR_INVALID_VALUE, cuParamSetf(fill, 13, 1.0f));
+	/* past the driver's 4 KiB of parameters */
+	WANT(CUDA_ERROR_INVALID_VALUE, cuParamSetv(fill, 4090, big, 8));
+	WANT(CUDA_ERROR_INVALID_VALUE, cuParamSeti(fill, 4096, 1));
+	WANT(CUDA_ERROR_INVALID_VALUE, cuParamSetf(fill, 4093, 1.0f));
+	WANT(CUDA_ERROR_INVALID_VALUE, cuParamSetv(fill, 0, big, 4097));
 	WANT(CUDA_ERROR_INVALID_VALUE, cuParamSeti(fill, -4, 1));
 	WANT(CUDA_ERROR_INVALID_VALUE, cuParamSetv(fill, 0, NULL, 4));
 	WANT(CUDA_SUCCESS, cuParamSetv(fill, 8, big, 8));
-	/* the driver's limit */
-	WANT(CUDA_ERROR_INVALID_VALUE, cuParamSetSize(fill, 4097));
-	WANT(CUDA_SUCCESS, cuParamSetSize(fill, 4096));
 	WANT(CUDA_SUCCESS, cuParamSetv(fill, 4092, &x, sizeof(x)));
-	WANT(CUDA_ERROR_INVALID_VALUE, cuParamSetv(fill, 4093, &x, 4));
+	WANT(CUDA_SUCCESS, cuParamSetSize(fill, 4096));
+	WANT(CUDA_ERROR_INVALID_VALUE, cuParamSetSize(fill, 4097));
+	/* a size short of the function's parameters: refused at launch */
+	WANT(CUDA_SUCCESS, cuFuncSetBlockShape(fill, 1, 1, 1));
+	WANT(CUDA_SUCCESS, cuParamSetSize(fill, 12));
+	WANT(CUDA_ERROR_INVALID_VALUE, cuLaunch(fill));
 	/* shapes and grids */
 	WANT(CUDA_ERROR_INVALID_VALUE, cuFuncSetBlockShape(fill, 0, 1, 1));
 	WANT(CUDA_ERROR_INVALID_VALUE, cuFuncSetBlockShape(fill, 1, -1, 1));

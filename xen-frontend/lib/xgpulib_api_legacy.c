@@ -33,7 +33,7 @@ struct legacy {
 	struct legacy *next;
 	unsigned int block[3];
 	unsigned int shmem;
-	uint32_t size;			/* cuParamSetSize */
+	uint32_t size;			/* cuParamSetSize: bytes sent */
 	uint8_t buf[LEGACY_MAX_PARAMS];
 };
 
@@ -148,18 +148,19 @@ CUresult cuParamSetSize(CUfunction hfunc, unsigned int numbytes)
 		return CUDA_ERROR_INVALID_VALUE;
 	pthread_mutex_lock(&leg_mu);
 	l = leg_get(f, true);
-	if (l) {
-		/* bytes beyond the old size were never set: zeros, not
-		 * what an earlier, larger size left */
-		if (numbytes > l->size)
-			memset(l->buf + l->size, 0, numbytes - l->size);
+	if (l)
 		l->size = numbytes;
-	}
 	pthread_mutex_unlock(&leg_mu);
 	return l ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
-/* n bytes at offset into f's buffer, within the size set */
+/*
+ * n bytes at offset into f's buffer.  The programs of CUDA 3 set the
+ * values first and the size last (cuParamSetSize(f, offset) after the
+ * last cuParamSet*), so a value is checked against the driver's 4 KiB of
+ * parameters, not against the size; a launch sends the first `size`
+ * bytes.  Bytes never set are zeros.
+ */
 static CUresult param_set(CUfunction hfunc, int offset, const void *p,
 			  unsigned int n)
 {
@@ -175,7 +176,7 @@ static CUresult param_set(CUfunction hfunc, int offset, const void *p,
 	l = leg_get(f, true);
 	if (!l)
 		rc = CUDA_ERROR_OUT_OF_MEMORY;
-	else if ((uint64_t)(unsigned int)offset + n > l->size)
+	else if ((uint64_t)(unsigned int)offset + n > LEGACY_MAX_PARAMS)
 		rc = CUDA_ERROR_INVALID_VALUE;
 	else if (n)
 		memcpy(l->buf + offset, p, n);
