@@ -87,7 +87,7 @@ client() {
 
 for f in "$BACKEND" "$FAKECUDA" "$T/basic" "$T/spin" "$T/noinit" \
 	"$T/hostile" "$T/forked" "$T/devprintf" "$T/ipc" "$T/ctxmisc" \
-	"$T/hostreg" "$T/arrays" "$T/graphnodes"; do
+	"$T/hostreg" "$T/arrays" "$T/graphnodes" "$T/legacylaunch"; do
 	if [ ! -x "$f" ]; then
 		fail setup "$f is missing (make all integration)"
 		echo "$npass passed, $nfail failed"
@@ -385,6 +385,15 @@ if client graphnodes "$TMP/graphnodes.out"; then
 else
 	fail graphnodes "$(grep -m 1 '^FAIL' "$TMP/graphnodes.out")"
 	show "$TMP/graphnodes.out"
+fi
+
+# ---- the launch API before CUDA 4, cuCtxAttach/cuCtxDetach -----------------
+
+if client legacylaunch "$TMP/legacylaunch.out"; then
+	pass legacylaunch
+else
+	fail legacylaunch "$(grep -m 1 '^FAIL' "$TMP/legacylaunch.out")"
+	show "$TMP/legacylaunch.out"
 fi
 
 # ---- IPC between processes: one user's, and (as root) not another's --------

@@ -48,13 +48,12 @@ function reason(n,    b, sfx) {
 	}
 	if ((b "_v2" sfx) in kind && kind[b "_v2" sfx] == "T")
 		return "an old ABI of `" b "_v2" sfx "`, which is served (programs of today ask for that)"
-	if (n ~ /^cu(Launch|LaunchGrid|LaunchGridAsync|ParamSet|FuncSetBlockShape|FuncSetSharedSize)$/ || n ~ /^cuParamSet/)
-		return "the launch API before CUDA 4, deprecated"
 	if (n ~ /^cu(GL|EGL|VDPAU|Graphics|D3D|WGL)/)
 		return "graphics interop: the worker has no display or graphics API"
 	if (n ~ /^cuIpc/)
 		return "IPC between processes: not yet (same-guest sharing planned)"
-	if (n ~ /^cuMem(Pool)?(Export|Import)/ || n ~ /Shareable/)
+	if (n ~ /^cuMem(Pool)?(Export|Import)/ || n ~ /Shareable/ ||
+	    n == "cuMemGetHandleForAddressRange")
 		return "a guest'"'"'s memory never leaves its worker"
 	if (n ~ /^cuExternal|^cuImportExternal|^cuDestroyExternal|^cuSignalExternal|^cuWaitExternal/)
 		return "external memory and semaphores cross the guest boundary"
@@ -65,11 +64,13 @@ function reason(n,    b, sfx) {
 	if (n ~ /^cu(Checkpoint|Coredump)/)
 		return "process checkpoint and core dumps of the worker: not exposed"
 	if (n ~ /^cuTexRef(Create|Destroy)$/)
-		return "deprecated: a reference made outside a module reaches a kernel only through `cuParamSetTexRef` (the launch API before CUDA 4, refused)"
+		return "deprecated: a reference made outside a module is read by no kernel (kernels read their module'"'"'s references, and `cuParamSetTexRef` takes only `CU_PARAM_TR_DEFAULT`, which keeps that binding)"
 	if (n ~ /^cuTexRefSetAddress2D(_v2)?$/)
 		return "an old ABI of `cuTexRefSetAddress2D_v3`, which is served (programs of today ask for that)"
 	if (n ~ /^cu(TexRef|SurfRef|ModuleGetTexRef|ModuleGetSurfRef|ParamSetTexRef)/)
 		return "legacy texture and surface references: not yet"
+	if (n == "cuDeviceGetNvSciSyncAttributes")
+		return "NvSciSync (NVIDIA DRIVE and Tegra): an attribute list of the guest'"'"'s NvSciSync library cannot be filled in the worker"
 	if (n ~ /^cuLink/)
 		return "JIT linking of several images: not yet"
 	if (n ~ /^cuGraph.*ExternalSemaphores/)

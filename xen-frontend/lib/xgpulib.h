@@ -201,5 +201,11 @@ struct xgpulib_func *xgpulib_func_check(const void *f);
  * made (live) or freed; the one of (remote, kind), NULL if none */
 void xgpulib_func_note(struct xgpulib_func *f, bool live);
 struct xgpulib_func *xgpulib_func_by_remote(uint64_t remote, uint32_t kind);
+/* forget the launch state of before CUDA 4 of f (it is being freed;
+ * xgpulib_api_legacy.c) */
+void xgpulib_legacy_drop(const struct xgpulib_func *f);
+/* a launch (xgpulib_api_launch.c), leaving that state as it is */
+CUresult xgpulib_launch_config(const CUlaunchConfig *config, CUfunction f,
+			       void **kernelParams, void **extra, int ptsz);
 
 #endif /* XGPULIB_H */

@@ -43,6 +43,8 @@
 struct ctx_node {
 	struct CUctx_st c;	/* first: a CUcontext points here */
 	uint64_t id;		/* cuCtxGetId */
+	int usage;		/* cuCtxAttach/cuCtxDetach; guarded by
+				 * ctx_mu */
 	struct ctx_node *next;	/* on the live list or the free list */
 };
 
@@ -389,6 +391,7 @@ static CUresult ctx_create(CUcontext *pctx, unsigned int flags, CUdevice dev)
 	n->c.dev = dev;
 	n->c.flags = flags;
 	n->c.refcount = 0;
+	n->usage = 1;
 	ctx_set_remote(&n->c, r.ctx);
 	n->id = next_ctx_id++;
 	n->c.magic = XGPULIB_CTX_MAGIC;
@@ -477,6 +480,69 @@ XGPULIB_EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx)
 	if (xgpulib_current() == ctx)
 		xgpulib_current_pop(NULL);
 	return CUDA_SUCCESS;
+}
+
+/*
+ * The usage count of before CUDA 4 (deprecated): cuCtxAttach counts the
+ * current context once more and returns it, cuCtxDetach counts it once
+ * less and destroys it at zero; a created context starts at 1.  A
+ * primary's count only says how many attaches are outstanding: detaching
+ * it never releases or destroys it (retains and releases do that).
+ */
+XGPULIB_EXPORT CUresult cuCtxAttach(CUcontext *pctx, unsigned int flags)
+{
+	struct ctx_node *n;
+	struct CUctx_st *c;
+	CUresult rc;
+
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!pctx || flags)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = xgpulib_ctx_current(&c);
+	if (rc)
+		return rc;
+	n = (struct ctx_node *)c;
+	pthread_mutex_lock(&ctx_mu);
+	if (n->usage == INT_MAX)
+		rc = CUDA_ERROR_OUT_OF_MEMORY;
+	else
+		n->usage++;
+	pthread_mutex_unlock(&ctx_mu);
+	if (!rc)
+		*pctx = c;
+	return rc;
+}
+
+/* ctx must be current to the caller, as the driver wants */
+XGPULIB_EXPORT CUresult cuCtxDetach(CUcontext ctx)
+{
+	struct ctx_node *n = (struct ctx_node *)ctx;
+	struct CUctx_st *c;
+	CUresult rc = CUDA_SUCCESS;
+	bool last = false;
+
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	c = xgpulib_ctx_check(ctx);
+	if (!c || xgpulib_current() != ctx)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	pthread_mutex_lock(&ctx_mu);
+	if (n->usage <= 0)
+		rc = CUDA_ERROR_INVALID_CONTEXT;
+	else
+		last = --n->usage == 0 && !c->primary;
+	pthread_mutex_unlock(&ctx_mu);
+	if (rc || !last)
+		return rc;
+	rc = cuCtxDestroy_v2(ctx);
+	if (rc) {
+		/* still alive: it keeps its count */
+		pthread_mutex_lock(&ctx_mu);
+		n->usage++;
+		pthread_mutex_unlock(&ctx_mu);
+	}
+	return rc;
 }
 
 /* ---- the context stack --------------------------------------------------- */

@@ -206,8 +206,8 @@ static void dims_to_wire(const CUlaunchConfig *c, uint32_t grid[3],
 /* ---- launches ------------------------------------------------------------ */
 
 /* every launch comes here: cuLaunchKernel and the others build a config */
-CUresult xgpulib_launch_kernel_ex(const CUlaunchConfig *config, CUfunction f,
-				  void **kernelParams, void **extra, int ptsz)
+CUresult xgpulib_launch_config(const CUlaunchConfig *config, CUfunction f,
+			       void **kernelParams, void **extra, int ptsz)
 {
 	struct xgpulib_func *fn = xgpulib_func_check(f);
 	struct xgpuif_launch_attr attrs[XGPUIF_MAX_LAUNCH_ATTRS];
@@ -267,6 +267,20 @@ CUresult xgpulib_launch_kernel_ex(const CUlaunchConfig *config, CUfunction f,
 	return rc;
 }
 
+/*
+ * The launches of CUDA 4 and later: they invalidate what cuFuncSetBlockShape
+ * and cuParamSet* set for f, as the driver says they do.
+ */
+CUresult xgpulib_launch_kernel_ex(const CUlaunchConfig *config, CUfunction f,
+				  void **kernelParams, void **extra, int ptsz)
+{
+	struct xgpulib_func *fn = xgpulib_func_check(f);
+
+	if (fn)
+		xgpulib_legacy_drop(fn);
+	return xgpulib_launch_config(config, f, kernelParams, extra, ptsz);
+}
+
 /* cuLaunchKernel's and cuLaunchCooperativeKernel's dimensions as a config */
 static CUlaunchConfig config_of(unsigned int gx, unsigned int gy,
 				unsigned int gz, unsigned int bx,
@@ -313,6 +327,41 @@ CUresult xgpulib_launch_cooperative(CUfunction f, unsigned int gx,
 	c.attrs = &attr;
 	c.numAttrs = 1;
 	return xgpulib_launch_kernel_ex(&c, f, kernelParams, NULL, ptsz);
+}
+
+/*
+ * Deprecated.  One entry is a cooperative launch on that entry's stream
+ * (the flags only order work across the GPUs of the list); more entries
+ * name more GPUs than a worker has.
+ */
+CUresult cuLaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS *list,
+					      unsigned int numDevices,
+					      unsigned int flags)
+{
+	const unsigned int known =
+		CUDA_COOPERATIVE_LAUNCH_MULTI_DEVICE_NO_PRE_LAUNCH_SYNC |
+		CUDA_COOPERATIVE_LAUNCH_MULTI_DEVICE_NO_POST_LAUNCH_SYNC;
+	CUstream s;
+
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!list || !numDevices || (flags & ~known))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (numDevices > 1) {
+		xgpulib_dbg("cooperative launch over %u devices: one GPU per "
+			    "worker", numDevices);
+		return CUDA_ERROR_NOT_SUPPORTED;
+	}
+	s = list[0].hStream;
+	/* the driver wants a stream of cuStreamCreate */
+	if (!s || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD)
+		return CUDA_ERROR_INVALID_VALUE;
+	return xgpulib_launch_cooperative(list[0].function, list[0].gridDimX,
+					  list[0].gridDimY, list[0].gridDimZ,
+					  list[0].blockDimX, list[0].blockDimY,
+					  list[0].blockDimZ,
+					  list[0].sharedMemBytes, s,
+					  list[0].kernelParams, 0);
 }
 
 /* ---- occupancy ----------------------------------------------------------- */

@@ -33,6 +33,7 @@ static void xfunc_free(struct xfunc *xf)
 		free(k);
 	}
 	xgpulib_func_note(&xf->f, false);
+	xgpulib_legacy_drop(&xf->f);
 	pthread_mutex_destroy(&xf->f.attr_mu);
 	/* a stale handle used after the unload then fails the magic check
 	 * until the memory is reused */

@@ -406,3 +406,22 @@ CUresult cuTexRefGetMipmapLevelClamp(float *lo, float *hi, CUtexref t)
 	}
 	return rc;
 }
+
+/*
+ * The launch API before CUDA 4: bind reference t to function f's texture
+ * unit.  The driver takes only CU_PARAM_TR_DEFAULT, which leaves the
+ * binding as it is: a module's reference is bound to the module's
+ * kernels (the worker's driver does that at every launch).  So nothing is
+ * sent but a query that makes the worker judge t (a stale reference gets
+ * CUDA_ERROR_INVALID_HANDLE); references made by cuTexRefCreate are
+ * refused.
+ */
+CUresult cuParamSetTexRef(CUfunction f, int texunit, CUtexref t)
+{
+	unsigned int flags;
+
+	XGPULIB_CHECK_ARGS(true, xgpulib_func_check(f));
+	if (texunit != CU_PARAM_TR_DEFAULT)
+		return CUDA_ERROR_INVALID_VALUE;
+	return get_u(t, XGPUIF_TR_FLAGS, 0, &flags);
+}
