@@ -109,7 +109,8 @@ fi
 bad_opts=0
 for args in "--quota-mb -5" "--quota-mb abc" "--gpu 7" "--gpu -1" \
 	"--sched bogus" "--socket-mode 999" "--max-data-mb 0" \
-	"--gpu-limit-ms 99999999999" "--max-channels 0"; do
+	"--gpu-limit-ms 99999999999" "--max-channels 0" "--metrics nonsense" \
+	"--metrics 127.0.0.1:99999"; do
 	opt=${args%% *}
 	# shellcheck disable=SC2086 # args: an option and its value
 	"$BACKEND" --local "$TMP/badopt.sock" --control none \
@@ -164,10 +165,13 @@ fi
 
 # ---- the daemon -------------------------------------------------------------
 
+# the metrics port (TCP, loopback): one of this run's
+MPORT=$((20000 + $$ % 20000))
 # its stdout too: device printf output must never land there
 # guests may pin 48 MiB of host memory (the hostreg step goes past it)
 "$BACKEND" --local "$SOCK" --control "$TMP/control.sock" --foreground \
-	--driver "$FAKECUDA" --pinned-mb 48 --jit-cache "$TMP/jit" >"$LOG" 2>&1 &
+	--driver "$FAKECUDA" --pinned-mb 48 --jit-cache "$TMP/jit" \
+	--metrics "127.0.0.1:$MPORT" >"$LOG" 2>&1 &
 DPID=$!
 for _ in $(seq 100); do
 	[ -S "$SOCK" ] && break
@@ -233,6 +237,41 @@ if [ -x "$CLI" ]; then
 	else
 		fail sched-kick "the scheduler got no kick from the workers ($(X stats 2>&1))"
 	fi
+fi
+
+# ---- (a3) metrics: a scrape in Prometheus' text format --------------------
+
+scrape() {	# scrape PATH: the daemon's whole HTTP answer on stdout
+	exec 3<>"/dev/tcp/127.0.0.1/$MPORT" || return 1
+	printf 'GET %s HTTP/1.0\r\n\r\n' "$1" >&3
+	timeout 5 cat <&3
+	exec 3<&-
+}
+XGPU_SOCKET=$SOCK "$T/spin" 1500 >"$TMP/metrics-spin.out" 2>&1 &
+msp=$!
+for _ in $(seq 50); do
+	grep -q launched "$TMP/metrics-spin.out" && break
+	sleep 0.1
+done
+scrape /metrics >"$TMP/metrics.out" 2>&1
+scrape /other >"$TMP/metrics404.out" 2>&1
+wait "$msp"
+if ! head -n 1 "$TMP/metrics.out" | grep -q '^HTTP/1.0 200'; then
+	fail metrics "no 200 answer on 127.0.0.1:$MPORT"
+	head -n 3 "$TMP/metrics.out" | sed 's/^/    /'
+elif ! grep -q '^xgpu_guest_channels{kind="local",id="[0-9]*",name="spin",key="local:spin"} 1$' \
+	"$TMP/metrics.out" ||
+	! grep -q '^# TYPE xgpu_guest_gpu_seconds_total counter$' \
+		"$TMP/metrics.out" ||
+	! grep -q '^xgpu_guest_state{.*name="spin".*,state="[a-z]*"} 1$' \
+		"$TMP/metrics.out" ||
+	! grep -q '^xgpu_scheduler_runs_total [0-9]*$' "$TMP/metrics.out"; then
+	fail metrics "the spin guest's figures are missing"
+	grep spin "$TMP/metrics.out" | head -n 5 | sed 's/^/    /'
+elif ! head -n 1 "$TMP/metrics404.out" | grep -q '^HTTP/1.0 404'; then
+	fail metrics "/other was not a 404"
+else
+	pass metrics
 fi
 
 # ---- (b) one client ---------------------------------------------------------

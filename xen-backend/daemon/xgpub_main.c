@@ -30,6 +30,7 @@
 #include "xgpub_xen.h"
 #include "xgpub_ctl.h"
 #include "xgpub_guest.h"
+#include "xgpub_metrics.h"
 #include "xgpub_sched_glue.h"
 #include "xgpub_vcpu_glue.h"
 
@@ -58,6 +59,8 @@ static void usage(FILE *f)
 "      --gpu-limit-ms N   end a guest whose GPU work (one kernel) runs\n"
 "                         longer than N ms: it gets CUDA_ERROR_LAUNCH_TIMEOUT\n"
 "                         (default 0: no limit; needs the scheduler)\n"
+"      --metrics IP:PORT  serve per-guest figures in Prometheus' format\n"
+"                         on this TCP address (default: off)\n"
 "  -c, --control PATH     control socket for the xgpu CLI (root only;\n"
 "                         default " XGPU_CTL_PATH_DEFAULT ", \"none\": off)\n"
 "      --max-channels N   channels (processes) per Xen device (default 16)\n"
@@ -219,6 +222,7 @@ static const struct option lopts[] = {
 	{ "pinned-mb", required_argument, NULL, 'P' },
 	{ "spin-us", required_argument, NULL, 'S' },
 	{ "jit-cache", required_argument, NULL, 'J' },
+	{ "metrics", required_argument, NULL, 'M' },
 	{ "socket-mode", required_argument, NULL, 'm' },
 	{ "pidfile", required_argument, NULL, 'p' },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -290,6 +294,8 @@ int main(int argc, char **argv)
 	const char *ctl_path = XGPU_CTL_PATH_DEFAULT;
 	const char *sched_policy = "credit";
 	unsigned int max_local_per_user = 64;
+	const char *metrics_spec = NULL;
+	int mfd = -1;
 	int kfd = -1;
 	uint64_t sched_next = 0;
 	bool vcpu_on = true;
@@ -391,6 +397,9 @@ int main(int argc, char **argv)
 				return 2;
 			opt.spin_us = (unsigned int)v;
 			break;
+		case 'M':
+			metrics_spec = optarg;
+			break;
 		case 'J':
 			if (strcmp(optarg, "none") && optarg[0] != '/') {
 				fprintf(stderr, "xen-gpubackd: --jit-cache "
@@ -441,6 +450,12 @@ int main(int argc, char **argv)
 	/* what can be checked before detaching, on stderr with status 2 */
 	if (use_xen && xgpub_xen_check())
 		return 2;
+	if (metrics_spec) {
+		mfd = xgpub_metrics_open(metrics_spec);
+		if (mfd < 0)
+			return 2;
+		xgpub_daemon_fd(mfd);
+	}
 	/* on stderr until the daemon detaches: errors before it are seen */
 	xgpub_log_init("xen-gpubackd", false, verbose);
 	if (!opt.driver_path)
@@ -529,8 +544,8 @@ int main(int argc, char **argv)
 	}
 
 	while (!stop_requested) {
-		struct pollfd pfd[4];
-		int n = 0, ilocal = -1, ixen = -1, ictl = -1;
+		struct pollfd pfd[5];
+		int n = 0, ilocal = -1, ixen = -1, ictl = -1, imet = -1;
 		uint64_t now = xgpub_now_ns(), wait_ns = 1000000000u;
 		struct timespec ts;
 
@@ -566,6 +581,10 @@ int main(int argc, char **argv)
 			pfd[n] = (struct pollfd){ .fd = cfd, .events = POLLIN };
 			ictl = n++;
 		}
+		if (mfd >= 0) {
+			pfd[n] = (struct pollfd){ .fd = mfd, .events = POLLIN };
+			imet = n++;
+		}
 		if (kfd >= 0) {
 			pfd[n] = (struct pollfd){ .fd = kfd, .events = POLLIN };
 			n++;
@@ -583,6 +602,8 @@ int main(int argc, char **argv)
 			continue;
 		if (kfd >= 0)
 			sched_next = 0;	/* a worker kicked: look now */
+		if (imet >= 0 && (pfd[imet].revents & POLLIN))
+			xgpub_metrics_serve(mfd);
 		if (ictl >= 0 && pfd[ictl].revents)
 			xgpub_ctl_accept();
 		if (ixen >= 0 && pfd[ixen].revents)

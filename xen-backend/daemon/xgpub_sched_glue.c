@@ -96,6 +96,12 @@ void xgpub_sched_stop(void)
 	xgpub_vcpu_stop();
 }
 
+void xgpub_sched_counters(uint64_t *kicks_out, uint64_t *runs_out)
+{
+	*kicks_out = kicks;
+	*runs_out = runs;
+}
+
 int xgpub_sched_stats(struct xgpub_reply *r, int argc, char **argv)
 {
 	(void)argc;

@@ -33,5 +33,7 @@ void xgpub_sched_settings_changed(const char *key);
 /* control command "stats": the scheduler's counters (kicks: wake-ups
  * from workers, runs: scheduling steps) */
 int xgpub_sched_stats(struct xgpub_reply *r, int argc, char **argv);
+/* the same counters, for the metrics */
+void xgpub_sched_counters(uint64_t *kicks, uint64_t *runs);
 
 #endif /* XGPUB_SCHED_GLUE_H */
