@@ -81,6 +81,13 @@ struct xgpub_xen_limits {
 
 /* a host-memory region of one guest: at most 1 GiB */
 #define XGPUB_XEN_MAX_REGION_PAGES	(1u << 18)
+/*
+ * All host-memory regions of one Xen channel, in granted pages (1 GiB):
+ * Dom0's grant maptrack table is shared by every backend of every domain
+ * (blkback, netback), so a channel may not fill it.  Past this a region
+ * is refused with -ENOSPC (the guest gets CUDA_ERROR_OUT_OF_MEMORY).
+ */
+#define XGPUB_XEN_REGION_GRANTS		(1u << 18)
 /* where xenstore watches are unavailable, look this often */
 #define XGPUB_XEN_POLL_MS		100
 

@@ -54,8 +54,32 @@ struct xchan {
 	uint32_t ring_pages;
 	void *data;
 	uint32_t data_pages;
+	uint64_t region_pages;		/* granted pages of mapped regions */
 	bool failed;			/* error already written */
 };
+
+static int cmp_ref(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* does refs (n of them) name a grant twice?  (sorts a copy) */
+static bool refs_repeat(const uint32_t *refs, uint64_t n)
+{
+	uint32_t *s = malloc(n * sizeof(*s));
+	bool rep = false;
+
+	if (!s)
+		return true;	/* refuse what cannot be checked */
+	memcpy(s, refs, n * sizeof(*s));
+	qsort(s, n, sizeof(*s), cmp_ref);
+	for (uint64_t i = 1; i < n && !rep; i++)
+		rep = s[i] == s[i - 1];
+	free(s);
+	return rep;
+}
 
 static void be_write(struct xchan *x, const char *node, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -260,11 +284,24 @@ static int xchan_hostmem_map(struct xgpub_transport *t, uint32_t region,
 			  region);
 		return -EPROTO;
 	}
+	if (x->region_pages + npages > XGPUB_XEN_REGION_GRANTS) {
+		xgpub_err("%s: region %u: %" PRIu64 " more granted pages would "
+			  "pass the channel's %u", t->who, region, npages,
+			  XGPUB_XEN_REGION_GRANTS);
+		return -ENOSPC;
+	}
 	/* copy the refs out once: the guest may change the data area */
 	refs = malloc(dir->len);
 	if (!refs)
 		return -ENOMEM;
 	memcpy(refs, t->data + dir->off, dir->len);
+	/* one page granted twice would be mapped (and pinned) twice */
+	if (refs_repeat(refs, npages)) {
+		free(refs);
+		xgpub_err("%s: region %u: a grant reference appears twice",
+			  t->who, region);
+		return -EPROTO;
+	}
 	p = xengnttab_map_domain_grant_refs(x->gt, (uint32_t)npages, x->domid,
 					    refs, PROT_READ | PROT_WRITE);
 	free(refs);
@@ -274,6 +311,7 @@ static int xchan_hostmem_map(struct xgpub_transport *t, uint32_t region,
 			  strerror(errno));
 		return -EPROTO;
 	}
+	x->region_pages += npages;
 	*va = p;
 	return 0;
 }
@@ -284,6 +322,7 @@ static void xchan_hostmem_unmap(struct xgpub_transport *t, void *va,
 	struct xchan *x = (struct xchan *)t;
 
 	xengnttab_unmap(x->gt, va, (uint32_t)(size / XGPUIF_PAGE_SIZE));
+	x->region_pages -= size / XGPUIF_PAGE_SIZE;
 }
 
 static void xchan_release(struct xchan *x)
@@ -482,7 +521,7 @@ int xgpub_xen_chan_open(uint32_t domid, uint32_t devid, uint32_t ch,
 		goto fail;
 	}
 	xengnttab_set_max_grants(x->gt, XGPUIF_XEN_MAX_DATA_PAGES +
-				 XGPUB_XEN_MAX_REGION_PAGES * 4u + 1024u);
+				 XGPUB_XEN_REGION_GRANTS + 1024u);
 	if (map_channel(x, lim, why, sizeof(why)))
 		goto fail;
 	x->t.ops = &xchan_ops;

@@ -4,6 +4,7 @@
  * regions (guest memory shared with the worker and pinned), and pointer
  * attributes.
  */
+#include <errno.h>
 #include <string.h>
 
 #include "xgpub_worker.h"
@@ -163,8 +164,11 @@ static int region_map(struct xgpub_worker *w,
 			w->t->ops->hostmem_unmap(w->t, va, a->size);
 		return rc;
 	}
-	if (w->t->ops->hostmem_map(w->t, a->region, a->size, &a->dir,
-				   a->guest_va, &va))
+	rc = w->t->ops->hostmem_map(w->t, a->region, a->size, &a->dir,
+				    a->guest_va, &va);
+	if (rc == -ENOSPC)
+		return CUDA_ERROR_OUT_OF_MEMORY;	/* past a transport cap */
+	if (rc)
 		return XGPUIF_ST_PROTO;
 	if (hostreg && (uint64_t)(uintptr_t)va != a->guest_va) {
 		xgpub_info("%s: registered memory at %#llx cannot be mapped at "
