@@ -55,7 +55,7 @@ function reason(n,    b, sfx) {
 	if (n ~ /^cuIpc/)
 		return "IPC between processes: not yet (same-guest sharing planned)"
 	if (n ~ /^cuMem(Pool)?(Export|Import)/ || n ~ /Shareable/)
-		return "a guest'"'"'s memory never leaves its worker"
+		return "a guest'"'"'s memory never leaves its guest"
 	if (n ~ /^cuExternal|^cuImportExternal|^cuDestroyExternal|^cuSignalExternal|^cuWaitExternal/)
 		return "external memory and semaphores cross the guest boundary"
 	if (n ~ /^cuMulticast/)

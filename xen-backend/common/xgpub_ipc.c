@@ -133,3 +133,18 @@ void xgpub_ipc_forget_mine(void)
 			memset(&reg->e[i], 0, sizeof(reg->e[i]));
 	unlock();
 }
+
+void xgpub_ipc_forget_pid(pid_t pid)
+{
+	long spins = 0;
+
+	if (!reg)
+		return;
+	while (__atomic_exchange_n(&reg->lock, 1, __ATOMIC_ACQUIRE))
+		if (++spins > 100000000L)
+			return;
+	for (int i = 0; i < XGPUB_IPC_ENTRIES; i++)
+		if (reg->e[i].kind && reg->e[i].owner == pid)
+			memset(&reg->e[i], 0, sizeof(reg->e[i]));
+	unlock();
+}

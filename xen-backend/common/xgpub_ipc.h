@@ -67,4 +67,12 @@ void xgpub_ipc_drop(const uint8_t token[16]);
 /* drop every entry this process exported (its worker is ending) */
 void xgpub_ipc_forget_mine(void);
 
+/*
+ * The daemon, having reaped worker pid: drop what it left (a worker that
+ * was killed never ran its teardown), so that no importer takes an fd
+ * number from a later process of the same pid.  Gives up rather than
+ * wait long for the lock (a worker killed holding it).
+ */
+void xgpub_ipc_forget_pid(pid_t pid);
+
 #endif /* XGPUB_IPC_H */

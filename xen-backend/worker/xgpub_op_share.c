@@ -43,6 +43,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -96,6 +97,14 @@ static int share_add(struct xgpub_worker *w, int kind, void *obj, int fd,
 		w->shares = n;
 		w->cap_shares = ncap;
 	}
+	/*
+	 * With Yama's ptrace_scope 1 and workers that are not root, only a
+	 * declared ptracer's descendants may take our fds: the daemon's,
+	 * i.e. the other workers (every worker is the daemon's child), not
+	 * the guests.  Without Yama this fails and changes nothing.
+	 */
+	if (!w->nshares)
+		prctl(PR_SET_PTRACER, (unsigned long)getppid(), 0, 0, 0);
 	s = &w->shares[w->nshares];
 	memcpy(bytes, &real, sizeof(real));
 	if (xgpub_ipc_export(kind, w->t->ipc_domain, bytes, s->token)) {
@@ -175,8 +184,9 @@ static int take_fd(struct xgpub_worker *w, int kind,
 			if (e == ENOSYS || e == EPERM) {
 				xgpub_err("shareable handle: pidfd_getfd "
 					  "of the exporting worker failed "
-					  "(%s): the workers must run as "
-					  "root on Linux 5.6 or later",
+					  "(%s): Linux 5.6 or later and "
+					  "workers that may ptrace each "
+					  "other (root) are needed",
 					  strerror(e));
 				return CUDA_ERROR_NOT_SUPPORTED;
 			}
