@@ -178,6 +178,7 @@ static int child(int s, long uid)
 			res.ptr_read = 1002;
 	}
 out:
+	free(buf);
 	return write(s, &res, sizeof(res)) == sizeof(res) ? 0 : 5;
 }
 
@@ -339,6 +340,7 @@ int main(int argc, char **argv)
 	if (uid >= 0 && res.init == -1) {
 		printf("SKIP shareable other: user %ld cannot reach the "
 		       "daemon\n", uid);
+		free(buf);
 		return bad;
 	}
 	if (uid < 0) {
@@ -375,6 +377,7 @@ int main(int argc, char **argv)
 	       cuMemFreeAsync(q, NULL) == CUDA_SUCCESS &&
 	       cuCtxSynchronize() == CUDA_SUCCESS &&
 	       cuMemPoolDestroy(pool) == CUDA_SUCCESS, "cleanup");
+	free(buf);
 	if (!bad)
 		printf("PASS shareable%s\n", uid < 0 ? "" : " other");
 	return bad;

@@ -250,8 +250,8 @@ CUresult xgpulib_share_type(const char *call, CUmemAllocationHandleType t)
 
 int xgpulib_share_fd(const struct xgpuif_ipc_handle *h)
 {
-	int fd = memfd_create("xgpu-shareable", MFD_CLOEXEC |
-			      MFD_ALLOW_SEALING);
+	/* inherited across exec like any fd the program did not mark */
+	int fd = memfd_create("xgpu-shareable", MFD_ALLOW_SEALING);
 
 	if (fd < 0)
 		return -1;
