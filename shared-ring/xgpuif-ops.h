@@ -1223,6 +1223,38 @@ struct xgpuif_ipc_open_args {
 	uint32_t _pad;
 };
 
+/* ---- shareable handles between processes of one guest (285-290) ------- */
+
+/*
+ * cuMemExportToShareableHandle / cuMemPoolExportToShareableHandle (POSIX
+ * file descriptors only) give an xgpuif_ipc_handle: XGPUIF_SHARE_MAGIC
+ * and a registry token (the worker keeps the driver's fd; the guest
+ * library wraps the 64 bytes in a memfd of its own, the program's
+ * "shareable handle").  cuMemPoolExportPointer gives XGPUIF_PTR_MAGIC and
+ * a token for the driver's 64-byte CUmemPoolPtrExportData.  Imports send
+ * the 64 bytes back (VMM_IMPORT, POOL_IMPORT: an xgpuif_ipc_handle).
+ */
+#define XGPUIF_SHARE_MAGIC	"XGPUSHR"	/* 8 bytes with its NUL */
+#define XGPUIF_PTR_MAGIC	"XGPUPTR"	/* 8 bytes with its NUL */
+
+/* VMM_EXPORT, POOL_EXPORT */
+struct xgpuif_share_export_args {
+	xgpuif_handle_t handle;	/* VMEM or POOL */
+	uint64_t flags;		/* the driver's flags argument (0) */
+};
+
+/* POOL_IMPORT_PTR */
+struct xgpuif_pool_import_ptr_args {
+	xgpuif_handle_t pool;
+	uint8_t bytes[64];	/* XGPUIF_PTR_MAGIC and a token */
+};
+
+/* POOL_IMPORT_PTR: the imported pointer and the size of its allocation */
+struct xgpuif_pool_ptr_reply {
+	uint64_t dptr;
+	uint64_t size;
+};
+
 /* ---- context events, peers and device queries (250-255) ----------------- */
 
 /* CTX_EVENT: cuCtxRecordEvent (wait 0) / cuCtxWaitEvent (wait 1) */

@@ -186,6 +186,13 @@ struct fpool {
 	uint64_t threshold;
 	int reuse[3];
 	uint64_t used, used_high;
+	/* shareable (POSIX fd): allocations come from a memfd arena mapped
+	 * at base, next is the first free byte; imported pools map another
+	 * process's arena */
+	bool shared;
+	int fd;
+	uint8_t *base;
+	size_t next;
 };
 
 /* ---- the shared state (fakecuda_objects.c) ------------------------------- */

@@ -5,10 +5,15 @@
  * reservation is inaccessible address space of the process; a map puts
  * the memfd's pages there (MAP_FIXED) and makes the range device memory
  * for the fake's checks; an unmap makes it inaccessible again.  The
- * granularity is the page size.
+ * granularity is the page size.  A physical allocation created with
+ * CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR exports a duplicate of its
+ * memfd; importing such an fd (another process's) makes an allocation of
+ * the same pages.
  */
+#include <fcntl.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fakecuda.h"
@@ -207,4 +212,56 @@ CUresult cuMemGetAccess(unsigned long long *flags, const CUmemLocation *loc,
 	*flags = loc->type == CU_MEM_LOCATION_TYPE_DEVICE && loc->id == 0 ?
 			 CU_MEM_ACCESS_FLAGS_PROT_READWRITE : 0;
 	return CUDA_SUCCESS;
+}
+
+CUresult cuMemExportToShareableHandle(void *out, CUmemGenericAllocationHandle h,
+				      CUmemAllocationHandleType type,
+				      unsigned long long flags)
+{
+	struct phys *p = phys_of(h);
+	int fd;
+
+	NEED_INIT();
+	if (!out || !p || flags ||
+	    type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR ||
+	    !(p->prop.requestedHandleTypes &
+	      CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR))
+		return CUDA_ERROR_INVALID_VALUE;
+	fd = fcntl(p->fd, F_DUPFD_CLOEXEC, 0);
+	if (fd < 0)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	*(int *)out = fd;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *h,
+					void *os, CUmemAllocationHandleType type)
+{
+	int fd = (int)(uintptr_t)os;
+	struct stat st;
+
+	NEED_INIT();
+	if (!h || type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR ||
+	    fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
+	    st.st_size % GRAN)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (int i = 0; i < MAX_PHYS; i++) {
+		if (phys[i].refs)
+			continue;
+		phys[i].fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+		if (phys[i].fd < 0)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		phys[i].size = (size_t)st.st_size;
+		phys[i].refs = 1;
+		phys[i].prop = (CUmemAllocationProp){
+			.type = CU_MEM_ALLOCATION_TYPE_PINNED,
+			.requestedHandleTypes =
+				CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+			.location = { CU_MEM_LOCATION_TYPE_DEVICE, 0 },
+		};
+		fc_mem_used += phys[i].size;
+		*h = (CUmemGenericAllocationHandle)(i + 1);
+		return CUDA_SUCCESS;
+	}
+	return CUDA_ERROR_OUT_OF_MEMORY;
 }

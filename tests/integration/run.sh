@@ -87,7 +87,8 @@ client() {
 
 for f in "$BACKEND" "$FAKECUDA" "$T/basic" "$T/spin" "$T/noinit" \
 	"$T/hostile" "$T/forked" "$T/devprintf" "$T/ipc" "$T/ctxmisc" \
-	"$T/hostreg" "$T/arrays" "$T/graphnodes" "$T/legacylaunch"; do
+	"$T/hostreg" "$T/arrays" "$T/graphnodes" "$T/legacylaunch" \
+	"$T/shareable"; do
 	if [ ! -x "$f" ]; then
 		fail setup "$f is missing (make all integration)"
 		echo "$npass passed, $nfail failed"
@@ -458,6 +459,34 @@ if [ "$(id -u)" = 0 ]; then
 	chmod 700 "$TMP"
 else
 	echo "SKIP ipc-other: not root (another user is needed)"
+fi
+
+# ---- shareable handles (POSIX fds) between processes: one user's only -----
+
+if client shareable "$TMP/shareable.out"; then
+	pass shareable
+else
+	fail shareable "$(grep -m 1 '^FAIL' "$TMP/shareable.out" ||
+		tail -n 1 "$TMP/shareable.out")"
+fi
+if [ "$(id -u)" = 0 ]; then
+	chmod 711 "$TMP"
+	chmod 666 "$SOCK" 2>/dev/null
+	client shareable "$TMP/shareable-other.out" other 65534
+	r=$?
+	if grep -q '^SKIP' "$TMP/shareable-other.out"; then
+		echo "SKIP shareable-other: $(grep '^SKIP' \
+			"$TMP/shareable-other.out")"
+	elif [ "$r" -eq 0 ]; then
+		pass shareable-other
+	else
+		fail shareable-other "$(grep -m 1 '^FAIL' \
+			"$TMP/shareable-other.out" ||
+			tail -n 1 "$TMP/shareable-other.out")"
+	fi
+	chmod 700 "$TMP"
+else
+	echo "SKIP shareable-other: not root (another user is needed)"
 fi
 
 # ---- (d) hostile guests -----------------------------------------------------

@@ -54,7 +54,7 @@ function reason(n,    b, sfx) {
 		return "IPC between processes: not yet (same-guest sharing planned)"
 	if (n ~ /^cuMem(Pool)?(Export|Import)/ || n ~ /Shareable/ ||
 	    n == "cuMemGetHandleForAddressRange")
-		return "a guest'"'"'s memory never leaves its worker"
+		return "a guest'"'"'s memory never leaves its guest"
 	if (n ~ /^cuExternal|^cuImportExternal|^cuDestroyExternal|^cuSignalExternal|^cuWaitExternal/)
 		return "external memory and semaphores cross the guest boundary"
 	if (n ~ /^cuMulticast/)

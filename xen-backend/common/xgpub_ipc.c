@@ -111,6 +111,18 @@ int xgpub_ipc_lookup(int kind, const char *domain, const uint8_t token[16],
 	return rc;
 }
 
+void xgpub_ipc_drop(const uint8_t token[16])
+{
+	if (!reg)
+		return;
+	lock();
+	for (int i = 0; i < XGPUB_IPC_ENTRIES; i++)
+		if (reg->e[i].kind && reg->e[i].owner == getpid() &&
+		    !memcmp(reg->e[i].token, token, 16))
+			memset(&reg->e[i], 0, sizeof(reg->e[i]));
+	unlock();
+}
+
 void xgpub_ipc_forget_mine(void)
 {
 	if (!reg)
@@ -118,6 +130,21 @@ void xgpub_ipc_forget_mine(void)
 	lock();
 	for (int i = 0; i < XGPUB_IPC_ENTRIES; i++)
 		if (reg->e[i].kind && reg->e[i].owner == getpid())
+			memset(&reg->e[i], 0, sizeof(reg->e[i]));
+	unlock();
+}
+
+void xgpub_ipc_forget_pid(pid_t pid)
+{
+	long spins = 0;
+
+	if (!reg)
+		return;
+	while (__atomic_exchange_n(&reg->lock, 1, __ATOMIC_ACQUIRE))
+		if (++spins > 100000000L)
+			return;
+	for (int i = 0; i < XGPUB_IPC_ENTRIES; i++)
+		if (reg->e[i].kind && reg->e[i].owner == pid)
 			memset(&reg->e[i], 0, sizeof(reg->e[i]));
 	unlock();
 }

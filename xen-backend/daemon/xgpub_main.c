@@ -123,6 +123,8 @@ static void reap_workers(void)
 		else if (WIFSIGNALED(status))
 			xgpub_err("worker of %s (pid %d) killed by signal %d",
 				  who, pid, WTERMSIG(status));
+		/* its IPC and shareable-handle exports, if it was killed */
+		xgpub_ipc_forget_pid(pid);
 		if (c && c->kind == XGPUB_CHILD_XEN && xen)
 			xgpub_xen_child_exited(xen, pid);
 		if (c)

@@ -6,8 +6,9 @@
  * other (by its requested size) and freed like any other at teardown.
  * Pools are handles of kind POOL: the ones the guest created, and the
  * device's default pool, which gets one handle for the worker's life and
- * is never destroyed.  Pools whose memory could leave the process
- * (shareable handle types, IPC) are refused: a guest's memory is its own.
+ * is never destroyed.  Pools may be shareable by POSIX fd between
+ * processes of one guest (xgpub_op_share.c); other handle types (fabric,
+ * Windows) are refused.
  */
 #include <string.h>
 
@@ -80,14 +81,17 @@ int xgpub_h_POOL_CREATE(struct xgpub_worker *w,
 	CUmemoryPool p;
 	int rc;
 
-	if (a->handle_types != CU_MEM_HANDLE_TYPE_NONE)
+	/* shareable between processes of one guest: POSIX fds only
+	 * (xgpub_op_share.c); fabric and Windows handles are refused */
+	if (a->handle_types != CU_MEM_HANDLE_TYPE_NONE &&
+	    a->handle_types != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)
 		return CUDA_ERROR_NOT_SUPPORTED;
 	/* the guest's device 0 is the worker's device */
 	if (a->loc_type != CU_MEM_LOCATION_TYPE_DEVICE || a->loc_id != 0)
 		return CUDA_ERROR_INVALID_VALUE;
 	memset(&props, 0, sizeof(props));
 	props.allocType = (CUmemAllocationType)a->alloc_type;
-	props.handleTypes = CU_MEM_HANDLE_TYPE_NONE;
+	props.handleTypes = (CUmemAllocationHandleType)a->handle_types;
 	props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
 	props.location.id = w->dev;
 	props.maxSize = a->max_size;
@@ -98,9 +102,15 @@ int xgpub_h_POOL_CREATE(struct xgpub_worker *w,
 
 int xgpub_h_POOL_DESTROY(struct xgpub_worker *w, struct xgpub_hentry *handle)
 {
-	if (xgpub_pool_is_default(w, handle->obj))
+	void *obj = handle->obj;
+	int rc;
+
+	if (xgpub_pool_is_default(w, obj))
 		return CUDA_ERROR_INVALID_VALUE;
-	return xgpub_release_drop(w, handle);
+	rc = xgpub_release_drop(w, handle);
+	if (rc == 0)
+		xgpub_share_forget(w, obj);
+	return rc;
 }
 
 int xgpub_h_POOL_ATTR(struct xgpub_worker *w,

@@ -10,8 +10,8 @@
  * Address ranges are the guest's reservations, kept here: a map, unmap,
  * access change or free must lie inside one, so a guest never maps over
  * or frees address space that is not its own.  Only the guest's device
- * (0) is a location; memory that could leave the worker (an export to a
- * shareable handle) is refused in the guest library.
+ * (0) is a location.  Exports to shareable handles (POSIX fds, between
+ * processes of one guest) are xgpub_op_share.c's.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -93,7 +93,11 @@ int xgpub_h_VMM_RELEASE(struct xgpub_worker *w, struct xgpub_hentry *handle)
 	if (rc)
 		return rc;
 	if (--v->refs == 0) {
-		w->mem_used -= v->size;
+		/* an exported fd still holds it: charged until the teardown
+		 * (xgpub_op_share.c) */
+		if (!xgpub_share_exported(w, handle->obj))
+			w->mem_used -= v->size;
+		xgpub_share_forget(w, handle->obj);
 		xgpub_handle_drop(&w->h, handle);
 	}
 	return 0;

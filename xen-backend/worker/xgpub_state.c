@@ -263,6 +263,7 @@ int xgpub_vmm_release(struct xgpub_worker *w, struct xgpub_hentry *e)
 		w->mem_used -= v->size;
 		v->size = 0;
 	}
+	xgpub_share_forget(w, e->obj);
 	return rc;
 }
 

@@ -186,6 +186,9 @@ struct xgpub_worker {
 	/* IPC mappings this guest opened (xgpub_op_ipc.c) */
 	uint64_t *ipc_opened;
 	uint32_t nipc, cap_ipc;
+	/* shareable handles this guest exported (xgpub_op_share.c) */
+	struct xgpub_share *shares;
+	uint32_t nshares, cap_shares;
 	/* the guest's address reservations (xgpub_op_vmm.c) */
 	struct xgpub_alloc *vres;
 	uint32_t nvres, cap_vres;
@@ -276,6 +279,15 @@ int xgpub_ipc_give(struct xgpub_worker *w, int kind, const void *real,
 int xgpub_ipc_take(struct xgpub_worker *w, int kind,
 		   const struct xgpuif_ipc_handle *h, void *real);
 void xgpub_ipc_teardown(struct xgpub_worker *w);
+/*
+ * Shareable handles (xgpub_op_share.c): obj (a VMEM's or POOL's driver
+ * handle) is let go by the guest, its exported fds stay until the
+ * teardown; was obj exported as a physical allocation?; the teardown
+ * (registry entries dropped, fds closed).
+ */
+void xgpub_share_forget(struct xgpub_worker *w, void *obj);
+bool xgpub_share_exported(struct xgpub_worker *w, void *obj);
+void xgpub_share_teardown(struct xgpub_worker *w);
 /* is dptr the start of an allocation of this guest's? (xgpub_state.c) */
 bool xgpub_alloc_has(struct xgpub_worker *w, uint64_t dptr);
 
@@ -347,6 +359,14 @@ struct xgpub_node_extra {
 struct xgpub_link {
 	void *cubin;
 	size_t size;
+};
+
+/* a shareable fd this worker exported and registered (xgpub_op_share.c) */
+struct xgpub_share {
+	void *obj;		/* the driver's VMEM or POOL handle, or NULL */
+	int kind;		/* XGPUB_IPC_VMM_FD or XGPUB_IPC_POOL_FD */
+	int fd;
+	uint8_t token[16];
 };
 
 /* what a VMEM handle keeps */

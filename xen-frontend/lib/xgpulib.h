@@ -117,6 +117,16 @@ CUresult xgpulib_stream_arg(CUstream s, int ptds, uint64_t *remote);
 /* the guest's table of its device allocations (xgpulib_api_mem.c) */
 void xgpulib_dalloc_add(uint64_t dptr, uint64_t size);
 void xgpulib_dalloc_del(uint64_t dptr);
+/*
+ * Shareable handles (xgpulib_api_vmm.c): the program's POSIX fd for the
+ * worker's 64 bytes (a sealed memfd holding them; -1 when none could be
+ * made), and the 64 bytes back from such an fd: CUDA_ERROR_INVALID_VALUE
+ * for an fd that is not one of ours.  A shareable handle type other than
+ * a POSIX fd is CUDA_ERROR_NOT_SUPPORTED (xgpulib_share_type).
+ */
+int xgpulib_share_fd(const struct xgpuif_ipc_handle *h);
+CUresult xgpulib_share_read(int fd, struct xgpuif_ipc_handle *h);
+CUresult xgpulib_share_type(const char *call, CUmemAllocationHandleType t);
 /* in a forked child: registered memory becomes the child's own again */
 void xgpulib_hostreg_forked(void);
 

@@ -7,12 +7,16 @@
  * needed at once); the allocation itself stays stream-ordered in the
  * worker.  A free is posted.  Pools are guest objects around the worker's
  * handles, one object per handle, so that the device's default pool is
- * the same CUmemoryPool every time it is asked for.  Pools that hand out
- * shareable handles or export pointers (IPC) are refused with
- * CUDA_ERROR_NOT_SUPPORTED: a guest's memory does not leave its worker.
- * Only device-located pools exist (the guest's one device).
+ * the same CUmemoryPool every time it is asked for.  Pools shareable by
+ * POSIX fd between processes of one guest are served like allocations'
+ * shareable handles (xgpulib_api_vmm.c): the program's fd is a memfd of
+ * ours holding the worker's token; an exported pointer's
+ * CUmemPoolPtrExportData holds XGPUIF_PTR_MAGIC and a token for the
+ * driver's data, which stays in Dom0.  Fabric and Windows handle types
+ * are refused.  Only device-located pools exist (the guest's one device).
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "xgpulib.h"
 #include "xgpulib_dev.h"
@@ -151,12 +155,9 @@ CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *props)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (xgpulib_check_init())
 		return CUDA_ERROR_NOT_INITIALIZED;
-	if (props->handleTypes != CU_MEM_HANDLE_TYPE_NONE) {
-		xgpulib_dbg("cuMemPoolCreate: shareable handle types 0x%x "
-			    "refused (no IPC between workers)",
-			    (unsigned int)props->handleTypes);
+	if (props->handleTypes != CU_MEM_HANDLE_TYPE_NONE &&
+	    xgpulib_share_type("cuMemPoolCreate", props->handleTypes))
 		return CUDA_ERROR_NOT_SUPPORTED;
-	}
 	if (props->location.type != CU_MEM_LOCATION_TYPE_DEVICE) {
 		xgpulib_dbg("cuMemPoolCreate: location type %d refused "
 			    "(device pools only)", (int)props->location.type);
@@ -165,6 +166,7 @@ CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *props)
 	if (xgpulib_check_dev(props->location.id))
 		return CUDA_ERROR_INVALID_DEVICE;
 	a.alloc_type = (uint32_t)props->allocType;
+	a.handle_types = (uint32_t)props->handleTypes;
 	a.loc_type = (uint32_t)props->location.type;
 	a.loc_id = props->location.id;
 	a.max_size = props->maxSize;
@@ -284,6 +286,106 @@ CUresult cuMemPoolGetAccess(CUmemAccess_flags *flags, CUmemoryPool memPool,
 	if (rc == CUDA_SUCCESS)
 		*flags = (CUmemAccess_flags)r.value;
 	return rc;
+}
+
+/* ---- sharing pools between processes of one guest ----------------------- */
+
+CUresult cuMemPoolExportToShareableHandle(void *handle_out, CUmemoryPool pool,
+					  CUmemAllocationHandleType handleType,
+					  unsigned long long flags)
+{
+	struct xgpuif_share_export_args a = { pool_remote(pool), flags };
+	struct xgpuif_ipc_handle r;
+	CUresult rc;
+	int fd;
+
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!handle_out || !a.handle)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = xgpulib_share_type("cuMemPoolExportToShareableHandle",
+				handleType);
+	if (rc)
+		return rc;
+	memset(&r, 0, sizeof(r));
+	rc = xgpulib_call_POOL_EXPORT(&a, &r);
+	if (rc)
+		return rc;
+	fd = xgpulib_share_fd(&r);
+	if (fd < 0)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	*(int *)handle_out = fd;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuMemPoolImportFromShareableHandle(CUmemoryPool *pool_out,
+					    void *handle,
+					    CUmemAllocationHandleType type,
+					    unsigned long long flags)
+{
+	struct xgpuif_pool_reply r = { 0 };
+	struct xgpuif_ipc_handle a;
+	CUresult rc;
+
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!pool_out || flags)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = xgpulib_share_type("cuMemPoolImportFromShareableHandle", type);
+	if (rc)
+		return rc;
+	rc = xgpulib_share_read((int)(uintptr_t)handle, &a);
+	if (rc)
+		return rc;
+	rc = xgpulib_call_POOL_IMPORT(&a, &r);
+	if (rc)
+		return rc;
+	*pool_out = pool_for(r.pool);
+	if (*pool_out)
+		return CUDA_SUCCESS;
+	struct xgpuif_handle_args d = { r.pool };
+	xgpulib_call_POOL_DESTROY(&d);
+	return CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+CUresult cuMemPoolExportPointer(CUmemPoolPtrExportData *shareData_out,
+				CUdeviceptr ptr)
+{
+	struct xgpuif_dptr_args a = { ptr };
+	struct xgpuif_ipc_handle r;
+	CUresult rc;
+
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!shareData_out)
+		return CUDA_ERROR_INVALID_VALUE;
+	memset(&r, 0, sizeof(r));
+	rc = xgpulib_call_POOL_EXPORT_PTR(&a, &r);
+	if (rc == CUDA_SUCCESS)
+		memcpy(shareData_out->reserved, r.bytes,
+		       sizeof(shareData_out->reserved));
+	return rc;
+}
+
+CUresult cuMemPoolImportPointer(CUdeviceptr *ptr_out, CUmemoryPool pool,
+				CUmemPoolPtrExportData *shareData)
+{
+	struct xgpuif_pool_import_ptr_args a = { pool_remote(pool), { 0 } };
+	struct xgpuif_pool_ptr_reply r = { 0, 0 };
+	CUresult rc;
+
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!ptr_out || !shareData || !a.pool)
+		return CUDA_ERROR_INVALID_VALUE;
+	memcpy(a.bytes, shareData->reserved, sizeof(a.bytes));
+	rc = xgpulib_call_POOL_IMPORT_PTR(&a, &r);
+	if (rc)
+		return rc;
+	*ptr_out = r.dptr;
+	if (r.size)
+		xgpulib_dalloc_add(r.dptr, r.size);
+	return CUDA_SUCCESS;
 }
 
 /* ---- a device's pools --------------------------------------------------- */

@@ -8,12 +8,23 @@
  * space live in the worker (device addresses, like every device pointer).
  * A physical allocation's handle is the worker's; the guest keeps mapped
  * ranges in its table of device memory (for unified copies).  Only the
- * guest's device is a location; exporting an allocation to a shareable
- * handle, importing one, multicast objects and array mappings are
- * refused with CUDA_ERROR_NOT_SUPPORTED: a guest's memory does not leave
- * its worker.
+ * guest's device is a location; multicast objects and array mappings are
+ * refused with CUDA_ERROR_NOT_SUPPORTED.
+ *
+ * Shareable handles (cuMemExportToShareableHandle, between processes of
+ * one guest, POSIX fds only): the worker keeps the driver's fd and gives
+ * a token (xen-backend/worker/xgpub_op_share.c); the program's "fd" is a
+ * small sealed memfd of ours holding XGPUIF_SHARE_MAGIC and the token, so
+ * it passes over SCM_RIGHTS (or fork) like the driver's.  Importing reads
+ * the token back from the fd; another process of the same guest gets the
+ * allocation, another guest's worker finds no such token.  Fabric and
+ * Windows handle types are refused: they would leave the guest.
  */
+#include <fcntl.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "xgpulib.h"
 #include "xgpulib_dev.h"
@@ -223,4 +234,100 @@ CUresult cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp *prop,
 	prop->allocFlags.gpuDirectRDMACapable = r.prop.rdma;
 	prop->allocFlags.usage = r.prop.usage;
 	return CUDA_SUCCESS;
+}
+
+/* ---- shareable handles ------------------------------------------------- */
+
+CUresult xgpulib_share_type(const char *call, CUmemAllocationHandleType t)
+{
+	if (t == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)
+		return CUDA_SUCCESS;
+	xgpulib_dbg("%s: handle type 0x%x not supported (POSIX file "
+		    "descriptors only, between processes of one guest)",
+		    call, (unsigned int)t);
+	return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+int xgpulib_share_fd(const struct xgpuif_ipc_handle *h)
+{
+	/* inherited across exec like any fd the program did not mark */
+	int fd = memfd_create("xgpu-shareable", MFD_ALLOW_SEALING);
+
+	if (fd < 0)
+		return -1;
+	if (pwrite(fd, h->bytes, sizeof(h->bytes), 0) !=
+		    (ssize_t)sizeof(h->bytes) ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW |
+		  F_SEAL_WRITE | F_SEAL_SEAL)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+CUresult xgpulib_share_read(int fd, struct xgpuif_ipc_handle *h)
+{
+	struct stat st;
+
+	/* a pipe, a socket or a file of another size is none of ours */
+	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+	    st.st_size != (off_t)sizeof(h->bytes) ||
+	    pread(fd, h->bytes, sizeof(h->bytes), 0) !=
+		    (ssize_t)sizeof(h->bytes) ||
+	    memcmp(h->bytes, XGPUIF_SHARE_MAGIC, 8))
+		return CUDA_ERROR_INVALID_VALUE;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuMemExportToShareableHandle(void *shareableHandle,
+				      CUmemGenericAllocationHandle handle,
+				      CUmemAllocationHandleType handleType,
+				      unsigned long long flags)
+{
+	struct xgpuif_share_export_args a = { handle, flags };
+	struct xgpuif_ipc_handle r;
+	CUresult rc;
+	int fd;
+
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!shareableHandle)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = xgpulib_share_type("cuMemExportToShareableHandle", handleType);
+	if (rc)
+		return rc;
+	memset(&r, 0, sizeof(r));
+	rc = xgpulib_call_VMM_EXPORT(&a, &r);
+	if (rc)
+		return rc;
+	fd = xgpulib_share_fd(&r);
+	if (fd < 0)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	*(int *)shareableHandle = fd;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle,
+					void *osHandle,
+					CUmemAllocationHandleType shHandleType)
+{
+	struct xgpuif_vmm_handle_reply r = { 0 };
+	struct xgpuif_ipc_handle a;
+	CUresult rc;
+
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!handle)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = xgpulib_share_type("cuMemImportFromShareableHandle",
+				shHandleType);
+	if (rc)
+		return rc;
+	rc = xgpulib_share_read((int)(uintptr_t)osHandle, &a);
+	if (rc)
+		return rc;
+	rc = xgpulib_call_VMM_IMPORT(&a, &r);
+	if (rc == CUDA_SUCCESS)
+		*handle = r.handle;
+	return rc;
 }

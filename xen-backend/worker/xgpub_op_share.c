@@ -1,0 +1,375 @@
+// SPDX-License-Identifier: MIT
+/*
+ * xgpub_op_share.c: shareable memory handles between processes of one
+ * guest: cuMemExportToShareableHandle / cuMemImportFromShareableHandle of
+ * physical allocations, cuMemPoolExportToShareableHandle /
+ * cuMemPoolImportFromShareableHandle of pools, cuMemPoolExportPointer /
+ * cuMemPoolImportPointer of pool allocations (NVIDIA's memMapIPCDrv and
+ * stream-ordered IPC).
+ *
+ * The guest never gets the worker's file descriptor.  Export: the driver
+ * exports a POSIX fd (CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, the only
+ * type served), this worker keeps it open and registers it in the IPC
+ * registry (xgpub_ipc.h) under a random token, as XGPUB_IPC_VMM_FD or
+ * XGPUB_IPC_POOL_FD with this worker's pid and the fd's number; the guest
+ * gets XGPUIF_SHARE_MAGIC and the token, which its library wraps in a
+ * memfd of its own (the program's "shareable handle", passed over
+ * SCM_RIGHTS like any fd).  Import: the guest sends the token back; a
+ * worker of the same IPC domain (processes of one Xen domain, or local
+ * clients of one user) finds the entry, takes a duplicate of the
+ * exporter's fd with pidfd_open + pidfd_getfd (workers run as root; where
+ * the kernel lacks them or refuses, CUDA_ERROR_NOT_SUPPORTED), imports it
+ * into the driver and closes the duplicate.  The allocation or pool is
+ * then an ordinary handle of the importing guest.  A token of another
+ * domain, a forged one, or one whose exporter is gone is
+ * CUDA_ERROR_INVALID_VALUE, as for IPC tokens.
+ *
+ * Lifetime: an exported fd keeps its allocation alive in the driver (a
+ * program may release its handle before the other process imports), so
+ * the worker keeps it until the worker ends: its registry entries go and
+ * its fds are closed at teardown.  Exporting the same allocation or pool
+ * again gives the same token; a physical allocation whose last handle the
+ * guest released while exported stays charged to the guest's quota (the
+ * fd still holds it) until the worker ends.  An import is not charged
+ * (the exporter's allocation is).
+ *
+ * cuMemPoolExportPointer's 64-byte CUmemPoolPtrExportData is the
+ * driver's opaque data: it too stays in Dom0 behind a token
+ * (XGPUIF_PTR_MAGIC, registry kind XGPUB_IPC_POOL_PTR).  An imported
+ * pointer is the guest's to free (cuMemFree / cuMemFreeAsync), or freed
+ * at teardown, uncharged.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "xgpub_worker.h"
+
+#define XGPUB_MAX_SHARES	4096u
+
+/* a registered fd of this worker's for obj (NULL once the guest let obj
+ * go: the fd stays, no new export finds it) */
+static struct xgpub_share *share_find(struct xgpub_worker *w, int kind,
+				      void *obj)
+{
+	for (uint32_t i = 0; i < w->nshares; i++)
+		if (w->shares[i].obj == obj && w->shares[i].kind == kind)
+			return &w->shares[i];
+	return NULL;
+}
+
+static void give_token(const char *magic, const uint8_t token[16],
+		       struct xgpuif_ipc_handle *h)
+{
+	memset(h, 0, sizeof(*h));
+	memcpy(h->bytes, magic, 8);
+	memcpy(h->bytes + 8, token, 16);
+}
+
+/*
+ * Register fd (the driver's export of obj, now this worker's) under a
+ * new token; the guest's handle in h.  The fd is closed on failure.
+ */
+static int share_add(struct xgpub_worker *w, int kind, void *obj, int fd,
+		     struct xgpuif_ipc_handle *h)
+{
+	struct xgpub_ipc_fd real = { (int32_t)getpid(), fd };
+	uint8_t bytes[64] = { 0 };
+	struct xgpub_share *s;
+
+	if (w->nshares == w->cap_shares) {
+		uint32_t ncap = w->cap_shares ? w->cap_shares * 2 : 16;
+		struct xgpub_share *n;
+
+		if (ncap > XGPUB_MAX_SHARES) {
+			close(fd);
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		}
+		n = realloc(w->shares, ncap * sizeof(*n));
+		if (!n) {
+			close(fd);
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		}
+		w->shares = n;
+		w->cap_shares = ncap;
+	}
+	/*
+	 * With Yama's ptrace_scope 1 and workers that are not root, only a
+	 * declared ptracer's descendants may take our fds: the daemon's,
+	 * i.e. the other workers (every worker is the daemon's child), not
+	 * the guests.  Without Yama this fails and changes nothing.
+	 */
+	if (!w->nshares)
+		prctl(PR_SET_PTRACER, (unsigned long)getppid(), 0, 0, 0);
+	s = &w->shares[w->nshares];
+	memcpy(bytes, &real, sizeof(real));
+	if (xgpub_ipc_export(kind, w->t->ipc_domain, bytes, s->token)) {
+		close(fd);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	s->obj = obj;
+	s->kind = kind;
+	s->fd = fd;
+	w->nshares++;
+	give_token(XGPUIF_SHARE_MAGIC, s->token, h);
+	return 0;
+}
+
+void xgpub_share_forget(struct xgpub_worker *w, void *obj)
+{
+	for (uint32_t i = 0; i < w->nshares; i++)
+		if (w->shares[i].obj == obj)
+			w->shares[i].obj = NULL;
+}
+
+bool xgpub_share_exported(struct xgpub_worker *w, void *obj)
+{
+	return share_find(w, XGPUB_IPC_VMM_FD, obj) != NULL;
+}
+
+void xgpub_share_teardown(struct xgpub_worker *w)
+{
+	/* the registry entries first: no importer finds a closed fd */
+	for (uint32_t i = 0; i < w->nshares; i++)
+		xgpub_ipc_drop(w->shares[i].token);
+	for (uint32_t i = 0; i < w->nshares; i++)
+		close(w->shares[i].fd);
+	free(w->shares);
+	w->shares = NULL;
+	w->nshares = w->cap_shares = 0;
+}
+
+/*
+ * A duplicate of the fd behind a guest's token of kind, in *fd.  The
+ * entry is looked up again after the copy: an exporter drops its entry
+ * before it closes the fd, so a copy taken while the number was being
+ * reused is not used.
+ */
+static int take_fd(struct xgpub_worker *w, int kind,
+		   const struct xgpuif_ipc_handle *h, int *fd)
+{
+	uint8_t real[64], again[64];
+	struct xgpub_ipc_fd f;
+	int pidfd, dup_fd;
+
+	if (memcmp(h->bytes, XGPUIF_SHARE_MAGIC, 8) ||
+	    xgpub_ipc_lookup(kind, w->t->ipc_domain, h->bytes + 8, real))
+		return CUDA_ERROR_INVALID_VALUE;
+	memcpy(&f, real, sizeof(f));
+	if (f.pid == (int32_t)getpid()) {
+		dup_fd = fcntl(f.fd, F_DUPFD_CLOEXEC, 0);
+		if (dup_fd < 0)
+			return CUDA_ERROR_INVALID_VALUE;
+	} else {
+#if defined(SYS_pidfd_open) && defined(SYS_pidfd_getfd)
+		pidfd = (int)syscall(SYS_pidfd_open, (pid_t)f.pid, 0);
+		if (pidfd < 0) {
+			if (errno == ENOSYS) {
+				xgpub_err("shareable handle: pidfd_open not "
+					  "available (Linux 5.6 or later "
+					  "needed)");
+				return CUDA_ERROR_NOT_SUPPORTED;
+			}
+			return CUDA_ERROR_INVALID_VALUE;	/* gone */
+		}
+		dup_fd = (int)syscall(SYS_pidfd_getfd, pidfd, f.fd, 0);
+		if (dup_fd < 0) {
+			int e = errno;
+
+			close(pidfd);
+			if (e == ENOSYS || e == EPERM) {
+				xgpub_err("shareable handle: pidfd_getfd "
+					  "of the exporting worker failed "
+					  "(%s): Linux 5.6 or later and "
+					  "workers that may ptrace each "
+					  "other (root) are needed",
+					  strerror(e));
+				return CUDA_ERROR_NOT_SUPPORTED;
+			}
+			return CUDA_ERROR_INVALID_VALUE;
+		}
+		close(pidfd);
+#else
+		(void)pidfd;
+		xgpub_err("shareable handle: built without pidfd_getfd");
+		return CUDA_ERROR_NOT_SUPPORTED;
+#endif
+	}
+	if (xgpub_ipc_lookup(kind, w->t->ipc_domain, h->bytes + 8, again) ||
+	    memcmp(real, again, sizeof(real))) {
+		close(dup_fd);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	*fd = dup_fd;
+	return 0;
+}
+
+/* ---- physical allocations -------------------------------------------- */
+
+int xgpub_h_VMM_EXPORT(struct xgpub_worker *w,
+		       const struct xgpuif_share_export_args *a,
+		       struct xgpub_hentry *handle,
+		       struct xgpuif_ipc_handle *r)
+{
+	struct xgpub_share *s = share_find(w, XGPUB_IPC_VMM_FD, handle->obj);
+	int fd = -1, rc;
+
+	if (s) {
+		give_token(XGPUIF_SHARE_MAGIC, s->token, r);
+		return 0;
+	}
+	rc = w->D->cuMemExportToShareableHandle(
+		&fd, (CUmemGenericAllocationHandle)(uintptr_t)handle->obj,
+		CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, a->flags);
+	if (rc)
+		return rc;
+	if (fd < 0)
+		return CUDA_ERROR_UNKNOWN;
+	return share_add(w, XGPUB_IPC_VMM_FD, handle->obj, fd, r);
+}
+
+int xgpub_h_VMM_IMPORT(struct xgpub_worker *w,
+		       const struct xgpuif_ipc_handle *a,
+		       struct xgpuif_vmm_handle_reply *r)
+{
+	CUmemGenericAllocationHandle h;
+	struct xgpub_hentry *e;
+	struct xgpub_vmem *v;
+	int fd, rc = take_fd(w, XGPUB_IPC_VMM_FD, a, &fd);
+
+	if (rc)
+		return rc;
+	rc = w->D->cuMemImportFromShareableHandle(
+		&h, (void *)(uintptr_t)fd,
+		CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+	close(fd);
+	if (rc)
+		return rc;
+	/* the driver may give a handle the guest already holds: one more
+	 * reference, released by one more cuMemRelease */
+	e = xgpub_handle_find(&w->h, XGPUB_H_VMEM, (void *)(uintptr_t)h);
+	if (e) {
+		((struct xgpub_vmem *)e->extra)->refs++;
+		r->handle = xgpub_handle_of(&w->h, e);
+		return 0;
+	}
+	v = malloc(sizeof(*v));
+	if (!v) {
+		w->D->cuMemRelease(h);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	*v = (struct xgpub_vmem){ 0, 1 };	/* the exporter is charged */
+	r->handle = xgpub_handle_new(&w->h, XGPUB_H_VMEM, (void *)(uintptr_t)h,
+				     v);
+	if (!r->handle) {
+		free(v);
+		w->D->cuMemRelease(h);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	return 0;
+}
+
+/* ---- pools ------------------------------------------------------------ */
+
+int xgpub_h_POOL_EXPORT(struct xgpub_worker *w,
+			const struct xgpuif_share_export_args *a,
+			struct xgpub_hentry *handle,
+			struct xgpuif_ipc_handle *r)
+{
+	struct xgpub_share *s = share_find(w, XGPUB_IPC_POOL_FD, handle->obj);
+	int fd = -1, rc;
+
+	if (s) {
+		give_token(XGPUIF_SHARE_MAGIC, s->token, r);
+		return 0;
+	}
+	rc = w->D->cuMemPoolExportToShareableHandle(
+		&fd, handle->obj, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+		a->flags);
+	if (rc)
+		return rc;
+	if (fd < 0)
+		return CUDA_ERROR_UNKNOWN;
+	return share_add(w, XGPUB_IPC_POOL_FD, handle->obj, fd, r);
+}
+
+int xgpub_h_POOL_IMPORT(struct xgpub_worker *w,
+			const struct xgpuif_ipc_handle *a,
+			struct xgpuif_pool_reply *r)
+{
+	struct xgpub_hentry *e;
+	CUmemoryPool p;
+	int fd, rc = take_fd(w, XGPUB_IPC_POOL_FD, a, &fd);
+
+	if (rc)
+		return rc;
+	rc = w->D->cuMemPoolImportFromShareableHandle(
+		&p, (void *)(uintptr_t)fd,
+		CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+	close(fd);
+	if (rc)
+		return rc;
+	e = xgpub_handle_find(&w->h, XGPUB_H_POOL, p);
+	if (e) {
+		r->pool = xgpub_handle_of(&w->h, e);
+		return 0;
+	}
+	return xgpub_keep(w, XGPUB_H_POOL, p, NULL, &r->pool);
+}
+
+int xgpub_h_POOL_EXPORT_PTR(struct xgpub_worker *w,
+			    const struct xgpuif_dptr_args *a,
+			    struct xgpuif_ipc_handle *r)
+{
+	CUmemPoolPtrExportData d;
+	uint8_t token[16];
+	int rc;
+
+	/* only the start of an allocation of this guest's */
+	if (!xgpub_alloc_has(w, a->dptr))
+		return CUDA_ERROR_INVALID_VALUE;
+	memset(&d, 0, sizeof(d));
+	rc = w->D->cuMemPoolExportPointer(&d, a->dptr);
+	if (rc)
+		return rc;
+	if (xgpub_ipc_export(XGPUB_IPC_POOL_PTR, w->t->ipc_domain,
+			     d.reserved, token))
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	give_token(XGPUIF_PTR_MAGIC, token, r);
+	return 0;
+}
+
+int xgpub_h_POOL_IMPORT_PTR(struct xgpub_worker *w,
+			    const struct xgpuif_pool_import_ptr_args *a,
+			    struct xgpub_hentry *pool,
+			    struct xgpuif_pool_ptr_reply *r)
+{
+	CUmemPoolPtrExportData d;
+	CUdeviceptr p = 0, base = 0;
+	size_t size = 0;
+	int rc;
+
+	if (memcmp(a->bytes, XGPUIF_PTR_MAGIC, 8) ||
+	    xgpub_ipc_lookup(XGPUB_IPC_POOL_PTR, w->t->ipc_domain,
+			     a->bytes + 8, d.reserved))
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = w->D->cuMemPoolImportPointer(&p, pool->obj, &d);
+	if (rc)
+		return rc;
+	/* the guest frees it like its own allocations; not charged */
+	if (xgpub_alloc_add(w, p, 0)) {
+		w->D->cuMemFree_v2(p);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	w->mem_used -= w->allocs[w->nallocs - 1].size;
+	w->allocs[w->nallocs - 1].size = 0;
+	if (w->D->cuMemGetAddressRange_v2(&base, &size, p) || base != p)
+		size = 0;
+	r->dptr = p;
+	r->size = size;
+	return 0;
+}
