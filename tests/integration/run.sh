@@ -541,6 +541,40 @@ for mode in garbage overflow bigslots badmemref badop badhandshake truncate \
 	fi
 done
 
+# ---- (d1) a local client cannot take another's settings by its name --------
+# settings for local:spin (this user's spin); a spin of uid 65534 is keyed
+# local:u65534:spin and keeps the default weight
+
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && [ -x "$CLI" ]; then
+	chmod 711 "$TMP"
+	chmod 666 "$SOCK" 2>/dev/null
+	"$CLI" -s "$TMP/control.sock" sched-credit -d local:spin -w 4096 \
+		>/dev/null 2>&1
+	XGPU_SOCKET=$SOCK setpriv --reuid=65534 --regid=65534 --clear-groups \
+		"$T/spin" 1500 >"$TMP/spoof.out" 2>&1 &
+	sp=$!
+	for _ in $(seq 50); do
+		grep -q launched "$TMP/spoof.out" && break
+		sleep 0.1
+	done
+	"$CLI" -s "$TMP/control.sock" list --json >"$TMP/spoof.list" 2>&1
+	wait "$sp"
+	chmod 700 "$TMP"
+	if ! grep -q '"key": "local:u65534:spin"' "$TMP/spoof.list"; then
+		fail name-spoof "uid 65534's spin not keyed local:u65534:spin"
+		sed 's/^/    /' "$TMP/spoof.list" | head -n 5
+	elif grep '"key": "local:u65534:spin"' "$TMP/spoof.list" |
+		grep -q '"weight": 4096'; then
+		fail name-spoof "uid 65534's spin took local:spin's weight 4096"
+	else
+		pass name-spoof
+	fi
+	"$CLI" -s "$TMP/control.sock" sched-credit -d local:spin -w 256 \
+		>/dev/null 2>&1
+else
+	echo "SKIP name-spoof: not root, or no setpriv or CLI"
+fi
+
 # ---- (d2) a flood of idle connections of one user ---------------------------
 # 200 connections of uid 65534 that never shake hands: at most 8 get a
 # worker, and a client of another user (root) at the same time is served

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "xgpub_guest.h"
 #include "xgpub_reply.h"
@@ -112,8 +113,19 @@ static void settle(struct xgpub_guest *g, const struct xgpub_child *c)
 			snprintf(key, sizeof(key), "domid:%u", c->domid);
 		snprintf(g->name, sizeof(g->name), "%s",
 			 c->name[0] ? c->name : "-");
-	} else {
+	} else if (c->peer_uid == (uint32_t)geteuid()) {
 		snprintf(key, sizeof(key), "local:%s",
+			 c->proc[0] ? c->proc : "?");
+		snprintf(g->name, sizeof(g->name), "%s",
+			 c->proc[0] ? c->proc : "-");
+	} else {
+		/*
+		 * A client of another user than the daemon's: its process
+		 * name is its own to choose, so it names settings only
+		 * within its user (credentials from SO_PEERCRED): naming
+		 * itself after a guest with a larger weight gains nothing.
+		 */
+		snprintf(key, sizeof(key), "local:u%u:%s", c->peer_uid,
 			 c->proc[0] ? c->proc : "?");
 		snprintf(g->name, sizeof(g->name), "%s",
 			 c->proc[0] ? c->proc : "-");
