@@ -45,18 +45,14 @@ void xgpub_ctx_drop_streams(struct xgpub_worker *w, CUcontext c)
 	xgpub_handle_each(&w->h, XGPUB_H_STREAM, drop_one, &d);
 }
 
-/*
- * A handle for a new stream or event of the current context; without
- * one, the driver object is destroyed and 0 returned.
- */
-static xgpuif_handle_t owned_handle(struct xgpub_worker *w, int type,
-				    void *obj)
+xgpuif_handle_t xgpub_owned_handle(struct xgpub_worker *w, int type,
+				   void *obj, CUcontext ctx)
 {
 	struct owner *o = malloc(sizeof(*o));
 	xgpuif_handle_t h = 0;
 
 	if (o) {
-		o->ctx = w->cur;
+		o->ctx = ctx;
 		h = xgpub_handle_new(&w->h, type, obj, o);
 	}
 	if (h)
@@ -67,6 +63,13 @@ static xgpuif_handle_t owned_handle(struct xgpub_worker *w, int type,
 	else
 		w->D->cuEventDestroy_v2(obj);
 	return 0;
+}
+
+/* a handle for a new stream or event of the current context */
+static xgpuif_handle_t owned_handle(struct xgpub_worker *w, int type,
+				    void *obj)
+{
+	return xgpub_owned_handle(w, type, obj, w->cur);
 }
 
 /* ---- streams ------------------------------------------------------------- */
