@@ -1432,18 +1432,22 @@ struct xgpuif_devres_reply {
 	struct xgpuif_devres res;
 };
 
-/* SM_SPLIT: query (result NULL): only the count; else up to ngroups
- * groups (at most XGPUIF_MAX_DEVRES) */
+/* SM_SPLIT: how: XGPUIF_SPLIT_QUERY (result NULL): only the count, else
+ * up to ngroups groups (at most XGPUIF_MAX_DEVRES); XGPUIF_SPLIT_REST:
+ * the program asks for the remainder (else the driver is given NULL) */
+#define XGPUIF_SPLIT_QUERY	1u
+#define XGPUIF_SPLIT_REST	2u
+
 struct xgpuif_sm_split_args {
 	struct xgpuif_devres input;
 	uint32_t ngroups;
-	uint32_t query;
+	uint32_t how;		/* XGPUIF_SPLIT_* */
 	uint32_t flags;		/* useFlags */
 	uint32_t min_count;
 };
 
 /* followed by ngroups struct xgpuif_devres (not for a query), then the
- * remainder */
+ * remainder (zeros unless asked for) */
 struct xgpuif_sm_split_reply {
 	uint32_t ngroups;
 	uint32_t _pad;

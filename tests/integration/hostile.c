@@ -797,7 +797,7 @@ static void mode_badhandles(const char *path)
 			      XGPUIF_OP_SM_SPLIT, cr.ctx, &sp, sizeof(sp), 256,
 			      INVALID_VALUE);
 		sp.ngroups = 1;
-		sp.query = 7;
+		sp.how = 7;
 		expect_status(&c, "SM_SPLIT of a bad query flag",
 			      XGPUIF_OP_SM_SPLIT, cr.ctx, &sp, sizeof(sp), 256,
 			      INVALID_VALUE);

@@ -141,12 +141,15 @@ int xgpub_h_SM_SPLIT(struct xgpub_worker *w,
 		     const struct xgpuif_sm_split_args *a,
 		     struct xgpuif_sm_split_reply *r, struct xgpub_rtail *rt)
 {
+	bool query = a->how & XGPUIF_SPLIT_QUERY;
+	bool want_rest = a->how & XGPUIF_SPLIT_REST;
 	CUdevResource in, rem, *out;
-	unsigned int n = a->query ? 0 : a->ngroups;
+	unsigned int n = query ? 0 : a->ngroups;
 	uint32_t len;
 	int rc;
 
-	if (a->query > 1 || n > XGPUIF_MAX_DEVRES)
+	if (a->how & ~(XGPUIF_SPLIT_QUERY | XGPUIF_SPLIT_REST) ||
+	    n > XGPUIF_MAX_DEVRES)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (rt->cap < ((uint64_t)n + 1) * XGPUIF_DEVRES_BYTES)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -158,22 +161,23 @@ int xgpub_h_SM_SPLIT(struct xgpub_worker *w,
 	out = calloc(n ? n : 1, sizeof(*out));
 	if (!out)
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	rc = w->D->cuDevSmResourceSplitByCount(a->query ? NULL : out, &n, &in,
-					       &rem, a->flags, a->min_count);
-	if (rc == CUDA_SUCCESS && !a->query && n > a->ngroups)
+	rc = w->D->cuDevSmResourceSplitByCount(query ? NULL : out, &n, &in,
+					       want_rest ? &rem : NULL,
+					       a->flags, a->min_count);
+	if (rc == CUDA_SUCCESS && !query && n > a->ngroups)
 		rc = CUDA_ERROR_UNKNOWN;	/* more than it was asked for */
-	if (rc == CUDA_SUCCESS && a->query && n > XGPUIF_MAX_DEVRES)
+	if (rc == CUDA_SUCCESS && query && n > XGPUIF_MAX_DEVRES)
 		n = XGPUIF_MAX_DEVRES;	/* as many as one split may ask */
-	for (uint32_t i = 0; rc == CUDA_SUCCESS && !a->query && i < n; i++)
+	for (uint32_t i = 0; rc == CUDA_SUCCESS && !query && i < n; i++)
 		rc = res_note(w, &out[i]);
-	if (rc == CUDA_SUCCESS)
+	if (rc == CUDA_SUCCESS && want_rest)
 		rc = res_note(w, &rem);
 	if (rc) {
 		free(out);
 		return rc;
 	}
 	len = 0;
-	if (!a->query) {
+	if (!query) {
 		memcpy(rt->p, out, (size_t)n * sizeof(*out));
 		len = n * XGPUIF_DEVRES_BYTES;
 	}

@@ -159,7 +159,8 @@ XGPULIB_EXPORT CUresult cuDevSmResourceSplitByCount(CUdevResource *result,
 		return CUDA_ERROR_INVALID_VALUE;
 	memset(&a, 0, sizeof(a));
 	memcpy(a.input.b, input, sizeof(*input));
-	a.query = !result;
+	a.how = (result ? 0 : XGPUIF_SPLIT_QUERY) |
+		(remaining ? XGPUIF_SPLIT_REST : 0);
 	n = result ? (*nbGroups < XGPUIF_MAX_DEVRES ? *nbGroups :
 						       XGPUIF_MAX_DEVRES) : 0;
 	a.ngroups = n;
