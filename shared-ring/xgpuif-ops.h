@@ -1404,8 +1404,9 @@ struct xgpuif_texref_get_reply {
 /*
  * A CUdevResource travels as its bytes in the CUDA ABI's layout (type,
  * 92 bytes the driver keeps for itself, the SM counts): the guest gets
- * what the worker's driver wrote and sends it back unchanged.  The
- * worker takes back only bytes it handed to this guest (xgpub_op_green.c).
+ * what the worker's driver wrote, with the driver's 92 bytes replaced by
+ * a token of the worker's, and sends it back unchanged.  The worker takes
+ * back only bytes it handed to this guest (xgpub_op_green.c).
  */
 #define XGPUIF_DEVRES_BYTES	144u
 /* groups of one split, resources of one descriptor */

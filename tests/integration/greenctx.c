@@ -132,6 +132,9 @@ static void test_resources(CUdevice dev)
 	       dev_res.sm.smCount == SMS && dev_res.sm.minSmPartitionSize > 0,
 	       "device resource: type %d, %u SMs, min %u", dev_res.type,
 	       dev_res.sm.smCount, dev_res.sm.minSmPartitionSize);
+	/* the driver's own bytes stay in the worker: a token instead */
+	EXPECT(!memcmp(dev_res._internal_padding, "xgpu-res", 8),
+	       "the driver's own bytes of a resource reached the guest");
 	memset(&r, 0, sizeof(r));
 	WANT(CUDA_SUCCESS, cuCtxGetDevResource(primary, &r,
 					       CU_DEV_RESOURCE_TYPE_SM));

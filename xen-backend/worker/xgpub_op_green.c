@@ -6,12 +6,14 @@
  *
  * A CUdevResource is a plain struct (no pointer a guest could see), but
  * 92 of its bytes are the driver's own and describe where the resource
- * came from (the split it belongs to, say).  So the guest gets the bytes
- * the driver wrote and sends them back unchanged, and the worker takes
- * back only bytes it handed to this guest: every resource it answered is
- * noted (the last MAX_RESOURCES different ones), and a split or a
- * descriptor of anything else is CUDA_ERROR_INVALID_VALUE, never bytes of
- * the guest's making in the driver.
+ * came from (the split it belongs to, say).  The worker keeps every
+ * resource it answered (the last MAX_RESOURCES different ones) and gives
+ * the guest its bytes with the driver's own replaced by a token naming
+ * the kept one; it takes back only exactly such bytes and hands the kept
+ * resource to the driver.  So a split or a descriptor of anything else
+ * (an altered resource, one forgotten) is CUDA_ERROR_INVALID_VALUE: never
+ * bytes of the guest's making in the driver, and nothing of the worker's
+ * memory in the guest.
  *
  * Descriptors and green contexts are driver objects: RESDESC and GREENCTX
  * handles.  cuCtxFromGreenCtx gives a CUcontext that becomes a CTX handle
@@ -26,6 +28,7 @@
  * share of GPU time the scheduler gives this guest; it gives the guest no
  * SMs of its own against other guests.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,30 +37,48 @@
 /* resources answered and remembered; far more than a program keeps */
 #define MAX_RESOURCES 1024u
 
+/* where the driver's own bytes lie in a CUdevResource */
+#define PAD_OFF offsetof(CUdevResource, _internal_padding)
+#define PAD_LEN sizeof(((CUdevResource *)0)->_internal_padding)
+static const char token_magic[8] = "xgpu-res";
+
+struct res_entry {
+	uint64_t token;
+	CUdevResource real;
+};
+
 struct xgpub_resources {
 	uint32_t n, next;
-	struct xgpuif_devres r[MAX_RESOURCES];
+	uint64_t last_token;
+	struct res_entry e[MAX_RESOURCES];
 };
 
 _Static_assert(sizeof(CUdevResource) == sizeof(struct xgpuif_devres),
 	       "CUdevResource travels as its bytes");
+_Static_assert(PAD_LEN >= sizeof(token_magic) + sizeof(uint64_t),
+	       "a token fits in the driver's bytes");
 
-static bool res_known(struct xgpub_worker *w, const void *b)
+/*
+ * What the guest sees of entry e: the resource with the driver's own
+ * bytes replaced by a token, so that nothing of the worker's (were they
+ * addresses) reaches the guest.
+ */
+static void res_wire(const struct res_entry *e, uint8_t *out)
 {
-	const struct xgpub_resources *s = w->resources;
-
-	if (!s)
-		return false;
-	for (uint32_t i = 0; i < s->n; i++)
-		if (!memcmp(s->r[i].b, b, XGPUIF_DEVRES_BYTES))
-			return true;
-	return false;
+	memcpy(out, &e->real, sizeof(e->real));
+	memset(out + PAD_OFF, 0, PAD_LEN);
+	memcpy(out + PAD_OFF, token_magic, sizeof(token_magic));
+	memcpy(out + PAD_OFF + sizeof(token_magic), &e->token,
+	       sizeof(e->token));
 }
 
-/* remember resource b as one this guest was given */
-static int res_note(struct xgpub_worker *w, const void *b)
+/* hand the driver's resource r to the guest: its bytes in out (one entry
+ * per different resource; the oldest is forgotten when full) */
+static int res_give(struct xgpub_worker *w, const CUdevResource *r,
+		    uint8_t *out)
 {
 	struct xgpub_resources *s = w->resources;
+	struct res_entry *e;
 
 	if (!s) {
 		s = calloc(1, sizeof(*s));
@@ -65,13 +86,44 @@ static int res_note(struct xgpub_worker *w, const void *b)
 			return CUDA_ERROR_OUT_OF_MEMORY;
 		w->resources = s;
 	}
-	if (res_known(w, b))
-		return 0;
-	memcpy(s->r[s->next].b, b, XGPUIF_DEVRES_BYTES);
+	for (uint32_t i = 0; i < s->n; i++) {
+		if (!memcmp(&s->e[i].real, r, sizeof(*r))) {
+			res_wire(&s->e[i], out);
+			return 0;
+		}
+	}
+	e = &s->e[s->next];
+	e->token = ++s->last_token;
+	memcpy(&e->real, r, sizeof(*r));
 	s->next = (s->next + 1) % MAX_RESOURCES;
 	if (s->n < MAX_RESOURCES)
 		s->n++;
+	res_wire(e, out);
 	return 0;
+}
+
+/* the driver's resource behind bytes b the guest sent: only exactly what
+ * it was given */
+static bool res_take(struct xgpub_worker *w, const uint8_t *b,
+		     CUdevResource *r)
+{
+	const struct xgpub_resources *s = w->resources;
+	uint8_t want[XGPUIF_DEVRES_BYTES];
+	uint64_t token;
+
+	if (!s || memcmp(b + PAD_OFF, token_magic, sizeof(token_magic)))
+		return false;
+	memcpy(&token, b + PAD_OFF + sizeof(token_magic), sizeof(token));
+	for (uint32_t i = 0; i < s->n; i++) {
+		if (s->e[i].token != token)
+			continue;
+		res_wire(&s->e[i], want);
+		if (memcmp(want, b, sizeof(want)))
+			return false;
+		memcpy(r, &s->e[i].real, sizeof(*r));
+		return true;
+	}
+	return false;
 }
 
 void xgpub_green_teardown(struct xgpub_worker *w)
@@ -130,11 +182,7 @@ int xgpub_h_DEV_RESOURCE(struct xgpub_worker *w,
 	}
 	if (rc)
 		return rc;
-	rc = res_note(w, &res);
-	if (rc)
-		return rc;
-	memcpy(r->res.b, &res, sizeof(res));
-	return 0;
+	return res_give(w, &res, r->res.b);
 }
 
 int xgpub_h_SM_SPLIT(struct xgpub_worker *w,
@@ -154,9 +202,8 @@ int xgpub_h_SM_SPLIT(struct xgpub_worker *w,
 	if (rt->cap < ((uint64_t)n + 1) * XGPUIF_DEVRES_BYTES)
 		return CUDA_ERROR_INVALID_VALUE;
 	/* a resource this guest was given, never bytes of its making */
-	if (!res_known(w, a->input.b))
+	if (!res_take(w, a->input.b, &in))
 		return CUDA_ERROR_INVALID_VALUE;
-	memcpy(&in, a->input.b, sizeof(in));
 	memset(&rem, 0, sizeof(rem));
 	out = calloc(n ? n : 1, sizeof(*out));
 	if (!out)
@@ -168,20 +215,19 @@ int xgpub_h_SM_SPLIT(struct xgpub_worker *w,
 		rc = CUDA_ERROR_UNKNOWN;	/* more than it was asked for */
 	if (rc == CUDA_SUCCESS && query && n > XGPUIF_MAX_DEVRES)
 		n = XGPUIF_MAX_DEVRES;	/* as many as one split may ask */
-	for (uint32_t i = 0; rc == CUDA_SUCCESS && !query && i < n; i++)
-		rc = res_note(w, &out[i]);
+	len = 0;
+	for (uint32_t i = 0; rc == CUDA_SUCCESS && !query && i < n; i++) {
+		rc = res_give(w, &out[i], rt->p + len);
+		len += XGPUIF_DEVRES_BYTES;
+	}
 	if (rc == CUDA_SUCCESS && want_rest)
-		rc = res_note(w, &rem);
+		rc = res_give(w, &rem, rt->p + len);
+	else
+		memset(rt->p + len, 0, XGPUIF_DEVRES_BYTES);
 	if (rc) {
 		free(out);
 		return rc;
 	}
-	len = 0;
-	if (!query) {
-		memcpy(rt->p, out, (size_t)n * sizeof(*out));
-		len = n * XGPUIF_DEVRES_BYTES;
-	}
-	memcpy(rt->p + len, &rem, sizeof(rem));
 	rt->len = len + XGPUIF_DEVRES_BYTES;
 	r->ngroups = n;
 	free(out);
@@ -200,13 +246,15 @@ int xgpub_h_RESDESC_CREATE(struct xgpub_worker *w,
 	if (a->n < 1 || a->n > XGPUIF_MAX_DEVRES ||
 	    tail->len != a->n * XGPUIF_DEVRES_BYTES)
 		return CUDA_ERROR_INVALID_VALUE;
-	for (uint32_t i = 0; i < a->n; i++)
-		if (!res_known(w, tail->p + i * XGPUIF_DEVRES_BYTES))
-			return CUDA_ERROR_INVALID_VALUE;
 	res = malloc(tail->len);
 	if (!res)
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	memcpy(res, tail->p, tail->len);
+	for (uint32_t i = 0; i < a->n; i++) {
+		if (!res_take(w, tail->p + i * XGPUIF_DEVRES_BYTES, &res[i])) {
+			free(res);
+			return CUDA_ERROR_INVALID_VALUE;
+		}
+	}
 	rc = w->D->cuDevResourceGenerateDesc(&d, res, a->n);
 	free(res);
 	if (rc)

@@ -4,9 +4,10 @@
  * descriptors, green contexts and their context, events and id
  * (cuGreenCtxStreamCreate and cuStreamGetGreenCtx are with the streams).
  *
- * A CUdevResource is the bytes the worker's driver wrote, copied whole;
- * the program hands them back and they travel unchanged (the worker takes
- * back only resources it gave).  A CUdevResourceDesc is the descriptor's
+ * A CUdevResource is the bytes the worker answered (the driver's, with
+ * the driver's own bytes replaced by a token of the worker's), copied
+ * whole; the program hands them back and they travel unchanged (the
+ * worker takes back only resources it gave).  A CUdevResourceDesc is the descriptor's
  * wire handle itself (never dereferenced here; the driver has no destroy
  * for it, and the worker refuses a forged one).  A CUgreenCtx points at a
  * struct green: malloc'ed once and, when destroyed, kept on a free list
