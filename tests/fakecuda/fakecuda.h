@@ -224,8 +224,8 @@ struct fobj *fc_obj_find(const void *p, int type);
 #define MODULE(p)  ((struct fmodule *)fc_obj_find((p), O_MODULE))
 #define LIBRARY(p) ((struct flibrary *)fc_obj_find((p), O_LIBRARY))
 
-/* the context owning memory and modules made in the current one: the
- * primary for a green context's context */
+/* the context owning memory, modules and events made in the current
+ * one: the primary for a green context's context */
 static inline struct fctx *fc_owner(void)
 {
 	return fc_cur && fc_cur->base ? fc_cur->base : fc_cur;

@@ -9,8 +9,8 @@
  * takes the groups of one split.  Groups are of the minimum count rounded
  * up to FAKE_SM_ALIGN SMs (2 with
  * CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING), at least
- * FAKE_SM_MIN.  A green context is a context whose memory and modules are
- * the primary's (fctx.base), holding its SM count; its streams and events
+ * FAKE_SM_MIN.  A green context is a context whose memory, modules and
+ * events are the primary's (fctx.base), holding its SM count; its streams
  * are its own and go with it.
  */
 #include <stdlib.h>
@@ -230,7 +230,7 @@ CUresult cuGreenCtxDestroy(CUgreenCtx hCtx)
 	g = green_find(hCtx);
 	if (!g)
 		return CUDA_ERROR_INVALID_HANDLE;
-	/* its streams and events (memory and modules are the primary's) */
+	/* its streams (memory, modules and events are the primary's) */
 	fc_ctx_free_resources(&g->ctx);
 	fc_obj_unlink(&g->ctx.o);
 	fc_obj_unlink(&g->o);

@@ -417,8 +417,9 @@ static void test_events(void)
 
 static void test_destroy(CUdevice dev)
 {
-	CUstream left = NULL, s = NULL;
-	CUevent ev = NULL;
+	CUstream left = NULL, made = NULL, s = NULL;
+	CUevent ev = NULL, gev = NULL;
+	CUgreenCtx g = NULL;
 	CUcontext c = NULL;
 	CUdevResource r;
 	CUdeviceptr d = 0;
@@ -427,10 +428,15 @@ static void test_destroy(CUdevice dev)
 
 	begin("green-destroy");
 	WANT(CUDA_SUCCESS, cuEventCreate(&ev, 0));
-	/* memory made in the green context, a stream left behind */
+	/* memory and an event made in the green context, streams left
+	 * behind */
 	WANT(CUDA_SUCCESS, cuCtxPushCurrent(gctx));
 	WANT(CUDA_SUCCESS, cuMemAlloc(&d, 256));
 	WANT(CUDA_SUCCESS, launch_fill(d, 0xd00d, 64, NULL));
+	WANT(CUDA_SUCCESS, cuEventCreate(&gev, 0));
+	WANT(CUDA_SUCCESS, cuStreamCreate(&made, CU_STREAM_NON_BLOCKING));
+	WANT(CUDA_SUCCESS, cuStreamGetGreenCtx(made, &g));
+	EXPECT(g == green, "a stream made in its context: not its");
 	WANT(CUDA_SUCCESS, cuCtxPopCurrent(NULL));
 	WANT(CUDA_SUCCESS, cuGreenCtxStreamCreate(&left, green,
 						  CU_STREAM_NON_BLOCKING, 0));
@@ -450,6 +456,11 @@ static void test_destroy(CUdevice dev)
 	WANT(CUDA_ERROR_INVALID_CONTEXT,
 	     cuCtxGetDevResource(gctx, &r, CU_DEV_RESOURCE_TYPE_SM));
 	WANT(CUDA_ERROR_INVALID_HANDLE, cuStreamSynchronize(left));
+	WANT(CUDA_ERROR_INVALID_HANDLE, cuStreamSynchronize(made));
+	/* the event is the primary's, and survives it */
+	WANT(CUDA_SUCCESS, cuEventRecord(gev, NULL));
+	WANT(CUDA_SUCCESS, cuEventSynchronize(gev));
+	WANT(CUDA_SUCCESS, cuEventDestroy(gev));
 	/* the memory is the primary's, and survives it */
 	memset(h, 0, sizeof(h));
 	WANT(CUDA_SUCCESS, cuMemcpyDtoH(h, d, sizeof(h)));

@@ -19,8 +19,10 @@
  * handles.  cuCtxFromGreenCtx gives a CUcontext that becomes a CTX handle
  * like any other (the dispatcher makes it current for the requests that
  * carry it), marked as the green context's: cuCtxDestroy refuses it and
- * it goes with cuGreenCtxDestroy, which also takes the streams and events
- * made in it (the driver leaves them unusable; their handles go).
+ * it goes with cuGreenCtxDestroy, which also takes the streams made in it
+ * (the driver leaves them unusable; their handles go).  What else is made
+ * with it current (memory, modules, functions, events) is the primary
+ * context's, as the driver has it, and stays.
  *
  * Scheduling: the GPU scheduler shares the GPU between workers (guests),
  * not between contexts.  A green context's SM partition is the driver's:
@@ -33,6 +35,7 @@
 #include <string.h>
 
 #include "xgpub_worker.h"
+#include "xgpub_module.h"
 
 /* resources answered and remembered; far more than a program keeps */
 #define MAX_RESOURCES 1024u
@@ -315,12 +318,15 @@ int xgpub_green_release(struct xgpub_worker *w, struct xgpub_hentry *e)
 	bool own = g && g->ctx && g->ctx != w->primary;
 	int rc;
 
-	/* the streams and events made in it, which the driver leaves
-	 * unusable: destroyed now, their handles gone */
+	/* the streams made in it, which the driver leaves unusable:
+	 * destroyed now, their handles gone; what else was made in it is
+	 * the primary's and stays */
 	if (own && w->D->cuCtxSetCurrent(g->ctx) == CUDA_SUCCESS) {
 		w->cur = g->ctx;
-		xgpub_ctx_drop_streams(w, g->ctx);
+		xgpub_ctx_green_gone(w, g->ctx);
 	}
+	if (own)
+		xgpub_module_ctx_moved(w, g->ctx, w->primary);
 	rc = w->D->cuGreenCtxDestroy(e->obj);
 	back = own && saved == g->ctx ? w->primary : saved;
 	if (rc) {

@@ -45,6 +45,24 @@ void xgpub_ctx_drop_streams(struct xgpub_worker *w, CUcontext c)
 	xgpub_handle_each(&w->h, XGPUB_H_STREAM, drop_one, &d);
 }
 
+/* an event of context d->ctx becomes the primary's */
+static void reown_one(struct xgpub_hentry *e, void *arg)
+{
+	struct drop_arg *d = arg;
+	struct owner *o = e->extra;
+
+	if (o && o->ctx == d->ctx)
+		o->ctx = d->w->primary;
+}
+
+void xgpub_ctx_green_gone(struct xgpub_worker *w, CUcontext c)
+{
+	struct drop_arg d = { w, c };
+
+	xgpub_handle_each(&w->h, XGPUB_H_STREAM, drop_one, &d);
+	xgpub_handle_each(&w->h, XGPUB_H_EVENT, reown_one, &d);
+}
+
 xgpuif_handle_t xgpub_owned_handle(struct xgpub_worker *w, int type,
 				   void *obj, CUcontext ctx)
 {

@@ -281,6 +281,14 @@ int xgpub_stream(struct xgpub_worker *w, xgpuif_handle_t h, CUstream *out);
  * handles (c is being destroyed; xgpub_op_stream.c).  c must be current.
  */
 void xgpub_ctx_drop_streams(struct xgpub_worker *w, CUcontext c);
+/*
+ * Green context context c is being destroyed: its streams are destroyed
+ * and their handles dropped (the driver leaves them unusable); its events,
+ * which are the primary's as everything a green context makes but its
+ * streams, are counted as the primary's from now on (xgpub_op_stream.c).
+ * c must be current.
+ */
+void xgpub_ctx_green_gone(struct xgpub_worker *w, CUcontext c);
 
 /* device memory accounting */
 int xgpub_alloc_add(struct xgpub_worker *w, uint64_t dptr, uint64_t size);
