@@ -457,6 +457,11 @@ static void test_destroy(CUdevice dev)
 	     cuCtxGetDevResource(gctx, &r, CU_DEV_RESOURCE_TYPE_SM));
 	WANT(CUDA_ERROR_INVALID_HANDLE, cuStreamSynchronize(left));
 	WANT(CUDA_ERROR_INVALID_HANDLE, cuStreamSynchronize(made));
+	/* their destroy is posted: the worker's refusal comes back once,
+	 * at the next synchronous call */
+	WANT(CUDA_SUCCESS, cuStreamDestroy(left));
+	WANT(CUDA_SUCCESS, cuStreamDestroy(made));
+	WANT(CUDA_ERROR_INVALID_HANDLE, cuCtxSynchronize());
 	/* the event is the primary's, and survives it */
 	WANT(CUDA_SUCCESS, cuEventRecord(gev, NULL));
 	WANT(CUDA_SUCCESS, cuEventSynchronize(gev));
