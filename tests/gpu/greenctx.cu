@@ -57,7 +57,7 @@ int main(void)
 	unsigned int n = 0, made, *d_smid, *smid;
 	unsigned long long id = 0;
 	int *d_out, *out, sms = 0, bad = 0, distinct = 0;
-	static unsigned char seen[1024];
+	static bool seen[1024];
 	const int N = BLOCKS * THREADS;
 
 	CK(cudaSetDevice(0));
@@ -152,8 +152,10 @@ int main(void)
 			printf("FAIL block %d: SM id %u\n", b, smid[b]);
 			return 1;
 		}
-		if (!seen[smid[b]]++)
+		if (!seen[smid[b]]) {
+			seen[smid[b]] = true;
 			distinct++;
+		}
 	}
 	printf("kernel ran: %d blocks, %d wrong results\n", BLOCKS, bad);
 	printf("TIME distinct SMs used: %d of the group's %u\n", distinct,
