@@ -210,7 +210,7 @@ CUresult cuGreenCtxCreate(CUgreenCtx *phCtx, CUdevResourceDesc desc,
 	if (!d)
 		return CUDA_ERROR_INVALID_HANDLE;
 	if (!fc_obj_find(fc_primary(), O_CTX))
-		return CUDA_ERROR_INVALID_CONTEXT;	/* primary not retained */
+		return CUDA_ERROR_INVALID_CONTEXT; /* no primary retained */
 	g = calloc(1, sizeof(*g));
 	if (!g)
 		return CUDA_ERROR_OUT_OF_MEMORY;

@@ -340,7 +340,7 @@ int xgpub_green_release(struct xgpub_worker *w, struct xgpub_hentry *e)
 		g->ctx_h = 0;
 	}
 	if (own && w->cur == g->ctx)
-		w->cur = NULL;	/* not to be compared with a live context */
+		w->cur = NULL;	/* never compared with a live one */
 	keep_current(w, back);
 	return 0;
 }

@@ -7,13 +7,14 @@
  * A CUdevResource is the bytes the worker answered (the driver's, with
  * the driver's own bytes replaced by a token of the worker's), copied
  * whole; the program hands them back and they travel unchanged (the
- * worker takes back only resources it gave).  A CUdevResourceDesc is the descriptor's
- * wire handle itself (never dereferenced here; the driver has no destroy
- * for it, and the worker refuses a forged one).  A CUgreenCtx points at a
- * struct green: malloc'ed once and, when destroyed, kept on a free list
- * (magic cleared) so that a stale handle is refused without touching
- * freed memory.  Its context, made by cuCtxFromGreenCtx, is a context
- * like any other (xgpulib_api_ctx.c), until the green context goes.
+ * worker takes back only resources it gave).  A CUdevResourceDesc is
+ * the descriptor's wire handle itself (never dereferenced here; the
+ * driver has no destroy for it, and the worker refuses a forged one).  A
+ * CUgreenCtx points at a struct CUgreenCtx_st: malloc'ed once and, when
+ * destroyed, kept on a free list (magic cleared) so that a stale handle
+ * is refused without touching freed memory.  Its context, made by
+ * cuCtxFromGreenCtx, is a context like any other (xgpulib_api_ctx.c),
+ * until the green context goes.
  *
  * The SM partition is the driver's, inside the worker: the GPU scheduler
  * shares the GPU between guests, and a green context's SMs bound this
