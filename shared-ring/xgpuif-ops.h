@@ -1431,4 +1431,85 @@ struct xgpuif_texref_get_reply {
 	float f[4];
 };
 
+/* ---- green contexts ------------------------------------------------------ */
+
+/*
+ * A CUdevResource travels as its bytes in the CUDA ABI's layout (type,
+ * 92 bytes the driver keeps for itself, the SM counts): the guest gets
+ * what the worker's driver wrote, with the driver's 92 bytes replaced by
+ * a token of the worker's, and sends it back unchanged.  The worker takes
+ * back only bytes it handed to this guest (xgpub_op_green.c).
+ */
+#define XGPUIF_DEVRES_BYTES	144u
+/* groups of one split, resources of one descriptor */
+#define XGPUIF_MAX_DEVRES	200u
+
+struct xgpuif_devres {
+	uint8_t b[XGPUIF_DEVRES_BYTES];
+};
+
+/* DEV_RESOURCE: whose resource */
+#define XGPUIF_DR_DEVICE	0u	/* device: the guest's ordinal */
+#define XGPUIF_DR_CTX		1u	/* handle: a CTX */
+#define XGPUIF_DR_GREEN		2u	/* handle: a GREENCTX */
+
+struct xgpuif_devres_args {
+	xgpuif_handle_t handle;
+	uint32_t of;		/* XGPUIF_DR_* */
+	uint32_t type;		/* CUdevResourceType */
+	int32_t device;
+	uint32_t _pad;
+};
+
+struct xgpuif_devres_reply {
+	struct xgpuif_devres res;
+};
+
+/* SM_SPLIT: how: XGPUIF_SPLIT_QUERY (result NULL): only the count, else
+ * up to ngroups groups (at most XGPUIF_MAX_DEVRES); XGPUIF_SPLIT_REST:
+ * the program asks for the remainder (else the driver is given NULL) */
+#define XGPUIF_SPLIT_QUERY	1u
+#define XGPUIF_SPLIT_REST	2u
+
+struct xgpuif_sm_split_args {
+	struct xgpuif_devres input;
+	uint32_t ngroups;
+	uint32_t how;		/* XGPUIF_SPLIT_* */
+	uint32_t flags;		/* useFlags */
+	uint32_t min_count;
+};
+
+/* followed by ngroups struct xgpuif_devres (not for a query), then the
+ * remainder (zeros unless asked for) */
+struct xgpuif_sm_split_reply {
+	uint32_t ngroups;
+	uint32_t _pad;
+};
+
+/* RESDESC_CREATE: followed by n struct xgpuif_devres (1..XGPUIF_MAX_DEVRES) */
+struct xgpuif_resdesc_args {
+	uint32_t n;
+	uint32_t _pad;
+};
+
+struct xgpuif_resdesc_reply {
+	xgpuif_handle_t desc;
+};
+
+struct xgpuif_green_create_args {
+	xgpuif_handle_t desc;
+	int32_t device;
+	uint32_t flags;
+};
+
+struct xgpuif_green_reply {
+	xgpuif_handle_t green;
+};
+
+struct xgpuif_green_stream_args {
+	xgpuif_handle_t green;
+	uint32_t flags;
+	int32_t priority;
+};
+
 #endif /* XGPUIF_OPS_H */

@@ -429,6 +429,16 @@ XGPUIF_ASSERT_SIZE(struct xgpuif_ref_reply, 8);
 XGPUIF_ASSERT_SIZE(struct xgpuif_texref_set_args, 96);
 XGPUIF_ASSERT_SIZE(struct xgpuif_texref_get_args, 16);
 XGPUIF_ASSERT_SIZE(struct xgpuif_texref_get_reply, 40);
+XGPUIF_ASSERT_SIZE(struct xgpuif_devres, 144);
+XGPUIF_ASSERT_SIZE(struct xgpuif_devres_args, 24);
+XGPUIF_ASSERT_SIZE(struct xgpuif_devres_reply, 144);
+XGPUIF_ASSERT_SIZE(struct xgpuif_sm_split_args, 160);
+XGPUIF_ASSERT_SIZE(struct xgpuif_sm_split_reply, 8);
+XGPUIF_ASSERT_SIZE(struct xgpuif_resdesc_args, 8);
+XGPUIF_ASSERT_SIZE(struct xgpuif_resdesc_reply, 8);
+XGPUIF_ASSERT_SIZE(struct xgpuif_green_create_args, 16);
+XGPUIF_ASSERT_SIZE(struct xgpuif_green_reply, 8);
+XGPUIF_ASSERT_SIZE(struct xgpuif_green_stream_args, 16);
 _Static_assert(__builtin_offsetof(struct xgpuif_request, payload) ==
 	       XGPUIF_HDR_SIZE, "request header is 32 bytes");
 _Static_assert(__builtin_offsetof(struct xgpuif_response, payload) ==
@@ -441,6 +451,8 @@ _Static_assert(__builtin_offsetof(struct xgpuif_response, payload) ==
  * library and in the worker.
  */
 #ifdef __cuda_cuda_h__
+_Static_assert(sizeof(CUdevResource) == XGPUIF_DEVRES_BYTES,
+	       "a CUdevResource travels as XGPUIF_DEVRES_BYTES bytes");
 #define XGPUIF_ASSERT_ABI(w, wf, c, at, cf)				\
 	_Static_assert(offsetof(w, wf) ==				\
 		       offsetof(c, cf) - offsetof(c, at) &&		\

@@ -72,7 +72,8 @@
 
 /* ---- objects ------------------------------------------------------------- */
 
-enum fobj_type { O_CTX = 1, O_STREAM, O_EVENT, O_MODULE, O_LIBRARY, O_POOL };
+enum fobj_type { O_CTX = 1, O_STREAM, O_EVENT, O_MODULE, O_LIBRARY, O_POOL,
+		O_RESDESC, O_GREEN };
 
 /*
  * Every object the fake hands out is on one list; a handle from the
@@ -87,6 +88,10 @@ struct fobj {
 
 struct fctx {
 	struct fobj o;
+	/* a green context's context (fakecuda_green.c): the primary, which
+	 * owns its memory and modules, and its SMs; NULL, 0 for others */
+	struct fctx *base;
+	unsigned int sms;
 	unsigned int flags;
 	size_t limits[CU_LIMIT_MAX];
 	CUfunc_cache cache;
@@ -225,6 +230,20 @@ struct fobj *fc_obj_find(const void *p, int type);
 #define EVENT(p)   ((struct fevent *)fc_obj_find((p), O_EVENT))
 #define MODULE(p)  ((struct fmodule *)fc_obj_find((p), O_MODULE))
 #define LIBRARY(p) ((struct flibrary *)fc_obj_find((p), O_LIBRARY))
+
+/* the context owning memory, modules and events made in the current
+ * one: the primary for a green context's context */
+static inline struct fctx *fc_owner(void)
+{
+	return fc_cur && fc_cur->base ? fc_cur->base : fc_cur;
+}
+
+/* the primary context, and freeing what a context owns
+ * (fakecuda_device.c) */
+struct fctx *fc_primary(void);
+void fc_ctx_free_resources(struct fctx *c);
+/* a copy of the primary's state for a green context's context */
+void fc_ctx_init_green(struct fctx *c);
 
 /* a CUfunction of a live module, or the function of a CUkernel passed as
  * one (cudart does that) */

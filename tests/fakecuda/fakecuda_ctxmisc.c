@@ -18,7 +18,8 @@ CUresult cuCtxRecordEvent(CUcontext c, CUevent ev)
 	if (!x)
 		return CUDA_ERROR_INVALID_CONTEXT;
 	e = EVENT(ev);
-	if (!e || e->o.ctx != x)
+	/* a green context's events are its primary's */
+	if (!e || e->o.ctx != (x->base ? x->base : x))
 		return CUDA_ERROR_INVALID_HANDLE;
 	fc_printf_flush();
 	e->recorded = true;

@@ -154,8 +154,19 @@ static void ctx_init(struct fctx *c, unsigned int flags)
 	c->cache = CU_FUNC_CACHE_PREFER_NONE;
 }
 
+struct fctx *fc_primary(void)
+{
+	return &primary;
+}
+
+void fc_ctx_init_green(struct fctx *c)
+{
+	ctx_init(c, primary.flags);
+	c->base = &primary;
+}
+
 /* free what a context owns: modules, streams, events, allocations */
-static void ctx_free_resources(struct fctx *c)
+void fc_ctx_free_resources(struct fctx *c)
 {
 	struct fobj **pp = &fc_objs;
 
@@ -281,7 +292,7 @@ CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 	if (primary_refs == 0)
 		return CUDA_ERROR_INVALID_CONTEXT;
 	if (--primary_refs == 0) {
-		ctx_free_resources(&primary);
+		fc_ctx_free_resources(&primary);
 		fc_obj_unlink(&primary.o);
 		if (fc_cur == &primary)
 			fc_cur = NULL;
@@ -293,7 +304,7 @@ CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
 {
 	CHECK_DEV(dev);
 	if (primary_refs)
-		ctx_free_resources(&primary);
+		fc_ctx_free_resources(&primary);
 	primary_flags = 0;
 	return CUDA_SUCCESS;
 }
@@ -350,9 +361,10 @@ CUresult cuCtxDestroy_v2(CUcontext ctx)
 	c = CTX(ctx);
 	if (!c)
 		return CUDA_ERROR_INVALID_CONTEXT;
-	if (c == &primary)	/* only released, never destroyed */
+	/* the primary is only released; a green context's goes with it */
+	if (c == &primary || c->base)
 		return CUDA_ERROR_INVALID_CONTEXT;
-	ctx_free_resources(c);
+	fc_ctx_free_resources(c);
 	fc_obj_unlink(&c->o);
 	if (fc_cur == c)
 		fc_cur = NULL;

@@ -254,7 +254,7 @@ static CUresult launch(CUfunction fn, const unsigned int grid[3],
 	f = fc_func_find(fn);
 	if (!f)
 		return CUDA_ERROR_INVALID_HANDLE;
-	if (f->mod->o.ctx && f->mod->o.ctx != fc_cur)
+	if (f->mod->o.ctx && f->mod->o.ctx != fc_owner())
 		return CUDA_ERROR_INVALID_CONTEXT;
 	rc = fc_stream_ok(s);
 	if (rc)

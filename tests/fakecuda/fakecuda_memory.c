@@ -44,7 +44,7 @@ CUresult fc_dev_alloc(CUdeviceptr *dptr, size_t size)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
 	r->charged = charged;
-	r->ctx = fc_cur;
+	r->ctx = fc_owner();
 	r->mem = p;
 	fc_mem_used += charged;
 	*dptr = (CUdeviceptr)(uintptr_t)p;

@@ -76,7 +76,7 @@ CUresult cuModuleLoadDataEx(CUmodule *module, const void *image,
 		return CUDA_ERROR_INVALID_VALUE;
 	if (!image_ok(image))
 		return CUDA_ERROR_INVALID_IMAGE;
-	m = module_new(fc_cur, NULL);
+	m = module_new(fc_owner(), NULL);
 	if (!m)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	*module = (CUmodule)m;

@@ -101,7 +101,7 @@ CUresult cuEventCreate(CUevent *ph, unsigned int flags)
 	if (!e)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	e->flags = flags;
-	fc_obj_add(&e->o, O_EVENT, fc_cur);
+	fc_obj_add(&e->o, O_EVENT, fc_owner());
 	*ph = (CUevent)e;
 	return CUDA_SUCCESS;
 }

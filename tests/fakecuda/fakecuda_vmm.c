@@ -171,7 +171,7 @@ CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
 		     MAP_FIXED | MAP_NORESERVE, -1, 0);
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
-	r->ctx = fc_cur;
+	r->ctx = fc_owner();
 	r->vmm = h;
 	return CUDA_SUCCESS;
 }

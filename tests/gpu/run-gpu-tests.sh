@@ -29,7 +29,7 @@ set -u
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BIN=$ROOT/build/gpu
-ALL="vecadd matmul streams memset_dtod globals texture drvapi thrust_sort cublas_sgemm forked cufft_1d mempool graphs graphupd graphnodes hostfn managed vmm memops tmap libs surface jitlink printf_dev hostreg ctxmisc gpaver arrays legacylaunch shareable torch_check"
+ALL="vecadd matmul streams memset_dtod globals texture drvapi thrust_sort cublas_sgemm forked cufft_1d mempool graphs graphupd graphnodes hostfn managed vmm memops tmap libs surface jitlink printf_dev hostreg ctxmisc gpaver arrays legacylaunch shareable greenctx torch_check"
 # Each group runs at the same time through xgpu, all against one backend.
 CONCURRENT_GROUPS="matmul,thrust_sort cublas_sgemm,streams,drvapi"
 # shellcheck source-path=SCRIPTDIR source=harness.sh

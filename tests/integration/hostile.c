@@ -26,7 +26,9 @@
  *                 graphs, virtual memory, host functions, capture, context
  *                 events, stream attribute copies, peer access, device
  *                 queries (a count past the bound), array copies, mipmaps
- *                 and texture references: each an
+ *                 and texture references, green contexts (forged
+ *                 descriptors and green contexts, resources the worker
+ *                 never gave, 100000 groups): each an
  *                 error for this guest alone, the channel open; then a
  *                 short STREAM_ATTR (closes)
  *
@@ -749,6 +751,94 @@ static void mode_badhandles(const char *path)
 			      XGPUIF_OP_ARRAY_QUERY, cr.ctx, &q, sizeof(q),
 			      sizeof(struct xgpuif_array_query_reply),
 			      INVALID_VALUE);
+	}
+	{
+		/* green contexts: forged handles, resources the worker never
+		 * gave, counts past the bounds */
+		struct xgpuif_devres_args dr = { 0, XGPUIF_DR_DEVICE, 1, 0, 0 };
+		/* type 1: CU_DEV_RESOURCE_TYPE_SM */
+		struct xgpuif_devres_reply drr;
+		struct xgpuif_sm_split_args sp;
+		struct xgpuif_green_create_args gc = { forged, 0, 1 };
+		struct xgpuif_handle_args h = { forged };
+		struct xgpuif_ctx_event_args ge = { cr.ctx, forged, 0, 0 };
+		struct xgpuif_green_stream_args gs = { forged, 1, 0 };
+		struct {
+			struct xgpuif_resdesc_args a;
+			struct xgpuif_devres r;
+		} rd;
+
+		memset(&sp, 0, sizeof(sp));
+		memset(&rd, 0, sizeof(rd));
+		dr.of = XGPUIF_DR_GREEN;
+		dr.handle = forged;
+		expect_status(&c, "DEV_RESOURCE of a forged green context",
+			      XGPUIF_OP_DEV_RESOURCE, cr.ctx, &dr, sizeof(dr),
+			      sizeof(drr), INVALID_HANDLE);
+		dr.of = 9;
+		expect_status(&c, "DEV_RESOURCE of no such owner",
+			      XGPUIF_OP_DEV_RESOURCE, cr.ctx, &dr, sizeof(dr),
+			      sizeof(drr), INVALID_VALUE);
+		/* a real resource, then bytes that are not one */
+		dr.of = XGPUIF_DR_DEVICE;
+		if (call(&c, XGPUIF_OP_DEV_RESOURCE, cr.ctx, &dr, sizeof(dr),
+			 &drr, sizeof(drr), &st) || st)
+			fail("DEV_RESOURCE of the device answered %d", st);
+		sp.input = drr.res;
+		sp.input.b[20] ^= 0x5a;
+		sp.ngroups = 1;
+		sp.min_count = 8;
+		expect_status(&c, "SM_SPLIT of a resource never given",
+			      XGPUIF_OP_SM_SPLIT, cr.ctx, &sp, sizeof(sp), 256,
+			      INVALID_VALUE);
+		sp.input = drr.res;
+		sp.ngroups = 100000;
+		expect_status(&c, "SM_SPLIT into 100000 groups",
+			      XGPUIF_OP_SM_SPLIT, cr.ctx, &sp, sizeof(sp), 256,
+			      INVALID_VALUE);
+		sp.ngroups = 1;
+		sp.how = 7;
+		expect_status(&c, "SM_SPLIT of a bad query flag",
+			      XGPUIF_OP_SM_SPLIT, cr.ctx, &sp, sizeof(sp), 256,
+			      INVALID_VALUE);
+		rd.a.n = 0;
+		expect_status(&c, "RESDESC_CREATE of no resources",
+			      XGPUIF_OP_RESDESC_CREATE, cr.ctx, &rd,
+			      sizeof(rd.a), sizeof(struct xgpuif_resdesc_reply),
+			      INVALID_VALUE);
+		rd.a.n = 100000;
+		expect_status(&c, "RESDESC_CREATE of 100000 resources",
+			      XGPUIF_OP_RESDESC_CREATE, cr.ctx, &rd,
+			      sizeof(rd), sizeof(struct xgpuif_resdesc_reply),
+			      INVALID_VALUE);
+		rd.a.n = 1;
+		expect_status(&c, "RESDESC_CREATE of a resource never given",
+			      XGPUIF_OP_RESDESC_CREATE, cr.ctx, &rd,
+			      sizeof(rd), sizeof(struct xgpuif_resdesc_reply),
+			      INVALID_VALUE);
+		expect_status(&c, "GREENCTX_CREATE of a forged descriptor",
+			      XGPUIF_OP_GREENCTX_CREATE, cr.ctx, &gc,
+			      sizeof(gc), sizeof(struct xgpuif_green_reply),
+			      INVALID_HANDLE);
+		gc.desc = cr.ctx;
+		expect_status(&c, "GREENCTX_CREATE of a context as descriptor",
+			      XGPUIF_OP_GREENCTX_CREATE, cr.ctx, &gc,
+			      sizeof(gc), sizeof(struct xgpuif_green_reply),
+			      INVALID_HANDLE);
+		expect_status(&c, "GREENCTX_DESTROY forged",
+			      XGPUIF_OP_GREENCTX_DESTROY, cr.ctx, &h,
+			      sizeof(h), 0, INVALID_HANDLE);
+		h.handle = cr.ctx;
+		expect_status(&c, "CTX_FROM_GREEN of a context",
+			      XGPUIF_OP_CTX_FROM_GREEN, cr.ctx, &h, sizeof(h),
+			      sizeof(struct xgpuif_ctx_reply), INVALID_HANDLE);
+		expect_status(&c, "GREENCTX_EVENT of a context",
+			      XGPUIF_OP_GREENCTX_EVENT, cr.ctx, &ge,
+			      sizeof(ge), 0, INVALID_HANDLE);
+		expect_status(&c, "GREENCTX_STREAM of a forged green context",
+			      XGPUIF_OP_GREENCTX_STREAM, cr.ctx, &gs,
+			      sizeof(gs), sizeof(struct xgpuif_stream_reply),
+			      INVALID_HANDLE);
 	}
 	/* STREAM_ATTR is 80 bytes: send 8 */
 	if (call(&c, XGPUIF_OP_STREAM_ATTR, cr.ctx, &forged, sizeof(forged),

@@ -88,7 +88,7 @@ client() {
 for f in "$BACKEND" "$FAKECUDA" "$T/basic" "$T/spin" "$T/noinit" \
 	"$T/hostile" "$T/forked" "$T/devprintf" "$T/ipc" "$T/ctxmisc" \
 	"$T/hostreg" "$T/arrays" "$T/graphnodes" "$T/legacylaunch" \
-	"$T/shareable"; do
+	"$T/shareable" "$T/greenctx"; do
 	if [ ! -x "$f" ]; then
 		fail setup "$f is missing (make all integration)"
 		echo "$npass passed, $nfail failed"
@@ -390,6 +390,14 @@ if client ctxmisc "$TMP/ctxmisc.out"; then
 	pass ctxmisc
 else
 	fail ctxmisc "$(grep -m1 '^FAIL' "$TMP/ctxmisc.out" || tail -n 1 "$TMP/ctxmisc.out")"
+fi
+
+# ---- green contexts: SM resources, split, descriptors, green contexts ------
+
+if client greenctx "$TMP/greenctx.out"; then
+	pass greenctx
+else
+	fail greenctx "$(grep -m1 '^FAIL' "$TMP/greenctx.out" || tail -n 1 "$TMP/greenctx.out")"
 fi
 
 # ---- cuMemHostRegister: the program's pages shared in place -----------------

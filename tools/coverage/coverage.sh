@@ -59,8 +59,6 @@ function reason(n,    b, sfx) {
 		return "external memory and semaphores cross the guest boundary"
 	if (n ~ /^cuMulticast/)
 		return "multicast objects span GPUs: one GPU per worker"
-	if (n ~ /^cu(GreenCtx|DevResource|DevSmResource|CtxFromGreenCtx|StreamGetGreenCtx|DeviceGetDevResource|CtxGetDevResource)/)
-		return "green contexts: not yet"
 	if (n ~ /^cu(Checkpoint|Coredump)/)
 		return "process checkpoint and core dumps of the worker: not exposed"
 	if (n ~ /^cuTexRef(Create|Destroy)$/)

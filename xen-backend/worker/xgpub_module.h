@@ -43,6 +43,11 @@ struct xgpub_fn {
  * CUDA_ERROR_OUT_OF_MEMORY when the table is full, after freeing the
  * allocation the handle was to own (a blob's obj, others' extra).
  */
+/* what was made in context from (a green context's, going) is counted as
+ * made in to (xgpub_op_module.c) */
+void xgpub_module_ctx_moved(struct xgpub_worker *w, CUcontext from,
+			    CUcontext to);
+
 int xgpub_module_handle(struct xgpub_worker *w, int type, void *obj,
 			void *extra, xgpuif_handle_t *h);
 

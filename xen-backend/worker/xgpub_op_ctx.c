@@ -184,8 +184,9 @@ int xgpub_h_CTX_DESTROY(struct xgpub_worker *w, struct xgpub_hentry *handle)
 	CUcontext c = handle->obj, saved = w->cur;
 	int rc;
 
-	/* the primary is released, never destroyed */
-	if (c == w->primary)
+	/* the primary is released, never destroyed; a green context's
+	 * context goes with cuGreenCtxDestroy */
+	if (c == w->primary || handle->extra)
 		return CUDA_ERROR_INVALID_CONTEXT;
 	/*
 	 * Its streams and events die with it in the driver; destroy them

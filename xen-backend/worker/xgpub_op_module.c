@@ -391,6 +391,40 @@ int xgpub_h_LIBRARY_UNLOAD(struct xgpub_worker *w,
 	return rc;
 }
 
+struct move {
+	CUcontext from, to;
+};
+
+static void move_one(struct xgpub_hentry *e, void *arg)
+{
+	const struct move *m = arg;
+
+	if (!e->extra)
+		return;
+	if (e->type == XGPUB_H_MODULE) {
+		struct xgpub_image *img = e->extra;
+
+		if (img->ctx == m->from)
+			img->ctx = m->to;
+	} else {
+		struct xgpub_fn *fn = e->extra;
+
+		if (fn->ctx == m->from)
+			fn->ctx = m->to;
+	}
+}
+
+void xgpub_module_ctx_moved(struct xgpub_worker *w, CUcontext from,
+			    CUcontext to)
+{
+	struct move m = { from, to };
+
+	xgpub_handle_each(&w->h, XGPUB_H_MODULE, move_one, &m);
+	xgpub_handle_each(&w->h, XGPUB_H_FUNCTION, move_one, &m);
+	xgpub_handle_each(&w->h, XGPUB_H_TEXREF, move_one, &m);
+	xgpub_handle_each(&w->h, XGPUB_H_SURFREF, move_one, &m);
+}
+
 void xgpub_module_ctx_gone(struct xgpub_worker *w, CUcontext ctx)
 {
 	if (!ctx)

@@ -45,18 +45,32 @@ void xgpub_ctx_drop_streams(struct xgpub_worker *w, CUcontext c)
 	xgpub_handle_each(&w->h, XGPUB_H_STREAM, drop_one, &d);
 }
 
-/*
- * A handle for a new stream or event of the current context; without
- * one, the driver object is destroyed and 0 returned.
- */
-static xgpuif_handle_t owned_handle(struct xgpub_worker *w, int type,
-				    void *obj)
+/* an event of context d->ctx becomes the primary's */
+static void reown_one(struct xgpub_hentry *e, void *arg)
+{
+	struct drop_arg *d = arg;
+	struct owner *o = e->extra;
+
+	if (o && o->ctx == d->ctx)
+		o->ctx = d->w->primary;
+}
+
+void xgpub_ctx_green_gone(struct xgpub_worker *w, CUcontext c)
+{
+	struct drop_arg d = { w, c };
+
+	xgpub_handle_each(&w->h, XGPUB_H_STREAM, drop_one, &d);
+	xgpub_handle_each(&w->h, XGPUB_H_EVENT, reown_one, &d);
+}
+
+xgpuif_handle_t xgpub_owned_handle(struct xgpub_worker *w, int type,
+				   void *obj, CUcontext ctx)
 {
 	struct owner *o = malloc(sizeof(*o));
 	xgpuif_handle_t h = 0;
 
 	if (o) {
-		o->ctx = w->cur;
+		o->ctx = ctx;
 		h = xgpub_handle_new(&w->h, type, obj, o);
 	}
 	if (h)
@@ -67,6 +81,13 @@ static xgpuif_handle_t owned_handle(struct xgpub_worker *w, int type,
 	else
 		w->D->cuEventDestroy_v2(obj);
 	return 0;
+}
+
+/* a handle for a new stream or event of the current context */
+static xgpuif_handle_t owned_handle(struct xgpub_worker *w, int type,
+				    void *obj)
+{
+	return xgpub_owned_handle(w, type, obj, w->cur);
 }
 
 /* ---- streams ------------------------------------------------------------- */

@@ -348,9 +348,14 @@ int xgpub_release(struct xgpub_worker *w, struct xgpub_hentry *e)
 		return xgpub_pool_is_default(w, e->obj) ?
 			       CUDA_SUCCESS : D->cuMemPoolDestroy(e->obj);
 	case XGPUB_H_CTX:
-		/* the primary is released by the teardown, not destroyed */
-		return e->obj != w->primary ? D->cuCtxDestroy_v2(e->obj) :
-					      CUDA_SUCCESS;
+		/* the primary is released by the teardown, not destroyed;
+		 * a green context's goes with its green context */
+		return e->obj != w->primary && !e->extra ?
+			       D->cuCtxDestroy_v2(e->obj) : CUDA_SUCCESS;
+	case XGPUB_H_GREENCTX:
+		return xgpub_green_release(w, e);
+	case XGPUB_H_RESDESC:
+		return CUDA_SUCCESS;	/* the driver has no destroy for it */
 	}
 	return CUDA_SUCCESS;
 }

@@ -303,7 +303,7 @@ static void worker_teardown(struct xgpub_worker *w)
 		XGPUB_H_TEXOBJ, XGPUB_H_SURFOBJ, XGPUB_H_EVENT, XGPUB_H_STREAM,
 		XGPUB_H_GEXEC, XGPUB_H_GRAPH, XGPUB_H_VMEM, XGPUB_H_LINK,
 		XGPUB_H_LIBRARY, XGPUB_H_MODULE, XGPUB_H_BLOB, XGPUB_H_ARRAY,
-		XGPUB_H_MIPMAP, XGPUB_H_POOL,
+		XGPUB_H_MIPMAP, XGPUB_H_POOL, XGPUB_H_GREENCTX,
 	};
 	/* mappings go before the memory behind them */
 	xgpub_ipc_teardown(w);
@@ -336,6 +336,7 @@ static void worker_teardown(struct xgpub_worker *w)
 	if (w->data_registered)
 		D->cuMemHostUnregister(w->t->data);
 	xgpub_handle_each(&w->h, XGPUB_H_CTX, destroy_one, w);
+	xgpub_green_teardown(w);
 	if (w->primary) {
 		D->cuCtxSetCurrent(NULL);
 		for (; w->primary_refs > 0; w->primary_refs--)

@@ -66,6 +66,10 @@ enum xgpub_htype {
 				 * (its module is the root) */
 	XGPUB_H_SURFREF,	/* obj = CUsurfref, as TEXREF */
 	XGPUB_H_USEROBJ,
+	XGPUB_H_RESDESC,	/* obj = CUdevResourceDesc (the driver has no
+				 * destroy: it lives as long as the worker) */
+	XGPUB_H_GREENCTX,	/* obj = CUgreenCtx, extra = struct
+				 * xgpub_green */
 	XGPUB_H_NTYPES
 };
 
@@ -203,6 +207,8 @@ struct xgpub_worker {
 	bool wait_any;
 	/* stream captures begun and not ended */
 	uint32_t captures;
+	/* the CUdevResource values handed to the guest (xgpub_op_green.c) */
+	struct xgpub_resources *resources;
 	/* statistics */
 	uint64_t calls;
 	/* why the channel was closed on a protocol error */
@@ -244,6 +250,33 @@ struct xgpub_sub {
 /* the driver's array behind an ARRAY or SUBARRAY handle, or NULL */
 CUarray xgpub_array_of(struct xgpub_worker *w, xgpuif_handle_t h);
 
+/*
+ * Green contexts (xgpub_op_green.c).  A GREENCTX handle keeps the
+ * CUcontext cuCtxFromGreenCtx gave and the CTX handle naming it (0 until
+ * asked); that CTX handle's extra is a struct xgpub_green_ctx, which says
+ * it is a green context's: never destroyed as a context, dropped with its
+ * green context.
+ */
+struct xgpub_green {
+	CUcontext ctx;
+	xgpuif_handle_t ctx_h;
+};
+struct xgpub_green_ctx {
+	xgpuif_handle_t green;
+};
+/* destroy the green context behind live entry e, with the streams and
+ * events made in it and its CTX handle (the entry stays) */
+int xgpub_green_release(struct xgpub_worker *w, struct xgpub_hentry *e);
+/* forget the resources handed out (teardown) */
+void xgpub_green_teardown(struct xgpub_worker *w);
+/*
+ * A handle for a new stream or event made in context ctx (destroyed with
+ * it); without one, the driver object is destroyed and 0 returned
+ * (xgpub_op_stream.c).
+ */
+xgpuif_handle_t xgpub_owned_handle(struct xgpub_worker *w, int type,
+				   void *obj, CUcontext ctx);
+
 /* stream argument: 0/1/2 pass through, others through the table */
 int xgpub_stream(struct xgpub_worker *w, xgpuif_handle_t h, CUstream *out);
 /*
@@ -251,6 +284,14 @@ int xgpub_stream(struct xgpub_worker *w, xgpuif_handle_t h, CUstream *out);
  * handles (c is being destroyed; xgpub_op_stream.c).  c must be current.
  */
 void xgpub_ctx_drop_streams(struct xgpub_worker *w, CUcontext c);
+/*
+ * Green context context c is being destroyed: its streams are destroyed
+ * and their handles dropped (the driver leaves them unusable); its events,
+ * which are the primary's as everything a green context makes but its
+ * streams, are counted as the primary's from now on (xgpub_op_stream.c).
+ * c must be current.
+ */
+void xgpub_ctx_green_gone(struct xgpub_worker *w, CUcontext c);
 
 /* device memory accounting */
 int xgpub_alloc_add(struct xgpub_worker *w, uint64_t dptr, uint64_t size);

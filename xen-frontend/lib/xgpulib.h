@@ -72,6 +72,8 @@ struct CUctx_st {
 	uint64_t remote;	/* backend handle; 0 until retained */
 	unsigned int flags;
 	int refcount;		/* primary: retains; guarded by ctx_mu */
+	CUgreenCtx green;	/* the green context this one is of
+				 * (cuCtxFromGreenCtx), or NULL */
 };
 
 /* primary context of a device (stable storage, not retained) */
@@ -84,6 +86,20 @@ struct CUctx_st *xgpulib_ctx_check(CUcontext ctx);
  * destroyed (it stays current to other threads, as in CUDA).
  */
 CUresult xgpulib_ctx_current(struct CUctx_st **out);
+
+/*
+ * Green contexts (xgpulib_api_green.c): the context of green context g,
+ * wire handle remote, on device dev (xgpulib_api_ctx.c makes it; it
+ * lives until g is destroyed, then is forgotten as a destroyed context
+ * is); NULL when out of memory.
+ */
+struct CUctx_st *xgpulib_ctx_green_new(CUdevice dev, uint64_t remote,
+				       CUgreenCtx g);
+void xgpulib_ctx_green_gone(struct CUctx_st *c);
+/* green context g's context, made on first use (CUresult) */
+CUresult xgpulib_green_ctx(CUgreenCtx g, CUcontext *ctx);
+/* the wire handle of green context g (checked by xgpulib_green_ctx) */
+uint64_t xgpulib_green_remote(CUgreenCtx g);
 
 /* ---- streams and events --------------------------------------------------- */
 

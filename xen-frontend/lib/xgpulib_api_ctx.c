@@ -392,6 +392,7 @@ static CUresult ctx_create(CUcontext *pctx, unsigned int flags, CUdevice dev)
 	n->c.flags = flags;
 	n->c.refcount = 0;
 	n->usage = 1;
+	n->c.green = NULL;
 	ctx_set_remote(&n->c, r.ctx);
 	n->id = next_ctx_id++;
 	n->c.magic = XGPULIB_CTX_MAGIC;
@@ -456,8 +457,9 @@ XGPULIB_EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx)
 	if (xgpulib_check_init())
 		return CUDA_ERROR_NOT_INITIALIZED;
 	c = xgpulib_ctx_check(ctx);
-	/* primaries are released, never destroyed */
-	if (!c || c->primary)
+	/* primaries are released, never destroyed; a green context's
+	 * context goes with cuGreenCtxDestroy */
+	if (!c || c->primary || c->green)
 		return CUDA_ERROR_INVALID_CONTEXT;
 	/* destructors first: they may still use the context */
 	xgpulib_cls_release_ctx(ctx);
@@ -543,6 +545,47 @@ XGPULIB_EXPORT CUresult cuCtxDetach(CUcontext ctx)
 		pthread_mutex_unlock(&ctx_mu);
 	}
 	return rc;
+}
+
+/* ---- the contexts of green contexts -------------------------------------- */
+
+struct CUctx_st *xgpulib_ctx_green_new(CUdevice dev, uint64_t remote,
+				       CUgreenCtx g)
+{
+	struct ctx_node *n = node_get();
+	struct ctx_node *p = prim_node(dev);
+
+	if (!n)
+		return NULL;
+	pthread_mutex_lock(&ctx_mu);
+	n->c.primary = 0;
+	n->c.dev = dev;
+	n->c.flags = p ? p->c.flags : 0;
+	n->c.refcount = 0;
+	n->c.green = g;
+	ctx_set_remote(&n->c, remote);
+	n->id = next_ctx_id++;
+	n->c.magic = XGPULIB_CTX_MAGIC;
+	n->next = live_ctxs;
+	live_ctxs = n;
+	pthread_mutex_unlock(&ctx_mu);
+	return &n->c;
+}
+
+void xgpulib_ctx_green_gone(struct CUctx_st *c)
+{
+	struct ctx_node *n = (struct ctx_node *)c, **pp;
+
+	pthread_mutex_lock(&ctx_mu);
+	for (pp = &live_ctxs; *pp; pp = &(*pp)->next) {
+		if (*pp == n) {
+			*pp = n->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&ctx_mu);
+	/* keeps its remote handle, which the worker now refuses */
+	node_put(n);
 }
 
 /* ---- the context stack --------------------------------------------------- */

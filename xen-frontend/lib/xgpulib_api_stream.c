@@ -201,6 +201,69 @@ static CUresult stream_create(CUstream *ph, unsigned int flags, int priority)
 	return CUDA_SUCCESS;
 }
 
+/* priorities clamp to the range, as the driver does */
+static CUresult clamp_priority(int *priority)
+{
+	int least = 0, greatest = 0;
+	CUresult rc;
+
+	if (*priority == 0)
+		return CUDA_SUCCESS;
+	rc = cuCtxGetStreamPriorityRange(&least, &greatest);
+	if (rc)
+		return rc;
+	if (*priority > least)
+		*priority = least;
+	if (*priority < greatest)
+		*priority = greatest;
+	return CUDA_SUCCESS;
+}
+
+/*
+ * A stream of green context g: its context is g's (cuCtxFromGreenCtx's),
+ * whatever is current; it goes with g in the worker.
+ */
+XGPULIB_EXPORT CUresult cuGreenCtxStreamCreate(CUstream *phStream,
+					       CUgreenCtx greenCtx,
+					       unsigned int flags,
+					       int priority)
+{
+	struct xgpuif_green_stream_args a = { 0, flags, 0 };
+	struct xgpuif_stream_reply r = { 0 };
+	struct CUstream_st *s;
+	CUcontext ctx;
+	CUresult rc;
+
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!phStream)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = xgpulib_green_ctx(greenCtx, &ctx);
+	if (rc)
+		return rc;
+	if (flags & ~(unsigned int)CU_STREAM_NON_BLOCKING)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = clamp_priority(&priority);
+	if (rc)
+		return rc;
+	a.priority = priority;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	a.green = xgpulib_green_remote(greenCtx);
+	rc = xgpulib_call_GREENCTX_STREAM(&a, &r);
+	rc = obj_created(s, rc, r.stream > 2);
+	if (rc)
+		return rc;
+	s->flags = flags;
+	s->priority = priority;
+	s->ctx = ctx;
+	s->remote = r.stream;
+	s->magic = XGPULIB_STREAM_MAGIC;
+	*phStream = s;
+	return CUDA_SUCCESS;
+}
+
 XGPULIB_EXPORT CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)
 {
 	return stream_create(phStream, Flags, 0);
@@ -298,18 +361,46 @@ CUresult xgpulib_stream_ctx(CUstream hs, CUcontext *pctx, int ptds)
 	return stream_ctx(hs, pctx);
 }
 
-/* no green contexts here: pGreenCtx is always NULL */
+/*
+ * A stream of a green context (or a special stream while a green
+ * context's context is current): the green context, and the device's
+ * primary context as the context.
+ */
 CUresult xgpulib_stream_ctx_v2(CUstream hStream, CUcontext *pCtx,
 			       CUgreenCtx *pGreenCtx, int ptds)
 {
-	(void)ptds;
+	CUcontext c;
 	CUresult rc;
 
 	if (!pCtx || !pGreenCtx)
 		return CUDA_ERROR_INVALID_VALUE;
-	rc = stream_ctx(hStream, pCtx);
-	if (rc == CUDA_SUCCESS)
+	rc = stream_ctx(hStream, &c);
+	if (rc)
+		return rc;
+	if (!c->green) {
+		*pCtx = c;
 		*pGreenCtx = NULL;
+		return CUDA_SUCCESS;
+	}
+	if (hStream == CU_STREAM_PER_THREAD || (!hStream && ptds))
+		return CUDA_ERROR_INVALID_HANDLE;
+	*pCtx = xgpulib_primary(c->dev);
+	*pGreenCtx = c->green;
+	return *pCtx ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+
+/* the green context a stream was made in (NULL if none) */
+XGPULIB_EXPORT CUresult cuStreamGetGreenCtx(CUstream hStream,
+					    CUgreenCtx *phCtx)
+{
+	CUcontext c;
+	CUresult rc;
+
+	if (!phCtx)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = stream_ctx(hStream, &c);
+	if (rc == CUDA_SUCCESS)
+		*phCtx = c->green;
 	return rc;
 }
 
