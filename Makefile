@@ -265,6 +265,8 @@ install: all
 	install -D -m 0644 tools/xgpu.1 $(DESTDIR)$(PREFIX)/share/man/man1/xgpu.1
 	install -D -m 0644 tools/xen-gpubackd.8 \
 		$(DESTDIR)$(PREFIX)/share/man/man8/xen-gpubackd.8
+	install -D -m 0644 tools/completion/xgpu \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/xgpu
 
 clean:
 	rm -rf $(O) build-asan

@@ -136,6 +136,8 @@ if make -s -o all O="$O" install DESTDIR="$TMP/inst" PREFIX=/usr \
 		"$TMP/inst/etc/xen/scripts/xgpu" &&
 	grep -q '^ExecStart=/usr/sbin/xen-gpubackd ' \
 		"$TMP/inst/etc/systemd/system/xen-gpubackd.service" &&
+	[ -f "$TMP/inst/usr/share/man/man8/xen-gpubackd.8" ] &&
+	[ -f "$TMP/inst/usr/share/bash-completion/completions/xgpu" ] &&
 	! grep -q '^Requires=' \
 		"$TMP/inst/etc/systemd/system/xen-gpubackd.service"; then
 	pass install-prefix
