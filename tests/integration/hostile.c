@@ -968,6 +968,43 @@ static void mode_tinyallocs(const char *path)
 	conn_close(&c);
 }
 
+static long hold_kib = 768;
+
+/*
+ * quotahold KIB: one allocation of KIB KiB, its status printed
+ * ("hostile: quotahold: N"), then held for 3 s: two of them at once
+ * against a daemon with --quota-mb 1 share the guest's quota (the quota
+ * is a guest's, not a process's)
+ */
+static void mode_quotahold(const char *path)
+{
+	struct xgpuif_init_args ia = { 0, XGPUIF_VERSION };
+	struct xgpuif_device_args da = { 0, 0 };
+	struct xgpuif_ctx_reply cr = { 0 };
+	struct xgpuif_init_reply ir;
+	struct xgpuif_mem_alloc_args ma = { (uint64_t)hold_kib << 10 };
+	struct xgpuif_dptr_reply dr;
+	struct conn c;
+	int32_t st = 0;
+
+	if (connected(&c, path, HS_OK))
+		return;
+	if (call(&c, XGPUIF_OP_INIT, 0, &ia, sizeof(ia), &ir, sizeof(ir),
+		 &st) ||
+	    call(&c, XGPUIF_OP_PRIMARY_CTX_RETAIN, 0, &da, sizeof(da), &cr,
+		 sizeof(cr), &st) ||
+	    call(&c, XGPUIF_OP_MEM_ALLOC, cr.ctx, &ma, sizeof(ma), &dr,
+		 sizeof(dr), &st)) {
+		fail("no reply to a well-formed request");
+		conn_close(&c);
+		return;
+	}
+	printf("hostile: quotahold: %d\n", st);
+	fflush(stdout);
+	sleep(3);
+	conn_close(&c);
+}
+
 /*
  * flood: as the user FLOOD_UID (argv[3], when root), 200 connections that
  * never finish the handshake, held for 3 s.  The daemon forks a worker
@@ -1030,6 +1067,7 @@ int main(int argc, char **argv)
 		{ "badhandles", mode_badhandles },
 		{ "flood", mode_flood },
 		{ "tinyallocs", mode_tinyallocs },
+		{ "quotahold", mode_quotahold },
 	};
 	const char *path = argc > 2 ? argv[2] : getenv("XGPU_SOCKET");
 
@@ -1043,7 +1081,7 @@ int main(int argc, char **argv)
 	}
 	mode = argv[1];
 	if (argc > 3)
-		flood_uid = atol(argv[3]);
+		flood_uid = hold_kib = atol(argv[3]);
 	rnd_state ^= (uint32_t)getpid();
 	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
 		if (strcmp(modes[i].name, mode) == 0) {

@@ -760,6 +760,28 @@ else
 	pass gpu-limit
 fi
 
+# ---- (h0) the quota is the guest's: two processes of one user share it -----
+
+XGPU_SOCKET=$SOCK2 timeout 30 "$T/hostile" quotahold "$SOCK2" 768 \
+	>"$TMP/hold1.out" 2>&1 &
+hp=$!
+for _ in $(seq 50); do
+	grep -q 'quotahold:' "$TMP/hold1.out" && break
+	sleep 0.1
+done
+XGPU_SOCKET=$SOCK2 timeout 30 "$T/hostile" quotahold "$SOCK2" 512 \
+	>"$TMP/hold2.out" 2>&1
+wait "$hp"
+if ! grep -q '^hostile: quotahold: 0$' "$TMP/hold1.out"; then
+	fail quota-per-guest "the first 768 KiB within 1 MiB failed:" \
+		"$(grep quotahold "$TMP/hold1.out")"
+elif ! grep -q '^hostile: quotahold: 2$' "$TMP/hold2.out"; then
+	fail quota-per-guest "a second process of the same user got 512 KiB" \
+		"more: $(grep quotahold "$TMP/hold2.out")"
+else
+	pass quota-per-guest
+fi
+
 # ---- (h) the quota by the driver's granularity (the same daemon: 1 MiB) -----
 
 if XGPU_SOCKET=$SOCK2 timeout 120 "$T/hostile" tinyallocs "$SOCK2" \

@@ -82,8 +82,21 @@ struct xgpub_wstat {
 	uint32_t solo;		/* daemon: the guest is alone on the GPU: the
 				 * worker may queue more work ahead */
 	uint32_t _pad;
-	uint64_t _rsvd[1];
+	uint64_t acct;		/* daemon: the guest it serves, for the quota
+				 * (XGPUB_ACCT_*), 0: none */
 };
+
+/* a quota account: a Xen domain, or a local user (SO_PEERCRED) */
+#define XGPUB_ACCT_XEN(domid)	((1ull << 32) | (uint32_t)(domid))
+#define XGPUB_ACCT_UID(uid)	((2ull << 32) | (uint32_t)(uid))
+
+/*
+ * In a worker: every worker's slot (n of them), read to sum what the
+ * other workers of its guest hold (NULL in tests that run a worker
+ * inline).
+ */
+extern struct xgpub_wstat *xgpub_all_stats;
+extern int xgpub_nstats;
 
 /* in a worker: its own slot (NULL in tests that run a worker inline) */
 extern struct xgpub_wstat *xgpub_self_stat;

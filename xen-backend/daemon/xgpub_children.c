@@ -91,6 +91,9 @@ pid_t xgpub_spawn(const struct xgpub_child *info, int (*fn)(void *),
 	}
 	memset(&stats[slot - children], 0, sizeof(*stats));
 	stats[slot - children].sched_on = xgpub_sched_enabled;
+	stats[slot - children].acct =
+		info->kind == XGPUB_CHILD_XEN ? XGPUB_ACCT_XEN(info->domid) :
+						XGPUB_ACCT_UID(info->peer_uid);
 	/* a worker's stdout is its guest's (xgpub_output.c): it must not
 	 * inherit bytes the daemon buffered */
 	fflush(stdout);
@@ -107,6 +110,8 @@ pid_t xgpub_spawn(const struct xgpub_child *info, int (*fn)(void *),
 		signal(SIGINT, SIG_DFL);
 		signal(SIGPIPE, SIG_IGN);
 		xgpub_self_stat = &stats[slot - children];
+		xgpub_all_stats = stats;
+		xgpub_nstats = MAX_WORKERS;
 		prctl(PR_SET_NAME, "xgpu-worker");
 		/* a worker must not outlive the daemon that accounts for it */
 		prctl(PR_SET_PDEATHSIG, SIGTERM);

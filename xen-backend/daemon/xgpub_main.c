@@ -127,6 +127,11 @@ static void reap_workers(void)
 		xgpub_ipc_forget_pid(pid);
 		if (c && c->kind == XGPUB_CHILD_XEN && xen)
 			xgpub_xen_child_exited(xen, pid);
+		/* what it held is freed with it: no longer its guest's */
+		if (c && c->st) {
+			__atomic_store_n(&c->st->mem_used, 0, __ATOMIC_RELAXED);
+			__atomic_store_n(&c->st->acct, 0, __ATOMIC_RELEASE);
+		}
 		if (c)
 			memset(c, 0, sizeof(*c));
 	}

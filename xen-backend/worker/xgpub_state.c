@@ -81,12 +81,41 @@ uint64_t xgpub_charge_size(uint64_t size)
 	return size ? (size + small - 1) & ~(small - 1) : small;
 }
 
+/*
+ * What the guest holds on the device: this worker's allocations and those
+ * of the guest's other workers (its other processes: the quota is the
+ * guest's, a Xen domain's or a local user's), read from their status
+ * slots.  Two workers allocating at the same moment may pass it by one
+ * allocation each.
+ */
+static uint64_t guest_used(struct xgpub_worker *w)
+{
+	uint64_t used = w->mem_used, acct;
+
+	if (!xgpub_all_stats || !xgpub_self_stat)
+		return used;
+	acct = __atomic_load_n(&xgpub_self_stat->acct, __ATOMIC_ACQUIRE);
+	if (!acct)
+		return used;
+	for (int i = 0; i < xgpub_nstats; i++) {
+		struct xgpub_wstat *st = &xgpub_all_stats[i];
+
+		if (st == xgpub_self_stat ||
+		    __atomic_load_n(&st->acct, __ATOMIC_ACQUIRE) != acct)
+			continue;
+		used += __atomic_load_n(&st->mem_used, __ATOMIC_RELAXED);
+	}
+	return used;
+}
+
 bool xgpub_quota_allows(struct xgpub_worker *w, uint64_t size)
 {
-	uint64_t c = xgpub_charge_size(size);
+	uint64_t c = xgpub_charge_size(size), used;
 
-	return !w->opt->quota || (w->mem_used <= w->opt->quota &&
-				  c <= w->opt->quota - w->mem_used);
+	if (!w->opt->quota)
+		return true;
+	used = guest_used(w);
+	return used <= w->opt->quota && c <= w->opt->quota - used;
 }
 
 int xgpub_alloc_add(struct xgpub_worker *w, uint64_t dptr, uint64_t size)
@@ -103,6 +132,10 @@ int xgpub_alloc_add(struct xgpub_worker *w, uint64_t dptr, uint64_t size)
 	size = xgpub_charge_size(size);
 	w->allocs[w->nallocs++] = (struct xgpub_alloc){ dptr, size };
 	w->mem_used += size;
+	/* at once: the guest's other workers read it */
+	if (xgpub_self_stat)
+		__atomic_store_n(&xgpub_self_stat->mem_used, w->mem_used,
+				 __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -120,6 +153,9 @@ int xgpub_alloc_del(struct xgpub_worker *w, uint64_t dptr)
 		if (w->allocs[i].dptr == dptr) {
 			w->mem_used -= w->allocs[i].size;
 			w->allocs[i] = w->allocs[--w->nallocs];
+			if (xgpub_self_stat)
+				__atomic_store_n(&xgpub_self_stat->mem_used,
+						 w->mem_used, __ATOMIC_RELAXED);
 			return 0;
 		}
 	}
