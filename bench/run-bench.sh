@@ -175,6 +175,7 @@ END {
 }' "$OUT/native.all" "$OUT/xgpu.all" > "$OUT/bench-summary.txt"
 
 cat "$OUT/bench-summary.txt"
+"$ROOT/bench/plot.sh" "$OUT"
 echo "outputs in $OUT"
 if [ "$RUN_FAILED" -gt 0 ]; then
 	echo "$RUN_FAILED runs failed"

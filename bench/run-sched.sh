@@ -53,6 +53,25 @@ tenant() {	# tenant NAME US SECS [EVERY]
 		${4:-} >"$OUT/$PHASE.$1.out" 2>&1
 }
 count() { sed -n 's/.*kernels=\([0-9]*\).*/\1/p' "$OUT/$PHASE.$1.out"; }
+# sample each guest's share every half second while a phase runs, into
+# $OUT/shares.<phase>.tsv ("<seconds> <guest> <percent>"; bench/plot.sh
+# draws them)
+sample_start() {
+	local t0
+	t0=$(date +%s.%N)
+	: >"$OUT/shares.$PHASE.tsv"
+	while sleep 0.5; do
+		cli list --json 2>/dev/null | awk -v t0="$t0" -v now="$(date +%s.%N)" '
+			match($0, /"name": "[^"]*"/) {
+				n = substr($0, RSTART + 9, RLENGTH - 10)
+				if (match($0, /"share_period": [0-9.]+/))
+					printf "%.1f %s %s\n", now - t0, n,
+					       substr($0, RSTART + 16, RLENGTH - 16)
+			}' >>"$OUT/shares.$PHASE.tsv"
+	done &
+	SAMPLER=$!
+}
+sample_stop() { kill "$SAMPLER" 2>/dev/null; wait "$SAMPLER" 2>/dev/null; }
 
 # report PHASE "A B C" "tA tB tC" (targets in percent)
 report() {
@@ -91,8 +110,10 @@ for pol in credit fifo; do
 		tenant A $us "$SECS" & p1=$!
 		tenant B $us "$SECS" & p2=$!
 		tenant C $us "$SECS" & p3=$!
+		sample_start
 		sleep $((SECS / 2)); cli list >"$OUT/$PHASE.list"
 		wait $p1 $p2 $p3
+		sample_stop
 		stop
 		report "$PHASE weights 1:2:4" "A B C" "14.3 28.6 57.1"
 		[ "$pol" = fifo ] && break
@@ -103,7 +124,8 @@ PHASE=cap; start credit
 cli sched-credit -d local:spinA -w 256 -c 25 >/dev/null
 tenant A 1000 "$SECS" & p1=$!
 tenant B 1000 "$SECS" & p2=$!
-wait $p1 $p2; stop
+sample_start
+wait $p1 $p2; sample_stop; stop
 report "cap A=25% beside B" "A B" "25 75"
 # idle share is lent: A runs only the first half; B and C (1:2) share the rest
 PHASE=idle; start credit
@@ -113,7 +135,8 @@ cli sched-credit -d local:spinC -w 512 >/dev/null
 tenant A 1000 $((SECS / 2)) & p1=$!
 tenant B 1000 "$SECS" & p2=$!
 tenant C 1000 "$SECS" & p3=$!
-wait $p1 $p2 $p3; stop
+sample_start
+wait $p1 $p2 $p3; sample_stop; stop
 report "idle: A stops at half time, B:C 1:2" "A B C" "- - -"
 # one tenant alone: native, through xgpu without and with the scheduler
 PHASE=solo
@@ -138,3 +161,4 @@ for pol in off credit; do
 	echo "solo turns of one 100 us kernel + sync, sched $pol: $x turns vs native $nat: ratio $(awk -v a="$x" -v b="$nat" 'BEGIN{printf "%.4f", a/b}')" | tee -a "$OUT/sched-summary.txt"
 done
 rm -rf "$T"
+"$(dirname "$0")/plot.sh" "$OUT" || true
