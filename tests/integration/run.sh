@@ -608,6 +608,38 @@ else
 	echo "SKIP name-spoof: not root, or no setpriv or CLI"
 fi
 
+# ---- (d1b) a guest's own GPU time limit (xgpu sched-credit -l) -------------
+# this daemon has no --gpu-limit-ms: local:spin gets 300 ms of its own and
+# its 5 s kernel is ended; a bad limit is refused
+
+if [ -x "$CLI" ]; then
+	why=
+	X() { "$CLI" -s "$TMP/control.sock" "$@"; }
+	X sched-credit -d local:spin -l -5 >/dev/null 2>&1 &&
+		why="a limit of -5 was taken"
+	[ -z "$why" ] && ! X sched-credit -d local:spin -l 300 >/dev/null &&
+		why="a limit of 300 ms was refused"
+	[ -z "$why" ] && ! X sched-credit -d local:spin |
+		grep -qE '^local:spin +.* 300$' &&
+		why="limit 300 not read back: $(X sched-credit -d local:spin)"
+	if [ -z "$why" ]; then
+		t0=$(date +%s%N)
+		XGPU_SOCKET=$SOCK timeout 20 "$T/spin" 5000 \
+			>"$TMP/glimit.out" 2>&1
+		ms=$((($(date +%s%N) - t0) / 1000000))
+		grep -q 'CUDA_ERROR_LAUNCH_TIMEOUT' "$TMP/glimit.out" ||
+			why="spin was not ended: $(tail -n 1 "$TMP/glimit.out")"
+		[ -z "$why" ] && [ "$ms" -gt 4500 ] &&
+			why="spin was ended after $ms ms (its limit: 300 ms)"
+	fi
+	X sched-credit -d local:spin -l 0 >/dev/null 2>&1
+	if [ -z "$why" ]; then
+		pass guest-gpu-limit
+	else
+		fail guest-gpu-limit "$why"
+	fi
+fi
+
 # ---- (d2) a flood of idle connections of one user ---------------------------
 # 200 connections of uid 65534 that never shake hands: at most 8 get a
 # worker, and a client of another user (root) at the same time is served

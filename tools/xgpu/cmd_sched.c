@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * cmd_sched.c: `xgpu sched-credit`, the guests' weights and caps, as
- * xl sched-credit shows and sets a domain's.  The daemon checks the
- * values (xgpu_ctl.h); "-" leaves one as it is.
+ * xl sched-credit shows and sets a domain's, and their GPU time limits.
+ * The daemon checks the values (xgpu_ctl.h); "-" leaves one as it is.
  */
 #include <getopt.h>
 #include <string.h>
@@ -12,17 +12,18 @@
 
 static void print_settings(const char *data)
 {
-	char line[CTL_LINE_MAX], b[5][96];
+	char line[CTL_LINE_MAX], b[6][96];
 
-	printf("%-24s %-16s %6s %6s %4s\n", "Key", "Name", "ID", "Weight",
-	       "Cap");
+	printf("%-24s %-16s %6s %6s %4s %9s\n", "Key", "Name", "ID", "Weight",
+	       "Cap", "Limit(ms)");
 	while (ctl_record(&data, XGPU_CTL_REC_SCHED, line, sizeof(line)))
-		printf("%-24s %-16s %6s %6s %4s\n",
+		printf("%-24s %-16s %6s %6s %4s %9s\n",
 		       ctl_val(line, "key", b[0], 96),
 		       ctl_val(line, "name", b[1], 96),
 		       ctl_val(line, "id", b[2], 96),
 		       ctl_val(line, "weight", b[3], 96),
-		       ctl_val(line, "cap", b[4], 96));
+		       ctl_val(line, "cap", b[4], 96),
+		       ctl_val(line, "limit_ms", b[5], 96));
 }
 
 int cmd_sched_credit(int argc, char **argv)
@@ -31,16 +32,17 @@ int cmd_sched_credit(int argc, char **argv)
 		{ "domain", required_argument, NULL, 'd' },
 		{ "weight", required_argument, NULL, 'w' },
 		{ "cap", required_argument, NULL, 'c' },
+		{ "limit", required_argument, NULL, 'l' },
 		{ "json", no_argument, NULL, 'j' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *dom = NULL, *w = NULL, *cap = NULL;
+	const char *dom = NULL, *w = NULL, *cap = NULL, *lim = NULL;
 	char req[XGPU_CTL_REQUEST_MAX + 1];
 	bool json = false;
 	int c, n;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "d:w:c:j", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:w:c:l:j", lo, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			dom = optarg;
@@ -51,6 +53,9 @@ int cmd_sched_credit(int argc, char **argv)
 		case 'c':
 			cap = optarg;
 			break;
+		case 'l':
+			lim = optarg;
+			break;
 		case 'j':
 			json = true;
 			break;
@@ -58,10 +63,15 @@ int cmd_sched_credit(int argc, char **argv)
 			return XGPU_EXIT_USAGE;
 		}
 	}
-	if (optind != argc || ((w || cap) && !dom) ||
+	if (optind != argc || ((w || cap || lim) && !dom) ||
 	    (dom && strpbrk(dom, " \t\n")))
 		return XGPU_EXIT_USAGE;
-	if (dom && (w || cap))
+	if (dom && lim)
+		n = snprintf(req, sizeof(req), "%s %s %s %s %s",
+			     XGPU_CTL_CMD_SCHED_CREDIT, dom,
+			     w ? w : XGPU_CTL_NONE,
+			     cap ? cap : XGPU_CTL_NONE, lim);
+	else if (dom && (w || cap))
 		n = snprintf(req, sizeof(req), "%s %s %s %s",
 			     XGPU_CTL_CMD_SCHED_CREDIT, dom,
 			     w ? w : XGPU_CTL_NONE,

@@ -38,9 +38,10 @@ static const struct cmd_spec cmd_table[] = {
 	  "shows as idle (or setup: handshake going)" },
 	{ "sched-credit", cmd_sched_credit,
 	  "[--json]\n"
-	  "-d DOM [-w WEIGHT] [-c CAP]",
-	  "show every guest's weight and cap\n"
-	  "show or set one guest's WEIGHT and CAP" },
+	  "-d DOM [-w WEIGHT] [-c CAP] [-l MS]",
+	  "show every guest's weight, cap and limit\n"
+	  "show or set one guest's WEIGHT, CAP and\n"
+	  "GPU time limit MS (0: the daemon's)" },
 	{ "top", cmd_top, "[-d SECONDS] [-n N]",
 	  "refreshing view of `list`" },
 	{ "stats", cmd_stats, "[--json]",

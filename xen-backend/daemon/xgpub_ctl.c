@@ -144,7 +144,7 @@ static bool parse_setting(const char *s, uint32_t lo, uint32_t hi,
 static int cmd_sched_credit(struct xgpub_reply *r, int argc, char **argv)
 {
 	char key[XGPU_CTL_KEY_LEN];
-	uint32_t w, cap;
+	uint32_t w, cap, lim;
 
 	if (argc == 2)
 		return -EINVAL;
@@ -155,8 +155,8 @@ static int cmd_sched_credit(struct xgpub_reply *r, int argc, char **argv)
 		return 0;
 	}
 	xgpub_guest_resolve(argv[0], key, sizeof(key));
-	xgpub_guest_settings(key, &w, &cap);
-	if (argc == 3) {
+	xgpub_guest_settings(key, &w, &cap, &lim);
+	if (argc >= 3) {
 		/* the one check of a weight and a cap */
 		if (!parse_setting(argv[1], XGPU_CTL_WEIGHT_MIN,
 				   XGPU_SCHED_WEIGHT_MAX, &w) ||
@@ -169,15 +169,28 @@ static int cmd_sched_credit(struct xgpub_reply *r, int argc, char **argv)
 				    XGPU_SCHED_CAP_MAX, XGPU_CTL_CAP_NONE);
 			return 0;
 		}
-		if (xgpub_guest_settings_set(key, w, cap)) {
+		if (argc == 4 && !parse_setting(argv[3], 0, XGPU_CTL_LIMIT_MAX,
+						&lim)) {
+			xgpub_reply(r, XGPU_CTL_ERROR " GPU time limit must be "
+				    "0..%u ms (0: the daemon's --gpu-limit-ms)\n",
+				    XGPU_CTL_LIMIT_MAX);
+			return 0;
+		}
+		if (lim && !xgpub_sched_enabled) {
+			xgpub_reply(r, XGPU_CTL_ERROR " a GPU time limit needs "
+				    "the GPU scheduler (--sched off)\n");
+			return 0;
+		}
+		if (xgpub_guest_settings_set(key, w, cap, lim)) {
 			xgpub_reply(r, XGPU_CTL_ERROR " too many settings\n");
 			return 0;
 		}
 		xgpub_sched_settings_changed(key);
-		xgpub_info("%s: weight %u, cap %u%%", key, w, cap);
+		xgpub_info("%s: weight %u, cap %u%%, GPU time limit %u ms",
+			   key, w, cap, lim);
 	}
 	xgpub_reply(r, XGPU_CTL_OK "\n" XGPU_CTL_REC_SCHED " key=%s weight=%u "
-		    "cap=%u\n", key, w, cap);
+		    "cap=%u limit_ms=%u\n", key, w, cap, lim);
 	return 0;
 }
 
@@ -195,8 +208,8 @@ struct ctl_cmd {
 static const struct ctl_cmd ctl_cmds[] = {
 	{ XGPU_CTL_CMD_VERSION, 0, 0, cmd_version, "" },
 	{ XGPU_CTL_CMD_LIST, 0, 0, cmd_list, "" },
-	{ XGPU_CTL_CMD_SCHED_CREDIT, 0, 3, cmd_sched_credit,
-	  "[GUEST WEIGHT CAP]" },
+	{ XGPU_CTL_CMD_SCHED_CREDIT, 0, 4, cmd_sched_credit,
+	  "[GUEST WEIGHT CAP [LIMIT_MS]]" },
 	{ XGPU_CTL_CMD_STATS, 0, 0, xgpub_sched_stats, "" },
 	{ XGPU_CTL_CMD_VCPU, 0, 2, xgpub_vcpu_ctl, "[on [PCT[:MS]] | off]" },
 };

@@ -65,6 +65,7 @@ static void keep(struct xgpub_guest *to, const struct xgpub_guest *from)
 		.set = true,
 		.weight = from->weight,
 		.cap = from->cap,
+		.limit_ms = from->limit_ms,
 	};
 
 	snprintf(k.key, sizeof(k.key), "%s", from->key);
@@ -87,6 +88,7 @@ static void set_key(struct xgpub_guest *g, const char *key)
 	g->set = o && o->set;
 	g->weight = o ? o->weight : XGPU_SCHED_WEIGHT_DEFAULT;
 	g->cap = o ? o->cap : XGPU_CTL_CAP_NONE;
+	g->limit_ms = o ? o->limit_ms : 0;
 	if (o && !o->kind)
 		memset(o, 0, sizeof(*o));	/* g keeps them now */
 }
@@ -299,12 +301,14 @@ void xgpub_guest_resolve(const char *who, char *key, size_t len)
 	xgpub_reply_word(key);
 }
 
-void xgpub_guest_settings(const char *key, uint32_t *weight, uint32_t *cap)
+void xgpub_guest_settings(const char *key, uint32_t *weight, uint32_t *cap,
+			  uint32_t *limit_ms)
 {
 	const struct xgpub_guest *g = find_key(NULL, key);
 
 	*weight = g ? g->weight : XGPU_SCHED_WEIGHT_DEFAULT;
 	*cap = g ? g->cap : XGPU_CTL_CAP_NONE;
+	*limit_ms = g ? g->limit_ms : 0;
 }
 
 /* entries that hold given settings (guests of one key counted each) */
@@ -317,7 +321,8 @@ static int settings_count(void)
 	return n;
 }
 
-int xgpub_guest_settings_set(const char *key, uint32_t weight, uint32_t cap)
+int xgpub_guest_settings_set(const char *key, uint32_t weight, uint32_t cap,
+			     uint32_t limit_ms)
 {
 	struct xgpub_guest *g = find_key(NULL, key);
 
@@ -338,6 +343,7 @@ int xgpub_guest_settings_set(const char *key, uint32_t weight, uint32_t cap)
 		g->set = true;
 		g->weight = weight;
 		g->cap = cap;
+		g->limit_ms = limit_ms;
 	}
 	return 0;
 }

@@ -57,6 +57,7 @@ struct xgpub_guest {
 	bool set;			/* given by the administrator */
 	uint32_t weight;
 	uint32_t cap;			/* percent of one GPU, 0: none */
+	uint32_t limit_ms;		/* GPU time limit, 0: the daemon's */
 
 	/* what its channels report, summed at each xgpub_guests_update() */
 	struct xgpub_guest_chans {
@@ -110,9 +111,11 @@ void xgpub_guest_channels(const struct xgpub_guest *g,
  * made one word (see the sched-credit command of xgpu_ctl.h) */
 void xgpub_guest_resolve(const char *who, char *key, size_t len);
 /* the settings of key (defaults when none were given) */
-void xgpub_guest_settings(const char *key, uint32_t *weight, uint32_t *cap);
+void xgpub_guest_settings(const char *key, uint32_t *weight, uint32_t *cap,
+			  uint32_t *limit_ms);
 /* give key's settings; 0, or -ENOSPC with XGPUB_SETTINGS_MAX keys set */
-int xgpub_guest_settings_set(const char *key, uint32_t weight, uint32_t cap);
+int xgpub_guest_settings_set(const char *key, uint32_t weight, uint32_t cap,
+			     uint32_t limit_ms);
 
 /* ---- listings (xgpub_guest_list.c) --------------------------------------- */
 

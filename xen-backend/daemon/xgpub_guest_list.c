@@ -95,7 +95,7 @@ static void list_idle(struct xgpub_reply *r)
 		/* a named domain's settings key is its name */
 		snprintf(g.name, sizeof(g.name), "%s", is.d[i].name);
 		snprintf(g.key, sizeof(g.key), "%s", is.d[i].name);
-		xgpub_guest_settings(g.key, &g.weight, &g.cap);
+		xgpub_guest_settings(g.key, &g.weight, &g.cap, &g.limit_ms);
 		snprintf(v.state, sizeof(v.state), "%s",
 			 is.d[i].connected ? "idle" : "setup");
 		guest_record(r, &g, &v);
@@ -121,10 +121,11 @@ void xgpub_guests_list_settings(struct xgpub_reply *r)
 
 	xgpub_guest_for_each(g)
 		xgpub_reply(r, XGPU_CTL_REC_SCHED " key=%s name=%s id=%u "
-			    "weight=%u cap=%u\n", g->key, g->name, g->id,
-			    g->weight, g->cap);
+			    "weight=%u cap=%u limit_ms=%u\n", g->key, g->name,
+			    g->id, g->weight, g->cap, g->limit_ms);
 	/* then the settings kept for guests not here */
 	for (g = NULL; (g = xgpub_guest_kept_next(g)) != NULL;)
 		xgpub_reply(r, XGPU_CTL_REC_SCHED " key=%s name=- id=- "
-			    "weight=%u cap=%u\n", g->key, g->weight, g->cap);
+			    "weight=%u cap=%u limit_ms=%u\n", g->key, g->weight,
+			    g->cap, g->limit_ms);
 }

@@ -280,10 +280,15 @@ static void overrun_step(struct xgpub_guest *g, uint64_t now)
 		g->sched.overrun = false;
 }
 
+struct limit_arg {
+	uint64_t now, limit_ns;
+};
+
 /* a worker whose oldest GPU work has run past the limit: end it */
 static void limit_child(struct xgpub_child *c, void *arg)
 {
-	uint64_t now = *(uint64_t *)arg, since, call;
+	const struct limit_arg *la = arg;
+	uint64_t now = la->now, since, call;
 	char who[128];
 
 	if (!c->st || c->pid <= 0)
@@ -297,13 +302,13 @@ static void limit_child(struct xgpub_child *c, void *arg)
 			kill(c->pid, SIGKILL);
 		return;
 	}
-	if (!since || now < since || now - since < xgpub_gpu_limit_ns)
+	if (!since || now < since || now - since < la->limit_ns)
 		return;
 	xgpub_child_name(c, who, sizeof(who));
 	xgpub_err("%s: GPU work ran %llu ms, past the limit of %llu ms: "
 		  "ending its worker (the guest gets CUDA_ERROR_LAUNCH_TIMEOUT)",
 		  who, (unsigned long long)((now - since) / 1000000),
-		  (unsigned long long)(xgpub_gpu_limit_ns / 1000000));
+		  (unsigned long long)(la->limit_ns / 1000000));
 	c->limit_sent = now;
 	kill(c->pid, SIGUSR2);
 }
@@ -314,13 +319,17 @@ static bool limit_step(uint64_t now)
 	struct xgpub_guest *g;
 	bool any = false;
 
-	if (!xgpub_gpu_limit_ns)
-		return false;
 	xgpub_guest_for_each(g) {
-		if (!g->ch.busy && !g->ch.in_call)
+		/* the guest's own limit, else the daemon's */
+		struct limit_arg la = {
+			now, g->limit_ms ? g->limit_ms * 1000000ull :
+					   xgpub_gpu_limit_ns
+		};
+
+		if (!la.limit_ns || (!g->ch.busy && !g->ch.in_call))
 			continue;
 		any = true;
-		xgpub_guest_channels(g, limit_child, &now);
+		xgpub_guest_channels(g, limit_child, &la);
 	}
 	return any;
 }

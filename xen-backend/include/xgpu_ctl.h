@@ -40,14 +40,17 @@
  *   not schedule the guest, "idle" for a domain with a Connected device
  *   but no channel yet, "setup" while its device connects.
  *
- * sched-credit [GUEST [WEIGHT CAP]]
+ * sched-credit [GUEST [WEIGHT CAP [LIMIT_MS]]]
  *   Without GUEST: every guest's settings, and those kept for guests not
  *   here (name and id "-"):
  *     sched key=<key> name=<name|-> id=<n|-> weight=<n> cap=<percent>
+ *           limit_ms=<n>
  *   With GUEST (a domain name or id, cN for local client N, a guest's
  *   name or a settings key): its settings; with WEIGHT and CAP (each a
- *   number, or XGPU_CTL_NONE), set them first:
- *     sched key=<key> weight=<n> cap=<percent>
+ *   number, or XGPU_CTL_NONE), set them first, and LIMIT_MS (the guest's
+ *   GPU time limit, 0..XGPU_CTL_LIMIT_MAX, 0: the daemon's --gpu-limit-ms;
+ *   needs the scheduler):
+ *     sched key=<key> weight=<n> cap=<percent> limit_ms=<n>
  *   Settings are kept by key: a domain's name ("domid:N" while it has
  *   none), "local:PROCESS" for a local client.  They survive the guest
  *   reconnecting and may be given before it exists.
@@ -87,6 +90,8 @@
 /* commands */
 #define XGPU_CTL_CMD_VERSION		"version"
 #define XGPU_CTL_CMD_LIST		"list"
+/* a guest's GPU time limit, ms (one day) */
+#define XGPU_CTL_LIMIT_MAX	86400000u
 #define XGPU_CTL_CMD_SCHED_CREDIT	"sched-credit"
 #define XGPU_CTL_CMD_STATS		"stats"
 #define XGPU_CTL_CMD_VCPU		"vcpu"
