@@ -300,6 +300,33 @@ else
 	pass metrics
 fi
 
+# ---- (a4) a worker maps the other workers' status slots read-only ----------
+
+XGPU_SOCKET=$SOCK "$T/spin" 1000 >"$TMP/ro-spin.out" 2>&1 &
+rsp=$!
+wpid=
+for _ in $(seq 50); do
+	grep -q launched "$TMP/ro-spin.out" && break
+	sleep 0.1
+done
+wpid=$(sed -n 's/.*: client [0-9]*: worker pid \([0-9]*\)$/\1/p' "$LOG" |
+	tail -n 1)
+# the slots: 1024 pages of shared anonymous memory, all but one read-only
+ro=0
+while read -r range perms _ _ _ path _; do
+	[ "$perms" = r--s ] && [ "$path" = /dev/zero ] || continue
+	ro=$((ro + 16#${range#*-} - 16#${range%-*}))
+done < "/proc/$wpid/maps" 2>/dev/null
+wait "$rsp"
+if [ -z "$wpid" ]; then
+	fail status-readonly "no worker pid in the log"
+elif [ "${ro:-0}" -lt $((1023 * 4096)) ]; then
+	fail status-readonly "worker $wpid maps $ro bytes of other slots" \
+		"read-only (want 1023 pages)"
+else
+	pass status-readonly
+fi
+
 # ---- (b) one client ---------------------------------------------------------
 
 if client basic "$TMP/basic.out"; then

@@ -91,11 +91,21 @@ struct xgpub_wstat {
 #define XGPUB_ACCT_UID(uid)	((2ull << 32) | (uint32_t)(uid))
 
 /*
+ * One worker's slot, a page of its own: a worker maps its own read-write
+ * and every other worker's read-only, so that neither it nor a guest
+ * kernel reaching its memory can write another worker's status or grant.
+ */
+struct xgpub_wslot {
+	struct xgpub_wstat st;
+	uint8_t _page[4096 - sizeof(struct xgpub_wstat)];
+} __attribute__((aligned(4096)));
+
+/*
  * In a worker: every worker's slot (n of them), read to sum what the
  * other workers of its guest hold (NULL in tests that run a worker
  * inline).
  */
-extern struct xgpub_wstat *xgpub_all_stats;
+extern struct xgpub_wslot *xgpub_all_stats;
 extern int xgpub_nstats;
 
 /* in a worker: its own slot (NULL in tests that run a worker inline) */

@@ -18,7 +18,7 @@
 #define MAX_WORKERS 1024
 
 static struct xgpub_child children[MAX_WORKERS];
-static struct xgpub_wstat *stats;	/* MAX_WORKERS slots, shared */
+static struct xgpub_wslot *stats;	/* MAX_WORKERS slots, shared */
 /* descriptors of the daemon that a worker must not keep */
 static int daemon_fds[16];
 static int ndaemon_fds;
@@ -89,9 +89,9 @@ pid_t xgpub_spawn(const struct xgpub_child *info, int (*fn)(void *),
 		xgpub_err("too many workers (%d)", MAX_WORKERS);
 		return -EAGAIN;
 	}
-	memset(&stats[slot - children], 0, sizeof(*stats));
-	stats[slot - children].sched_on = xgpub_sched_enabled;
-	stats[slot - children].acct =
+	memset(&stats[slot - children].st, 0, sizeof(stats->st));
+	stats[slot - children].st.sched_on = xgpub_sched_enabled;
+	stats[slot - children].st.acct =
 		info->kind == XGPUB_CHILD_XEN ? XGPUB_ACCT_XEN(info->domid) :
 						XGPUB_ACCT_UID(info->peer_uid);
 	/* a worker's stdout is its guest's (xgpub_output.c): it must not
@@ -109,7 +109,12 @@ pid_t xgpub_spawn(const struct xgpub_child *info, int (*fn)(void *),
 		signal(SIGTERM, SIG_DFL);
 		signal(SIGINT, SIG_DFL);
 		signal(SIGPIPE, SIG_IGN);
-		xgpub_self_stat = &stats[slot - children];
+		xgpub_self_stat = &stats[slot - children].st;
+		/* the other workers' slots: read-only here */
+		if (mprotect(stats, sizeof(*stats) * MAX_WORKERS, PROT_READ) ||
+		    mprotect(&stats[slot - children], sizeof(*stats),
+			     PROT_READ | PROT_WRITE))
+			_exit(1);
 		xgpub_all_stats = stats;
 		xgpub_nstats = MAX_WORKERS;
 		prctl(PR_SET_NAME, "xgpu-worker");
@@ -126,7 +131,7 @@ pid_t xgpub_spawn(const struct xgpub_child *info, int (*fn)(void *),
 	}
 	*slot = *info;
 	slot->pid = pid;
-	slot->st = &stats[slot - children];
+	slot->st = &stats[slot - children].st;
 	slot->started = xgpub_now_ns();
 	return pid;
 }

@@ -98,7 +98,7 @@ static uint64_t guest_used(struct xgpub_worker *w)
 	if (!acct)
 		return used;
 	for (int i = 0; i < xgpub_nstats; i++) {
-		struct xgpub_wstat *st = &xgpub_all_stats[i];
+		struct xgpub_wstat *st = &xgpub_all_stats[i].st;
 
 		if (st == xgpub_self_stat ||
 		    __atomic_load_n(&st->acct, __ATOMIC_ACQUIRE) != acct)

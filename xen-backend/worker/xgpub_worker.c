@@ -31,7 +31,7 @@
 
 /* set by the daemon in the forked worker (daemon/xgpub_children.c) */
 struct xgpub_wstat *xgpub_self_stat;
-struct xgpub_wstat *xgpub_all_stats;
+struct xgpub_wslot *xgpub_all_stats;
 int xgpub_nstats;
 
 static inline void cpu_relax(void)
