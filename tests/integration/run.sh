@@ -300,7 +300,7 @@ else
 	pass metrics
 fi
 
-# ---- (a4) a worker maps the other workers' status slots read-only ----------
+# ---- (a4) a worker maps the slots read-only but its own status page --------
 
 XGPU_SOCKET=$SOCK "$T/spin" 1000 >"$TMP/ro-spin.out" 2>&1 &
 rsp=$!
@@ -311,7 +311,8 @@ for _ in $(seq 50); do
 done
 wpid=$(sed -n 's/.*: client [0-9]*: worker pid \([0-9]*\)$/\1/p' "$LOG" |
 	tail -n 1)
-# the slots: 1024 pages of shared anonymous memory, all but one read-only
+# the slots: 1024 x 2 pages of shared anonymous memory, all but the
+# worker's own status page read-only (the daemon's words to it too)
 ro=0
 while read -r range perms _ _ _ path _; do
 	[ "$perms" = r--s ] && [ "$path" = /dev/zero ] || continue
@@ -320,9 +321,9 @@ done < "/proc/$wpid/maps" 2>/dev/null
 wait "$rsp"
 if [ -z "$wpid" ]; then
 	fail status-readonly "no worker pid in the log"
-elif [ "${ro:-0}" -lt $((1023 * 4096)) ]; then
-	fail status-readonly "worker $wpid maps $ro bytes of other slots" \
-		"read-only (want 1023 pages)"
+elif [ "${ro:-0}" -lt $((2047 * 4096)) ]; then
+	fail status-readonly "worker $wpid maps $ro bytes of the slots" \
+		"read-only (want 2047 pages: all but its own status page)"
 else
 	pass status-readonly
 fi

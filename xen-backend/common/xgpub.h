@@ -68,9 +68,8 @@ struct xgpub_wstat {
 	uint32_t qdepth;	/* requests waiting on the ring */
 	uint32_t connected;	/* 1 once the channel is up */
 	char proc[32];		/* the guest process's name, once connected */
-	/* GPU scheduler (worker/xgpub_gate.c, daemon/xgpub_sched_glue.c) */
-	uint32_t sched_on;	/* daemon: this worker is scheduled */
-	uint32_t grant;		/* daemon: may submit GPU work (futex) */
+	/* GPU scheduler (worker/xgpub_gate.c, daemon/xgpub_sched_glue.c);
+	 * what the daemon writes is in struct xgpub_wctl */
 	uint32_t want;		/* worker: has requests to serve */
 	uint32_t busy;		/* worker: GPU work in flight */
 	uint32_t submitting;	/* worker: a GPU op is being submitted */
@@ -79,10 +78,16 @@ struct xgpub_wstat {
 				 * began running (CLOCK_MONOTONIC ns), 0: none */
 	uint64_t call_since;	/* worker: when the GPU op being submitted
 				 * got the GPU (ns), 0: none */
-	uint32_t solo;		/* daemon: the guest is alone on the GPU: the
-				 * worker may queue more work ahead */
+};
+
+/* what the daemon tells a worker: read-only in every worker */
+struct xgpub_wctl {
+	uint32_t sched_on;	/* this worker is scheduled */
+	uint32_t grant;		/* may submit GPU work (futex) */
+	uint32_t solo;		/* the guest is alone on the GPU: the worker
+				 * may queue more work ahead */
 	uint32_t _pad;
-	uint64_t acct;		/* daemon: the guest it serves, for the quota
+	uint64_t acct;		/* the guest it serves, for the quota
 				 * (XGPUB_ACCT_*), 0: none */
 };
 
@@ -91,14 +96,23 @@ struct xgpub_wstat {
 #define XGPUB_ACCT_UID(uid)	((2ull << 32) | (uint32_t)(uid))
 
 /*
- * One worker's slot, a page of its own: a worker maps its own read-write
- * and every other worker's read-only, so that neither it nor a guest
- * kernel reaching its memory can write another worker's status or grant.
+ * One worker's slot: a page of status it writes, a page of what the
+ * daemon tells it.  A worker maps its own status page read-write and
+ * everything else read-only, so that neither it nor a guest kernel
+ * reaching its memory can write another worker's status, or any grant.
  */
 struct xgpub_wslot {
 	struct xgpub_wstat st;
 	uint8_t _page[4096 - sizeof(struct xgpub_wstat)];
+	struct xgpub_wctl ctl;		/* a page the worker only reads */
+	uint8_t _page2[4096 - sizeof(struct xgpub_wctl)];
 } __attribute__((aligned(4096)));
+
+/* the daemon's words to the worker whose slot st is */
+static inline struct xgpub_wctl *xgpub_wctl_of(struct xgpub_wstat *st)
+{
+	return &((struct xgpub_wslot *)(void *)st)->ctl;
+}
 
 /*
  * In a worker: every worker's slot (n of them), read to sum what the

@@ -90,8 +90,9 @@ pid_t xgpub_spawn(const struct xgpub_child *info, int (*fn)(void *),
 		return -EAGAIN;
 	}
 	memset(&stats[slot - children].st, 0, sizeof(stats->st));
-	stats[slot - children].st.sched_on = xgpub_sched_enabled;
-	stats[slot - children].st.acct =
+	memset(&stats[slot - children].ctl, 0, sizeof(stats->ctl));
+	stats[slot - children].ctl.sched_on = xgpub_sched_enabled;
+	stats[slot - children].ctl.acct =
 		info->kind == XGPUB_CHILD_XEN ? XGPUB_ACCT_XEN(info->domid) :
 						XGPUB_ACCT_UID(info->peer_uid);
 	/* a worker's stdout is its guest's (xgpub_output.c): it must not
@@ -110,9 +111,9 @@ pid_t xgpub_spawn(const struct xgpub_child *info, int (*fn)(void *),
 		signal(SIGINT, SIG_DFL);
 		signal(SIGPIPE, SIG_IGN);
 		xgpub_self_stat = &stats[slot - children].st;
-		/* the other workers' slots: read-only here */
+		/* all but its own status page: read-only here */
 		if (mprotect(stats, sizeof(*stats) * MAX_WORKERS, PROT_READ) ||
-		    mprotect(&stats[slot - children], sizeof(*stats),
+		    mprotect(&stats[slot - children].st, 4096,
 			     PROT_READ | PROT_WRITE))
 			_exit(1);
 		xgpub_all_stats = stats;

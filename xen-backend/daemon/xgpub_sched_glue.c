@@ -120,17 +120,19 @@ static void grant_child(struct xgpub_child *c, void *arg)
 	if (!c->st)
 		return;
 	if (!v)
-		__atomic_store_n(&c->st->solo, 0, __ATOMIC_RELEASE);
-	__atomic_store_n(&c->st->grant, v, __ATOMIC_RELEASE);
+		__atomic_store_n(&xgpub_wctl_of(c->st)->solo, 0,
+				 __ATOMIC_RELEASE);
+	__atomic_store_n(&xgpub_wctl_of(c->st)->grant, v, __ATOMIC_RELEASE);
 	if (v)
-		syscall(SYS_futex, &c->st->grant, FUTEX_WAKE, INT_MAX, NULL,
+		syscall(SYS_futex, &xgpub_wctl_of(c->st)->grant, FUTEX_WAKE,
+			INT_MAX, NULL,
 			NULL, 0);
 }
 
 static void solo_child(struct xgpub_child *c, void *arg)
 {
 	if (c->st)
-		__atomic_store_n(&c->st->solo, *(uint32_t *)arg,
+		__atomic_store_n(&xgpub_wctl_of(c->st)->solo, *(uint32_t *)arg,
 				 __ATOMIC_RELEASE);
 }
 

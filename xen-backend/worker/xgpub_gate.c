@@ -57,6 +57,7 @@ static struct {
 	bool on;
 	struct xgpub_worker *w;
 	struct xgpub_wstat *st;
+	struct xgpub_wctl *ctl;		/* the daemon's words (read-only) */
 	pthread_t thr;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
@@ -246,12 +247,14 @@ void xgpub_gate_init(struct xgpub_worker *w)
 {
 	struct xgpub_wstat *st = xgpub_self_stat;
 
-	if (!st || !__atomic_load_n(&st->sched_on, __ATOMIC_ACQUIRE) ||
+	if (!st ||
+	    !__atomic_load_n(&xgpub_wctl_of(st)->sched_on, __ATOMIC_ACQUIRE) ||
 	    !w->D->cuEventCreate || !w->D->cuEventRecord ||
 	    !w->D->cuEventSynchronize)
 		return;
 	g.w = w;
 	g.st = st;
+	g.ctl = xgpub_wctl_of(st);
 	g.batch = 1;
 	fault_byte = &w->ring.sring->pvt.pvt_pad[0];
 	{
@@ -285,11 +288,11 @@ void xgpub_gate_enter(struct xgpub_worker *w)
 		__atomic_store_n(&g.st->want, 1, __ATOMIC_RELEASE);
 		kick_daemon();
 	}
-	if (!__atomic_load_n(&g.st->grant, __ATOMIC_ACQUIRE)) {
+	if (!__atomic_load_n(&g.ctl->grant, __ATOMIC_ACQUIRE)) {
 		/* revoked: what we submitted must show up as drained */
 		mark_now();
-		while (!__atomic_load_n(&g.st->grant, __ATOMIC_ACQUIRE))
-			futex_wait(&g.st->grant, 0, 100);
+		while (!__atomic_load_n(&g.ctl->grant, __ATOMIC_ACQUIRE))
+			futex_wait(&g.ctl->grant, 0, 100);
 	}
 	/* a submission can take long (a full launch queue; the fake device
 	 * runs kernels inside the call): it counts as work in flight */
@@ -321,7 +324,7 @@ void xgpub_gate_done(struct xgpub_worker *w, bool submitted, CUstream s,
 	 * SOLO_MARKS while the guest is alone on the GPU (a revocation then
 	 * drains up to that much, or is passed over after its grace).
 	 */
-	while (bound && g.n >= (__atomic_load_n(&g.st->solo, __ATOMIC_ACQUIRE) ?
+	while (bound && g.n >= (__atomic_load_n(&g.ctl->solo, __ATOMIC_ACQUIRE) ?
 				SOLO_MARKS :
 				g.mark_ns > LONG_NS ? 1u : MAX_MARKS))
 		pthread_cond_wait(&g.cv, &g.mu);

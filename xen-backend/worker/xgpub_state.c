@@ -94,14 +94,16 @@ static uint64_t guest_used(struct xgpub_worker *w)
 
 	if (!xgpub_all_stats || !xgpub_self_stat)
 		return used;
-	acct = __atomic_load_n(&xgpub_self_stat->acct, __ATOMIC_ACQUIRE);
+	acct = __atomic_load_n(&xgpub_wctl_of(xgpub_self_stat)->acct,
+			       __ATOMIC_ACQUIRE);
 	if (!acct)
 		return used;
 	for (int i = 0; i < xgpub_nstats; i++) {
 		struct xgpub_wstat *st = &xgpub_all_stats[i].st;
 
 		if (st == xgpub_self_stat ||
-		    __atomic_load_n(&st->acct, __ATOMIC_ACQUIRE) != acct)
+		    __atomic_load_n(&xgpub_all_stats[i].ctl.acct,
+				    __ATOMIC_ACQUIRE) != acct)
 			continue;
 		used += __atomic_load_n(&st->mem_used, __ATOMIC_RELAXED);
 	}
