@@ -24,8 +24,10 @@ int xgpub_h_MEM_GET_INFO(struct xgpub_worker *w,
 	r->free = f;
 	r->total = t;
 	if (w->opt->quota) {
-		uint64_t left = w->mem_used < w->opt->quota ?
-					w->opt->quota - w->mem_used : 0;
+		/* the guest's: what all its processes hold */
+		uint64_t used = xgpub_guest_mem_used(w);
+		uint64_t left = used < w->opt->quota ?
+					w->opt->quota - used : 0;
 
 		r->total = w->opt->quota < t ? w->opt->quota : t;
 		r->free = left < f ? left : f;

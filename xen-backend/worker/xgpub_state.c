@@ -88,7 +88,7 @@ uint64_t xgpub_charge_size(uint64_t size)
  * slots.  Two workers allocating at the same moment may pass it by one
  * allocation each.
  */
-static uint64_t guest_used(struct xgpub_worker *w)
+uint64_t xgpub_guest_mem_used(struct xgpub_worker *w)
 {
 	uint64_t used = w->mem_used, acct;
 
@@ -116,7 +116,7 @@ bool xgpub_quota_allows(struct xgpub_worker *w, uint64_t size)
 
 	if (!w->opt->quota)
 		return true;
-	used = guest_used(w);
+	used = xgpub_guest_mem_used(w);
 	return used <= w->opt->quota && c <= w->opt->quota - used;
 }
 
