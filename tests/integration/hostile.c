@@ -1000,6 +1000,16 @@ static void mode_quotahold(const char *path)
 		return;
 	}
 	printf("hostile: quotahold: %d\n", st);
+	{
+		struct xgpuif_mem_info_reply mi = { 0, 0 };
+		int32_t ist = 0;
+
+		if (call(&c, XGPUIF_OP_MEM_GET_INFO, cr.ctx, NULL, 0, &mi,
+			 sizeof(mi), &ist) == 0 && ist == 0)
+			printf("hostile: quotahold free %llu total %llu\n",
+			       (unsigned long long)mi.free,
+			       (unsigned long long)mi.total);
+	}
 	fflush(stdout);
 	sleep(3);
 	conn_close(&c);

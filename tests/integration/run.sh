@@ -861,6 +861,10 @@ if ! grep -q '^hostile: quotahold: 0$' "$TMP/hold1.out"; then
 elif ! grep -q '^hostile: quotahold: 2$' "$TMP/hold2.out"; then
 	fail quota-per-guest "a second process of the same user got 512 KiB" \
 		"more: $(grep quotahold "$TMP/hold2.out")"
+elif ! grep -q '^hostile: quotahold free 262144 total 1048576$' \
+	"$TMP/hold2.out"; then
+	fail quota-per-guest "the second process's cuMemGetInfo is not the" \
+		"guest's: $(grep 'quotahold free' "$TMP/hold2.out")"
 else
 	pass quota-per-guest
 fi
