@@ -204,27 +204,8 @@ CUresult cuGraphAddDependencies_v2(CUgraph hGraph, const CUgraphNode *from,
 				   const CUgraphEdgeData *edgeData,
 				   size_t numDependencies)
 {
-	struct xgpuif_graph_deps_args a = { robj_remote(hGraph, RK_GRAPH),
-					    (uint32_t)numDependencies, 0 };
-	uint64_t pairs[2 * XGPUIF_MAX_CAPTURE_DEPS];
-	struct xgpuif_iov tail;
-
-	if (!a.graph || !numDependencies || !from || !to)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (numDependencies > XGPUIF_MAX_CAPTURE_DEPS)
-		return CUDA_ERROR_NOT_SUPPORTED;
-	for (size_t i = 0; i < numDependencies; i++) {
-		if (edgeData && (edgeData[i].from_port ||
-				 edgeData[i].to_port || edgeData[i].type))
-			return CUDA_ERROR_NOT_SUPPORTED;
-		pairs[2 * i] = robj_remote(from[i], RK_NODE);
-		pairs[2 * i + 1] = robj_remote(to[i], RK_NODE);
-		if (!pairs[2 * i] || !pairs[2 * i + 1])
-			return CUDA_ERROR_INVALID_VALUE;
-	}
-	tail = (struct xgpuif_iov){ pairs,
-				    (uint32_t)(numDependencies * 16) };
-	return xgpulib_call_GRAPH_ADD_DEPS(&a, &tail, 1);
+	return xgpulib_graph_deps(hGraph, from, to, edgeData, numDependencies,
+				  0);
 }
 
 /* the CUDA 10 form, without edge data */

@@ -888,10 +888,14 @@ CUresult cuGraphNodeGetDependentNodes(CUgraphNode hNode,
 					       numDependentNodes);
 }
 
-CUresult cuGraphRemoveDependencies_v2(CUgraph hGraph, const CUgraphNode *from,
-				      const CUgraphNode *to,
-				      const CUgraphEdgeData *edgeData,
-				      size_t numDependencies)
+/*
+ * Edges added (remove 0) or removed (remove 1): the pairs go as the call's
+ * tail, (from, to) as remote node handles; edge data only in its default.
+ */
+CUresult xgpulib_graph_deps(CUgraph hGraph, const CUgraphNode *from,
+			    const CUgraphNode *to,
+			    const CUgraphEdgeData *edgeData,
+			    size_t numDependencies, int remove)
 {
 	struct xgpuif_graph_deps_args a = { robj_remote(hGraph, RK_GRAPH),
 					    (uint32_t)numDependencies, 0 };
@@ -913,7 +917,18 @@ CUresult cuGraphRemoveDependencies_v2(CUgraph hGraph, const CUgraphNode *from,
 	}
 	tail = (struct xgpuif_iov){ pairs,
 				    (uint32_t)(numDependencies * 16) };
-	return xgpulib_call_GRAPH_REMOVE_DEPS(&a, &tail, 1);
+	if (remove)
+		return xgpulib_call_GRAPH_REMOVE_DEPS(&a, &tail, 1);
+	return xgpulib_call_GRAPH_ADD_DEPS(&a, &tail, 1);
+}
+
+CUresult cuGraphRemoveDependencies_v2(CUgraph hGraph, const CUgraphNode *from,
+				      const CUgraphNode *to,
+				      const CUgraphEdgeData *edgeData,
+				      size_t numDependencies)
+{
+	return xgpulib_graph_deps(hGraph, from, to, edgeData, numDependencies,
+				  1);
 }
 
 CUresult cuGraphRemoveDependencies(CUgraph hGraph, const CUgraphNode *from,

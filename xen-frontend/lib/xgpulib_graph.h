@@ -36,6 +36,13 @@ struct xgpuif_node_copy;
 CUresult xgpulib_node_copy_wire(const CUDA_MEMCPY3D *p,
 				struct xgpuif_node_copy *c);
 
+/* edges added (remove 0) or removed (remove 1) between nodes of graph g
+ * (xgpulib_api_graphquery.c) */
+CUresult xgpulib_graph_deps(CUgraph g, const CUgraphNode *from,
+			    const CUgraphNode *to,
+			    const CUgraphEdgeData *edgeData, size_t n,
+			    int remove);
+
 /* forget a node object of ours (destroyed), or a graph with its nodes */
 void robj_forget(struct robj *dead);
 
