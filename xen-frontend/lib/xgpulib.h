@@ -86,6 +86,13 @@ struct CUctx_st *xgpulib_ctx_check(CUcontext ctx);
  * destroyed (it stays current to other threads, as in CUDA).
  */
 CUresult xgpulib_ctx_current(struct CUctx_st **out);
+/*
+ * The wire handle of a context argument (*remote; NULL: the current
+ * context), the context itself in *out if out is not NULL;
+ * INVALID_CONTEXT for a primary context nobody retained.
+ */
+CUresult xgpulib_ctx_remote_of(CUcontext ctx, struct CUctx_st **out,
+			       uint64_t *remote);
 
 /*
  * Green contexts (xgpulib_api_green.c): the context of green context g,

@@ -160,48 +160,8 @@ static CUresult obj_destroy(void *obj, uint64_t remote, handle_call_fn post)
 
 /* ---- streams ------------------------------------------------------------- */
 
-static CUresult stream_create(CUstream *ph, unsigned int flags, int priority)
-{
-	struct xgpuif_stream_create_args a = { flags, priority };
-	struct xgpuif_stream_reply r = { 0 };
-	struct CUstream_st *s;
-	CUcontext ctx;
-	CUresult rc;
-
-	rc = create_arg(ph, flags, CU_STREAM_NON_BLOCKING, &ctx);
-	if (rc)
-		return rc;
-	/* CUDA clamps priorities to the context's range; do the same so
-	 * that cuStreamGetPriority answers what the driver uses */
-	if (priority != 0) {
-		int least = 0, greatest = 0;
-
-		rc = cuCtxGetStreamPriorityRange(&least, &greatest);
-		if (rc)
-			return rc;
-		if (priority > least)
-			priority = least;
-		if (priority < greatest)
-			priority = greatest;
-		a.priority = priority;
-	}
-	s = calloc(1, sizeof(*s));
-	if (!s)
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	rc = xgpulib_call_STREAM_CREATE(&a, &r);
-	rc = obj_created(s, rc, r.stream > 2);
-	if (rc)
-		return rc;
-	s->flags = flags;
-	s->priority = priority;
-	s->ctx = ctx;
-	s->remote = r.stream;
-	s->magic = XGPULIB_STREAM_MAGIC;
-	*ph = s;
-	return CUDA_SUCCESS;
-}
-
-/* priorities clamp to the range, as the driver does */
+/* CUDA clamps priorities to the context's range; so does xgpu, so that
+ * cuStreamGetPriority answers what the driver uses */
 static CUresult clamp_priority(int *priority)
 {
 	int least = 0, greatest = 0;
@@ -217,6 +177,48 @@ static CUresult clamp_priority(int *priority)
 	if (*priority < greatest)
 		*priority = greatest;
 	return CUDA_SUCCESS;
+}
+
+/*
+ * The worker's answer to the creation of stream s (freed on failure): s
+ * filled in and handed to the caller in *ph.
+ */
+static CUresult stream_made(struct CUstream_st *s, CUresult rc,
+			    uint64_t remote, unsigned int flags, int priority,
+			    CUcontext ctx, CUstream *ph)
+{
+	rc = obj_created(s, rc, remote > 2);
+	if (rc)
+		return rc;
+	s->flags = flags;
+	s->priority = priority;
+	s->ctx = ctx;
+	s->remote = remote;
+	s->magic = XGPULIB_STREAM_MAGIC;
+	*ph = s;
+	return CUDA_SUCCESS;
+}
+
+static CUresult stream_create(CUstream *ph, unsigned int flags, int priority)
+{
+	struct xgpuif_stream_create_args a = { flags, priority };
+	struct xgpuif_stream_reply r = { 0 };
+	struct CUstream_st *s;
+	CUcontext ctx;
+	CUresult rc;
+
+	rc = create_arg(ph, flags, CU_STREAM_NON_BLOCKING, &ctx);
+	if (rc)
+		return rc;
+	rc = clamp_priority(&priority);
+	if (rc)
+		return rc;
+	a.priority = priority;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	rc = xgpulib_call_STREAM_CREATE(&a, &r);
+	return stream_made(s, rc, r.stream, flags, priority, ctx, ph);
 }
 
 /*
@@ -252,16 +254,7 @@ XGPULIB_EXPORT CUresult cuGreenCtxStreamCreate(CUstream *phStream,
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	a.green = xgpulib_green_remote(greenCtx);
 	rc = xgpulib_call_GREENCTX_STREAM(&a, &r);
-	rc = obj_created(s, rc, r.stream > 2);
-	if (rc)
-		return rc;
-	s->flags = flags;
-	s->priority = priority;
-	s->ctx = ctx;
-	s->remote = r.stream;
-	s->magic = XGPULIB_STREAM_MAGIC;
-	*phStream = s;
-	return CUDA_SUCCESS;
+	return stream_made(s, rc, r.stream, flags, priority, ctx, phStream);
 }
 
 XGPULIB_EXPORT CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)
