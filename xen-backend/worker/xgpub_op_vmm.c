@@ -231,7 +231,6 @@ int xgpub_h_VMM_RETAIN(struct xgpub_worker *w,
 		       struct xgpuif_vmm_handle_reply *r)
 {
 	CUmemGenericAllocationHandle h;
-	struct xgpub_hentry *e;
 	int rc;
 
 	if (reservation(w, a->ptr, 1) < 0)
@@ -239,12 +238,8 @@ int xgpub_h_VMM_RETAIN(struct xgpub_worker *w,
 	rc = w->D->cuMemRetainAllocationHandle(&h, (void *)(uintptr_t)a->ptr);
 	if (rc)
 		return rc;
-	e = xgpub_handle_find(&w->h, XGPUB_H_VMEM, (void *)(uintptr_t)h);
-	if (e) {
-		((struct xgpub_vmem *)e->extra)->refs++;
-		r->handle = xgpub_handle_of(&w->h, e);
+	if (xgpub_vmem_ref(w, h, &r->handle))
 		return 0;
-	}
 	/* mapped in a reservation of the guest's, so created by it */
 	w->D->cuMemRelease(h);
 	return CUDA_ERROR_INVALID_VALUE;

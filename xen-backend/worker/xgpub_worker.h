@@ -235,6 +235,10 @@ struct xgpub_region *xgpub_region_get(struct xgpub_worker *w, uint32_t id);
  */
 int xgpub_keep(struct xgpub_worker *w, int type, void *obj, void *extra,
 	       xgpuif_handle_t *h);
+/* is VMEM handle h (the driver's) one the guest holds?  Then one more
+ * reference of the guest's, its wire handle in *out (xgpub_state.c) */
+bool xgpub_vmem_ref(struct xgpub_worker *w, CUmemGenericAllocationHandle h,
+		    xgpuif_handle_t *out);
 /* release the object behind live entry e and drop the entry, unless the
  * driver refused (its answer) */
 int xgpub_release_drop(struct xgpub_worker *w, struct xgpub_hentry *e);
