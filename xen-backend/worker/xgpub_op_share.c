@@ -257,15 +257,8 @@ int xgpub_h_VMM_IMPORT(struct xgpub_worker *w,
 		w->D->cuMemRelease(h);
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
-	*v = (struct xgpub_vmem){ 0, 1 };	/* the exporter is charged */
-	r->handle = xgpub_handle_new(&w->h, XGPUB_H_VMEM, (void *)(uintptr_t)h,
-				     v);
-	if (!r->handle) {
-		free(v);
-		w->D->cuMemRelease(h);
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	}
-	return 0;
+	/* the exporter is charged */
+	return xgpub_vmem_keep(w, h, v, 0, &r->handle);
 }
 
 /* ---- pools ------------------------------------------------------------ */

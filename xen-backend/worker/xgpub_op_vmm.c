@@ -71,14 +71,9 @@ int xgpub_h_VMM_CREATE(struct xgpub_worker *w,
 		free(v);
 		return rc;
 	}
-	*v = (struct xgpub_vmem){ a->size, 1 };
-	r->handle = xgpub_handle_new(&w->h, XGPUB_H_VMEM, (void *)(uintptr_t)h,
-				     v);
-	if (!r->handle) {
-		free(v);
-		w->D->cuMemRelease(h);
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	}
+	rc = xgpub_vmem_keep(w, h, v, a->size, &r->handle);
+	if (rc)
+		return rc;
 	w->mem_used += a->size;
 	return 0;
 }
