@@ -446,6 +446,25 @@ CUresult xgpulib_stream_device(CUstream hs, CUdevice *device, int ptds)
 	((unsigned int)(CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING |  \
 			CU_EVENT_INTERPROCESS))
 
+/*
+ * The worker's answer to the creation of event e (freed on failure): e
+ * filled in, noted for graph queries and handed to the caller in *ph.
+ */
+static CUresult event_made(struct CUevent_st *e, CUresult rc, uint64_t remote,
+			   unsigned int flags, CUcontext ctx, CUevent *ph)
+{
+	rc = obj_created(e, rc, remote != 0);
+	if (rc)
+		return rc;
+	e->flags = flags;
+	e->ctx = ctx;
+	e->remote = remote;
+	e->magic = XGPULIB_EVENT_MAGIC;
+	xgpulib_event_note(e, true);
+	*ph = e;
+	return CUDA_SUCCESS;
+}
+
 XGPULIB_EXPORT CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags)
 {
 	struct xgpuif_u32_args a = { Flags, 0 };
@@ -461,16 +480,7 @@ XGPULIB_EXPORT CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags)
 	if (!e)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	rc = xgpulib_call_EVENT_CREATE(&a, &r);
-	rc = obj_created(e, rc, r.event != 0);
-	if (rc)
-		return rc;
-	e->flags = Flags;
-	e->ctx = ctx;
-	e->remote = r.event;
-	e->magic = XGPULIB_EVENT_MAGIC;
-	xgpulib_event_note(e, true);
-	*phEvent = e;
-	return CUDA_SUCCESS;
+	return event_made(e, rc, r.event, Flags, ctx, phEvent);
 }
 
 static CUresult event_record(CUevent he, CUstream hs, unsigned int flags,
@@ -581,14 +591,7 @@ CUresult cuIpcOpenEventHandle(CUevent *phEvent, CUipcEventHandle handle)
 	if (!e)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	rc = xgpulib_call_IPC_OPEN_EVENT(&a, &r);
-	rc = obj_created(e, rc, r.event != 0);
-	if (rc)
-		return rc;
-	e->flags = CU_EVENT_INTERPROCESS | CU_EVENT_DISABLE_TIMING;
-	e->ctx = ctx;
-	e->remote = r.event;
-	e->magic = XGPULIB_EVENT_MAGIC;
-	xgpulib_event_note(e, true);
-	*phEvent = e;
-	return CUDA_SUCCESS;
+	return event_made(e, rc, r.event,
+			  CU_EVENT_INTERPROCESS | CU_EVENT_DISABLE_TIMING, ctx,
+			  phEvent);
 }
