@@ -42,6 +42,37 @@ static int find_obj(struct xgpub_worker *w, int type, uint64_t v,
 	return 0;
 }
 
+/* a texture or surface object the driver made (rc 0): kept in the table so
+ * that teardown can destroy it, its value answered in *out */
+static int keep_obj(struct xgpub_worker *w, int type, int rc, uint64_t v,
+		    uint64_t *out)
+{
+	xgpuif_handle_t h;
+
+	if (rc == 0)
+		rc = xgpub_keep(w, type, (void *)(uintptr_t)v, NULL, &h);
+	if (rc == 0)
+		*out = v;
+	return rc;
+}
+
+/* only texture or surface objects this guest created */
+static int destroy_obj(struct xgpub_worker *w, int type, uint64_t v)
+{
+	xgpuif_handle_t h;
+	int rc;
+
+	if (find_obj(w, type, v, &h))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (type == XGPUB_H_TEXOBJ)
+		rc = w->D->cuTexObjectDestroy(v);
+	else
+		rc = w->D->cuSurfObjectDestroy(v);
+	if (rc == 0)
+		xgpub_handle_free(&w->h, h, type);
+	return rc;
+}
+
 int xgpub_h_TEXOBJ_CREATE(struct xgpub_worker *w,
 			  const struct xgpuif_texobj_args *a,
 			  struct xgpuif_texobj_reply *r)
@@ -49,7 +80,6 @@ int xgpub_h_TEXOBJ_CREATE(struct xgpub_worker *w,
 	CUDA_RESOURCE_DESC res;
 	CUDA_TEXTURE_DESC tex;
 	CUDA_RESOURCE_VIEW_DESC view;
-	xgpuif_handle_t h;
 	CUtexObject t;
 	int rc;
 
@@ -78,27 +108,13 @@ int xgpub_h_TEXOBJ_CREATE(struct xgpub_worker *w,
 	memcpy(&tex, &a->tex, sizeof(a->tex));
 	memcpy(&view, &a->view, sizeof(a->view));
 	rc = w->D->cuTexObjectCreate(&t, &res, &tex, a->has_view ? &view : NULL);
-	/* kept in the table so teardown can destroy it */
-	if (rc == 0)
-		rc = xgpub_keep(w, XGPUB_H_TEXOBJ, (void *)(uintptr_t)t, NULL, &h);
-	if (rc == 0)
-		r->texobj = t;
-	return rc;
+	return keep_obj(w, XGPUB_H_TEXOBJ, rc, t, &r->texobj);
 }
 
 int xgpub_h_TEXOBJ_DESTROY(struct xgpub_worker *w,
 			   const struct xgpuif_dptr_args *a)
 {
-	xgpuif_handle_t h;
-	int rc;
-
-	/* only texture objects this guest created */
-	if (find_obj(w, XGPUB_H_TEXOBJ, a->dptr, &h))
-		return CUDA_ERROR_INVALID_VALUE;
-	rc = w->D->cuTexObjectDestroy(a->dptr);
-	if (rc == 0)
-		xgpub_handle_free(&w->h, h, XGPUB_H_TEXOBJ);
-	return rc;
+	return destroy_obj(w, XGPUB_H_TEXOBJ, a->dptr);
 }
 
 int xgpub_h_SURFOBJ_CREATE(struct xgpub_worker *w,
@@ -107,7 +123,6 @@ int xgpub_h_SURFOBJ_CREATE(struct xgpub_worker *w,
 {
 	CUDA_RESOURCE_DESC res;
 	CUsurfObject sobj;
-	xgpuif_handle_t h;
 	int rc;
 
 	memset(&res, 0, sizeof(res));
@@ -116,27 +131,13 @@ int xgpub_h_SURFOBJ_CREATE(struct xgpub_worker *w,
 	if (!res.res.array.hArray)
 		return CUDA_ERROR_INVALID_HANDLE;
 	rc = w->D->cuSurfObjectCreate(&sobj, &res);
-	/* kept in the table so teardown can destroy it */
-	if (rc == 0)
-		rc = xgpub_keep(w, XGPUB_H_SURFOBJ, (void *)(uintptr_t)sobj, NULL, &h);
-	if (rc == 0)
-		r->texobj = sobj;
-	return rc;
+	return keep_obj(w, XGPUB_H_SURFOBJ, rc, sobj, &r->texobj);
 }
 
 int xgpub_h_SURFOBJ_DESTROY(struct xgpub_worker *w,
 			    const struct xgpuif_dptr_args *a)
 {
-	xgpuif_handle_t h;
-	int rc;
-
-	/* only surface objects this guest created */
-	if (find_obj(w, XGPUB_H_SURFOBJ, a->dptr, &h))
-		return CUDA_ERROR_INVALID_VALUE;
-	rc = w->D->cuSurfObjectDestroy(a->dptr);
-	if (rc == 0)
-		xgpub_handle_free(&w->h, h, XGPUB_H_SURFOBJ);
-	return rc;
+	return destroy_obj(w, XGPUB_H_SURFOBJ, a->dptr);
 }
 
 /* ---- mipmapped arrays, levels and planes --------------------------------- */

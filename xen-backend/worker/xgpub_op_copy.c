@@ -65,6 +65,26 @@ int xgpub_h_MEMCPY_DTOD(struct xgpub_worker *w,
 	return w->D->cuMemcpyDtoD(a->dst, a->src, a->len);
 }
 
+int xgpub_copy_side(struct xgpub_worker *w, uint32_t wtype, uint64_t d,
+		    xgpuif_handle_t array, CUmemorytype *type,
+		    CUdeviceptr *dptr, CUarray *arr)
+{
+	switch (wtype) {
+	case XGPUIF_MT_DEVICE:
+		*type = CU_MEMORYTYPE_DEVICE;
+		*dptr = d;
+		return 0;
+	case XGPUIF_MT_ARRAY:
+		*arr = xgpub_array_of(w, array);
+		if (!*arr)
+			return CUDA_ERROR_INVALID_HANDLE;
+		*type = CU_MEMORYTYPE_ARRAY;
+		return 0;
+	default:
+		return -1;
+	}
+}
+
 /* fill one side of a CUDA_MEMCPY2D; -1 for a protocol error, else a
  * CUresult */
 static int side_2d(struct xgpub_worker *w, const struct xgpuif_copy_side *s,
@@ -92,18 +112,9 @@ static int side_2d(struct xgpub_worker *w, const struct xgpuif_copy_side *s,
 		*host = base;
 		return 0;
 	}
-	case XGPUIF_MT_DEVICE:
-		*type = CU_MEMORYTYPE_DEVICE;
-		*dptr = s->dptr;
-		return 0;
-	case XGPUIF_MT_ARRAY:
-		*arr = xgpub_array_of(w, s->array);
-		if (!*arr)
-			return CUDA_ERROR_INVALID_HANDLE;
-		*type = CU_MEMORYTYPE_ARRAY;
-		return 0;
 	default:
-		return -1;
+		return xgpub_copy_side(w, s->type, s->dptr, s->array, type,
+				       dptr, arr);
 	}
 }
 

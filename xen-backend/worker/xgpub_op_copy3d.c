@@ -40,8 +40,7 @@ static int side_3d(struct xgpub_worker *w, const struct xgpuif_copy_side3d *s,
 {
 	uint64_t end;
 
-	switch (s->type) {
-	case XGPUIF_MT_HOST:
+	if (s->type == XGPUIF_MT_HOST) {
 		*host = xgpub_memref(w, &s->mem);
 		if (!*host || !linear_end(s, a->width_bytes, a->height,
 					  a->depth, &end) ||
@@ -49,18 +48,8 @@ static int side_3d(struct xgpub_worker *w, const struct xgpuif_copy_side3d *s,
 			return -1;
 		*type = CU_MEMORYTYPE_HOST;
 		return 0;
-	case XGPUIF_MT_DEVICE:
-		*type = CU_MEMORYTYPE_DEVICE;
-		*dptr = s->dptr;
-		return 0;
-	case XGPUIF_MT_ARRAY:
-		*arr = xgpub_array_of(w, s->array);
-		if (!*arr)
-			return CUDA_ERROR_INVALID_HANDLE;
-		*type = CU_MEMORYTYPE_ARRAY;
-		return 0;
 	}
-	return -1;
+	return xgpub_copy_side(w, s->type, s->dptr, s->array, type, dptr, arr);
 }
 
 /* a context of this guest's, by handle */

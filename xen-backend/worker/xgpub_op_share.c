@@ -237,7 +237,6 @@ int xgpub_h_VMM_IMPORT(struct xgpub_worker *w,
 		       struct xgpuif_vmm_handle_reply *r)
 {
 	CUmemGenericAllocationHandle h;
-	struct xgpub_hentry *e;
 	struct xgpub_vmem *v;
 	int fd, rc = take_fd(w, XGPUB_IPC_VMM_FD, a, &fd);
 
@@ -251,26 +250,15 @@ int xgpub_h_VMM_IMPORT(struct xgpub_worker *w,
 		return rc;
 	/* the driver may give a handle the guest already holds: one more
 	 * reference, released by one more cuMemRelease */
-	e = xgpub_handle_find(&w->h, XGPUB_H_VMEM, (void *)(uintptr_t)h);
-	if (e) {
-		((struct xgpub_vmem *)e->extra)->refs++;
-		r->handle = xgpub_handle_of(&w->h, e);
+	if (xgpub_vmem_ref(w, h, &r->handle))
 		return 0;
-	}
 	v = malloc(sizeof(*v));
 	if (!v) {
 		w->D->cuMemRelease(h);
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
-	*v = (struct xgpub_vmem){ 0, 1 };	/* the exporter is charged */
-	r->handle = xgpub_handle_new(&w->h, XGPUB_H_VMEM, (void *)(uintptr_t)h,
-				     v);
-	if (!r->handle) {
-		free(v);
-		w->D->cuMemRelease(h);
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	}
-	return 0;
+	/* the exporter is charged */
+	return xgpub_vmem_keep(w, h, v, 0, &r->handle);
 }
 
 /* ---- pools ------------------------------------------------------------ */

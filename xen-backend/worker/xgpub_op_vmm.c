@@ -71,14 +71,9 @@ int xgpub_h_VMM_CREATE(struct xgpub_worker *w,
 		free(v);
 		return rc;
 	}
-	*v = (struct xgpub_vmem){ a->size, 1 };
-	r->handle = xgpub_handle_new(&w->h, XGPUB_H_VMEM, (void *)(uintptr_t)h,
-				     v);
-	if (!r->handle) {
-		free(v);
-		w->D->cuMemRelease(h);
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	}
+	rc = xgpub_vmem_keep(w, h, v, a->size, &r->handle);
+	if (rc)
+		return rc;
 	w->mem_used += a->size;
 	return 0;
 }
@@ -231,7 +226,6 @@ int xgpub_h_VMM_RETAIN(struct xgpub_worker *w,
 		       struct xgpuif_vmm_handle_reply *r)
 {
 	CUmemGenericAllocationHandle h;
-	struct xgpub_hentry *e;
 	int rc;
 
 	if (reservation(w, a->ptr, 1) < 0)
@@ -239,12 +233,8 @@ int xgpub_h_VMM_RETAIN(struct xgpub_worker *w,
 	rc = w->D->cuMemRetainAllocationHandle(&h, (void *)(uintptr_t)a->ptr);
 	if (rc)
 		return rc;
-	e = xgpub_handle_find(&w->h, XGPUB_H_VMEM, (void *)(uintptr_t)h);
-	if (e) {
-		((struct xgpub_vmem *)e->extra)->refs++;
-		r->handle = xgpub_handle_of(&w->h, e);
+	if (xgpub_vmem_ref(w, h, &r->handle))
 		return 0;
-	}
 	/* mapped in a reservation of the guest's, so created by it */
 	w->D->cuMemRelease(h);
 	return CUDA_ERROR_INVALID_VALUE;

@@ -412,6 +412,31 @@ int xgpub_keep(struct xgpub_worker *w, int type, void *obj, void *extra,
 	return CUDA_ERROR_OUT_OF_MEMORY;
 }
 
+bool xgpub_vmem_ref(struct xgpub_worker *w, CUmemGenericAllocationHandle h,
+		    xgpuif_handle_t *out)
+{
+	struct xgpub_hentry *e = xgpub_handle_find(&w->h, XGPUB_H_VMEM,
+						   (void *)(uintptr_t)h);
+
+	if (!e)
+		return false;
+	((struct xgpub_vmem *)e->extra)->refs++;
+	*out = xgpub_handle_of(&w->h, e);
+	return true;
+}
+
+int xgpub_vmem_keep(struct xgpub_worker *w, CUmemGenericAllocationHandle h,
+		    struct xgpub_vmem *v, uint64_t size, xgpuif_handle_t *out)
+{
+	*v = (struct xgpub_vmem){ size, 1 };
+	*out = xgpub_handle_new(&w->h, XGPUB_H_VMEM, (void *)(uintptr_t)h, v);
+	if (*out)
+		return 0;
+	free(v);
+	w->D->cuMemRelease(h);
+	return CUDA_ERROR_OUT_OF_MEMORY;
+}
+
 int xgpub_release_drop(struct xgpub_worker *w, struct xgpub_hentry *e)
 {
 	int rc = xgpub_release(w, e);

@@ -235,6 +235,16 @@ struct xgpub_region *xgpub_region_get(struct xgpub_worker *w, uint32_t id);
  */
 int xgpub_keep(struct xgpub_worker *w, int type, void *obj, void *extra,
 	       xgpuif_handle_t *h);
+/* is VMEM handle h (the driver's) one the guest holds?  Then one more
+ * reference of the guest's, its wire handle in *out (xgpub_state.c) */
+bool xgpub_vmem_ref(struct xgpub_worker *w, CUmemGenericAllocationHandle h,
+		    xgpuif_handle_t *out);
+struct xgpub_vmem;
+/* a new VMEM handle h of the guest's, charged size bytes, with v (malloc'd)
+ * in the table, its wire handle in *out; if the table is full, v freed, h
+ * released and CUDA_ERROR_OUT_OF_MEMORY (xgpub_state.c) */
+int xgpub_vmem_keep(struct xgpub_worker *w, CUmemGenericAllocationHandle h,
+		    struct xgpub_vmem *v, uint64_t size, xgpuif_handle_t *out);
 /* release the object behind live entry e and drop the entry, unless the
  * driver refused (its answer) */
 int xgpub_release_drop(struct xgpub_worker *w, struct xgpub_hentry *e);
@@ -249,6 +259,15 @@ struct xgpub_sub {
 
 /* the driver's array behind an ARRAY or SUBARRAY handle, or NULL */
 CUarray xgpub_array_of(struct xgpub_worker *w, xgpuif_handle_t h);
+/*
+ * A device or array side of a copy (wire type wtype: XGPUIF_MT_DEVICE at
+ * d, or XGPUIF_MT_ARRAY array) as the driver's: 0, INVALID_HANDLE for an
+ * array not the guest's, -1 (a protocol error) for any other type
+ * (xgpub_op_copy.c).
+ */
+int xgpub_copy_side(struct xgpub_worker *w, uint32_t wtype, uint64_t d,
+		    xgpuif_handle_t array, CUmemorytype *type,
+		    CUdeviceptr *dptr, CUarray *arr);
 
 /*
  * Green contexts (xgpub_op_green.c).  A GREENCTX handle keeps the

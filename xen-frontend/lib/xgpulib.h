@@ -86,6 +86,13 @@ struct CUctx_st *xgpulib_ctx_check(CUcontext ctx);
  * destroyed (it stays current to other threads, as in CUDA).
  */
 CUresult xgpulib_ctx_current(struct CUctx_st **out);
+/*
+ * The wire handle of a context argument (*remote; NULL: the current
+ * context), the context itself in *out if out is not NULL;
+ * INVALID_CONTEXT for a primary context nobody retained.
+ */
+CUresult xgpulib_ctx_remote_of(CUcontext ctx, struct CUctx_st **out,
+			       uint64_t *remote);
 
 /*
  * Green contexts (xgpulib_api_green.c): the context of green context g,
@@ -135,13 +142,16 @@ void xgpulib_dalloc_add(uint64_t dptr, uint64_t size);
 void xgpulib_dalloc_del(uint64_t dptr);
 /*
  * Shareable handles (xgpulib_api_vmm.c): the program's POSIX fd for the
- * worker's 64 bytes (a sealed memfd holding them; -1 when none could be
- * made), and the 64 bytes back from such an fd: CUDA_ERROR_INVALID_VALUE
- * for an fd that is not one of ours.  A shareable handle type other than
- * a POSIX fd is CUDA_ERROR_NOT_SUPPORTED (xgpulib_share_type).
+ * worker's 64 bytes in *(int *)out (a sealed memfd holding them;
+ * CUDA_ERROR_OUT_OF_MEMORY when none could be made), and the 64 bytes back
+ * from such an fd: CUDA_ERROR_INVALID_VALUE for an fd that is not one of
+ * ours.  A shareable handle type other than a POSIX fd is
+ * CUDA_ERROR_NOT_SUPPORTED (xgpulib_share_type; xgpulib_share_in checks
+ * it first, for call).
  */
-int xgpulib_share_fd(const struct xgpuif_ipc_handle *h);
-CUresult xgpulib_share_read(int fd, struct xgpuif_ipc_handle *h);
+CUresult xgpulib_share_out(const struct xgpuif_ipc_handle *h, void *out);
+CUresult xgpulib_share_in(const char *call, CUmemAllocationHandleType t,
+			  void *os_handle, struct xgpuif_ipc_handle *h);
 CUresult xgpulib_share_type(const char *call, CUmemAllocationHandleType t);
 /* in a forked child: registered memory becomes the child's own again */
 void xgpulib_hostreg_forked(void);

@@ -140,6 +140,23 @@ static void resolve_side(struct side *s, CUmemorytype t, const void *host,
 	}
 }
 
+uint32_t xgpulib_wire_side(CUmemorytype t, uint64_t dptr, CUarray array,
+			   const void *host, uint64_t *wdptr,
+			   xgpuif_handle_t *warray, uint64_t *off)
+{
+	switch ((int)t) {
+	case CU_MEMORYTYPE_DEVICE:
+		*wdptr = dptr;
+		return XGPUIF_MT_DEVICE;
+	case CU_MEMORYTYPE_ARRAY:
+		*warray = xgpulib_array_remote(array);
+		return XGPUIF_MT_ARRAY;
+	default:	/* shared pinned memory */
+		xgpulib_region_find(host, 1, off);
+		return XGPUIF_MT_HOST;
+	}
+}
+
 static void wire_side(struct xgpuif_copy_side *w, const struct side *s,
 		      size_t width, size_t height)
 {
@@ -149,24 +166,13 @@ static void wire_side(struct xgpuif_copy_side *w, const struct side *s,
 	w->x_bytes = s->x;
 	w->y = s->y;
 	w->pitch = s->pitch;
-	switch ((int)s->type) {
-	case CU_MEMORYTYPE_DEVICE:
-		w->type = XGPUIF_MT_DEVICE;
-		w->dptr = s->dptr;
-		break;
-	case CU_MEMORYTYPE_ARRAY:
-		w->type = XGPUIF_MT_ARRAY;
-		w->array = xgpulib_array_remote(s->array);
-		break;
-	default:	/* shared pinned memory */
-		w->type = XGPUIF_MT_HOST;
-		xgpulib_region_find(s->host, 1, &off);
+	w->type = xgpulib_wire_side(s->type, s->dptr, s->array, s->host,
+				    &w->dptr, &w->array, &off);
+	if (w->type == XGPUIF_MT_HOST)
 		w->mem = (struct xgpuif_memref){
 			off, (s->y + height - 1) * s->pitch + s->x + width,
 			s->reg->id, 0
 		};
-		break;
-	}
 }
 
 static CUresult copy2d(const CUDA_MEMCPY2D *p, uint64_t stream, int async)

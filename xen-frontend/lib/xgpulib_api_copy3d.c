@@ -105,21 +105,11 @@ static void wire3(struct xgpuif_copy_side3d *w, const struct side3 *s)
 	w->z = s->z;
 	w->pitch = s->pitch;
 	w->height = s->height;
-	switch ((int)s->type) {
-	case CU_MEMORYTYPE_DEVICE:
-		w->type = XGPUIF_MT_DEVICE;
-		w->dptr = s->dptr;
-		break;
-	case CU_MEMORYTYPE_ARRAY:
-		w->type = XGPUIF_MT_ARRAY;
-		w->array = xgpulib_array_remote(s->array);
-		break;
-	default:	/* shared pinned memory, from the side's base */
-		w->type = XGPUIF_MT_HOST;
-		xgpulib_region_find(s->host, 1, &off);
+	w->type = xgpulib_wire_side(s->type, s->dptr, s->array, s->host,
+				    &w->dptr, &w->array, &off);
+	/* shared pinned memory, from the side's base */
+	if (w->type == XGPUIF_MT_HOST)
 		w->mem = (struct xgpuif_memref){ off, s->span, s->reg->id, 0 };
-		break;
-	}
 }
 
 static void args3(struct xgpuif_memcpy3d_args *a, const struct copy3 *c)

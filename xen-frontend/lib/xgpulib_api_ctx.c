@@ -125,6 +125,30 @@ CUresult xgpulib_ctx_current(struct CUctx_st **out)
 	return CUDA_SUCCESS;
 }
 
+CUresult xgpulib_ctx_remote_of(CUcontext ctx, struct CUctx_st **out,
+			       uint64_t *remote)
+{
+	struct CUctx_st *c;
+	CUresult rc;
+
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (ctx) {
+		c = xgpulib_ctx_check(ctx);
+		if (!c)
+			return CUDA_ERROR_INVALID_CONTEXT;
+	} else {
+		rc = xgpulib_ctx_current(&c);
+		if (rc)
+			return rc;
+	}
+	if (out)
+		*out = c;
+	*remote = __atomic_load_n(&c->remote, __ATOMIC_ACQUIRE);
+	/* a primary context nobody retained */
+	return *remote ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+
 /* ---- local helpers ------------------------------------------------------- */
 
 /* the first checks of a query: its output given, then cuInit ran */
@@ -361,6 +385,22 @@ static void node_put(struct ctx_node *n)
 	pthread_mutex_unlock(&ctx_mu);
 }
 
+/* a context gone: off the live list, its node kept for reuse */
+static void ctx_drop(struct ctx_node *n)
+{
+	struct ctx_node **pp;
+
+	pthread_mutex_lock(&ctx_mu);
+	for (pp = &live_ctxs; *pp; pp = &(*pp)->next) {
+		if (*pp == n) {
+			*pp = n->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&ctx_mu);
+	node_put(n);
+}
+
 static CUresult ctx_create(CUcontext *pctx, unsigned int flags, CUdevice dev)
 {
 	struct xgpuif_dev_flags_args a = { dev, flags };
@@ -450,7 +490,7 @@ XGPULIB_EXPORT CUresult cuCtxCreate_v4(CUcontext *pctx,
 XGPULIB_EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx)
 {
 	struct xgpuif_handle_args a;
-	struct ctx_node *n = (struct ctx_node *)ctx, **pp;
+	struct ctx_node *n = (struct ctx_node *)ctx;
 	struct CUctx_st *c;
 	CUresult rc;
 
@@ -467,17 +507,9 @@ XGPULIB_EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx)
 	rc = xgpulib_call_CTX_DESTROY(&a);
 	if (rc)
 		return rc;
-	pthread_mutex_lock(&ctx_mu);
-	for (pp = &live_ctxs; *pp; pp = &(*pp)->next) {
-		if (*pp == n) {
-			*pp = n->next;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&ctx_mu);
 	/* keeps its remote handle: a thread where it is still current
 	 * sends it and the worker refuses it */
-	node_put(n);
+	ctx_drop(n);
 	/* CUDA pops it when it is the caller's current context */
 	if (xgpulib_current() == ctx)
 		xgpulib_current_pop(NULL);
@@ -574,18 +606,8 @@ struct CUctx_st *xgpulib_ctx_green_new(CUdevice dev, uint64_t remote,
 
 void xgpulib_ctx_green_gone(struct CUctx_st *c)
 {
-	struct ctx_node *n = (struct ctx_node *)c, **pp;
-
-	pthread_mutex_lock(&ctx_mu);
-	for (pp = &live_ctxs; *pp; pp = &(*pp)->next) {
-		if (*pp == n) {
-			*pp = n->next;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&ctx_mu);
 	/* keeps its remote handle, which the worker now refuses */
-	node_put(n);
+	ctx_drop((struct ctx_node *)c);
 }
 
 /* ---- the context stack --------------------------------------------------- */

@@ -18,23 +18,7 @@
 /* the wire handle of a context argument (NULL: the current one) */
 static CUresult ctx_remote_of(CUcontext ctx, uint64_t *remote)
 {
-	struct CUctx_st *c;
-	CUresult rc;
-
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (ctx) {
-		c = xgpulib_ctx_check(ctx);
-		if (!c)
-			return CUDA_ERROR_INVALID_CONTEXT;
-	} else {
-		rc = xgpulib_ctx_current(&c);
-		if (rc)
-			return rc;
-	}
-	*remote = __atomic_load_n(&c->remote, __ATOMIC_ACQUIRE);
-	/* a primary context nobody retained */
-	return *remote ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+	return xgpulib_ctx_remote_of(ctx, NULL, remote);
 }
 
 static CUresult ctx_event(CUcontext ctx, CUevent ev, uint32_t wait)

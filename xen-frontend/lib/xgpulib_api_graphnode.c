@@ -204,27 +204,8 @@ CUresult cuGraphAddDependencies_v2(CUgraph hGraph, const CUgraphNode *from,
 				   const CUgraphEdgeData *edgeData,
 				   size_t numDependencies)
 {
-	struct xgpuif_graph_deps_args a = { robj_remote(hGraph, RK_GRAPH),
-					    (uint32_t)numDependencies, 0 };
-	uint64_t pairs[2 * XGPUIF_MAX_CAPTURE_DEPS];
-	struct xgpuif_iov tail;
-
-	if (!a.graph || !numDependencies || !from || !to)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (numDependencies > XGPUIF_MAX_CAPTURE_DEPS)
-		return CUDA_ERROR_NOT_SUPPORTED;
-	for (size_t i = 0; i < numDependencies; i++) {
-		if (edgeData && (edgeData[i].from_port ||
-				 edgeData[i].to_port || edgeData[i].type))
-			return CUDA_ERROR_NOT_SUPPORTED;
-		pairs[2 * i] = robj_remote(from[i], RK_NODE);
-		pairs[2 * i + 1] = robj_remote(to[i], RK_NODE);
-		if (!pairs[2 * i] || !pairs[2 * i + 1])
-			return CUDA_ERROR_INVALID_VALUE;
-	}
-	tail = (struct xgpuif_iov){ pairs,
-				    (uint32_t)(numDependencies * 16) };
-	return xgpulib_call_GRAPH_ADD_DEPS(&a, &tail, 1);
+	return xgpulib_graph_deps(hGraph, from, to, edgeData, numDependencies,
+				  0);
 }
 
 /* the CUDA 10 form, without edge data */
@@ -285,12 +266,10 @@ CUresult cuGraphAddHostNode(CUgraphNode *phGraphNode, CUgraph hGraph,
 			    const CUDA_HOST_NODE_PARAMS *p)
 {
 	struct xgpuif_node_host h;
+	CUresult rc = xgpulib_node_host_wire(p, &h);
 
-	if (!p || !p->fn)
-		return CUDA_ERROR_INVALID_VALUE;
-	h.fnid = xgpulib_hostfn_id(p->fn, p->userData);
-	if (!h.fnid)
-		return CUDA_ERROR_OUT_OF_MEMORY;
+	if (rc)
+		return rc;
 	return add_node(phGraphNode, hGraph, dependencies, numDependencies,
 			CU_GRAPH_NODE_TYPE_HOST, &h, sizeof(h), NULL, 0);
 }
@@ -505,33 +484,17 @@ CUresult cuGraphAddNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph,
 		return cuGraphAddEmptyNode(phGraphNode, hGraph, dependencies,
 					   numDependencies);
 	case CU_GRAPH_NODE_TYPE_KERNEL: {
-		CUDA_KERNEL_NODE_PARAMS k = {
-			.func = p->kernel.func,
-			.gridDimX = p->kernel.gridDimX,
-			.gridDimY = p->kernel.gridDimY,
-			.gridDimZ = p->kernel.gridDimZ,
-			.blockDimX = p->kernel.blockDimX,
-			.blockDimY = p->kernel.blockDimY,
-			.blockDimZ = p->kernel.blockDimZ,
-			.sharedMemBytes = p->kernel.sharedMemBytes,
-			.kernelParams = p->kernel.kernelParams,
-			.extra = p->kernel.extra,
-			.kern = p->kernel.kern,
-			.ctx = p->kernel.ctx,
-		};
+		CUDA_KERNEL_NODE_PARAMS k;
+
+		xgpulib_node_kernel_of(p, &k);
 
 		return cuGraphAddKernelNode(phGraphNode, hGraph, dependencies,
 					    numDependencies, &k);
 	}
 	case CU_GRAPH_NODE_TYPE_MEMSET: {
-		CUDA_MEMSET_NODE_PARAMS m = {
-			.dst = p->memset.dst,
-			.pitch = p->memset.pitch,
-			.value = p->memset.value,
-			.elementSize = p->memset.elementSize,
-			.width = p->memset.width,
-			.height = p->memset.height,
-		};
+		CUDA_MEMSET_NODE_PARAMS m;
+
+		xgpulib_node_memset_of(p, &m);
 
 		return cuGraphAddMemsetNode(phGraphNode, hGraph, dependencies,
 					    numDependencies, &m,
@@ -581,12 +544,9 @@ CUresult cuGraphAddNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph,
 		return cuGraphAddMemFreeNode(phGraphNode, hGraph, dependencies,
 					     numDependencies, p->free.dptr);
 	case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP: {
-		CUDA_BATCH_MEM_OP_NODE_PARAMS b = {
-			.ctx = p->memOp.ctx,
-			.count = p->memOp.count,
-			.paramArray = p->memOp.paramArray,
-			.flags = p->memOp.flags,
-		};
+		CUDA_BATCH_MEM_OP_NODE_PARAMS b;
+
+		xgpulib_node_memop_of(p, &b);
 
 		return cuGraphAddBatchMemOpNode(phGraphNode, hGraph,
 						dependencies, numDependencies,

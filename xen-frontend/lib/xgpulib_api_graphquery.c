@@ -240,16 +240,23 @@ static CUresult node_set(CUgraphExec x, CUgraphNode n, uint32_t type,
 
 /* host nodes */
 
+CUresult xgpulib_node_host_wire(const CUDA_HOST_NODE_PARAMS *p,
+				struct xgpuif_node_host *h)
+{
+	if (!p || !p->fn)
+		return CUDA_ERROR_INVALID_VALUE;
+	h->fnid = xgpulib_hostfn_id(p->fn, p->userData);
+	return h->fnid ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
 static CUresult host_set(CUgraphExec x, CUgraphNode n,
 			 const CUDA_HOST_NODE_PARAMS *p)
 {
 	struct xgpuif_node_host h;
+	CUresult rc = xgpulib_node_host_wire(p, &h);
 
-	if (!p || !p->fn)
-		return CUDA_ERROR_INVALID_VALUE;
-	h.fnid = xgpulib_hostfn_id(p->fn, p->userData);
-	if (!h.fnid)
-		return CUDA_ERROR_OUT_OF_MEMORY;
+	if (rc)
+		return rc;
 	return node_set(x, n, CU_GRAPH_NODE_TYPE_HOST, &h, sizeof(h));
 }
 
@@ -663,6 +670,51 @@ CUresult cuGraphExecBatchMemOpNodeSetParams(
 	return memop_set(hGraphExec, hNode, p);
 }
 
+/* ---- generic node parameters (CUDA 12.2 on) as the older structs --------- */
+
+void xgpulib_node_kernel_of(const CUgraphNodeParams *p,
+			    CUDA_KERNEL_NODE_PARAMS *k)
+{
+	*k = (CUDA_KERNEL_NODE_PARAMS){
+		.func = p->kernel.func,
+		.gridDimX = p->kernel.gridDimX,
+		.gridDimY = p->kernel.gridDimY,
+		.gridDimZ = p->kernel.gridDimZ,
+		.blockDimX = p->kernel.blockDimX,
+		.blockDimY = p->kernel.blockDimY,
+		.blockDimZ = p->kernel.blockDimZ,
+		.sharedMemBytes = p->kernel.sharedMemBytes,
+		.kernelParams = p->kernel.kernelParams,
+		.extra = p->kernel.extra,
+		.kern = p->kernel.kern,
+		.ctx = p->kernel.ctx,
+	};
+}
+
+void xgpulib_node_memset_of(const CUgraphNodeParams *p,
+			    CUDA_MEMSET_NODE_PARAMS *m)
+{
+	*m = (CUDA_MEMSET_NODE_PARAMS){
+		.dst = p->memset.dst,
+		.pitch = p->memset.pitch,
+		.value = p->memset.value,
+		.elementSize = p->memset.elementSize,
+		.width = p->memset.width,
+		.height = p->memset.height,
+	};
+}
+
+void xgpulib_node_memop_of(const CUgraphNodeParams *p,
+			   CUDA_BATCH_MEM_OP_NODE_PARAMS *b)
+{
+	*b = (CUDA_BATCH_MEM_OP_NODE_PARAMS){
+		.ctx = p->memOp.ctx,
+		.count = p->memOp.count,
+		.paramArray = p->memOp.paramArray,
+		.flags = p->memOp.flags,
+	};
+}
+
 /* the generic setters (CUDA 12.2 on) for the node kinds served */
 static CUresult generic_set(CUgraphExec x, CUgraphNode n,
 			    CUgraphNodeParams *p)
@@ -671,33 +723,17 @@ static CUresult generic_set(CUgraphExec x, CUgraphNode n,
 		return CUDA_ERROR_INVALID_VALUE;
 	switch (p->type) {
 	case CU_GRAPH_NODE_TYPE_KERNEL: {
-		CUDA_KERNEL_NODE_PARAMS k = {
-			.func = p->kernel.func,
-			.gridDimX = p->kernel.gridDimX,
-			.gridDimY = p->kernel.gridDimY,
-			.gridDimZ = p->kernel.gridDimZ,
-			.blockDimX = p->kernel.blockDimX,
-			.blockDimY = p->kernel.blockDimY,
-			.blockDimZ = p->kernel.blockDimZ,
-			.sharedMemBytes = p->kernel.sharedMemBytes,
-			.kernelParams = p->kernel.kernelParams,
-			.extra = p->kernel.extra,
-			.kern = p->kernel.kern,
-			.ctx = p->kernel.ctx,
-		};
+		CUDA_KERNEL_NODE_PARAMS k;
+
+		xgpulib_node_kernel_of(p, &k);
 
 		return x ? cuGraphExecKernelNodeSetParams(x, n, &k) :
 			   cuGraphKernelNodeSetParams(n, &k);
 	}
 	case CU_GRAPH_NODE_TYPE_MEMSET: {
-		CUDA_MEMSET_NODE_PARAMS m = {
-			.dst = p->memset.dst,
-			.pitch = p->memset.pitch,
-			.value = p->memset.value,
-			.elementSize = p->memset.elementSize,
-			.width = p->memset.width,
-			.height = p->memset.height,
-		};
+		CUDA_MEMSET_NODE_PARAMS m;
+
+		xgpulib_node_memset_of(p, &m);
 
 		return memset_set(x, n, &m);
 	}
@@ -714,12 +750,9 @@ static CUresult generic_set(CUgraphExec x, CUgraphNode n,
 		return handle_set(x, n, CU_GRAPH_NODE_TYPE_GRAPH,
 				  robj_remote(p->graph.graph, RK_GRAPH));
 	case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP: {
-		CUDA_BATCH_MEM_OP_NODE_PARAMS b = {
-			.ctx = p->memOp.ctx,
-			.count = p->memOp.count,
-			.paramArray = p->memOp.paramArray,
-			.flags = p->memOp.flags,
-		};
+		CUDA_BATCH_MEM_OP_NODE_PARAMS b;
+
+		xgpulib_node_memop_of(p, &b);
 
 		return memop_set(x, n, &b);
 	}
@@ -888,10 +921,14 @@ CUresult cuGraphNodeGetDependentNodes(CUgraphNode hNode,
 					       numDependentNodes);
 }
 
-CUresult cuGraphRemoveDependencies_v2(CUgraph hGraph, const CUgraphNode *from,
-				      const CUgraphNode *to,
-				      const CUgraphEdgeData *edgeData,
-				      size_t numDependencies)
+/*
+ * Edges added (remove 0) or removed (remove 1): the pairs go as the call's
+ * tail, (from, to) as remote node handles; edge data only in its default.
+ */
+CUresult xgpulib_graph_deps(CUgraph hGraph, const CUgraphNode *from,
+			    const CUgraphNode *to,
+			    const CUgraphEdgeData *edgeData,
+			    size_t numDependencies, int remove)
 {
 	struct xgpuif_graph_deps_args a = { robj_remote(hGraph, RK_GRAPH),
 					    (uint32_t)numDependencies, 0 };
@@ -913,7 +950,18 @@ CUresult cuGraphRemoveDependencies_v2(CUgraph hGraph, const CUgraphNode *from,
 	}
 	tail = (struct xgpuif_iov){ pairs,
 				    (uint32_t)(numDependencies * 16) };
-	return xgpulib_call_GRAPH_REMOVE_DEPS(&a, &tail, 1);
+	if (remove)
+		return xgpulib_call_GRAPH_REMOVE_DEPS(&a, &tail, 1);
+	return xgpulib_call_GRAPH_ADD_DEPS(&a, &tail, 1);
+}
+
+CUresult cuGraphRemoveDependencies_v2(CUgraph hGraph, const CUgraphNode *from,
+				      const CUgraphNode *to,
+				      const CUgraphEdgeData *edgeData,
+				      size_t numDependencies)
+{
+	return xgpulib_graph_deps(hGraph, from, to, edgeData, numDependencies,
+				  1);
 }
 
 CUresult cuGraphRemoveDependencies(CUgraph hGraph, const CUgraphNode *from,

@@ -106,18 +106,9 @@ XGPULIB_EXPORT CUresult cuCtxGetDevResource(CUcontext hCtx,
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (!resource)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (hCtx) {
-		c = xgpulib_ctx_check(hCtx);
-		if (!c)
-			return CUDA_ERROR_INVALID_CONTEXT;
-	} else {
-		rc = xgpulib_ctx_current(&c);
-		if (rc)
-			return rc;
-	}
-	remote = __atomic_load_n(&c->remote, __ATOMIC_ACQUIRE);
-	if (!remote)	/* a primary nobody retained */
-		return CUDA_ERROR_INVALID_CONTEXT;
+	rc = xgpulib_ctx_remote_of(hCtx, &c, &remote);
+	if (rc)
+		return rc;
 	return dev_resource(XGPUIF_DR_CTX, remote, c->dev, resource, type);
 }
 

@@ -297,7 +297,6 @@ CUresult cuMemPoolExportToShareableHandle(void *handle_out, CUmemoryPool pool,
 	struct xgpuif_share_export_args a = { pool_remote(pool), flags };
 	struct xgpuif_ipc_handle r;
 	CUresult rc;
-	int fd;
 
 	if (xgpulib_check_init())
 		return CUDA_ERROR_NOT_INITIALIZED;
@@ -311,11 +310,7 @@ CUresult cuMemPoolExportToShareableHandle(void *handle_out, CUmemoryPool pool,
 	rc = xgpulib_call_POOL_EXPORT(&a, &r);
 	if (rc)
 		return rc;
-	fd = xgpulib_share_fd(&r);
-	if (fd < 0)
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	*(int *)handle_out = fd;
-	return CUDA_SUCCESS;
+	return xgpulib_share_out(&r, handle_out);
 }
 
 CUresult cuMemPoolImportFromShareableHandle(CUmemoryPool *pool_out,
@@ -331,10 +326,8 @@ CUresult cuMemPoolImportFromShareableHandle(CUmemoryPool *pool_out,
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (!pool_out || flags)
 		return CUDA_ERROR_INVALID_VALUE;
-	rc = xgpulib_share_type("cuMemPoolImportFromShareableHandle", type);
-	if (rc)
-		return rc;
-	rc = xgpulib_share_read((int)(uintptr_t)handle, &a);
+	rc = xgpulib_share_in("cuMemPoolImportFromShareableHandle", type,
+			      handle, &a);
 	if (rc)
 		return rc;
 	rc = xgpulib_call_POOL_IMPORT(&a, &r);

@@ -160,48 +160,8 @@ static CUresult obj_destroy(void *obj, uint64_t remote, handle_call_fn post)
 
 /* ---- streams ------------------------------------------------------------- */
 
-static CUresult stream_create(CUstream *ph, unsigned int flags, int priority)
-{
-	struct xgpuif_stream_create_args a = { flags, priority };
-	struct xgpuif_stream_reply r = { 0 };
-	struct CUstream_st *s;
-	CUcontext ctx;
-	CUresult rc;
-
-	rc = create_arg(ph, flags, CU_STREAM_NON_BLOCKING, &ctx);
-	if (rc)
-		return rc;
-	/* CUDA clamps priorities to the context's range; do the same so
-	 * that cuStreamGetPriority answers what the driver uses */
-	if (priority != 0) {
-		int least = 0, greatest = 0;
-
-		rc = cuCtxGetStreamPriorityRange(&least, &greatest);
-		if (rc)
-			return rc;
-		if (priority > least)
-			priority = least;
-		if (priority < greatest)
-			priority = greatest;
-		a.priority = priority;
-	}
-	s = calloc(1, sizeof(*s));
-	if (!s)
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	rc = xgpulib_call_STREAM_CREATE(&a, &r);
-	rc = obj_created(s, rc, r.stream > 2);
-	if (rc)
-		return rc;
-	s->flags = flags;
-	s->priority = priority;
-	s->ctx = ctx;
-	s->remote = r.stream;
-	s->magic = XGPULIB_STREAM_MAGIC;
-	*ph = s;
-	return CUDA_SUCCESS;
-}
-
-/* priorities clamp to the range, as the driver does */
+/* CUDA clamps priorities to the context's range; so does xgpu, so that
+ * cuStreamGetPriority answers what the driver uses */
 static CUresult clamp_priority(int *priority)
 {
 	int least = 0, greatest = 0;
@@ -217,6 +177,48 @@ static CUresult clamp_priority(int *priority)
 	if (*priority < greatest)
 		*priority = greatest;
 	return CUDA_SUCCESS;
+}
+
+/*
+ * The worker's answer to the creation of stream s (freed on failure): s
+ * filled in and handed to the caller in *ph.
+ */
+static CUresult stream_made(struct CUstream_st *s, CUresult rc,
+			    uint64_t remote, unsigned int flags, int priority,
+			    CUcontext ctx, CUstream *ph)
+{
+	rc = obj_created(s, rc, remote > 2);
+	if (rc)
+		return rc;
+	s->flags = flags;
+	s->priority = priority;
+	s->ctx = ctx;
+	s->remote = remote;
+	s->magic = XGPULIB_STREAM_MAGIC;
+	*ph = s;
+	return CUDA_SUCCESS;
+}
+
+static CUresult stream_create(CUstream *ph, unsigned int flags, int priority)
+{
+	struct xgpuif_stream_create_args a = { flags, priority };
+	struct xgpuif_stream_reply r = { 0 };
+	struct CUstream_st *s;
+	CUcontext ctx;
+	CUresult rc;
+
+	rc = create_arg(ph, flags, CU_STREAM_NON_BLOCKING, &ctx);
+	if (rc)
+		return rc;
+	rc = clamp_priority(&priority);
+	if (rc)
+		return rc;
+	a.priority = priority;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	rc = xgpulib_call_STREAM_CREATE(&a, &r);
+	return stream_made(s, rc, r.stream, flags, priority, ctx, ph);
 }
 
 /*
@@ -252,16 +254,7 @@ XGPULIB_EXPORT CUresult cuGreenCtxStreamCreate(CUstream *phStream,
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	a.green = xgpulib_green_remote(greenCtx);
 	rc = xgpulib_call_GREENCTX_STREAM(&a, &r);
-	rc = obj_created(s, rc, r.stream > 2);
-	if (rc)
-		return rc;
-	s->flags = flags;
-	s->priority = priority;
-	s->ctx = ctx;
-	s->remote = r.stream;
-	s->magic = XGPULIB_STREAM_MAGIC;
-	*phStream = s;
-	return CUDA_SUCCESS;
+	return stream_made(s, rc, r.stream, flags, priority, ctx, phStream);
 }
 
 XGPULIB_EXPORT CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)
@@ -453,6 +446,25 @@ CUresult xgpulib_stream_device(CUstream hs, CUdevice *device, int ptds)
 	((unsigned int)(CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING |  \
 			CU_EVENT_INTERPROCESS))
 
+/*
+ * The worker's answer to the creation of event e (freed on failure): e
+ * filled in, noted for graph queries and handed to the caller in *ph.
+ */
+static CUresult event_made(struct CUevent_st *e, CUresult rc, uint64_t remote,
+			   unsigned int flags, CUcontext ctx, CUevent *ph)
+{
+	rc = obj_created(e, rc, remote != 0);
+	if (rc)
+		return rc;
+	e->flags = flags;
+	e->ctx = ctx;
+	e->remote = remote;
+	e->magic = XGPULIB_EVENT_MAGIC;
+	xgpulib_event_note(e, true);
+	*ph = e;
+	return CUDA_SUCCESS;
+}
+
 XGPULIB_EXPORT CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags)
 {
 	struct xgpuif_u32_args a = { Flags, 0 };
@@ -468,16 +480,7 @@ XGPULIB_EXPORT CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags)
 	if (!e)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	rc = xgpulib_call_EVENT_CREATE(&a, &r);
-	rc = obj_created(e, rc, r.event != 0);
-	if (rc)
-		return rc;
-	e->flags = Flags;
-	e->ctx = ctx;
-	e->remote = r.event;
-	e->magic = XGPULIB_EVENT_MAGIC;
-	xgpulib_event_note(e, true);
-	*phEvent = e;
-	return CUDA_SUCCESS;
+	return event_made(e, rc, r.event, Flags, ctx, phEvent);
 }
 
 static CUresult event_record(CUevent he, CUstream hs, unsigned int flags,
@@ -588,14 +591,7 @@ CUresult cuIpcOpenEventHandle(CUevent *phEvent, CUipcEventHandle handle)
 	if (!e)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	rc = xgpulib_call_IPC_OPEN_EVENT(&a, &r);
-	rc = obj_created(e, rc, r.event != 0);
-	if (rc)
-		return rc;
-	e->flags = CU_EVENT_INTERPROCESS | CU_EVENT_DISABLE_TIMING;
-	e->ctx = ctx;
-	e->remote = r.event;
-	e->magic = XGPULIB_EVENT_MAGIC;
-	xgpulib_event_note(e, true);
-	*phEvent = e;
-	return CUDA_SUCCESS;
+	return event_made(e, rc, r.event,
+			  CU_EVENT_INTERPROCESS | CU_EVENT_DISABLE_TIMING, ctx,
+			  phEvent);
 }

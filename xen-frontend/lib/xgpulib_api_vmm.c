@@ -248,7 +248,7 @@ CUresult xgpulib_share_type(const char *call, CUmemAllocationHandleType t)
 	return CUDA_ERROR_NOT_SUPPORTED;
 }
 
-int xgpulib_share_fd(const struct xgpuif_ipc_handle *h)
+static int share_fd(const struct xgpuif_ipc_handle *h)
 {
 	/* inherited across exec like any fd the program did not mark */
 	int fd = memfd_create("xgpu-shareable", MFD_ALLOW_SEALING);
@@ -265,7 +265,7 @@ int xgpulib_share_fd(const struct xgpuif_ipc_handle *h)
 	return fd;
 }
 
-CUresult xgpulib_share_read(int fd, struct xgpuif_ipc_handle *h)
+static CUresult share_read(int fd, struct xgpuif_ipc_handle *h)
 {
 	struct stat st;
 
@@ -279,6 +279,26 @@ CUresult xgpulib_share_read(int fd, struct xgpuif_ipc_handle *h)
 	return CUDA_SUCCESS;
 }
 
+CUresult xgpulib_share_out(const struct xgpuif_ipc_handle *h, void *out)
+{
+	int fd = share_fd(h);
+
+	if (fd < 0)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	*(int *)out = fd;
+	return CUDA_SUCCESS;
+}
+
+CUresult xgpulib_share_in(const char *call, CUmemAllocationHandleType t,
+			  void *os_handle, struct xgpuif_ipc_handle *h)
+{
+	CUresult rc = xgpulib_share_type(call, t);
+
+	if (rc)
+		return rc;
+	return share_read((int)(uintptr_t)os_handle, h);
+}
+
 CUresult cuMemExportToShareableHandle(void *shareableHandle,
 				      CUmemGenericAllocationHandle handle,
 				      CUmemAllocationHandleType handleType,
@@ -287,7 +307,6 @@ CUresult cuMemExportToShareableHandle(void *shareableHandle,
 	struct xgpuif_share_export_args a = { handle, flags };
 	struct xgpuif_ipc_handle r;
 	CUresult rc;
-	int fd;
 
 	if (xgpulib_check_init())
 		return CUDA_ERROR_NOT_INITIALIZED;
@@ -300,11 +319,7 @@ CUresult cuMemExportToShareableHandle(void *shareableHandle,
 	rc = xgpulib_call_VMM_EXPORT(&a, &r);
 	if (rc)
 		return rc;
-	fd = xgpulib_share_fd(&r);
-	if (fd < 0)
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	*(int *)shareableHandle = fd;
-	return CUDA_SUCCESS;
+	return xgpulib_share_out(&r, shareableHandle);
 }
 
 CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle,
@@ -319,11 +334,8 @@ CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle,
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (!handle)
 		return CUDA_ERROR_INVALID_VALUE;
-	rc = xgpulib_share_type("cuMemImportFromShareableHandle",
-				shHandleType);
-	if (rc)
-		return rc;
-	rc = xgpulib_share_read((int)(uintptr_t)osHandle, &a);
+	rc = xgpulib_share_in("cuMemImportFromShareableHandle", shHandleType,
+			      osHandle, &a);
 	if (rc)
 		return rc;
 	rc = xgpulib_call_VMM_IMPORT(&a, &r);

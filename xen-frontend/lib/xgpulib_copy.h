@@ -28,6 +28,16 @@ CUresult xgpulib_copy_dtod(uint64_t dst, uint64_t src, size_t n,
 CUresult xgpulib_copy_unified(uint64_t dst, uint64_t src, size_t n,
 			      uint64_t stream, int async);
 
+/*
+ * The wire type of a resolved copy side of memory type t (DEVICE, ARRAY,
+ * else shared pinned memory at host): its device pointer in *wdptr, its
+ * array's wire handle in *warray, or the offset of host in its region in
+ * *off (xgpulib_api_copy.c).
+ */
+uint32_t xgpulib_wire_side(CUmemorytype t, uint64_t dptr, CUarray array,
+			   const void *host, uint64_t *wdptr,
+			   xgpuif_handle_t *warray, uint64_t *off);
+
 /* ---- host-memory regions ------------------------------------------------- */
 
 /* a free region id, reserved (0 when none is left) */

@@ -36,6 +36,28 @@ struct xgpuif_node_copy;
 CUresult xgpulib_node_copy_wire(const CUDA_MEMCPY3D *p,
 				struct xgpuif_node_copy *c);
 
+/* edges added (remove 0) or removed (remove 1) between nodes of graph g
+ * (xgpulib_api_graphquery.c) */
+CUresult xgpulib_graph_deps(CUgraph g, const CUgraphNode *from,
+			    const CUgraphNode *to,
+			    const CUgraphEdgeData *edgeData, size_t n,
+			    int remove);
+
+struct xgpuif_node_host;
+/* a host node's parameters as the wire carries them (its function and
+ * data registered: xgpulib_hostfn_id) */
+CUresult xgpulib_node_host_wire(const CUDA_HOST_NODE_PARAMS *p,
+				struct xgpuif_node_host *h);
+
+/* the kernel, memset and batch memop parameters of generic node
+ * parameters p as the older structs the other entries take */
+void xgpulib_node_kernel_of(const CUgraphNodeParams *p,
+			    CUDA_KERNEL_NODE_PARAMS *k);
+void xgpulib_node_memset_of(const CUgraphNodeParams *p,
+			    CUDA_MEMSET_NODE_PARAMS *m);
+void xgpulib_node_memop_of(const CUgraphNodeParams *p,
+			   CUDA_BATCH_MEM_OP_NODE_PARAMS *b);
+
 /* forget a node object of ours (destroyed), or a graph with its nodes */
 void robj_forget(struct robj *dead);
 

@@ -81,26 +81,45 @@ static int sealed_memfd(const char *name, size_t size)
 	return fd;
 }
 
+/* a sealed memfd of size bytes (its fd, or -errno), mapped shared at *p */
+static int mapped_memfd(const char *name, size_t size, void **p)
+{
+	int fd, rc;
+
+	fd = sealed_memfd(name, size);
+	if (fd < 0)
+		return fd;
+	*p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (*p == MAP_FAILED) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
+	return fd;
+}
+
+/* memfd fd, the pages of region, handed to the worker (and closed here) */
+static int send_memfd(struct local *l, uint32_t region, size_t size, int fd)
+{
+	struct xgpuif_local_hostmem m = { XGPUIF_MAGIC, region, size };
+	int rc = xgpuif_sock_send(l->sock, &m, sizeof(m), &fd, 1);
+
+	close(fd);
+	return rc;
+}
+
 static int local_hostmem_alloc(struct xgpulib_transport *t, uint32_t region,
 			       size_t size, void **va,
 			       struct xgpuif_memref *dir)
 {
 	struct local *l = (struct local *)t;
-	struct xgpuif_local_hostmem m = { XGPUIF_MAGIC, region, size };
 	void *p;
 	int fd, rc;
 
-	fd = sealed_memfd("xgpu-hostmem", size);
+	fd = mapped_memfd("xgpu-hostmem", size, &p);
 	if (fd < 0)
 		return fd;
-	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (p == MAP_FAILED) {
-		rc = -errno;
-		close(fd);
-		return rc;
-	}
-	rc = xgpuif_sock_send(l->sock, &m, sizeof(m), &fd, 1);
-	close(fd);
+	rc = send_memfd(l, region, size, fd);
 	if (rc) {
 		munmap(p, size);
 		return rc;
@@ -179,19 +198,12 @@ static int local_hostmem_share(struct xgpulib_transport *t, uint32_t region,
 			       struct xgpuif_memref *dir)
 {
 	struct local *l = (struct local *)t;
-	struct xgpuif_local_hostmem m = { XGPUIF_MAGIC, region, size };
 	void *tmp, *p;
 	int fd, rc;
 
-	fd = sealed_memfd("xgpu-hostreg", size);
+	fd = mapped_memfd("xgpu-hostreg", size, &tmp);
 	if (fd < 0)
 		return fd;
-	tmp = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (tmp == MAP_FAILED) {
-		rc = -errno;
-		close(fd);
-		return rc;
-	}
 	copy_for_switch(tmp, va, size);
 	p = mmap(va, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd,
 		 0);
@@ -201,8 +213,7 @@ static int local_hostmem_share(struct xgpulib_transport *t, uint32_t region,
 		close(fd);
 		return rc;
 	}
-	rc = xgpuif_sock_send(l->sock, &m, sizeof(m), &fd, 1);
-	close(fd);
+	rc = send_memfd(l, region, size, fd);
 	if (rc) {
 		t->ops->hostmem_unshare(t, va, size);
 		return rc;
