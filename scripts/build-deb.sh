@@ -31,17 +31,24 @@ if ! unmet=$(dpkg-checkbuilddeps 2>&1); then
 	pkgs=$(printf '%s\n' "$unmet" |
 		sed -n 's/.*Unmet build dependencies: //p' |
 		sed -e 's/([^)]*)//g' -e 's/debhelper-compat/debhelper/' \
-		    -e 's/dh-sequence-dkms/dh-dkms/' | tr -s ' ')
+		    -e 's/dh-sequence-dkms/dh-dkms/' | xargs)
 	if [ -z "$pkgs" ]; then
 		printf '%s\n' "$unmet" >&2
 		exit 1
 	fi
-	say "missing packages:$pkgs"
-	say "install them with: apt-get install$pkgs"
+	say "missing packages: $pkgs"
+	say "install them with: apt-get install $pkgs"
 	exit 1
 fi
 
 version=$(cat VERSION)
+# (debian/rules refuses the same, once the copy is made)
+changelog=$(dpkg-parsechangelog -S Version)
+if [ "${changelog%-*}" != "$version" ]; then
+	say "debian/changelog is at $changelog but VERSION says $version:" \
+	    "add a changelog entry for $version"
+	exit 1
+fi
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 stage=$out/xgpu-$version
