@@ -282,20 +282,41 @@ else
 	fail dkms-maintscripts "Depends or postinst/prerm do not call dkms for xen-gpufront $VERSION"
 fi
 
-# the packaged tree builds on its own, as DKMS will build it (in DKMS's
-# environment: none of this make's O= or jobserver)
+# the packaged tree builds on its own, as DKMS will build it: with dkms
+# (add and build in trees of this test's, nothing installed), or, without
+# dkms, with make as dkms.conf says (in DKMS's environment: none of this
+# make's O= or jobserver)
 kdir=
 for k in /lib/modules/"$(uname -r)"/build /usr/src/linux-headers-*-amd64; do
 	[ -f "$k/Makefile" ] && { kdir=$k; break; }
 done
+case $kdir in
+/lib/modules/*) kver=${kdir#/lib/modules/}; kver=${kver%/build} ;;
+*) kver=${kdir#/usr/src/linux-headers-} ;;
+esac
 if [ -z "$kdir" ]; then
-	skip dkms-tree-builds "no kernel headers installed"
+	skip dkms-build "no kernel headers installed"
+elif command -v dkms >/dev/null; then
+	dt=(--sourcetree "$D/usr/src" --dkmstree "$TMP/dkms/tree")
+	mkdir -p "$TMP/dkms/tree"
+	if (unset O MAKEFLAGS MAKELEVEL MFLAGS
+		dkms add -m xen-gpufront -v "$VERSION" "${dt[@]}" &&
+		dkms build -m xen-gpufront -v "$VERSION" -k "$kver" \
+			--kernelsourcedir "$kdir" "${dt[@]}") \
+			>"$TMP/kmod.log" 2>&1 &&
+		[ -n "$(find "$TMP/dkms/tree" -name 'xen-gpufront.ko*')" ]; then
+		pass dkms-build
+	else
+		fail dkms-build "dkms add/build for $kver failed"
+		tail -n 10 "$TMP/kmod.log" | sed 's/^/    /'
+	fi
 elif env -u O -u MAKEFLAGS -u MAKELEVEL -u MFLAGS \
 		make -C "$D$S" KDIR="$kdir" -j2 >"$TMP/kmod.log" 2>&1 &&
 	[ -f "$D$S/xen-gpufront.ko" ]; then
-	pass dkms-tree-builds
+	pass dkms-build
+	echo "    (dkms is not installed: built with make KDIR=$kdir)"
 else
-	fail dkms-tree-builds "make KDIR=$kdir in the packaged tree failed"
+	fail dkms-build "make KDIR=$kdir in the packaged tree failed"
 	grep -m 10 -E 'rror|warning' "$TMP/kmod.log" | sed 's/^/    /'
 fi
 
