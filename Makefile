@@ -30,9 +30,6 @@ O ?= build
 PREFIX ?= /usr/local
 DESTDIR ?=
 SANITIZE ?=
-# the version, written in one place; the Debian packages (debian/rules
-# checks debian/changelog against it) and the module's dkms.conf take it
-VERSION := $(shell cat VERSION)
 
 CC ?= cc
 ifeq ($(V),1)
@@ -284,7 +281,8 @@ install: all
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/xgpu
 
 # Debian packages xgpu-backend, xgpu-guest and xen-gpufront-dkms, built by
-# debhelper from a copy of the working tree, into $(O)/deb (README.md)
+# debhelper from a copy of the working tree, into $(O)/deb (README.md).
+# Their version is the file VERSION (also the module's, xen-frontend/kmod).
 deb:
 	$(Q)scripts/build-deb.sh $(O)/deb
 

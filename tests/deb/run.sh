@@ -200,10 +200,11 @@ fi
 
 if grep -q "deb-systemd-helper enable 'xen-gpubackd.service'" \
 		"$TMP/backend/ctl/postinst" 2>/dev/null &&
-	grep -q "xen-gpubackd.service" "$TMP/backend/ctl/postrm" 2>/dev/null; then
+	grep -q "xen-gpubackd.service" "$TMP/backend/ctl/postrm" 2>/dev/null &&
+	grep -q "rm -rf /var/cache/xgpu" "$TMP/backend/ctl/postrm"; then
 	pass backend-maintscripts
 else
-	fail backend-maintscripts "postinst/postrm do not handle the unit"
+	fail backend-maintscripts "postinst/postrm do not handle the unit, or purge leaves /var/cache/xgpu"
 fi
 
 # ---- xgpu-guest ---------------------------------------------------------------
