@@ -5,6 +5,8 @@
 #   make test-asan       the unit and integration tests under ASan/UBSan
 #   make bench           benchmarks, native vs xgpu (needs a GPU)
 #   make install         PREFIX=/usr/local DESTDIR=
+#   make deb             Debian packages in $(O)/deb (debian/, README.md)
+#   make deb-test        build them, lintian, install/remove (tests/deb)
 #
 # V=1 shows the commands.  O=dir builds elsewhere (default: build).
 # The guest library exports exactly the names of its version script
@@ -39,6 +41,9 @@ endif
 WARN := -Wall -Wextra -Werror
 CFLAGS_BASE := -std=c11 -D_GNU_SOURCE -O2 -g $(WARN) -fno-strict-aliasing \
 	-I$(CUDA_HOME)/include -Ishared-ring
+# a distribution's flags (dpkg-buildflags: hardening) come after ours;
+# LDFLAGS go to the links of what is installed
+CFLAGS_BASE += $(CPPFLAGS) $(CFLAGS)
 ifeq ($(SANITIZE),1)
 CFLAGS_BASE += -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=undefined
@@ -97,7 +102,7 @@ $(CLI): $(CLI_SRCS) $(wildcard tools/xgpu/*.h) $(HEADERS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(CFLAGS_BASE) -Ixen-backend/include -Ischeduler -o $@ \
-		$(CLI_SRCS) $(XEN_LIBS) $(LDSAN) -lpthread
+		$(CLI_SRCS) $(LDFLAGS) $(XEN_LIBS) $(LDSAN) -lpthread
 
 CALLS_INPUTS := shared-ring/xgpuif-ops.h shared-ring/xgpuif.h \
 	shared-ring/xgpu_calls.def
@@ -144,7 +149,7 @@ $(GUEST_LIB): $(LIB_OBJS) xen-frontend/lib/libcuda.map
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -shared -o $@ $(LIB_OBJS) -Wl,-soname,libcuda.so.1 \
 		-Wl,--version-script=xen-frontend/lib/libcuda.map \
-		-Wl,-z,defs -Wl,-z,now $(LDSAN) -lpthread -ldl
+		-Wl,-z,defs -Wl,-z,now $(LDFLAGS) $(LDSAN) -lpthread -ldl
 	$(Q)ln -sf libcuda.so.1 $(O)/lib/libcuda.so
 
 $(O)/libxgpulib.a: $(LIB_OBJS)
@@ -156,7 +161,8 @@ $(O)/libxgpub.a: $(BACK_LIB_OBJS)
 $(BACKEND): $(BACK_OBJS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) -o $@ $(BACK_OBJS) $(XEN_LIBS) $(LDSAN) -ldl -lpthread
+	$(Q)$(CC) -o $@ $(BACK_OBJS) $(LDFLAGS) $(XEN_LIBS) $(LDSAN) -ldl \
+		-lpthread
 
 # Unit suites link every object of both sides (whole archives, so that the
 # strong cu* definitions win over the weak stubs).
@@ -243,22 +249,28 @@ coverage: all
 	      tools/coverage/coverage.sh $(GUEST_LIB); } >docs/COVERAGE.md.tmp
 	$(Q)mv docs/COVERAGE.md.tmp docs/COVERAGE.md
 
+# Where make install puts the guest library, the systemd unit and the udev
+# rule; a distribution's package says where its own go (debian/rules).
+XGPU_LIBDIR ?= $(PREFIX)/lib/xgpu
+SYSTEMD_UNITDIR ?= /etc/systemd/system
+UDEV_RULESDIR ?= /etc/udev/rules.d
+
 install: all
-	install -d $(DESTDIR)$(PREFIX)/lib/xgpu $(DESTDIR)$(PREFIX)/sbin
-	install -m 0755 $(GUEST_LIB) $(DESTDIR)$(PREFIX)/lib/xgpu/libcuda.so.1
-	ln -sf libcuda.so.1 $(DESTDIR)$(PREFIX)/lib/xgpu/libcuda.so
+	install -d $(DESTDIR)$(XGPU_LIBDIR) $(DESTDIR)$(PREFIX)/sbin
+	install -m 0755 $(GUEST_LIB) $(DESTDIR)$(XGPU_LIBDIR)/libcuda.so.1
+	ln -sf libcuda.so.1 $(DESTDIR)$(XGPU_LIBDIR)/libcuda.so
 	install -m 0755 $(BACKEND) $(DESTDIR)$(PREFIX)/sbin/xen-gpubackd
 	install -m 0755 $(CLI) $(DESTDIR)$(PREFIX)/sbin/xgpu
 	# the script and the unit name the daemon where PREFIX put it
-	install -d $(DESTDIR)/etc/xen/scripts $(DESTDIR)/etc/systemd/system
+	install -d $(DESTDIR)/etc/xen/scripts $(DESTDIR)$(SYSTEMD_UNITDIR)
 	sed 's|/usr/local/sbin/|$(PREFIX)/sbin/|g' tools/hotplug/xgpu \
 		> $(DESTDIR)/etc/xen/scripts/xgpu
 	chmod 0755 $(DESTDIR)/etc/xen/scripts/xgpu
 	install -D -m 0644 tools/hotplug/xgpu.rules \
-		$(DESTDIR)/etc/udev/rules.d/65-xgpu.rules
+		$(DESTDIR)$(UDEV_RULESDIR)/65-xgpu.rules
 	sed 's|/usr/local/sbin/|$(PREFIX)/sbin/|g' \
 		tools/hotplug/xen-gpubackd.service \
-		> $(DESTDIR)/etc/systemd/system/xen-gpubackd.service
+		> $(DESTDIR)$(SYSTEMD_UNITDIR)/xen-gpubackd.service
 	[ -e $(DESTDIR)/etc/default/xen-gpubackd ] || install -D -m 0644 \
 		tools/hotplug/xen-gpubackd.default \
 		$(DESTDIR)/etc/default/xen-gpubackd
@@ -268,10 +280,20 @@ install: all
 	install -D -m 0644 tools/completion/xgpu \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/xgpu
 
+# Debian packages xgpu-backend, xgpu-guest and xen-gpufront-dkms, built by
+# debhelper from a copy of the working tree, into $(O)/deb (README.md).
+# Their version is the file VERSION (also the module's, xen-frontend/kmod).
+deb:
+	$(Q)scripts/build-deb.sh $(O)/deb
+
+# build them, lintian, look inside, install and remove the guest package
+deb-test:
+	$(Q)O=$(O) tests/deb/run.sh
+
 clean:
 	rm -rf $(O) build-asan
 
 .PHONY: all unit integration gpu test check test-asan bench install clean \
-	coverage \
+	coverage deb deb-test \
 	kmod xen-test
 .SECONDARY:
