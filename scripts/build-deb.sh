@@ -79,7 +79,10 @@ else
 fi
 
 export DEB_BUILD_OPTIONS=${DEB_BUILD_OPTIONS:-parallel=2}
-if ! (cd "$stage" && dpkg-buildpackage -b -us -uc); then
+# the package's own build starts clean: no make variables of ours (O=
+# would point its `make clean` at our output folder, which holds it)
+if ! (cd "$stage" && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u O \
+	dpkg-buildpackage -b -us -uc); then
 	say "failed; the build tree is kept in $stage"
 	exit 1
 fi

@@ -325,7 +325,8 @@ fi
 
 if ! apt-cache policy xenstore-utils 2>/dev/null | grep -q 'Candidate: [0-9]'; then
 	skip relations-resolve "apt has no package lists (apt-get update)"
-elif apt-get -s -q install "./$backend" "./$guest" "./$dkms" \
+elif apt-get -s -q install "$(readlink -f "$backend")" \
+		"$(readlink -f "$guest")" "$(readlink -f "$dkms")" \
 		>"$TMP/apt.log" 2>&1; then
 	pass relations-resolve
 else
