@@ -497,6 +497,25 @@ else
 	show "$TMP/legacylaunch.out"
 fi
 
+# ---- the pinned-memory quota is the guest's (this daemon: --pinned-mb 48) --
+
+client pinhold "$TMP/pin1.out" 32 &
+pp=$!
+for _ in $(seq 50); do
+	grep -q 'pinhold:' "$TMP/pin1.out" && break
+	sleep 0.1
+done
+client pinhold "$TMP/pin2.out" 32
+wait "$pp"
+if ! grep -q '^pinhold: 0$' "$TMP/pin1.out"; then
+	fail pinned-per-guest "the first 32 MiB failed: $(cat "$TMP/pin1.out")"
+elif ! grep -q '^pinhold: 2$' "$TMP/pin2.out"; then
+	fail pinned-per-guest "a second process of the same user pinned" \
+		"32 MiB more past 48: $(cat "$TMP/pin2.out")"
+else
+	pass pinned-per-guest
+fi
+
 # ---- IPC between processes: one user's, and (as root) not another's --------
 
 if client ipc "$TMP/ipc.out"; then

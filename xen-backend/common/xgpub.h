@@ -78,6 +78,8 @@ struct xgpub_wstat {
 				 * began running (CLOCK_MONOTONIC ns), 0: none */
 	uint64_t call_since;	/* worker: when the GPU op being submitted
 				 * got the GPU (ns), 0: none */
+	uint64_t pinned;	/* worker: host memory bytes it shares and
+				 * pins (its guest's regions) */
 };
 
 /* what the daemon tells a worker: read-only in every worker */

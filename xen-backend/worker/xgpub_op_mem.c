@@ -155,8 +155,8 @@ static int region_map(struct xgpub_worker *w,
 			rc = CUDA_ERROR_INVALID_VALUE;
 		flags |= a->flags & CU_MEMHOSTREGISTER_READ_ONLY;
 	}
-	if (!rc && pin_quota && (w->pinned > pin_quota ||
-				 a->size > pin_quota - w->pinned))
+	if (!rc && pin_quota && (xgpub_guest_pinned(w) > pin_quota ||
+				 a->size > pin_quota - xgpub_guest_pinned(w)))
 		rc = CUDA_ERROR_OUT_OF_MEMORY;
 	if (rc) {
 		/* the transport's descriptor is on its way: take it anyway,
@@ -203,6 +203,9 @@ static int region_map(struct xgpub_worker *w,
 	reg->registered = rc == 0;
 	reg->hostreg = hostreg;
 	w->pinned += a->size;
+	if (xgpub_self_stat)
+		__atomic_store_n(&xgpub_self_stat->pinned, w->pinned,
+				 __ATOMIC_RELAXED);
 	r->dptr = dptr;
 	r->same_va = (uint64_t)(uintptr_t)va == a->guest_va;
 	return 0;
@@ -254,6 +257,9 @@ int xgpub_h_HOSTMEM_UNREGISTER(struct xgpub_worker *w,
 		w->D->cuMemHostUnregister(reg->va);
 	w->t->ops->hostmem_unmap(w->t, reg->va, reg->size);
 	w->pinned -= reg->size < w->pinned ? reg->size : w->pinned;
+	if (xgpub_self_stat)
+		__atomic_store_n(&xgpub_self_stat->pinned, w->pinned,
+				 __ATOMIC_RELAXED);
 	memset(reg, 0, sizeof(*reg));
 	return 0;
 }

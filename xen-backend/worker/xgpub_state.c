@@ -9,6 +9,7 @@
  * (xgpub_worker.c) both stand on it.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -88,16 +89,17 @@ uint64_t xgpub_charge_size(uint64_t size)
  * slots.  Two workers allocating at the same moment may pass it by one
  * allocation each.
  */
-uint64_t xgpub_guest_mem_used(struct xgpub_worker *w)
+/* the sum of one field of the guest's other workers' slots */
+static uint64_t others_sum(size_t off)
 {
-	uint64_t used = w->mem_used, acct;
+	uint64_t sum = 0, acct;
 
 	if (!xgpub_all_stats || !xgpub_self_stat)
-		return used;
+		return 0;
 	acct = __atomic_load_n(&xgpub_wctl_of(xgpub_self_stat)->acct,
 			       __ATOMIC_ACQUIRE);
 	if (!acct)
-		return used;
+		return 0;
 	for (int i = 0; i < xgpub_nstats; i++) {
 		struct xgpub_wstat *st = &xgpub_all_stats[i].st;
 
@@ -105,9 +107,21 @@ uint64_t xgpub_guest_mem_used(struct xgpub_worker *w)
 		    __atomic_load_n(&xgpub_all_stats[i].ctl.acct,
 				    __ATOMIC_ACQUIRE) != acct)
 			continue;
-		used += __atomic_load_n(&st->mem_used, __ATOMIC_RELAXED);
+		sum += __atomic_load_n((uint64_t *)((uint8_t *)st + off),
+				       __ATOMIC_RELAXED);
 	}
-	return used;
+	return sum;
+}
+
+uint64_t xgpub_guest_pinned(struct xgpub_worker *w)
+{
+	return w->pinned + others_sum(offsetof(struct xgpub_wstat, pinned));
+}
+
+uint64_t xgpub_guest_mem_used(struct xgpub_worker *w)
+{
+	return w->mem_used + others_sum(offsetof(struct xgpub_wstat,
+						 mem_used));
 }
 
 bool xgpub_quota_allows(struct xgpub_worker *w, uint64_t size)

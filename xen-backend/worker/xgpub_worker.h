@@ -320,6 +320,8 @@ int xgpub_ctx_flags_check(unsigned int flags);
 int xgpub_ctx_limit_check(unsigned int limit);
 /* device memory the guest holds: this worker's and its other workers' */
 uint64_t xgpub_guest_mem_used(struct xgpub_worker *w);
+/* host memory the guest pins: this worker's regions and its others' */
+uint64_t xgpub_guest_pinned(struct xgpub_worker *w);
 /* what an allocation of size bytes is charged (the driver's granularity) */
 uint64_t xgpub_charge_size(uint64_t size);
 bool xgpub_quota_allows(struct xgpub_worker *w, uint64_t size);
