@@ -1424,6 +1424,14 @@ struct xgpuif_texref_get_args {
 	uint32_t index;
 };
 
+/* cuParamSetTexRef(func, texunit, ref) */
+struct xgpuif_param_texref_args {
+	xgpuif_handle_t func;
+	xgpuif_handle_t ref;
+	int32_t texunit;
+	uint32_t _pad;
+};
+
 struct xgpuif_texref_get_reply {
 	uint64_t dptr;		/* TR_ADDRESS */
 	xgpuif_handle_t array;	/* TR_ARRAY, TR_MIPMAP, TR_SURF_ARRAY */

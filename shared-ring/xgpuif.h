@@ -428,6 +428,7 @@ XGPUIF_ASSERT_SIZE(struct xgpuif_array_query_reply, 64);
 XGPUIF_ASSERT_SIZE(struct xgpuif_ref_reply, 8);
 XGPUIF_ASSERT_SIZE(struct xgpuif_texref_set_args, 96);
 XGPUIF_ASSERT_SIZE(struct xgpuif_texref_get_args, 16);
+XGPUIF_ASSERT_SIZE(struct xgpuif_param_texref_args, 24);
 XGPUIF_ASSERT_SIZE(struct xgpuif_texref_get_reply, 40);
 XGPUIF_ASSERT_SIZE(struct xgpuif_devres, 144);
 XGPUIF_ASSERT_SIZE(struct xgpuif_devres_args, 24);

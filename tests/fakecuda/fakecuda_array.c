@@ -764,3 +764,19 @@ CUresult cuSurfRefGetArray(CUarray *arr, CUsurfref s)
 	*arr = r->array;
 	return CUDA_SUCCESS;
 }
+
+/*
+ * The launch API before CUDA 4.  The CUDA 13 driver returned
+ * CUDA_ERROR_INVALID_VALUE for CU_PARAM_TR_DEFAULT with a module's own
+ * function and reference (H100, H200): so does the fake, after the
+ * reference is judged (the worker judged the function).
+ */
+CUresult cuParamSetTexRef(CUfunction f, int texunit, CUtexref t)
+{
+	TEXREF(t);
+	(void)r;
+	(void)texunit;
+	if (!f)
+		return CUDA_ERROR_INVALID_HANDLE;
+	return CUDA_ERROR_INVALID_VALUE;
+}

@@ -288,10 +288,15 @@ static void test_bad_inputs(void)
 		       ename(rc));
 	}
 	alive();
-	/* cuParamSetTexRef: CU_PARAM_TR_DEFAULT only, and a live reference */
+	/*
+	 * cuParamSetTexRef: the driver judges a live function and reference
+	 * (the CUDA 13 driver, and so the fake, refuses even
+	 * CU_PARAM_TR_DEFAULT); stale or missing ones are refused first
+	 */
 	WANT(CUDA_SUCCESS, cuModuleLoadData(&m2, image));
 	WANT(CUDA_SUCCESS, cuModuleGetTexRef(&t, m2, "tex_in"));
-	WANT(CUDA_SUCCESS, cuParamSetTexRef(fill, CU_PARAM_TR_DEFAULT, t));
+	WANT(CUDA_ERROR_INVALID_VALUE,
+	     cuParamSetTexRef(fill, CU_PARAM_TR_DEFAULT, t));
 	WANT(CUDA_ERROR_INVALID_VALUE, cuParamSetTexRef(fill, 0, t));
 	WANT(CUDA_ERROR_INVALID_HANDLE,
 	     cuParamSetTexRef(fill, CU_PARAM_TR_DEFAULT, NULL));

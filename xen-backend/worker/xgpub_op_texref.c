@@ -232,3 +232,11 @@ int xgpub_h_TEXREF_GET(struct xgpub_worker *w,
 	}
 	return CUDA_ERROR_INVALID_VALUE;
 }
+
+/* the launch API before CUDA 4: the driver judges the texture unit */
+int xgpub_h_PARAM_SET_TEXREF(struct xgpub_worker *w,
+			     const struct xgpuif_param_texref_args *a,
+			     struct xgpub_hentry *func, struct xgpub_hentry *ref)
+{
+	return w->D->cuParamSetTexRef(func->obj, a->texunit, ref->obj);
+}

@@ -409,19 +409,18 @@ CUresult cuTexRefGetMipmapLevelClamp(float *lo, float *hi, CUtexref t)
 
 /*
  * The launch API before CUDA 4: bind reference t to function f's texture
- * unit.  The driver takes only CU_PARAM_TR_DEFAULT, which leaves the
- * binding as it is: a module's reference is bound to the module's
- * kernels (the worker's driver does that at every launch).  So nothing is
- * sent but a query that makes the worker judge t (a stale reference gets
- * CUDA_ERROR_INVALID_HANDLE); references made by cuTexRefCreate are
- * refused.
+ * unit.  The worker's driver judges it (the CUDA 13 driver refuses even
+ * CU_PARAM_TR_DEFAULT for a module's own function and reference); a stale
+ * reference or function gets CUDA_ERROR_INVALID_HANDLE.
  */
 CUresult cuParamSetTexRef(CUfunction f, int texunit, CUtexref t)
 {
-	unsigned int flags;
+	struct xgpulib_func *fn = xgpulib_func_check(f);
+	struct xgpuif_param_texref_args a = { 0 };
 
-	XGPULIB_CHECK_ARGS(true, xgpulib_func_check(f));
-	if (texunit != CU_PARAM_TR_DEFAULT)
-		return CUDA_ERROR_INVALID_VALUE;
-	return get_u(t, XGPUIF_TR_FLAGS, 0, &flags);
+	XGPULIB_CHECK_ARGS(true, fn && ref_remote(t, false));
+	a.func = fn->remote;
+	a.ref = ref_remote(t, false);
+	a.texunit = texunit;
+	return xgpulib_call_PARAM_SET_TEXREF(&a);
 }
