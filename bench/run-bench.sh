@@ -17,7 +17,10 @@
 #                   (default: all)
 #
 # Each benchmark runs natively (LD_LIBRARY_PATH untouched), then through
-# xgpu (XGPU_SOCKET and LD_LIBRARY_PATH set), each under timeout 300. The
+# xgpu (XGPU_SOCKET and LD_LIBRARY_PATH set), each under timeout 300;
+# XGPU_BENCH_ROUNDS (default 1, torch_steps 3) alternates native and xgpu
+# runs that many times and keeps the median of each figure, so that a
+# drift of the machine (clock, another tenant) reaches both sides. The
 # table shows native, xgpu and their comparison, and marks the targets:
 #   pinned copies >= 4 MiB       xgpu >= 90% of native
 #   pageable copies >= 4 MiB     xgpu >= 100% of native
@@ -61,6 +64,45 @@ fi
 
 # ---- runs ----
 
+# median_rounds FILE: the figure lines of FILE, each figure the median over
+# the rounds of the lines that share the other fields (RTT lines carry two
+# figures, p50 and p99, the others their last field); order kept.
+median_rounds() {
+	awk '
+	function med(k, f,    m, a, c, t, s) {
+		m = n[k]
+		for (a = 1; a <= m; a++) s[a] = v[k, f, a]
+		for (a = 2; a <= m; a++)
+			for (c = a; c > 1 && s[c - 1] > s[c]; c--) {
+				t = s[c]; s[c] = s[c - 1]; s[c - 1] = t
+			}
+		return m % 2 ? s[(m + 1) / 2] : (s[m / 2] + s[m / 2 + 1]) / 2
+	}
+	$1 !~ /^(BW|RTT|LAUNCH|TORCH)$/ || NF < 3 { next }
+	{
+		k = $1
+		for (i = 2; i <= NF; i++)
+			if (!(i == NF || ($1 == "RTT" && i == 4)))
+				k = k SUBSEP $i
+		if (!(k in n)) { order[++nk] = k; line[k] = $0 }
+		n[k]++
+		v[k, 1, n[k]] = $NF + 0
+		if ($1 == "RTT") v[k, 2, n[k]] = $4 + 0
+	}
+	END {
+		for (j = 1; j <= nk; j++) {
+			k = order[j]
+			split(line[k], f, " ")
+			nf = length(f)
+			f[nf] = med(k, 1)
+			if (f[1] == "RTT") f[4] = med(k, 2)
+			out = f[1]
+			for (i = 2; i <= nf; i++) out = out " " f[i]
+			print out
+		}
+	}' "$1"
+}
+
 RUN_FAILED=0
 : > "$OUT/native.all"
 : > "$OUT/xgpu.all"
@@ -69,21 +111,34 @@ for b in $BENCHES; do
 		echo "SKIP torch_steps: no PyTorch for python3 here"
 		continue
 	fi
+	rounds=${XGPU_BENCH_ROUNDS:-1}
+	[ "$b" = torch_steps ] && rounds=${XGPU_BENCH_ROUNDS:-3}
 	for mode in native xgpu; do
-		echo "running $b ($mode)"
-		harness_run "$mode" "$b" "$b.$mode"
-		rc=$?
-		if [ "$rc" -ne 0 ]; then
-			RUN_FAILED=$((RUN_FAILED + 1))
-			echo "FAIL $b ($mode): exit status $rc"
-			grep '^FAIL' "$OUT/$b.$mode.out" | head -n 5 | sed 's/^/    /'
-		fi
-		wrong=$(harness_wrong_libcuda "$mode" "$b.$mode")
-		if [ -n "$wrong" ]; then
-			RUN_FAILED=$((RUN_FAILED + 1))
-			echo "FAIL $b ($mode): loaded the wrong libcuda: ${wrong//$'\n'/ }"
-		fi
-		cat "$OUT/$b.$mode.out" >> "$OUT/$mode.all"
+		: > "$OUT/$b.$mode.rounds"
+	done
+	for r in $(seq 1 "$rounds"); do
+		for mode in native xgpu; do
+			tag=$b.$mode
+			[ "$rounds" -gt 1 ] && tag=$b.$mode.$r
+			echo "running $b ($mode, round $r of $rounds)"
+			harness_run "$mode" "$b" "$tag"
+			rc=$?
+			if [ "$rc" -ne 0 ]; then
+				RUN_FAILED=$((RUN_FAILED + 1))
+				echo "FAIL $b ($mode): exit status $rc"
+				grep '^FAIL' "$OUT/$tag.out" | head -n 5 |
+					sed 's/^/    /'
+			fi
+			wrong=$(harness_wrong_libcuda "$mode" "$tag")
+			if [ -n "$wrong" ]; then
+				RUN_FAILED=$((RUN_FAILED + 1))
+				echo "FAIL $b ($mode): loaded the wrong libcuda: ${wrong//$'\n'/ }"
+			fi
+			cat "$OUT/$tag.out" >> "$OUT/$b.$mode.rounds"
+		done
+	done
+	for mode in native xgpu; do
+		median_rounds "$OUT/$b.$mode.rounds" >> "$OUT/$mode.all"
 	done
 done
 

@@ -75,6 +75,8 @@ static struct {
 	/* events to reuse, with their context */
 	struct { CUcontext ctx; CUevent ev; } pool[POOL];
 	unsigned int npool;
+	/* what the gate cost, logged at the end under --verbose */
+	uint64_t nmarks, nops, bound_waits, bound_ns, grant_waits, grant_ns;
 } g = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
 
 int xgpub_sched_kick_fd = -1;
@@ -170,6 +172,7 @@ static void mark_batch(void)
 	m.nops = g.b_nops;
 	g.q[(g.head + g.n) % (SOLO_MARKS + 1)] = m;
 	g.n++;
+	g.nmarks++;
 	g.b_nops = 0;
 	pthread_cond_broadcast(&g.cv);
 }
@@ -290,13 +293,25 @@ void xgpub_gate_enter(struct xgpub_worker *w)
 	}
 	if (!__atomic_load_n(&g.ctl->grant, __ATOMIC_ACQUIRE)) {
 		/* revoked: what we submitted must show up as drained */
+		uint64_t t = xgpub_now_ns();
+
 		mark_now();
 		while (!__atomic_load_n(&g.ctl->grant, __ATOMIC_ACQUIRE))
 			futex_wait(&g.ctl->grant, 0, 100);
+		g.grant_waits++;
+		g.grant_ns += xgpub_now_ns() - t;
 	}
 	/* a submission can take long (a full launch queue; the fake device
 	 * runs kernels inside the call): it counts as work in flight */
 	__atomic_store_n(&g.st->call_since, xgpub_now_ns(), __ATOMIC_RELEASE);
+}
+
+/* as many marks in flight as the guest may have (g.mu held) */
+static bool full(void)
+{
+	return g.n >= (__atomic_load_n(&g.ctl->solo, __ATOMIC_ACQUIRE) ?
+			       SOLO_MARKS :
+		       g.mark_ns > LONG_NS ? 1u : MAX_MARKS);
 }
 
 /* after a gated op: submitted on stream s since t0, or failed */
@@ -324,10 +339,15 @@ void xgpub_gate_done(struct xgpub_worker *w, bool submitted, CUstream s,
 	 * SOLO_MARKS while the guest is alone on the GPU (a revocation then
 	 * drains up to that much, or is passed over after its grace).
 	 */
-	while (bound && g.n >= (__atomic_load_n(&g.ctl->solo, __ATOMIC_ACQUIRE) ?
-				SOLO_MARKS :
-				g.mark_ns > LONG_NS ? 1u : MAX_MARKS))
-		pthread_cond_wait(&g.cv, &g.mu);
+	g.nops++;
+	if (bound && full()) {
+		uint64_t t = xgpub_now_ns();
+
+		while (full())
+			pthread_cond_wait(&g.cv, &g.mu);
+		g.bound_waits++;
+		g.bound_ns += xgpub_now_ns() - t;
+	}
 	pthread_mutex_unlock(&g.mu);
 }
 
@@ -344,7 +364,6 @@ void xgpub_gate_idle(struct xgpub_worker *w)
 
 void xgpub_gate_stop(struct xgpub_worker *w)
 {
-	(void)w;
 	if (!g.on)
 		return;
 	pthread_mutex_lock(&g.mu);
@@ -353,6 +372,13 @@ void xgpub_gate_stop(struct xgpub_worker *w)
 	pthread_cond_broadcast(&g.cv);
 	pthread_mutex_unlock(&g.mu);
 	pthread_join(g.thr, NULL);
+	xgpub_dbg("%s: gate: %llu ops in %llu marks; %llu waits for work in "
+		  "flight (%llu us), %llu for the GPU (%llu us)", w->t->who,
+		  (unsigned long long)g.nops, (unsigned long long)g.nmarks,
+		  (unsigned long long)g.bound_waits,
+		  (unsigned long long)(g.bound_ns / 1000),
+		  (unsigned long long)g.grant_waits,
+		  (unsigned long long)(g.grant_ns / 1000));
 	for (unsigned int i = 0; i < g.npool; i++)
 		g.w->D->cuEventDestroy_v2(g.pool[i].ev);
 	g.npool = 0;
