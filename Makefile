@@ -238,6 +238,8 @@ bench: all
 	$(Q)bench/run-bench.sh --xgpu-lib $(O)/lib --backend $(BACKEND)
 	$(Q)bench/run-sched.sh --xgpu-lib $(O)/lib --backend $(BACKEND) \
 		--cli $(CLI) --bin $(O)/bench
+	$(Q)bench/run-many.sh --xgpu-lib $(O)/lib --backend $(BACKEND) \
+		--bin $(O)/bench
 
 # the coverage table of the guest library's exports (tools/coverage)
 coverage: all

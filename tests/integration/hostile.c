@@ -49,6 +49,7 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1018,9 +1019,11 @@ static void mode_quotahold(const char *path)
 /*
  * flood: as the user FLOOD_UID (argv[3], when root), 200 connections that
  * never finish the handshake, held for 3 s.  The daemon forks a worker
- * for at most 8 pending handshakes of one user and closes the others at
- * once; prints "hostile: flood: N welcomed" (N must be <= 8), so that a
- * client of another user at the same time is served.
+ * for at most 8 pending handshakes of one user, keeps up to 128 more
+ * waiting (without a worker) and closes the others at once; a second
+ * after the last connect, prints "hostile: flood: N welcomed" (N must be
+ * <= 8: those waiting have had no welcome), so that a client of another
+ * user at the same time is served.
  */
 static long flood_uid = -1;
 
@@ -1036,18 +1039,21 @@ static void mode_flood(const char *path)
 		fail("cannot become uid %ld: %s", flood_uid, strerror(errno));
 		return;
 	}
+	for (int i = 0; i < N; i++)
+		socks[i] = xgpuif_sock_connect(path);
+	sleep(1);
 	for (int i = 0; i < N; i++) {
 		struct xgpuif_local_welcome wel;
 		struct pollfd pfd;
 
-		socks[i] = xgpuif_sock_connect(path);
 		if (socks[i] < 0)
 			continue;
 		pfd.fd = socks[i];
 		pfd.events = POLLIN;
-		if (poll(&pfd, 1, 500) == 1 &&
-		    recv(socks[i], &wel, sizeof(wel), 0) == (ssize_t)sizeof(wel)
-		    && wel.magic == XGPUIF_MAGIC)
+		if (poll(&pfd, 1, 0) == 1 &&
+		    recv(socks[i], &wel, sizeof(wel), MSG_DONTWAIT) ==
+			    (ssize_t)sizeof(wel) &&
+		    wel.magic == XGPUIF_MAGIC)
 			welcomed++;
 	}
 	printf("hostile: flood: %u welcomed\n", welcomed);
@@ -1059,6 +1065,38 @@ static void mode_flood(const char *path)
 	for (int i = 0; i < N; i++)
 		if (socks[i] >= 0)
 			close(socks[i]);
+}
+
+/*
+ * burst: 40 well-behaved processes of one user start at once (a pool of
+ * workers): each connects, allocates, copies and frees; all must be
+ * served (those past 8 pending handshakes wait for their turn).
+ */
+static void mode_burst(const char *path)
+{
+	enum { N = 40 };
+	pid_t kids[N];
+	int bad = 0;
+
+	for (int i = 0; i < N; i++) {
+		kids[i] = fork();
+		if (kids[i] == 0) {
+			struct conn c;
+
+			_exit(handshake(&c, path, HS_OK) == 0 ? 0 : 1);
+		}
+	}
+	for (int i = 0; i < N; i++) {
+		int st = 0;
+
+		if (kids[i] < 0 || waitpid(kids[i], &st, 0) < 0 ||
+		    !WIFEXITED(st) || WEXITSTATUS(st))
+			bad++;
+	}
+	printf("hostile: burst: %d of %d served\n", N - bad, N);
+	if (bad)
+		fail("%d of %d processes starting at once were not served",
+		     bad, N);
 }
 
 int main(int argc, char **argv)
@@ -1076,6 +1114,7 @@ int main(int argc, char **argv)
 		{ "truncate", mode_truncate },
 		{ "badhandles", mode_badhandles },
 		{ "flood", mode_flood },
+		{ "burst", mode_burst },
 		{ "tinyallocs", mode_tinyallocs },
 		{ "quotahold", mode_quotahold },
 	};

@@ -720,6 +720,16 @@ else
 	echo "SKIP flood: not root (another user is needed)"
 fi
 
+# ---- (d3) a burst of processes of one user starting at once -----------------
+# 40 well-behaved clients connect together: past 8 pending handshakes they
+# wait for their turn instead of being refused, and all are served
+
+if "$T/hostile" burst "$SOCK" >"$TMP/burst.out" 2>&1; then
+	pass burst
+else
+	fail burst "$(grep -m1 'FAIL\|burst:' "$TMP/burst.out")"
+fi
+
 # ---- (e) a guest killed in the middle of a call -----------------------------
 
 XGPU_SOCKET=$SOCK "$T/spin" >"$TMP/spin.out" 2>&1 &

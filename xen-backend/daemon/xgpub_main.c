@@ -151,10 +151,19 @@ static const char *find_driver(void)
  * Local clients per user (SO_PEERCRED uid): at most PENDING_PER_USER of
  * them still shaking hands (their worker is forked, the channel not up:
  * idle connections would otherwise fill the table of workers) and at most
- * max_local_per_user workers in all.  A connection past either is closed
- * at once, with one log line per second at most.
+ * max_local_per_user workers in all.  A connection past the first bound
+ * waits, without a worker, until one of that user's handshakes ends (a
+ * burst of processes starting at once, a pool of 64, is served in turn),
+ * up to DEFER_PER_USER connections for DEFER_NS each; one past the second
+ * bound, or past those, is closed at once, with one log line per second
+ * at most.
  */
 #define PENDING_PER_USER	8
+#define DEFER_PER_USER		128
+#define DEFER_MAX		512
+#define DEFER_NS		10000000000ull	/* 10 s */
+
+enum admit { ADMIT, ADMIT_LATER, ADMIT_NEVER };
 
 struct user_count {
 	uint32_t uid;
@@ -172,27 +181,52 @@ static void count_user(struct xgpub_child *c, void *arg)
 		u->pending++;
 }
 
-/* may another local client of this uid have a worker?  (log says why not) */
-static bool local_admit(uint32_t uid, unsigned int max_per_user)
+static void refuse_log(uint32_t uid, unsigned int n, const char *why)
 {
 	static uint64_t last_log;
-	struct user_count u = { uid, 0, 0 };
 	uint64_t now = xgpub_now_ns();
-	const char *why = NULL;
 
-	xgpub_children_each(count_user, &u);
-	if (u.pending >= PENDING_PER_USER)
-		why = "handshakes pending";
-	else if (max_per_user && u.all >= max_per_user)
-		why = "clients (--max-local-per-user)";
-	if (!why)
-		return true;
 	if (now - last_log >= 1000000000u) {
-		xgpub_err("refusing a local connection of uid %u: %u %s",
-			  uid, why[0] == 'h' ? u.pending : u.all, why);
+		xgpub_err("refusing a local connection of uid %u: %u %s", uid,
+			  n, why);
 		last_log = now;
 	}
-	return false;
+}
+
+/* may another local client of this uid have a worker now? */
+static enum admit local_admit(uint32_t uid, unsigned int max_per_user)
+{
+	struct user_count u = { uid, 0, 0 };
+
+	xgpub_children_each(count_user, &u);
+	if (max_per_user && u.all >= max_per_user) {
+		refuse_log(uid, u.all, "clients (--max-local-per-user)");
+		return ADMIT_NEVER;
+	}
+	return u.pending >= PENDING_PER_USER ? ADMIT_LATER : ADMIT;
+}
+
+/* connections waiting for a handshake of their user to end, oldest first */
+static struct deferred {
+	int conn;
+	uint32_t uid;
+	uint64_t since;
+} waitq[DEFER_MAX];
+static unsigned int nwait;
+
+/* keep conn for later; false: no room (the caller closes it) */
+static bool defer_conn(int conn, uint32_t uid)
+{
+	unsigned int mine = 0;
+
+	for (unsigned int i = 0; i < nwait; i++)
+		mine += waitq[i].uid == uid;
+	if (nwait >= DEFER_MAX || mine >= DEFER_PER_USER) {
+		refuse_log(uid, mine, "connections waiting for a handshake");
+		return false;
+	}
+	waitq[nwait++] = (struct deferred){ conn, uid, xgpub_now_ns() };
+	return true;
 }
 
 struct local_arg {
@@ -211,6 +245,77 @@ static int serve_client(void *p)
 		return 3;
 	}
 	return xgpub_worker_run(t, a->opt);
+}
+
+static uint32_t next_id;
+
+/* a worker for the local connection conn of uid (conn is closed here) */
+static void spawn_local(int conn, uint32_t uid,
+			const struct xgpub_options *opt)
+{
+	struct xgpub_child info;
+	struct local_arg a;
+	pid_t pid;
+
+	next_id++;
+	memset(&info, 0, sizeof(info));
+	info.kind = XGPUB_CHILD_LOCAL;
+	info.client_id = next_id;
+	info.peer_uid = uid;
+	a = (struct local_arg){ conn, next_id, opt };
+	pid = xgpub_spawn(&info, serve_client, &a);
+	close(conn);
+	if (pid > 0)
+		xgpub_info("client %u: worker pid %d", next_id, pid);
+}
+
+/* has the client of a waiting connection hung up? */
+static bool gone(int conn)
+{
+	struct pollfd p = { .fd = conn, .events = POLLIN };
+	char b;
+
+	if (poll(&p, 1, 0) != 1)
+		return false;
+	return (p.revents & (POLLHUP | POLLERR)) ||
+	       recv(conn, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
+}
+
+/*
+ * Serve the waiting connections whose user may have a worker now, in the
+ * order they came; drop those that waited too long.  Returns how soon to
+ * look again (ns), or UINT64_MAX with none waiting.
+ */
+static uint64_t run_waitq(const struct xgpub_options *opt,
+			  unsigned int max_per_user)
+{
+	uint64_t now = xgpub_now_ns();
+	unsigned int i = 0, j;
+
+	while (i < nwait) {
+		struct deferred d = waitq[i];
+		enum admit how = ADMIT_NEVER;
+
+		if (gone(d.conn))
+			how = ADMIT_NEVER;	/* it gave up waiting */
+		else if (now - d.since < DEFER_NS)
+			how = local_admit(d.uid, max_per_user);
+		else
+			refuse_log(d.uid, 1, "connection waited 10 s for a "
+				   "handshake slot");
+		if (how == ADMIT_LATER) {
+			i++;
+			continue;
+		}
+		for (j = i + 1; j < nwait; j++)
+			waitq[j - 1] = waitq[j];
+		nwait--;
+		if (how == ADMIT)
+			spawn_local(d.conn, d.uid, opt);
+		else
+			close(d.conn);
+	}
+	return nwait ? 5000000u : UINT64_MAX;	/* handshakes end unseen */
 }
 
 static const struct option lopts[] = {
@@ -319,7 +424,6 @@ int main(int argc, char **argv)
 	};
 	mode_t mode = 0660;
 	int verbose = 0, c, lfd = -1;
-	uint32_t next_id = 0;
 	struct sigaction sa;
 	struct xgpub_driver *probe;
 	char msg[256];
@@ -605,6 +709,12 @@ int main(int argc, char **argv)
 			else if (sched_next - now < wait_ns)
 				wait_ns = sched_next - now;
 		}
+		if (nwait) {
+			uint64_t w = run_waitq(&opt, max_local_per_user);
+
+			if (w < wait_ns)
+				wait_ns = w;
+		}
 		ts.tv_sec = (time_t)(wait_ns / 1000000000u);
 		ts.tv_nsec = (long)(wait_ns % 1000000000u);
 		if (ppoll(pfd, (nfds_t)n, &ts, NULL) <= 0)
@@ -618,11 +728,7 @@ int main(int argc, char **argv)
 		if (ixen >= 0 && pfd[ixen].revents)
 			xgpub_xen_poll(xen);
 		if (ilocal >= 0 && (pfd[ilocal].revents & POLLIN)) {
-			struct xgpub_child info;
-			struct local_arg a;
 			int conn = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-			pid_t pid;
-
 			struct ucred cr;
 			socklen_t crl = sizeof(cr);
 
@@ -631,24 +737,24 @@ int main(int argc, char **argv)
 			if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cr,
 				       &crl) < 0)
 				cr.uid = (uid_t)-1;
-			if (!local_admit((uint32_t)cr.uid,
-					 max_local_per_user)) {
+			switch (local_admit((uint32_t)cr.uid,
+					    max_local_per_user)) {
+			case ADMIT:
+				spawn_local(conn, (uint32_t)cr.uid, &opt);
+				break;
+			case ADMIT_LATER:
+				if (!defer_conn(conn, (uint32_t)cr.uid))
+					close(conn);
+				break;
+			case ADMIT_NEVER:
 				close(conn);
-				continue;
+				break;
 			}
-			next_id++;
-			memset(&info, 0, sizeof(info));
-			info.kind = XGPUB_CHILD_LOCAL;
-			info.client_id = next_id;
-			info.peer_uid = (uint32_t)cr.uid;
-			a = (struct local_arg){ conn, next_id, &opt };
-			pid = xgpub_spawn(&info, serve_client, &a);
-			close(conn);
-			if (pid > 0)
-				xgpub_info("client %u: worker pid %d", next_id,
-					   pid);
 		}
 	}
+	for (unsigned int i = 0; i < nwait; i++)
+		close(waitq[i].conn);
+	nwait = 0;
 	xgpub_info("stopping");
 	xgpub_sched_stop();
 	xgpub_children_kill(SIGTERM);

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# Many guests at once on the real GPU: N tenants (bench/spin, each a
+# process of its own, i.e. a guest of the local transport) run kernels of
+# a fixed length, synchronising every EVERY kernels, for SECS seconds;
+# first N native processes, then N guests through xen-gpubackd (credit
+# scheduler, equal weights).  For each N and kernel length it prints the
+# kernels completed natively and through xgpu, their ratio (target
+# >= 0.97), the GPU busy fraction of each (kernel time / wall: kernels of
+# different processes do not overlap on the GPU) and the GPU memory each
+# process holds (nvidia-smi, mid-run).
+#
+#   bench/run-many.sh --xgpu-lib DIR --backend PATH --bin DIR [--out DIR]
+#                     [--secs N] [--counts "1 8 32 64"] [--us "100 5000"]
+#                     [--every K]
+# Exit status: 0 every ratio met its target, 3 some missed, 2 bad usage.
+set -u
+LIB= BACKEND= BIN= OUT=/tmp/xgpu-many SECS=6 COUNTS="1 8 32 64" US="100 5000"
+EVERY=4
+while [ $# -gt 0 ]; do
+	case $1 in
+	--xgpu-lib) LIB=$2; shift ;;
+	--backend) BACKEND=$2; shift ;;
+	--bin) BIN=$2; shift ;;
+	--out) OUT=$2; shift ;;
+	--secs) SECS=$2; shift ;;
+	--counts) COUNTS=$2; shift ;;
+	--us) US=$2; shift ;;
+	--every) EVERY=$2; shift ;;
+	*) echo "unknown option $1" >&2; exit 2 ;;
+	esac
+	shift
+done
+for p in LIB BACKEND BIN; do
+	[ -n "${!p}" ] || { echo "usage: missing --${p,,}" >&2; exit 2; }
+	case ${!p} in /*) ;; *) eval "$p=\$PWD/\${!p}" ;; esac
+done
+mkdir -p "$OUT"
+if ! nvidia-smi -L >/dev/null 2>&1; then
+	echo "SKIP many: no GPU"
+	exit 0
+fi
+DRV=
+for d in /usr/lib/x86_64-linux-gnu/libcuda.so.1 \
+	 /usr/local/nvidia/lib64/libcuda.so.1 /usr/lib64/libcuda.so.1; do
+	[ -e "$d" ] && DRV=$d && break
+done
+T=$(mktemp -d /tmp/xgpu-many.XXXXXX)
+DPID=
+start() {
+	"$BACKEND" --local "$T/s.sock" --control "$T/c.sock" --foreground \
+		--driver "$DRV" --sched credit >>"$OUT/backend.log" 2>&1 &
+	DPID=$!
+	for _ in $(seq 50); do [ -S "$T/c.sock" ] && break; sleep 0.1; done
+}
+stop() { kill "$DPID" 2>/dev/null; wait "$DPID" 2>/dev/null; rm -f "$T"/*.sock; }
+
+# phase MODE N US: N tenants at once; prints "<kernels> <MiB per process>"
+phase() {
+	local mode=$1 n=$2 us=$3 i pids=() tot=0 k mem
+	for i in $(seq 1 "$n"); do
+		cp "$BIN/spin" "$T/t$i" 2>/dev/null || true
+		if [ "$mode" = native ]; then
+			"$T/t$i" "$us" "$SECS" "$EVERY" \
+				>"$OUT/$mode.$n.$us.$i.out" 2>&1 &
+		else
+			XGPU_SOCKET=$T/s.sock LD_LIBRARY_PATH=$LIB \
+				"$T/t$i" "$us" "$SECS" "$EVERY" \
+				>"$OUT/$mode.$n.$us.$i.out" 2>&1 &
+		fi
+		pids+=($!)
+	done
+	sleep "$(awk -v s="$SECS" 'BEGIN { print s / 2 + 1 }')"
+	# the processes' GPU memory: the tenants natively, the workers
+	# through xgpu
+	mem=$(nvidia-smi --query-compute-apps=used_memory \
+		--format=csv,noheader,nounits 2>/dev/null |
+		awk '{ s += $1; n++ } END { printf "%.0f", n ? s / n : 0 }')
+	wait "${pids[@]}"
+	for i in $(seq 1 "$n"); do
+		k=$(sed -n 's/.*kernels=\([0-9]*\).*/\1/p' \
+			"$OUT/$mode.$n.$us.$i.out")
+		tot=$((tot + ${k:-0}))
+	done
+	echo "$tot $mem"
+}
+
+: >"$OUT/many-summary.txt"
+met=0 missed=0
+for us in $US; do
+	for n in $COUNTS; do
+		read -r kn mn < <(phase native "$n" "$us")
+		start
+		read -r kx mx < <(phase xgpu "$n" "$us")
+		stop
+		line=$(awk -v n="$n" -v us="$us" -v kn="$kn" -v kx="$kx" \
+			-v mn="$mn" -v mx="$mx" -v s="$SECS" 'BEGIN {
+			r = kn ? kx / kn : 0
+			printf "N=%d %d us kernels: native %d, xgpu %d: ratio %.3f %s; GPU busy native %.2f, xgpu %.2f; MiB per process native %d, xgpu %d",
+				n, us, kn, kx, r,
+				(r >= 0.97) ? "ok (>= 0.97)" : "MISS (>= 0.97)",
+				kn * us / (s * 1e6), kx * us / (s * 1e6), mn, mx
+		}')
+		echo "$line" | tee -a "$OUT/many-summary.txt"
+		case $line in
+		*MISS*) missed=$((missed + 1)) ;;
+		*) met=$((met + 1)) ;;
+		esac
+	done
+done
+echo "targets: $met met, $missed missed" | tee -a "$OUT/many-summary.txt"
+rm -rf "$T"
+[ "$missed" -eq 0 ] || exit 3
