@@ -104,7 +104,7 @@ for us in $US; do
 		}')
 		echo "$line" | tee -a "$OUT/many-summary.txt"
 		case $line in
-		*MISS*) missed=$((missed + 1)) ;;
+		*MISS*|"") missed=$((missed + 1)) ;;
 		*) met=$((met + 1)) ;;
 		esac
 	done
