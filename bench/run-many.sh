@@ -3,7 +3,10 @@
 #
 # Many guests at once on the real GPU: N tenants (bench/spin, each a
 # process of its own, i.e. a guest of the local transport) run kernels of
-# a fixed length, synchronising every EVERY kernels, for SECS seconds;
+# a fixed amount of work (SPIN_ITERS, calibrated to the length alone on
+# the GPU: a kernel that waits for a timer would finish on time while the
+# driver time-slices it), synchronising every EVERY kernels, for SECS
+# seconds from when their context is up;
 # first N native processes, then N guests through xen-gpubackd (credit
 # scheduler, equal weights).  For each N and kernel length it prints the
 # kernels completed natively and through xgpu, their ratio (target
@@ -59,6 +62,7 @@ stop() { kill "$DPID" 2>/dev/null; wait "$DPID" 2>/dev/null; rm -f "$T"/*.sock; 
 # phase MODE N US: N tenants at once; prints "<kernels> <MiB per process>"
 phase() {
 	local mode=$1 n=$2 us=$3 i pids=() tot=0 k mem
+	export SPIN_ITERS=${ITERS[$us]}
 	for i in $(seq 1 "$n"); do
 		cp "$BIN/spin" "$T/t$i" 2>/dev/null || true
 		if [ "$mode" = native ]; then
@@ -88,6 +92,12 @@ phase() {
 
 : >"$OUT/many-summary.txt"
 met=0 missed=0
+declare -A ITERS
+for us in $US; do
+	ITERS[$us]=$("$BIN/spin" calibrate "$us" | sed -n 's/^spin iters=//p')
+	[ -n "${ITERS[$us]}" ] || { echo "ERROR spin calibrate $us failed"; exit 2; }
+	echo "kernels of $us us: ${ITERS[$us]} iterations" | tee -a "$OUT/many-summary.txt"
+done
 for us in $US; do
 	for n in $COUNTS; do
 		read -r kn mn < <(phase native "$n" "$us")

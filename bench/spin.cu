@@ -7,10 +7,20 @@
  *                      the GPU's global timer) for SECONDS, synchronising
  *                      after every EVERY kernels (default 4; 1: turns of
  *                      one kernel each, the guest idle in between)
- * Prints "spin kernels=N us=US seconds=S".
+ * Prints "spin kernels=N us=US seconds=S".  The clock starts once the
+ * program's CUDA context is up.
+ *
+ * A kernel that waits for the GPU's timer finishes on time even when the
+ * driver time-slices it with other processes' kernels (it is not running
+ * while it waits): to compare work done, not time waited, SPIN_ITERS=K
+ * makes each kernel a chain of K dependent multiply-adds instead, and
+ *   spin calibrate US
+ * prints "spin iters=K": the K that takes US microseconds on this GPU
+ * alone.
  */
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <chrono>
 #include <cuda_runtime.h>
 
@@ -24,26 +34,75 @@ __global__ void spin(unsigned long long ns)
 	} while (t - t0 < ns);
 }
 
-int main(int argc, char **argv)
+__global__ void work(unsigned long long iters, float *sink)
 {
-	long us = argc > 1 ? atol(argv[1]) : 1000;
-	double secs = argc > 2 ? atof(argv[2]) : 5.0;
-	long every = argc > 3 ? atol(argv[3]) : 4;
-	long n = 0;
-	cudaError_t e;
-	auto t0 = std::chrono::steady_clock::now();
+	float a = 1.0f, b = 0.999999f;
+
+	for (unsigned long long i = 0; i < iters; i++)
+		a = a * b + 1e-7f;
+	if (a == 12345.0f)	/* never: keeps the loop */
+		*sink = a;
+}
+
+static int calibrate(long us)
+{
+	unsigned long long iters = 1ull << 20;
+	cudaEvent_t e0, e1;
+	float ms = 0;
 
 	if (cudaFree(0) != cudaSuccess) {
 		printf("spin: no GPU\n");
 		return 1;
 	}
+	cudaEventCreate(&e0);
+	cudaEventCreate(&e1);
+	work<<<1, 1>>>(iters, NULL);	/* loads the kernel */
+	for (;;) {
+		cudaEventRecord(e0);
+		work<<<1, 1>>>(iters, NULL);
+		cudaEventRecord(e1);
+		if (cudaEventSynchronize(e1) != cudaSuccess) {
+			printf("spin: kernel failed\n");
+			return 1;
+		}
+		cudaEventElapsedTime(&ms, e0, e1);
+		if (ms >= 50.0f || iters >= (1ull << 40))
+			break;
+		iters *= 2;
+	}
+	printf("spin iters=%llu\n",
+	       (unsigned long long)((double)iters * us / (ms * 1000.0)));
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *it = getenv("SPIN_ITERS");
+	unsigned long long iters = it ? strtoull(it, NULL, 10) : 0;
+	long us;
+	double secs = argc > 2 ? atof(argv[2]) : 5.0;
+	long every = argc > 3 ? atol(argv[3]) : 4;
+	long n = 0;
+	cudaError_t e;
+
+	if (argc > 2 && !strcmp(argv[1], "calibrate"))
+		return calibrate(atol(argv[2]));
+	us = argc > 1 ? atol(argv[1]) : 1000;
+	if (cudaFree(0) != cudaSuccess) {
+		printf("spin: no GPU\n");
+		return 1;
+	}
+	auto t0 = std::chrono::steady_clock::now();
 	for (;;) {
 		double el = std::chrono::duration<double>(
 			std::chrono::steady_clock::now() - t0).count();
 
 		if (el >= secs)
 			break;
-		spin<<<1, 1>>>((unsigned long long)us * 1000ull);
+		if (iters)
+			work<<<1, 1>>>(iters, NULL);
+		else
+			spin<<<1, 1>>>((unsigned long long)us * 1000ull);
 		n++;
 		/* a few kernels queued at a time, as a real program would */
 		if (every > 0 && n % every == 0 &&

@@ -161,7 +161,7 @@ static const char *find_driver(void)
 #define PENDING_PER_USER	8
 #define DEFER_PER_USER		128
 #define DEFER_MAX		512
-#define DEFER_NS		10000000000ull	/* 10 s */
+#define DEFER_NS		60000000000ull	/* 60 s */
 
 enum admit { ADMIT, ADMIT_LATER, ADMIT_NEVER };
 
@@ -301,7 +301,7 @@ static uint64_t run_waitq(const struct xgpub_options *opt,
 		else if (now - d.since < DEFER_NS)
 			how = local_admit(d.uid, max_per_user);
 		else
-			refuse_log(d.uid, 1, "connection waited 10 s for a "
+			refuse_log(d.uid, 1, "connection waited 60 s for a "
 				   "handshake slot");
 		if (how == ADMIT_LATER) {
 			i++;
