@@ -13,6 +13,7 @@
  * through its region (pinned memory).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -205,19 +206,32 @@ static CUresult node_get_var(CUgraphNode n, int type, void *body, uint32_t cap,
 	return r.len == *len ? CUDA_SUCCESS : CUDA_ERROR_UNKNOWN;
 }
 
-/* a node's parameters of a fixed size */
-static CUresult node_get(CUgraphNode n, int type, void *body, uint32_t len)
+/* a node's parameters of a fixed size, for the caller's out (checked) */
+static CUresult node_get(CUgraphNode n, int type, const void *out, void *body,
+			 uint32_t len)
 {
 	uint8_t buf[256];
 	uint32_t got = 0;
-	CUresult rc = node_get_var(n, type, buf, sizeof(buf), &got);
+	CUresult rc;
 
+	if (!out)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = node_get_var(n, type, buf, sizeof(buf), &got);
 	if (rc)
 		return rc;
 	if (got != len)
 		return CUDA_ERROR_UNKNOWN;
 	memcpy(body, buf, len);
 	return CUDA_SUCCESS;
+}
+
+/*
+ * The setters' first check: exec, a cuGraphExec*SetParams call, names its
+ * executable graph x; otherwise x is NULL and the node's graph is meant.
+ */
+static bool exec_missing(CUgraphExec x, bool exec)
+{
+	return exec && !x;
 }
 
 /* new parameters of a node of `type`, in its graph or in executable x */
@@ -249,25 +263,23 @@ CUresult xgpulib_node_host_wire(const CUDA_HOST_NODE_PARAMS *p,
 	return h->fnid ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
-static CUresult host_set(CUgraphExec x, CUgraphNode n,
+static CUresult host_set(CUgraphExec x, bool exec, CUgraphNode n,
 			 const CUDA_HOST_NODE_PARAMS *p)
 {
 	struct xgpuif_node_host h;
-	CUresult rc = xgpulib_node_host_wire(p, &h);
+	CUresult rc = exec_missing(x, exec) ? CUDA_ERROR_INVALID_VALUE :
+		      xgpulib_node_host_wire(p, &h);
 
-	if (rc)
-		return rc;
-	return node_set(x, n, CU_GRAPH_NODE_TYPE_HOST, &h, sizeof(h));
+	return rc ? rc : node_set(x, n, CU_GRAPH_NODE_TYPE_HOST, &h,
+				  sizeof(h));
 }
 
 CUresult cuGraphHostNodeGetParams(CUgraphNode hNode, CUDA_HOST_NODE_PARAMS *p)
 {
 	struct xgpuif_node_host h;
-	CUresult rc;
+	CUresult rc = node_get(hNode, CU_GRAPH_NODE_TYPE_HOST, p, &h,
+			       sizeof(h));
 
-	if (!p)
-		return CUDA_ERROR_INVALID_VALUE;
-	rc = node_get(hNode, CU_GRAPH_NODE_TYPE_HOST, &h, sizeof(h));
 	if (rc)
 		return rc;
 	return xgpulib_hostfn_of(h.fnid, &p->fn, &p->userData) ?
@@ -277,25 +289,23 @@ CUresult cuGraphHostNodeGetParams(CUgraphNode hNode, CUDA_HOST_NODE_PARAMS *p)
 CUresult cuGraphHostNodeSetParams(CUgraphNode hNode,
 				  const CUDA_HOST_NODE_PARAMS *p)
 {
-	return host_set(NULL, hNode, p);
+	return host_set(NULL, false, hNode, p);
 }
 
 CUresult cuGraphExecHostNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
 				      const CUDA_HOST_NODE_PARAMS *p)
 {
-	if (!hGraphExec)
-		return CUDA_ERROR_INVALID_VALUE;
-	return host_set(hGraphExec, hNode, p);
+	return host_set(hGraphExec, true, hNode, p);
 }
 
 /* memset nodes */
 
-static CUresult memset_set(CUgraphExec x, CUgraphNode n,
+static CUresult memset_set(CUgraphExec x, bool exec, CUgraphNode n,
 			   const CUDA_MEMSET_NODE_PARAMS *p)
 {
 	struct xgpuif_node_memset m;
 
-	if (!p || !p->width || !p->height ||
+	if (exec_missing(x, exec) || !p || !p->width || !p->height ||
 	    (p->elementSize != 1 && p->elementSize != 2 &&
 	     p->elementSize != 4))
 		return CUDA_ERROR_INVALID_VALUE;
@@ -309,27 +319,22 @@ CUresult cuGraphMemsetNodeGetParams(CUgraphNode hNode,
 				    CUDA_MEMSET_NODE_PARAMS *p)
 {
 	struct xgpuif_node_memset m;
-	CUresult rc;
+	CUresult rc = node_get(hNode, CU_GRAPH_NODE_TYPE_MEMSET, p, &m,
+			       sizeof(m));
 
-	if (!p)
-		return CUDA_ERROR_INVALID_VALUE;
-	rc = node_get(hNode, CU_GRAPH_NODE_TYPE_MEMSET, &m, sizeof(m));
 	if (rc)
 		return rc;
-	memset(p, 0, sizeof(*p));
-	p->dst = m.dst;
-	p->pitch = m.pitch;
-	p->value = m.value;
-	p->elementSize = m.elem_size;
-	p->width = m.width;
-	p->height = m.height;
+	*p = (CUDA_MEMSET_NODE_PARAMS){ .dst = m.dst, .pitch = m.pitch,
+					.value = m.value,
+					.elementSize = m.elem_size,
+					.width = m.width, .height = m.height };
 	return CUDA_SUCCESS;
 }
 
 CUresult cuGraphMemsetNodeSetParams(CUgraphNode hNode,
 				    const CUDA_MEMSET_NODE_PARAMS *p)
 {
-	return memset_set(NULL, hNode, p);
+	return memset_set(NULL, false, hNode, p);
 }
 
 CUresult cuGraphExecMemsetNodeSetParams(CUgraphExec hGraphExec,
@@ -338,18 +343,17 @@ CUresult cuGraphExecMemsetNodeSetParams(CUgraphExec hGraphExec,
 					CUcontext ctx)
 {
 	(void)ctx;
-	if (!hGraphExec)
-		return CUDA_ERROR_INVALID_VALUE;
-	return memset_set(hGraphExec, hNode, p);
+	return memset_set(hGraphExec, true, hNode, p);
 }
 
 /* memcpy nodes */
 
-static CUresult memcpy_set(CUgraphExec x, CUgraphNode n,
+static CUresult memcpy_set(CUgraphExec x, bool exec, CUgraphNode n,
 			   const CUDA_MEMCPY3D *p)
 {
 	struct xgpuif_node_copy c;
-	CUresult rc = xgpulib_node_copy_wire(p, &c);
+	CUresult rc = exec_missing(x, exec) ? CUDA_ERROR_INVALID_VALUE :
+		      xgpulib_node_copy_wire(p, &c);
 
 	return rc ? rc : node_set(x, n, CU_GRAPH_NODE_TYPE_MEMCPY, &c,
 				  sizeof(c));
@@ -358,11 +362,9 @@ static CUresult memcpy_set(CUgraphExec x, CUgraphNode n,
 CUresult cuGraphMemcpyNodeGetParams(CUgraphNode hNode, CUDA_MEMCPY3D *p)
 {
 	struct xgpuif_node_copy c;
-	CUresult rc;
+	CUresult rc = node_get(hNode, CU_GRAPH_NODE_TYPE_MEMCPY, p, &c,
+			       sizeof(c));
 
-	if (!p)
-		return CUDA_ERROR_INVALID_VALUE;
-	rc = node_get(hNode, CU_GRAPH_NODE_TYPE_MEMCPY, &c, sizeof(c));
 	if (rc == CUDA_SUCCESS)
 		copy_back(&c, p);
 	return rc;
@@ -370,7 +372,7 @@ CUresult cuGraphMemcpyNodeGetParams(CUgraphNode hNode, CUDA_MEMCPY3D *p)
 
 CUresult cuGraphMemcpyNodeSetParams(CUgraphNode hNode, const CUDA_MEMCPY3D *p)
 {
-	return memcpy_set(NULL, hNode, p);
+	return memcpy_set(NULL, false, hNode, p);
 }
 
 CUresult cuGraphExecMemcpyNodeSetParams(CUgraphExec hGraphExec,
@@ -378,33 +380,38 @@ CUresult cuGraphExecMemcpyNodeSetParams(CUgraphExec hGraphExec,
 					const CUDA_MEMCPY3D *p, CUcontext ctx)
 {
 	(void)ctx;
-	if (!hGraphExec)
-		return CUDA_ERROR_INVALID_VALUE;
-	return memcpy_set(hGraphExec, hNode, p);
+	return memcpy_set(hGraphExec, true, hNode, p);
 }
 
-/* event record and wait nodes */
+/* nodes whose parameter is one object: an event, a child graph */
+
+static CUresult handle_get(CUgraphNode n, int type, const void *out,
+			   uint64_t *remote)
+{
+	struct xgpuif_node_handle h = { 0 };
+	CUresult rc = node_get(n, type, out, &h, sizeof(h));
+
+	*remote = h.handle;
+	return rc;
+}
 
 static CUresult event_get(CUgraphNode n, int type, CUevent *out)
 {
-	struct xgpuif_node_handle h;
-	CUresult rc;
+	uint64_t remote;
+	CUresult rc = handle_get(n, type, out, &remote);
 
-	if (!out)
-		return CUDA_ERROR_INVALID_VALUE;
-	rc = node_get(n, type, &h, sizeof(h));
 	if (rc)
 		return rc;
-	*out = event_of(h.handle);
+	*out = event_of(remote);
 	return *out ? CUDA_SUCCESS : CUDA_ERROR_UNKNOWN;
 }
 
-static CUresult handle_set(CUgraphExec x, CUgraphNode n, int type,
+static CUresult handle_set(CUgraphExec x, bool exec, CUgraphNode n, int type,
 			   uint64_t remote)
 {
 	struct xgpuif_node_handle h = { remote };
 
-	if (!remote)
+	if (exec_missing(x, exec) || !remote)
 		return CUDA_ERROR_INVALID_VALUE;
 	return node_set(x, n, (uint32_t)type, &h, sizeof(h));
 }
@@ -421,47 +428,39 @@ CUresult cuGraphEventWaitNodeGetEvent(CUgraphNode hNode, CUevent *event_out)
 
 CUresult cuGraphEventRecordNodeSetEvent(CUgraphNode hNode, CUevent event)
 {
-	return handle_set(NULL, hNode, CU_GRAPH_NODE_TYPE_EVENT_RECORD,
+	return handle_set(NULL, false, hNode, CU_GRAPH_NODE_TYPE_EVENT_RECORD,
 			  event_remote(event));
 }
 
 CUresult cuGraphEventWaitNodeSetEvent(CUgraphNode hNode, CUevent event)
 {
-	return handle_set(NULL, hNode, CU_GRAPH_NODE_TYPE_WAIT_EVENT,
+	return handle_set(NULL, false, hNode, CU_GRAPH_NODE_TYPE_WAIT_EVENT,
 			  event_remote(event));
 }
 
 CUresult cuGraphExecEventRecordNodeSetEvent(CUgraphExec hGraphExec,
 					    CUgraphNode hNode, CUevent event)
 {
-	if (!hGraphExec)
-		return CUDA_ERROR_INVALID_VALUE;
-	return handle_set(hGraphExec, hNode, CU_GRAPH_NODE_TYPE_EVENT_RECORD,
-			  event_remote(event));
+	return handle_set(hGraphExec, true, hNode,
+			  CU_GRAPH_NODE_TYPE_EVENT_RECORD, event_remote(event));
 }
 
 CUresult cuGraphExecEventWaitNodeSetEvent(CUgraphExec hGraphExec,
 					  CUgraphNode hNode, CUevent event)
 {
-	if (!hGraphExec)
-		return CUDA_ERROR_INVALID_VALUE;
-	return handle_set(hGraphExec, hNode, CU_GRAPH_NODE_TYPE_WAIT_EVENT,
-			  event_remote(event));
+	return handle_set(hGraphExec, true, hNode,
+			  CU_GRAPH_NODE_TYPE_WAIT_EVENT, event_remote(event));
 }
-
-/* child graph nodes */
 
 CUresult cuGraphChildGraphNodeGetGraph(CUgraphNode hNode, CUgraph *phGraph)
 {
-	struct xgpuif_node_handle h;
-	CUresult rc;
+	uint64_t remote;
+	CUresult rc = handle_get(hNode, CU_GRAPH_NODE_TYPE_GRAPH, phGraph,
+				 &remote);
 
-	if (!phGraph)
-		return CUDA_ERROR_INVALID_VALUE;
-	rc = node_get(hNode, CU_GRAPH_NODE_TYPE_GRAPH, &h, sizeof(h));
 	if (rc)
 		return rc;
-	*phGraph = (CUgraph)robj_for(RK_GRAPH, h.handle, NULL);
+	*phGraph = (CUgraph)robj_for(RK_GRAPH, remote, NULL);
 	return *phGraph ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
@@ -469,9 +468,7 @@ CUresult cuGraphExecChildGraphNodeSetParams(CUgraphExec hGraphExec,
 					    CUgraphNode hNode,
 					    CUgraph childGraph)
 {
-	if (!hGraphExec)
-		return CUDA_ERROR_INVALID_VALUE;
-	return handle_set(hGraphExec, hNode, CU_GRAPH_NODE_TYPE_GRAPH,
+	return handle_set(hGraphExec, true, hNode, CU_GRAPH_NODE_TYPE_GRAPH,
 			  robj_remote(childGraph, RK_GRAPH));
 }
 
@@ -481,30 +478,26 @@ CUresult cuGraphMemAllocNodeGetParams(CUgraphNode hNode,
 				      CUDA_MEM_ALLOC_NODE_PARAMS *p)
 {
 	struct xgpuif_node_mem m;
-	CUresult rc;
+	CUresult rc = node_get(hNode, CU_GRAPH_NODE_TYPE_MEM_ALLOC, p, &m,
+			       sizeof(m));
 
-	if (!p)
-		return CUDA_ERROR_INVALID_VALUE;
-	rc = node_get(hNode, CU_GRAPH_NODE_TYPE_MEM_ALLOC, &m, sizeof(m));
 	if (rc)
 		return rc;
-	memset(p, 0, sizeof(*p));
-	p->poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
-	p->poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-	p->poolProps.location.id = m.loc_id;
-	p->bytesize = m.size;
-	p->dptr = m.dptr;
+	*p = (CUDA_MEM_ALLOC_NODE_PARAMS){
+		.poolProps = { .allocType = CU_MEM_ALLOCATION_TYPE_PINNED,
+			       .location = { CU_MEM_LOCATION_TYPE_DEVICE,
+					     m.loc_id } },
+		.bytesize = m.size, .dptr = m.dptr
+	};
 	return CUDA_SUCCESS;
 }
 
 CUresult cuGraphMemFreeNodeGetParams(CUgraphNode hNode, CUdeviceptr *dptr_out)
 {
 	struct xgpuif_dptr_args d;
-	CUresult rc;
+	CUresult rc = node_get(hNode, CU_GRAPH_NODE_TYPE_MEM_FREE, dptr_out,
+			       &d, sizeof(d));
 
-	if (!dptr_out)
-		return CUDA_ERROR_INVALID_VALUE;
-	rc = node_get(hNode, CU_GRAPH_NODE_TYPE_MEM_FREE, &d, sizeof(d));
 	if (rc == CUDA_SUCCESS)
 		*dptr_out = d.dptr;
 	return rc;
@@ -585,32 +578,21 @@ CUresult cuGraphKernelNodeGetParams(CUgraphNode hNode,
 	if (!p)
 		return CUDA_ERROR_INVALID_VALUE;
 	rc = cuGraphKernelNodeGetParams_v2(hNode, &k);
-	if (rc)
-		return rc;
-	memset(p, 0, sizeof(*p));
-	p->func = k.func;
-	p->gridDimX = k.gridDimX;
-	p->gridDimY = k.gridDimY;
-	p->gridDimZ = k.gridDimZ;
-	p->blockDimX = k.blockDimX;
-	p->blockDimY = k.blockDimY;
-	p->blockDimZ = k.blockDimZ;
-	p->sharedMemBytes = k.sharedMemBytes;
-	p->kernelParams = k.kernelParams;
-	p->extra = k.extra;
-	return CUDA_SUCCESS;
+	if (rc == CUDA_SUCCESS)
+		memcpy(p, &k, sizeof(*p));	/* its first fields */
+	return rc;
 }
 
 /* batch memory operation nodes */
 
-static CUresult memop_set(CUgraphExec x, CUgraphNode n,
+static CUresult memop_set(CUgraphExec x, bool exec, CUgraphNode n,
 			  const CUDA_BATCH_MEM_OP_NODE_PARAMS *p)
 {
 	struct xgpuif_node_memop m;
 	uint8_t *buf;
 	CUresult rc;
 
-	if (!p || !p->count || !p->paramArray)
+	if (exec_missing(x, exec) || !p || !p->count || !p->paramArray)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (p->count > XGPUIF_MAX_MEMOPS)
 		return CUDA_ERROR_NOT_SUPPORTED;
@@ -658,68 +640,54 @@ CUresult cuGraphBatchMemOpNodeGetParams(CUgraphNode hNode,
 CUresult cuGraphBatchMemOpNodeSetParams(CUgraphNode hNode,
 					const CUDA_BATCH_MEM_OP_NODE_PARAMS *p)
 {
-	return memop_set(NULL, hNode, p);
+	return memop_set(NULL, false, hNode, p);
 }
 
 CUresult cuGraphExecBatchMemOpNodeSetParams(
 	CUgraphExec hGraphExec, CUgraphNode hNode,
 	const CUDA_BATCH_MEM_OP_NODE_PARAMS *p)
 {
-	if (!hGraphExec)
-		return CUDA_ERROR_INVALID_VALUE;
-	return memop_set(hGraphExec, hNode, p);
+	return memop_set(hGraphExec, true, hNode, p);
 }
 
 /* ---- generic node parameters (CUDA 12.2 on) as the older structs --------- */
 
+/*
+ * Each older struct is the first fields of the newer one, in the same
+ * order: the conversions are copies of those.
+ */
+#define PREFIX_OF(old, new, last)					\
+	_Static_assert(offsetof(old, last) == offsetof(new, last) &&	\
+		       sizeof(old) <= sizeof(new), #old " leads " #new)
+PREFIX_OF(CUDA_KERNEL_NODE_PARAMS, CUDA_KERNEL_NODE_PARAMS_v3, ctx);
+PREFIX_OF(CUDA_KERNEL_NODE_PARAMS_v1, CUDA_KERNEL_NODE_PARAMS, extra);
+PREFIX_OF(CUDA_MEMSET_NODE_PARAMS, CUDA_MEMSET_NODE_PARAMS_v2, height);
+PREFIX_OF(CUDA_BATCH_MEM_OP_NODE_PARAMS, CUDA_BATCH_MEM_OP_NODE_PARAMS_v2,
+	  flags);
+
 void xgpulib_node_kernel_of(const CUgraphNodeParams *p,
 			    CUDA_KERNEL_NODE_PARAMS *k)
 {
-	*k = (CUDA_KERNEL_NODE_PARAMS){
-		.func = p->kernel.func,
-		.gridDimX = p->kernel.gridDimX,
-		.gridDimY = p->kernel.gridDimY,
-		.gridDimZ = p->kernel.gridDimZ,
-		.blockDimX = p->kernel.blockDimX,
-		.blockDimY = p->kernel.blockDimY,
-		.blockDimZ = p->kernel.blockDimZ,
-		.sharedMemBytes = p->kernel.sharedMemBytes,
-		.kernelParams = p->kernel.kernelParams,
-		.extra = p->kernel.extra,
-		.kern = p->kernel.kern,
-		.ctx = p->kernel.ctx,
-	};
+	memcpy(k, &p->kernel, sizeof(*k));
 }
 
 void xgpulib_node_memset_of(const CUgraphNodeParams *p,
 			    CUDA_MEMSET_NODE_PARAMS *m)
 {
-	*m = (CUDA_MEMSET_NODE_PARAMS){
-		.dst = p->memset.dst,
-		.pitch = p->memset.pitch,
-		.value = p->memset.value,
-		.elementSize = p->memset.elementSize,
-		.width = p->memset.width,
-		.height = p->memset.height,
-	};
+	memcpy(m, &p->memset, sizeof(*m));
 }
 
 void xgpulib_node_memop_of(const CUgraphNodeParams *p,
 			   CUDA_BATCH_MEM_OP_NODE_PARAMS *b)
 {
-	*b = (CUDA_BATCH_MEM_OP_NODE_PARAMS){
-		.ctx = p->memOp.ctx,
-		.count = p->memOp.count,
-		.paramArray = p->memOp.paramArray,
-		.flags = p->memOp.flags,
-	};
+	memcpy(b, &p->memOp, sizeof(*b));
 }
 
 /* the generic setters (CUDA 12.2 on) for the node kinds served */
-static CUresult generic_set(CUgraphExec x, CUgraphNode n,
+static CUresult generic_set(CUgraphExec x, bool exec, CUgraphNode n,
 			    CUgraphNodeParams *p)
 {
-	if (!p)
+	if (exec_missing(x, exec) || !p)
 		return CUDA_ERROR_INVALID_VALUE;
 	switch (p->type) {
 	case CU_GRAPH_NODE_TYPE_KERNEL: {
@@ -735,32 +703,32 @@ static CUresult generic_set(CUgraphExec x, CUgraphNode n,
 
 		xgpulib_node_memset_of(p, &m);
 
-		return memset_set(x, n, &m);
+		return memset_set(x, exec, n, &m);
 	}
 	case CU_GRAPH_NODE_TYPE_MEMCPY:
 		if (p->memcpy.flags)
 			return CUDA_ERROR_INVALID_VALUE;
-		return memcpy_set(x, n, &p->memcpy.copyParams);
+		return memcpy_set(x, exec, n, &p->memcpy.copyParams);
 	case CU_GRAPH_NODE_TYPE_HOST: {
 		CUDA_HOST_NODE_PARAMS h = { p->host.fn, p->host.userData };
 
-		return host_set(x, n, &h);
+		return host_set(x, exec, n, &h);
 	}
 	case CU_GRAPH_NODE_TYPE_GRAPH:
-		return handle_set(x, n, CU_GRAPH_NODE_TYPE_GRAPH,
+		return handle_set(x, exec, n, CU_GRAPH_NODE_TYPE_GRAPH,
 				  robj_remote(p->graph.graph, RK_GRAPH));
 	case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP: {
 		CUDA_BATCH_MEM_OP_NODE_PARAMS b;
 
 		xgpulib_node_memop_of(p, &b);
 
-		return memop_set(x, n, &b);
+		return memop_set(x, exec, n, &b);
 	}
 	case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
-		return handle_set(x, n, CU_GRAPH_NODE_TYPE_EVENT_RECORD,
+		return handle_set(x, exec, n, CU_GRAPH_NODE_TYPE_EVENT_RECORD,
 				  event_remote(p->eventRecord.event));
 	case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
-		return handle_set(x, n, CU_GRAPH_NODE_TYPE_WAIT_EVENT,
+		return handle_set(x, exec, n, CU_GRAPH_NODE_TYPE_WAIT_EVENT,
 				  event_remote(p->eventWait.event));
 	default:
 		xgpulib_dbg("graph node set-params: node type %d is not "
@@ -771,15 +739,13 @@ static CUresult generic_set(CUgraphExec x, CUgraphNode n,
 
 CUresult cuGraphNodeSetParams(CUgraphNode hNode, CUgraphNodeParams *nodeParams)
 {
-	return generic_set(NULL, hNode, nodeParams);
+	return generic_set(NULL, false, hNode, nodeParams);
 }
 
 CUresult cuGraphExecNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
 				  CUgraphNodeParams *nodeParams)
 {
-	if (!hGraphExec)
-		return CUDA_ERROR_INVALID_VALUE;
-	return generic_set(hGraphExec, hNode, nodeParams);
+	return generic_set(hGraphExec, true, hNode, nodeParams);
 }
 
 /* ---- edges ----------------------------------------------------------------- */
