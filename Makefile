@@ -104,7 +104,8 @@ $(CLI): $(CLI_SRCS) $(wildcard tools/xgpu/*.h) $(HEADERS)
 	$(Q)$(CC) $(CFLAGS_BASE) -Ixen-backend/include -Ischeduler -o $@ \
 		$(CLI_SRCS) $(LDFLAGS) $(XEN_LIBS) $(LDSAN) -lpthread
 
-CALLS_INPUTS := shared-ring/xgpuif-ops.h shared-ring/xgpuif.h \
+CALLS_INPUTS := shared-ring/xgpuif-ops.h shared-ring/xgpuif-ops-module.h \
+	shared-ring/xgpuif-ops-graph.h shared-ring/xgpuif.h \
 	shared-ring/xgpu_calls.def
 
 $(GEN_STAMP): $(CALLS_INPUTS) tools/gen/gen-calls.awk

@@ -4,7 +4,8 @@
 # table of calls (shared-ring/xgpu_calls.def).
 #
 #   awk -v out=DIR -f tools/gen/gen-calls.awk \
-#       shared-ring/xgpuif-ops.h shared-ring/xgpuif.h shared-ring/xgpu_calls.def
+#       shared-ring/xgpuif-ops*.h shared-ring/xgpuif.h \
+#       shared-ring/xgpu_calls.def
 #
 # writes, under DIR:
 #   xgpub_calls.h    the worker's handler prototypes, xgpub_h_<NAME>

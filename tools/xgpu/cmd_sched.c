@@ -12,18 +12,14 @@
 
 static void print_settings(const char *data)
 {
-	char line[CTL_LINE_MAX], b[6][96];
+	static const struct ctl_col cols[] = {
+		{ "Key", "key", -24 }, { "Name", "name", -16 },
+		{ "ID", "id", 6 }, { "Weight", "weight", 6 },
+		{ "Cap", "cap", 4 }, { "Limit(ms)", "limit_ms", 9 },
+	};
 
-	printf("%-24s %-16s %6s %6s %4s %9s\n", "Key", "Name", "ID", "Weight",
-	       "Cap", "Limit(ms)");
-	while (ctl_record(&data, XGPU_CTL_REC_SCHED, line, sizeof(line)))
-		printf("%-24s %-16s %6s %6s %4s %9s\n",
-		       ctl_val(line, "key", b[0], 96),
-		       ctl_val(line, "name", b[1], 96),
-		       ctl_val(line, "id", b[2], 96),
-		       ctl_val(line, "weight", b[3], 96),
-		       ctl_val(line, "cap", b[4], 96),
-		       ctl_val(line, "limit_ms", b[5], 96));
+	ctl_print_table(data, XGPU_CTL_REC_SCHED, cols,
+			sizeof(cols) / sizeof(cols[0]));
 }
 
 int cmd_sched_credit(int argc, char **argv)

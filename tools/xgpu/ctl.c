@@ -124,6 +124,23 @@ const char *ctl_val(const char *line, const char *key, char *buf,
 	return buf;
 }
 
+void ctl_print_table(const char *data, const char *rec,
+		     const struct ctl_col *cols, size_t ncols)
+{
+	char line[CTL_LINE_MAX], v[96];
+	size_t i;
+
+	for (i = 0; i < ncols; i++)
+		printf("%s%*s", i ? " " : "", cols[i].width, cols[i].head);
+	putchar('\n');
+	while (ctl_record(&data, rec, line, sizeof(line))) {
+		for (i = 0; i < ncols; i++)
+			printf("%s%*s", i ? " " : "", cols[i].width,
+			       ctl_val(line, cols[i].key, v, sizeof(v)));
+		putchar('\n');
+	}
+}
+
 static bool is_number(const char *s)
 {
 	char *end;

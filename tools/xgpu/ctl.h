@@ -39,6 +39,16 @@ bool ctl_record(const char **cursor, const char *rec, char *line,
 /* the value of key in a record ("-" if absent); buf holds it */
 const char *ctl_val(const char *line, const char *key, char *buf,
 		    size_t len);
+/* a column of a table of records: its heading, its record's key, its
+ * width (negative: left-aligned) */
+struct ctl_col {
+	const char *head;
+	const char *key;
+	int width;
+};
+/* the records of type rec as a table of those columns, headings first */
+void ctl_print_table(const char *data, const char *rec,
+		     const struct ctl_col *cols, size_t ncols);
 /* the records of type rec as a JSON array of objects */
 void ctl_print_json(const char *data, const char *rec);
 /* ask req and print the reply's records: as JSON those of type rec, or

@@ -101,14 +101,19 @@ int xgpub_h_PRIMARY_CTX_RESET(struct xgpub_worker *w,
 	return 0;
 }
 
+/* the device (the guest sees one, 0) and context flags of a request */
+static int dev_flags_check(const struct xgpuif_dev_flags_args *a)
+{
+	if (a->dev != 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	return xgpub_ctx_flags_check(a->flags);
+}
+
 int xgpub_h_PRIMARY_CTX_SET_FLAGS(struct xgpub_worker *w,
 				  const struct xgpuif_dev_flags_args *a)
 {
-	int rc;
+	int rc = dev_flags_check(a);
 
-	if (a->dev != 0)
-		return CUDA_ERROR_INVALID_DEVICE;
-	rc = xgpub_ctx_flags_check(a->flags);
 	if (rc)
 		return rc;
 	return w->D->cuDevicePrimaryCtxSetFlags_v2(w->dev, a->flags);
@@ -144,9 +149,7 @@ int xgpub_h_CTX_CREATE(struct xgpub_worker *w,
 	xgpuif_handle_t h;
 	int rc;
 
-	if (a->dev != 0)
-		return CUDA_ERROR_INVALID_DEVICE;
-	rc = xgpub_ctx_flags_check(a->flags);
+	rc = dev_flags_check(a);
 	if (rc)
 		return rc;
 	/*

@@ -388,9 +388,12 @@ int xgpub_node_memop(struct xgpub_worker *w, const uint8_t *p, uint32_t len,
 int xgpub_node_alloc(struct xgpub_worker *w, CUgraph g, CUgraphNode *node,
 		     const CUgraphNode *deps, uint32_t nd, const uint8_t *p,
 		     uint32_t len, uint64_t *dptr);
+/* a node is going: drop the handles of the graphs it owns (a child
+ * graph, a conditional node's bodies) with it */
+void xgpub_node_forget_children(struct xgpub_worker *w, CUgraphNode n);
 
 /*
- * A user object (xgpub_op_graphnode.c): the handle's object, never freed
+ * A user object (xgpub_op_graphmisc.c): the handle's object, never freed
  * (the driver may run the destructor after the channel is gone).  The
  * destructor runs the guest's function number fnid, then marks it dead.
  */

@@ -61,6 +61,14 @@
 			return CUDA_ERROR_INVALID_HANDLE;		\
 	} while (0)
 
+/* the first checks of a query: its output given, then cuInit ran */
+static inline CUresult xgpulib_query_arg(bool out_ok)
+{
+	if (!out_ok)
+		return CUDA_ERROR_INVALID_VALUE;
+	return xgpulib_check_init();
+}
+
 /* ---- contexts ---------------------------------------------------------- */
 
 #define XGPULIB_CTX_MAGIC 0x78637478u	/* "xctx" */

@@ -276,33 +276,26 @@ static CUresult copy3d_any(const CUDA_MEMCPY3D_PEER *p, uint64_t stream,
 	return rc ? rc : copy3(&c);
 }
 
-/* a CUDA_MEMCPY3D as the peer form, without contexts */
+/*
+ * a CUDA_MEMCPY3D as the peer form, without contexts: the two have the
+ * same fields where the peer form's contexts are reserved ones
+ */
+#define SAME_FIELD(f, g)						\
+	_Static_assert(offsetof(CUDA_MEMCPY3D, f) ==			\
+		       offsetof(CUDA_MEMCPY3D_PEER, g), #f " is " #g)
+SAME_FIELD(reserved0, srcContext);
+SAME_FIELD(srcPitch, srcPitch);
+SAME_FIELD(reserved1, dstContext);
+SAME_FIELD(dstPitch, dstPitch);
+SAME_FIELD(Depth, Depth);
+_Static_assert(sizeof(CUDA_MEMCPY3D) == sizeof(CUDA_MEMCPY3D_PEER),
+	       "CUDA_MEMCPY3D is CUDA_MEMCPY3D_PEER's size");
+
 static void as_peer(CUDA_MEMCPY3D_PEER *q, const CUDA_MEMCPY3D *p)
 {
-	memset(q, 0, sizeof(*q));
-	q->srcXInBytes = p->srcXInBytes;
-	q->srcY = p->srcY;
-	q->srcZ = p->srcZ;
-	q->srcLOD = p->srcLOD;
-	q->srcMemoryType = p->srcMemoryType;
-	q->srcHost = p->srcHost;
-	q->srcDevice = p->srcDevice;
-	q->srcArray = p->srcArray;
-	q->srcPitch = p->srcPitch;
-	q->srcHeight = p->srcHeight;
-	q->dstXInBytes = p->dstXInBytes;
-	q->dstY = p->dstY;
-	q->dstZ = p->dstZ;
-	q->dstLOD = p->dstLOD;
-	q->dstMemoryType = p->dstMemoryType;
-	q->dstHost = p->dstHost;
-	q->dstDevice = p->dstDevice;
-	q->dstArray = p->dstArray;
-	q->dstPitch = p->dstPitch;
-	q->dstHeight = p->dstHeight;
-	q->WidthInBytes = p->WidthInBytes;
-	q->Height = p->Height;
-	q->Depth = p->Depth;
+	memcpy(q, p, sizeof(*q));
+	q->srcContext = NULL;
+	q->dstContext = NULL;
 }
 
 static CUresult copy3d(const CUDA_MEMCPY3D *p, uint64_t stream, int async)
@@ -382,9 +375,13 @@ static bool order_ok(CUmemcpySrcAccessOrder o)
 	       o == CU_MEMCPY_SRC_ACCESS_ORDER_ANY;
 }
 
-/* the batch's stream: not the legacy NULL stream (the driver's rule) */
-static CUresult batch_stream(CUstream s, int ptds, uint64_t *stream)
+/* the start of a batch: no failed index yet; the batch's stream, not the
+ * legacy NULL stream (the driver's rule) */
+static CUresult batch_stream(size_t *fail, CUstream s, int ptds,
+			     uint64_t *stream)
 {
+	if (fail)
+		*fail = SIZE_MAX;
 	if (xgpulib_check_init())
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (!s && !ptds)
@@ -409,9 +406,7 @@ static CUresult batch(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes,
 	bool during = false;
 	CUresult rc;
 
-	if (fail)
-		*fail = SIZE_MAX;
-	rc = batch_stream(s, ptds, &stream);
+	rc = batch_stream(fail, s, ptds, &stream);
 	if (rc)
 		return rc;
 	if (!count || !dsts || !srcs || !sizes || !attrs || !idxs ||
@@ -454,43 +449,40 @@ CUresult xgpulib_memcpy_batch(CUdeviceptr *dsts, CUdeviceptr *srcs,
 		     ptds);
 }
 
-/* one operand of a 3D batch op as a side of a CUDA_MEMCPY3D_PEER (src or
- * dst by `src`), its elements esize bytes */
-static void operand(CUDA_MEMCPY3D_PEER *p, bool src,
-		    const CUmemcpy3DOperand *o, const CUextent3D *e,
-		    size_t esize)
+/* an operand's element bytes: its array's (0: not known), 1 for memory */
+static CUresult operand_elem(const CUmemcpy3DOperand *o, size_t *esize)
+{
+	*esize = 1;
+	if (o->type == CU_MEMCPY_OPERAND_TYPE_ARRAY)
+		*esize = xgpulib_array_elem_bytes(o->op.array.array);
+	else if (o->type != CU_MEMCPY_OPERAND_TYPE_POINTER)
+		return CUDA_ERROR_INVALID_VALUE;
+	return CUDA_SUCCESS;
+}
+
+/* one operand of a 3D batch op as the fields of a side of a
+ * CUDA_MEMCPY3D_PEER, its elements esize bytes */
+static void operand(CUmemorytype *type, CUdeviceptr *dev, CUarray *arr,
+		    size_t *x, size_t *y, size_t *z, size_t *pitch,
+		    size_t *height, const CUmemcpy3DOperand *o,
+		    const CUextent3D *e, size_t esize)
 {
 	bool ptr = o->type == CU_MEMCPY_OPERAND_TYPE_POINTER;
 	size_t row = ptr && o->op.ptr.rowLength ? o->op.ptr.rowLength :
 						  e->width;
 	size_t layer = ptr && o->op.ptr.layerHeight ? o->op.ptr.layerHeight :
 						      e->height;
-	CUmemorytype t = ptr ? CU_MEMORYTYPE_UNIFIED : CU_MEMORYTYPE_ARRAY;
 
-	if (src) {
-		p->srcMemoryType = t;
-		if (ptr) {
-			p->srcDevice = o->op.ptr.ptr;
-			p->srcPitch = row * esize;
-			p->srcHeight = layer;
-		} else {
-			p->srcArray = o->op.array.array;
-			p->srcXInBytes = o->op.array.offset.x * esize;
-			p->srcY = o->op.array.offset.y;
-			p->srcZ = o->op.array.offset.z;
-		}
+	*type = ptr ? CU_MEMORYTYPE_UNIFIED : CU_MEMORYTYPE_ARRAY;
+	if (ptr) {
+		*dev = o->op.ptr.ptr;
+		*pitch = row * esize;
+		*height = layer;
 	} else {
-		p->dstMemoryType = t;
-		if (ptr) {
-			p->dstDevice = o->op.ptr.ptr;
-			p->dstPitch = row * esize;
-			p->dstHeight = layer;
-		} else {
-			p->dstArray = o->op.array.array;
-			p->dstXInBytes = o->op.array.offset.x * esize;
-			p->dstY = o->op.array.offset.y;
-			p->dstZ = o->op.array.offset.z;
-		}
+		*arr = o->op.array.array;
+		*x = o->op.array.offset.x * esize;
+		*y = o->op.array.offset.y;
+		*z = o->op.array.offset.z;
 	}
 }
 
@@ -499,18 +491,12 @@ static CUresult batch_op(const CUDA_MEMCPY3D_BATCH_OP *op,
 			 CUDA_MEMCPY3D_PEER *p)
 {
 	const CUmemcpy3DOperand *s = &op->src, *d = &op->dst;
-	size_t es = 1, ed = 1;
+	size_t es, ed;
 
 	if (!order_ok(op->srcAccessOrder) || !op->extent.width ||
 	    !op->extent.height || !op->extent.depth)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (s->type == CU_MEMCPY_OPERAND_TYPE_ARRAY)
-		es = xgpulib_array_elem_bytes(s->op.array.array);
-	else if (s->type != CU_MEMCPY_OPERAND_TYPE_POINTER)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (d->type == CU_MEMCPY_OPERAND_TYPE_ARRAY)
-		ed = xgpulib_array_elem_bytes(d->op.array.array);
-	else if (d->type != CU_MEMCPY_OPERAND_TYPE_POINTER)
+	if (operand_elem(s, &es) || operand_elem(d, &ed))
 		return CUDA_ERROR_INVALID_VALUE;
 	if (!es || !ed)
 		return xgpulib_array_remote(s->op.array.array) ||
@@ -523,8 +509,12 @@ static CUresult batch_op(const CUDA_MEMCPY3D_BATCH_OP *op,
 	if (es == 1)
 		es = ed;
 	memset(p, 0, sizeof(*p));
-	operand(p, true, s, &op->extent, es);
-	operand(p, false, d, &op->extent, es);
+	operand(&p->srcMemoryType, &p->srcDevice, &p->srcArray,
+		&p->srcXInBytes, &p->srcY, &p->srcZ, &p->srcPitch,
+		&p->srcHeight, s, &op->extent, es);
+	operand(&p->dstMemoryType, &p->dstDevice, &p->dstArray,
+		&p->dstXInBytes, &p->dstY, &p->dstZ, &p->dstPitch,
+		&p->dstHeight, d, &op->extent, es);
 	p->WidthInBytes = op->extent.width * es;
 	p->Height = op->extent.height;
 	p->Depth = op->extent.depth;
@@ -539,9 +529,7 @@ static CUresult batch3d(size_t n, CUDA_MEMCPY3D_BATCH_OP *ops, size_t *fail,
 	bool during = false;
 	CUresult rc;
 
-	if (fail)
-		*fail = SIZE_MAX;
-	rc = batch_stream(s, ptds, &stream);
+	rc = batch_stream(fail, s, ptds, &stream);
 	if (rc)
 		return rc;
 	if (!n || !ops || flags)

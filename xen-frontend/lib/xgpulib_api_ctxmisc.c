@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * xgpulib_api_ctxmisc.c: context events (cuCtxRecordEvent, cuCtxWaitEvent),
- * cuCtxSetFlags, execution affinity, peer access and the small device
- * queries (1D linear texture width, atomic and peer capabilities, LUID),
- * and cuFlushGPUDirectRDMAWrites.
+ * the context's limits, flags, cache and shared memory configuration and
+ * stream priority range, execution affinity, peer access and the small
+ * device queries (1D linear texture width, atomic and peer capabilities,
+ * LUID), and cuFlushGPUDirectRDMAWrites.
  *
  * The worker answers them from the real driver, on its one device.  The
  * guest sees one device, so a peer is always that same device: the answers
@@ -267,4 +268,132 @@ CUresult cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags)
 CUresult cuCtxDisablePeerAccess(CUcontext peerContext)
 {
 	return peer_access(peerContext, 0, 0);
+}
+
+/* ---- the context's settings ---------------------------------------------- */
+
+XGPULIB_EXPORT CUresult cuCtxGetLimit(size_t *pvalue, CUlimit limit)
+{
+	struct xgpuif_limit_args a = { (uint32_t)limit, 0, 0 };
+	struct xgpuif_u64_reply r = { 0 };
+	CUresult rc = xgpulib_query_arg(pvalue);
+
+	if (!rc)
+		rc = xgpulib_call_CTX_GET_LIMIT(&a, &r);
+	if (!rc)
+		*pvalue = (size_t)r.value;
+	return rc;
+}
+
+XGPULIB_EXPORT CUresult cuCtxSetLimit(CUlimit limit, size_t value)
+{
+	struct xgpuif_limit_args a = { (uint32_t)limit, 0, value };
+
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	return xgpulib_call_CTX_SET_LIMIT(&a);
+}
+
+/* a property of the device; asked once */
+static pthread_mutex_t prio_mu = PTHREAD_MUTEX_INITIALIZER;
+static bool prio_known;
+static int prio_least, prio_greatest;
+
+XGPULIB_EXPORT CUresult cuCtxGetStreamPriorityRange(int *leastPriority,
+						    int *greatestPriority)
+{
+	struct xgpuif_priority_range_reply r = { 0, 0 };
+	CUresult rc = CUDA_SUCCESS;
+
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	pthread_mutex_lock(&prio_mu);
+	if (!prio_known) {
+		rc = xgpulib_call_CTX_GET_PRIORITY_RANGE(&r);
+		if (rc == CUDA_SUCCESS) {
+			prio_least = r.least;
+			prio_greatest = r.greatest;
+			prio_known = true;
+		}
+	}
+	if (rc == CUDA_SUCCESS) {
+		if (leastPriority)
+			*leastPriority = prio_least;
+		if (greatestPriority)
+			*greatestPriority = prio_greatest;
+	}
+	pthread_mutex_unlock(&prio_mu);
+	return rc;
+}
+
+/* a query the worker answers with one number; out_ok: its output given */
+static CUresult ctx_get_u64(CUresult (*call)(struct xgpuif_u64_reply *r),
+			    bool out_ok, uint64_t *value)
+{
+	struct xgpuif_u64_reply r = { 0 };
+	CUresult rc = xgpulib_query_arg(out_ok);
+
+	if (!rc)
+		rc = call(&r);
+	*value = r.value;
+	return rc;
+}
+
+XGPULIB_EXPORT CUresult cuCtxGetFlags(unsigned int *flags)
+{
+	uint64_t v;
+	CUresult rc = ctx_get_u64(xgpulib_call_CTX_GET_FLAGS, flags, &v);
+
+	if (!rc)
+		*flags = (unsigned int)v;
+	return rc;
+}
+
+XGPULIB_EXPORT CUresult cuCtxGetCacheConfig(CUfunc_cache *pconfig)
+{
+	uint64_t v;
+	CUresult rc = ctx_get_u64(xgpulib_call_CTX_GET_CACHE_CONFIG, pconfig,
+				  &v);
+
+	if (!rc)
+		*pconfig = (CUfunc_cache)v;
+	return rc;
+}
+
+XGPULIB_EXPORT CUresult cuCtxSetCacheConfig(CUfunc_cache config)
+{
+	struct xgpuif_u32_args a = { (uint32_t)config, 0 };
+
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	return xgpulib_call_CTX_SET_CACHE_CONFIG(&a);
+}
+
+/*
+ * Shared memory bank size: configurable only on Kepler; every device the
+ * CUDA 13 driver supports has 4-byte banks and ignores the setting.
+ */
+XGPULIB_EXPORT CUresult cuCtxGetSharedMemConfig(CUsharedconfig *pConfig)
+{
+	CUresult rc = xgpulib_query_arg(pConfig);
+
+	if (!rc)
+		*pConfig = CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE;
+	return rc;
+}
+
+XGPULIB_EXPORT CUresult cuCtxSetSharedMemConfig(CUsharedconfig config)
+{
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if ((unsigned int)config >
+	    (unsigned int)CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE)
+		return CUDA_ERROR_INVALID_VALUE;
+	return CUDA_SUCCESS;
+}
+
+/* persisting L2 lines are a performance hint; nothing to reset here */
+XGPULIB_EXPORT CUresult cuCtxResetPersistingL2Cache(void)
+{
+	return xgpulib_check_init();
 }

@@ -245,10 +245,10 @@ static CUresult dep_handles(const CUgraphNode *deps, const CUgraphEdgeData *ed,
 	return CUDA_SUCCESS;
 }
 
-static CUresult capture_to_graph(CUstream s, CUgraph g,
-				 const CUgraphNode *deps,
-				 const CUgraphEdgeData *ed, size_t n,
-				 CUstreamCaptureMode mode, int ptds)
+CUresult xgpulib_capture_to_graph(CUstream s, CUgraph g,
+				  const CUgraphNode *deps,
+				  const CUgraphEdgeData *ed, size_t n,
+				  CUstreamCaptureMode mode, int ptds)
 {
 	struct xgpuif_capture_graph_args a = { 0, robj_remote(g, RK_GRAPH),
 					       (uint32_t)mode, (uint32_t)n };
@@ -268,39 +268,9 @@ static CUresult capture_to_graph(CUstream s, CUgraph g,
 	return xgpulib_call_CAPTURE_TO_GRAPH(&a, &tail, 1);
 }
 
-#undef cuStreamBeginCaptureToGraph
-XGPULIB_EXPORT CUresult cuStreamBeginCaptureToGraph(
-	CUstream hStream, CUgraph hGraph, const CUgraphNode *dependencies,
-	const CUgraphEdgeData *dependencyData, size_t numDependencies,
-	CUstreamCaptureMode mode);
-XGPULIB_EXPORT CUresult cuStreamBeginCaptureToGraph_ptsz(
-	CUstream hStream, CUgraph hGraph, const CUgraphNode *dependencies,
-	const CUgraphEdgeData *dependencyData, size_t numDependencies,
-	CUstreamCaptureMode mode);
-
-CUresult cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph,
-				     const CUgraphNode *dependencies,
-				     const CUgraphEdgeData *dependencyData,
-				     size_t numDependencies,
-				     CUstreamCaptureMode mode)
-{
-	return capture_to_graph(hStream, hGraph, dependencies, dependencyData,
-				numDependencies, mode, 0);
-}
-
-CUresult cuStreamBeginCaptureToGraph_ptsz(CUstream hStream, CUgraph hGraph,
-					  const CUgraphNode *dependencies,
-					  const CUgraphEdgeData *dependencyData,
-					  size_t numDependencies,
-					  CUstreamCaptureMode mode)
-{
-	return capture_to_graph(hStream, hGraph, dependencies, dependencyData,
-				numDependencies, mode, 1);
-}
-
-static CUresult capture_deps(CUstream s, CUgraphNode *deps,
-			     const CUgraphEdgeData *ed, size_t n,
-			     unsigned int flags, int ptds)
+CUresult xgpulib_capture_deps_v2(CUstream s, CUgraphNode *deps,
+				 const CUgraphEdgeData *ed, size_t n,
+				 unsigned int flags, int ptds)
 {
 	struct xgpuif_capture_deps_args a = { 0, flags, (uint32_t)n };
 	uint64_t hd[XGPUIF_MAX_CAPTURE_DEPS];
@@ -316,52 +286,11 @@ static CUresult capture_deps(CUstream s, CUgraphNode *deps,
 	return xgpulib_call_CAPTURE_DEPS(&a, &tail, 1);
 }
 
-#undef cuStreamUpdateCaptureDependencies
-XGPULIB_EXPORT CUresult cuStreamUpdateCaptureDependencies(
-	CUstream hStream, CUgraphNode *dependencies, size_t numDependencies,
-	unsigned int flags);
-XGPULIB_EXPORT CUresult cuStreamUpdateCaptureDependencies_ptsz(
-	CUstream hStream, CUgraphNode *dependencies, size_t numDependencies,
-	unsigned int flags);
-XGPULIB_EXPORT CUresult cuStreamUpdateCaptureDependencies_v2_ptsz(
-	CUstream hStream, CUgraphNode *dependencies,
-	const CUgraphEdgeData *dependencyData, size_t numDependencies,
-	unsigned int flags);
-
-CUresult cuStreamUpdateCaptureDependencies(CUstream hStream,
-					   CUgraphNode *dependencies,
-					   size_t numDependencies,
-					   unsigned int flags)
+/* the CUDA 11.3 form, without edge data */
+CUresult xgpulib_capture_deps(CUstream s, CUgraphNode *deps, size_t n,
+			      unsigned int flags, int ptds)
 {
-	return capture_deps(hStream, dependencies, NULL, numDependencies,
-			    flags, 0);
-}
-
-CUresult cuStreamUpdateCaptureDependencies_ptsz(CUstream hStream,
-						CUgraphNode *dependencies,
-						size_t numDependencies,
-						unsigned int flags)
-{
-	return capture_deps(hStream, dependencies, NULL, numDependencies,
-			    flags, 1);
-}
-
-CUresult cuStreamUpdateCaptureDependencies_v2(
-	CUstream hStream, CUgraphNode *dependencies,
-	const CUgraphEdgeData *dependencyData, size_t numDependencies,
-	unsigned int flags)
-{
-	return capture_deps(hStream, dependencies, dependencyData,
-			    numDependencies, flags, 0);
-}
-
-CUresult cuStreamUpdateCaptureDependencies_v2_ptsz(
-	CUstream hStream, CUgraphNode *dependencies,
-	const CUgraphEdgeData *dependencyData, size_t numDependencies,
-	unsigned int flags)
-{
-	return capture_deps(hStream, dependencies, dependencyData,
-			    numDependencies, flags, 1);
+	return xgpulib_capture_deps_v2(s, deps, NULL, n, flags, ptds);
 }
 
 CUresult xgpulib_end_capture(CUstream s, CUgraph *graph, int ptds)

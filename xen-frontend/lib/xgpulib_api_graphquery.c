@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * xgpulib_api_graphquery.c: graph nodes once they exist: their parameters
- * (get and set, in a graph or an executable graph), edges, removal,
- * enabling, clones, the executable graph's flags, the dot file, and the
- * device's graph memory; user objects, whose destructor runs in this
- * process (a host function by number, xgpulib_api_hostfn.c).
+ * xgpulib_api_graphquery.c: graph nodes' parameters once the nodes exist,
+ * got and set, in a graph or an executable graph, by type and in the
+ * generic form of CUDA 12.2 (xgpulib_api_graphmisc.c: the rest of what
+ * is asked of existing nodes and graphs).
  *
  * The worker answers with wire handles, which become this process's
  * objects again: nodes and graphs through robj_for, events through the
@@ -13,6 +12,7 @@
  * through its region (pinned memory).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -205,19 +205,32 @@ static CUresult node_get_var(CUgraphNode n, int type, void *body, uint32_t cap,
 	return r.len == *len ? CUDA_SUCCESS : CUDA_ERROR_UNKNOWN;
 }
 
-/* a node's parameters of a fixed size */
-static CUresult node_get(CUgraphNode n, int type, void *body, uint32_t len)
+/* a node's parameters of a fixed size, for the caller's out (checked) */
+static CUresult node_get(CUgraphNode n, int type, const void *out, void *body,
+			 uint32_t len)
 {
 	uint8_t buf[256];
 	uint32_t got = 0;
-	CUresult rc = node_get_var(n, type, buf, sizeof(buf), &got);
+	CUresult rc;
 
+	if (!out)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = node_get_var(n, type, buf, sizeof(buf), &got);
 	if (rc)
 		return rc;
 	if (got != len)
 		return CUDA_ERROR_UNKNOWN;
 	memcpy(body, buf, len);
 	return CUDA_SUCCESS;
+}
+
+/*
+ * The setters' first check: exec, a cuGraphExec*SetParams call, names its
+ * executable graph x; otherwise x is NULL and the node's graph is meant.
+ */
+static bool exec_missing(CUgraphExec x, bool exec)
+{
+	return exec && !x;
 }
 
 /* new parameters of a node of `type`, in its graph or in executable x */
@@ -249,25 +262,23 @@ CUresult xgpulib_node_host_wire(const CUDA_HOST_NODE_PARAMS *p,
 	return h->fnid ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
-static CUresult host_set(CUgraphExec x, CUgraphNode n,
+static CUresult host_set(CUgraphExec x, bool exec, CUgraphNode n,
 			 const CUDA_HOST_NODE_PARAMS *p)
 {
 	struct xgpuif_node_host h;
-	CUresult rc = xgpulib_node_host_wire(p, &h);
+	CUresult rc = exec_missing(x, exec) ? CUDA_ERROR_INVALID_VALUE :
+		      xgpulib_node_host_wire(p, &h);
 
-	if (rc)
-		return rc;
-	return node_set(x, n, CU_GRAPH_NODE_TYPE_HOST, &h, sizeof(h));
+	return rc ? rc : node_set(x, n, CU_GRAPH_NODE_TYPE_HOST, &h,
+				  sizeof(h));
 }
 
 CUresult cuGraphHostNodeGetParams(CUgraphNode hNode, CUDA_HOST_NODE_PARAMS *p)
 {
 	struct xgpuif_node_host h;
-	CUresult rc;
+	CUresult rc = node_get(hNode, CU_GRAPH_NODE_TYPE_HOST, p, &h,
+			       sizeof(h));
 
-	if (!p)
-		return CUDA_ERROR_INVALID_VALUE;
-	rc = node_get(hNode, CU_GRAPH_NODE_TYPE_HOST, &h, sizeof(h));
 	if (rc)
 		return rc;
 	return xgpulib_hostfn_of(h.fnid, &p->fn, &p->userData) ?
@@ -277,25 +288,23 @@ CUresult cuGraphHostNodeGetParams(CUgraphNode hNode, CUDA_HOST_NODE_PARAMS *p)
 CUresult cuGraphHostNodeSetParams(CUgraphNode hNode,
 				  const CUDA_HOST_NODE_PARAMS *p)
 {
-	return host_set(NULL, hNode, p);
+	return host_set(NULL, false, hNode, p);
 }
 
 CUresult cuGraphExecHostNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
 				      const CUDA_HOST_NODE_PARAMS *p)
 {
-	if (!hGraphExec)
-		return CUDA_ERROR_INVALID_VALUE;
-	return host_set(hGraphExec, hNode, p);
+	return host_set(hGraphExec, true, hNode, p);
 }
 
 /* memset nodes */
 
-static CUresult memset_set(CUgraphExec x, CUgraphNode n,
+static CUresult memset_set(CUgraphExec x, bool exec, CUgraphNode n,
 			   const CUDA_MEMSET_NODE_PARAMS *p)
 {
 	struct xgpuif_node_memset m;
 
-	if (!p || !p->width || !p->height ||
+	if (exec_missing(x, exec) || !p || !p->width || !p->height ||
 	    (p->elementSize != 1 && p->elementSize != 2 &&
 	     p->elementSize != 4))
 		return CUDA_ERROR_INVALID_VALUE;
@@ -309,27 +318,22 @@ CUresult cuGraphMemsetNodeGetParams(CUgraphNode hNode,
 				    CUDA_MEMSET_NODE_PARAMS *p)
 {
 	struct xgpuif_node_memset m;
-	CUresult rc;
+	CUresult rc = node_get(hNode, CU_GRAPH_NODE_TYPE_MEMSET, p, &m,
+			       sizeof(m));
 
-	if (!p)
-		return CUDA_ERROR_INVALID_VALUE;
-	rc = node_get(hNode, CU_GRAPH_NODE_TYPE_MEMSET, &m, sizeof(m));
 	if (rc)
 		return rc;
-	memset(p, 0, sizeof(*p));
-	p->dst = m.dst;
-	p->pitch = m.pitch;
-	p->value = m.value;
-	p->elementSize = m.elem_size;
-	p->width = m.width;
-	p->height = m.height;
+	*p = (CUDA_MEMSET_NODE_PARAMS){ .dst = m.dst, .pitch = m.pitch,
+					.value = m.value,
+					.elementSize = m.elem_size,
+					.width = m.width, .height = m.height };
 	return CUDA_SUCCESS;
 }
 
 CUresult cuGraphMemsetNodeSetParams(CUgraphNode hNode,
 				    const CUDA_MEMSET_NODE_PARAMS *p)
 {
-	return memset_set(NULL, hNode, p);
+	return memset_set(NULL, false, hNode, p);
 }
 
 CUresult cuGraphExecMemsetNodeSetParams(CUgraphExec hGraphExec,
@@ -338,18 +342,17 @@ CUresult cuGraphExecMemsetNodeSetParams(CUgraphExec hGraphExec,
 					CUcontext ctx)
 {
 	(void)ctx;
-	if (!hGraphExec)
-		return CUDA_ERROR_INVALID_VALUE;
-	return memset_set(hGraphExec, hNode, p);
+	return memset_set(hGraphExec, true, hNode, p);
 }
 
 /* memcpy nodes */
 
-static CUresult memcpy_set(CUgraphExec x, CUgraphNode n,
+static CUresult memcpy_set(CUgraphExec x, bool exec, CUgraphNode n,
 			   const CUDA_MEMCPY3D *p)
 {
 	struct xgpuif_node_copy c;
-	CUresult rc = xgpulib_node_copy_wire(p, &c);
+	CUresult rc = exec_missing(x, exec) ? CUDA_ERROR_INVALID_VALUE :
+		      xgpulib_node_copy_wire(p, &c);
 
 	return rc ? rc : node_set(x, n, CU_GRAPH_NODE_TYPE_MEMCPY, &c,
 				  sizeof(c));
@@ -358,11 +361,9 @@ static CUresult memcpy_set(CUgraphExec x, CUgraphNode n,
 CUresult cuGraphMemcpyNodeGetParams(CUgraphNode hNode, CUDA_MEMCPY3D *p)
 {
 	struct xgpuif_node_copy c;
-	CUresult rc;
+	CUresult rc = node_get(hNode, CU_GRAPH_NODE_TYPE_MEMCPY, p, &c,
+			       sizeof(c));
 
-	if (!p)
-		return CUDA_ERROR_INVALID_VALUE;
-	rc = node_get(hNode, CU_GRAPH_NODE_TYPE_MEMCPY, &c, sizeof(c));
 	if (rc == CUDA_SUCCESS)
 		copy_back(&c, p);
 	return rc;
@@ -370,7 +371,7 @@ CUresult cuGraphMemcpyNodeGetParams(CUgraphNode hNode, CUDA_MEMCPY3D *p)
 
 CUresult cuGraphMemcpyNodeSetParams(CUgraphNode hNode, const CUDA_MEMCPY3D *p)
 {
-	return memcpy_set(NULL, hNode, p);
+	return memcpy_set(NULL, false, hNode, p);
 }
 
 CUresult cuGraphExecMemcpyNodeSetParams(CUgraphExec hGraphExec,
@@ -378,33 +379,38 @@ CUresult cuGraphExecMemcpyNodeSetParams(CUgraphExec hGraphExec,
 					const CUDA_MEMCPY3D *p, CUcontext ctx)
 {
 	(void)ctx;
-	if (!hGraphExec)
-		return CUDA_ERROR_INVALID_VALUE;
-	return memcpy_set(hGraphExec, hNode, p);
+	return memcpy_set(hGraphExec, true, hNode, p);
 }
 
-/* event record and wait nodes */
+/* nodes whose parameter is one object: an event, a child graph */
+
+static CUresult handle_get(CUgraphNode n, int type, const void *out,
+			   uint64_t *remote)
+{
+	struct xgpuif_node_handle h = { 0 };
+	CUresult rc = node_get(n, type, out, &h, sizeof(h));
+
+	*remote = h.handle;
+	return rc;
+}
 
 static CUresult event_get(CUgraphNode n, int type, CUevent *out)
 {
-	struct xgpuif_node_handle h;
-	CUresult rc;
+	uint64_t remote;
+	CUresult rc = handle_get(n, type, out, &remote);
 
-	if (!out)
-		return CUDA_ERROR_INVALID_VALUE;
-	rc = node_get(n, type, &h, sizeof(h));
 	if (rc)
 		return rc;
-	*out = event_of(h.handle);
+	*out = event_of(remote);
 	return *out ? CUDA_SUCCESS : CUDA_ERROR_UNKNOWN;
 }
 
-static CUresult handle_set(CUgraphExec x, CUgraphNode n, int type,
+static CUresult handle_set(CUgraphExec x, bool exec, CUgraphNode n, int type,
 			   uint64_t remote)
 {
 	struct xgpuif_node_handle h = { remote };
 
-	if (!remote)
+	if (exec_missing(x, exec) || !remote)
 		return CUDA_ERROR_INVALID_VALUE;
 	return node_set(x, n, (uint32_t)type, &h, sizeof(h));
 }
@@ -421,47 +427,39 @@ CUresult cuGraphEventWaitNodeGetEvent(CUgraphNode hNode, CUevent *event_out)
 
 CUresult cuGraphEventRecordNodeSetEvent(CUgraphNode hNode, CUevent event)
 {
-	return handle_set(NULL, hNode, CU_GRAPH_NODE_TYPE_EVENT_RECORD,
+	return handle_set(NULL, false, hNode, CU_GRAPH_NODE_TYPE_EVENT_RECORD,
 			  event_remote(event));
 }
 
 CUresult cuGraphEventWaitNodeSetEvent(CUgraphNode hNode, CUevent event)
 {
-	return handle_set(NULL, hNode, CU_GRAPH_NODE_TYPE_WAIT_EVENT,
+	return handle_set(NULL, false, hNode, CU_GRAPH_NODE_TYPE_WAIT_EVENT,
 			  event_remote(event));
 }
 
 CUresult cuGraphExecEventRecordNodeSetEvent(CUgraphExec hGraphExec,
 					    CUgraphNode hNode, CUevent event)
 {
-	if (!hGraphExec)
-		return CUDA_ERROR_INVALID_VALUE;
-	return handle_set(hGraphExec, hNode, CU_GRAPH_NODE_TYPE_EVENT_RECORD,
-			  event_remote(event));
+	return handle_set(hGraphExec, true, hNode,
+			  CU_GRAPH_NODE_TYPE_EVENT_RECORD, event_remote(event));
 }
 
 CUresult cuGraphExecEventWaitNodeSetEvent(CUgraphExec hGraphExec,
 					  CUgraphNode hNode, CUevent event)
 {
-	if (!hGraphExec)
-		return CUDA_ERROR_INVALID_VALUE;
-	return handle_set(hGraphExec, hNode, CU_GRAPH_NODE_TYPE_WAIT_EVENT,
-			  event_remote(event));
+	return handle_set(hGraphExec, true, hNode,
+			  CU_GRAPH_NODE_TYPE_WAIT_EVENT, event_remote(event));
 }
-
-/* child graph nodes */
 
 CUresult cuGraphChildGraphNodeGetGraph(CUgraphNode hNode, CUgraph *phGraph)
 {
-	struct xgpuif_node_handle h;
-	CUresult rc;
+	uint64_t remote;
+	CUresult rc = handle_get(hNode, CU_GRAPH_NODE_TYPE_GRAPH, phGraph,
+				 &remote);
 
-	if (!phGraph)
-		return CUDA_ERROR_INVALID_VALUE;
-	rc = node_get(hNode, CU_GRAPH_NODE_TYPE_GRAPH, &h, sizeof(h));
 	if (rc)
 		return rc;
-	*phGraph = (CUgraph)robj_for(RK_GRAPH, h.handle, NULL);
+	*phGraph = (CUgraph)robj_for(RK_GRAPH, remote, NULL);
 	return *phGraph ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
@@ -469,9 +467,7 @@ CUresult cuGraphExecChildGraphNodeSetParams(CUgraphExec hGraphExec,
 					    CUgraphNode hNode,
 					    CUgraph childGraph)
 {
-	if (!hGraphExec)
-		return CUDA_ERROR_INVALID_VALUE;
-	return handle_set(hGraphExec, hNode, CU_GRAPH_NODE_TYPE_GRAPH,
+	return handle_set(hGraphExec, true, hNode, CU_GRAPH_NODE_TYPE_GRAPH,
 			  robj_remote(childGraph, RK_GRAPH));
 }
 
@@ -481,30 +477,26 @@ CUresult cuGraphMemAllocNodeGetParams(CUgraphNode hNode,
 				      CUDA_MEM_ALLOC_NODE_PARAMS *p)
 {
 	struct xgpuif_node_mem m;
-	CUresult rc;
+	CUresult rc = node_get(hNode, CU_GRAPH_NODE_TYPE_MEM_ALLOC, p, &m,
+			       sizeof(m));
 
-	if (!p)
-		return CUDA_ERROR_INVALID_VALUE;
-	rc = node_get(hNode, CU_GRAPH_NODE_TYPE_MEM_ALLOC, &m, sizeof(m));
 	if (rc)
 		return rc;
-	memset(p, 0, sizeof(*p));
-	p->poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
-	p->poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-	p->poolProps.location.id = m.loc_id;
-	p->bytesize = m.size;
-	p->dptr = m.dptr;
+	*p = (CUDA_MEM_ALLOC_NODE_PARAMS){
+		.poolProps = { .allocType = CU_MEM_ALLOCATION_TYPE_PINNED,
+			       .location = { CU_MEM_LOCATION_TYPE_DEVICE,
+					     m.loc_id } },
+		.bytesize = m.size, .dptr = m.dptr
+	};
 	return CUDA_SUCCESS;
 }
 
 CUresult cuGraphMemFreeNodeGetParams(CUgraphNode hNode, CUdeviceptr *dptr_out)
 {
 	struct xgpuif_dptr_args d;
-	CUresult rc;
+	CUresult rc = node_get(hNode, CU_GRAPH_NODE_TYPE_MEM_FREE, dptr_out,
+			       &d, sizeof(d));
 
-	if (!dptr_out)
-		return CUDA_ERROR_INVALID_VALUE;
-	rc = node_get(hNode, CU_GRAPH_NODE_TYPE_MEM_FREE, &d, sizeof(d));
 	if (rc == CUDA_SUCCESS)
 		*dptr_out = d.dptr;
 	return rc;
@@ -585,32 +577,21 @@ CUresult cuGraphKernelNodeGetParams(CUgraphNode hNode,
 	if (!p)
 		return CUDA_ERROR_INVALID_VALUE;
 	rc = cuGraphKernelNodeGetParams_v2(hNode, &k);
-	if (rc)
-		return rc;
-	memset(p, 0, sizeof(*p));
-	p->func = k.func;
-	p->gridDimX = k.gridDimX;
-	p->gridDimY = k.gridDimY;
-	p->gridDimZ = k.gridDimZ;
-	p->blockDimX = k.blockDimX;
-	p->blockDimY = k.blockDimY;
-	p->blockDimZ = k.blockDimZ;
-	p->sharedMemBytes = k.sharedMemBytes;
-	p->kernelParams = k.kernelParams;
-	p->extra = k.extra;
-	return CUDA_SUCCESS;
+	if (rc == CUDA_SUCCESS)
+		memcpy(p, &k, sizeof(*p));	/* its first fields */
+	return rc;
 }
 
 /* batch memory operation nodes */
 
-static CUresult memop_set(CUgraphExec x, CUgraphNode n,
+static CUresult memop_set(CUgraphExec x, bool exec, CUgraphNode n,
 			  const CUDA_BATCH_MEM_OP_NODE_PARAMS *p)
 {
 	struct xgpuif_node_memop m;
 	uint8_t *buf;
 	CUresult rc;
 
-	if (!p || !p->count || !p->paramArray)
+	if (exec_missing(x, exec) || !p || !p->count || !p->paramArray)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (p->count > XGPUIF_MAX_MEMOPS)
 		return CUDA_ERROR_NOT_SUPPORTED;
@@ -658,68 +639,54 @@ CUresult cuGraphBatchMemOpNodeGetParams(CUgraphNode hNode,
 CUresult cuGraphBatchMemOpNodeSetParams(CUgraphNode hNode,
 					const CUDA_BATCH_MEM_OP_NODE_PARAMS *p)
 {
-	return memop_set(NULL, hNode, p);
+	return memop_set(NULL, false, hNode, p);
 }
 
 CUresult cuGraphExecBatchMemOpNodeSetParams(
 	CUgraphExec hGraphExec, CUgraphNode hNode,
 	const CUDA_BATCH_MEM_OP_NODE_PARAMS *p)
 {
-	if (!hGraphExec)
-		return CUDA_ERROR_INVALID_VALUE;
-	return memop_set(hGraphExec, hNode, p);
+	return memop_set(hGraphExec, true, hNode, p);
 }
 
 /* ---- generic node parameters (CUDA 12.2 on) as the older structs --------- */
 
+/*
+ * Each older struct is the first fields of the newer one, in the same
+ * order: the conversions are copies of those.
+ */
+#define PREFIX_OF(old, new, last)					\
+	_Static_assert(offsetof(old, last) == offsetof(new, last) &&	\
+		       sizeof(old) <= sizeof(new), #old " leads " #new)
+PREFIX_OF(CUDA_KERNEL_NODE_PARAMS, CUDA_KERNEL_NODE_PARAMS_v3, ctx);
+PREFIX_OF(CUDA_KERNEL_NODE_PARAMS_v1, CUDA_KERNEL_NODE_PARAMS, extra);
+PREFIX_OF(CUDA_MEMSET_NODE_PARAMS, CUDA_MEMSET_NODE_PARAMS_v2, height);
+PREFIX_OF(CUDA_BATCH_MEM_OP_NODE_PARAMS, CUDA_BATCH_MEM_OP_NODE_PARAMS_v2,
+	  flags);
+
 void xgpulib_node_kernel_of(const CUgraphNodeParams *p,
 			    CUDA_KERNEL_NODE_PARAMS *k)
 {
-	*k = (CUDA_KERNEL_NODE_PARAMS){
-		.func = p->kernel.func,
-		.gridDimX = p->kernel.gridDimX,
-		.gridDimY = p->kernel.gridDimY,
-		.gridDimZ = p->kernel.gridDimZ,
-		.blockDimX = p->kernel.blockDimX,
-		.blockDimY = p->kernel.blockDimY,
-		.blockDimZ = p->kernel.blockDimZ,
-		.sharedMemBytes = p->kernel.sharedMemBytes,
-		.kernelParams = p->kernel.kernelParams,
-		.extra = p->kernel.extra,
-		.kern = p->kernel.kern,
-		.ctx = p->kernel.ctx,
-	};
+	memcpy(k, &p->kernel, sizeof(*k));
 }
 
 void xgpulib_node_memset_of(const CUgraphNodeParams *p,
 			    CUDA_MEMSET_NODE_PARAMS *m)
 {
-	*m = (CUDA_MEMSET_NODE_PARAMS){
-		.dst = p->memset.dst,
-		.pitch = p->memset.pitch,
-		.value = p->memset.value,
-		.elementSize = p->memset.elementSize,
-		.width = p->memset.width,
-		.height = p->memset.height,
-	};
+	memcpy(m, &p->memset, sizeof(*m));
 }
 
 void xgpulib_node_memop_of(const CUgraphNodeParams *p,
 			   CUDA_BATCH_MEM_OP_NODE_PARAMS *b)
 {
-	*b = (CUDA_BATCH_MEM_OP_NODE_PARAMS){
-		.ctx = p->memOp.ctx,
-		.count = p->memOp.count,
-		.paramArray = p->memOp.paramArray,
-		.flags = p->memOp.flags,
-	};
+	memcpy(b, &p->memOp, sizeof(*b));
 }
 
 /* the generic setters (CUDA 12.2 on) for the node kinds served */
-static CUresult generic_set(CUgraphExec x, CUgraphNode n,
+static CUresult generic_set(CUgraphExec x, bool exec, CUgraphNode n,
 			    CUgraphNodeParams *p)
 {
-	if (!p)
+	if (exec_missing(x, exec) || !p)
 		return CUDA_ERROR_INVALID_VALUE;
 	switch (p->type) {
 	case CU_GRAPH_NODE_TYPE_KERNEL: {
@@ -735,32 +702,32 @@ static CUresult generic_set(CUgraphExec x, CUgraphNode n,
 
 		xgpulib_node_memset_of(p, &m);
 
-		return memset_set(x, n, &m);
+		return memset_set(x, exec, n, &m);
 	}
 	case CU_GRAPH_NODE_TYPE_MEMCPY:
 		if (p->memcpy.flags)
 			return CUDA_ERROR_INVALID_VALUE;
-		return memcpy_set(x, n, &p->memcpy.copyParams);
+		return memcpy_set(x, exec, n, &p->memcpy.copyParams);
 	case CU_GRAPH_NODE_TYPE_HOST: {
 		CUDA_HOST_NODE_PARAMS h = { p->host.fn, p->host.userData };
 
-		return host_set(x, n, &h);
+		return host_set(x, exec, n, &h);
 	}
 	case CU_GRAPH_NODE_TYPE_GRAPH:
-		return handle_set(x, n, CU_GRAPH_NODE_TYPE_GRAPH,
+		return handle_set(x, exec, n, CU_GRAPH_NODE_TYPE_GRAPH,
 				  robj_remote(p->graph.graph, RK_GRAPH));
 	case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP: {
 		CUDA_BATCH_MEM_OP_NODE_PARAMS b;
 
 		xgpulib_node_memop_of(p, &b);
 
-		return memop_set(x, n, &b);
+		return memop_set(x, exec, n, &b);
 	}
 	case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
-		return handle_set(x, n, CU_GRAPH_NODE_TYPE_EVENT_RECORD,
+		return handle_set(x, exec, n, CU_GRAPH_NODE_TYPE_EVENT_RECORD,
 				  event_remote(p->eventRecord.event));
 	case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
-		return handle_set(x, n, CU_GRAPH_NODE_TYPE_WAIT_EVENT,
+		return handle_set(x, exec, n, CU_GRAPH_NODE_TYPE_WAIT_EVENT,
 				  event_remote(p->eventWait.event));
 	default:
 		xgpulib_dbg("graph node set-params: node type %d is not "
@@ -771,471 +738,11 @@ static CUresult generic_set(CUgraphExec x, CUgraphNode n,
 
 CUresult cuGraphNodeSetParams(CUgraphNode hNode, CUgraphNodeParams *nodeParams)
 {
-	return generic_set(NULL, hNode, nodeParams);
+	return generic_set(NULL, false, hNode, nodeParams);
 }
 
 CUresult cuGraphExecNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
 				  CUgraphNodeParams *nodeParams)
 {
-	if (!hGraphExec)
-		return CUDA_ERROR_INVALID_VALUE;
-	return generic_set(hGraphExec, hNode, nodeParams);
-}
-
-/* ---- edges ----------------------------------------------------------------- */
-
-/* edges each reply holds */
-#define MAX_EDGES ((XGPUIF_MAX_PAYLOAD - 64) / sizeof(struct xgpuif_edge))
-
-/*
- * which 0: n's dependencies (into a), 1: its dependents (into a), 2: g's
- * edges (from into a, to into b); count in/out as the driver's calls.
- */
-static CUresult edges(CUgraph g, CUgraphNode n, int which, CUgraphNode *a,
-		      CUgraphNode *b, CUgraphEdgeData *ed, size_t *count)
-{
-	struct xgpuif_edges_args q = { 0, 0, (uint32_t)which, 0 };
-	struct xgpuif_edges_reply r = { 0 };
-	struct xgpuif_edge *buf;
-	struct robj *go;
-	uint32_t got = 0;
-	size_t k;
-	CUresult rc;
-
-	if (!count || (which == 2 && (!a) != (!b)))
-		return CUDA_ERROR_INVALID_VALUE;
-	if (which == 2) {
-		q.graph = robj_remote(g, RK_GRAPH);
-		go = (struct robj *)g;
-		if (!q.graph)
-			return CUDA_ERROR_INVALID_VALUE;
-	} else {
-		q.node = robj_remote(n, RK_NODE);
-		if (!q.node)
-			return CUDA_ERROR_INVALID_VALUE;
-		go = robj_graph_of(n);
-	}
-	if (a)
-		q.max = (uint32_t)(*count < MAX_EDGES ? *count : MAX_EDGES);
-	buf = calloc(q.max ? q.max : 1, sizeof(*buf));
-	if (!buf)
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	rc = xgpulib_call_GRAPH_NODE_EDGES(&q, &r, buf,
-					   q.max * (uint32_t)sizeof(*buf),
-					   &got);
-	k = got / sizeof(*buf);
-	if (rc == CUDA_SUCCESS && a && k < *count && k < r.total) {
-		xgpulib_dbg("graph edges: %zu of %llu fit one reply", k,
-			    (unsigned long long)r.total);
-		rc = CUDA_ERROR_NOT_SUPPORTED;
-	}
-	for (size_t i = 0; rc == CUDA_SUCCESS && a && i < k; i++) {
-		uint64_t ha = which == 1 ? buf[i].to : buf[i].from;
-
-		a[i] = (CUgraphNode)robj_for(RK_NODE, ha, go);
-		if (b)
-			b[i] = (CUgraphNode)robj_for(RK_NODE, buf[i].to, go);
-		if (!a[i] || (b && !b[i]))
-			rc = CUDA_ERROR_OUT_OF_MEMORY;
-		if (ed)
-			memcpy(&ed[i], buf[i].data, sizeof(ed[i]));
-	}
-	/* the driver's own rule: without edge data, only default edges */
-	for (size_t i = 0; rc == CUDA_SUCCESS && a && !ed && i < k; i++) {
-		static const uint8_t zero[8];
-
-		if (memcmp(buf[i].data, zero, sizeof(zero)))
-			rc = CUDA_ERROR_LOSSY_QUERY;
-	}
-	if (rc == CUDA_SUCCESS) {
-		if (!a)
-			*count = r.total;
-		else if (k < *count)
-			*count = k;
-	}
-	free(buf);
-	return rc;
-}
-
-CUresult cuGraphGetEdges_v2(CUgraph hGraph, CUgraphNode *from, CUgraphNode *to,
-			    CUgraphEdgeData *edgeData, size_t *numEdges)
-{
-	return edges(hGraph, NULL, 2, from, to, edgeData, numEdges);
-}
-
-CUresult cuGraphNodeGetDependencies_v2(CUgraphNode hNode,
-				       CUgraphNode *dependencies,
-				       CUgraphEdgeData *edgeData,
-				       size_t *numDependencies)
-{
-	return edges(NULL, hNode, 0, dependencies, NULL, edgeData,
-		     numDependencies);
-}
-
-CUresult cuGraphNodeGetDependentNodes_v2(CUgraphNode hNode,
-					 CUgraphNode *dependentNodes,
-					 CUgraphEdgeData *edgeData,
-					 size_t *numDependentNodes)
-{
-	return edges(NULL, hNode, 1, dependentNodes, NULL, edgeData,
-		     numDependentNodes);
-}
-
-/* the CUDA 10 forms, without edge data */
-#undef cuGraphGetEdges
-#undef cuGraphNodeGetDependencies
-#undef cuGraphNodeGetDependentNodes
-#undef cuGraphRemoveDependencies
-XGPULIB_EXPORT CUresult cuGraphGetEdges(CUgraph hGraph, CUgraphNode *from,
-					CUgraphNode *to, size_t *numEdges);
-XGPULIB_EXPORT CUresult cuGraphNodeGetDependencies(CUgraphNode hNode,
-						   CUgraphNode *dependencies,
-						   size_t *numDependencies);
-XGPULIB_EXPORT CUresult cuGraphNodeGetDependentNodes(CUgraphNode hNode,
-						     CUgraphNode *dependentNodes,
-						     size_t *numDependentNodes);
-XGPULIB_EXPORT CUresult cuGraphRemoveDependencies(CUgraph hGraph,
-						  const CUgraphNode *from,
-						  const CUgraphNode *to,
-						  size_t numDependencies);
-
-CUresult cuGraphGetEdges(CUgraph hGraph, CUgraphNode *from, CUgraphNode *to,
-			 size_t *numEdges)
-{
-	return cuGraphGetEdges_v2(hGraph, from, to, NULL, numEdges);
-}
-
-CUresult cuGraphNodeGetDependencies(CUgraphNode hNode,
-				    CUgraphNode *dependencies,
-				    size_t *numDependencies)
-{
-	return cuGraphNodeGetDependencies_v2(hNode, dependencies, NULL,
-					     numDependencies);
-}
-
-CUresult cuGraphNodeGetDependentNodes(CUgraphNode hNode,
-				      CUgraphNode *dependentNodes,
-				      size_t *numDependentNodes)
-{
-	return cuGraphNodeGetDependentNodes_v2(hNode, dependentNodes, NULL,
-					       numDependentNodes);
-}
-
-/*
- * Edges added (remove 0) or removed (remove 1): the pairs go as the call's
- * tail, (from, to) as remote node handles; edge data only in its default.
- */
-CUresult xgpulib_graph_deps(CUgraph hGraph, const CUgraphNode *from,
-			    const CUgraphNode *to,
-			    const CUgraphEdgeData *edgeData,
-			    size_t numDependencies, int remove)
-{
-	struct xgpuif_graph_deps_args a = { robj_remote(hGraph, RK_GRAPH),
-					    (uint32_t)numDependencies, 0 };
-	uint64_t pairs[2 * XGPUIF_MAX_CAPTURE_DEPS];
-	struct xgpuif_iov tail;
-
-	if (!a.graph || !numDependencies || !from || !to)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (numDependencies > XGPUIF_MAX_CAPTURE_DEPS)
-		return CUDA_ERROR_NOT_SUPPORTED;
-	for (size_t i = 0; i < numDependencies; i++) {
-		if (edgeData && (edgeData[i].from_port ||
-				 edgeData[i].to_port || edgeData[i].type))
-			return CUDA_ERROR_NOT_SUPPORTED;
-		pairs[2 * i] = robj_remote(from[i], RK_NODE);
-		pairs[2 * i + 1] = robj_remote(to[i], RK_NODE);
-		if (!pairs[2 * i] || !pairs[2 * i + 1])
-			return CUDA_ERROR_INVALID_VALUE;
-	}
-	tail = (struct xgpuif_iov){ pairs,
-				    (uint32_t)(numDependencies * 16) };
-	if (remove)
-		return xgpulib_call_GRAPH_REMOVE_DEPS(&a, &tail, 1);
-	return xgpulib_call_GRAPH_ADD_DEPS(&a, &tail, 1);
-}
-
-CUresult cuGraphRemoveDependencies_v2(CUgraph hGraph, const CUgraphNode *from,
-				      const CUgraphNode *to,
-				      const CUgraphEdgeData *edgeData,
-				      size_t numDependencies)
-{
-	return xgpulib_graph_deps(hGraph, from, to, edgeData, numDependencies,
-				  1);
-}
-
-CUresult cuGraphRemoveDependencies(CUgraph hGraph, const CUgraphNode *from,
-				   const CUgraphNode *to,
-				   size_t numDependencies)
-{
-	return cuGraphRemoveDependencies_v2(hGraph, from, to, NULL,
-					    numDependencies);
-}
-
-/* ---- nodes, clones, executable graphs -------------------------------------- */
-
-CUresult cuGraphDestroyNode(CUgraphNode hNode)
-{
-	struct xgpuif_handle_args a = { robj_remote(hNode, RK_NODE) };
-	CUresult rc;
-
-	if (!a.handle)
-		return CUDA_ERROR_INVALID_VALUE;
-	rc = xgpulib_call_GRAPH_DESTROY_NODE(&a);
-	if (rc == CUDA_SUCCESS)
-		robj_forget((struct robj *)hNode);
-	return rc;
-}
-
-static CUresult enabled(CUgraphExec x, CUgraphNode n, uint32_t set,
-			unsigned int value, unsigned int *out)
-{
-	struct xgpuif_enabled_args a = { robj_remote(x, RK_EXEC),
-					 robj_remote(n, RK_NODE), set,
-					 value };
-	struct xgpuif_u64_reply r = { 0 };
-	CUresult rc;
-
-	if (!a.exec || !a.node || (!set && !out))
-		return CUDA_ERROR_INVALID_VALUE;
-	rc = xgpulib_call_GRAPH_NODE_ENABLED(&a, &r);
-	if (rc == CUDA_SUCCESS && out)
-		*out = (unsigned int)r.value;
-	return rc;
-}
-
-CUresult cuGraphNodeSetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode,
-			       unsigned int isEnabled)
-{
-	return enabled(hGraphExec, hNode, 1, isEnabled, NULL);
-}
-
-CUresult cuGraphNodeGetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode,
-			       unsigned int *isEnabled)
-{
-	return enabled(hGraphExec, hNode, 0, 0, isEnabled);
-}
-
-CUresult cuGraphNodeFindInClone(CUgraphNode *phNode, CUgraphNode hOriginalNode,
-				CUgraph hClonedGraph)
-{
-	struct xgpuif_find_clone_args a = {
-		robj_remote(hOriginalNode, RK_NODE),
-		robj_remote(hClonedGraph, RK_GRAPH)
-	};
-	struct xgpuif_node_reply r = { 0, 0 };
-	CUresult rc;
-
-	if (!phNode || !a.node || !a.clone)
-		return CUDA_ERROR_INVALID_VALUE;
-	rc = xgpulib_call_GRAPH_FIND_IN_CLONE(&a, &r);
-	if (rc)
-		return rc;
-	*phNode = (CUgraphNode)robj_for(RK_NODE, r.node,
-					(struct robj *)hClonedGraph);
-	return *phNode ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
-}
-
-CUresult cuGraphExecGetFlags(CUgraphExec hGraphExec, cuuint64_t *flags)
-{
-	struct xgpuif_handle_args a = { robj_remote(hGraphExec, RK_EXEC) };
-	struct xgpuif_u64_reply r = { 0 };
-	CUresult rc;
-
-	if (!a.handle || !flags)
-		return CUDA_ERROR_INVALID_VALUE;
-	rc = xgpulib_call_GEXEC_FLAGS(&a, &r);
-	if (rc == CUDA_SUCCESS)
-		*flags = r.value;
-	return rc;
-}
-
-/* ---- the dot file: the worker's text, written here at the guest's path --- */
-
-CUresult cuGraphDebugDotPrint(CUgraph hGraph, const char *path,
-			      unsigned int flags)
-{
-	struct xgpuif_dot_args a = { robj_remote(hGraph, RK_GRAPH), flags, 0,
-				     0 };
-	const uint32_t cap = XGPUIF_MAX_PAYLOAD - 64;
-	struct xgpuif_dot_reply r = { 0 };
-	uint8_t *buf;
-	CUresult rc = CUDA_SUCCESS;
-	FILE *f;
-
-	if (!a.graph || !path)
-		return CUDA_ERROR_INVALID_VALUE;
-	buf = malloc(cap);
-	if (!buf)
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	f = fopen(path, "w");
-	if (!f) {
-		free(buf);
-		return CUDA_ERROR_OPERATING_SYSTEM;
-	}
-	do {
-		uint32_t got = 0;
-
-		rc = xgpulib_call_GRAPH_DOT(&a, &r, buf, cap, &got);
-		if (rc == CUDA_SUCCESS && got > r.total - a.offset)
-			rc = CUDA_ERROR_UNKNOWN;
-		if (rc == CUDA_SUCCESS && got &&
-		    fwrite(buf, 1, got, f) != got)
-			rc = CUDA_ERROR_OPERATING_SYSTEM;
-		if (rc == CUDA_SUCCESS && !got && a.offset < r.total)
-			rc = CUDA_ERROR_UNKNOWN;
-		a.offset += got;
-	} while (rc == CUDA_SUCCESS && a.offset < r.total);
-	if (fclose(f) && rc == CUDA_SUCCESS)
-		rc = CUDA_ERROR_OPERATING_SYSTEM;
-	free(buf);
-	return rc;
-}
-
-/* ---- the device's graph memory ------------------------------------------- */
-
-static CUresult graph_mem(CUdevice dev, uint32_t op, CUgraphMem_attribute attr,
-			  void *value)
-{
-	struct xgpuif_graph_mem_args a = { (int32_t)dev, op, (uint32_t)attr,
-					   0, 0 };
-	struct xgpuif_u64_reply r = { 0 };
-	CUresult rc;
-
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (op < 2 && !value)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (op == 1)
-		memcpy(&a.value, value, sizeof(a.value));
-	rc = xgpulib_call_GRAPH_MEM_ATTR(&a, &r);
-	if (rc == CUDA_SUCCESS && op == 0)
-		memcpy(value, &r.value, sizeof(r.value));
-	return rc;
-}
-
-CUresult cuDeviceGetGraphMemAttribute(CUdevice device,
-				      CUgraphMem_attribute attr, void *value)
-{
-	return graph_mem(device, 0, attr, value);
-}
-
-CUresult cuDeviceSetGraphMemAttribute(CUdevice device,
-				      CUgraphMem_attribute attr, void *value)
-{
-	return graph_mem(device, 1, attr, value);
-}
-
-CUresult cuDeviceGraphMemTrim(CUdevice device)
-{
-	return graph_mem(device, 2, CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT, NULL);
-}
-
-/* ---- user objects ---------------------------------------------------------- */
-
-CUresult cuUserObjectCreate(CUuserObject *object_out, void *ptr,
-			    CUhostFn destroy, unsigned int initialRefcount,
-			    unsigned int flags)
-{
-	struct xgpuif_uobj_create_args a = { 0, initialRefcount, flags };
-	struct xgpuif_uobj_reply r = { 0 };
-	CUresult rc;
-
-	if (!object_out || !destroy || !initialRefcount ||
-	    (flags & ~(unsigned int)CU_USER_OBJECT_NO_DESTRUCTOR_SYNC))
-		return CUDA_ERROR_INVALID_VALUE;
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	a.fnid = xgpulib_hostfn_id(destroy, ptr);
-	if (!a.fnid)
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	rc = xgpulib_call_USEROBJ_CREATE(&a, &r);
-	if (rc)
-		return rc;
-	*object_out = (CUuserObject)robj_for(RK_UOBJ, r.handle, NULL);
-	return *object_out ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
-}
-
-static CUresult uobj_ref(CUuserObject o, CUgraph g, uint32_t op,
-			 unsigned int count, unsigned int flags)
-{
-	struct xgpuif_uobj_ref_args a = { robj_remote(o, RK_UOBJ), 0, op,
-					  count, flags, 0 };
-
-	if (!a.handle || !count)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (op >= XGPUIF_UOBJ_GRAPH_RETAIN) {
-		a.graph = robj_remote(g, RK_GRAPH);
-		if (!a.graph)
-			return CUDA_ERROR_INVALID_VALUE;
-	}
-	return xgpulib_call_USEROBJ_REF(&a);
-}
-
-CUresult cuUserObjectRetain(CUuserObject object, unsigned int count)
-{
-	return uobj_ref(object, NULL, XGPUIF_UOBJ_RETAIN, count, 0);
-}
-
-CUresult cuUserObjectRelease(CUuserObject object, unsigned int count)
-{
-	return uobj_ref(object, NULL, XGPUIF_UOBJ_RELEASE, count, 0);
-}
-
-CUresult cuGraphRetainUserObject(CUgraph graph, CUuserObject object,
-				 unsigned int count, unsigned int flags)
-{
-	return uobj_ref(object, graph, XGPUIF_UOBJ_GRAPH_RETAIN, count, flags);
-}
-
-CUresult cuGraphReleaseUserObject(CUgraph graph, CUuserObject object,
-				  unsigned int count)
-{
-	return uobj_ref(object, graph, XGPUIF_UOBJ_GRAPH_RELEASE, count, 0);
-}
-
-/* ---- kernel node attributes ------------------------------------------------ */
-
-static CUresult kernel_attr(CUgraphNode n, CUgraphNode src, uint32_t op,
-			    CUkernelNodeAttrID id, CUkernelNodeAttrValue *v)
-{
-	struct xgpuif_kernel_attr_args a = { robj_remote(n, RK_NODE), 0, op,
-					     (uint32_t)id, { 0 } };
-	struct xgpuif_kernel_attr_reply r;
-	CUresult rc;
-
-	if (!a.node || (op < 2 && !v))
-		return CUDA_ERROR_INVALID_VALUE;
-	if (op == 2) {
-		a.src = robj_remote(src, RK_NODE);
-		if (!a.src)
-			return CUDA_ERROR_INVALID_VALUE;
-	}
-	if (op == 1)
-		memcpy(a.value, v, sizeof(a.value));
-	memset(&r, 0, sizeof(r));
-	rc = xgpulib_call_GRAPH_KERNEL_ATTR(&a, &r);
-	if (rc == CUDA_SUCCESS && op == 0)
-		memcpy(v, r.value, sizeof(r.value));
-	return rc;
-}
-
-CUresult cuGraphKernelNodeGetAttribute(CUgraphNode hNode,
-				       CUkernelNodeAttrID attr,
-				       CUkernelNodeAttrValue *value_out)
-{
-	return kernel_attr(hNode, NULL, 0, attr, value_out);
-}
-
-CUresult cuGraphKernelNodeSetAttribute(CUgraphNode hNode,
-				       CUkernelNodeAttrID attr,
-				       const CUkernelNodeAttrValue *value)
-{
-	return kernel_attr(hNode, NULL, 1, attr,
-			   (CUkernelNodeAttrValue *)(uintptr_t)value);
-}
-
-CUresult cuGraphKernelNodeCopyAttributes(CUgraphNode dst, CUgraphNode src)
-{
-	return kernel_attr(dst, src, 2, (CUkernelNodeAttrID)0, NULL);
+	return generic_set(hGraphExec, true, hNode, nodeParams);
 }

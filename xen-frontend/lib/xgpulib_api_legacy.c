@@ -99,7 +99,11 @@ static CUresult legacy_arg(CUfunction hfunc, const struct xgpulib_func **f)
 
 /* ---- the state ------------------------------------------------------------ */
 
-CUresult cuFuncSetBlockShape(CUfunction hfunc, int x, int y, int z)
+enum leg_field { LEG_BLOCK, LEG_SHMEM, LEG_SIZE };
+
+/* a field of f's state set to v (three values for the block), when valid */
+static CUresult leg_set(CUfunction hfunc, bool valid, enum leg_field what,
+			const unsigned int *v)
 {
 	const struct xgpulib_func *f;
 	struct legacy *l;
@@ -107,51 +111,37 @@ CUresult cuFuncSetBlockShape(CUfunction hfunc, int x, int y, int z)
 
 	if (rc)
 		return rc;
-	if (x <= 0 || y <= 0 || z <= 0)
+	if (!valid)
 		return CUDA_ERROR_INVALID_VALUE;
 	pthread_mutex_lock(&leg_mu);
 	l = leg_get(f, true);
-	if (l) {
-		l->block[0] = (unsigned int)x;
-		l->block[1] = (unsigned int)y;
-		l->block[2] = (unsigned int)z;
-	}
+	if (l && what == LEG_BLOCK)
+		memcpy(l->block, v, sizeof(l->block));
+	else if (l && what == LEG_SHMEM)
+		l->shmem = v[0];
+	else if (l)
+		l->size = v[0];
 	pthread_mutex_unlock(&leg_mu);
 	return l ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+CUresult cuFuncSetBlockShape(CUfunction hfunc, int x, int y, int z)
+{
+	const unsigned int v[3] = { (unsigned int)x, (unsigned int)y,
+				    (unsigned int)z };
+
+	return leg_set(hfunc, x > 0 && y > 0 && z > 0, LEG_BLOCK, v);
 }
 
 CUresult cuFuncSetSharedSize(CUfunction hfunc, unsigned int bytes)
 {
-	const struct xgpulib_func *f;
-	struct legacy *l;
-	CUresult rc = legacy_arg(hfunc, &f);
-
-	if (rc)
-		return rc;
-	pthread_mutex_lock(&leg_mu);
-	l = leg_get(f, true);
-	if (l)
-		l->shmem = bytes;
-	pthread_mutex_unlock(&leg_mu);
-	return l ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+	return leg_set(hfunc, true, LEG_SHMEM, &bytes);
 }
 
 CUresult cuParamSetSize(CUfunction hfunc, unsigned int numbytes)
 {
-	const struct xgpulib_func *f;
-	struct legacy *l;
-	CUresult rc = legacy_arg(hfunc, &f);
-
-	if (rc)
-		return rc;
-	if (numbytes > LEGACY_MAX_PARAMS)
-		return CUDA_ERROR_INVALID_VALUE;
-	pthread_mutex_lock(&leg_mu);
-	l = leg_get(f, true);
-	if (l)
-		l->size = numbytes;
-	pthread_mutex_unlock(&leg_mu);
-	return l ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+	return leg_set(hfunc, numbytes <= LEGACY_MAX_PARAMS, LEG_SIZE,
+		       &numbytes);
 }
 
 /*

@@ -179,6 +179,17 @@ static CUresult clamp_priority(int *priority)
 	return CUDA_SUCCESS;
 }
 
+/* a new stream's record, and its priority clamped */
+static CUresult stream_alloc(int *priority, struct CUstream_st **s)
+{
+	CUresult rc = clamp_priority(priority);
+
+	if (rc)
+		return rc;
+	*s = calloc(1, sizeof(**s));
+	return *s ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
 /*
  * The worker's answer to the creation of stream s (freed on failure): s
  * filled in and handed to the caller in *ph.
@@ -190,11 +201,9 @@ static CUresult stream_made(struct CUstream_st *s, CUresult rc,
 	rc = obj_created(s, rc, remote > 2);
 	if (rc)
 		return rc;
-	s->flags = flags;
-	s->priority = priority;
-	s->ctx = ctx;
-	s->remote = remote;
-	s->magic = XGPULIB_STREAM_MAGIC;
+	*s = (struct CUstream_st){ .magic = XGPULIB_STREAM_MAGIC,
+				   .flags = flags, .priority = priority,
+				   .ctx = ctx, .remote = remote };
 	*ph = s;
 	return CUDA_SUCCESS;
 }
@@ -208,15 +217,11 @@ static CUresult stream_create(CUstream *ph, unsigned int flags, int priority)
 	CUresult rc;
 
 	rc = create_arg(ph, flags, CU_STREAM_NON_BLOCKING, &ctx);
-	if (rc)
-		return rc;
-	rc = clamp_priority(&priority);
+	if (rc == CUDA_SUCCESS)
+		rc = stream_alloc(&priority, &s);
 	if (rc)
 		return rc;
 	a.priority = priority;
-	s = calloc(1, sizeof(*s));
-	if (!s)
-		return CUDA_ERROR_OUT_OF_MEMORY;
 	rc = xgpulib_call_STREAM_CREATE(&a, &r);
 	return stream_made(s, rc, r.stream, flags, priority, ctx, ph);
 }
@@ -245,13 +250,10 @@ XGPULIB_EXPORT CUresult cuGreenCtxStreamCreate(CUstream *phStream,
 		return rc;
 	if (flags & ~(unsigned int)CU_STREAM_NON_BLOCKING)
 		return CUDA_ERROR_INVALID_VALUE;
-	rc = clamp_priority(&priority);
+	rc = stream_alloc(&priority, &s);
 	if (rc)
 		return rc;
 	a.priority = priority;
-	s = calloc(1, sizeof(*s));
-	if (!s)
-		return CUDA_ERROR_OUT_OF_MEMORY;
 	a.green = xgpulib_green_remote(greenCtx);
 	rc = xgpulib_call_GREENCTX_STREAM(&a, &r);
 	return stream_made(s, rc, r.stream, flags, priority, ctx, phStream);

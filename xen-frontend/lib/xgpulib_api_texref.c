@@ -175,44 +175,36 @@ CUresult cuTexRefSetAddress2D_v3(CUtexref t, const CUDA_ARRAY_DESCRIPTOR *d,
 	return set(t, &a, NULL);
 }
 
-CUresult cuTexRefSetArray(CUtexref t, CUarray arr, unsigned int flags)
+/* an array or mipmapped array (wire handle remote, 0: not one) bound */
+static CUresult set_array(const void *ref, uint32_t what, uint64_t remote,
+			  unsigned int flags)
 {
 	struct xgpuif_texref_set_args a;
 
-	memset(&a, 0, sizeof(a));
-	a.what = XGPUIF_TR_ARRAY;
-	a.array = xgpulib_array_remote(arr);
-	a.u[0] = flags;
-	if (!a.array)
+	if (!remote)
 		return CUDA_ERROR_INVALID_HANDLE;
-	return set(t, &a, NULL);
+	memset(&a, 0, sizeof(a));
+	a.what = what;
+	a.array = remote;
+	a.u[0] = flags;
+	return set(ref, &a, NULL);
+}
+
+CUresult cuTexRefSetArray(CUtexref t, CUarray arr, unsigned int flags)
+{
+	return set_array(t, XGPUIF_TR_ARRAY, xgpulib_array_remote(arr), flags);
 }
 
 CUresult cuTexRefSetMipmappedArray(CUtexref t, CUmipmappedArray m,
 				   unsigned int flags)
 {
-	struct xgpuif_texref_set_args a;
-
-	memset(&a, 0, sizeof(a));
-	a.what = XGPUIF_TR_MIPMAP;
-	a.array = xgpulib_mipmap_remote(m);
-	a.u[0] = flags;
-	if (!a.array)
-		return CUDA_ERROR_INVALID_HANDLE;
-	return set(t, &a, NULL);
+	return set_array(t, XGPUIF_TR_MIPMAP, xgpulib_mipmap_remote(m), flags);
 }
 
 CUresult cuSurfRefSetArray(CUsurfref s, CUarray arr, unsigned int flags)
 {
-	struct xgpuif_texref_set_args a;
-
-	memset(&a, 0, sizeof(a));
-	a.what = XGPUIF_TR_SURF_ARRAY;
-	a.array = xgpulib_array_remote(arr);
-	a.u[0] = flags;
-	if (!a.array)
-		return CUDA_ERROR_INVALID_HANDLE;
-	return set(s, &a, NULL);
+	return set_array(s, XGPUIF_TR_SURF_ARRAY, xgpulib_array_remote(arr),
+			 flags);
 }
 
 CUresult cuTexRefSetFormat(CUtexref t, CUarray_format f, int n)
@@ -288,24 +280,25 @@ CUresult cuTexRefGetAddress_v2(CUdeviceptr *dptr, CUtexref t)
 	return rc;
 }
 
-CUresult cuTexRefGetArray(CUarray *arr, CUtexref t)
+/* the array bound (what: XGPUIF_TR_ARRAY or XGPUIF_TR_SURF_ARRAY) */
+static CUresult get_array(const void *ref, uint32_t what, CUarray *arr)
 {
 	struct xgpuif_texref_get_reply r;
-	CUresult rc = get(t, XGPUIF_TR_ARRAY, 0, arr, &r);
+	CUresult rc = get(ref, what, 0, arr, &r);
 
 	if (rc == CUDA_SUCCESS)
 		*arr = xgpulib_array_by_remote(r.array);
 	return rc;
 }
 
+CUresult cuTexRefGetArray(CUarray *arr, CUtexref t)
+{
+	return get_array(t, XGPUIF_TR_ARRAY, arr);
+}
+
 CUresult cuSurfRefGetArray(CUarray *arr, CUsurfref s)
 {
-	struct xgpuif_texref_get_reply r;
-	CUresult rc = get(s, XGPUIF_TR_SURF_ARRAY, 0, arr, &r);
-
-	if (rc == CUDA_SUCCESS)
-		*arr = xgpulib_array_by_remote(r.array);
-	return rc;
+	return get_array(s, XGPUIF_TR_SURF_ARRAY, arr);
 }
 
 CUresult cuTexRefGetMipmappedArray(CUmipmappedArray *m, CUtexref t)
@@ -372,37 +365,38 @@ CUresult cuTexRefGetMipmapFilterMode(CUfilter_mode *m, CUtexref t)
 	return get_u(t, XGPUIF_TR_MIP_FILTER, 0, (uint32_t *)m);
 }
 
-CUresult cuTexRefGetBorderColor(float *c, CUtexref t)
+/* a property of n floats */
+static CUresult get_f(const void *ref, uint32_t what, float *f, int n)
 {
 	struct xgpuif_texref_get_reply r;
-	CUresult rc = get(t, XGPUIF_TR_BORDER, 0, c, &r);
+	CUresult rc = get(ref, what, 0, f, &r);
 
 	if (rc == CUDA_SUCCESS)
-		memcpy(c, r.f, sizeof(r.f));
+		memcpy(f, r.f, (size_t)n * sizeof(float));
 	return rc;
+}
+
+CUresult cuTexRefGetBorderColor(float *c, CUtexref t)
+{
+	return get_f(t, XGPUIF_TR_BORDER, c, 4);
 }
 
 CUresult cuTexRefGetMipmapLevelBias(float *bias, CUtexref t)
 {
-	struct xgpuif_texref_get_reply r;
-	CUresult rc = get(t, XGPUIF_TR_MIP_BIAS, 0, bias, &r);
-
-	if (rc == CUDA_SUCCESS)
-		*bias = r.f[0];
-	return rc;
+	return get_f(t, XGPUIF_TR_MIP_BIAS, bias, 1);
 }
 
 CUresult cuTexRefGetMipmapLevelClamp(float *lo, float *hi, CUtexref t)
 {
-	struct xgpuif_texref_get_reply r;
+	float f[2];
 	CUresult rc;
 
 	if (!hi)
 		return CUDA_ERROR_INVALID_VALUE;
-	rc = get(t, XGPUIF_TR_MIP_CLAMP, 0, lo, &r);
+	rc = get_f(t, XGPUIF_TR_MIP_CLAMP, lo ? f : NULL, 2);
 	if (rc == CUDA_SUCCESS) {
-		*lo = r.f[0];
-		*hi = r.f[1];
+		*lo = f[0];
+		*hi = f[1];
 	}
 	return rc;
 }

@@ -24,23 +24,19 @@ static CUresult tmap(struct xgpuif_tmap_args *a, CUtensorMap *out)
 	return rc;
 }
 
-/* the modes every encoding has */
-static void modes(struct xgpuif_tmap_args *a, CUtensorMapInterleave il,
-		  CUtensorMapSwizzle sw, CUtensorMapL2promotion l2,
-		  CUtensorMapFloatOOBfill oob)
-{
-	a->interleave = (uint32_t)il;
-	a->swizzle = (uint32_t)sw;
-	a->l2 = (uint32_t)l2;
-	a->oob = (uint32_t)oob;
-}
-
-/* the arrays every form has: rank dims, rank - 1 strides, rank steps */
-static CUresult common(struct xgpuif_tmap_args *a, CUtensorMapDataType dtype,
+/*
+ * One encoding: a holds the form's kind and scalars; what every form has
+ * is checked first (rank dims, rank - 1 strides, rank steps), then the
+ * form's own arrays (tiled: rank box sizes; im2col: rank - 2 corners).
+ */
+static CUresult encode(CUtensorMap *out, struct xgpuif_tmap_args *a,
+		       const cuuint32_t *box, const int *lower,
+		       const int *upper, CUtensorMapDataType dtype,
 		       cuuint32_t rank, void *addr, const cuuint64_t *dim,
-		       const cuuint64_t *strides, const cuuint32_t *steps)
+		       const cuuint64_t *strides, const cuuint32_t *steps,
+		       CUtensorMapInterleave il, CUtensorMapSwizzle sw,
+		       CUtensorMapL2promotion l2, CUtensorMapFloatOOBfill oob)
 {
-	memset(a, 0, sizeof(*a));
 	if (rank < 1 || rank > 5 || !dim || (rank > 1 && !strides) || !steps)
 		return CUDA_ERROR_INVALID_VALUE;
 	a->dtype = (uint32_t)dtype;
@@ -50,7 +46,21 @@ static CUresult common(struct xgpuif_tmap_args *a, CUtensorMapDataType dtype,
 	if (rank > 1)
 		memcpy(a->global_strides, strides, (rank - 1) * sizeof(*strides));
 	memcpy(a->element_strides, steps, rank * sizeof(*steps));
-	return CUDA_SUCCESS;
+	if (a->kind == XGPUIF_TMAP_TILED) {
+		if (!box)
+			return CUDA_ERROR_INVALID_VALUE;
+		memcpy(a->box_dim, box, rank * sizeof(*box));
+	} else if (a->kind == XGPUIF_TMAP_IM2COL) {
+		if (rank < 3 || !lower || !upper)
+			return CUDA_ERROR_INVALID_VALUE;
+		memcpy(a->lower, lower, (rank - 2) * sizeof(int));
+		memcpy(a->upper, upper, (rank - 2) * sizeof(int));
+	}
+	a->interleave = (uint32_t)il;
+	a->swizzle = (uint32_t)sw;
+	a->l2 = (uint32_t)l2;
+	a->oob = (uint32_t)oob;
+	return tmap(a, out);
 }
 
 CUresult cuTensorMapEncodeTiled(CUtensorMap *tensorMap,
@@ -64,18 +74,11 @@ CUresult cuTensorMapEncodeTiled(CUtensorMap *tensorMap,
 				CUtensorMapL2promotion l2Promotion,
 				CUtensorMapFloatOOBfill oobFill)
 {
-	struct xgpuif_tmap_args a;
-	CUresult rc = common(&a, dtype, rank, globalAddress, globalDim,
-			     globalStrides, elementStrides);
+	struct xgpuif_tmap_args a = { .kind = XGPUIF_TMAP_TILED };
 
-	if (rc)
-		return rc;
-	if (!boxDim)
-		return CUDA_ERROR_INVALID_VALUE;
-	a.kind = XGPUIF_TMAP_TILED;
-	memcpy(a.box_dim, boxDim, rank * sizeof(*boxDim));
-	modes(&a, interleave, swizzle, l2Promotion, oobFill);
-	return tmap(&a, tensorMap);
+	return encode(tensorMap, &a, boxDim, NULL, NULL, dtype, rank,
+		      globalAddress, globalDim, globalStrides, elementStrides,
+		      interleave, swizzle, l2Promotion, oobFill);
 }
 
 CUresult cuTensorMapEncodeIm2col(CUtensorMap *tensorMap,
@@ -93,21 +96,16 @@ CUresult cuTensorMapEncodeIm2col(CUtensorMap *tensorMap,
 				 CUtensorMapL2promotion l2Promotion,
 				 CUtensorMapFloatOOBfill oobFill)
 {
-	struct xgpuif_tmap_args a;
-	CUresult rc = common(&a, dtype, rank, globalAddress, globalDim,
-			     globalStrides, elementStrides);
+	struct xgpuif_tmap_args a = {
+		.kind = XGPUIF_TMAP_IM2COL,
+		.channels_per_pixel = channelsPerPixel,
+		.pixels_per_column = pixelsPerColumn,
+	};
 
-	if (rc)
-		return rc;
-	if (rank < 3 || !pixelBoxLowerCorner || !pixelBoxUpperCorner)
-		return CUDA_ERROR_INVALID_VALUE;
-	a.kind = XGPUIF_TMAP_IM2COL;
-	memcpy(a.lower, pixelBoxLowerCorner, (rank - 2) * sizeof(int));
-	memcpy(a.upper, pixelBoxUpperCorner, (rank - 2) * sizeof(int));
-	a.channels_per_pixel = channelsPerPixel;
-	a.pixels_per_column = pixelsPerColumn;
-	modes(&a, interleave, swizzle, l2Promotion, oobFill);
-	return tmap(&a, tensorMap);
+	return encode(tensorMap, &a, NULL, pixelBoxLowerCorner,
+		      pixelBoxUpperCorner, dtype, rank, globalAddress,
+		      globalDim, globalStrides, elementStrides, interleave,
+		      swizzle, l2Promotion, oobFill);
 }
 
 CUresult cuTensorMapEncodeIm2colWide(CUtensorMap *tensorMap,
@@ -126,20 +124,18 @@ CUresult cuTensorMapEncodeIm2colWide(CUtensorMap *tensorMap,
 				     CUtensorMapL2promotion l2Promotion,
 				     CUtensorMapFloatOOBfill oobFill)
 {
-	struct xgpuif_tmap_args a;
-	CUresult rc = common(&a, dtype, rank, globalAddress, globalDim,
-			     globalStrides, elementStrides);
+	struct xgpuif_tmap_args a = {
+		.kind = XGPUIF_TMAP_IM2COL_WIDE,
+		.lower_w = pixelBoxLowerCornerWidth,
+		.upper_w = pixelBoxUpperCornerWidth,
+		.channels_per_pixel = channelsPerPixel,
+		.pixels_per_column = pixelsPerColumn,
+		.wide_mode = (uint32_t)mode,
+	};
 
-	if (rc)
-		return rc;
-	a.kind = XGPUIF_TMAP_IM2COL_WIDE;
-	a.lower_w = pixelBoxLowerCornerWidth;
-	a.upper_w = pixelBoxUpperCornerWidth;
-	a.channels_per_pixel = channelsPerPixel;
-	a.pixels_per_column = pixelsPerColumn;
-	a.wide_mode = (uint32_t)mode;
-	modes(&a, interleave, swizzle, l2Promotion, oobFill);
-	return tmap(&a, tensorMap);
+	return encode(tensorMap, &a, NULL, NULL, NULL, dtype, rank,
+		      globalAddress, globalDim, globalStrides, elementStrides,
+		      interleave, swizzle, l2Promotion, oobFill);
 }
 
 CUresult cuTensorMapReplaceAddress(CUtensorMap *tensorMap,

@@ -14,9 +14,10 @@
  * The tables live in static storage: the integrity check hashes their
  * addresses, which must not change while the process lives.
  *
- * Locking: cls_mu protects the context-local-storage array (cls_v, cls_n,
- * cls_cap).  Destructors run without it.  etbl_ops is written once by
- * xgpulib_etbl_init and read with atomic loads.
+ * The context-local-storage table's slots are xgpulib_etbl_cls.c's.
+ *
+ * Locking: etbl_ops is written once by xgpulib_etbl_init and read with
+ * atomic loads.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -31,7 +32,6 @@
 
 #include "xgpulib_etbl.h"
 #include "xgpulib_md2.h"
-#include "xgpulib_vec.h"
 
 
 XGPULIB_EXPORT CUresult cuGetExportTable(const void **ppExportTable,
@@ -44,7 +44,7 @@ void xgpulib_etbl_init(const struct xgpulib_identity_ops *ops)
 	__atomic_store_n(&etbl_ops, ops, __ATOMIC_RELEASE);
 }
 
-static const struct xgpulib_identity_ops *etbl_get_ops(void)
+const struct xgpulib_identity_ops *xgpulib_etbl_ops(void)
 {
 	return __atomic_load_n(&etbl_ops, __ATOMIC_ACQUIRE);
 }
@@ -106,6 +106,22 @@ static void etbl_log_refused(const char *table, int slot)
 	ETBL_EACH_X0_X9(m, t, 4) ETBL_EACH_X0_X9(m, t, 5)		\
 	ETBL_EACH_X0_X9(m, t, 6) ETBL_EACH_X0_X9(m, t, 7)		\
 	ETBL_EACH_X0_X9(m, t, 8)
+/* m(t, n) for the slots of tens digit x (none: 1-9) from digit d to 9 */
+#define ETBL_FROM_9(m, t, x) m(t, x##9)
+#define ETBL_FROM_8(m, t, x) m(t, x##8) ETBL_FROM_9(m, t, x)
+#define ETBL_FROM_7(m, t, x) m(t, x##7) ETBL_FROM_8(m, t, x)
+#define ETBL_FROM_6(m, t, x) m(t, x##6) ETBL_FROM_7(m, t, x)
+#define ETBL_FROM_5(m, t, x) m(t, x##5) ETBL_FROM_6(m, t, x)
+#define ETBL_FROM_4(m, t, x) m(t, x##4) ETBL_FROM_5(m, t, x)
+#define ETBL_FROM_3(m, t, x) m(t, x##3) ETBL_FROM_4(m, t, x)
+/* ... and from digit 0 to d */
+#define ETBL_UPTO_0(m, t, x) m(t, x##0)
+#define ETBL_UPTO_1(m, t, x) ETBL_UPTO_0(m, t, x) m(t, x##1)
+#define ETBL_UPTO_2(m, t, x) ETBL_UPTO_1(m, t, x) m(t, x##2)
+#define ETBL_UPTO_3(m, t, x) ETBL_UPTO_2(m, t, x) m(t, x##3)
+#define ETBL_UPTO_4(m, t, x) ETBL_UPTO_3(m, t, x) m(t, x##4)
+#define ETBL_UPTO_8(m, t, x)						\
+	ETBL_UPTO_4(m, t, x) m(t, x##5) m(t, x##6) m(t, x##7) m(t, x##8)
 /* a stub slot as a table entry, comma included */
 #define ETBL_SLOT_ENTRY(t, n) ETBL_SLOT(t, n),
 
@@ -119,15 +135,10 @@ ETBL_EACH_1_9(ETBL_STUB, INTEGRITY_CHECK)
 ETBL_EACH_1_89(ETBL_STUB, 21318C60)
 ETBL_EACH_X0_X9(ETBL_STUB, 21318C60, 9)
 ETBL_EACH_1_89(ETBL_REFUSE, TOOLS_MODULE)
-ETBL_REFUSE(TOOLS_MODULE, 90) ETBL_REFUSE(TOOLS_MODULE, 91)
-ETBL_REFUSE(TOOLS_MODULE, 92) ETBL_REFUSE(TOOLS_MODULE, 93)
-ETBL_REFUSE(TOOLS_MODULE, 94) ETBL_REFUSE(TOOLS_MODULE, 95)
-ETBL_REFUSE(TOOLS_MODULE, 96) ETBL_REFUSE(TOOLS_MODULE, 97)
-ETBL_REFUSE(TOOLS_MODULE, 98)
+ETBL_UPTO_8(ETBL_REFUSE, TOOLS_MODULE, 9)
 ETBL_EACH_1_19(ETBL_REFUSE, 69A28E9F)
 ETBL_EACH_X0_X9(ETBL_REFUSE, 69A28E9F, 2)
-ETBL_REFUSE(69A28E9F, 30) ETBL_REFUSE(69A28E9F, 31)
-ETBL_REFUSE(69A28E9F, 32) ETBL_REFUSE(69A28E9F, 33)
+ETBL_UPTO_3(ETBL_REFUSE, 69A28E9F, 3)
 
 /* ---- CUDART_INTERFACE --------------------------------------------------- */
 
@@ -137,7 +148,7 @@ ETBL_REFUSE(69A28E9F, 32) ETBL_REFUSE(69A28E9F, 33)
  */
 static CUresult cudart_primary_ctx(CUcontext *pctx, CUdevice dev)
 {
-	const struct xgpulib_identity_ops *ops = etbl_get_ops();
+	const struct xgpulib_identity_ops *ops = xgpulib_etbl_ops();
 
 	if (!pctx)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -178,7 +189,7 @@ static void hooks_get_buf2(void **ptr, size_t *size)
 /* Slot 1: the equivalent of cuCtxSetCurrent */
 static CUresult tls_set_current(CUcontext ctx)
 {
-	const struct xgpulib_identity_ops *ops = etbl_get_ops();
+	const struct xgpulib_identity_ops *ops = xgpulib_etbl_ops();
 
 	if (!ops || !ops->set_current)
 		return CUDA_ERROR_NOT_INITIALIZED;
@@ -192,7 +203,7 @@ static CUresult tls_set_current(CUcontext ctx)
  */
 static CUresult tls_get_current(CUcontext *pctx)
 {
-	const struct xgpulib_identity_ops *ops = etbl_get_ops();
+	const struct xgpulib_identity_ops *ops = xgpulib_etbl_ops();
 
 	if (!pctx)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -205,7 +216,7 @@ static CUresult tls_get_current(CUcontext *pctx)
 /* Slot 3: the ordinal of ctx's device */
 static CUresult tools_ctx_device(CUcontext ctx, uint32_t *index)
 {
-	const struct xgpulib_identity_ops *ops = etbl_get_ops();
+	const struct xgpulib_identity_ops *ops = xgpulib_etbl_ops();
 	CUdevice dev = 0;
 	CUresult rc;
 
@@ -227,7 +238,7 @@ static CUresult tools_ctx_device(CUcontext ctx, uint32_t *index)
  */
 static CUresult tools_ctx_id(CUcontext ctx, uint64_t *id)
 {
-	const struct xgpulib_identity_ops *ops = etbl_get_ops();
+	const struct xgpulib_identity_ops *ops = xgpulib_etbl_ops();
 	unsigned long long v = 0;
 	CUresult rc;
 
@@ -272,7 +283,7 @@ static void tools_visit_fn(void *arg, CUfunction f, const char *name)
 static int tools_module_functions(CUcontext ctx, CUmodule mod, tools_fn_cb cb,
 				  void *user)
 {
-	const struct xgpulib_identity_ops *ops = etbl_get_ops();
+	const struct xgpulib_identity_ops *ops = xgpulib_etbl_ops();
 	struct tools_visit v = { cb, user, 0 };
 	CUresult rc;
 
@@ -289,168 +300,11 @@ static int tools_module_functions(CUcontext ctx, CUmodule mod, tools_fn_cb cb,
 /* Slot 33: how many parameters f takes */
 static CUresult tools_fn_param_count(CUfunction f, size_t *count)
 {
-	const struct xgpulib_identity_ops *ops = etbl_get_ops();
+	const struct xgpulib_identity_ops *ops = xgpulib_etbl_ops();
 
 	if (!ops || !ops->func_param_count)
 		return CUDA_ERROR_NOT_INITIALIZED;
 	return ops->func_param_count(f, count);
-}
-
-/* ---- CONTEXT_LOCAL_STORAGE ---------------------------------------------- */
-
-/*
- * cudart keeps its per-context state here, keyed by a pointer of its own,
- * and reads it back on nearly every runtime call.  The destructor runs when
- * the context goes away (xgpulib_cls_release_ctx), not on delete: whoever
- * deletes a key owns its value.
- */
-typedef void (*cls_dtor_fn)(CUcontext ctx, void *key, void *value);
-
-struct cls_entry {
-	CUcontext ctx;
-	void *key;
-	void *value;
-	cls_dtor_fn dtor;
-};
-
-static pthread_mutex_t cls_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct cls_entry *cls_v;	/* in insertion order */
-static size_t cls_n, cls_cap;
-
-/* cls_mu held */
-static struct cls_entry *cls_find(CUcontext ctx, void *key)
-{
-	size_t i;
-
-	for (i = 0; i < cls_n; i++)
-		if (cls_v[i].ctx == ctx && cls_v[i].key == key)
-			return &cls_v[i];
-	return NULL;
-}
-
-/*
- * Resolve *ctx (NULL: the calling thread's current context), then take
- * cls_mu and find key's entry there (*e, NULL if none).  cls_mu is held
- * on success only.
- */
-static CUresult cls_lock_find(CUcontext *ctx, void *key, struct cls_entry **e)
-{
-	const struct xgpulib_identity_ops *ops;
-
-	if (!*ctx) {
-		ops = etbl_get_ops();
-		if (ops && ops->current_ctx)
-			*ctx = ops->current_ctx();
-	}
-	if (!*ctx)
-		return CUDA_ERROR_INVALID_CONTEXT;
-	pthread_mutex_lock(&cls_mu);
-	*e = cls_find(*ctx, key);
-	return CUDA_SUCCESS;
-}
-
-/* cls_mu held */
-static void cls_remove(struct cls_entry *e)
-{
-	size_t i = (size_t)(e - cls_v);
-
-	memmove(e, e + 1, (cls_n - i - 1) * sizeof(*e));
-	cls_n--;
-}
-
-/* Slot 0: set (or replace) the value and destructor of key in ctx */
-static CUresult cls_put(CUcontext ctx, void *key, void *value,
-			cls_dtor_fn dtor)
-{
-	struct cls_entry *e;
-	CUresult rc = cls_lock_find(&ctx, key, &e);
-
-	if (rc != CUDA_SUCCESS)
-		return rc;
-	if (!e) {
-		e = xgpulib_vec_grow(cls_v, cls_n, &cls_cap, sizeof(*e), 16);
-		if (!e) {
-			rc = CUDA_ERROR_OUT_OF_MEMORY;
-			goto out;
-		}
-		cls_v = e;
-		e = &cls_v[cls_n++];
-		e->ctx = ctx;
-		e->key = key;
-	}
-	e->value = value;
-	e->dtor = dtor;
-out:
-	pthread_mutex_unlock(&cls_mu);
-	return rc;
-}
-
-/* Slot 1: forget key in ctx; a key that is not there is already gone */
-static CUresult cls_delete(CUcontext ctx, void *key)
-{
-	struct cls_entry *e;
-	CUresult rc = cls_lock_find(&ctx, key, &e);
-
-	if (rc != CUDA_SUCCESS)
-		return rc;
-	if (e)
-		cls_remove(e);
-	pthread_mutex_unlock(&cls_mu);
-	return CUDA_SUCCESS;
-}
-
-/*
- * Slot 2: the value of key in ctx.  cudart probes with it before it has a
- * context (expects CUDA_ERROR_INVALID_CONTEXT) and before it has stored
- * anything (expects CUDA_ERROR_INVALID_HANDLE), as the real driver answers.
- */
-static CUresult cls_get(void **value, CUcontext ctx, void *key)
-{
-	struct cls_entry *e;
-	CUresult rc;
-
-	if (!value)
-		return CUDA_ERROR_INVALID_VALUE;
-	rc = cls_lock_find(&ctx, key, &e);
-	if (rc != CUDA_SUCCESS)
-		return rc;
-	if (e)
-		*value = e->value;
-	else
-		rc = CUDA_ERROR_INVALID_HANDLE;
-	pthread_mutex_unlock(&cls_mu);
-	return rc;
-}
-
-/*
- * Newest first, one at a time and unlocked around each destructor, which
- * may well call back into the runtime (and into this storage).
- */
-void xgpulib_cls_release_ctx(CUcontext ctx)
-{
-	struct cls_entry e;
-	size_t i;
-	int found;
-
-	if (!ctx)
-		return;
-	for (;;) {
-		found = 0;
-		pthread_mutex_lock(&cls_mu);
-		for (i = cls_n; i-- > 0;) {
-			if (cls_v[i].ctx == ctx) {
-				e = cls_v[i];
-				cls_remove(&cls_v[i]);
-				found = 1;
-				break;
-			}
-		}
-		pthread_mutex_unlock(&cls_mu);
-		if (!found)
-			break;
-		if (e.dtor)
-			e.dtor(ctx, e.key, e.value);
-	}
 }
 
 /* ---- CONTEXT_CHECKS ----------------------------------------------------- */
@@ -537,7 +391,7 @@ static const void *const integrity_tbl[3];
 static CUresult integrity_check(uint32_t version, uint64_t secs,
 				uint64_t result[2])
 {
-	const struct xgpulib_identity_ops *ops = etbl_get_ops();
+	const struct xgpulib_identity_ops *ops = xgpulib_etbl_ops();
 	struct xgpulib_integrity_dev *devs = NULL;
 	uint32_t drv = CUDA_VERSION;
 	int ndev, i;
@@ -595,11 +449,8 @@ static const void *const cudart_tbl[13] = {
 	ETBL_SIZE(13),
 	ETBL_SLOT(CUDART_INTERFACE, 1),
 	ETBL_FN(cudart_primary_ctx),
-	ETBL_SLOT(CUDART_INTERFACE, 3), ETBL_SLOT(CUDART_INTERFACE, 4),
-	ETBL_SLOT(CUDART_INTERFACE, 5), ETBL_SLOT(CUDART_INTERFACE, 6),
-	ETBL_SLOT(CUDART_INTERFACE, 7), ETBL_SLOT(CUDART_INTERFACE, 8),
-	ETBL_SLOT(CUDART_INTERFACE, 9), ETBL_SLOT(CUDART_INTERFACE, 10),
-	ETBL_SLOT(CUDART_INTERFACE, 11), ETBL_SLOT(CUDART_INTERFACE, 12),
+	ETBL_FROM_3(ETBL_SLOT_ENTRY, CUDART_INTERFACE, )
+	ETBL_UPTO_2(ETBL_SLOT_ENTRY, CUDART_INTERFACE, 1)
 };
 
 static const void *const hooks_tbl[7] = {
@@ -621,7 +472,8 @@ static const void *const tools_tls_tbl[3] = {
 
 /* no size slot: the real driver's slot 0 is put as well */
 static const void *const cls_tbl[4] = {
-	ETBL_FN(cls_put), ETBL_FN(cls_delete), ETBL_FN(cls_get),
+	ETBL_FN(xgpulib_cls_put), ETBL_FN(xgpulib_cls_delete),
+	ETBL_FN(xgpulib_cls_get),
 	ETBL_SLOT(CONTEXT_LOCAL_STORAGE, 3),
 };
 
@@ -630,12 +482,8 @@ static const void *const ctx_checks_tbl[15] = {
 	ETBL_SLOT(CONTEXT_CHECKS, 1),
 	ETBL_FN(ctx_checks_2),
 	ETBL_FN(ctx_checks_3),
-	ETBL_SLOT(CONTEXT_CHECKS, 4), ETBL_SLOT(CONTEXT_CHECKS, 5),
-	ETBL_SLOT(CONTEXT_CHECKS, 6), ETBL_SLOT(CONTEXT_CHECKS, 7),
-	ETBL_SLOT(CONTEXT_CHECKS, 8), ETBL_SLOT(CONTEXT_CHECKS, 9),
-	ETBL_SLOT(CONTEXT_CHECKS, 10), ETBL_SLOT(CONTEXT_CHECKS, 11),
-	ETBL_SLOT(CONTEXT_CHECKS, 12), ETBL_SLOT(CONTEXT_CHECKS, 13),
-	ETBL_SLOT(CONTEXT_CHECKS, 14),
+	ETBL_FROM_4(ETBL_SLOT_ENTRY, CONTEXT_CHECKS, )
+	ETBL_UPTO_4(ETBL_SLOT_ENTRY, CONTEXT_CHECKS, 1)
 };
 
 static const void *const integrity_tbl[3] = {
@@ -652,9 +500,7 @@ static const void *const t21318c60_tbl[93] = {
 	ETBL_SIZE(93),
 	ETBL_SLOT(21318C60, 1), ETBL_SLOT(21318C60, 2),
 	ETBL_FN(tools_ctx_device), ETBL_FN(tools_ctx_id),
-	ETBL_SLOT(21318C60, 5), ETBL_SLOT(21318C60, 6),
-	ETBL_SLOT(21318C60, 7), ETBL_SLOT(21318C60, 8),
-	ETBL_SLOT(21318C60, 9),
+	ETBL_FROM_5(ETBL_SLOT_ENTRY, 21318C60, )
 	ETBL_EACH_X0_X9(ETBL_SLOT_ENTRY, 21318C60, 1)
 	ETBL_EACH_X0_X9(ETBL_SLOT_ENTRY, 21318C60, 2)
 	ETBL_EACH_X0_X9(ETBL_SLOT_ENTRY, 21318C60, 3)
@@ -663,8 +509,7 @@ static const void *const t21318c60_tbl[93] = {
 	ETBL_EACH_X0_X9(ETBL_SLOT_ENTRY, 21318C60, 6)
 	ETBL_EACH_X0_X9(ETBL_SLOT_ENTRY, 21318C60, 7)
 	ETBL_EACH_X0_X9(ETBL_SLOT_ENTRY, 21318C60, 8)
-	ETBL_SLOT(21318C60, 90), ETBL_SLOT(21318C60, 91),
-	ETBL_SLOT(21318C60, 92),
+	ETBL_UPTO_2(ETBL_SLOT_ENTRY, 21318C60, 9)
 };
 
 /*
@@ -677,24 +522,18 @@ static const void *const tools_module_tbl[99] = {
 	ETBL_SLOT(TOOLS_MODULE, 3), ETBL_SLOT(TOOLS_MODULE, 4),
 	ETBL_SLOT(TOOLS_MODULE, 5), ETBL_SLOT(TOOLS_MODULE, 6),
 	ETBL_FN(tools_module_functions),
-	ETBL_SLOT(TOOLS_MODULE, 8), ETBL_SLOT(TOOLS_MODULE, 9),
+	ETBL_FROM_8(ETBL_SLOT_ENTRY, TOOLS_MODULE, )
 	ETBL_EACH_X0_X9(ETBL_SLOT_ENTRY, TOOLS_MODULE, 1)
 	ETBL_EACH_X0_X9(ETBL_SLOT_ENTRY, TOOLS_MODULE, 2)
-	ETBL_SLOT(TOOLS_MODULE, 30), ETBL_SLOT(TOOLS_MODULE, 31),
-	ETBL_SLOT(TOOLS_MODULE, 32), ETBL_FN(tools_fn_param_count),
-	ETBL_SLOT(TOOLS_MODULE, 34), ETBL_SLOT(TOOLS_MODULE, 35),
-	ETBL_SLOT(TOOLS_MODULE, 36), ETBL_SLOT(TOOLS_MODULE, 37),
-	ETBL_SLOT(TOOLS_MODULE, 38), ETBL_SLOT(TOOLS_MODULE, 39),
+	ETBL_UPTO_2(ETBL_SLOT_ENTRY, TOOLS_MODULE, 3)
+	ETBL_FN(tools_fn_param_count),
+	ETBL_FROM_4(ETBL_SLOT_ENTRY, TOOLS_MODULE, 3)
 	ETBL_EACH_X0_X9(ETBL_SLOT_ENTRY, TOOLS_MODULE, 4)
 	ETBL_EACH_X0_X9(ETBL_SLOT_ENTRY, TOOLS_MODULE, 5)
 	ETBL_EACH_X0_X9(ETBL_SLOT_ENTRY, TOOLS_MODULE, 6)
 	ETBL_EACH_X0_X9(ETBL_SLOT_ENTRY, TOOLS_MODULE, 7)
 	ETBL_EACH_X0_X9(ETBL_SLOT_ENTRY, TOOLS_MODULE, 8)
-	ETBL_SLOT(TOOLS_MODULE, 90), ETBL_SLOT(TOOLS_MODULE, 91),
-	ETBL_SLOT(TOOLS_MODULE, 92), ETBL_SLOT(TOOLS_MODULE, 93),
-	ETBL_SLOT(TOOLS_MODULE, 94), ETBL_SLOT(TOOLS_MODULE, 95),
-	ETBL_SLOT(TOOLS_MODULE, 96), ETBL_SLOT(TOOLS_MODULE, 97),
-	ETBL_SLOT(TOOLS_MODULE, 98),
+	ETBL_UPTO_8(ETBL_SLOT_ENTRY, TOOLS_MODULE, 9)
 };
 
 /*
@@ -706,8 +545,7 @@ static const void *const nvml_tbl[34] = {
 	ETBL_SIZE(34),
 	ETBL_EACH_1_19(ETBL_SLOT_ENTRY, 69A28E9F)
 	ETBL_EACH_X0_X9(ETBL_SLOT_ENTRY, 69A28E9F, 2)
-	ETBL_SLOT(69A28E9F, 30), ETBL_SLOT(69A28E9F, 31),
-	ETBL_SLOT(69A28E9F, 32), ETBL_SLOT(69A28E9F, 33),
+	ETBL_UPTO_3(ETBL_SLOT_ENTRY, 69A28E9F, 3)
 };
 
 _Static_assert(sizeof(tools_module_tbl) == 99 * sizeof(void *),
@@ -749,7 +587,7 @@ static CUresult dyn_slot(void)
 /* the table for id, made from the host driver's size; 0 or its error */
 static CUresult dyn_table(const CUuuid *id, const void **out)
 {
-	const struct xgpulib_identity_ops *ops = etbl_get_ops();
+	const struct xgpulib_identity_ops *ops = xgpulib_etbl_ops();
 	struct dyn_etbl *d;
 	uint64_t bytes = 0;
 	size_t n, i;
@@ -791,46 +629,42 @@ static CUresult dyn_table(const CUuuid *id, const void **out)
 /* ---- cuGetExportTable --------------------------------------------------- */
 
 struct etbl {
-	uint8_t id[16];		/* CUuuid bytes in memory order */
+	const char *id;		/* as uuid_text writes it */
 	const void *const *tbl;
 };
 
 static const struct etbl etbls[] = {
-	{ { 0xf8, 0xcf, 0xf9, 0x51, 0x21, 0x46, 0x8b, 0x4e,
-	    0xb9, 0xe2, 0xfb, 0x46, 0x9e, 0x7c, 0x0d, 0xd9 }, f8cff951_tbl },
-	{ { 0x6b, 0xd5, 0xfb, 0x6c, 0x5b, 0xf4, 0xe7, 0x4a,
-	    0x89, 0x87, 0xd9, 0x39, 0x12, 0xfd, 0x9d, 0xf9 }, cudart_tbl },
-	{ { 0xa0, 0x94, 0x79, 0x8c, 0x2e, 0x74, 0x2e, 0x74,
-	    0x93, 0xf2, 0x08, 0x00, 0x20, 0x0c, 0x0a, 0x66 }, hooks_tbl },
-	{ { 0x42, 0xd8, 0x5a, 0x81, 0x23, 0xf6, 0xcb, 0x47,
-	    0x82, 0x98, 0xf6, 0xe7, 0x8a, 0x3a, 0xec, 0xdc }, tools_tls_tbl },
-	{ { 0xc6, 0x93, 0x33, 0x6e, 0x11, 0x21, 0xdf, 0x11,
-	    0xa8, 0xc3, 0x68, 0xf3, 0x55, 0xd8, 0x95, 0x93 }, cls_tbl },
-	{ { 0x26, 0x3e, 0x88, 0x60, 0x7c, 0xd2, 0x61, 0x43,
-	    0x92, 0xf6, 0xbb, 0xd5, 0x00, 0x6d, 0xfa, 0x7e }, ctx_checks_tbl },
-	{ { 0xd4, 0x08, 0x20, 0x55, 0xbd, 0xe6, 0x70, 0x4b,
-	    0x8d, 0x34, 0xba, 0x12, 0x3c, 0x66, 0xe1, 0xf2 }, integrity_tbl },
-	{ { 0x21, 0x31, 0x8c, 0x60, 0x97, 0x14, 0x32, 0x48,
-	    0x8c, 0xa6, 0x41, 0xff, 0x73, 0x24, 0xc8, 0xf2 }, t21318c60_tbl },
-	{ { 0x6e, 0x16, 0x3f, 0xbe, 0xb9, 0x58, 0x44, 0x4d,
-	    0x83, 0x5c, 0xe1, 0x82, 0xaf, 0xf1, 0x99, 0x1e }, tools_module_tbl },
-	{ { 0x69, 0xa2, 0x8e, 0x9f, 0x24, 0x49, 0x8b, 0x47,
-	    0xb0, 0x30, 0xc5, 0xda, 0x33, 0x0e, 0xa4, 0xe9 }, nvml_tbl },
+	{ "f8cff951-2146-8b4e-b9e2-fb469e7c0dd9", f8cff951_tbl },
+	{ "6bd5fb6c-5bf4-e74a-8987-d93912fd9df9", cudart_tbl },
+	{ "a094798c-2e74-2e74-93f2-0800200c0a66", hooks_tbl },
+	{ "42d85a81-23f6-cb47-8298-f6e78a3aecdc", tools_tls_tbl },
+	{ "c693336e-1121-df11-a8c3-68f355d89593", cls_tbl },
+	{ "263e8860-7cd2-6143-92f6-bbd5006dfa7e", ctx_checks_tbl },
+	{ "d4082055-bde6-704b-8d34-ba123c66e1f2", integrity_tbl },
+	{ "21318c60-9714-3248-8ca6-41ff7324c8f2", t21318c60_tbl },
+	{ "6e163fbe-b958-444d-835c-e182aff1991e", tools_module_tbl },
+	{ "69a28e9f-2449-8b47-b030-c5da330ea4e9", nvml_tbl },
 };
 
-/* a table of the host driver's that this library does not know: what
- * it was given (rc 0: a table of refusing slots) */
-static void etbl_log_unknown(const CUuuid *id, CUresult rc)
+/* a table's id, its bytes in memory order, as the traces write it */
+static void uuid_text(const CUuuid *id, char out[37])
 {
 	const uint8_t *b = (const uint8_t *)id->bytes;
 
+	snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
+		 "%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2], b[3], b[4],
+		 b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+		 b[14], b[15]);
+}
+
+/* a table of the host driver's that this library does not know: what
+ * it was given (rc 0: a table of refusing slots) */
+static void etbl_log_unknown(const char *id, CUresult rc)
+{
 	if (!xgpulib_debug_on())
 		return;
-	fprintf(stderr, "xgpu: cuGetExportTable: unknown table "
-		"{%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
-		"%02x%02x%02x%02x%02x%02x}: %s\n",
-		b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9],
-		b[10], b[11], b[12], b[13], b[14], b[15],
+	fprintf(stderr, "xgpu: cuGetExportTable: unknown table {%s}: %s\n",
+		id,
 		rc == CUDA_SUCCESS ? "the host driver has it, its slots refused" :
 		rc == CUDA_ERROR_NOT_INITIALIZED ? "not found (before cuInit)" :
 		"not found");
@@ -843,20 +677,22 @@ static void etbl_log_unknown(const CUuuid *id, CUresult rc)
 XGPULIB_EXPORT CUresult cuGetExportTable(const void **ppExportTable,
 					 const CUuuid *pExportTableId)
 {
+	char id[37];
 	CUresult rc;
 	size_t i;
 
 	if (!ppExportTable || !pExportTableId)
 		return CUDA_ERROR_INVALID_VALUE;
+	uuid_text(pExportTableId, id);
 	for (i = 0; i < sizeof(etbls) / sizeof(etbls[0]); i++) {
-		if (!memcmp(etbls[i].id, pExportTableId->bytes, 16)) {
+		if (!strcmp(etbls[i].id, id)) {
 			*ppExportTable = etbls[i].tbl;
 			return CUDA_SUCCESS;
 		}
 	}
 	*ppExportTable = NULL;
 	rc = dyn_table(pExportTableId, ppExportTable);
-	etbl_log_unknown(pExportTableId, rc);
+	etbl_log_unknown(id, rc);
 	/* before cuInit nobody can say: as a driver without it */
 	return rc == CUDA_ERROR_NOT_INITIALIZED ? CUDA_ERROR_NOT_FOUND : rc;
 }

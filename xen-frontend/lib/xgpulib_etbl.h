@@ -63,6 +63,20 @@ void xgpulib_etbl_init(const struct xgpulib_identity_ops *ops);
  */
 void xgpulib_cls_release_ctx(CUcontext ctx);
 
+/* the callbacks xgpulib_etbl_init installed, or NULL */
+const struct xgpulib_identity_ops *xgpulib_etbl_ops(void);
+
+/*
+ * The context-local-storage table's slots (xgpulib_etbl_cls.c): put (or
+ * replace) key's value and destructor in ctx, delete key, get its value;
+ * ctx NULL: the calling thread's current context.
+ */
+typedef void (*xgpulib_cls_dtor_fn)(CUcontext ctx, void *key, void *value);
+CUresult xgpulib_cls_put(CUcontext ctx, void *key, void *value,
+			 xgpulib_cls_dtor_fn dtor);
+CUresult xgpulib_cls_delete(CUcontext ctx, void *key);
+CUresult xgpulib_cls_get(void **value, CUcontext ctx, void *key);
+
 /* One device as the integrity check hashes it: 28 bytes, native layout */
 struct xgpulib_integrity_dev {
 	CUuuid uuid;

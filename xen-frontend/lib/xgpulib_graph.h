@@ -37,7 +37,7 @@ CUresult xgpulib_node_copy_wire(const CUDA_MEMCPY3D *p,
 				struct xgpuif_node_copy *c);
 
 /* edges added (remove 0) or removed (remove 1) between nodes of graph g
- * (xgpulib_api_graphquery.c) */
+ * (xgpulib_api_graphmisc.c) */
 CUresult xgpulib_graph_deps(CUgraph g, const CUgraphNode *from,
 			    const CUgraphNode *to,
 			    const CUgraphEdgeData *edgeData, size_t n,
