@@ -214,15 +214,21 @@ void xgpub_guests_update(void)
 /*
  * The share of the last interval's wall time during which c's GPU work
  * ran: its measured GPU time (gpu_ns grows as marks complete) plus the
- * work in flight since gpu_since, so that one long kernel counts while it
- * runs, not all at once when it ends.  The sum never goes back (a mark
- * that completes adds to gpu_ns what was counted in flight).
+ * work in flight, since the oldest of it began (gpu_since) or since the
+ * GPU op in the driver now got the GPU (call_since: a driver that runs
+ * work within the call), so that one long kernel counts while it runs,
+ * not all at once when it ends.  The sum never goes back (a mark that
+ * completes adds to gpu_ns what was counted in flight).
  */
 static void util_sample(struct xgpub_child *c, uint64_t now)
 {
 	uint64_t busy = __atomic_load_n(&c->st->gpu_ns, __ATOMIC_RELAXED);
 	uint64_t since = __atomic_load_n(&c->st->gpu_since, __ATOMIC_RELAXED);
+	uint64_t call = __atomic_load_n(&c->st->call_since, __ATOMIC_RELAXED);
 	uint32_t pm = 0;
+
+	if (call && (!since || call < since))
+		since = call;
 
 	if (since && now > since)
 		busy += now - since;
