@@ -233,6 +233,7 @@ integration: all $(ITEST_BINS) $(FAKECUDA)
 
 gpu: all
 	$(Q)tests/gpu/run-gpu-tests.sh --xgpu-lib $(O)/lib --backend $(BACKEND)
+	$(Q)tests/gpu/run-nvml.sh --xgpu-lib $(O)/lib --backend $(BACKEND)
 
 # the guest kernel module, against a kernel's headers (KDIR=...)
 KDIR ?= /lib/modules/$(shell uname -r)/build

@@ -360,6 +360,22 @@ static int mode_check(long quota_mb, long alloc_mb)
 		       procs[i].used >> 20);
 	}
 
+	{
+		nvmlReturn_t (*Virt)(nvmlDevice_t, unsigned *);
+		nvmlReturn_t (*Fields)(nvmlDevice_t, int, void *);
+		unsigned char fv[2][40];
+		int fr;
+
+		*(void **)&Virt = sym("nvmlDeviceGetVirtualizationMode");
+		*(void **)&Fields = sym("nvmlDeviceGetFieldValues");
+		v = 7;
+		EXPECT("virtualization mode", Virt ? Virt(dev, &v) : -1, 0);
+		EXPECT("virtualization mode NONE", v, 0);
+		memset(fv, 0, sizeof(fv));
+		EXPECT("field values", Fields ? Fields(dev, 2, fv) : -1, 0);
+		memcpy(&fr, fv[1] + 28, 4);
+		EXPECT("a field's own answer", fr, 3);
+	}
 	EXPECT("temperature", Temp(dev, 0, &v), 3);
 	EXPECT("power", Power(dev, &v), 3);
 	EXPECT("CUDA driver version", CudaVer(&cv), 0);

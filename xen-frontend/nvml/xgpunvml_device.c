@@ -330,6 +330,35 @@ EXPORT nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t d,
 	return zero(d, count);
 }
 
+/* NVML_GPU_VIRTUALIZATION_MODE_NONE: no NVIDIA virtualization (the
+ * sharing is xgpu's, below NVML); nvidia-smi then takes its bare-metal
+ * path and asks for no vGPU licence or host data */
+EXPORT nvmlReturn_t nvmlDeviceGetVirtualizationMode(nvmlDevice_t d,
+						    unsigned int *mode)
+{
+	return zero(d, mode);
+}
+
+/*
+ * Every field answers NOT_SUPPORTED in its own nvmlReturn (entries of 40
+ * bytes: fieldId, scopeId, timestamp, latencyUsec, valueType, nvmlReturn
+ * at 28, value), the call itself succeeds, as NVML's does for fields a
+ * device does not have.
+ */
+EXPORT nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int n,
+					     void *values)
+{
+	nvmlReturn_t ns = NVML_ERROR_NOT_SUPPORTED;
+
+	CHECK(device);
+	if (n < 0 || (n && !values))
+		return NVML_ERROR_INVALID_ARGUMENT;
+	for (int i = 0; i < n; i++)
+		memcpy((uint8_t *)values + (size_t)i * 40 + 28, &ns,
+		       sizeof(ns));
+	return NVML_SUCCESS;
+}
+
 /* ---- memory ----------------------------------------------------------------- */
 
 static nvmlReturn_t memory(nvmlDevice_t device, unsigned long long *total,
