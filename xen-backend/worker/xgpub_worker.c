@@ -385,10 +385,14 @@ static void worker_teardown(struct xgpub_worker *w)
 			D->cuDevicePrimaryCtxRelease_v2(w->dev);
 		D->cuDevicePrimaryCtxRelease_v2(w->dev);
 	}
-	xgpub_info("%s: gone after %llu calls; freed %u allocations "
-		   "(%llu MiB) and its contexts", w->t->who,
-		   (unsigned long long)w->calls, nallocs,
-		   (unsigned long long)(freed >> 20));
+	if (!w->primary)
+		xgpub_info("%s: gone after %llu calls; it made no CUDA "
+			   "context", w->t->who, (unsigned long long)w->calls);
+	else
+		xgpub_info("%s: gone after %llu calls; freed %u allocations "
+			   "(%llu MiB) and its contexts", w->t->who,
+			   (unsigned long long)w->calls, nallocs,
+			   (unsigned long long)(freed >> 20));
 	xgpub_handles_destroy(&w->h);
 	free(w->allocs);
 }
