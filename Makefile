@@ -85,14 +85,22 @@ ITEST_SRCS := $(sort $(wildcard tests/integration/*.c))
 ITEST_BINS := $(ITEST_SRCS:tests/integration/%.c=$(O)/tests/%)
 
 GUEST_LIB := $(O)/lib/libcuda.so.1
+# the guest's NVML library (xen-frontend/nvml): its own files and the
+# guest library's channel and transports (no CUDA API)
+NVML_LIB := $(O)/lib/libnvidia-ml.so.1
+NVML_SRCS := $(sort $(wildcard xen-frontend/nvml/*.c))
+NVML_OBJS := $(NVML_SRCS:%.c=$(O)/obj/%.o) \
+	$(addprefix $(O)/obj/xen-frontend/lib/,xgpulib_chan.o xgpulib_local.o \
+	xgpulib_xen.o xgpulib_env.o)
 BACKEND := $(O)/bin/xen-gpubackd
 CLI := $(O)/bin/xgpu
 HEADERS := $(wildcard shared-ring/*.h shared-ring/*.def xen-frontend/lib/*.h \
+	xen-frontend/nvml/*.h xen-frontend/nvml/*.def \
 	xen-frontend/include/*.h scheduler/*.h \
 	xen-frontend/lib/*.inc xen-backend/*/*.h xen-backend/*/*.def) \
 	$(GEN_STAMP)
 
-all: $(GUEST_LIB) $(BACKEND) $(CLI)
+all: $(GUEST_LIB) $(NVML_LIB) $(BACKEND) $(CLI)
 
 # the CLI: a table of subcommands, a file per subcommand or small group;
 # it speaks the control protocol of xen-backend/include/xgpu_ctl.h
@@ -104,7 +112,7 @@ $(CLI): $(CLI_SRCS) $(wildcard tools/xgpu/*.h) $(HEADERS)
 	$(Q)$(CC) $(CFLAGS_BASE) -Ixen-backend/include -Ischeduler -o $@ \
 		$(CLI_SRCS) $(LDFLAGS) $(XEN_LIBS) $(LDSAN) -lpthread
 
-CALLS_INPUTS := shared-ring/xgpuif-ops.h shared-ring/xgpuif-ops-module.h \
+CALLS_INPUTS := shared-ring/xgpuif-ops.h shared-ring/xgpuif-ops-module.h shared-ring/xgpuif-ops-nvml.h \
 	shared-ring/xgpuif-ops-graph.h shared-ring/xgpuif.h \
 	shared-ring/xgpu_calls.def
 
@@ -152,6 +160,20 @@ $(GUEST_LIB): $(LIB_OBJS) xen-frontend/lib/libcuda.map
 		-Wl,--version-script=xen-frontend/lib/libcuda.map \
 		-Wl,-z,defs -Wl,-z,now $(LDFLAGS) $(LDSAN) -lpthread -ldl
 	$(Q)ln -sf libcuda.so.1 $(O)/lib/libcuda.so
+
+$(O)/obj/xen-frontend/nvml/%.o: xen-frontend/nvml/%.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS_BASE) -fPIC -Ixen-frontend/nvml -Ixen-frontend/lib \
+		-Ixen-frontend/include -c -o $@ $<
+
+$(NVML_LIB): $(NVML_OBJS) xen-frontend/nvml/libnvidia-ml.map
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -shared -o $@ $(NVML_OBJS) -Wl,-soname,libnvidia-ml.so.1 \
+		-Wl,--version-script=xen-frontend/nvml/libnvidia-ml.map \
+		-Wl,-z,defs -Wl,-z,now $(LDFLAGS) $(LDSAN) -lpthread
+	$(Q)ln -sf libnvidia-ml.so.1 $(O)/lib/libnvidia-ml.so
 
 $(O)/libxgpulib.a: $(LIB_OBJS)
 	$(Q)rm -f $@ && ar rcs $@ $^
@@ -212,6 +234,7 @@ integration: all $(ITEST_BINS) $(FAKECUDA)
 
 gpu: all
 	$(Q)tests/gpu/run-gpu-tests.sh --xgpu-lib $(O)/lib --backend $(BACKEND)
+	$(Q)tests/gpu/run-nvml.sh --xgpu-lib $(O)/lib --backend $(BACKEND)
 
 # the guest kernel module, against a kernel's headers (KDIR=...)
 KDIR ?= /lib/modules/$(shell uname -r)/build
@@ -262,6 +285,8 @@ install: all
 	install -d $(DESTDIR)$(XGPU_LIBDIR) $(DESTDIR)$(PREFIX)/sbin
 	install -m 0755 $(GUEST_LIB) $(DESTDIR)$(XGPU_LIBDIR)/libcuda.so.1
 	ln -sf libcuda.so.1 $(DESTDIR)$(XGPU_LIBDIR)/libcuda.so
+	install -m 0755 $(NVML_LIB) $(DESTDIR)$(XGPU_LIBDIR)/libnvidia-ml.so.1
+	ln -sf libnvidia-ml.so.1 $(DESTDIR)$(XGPU_LIBDIR)/libnvidia-ml.so
 	install -m 0755 $(BACKEND) $(DESTDIR)$(PREFIX)/sbin/xen-gpubackd
 	install -m 0755 $(CLI) $(DESTDIR)$(PREFIX)/sbin/xgpu
 	# the script and the unit name the daemon where PREFIX put it

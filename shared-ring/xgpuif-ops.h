@@ -753,5 +753,6 @@ struct xgpuif_green_stream_args {
 
 #include "xgpuif-ops-module.h"
 #include "xgpuif-ops-graph.h"
+#include "xgpuif-ops-nvml.h"
 
 #endif /* XGPUIF_OPS_H */

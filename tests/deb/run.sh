@@ -213,12 +213,17 @@ cat >"$TMP/guest.want" <<EOF
 /etc/ld.so.conf.d/xgpu.conf
 $LIBDIR/libcuda.so
 $LIBDIR/libcuda.so.1
+$LIBDIR/libnvidia-ml.so
+$LIBDIR/libnvidia-ml.so.1
 /usr/share/lintian/overrides/xgpu-guest
 EOF
 files_of "$G" >"$TMP/guest.have"
 if diff -u "$TMP/guest.want" "$TMP/guest.have" >"$TMP/guest.diff" &&
 	[ "$(readlink "$G$LIBDIR/libcuda.so")" = libcuda.so.1 ] &&
-	objdump -p "$G$LIBDIR/libcuda.so.1" | grep -q 'SONAME *libcuda.so.1$'; then
+	objdump -p "$G$LIBDIR/libcuda.so.1" | grep -q 'SONAME *libcuda.so.1$' &&
+	[ "$(readlink "$G$LIBDIR/libnvidia-ml.so")" = libnvidia-ml.so.1 ] &&
+	objdump -p "$G$LIBDIR/libnvidia-ml.so.1" |
+		grep -q 'SONAME *libnvidia-ml.so.1$'; then
 	pass guest-files
 else
 	fail guest-files "files differ from the list, or the library's SONAME"

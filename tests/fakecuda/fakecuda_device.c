@@ -270,6 +270,19 @@ CUresult cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev)
 	return CUDA_SUCCESS;
 }
 
+/* the address of the fake's PCI attributes, as the driver writes it */
+CUresult cuDeviceGetPCIBusId(char *id, int len, CUdevice dev)
+{
+	CHECK_DEV(dev);
+	if (!id || len <= 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	snprintf(id, (size_t)len, "%04x:%02x:%02x.0",
+		 dev_attr[CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID],
+		 dev_attr[CU_DEVICE_ATTRIBUTE_PCI_BUS_ID],
+		 dev_attr[CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID]);
+	return CUDA_SUCCESS;
+}
+
 /* ---- primary context ----------------------------------------------------- */
 
 CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)

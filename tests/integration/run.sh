@@ -88,7 +88,7 @@ client() {
 for f in "$BACKEND" "$FAKECUDA" "$T/basic" "$T/spin" "$T/noinit" \
 	"$T/hostile" "$T/forked" "$T/devprintf" "$T/ipc" "$T/ctxmisc" \
 	"$T/hostreg" "$T/arrays" "$T/graphnodes" "$T/legacylaunch" \
-	"$T/shareable" "$T/greenctx"; do
+	"$T/shareable" "$T/greenctx" "$T/nvml" "$O/lib/libnvidia-ml.so.1"; do
 	if [ ! -x "$f" ]; then
 		fail setup "$f is missing (make all integration)"
 		echo "$npass passed, $nfail failed"
@@ -908,6 +908,68 @@ else
 fi
 kill -TERM "$DPID2" 2>/dev/null
 wait "$DPID2" 2>/dev/null
+
+# ---- (n) NVML in the guest: libnvidia-ml.so.1 (xen-frontend/nvml) ---------
+# a daemon with --quota-mb 256: the library shows the guest's GPU (memory
+# total = the quota, used = what this user's processes hold, its
+# processes, its GPU share); no backend: DRIVER_NOT_LOADED
+
+NVML=$O/lib/libnvidia-ml.so.1
+if XGPU_SOCKET=$missing timeout 20 "$T/nvml" "$NVML" nobackend \
+	>"$TMP/nvml-none.out" 2>&1; then
+	pass nvml-no-backend
+else
+	fail nvml-no-backend
+	show "$TMP/nvml-none.out"
+fi
+SOCK3=$TMP/nvml.sock
+LOG3=$TMP/nvml.log
+"$BACKEND" --local "$SOCK3" --control none --foreground --quota-mb 256 \
+	--driver "$FAKECUDA" >"$LOG3" 2>&1 &
+DPID3=$!
+for _ in $(seq 100); do
+	[ -S "$SOCK3" ] && break
+	sleep 0.1
+done
+if XGPU_SOCKET=$SOCK3 timeout 60 "$T/nvml" "$NVML" check 256 40 \
+	>"$TMP/nvml.out" 2>&1; then
+	pass nvml
+else
+	fail nvml
+	show "$TMP/nvml.out"
+fi
+# the NVML channel made no CUDA context on the host; the libcuda one did
+# (their workers say so when they end, shortly after the client)
+nvml_gone() {
+	grep -q '(nvml, pid [0-9]*): gone after [0-9]* calls; it made no CUDA context' "$LOG3" &&
+		grep -q '(nvml, pid [0-9]*): gone after [0-9]* calls; freed [0-9]* allocations' "$LOG3"
+}
+for _ in $(seq 50); do
+	nvml_gone && break
+	sleep 0.1
+done
+if nvml_gone; then
+	pass nvml-no-context
+else
+	fail nvml-no-context "$(grep 'nvml.*gone after' "$LOG3")"
+fi
+XGPU_SOCKET=$SOCK3 timeout 30 "$T/spin" 4000 >"$TMP/nvml-spin.out" 2>&1 &
+sp=$!
+for _ in $(seq 50); do
+	grep -q launched "$TMP/nvml-spin.out" && break
+	sleep 0.1
+done
+if XGPU_SOCKET=$SOCK3 timeout 30 "$T/nvml" "$NVML" util \
+	>"$TMP/nvml-util.out" 2>&1; then
+	pass nvml-utilisation
+else
+	fail nvml-utilisation
+	show "$TMP/nvml-util.out"
+fi
+kill -KILL "$sp" 2>/dev/null
+wait "$sp" 2>/dev/null
+kill -TERM "$DPID3" 2>/dev/null
+wait "$DPID3" 2>/dev/null
 
 echo "$npass passed, $nfail failed"
 [ "$nfail" -eq 0 ]

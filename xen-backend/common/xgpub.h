@@ -80,6 +80,11 @@ struct xgpub_wstat {
 				 * got the GPU (ns), 0: none */
 	uint64_t pinned;	/* worker: host memory bytes it shares and
 				 * pins (its guest's regions) */
+	/* the guest process's pid as the guest sees it (local: the
+	 * client's, SO_PEERCRED; Xen: the frontend's), 0: unknown */
+	uint32_t pid;
+	uint32_t has_ctx;	/* worker: it made its CUDA context (a
+				 * channel of NVML ops alone makes none) */
 };
 
 /* what the daemon tells a worker: read-only in every worker */
@@ -91,6 +96,12 @@ struct xgpub_wctl {
 	uint32_t _pad;
 	uint64_t acct;		/* the guest it serves, for the quota
 				 * (XGPUB_ACCT_*), 0: none */
+	/* permille of the last second's wall time during which this
+	 * worker's GPU work ran (its gpu_ns and the work in flight),
+	 * written once a second (daemon/xgpub_guest.c); NVML's GPU
+	 * utilisation in the guest sums its guest's workers */
+	uint32_t util_pm;
+	uint32_t _pad2;
 };
 
 /* a quota account: a Xen domain, or a local user (SO_PEERCRED) */

@@ -30,6 +30,9 @@ struct xgpub_child {
 	/* calls per second, sampled by the daemon */
 	uint64_t rate_t, rate_calls;
 	double rate;
+	/* its GPU time (with the work in flight) at the last sample, for
+	 * the share it is told in its slot (struct xgpub_wctl.util_pm) */
+	uint64_t util_busy;
 };
 
 /*

@@ -211,6 +211,38 @@ void xgpub_guests_update(void)
 		nslots--;
 }
 
+/*
+ * The share of the last interval's wall time during which c's GPU work
+ * ran: its measured GPU time (gpu_ns grows as marks complete) plus the
+ * work in flight, since the oldest of it began (gpu_since) or since the
+ * GPU op in the driver now got the GPU (call_since: a driver that runs
+ * work within the call), so that one long kernel counts while it runs,
+ * not all at once when it ends.  The sum never goes back (a mark that
+ * completes adds to gpu_ns what was counted in flight).
+ */
+static void util_sample(struct xgpub_child *c, uint64_t now)
+{
+	uint64_t busy = __atomic_load_n(&c->st->gpu_ns, __ATOMIC_RELAXED);
+	uint64_t since = __atomic_load_n(&c->st->gpu_since, __ATOMIC_RELAXED);
+	uint64_t call = __atomic_load_n(&c->st->call_since, __ATOMIC_RELAXED);
+	uint32_t pm = 0;
+
+	if (call && (!since || call < since))
+		since = call;
+
+	if (since && now > since)
+		busy += now - since;
+	if (c->rate_t && now > c->rate_t && busy > c->util_busy) {
+		uint64_t d = busy - c->util_busy, wall = now - c->rate_t;
+
+		pm = d >= wall ? 1000 : (uint32_t)(d * 1000 / wall);
+	}
+	if (busy > c->util_busy)
+		c->util_busy = busy;
+	__atomic_store_n(&xgpub_wctl_of(c->st)->util_pm, pm,
+			 __ATOMIC_RELAXED);
+}
+
 static void tick_one(struct xgpub_child *c, void *arg)
 {
 	uint64_t now = *(uint64_t *)arg, calls;
@@ -221,6 +253,7 @@ static void tick_one(struct xgpub_child *c, void *arg)
 	if (c->rate_t && now > c->rate_t)
 		c->rate = (double)(calls - c->rate_calls) * 1e9 /
 			  (double)(now - c->rate_t);
+	util_sample(c, now);
 	c->rate_t = now;
 	c->rate_calls = calls;
 }

@@ -92,7 +92,8 @@ struct xgpub_guest {
 
 /* read the table of children again (see LIFETIME) */
 void xgpub_guests_update(void);
-/* once a second: every channel's calls per second */
+/* once a second: every channel's calls per second and GPU share (the
+ * util_pm of its slot) */
 void xgpub_guests_tick(uint64_t now_ns);
 
 /* the live guest after g (NULL: the first), NULL at the end */

@@ -283,10 +283,12 @@ int xgpub_local_accept(int sock, uint32_t client_id, uint32_t max_data_pages,
 		socklen_t crl = sizeof(cr);
 
 		/* IPC handles travel between local clients of one user */
-		if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cr, &crl) == 0)
+		if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cr, &crl) == 0) {
 			snprintf(l->t.ipc_domain, sizeof(l->t.ipc_domain),
 				 "uid:%u", (unsigned int)cr.uid);
-		else
+			/* the kernel's word, not the client's (con.pid) */
+			l->t.pid = cr.pid > 0 ? (uint32_t)cr.pid : 0;
+		} else
 			snprintf(l->t.ipc_domain, sizeof(l->t.ipc_domain),
 				 "client:%u", client_id);
 	}

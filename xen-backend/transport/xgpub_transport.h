@@ -58,6 +58,10 @@ struct xgpub_transport {
 	size_t data_bytes;
 	char who[96];		/* the guest, for log lines */
 	char proc[32];		/* the guest process's name (informative) */
+	/* the guest process's pid as the guest sees it (local: the
+	 * client's, from SO_PEERCRED; Xen: the frontend's pid node),
+	 * 0: unknown */
+	uint32_t pid;
 	/* who may open this guest's IPC handles (xgpub_ipc.h): "dom:N" for
 	 * a Xen domain's channels, "uid:N" for a local client's user */
 	char ipc_domain[32];

@@ -506,6 +506,7 @@ int xgpub_xen_chan_open(uint32_t domid, uint32_t devid, uint32_t ch,
 	}
 	name = xgpub_xs_read_text(x->xs, x->fe, "name");
 	fe_uint(x, "pid", UINT32_MAX, &pid);
+	x->t.pid = (uint32_t)pid;
 	if (name) {
 		snprintf(x->t.who, sizeof(x->t.who), "dom%u ch%u (%.32s, "
 			 "pid %" PRIu64 ")", domid, ch, name, pid);

@@ -112,6 +112,9 @@ static int malformed(struct xgpub_worker *w, const char *fmt, ...)
 	return XGPUIF_ST_PROTO;
 }
 
+static int ctx_setup(struct xgpub_worker *w);
+static bool nvml_op(uint16_t op);
+
 /*
  * Check a request against its row of the table (xgpu_calls.def): a known
  * op, sent the way its mode allows, exactly its argument struct (at least
@@ -146,6 +149,11 @@ static int dispatch(struct xgpub_worker *w, const struct xgpuif_request *req,
 	if (!posted && cap < op->reply_size)
 		return malformed(w, "%s: a %u byte reply does not fit %u slots",
 				 op->name, op->reply_size, req->nslots);
+	if (!w->primary && !nvml_op(req->op)) {
+		rc = ctx_setup(w);
+		if (rc)
+			return rc;
+	}
 	rc = switch_ctx(w, req->ctx);
 	if (rc)
 		return rc;
@@ -255,14 +263,38 @@ static int worker_setup(struct xgpub_worker *w)
 		return -1;
 	}
 	rc = D->cuDeviceGet(&w->dev, w->opt->gpu);
-	if (!rc)
-		rc = D->cuDevicePrimaryCtxRetain(&w->primary, w->dev);
-	if (!rc)
-		rc = D->cuCtxSetCurrent(w->primary);
 	if (rc) {
+		xgpub_err("%s: no host GPU %d: %d", w->t->who, w->opt->gpu,
+			  rc);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The guest's CUDA context, made before its first request that is not an
+ * NVML op (XGPUIF_OP_NVML_*: the guest's NVML library, whose channel then
+ * costs no context and no device memory).  0, or the driver's error,
+ * which that request answers (the next one tries again).
+ */
+static int ctx_setup(struct xgpub_worker *w)
+{
+	struct xgpub_driver *D = w->D;
+	int rc;
+
+	rc = D->cuDevicePrimaryCtxRetain(&w->primary, w->dev);
+	if (!rc) {
+		rc = D->cuCtxSetCurrent(w->primary);
+		if (rc) {
+			D->cuDevicePrimaryCtxRelease_v2(w->dev);
+			w->primary = NULL;
+		}
+	}
+	if (rc) {
+		w->primary = NULL;
 		xgpub_err("%s: cannot create a context on GPU %d: %d",
 			  w->t->who, w->opt->gpu, rc);
-		return -1;
+		return rc;
 	}
 	w->cur = w->primary;
 	w->primary_h = xgpub_handle_new(&w->h, XGPUB_H_CTX, w->primary, NULL);
@@ -276,7 +308,15 @@ static int worker_setup(struct xgpub_worker *w)
 	else
 		xgpub_info("%s: data area not pinned; copies are staged",
 			   w->t->who);
+	if (xgpub_self_stat)
+		__atomic_store_n(&xgpub_self_stat->has_ctx, 1,
+				 __ATOMIC_RELEASE);
 	return 0;
+}
+
+static bool nvml_op(uint16_t op)
+{
+	return op == XGPUIF_OP_NVML_DEVICE || op == XGPUIF_OP_NVML_STATUS;
 }
 
 static void destroy_one(struct xgpub_hentry *e, void *arg)
@@ -345,10 +385,14 @@ static void worker_teardown(struct xgpub_worker *w)
 			D->cuDevicePrimaryCtxRelease_v2(w->dev);
 		D->cuDevicePrimaryCtxRelease_v2(w->dev);
 	}
-	xgpub_info("%s: gone after %llu calls; freed %u allocations "
-		   "(%llu MiB) and its contexts", w->t->who,
-		   (unsigned long long)w->calls, nallocs,
-		   (unsigned long long)(freed >> 20));
+	if (!w->primary)
+		xgpub_info("%s: gone after %llu calls; it made no CUDA "
+			   "context", w->t->who, (unsigned long long)w->calls);
+	else
+		xgpub_info("%s: gone after %llu calls; freed %u allocations "
+			   "(%llu MiB) and its contexts", w->t->who,
+			   (unsigned long long)w->calls, nallocs,
+			   (unsigned long long)(freed >> 20));
 	xgpub_handles_destroy(&w->h);
 	free(w->allocs);
 }
@@ -468,6 +512,8 @@ int xgpub_worker_run(struct xgpub_transport *t,
 		__atomic_store_n(&xgpub_self_stat->quota, opt->quota,
 				 __ATOMIC_RELAXED);
 		memcpy(xgpub_self_stat->proc, t->proc, sizeof(t->proc));
+		__atomic_store_n(&xgpub_self_stat->pid, t->pid,
+				 __ATOMIC_RELAXED);
 		__atomic_store_n(&xgpub_self_stat->connected, 1,
 				 __ATOMIC_RELEASE);
 	}
