@@ -925,7 +925,8 @@ wait "$DPID2" 2>/dev/null
 # (XGPU_FAKE_SANDBOX_PROBE, tests/fakecuda/fakecuda_sandbox.c) at the
 # guest's first cuMemAlloc.  Its worker: the worker user's uids, no
 # capability, NoNewPrivs 1, Seccomp 2 (a filter), the calls refused with
-# EPERM and what a driver needs still allowed; no descriptor of the
+# EPERM (and the read-only status slots cannot be made writable) and
+# what a driver needs still allowed; no descriptor of the
 # daemon's but the scheduler's kick and the broker; a cgroup of its own
 # with the limits asked (where a cgroup2 mount is writable here), gone
 # with the worker.
@@ -1044,7 +1045,7 @@ else
 	want="uid=$wuid ptrace=EPERM process_vm_readv=EPERM execve=EPERM"
 	want="$want unshare=EPERM mount=EPERM socket_inet=EPERM setuid=EPERM"
 	want="$want kill_daemon=EPERM socket_unix=ok socket_netlink=ok"
-	want="$want thread=ok kill_self=ok"
+	want="$want thread=ok kill_self=ok slots_rw=EPERM"
 	got=$(sed -n 's/^xgpu_fake_sandbox: //p' "$LOG3" | head -n 1)
 	if [ "$br" -ne 0 ]; then
 		fail sandbox-seccomp "basic failed under the sandbox ($br)"

@@ -19,6 +19,7 @@
 #include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -206,6 +207,57 @@ START_TEST(test_drop_user)
 }
 END_TEST
 
+/* mprotect's errno: EPERM from the filter, else the kernel's answer */
+static int prot_err(uintptr_t addr, uint64_t len, int prot)
+{
+	return ERR(syscall(SYS_mprotect, addr, len, prot));
+}
+
+START_TEST(test_slots_stay_read_only)
+{
+	/* a page, 4 slots (the status region), a page */
+	const size_t slots = 4 * sizeof(struct xgpub_wslot);
+	uint8_t *m = mmap(NULL, slots + 8192, PROT_READ | PROT_WRITE,
+			  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	uintptr_t r, e;
+	const uint64_t g4 = 1ull << 32;
+
+	ck_assert_ptr_ne(m, MAP_FAILED);
+	r = (uintptr_t)m + 4096;
+	e = r + slots;
+	ck_assert_int_eq(mprotect((void *)r, slots, PROT_READ), 0);
+	xgpub_all_stats = (struct xgpub_wslot *)r;
+	xgpub_nstats = 4;
+	enter_seccomp();
+	/* inside, or reaching in from below */
+	ck_assert_int_eq(prot_err(r, 4096, PROT_READ | PROT_WRITE), EPERM);
+	ck_assert_int_eq(prot_err(e - 4096, 4096, PROT_READ | PROT_WRITE),
+			 EPERM);
+	ck_assert_int_eq(prot_err(r - 4096, 8192, PROT_READ | PROT_WRITE),
+			 EPERM);
+	ck_assert_int_eq(prot_err(r - 4096, 4097, PROT_READ), EPERM);
+	ck_assert_int_eq(prot_err(r - g4, g4 + 4096, PROT_READ), EPERM);
+	/* below with a borrow from the high half: reaching start + 1 */
+	ck_assert_int_eq(prot_err(r - g4 + 8192, g4 - 8192 + 1, PROT_READ),
+			 EPERM);
+	ck_assert_int_eq(ERR(syscall(SYS_mremap, r, 4096, 8192,
+				     MREMAP_MAYMOVE, 0)), EPERM);
+	ck_assert_int_eq(ERR(syscall(SYS_pkey_mprotect, r + 8192, 4096,
+				     PROT_READ | PROT_WRITE, -1)), EPERM);
+	/* up to the region, after it, or far away: the kernel's to answer */
+	ck_assert_int_eq(prot_err(r - 4096, 4096, PROT_READ), 0);
+	ck_assert_int_eq(prot_err(e, 4096, PROT_READ), 0);
+	ck_assert_int_ne(prot_err(r - g4 + 8192, g4 - 8192, PROT_READ),
+			 EPERM);
+	ck_assert_int_ne(prot_err(r - g4, g4, PROT_READ), EPERM);
+	ck_assert_int_ne(prot_err(e + g4, 4096, PROT_READ), EPERM);
+	ck_assert_int_ne(prot_err(4096, 4096, PROT_READ), EPERM);
+	/* the region is still read-only: a write would fault (not tried) */
+	xgpub_all_stats = NULL;
+	xgpub_nstats = 0;
+}
+END_TEST
+
 static Suite *sandbox_suite(void)
 {
 	Suite *s = suite_create("sandbox");
@@ -214,6 +266,7 @@ static Suite *sandbox_suite(void)
 	tcase_add_test(tc, test_refused);
 	tcase_add_test(tc, test_allowed);
 	tcase_add_test(tc, test_killed);
+	tcase_add_test(tc, test_slots_stay_read_only);
 	tcase_add_test(tc, test_drop_user);
 	suite_add_tcase(s, tc);
 	return s;

@@ -71,6 +71,11 @@
  *   not stop another guest's worker;
  * - prctl(PR_SET_DUMPABLE) is refused (it stays not dumpable), and
  *   personality() may only be read;
+ * - mprotect, pkey_mprotect and mremap of a range that meets the workers'
+ *   status slots are refused: the slots are a shared mapping that the
+ *   daemon made writable, so the kernel would let a worker make its
+ *   read-only view (the others' status, the daemon's grant words)
+ *   writable again (remap_file_pages, which could too, is refused);
  * - a system call of another ABI (a 32-bit or x32 call made from this
  *   64-bit process) ends it.
  */
@@ -187,13 +192,17 @@ static const struct {
 	{ __NR_capset, RET_EPERM },
 	/* flags the filter cannot see */
 	{ __NR_clone3, RET_ENOSYS },
+#ifdef __NR_remap_file_pages
+	{ __NR_remap_file_pages, RET_EPERM },
+#endif
 };
 #endif
 
 #define ARG_LO(i) (offsetof(struct seccomp_data, args[i]))	/* little end */
+#define ARG_HI(i) (offsetof(struct seccomp_data, args[i]) + 4)
 
 struct prog {
-	struct sock_filter f[256];
+	struct sock_filter f[512];
 	unsigned int n;
 	bool overflow;
 };
@@ -228,7 +237,81 @@ static void arg_block(struct prog *p, int nr, int arg, const uint32_t *vals,
 	emit(p, STMT(BPF_RET | BPF_K, in));
 }
 
+/*
+ * System call nr (in the accumulator) on the range [arg0, arg0 + arg1):
+ * EPERM if it meets [start, end), else allowed.  64-bit arithmetic in
+ * 32-bit halves: meets iff addr < end && (addr >= start ||
+ * len > start - addr).
+ */
+static void range_block(struct prog *p, int nr, uint64_t start, uint64_t end)
+{
+	const uint32_t sh = (uint32_t)(start >> 32), sl = (uint32_t)start;
+	const uint32_t eh = (uint32_t)(end >> 32), el = (uint32_t)end;
+	const unsigned int b = p->n;
+	/* offsets from the block's start: allowed, refused, the next block */
+	enum { ALLOW = 34, DENY = 35, NEXT = 36 };
+#define J(code, k, t, f)						\
+	emit(p, JUMP(BPF_JMP | (code), (k),				\
+		     (uint8_t)((t) - (p->n - b) - 1),			\
+		     (uint8_t)((f) - (p->n - b) - 1)))
+	J(BPF_JEQ | BPF_K, (uint32_t)nr, 1, NEXT);			/* 0 */
+	/* addr >= end: allowed */
+	emit(p, STMT(BPF_LD | BPF_W | BPF_ABS, (uint32_t)ARG_HI(0)));	/* 1 */
+	J(BPF_JGT | BPF_K, eh, ALLOW, 3);				/* 2 */
+	J(BPF_JEQ | BPF_K, eh, 4, 6);					/* 3 */
+	emit(p, STMT(BPF_LD | BPF_W | BPF_ABS, (uint32_t)ARG_LO(0)));	/* 4 */
+	J(BPF_JGE | BPF_K, el, ALLOW, 6);				/* 5 */
+	/* start <= addr < end: refused */
+	emit(p, STMT(BPF_LD | BPF_W | BPF_ABS, (uint32_t)ARG_HI(0)));	/* 6 */
+	J(BPF_JGT | BPF_K, sh, DENY, 8);				/* 7 */
+	J(BPF_JEQ | BPF_K, sh, 9, 11);					/* 8 */
+	emit(p, STMT(BPF_LD | BPF_W | BPF_ABS, (uint32_t)ARG_LO(0)));	/* 9 */
+	J(BPF_JGE | BPF_K, sl, DENY, 11);				/* 10 */
+	/* addr < start: d = start - addr, low half to M[0] */
+	emit(p, STMT(BPF_LD | BPF_W | BPF_ABS, (uint32_t)ARG_LO(0)));	/* 11 */
+	emit(p, STMT(BPF_MISC | BPF_TAX, 0));				/* 12 */
+	emit(p, STMT(BPF_LD | BPF_IMM, sl));				/* 13 */
+	emit(p, STMT(BPF_ALU | BPF_SUB | BPF_X, 0));			/* 14 */
+	emit(p, STMT(BPF_ST, 0));					/* 15 */
+	/* the borrow: addr's low half above start's */
+	emit(p, STMT(BPF_LD | BPF_IMM, sl));				/* 16 */
+	J(BPF_JGE | BPF_X, 0, 18, 20);					/* 17 */
+	emit(p, STMT(BPF_LD | BPF_IMM, 0));				/* 18 */
+	emit(p, STMT(BPF_JMP | BPF_JA, 1));				/* 19 */
+	emit(p, STMT(BPF_LD | BPF_IMM, 1));				/* 20 */
+	/* d's high half: start_hi - (addr_hi + borrow) */
+	emit(p, STMT(BPF_MISC | BPF_TAX, 0));				/* 21 */
+	emit(p, STMT(BPF_LD | BPF_W | BPF_ABS, (uint32_t)ARG_HI(0)));	/* 22 */
+	emit(p, STMT(BPF_ALU | BPF_ADD | BPF_X, 0));			/* 23 */
+	emit(p, STMT(BPF_MISC | BPF_TAX, 0));				/* 24 */
+	emit(p, STMT(BPF_LD | BPF_IMM, sh));				/* 25 */
+	emit(p, STMT(BPF_ALU | BPF_SUB | BPF_X, 0));			/* 26 */
+	emit(p, STMT(BPF_MISC | BPF_TAX, 0));				/* 27 */
+	/* len > d: refused */
+	emit(p, STMT(BPF_LD | BPF_W | BPF_ABS, (uint32_t)ARG_HI(1)));	/* 28 */
+	J(BPF_JGT | BPF_X, 0, DENY, 30);				/* 29 */
+	J(BPF_JEQ | BPF_X, 0, 31, ALLOW);				/* 30 */
+	emit(p, STMT(BPF_LDX | BPF_MEM, 0));				/* 31 */
+	emit(p, STMT(BPF_LD | BPF_W | BPF_ABS, (uint32_t)ARG_LO(1)));	/* 32 */
+	J(BPF_JGT | BPF_X, 0, DENY, ALLOW);				/* 33 */
+	emit(p, STMT(BPF_RET | BPF_K, RET_ALLOW));			/* 34 */
+	emit(p, STMT(BPF_RET | BPF_K, RET_EPERM));			/* 35 */
+#undef J
+	if (!p->overflow && p->n - b != NEXT)
+		p->overflow = true;	/* the offsets above are wrong */
+}
+
 #ifdef SANDBOX_ARCH
+/* the calls a driver makes most, let through before the lists */
+static const int hot[] = {
+	__NR_ioctl, __NR_futex, __NR_read, __NR_write, __NR_ppoll,
+	__NR_sched_yield, __NR_clock_nanosleep, __NR_madvise, __NR_munmap,
+	__NR_mmap, __NR_getpid, __NR_gettid, __NR_recvmsg, __NR_sendmsg,
+#ifdef __NR_poll
+	__NR_poll,
+#endif
+};
+
 static int build_filter(struct prog *p)
 {
 	uint32_t self = (uint32_t)getpid();
@@ -255,6 +338,11 @@ static int build_filter(struct prog *p)
 	emit(p, JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000u, 0, 1));
 	emit(p, STMT(BPF_RET | BPF_K, RET_KILL));
 #endif
+	for (size_t i = 0; i < sizeof(hot) / sizeof(hot[0]); i++) {
+		emit(p, JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)hot[i], 0,
+			     1));
+		emit(p, STMT(BPF_RET | BPF_K, RET_ALLOW));
+	}
 	for (size_t i = 0; i < sizeof(denied) / sizeof(denied[0]); i++) {
 		emit(p, JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)denied[i].nr,
 			     0, 1));
@@ -276,6 +364,17 @@ static int build_filter(struct prog *p)
 	arg_block(p, __NR_prctl, 0, dumpable, 1, RET_EPERM, RET_ALLOW);
 	arg_block(p, __NR_personality, 0, persona_read, 1, RET_ALLOW,
 		  RET_EPERM);
+	if (xgpub_all_stats) {
+		uint64_t start = (uint64_t)(uintptr_t)xgpub_all_stats;
+		uint64_t end = start + (uint64_t)xgpub_nstats *
+					       sizeof(*xgpub_all_stats);
+
+		range_block(p, __NR_mprotect, start, end);
+		range_block(p, __NR_mremap, start, end);
+#ifdef __NR_pkey_mprotect
+		range_block(p, __NR_pkey_mprotect, start, end);
+#endif
+	}
 	emit(p, STMT(BPF_RET | BPF_K, RET_ALLOW));
 	return p->overflow ? -1 : 0;
 }
