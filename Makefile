@@ -307,6 +307,10 @@ install: all
 		$(DESTDIR)$(PREFIX)/share/man/man8/xen-gpubackd.8
 	install -D -m 0644 tools/completion/xgpu \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/xgpu
+	# the workers' user (xen-gpubackd --worker-user): made on this system
+	# only, as root, never in a DESTDIR tree, and only if missing
+	$(Q)if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then \
+		scripts/worker-user.sh xgpu; fi
 
 # Debian packages xgpu-backend, xgpu-guest and xen-gpufront-dkms, built by
 # debhelper from a copy of the working tree, into $(O)/deb (README.md).

@@ -134,6 +134,9 @@ extern const struct fake_kernel_def fc_kernels[];
 #define FAKE_PRINTF_MAX		(4u << 20)
 /* write it to fd 1, as the driver writes the device's printf buffer */
 void fc_printf_flush(void);
+/* with XGPU_FAKE_SANDBOX_PROBE: try what the worker's sandbox refuses,
+ * once, and say how it went on stderr (fakecuda_sandbox.c) */
+void fc_sandbox_probe(void);
 
 struct ffunc {
 	uint32_t magic;

@@ -54,6 +54,7 @@ CUresult fc_dev_alloc(CUdeviceptr *dptr, size_t size)
 CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t size)
 {
 	NEED_CTX();
+	fc_sandbox_probe();	/* XGPU_FAKE_SANDBOX_PROBE only */
 	if (!dptr)
 		return CUDA_ERROR_INVALID_VALUE;
 	return fc_dev_alloc(dptr, size);

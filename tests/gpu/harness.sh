@@ -160,10 +160,22 @@ harness_setup() {
 harness_start_backend() {
 	SOCKDIR=$(mktemp -d /tmp/xgpu-sock.XXXXXX) || exit 2
 	SOCK=$SOCKDIR/backend.sock
+	# The workers sandboxed as on an installed system: the user xgpu
+	# where it exists (the daemon's default), else nobody, unless
+	# XGPU_BACKEND_OPTS names one ("--worker-user root --no-seccomp": as
+	# before the sandbox)
+	WORKER_OPT=
+	case " ${XGPU_BACKEND_OPTS:-} " in
+	*" --worker-user "*) ;;
+	*)	if [ "$(id -u)" = 0 ] && ! getent passwd xgpu >/dev/null &&
+			getent passwd nobody >/dev/null; then
+			WORKER_OPT="--worker-user nobody"
+		fi ;;
+	esac
 	# shellcheck disable=SC2086 # XGPU_BACKEND_OPTS: more options, split
 	"$BACKEND" --local "$SOCK" --control "$SOCKDIR/control.sock" \
-		--foreground --driver "$REAL_LIBCUDA" ${XGPU_BACKEND_OPTS:-} \
-		> "$OUT/backend.log" 2>&1 &
+		--foreground --driver "$REAL_LIBCUDA" $WORKER_OPT \
+		${XGPU_BACKEND_OPTS:-} > "$OUT/backend.log" 2>&1 &
 	BACKEND_PID=$!
 	for _ in $(seq "$SOCKET_WAIT_TENTHS"); do
 		[ -S "$SOCK" ] && break
@@ -171,7 +183,8 @@ harness_start_backend() {
 		sleep 0.1
 	done
 	[ -S "$SOCK" ] || return 1
-	echo "backend: pid $BACKEND_PID, socket $SOCK"
+	echo "backend: pid $BACKEND_PID, socket $SOCK" \
+		"${WORKER_OPT:+(workers: $WORKER_OPT)}"
 
 	XGPU_LD_PATH=$XGPU_LIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 }

@@ -64,6 +64,7 @@ stop_daemon() {
 cleanup() {
 	local pids
 	stop_daemon
+	[ -n "${MADE_USER:-}" ] && userdel "$MADE_USER" >/dev/null 2>&1
 	# clients of ours that a failed step left behind
 	pids=$(jobs -p)
 	# shellcheck disable=SC2086 # one word per pid
@@ -111,7 +112,9 @@ bad_opts=0
 for args in "--quota-mb -5" "--quota-mb abc" "--gpu 7" "--gpu -1" \
 	"--sched bogus" "--socket-mode 999" "--max-data-mb 0" \
 	"--gpu-limit-ms 99999999999" "--max-channels 0" "--metrics nonsense" \
-	"--metrics 127.0.0.1:99999"; do
+	"--metrics 127.0.0.1:99999" "--worker-user no-such-user-xgpu" \
+	"--worker-mem-mb -1" "--worker-pids abc" "--worker-cpu-pct 100001" \
+	"--cgroup relative/dir"; do
 	opt=${args%% *}
 	# shellcheck disable=SC2086 # args: an option and its value
 	"$BACKEND" --local "$TMP/badopt.sock" --control none \
@@ -189,6 +192,23 @@ else
 	pass no-backend
 fi
 
+# ---- the worker user --------------------------------------------------------
+# The daemon's workers drop to an unprivileged user once set up: nobody
+# where it exists, else a user made for this run (removed at the end);
+# without either, the workers stay root and the sandbox step is skipped.
+
+WUSER=
+MADE_USER=
+if getent passwd nobody >/dev/null 2>&1; then
+	WUSER=nobody
+elif [ "$(id -u)" = 0 ] && command -v useradd >/dev/null; then
+	MADE_USER=xgpu-it-$$
+	useradd --system --no-create-home --shell /usr/sbin/nologin \
+		"$MADE_USER" >/dev/null 2>&1 && WUSER=$MADE_USER
+fi
+# the worker user searches the run's folder (the JIT cache is under it)
+chmod 0711 "$TMP"
+
 # ---- the daemon -------------------------------------------------------------
 
 # the metrics port (TCP, loopback): one of this run's
@@ -197,7 +217,8 @@ MPORT=$((20000 + $$ % 20000))
 # guests may pin 48 MiB of host memory (the hostreg step goes past it)
 "$BACKEND" --local "$SOCK" --control "$TMP/control.sock" --foreground \
 	--driver "$FAKECUDA" --pinned-mb 48 --jit-cache "$TMP/jit" \
-	--metrics "127.0.0.1:$MPORT" >"$LOG" 2>&1 &
+	--metrics "127.0.0.1:$MPORT" ${WUSER:+--worker-user "$WUSER"} \
+	>"$LOG" 2>&1 &
 DPID=$!
 for _ in $(seq 100); do
 	[ -S "$SOCK" ] && break
@@ -971,5 +992,185 @@ wait "$sp" 2>/dev/null
 kill -TERM "$DPID3" 2>/dev/null
 wait "$DPID3" 2>/dev/null
 
+# ---- (i) the worker's sandbox ------------------------------------------------
+# A daemon whose fake driver tries forbidden system calls
+# (XGPU_FAKE_SANDBOX_PROBE, tests/fakecuda/fakecuda_sandbox.c) at the
+# guest's first cuMemAlloc.  Its worker: the worker user's uids, no
+# capability, NoNewPrivs 1, Seccomp 2 (a filter), the calls refused with
+# EPERM (and the read-only status slots cannot be made writable) and
+# what a driver needs still allowed; no descriptor of the
+# daemon's but the scheduler's kick and the broker; a cgroup of its own
+# with the limits asked (where a cgroup2 mount is writable here), gone
+# with the worker.
+
+# a writable cgroup2 mount: /sys/fs/cgroup, or systemd's hybrid one
+CGP=
+for m in /sys/fs/cgroup /sys/fs/cgroup/unified; do
+	if [ "$(stat -f -c %T "$m" 2>/dev/null)" = cgroup2fs ] &&
+		mkdir "$m/xgpu-it-probe-$$" 2>/dev/null; then
+		rmdir "$m/xgpu-it-probe-$$"
+		CGP=$m
+		break
+	fi
+done
+CG=none
+[ -n "$CGP" ] && CG=$CGP/xgpu-it-$$
+
+if [ -z "$WUSER" ]; then
+	echo "SKIP sandbox: no user nobody and no useradd to make one"
+else
+	SOCK3=$TMP/sandbox.sock
+	LOG3=$TMP/sandbox.log
+	wuid=$(id -u "$WUSER")
+	XGPU_FAKE_SANDBOX_PROBE=1 "$BACKEND" --local "$SOCK3" --control none \
+		--foreground --driver "$FAKECUDA" --jit-cache none \
+		--worker-user "$WUSER" --cgroup "$CG" --worker-mem-mb 1024 \
+		--worker-pids 256 --worker-cpu-pct 150 >"$LOG3" 2>&1 &
+	DPID3=$!
+	for _ in $(seq 100); do
+		[ -S "$SOCK3" ] && break
+		sleep 0.1
+	done
+	XGPU_SOCKET=$SOCK3 "$T/spin" 1500 >"$TMP/sb-spin.out" 2>&1 &
+	sp=$!
+	for _ in $(seq 50); do
+		grep -q launched "$TMP/sb-spin.out" && break
+		sleep 0.1
+	done
+	wpid=$(sed -n 's/.*: client [0-9]*: worker pid \([0-9]*\)$/\1/p' \
+		"$LOG3" | tail -n 1)
+	st=/proc/$wpid/status
+	why=
+	if [ -z "$wpid" ] || [ ! -r "$st" ]; then
+		why="no running worker (log: $(tail -n 1 "$LOG3"))"
+	elif ! grep -qE "^Uid:[[:space:]]+${wuid}[[:space:]]+${wuid}[[:space:]]+${wuid}[[:space:]]+${wuid}\$" "$st"; then
+		why="worker $wpid: $(grep ^Uid "$st"), want $WUSER ($wuid)"
+	elif ! grep -qE '^CapEff:[[:space:]]+0+$' "$st" ||
+		! grep -qE '^CapPrm:[[:space:]]+0+$' "$st"; then
+		why="worker $wpid holds capabilities: $(grep ^Cap "$st" | tr '\n' ' ')"
+	elif ! grep -qE '^NoNewPrivs:[[:space:]]+1$' "$st"; then
+		why="worker $wpid: $(grep ^NoNewPrivs "$st")"
+	elif ! grep -qE '^Seccomp:[[:space:]]+2$' "$st"; then
+		why="worker $wpid: $(grep ^Seccomp: "$st") (want 2: a filter)"
+	fi
+	if [ -z "$why" ]; then pass sandbox-user; else fail sandbox-user "$why"; fi
+
+	# descriptors: what the worker shares with the daemon is stdio, the
+	# scheduler's kick (an eventfd) and the broker (a socket); nothing
+	# else of the daemon's (its listening socket, control, metrics...)
+	why=
+	links() { for f in /proc/"$1"/fd/*; do readlink "$f"; done 2>/dev/null | sort -u; }
+	links "$wpid" >"$TMP/sb-wfd"
+	links "$DPID3" >"$TMP/sb-dfd"
+	nsock=$(comm -12 "$TMP/sb-wfd" "$TMP/sb-dfd" | grep -c '^socket:')
+	nevfd=$(comm -12 "$TMP/sb-wfd" "$TMP/sb-dfd" | grep -c 'eventfd')
+	nfd=$(find "/proc/$wpid/fd" -mindepth 1 2>/dev/null | wc -l)
+	if [ ! -s "$TMP/sb-wfd" ] || [ ! -s "$TMP/sb-dfd" ]; then
+		why="cannot list the descriptors of $wpid and $DPID3"
+	elif [ "$nsock" -ne 1 ] || [ "$nevfd" -gt 1 ]; then
+		why="the worker shares $nsock sockets and $nevfd eventfds with" \
+			"the daemon (want the broker and the kick only):" \
+			"$(comm -12 "$TMP/sb-wfd" "$TMP/sb-dfd" | tr '\n' ' ')"
+	elif ! grep -q '^socket:' "$TMP/sb-wfd" ||
+		[ "$nfd" -gt 16 ]; then
+		why="$nfd descriptors: $(tr '\n' ' ' <"$TMP/sb-wfd")"
+	fi
+	if [ -z "$why" ]; then pass sandbox-fds; else fail sandbox-fds "$why"; fi
+
+	# its cgroup, while it runs
+	why=
+	cgline=$(sed -n 's/^0:://p' "/proc/$wpid/cgroup" 2>/dev/null)
+	cgdir=$CGP$cgline
+	if [ "$CG" = none ]; then
+		echo "SKIP sandbox-cgroup: no writable cgroup2 mount here"
+	elif [ "${cgline##*/}" != "client$(sed -n 's/.*: client \([0-9]*\): worker pid '"$wpid"'$/\1/p' "$LOG3")-$wpid" ] ||
+		[ "$CGP${cgline%/*}" != "$CG" ] || [ ! -d "$cgdir" ]; then
+		why="worker $wpid is in cgroup '$cgline', not one of its own under $CG"
+	else
+		lim=
+		for f in memory.max:1073741824 pids.max:256 "cpu.max:150000 100000"; do
+			if [ -e "$cgdir/${f%%:*}" ]; then
+				v=$(cat "$cgdir/${f%%:*}")
+				[ "$v" = "${f#*:}" ] ||
+					why="$why ${f%%:*} is '$v', want '${f#*:}'"
+				lim="$lim ${f%%:*}"
+			fi
+		done
+		[ -z "$lim" ] && echo "SKIP sandbox-cgroup limits: no memory," \
+			"pids or cpu controller in $CGP (cgroup v1 holds them)"
+	fi
+	# a client that allocates (the probe runs at its first cuMemAlloc)
+	XGPU_SOCKET=$SOCK3 timeout 60 "$T/basic" >"$TMP/sb-basic.out" 2>&1
+	br=$?
+	wait "$sp"
+	if [ "$CG" != none ] && [ -z "$why" ]; then
+		for _ in $(seq 20); do
+			[ -d "$cgdir" ] || break
+			sleep 0.1
+		done
+		[ -d "$cgdir" ] && why="$cgdir is still there after its worker ended"
+	fi
+	if [ "$CG" != none ]; then
+		if [ -z "$why" ]; then pass sandbox-cgroup; else fail sandbox-cgroup "$why"; fi
+	fi
+
+	want="uid=$wuid ptrace=EPERM process_vm_readv=EPERM execve=EPERM"
+	want="$want unshare=EPERM mount=EPERM socket_inet=EPERM setuid=EPERM"
+	want="$want kill_daemon=EPERM socket_unix=ok socket_netlink=ok"
+	want="$want thread=ok kill_self=ok slots_rw=EPERM"
+	got=$(sed -n 's/^xgpu_fake_sandbox: //p' "$LOG3" | head -n 1)
+	if [ "$br" -ne 0 ]; then
+		fail sandbox-seccomp "basic failed under the sandbox ($br)"
+		show "$TMP/sb-basic.out"
+	elif [ "$got" != "$want" ]; then
+		fail sandbox-seccomp "the fake driver's probe said '$got'," \
+			"want '$want'"
+	else
+		pass sandbox-seccomp
+	fi
+	kill -TERM "$DPID3" 2>/dev/null
+	wait "$DPID3" 2>/dev/null
+	[ "$CG" != none ] && rmdir "$CG" 2>/dev/null
+fi
+
+# the default user: xgpu where it exists, else root with one line saying
+# so; --no-seccomp: no filter, no_new_privs still
+SOCK4=$TMP/default.sock
+LOG4=$TMP/default.log
+"$BACKEND" --local "$SOCK4" --control none --foreground --driver "$FAKECUDA" \
+	--jit-cache none --cgroup none --no-seccomp >"$LOG4" 2>&1 &
+DPID4=$!
+for _ in $(seq 100); do
+	[ -S "$SOCK4" ] && break
+	sleep 0.1
+done
+XGPU_SOCKET=$SOCK4 "$T/spin" 1000 >"$TMP/def-spin.out" 2>&1 &
+sp=$!
+for _ in $(seq 50); do
+	grep -q launched "$TMP/def-spin.out" && break
+	sleep 0.1
+done
+wpid=$(sed -n 's/.*: client [0-9]*: worker pid \([0-9]*\)$/\1/p' "$LOG4" |
+	tail -n 1)
+seccomp=$(sed -n 's/^Seccomp:[[:space:]]*//p' "/proc/$wpid/status" 2>/dev/null)
+nnp=$(sed -n 's/^NoNewPrivs:[[:space:]]*//p' "/proc/$wpid/status" 2>/dev/null)
+wait "$sp"
+kill -TERM "$DPID4" 2>/dev/null
+wait "$DPID4" 2>/dev/null
+if getent passwd xgpu >/dev/null 2>&1; then
+	wline='workers run as user xgpu'
+else
+	wline='no user xgpu: workers run as root'
+fi
+if ! grep -q "$wline" "$LOG4"; then
+	fail sandbox-default "the log does not say '$wline'"
+elif [ "$(grep -c 'no user xgpu' "$LOG4")" -gt 1 ]; then
+	fail sandbox-default "more than one line about the worker user"
+elif [ "$seccomp" != 0 ] || [ "$nnp" != 1 ]; then
+	fail sandbox-default "--no-seccomp: worker $wpid has Seccomp" \
+		"'$seccomp', NoNewPrivs '$nnp' (want 0 and 1)"
+else
+	pass sandbox-default
+fi
 echo "$npass passed, $nfail failed"
 [ "$nfail" -eq 0 ]

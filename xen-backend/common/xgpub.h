@@ -36,6 +36,9 @@ static inline uint64_t xgpub_now_ns(void)
 
 void xgpub_log_init(const char *ident, bool use_syslog, int verbose);
 void xgpub_log_prefix(const char *prefix);
+/* in a forked child, before it closes the descriptors it inherited: let
+ * go of the parent's syslog connection */
+void xgpub_log_forked(void);
 void xgpub_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void xgpub_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void xgpub_dbg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -53,6 +56,20 @@ struct xgpub_options {
 	unsigned int spin_us;
 	/* the driver's JIT cache: a folder per guest under it ("none": off) */
 	const char *jit_cache;
+	/*
+	 * The worker's sandbox (worker/xgpub_sandbox.c), entered once the
+	 * channel is mapped and the driver's context made: become
+	 * worker_uid/worker_gid with worker_groups (drop_user), and install
+	 * the seccomp filter (seccomp).  All zero: the worker stays as it
+	 * was forked (tests that run a worker inline).
+	 */
+	bool drop_user;
+	uid_t worker_uid;
+	gid_t worker_gid;
+	int worker_ngroups;
+	const gid_t *worker_groups;
+	const char *worker_user;	/* its name, for log lines */
+	bool seccomp;
 };
 
 /*
@@ -139,5 +156,8 @@ extern int xgpub_nstats;
 extern struct xgpub_wstat *xgpub_self_stat;
 /* in a worker: the eventfd that kicks the daemon's scheduler (-1: none) */
 extern int xgpub_sched_kick_fd;
+/* in a worker: its end of the daemon's descriptor broker (xgpub_broker.h),
+ * -1: none */
+extern int xgpub_broker_fd;
 
 #endif /* XGPUB_H */

@@ -8,15 +8,27 @@
 #include "xgpub.h"
 
 static bool to_syslog;
+static const char *log_ident;
 static int verbosity;
 static char prefix[96];
 
 void xgpub_log_init(const char *ident, bool use_syslog, int verbose)
 {
 	to_syslog = use_syslog;
+	log_ident = ident;
 	verbosity = verbose;
 	if (use_syslog)
 		openlog(ident, LOG_PID, LOG_DAEMON);
+}
+
+void xgpub_log_forked(void)
+{
+	/* the C library's connection to syslog goes; the next line makes
+	 * a new one */
+	if (to_syslog) {
+		closelog();
+		openlog(log_ident, LOG_PID, LOG_DAEMON);
+	}
 }
 
 void xgpub_log_prefix(const char *p)

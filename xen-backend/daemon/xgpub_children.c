@@ -6,27 +6,68 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "xgpub_cgroup.h"
 #include "xgpub_daemon.h"
 #include "xgpub_ipc.h"
+#include "xgpub_transport.h"
 
 #define MAX_WORKERS 1024
 
 static struct xgpub_child children[MAX_WORKERS];
 static struct xgpub_wslot *stats;	/* MAX_WORKERS slots, shared */
-/* descriptors of the daemon that a worker must not keep */
-static int daemon_fds[16];
-static int ndaemon_fds;
 
-void xgpub_daemon_fd(int fd)
+static int cmp_int(const void *a, const void *b)
 {
-	if (ndaemon_fds < (int)(sizeof(daemon_fds) / sizeof(daemon_fds[0])))
-		daemon_fds[ndaemon_fds++] = fd;
+	return *(const int *)a - *(const int *)b;
+}
+
+/*
+ * In a forked worker: close every descriptor but stdin, stdout, stderr
+ * and those a worker needs (keep: its guest's connection, if any; the
+ * scheduler's kick, the daemon's pipe for Xen workers, the broker).  The
+ * daemon's sockets (control, metrics, local listener), its xenstore and
+ * Xen handles and the other workers' connections all go.
+ */
+static void close_inherited(int keep_fd)
+{
+	int keep[] = { 2, keep_fd, xgpub_sched_kick_fd, xgpub_xen_alive_fd,
+		       xgpub_broker_fd };
+	int n = (int)(sizeof(keep) / sizeof(keep[0]));
+	unsigned int from = 3;
+	struct rlimit rl;
+
+	qsort(keep, (size_t)n, sizeof(keep[0]), cmp_int);
+	for (int i = 0; i <= n; i++) {
+		unsigned int to = i < n ? (unsigned int)keep[i] : ~0u;
+
+		if (i < n && (keep[i] < 0 || (unsigned int)keep[i] < from))
+			continue;
+		if (to > from) {
+#ifdef SYS_close_range
+			if (syscall(SYS_close_range, from, to - 1, 0) == 0)
+				goto next;
+#endif
+			if (getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
+			    rl.rlim_cur < to)
+				to = (unsigned int)rl.rlim_cur;
+			for (unsigned int fd = from; fd < to; fd++)
+				close((int)fd);
+		}
+#ifdef SYS_close_range
+next:
+#endif
+		if (i < n)
+			from = (unsigned int)keep[i] + 1;
+	}
 }
 
 void xgpub_child_name(const struct xgpub_child *c, char *buf, size_t len)
@@ -35,6 +76,19 @@ void xgpub_child_name(const struct xgpub_child *c, char *buf, size_t len)
 		snprintf(buf, len, "dom%u ch%u", c->domid, c->ch);
 	else
 		snprintf(buf, len, "client %u", c->client_id);
+}
+
+bool xgpub_child_same_guest(const struct xgpub_child *a,
+			    const struct xgpub_child *b)
+{
+	if (a->kind != b->kind)
+		return false;
+	if (a->kind == XGPUB_CHILD_XEN)
+		return a->domid == b->domid;
+	/* a client whose uid could not be read is a guest of its own */
+	if (a->peer_uid == (uint32_t)-1 || b->peer_uid == (uint32_t)-1)
+		return a->client_id == b->client_id;
+	return a->peer_uid == b->peer_uid;
 }
 
 struct xgpub_child *xgpub_child_find(pid_t pid)
@@ -53,6 +107,15 @@ void xgpub_children_each(void (*fn)(struct xgpub_child *c, void *arg),
 			fn(&children[i], arg);
 }
 
+int xgpub_children_count(void)
+{
+	int n = 0;
+
+	for (int i = 0; i < MAX_WORKERS; i++)
+		n += children[i].pid > 0;
+	return n;
+}
+
 void xgpub_children_kill(int sig)
 {
 	for (int i = 0; i < MAX_WORKERS; i++)
@@ -60,8 +123,8 @@ void xgpub_children_kill(int sig)
 			kill(children[i].pid, sig);
 }
 
-pid_t xgpub_spawn(const struct xgpub_child *info, int (*fn)(void *),
-		  void *arg)
+pid_t xgpub_spawn(const struct xgpub_child *info, int keep_fd,
+		  int (*fn)(void *), void *arg)
 {
 	struct xgpub_child *slot = NULL;
 	char prefix[48];
@@ -104,8 +167,16 @@ pid_t xgpub_spawn(const struct xgpub_child *info, int (*fn)(void *),
 		return -errno;
 	}
 	if (pid == 0) {
-		for (int i = 0; i < ndaemon_fds; i++)
-			close(daemon_fds[i]);
+		/* first: all it allocates is charged to its cgroup */
+		xgpub_cgroup_join(info);
+		/* a session of its own: its kill(0) reaches no other worker */
+		setsid();
+		/* no setuid program raises it, no other process reads it
+		 * (the sandbox confirms both once set up) */
+		prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+		prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+		xgpub_log_forked();
+		close_inherited(keep_fd);
 		signal(SIGCHLD, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
 		signal(SIGINT, SIG_DFL);

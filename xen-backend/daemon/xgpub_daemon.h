@@ -36,21 +36,27 @@ struct xgpub_child {
 };
 
 /*
- * Fork a worker.  In the child, after the common set-up (signals, name,
- * log prefix, the daemon's descriptors closed), fn(arg) runs and its
- * return value is the exit code.  In the parent: the pid (recorded in the
- * table of children) or -errno.
+ * Fork a worker.  In the child, after the common set-up (its cgroup, a
+ * session of its own, signals, name, log prefix, every descriptor closed
+ * but stdio, keep_fd (-1: none) and the few every worker needs),
+ * fn(arg) runs and its return value is the exit code.  In the parent:
+ * the pid (recorded in the table of children) or -errno.
  */
-pid_t xgpub_spawn(const struct xgpub_child *info, int (*fn)(void *),
-		  void *arg);
+pid_t xgpub_spawn(const struct xgpub_child *info, int keep_fd,
+		  int (*fn)(void *), void *arg);
 /* the child with this pid (cleared by the caller once reaped), or NULL */
 struct xgpub_child *xgpub_child_find(pid_t pid);
 void xgpub_child_name(const struct xgpub_child *c, char *buf, size_t len);
 void xgpub_children_each(void (*fn)(struct xgpub_child *c, void *arg),
 			 void *arg);
 void xgpub_children_kill(int sig);
-/* a descriptor of the daemon that workers close after fork */
-void xgpub_daemon_fd(int fd);
+int xgpub_children_count(void);
+/*
+ * Do workers a and b serve the same guest (one Xen domain, or local
+ * clients of one user): may one take the other's shareable handles?
+ */
+bool xgpub_child_same_guest(const struct xgpub_child *a,
+			    const struct xgpub_child *b);
 
 /* the GPU scheduler is on: new workers are scheduled (xgpub_sched_glue.c) */
 extern bool xgpub_sched_enabled;

@@ -11,7 +11,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <glob.h>
+#include <grp.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +28,8 @@
 
 #include <time.h>
 
+#include "xgpub_broker.h"
+#include "xgpub_cgroup.h"
 #include "xgpub_daemon.h"
 #include "xgpub_worker.h"
 #include "xgpub_xen.h"
@@ -83,6 +88,17 @@ static void usage(FILE *f)
 "      --jit-cache DIR    the driver's JIT cache, a folder per guest under\n"
 "                         DIR (default /var/cache/xgpu/jit; none: off)\n"
 "  -m, --socket-mode MODE permissions of the socket (octal, default 0660)\n"
+"\n"
+"Workers (one process per guest channel) are sandboxed once set up:\n"
+"      --worker-user USER run them as USER (default: xgpu if that user\n"
+"                         exists, else root; root: keep root)\n"
+"      --no-seccomp       no seccomp filter in the workers\n"
+"      --cgroup DIR       a cgroup (v2) per worker under DIR (default\n"
+"                         /sys/fs/cgroup/xgpu; none: off)\n"
+"      --worker-mem-mb N  memory.max of a worker (default 16384; 0: none)\n"
+"      --worker-pids N    pids.max of a worker (default 512; 0: none)\n"
+"      --worker-cpu-pct N cpu.max of a worker, %% of one CPU (default 0:\n"
+"                         none)\n"
 "  -p, --pidfile PATH     write the daemon's pid there\n"
 "  -v, --verbose          log every failed call\n"
 "  -h, --help\n");
@@ -107,6 +123,8 @@ static void reap_workers(void)
 
 		if (c)
 			xgpub_child_name(c, who, sizeof(who));
+		if (c)
+			xgpub_cgroup_remove(c);
 		if (WIFEXITED(status))
 			xgpub_info("worker of %s (pid %d) exited with status "
 				   "%d", who, pid, WEXITSTATUS(status));
@@ -263,7 +281,7 @@ static void spawn_local(int conn, uint32_t uid,
 	info.client_id = next_id;
 	info.peer_uid = uid;
 	a = (struct local_arg){ conn, next_id, opt };
-	pid = xgpub_spawn(&info, serve_client, &a);
+	pid = xgpub_spawn(&info, conn, serve_client, &a);
 	close(conn);
 	if (pid > 0)
 		xgpub_info("client %u: worker pid %d", next_id, pid);
@@ -339,6 +357,12 @@ static const struct option lopts[] = {
 	{ "metrics", required_argument, NULL, 'M' },
 	{ "socket-mode", required_argument, NULL, 'm' },
 	{ "pidfile", required_argument, NULL, 'p' },
+	{ "worker-user", required_argument, NULL, 'W' },
+	{ "no-seccomp", no_argument, NULL, 'N' },
+	{ "cgroup", required_argument, NULL, 'G' },
+	{ "worker-mem-mb", required_argument, NULL, 'K' },
+	{ "worker-pids", required_argument, NULL, 'I' },
+	{ "worker-cpu-pct", required_argument, NULL, 'R' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -395,6 +419,95 @@ static int gpu_count(const char *driver_path)
 	return WEXITSTATUS(st);
 }
 
+/*
+ * The worker user: name, or the default (xgpu if it exists, else root).
+ * Fills opt; 0, or -1 after one line on stderr (the caller exits 2).
+ * *warn gets a line for the log when the default falls back to root.
+ */
+static int worker_user(const char *name, struct xgpub_options *opt,
+		       const char **warn)
+{
+	static gid_t groups_buf[256];
+	const char *want = name ? name : "xgpu";
+	struct passwd *pw = getpwnam(want);
+	int n = (int)(sizeof(groups_buf) / sizeof(groups_buf[0]));
+
+	*warn = NULL;
+	if (name && !strcmp(name, "root"))
+		return 0;
+	if (!pw) {
+		if (name) {
+			fprintf(stderr, "xen-gpubackd: --worker-user: no user "
+				"'%s'\n", name);
+			return -1;
+		}
+		*warn = "no user xgpu: workers run as root (create the "
+			"user, or say --worker-user root)";
+		return 0;
+	}
+	if (pw->pw_uid == 0)
+		return 0;
+	if (geteuid() != 0) {
+		if (pw->pw_uid == geteuid())
+			return 0;
+		if (!name)
+			return 0;	/* not root: workers run as we do */
+		fprintf(stderr, "xen-gpubackd: --worker-user %s: the daemon "
+			"must run as root to start workers as another user\n",
+			name);
+		return -1;
+	}
+	if (getgrouplist(pw->pw_name, pw->pw_gid, groups_buf, &n) < 0) {
+		fprintf(stderr, "xen-gpubackd: --worker-user %s: more than "
+			"%d groups\n", want, n);
+		return -1;
+	}
+	opt->drop_user = true;
+	opt->worker_uid = pw->pw_uid;
+	opt->worker_gid = pw->pw_gid;
+	opt->worker_groups = groups_buf;
+	opt->worker_ngroups = n;
+	opt->worker_user = strdup(pw->pw_name);
+	return opt->worker_user ? 0 : -1;
+}
+
+/*
+ * Can the worker user open the NVIDIA device nodes?  Contexts made after
+ * a worker dropped to it (a guest's cuCtxCreate) open them again.  One
+ * line per node it cannot read and write.
+ */
+static void check_device_nodes(const struct xgpub_options *opt)
+{
+	glob_t g;
+
+	if (!opt->drop_user || glob("/dev/nvidia*", 0, NULL, &g))
+		return;
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		struct stat st;
+		mode_t need;
+		bool member;
+
+		if (stat(g.gl_pathv[i], &st) || !S_ISCHR(st.st_mode))
+			continue;
+		member = st.st_gid == opt->worker_gid;
+		for (int k = 0; k < opt->worker_ngroups; k++)
+			member |= st.st_gid == opt->worker_groups[k];
+		need = st.st_uid == opt->worker_uid ? S_IRUSR | S_IWUSR :
+		       member			     ? S_IRGRP | S_IWGRP :
+							S_IROTH | S_IWOTH;
+		if ((st.st_mode & need) != need) {
+			struct group *gr = getgrgid(st.st_gid);
+
+			xgpub_err("%s (mode %03o, group %s): user %s cannot "
+				  "open it; add it to that group, or contexts "
+				  "a guest creates will fail", g.gl_pathv[i],
+				  (unsigned int)(st.st_mode & 0777),
+				  gr ? gr->gr_name : "?", opt->worker_user);
+		}
+	}
+	globfree(&g);
+}
+
 int main(int argc, char **argv)
 {
 	struct xgpub_options opt = {
@@ -403,7 +516,15 @@ int main(int argc, char **argv)
 		.pin_quota = 64ull << 30,
 		.spin_us = 2000,
 		.jit_cache = "/var/cache/xgpu/jit",
+		.seccomp = true,
 	};
+	const char *wuser = NULL, *wuser_warn = NULL;
+	const char *cgroup_dir = "/sys/fs/cgroup/xgpu";
+	struct xgpub_cgroup_limits cglim = {
+		.mem_bytes = 16384ull << 20,
+		.pids = 512,
+	};
+	int bfd = -1;
 	const char *path = NULL, *pidfile = NULL;
 	const char *ctl_path = XGPU_CTL_PATH_DEFAULT;
 	const char *sched_policy = "credit";
@@ -539,6 +660,35 @@ int main(int argc, char **argv)
 		case 'p':
 			pidfile = optarg;
 			break;
+		case 'W':
+			wuser = optarg;
+			break;
+		case 'N':
+			opt.seccomp = false;
+			break;
+		case 'G':
+			if (strcmp(optarg, "none") && optarg[0] != '/') {
+				fprintf(stderr, "xen-gpubackd: --cgroup must "
+					"be an absolute path or none\n");
+				return 2;
+			}
+			cgroup_dir = optarg;
+			break;
+		case 'K':
+			if (num_opt(c, optarg, 0, 16u << 20, &v))
+				return 2;
+			cglim.mem_bytes = v << 20;
+			break;
+		case 'I':
+			if (num_opt(c, optarg, 0, 4194304, &v))
+				return 2;
+			cglim.pids = (uint32_t)v;
+			break;
+		case 'R':
+			if (num_opt(c, optarg, 0, 100000, &v))
+				return 2;
+			cglim.cpu_pct = (uint32_t)v;
+			break;
 		case 'v':
 			verbose++;
 			break;
@@ -561,13 +711,14 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	/* what can be checked before detaching, on stderr with status 2 */
+	if (worker_user(wuser, &opt, &wuser_warn))
+		return 2;
 	if (use_xen && xgpub_xen_check())
 		return 2;
 	if (metrics_spec) {
 		mfd = xgpub_metrics_open(metrics_spec);
 		if (mfd < 0)
 			return 2;
-		xgpub_daemon_fd(mfd);
 	}
 	/* on stderr until the daemon detaches: errors before it are seen */
 	xgpub_log_init("xen-gpubackd", false, verbose);
@@ -587,6 +738,13 @@ int main(int argc, char **argv)
 	}
 	xgpub_driver_close(probe);
 	xgpub_info("host driver: %s", opt.driver_path);
+	if (wuser_warn)
+		xgpub_err("%s", wuser_warn);
+	else if (opt.drop_user)
+		xgpub_info("workers run as user %s (uid %u)%s",
+			   opt.worker_user, (unsigned int)opt.worker_uid,
+			   opt.seccomp ? " under a seccomp filter" : "");
+	check_device_nodes(&opt);
 	{
 		int n = gpu_count(opt.driver_path);
 
@@ -603,7 +761,6 @@ int main(int argc, char **argv)
 		lfd = xgpub_listen(path, mode, 0);
 		if (lfd < 0)
 			return 1;
-		xgpub_daemon_fd(lfd);
 	}
 	if (!foreground)
 		xgpub_log_init("xen-gpubackd", true, verbose);
@@ -627,10 +784,11 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	if (path)
 		xgpub_info("listening on %s", path);
+	xgpub_cgroup_start(cgroup_dir, &cglim);
+	bfd = xgpub_broker_start();
 	kfd = xgpub_sched_start(sched_policy);
 	if (kfd == -2)
 		return 1;
-	/* not a daemon-only descriptor: the workers kick through it */
 	xgpub_vcpu_start(use_xen, vcpu_on, boost_pct, boost_ms);
 	if (use_xen) {
 		xen = xgpub_xen_start(&lim, &opt);
@@ -641,8 +799,6 @@ int main(int argc, char **argv)
 				unlink(pidfile);
 			return 1;
 		}
-		if (xgpub_xen_fd(xen) >= 0)
-			xgpub_daemon_fd(xgpub_xen_fd(xen));
 	}
 	/* last: the hotplug script takes the control socket as "ready" */
 	if (strcmp(ctl_path, "none")) {
@@ -653,12 +809,12 @@ int main(int argc, char **argv)
 			xgpub_xen_stop(xen);
 			return 1;
 		}
-		xgpub_daemon_fd(cfd);
 	}
 
 	while (!stop_requested) {
-		struct pollfd pfd[5];
+		struct pollfd pfd[6];
 		int n = 0, ilocal = -1, ixen = -1, ictl = -1, imet = -1;
+		int ibrk = -1;
 		uint64_t now = xgpub_now_ns(), wait_ns = 1000000000u;
 		struct timespec ts;
 
@@ -698,6 +854,10 @@ int main(int argc, char **argv)
 			pfd[n] = (struct pollfd){ .fd = mfd, .events = POLLIN };
 			imet = n++;
 		}
+		if (bfd >= 0) {
+			pfd[n] = (struct pollfd){ .fd = bfd, .events = POLLIN };
+			ibrk = n++;
+		}
 		if (kfd >= 0) {
 			pfd[n] = (struct pollfd){ .fd = kfd, .events = POLLIN };
 			n++;
@@ -721,6 +881,8 @@ int main(int argc, char **argv)
 			continue;
 		if (kfd >= 0)
 			sched_next = 0;	/* a worker kicked: look now */
+		if (ibrk >= 0 && (pfd[ibrk].revents & POLLIN))
+			xgpub_broker_serve(bfd);
 		if (imet >= 0 && (pfd[imet].revents & POLLIN))
 			xgpub_metrics_serve(mfd);
 		if (ictl >= 0 && pfd[ictl].revents)
@@ -758,6 +920,11 @@ int main(int argc, char **argv)
 	xgpub_info("stopping");
 	xgpub_sched_stop();
 	xgpub_children_kill(SIGTERM);
+	/* reap them for a moment: their cgroups go with them */
+	for (int i = 0; i < 20 && xgpub_children_count() > 0; i++) {
+		usleep(50000);
+		reap_workers();
+	}
 	xgpub_xen_stop(xen);
 	xgpub_ctl_close();
 	if (path)

@@ -387,7 +387,6 @@ struct xgpub_xen *xgpub_xen_start(const struct xgpub_xen_limits *lim,
 	if (pipe2(alive, O_CLOEXEC) == 0) {
 		xgpub_xen_alive_fd = alive[0];
 		x->alive_w = alive[1];
-		xgpub_daemon_fd(alive[1]);
 	} else {
 		xgpub_err("--xen: no pipe for the workers: %s",
 			  strerror(errno));

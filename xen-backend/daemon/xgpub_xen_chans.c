@@ -79,7 +79,7 @@ static void spawn_channel(struct xgpub_xen *x, struct xdev *d,
 		snprintf(info.proc, sizeof(info.proc), "%s", name);
 		free(name);
 	}
-	pid = xgpub_spawn(&info, chan_main, &a);
+	pid = xgpub_spawn(&info, -1, chan_main, &a);
 	if (pid < 0) {
 		char be[160];
 

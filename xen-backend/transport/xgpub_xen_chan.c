@@ -46,6 +46,10 @@ struct xchan {
 	char fe[128];			/* frontend ch/<n> path */
 	char be[128];			/* backend ch/<n> path */
 	struct xs_handle *xs;		/* dispatch thread's */
+	/* the watchdog's, opened with the channel (while the worker may
+	 * still connect to xenstore; see xgpub_sandbox.c): one to watch,
+	 * one that never watches should watches fail */
+	struct xs_handle *wxs, *wxs_plain;
 	xengnttab_handle *gt;
 	xenevtchn_handle *ev;
 	evtchn_port_t port;		/* local */
@@ -209,10 +213,28 @@ static void orphaned(struct xs_handle *xs, struct xchan *x)
 	xgpub_xs->write(xs, XBT_NULL, spath, st, (unsigned int)strlen(st));
 }
 
+/* the watchdog's handles, taken once (by the watchdog, or to close) */
+static struct xs_handle *take_wxs(struct xchan *x, bool plain)
+{
+	return __atomic_exchange_n(plain ? &x->wxs_plain : &x->wxs, NULL,
+				   __ATOMIC_ACQ_REL);
+}
+
+static void close_wxs(struct xchan *x)
+{
+	struct xs_handle *h;
+
+	if ((h = take_wxs(x, false)) != NULL)
+		xgpub_xs->close(h);
+	if ((h = take_wxs(x, true)) != NULL)
+		xgpub_xs->close(h);
+}
+
 static void xchan_wait_gone(struct xgpub_transport *t)
 {
 	struct xchan *x = (struct xchan *)t;
-	struct xs_handle *xs = xgpub_xs->open(0);
+	struct xs_handle *xs = take_wxs(x, false);
+	struct xs_handle *plain = take_wxs(x, true);
 	char path[192], **vec;
 	uint64_t one = 1;
 	bool orphan = false;
@@ -220,6 +242,8 @@ static void xchan_wait_gone(struct xgpub_transport *t)
 
 	if (!xs) {
 		xgpub_err("%s: watchdog: no xenstore connection", t->who);
+		if (plain)
+			xgpub_xs->close(plain);
 		return;
 	}
 	snprintf(path, sizeof(path), "%s/state", x->fe);
@@ -230,7 +254,8 @@ static void xchan_wait_gone(struct xgpub_transport *t)
 	     !xgpub_xs->watch(xs, "@releaseDomain", "gone") ||
 	     (wfd = xgpub_xs->fileno(xs)) < 0)) {
 		xgpub_xs->close(xs);
-		xs = xgpub_xs->open(0);
+		xs = plain;
+		plain = NULL;
 		wfd = -1;
 		if (!xs) {
 			xgpub_err("%s: watchdog: no xenstore connection",
@@ -238,6 +263,8 @@ static void xchan_wait_gone(struct xgpub_transport *t)
 			return;
 		}
 	}
+	if (plain)
+		xgpub_xs->close(plain);
 	while (!chan_over(xs, x)) {
 		struct pollfd pfd[2] = {
 			{ .fd = xgpub_xen_alive_fd, .events = POLLIN },
@@ -355,6 +382,7 @@ static void xchan_close(struct xgpub_transport *t)
 	be_write(x, "state", "%d", XenbusStateClosed);
 	chan_closed = 1;
 	xgpub_xs->close(x->xs);
+	close_wxs(x);
 	free(x);
 }
 
@@ -504,6 +532,9 @@ int xgpub_xen_chan_open(uint32_t domid, uint32_t devid, uint32_t ch,
 		free(x);
 		return -ENOENT;
 	}
+	x->wxs = xgpub_xs->open(0);
+	if (xgpub_xs->watches)
+		x->wxs_plain = xgpub_xs->open(0);
 	name = xgpub_xs_read_text(x->xs, x->fe, "name");
 	fe_uint(x, "pid", UINT32_MAX, &pid);
 	x->t.pid = (uint32_t)pid;
@@ -541,6 +572,7 @@ fail:
 	xchan_release(x);
 	be_write(x, "state", "%d", XenbusStateClosed);
 	xgpub_xs->close(x->xs);
+	close_wxs(x);
 	free(x);
 	return -EPROTO;
 }

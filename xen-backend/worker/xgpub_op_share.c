@@ -17,8 +17,10 @@
  * SCM_RIGHTS like any fd).  Import: the guest sends the token back; a
  * worker of the same IPC domain (processes of one Xen domain, or local
  * clients of one user) finds the entry, takes a duplicate of the
- * exporter's fd with pidfd_open + pidfd_getfd (workers run as root; where
- * the kernel lacks them or refuses, CUDA_ERROR_NOT_SUPPORTED), imports it
+ * exporter's fd (the daemon takes it with pidfd_getfd and hands it over,
+ * xgpub_broker.h: sandboxed workers cannot; a worker run inline by a test
+ * takes it itself; where the kernel lacks pidfd_getfd,
+ * CUDA_ERROR_NOT_SUPPORTED), imports it
  * into the driver and closes the duplicate.  The allocation or pool is
  * then an ordinary handle of the importing guest.  A token of another
  * domain, a forged one, or one whose exporter is gone is
@@ -47,6 +49,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "xgpub_broker.h"
 #include "xgpub_worker.h"
 
 #define XGPUB_MAX_SHARES	4096u
@@ -162,6 +165,19 @@ static int take_fd(struct xgpub_worker *w, int kind,
 	memcpy(&f, real, sizeof(f));
 	if (f.pid == (int32_t)getpid()) {
 		dup_fd = fcntl(f.fd, F_DUPFD_CLOEXEC, 0);
+		if (dup_fd < 0)
+			return CUDA_ERROR_INVALID_VALUE;
+	} else if (xgpub_broker_fd >= 0) {
+		/* the daemon takes it for us (xgpub_broker.h) */
+		(void)pidfd;
+		dup_fd = xgpub_broker_getfd((pid_t)f.pid, f.fd);
+		if (dup_fd == -ENOSYS || dup_fd == -ENODEV) {
+			xgpub_err("shareable handle: the daemon cannot take "
+				  "the exporting worker's descriptor (%s): "
+				  "Linux 5.6 or later is needed",
+				  strerror(-dup_fd));
+			return CUDA_ERROR_NOT_SUPPORTED;
+		}
 		if (dup_fd < 0)
 			return CUDA_ERROR_INVALID_VALUE;
 	} else {

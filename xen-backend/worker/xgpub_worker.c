@@ -424,15 +424,36 @@ static void *watchdog(void *arg)
 	_exit(4);
 }
 
+/* may the worker user (opt) search the folder st describes */
+static bool user_may_search(const struct stat *st,
+			    const struct xgpub_options *opt)
+{
+	if (st->st_uid == opt->worker_uid)
+		return st->st_mode & S_IXUSR;
+	if (st->st_gid == opt->worker_gid)
+		return st->st_mode & S_IXGRP;
+	for (int i = 0; i < opt->worker_ngroups; i++)
+		if (st->st_gid == opt->worker_groups[i])
+			return st->st_mode & S_IXGRP;
+	return st->st_mode & S_IXOTH;
+}
+
 /*
  * The driver caches what it JIT-compiles in CUDA_CACHE_PATH: one folder
  * per guest (its IPC domain: a Xen domain, a local user) under base, so
- * that no guest reads or fills another's.  Without a usable folder the
- * cache is off for this worker.
+ * that no guest reads or fills another's.  The guest's folder is private
+ * to the user the worker runs as (--worker-user); the folders above it
+ * that the worker creates may be searched, not listed (0711), and base
+ * itself, if root's, is made searchable for the worker user.  Without a
+ * usable folder the cache is off for this worker.
  */
-static void jit_cache_setup(const struct xgpub_transport *t, const char *base)
+static void jit_cache_setup(const struct xgpub_transport *t,
+			    const struct xgpub_options *opt)
 {
+	const char *base = opt->jit_cache;
+	mode_t upper = opt->drop_user ? 0711 : 0700;
 	char path[PATH_MAX], *p;
+	struct stat st;
 	size_t n;
 
 	if (!base || !strcmp(base, "none"))
@@ -446,16 +467,28 @@ static void jit_cache_setup(const struct xgpub_transport *t, const char *base)
 	for (p = path + n; *p; p++)
 		if (!(*p >= 'a' && *p <= 'z') && !(*p >= '0' && *p <= '9'))
 			*p = '-';
-	/* base and the guest's folder, private to root */
 	for (p = path + 1; *p; p++) {
 		if (*p != '/')
 			continue;
 		*p = 0;
-		if (mkdir(path, 0700) && errno != EEXIST)
+		if (mkdir(path, upper) && errno != EEXIST)
 			goto off;
+		if (opt->drop_user && (size_t)(p - path) == n - 1 &&
+		    stat(path, &st) == 0 && st.st_uid == 0 &&
+		    !user_may_search(&st, opt))
+			chmod(path, (st.st_mode & 07777) | 0011);
+		if (opt->drop_user &&
+		    (stat(path, &st) || !user_may_search(&st, opt))) {
+			xgpub_err("%s: JIT cache off: user %s may not search "
+				  "%s", t->who, opt->worker_user, path);
+			goto off;
+		}
 		*p = '/';
 	}
 	if (mkdir(path, 0700) && errno != EEXIST)
+		goto off;
+	if (opt->drop_user &&
+	    chown(path, opt->worker_uid, opt->worker_gid))
 		goto off;
 	setenv("CUDA_CACHE_PATH", path, 1);
 	unsetenv("CUDA_CACHE_DISABLE");
@@ -482,7 +515,7 @@ int xgpub_worker_run(struct xgpub_transport *t,
 			  strerror(-code));
 	code = 0;
 	BACK_RING_INIT(&w->ring, t->sring, XGPUIF_PAGE_SIZE << t->ring_order);
-	jit_cache_setup(t, opt->jit_cache);
+	jit_cache_setup(t, opt);
 	w->D = xgpub_driver_open(opt->driver_path, msg, sizeof(msg));
 	if (!w->D) {
 		xgpub_err("%s: %s", t->who, msg);
@@ -508,6 +541,18 @@ int xgpub_worker_run(struct xgpub_transport *t,
 	}
 
 	xgpub_gate_init(w);
+	/* what needed root is open: the guest's requests are served by
+	 * the worker user, under the seccomp filter */
+	if (xgpub_sandbox_enter(opt, t->who)) {
+		torn_down = 1;
+		xgpub_gate_stop(w);
+		if (t->ops->fail)
+			t->ops->fail(t, "the backend could not sandbox its "
+				     "worker");
+		worker_teardown(w);
+		t->ops->close(t);
+		return 1;
+	}
 	if (xgpub_self_stat) {
 		__atomic_store_n(&xgpub_self_stat->quota, opt->quota,
 				 __ATOMIC_RELAXED);

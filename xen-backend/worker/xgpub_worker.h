@@ -220,6 +220,13 @@ int xgpub_worker_run(struct xgpub_transport *t,
 		     const struct xgpub_options *opt);
 
 /*
+ * Enter the worker's sandbox (xgpub_sandbox.c) once what needs privilege
+ * is open: the worker user of opt, no new privileges, not dumpable, the
+ * seccomp filter.  0, or -1 (logged): the worker must not serve.
+ */
+int xgpub_sandbox_enter(const struct xgpub_options *opt, const char *who);
+
+/*
  * Resolve a shared-memory reference from the guest: the address of
  * [ref->off, ref->off + ref->len) in the worker, or NULL if it is not
  * inside the named region (a protocol error).
