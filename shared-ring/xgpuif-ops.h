@@ -1520,4 +1520,24 @@ struct xgpuif_green_stream_args {
 	int32_t priority;
 };
 
+/*
+ * Coherent managed memory (README): MANAGED_ALLOC is the worker driver's
+ * cuMemAllocManaged of bytesize bytes with flags (CU_MEM_ATTACH_*);
+ * MANAGED_FETCH / MANAGED_FLUSH copy [dptr, dptr + mem.len), which must
+ * lie in one allocation of MANAGED_ALLOC's, out of or into the guest's
+ * shared pages mem (a host-memory region).  stream is the legacy stream
+ * (XGPUIF_STREAM_LEGACY): the copy is GPU work, gated and charged.
+ */
+struct xgpuif_managed_alloc_args {
+	uint64_t bytesize;
+	uint32_t flags;
+	uint32_t _pad;
+};
+
+struct xgpuif_managed_block_args {
+	uint64_t dptr;
+	struct xgpuif_memref mem;
+	xgpuif_handle_t stream;
+};
+
 #endif /* XGPUIF_OPS_H */

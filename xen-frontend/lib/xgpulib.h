@@ -166,6 +166,9 @@ struct xgpulib_region {
 	uint64_t dptr;		/* device pointer of the worker's mapping */
 	bool same_va;
 	bool managed;		/* cuMemAllocManaged's (xgpulib_api_managed.c) */
+	bool coherent;		/* managed, in coherent mode (xgpulib_mco.h):
+				 * device memory to copies, never host memory;
+				 * va == dptr */
 	bool hostreg;		/* the program's own pages, cuMemHostRegister */
 };
 
@@ -174,16 +177,24 @@ bool xgpulib_is_device(uint64_t p);
 
 /*
  * Find the region holding [p, p + len); NULL when any byte of it lies
- * outside every region.  *off is p's offset in the region.
+ * outside every region.  *off is p's offset in the region.  Coherent
+ * managed memory is not host memory to copies: only _any finds it.
  */
 const struct xgpulib_region *xgpulib_region_find(const void *p, size_t len,
 						  uint64_t *off);
+const struct xgpulib_region *xgpulib_region_find_any(const void *p,
+						      size_t len,
+						      uint64_t *off);
+/* does [p, p + len) lie in coherent managed memory (one allocation)? */
+bool xgpulib_region_coherent(const void *p, size_t len);
 
 /* the address of region id in this process, NULL if it is gone */
 uint8_t *xgpulib_region_va(uint32_t id);
 
 /* mark region id as managed memory */
 void xgpulib_region_set_managed(uint32_t id);
+/* cuMemFree of managed memory r (xgpulib_api_managed.c) */
+CUresult xgpulib_managed_free(const struct xgpulib_region *r);
 
 /* ---- arrays ------------------------------------------------------------- */
 
