@@ -387,9 +387,16 @@ static void cost(void)
 		fail("a block read is %s, not read-only", prot);
 	if (p[0] != 7 || p[4] != 1 || p[n - 1] != 1)
 		fail("after the fill: %u %u %u", p[0], p[4], p[n - 1]);
-	printf("managed: reading %zu MiB after a launch: %.1f ms (%.1f us "
-	       "per 4 KiB page touched)\n", n >> 20, (t1 - t0) / 1e6,
-	       (t1 - t0) / 1e3 / (double)(n / 4096));
+	{
+		const char *kb = getenv("XGPU_MANAGED_BLOCK_KB");
+		size_t blk = (kb && atoi(kb) > 0 ? (size_t)atoi(kb) : 256)
+			     << 10;
+
+		printf("managed: reading %zu MiB after a launch: %.1f ms, "
+		       "%.1f us per %zu KiB block fetched\n", n >> 20,
+		       (t1 - t0) / 1e6, (t1 - t0) / 1e3 / (double)(n / blk),
+		       blk >> 10);
+	}
 	(void)sink;
 out:
 	OK(cuMemFree(m));
@@ -419,6 +426,18 @@ int main(void)
 	coherent = prot[0] == '-';
 	printf("managed: %s mode\n", coherent ? "coherent" : "zero-copy");
 	OK(cuMemFree(probe));
+	/* coherent: a CPU touch waits for the GPU's work, so the device
+	 * says it has no concurrent managed access (the fake has, as an
+	 * H100) */
+	{
+		int cma = -1;
+
+		if (OK(cuDeviceGetAttribute(&cma,
+				CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS,
+				dev)) && cma != !coherent)
+			fail("concurrent managed access %d in %s mode", cma,
+			     coherent ? "coherent" : "zero-copy");
+	}
 	if (coherent)
 		chained();
 	copies();

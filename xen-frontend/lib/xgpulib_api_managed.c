@@ -54,7 +54,7 @@ static void rec_new(const struct xgpulib_region *r);
 
 /* XGPU_MANAGED: coherent, or zero copy where the transport can map the
  * guest's pages in the worker at their address */
-static bool want_coherent(void)
+bool xgpulib_managed_coherent(void)
 {
 	const char *m = xgpulib_env_str("XGPU_MANAGED", NULL);
 	static bool said;
@@ -68,7 +68,7 @@ static bool want_coherent(void)
 	}
 	if (m && !strcmp(m, "zero-copy"))
 		return false;
-	return !xgpulib_ch->t->ops->hostmem_share;
+	return xgpulib_ch && !xgpulib_ch->t->ops->hostmem_share;
 }
 
 /*
@@ -192,7 +192,7 @@ CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize,
 		return CUDA_ERROR_INVALID_VALUE;
 	if (xgpulib_check_init())
 		return CUDA_ERROR_NOT_INITIALIZED;
-	if (want_coherent())
+	if (xgpulib_managed_coherent())
 		return alloc_coherent(dptr, bytesize, flags);
 	rc = cuMemHostAlloc(&va, bytesize, CU_MEMHOSTALLOC_DEVICEMAP);
 	if (rc)
