@@ -44,6 +44,15 @@ __global__ void add_index(unsigned int *p, int n, unsigned int k)
 		p[i] += (unsigned int)i * k;
 }
 
+// a host function reads and writes managed memory (its stream is held
+// while it runs: in coherent mode its fetch must not wait for the GPU)
+static void CUDART_CB bump(void *arg)
+{
+	unsigned int *c = (unsigned int *)arg;
+
+	c[1] = c[0] + 1;
+}
+
 // rounds of CPU and GPU updates of one array: p[i] ends as
 // sum over rounds of (i * k + (i % 5 == r ? r : 0)); 0 when all matched
 static int rounds(unsigned int *p, int n, cudaStream_t st, unsigned int k,
@@ -130,6 +139,17 @@ int main()
 	cudaPointerAttributes pa;
 	CK(cudaPointerGetAttributes(&pa, y));
 	printf("pointer type managed: %d\n", pa.type == cudaMemoryTypeManaged);
+
+	unsigned int *hc;
+	CK(cudaMallocManaged(&hc, 2 * sizeof(unsigned int)));
+	hc[0] = 0;
+	hc[1] = 0;
+	add_index<<<1, 2, 0, st>>>(hc, 2, 41);		// hc[1] = 41
+	CK(cudaLaunchHostFunc(st, bump, hc));		// hc[1] = hc[0] + 1
+	add_index<<<1, 2, 0, st>>>(hc, 2, 1);		// hc[1] += 1
+	CK(cudaStreamSynchronize(st));
+	printf("host function on managed memory: %u %u\n", hc[0], hc[1]);
+	CK(cudaFree(hc));
 
 	// rounds on the legacy stream, then from host threads at once
 	const int m = 300000 + 17;		// not a page multiple

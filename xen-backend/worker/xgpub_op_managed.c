@@ -69,20 +69,36 @@ static int block(struct xgpub_worker *w,
  * memory the GPU may use; the guest fetches only at such a touch, so
  * waiting for the context's work first is what the program waited for.
  * An error of that work is answered (the guest reports it at the next
- * call) after the copy was still tried.
+ * call) after the copy was still tried.  A touch from a host function
+ * (XGPUIF_MF_NOSYNC) cannot wait: its stream is held until it returns;
+ * the copy goes on a stream of its own that waits for nobody (the work
+ * before the host function on its stream is done).
  */
 int xgpub_h_MANAGED_FETCH(struct xgpub_worker *w,
 			  const struct xgpuif_managed_block_args *a,
 			  CUstream stream)
 {
 	uint8_t *host;
+	CUstream own;
 	int rc = block(w, a, &host), rs;
 
 	(void)stream;
 	if (rc)
 		return rc;
-	rs = w->D->cuCtxSynchronize();
-	rc = w->D->cuMemcpyDtoH(host, a->dptr, a->mem.len);
+	if (a->flags & ~XGPUIF_MF_NOSYNC)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!(a->flags & XGPUIF_MF_NOSYNC)) {
+		rs = w->D->cuCtxSynchronize();
+		rc = w->D->cuMemcpyDtoH(host, a->dptr, a->mem.len);
+		return rc ? rc : rs;
+	}
+	rc = w->D->cuStreamCreateWithPriority(&own, CU_STREAM_NON_BLOCKING,
+					      0);
+	if (rc)
+		return rc;
+	rc = w->D->cuMemcpyDtoHAsync(host, a->dptr, a->mem.len, own);
+	rs = w->D->cuStreamSynchronize(own);
+	w->D->cuStreamDestroy(own);
 	return rc ? rc : rs;
 }
 
@@ -103,6 +119,8 @@ int xgpub_h_MANAGED_FLUSH(struct xgpub_worker *w,
 	(void)stream;
 	if (rc)
 		return rc;
+	if (a->flags)
+		return CUDA_ERROR_INVALID_VALUE;
 	rc = w->D->cuMemcpyHtoD(a->dptr, host, a->mem.len);
 	reg = xgpub_region_get(w, a->mem.region);
 	if (!rc && reg && !reg->registered)

@@ -59,6 +59,8 @@ static struct sigaction prev;	/* the SIGSEGV action before ours */
 static bool warned;
 
 unsigned int xgpulib_mco_live;
+/* this thread runs a host function (its stream waits for it) */
+static __thread bool in_hostfn;
 /* blocks not B_INVALID in all allocations (read without the lock) */
 static size_t valid_total;
 
@@ -88,6 +90,9 @@ static CUresult request(const struct mco *m, uint16_t op, size_t off,
 		(uint64_t)(uintptr_t)(m->va + off),
 		{ off, len, m->region, 0 },
 		XGPUIF_STREAM_LEGACY,
+		op == XGPUIF_OP_MANAGED_FETCH && in_hostfn ?
+			XGPUIF_MF_NOSYNC : 0,
+		0,
 	};
 	struct xgpuif_iov iov = { &a, sizeof(a) };
 	struct xgpulib_req rq = {
@@ -376,6 +381,11 @@ void xgpulib_mco_release(void)
 	}
 	__atomic_store_n(&valid_total, 0, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&mg_mu);
+}
+
+void xgpulib_mco_hostfn(bool running)
+{
+	in_hostfn = running;
 }
 
 /* ---- fork ----------------------------------------------------------------- */

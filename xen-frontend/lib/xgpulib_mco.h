@@ -57,6 +57,9 @@ void xgpulib_mco_del(void *va);
 bool xgpulib_mco_touches(const void *p, size_t n);
 /* write back what the program wrote, make every block inaccessible */
 void xgpulib_mco_release(void);
+/* the calling thread starts (true) or ends running a host function:
+ * its fetches cannot wait for the GPU's work, which waits for it */
+void xgpulib_mco_hostfn(bool running);
 /* in a forked child: the parent's managed memory becomes inaccessible
  * memory of the child's own (as natively, it is not the child's) */
 void xgpulib_mco_forked(void);
