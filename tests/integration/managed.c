@@ -33,6 +33,8 @@
 
 #define NTHREADS 4
 #define ITERS 12
+/* "managed quick" (the nested-Xen test, under emulation): fewer of both */
+static int nthreads = NTHREADS, iters = ITERS;
 /* words per thread: an odd size, neither a block nor a page multiple */
 #define TWORDS (300000 + 17)
 
@@ -132,7 +134,7 @@ static void *worker(void *arg)
 	fa = (float *)(uintptr_t)a;
 	fb = (float *)(uintptr_t)b;
 	fc = (float *)(uintptr_t)c;
-	for (int it = 0; it < ITERS && !failed; it++) {
+	for (int it = 0; it < iters && !failed; it++) {
 		uint32_t v = 0x1000u * (uint32_t)t + (uint32_t)it;
 		int part = n / (it + 2);
 		void *pv[] = { &a, &b, &c, &n };
@@ -357,7 +359,7 @@ static void forked(void)
 /* what a fault costs: the first touch of each block after a launch */
 static void cost(void)
 {
-	size_t n = 16 << 20;
+	size_t n = (size_t)(iters < ITERS ? 4 : 16) << 20;
 	CUdeviceptr m = 0;
 	uint8_t *p;
 	uint64_t t0, t1;
@@ -402,7 +404,7 @@ out:
 	OK(cuMemFree(m));
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	pthread_t th[NTHREADS];
 	CUmodule mod;
@@ -411,6 +413,10 @@ int main(void)
 	char prot[5];
 	bool coherent;
 
+	if (argc > 1 && !strcmp(argv[1], "quick")) {
+		nthreads = 2;
+		iters = 3;
+	}
 	/* the program's own handler, installed before the library's */
 	signal(SIGSEGV, own_handler);
 	if (!OK(cuInit(0)) || !OK(cuDeviceGet(&dev, 0)) ||
@@ -441,13 +447,13 @@ int main(void)
 	if (coherent)
 		chained();
 	copies();
-	for (int i = 0; i < NTHREADS; i++)
+	for (int i = 0; i < nthreads; i++)
 		pthread_create(&th[i], NULL, worker, (void *)(intptr_t)i);
-	for (int i = 0; i < NTHREADS; i++)
+	for (int i = 0; i < nthreads; i++)
 		pthread_join(th[i], NULL);
 	if (!failed)
 		printf("PASS managed threads (%d threads x 3 allocations x %d "
-		       "iterations)\n", NTHREADS, ITERS);
+		       "iterations)\n", nthreads, iters);
 	if (coherent && !failed) {
 		forked();
 		cost();

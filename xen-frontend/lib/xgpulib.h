@@ -10,6 +10,7 @@
  *   xgpulib_copy.c          staged and zero-copy transfers, host regions
  *   xgpulib_calls.c         typed stubs, generated from xgpu_calls.def
  *   xgpulib_rpc.c           the process's channel, the current context
+ *   xgpulib_mco.c           coherent managed memory: faults, write-back
  *   xgpulib_output.c        device printf output to stdout
  *   xgpulib_current.c       the per-thread context stack
  *   xgpulib_chan.c          the ring: requests, replies, waiting
