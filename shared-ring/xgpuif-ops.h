@@ -751,6 +751,33 @@ struct xgpuif_green_stream_args {
 	int32_t priority;
 };
 
+/*
+ * Coherent managed memory (README): MANAGED_ALLOC is the worker driver's
+ * cuMemAllocManaged of bytesize bytes with flags (CU_MEM_ATTACH_*);
+ * MANAGED_FETCH / MANAGED_FLUSH copy [dptr, dptr + mem.len), which must
+ * lie in one allocation of MANAGED_ALLOC's, out of or into the guest's
+ * shared pages mem (a host-memory region).  stream is the legacy stream
+ * (XGPUIF_STREAM_LEGACY): the copy is GPU work, gated and charged.  A
+ * fetch waits for the context's work first, unless flags has
+ * XGPUIF_MF_NOSYNC (the program touched the memory in a host function,
+ * which holds its stream: the copy then goes on a stream of its own).
+ */
+#define XGPUIF_MF_NOSYNC	1u
+
+struct xgpuif_managed_alloc_args {
+	uint64_t bytesize;
+	uint32_t flags;
+	uint32_t _pad;
+};
+
+struct xgpuif_managed_block_args {
+	uint64_t dptr;
+	struct xgpuif_memref mem;
+	xgpuif_handle_t stream;
+	uint32_t flags;
+	uint32_t _pad;
+};
+
 #include "xgpuif-ops-module.h"
 #include "xgpuif-ops-graph.h"
 #include "xgpuif-ops-nvml.h"

@@ -443,6 +443,8 @@ XGPUIF_ASSERT_SIZE(struct xgpuif_green_stream_args, 16);
 XGPUIF_ASSERT_SIZE(struct xgpuif_nvml_device_reply, 296);
 XGPUIF_ASSERT_SIZE(struct xgpuif_nvml_status_reply, 32);
 XGPUIF_ASSERT_SIZE(struct xgpuif_nvml_proc, 48);
+XGPUIF_ASSERT_SIZE(struct xgpuif_managed_alloc_args, 16);
+XGPUIF_ASSERT_SIZE(struct xgpuif_managed_block_args, 48);
 _Static_assert(__builtin_offsetof(struct xgpuif_request, payload) ==
 	       XGPUIF_HDR_SIZE, "request header is 32 bytes");
 _Static_assert(__builtin_offsetof(struct xgpuif_response, payload) ==

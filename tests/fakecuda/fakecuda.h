@@ -184,6 +184,8 @@ struct range {
 	unsigned int flags;	/* R_HOST: cuMemHostRegister flags */
 	struct fctx *ctx;	/* R_DEVICE: owner */
 	void *mem;		/* R_DEVICE: to free */
+	bool managed;		/* R_DEVICE: cuMemAllocManaged's, mapped
+				 * (charged bytes at base), not malloc's */
 	struct fpool *pool;	/* R_DEVICE: the pool it came from */
 	CUmemGenericAllocationHandle vmm;	/* R_DEVICE: cuMemMap'ed */
 };

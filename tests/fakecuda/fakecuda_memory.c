@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "fakecuda.h"
@@ -58,6 +59,43 @@ CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t size)
 	if (!dptr)
 		return CUDA_ERROR_INVALID_VALUE;
 	return fc_dev_alloc(dptr, size);
+}
+
+/*
+ * Managed memory: mapped pages of its own (the driver's managed memory
+ * is page aligned and lives among the process's mappings), charged by
+ * whole pages.  The CPU and the fake's kernels reach it alike.
+ */
+CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t size, unsigned int flags)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), charged;
+	struct range *r;
+	void *p;
+
+	NEED_CTX();
+	if (!dptr || !size ||
+	    (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (size > FAKE_TOTAL_MEM)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	charged = (size + page - 1) & ~(page - 1);
+	if (charged > FAKE_TOTAL_MEM - fc_mem_used)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	p = mmap(NULL, charged, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	r = fc_range_add((uintptr_t)p, size, R_DEVICE);
+	if (!r) {
+		munmap(p, charged);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	r->charged = charged;
+	r->ctx = fc_owner();
+	r->managed = true;
+	fc_mem_used += charged;
+	*dptr = (CUdeviceptr)(uintptr_t)p;
+	return CUDA_SUCCESS;
 }
 
 CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch, size_t width,
@@ -479,6 +517,12 @@ CUresult cuPointerGetAttribute(void *data, CUpointer_attribute a,
 		if (r->kind != R_HOST)
 			return CUDA_ERROR_INVALID_VALUE;
 		memcpy(data, &p, sizeof(p));
+		return CUDA_SUCCESS;
+	}
+	case CU_POINTER_ATTRIBUTE_IS_MANAGED: {
+		unsigned int m = r->kind == R_DEVICE && r->managed;
+
+		memcpy(data, &m, sizeof(m));
 		return CUDA_SUCCESS;
 	}
 	case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: {

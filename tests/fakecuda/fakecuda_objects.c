@@ -6,6 +6,7 @@
  * handle or a wild pointer instead of following it.
  */
 #include <stdlib.h>
+#include <sys/mman.h>
 
 #include "fakecuda.h"
 
@@ -60,6 +61,8 @@ void fc_range_del(struct range *r)
 	if (r->pool)
 		r->pool->used -= r->size;
 	fc_mem_used -= r->charged;
+	if (r->managed)
+		munmap((void *)r->base, r->charged);
 	free(r->mem);
 	*r = fc_ranges[--fc_nranges];
 }

@@ -111,6 +111,28 @@ harness_find_real_libcuda() {
 	return 1
 }
 
+# Variants: a test name that runs another program with more environment,
+# one "name:program:VAR=value[,VAR=value...]" word per variant in VARIANTS
+# (set by the caller).  harness_prog NAME: the program NAME runs (NAME
+# itself unless it is a variant); harness_env NAME: its extra environment,
+# VAR=value words (none unless a variant).
+harness_prog() {
+	local v
+
+	for v in ${VARIANTS:-}; do
+		case $v in "$1":*) v=${v#*:}; echo "${v%%:*}"; return ;; esac
+	done
+	echo "$1"
+}
+
+harness_env() {
+	local v
+
+	for v in ${VARIANTS:-}; do
+		case $v in "$1":*:*) v=${v#*:}; v=${v#*:}; echo "${v//,/ }"; return ;; esac
+	done
+}
+
 # harness_setup NOUN PLURAL DIR: every name in NAMES must be one of ALL
 # (else "unknown NOUN", exit 2); the missing programs are built into BIN
 # with make -C DIR (DIR: the caller's folder in the repository; announced
@@ -129,7 +151,7 @@ harness_setup() {
 		*" $n "*) ;;
 		*) echo "unknown $noun: $n" >&2; exit 2 ;;
 		esac
-		[ -x "$BIN/$n" ] || missing="$missing $n"
+		[ -x "$BIN/$(harness_prog "$n")" ] || missing="$missing $n"
 	done
 	if [ -n "$missing" ]; then
 		echo "building $plural into $BIN (missing:$missing)"
@@ -195,17 +217,20 @@ harness_start_backend() {
 # trace (which libcuda.so.1 was loaded; no cost after start-up) to
 # $OUT/TAG.ld.*; returns PROG's exit status.
 harness_run() {
-	local mode=$1 prog=$2 tag=$3
+	local mode=$1 prog=$2 tag=$3 exe extra
 
+	exe=$BIN/$(harness_prog "$prog")
+	extra=$(harness_env "$prog")
 	rm -f "$OUT/$tag".ld.*
+	# shellcheck disable=SC2086 # extra: VAR=value words
 	if [ "$mode" = native ]; then
-		LD_DEBUG=libs LD_DEBUG_OUTPUT="$OUT/$tag.ld" \
-			timeout "$PROG_TIMEOUT" "$BIN/$prog" \
+		env $extra LD_DEBUG=libs LD_DEBUG_OUTPUT="$OUT/$tag.ld" \
+			timeout "$PROG_TIMEOUT" "$exe" \
 			> "$OUT/$tag.out" 2> "$OUT/$tag.err"
 	else
-		XGPU_SOCKET=$SOCK LD_LIBRARY_PATH=$XGPU_LD_PATH \
+		env $extra XGPU_SOCKET="$SOCK" LD_LIBRARY_PATH="$XGPU_LD_PATH" \
 			LD_DEBUG=libs LD_DEBUG_OUTPUT="$OUT/$tag.ld" \
-			timeout "$PROG_TIMEOUT" "$BIN/$prog" \
+			timeout "$PROG_TIMEOUT" "$exe" \
 			> "$OUT/$tag.out" 2> "$OUT/$tag.err"
 	fi
 }

@@ -12,7 +12,9 @@
 #   --out DIR       where outputs and logs go (default: a new /tmp folder)
 #   --bin DIR       the built test programs (default: <repo>/build/gpu;
 #                   built with make -C tests/gpu when missing)
-#   PROG...         run only these programs (default: all)
+#   PROG...         run only these programs (default: all); a variant
+#                   (VARIANTS below, e.g. managed_coherent) runs its
+#                   program with more environment, both ways
 #
 # For each program: run it natively (LD_LIBRARY_PATH untouched), then through
 # xgpu (XGPU_SOCKET and LD_LIBRARY_PATH set), each under timeout 300. Both
@@ -29,7 +31,11 @@ set -u
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BIN=$ROOT/build/gpu
-ALL="vecadd matmul streams memset_dtod globals texture drvapi thrust_sort cublas_sgemm forked cufft_1d mempool graphs graphupd graphnodes hostfn managed vmm memops tmap libs surface jitlink printf_dev hostreg ctxmisc gpaver arrays legacylaunch shareable greenctx torch_check"
+ALL="vecadd matmul streams memset_dtod globals texture drvapi thrust_sort cublas_sgemm forked cufft_1d mempool graphs graphupd graphnodes hostfn managed managed_coherent vmm memops tmap libs surface jitlink printf_dev hostreg ctxmisc gpaver arrays legacylaunch shareable greenctx torch_check"
+# Names that run a program of ALL with more environment (harness.sh):
+# managed_coherent is managed with xgpu's coherent managed memory (the
+# Xen transport's mode) on the local transport
+VARIANTS="managed_coherent:managed:XGPU_MANAGED=coherent"
 # Each group runs at the same time through xgpu, all against one backend.
 CONCURRENT_GROUPS="matmul,thrust_sort cublas_sgemm,streams,drvapi"
 # shellcheck source-path=SCRIPTDIR source=harness.sh
@@ -94,6 +100,7 @@ check_run() {
 		echo "$mode run exited with status $rc"
 	fi
 	last=$(tail -n 1 "$OUT/$tag.out" 2>/dev/null)
+	prog=$(harness_prog "$prog")
 	[ "$last" = "PASS $prog" ] ||
 		echo "$mode run does not end with 'PASS $prog' (last line: '$last')"
 	harness_wrong_libcuda "$mode" "$tag" | while IFS= read -r lib; do

@@ -89,7 +89,7 @@ client() {
 for f in "$BACKEND" "$FAKECUDA" "$T/basic" "$T/spin" "$T/noinit" \
 	"$T/hostile" "$T/forked" "$T/devprintf" "$T/ipc" "$T/ctxmisc" \
 	"$T/hostreg" "$T/arrays" "$T/graphnodes" "$T/legacylaunch" \
-	"$T/shareable" "$T/greenctx" "$T/nvml" "$O/lib/libnvidia-ml.so.1"; do
+	"$T/shareable" "$T/greenctx" "$T/managed" "$T/nvml" "$O/lib/libnvidia-ml.so.1"; do
 	if [ ! -x "$f" ]; then
 		fail setup "$f is missing (make all integration)"
 		echo "$npass passed, $nfail failed"
@@ -371,6 +371,24 @@ if client forked "$TMP/forked.out"; then
 else
 	fail forked "exit status $?"
 	show "$TMP/forked.out"
+fi
+
+# managed memory, zero copy (the local transport's default) and coherent
+# (the Xen transport's: the worker's managed memory, kept coherent by the
+# guest at GPU-work boundaries), with threads, copies and fork
+if client managed "$TMP/managed.out" && grep -q 'zero-copy mode' "$TMP/managed.out"; then
+	pass managed-zerocopy
+else
+	fail managed-zerocopy "exit status $?"
+	show "$TMP/managed.out"
+fi
+if XGPU_MANAGED=coherent client managed "$TMP/managed-co.out" &&
+	grep -q 'coherent mode' "$TMP/managed-co.out" &&
+	grep -q 'PASS managed fork' "$TMP/managed-co.out"; then
+	pass "managed-coherent ($(sed -n 's/^managed: reading //p' "$TMP/managed-co.out"))"
+else
+	fail managed-coherent "exit status $?"
+	show "$TMP/managed-co.out"
 fi
 
 if [ -x "$T/threads" ]; then

@@ -180,8 +180,19 @@ else
 	rc=$?
 	e=$(cut -d' ' -f1 /proc/uptime)
 	sed 's/^/  basic: /' /tmp/basic.out
+	# managed memory over the Xen transport: coherent mode
+	mrc=1
 	if [ "$rc" = 0 ]; then
-		res basic "PASS ($(grep -c '^PASS' /tmp/basic.out) checks, $s..$e s)"
+		run managed /tmp/managed.out 150 quick
+		mrc=$?
+		sed 's/^/  managed: /' /tmp/managed.out
+	fi
+	if [ "$rc" = 0 ] && [ "$mrc" = 0 ] &&
+		grep -q 'coherent mode' /tmp/managed.out; then
+		res basic "PASS ($(grep -c '^PASS' /tmp/basic.out) checks, $s..$e s; managed coherent: $(sed -n 's/^managed: reading //p' /tmp/managed.out))"
+	elif [ "$rc" = 0 ]; then
+		res basic "FAIL: managed: exit status $mrc: $(why /tmp/managed.out)"
+		xgpu_dmesg
 	else
 		res basic "FAIL: exit status $rc: $(why /tmp/basic.out)"
 		xgpu_dmesg

@@ -272,12 +272,13 @@ build_all() {
 
 	if [ "$SKIP_MAKE" != 1 ]; then
 		make -s O="$O" all "$O/tests/basic" "$O/tests/spin" \
-			"$O/tests/threads" "$O/tests/fakecuda/libcuda.so.1" \
+			"$O/tests/threads" "$O/tests/managed" \
+			"$O/tests/fakecuda/libcuda.so.1" \
 			>>"$BUILD_LOG" 2>&1 ||
 			{ BUILD_WHY="make failed"; return 1; }
 	fi
 	for f in "$O/bin/xen-gpubackd" "$O/lib/libcuda.so.1" "$O/tests/basic" \
-		"$O/tests/spin" "$O/tests/threads" \
+		"$O/tests/spin" "$O/tests/threads" "$O/tests/managed" \
 		"$O/tests/fakecuda/libcuda.so.1"; do
 		[ -x "$f" ] || { BUILD_WHY="$f is missing"; return 1; }
 	done
@@ -335,7 +336,7 @@ build_all() {
 	mkdir -p "$U/usr/lib/xgpu"
 	put_bin "$U" "$O/lib/libcuda.so.1" /usr/lib/xgpu/libcuda.so.1 &&
 	ln -s libcuda.so.1 "$U/usr/lib/xgpu/libcuda.so" &&
-	for f in basic spin threads; do
+	for f in basic spin threads managed; do
 		put_bin "$U" "$O/tests/$f" "/usr/bin/$f" || return 1
 	done &&
 	put_bin "$U" "$B/hostile-ring" /usr/bin/hostile-ring &&

@@ -10,6 +10,7 @@
  *   xgpulib_copy.c          staged and zero-copy transfers, host regions
  *   xgpulib_calls.c         typed stubs, generated from xgpu_calls.def
  *   xgpulib_rpc.c           the process's channel, the current context
+ *   xgpulib_mco.c           coherent managed memory: faults, write-back
  *   xgpulib_output.c        device printf output to stdout
  *   xgpulib_current.c       the per-thread context stack
  *   xgpulib_chan.c          the ring: requests, replies, waiting
@@ -174,6 +175,9 @@ struct xgpulib_region {
 	uint64_t dptr;		/* device pointer of the worker's mapping */
 	bool same_va;
 	bool managed;		/* cuMemAllocManaged's (xgpulib_api_managed.c) */
+	bool coherent;		/* managed, in coherent mode (xgpulib_mco.h):
+				 * device memory to copies, never host memory;
+				 * va == dptr */
 	bool hostreg;		/* the program's own pages, cuMemHostRegister */
 };
 
@@ -182,16 +186,27 @@ bool xgpulib_is_device(uint64_t p);
 
 /*
  * Find the region holding [p, p + len); NULL when any byte of it lies
- * outside every region.  *off is p's offset in the region.
+ * outside every region.  *off is p's offset in the region.  Coherent
+ * managed memory is not host memory to copies: only _any finds it.
  */
 const struct xgpulib_region *xgpulib_region_find(const void *p, size_t len,
 						  uint64_t *off);
+const struct xgpulib_region *xgpulib_region_find_any(const void *p,
+						      size_t len,
+						      uint64_t *off);
+/* does [p, p + len) lie in coherent managed memory (one allocation)? */
+bool xgpulib_region_coherent(const void *p, size_t len);
 
 /* the address of region id in this process, NULL if it is gone */
 uint8_t *xgpulib_region_va(uint32_t id);
 
 /* mark region id as managed memory */
 void xgpulib_region_set_managed(uint32_t id);
+/* is managed memory coherent (not zero copy) in this process?  (the
+ * transport's default or XGPU_MANAGED; xgpulib_api_managed.c) */
+bool xgpulib_managed_coherent(void);
+/* cuMemFree of managed memory r (xgpulib_api_managed.c) */
+CUresult xgpulib_managed_free(const struct xgpulib_region *r);
 
 /* ---- arrays ------------------------------------------------------------- */
 

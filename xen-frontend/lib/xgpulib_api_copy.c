@@ -126,6 +126,13 @@ static void resolve_side(struct side *s, CUmemorytype t, const void *host,
 					      CU_MEMORYTYPE_HOST;
 		host = (const void *)(uintptr_t)dptr;
 	}
+	/* coherent managed memory is the worker's device memory */
+	if (t == CU_MEMORYTYPE_HOST &&
+	    xgpulib_region_coherent(host, (y + height - 1) * pitch + x +
+					  width)) {
+		t = CU_MEMORYTYPE_DEVICE;
+		dptr = (CUdeviceptr)(uintptr_t)host;
+	}
 	s->type = t;
 	if (t == CU_MEMORYTYPE_DEVICE) {
 		s->dptr = dptr;

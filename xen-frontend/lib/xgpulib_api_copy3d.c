@@ -86,6 +86,12 @@ static CUresult resolve3(struct side3 *s, CUmemorytype t, const void *host,
 		if (!host || (h > 1 && pitch < w) || (d > 1 && height < h) ||
 		    !span_of(s, w, h, d, &s->span))
 			return CUDA_ERROR_INVALID_VALUE;
+		/* coherent managed memory is the worker's device memory */
+		if (xgpulib_region_coherent(host, s->span)) {
+			s->type = CU_MEMORYTYPE_DEVICE;
+			s->dptr = (CUdeviceptr)(uintptr_t)host;
+			return CUDA_SUCCESS;
+		}
 		s->host = (uint8_t *)(uintptr_t)host;
 		s->reg = xgpulib_region_find(host, s->span, &off);
 		if (s->reg)

@@ -36,6 +36,7 @@
 #include "xgpulib.h"
 #include "xgpulib_entry.h"
 #include "xgpulib_graph.h"
+#include "xgpulib_mco.h"
 
 #define NSLOTS 64u
 #define NGRAPH 64u	/* the worker's slots, after ours */
@@ -85,6 +86,7 @@ static unsigned int run_graph_due(void)
 		if (id && id <= nfns)
 			p = fns[id - 1];
 		pthread_mutex_unlock(&hf_mu);
+		xgpulib_mco_hostfn(true);
 		if (p.cb)
 			p.cb(p.stream, (CUresult)slots[i].status, p.user);
 		else if (p.fn)
@@ -92,6 +94,7 @@ static unsigned int run_graph_due(void)
 		else
 			xgpulib_dbg("graph host function %llu: unknown",
 				    (unsigned long long)id);
+		xgpulib_mco_hostfn(false);
 		__atomic_store_n(&slots[i].state, XGPUIF_HF_DONE,
 				 __ATOMIC_RELEASE);
 		ran++;
@@ -116,10 +119,12 @@ static unsigned int run_due(void)
 		pthread_mutex_lock(&hf_mu);
 		p = pend[i];
 		pthread_mutex_unlock(&hf_mu);
+		xgpulib_mco_hostfn(true);
 		if (p.cb)
 			p.cb(p.stream, (CUresult)slots[i].status, p.user);
 		else if (p.fn)
 			p.fn(p.user);
+		xgpulib_mco_hostfn(false);
 		pthread_mutex_lock(&hf_mu);
 		memset(&pend[i], 0, sizeof(pend[i]));
 		npending--;

@@ -2,15 +2,24 @@
 /*
  * xgpulib_api_managed.c: managed memory (cuMemAllocManaged) and its hints.
  *
- * A managed allocation is pinned host memory shared with the worker (a
- * host-memory region, as cuMemHostAlloc makes) that the worker maps at the
- * same address as the guest and registers with the driver, so that the
- * one pointer works in the program and in kernels: the CPU touches it
- * directly, kernels reach it over the bus (zero copy).  Results are
- * native; a kernel that streams through managed memory runs at bus speed,
- * not at GPU memory speed (README).  Where the worker cannot map the
- * region at the guest's address (the Xen transport may not) the call is
- * refused with CUDA_ERROR_NOT_SUPPORTED.
+ * Two modes (README, "Managed memory"; XGPU_MANAGED picks one):
+ *
+ * zero copy (the local transport's default): a managed allocation is
+ * pinned host memory shared with the worker (a host-memory region, as
+ * cuMemHostAlloc makes) that the worker maps at the same address as the
+ * guest and registers with the driver, so that the one pointer works in
+ * the program and in kernels: the CPU touches it directly, kernels reach
+ * it over the bus.  Results are native; a kernel that streams through
+ * managed memory runs at bus speed, not at GPU memory speed.
+ *
+ * coherent (the Xen transport's, where the worker cannot map the guest's
+ * pages at the guest's address; the fallback where zero copy cannot map
+ * them): the memory is the worker driver's managed memory; the guest
+ * maps a host-memory region at the same address and keeps it coherent
+ * at GPU-work boundaries (xgpulib_mco.h).  The worker picks the address
+ * (its driver's cuMemAllocManaged always succeeds where memory is left);
+ * the guest maps there only where nothing of its own is, and asks again
+ * (up to MAX_TRIES addresses) when something is.
  *
  * Prefetches, advice and stream attachment are hints with nothing to move:
  * they check their arguments and succeed.
@@ -18,24 +27,157 @@
  * Range attributes (cuMemRangeGetAttribute[s]) are answered here, from
  * what the program advised (cuMemAdvise) and where it last prefetched
  * (cuMemPrefetchAsync and the batch forms), recorded per page range of
- * each managed allocation.  The worker cannot answer them: to its driver
- * the memory is registered host memory, not managed memory, and it would
- * refuse the query.  What the real driver answers is that same record
- * (the attributes say what was asked, not where pages are), so the
- * answers are native.  A page is the host's page; advice boundaries at
- * 2 MiB multiples give the same answers as the driver's larger GPU pages.
+ * each managed allocation.  The worker does not answer them: in zero
+ * copy mode its driver sees registered host memory, not managed memory,
+ * and would refuse the query, and coherent mode answers the same way.
+ * What the real driver answers is that same record (the attributes say
+ * what was asked, not where pages are), so the answers are native.  A
+ * page is the host's page; advice boundaries at 2 MiB multiples give the
+ * same answers as the driver's larger GPU pages.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "xgpulib.h"
+#include "xgpulib_copy.h"
 #include "xgpulib_dev.h"
 #include "xgpulib_entry.h"
+#include "xgpulib_mco.h"
 
 #define MANAGED_FLAGS (CU_MEM_ATTACH_GLOBAL | CU_MEM_ATTACH_HOST)
+/* addresses the worker may propose before the guest gives up */
+#define MAX_TRIES 8
 
 static void rec_new(const struct xgpulib_region *r);
+
+/* XGPU_MANAGED: coherent, or zero copy where the transport can map the
+ * guest's pages in the worker at their address */
+bool xgpulib_managed_coherent(void)
+{
+	const char *m = xgpulib_env_str("XGPU_MANAGED", NULL);
+	static bool said;
+
+	if (m && !strcmp(m, "coherent"))
+		return true;
+	if (m && strcmp(m, "zero-copy") && !said) {
+		said = true;
+		xgpulib_log("XGPU_MANAGED=%s: use \"coherent\" or "
+			    "\"zero-copy\"; the transport's default applies", m);
+	}
+	if (m && !strcmp(m, "zero-copy"))
+		return false;
+	return xgpulib_ch && !xgpulib_ch->t->ops->hostmem_share;
+}
+
+/*
+ * Share size bytes of new pages with the worker as a region mapped at
+ * dptr here (anywhere in the worker): its id in *id.  EEXIST: something
+ * of this process's is mapped there.
+ */
+static int share_at(uint64_t dptr, size_t size, uint32_t *id)
+{
+	struct xgpulib_transport *t = xgpulib_ch->t;
+	struct xgpuif_hostmem_args a;
+	struct xgpuif_hostmem_reply r;
+	void *va = (void *)(uintptr_t)dptr;
+	int err;
+	CUresult rc;
+
+	*id = xgpulib_region_reserve();
+	if (!*id)
+		return ENOMEM;
+	memset(&a, 0, sizeof(a));
+	/* the transport's descriptor and the request go in order */
+	pthread_mutex_lock(&xgpulib_data_mu);
+	err = t->ops->hostmem_alloc(t, *id, size, &va, &a.dir);
+	if (err) {
+		pthread_mutex_unlock(&xgpulib_data_mu);
+		xgpulib_region_release(*id);
+		return err == -EEXIST ? EEXIST : ENOMEM;
+	}
+	a.region = *id;
+	a.size = size;
+	a.guest_va = 0;		/* the worker has its managed memory there */
+	rc = xgpulib_call_HOSTMEM_REGISTER(&a, &r);
+	pthread_mutex_unlock(&xgpulib_data_mu);
+	if (rc) {
+		t->ops->hostmem_free(t, *id, va, size);
+		xgpulib_region_release(*id);
+		return ENOMEM;
+	}
+	return 0;
+}
+
+static CUresult alloc_coherent(CUdeviceptr *dptr, size_t bytesize,
+			       unsigned int flags)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t size = (bytesize + page - 1) & ~(page - 1);
+	uint64_t tried[MAX_TRIES];
+	uint64_t ctx = xgpulib_current_remote();
+	int ntried = 0, err = 0;
+	uint32_t id = 0;
+	CUresult rc;
+
+	if (size < bytesize)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	for (;;) {
+		struct xgpuif_managed_alloc_args a = { bytesize, flags, 0 };
+		struct xgpuif_dptr_reply r;
+
+		rc = xgpulib_call_MANAGED_ALLOC(&a, &r);
+		if (rc)
+			break;
+		err = share_at(r.dptr, size, &id);
+		if (!err) {
+			*dptr = r.dptr;
+			break;
+		}
+		/* kept until the end, so that the worker offers another */
+		tried[ntried++] = r.dptr;
+		if (err != EEXIST || ntried == MAX_TRIES) {
+			xgpulib_dbg("cuMemAllocManaged: %s", err == EEXIST ?
+				    "every address the worker offered is "
+				    "taken here" : "no shared pages");
+			rc = CUDA_ERROR_OUT_OF_MEMORY;
+			break;
+		}
+		xgpulib_dbg("cuMemAllocManaged: %#llx is taken here; asking "
+			    "for another address",
+			    (unsigned long long)r.dptr);
+	}
+	for (int i = 0; i < ntried; i++) {
+		struct xgpuif_dptr_args f = { tried[i] };
+
+		xgpulib_call_MEM_FREE(&f);
+	}
+	if (rc)
+		return rc;
+	{
+		struct xgpulib_region reg = {
+			.id = id, .va = (uint8_t *)(uintptr_t)*dptr,
+			.size = size, .dptr = *dptr, .same_va = true,
+			.managed = true, .coherent = true,
+		};
+		struct xgpuif_region_args u = { id, 0 };
+		struct xgpuif_dptr_args f = { *dptr };
+
+		if (xgpulib_mco_add(xgpulib_ch, reg.va, size, bytesize, id,
+				    ctx) == 0) {
+			xgpulib_region_publish(&reg);
+			rec_new(&reg);
+			return CUDA_SUCCESS;
+		}
+		xgpulib_call_HOSTMEM_UNREGISTER(&u);
+		xgpulib_ch->t->ops->hostmem_free(xgpulib_ch->t, id, reg.va,
+						 size);
+		xgpulib_region_release(id);
+		xgpulib_call_MEM_FREE(&f);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+}
 
 CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize,
 			   unsigned int flags)
@@ -48,21 +190,49 @@ CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize,
 	if (!dptr || !bytesize ||
 	    (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST))
 		return CUDA_ERROR_INVALID_VALUE;
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (xgpulib_managed_coherent())
+		return alloc_coherent(dptr, bytesize, flags);
 	rc = cuMemHostAlloc(&va, bytesize, CU_MEMHOSTALLOC_DEVICEMAP);
 	if (rc)
 		return rc;
 	r = xgpulib_region_find(va, 1, &off);
 	if (!r || off || !r->same_va || r->dptr != (uint64_t)(uintptr_t)va) {
 		xgpulib_dbg("cuMemAllocManaged: the worker cannot map %zu "
-			    "bytes at the program's address; not supported "
-			    "on this transport", bytesize);
+			    "bytes at the program's address; coherent mode",
+			    bytesize);
 		cuMemFreeHost(va);
-		return CUDA_ERROR_NOT_SUPPORTED;
+		return alloc_coherent(dptr, bytesize, flags);
 	}
 	xgpulib_region_set_managed(r->id);
 	rec_new(r);
 	*dptr = (CUdeviceptr)(uintptr_t)va;
 	return CUDA_SUCCESS;
+}
+
+CUresult xgpulib_managed_free(const struct xgpulib_region *r)
+{
+	struct xgpulib_transport *t;
+	struct xgpuif_region_args u = { r->id, 0 };
+	struct xgpuif_dptr_args f = { r->dptr };
+	struct xgpulib_region gone;
+	CUresult rc;
+
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	t = xgpulib_ch->t;
+	if (!r->coherent)
+		return cuMemFreeHost(r->va);
+	/* what the program wrote since the last request is dropped */
+	xgpulib_mco_del(r->va);
+	if (!xgpulib_region_take(r->va, &gone))
+		return CUDA_ERROR_INVALID_VALUE;	/* freed meanwhile */
+	rc = xgpulib_call_HOSTMEM_UNREGISTER(&u);
+	t->ops->hostmem_free(t, gone.id, gone.va, gone.size);
+	if (!rc)
+		rc = xgpulib_call_MEM_FREE(&f);
+	return rc;
 }
 
 /* ---- the record of advice and prefetches --------------------------------- */
@@ -254,7 +424,7 @@ static const struct xgpulib_region *managed_region(CUdeviceptr p, size_t n)
 	const struct xgpulib_region *r;
 	uint64_t off;
 
-	r = xgpulib_region_find((void *)(uintptr_t)p, n ? n : 1, &off);
+	r = xgpulib_region_find_any((void *)(uintptr_t)p, n ? n : 1, &off);
 	return r && r->managed ? r : NULL;
 }
 

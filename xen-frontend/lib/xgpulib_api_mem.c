@@ -96,16 +96,20 @@ bool xgpulib_is_device(uint64_t p)
 {
 	struct xgpuif_ptr_attr_args a = { p, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
 					  0 };
-	struct xgpuif_u64_reply r;
+	struct xgpuif_u64_reply rep;
+	const struct xgpulib_region *r;
 	uint64_t off;
 
 	if (dalloc_has(p))
 		return true;
-	if (xgpulib_region_find((void *)(uintptr_t)p, 1, &off))
+	/* managed memory: device memory where it is coherent, else the
+	 * program's host memory the worker maps (zero copy) */
+	r = xgpulib_region_find_any((void *)(uintptr_t)p, 1, &off);
+	if (r)
+		return r->coherent;
+	if (xgpulib_call_POINTER_GET_ATTRIBUTE(&a, &rep) != CUDA_SUCCESS)
 		return false;
-	if (xgpulib_call_POINTER_GET_ATTRIBUTE(&a, &r) != CUDA_SUCCESS)
-		return false;
-	return r.value == CU_MEMORYTYPE_DEVICE;
+	return rep.value == CU_MEMORYTYPE_DEVICE;
 }
 
 /* ---- device memory ------------------------------------------------------ */
@@ -171,10 +175,10 @@ CUresult cuMemFree(CUdeviceptr dptr)
 	if (!dptr)
 		return CUDA_SUCCESS;
 	/* managed memory (xgpulib_api_managed.c) is a region of ours */
-	r = xgpulib_region_find((void *)(uintptr_t)dptr, 1, &off);
+	r = xgpulib_region_find_any((void *)(uintptr_t)dptr, 1, &off);
 	if (r && r->managed)
 		return off ? CUDA_ERROR_INVALID_VALUE :
-			     cuMemFreeHost((void *)(uintptr_t)dptr);
+			     xgpulib_managed_free(r);
 	rc = xgpulib_call_MEM_FREE(&a);
 	if (rc == CUDA_SUCCESS)
 		xgpulib_dalloc_del(dptr);
@@ -208,7 +212,7 @@ CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int flags)
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	size_t size;
 	uint32_t id;
-	void *va;
+	void *va = NULL;
 	CUresult rc;
 
 	if (!pp || !bytesize)
@@ -711,7 +715,7 @@ CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attr,
 		return host_attr(&v, ptr - (uint64_t)(uintptr_t)h.p, attr,
 				 data);
 	}
-	r = xgpulib_region_find((void *)(uintptr_t)ptr, 1, &off);
+	r = xgpulib_region_find_any((void *)(uintptr_t)ptr, 1, &off);
 	if (r)
 		return host_attr(r, off, attr, data);
 	if (attr == CU_POINTER_ATTRIBUTE_CONTEXT) {

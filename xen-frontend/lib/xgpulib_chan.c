@@ -308,6 +308,14 @@ CUresult xgpulib_chan_take_deferred(struct xgpulib_chan *c)
 	return rc;
 }
 
+void xgpulib_chan_defer(struct xgpulib_chan *c, CUresult rc)
+{
+	pthread_mutex_lock(&c->mu);
+	if (rc != CUDA_SUCCESS && c->deferred == CUDA_SUCCESS)
+		c->deferred = rc;
+	pthread_mutex_unlock(&c->mu);
+}
+
 uint32_t xgpulib_chan_reply_max(struct xgpulib_chan *c)
 {
 	uint32_t slots = RING_SIZE(&c->ring);

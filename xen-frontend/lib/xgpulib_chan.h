@@ -80,6 +80,9 @@ CUresult xgpulib_chan_submit(struct xgpulib_chan *c,
 CUresult xgpulib_chan_wait(struct xgpulib_chan *c, struct xgpulib_waiter *w);
 /* the first error of a posted request since the last call, cleared */
 CUresult xgpulib_chan_take_deferred(struct xgpulib_chan *c);
+/* keep rc (an error) for the next call, as a posted request's error,
+ * unless one is kept already */
+void xgpulib_chan_defer(struct xgpulib_chan *c, CUresult rc);
 
 /* the largest reply a request may ask for on this ring */
 uint32_t xgpulib_chan_reply_max(struct xgpulib_chan *c);

@@ -26,6 +26,7 @@
 
 #include "xgpulib.h"
 #include "xgpulib_copy.h"
+#include "xgpulib_mco.h"
 
 #define MAX_REGIONS	4096u
 #define MAX_CHUNKS	64
@@ -38,8 +39,8 @@ static pthread_mutex_t region_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct xgpulib_region regions[MAX_REGIONS];	/* index = id */
 static uint32_t next_region = 1;
 
-const struct xgpulib_region *xgpulib_region_find(const void *p, size_t len,
-						  uint64_t *off)
+static const struct xgpulib_region *find(const void *p, size_t len,
+					 uint64_t *off, bool coherent)
 {
 	const uint8_t *b = p;
 	const struct xgpulib_region *found = NULL;
@@ -49,7 +50,8 @@ const struct xgpulib_region *xgpulib_region_find(const void *p, size_t len,
 		const struct xgpulib_region *r = &regions[i];
 
 		if (r->va && b >= r->va && b < r->va + r->size &&
-		    len <= (size_t)(r->va + r->size - b)) {
+		    len <= (size_t)(r->va + r->size - b) &&
+		    (coherent || !r->coherent)) {
 			*off = (uint64_t)(b - r->va);
 			found = r;
 			break;
@@ -57,6 +59,30 @@ const struct xgpulib_region *xgpulib_region_find(const void *p, size_t len,
 	}
 	pthread_mutex_unlock(&region_mu);
 	return found;
+}
+
+const struct xgpulib_region *xgpulib_region_find(const void *p, size_t len,
+						  uint64_t *off)
+{
+	return find(p, len, off, false);
+}
+
+const struct xgpulib_region *xgpulib_region_find_any(const void *p,
+						      size_t len,
+						      uint64_t *off)
+{
+	return find(p, len, off, true);
+}
+
+bool xgpulib_region_coherent(const void *p, size_t len)
+{
+	const struct xgpulib_region *r;
+	uint64_t off;
+
+	if (!__atomic_load_n(&xgpulib_mco_live, __ATOMIC_ACQUIRE))
+		return false;
+	r = find(p, len ? len : 1, &off, true);
+	return r && r->coherent;
 }
 
 uint8_t *xgpulib_region_va(uint32_t id)
@@ -221,7 +247,10 @@ void xgpulib_memcpy(void *dst, const void *src, size_t len)
 	size_t part;
 	int n;
 
-	if (len < SPLIT_MIN) {
+	/* the helpers take no signals: a fault in coherent managed memory
+	 * must happen on the caller's thread (xgpulib_mco.h) */
+	if (len < SPLIT_MIN || xgpulib_mco_touches(dst, len) ||
+	    xgpulib_mco_touches(src, len)) {
 		memcpy(dst, src, len);
 		return;
 	}
@@ -450,6 +479,12 @@ static CUresult copy_host(const struct hcopy *h)
 
 	if (rc || !h->n)
 		return rc;
+	/* coherent managed memory is the worker's device memory */
+	if (xgpulib_region_coherent(host, h->n))
+		return xgpulib_copy_dtod(h->to_dev ? h->dev :
+					 (uint64_t)(uintptr_t)h->dst,
+					 h->to_dev ? (uint64_t)(uintptr_t)h->src :
+					 h->dev, h->n, h->stream, h->async);
 	if (pinned(host, h->n, &ref))	/* zero copy */
 		return request(h, 0, ref, NULL);
 	return staged(h);

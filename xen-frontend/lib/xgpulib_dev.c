@@ -137,6 +137,11 @@ CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib,
 	    !i->attr_valid[attrib])
 		return CUDA_ERROR_INVALID_VALUE;
 	*pi = i->attrs[attrib];
+	/* coherent managed memory: a CPU touch waits for the context's GPU
+	 * work, as on a device without concurrent managed access */
+	if (attrib == CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS &&
+	    xgpulib_managed_coherent())
+		*pi = 0;
 	return CUDA_SUCCESS;
 }
 

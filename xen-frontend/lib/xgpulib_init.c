@@ -15,6 +15,7 @@
 #include "xgpu_uapi.h"
 #include "xgpulib_etbl.h"
 #include "xgpulib_module.h"
+#include "xgpulib_mco.h"
 
 #define DEFAULT_SOCKET "/run/xgpu/xgpu.sock"
 
@@ -154,6 +155,7 @@ static void forked_child(void)
 	init_mu = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
 	if (init_done && init_rc == CUDA_SUCCESS) {
 		xgpulib_hostreg_forked();
+		xgpulib_mco_forked();
 		parents_ch = xgpulib_ch;
 		xgpulib_ch = NULL;
 		init_rc = CUDA_ERROR_NOT_INITIALIZED;

@@ -81,7 +81,27 @@ static int sealed_memfd(const char *name, size_t size)
 	return fd;
 }
 
-/* a sealed memfd of size bytes (its fd, or -errno), mapped shared at *p */
+/*
+ * Map fd's first size bytes shared at want exactly (MAP_FIXED_NOREPLACE;
+ * a kernel older than 4.17 takes it as a hint, so the address is
+ * checked): the address, or MAP_FAILED with errno EEXIST when something
+ * is mapped there.
+ */
+static void *map_at(void *want, size_t size, int fd)
+{
+	void *p = mmap(want, size, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0);
+
+	if (p != MAP_FAILED && p != want) {
+		munmap(p, size);
+		errno = EEXIST;
+		return MAP_FAILED;
+	}
+	return p;
+}
+
+/* a sealed memfd of size bytes (its fd, or -errno), mapped shared at *p
+ * (at the address *p holds unless NULL) */
 static int mapped_memfd(const char *name, size_t size, void **p)
 {
 	int fd, rc;
@@ -89,7 +109,11 @@ static int mapped_memfd(const char *name, size_t size, void **p)
 	fd = sealed_memfd(name, size);
 	if (fd < 0)
 		return fd;
-	*p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (*p)
+		*p = map_at(*p, size, fd);
+	else
+		*p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+			  0);
 	if (*p == MAP_FAILED) {
 		rc = -errno;
 		close(fd);
@@ -113,7 +137,7 @@ static int local_hostmem_alloc(struct xgpulib_transport *t, uint32_t region,
 			       struct xgpuif_memref *dir)
 {
 	struct local *l = (struct local *)t;
-	void *p;
+	void *p = *va;
 	int fd, rc;
 
 	fd = mapped_memfd("xgpu-hostmem", size, &p);
@@ -198,7 +222,7 @@ static int local_hostmem_share(struct xgpulib_transport *t, uint32_t region,
 			       struct xgpuif_memref *dir)
 {
 	struct local *l = (struct local *)t;
-	void *tmp, *p;
+	void *tmp = NULL, *p;
 	int fd, rc;
 
 	fd = mapped_memfd("xgpu-hostreg", size, &tmp);

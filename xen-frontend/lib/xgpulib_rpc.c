@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /* xgpulib_rpc.c: calls on the process's channel, in the current context. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "xgpulib_current.h"
 #include "xgpulib_env.h"
+#include "xgpulib_mco.h"
 #include "xgpulib_output.h"
 #include "xgpulib_rpc.h"
 
@@ -15,6 +17,43 @@ CUresult xgpulib_check_init(void)
 	return xgpulib_ch ? CUDA_SUCCESS : CUDA_ERROR_NOT_INITIALIZED;
 }
 
+/*
+ * Coherent managed memory (xgpulib_mco.h) before a request: a payload
+ * that lies in it is copied out first (touching it may fault, and the
+ * fault's fetch needs the channel's lock, which the copy into the ring
+ * holds), then what the program wrote goes back to the worker and every
+ * block it fetched is dropped: any request may let the GPU read or write
+ * the memory.  *bounce: what to free once the request is on the ring.
+ */
+static CUresult managed_before(const struct xgpuif_iov **iov, int *niov,
+			       struct xgpuif_iov *one, void **bounce)
+{
+	bool touched = false;
+	uint32_t len = 0;
+	uint8_t *b;
+
+	*bounce = NULL;
+	for (int i = 0; i < *niov; i++) {
+		touched |= xgpulib_mco_touches((*iov)[i].base, (*iov)[i].len);
+		len += (*iov)[i].len;
+	}
+	if (touched) {
+		b = malloc(len ? len : 1);
+		if (!b)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		*one = (struct xgpuif_iov){ b, len };
+		for (int i = 0; i < *niov; i++) {
+			memcpy(b, (*iov)[i].base, (*iov)[i].len);
+			b += (*iov)[i].len;
+		}
+		*bounce = (void *)one->base;
+		*iov = one;
+		*niov = 1;
+	}
+	xgpulib_mco_release();
+	return CUDA_SUCCESS;
+}
+
 static CUresult send(uint16_t op, bool posted, const struct xgpuif_iov *iov,
 		     int niov, struct xgpulib_waiter *w)
 {
@@ -22,13 +61,23 @@ static CUresult send(uint16_t op, bool posted, const struct xgpuif_iov *iov,
 		.op = op,
 		.posted = posted,
 		.ctx = xgpulib_current_remote(),
-		.iov = iov,
-		.niov = niov,
 	};
+	struct xgpuif_iov one;
+	void *bounce = NULL;
+	CUresult rc;
 
 	if (!xgpulib_ch)
 		return CUDA_ERROR_NOT_INITIALIZED;
-	return xgpulib_chan_submit(xgpulib_ch, &rq, w);
+	if (__atomic_load_n(&xgpulib_mco_live, __ATOMIC_ACQUIRE)) {
+		rc = managed_before(&iov, &niov, &one, &bounce);
+		if (rc)
+			return rc;
+	}
+	rq.iov = iov;
+	rq.niov = niov;
+	rc = xgpulib_chan_submit(xgpulib_ch, &rq, w);
+	free(bounce);
+	return rc;
 }
 
 CUresult xgpulib_call(uint16_t op, bool exact, const struct xgpuif_iov *iov,

@@ -28,6 +28,8 @@ struct xgpulib_transport_ops {
 	 * Memory to share with the worker as host-memory region `region`:
 	 * returns its address; the transport hands its pages to the backend
 	 * (the caller then sends XGPUIF_OP_HOSTMEM_REGISTER with `dir`).
+	 * *va NULL: anywhere; else exactly there, where nothing is mapped
+	 * (-EEXIST if anything is: nothing was handed over then).
 	 */
 	int (*hostmem_alloc)(struct xgpulib_transport *t, uint32_t region,
 			     size_t size, void **va, struct xgpuif_memref *dir);

@@ -77,8 +77,19 @@ static int xen_hostmem_alloc(struct xgpulib_transport *t, uint32_t region,
 	h.refs_cap = (uint32_t)npages;
 	if (ioctl(x->fd, XGPU_IOC_HOSTMEM_ALLOC, &h))
 		return -errno;
-	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, x->fd,
-		 (off_t)h.offset);
+	if (*va) {	/* exactly there (MAP_FIXED_NOREPLACE, checked) */
+		p = mmap(*va, size, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_FIXED_NOREPLACE, x->fd,
+			 (off_t)h.offset);
+		if (p != MAP_FAILED && p != *va) {
+			munmap(p, size);
+			p = MAP_FAILED;
+			errno = EEXIST;
+		}
+	} else {
+		p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, x->fd,
+			 (off_t)h.offset);
+	}
 	if (p == MAP_FAILED) {
 		int rc = -errno;
 

@@ -21,9 +21,11 @@
  * that the dispatcher knows which slot was called.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "xgpunvml.h"
+#include "xgpulib_env.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -87,12 +89,25 @@ static nvmlReturn_t slot_call(unsigned int slot, void *a0, void *a1,
 	return NVML_SUCCESS;
 }
 
+/* slot_call, logged under XGPU_DEBUG (a slot nvidia-smi uses in a way
+ * this table does not know shows here first) */
+static nvmlReturn_t traced(unsigned int slot, void *a0, void *a1, void *a2,
+			   void *a3)
+{
+	nvmlReturn_t rc = slot_call(slot, a0, a1, a2, a3);
+
+	if (xgpulib_debug_on())
+		fprintf(stderr, "xgpu nvml: export slot %u (%p, %p, %p) -> %d\n",
+			slot, a0, a1, a2, (int)rc);
+	return rc;
+}
+
 /* a function per slot: slot a*64 + b*8 + c is slot_abc */
 #define SLOT_FN(a, b, c)                                                      \
 	static nvmlReturn_t slot_##a##b##c(void *a0, void *a1, void *a2,      \
 					   void *a3)                          \
 	{                                                                     \
-		return slot_call(a * 64u + b * 8u + c, a0, a1, a2, a3);       \
+		return traced(a * 64u + b * 8u + c, a0, a1, a2, a3);          \
 	}
 #define SLOT_ADDR(a, b, c) (uintptr_t)slot_##a##b##c,
 #define C8(M, a, b) M(a, b, 0) M(a, b, 1) M(a, b, 2) M(a, b, 3) M(a, b, 4) \

@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: MIT
+/*
+ * xgpub_op_managed.c: managed memory in coherent mode (README, "Managed
+ * memory").  The memory is the driver's managed memory, allocated here;
+ * the guest maps host-memory region pages (shared with this worker) at
+ * the same address and keeps them coherent at GPU-work boundaries: it
+ * fetches a block (MANAGED_FETCH) when the program first touches it after
+ * GPU work, and flushes the blocks the program wrote (MANAGED_FLUSH)
+ * before its next request.  Both copy between the allocation and the
+ * region's pages, bounded by xgpub_memref and by the allocation.
+ */
+#include <string.h>
+
+#include "xgpub_worker.h"
+
+int xgpub_h_MANAGED_ALLOC(struct xgpub_worker *w,
+			  const struct xgpuif_managed_alloc_args *a,
+			  struct xgpuif_dptr_reply *r)
+{
+	CUdeviceptr p;
+	int rc;
+
+	if (!a->bytesize || (a->flags != CU_MEM_ATTACH_GLOBAL &&
+			     a->flags != CU_MEM_ATTACH_HOST))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!xgpub_quota_allows(w, a->bytesize))
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	rc = w->D->cuMemAllocManaged(&p, a->bytesize, a->flags);
+	if (rc)
+		return rc;
+	/* the guest maps its pages at p: it must be page aligned */
+	if (p % XGPUIF_PAGE_SIZE) {
+		w->D->cuMemFree(p);
+		return CUDA_ERROR_NOT_SUPPORTED;
+	}
+	if (xgpub_alloc_add(w, p, a->bytesize)) {
+		w->D->cuMemFree(p);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	r->dptr = p;
+	return 0;
+}
+
+/*
+ * The block's two sides: its bytes in the region (NULL: a protocol
+ * error) after checking that [dptr, dptr + len) lies in one of the
+ * guest's allocations (CUDA_ERROR_INVALID_VALUE otherwise).
+ */
+static int block(struct xgpub_worker *w,
+		 const struct xgpuif_managed_block_args *a, uint8_t **host)
+{
+	*host = xgpub_memref(w, &a->mem);
+	if (!*host || a->mem.region == XGPUIF_REGION_DATA || !a->mem.len)
+		return XGPUIF_ST_PROTO;
+	if (a->dptr + a->mem.len < a->dptr)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (uint32_t i = 0; i < w->nallocs; i++) {
+		const struct xgpub_alloc *al = &w->allocs[i];
+
+		if (a->dptr >= al->dptr && a->dptr - al->dptr < al->size &&
+		    a->mem.len <= al->size - (a->dptr - al->dptr))
+			return 0;
+	}
+	return CUDA_ERROR_INVALID_VALUE;
+}
+
+/*
+ * Natively the program synchronises before the CPU touches managed
+ * memory the GPU may use; the guest fetches only at such a touch, so
+ * waiting for the context's work first is what the program waited for.
+ * An error of that work is answered (the guest reports it at the next
+ * call) after the copy was still tried.  A touch from a host function
+ * (XGPUIF_MF_NOSYNC) cannot wait: its stream is held until it returns;
+ * the copy goes on a stream of its own that waits for nobody (the work
+ * before the host function on its stream is done).
+ */
+int xgpub_h_MANAGED_FETCH(struct xgpub_worker *w,
+			  const struct xgpuif_managed_block_args *a,
+			  CUstream stream)
+{
+	uint8_t *host;
+	CUstream own;
+	int rc = block(w, a, &host), rs;
+
+	(void)stream;
+	if (rc)
+		return rc;
+	if (a->flags & ~XGPUIF_MF_NOSYNC)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!(a->flags & XGPUIF_MF_NOSYNC)) {
+		rs = w->D->cuCtxSynchronize();
+		rc = w->D->cuMemcpyDtoH(host, a->dptr, a->mem.len);
+		return rc ? rc : rs;
+	}
+	rc = w->D->cuStreamCreateWithPriority(&own, CU_STREAM_NON_BLOCKING,
+					      0);
+	if (rc)
+		return rc;
+	rc = w->D->cuMemcpyDtoHAsync(host, a->dptr, a->mem.len, own);
+	rs = w->D->cuStreamSynchronize(own);
+	w->D->cuStreamDestroy(own);
+	return rc ? rc : rs;
+}
+
+/*
+ * A synchronous copy from registered (pinned) memory has completed when
+ * the driver returns, so every later request (a kernel on any stream)
+ * sees it; from memory the driver could not pin, the copy may still be in
+ * flight on return: wait for it.
+ */
+int xgpub_h_MANAGED_FLUSH(struct xgpub_worker *w,
+			  const struct xgpuif_managed_block_args *a,
+			  CUstream stream)
+{
+	const struct xgpub_region *reg;
+	uint8_t *host;
+	int rc = block(w, a, &host);
+
+	(void)stream;
+	if (rc)
+		return rc;
+	if (a->flags)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = w->D->cuMemcpyHtoD(a->dptr, host, a->mem.len);
+	reg = xgpub_region_get(w, a->mem.region);
+	if (!rc && reg && !reg->registered)
+		rc = w->D->cuCtxSynchronize();
+	return rc;
+}
