@@ -13,6 +13,8 @@
 
 #include "xgpub_worker.h"
 
+#define MANAGED_CHUNK	(2u << 20)
+
 int xgpub_h_MANAGED_ALLOC(struct xgpub_worker *w,
 			  const struct xgpuif_managed_alloc_args *a,
 			  struct xgpuif_dptr_reply *r)
@@ -28,7 +30,24 @@ int xgpub_h_MANAGED_ALLOC(struct xgpub_worker *w,
 	rc = w->D->cuMemAllocManaged(&p, a->bytesize, a->flags);
 	if (rc)
 		return rc;
-	/* the guest maps its pages at p: it must be page aligned */
+	/*
+	 * The guest maps its pages at p: it must be page aligned.  The
+	 * driver packs small allocations (a 4 KiB one came back 512-byte
+	 * aligned on the H200); one of whole 2 MiB chunks starts on a
+	 * chunk.  The range is larger than asked then; the quota is charged
+	 * what was asked.
+	 */
+	if (p % XGPUIF_PAGE_SIZE) {
+		uint64_t big = (a->bytesize + MANAGED_CHUNK - 1) &
+			       ~(uint64_t)(MANAGED_CHUNK - 1);
+
+		w->D->cuMemFree(p);
+		if (big < a->bytesize)
+			return CUDA_ERROR_INVALID_VALUE;
+		rc = w->D->cuMemAllocManaged(&p, big, a->flags);
+		if (rc)
+			return rc;
+	}
 	if (p % XGPUIF_PAGE_SIZE) {
 		w->D->cuMemFree(p);
 		return CUDA_ERROR_NOT_SUPPORTED;

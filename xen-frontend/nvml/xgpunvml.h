@@ -31,6 +31,9 @@
 
 #include "xgpuif.h"
 
+/* an entry point of the library (the others are hidden) */
+#define EXPORT __attribute__((visibility("default")))
+
 typedef int nvmlReturn_t;
 
 enum {
@@ -43,6 +46,7 @@ enum {
 	NVML_ERROR_NOT_FOUND = 6,
 	NVML_ERROR_INSUFFICIENT_SIZE = 7,
 	NVML_ERROR_DRIVER_NOT_LOADED = 9,
+	NVML_ERROR_TIMEOUT = 10,
 	NVML_ERROR_GPU_IS_LOST = 15,
 	NVML_ERROR_MEMORY = 20,
 	NVML_ERROR_ARGUMENT_VERSION_MISMATCH = 25,

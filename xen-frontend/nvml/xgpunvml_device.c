@@ -15,7 +15,6 @@
 
 #include "xgpunvml.h"
 
-#define EXPORT __attribute__((visibility("default")))
 
 #define CHECK(dev)                                                           \
 	do {                                                                 \

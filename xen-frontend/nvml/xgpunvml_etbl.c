@@ -27,7 +27,6 @@
 #include "xgpunvml.h"
 #include "xgpulib_env.h"
 
-#define EXPORT __attribute__((visibility("default")))
 
 #define NSLOTS			512u
 #define SLOT_GPU_RESET		20u

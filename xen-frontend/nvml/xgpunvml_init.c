@@ -28,7 +28,6 @@
 #include "xgpulib_transport.h"
 #include "xgpunvml.h"
 
-#define EXPORT __attribute__((visibility("default")))
 #define DEFAULT_SOCKET "/run/xgpu/xgpu.sock"
 
 struct xgpuif_nvml_device_reply xgpunvml_dev;
