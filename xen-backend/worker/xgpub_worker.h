@@ -218,6 +218,16 @@ struct xgpub_worker {
 /* serve one guest until it goes away; returns the process exit code */
 int xgpub_worker_run(struct xgpub_transport *t,
 		     const struct xgpub_options *opt);
+/*
+ * The pieces of xgpub_worker_run, also driven by the fuzz target
+ * (tests/fuzz/fuzz_worker.c) on a worker whose t, opt, D and ring are
+ * set: the driver's device and primary context (0, or -1 logged); serve
+ * every request on the ring (0 when drained, -1 when the channel must
+ * close, w->why saying why); free everything the guest left.
+ */
+int xgpub_worker_setup(struct xgpub_worker *w);
+int xgpub_worker_serve(struct xgpub_worker *w);
+void xgpub_worker_teardown(struct xgpub_worker *w);
 
 /*
  * Resolve a shared-memory reference from the guest: the address of
