@@ -221,6 +221,9 @@ unit: $(UNIT_BINS)
 integration: all $(ITEST_BINS) $(FAKECUDA)
 	$(Q)O=$(O) tests/integration/run.sh
 
+# what the integration tests run, built (tests/fuzz/record.sh)
+integration-bins: all $(ITEST_BINS) $(FAKECUDA)
+
 gpu: all
 	$(Q)tests/gpu/run-gpu-tests.sh --xgpu-lib $(O)/lib --backend $(BACKEND)
 
@@ -329,6 +332,6 @@ clean:
 	rm -rf $(O) build-asan
 
 .PHONY: all unit integration gpu test check test-asan bench install clean \
-	coverage deb deb-test fuzz fuzz-build \
+	coverage deb deb-test fuzz fuzz-build integration-bins \
 	kmod xen-test
 .SECONDARY:

@@ -18,17 +18,32 @@
 #include "xgpub_worker.h"
 #include "xgpub_record.h"
 
-/* a recorded channel: at most this many requests and bytes */
-#define REC_MAX_REQS	400u
-#define REC_MAX_BYTES	(96u << 10)
+/* a file: at most this many requests and bytes (the fuzz target serves
+ * 256 requests of an input, of at most 64 KiB); then the next file */
+#define REC_MAX_REQS	256u
+#define REC_MAX_BYTES	(56u << 10)
+#define REC_MAX_FILES	16u
 /* the bytes of an image written to a blob, kept with the request */
 #define REC_MAX_DATA	(16u << 10)
 
 static struct {
 	int fd;
-	uint32_t reqs, bytes;
+	uint32_t reqs, bytes, files;
+	char dir[PATH_MAX - 32];
 	struct xgpub_fpool pool;
+	/* the handles live when the file began, but the primary context's:
+	 * a fresh worker has none of them, so they get no number */
+	xgpuif_handle_t *old;
+	uint32_t nold;
 } rec = { .fd = -1 };
+
+static bool is_old(xgpuif_handle_t h)
+{
+	for (uint32_t i = 0; i < rec.nold; i++)
+		if (rec.old[i] == h)
+			return true;
+	return false;
+}
 
 uint32_t xgpub_record_base_slots(uint32_t op, uint32_t len)
 {
@@ -42,8 +57,8 @@ uint32_t xgpub_record_base_slots(uint32_t op, uint32_t len)
 	return n;
 }
 
-void xgpub_record_pool_update(struct xgpub_fpool *p,
-			      const struct xgpub_worker *w)
+static void pool_update(struct xgpub_fpool *p, const struct xgpub_worker *w,
+			bool skip_old)
 {
 	for (uint32_t i = 0; i < w->h.n && p->n < XGPUB_FREC_POOL; i++) {
 		const struct xgpub_hentry *e = &w->h.e[i];
@@ -53,6 +68,8 @@ void xgpub_record_pool_update(struct xgpub_fpool *p,
 		if (e->type == XGPUB_H_FREE)
 			continue;
 		h = xgpub_handle_of(&w->h, e);
+		if (skip_old && is_old(h))
+			continue;
 		for (k = 0; k < p->n && p->h[k] != h; k++)
 			;
 		if (k == p->n)
@@ -60,14 +77,24 @@ void xgpub_record_pool_update(struct xgpub_fpool *p,
 	}
 }
 
-void xgpub_record_start(const struct xgpub_worker *w)
+void xgpub_record_pool_update(struct xgpub_fpool *p,
+			      const struct xgpub_worker *w)
 {
-	const char *dir = getenv("XGPU_FUZZ_RECORD");
+	pool_update(p, w, false);
+}
+
+/* the next file of this channel, numbered as a fresh worker's */
+static void next_file(const struct xgpub_worker *w)
+{
 	char path[PATH_MAX];
 
-	if (!dir || !dir[0])
+	if (rec.fd >= 0)
+		close(rec.fd);
+	rec.fd = -1;
+	if (rec.files >= REC_MAX_FILES)
 		return;
-	snprintf(path, sizeof(path), "%s/%ld.req", dir, (long)getpid());
+	snprintf(path, sizeof(path), "%s/%ld-%u.req", rec.dir,
+		 (long)getpid(), rec.files++);
 	rec.fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (rec.fd < 0) {
 		xgpub_err("fuzz recorder: %s: %s", path, strerror(errno));
@@ -75,7 +102,31 @@ void xgpub_record_start(const struct xgpub_worker *w)
 	}
 	rec.reqs = rec.bytes = 0;
 	memset(&rec.pool, 0, sizeof(rec.pool));
-	xgpub_record_pool_update(&rec.pool, w);
+	free(rec.old);
+	rec.old = malloc((w->h.n ? w->h.n : 1) * sizeof(*rec.old));
+	rec.nold = 0;
+	for (uint32_t i = 0; rec.old && i < w->h.n; i++) {
+		const struct xgpub_hentry *e = &w->h.e[i];
+		xgpuif_handle_t h;
+
+		if (e->type == XGPUB_H_FREE)
+			continue;
+		h = xgpub_handle_of(&w->h, e);
+		if (h != w->primary_h)
+			rec.old[rec.nold++] = h;
+	}
+	pool_update(&rec.pool, w, true);
+}
+
+void xgpub_record_start(const struct xgpub_worker *w)
+{
+	const char *dir = getenv("XGPU_FUZZ_RECORD");
+
+	if (!dir || !dir[0] || strlen(dir) >= sizeof(rec.dir))
+		return;
+	snprintf(rec.dir, sizeof(rec.dir), "%s", dir);
+	rec.files = 0;
+	next_file(w);
 }
 
 static void put(const void *p, size_t n)
@@ -130,14 +181,13 @@ void xgpub_record_request(struct xgpub_worker *w,
 	uint64_t v;
 	int k;
 
+	if (rec.fd < 0 || req->len > UINT16_MAX)
+		return;
+	if (rec.reqs >= REC_MAX_REQS ||
+	    rec.bytes + req->len + REC_MAX_DATA >= REC_MAX_BYTES)
+		next_file(w);
 	if (rec.fd < 0)
 		return;
-	if (rec.reqs >= REC_MAX_REQS || rec.bytes >= REC_MAX_BYTES ||
-	    req->len > UINT16_MAX) {
-		close(rec.fd);
-		rec.fd = -1;
-		return;
-	}
 	rec.reqs++;
 	if (req->op == XGPUIF_OP_BLOB_WRITE)
 		record_data(w, payload, req->len);
@@ -163,7 +213,7 @@ void xgpub_record_request(struct xgpub_worker *w,
 void xgpub_record_done(const struct xgpub_worker *w)
 {
 	if (rec.fd >= 0)
-		xgpub_record_pool_update(&rec.pool, w);
+		pool_update(&rec.pool, w, true);
 }
 
 void xgpub_record_stop(void)
@@ -171,4 +221,7 @@ void xgpub_record_stop(void)
 	if (rec.fd >= 0)
 		close(rec.fd);
 	rec.fd = -1;
+	free(rec.old);
+	rec.old = NULL;
+	rec.nold = 0;
 }

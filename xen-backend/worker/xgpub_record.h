@@ -66,8 +66,14 @@ uint32_t xgpub_record_base_slots(uint32_t op, uint32_t len);
 void xgpub_record_pool_update(struct xgpub_fpool *p,
 			      const struct xgpub_worker *w);
 
-/* the recorder: XGPU_FUZZ_RECORD=DIR makes each worker write its
- * channel's first requests to DIR/<pid>.req (bounded) */
+/*
+ * The recorder: XGPU_FUZZ_RECORD=DIR makes each worker write the
+ * requests of its channel to DIR/<pid>-<k>.req, 256 requests or 56 KiB a
+ * file, 16 files at most.  Each file is an input of its own: its handles
+ * are numbered as a fresh worker would number them, and those it uses
+ * that an earlier file made are left as they are (stale in the fuzz
+ * target: the requests near them still count).
+ */
 void xgpub_record_start(const struct xgpub_worker *w);
 void xgpub_record_request(struct xgpub_worker *w,
 			  const struct xgpuif_request *req,
