@@ -400,8 +400,9 @@ int xgpub_node_alloc(struct xgpub_worker *w, CUgraph g, CUgraphNode *node,
 		     uint32_t len, uint64_t *dptr);
 
 /*
- * A user object (xgpub_op_graphnode.c): the handle's object, never freed
- * (the driver may run the destructor after the channel is gone).  The
+ * A user object (xgpub_op_graphnode.c): the handle's object, freed when
+ * the handle goes after the destructor ran (while a graph holds the user
+ * object the driver may run it at any time, after the channel too).  The
  * destructor runs the guest's function number fnid, then marks it dead.
  */
 struct xgpub_uobj {
