@@ -263,11 +263,12 @@ $(O)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(wildcard tests/fuzz/*.h) \
 		-ldl -lpthread
 
 # the README's test command: dependencies, then everything, then the
-# sanitizer pass
+# sanitizer pass, then each fuzz target for 10 s (about a minute in all)
 check:
 	$(Q)scripts/install-deps.sh
 	$(Q)$(MAKE) --no-print-directory test
 	$(Q)$(MAKE) --no-print-directory test-asan
+	$(Q)$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=10
 
 test-asan:
 	$(Q)$(MAKE) --no-print-directory O=build-asan SANITIZE=1 unit integration
