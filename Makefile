@@ -3,6 +3,7 @@
 #   make                 guest library, backend daemon (user space)
 #   make test            unit + integration tests (+ GPU tests where a GPU is)
 #   make test-asan       the unit and integration tests under ASan/UBSan
+#   make fuzz            the libFuzzer targets of tests/fuzz, FUZZ_SECONDS each
 #   make bench           benchmarks, native vs xgpu (needs a GPU)
 #   make install         PREFIX=/usr/local DESTDIR=
 #   make deb             Debian packages in $(O)/deb (debian/, README.md)
@@ -48,6 +49,17 @@ ifeq ($(SANITIZE),1)
 CFLAGS_BASE += -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=undefined
 LDSAN := -fsanitize=address,undefined
+endif
+# the fuzz build (make fuzz sets it, with CC=clang): everything
+# instrumented for libFuzzer's coverage and ASan/UBSan; clang's sanitizer
+# runtimes live in the executable, so the fake driver is linked without
+# -z defs and takes them from the fuzz target that loads it
+LDDEFS := -Wl,-z,defs
+ifeq ($(FUZZ),1)
+CFLAGS_BASE += -fsanitize=address,undefined,fuzzer-no-link \
+	-fno-omit-frame-pointer -fno-sanitize-recover=undefined
+LDSAN := -fsanitize=address,undefined
+LDDEFS :=
 endif
 # Xen's user-space libraries, linked statically: the daemon then also runs
 # on GPU hosts without Xen installed (--local only).  None of their symbols
@@ -224,13 +236,16 @@ $(FAKECUDA): $(FAKECUDA_OBJS) tests/fakecuda/fakecuda.map
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -shared -o $@ $(FAKECUDA_OBJS) -Wl,-soname,libcuda.so.1 \
 		-Wl,--version-script=tests/fakecuda/fakecuda.map \
-		-Wl,-z,defs -Wl,-z,now $(LDSAN) -lpthread
+		$(LDDEFS) -Wl,-z,now $(LDSAN) -lpthread
 
 unit: $(UNIT_BINS)
 	$(Q)set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
 
 integration: all $(ITEST_BINS) $(FAKECUDA)
 	$(Q)O=$(O) tests/integration/run.sh
+
+# what the integration tests run, built (tests/fuzz/record.sh)
+integration-bins: all $(ITEST_BINS) $(FAKECUDA)
 
 gpu: all
 	$(Q)tests/gpu/run-gpu-tests.sh --xgpu-lib $(O)/lib --backend $(BACKEND)
@@ -248,12 +263,36 @@ xen-test: all $(FAKECUDA)
 
 test: unit integration gpu xen-test
 
+# libFuzzer targets (tests/fuzz/README.md): built with clang, ASan and
+# UBSan in $(O)/fuzz, each run FUZZ_SECONDS from its seed corpus; fails
+# if any target crashes
+FUZZ_SECONDS ?= 60
+FUZZ_CC ?= clang
+FUZZ_TARGETS := worker image xs ctl
+FUZZ_BINS := $(FUZZ_TARGETS:%=$(O)/fuzz/fuzz_%)
+
+fuzz:
+	$(Q)$(MAKE) --no-print-directory O=$(O)/fuzz CC=$(FUZZ_CC) FUZZ=1 \
+		SANITIZE= fuzz-build
+	$(Q)tests/fuzz/run.sh $(O)/fuzz/fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+fuzz-build: $(FUZZ_BINS) $(FAKECUDA)
+
+$(O)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(wildcard tests/fuzz/*.h) \
+		$(O)/libxgpub.a $(HEADERS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  FUZZ    $@")
+	$(Q)$(CC) $(CFLAGS_BASE) $(BACK_INC) -I$(GEN) -Ischeduler -o $@ $< \
+		-fsanitize=fuzzer $(O)/libxgpub.a $(XEN_LIBS) $(LDSAN) \
+		-ldl -lpthread
+
 # the README's test command: dependencies, then everything, then the
-# sanitizer pass
+# sanitizer pass, then each fuzz target for 10 s (about a minute in all)
 check:
 	$(Q)scripts/install-deps.sh
 	$(Q)$(MAKE) --no-print-directory test
 	$(Q)$(MAKE) --no-print-directory test-asan
+	$(Q)$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=10
 
 test-asan:
 	$(Q)$(MAKE) --no-print-directory O=build-asan SANITIZE=1 unit integration
@@ -326,6 +365,6 @@ clean:
 	rm -rf $(O) build-asan
 
 .PHONY: all unit integration gpu test check test-asan bench install clean \
-	coverage deb deb-test \
+	coverage deb deb-test fuzz fuzz-build integration-bins \
 	kmod xen-test
 .SECONDARY:

@@ -3,7 +3,9 @@
 # with sudo available).  The CUDA toolkit headers (cuda.h 13.x) are expected
 # under $CUDA_HOME (default /usr/local/cuda); see README.md.
 set -e
-pkgs="build-essential pkg-config check libsubunit-dev libxen-dev gnuplot-nox"
+# clang and its runtimes (libFuzzer, ASan, UBSan): make fuzz
+pkgs="build-essential pkg-config check libsubunit-dev libxen-dev gnuplot-nox
+      clang libclang-rt-14-dev"
 missing=""
 for p in $pkgs; do
 	dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

@@ -86,6 +86,12 @@ struct fnode {
 		CUDA_MEMCPY3D cp;
 		CUevent ev;
 		struct fgraph *child;
+		/* a conditional node's bodies (the original node owns them;
+		 * a copy has none: conditional nodes never run) */
+		struct {
+			struct fgraph **bodies;
+			unsigned int n;
+		} cond;
 		CUDA_MEM_ALLOC_NODE_PARAMS alloc;
 		CUdeviceptr free;
 		struct {
@@ -105,7 +111,13 @@ struct fgraph {
 	uint32_t magic;
 	struct fnode **nodes;
 	size_t n;
+	/* user objects the graph holds references to (released with it;
+	 * an instantiated copy holds none) */
+	struct { CUuserObject o; unsigned int n; } *uobjs;
+	size_t nuobjs;
 };
+
+static void graph_uobjs_release(struct fgraph *g);
 
 struct fexec {
 	uint32_t magic;
@@ -136,18 +148,32 @@ static struct fexec *X(CUgraphExec x)
 	return f && f->magic == FX_MAGIC ? f : NULL;
 }
 
+static void graph_free(struct fgraph *g);
+
+/* what node n owns: a child graph, conditional bodies */
+static void node_free_owned(struct fnode *n)
+{
+	if (n->type == CU_GRAPH_NODE_TYPE_GRAPH)
+		graph_free(n->u.child);
+	if (n->type == CU_GRAPH_NODE_TYPE_CONDITIONAL) {
+		for (unsigned int i = 0; i < n->u.cond.n; i++)
+			graph_free(n->u.cond.bodies[i]);
+		free(n->u.cond.bodies);
+	}
+}
+
 static void graph_free(struct fgraph *g)
 {
 	for (size_t i = 0; i < g->n; i++) {
 		struct fnode *n = g->nodes[i];
 
-		if (n->type == CU_GRAPH_NODE_TYPE_GRAPH)
-			graph_free(n->u.child);
+		node_free_owned(n);
 		free(n->deps);
 		n->magic = 0;
 		free(n);
 	}
 	free(g->nodes);
+	graph_uobjs_release(g);
 	g->magic = 0;
 	free(g);
 }
@@ -194,7 +220,7 @@ static struct fgraph *graph_copy(struct fgraph *g)
 	if (!c)
 		return NULL;
 	c->magic = FG_MAGIC;
-	c->nodes = calloc(g->n ? g->n : 1, sizeof(*c->nodes));
+	c->nodes = calloc(g->n ? g->n : 1, sizeof(*c->nodes));	/* uobjs none */
 	if (!c->nodes) {
 		free(c);
 		return NULL;
@@ -222,6 +248,10 @@ static struct fgraph *graph_copy(struct fgraph *g)
 		if (!n->deps) {
 			free(n);
 			goto fail;
+		}
+		if (o->type == CU_GRAPH_NODE_TYPE_CONDITIONAL) {
+			n->u.cond.bodies = NULL;
+			n->u.cond.n = 0;
 		}
 		if (o->type == CU_GRAPH_NODE_TYPE_GRAPH) {
 			n->u.child = graph_copy(o->u.child);
@@ -1091,8 +1121,7 @@ CUresult cuGraphDestroyNode(CUgraphNode hn)
 		while (depends(g->nodes[i], n))
 			undepend(g->nodes[i], n);
 	}
-	if (n->type == CU_GRAPH_NODE_TYPE_GRAPH)
-		graph_free(n->u.child);
+	node_free_owned(n);
 	free(n->deps);
 	n->magic = 0;
 	free(n);
@@ -1241,6 +1270,7 @@ CUresult cuGraphAddNode_v2(CUgraphNode *out, CUgraph g,
 			   size_t nd, CUgraphNodeParams *p)
 {
 	static CUgraph bodies[64];	/* the fake's: one node at a time */
+	struct fgraph **owned;
 	struct fnode *n;
 	CUresult rc;
 
@@ -1249,16 +1279,30 @@ CUresult cuGraphAddNode_v2(CUgraphNode *out, CUgraph g,
 		return CUDA_ERROR_NOT_SUPPORTED;
 	if (!p->conditional.size || p->conditional.size > 64)
 		return CUDA_ERROR_INVALID_VALUE;
-	/* the bodies are child graphs the node owns; the fake keeps the
-	 * first as the node's child and leaks the rest */
+	/* the bodies are child graphs the node owns (freed with it) */
+	owned = calloc(p->conditional.size, sizeof(*owned));
+	if (!owned)
+		return CUDA_ERROR_OUT_OF_MEMORY;
 	for (unsigned int i = 0; i < p->conditional.size; i++) {
 		rc = cuGraphCreate(&bodies[i], 0);
-		if (rc)
+		if (rc) {
+			while (i--)
+				graph_free(owned[i]);
+			free(owned);
 			return rc;
+		}
+		owned[i] = (struct fgraph *)bodies[i];
 	}
 	rc = add(out, g, deps, nd, CU_GRAPH_NODE_TYPE_CONDITIONAL, &n);
-	if (rc == CUDA_SUCCESS)
-		p->conditional.phGraph_out = bodies;
+	if (rc != CUDA_SUCCESS) {
+		for (unsigned int i = 0; i < p->conditional.size; i++)
+			graph_free(owned[i]);
+		free(owned);
+		return rc;
+	}
+	n->u.cond.bodies = owned;
+	n->u.cond.n = p->conditional.size;
+	p->conditional.phGraph_out = bodies;
 	return rc;
 }
 
@@ -1352,23 +1396,68 @@ CUresult cuUserObjectRelease(CUuserObject o, unsigned int n)
 	return CUDA_SUCCESS;
 }
 
-/* the fake keeps no per-graph counts: a graph's references are the
- * object's */
-CUresult cuGraphRetainUserObject(CUgraph g, CUuserObject o, unsigned int n,
-				 unsigned int flags)
+/* a graph's references are counted per graph, released with it */
+static size_t graph_uobj(struct fgraph *g, CUuserObject o)
 {
-	NEED_INIT();
-	if (!G(g) || (flags & ~(unsigned int)CU_GRAPH_USER_OBJECT_MOVE))
-		return CUDA_ERROR_INVALID_VALUE;
-	return flags ? (U(o) && n ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE) :
-		       cuUserObjectRetain(o, n);
+	size_t i;
+
+	for (i = 0; i < g->nuobjs && g->uobjs[i].o != o; i++)
+		;
+	return i;
 }
 
-CUresult cuGraphReleaseUserObject(CUgraph g, CUuserObject o, unsigned int n)
+static void graph_uobjs_release(struct fgraph *g)
 {
+	for (size_t i = 0; i < g->nuobjs; i++)
+		cuUserObjectRelease(g->uobjs[i].o, g->uobjs[i].n);
+	free(g->uobjs);
+	g->uobjs = NULL;
+	g->nuobjs = 0;
+}
+
+CUresult cuGraphRetainUserObject(CUgraph hg, CUuserObject o, unsigned int n,
+				 unsigned int flags)
+{
+	struct fgraph *g = G(hg);
+	size_t i;
+	CUresult rc;
+
 	NEED_INIT();
-	if (!G(g))
+	if (!g || !U(o) || !n ||
+	    (flags & ~(unsigned int)CU_GRAPH_USER_OBJECT_MOVE))
 		return CUDA_ERROR_INVALID_VALUE;
+	i = graph_uobj(g, o);
+	if (i == g->nuobjs) {
+		void *p = realloc(g->uobjs, (i + 1) * sizeof(*g->uobjs));
+
+		if (!p)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		g->uobjs = p;
+		g->uobjs[i].o = o;
+		g->uobjs[i].n = 0;
+		g->nuobjs++;
+	}
+	/* MOVE: the caller's references become the graph's */
+	rc = flags ? CUDA_SUCCESS : cuUserObjectRetain(o, n);
+	if (rc == CUDA_SUCCESS)
+		g->uobjs[i].n += n;
+	return rc;
+}
+
+CUresult cuGraphReleaseUserObject(CUgraph hg, CUuserObject o, unsigned int n)
+{
+	struct fgraph *g = G(hg);
+	size_t i;
+
+	NEED_INIT();
+	if (!g || !n)
+		return CUDA_ERROR_INVALID_VALUE;
+	i = graph_uobj(g, o);
+	if (i == g->nuobjs || n > g->uobjs[i].n)
+		return CUDA_ERROR_INVALID_VALUE;
+	g->uobjs[i].n -= n;
+	if (!g->uobjs[i].n)
+		g->uobjs[i] = g->uobjs[--g->nuobjs];
 	return cuUserObjectRelease(o, n);
 }
 

@@ -135,6 +135,10 @@ static CUresult k_spin(const uint8_t *p)
 	memcpy(&ms, p, 4);
 	if (ms <= 0)
 		return CUDA_SUCCESS;
+	/* the fuzz target caps it: a long spin would look like a hang */
+	if (getenv("XGPU_FAKE_SPIN_MAX_MS") &&
+	    ms > atoi(getenv("XGPU_FAKE_SPIN_MAX_MS")))
+		ms = atoi(getenv("XGPU_FAKE_SPIN_MAX_MS"));
 	ts.tv_sec = ms / 1000;
 	ts.tv_nsec = (long)(ms % 1000) * 1000000L;
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)

@@ -146,6 +146,55 @@ START_TEST(test_image_must_fit_blob)
 }
 END_TEST
 
+/* the ELF tables a loader reads past the ELF's end (found by
+ * tests/fuzz/fuzz_image.c): the name table's section header, a
+ * segment's file bytes */
+START_TEST(test_elf_name_table_and_segments_fit)
+{
+	Elf64_Ehdr eh;
+	Elf64_Shdr sh0;
+	Elf64_Phdr ph;
+
+	make_elf(0);
+	ck_assert(xgpub_image_fits(elf_img, 0x480));
+	memcpy(&eh, elf_img, sizeof(eh));
+	/* e_shstrndx names a section header past the table (and the ELF) */
+	eh.e_shstrndx = 0xf700;
+	memcpy(elf_img, &eh, sizeof(eh));
+	ck_assert(!xgpub_image_fits(elf_img, 0x480));
+	eh.e_shstrndx = 4;
+	memcpy(elf_img, &eh, sizeof(eh));
+	ck_assert(!xgpub_image_fits(elf_img, 0x480));
+	eh.e_shstrndx = 3;
+	memcpy(elf_img, &eh, sizeof(eh));
+	ck_assert(xgpub_image_fits(elf_img, 0x480));
+	/* SHN_XINDEX: the index is section 0's sh_link */
+	eh.e_shstrndx = SHN_XINDEX;
+	memcpy(elf_img, &eh, sizeof(eh));
+	memcpy(&sh0, elf_img + 0x100, sizeof(sh0));
+	sh0.sh_link = 9;
+	memcpy(elf_img + 0x100, &sh0, sizeof(sh0));
+	ck_assert(!xgpub_image_fits(elf_img, 0x480));
+	sh0.sh_link = 2;
+	memcpy(elf_img + 0x100, &sh0, sizeof(sh0));
+	ck_assert(xgpub_image_fits(elf_img, 0x480));
+	/* a segment whose file bytes end past the ELF */
+	make_elf(0);
+	memcpy(&ph, elf_img + 0x40, sizeof(ph));
+	ph.p_offset = 0x400;
+	ph.p_filesz = 0x80;
+	memcpy(elf_img + 0x40, &ph, sizeof(ph));
+	ck_assert(xgpub_image_fits(elf_img, 0x480));
+	ph.p_filesz = 0x81;
+	memcpy(elf_img + 0x40, &ph, sizeof(ph));
+	ck_assert(!xgpub_image_fits(elf_img, 0x480));
+	ph.p_offset = UINT64_MAX;
+	ph.p_filesz = 2;
+	memcpy(elf_img + 0x40, &ph, sizeof(ph));
+	ck_assert(!xgpub_image_fits(elf_img, 0x480));
+}
+END_TEST
+
 /* ---- functions and their parameter layout ------------------------------- */
 
 START_TEST(test_get_function_layout)
@@ -427,6 +476,7 @@ static Suite *worker_module_suite(void)
 	tcase_add_test(tc, test_blob_total_limit);
 	tcase_add_test(tc, test_module_load_options_and_unload);
 	tcase_add_test(tc, test_image_must_fit_blob);
+	tcase_add_test(tc, test_elf_name_table_and_segments_fit);
 	tcase_add_test(tc, test_get_function_layout);
 	tcase_add_test(tc, test_layout_too_big_for_reply);
 	tcase_add_test(tc, test_launch_rebuilds_kernel_params);

@@ -34,6 +34,7 @@ static inline uint64_t xgpub_now_ns(void)
 
 /* ---- logging (syslog when daemonized, stderr in the foreground) -------- */
 
+/* verbose: 0 errors and news, 1 also debug lines, -1 nothing */
 void xgpub_log_init(const char *ident, bool use_syslog, int verbose);
 void xgpub_log_prefix(const char *prefix);
 /* in a forked child, before it closes the descriptors it inherited: let

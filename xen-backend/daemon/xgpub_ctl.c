@@ -264,26 +264,14 @@ static int wait_readable(struct pollfd *pfd, int timeout_ms)
 	}
 }
 
-/* one request from fd, its reply into r */
-static void serve(int fd, struct xgpub_reply *r)
+void xgpub_ctl_request(const char *buf, size_t n, struct xgpub_reply *r)
 {
 	char req[XGPU_CTL_REQUEST_MAX + 1], *argv[XGPU_CTL_WORDS_MAX];
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-	struct ucred cr;
-	socklen_t crl = sizeof(cr);
-	ssize_t n;
 	int argc;
 
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crl) < 0 ||
-	    (cr.uid != 0 && cr.uid != geteuid())) {
-		xgpub_reply(r, XGPU_CTL_ERROR " permission denied\n");
-		return;
-	}
-	if (wait_readable(&pfd, XGPU_CTL_REQUEST_WAIT_MS) <= 0 ||
-	    (n = recv(fd, req, sizeof(req) - 1, MSG_DONTWAIT)) <= 0) {
-		xgpub_reply(r, XGPU_CTL_ERROR " no request\n");
-		return;
-	}
+	if (n > XGPU_CTL_REQUEST_MAX)
+		n = XGPU_CTL_REQUEST_MAX;
+	memcpy(req, buf, n);
 	req[n] = 0;
 	argc = split(req, argv, XGPU_CTL_WORDS_MAX);
 	if (argc == 0) {
@@ -295,6 +283,28 @@ static void serve(int fd, struct xgpub_reply *r)
 		xgpub_reply_init(r);
 		xgpub_reply(r, XGPU_CTL_ERROR " reply too long\n");
 	}
+}
+
+/* one request from fd, its reply into r */
+static void serve(int fd, struct xgpub_reply *r)
+{
+	char req[XGPU_CTL_REQUEST_MAX];
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	struct ucred cr;
+	socklen_t crl = sizeof(cr);
+	ssize_t n;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crl) < 0 ||
+	    (cr.uid != 0 && cr.uid != geteuid())) {
+		xgpub_reply(r, XGPU_CTL_ERROR " permission denied\n");
+		return;
+	}
+	if (wait_readable(&pfd, XGPU_CTL_REQUEST_WAIT_MS) <= 0 ||
+	    (n = recv(fd, req, sizeof(req), MSG_DONTWAIT)) <= 0) {
+		xgpub_reply(r, XGPU_CTL_ERROR " no request\n");
+		return;
+	}
+	xgpub_ctl_request(req, (size_t)n, r);
 }
 
 void xgpub_ctl_accept(void)

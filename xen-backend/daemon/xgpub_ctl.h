@@ -6,6 +6,7 @@
 #ifndef XGPUB_CTL_H
 #define XGPUB_CTL_H
 
+#include <stddef.h>
 #include <sys/types.h>
 
 /*
@@ -19,5 +20,14 @@ int xgpub_ctl_open(const char *path);
 /* the listening socket is readable */
 void xgpub_ctl_accept(void);
 void xgpub_ctl_close(void);
+
+/*
+ * One request (n bytes at buf, not terminated; past XGPU_CTL_REQUEST_MAX
+ * cut there) run, its whole reply written to r (initialized): what the
+ * socket does after it checked the peer and read the request (fuzzed by
+ * tests/fuzz/fuzz_ctl.c).
+ */
+struct xgpub_reply;
+void xgpub_ctl_request(const char *buf, size_t n, struct xgpub_reply *r);
 
 #endif /* XGPUB_CTL_H */

@@ -246,21 +246,22 @@ static void scan(struct xgpub_xen *x)
 	}
 	doms = xgpub_xs->directory(x->xs, XBT_NULL, BE_ROOT, &ndom);
 	for (unsigned int i = 0; doms && i < ndom; i++) {
-		char **devs, *end;
+		char **devs;
 		unsigned int ndev = 0;
-		unsigned long domid = strtoul(doms[i], &end, 10);
+		int64_t domid = xgpub_xs_dirent(doms[i], 0x7fef);
 
-		if (*end || end == doms[i] || domid == 0 || domid >= 0x7ff0)
+		if (domid <= 0)
 			continue;
 		if (!xgpub_xen_dom_alive(x->xs, (unsigned int)domid))
 			continue;
-		snprintf(path, sizeof(path), BE_ROOT "/%lu", domid);
+		snprintf(path, sizeof(path), BE_ROOT "/%u",
+			 (unsigned int)domid);
 		devs = xgpub_xs->directory(x->xs, XBT_NULL, path, &ndev);
 		for (unsigned int j = 0; devs && j < ndev; j++) {
-			unsigned long devid = strtoul(devs[j], &end, 10);
+			int64_t devid = xgpub_xs_dirent(devs[j], 255);
 			struct xdev *d;
 
-			if (*end || end == devs[j] || devid > 255)
+			if (devid < 0)
 				continue;
 			d = dev_find(x, (uint32_t)domid, (uint32_t)devid,
 				     true);

@@ -233,7 +233,7 @@ static bool forget_gone(struct xgpub_xen *x, struct xdev *d, uint32_t n)
 static uint32_t *ch_numbers(struct xgpub_xen *x, const char *dir,
 			    unsigned int *count)
 {
-	char path[192], **ents, *end;
+	char path[192], **ents;
 	unsigned int num = 0;
 	uint32_t *ids;
 
@@ -242,9 +242,9 @@ static uint32_t *ch_numbers(struct xgpub_xen *x, const char *dir,
 	ents = xgpub_xs->directory(x->xs, XBT_NULL, path, &num);
 	ids = ents && num ? malloc(num * sizeof(*ids)) : NULL;
 	for (unsigned int i = 0; ids && i < num; i++) {
-		unsigned long n = strtoul(ents[i], &end, 10);
+		int64_t n = xgpub_xs_dirent(ents[i], INT32_MAX);
 
-		if (!*end && end != ents[i] && n <= INT32_MAX)
+		if (n >= 0)
 			ids[(*count)++] = (uint32_t)n;
 	}
 	free(ents);

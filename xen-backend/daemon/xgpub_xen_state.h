@@ -32,6 +32,7 @@
 #include "xgpub.h"
 #include "xgpub_transport.h"
 #include "xgpub_xs.h"
+#include "xgpub_xs_parse.h"
 
 #define BE_ROOT	"/local/domain/0/backend/" XGPUIF_XEN_DEVTYPE
 #define MAX_DEVS 256
@@ -85,14 +86,9 @@ static inline char *rd(struct xgpub_xen *x, const char *dir, const char *node)
 static inline long rd_long(struct xgpub_xen *x, const char *dir,
 			   const char *node, long def)
 {
-	char *v = rd(x, dir, node), *end;
-	long n;
+	char *v = rd(x, dir, node);
+	long n = xgpub_xs_long(v, def);
 
-	if (!v)
-		return def;
-	n = strtol(v, &end, 10);
-	if (end == v || *end)
-		n = def;
 	free(v);
 	return n;
 }

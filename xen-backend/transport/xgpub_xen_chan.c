@@ -36,6 +36,7 @@
 #include "xgpub.h"
 #include "xgpub_transport.h"
 #include "xgpub_xs.h"
+#include "xgpub_xs_parse.h"
 
 /* set by the daemon before it forks the worker (daemon/xgpub_xen.c) */
 int xgpub_xen_alive_fd = -1;
@@ -62,29 +63,6 @@ struct xchan {
 	bool failed;			/* error already written */
 };
 
-static int cmp_ref(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* does refs (n of them) name a grant twice?  (sorts a copy) */
-static bool refs_repeat(const uint32_t *refs, uint64_t n)
-{
-	uint32_t *s = malloc(n * sizeof(*s));
-	bool rep = false;
-
-	if (!s)
-		return true;	/* refuse what cannot be checked */
-	memcpy(s, refs, n * sizeof(*s));
-	qsort(s, n, sizeof(*s), cmp_ref);
-	for (uint64_t i = 1; i < n && !rep; i++)
-		rep = s[i] == s[i - 1];
-	free(s);
-	return rep;
-}
-
 static void be_write(struct xchan *x, const char *node, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -101,24 +79,23 @@ static void be_write(struct xchan *x, const char *node, const char *fmt, ...)
 			  strerror(errno));
 }
 
-/* read fe/node as an unsigned number in [0, max]; -1 if absent or bad */
+/* read fe/node as an unsigned number in [0, max]; -1 if absent, -2 bad */
 static int fe_uint(struct xchan *x, const char *node, uint64_t max,
 		   uint64_t *out)
 {
-	char *v = xgpub_xs_read_node(x->xs, x->fe, node), *end;
-	unsigned long long n;
+	char *v = xgpub_xs_read_node(x->xs, x->fe, node);
+	int rc = xgpub_xs_uint(v, max, out);
 
-	if (!v)
-		return -1;
-	errno = 0;
-	n = strtoull(v, &end, 10);
-	if (!v[0] || *end || errno || v[0] == '-' || n > max) {
-		free(v);
-		return -2;
-	}
 	free(v);
-	*out = n;
-	return 0;
+	return rc;
+}
+
+/* a node of the frontend's channel directory (xgpub_xen_chan_parse) */
+static char *fe_get(void *arg, const char *node)
+{
+	struct xchan *x = arg;
+
+	return xgpub_xs_read_node(x->xs, x->fe, node);
 }
 
 /*
@@ -296,38 +273,20 @@ static int xchan_hostmem_map(struct xgpub_transport *t, uint32_t region,
 			     uint64_t guest_va, void **va)
 {
 	struct xchan *x = (struct xchan *)t;
-	uint64_t npages = size / XGPUIF_PAGE_SIZE;
+	uint64_t npages;
 	uint32_t *refs;
+	char why[128];
 	void *p;
+	int rc;
 
 	(void)guest_va;		/* grant mappings land where gntdev puts them */
-	if (!npages || size % XGPUIF_PAGE_SIZE ||
-	    npages > XGPUB_XEN_MAX_REGION_PAGES ||
-	    dir->region != XGPUIF_REGION_DATA ||
-	    dir->len != npages * sizeof(uint32_t) ||
-	    dir->off > t->data_bytes || dir->len > t->data_bytes - dir->off ||
-	    dir->off % sizeof(uint32_t)) {
-		xgpub_err("%s: region %u: bad grant directory", t->who,
-			  region);
-		return -EPROTO;
-	}
-	if (x->region_pages + npages > XGPUB_XEN_REGION_GRANTS) {
-		xgpub_err("%s: region %u: %" PRIu64 " more granted pages would "
-			  "pass the channel's %u", t->who, region, npages,
-			  XGPUB_XEN_REGION_GRANTS);
-		return -ENOSPC;
-	}
-	/* copy the refs out once: the guest may change the data area */
-	refs = malloc(dir->len);
-	if (!refs)
-		return -ENOMEM;
-	memcpy(refs, t->data + dir->off, dir->len);
-	/* one page granted twice would be mapped (and pinned) twice */
-	if (refs_repeat(refs, npages)) {
-		free(refs);
-		xgpub_err("%s: region %u: a grant reference appears twice",
-			  t->who, region);
-		return -EPROTO;
+	rc = xgpub_xen_region_refs(size, dir, t->data, t->data_bytes,
+				   x->region_pages, &refs, &npages, why,
+				   sizeof(why));
+	if (rc) {
+		xgpub_err("%s: region %u: %s", t->who, region,
+			  rc == -ENOMEM ? "out of memory" : why);
+		return rc;
 	}
 	p = xengnttab_map_domain_grant_refs(x->gt, (uint32_t)npages, x->domid,
 					    refs, PROT_READ | PROT_WRITE);
@@ -397,25 +356,6 @@ static const struct xgpub_transport_ops xchan_ops = {
 	.close = xchan_close,
 };
 
-/* read the refs named <prefix><i>, i < n, each a grant ref */
-static int read_refs(struct xchan *x, const char *prefix, uint32_t n,
-		     uint32_t *refs, char *why, size_t whylen)
-{
-	for (uint32_t i = 0; i < n; i++) {
-		char node[48];
-		uint64_t v;
-
-		snprintf(node, sizeof(node), "%s%u", prefix, i);
-		if (fe_uint(x, node, UINT32_MAX, &v)) {
-			snprintf(why, whylen, "%s missing or not a number",
-				 node);
-			return -1;
-		}
-		refs[i] = (uint32_t)v;
-	}
-	return 0;
-}
-
 /* map n pages the guest granted; NULL, and why, on failure */
 static void *map_grants(struct xchan *x, uint32_t n, uint32_t *refs, int prot,
 			const char *what, char *why, size_t whylen)
@@ -432,54 +372,32 @@ static void *map_grants(struct xchan *x, uint32_t n, uint32_t *refs, int prot,
 static int map_channel(struct xchan *x, const struct xgpub_xen_limits *lim,
 		       char *why, size_t whylen)
 {
-	uint64_t order, pages, evt;
-	uint32_t ndir, *refs = NULL, *dref = NULL;
+	struct xgpub_xen_chan_desc d;
+	uint32_t *refs = NULL;
 	void *dir;
 	int rc = -1;
 
-	if (fe_uint(x, "ring-page-order", lim->max_ring_order, &order)) {
-		snprintf(why, whylen, "ring-page-order missing or above %u",
-			 lim->max_ring_order);
+	if (xgpub_xen_chan_parse(fe_get, x, lim, &d, why, whylen))
 		return -1;
-	}
-	if (fe_uint(x, "data-pages", lim->max_data_pages, &pages) ||
-	    pages == 0) {
-		snprintf(why, whylen, "data-pages missing or not in 1..%u",
-			 lim->max_data_pages);
-		return -1;
-	}
-	if (fe_uint(x, "event-channel", UINT32_MAX, &evt)) {
-		snprintf(why, whylen, "event-channel missing or not a number");
-		return -1;
-	}
-	x->ring_pages = 1u << order;
-	x->data_pages = (uint32_t)pages;
-	ndir = (x->data_pages + XGPUIF_XEN_REFS_PER_DIR - 1) /
-	       XGPUIF_XEN_REFS_PER_DIR;
-
-	refs = calloc(x->data_pages > x->ring_pages ? x->data_pages :
-						      x->ring_pages,
-		      sizeof(*refs));
-	dref = calloc(ndir, sizeof(*dref));
-	if (!refs || !dref) {
+	x->ring_pages = d.ring_pages;
+	x->data_pages = d.data_pages;
+	refs = calloc(x->data_pages, sizeof(*refs));
+	if (!refs) {
 		snprintf(why, whylen, "backend out of memory");
 		goto out;
 	}
-	if (read_refs(x, "ring-ref", x->ring_pages, refs, why, whylen))
-		goto out;
-	x->ring = map_grants(x, x->ring_pages, refs, PROT_READ | PROT_WRITE,
-			     "granted ring pages", why, whylen);
+	x->ring = map_grants(x, x->ring_pages, d.ring_refs,
+			     PROT_READ | PROT_WRITE, "granted ring pages", why,
+			     whylen);
 	if (!x->ring)
 		goto out;
-	if (read_refs(x, "data-dir-ref", ndir, dref, why, whylen))
-		goto out;
-	dir = map_grants(x, ndir, dref, PROT_READ, "data directory pages", why,
-			 whylen);
+	dir = map_grants(x, d.ndir, d.dir_refs, PROT_READ,
+			 "data directory pages", why, whylen);
 	if (!dir)
 		goto out;
 	/* copied once, then the guest's copy no longer matters */
 	memcpy(refs, dir, (size_t)x->data_pages * sizeof(uint32_t));
-	xengnttab_unmap(x->gt, dir, ndir);
+	xengnttab_unmap(x->gt, dir, d.ndir);
 	x->data = map_grants(x, x->data_pages, refs, PROT_READ | PROT_WRITE,
 			     "granted data pages", why, whylen);
 	if (!x->data)
@@ -487,11 +405,11 @@ static int map_channel(struct xchan *x, const struct xgpub_xen_limits *lim,
 	{
 		xenevtchn_port_or_error_t p =
 			xenevtchn_bind_interdomain(x->ev, x->domid,
-						   (evtchn_port_t)evt);
+						   (evtchn_port_t)d.evtchn);
 
 		if (p < 0) {
 			snprintf(why, whylen, "cannot bind event channel "
-				 "%" PRIu64 ": %s", evt, strerror(errno));
+				 "%" PRIu32 ": %s", d.evtchn, strerror(errno));
 			goto out;
 		}
 		x->port = (evtchn_port_t)p;
@@ -499,7 +417,7 @@ static int map_channel(struct xchan *x, const struct xgpub_xen_limits *lim,
 	rc = 0;
 out:
 	free(refs);
-	free(dref);
+	xgpub_xen_chan_desc_free(&d);
 	return rc;
 }
 

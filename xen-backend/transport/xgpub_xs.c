@@ -11,6 +11,7 @@
 
 #include "xgpub_transport.h"
 #include "xgpub_xs.h"
+#include "xgpub_xs_parse.h"
 
 #define XS_SONAME "libxenstore.so.4"
 
@@ -122,9 +123,7 @@ char *xgpub_xs_read_text(struct xs_handle *xs, const char *dir,
 {
 	char *v = xgpub_xs_read_node(xs, dir, node);
 
-	for (char *c = v; c && *c; c++)
-		if (*c < 0x20 || *c > 0x7e)
-			*c = '?';
+	xgpub_xs_printable(v);
 	return v;
 }
 

@@ -39,6 +39,16 @@ struct xgpub_fn {
 };
 
 /*
+ * Does the image (a fatbin, an ELF cubin or PTX text, size bytes at p)
+ * lie inside those bytes by its own description: the fatbin's header and
+ * its size, the ELF's header tables and the file bytes of its sections
+ * and segments, PTX's terminator?  A guest's fatbin wrapper (it holds a
+ * guest pointer) does not.  The driver parses what passes, with no length
+ * to go by (xgpub_op_module.c; fuzzed by tests/fuzz/fuzz_image.c).
+ */
+bool xgpub_image_fits(const uint8_t *p, uint64_t size);
+
+/*
  * A new handle of `type` for obj and extra, in *h: CUDA_SUCCESS, or
  * CUDA_ERROR_OUT_OF_MEMORY when the table is full, after freeing the
  * allocation the handle was to own (a blob's obj, others' extra).

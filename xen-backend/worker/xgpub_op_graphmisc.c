@@ -286,7 +286,8 @@ int xgpub_h_USEROBJ_CREATE(struct xgpub_worker *w,
 	if (!a->fnid || !a->refs || !w->hostfn_ngraph ||
 	    (a->flags & ~(uint32_t)CU_USER_OBJECT_NO_DESTRUCTOR_SYNC))
 		return CUDA_ERROR_INVALID_VALUE;
-	/* never freed: the driver may call the destructor at any time */
+	/* freed once the destructor ran and the handle is gone (it may run
+	 * at any time before) */
 	u = calloc(1, sizeof(*u));
 	if (!u)
 		return CUDA_ERROR_OUT_OF_MEMORY;
@@ -310,9 +311,11 @@ int xgpub_h_USEROBJ_REF(struct xgpub_worker *w,
 	struct xgpub_hentry *g = NULL;
 	int rc;
 
-	/* destroyed by the driver: the handle goes */
+	/* destroyed by the driver: the handle goes, and u (the destructor
+	 * is done with it) */
 	if (__atomic_load_n(&u->dead, __ATOMIC_ACQUIRE)) {
 		xgpub_handle_drop(&w->h, handle);
+		free(u);
 		return CUDA_ERROR_INVALID_HANDLE;
 	}
 	if (!a->count || a->_pad || a->op > XGPUIF_UOBJ_GRAPH_RELEASE)
@@ -366,6 +369,10 @@ static void uobj_drop(struct xgpub_hentry *e, void *arg)
 		w->D->cuUserObjectRelease(u->uo, (unsigned int)n);
 	}
 	xgpub_handle_drop(&w->h, e);
+	/* destroyed (the destructor ran and is done with u): u goes; else
+	 * a graph still holds it and the driver may call the destructor */
+	if (__atomic_load_n(&u->dead, __ATOMIC_ACQUIRE))
+		free(u);
 }
 
 void xgpub_uobj_teardown(struct xgpub_worker *w)

@@ -70,10 +70,16 @@ static bool range_in(uint64_t off, uint64_t n, uint64_t entsize,
 	       !__builtin_add_overflow(off, bytes, &end) && end <= size;
 }
 
+/*
+ * An ELF's header tables, the file bytes of its sections and segments,
+ * and the header of its section name table (e_shstrndx, or sh_link of
+ * section 0 for SHN_XINDEX) lie inside size bytes: all a loader reads by
+ * the ELF's own word.
+ */
 static bool elf_fits(const uint8_t *p, uint64_t size)
 {
 	Elf64_Ehdr eh;
-	uint64_t shnum, phnum;
+	uint64_t shnum, phnum, shstrndx;
 
 	if (size < sizeof(eh))
 		return false;
@@ -82,6 +88,7 @@ static bool elf_fits(const uint8_t *p, uint64_t size)
 		return false;
 	shnum = eh.e_shnum;
 	phnum = eh.e_phnum;
+	shstrndx = eh.e_shstrndx;
 	if (eh.e_shoff) {
 		Elf64_Shdr sh;
 
@@ -93,7 +100,10 @@ static bool elf_fits(const uint8_t *p, uint64_t size)
 			shnum = sh.sh_size;
 		if (phnum == PN_XNUM)
 			phnum = sh.sh_info;
-		if (!range_in(eh.e_shoff, shnum, eh.e_shentsize, size))
+		if (shstrndx == SHN_XINDEX)
+			shstrndx = sh.sh_link;
+		if (!range_in(eh.e_shoff, shnum, eh.e_shentsize, size) ||
+		    (shstrndx != SHN_UNDEF && shstrndx >= shnum))
 			return false;
 		for (uint64_t i = 0; i < shnum; i++) {
 			memcpy(&sh, p + eh.e_shoff + i * eh.e_shentsize,
@@ -108,11 +118,18 @@ static bool elf_fits(const uint8_t *p, uint64_t size)
 	if (phnum && (eh.e_phentsize < sizeof(Elf64_Phdr) ||
 		      !range_in(eh.e_phoff, phnum, eh.e_phentsize, size)))
 		return false;
+	for (uint64_t i = 0; i < phnum; i++) {
+		Elf64_Phdr ph;
+
+		memcpy(&ph, p + eh.e_phoff + i * eh.e_phentsize, sizeof(ph));
+		if (!range_in(ph.p_offset, 1, ph.p_filesz, size))
+			return false;
+	}
 	return true;
 }
 
 /* does the image, by its own description, lie inside its blob? */
-static bool image_fits(const uint8_t *p, uint64_t size)
+bool xgpub_image_fits(const uint8_t *p, uint64_t size)
 {
 	static const uint8_t wrapper[4] = { 0xb1, 0x43, 0x62, 0x46 };
 	static const uint8_t fatbin[4] = { 0x50, 0xed, 0x55, 0xba };
@@ -263,7 +280,7 @@ static int load(struct xgpub_worker *w, const struct xgpuif_load_args *a,
 	if (rc)
 		return rc;
 	rc = parse_opts(tail->p, a->njit, a->nlib, &o);
-	if (rc == CUDA_SUCCESS && !image_fits(img->data, img->size))
+	if (rc == CUDA_SUCCESS && !xgpub_image_fits(img->data, img->size))
 		rc = CUDA_ERROR_INVALID_IMAGE;
 	if (rc == CUDA_SUCCESS && !library) {
 		rc = w->D->cuModuleLoadDataEx((CUmodule *)&obj, img->data,

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "xgpub_worker.h"
+#include "xgpub_record.h"
 
 /* set by the daemon in the forked worker (daemon/xgpub_children.c) */
 struct xgpub_wstat *xgpub_self_stat;
@@ -193,7 +194,7 @@ static void push_replies(struct xgpub_worker *w)
  * Serve every request on the ring.  0 when the ring is drained, -1 when
  * the channel must close.
  */
-static int serve(struct xgpub_worker *w)
+int xgpub_worker_serve(struct xgpub_worker *w)
 {
 	RING_IDX rp = __atomic_load_n(&w->ring.sring->req_prod,
 				      __ATOMIC_RELAXED);
@@ -222,7 +223,9 @@ static int serve(struct xgpub_worker *w)
 			__atomic_store_n(&xgpub_self_stat->qdepth,
 					 rp - w->ring.req_cons,
 					 __ATOMIC_RELAXED);
+		xgpub_record_request(w, &req, payload_buf);
 		rc = dispatch(w, &req, &rlen);
+		xgpub_record_done(w);
 		if (rc != 0 && rc != XGPUIF_ST_PROTO)
 			xgpub_dbg("%s: op %u -> %d", w->t->who, req.op, rc);
 		/*
@@ -249,7 +252,7 @@ static int serve(struct xgpub_worker *w)
 
 /* ---- set-up and teardown -------------------------------------------------------- */
 
-static int worker_setup(struct xgpub_worker *w)
+int xgpub_worker_setup(struct xgpub_worker *w)
 {
 	struct xgpub_driver *D = w->D;
 	int rc, n = 0;
@@ -330,7 +333,7 @@ static void destroy_one(struct xgpub_hentry *e, void *arg)
  * say what was freed, and the same path serves the Xen transport, whose
  * worker may outlive one channel.
  */
-static void worker_teardown(struct xgpub_worker *w)
+void xgpub_worker_teardown(struct xgpub_worker *w)
 {
 	struct xgpub_driver *D = w->D;
 	uint64_t freed = w->mem_used;
@@ -522,10 +525,11 @@ int xgpub_worker_run(struct xgpub_transport *t,
 		t->ops->close(t);
 		return 1;
 	}
-	if (worker_setup(w)) {
+	if (xgpub_worker_setup(w)) {
 		t->ops->close(t);
 		return 1;
 	}
+	xgpub_record_start(w);
 	xgpub_info("%s: connected (%s transport, ring %u slots, data area "
 		   "%zu MiB, executor %s)", t->who, t->ops->name,
 		   RING_SIZE(&w->ring), t->data_bytes >> 20, w->D->name);
@@ -572,7 +576,7 @@ int xgpub_worker_run(struct xgpub_transport *t,
 			__atomic_store_n(&xgpub_self_stat->mem_used,
 					 w->mem_used, __ATOMIC_RELAXED);
 		}
-		if (serve(w)) {
+		if (xgpub_worker_serve(w)) {
 			code = 2;
 			break;
 		}
@@ -596,7 +600,7 @@ int xgpub_worker_run(struct xgpub_transport *t,
 		xgpub_gate_idle(w);
 		if (t->ops->wait(t, 1000) == -EPIPE) {
 			/* serve what the guest posted before it went */
-			if (serve(w))
+			if (xgpub_worker_serve(w))
 				code = 2;
 			break;
 		}
@@ -604,9 +608,10 @@ int xgpub_worker_run(struct xgpub_transport *t,
 	/* the watchdog must not exit the process under an orderly teardown */
 	torn_down = 1;
 	xgpub_gate_stop(w);
+	xgpub_record_stop();
 	if (code == 2 && t->ops->fail)
 		t->ops->fail(t, w->why[0] ? w->why : "protocol error");
-	worker_teardown(w);
+	xgpub_worker_teardown(w);
 	t->ops->close(t);
 	return code;
 }

@@ -218,6 +218,16 @@ struct xgpub_worker {
 /* serve one guest until it goes away; returns the process exit code */
 int xgpub_worker_run(struct xgpub_transport *t,
 		     const struct xgpub_options *opt);
+/*
+ * The pieces of xgpub_worker_run, also driven by the fuzz target
+ * (tests/fuzz/fuzz_worker.c) on a worker whose t, opt, D and ring are
+ * set: the driver's device and primary context (0, or -1 logged); serve
+ * every request on the ring (0 when drained, -1 when the channel must
+ * close, w->why saying why); free everything the guest left.
+ */
+int xgpub_worker_setup(struct xgpub_worker *w);
+int xgpub_worker_serve(struct xgpub_worker *w);
+void xgpub_worker_teardown(struct xgpub_worker *w);
 
 /*
  * Enter the worker's sandbox (xgpub_sandbox.c) once what needs privilege
@@ -400,8 +410,9 @@ int xgpub_node_alloc(struct xgpub_worker *w, CUgraph g, CUgraphNode *node,
 void xgpub_node_forget_children(struct xgpub_worker *w, CUgraphNode n);
 
 /*
- * A user object (xgpub_op_graphmisc.c): the handle's object, never freed
- * (the driver may run the destructor after the channel is gone).  The
+ * A user object (xgpub_op_graphmisc.c): the handle's object, freed when
+ * the handle goes after the destructor ran (while a graph holds the user
+ * object the driver may run it at any time, after the channel too).  The
  * destructor runs the guest's function number fnid, then marks it dead.
  */
 struct xgpub_uobj {
