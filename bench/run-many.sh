@@ -6,7 +6,7 @@
 # a fixed amount of work (SPIN_ITERS, calibrated to the length alone on
 # the GPU: a kernel that waits for a timer would finish on time while the
 # driver time-slices it), synchronising every EVERY kernels, for SECS
-# seconds from when their context is up;
+# seconds, all from one moment once every tenant's context is up;
 # first N native processes, then N guests through xen-gpubackd (credit
 # scheduler, equal weights).  For each N and kernel length it prints the
 # kernels completed natively and through xgpu, their ratio (target
@@ -63,6 +63,10 @@ stop() { kill "$DPID" 2>/dev/null; wait "$DPID" 2>/dev/null; rm -f "$T"/*.sock; 
 phase() {
 	local mode=$1 n=$2 us=$3 i pids=() tot=0 k mem
 	export SPIN_ITERS=${ITERS[$us]}
+	# every tenant's timed window starts at one moment, once all are up
+	SPIN_START_AT=$(awk -v n="$n" -v now="$(date +%s.%N)" \
+		'BEGIN { printf "%.3f", now + 3 + n * 0.25 }')
+	export SPIN_START_AT
 	for i in $(seq 1 "$n"); do
 		cp "$BIN/spin" "$T/t$i" 2>/dev/null || true
 		if [ "$mode" = native ]; then
@@ -75,13 +79,16 @@ phase() {
 		fi
 		pids+=($!)
 	done
-	sleep "$(awk -v s="$SECS" 'BEGIN { print s / 2 + 1 }')"
+	sleep "$(awk -v s="$SECS" -v at="$SPIN_START_AT" -v now="$(date +%s.%N)" \
+		'BEGIN { print at - now + s / 2 }')"
 	# the processes' GPU memory: the tenants natively, the workers
 	# through xgpu
 	mem=$(nvidia-smi --query-compute-apps=used_memory \
 		--format=csv,noheader,nounits 2>/dev/null |
 		awk '{ s += $1; n++ } END { printf "%.0f", n ? s / n : 0 }')
 	wait "${pids[@]}"
+	late=$(cat "$OUT/$mode.$n.$us".*.out | grep -c 'spin: late')
+	[ "$late" -eq 0 ] || echo "$mode N=$n: $late tenants started late" >&2
 	for i in $(seq 1 "$n"); do
 		k=$(sed -n 's/.*kernels=\([0-9]*\).*/\1/p' \
 			"$OUT/$mode.$n.$us.$i.out")

@@ -16,11 +16,15 @@
  * makes each kernel a chain of K dependent multiply-adds instead, and
  *   spin calibrate US
  * prints "spin iters=K": the K that takes US microseconds on this GPU
- * alone.
+ * alone.  SPIN_START_AT=T (seconds since the epoch) holds the clock's
+ * start until then, so that tenants started one after another run their
+ * timed windows together ("spin: late by S s" when T had passed).
  */
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
+#include <unistd.h>
 #include <chrono>
 #include <cuda_runtime.h>
 
@@ -91,6 +95,17 @@ int main(int argc, char **argv)
 	if (cudaFree(0) != cudaSuccess) {
 		printf("spin: no GPU\n");
 		return 1;
+	}
+	if (getenv("SPIN_START_AT")) {
+		double at = atof(getenv("SPIN_START_AT")), now;
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		now = ts.tv_sec + ts.tv_nsec / 1e9;
+		if (at > now)
+			usleep((useconds_t)((at - now) * 1e6));
+		else
+			printf("spin: late by %.2f s\n", now - at);
 	}
 	auto t0 = std::chrono::steady_clock::now();
 	for (;;) {

@@ -553,7 +553,7 @@ int xgpub_worker_run(struct xgpub_transport *t,
 		if (t->ops->fail)
 			t->ops->fail(t, "the backend could not sandbox its "
 				     "worker");
-		worker_teardown(w);
+		xgpub_worker_teardown(w);
 		t->ops->close(t);
 		return 1;
 	}
