@@ -438,13 +438,28 @@ struct xgpuif_output_reply {
 #define XGPUIF_HF_QUEUED	1u
 #define XGPUIF_HF_DUE		2u
 #define XGPUIF_HF_DONE		3u
+/*
+ * While DUE, the function running may touch coherent managed memory
+ * (README): the guest asks the worker's thread that holds the stream,
+ * not the ring (the worker may be blocked in a synchronisation waiting
+ * for this very function), to copy block mc_* out of (FETCH) or into
+ * (FLUSH) the managed allocation, by writing the block and the state;
+ * the worker answers mc_status and DUE again.
+ */
+#define XGPUIF_HF_FETCH		4u
+#define XGPUIF_HF_FLUSH		5u
 
 struct xgpuif_hostfn_slot {
 	uint32_t state;		/* XGPUIF_HF_*, accessed atomically */
 	int32_t status;		/* the stream's CUresult (callbacks) */
 	uint64_t seq;		/* the guest's count, for its own checks */
 	uint64_t fnid;		/* graph slots: the function's number */
-	uint64_t _pad[5];
+	uint64_t mc_dptr;	/* FETCH/FLUSH: the block's managed address */
+	uint64_t mc_off;	/* its bytes' offset in region mc_region */
+	uint32_t mc_len;	/* its length */
+	uint32_t mc_region;
+	int32_t mc_status;	/* the answer (a CUresult) */
+	uint32_t _pad[3];
 };
 
 /*

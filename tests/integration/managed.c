@@ -112,6 +112,72 @@ static int launch(CUfunction f, CUstream s, void **params)
 	return OK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, params, NULL));
 }
 
+/* ---- a host function that reads and writes managed memory ---------------- */
+
+struct hf_arg {
+	double *p;
+	size_t n;
+	double sum;
+};
+
+static void CUDA_CB hf_touch(void *user)
+{
+	struct hf_arg *a = user;
+
+	a->sum = 0;
+	for (size_t i = 0; i < a->n; i++) {
+		a->sum += a->p[i];
+		a->p[i] += 1.0;
+	}
+}
+
+/*
+ * A kernel stores 2s, a host function on the same stream reads them and
+ * adds 1 to each while this thread waits in the stream's synchronisation
+ * (the worker then waits for the function: in coherent mode the
+ * function's blocks go through its slot, not the ring), then a kernel
+ * multiplies what the function wrote by 3.
+ */
+static void hostfn(void)
+{
+	int32_t n = 150000;	/* more than one block, not a whole one */
+	CUdeviceptr d = 0;
+	CUstream s = NULL;
+	struct hf_arg a = { 0 };
+	double two = 2.0, three = 3.0;
+	char set = 's', mul = 'm';
+	void *p2[] = { &d, &two, &set, &n };
+	void *p3[] = { &d, &three, &mul, &n };
+	double *p;
+	int32_t bad = 0;
+
+	if (!OK(cuMemAllocManaged(&d, (size_t)n * sizeof(double),
+				  CU_MEM_ATTACH_GLOBAL)) ||
+	    !OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING)))
+		return;
+	p = (double *)(uintptr_t)d;
+	a.p = p;
+	a.n = (size_t)n;
+	if (!launch(scale, s, p2) || !OK(cuLaunchHostFunc(s, hf_touch, &a)) ||
+	    !launch(scale, s, p3) || !OK(cuStreamSynchronize(s)))
+		goto out;
+	if (a.sum != 2.0 * n)
+		fail("host function read sum %.0f, wanted %.0f", a.sum,
+		     2.0 * n);
+	for (int32_t i = 0; i < n; i++)
+		bad += p[i] != 9.0;
+	if (bad)
+		fail("after the host function and the kernel: %d of %d "
+		     "elements wrong (p[0] %g, wanted 9)", bad, n, p[0]);
+	else
+		printf("PASS managed host function (read 2s, wrote 3s, the "
+		       "kernel made them 9s)\n");
+out:
+	if (s)
+		OK(cuStreamDestroy(s));
+	OK(cuMemFree(d));
+}
+
 /* ---- several threads, each with its allocations and its stream ----------- */
 
 static void *worker(void *arg)
@@ -447,6 +513,7 @@ int main(int argc, char **argv)
 	if (coherent)
 		chained();
 	copies();
+	hostfn();
 	for (int i = 0; i < nthreads; i++)
 		pthread_create(&th[i], NULL, worker, (void *)(intptr_t)i);
 	for (int i = 0; i < nthreads; i++)

@@ -376,7 +376,8 @@ fi
 # managed memory, zero copy (the local transport's default) and coherent
 # (the Xen transport's: the worker's managed memory, kept coherent by the
 # guest at GPU-work boundaries), with threads, copies and fork
-if client managed "$TMP/managed.out" && grep -q 'zero-copy mode' "$TMP/managed.out"; then
+if client managed "$TMP/managed.out" && grep -q 'zero-copy mode' "$TMP/managed.out" &&
+	grep -q 'PASS managed host function' "$TMP/managed.out"; then
 	pass managed-zerocopy
 else
 	fail managed-zerocopy "exit status $?"
@@ -384,7 +385,8 @@ else
 fi
 if XGPU_MANAGED=coherent client managed "$TMP/managed-co.out" &&
 	grep -q 'coherent mode' "$TMP/managed-co.out" &&
-	grep -q 'PASS managed fork' "$TMP/managed-co.out"; then
+	grep -q 'PASS managed fork' "$TMP/managed-co.out" &&
+	grep -q 'PASS managed host function' "$TMP/managed-co.out"; then
 	pass "managed-coherent ($(sed -n 's/^managed: reading //p' "$TMP/managed-co.out"))"
 else
 	fail managed-coherent "exit status $?"

@@ -48,8 +48,18 @@ static void wait_done(struct xgpub_worker *w, struct xgpuif_hostfn_slot *s)
 	struct timespec ts = { 0, 0 };
 	unsigned int spins = 0;
 
-	while (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != XGPUIF_HF_DONE &&
+	uint32_t st;
+
+	while ((st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE)) !=
+		       XGPUIF_HF_DONE &&
 	       !__atomic_load_n(&w->hostfn_closing, __ATOMIC_ACQUIRE)) {
+		if (st == XGPUIF_HF_FETCH || st == XGPUIF_HF_FLUSH) {
+			/* the function touched managed memory */
+			xgpub_managed_hostfn(w, s, st);
+			spins = 0;
+			ts.tv_nsec = 0;
+			continue;
+		}
 		if (++spins < 2000) {
 #if defined(__x86_64__) || defined(__i386__)
 			__builtin_ia32_pause();

@@ -13,7 +13,75 @@
 
 #include "xgpub_worker.h"
 
+#include <pthread.h>
+
 #define MANAGED_CHUNK	(2u << 20)
+#define MAX_MANAGED	4096u
+
+/*
+ * The guest's coherent managed allocations, for the threads that hold a
+ * stream for a host function (xgpub_op_hostfn.c): they copy blocks for
+ * the function while the worker's own thread may be busy, so they look
+ * here, under a lock, rather than at the worker's allocation table.
+ */
+static pthread_mutex_t mg_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct { uint64_t dptr, size; } mg[MAX_MANAGED];
+static unsigned int nmg;
+
+static void managed_note(uint64_t dptr, uint64_t size)
+{
+	pthread_mutex_lock(&mg_mu);
+	if (nmg < MAX_MANAGED) {
+		mg[nmg].dptr = dptr;
+		mg[nmg].size = size;
+		nmg++;
+	}
+	pthread_mutex_unlock(&mg_mu);
+}
+
+void xgpub_managed_forget(uint64_t dptr)
+{
+	pthread_mutex_lock(&mg_mu);
+	for (unsigned int i = 0; i < nmg; i++) {
+		if (mg[i].dptr == dptr) {
+			mg[i] = mg[--nmg];
+			break;
+		}
+	}
+	pthread_mutex_unlock(&mg_mu);
+}
+
+/*
+ * A host function's block (XGPUIF_HF_FETCH or _FLUSH in slot s): copied
+ * by this thread with the CPU (managed memory is the worker's to touch;
+ * the work before the function on its stream is done), after checking
+ * that it lies in one managed allocation of this guest's and in the
+ * region.  No CUDA call: this thread runs inside the driver's callback.
+ */
+void xgpub_managed_hostfn(struct xgpub_worker *w,
+			  struct xgpuif_hostfn_slot *s, uint32_t state)
+{
+	uint64_t dptr = s->mc_dptr, off = s->mc_off, len = s->mc_len;
+	struct xgpub_region *r = xgpub_region_get(w, s->mc_region);
+	int rc = CUDA_ERROR_INVALID_VALUE;
+	bool ok = false;
+
+	pthread_mutex_lock(&mg_mu);
+	for (unsigned int i = 0; i < nmg && len && dptr + len > dptr; i++)
+		if (dptr >= mg[i].dptr && dptr - mg[i].dptr < mg[i].size &&
+		    len <= mg[i].size - (dptr - mg[i].dptr))
+			ok = true;
+	if (ok && r && off <= r->size && len <= r->size - off) {
+		if (state == XGPUIF_HF_FETCH)
+			memcpy(r->va + off, (void *)(uintptr_t)dptr, len);
+		else
+			memcpy((void *)(uintptr_t)dptr, r->va + off, len);
+		rc = 0;
+	}
+	pthread_mutex_unlock(&mg_mu);
+	s->mc_status = rc;
+	__atomic_store_n(&s->state, XGPUIF_HF_DUE, __ATOMIC_RELEASE);
+}
 
 int xgpub_h_MANAGED_ALLOC(struct xgpub_worker *w,
 			  const struct xgpuif_managed_alloc_args *a,
@@ -56,6 +124,7 @@ int xgpub_h_MANAGED_ALLOC(struct xgpub_worker *w,
 		w->D->cuMemFree(p);
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
+	managed_note(p, a->bytesize);
 	r->dptr = p;
 	return 0;
 }

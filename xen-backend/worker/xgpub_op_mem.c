@@ -94,8 +94,10 @@ int xgpub_h_MEM_FREE(struct xgpub_worker *w, const struct xgpuif_dptr_args *a)
 		return CUDA_ERROR_INVALID_VALUE;
 	/* uncharged once it is really gone */
 	rc = w->D->cuMemFree(a->dptr);
-	if (rc == 0)
+	if (rc == 0) {
 		xgpub_alloc_del(w, a->dptr);
+		xgpub_managed_forget(a->dptr);
+	}
 	return rc;
 }
 

@@ -332,6 +332,11 @@ void xgpub_ctx_green_gone(struct xgpub_worker *w, CUcontext c);
 /* device memory accounting */
 int xgpub_alloc_add(struct xgpub_worker *w, uint64_t dptr, uint64_t size);
 int xgpub_alloc_del(struct xgpub_worker *w, uint64_t dptr);
+/* coherent managed memory (xgpub_op_managed.c): an allocation freed; a
+ * host function's block request in slot s (state FETCH or FLUSH) */
+void xgpub_managed_forget(uint64_t dptr);
+void xgpub_managed_hostfn(struct xgpub_worker *w,
+			  struct xgpuif_hostfn_slot *s, uint32_t state);
 /* context flags and limits a guest may set: 0 or the CUresult refusing */
 int xgpub_ctx_flags_check(unsigned int flags);
 int xgpub_ctx_limit_check(unsigned int limit);

@@ -86,7 +86,7 @@ static unsigned int run_graph_due(void)
 		if (id && id <= nfns)
 			p = fns[id - 1];
 		pthread_mutex_unlock(&hf_mu);
-		xgpulib_mco_hostfn(true);
+		xgpulib_mco_hostfn(&slots[i]);
 		if (p.cb)
 			p.cb(p.stream, (CUresult)slots[i].status, p.user);
 		else if (p.fn)
@@ -94,7 +94,7 @@ static unsigned int run_graph_due(void)
 		else
 			xgpulib_dbg("graph host function %llu: unknown",
 				    (unsigned long long)id);
-		xgpulib_mco_hostfn(false);
+		xgpulib_mco_hostfn(NULL);
 		__atomic_store_n(&slots[i].state, XGPUIF_HF_DONE,
 				 __ATOMIC_RELEASE);
 		ran++;
@@ -119,12 +119,12 @@ static unsigned int run_due(void)
 		pthread_mutex_lock(&hf_mu);
 		p = pend[i];
 		pthread_mutex_unlock(&hf_mu);
-		xgpulib_mco_hostfn(true);
+		xgpulib_mco_hostfn(&slots[i]);
 		if (p.cb)
 			p.cb(p.stream, (CUresult)slots[i].status, p.user);
 		else if (p.fn)
 			p.fn(p.user);
-		xgpulib_mco_hostfn(false);
+		xgpulib_mco_hostfn(NULL);
 		pthread_mutex_lock(&hf_mu);
 		memset(&pend[i], 0, sizeof(pend[i]));
 		npending--;

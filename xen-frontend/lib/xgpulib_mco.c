@@ -27,6 +27,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/mman.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -59,8 +60,9 @@ static struct sigaction prev;	/* the SIGSEGV action before ours */
 static bool warned;
 
 unsigned int xgpulib_mco_live;
-/* this thread runs a host function (its stream waits for it) */
-static __thread bool in_hostfn;
+/* the slot of the host function this thread runs (its stream waits for
+ * it), NULL if none */
+static __thread struct xgpuif_hostfn_slot *hf_slot;
 /* blocks not B_INVALID in all allocations (read without the lock) */
 static size_t valid_total;
 
@@ -81,6 +83,35 @@ static size_t block_size(void)
 
 /* ---- requests ------------------------------------------------------------- */
 
+/*
+ * A block for a host function: through its slot, to the worker's thread
+ * that holds the stream (the worker's own thread may be waiting for this
+ * function to return, in a synchronisation another thread asked for),
+ * waited for in both directions.
+ */
+static CUresult slot_request(struct xgpuif_hostfn_slot *s,
+			     const struct xgpuif_managed_block_args *a,
+			     uint16_t op)
+{
+	struct timespec ts = { 0, 0 };
+	unsigned int spins = 0;
+
+	s->mc_dptr = a->dptr;
+	s->mc_off = a->mem.off;
+	s->mc_len = (uint32_t)a->mem.len;
+	s->mc_region = a->mem.region;
+	s->mc_status = 0;
+	__atomic_store_n(&s->state, op == XGPUIF_OP_MANAGED_FETCH ?
+			 XGPUIF_HF_FETCH : XGPUIF_HF_FLUSH, __ATOMIC_RELEASE);
+	while (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != XGPUIF_HF_DUE) {
+		if (++spins < 4000)
+			continue;
+		ts.tv_nsec = 20000;
+		nanosleep(&ts, NULL);
+	}
+	return (CUresult)s->mc_status;
+}
+
 /* MANAGED_FETCH (waited for) or MANAGED_FLUSH (posted) of the allocation's
  * bytes [off, off + len) */
 static CUresult request(const struct mco *m, uint16_t op, size_t off,
@@ -90,8 +121,7 @@ static CUresult request(const struct mco *m, uint16_t op, size_t off,
 		(uint64_t)(uintptr_t)(m->va + off),
 		{ off, len, m->region, 0 },
 		XGPUIF_STREAM_LEGACY,
-		op == XGPUIF_OP_MANAGED_FETCH && in_hostfn ?
-			XGPUIF_MF_NOSYNC : 0,
+		0,
 		0,
 	};
 	struct xgpuif_iov iov = { &a, sizeof(a) };
@@ -105,6 +135,8 @@ static CUresult request(const struct mco *m, uint16_t op, size_t off,
 	struct xgpulib_waiter w;
 	CUresult rc;
 
+	if (hf_slot)
+		return slot_request(hf_slot, &a, op);
 	if (rq.posted)
 		return xgpulib_chan_submit(chan, &rq, NULL);
 	memset(&w, 0, sizeof(w));
@@ -383,9 +415,13 @@ void xgpulib_mco_release(void)
 	pthread_mutex_unlock(&mg_mu);
 }
 
-void xgpulib_mco_hostfn(bool running)
+void xgpulib_mco_hostfn(struct xgpuif_hostfn_slot *slot)
 {
-	in_hostfn = running;
+	/* the function is done: what it wrote reaches the managed memory
+	 * before its stream goes on (through its slot still) */
+	if (!slot && hf_slot)
+		xgpulib_mco_release();
+	hf_slot = slot;
 }
 
 /* ---- fork ----------------------------------------------------------------- */

@@ -38,6 +38,7 @@
 #include <stdint.h>
 
 #include "xgpulib_chan.h"
+#include "xgpuif.h"
 
 /* allocations live (read without a lock: a hint that skips the work) */
 extern unsigned int xgpulib_mco_live;
@@ -59,7 +60,7 @@ bool xgpulib_mco_touches(const void *p, size_t n);
 void xgpulib_mco_release(void);
 /* the calling thread starts (true) or ends running a host function:
  * its fetches cannot wait for the GPU's work, which waits for it */
-void xgpulib_mco_hostfn(bool running);
+void xgpulib_mco_hostfn(struct xgpuif_hostfn_slot *slot);
 /* in a forked child: the parent's managed memory becomes inaccessible
  * memory of the child's own (as natively, it is not the child's) */
 void xgpulib_mco_forked(void);
