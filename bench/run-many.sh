@@ -15,11 +15,11 @@
 # process holds (nvidia-smi, mid-run).
 #
 #   bench/run-many.sh --xgpu-lib DIR --backend PATH --bin DIR [--out DIR]
-#                     [--secs N] [--counts "1 8 32 64"] [--us "100 5000"]
+#                     [--secs N] [--counts "1 8 32 64"] [--us "100 1000 5000"]
 #                     [--every K]
 # Exit status: 0 every ratio met its target, 3 some missed, 2 bad usage.
 set -u
-LIB= BACKEND= BIN= OUT=/tmp/xgpu-many SECS=6 COUNTS="1 8 32 64" US="100 5000"
+LIB= BACKEND= BIN= OUT=/tmp/xgpu-many SECS=6 COUNTS="1 8 32 64" US="100 1000 5000"
 EVERY=4
 while [ $# -gt 0 ]; do
 	case $1 in
