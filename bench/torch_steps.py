@@ -6,8 +6,11 @@ Two models, each trained with AdamW on fixed synthetic data:
   mlp          a small 3-layer MLP, batch 64: each step is dozens of tiny
                kernels, so the rate is bound by launches (the driver path)
   transformer  a transformer encoder block (d_model 1024, 16 heads,
-               feed-forward 4096, batch 16 x 512 tokens, bf16 autocast):
-               bound by the GPU's tensor cores
+               feed-forward 4096, batch 64 x 512 tokens, bf16 autocast):
+               bound by the GPU's tensor cores (with a batch of 16 a
+               step's GPU time on an H200 was about what Python spends
+               issuing its few hundred operations, so the rate followed
+               the host CPU and varied by a third between runs)
 
 Each warms up (allocator, cuBLAS, kernels loaded), then runs timed steps
 for about SECONDS (default 5, env XGPU_TORCH_STEPS_SECONDS) and prints
@@ -69,7 +72,7 @@ def transformer():
     m = torch.nn.TransformerEncoderLayer(d_model=1024, nhead=16,
                                          dim_feedforward=4096, dropout=0.0,
                                          batch_first=True).cuda()
-    x = torch.randn(16, 512, 1024, device="cuda")
+    x = torch.randn(64, 512, 1024, device="cuda")
     return trainer(m, x, x.flip(2), autocast=True)
 
 
