@@ -219,21 +219,37 @@ int xgpub_h_KERNEL_GET_FUNCTION(struct xgpub_worker *w,
 static int managed_var(struct xgpub_worker *w, xgpuif_handle_t root,
 		       struct xgpuif_global_reply *r)
 {
+	struct xgpub_driver *D = w->D;
 	unsigned int managed = 0;
 	CUdeviceptr base = 0;
 	size_t size = 0;
+	bool borrowed = false;
 	int rc;
 
-	if (w->D->cuPointerGetAttribute(&managed,
-					CU_POINTER_ATTRIBUTE_IS_MANAGED,
-					r->dptr) != CUDA_SUCCESS || !managed)
+	/* a library's variable may be asked for on a thread with no
+	 * context (cudart resolves them lazily): the questions below
+	 * borrow the primary */
+	if (!w->cur && w->primary &&
+	    D->cuCtxSetCurrent(w->primary) == CUDA_SUCCESS)
+		borrowed = true;
+	rc = D->cuPointerGetAttribute(&managed,
+				      CU_POINTER_ATTRIBUTE_IS_MANAGED,
+				      r->dptr);
+	if (rc == CUDA_SUCCESS && managed &&
+	    (D->cuMemGetAddressRange_v2(&base, &size, r->dptr) ||
+	     r->dptr < base || r->dptr - base > size ||
+	     r->size > size - (r->dptr - base))) {
+		/* no allocation the driver names: the variable alone */
+		xgpub_dbg("%s: no managed allocation holds the variable at "
+			  "%#llx; mapping it alone", w->t->who,
+			  (unsigned long long)r->dptr);
+		base = r->dptr;
+		size = r->size;
+	}
+	if (borrowed)
+		D->cuCtxSetCurrent(NULL);
+	if (rc != CUDA_SUCCESS || !managed)
 		return CUDA_SUCCESS;
-	rc = w->D->cuMemGetAddressRange_v2(&base, &size, r->dptr);
-	if (rc)
-		return rc;
-	if (r->dptr < base || r->dptr - base > size ||
-	    r->size > size - (r->dptr - base))
-		return CUDA_ERROR_UNKNOWN;	/* not the driver we know */
 	rc = xgpub_managed_var_note(root, base, size);
 	if (rc)
 		return rc;
