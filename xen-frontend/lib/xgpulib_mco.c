@@ -42,7 +42,7 @@ enum { B_INVALID, B_CLEAN, B_DIRTY };
 struct mco {
 	uint8_t *va;
 	size_t size;		/* mapped: whole pages */
-	size_t lo, hi;		/* the worker's bytes: [va + lo, va + hi) */
+	size_t lo, hi;		/* the worker's bytes: [lo, hi) of va */
 	uint32_t region;
 	uint64_t ctx;
 	size_t nblocks;
