@@ -193,10 +193,22 @@ struct xgpuif_symbol_args {
 	xgpuif_handle_t owner;	/* module or library */
 };
 
+/*
+ * A global: its address and size; for a __managed__ variable (flags
+ * XGPUIF_GLOBAL_MANAGED) also the driver's managed allocation that holds
+ * it (cuMemGetAddressRange of the variable), which the worker then takes
+ * MANAGED_FETCH and MANAGED_FLUSH for until the module or library goes.
+ */
 struct xgpuif_global_reply {
 	uint64_t dptr;
 	uint64_t size;
+	uint64_t mbase;
+	uint64_t msize;
+	uint32_t flags;
+	uint32_t pad;
 };
+
+#define XGPUIF_GLOBAL_MANAGED	1u
 
 /* kinds of launchable handle */
 #define XGPUIF_FN_FUNCTION	1u	/* CUfunction */

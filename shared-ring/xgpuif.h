@@ -313,7 +313,7 @@ XGPUIF_ASSERT_SIZE(struct xgpuif_load_opt, 16);
 XGPUIF_ASSERT_SIZE(struct xgpuif_load_args, 16);
 XGPUIF_ASSERT_SIZE(struct xgpuif_load_reply, 8);
 XGPUIF_ASSERT_SIZE(struct xgpuif_symbol_args, 8);
-XGPUIF_ASSERT_SIZE(struct xgpuif_global_reply, 16);
+XGPUIF_ASSERT_SIZE(struct xgpuif_global_reply, 40);
 XGPUIF_ASSERT_SIZE(struct xgpuif_param, 4);
 XGPUIF_ASSERT_SIZE(struct xgpuif_func_reply, 16);
 XGPUIF_ASSERT_SIZE(struct xgpuif_names_args, 16);

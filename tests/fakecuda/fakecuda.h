@@ -60,6 +60,20 @@
 #define FAKE_MODULE_MAGIC	"XGPU-FAKE-MODULE\n"
 #define FAKE_GLOBAL_NAME	"xgpu_fake_global"
 #define FAKE_GLOBAL_SIZE	256u
+/*
+ * Every module's __managed__ variables, in a managed allocation of their
+ * own (FAKE_MSEG_SIZE bytes) that starts FAKE_MSEG_OFF bytes into a page
+ * and ends inside the next, as the real driver packs them:
+ * xgpu_fake_managed, a uint32_t that starts as FAKE_MANAGED_INIT, and 16
+ * bytes on xgpu_fake_managed_arr, FAKE_MANAGED_N floats that start as
+ * their index.
+ */
+#define FAKE_MANAGED_NAME	"xgpu_fake_managed"
+#define FAKE_MANAGED_ARR_NAME	"xgpu_fake_managed_arr"
+#define FAKE_MANAGED_INIT	7u
+#define FAKE_MANAGED_N		1000u
+#define FAKE_MSEG_OFF		256u
+#define FAKE_MSEG_SIZE		(16u + 4u * FAKE_MANAGED_N)
 /* the one export table the fake driver has: 16 bytes of 0x5a, 5 slots */
 #define FAKE_ETBL_BYTE		0x5a
 #define FAKE_ETBL_SLOTS		5
@@ -163,6 +177,8 @@ struct fmodule {
 	struct fobj o;
 	struct flibrary *lib;	/* the library owning it, if any */
 	uint8_t *global;	/* xgpu_fake_global */
+	uint8_t *mmap;		/* two pages: the managed variables' */
+	uint8_t *mseg;		/* mmap + FAKE_MSEG_OFF */
 	struct ffunc funcs[NKERNELS];
 };
 
@@ -185,7 +201,8 @@ struct range {
 	struct fctx *ctx;	/* R_DEVICE: owner */
 	void *mem;		/* R_DEVICE: to free */
 	bool managed;		/* R_DEVICE: cuMemAllocManaged's, mapped
-				 * (charged bytes at base), not malloc's */
+				 * (charged bytes at base), not malloc's;
+				 * R_GLOBAL: a module's managed variables */
 	struct fpool *pool;	/* R_DEVICE: the pool it came from */
 	CUmemGenericAllocationHandle vmm;	/* R_DEVICE: cuMemMap'ed */
 };

@@ -520,7 +520,8 @@ CUresult cuPointerGetAttribute(void *data, CUpointer_attribute a,
 		return CUDA_SUCCESS;
 	}
 	case CU_POINTER_ATTRIBUTE_IS_MANAGED: {
-		unsigned int m = r->kind == R_DEVICE && r->managed;
+		unsigned int m = (r->kind == R_DEVICE ||
+				  r->kind == R_GLOBAL) && r->managed;
 
 		memcpy(data, &m, sizeof(m));
 		return CUDA_SUCCESS;

@@ -3,10 +3,13 @@
  * fakecuda_module.c: the fake driver's modules, libraries, functions and
  * kernels and their attributes (tests only, see fakecuda.h).  An image is
  * accepted only if it starts with "XGPU-FAKE-MODULE\n"; each module has
- * one function per test kernel and one 256-byte global, xgpu_fake_global.
+ * one function per test kernel, one 256-byte global, xgpu_fake_global,
+ * and two __managed__ variables in managed memory (fakecuda.h).
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "fakecuda.h"
 
@@ -18,6 +21,47 @@ static bool image_ok(const void *image)
 	 * read past its terminating byte */
 	return image && strncmp(image, FAKE_MODULE_MAGIC,
 				strlen(FAKE_MODULE_MAGIC)) == 0;
+}
+
+/* the managed variables' allocation of m, initialised; 0 or -1 */
+static int managed_new(struct fmodule *m)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	float *arr;
+	struct range *r;
+	uint32_t init = FAKE_MANAGED_INIT;
+
+	m->mmap = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m->mmap == MAP_FAILED) {
+		m->mmap = NULL;
+		return -1;
+	}
+	m->mseg = m->mmap + FAKE_MSEG_OFF;
+	memcpy(m->mseg, &init, sizeof(init));
+	arr = (float *)(void *)(m->mseg + 16);
+	for (unsigned int i = 0; i < FAKE_MANAGED_N; i++)
+		arr[i] = (float)i;
+	r = fc_range_add((uintptr_t)m->mseg, FAKE_MSEG_SIZE, R_GLOBAL);
+	if (!r) {
+		munmap(m->mmap, 2 * page);
+		m->mmap = NULL;
+		return -1;
+	}
+	r->managed = true;
+	return 0;
+}
+
+static void managed_free(struct fmodule *m)
+{
+	struct range *r;
+
+	if (!m->mmap)
+		return;
+	r = fc_range_at((uintptr_t)m->mseg, R_GLOBAL);
+	if (r)
+		fc_range_del(r);
+	munmap(m->mmap, 2 * (size_t)sysconf(_SC_PAGESIZE));
 }
 
 static struct fmodule *module_new(struct fctx *ctx, struct flibrary *lib)
@@ -35,6 +79,12 @@ static struct fmodule *module_new(struct fctx *ctx, struct flibrary *lib)
 	memset(m->global, 0, FAKE_GLOBAL_SIZE);
 	r = fc_range_add((uintptr_t)m->global, FAKE_GLOBAL_SIZE, R_GLOBAL);
 	if (!r) {
+		free(m->global);
+		free(m);
+		return NULL;
+	}
+	if (managed_new(m)) {
+		fc_range_del(fc_range_at((uintptr_t)m->global, R_GLOBAL));
 		free(m->global);
 		free(m);
 		return NULL;
@@ -59,6 +109,7 @@ void fc_module_free(struct fmodule *m)
 
 	if (r)
 		fc_range_del(r);
+	managed_free(m);
 	fc_obj_unlink(&m->o);
 	free(m->global);
 	free(m);
@@ -125,28 +176,45 @@ CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
 	return rc;
 }
 
-/* xgpu_fake_global of module m (a library's own), NULL if not live */
+/*
+ * A global of module m (a library's own; NULL if not live): only its
+ * __managed__ variables if managed (cuLibraryGetManaged), all of them
+ * otherwise (cuModuleGetGlobal gives a managed variable's address too).
+ */
 static CUresult module_global(struct fmodule *m, CUdeviceptr *dptr,
-			      size_t *bytes, const char *name)
+			      size_t *bytes, const char *name, bool managed)
 {
+	uint8_t *p;
+	size_t n;
+
 	NEED_INIT();
 	if (!m)
 		return CUDA_ERROR_INVALID_HANDLE;
 	if (!name)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (strcmp(name, FAKE_GLOBAL_NAME) != 0)
+	if (!strcmp(name, FAKE_GLOBAL_NAME) && !managed) {
+		p = m->global;
+		n = FAKE_GLOBAL_SIZE;
+	} else if (!strcmp(name, FAKE_MANAGED_NAME)) {
+		p = m->mseg;
+		n = 4;
+	} else if (!strcmp(name, FAKE_MANAGED_ARR_NAME)) {
+		p = m->mseg + 16;
+		n = 4 * FAKE_MANAGED_N;
+	} else {
 		return CUDA_ERROR_NOT_FOUND;
+	}
 	if (dptr)
-		*dptr = (CUdeviceptr)(uintptr_t)m->global;
+		*dptr = (CUdeviceptr)(uintptr_t)p;
 	if (bytes)
-		*bytes = FAKE_GLOBAL_SIZE;
+		*bytes = n;
 	return CUDA_SUCCESS;
 }
 
 CUresult cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, CUmodule hmod,
 			      const char *name)
 {
-	return module_global(MODULE(hmod), dptr, bytes, name);
+	return module_global(MODULE(hmod), dptr, bytes, name, false);
 }
 
 CUresult cuLibraryLoadData(CUlibrary *library, const void *code,
@@ -209,7 +277,15 @@ CUresult cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUlibrary library,
 {
 	struct flibrary *l = LIBRARY(library);
 
-	return module_global(l ? l->mod : NULL, dptr, bytes, name);
+	return module_global(l ? l->mod : NULL, dptr, bytes, name, false);
+}
+
+CUresult cuLibraryGetManaged(CUdeviceptr *dptr, size_t *bytes,
+			     CUlibrary library, const char *name)
+{
+	struct flibrary *l = LIBRARY(library);
+
+	return module_global(l ? l->mod : NULL, dptr, bytes, name, true);
 }
 
 CUresult cuLibraryGetModule(CUmodule *pmod, CUlibrary library)

@@ -61,7 +61,7 @@ void fc_range_del(struct range *r)
 	if (r->pool)
 		r->pool->used -= r->size;
 	fc_mem_used -= r->charged;
-	if (r->managed)
+	if (r->managed && r->kind == R_DEVICE)
 		munmap((void *)r->base, r->charged);
 	free(r->mem);
 	*r = fc_ranges[--fc_nranges];

@@ -89,7 +89,8 @@ client() {
 for f in "$BACKEND" "$FAKECUDA" "$T/basic" "$T/spin" "$T/noinit" \
 	"$T/hostile" "$T/forked" "$T/devprintf" "$T/ipc" "$T/ctxmisc" \
 	"$T/hostreg" "$T/arrays" "$T/graphnodes" "$T/legacylaunch" \
-	"$T/shareable" "$T/greenctx" "$T/managed" "$T/nvml" "$O/lib/libnvidia-ml.so.1"; do
+	"$T/shareable" "$T/greenctx" "$T/managed" "$T/managedvar" "$T/nvml" \
+	"$O/lib/libnvidia-ml.so.1"; do
 	if [ ! -x "$f" ]; then
 		fail setup "$f is missing (make all integration)"
 		echo "$npass passed, $nfail failed"
@@ -392,6 +393,20 @@ else
 	fail managed-coherent "exit status $?"
 	show "$TMP/managed-co.out"
 fi
+
+# __managed__ variables of a module and a library, touched by the host and
+# by kernels in turn (always coherent: the worker's driver placed them),
+# in either mode of managed memory
+for mode in zero-copy coherent; do
+	if XGPU_MANAGED=$mode client managedvar "$TMP/managedvar-$mode.out" &&
+		grep -q '^PASS managedvar library unload' "$TMP/managedvar-$mode.out" &&
+		grep -q '^PASS managedvar$' "$TMP/managedvar-$mode.out"; then
+		pass "managedvar-$mode"
+	else
+		fail "managedvar-$mode" "exit status $?"
+		show "$TMP/managedvar-$mode.out"
+	fi
+done
 
 if [ -x "$T/threads" ]; then
 	if client threads "$TMP/threads.out"; then

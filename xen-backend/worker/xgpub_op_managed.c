@@ -8,6 +8,12 @@
  * GPU work, and flushes the blocks the program wrote (MANAGED_FLUSH)
  * before its next request.  Both copy between the allocation and the
  * region's pages, bounded by xgpub_memref and by the allocation.
+ *
+ * __managed__ variables of modules and libraries live in managed memory
+ * the driver allocated when it loaded them; the guest maps the
+ * allocation holding a variable the same way when it looks the variable
+ * up (xgpub_op_symbol.c notes it here), and its blocks are served until
+ * the module or library goes.
  */
 #include <string.h>
 
@@ -25,7 +31,9 @@
  * here, under a lock, rather than at the worker's allocation table.
  */
 static pthread_mutex_t mg_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct { uint64_t dptr, size; } mg[MAX_MANAGED];
+/* owner: 0 for an allocation, the module's or library's handle for the
+ * managed allocation holding its variables */
+static struct { uint64_t dptr, size; xgpuif_handle_t owner; } mg[MAX_MANAGED];
 static unsigned int nmg;
 
 static void managed_note(uint64_t dptr, uint64_t size)
@@ -34,6 +42,7 @@ static void managed_note(uint64_t dptr, uint64_t size)
 	if (nmg < MAX_MANAGED) {
 		mg[nmg].dptr = dptr;
 		mg[nmg].size = size;
+		mg[nmg].owner = 0;
 		nmg++;
 	}
 	pthread_mutex_unlock(&mg_mu);
@@ -43,12 +52,63 @@ void xgpub_managed_forget(uint64_t dptr)
 {
 	pthread_mutex_lock(&mg_mu);
 	for (unsigned int i = 0; i < nmg; i++) {
-		if (mg[i].dptr == dptr) {
+		if (mg[i].dptr == dptr && !mg[i].owner) {
 			mg[i] = mg[--nmg];
 			break;
 		}
 	}
 	pthread_mutex_unlock(&mg_mu);
+}
+
+int xgpub_managed_var_note(xgpuif_handle_t root, uint64_t base,
+			   uint64_t size)
+{
+	int rc = 0;
+
+	if (!root || !size || base + size < base)
+		return CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&mg_mu);
+	for (unsigned int i = 0; i < nmg; i++)
+		if (mg[i].owner == root && mg[i].dptr == base &&
+		    mg[i].size == size)
+			goto out;	/* another variable of the same */
+	if (nmg == MAX_MANAGED) {
+		rc = CUDA_ERROR_OUT_OF_MEMORY;
+		goto out;
+	}
+	mg[nmg].dptr = base;
+	mg[nmg].size = size;
+	mg[nmg].owner = root;
+	nmg++;
+out:
+	pthread_mutex_unlock(&mg_mu);
+	return rc;
+}
+
+void xgpub_managed_vars_forget(xgpuif_handle_t root)
+{
+	pthread_mutex_lock(&mg_mu);
+	for (unsigned int i = 0; i < nmg;) {
+		if (root && mg[i].owner == root)
+			mg[i] = mg[--nmg];
+		else
+			i++;
+	}
+	pthread_mutex_unlock(&mg_mu);
+}
+
+/* does [dptr, dptr + len) lie in one variables' allocation? */
+static bool var_range(uint64_t dptr, uint64_t len)
+{
+	bool ok = false;
+
+	pthread_mutex_lock(&mg_mu);
+	for (unsigned int i = 0; i < nmg && !ok; i++)
+		ok = mg[i].owner && dptr >= mg[i].dptr &&
+		     dptr - mg[i].dptr < mg[i].size &&
+		     len <= mg[i].size - (dptr - mg[i].dptr);
+	pthread_mutex_unlock(&mg_mu);
+	return ok;
 }
 
 /*
@@ -132,7 +192,8 @@ int xgpub_h_MANAGED_ALLOC(struct xgpub_worker *w,
 /*
  * The block's two sides: its bytes in the region (NULL: a protocol
  * error) after checking that [dptr, dptr + len) lies in one of the
- * guest's allocations (CUDA_ERROR_INVALID_VALUE otherwise).
+ * guest's allocations or variables' allocations
+ * (CUDA_ERROR_INVALID_VALUE otherwise).
  */
 static int block(struct xgpub_worker *w,
 		 const struct xgpuif_managed_block_args *a, uint8_t **host)
@@ -149,7 +210,7 @@ static int block(struct xgpub_worker *w,
 		    a->mem.len <= al->size - (a->dptr - al->dptr))
 			return 0;
 	}
-	return CUDA_ERROR_INVALID_VALUE;
+	return var_range(a->dptr, a->mem.len) ? 0 : CUDA_ERROR_INVALID_VALUE;
 }
 
 /*

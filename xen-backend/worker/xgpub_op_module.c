@@ -385,6 +385,8 @@ int xgpub_h_MODULE_UNLOAD(struct xgpub_worker *w, struct xgpub_hentry *handle)
 	drop_children(w, XGPUB_H_FUNCTION, h, NULL);
 	drop_children(w, XGPUB_H_TEXREF, h, NULL);
 	drop_children(w, XGPUB_H_SURFREF, h, NULL);
+	/* its __managed__ variables go with it */
+	xgpub_managed_vars_forget(h);
 	rc = w->D->cuModuleUnload(handle->obj);
 	/* the image goes only after the driver let go of it */
 	xgpub_handle_drop(&w->h, handle);
@@ -402,6 +404,7 @@ int xgpub_h_LIBRARY_UNLOAD(struct xgpub_worker *w,
 	drop_children(w, XGPUB_H_SURFREF, h, NULL);
 	drop_children(w, XGPUB_H_KERNEL, h, NULL);
 	drop_children(w, XGPUB_H_MODULE, h, NULL);
+	xgpub_managed_vars_forget(h);
 	rc = w->D->cuLibraryUnload(handle->obj);
 	/* frees the image, which BINARY_IS_PRESERVED kept until now */
 	xgpub_handle_drop(&w->h, handle);
@@ -442,10 +445,29 @@ void xgpub_module_ctx_moved(struct xgpub_worker *w, CUcontext from,
 	xgpub_handle_each(&w->h, XGPUB_H_SURFREF, move_one, &m);
 }
 
+struct vars_gone {
+	struct xgpub_worker *w;
+	CUcontext ctx;
+};
+
+/* a module loaded in the context that goes: its variables' memory too */
+static void vars_gone_one(struct xgpub_hentry *e, void *arg)
+{
+	const struct vars_gone *g = arg;
+	const struct xgpub_image *img = e->extra;
+
+	if (img && img->ctx == g->ctx &&
+	    img->root == xgpub_handle_of(&g->w->h, e))
+		xgpub_managed_vars_forget(img->root);
+}
+
 void xgpub_module_ctx_gone(struct xgpub_worker *w, CUcontext ctx)
 {
+	struct vars_gone g = { w, ctx };
+
 	if (!ctx)
 		return;
+	xgpub_handle_each(&w->h, XGPUB_H_MODULE, vars_gone_one, &g);
 	drop_children(w, XGPUB_H_FUNCTION, 0, ctx);
 	drop_children(w, XGPUB_H_TEXREF, 0, ctx);
 	drop_children(w, XGPUB_H_SURFREF, 0, ctx);

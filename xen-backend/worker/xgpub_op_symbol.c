@@ -2,7 +2,8 @@
 /*
  * xgpub_op_symbol.c: what a worker finds in modules and libraries:
  * functions and kernels (with the parameter layout the guest flattens
- * launches by), globals, counts, and function attributes.
+ * launches by), globals (and the managed memory of __managed__ ones,
+ * xgpub_op_managed.c), counts, and function attributes.
  *
  * Function and kernel handles carry their parameter layout
  * (cuFuncGetParamInfo/cuKernelGetParamInfo, read once here), which the
@@ -209,8 +210,64 @@ int xgpub_h_KERNEL_GET_FUNCTION(struct xgpub_worker *w,
 	return reply_fn(w, XGPUB_H_FUNCTION, f, kfn->root, kfn, r, rt);
 }
 
-/* cuModuleGetGlobal or cuLibraryGetGlobal of the name in tail */
-static int get_global(struct xgpub_worker *w, bool library, void *owner,
+/*
+ * A __managed__ variable at dptr (the driver says so): the managed
+ * allocation holding it goes in the reply, and its blocks are served to
+ * the guest (which maps it coherently) until root goes.  Any other global
+ * is answered as it is.
+ */
+static int managed_var(struct xgpub_worker *w, xgpuif_handle_t root,
+		       struct xgpuif_global_reply *r)
+{
+	struct xgpub_driver *D = w->D;
+	unsigned int managed = 0;
+	CUdeviceptr base = 0;
+	size_t size = 0;
+	bool borrowed = false;
+	int rc;
+
+	/* a library's variable may be asked for on a thread with no
+	 * context (cudart resolves them lazily): the questions below
+	 * borrow the primary */
+	if (!w->cur && w->primary &&
+	    D->cuCtxSetCurrent(w->primary) == CUDA_SUCCESS)
+		borrowed = true;
+	rc = D->cuPointerGetAttribute(&managed,
+				      CU_POINTER_ATTRIBUTE_IS_MANAGED,
+				      r->dptr);
+	if (rc == CUDA_SUCCESS && managed &&
+	    (D->cuMemGetAddressRange_v2(&base, &size, r->dptr) ||
+	     r->dptr < base || r->dptr - base > size ||
+	     r->size > size - (r->dptr - base))) {
+		/* no allocation the driver names: the variable alone */
+		xgpub_dbg("%s: no managed allocation holds the variable at "
+			  "%#llx; mapping it alone", w->t->who,
+			  (unsigned long long)r->dptr);
+		base = r->dptr;
+		size = r->size;
+	}
+	if (borrowed)
+		D->cuCtxSetCurrent(NULL);
+	if (rc != CUDA_SUCCESS || !managed)
+		return CUDA_SUCCESS;
+	rc = xgpub_managed_var_note(root, base, size);
+	if (rc)
+		return rc;
+	r->mbase = base;
+	r->msize = size;
+	r->flags = XGPUIF_GLOBAL_MANAGED;
+	return CUDA_SUCCESS;
+}
+
+enum global_kind { G_MODULE, G_LIBRARY, G_MANAGED };
+
+/*
+ * cuModuleGetGlobal, cuLibraryGetGlobal or cuLibraryGetManaged of the name
+ * in tail (root: the module's or library's handle, which a managed
+ * variable's allocation lives as long as)
+ */
+static int get_global(struct xgpub_worker *w, enum global_kind kind,
+		      void *owner, xgpuif_handle_t root,
 		      const struct xgpub_tail *tail,
 		      struct xgpuif_global_reply *r)
 {
@@ -222,11 +279,20 @@ static int get_global(struct xgpub_worker *w, bool library, void *owner,
 	rc = symbol_name(tail, owner, &name);
 	if (rc)
 		return rc;
-	rc = library ? w->D->cuLibraryGetGlobal(&dptr, &size, owner, name) :
-		       w->D->cuModuleGetGlobal_v2(&dptr, &size, owner, name);
+	switch (kind) {
+	case G_MODULE:
+		rc = w->D->cuModuleGetGlobal_v2(&dptr, &size, owner, name);
+		break;
+	case G_LIBRARY:
+		rc = w->D->cuLibraryGetGlobal(&dptr, &size, owner, name);
+		break;
+	default:
+		rc = w->D->cuLibraryGetManaged(&dptr, &size, owner, name);
+		break;
+	}
 	r->dptr = dptr;
 	r->size = size;
-	return rc;
+	return rc ? rc : managed_var(w, root, r);
 }
 
 int xgpub_h_MODULE_GET_GLOBAL(struct xgpub_worker *w,
@@ -238,7 +304,8 @@ int xgpub_h_MODULE_GET_GLOBAL(struct xgpub_worker *w,
 	const struct xgpub_image *img = image_of(owner);
 
 	(void)a;
-	return get_global(w, false, img ? img->mod : NULL, tail, r);
+	return get_global(w, G_MODULE, img ? img->mod : NULL,
+			  img ? img->root : 0, tail, r);
 }
 
 int xgpub_h_LIBRARY_GET_GLOBAL(struct xgpub_worker *w,
@@ -247,8 +314,16 @@ int xgpub_h_LIBRARY_GET_GLOBAL(struct xgpub_worker *w,
 			       const struct xgpub_tail *tail,
 			       struct xgpuif_global_reply *r)
 {
-	(void)a;
-	return get_global(w, true, owner->obj, tail, r);
+	return get_global(w, G_LIBRARY, owner->obj, a->owner, tail, r);
+}
+
+int xgpub_h_LIBRARY_GET_MANAGED(struct xgpub_worker *w,
+				const struct xgpuif_symbol_args *a,
+				struct xgpub_hentry *owner,
+				const struct xgpub_tail *tail,
+				struct xgpuif_global_reply *r)
+{
+	return get_global(w, G_MANAGED, owner->obj, a->owner, tail, r);
 }
 
 int xgpub_h_LIBRARY_GET_MODULE(struct xgpub_worker *w,

@@ -337,6 +337,16 @@ int xgpub_alloc_del(struct xgpub_worker *w, uint64_t dptr);
 void xgpub_managed_forget(uint64_t dptr);
 void xgpub_managed_hostfn(struct xgpub_worker *w,
 			  struct xgpuif_hostfn_slot *s, uint32_t state);
+/*
+ * The managed allocation [base, base + size) holding __managed__
+ * variables of the module or library root (its handle), which the guest
+ * maps coherently: blocks of it are served until
+ * xgpub_managed_vars_forget(root), when the module or library goes.  0,
+ * or CUDA_ERROR_OUT_OF_MEMORY when the table is full.
+ */
+int xgpub_managed_var_note(xgpuif_handle_t root, uint64_t base,
+			   uint64_t size);
+void xgpub_managed_vars_forget(xgpuif_handle_t root);
 /* context flags and limits a guest may set: 0 or the CUresult refusing */
 int xgpub_ctx_flags_check(unsigned int flags);
 int xgpub_ctx_limit_check(unsigned int limit);

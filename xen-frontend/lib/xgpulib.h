@@ -179,6 +179,9 @@ struct xgpulib_region {
 				 * device memory to copies, never host memory;
 				 * va == dptr */
 	bool hostreg;		/* the program's own pages, cuMemHostRegister */
+	bool var;		/* coherent: the pages of a module's or
+				 * library's __managed__ variables (not
+				 * the program's to free) */
 };
 
 /* is p device memory? (known allocations first, then the worker) */
@@ -207,6 +210,15 @@ void xgpulib_region_set_managed(uint32_t id);
 bool xgpulib_managed_coherent(void);
 /* cuMemFree of managed memory r (xgpulib_api_managed.c) */
 CUresult xgpulib_managed_free(const struct xgpulib_region *r);
+/*
+ * __managed__ variables (xgpulib_api_managed.c): map the worker's managed
+ * allocation [base, base + size) holding variables of root (a module or
+ * library) coherently at the same address, once per allocation (0, or
+ * the CUresult refusing the lookup); unmap all of root's when it goes.
+ */
+CUresult xgpulib_managed_var_map(const void *root, uint64_t base,
+				 uint64_t size);
+void xgpulib_managed_vars_unmap(const void *root);
 
 /* ---- arrays ------------------------------------------------------------- */
 

@@ -277,11 +277,18 @@ static CUresult find(struct symowner *o, bool out_ok, const char *name,
 	return rc;
 }
 
+/*
+ * A global (managed: cuLibraryGetManaged).  A __managed__ variable's
+ * allocation is mapped coherently here, at its address (the worker says
+ * which it is), before the address is handed out: the program's CPU
+ * reaches it from then on, as natively.  It lives as long as the module
+ * or library that holds it (a library's module: the library).
+ */
 static CUresult get_global(struct symowner *o, const char *name,
-			   CUdeviceptr *dptr, size_t *bytes)
+			   CUdeviceptr *dptr, size_t *bytes, bool managed)
 {
 	struct xgpuif_symbol_args a;
-	struct xgpuif_global_reply r = { 0, 0 };
+	struct xgpuif_global_reply r;
 	struct xgpuif_iov tail;
 	size_t nlen;
 	CUresult rc;
@@ -290,11 +297,21 @@ static CUresult get_global(struct symowner *o, const char *name,
 	nlen = strlen(name) + 1;
 	if (nlen > XGPUIF_MAX_PAYLOAD - sizeof(a))
 		return CUDA_ERROR_INVALID_VALUE;
+	memset(&r, 0, sizeof(r));
 	a.owner = o->remote;
 	tail = (struct xgpuif_iov){ name, (uint32_t)nlen };
-	rc = calls_of(o)->global(&a, &tail, 1, &r);
+	rc = managed ? xgpulib_call_LIBRARY_GET_MANAGED(&a, &tail, 1, &r) :
+		       calls_of(o)->global(&a, &tail, 1, &r);
 	if (rc)
 		return rc;
+	if (r.flags & XGPUIF_GLOBAL_MANAGED) {
+		const void *root = o->lib ? (const void *)o->lib :
+					    (const void *)o->mod;
+
+		rc = xgpulib_managed_var_map(root, r.mbase, r.msize);
+		if (rc)
+			return rc;
+	}
 	if (dptr)
 		*dptr = (CUdeviceptr)r.dptr;
 	if (bytes)
@@ -442,7 +459,7 @@ CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod,
 CUresult cuModuleGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUmodule hmod,
 			   const char *name)
 {
-	return get_global(module_owner(hmod), name, dptr, bytes);
+	return get_global(module_owner(hmod), name, dptr, bytes, false);
 }
 
 /* the 32-bit ABI of CUDA 2.x */
@@ -486,7 +503,13 @@ CUresult cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library,
 CUresult cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes,
 			    CUlibrary library, const char *name)
 {
-	return get_global(library_owner(library), name, dptr, bytes);
+	return get_global(library_owner(library), name, dptr, bytes, false);
+}
+
+CUresult cuLibraryGetManaged(CUdeviceptr *dptr, size_t *bytes,
+			     CUlibrary library, const char *name)
+{
+	return get_global(library_owner(library), name, dptr, bytes, true);
 }
 
 /*

@@ -21,6 +21,10 @@
  * the guest maps there only where nothing of its own is, and asks again
  * (up to MAX_TRIES addresses) when something is.
  *
+ * __managed__ variables of modules and libraries are the worker driver's
+ * managed memory too: the allocation holding them is mapped coherently
+ * in either mode when the program looks one up (below).
+ *
  * Prefetches, advice and stream attachment are hints with nothing to move:
  * they check their arguments and succeed.
  *
@@ -164,7 +168,7 @@ static CUresult alloc_coherent(CUdeviceptr *dptr, size_t bytesize,
 		struct xgpuif_region_args u = { id, 0 };
 		struct xgpuif_dptr_args f = { *dptr };
 
-		if (xgpulib_mco_add(xgpulib_ch, reg.va, size, bytesize, id,
+		if (xgpulib_mco_add(xgpulib_ch, reg.va, size, 0, bytesize, id,
 				    ctx) == 0) {
 			xgpulib_region_publish(&reg);
 			rec_new(&reg);
@@ -221,6 +225,8 @@ CUresult xgpulib_managed_free(const struct xgpulib_region *r)
 
 	if (xgpulib_check_init())
 		return CUDA_ERROR_NOT_INITIALIZED;
+	if (r->var)	/* a module's variables: not an allocation */
+		return CUDA_ERROR_INVALID_VALUE;
 	t = xgpulib_ch->t;
 	if (!r->coherent)
 		return cuMemFreeHost(r->va);
@@ -233,6 +239,137 @@ CUresult xgpulib_managed_free(const struct xgpulib_region *r)
 	if (!rc)
 		rc = xgpulib_call_MEM_FREE(&f);
 	return rc;
+}
+
+/* ---- __managed__ variables ----------------------------------------------- */
+
+/*
+ * The managed allocation the worker's driver made for __managed__
+ * variables of a module or library (its managed segment): mapped here
+ * once, whole pages, at its address, coherent in either mode (the driver
+ * placed it; zero copy would need the guest's pages there), at the first
+ * lookup of one of its variables, until the module or library goes.  A
+ * page it shares with something of this process's (another module's
+ * variables, a managed allocation the driver packed next to it) cannot
+ * be mapped: the lookup fails then.  Bytes of its pages outside the
+ * allocation are never copied to or from the worker.
+ */
+struct mvar {
+	const void *root;	/* the module or library */
+	uint64_t base, size;	/* the worker's allocation */
+	uint8_t *va;		/* its pages here */
+	uint32_t region;
+	struct mvar *next;
+};
+
+static pthread_mutex_t mv_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct mvar *mvars;
+
+static uint64_t page_size(void);
+
+/* map [base, base + size) in whole pages; mv_mu held */
+static CUresult var_map(struct mvar *v)
+{
+	uint64_t page = page_size(), start = v->base & ~(page - 1);
+	uint64_t end = (v->base + v->size + page - 1) & ~(page - 1);
+	struct xgpulib_region reg = {
+		.va = (uint8_t *)(uintptr_t)start, .size = end - start,
+		.dptr = start, .same_va = true, .managed = true,
+		.coherent = true, .var = true,
+	};
+	struct xgpuif_region_args u = { 0, 0 };
+	int err;
+
+	if (end < v->base + v->size || v->base + v->size < v->base)
+		return CUDA_ERROR_INVALID_VALUE;
+	err = share_at(start, reg.size, &reg.id);
+	if (err) {
+		xgpulib_log("__managed__ variables at %#llx (%llu bytes): %s",
+			    (unsigned long long)v->base,
+			    (unsigned long long)v->size, err == EEXIST ?
+			    "their pages are in use in this process; the "
+			    "lookup fails" : "no shared pages");
+		return err == EEXIST ? CUDA_ERROR_NOT_SUPPORTED :
+				       CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	if (xgpulib_mco_add(xgpulib_ch, reg.va, reg.size, v->base - start,
+			    v->base + v->size - start, reg.id,
+			    xgpulib_current_remote())) {
+		u.region = reg.id;
+		xgpulib_call_HOSTMEM_UNREGISTER(&u);
+		xgpulib_ch->t->ops->hostmem_free(xgpulib_ch->t, reg.id, reg.va,
+						 reg.size);
+		xgpulib_region_release(reg.id);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	xgpulib_region_publish(&reg);
+	rec_new(&reg);
+	v->va = reg.va;
+	v->region = reg.id;
+	return CUDA_SUCCESS;
+}
+
+CUresult xgpulib_managed_var_map(const void *root, uint64_t base,
+				 uint64_t size)
+{
+	struct mvar *v;
+	CUresult rc = CUDA_SUCCESS;
+
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!size)
+		return CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&mv_mu);
+	for (v = mvars; v; v = v->next)
+		if (v->root == root && v->base == base && v->size == size)
+			goto out;	/* mapped for another variable */
+	v = calloc(1, sizeof(*v));
+	if (!v) {
+		rc = CUDA_ERROR_OUT_OF_MEMORY;
+		goto out;
+	}
+	*v = (struct mvar){ root, base, size, NULL, 0, NULL };
+	rc = var_map(v);
+	if (rc) {
+		free(v);
+		goto out;
+	}
+	xgpulib_dbg("__managed__ variables at %#llx (%llu bytes): coherent",
+		    (unsigned long long)base, (unsigned long long)size);
+	v->next = mvars;
+	mvars = v;
+out:
+	pthread_mutex_unlock(&mv_mu);
+	return rc;
+}
+
+void xgpulib_managed_vars_unmap(const void *root)
+{
+	struct mvar **pp, *v;
+
+	pthread_mutex_lock(&mv_mu);
+	for (pp = &mvars; *pp;) {
+		struct xgpuif_region_args u = { 0, 0 };
+		struct xgpulib_region gone;
+
+		v = *pp;
+		if (v->root != root) {
+			pp = &v->next;
+			continue;
+		}
+		*pp = v->next;
+		/* what the program wrote since the last request is dropped:
+		 * the variables go with their module */
+		xgpulib_mco_del(v->va);
+		if (xgpulib_region_take(v->va, &gone)) {
+			u.region = gone.id;
+			xgpulib_call_HOSTMEM_UNREGISTER(&u);
+			xgpulib_ch->t->ops->hostmem_free(xgpulib_ch->t, gone.id,
+							 gone.va, gone.size);
+		}
+		free(v);
+	}
+	pthread_mutex_unlock(&mv_mu);
 }
 
 /* ---- the record of advice and prefetches --------------------------------- */

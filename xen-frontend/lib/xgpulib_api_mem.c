@@ -715,8 +715,10 @@ CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attr,
 		return host_attr(&v, ptr - (uint64_t)(uintptr_t)h.p, attr,
 				 data);
 	}
+	/* __managed__ variables: the worker's driver knows their
+	 * allocation (the region is its whole pages) */
 	r = xgpulib_region_find_any((void *)(uintptr_t)ptr, 1, &off);
-	if (r)
+	if (r && !r->var)
 		return host_attr(r, off, attr, data);
 	if (attr == CU_POINTER_ATTRIBUTE_CONTEXT) {
 		rc = xgpulib_call_POINTER_GET_ATTRIBUTE(&a, &rep);

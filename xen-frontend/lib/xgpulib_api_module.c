@@ -486,6 +486,9 @@ static CUresult unload(struct symowner *o)
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (!o)
 		return CUDA_ERROR_INVALID_HANDLE;
+	/* its __managed__ variables' pages first: the worker frees them */
+	xgpulib_managed_vars_unmap(o->mod ? (const void *)o->mod :
+					    (const void *)o->lib);
 	rc = remote_unload(!o->mod, o->remote);
 	if (o->mod)
 		mod_free(o->mod);

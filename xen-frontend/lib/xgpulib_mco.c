@@ -42,7 +42,7 @@ enum { B_INVALID, B_CLEAN, B_DIRTY };
 struct mco {
 	uint8_t *va;
 	size_t size;		/* mapped: whole pages */
-	size_t bytes;		/* the allocation's, in the worker */
+	size_t lo, hi;		/* the worker's bytes: [lo, hi) of va */
 	uint32_t region;
 	uint64_t ctx;
 	size_t nblocks;
@@ -144,13 +144,16 @@ static CUresult request(const struct mco *m, uint16_t op, size_t off,
 	return rc ? rc : xgpulib_chan_wait(chan, &w);
 }
 
-/* the bytes of [off, end) the worker has (the last page's tail past the
- * allocation is not its) */
-static size_t clamp(const struct mco *m, size_t off, size_t end)
+/* the bytes of [*off, end) the worker has (the last page's tail past the
+ * allocation is not its, nor a variables' allocation's first page's
+ * head): their length, *off moved to the first */
+static size_t clamp(const struct mco *m, size_t *off, size_t end)
 {
-	if (off >= m->bytes)
-		return 0;
-	return (end < m->bytes ? end : m->bytes) - off;
+	if (*off < m->lo)
+		*off = m->lo;
+	if (end > m->hi)
+		end = m->hi;
+	return *off < end ? end - *off : 0;
 }
 
 /*
@@ -214,8 +217,8 @@ static bool fault(uint8_t *p, int wr)
 	len = m->size - off < blk ? m->size - off : blk;
 	switch (m->state[b]) {
 	case B_INVALID: {
-		size_t n = clamp(m, off, off + len);
-		CUresult rc = n ? request(m, XGPUIF_OP_MANAGED_FETCH, off, n) :
+		size_t at = off, n = clamp(m, &at, off + len);
+		CUresult rc = n ? request(m, XGPUIF_OP_MANAGED_FETCH, at, n) :
 				  CUDA_SUCCESS;
 
 		if (rc)
@@ -289,17 +292,20 @@ static int install(void)
 /* ---- the table ------------------------------------------------------------ */
 
 int xgpulib_mco_add(struct xgpulib_chan *c, void *va, size_t size,
-		    size_t bytes, uint32_t region, uint64_t ctx)
+		    size_t lo, size_t hi, uint32_t region, uint64_t ctx)
 {
-	struct mco *m = calloc(1, sizeof(*m));
+	struct mco *m;
 	int rc = -1;
 
+	if (lo > hi || hi > size)
+		return -1;
+	m = calloc(1, sizeof(*m));
 	if (!m)
 		return -1;
 	pthread_mutex_lock(&mg_mu);
 	if (!blk)
 		blk = block_size();
-	*m = (struct mco){ va, size, bytes, region, ctx,
+	*m = (struct mco){ va, size, lo, hi, region, ctx,
 			   (size + blk - 1) / blk, 0, NULL };
 	m->state = calloc(m->nblocks, 1);	/* B_INVALID */
 	if (!m->state || nmco == MAX_MCO || (!installed && install()))
@@ -310,7 +316,8 @@ int xgpulib_mco_add(struct xgpulib_chan *c, void *va, size_t size,
 	mcos[nmco++] = m;
 	__atomic_store_n(&xgpulib_mco_live, nmco, __ATOMIC_RELEASE);
 	xgpulib_dbg("managed memory at %p (%zu bytes): coherent, blocks of "
-		    "%zu KiB", va, bytes, blk >> 10);
+		    "%zu KiB", (void *)((uint8_t *)va + lo), hi - lo,
+		    blk >> 10);
 	m = NULL;
 	rc = 0;
 out:
@@ -368,7 +375,7 @@ static void release_run(struct mco *m, size_t b, size_t e)
 	 * written last when it runs the write-back */
 	mprotect(m->va + off, end - off, PROT_NONE);
 	for (size_t k = b; k < e;) {
-		size_t j = k, n;
+		size_t j = k, n, at = k * blk;
 
 		if (m->state[k] != B_DIRTY) {
 			k++;
@@ -376,10 +383,10 @@ static void release_run(struct mco *m, size_t b, size_t e)
 		}
 		while (j < e && m->state[j] == B_DIRTY)
 			j++;
-		n = clamp(m, k * blk, j * blk < m->size ? j * blk : m->size);
+		n = clamp(m, &at, j * blk < m->size ? j * blk : m->size);
 		if (n) {
 			CUresult rc = request(m, XGPUIF_OP_MANAGED_FLUSH,
-					      k * blk, n);
+					      at, n);
 
 			if (rc)
 				failed(m, "writing back", rc);

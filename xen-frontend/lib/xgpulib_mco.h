@@ -45,13 +45,15 @@ extern unsigned int xgpulib_mco_live;
 
 /*
  * Track [va, va + size) (whole pages, the shared pages of region, at the
- * address of the worker's managed memory of bytes bytes, made in context
- * ctx) on channel c: its pages become inaccessible until touched.  The
- * first call installs the SIGSEGV handler.  0, or -1 (nothing changed)
- * when it cannot.
+ * address of the worker's managed memory, which holds the bytes
+ * [va + lo, va + hi) of them, made in context ctx) on channel c: its
+ * pages become inaccessible until touched; bytes outside [lo, hi) are
+ * never copied (an allocation's last page, a variables' allocation that
+ * starts inside a page).  The first call installs the SIGSEGV handler.
+ * 0, or -1 (nothing changed) when it cannot.
  */
 int xgpulib_mco_add(struct xgpulib_chan *c, void *va, size_t size,
-		    size_t bytes, uint32_t region, uint64_t ctx);
+		    size_t lo, size_t hi, uint32_t region, uint64_t ctx);
 /* forget the allocation at va (it is being freed: nothing written back) */
 void xgpulib_mco_del(void *va);
 /* does [p, p + n) touch coherent managed memory? */
