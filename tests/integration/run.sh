@@ -1086,8 +1086,8 @@ else
 	fi
 	if [ -z "$why" ]; then pass sandbox-user; else fail sandbox-user "$why"; fi
 
-	# descriptors: what the worker shares with the daemon is stdio, the
-	# scheduler's kick (an eventfd) and the broker (a socket); nothing
+	# descriptors: what the worker shares with the daemon is stdio, its
+	# kick of the scheduler (an eventfd) and the broker (a socket); nothing
 	# else of the daemon's (its listening socket, control, metrics...)
 	why=
 	links() { for f in /proc/"$1"/fd/*; do readlink "$f"; done 2>/dev/null | sort -u; }

@@ -50,11 +50,10 @@ static int reg_map(void)
 
 void xgpub_ipc_reg_after_fork(void)
 {
-	if (reg) {
-		/* zeroed already where the kernel wipes on fork */
-		memset(reg, 0, reg_bytes);
+	/* zeroed already where the kernel wipes on fork; gone either way
+	 * (the daemon's pages stay the daemon's) */
+	if (reg)
 		munmap(reg, reg_bytes);
-	}
 	reg = NULL;
 	pthread_mutex_init(&mu, NULL);
 }

@@ -152,10 +152,11 @@ pid_t xgpub_spawn(const struct xgpub_child *info, int keep_fd,
 		return -EAGAIN;
 	}
 	/* its own kick of the scheduler: no other worker can read it (and
-	 * swallow the kicks) or write it */
+	 * swallow the kicks) or write it; without one (logged) the
+	 * scheduler sees its work on its timers only */
 	kick = xgpub_sched_kick_new();
-	if (kick == -2)
-		return -ENOMEM;
+	if (kick < 0)
+		kick = -1;
 	memset(&stats[slot - children].st, 0, sizeof(stats->st));
 	memset(&stats[slot - children].ctl, 0, sizeof(stats->ctl));
 	stats[slot - children].ctl.sched_on = xgpub_sched_enabled;

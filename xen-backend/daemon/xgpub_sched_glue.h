@@ -21,7 +21,7 @@ extern uint64_t xgpub_gpu_limit_ns;
  * the workers' kicks (an epoll set of their eventfds), or -2 on error */
 int xgpub_sched_start(const char *policy);
 /* a new worker's own kick eventfd, in the set (-1: the scheduler is off;
- * -2: none could be made, logged) */
+ * -2: none could be made, logged; the worker then has none) */
 int xgpub_sched_kick_new(void);
 /* a reaped worker's (or a failed fork's) kick: out of the set, closed */
 void xgpub_sched_kick_drop(int fd);
