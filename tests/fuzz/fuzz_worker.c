@@ -210,8 +210,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	tr.data_bytes = DATA_BYTES;
 	snprintf(tr.who, sizeof(tr.who), "fuzz");
 	snprintf(tr.ipc_domain, sizeof(tr.ipc_domain), "uid:0");
-	if (xgpub_ipc_init())
-		die("no IPC registry");
 	if (pthread_create(&th, NULL, guest_thread, NULL))
 		die("no guest thread");
 	return 0;

@@ -1034,7 +1034,9 @@ wait "$DPID3" 2>/dev/null
 # capability, NoNewPrivs 1, Seccomp 2 (a filter), the calls refused with
 # EPERM (and the read-only status slots cannot be made writable) and
 # what a driver needs still allowed; no descriptor of the
-# daemon's but the scheduler's kick and the broker; a cgroup of its own
+# daemon's but its own kick of the scheduler and the broker (two workers
+# share no eventfd); no memory of the daemon's but the status slots (the
+# registry of IPC handles is the daemon's alone); a cgroup of its own
 # with the limits asked (where a cgroup2 mount is writable here), gone
 # with the worker.
 
@@ -1074,6 +1076,15 @@ else
 	done
 	wpid=$(sed -n 's/.*: client [0-9]*: worker pid \([0-9]*\)$/\1/p' \
 		"$LOG3" | tail -n 1)
+	# a second worker beside it (another client), for the kick check
+	XGPU_SOCKET=$SOCK3 "$T/spin" 1500 >"$TMP/sb-spin2.out" 2>&1 &
+	sp2=$!
+	for _ in $(seq 50); do
+		grep -q launched "$TMP/sb-spin2.out" && break
+		sleep 0.1
+	done
+	wpid2=$(sed -n 's/.*: client [0-9]*: worker pid \([0-9]*\)$/\1/p' \
+		"$LOG3" | grep -vx "$wpid" | tail -n 1)
 	st=/proc/$wpid/status
 	why=
 	if [ -z "$wpid" ] || [ ! -r "$st" ]; then
@@ -1090,8 +1101,8 @@ else
 	fi
 	if [ -z "$why" ]; then pass sandbox-user; else fail sandbox-user "$why"; fi
 
-	# descriptors: what the worker shares with the daemon is stdio, the
-	# scheduler's kick (an eventfd) and the broker (a socket); nothing
+	# descriptors: what the worker shares with the daemon is stdio, its
+	# kick of the scheduler (an eventfd) and the broker (a socket); nothing
 	# else of the daemon's (its listening socket, control, metrics...)
 	why=
 	links() { for f in /proc/"$1"/fd/*; do readlink "$f"; done 2>/dev/null | sort -u; }
@@ -1111,6 +1122,58 @@ else
 		why="$nfd descriptors: $(tr '\n' ' ' <"$TMP/sb-wfd")"
 	fi
 	if [ -z "$why" ]; then pass sandbox-fds; else fail sandbox-fds "$why"; fi
+
+	# the scheduler's kick: each worker has an eventfd of its own, which
+	# the daemon holds too (the kernel's eventfd-id names it: all
+	# eventfds read alike as links); no eventfd is in two workers
+	evids() {
+		for f in /proc/"$1"/fdinfo/*; do
+			sed -n 's/^eventfd-id:[[:space:]]*//p' "$f"
+		done 2>/dev/null | sort -u
+	}
+	why=
+	if [ -z "$wpid2" ] || [ ! -r "/proc/$wpid2/status" ]; then
+		why="no second running worker (log: $(tail -n 1 "$LOG3"))"
+	elif ! grep -q '^eventfd-id:' /proc/"$DPID3"/fdinfo/* 2>/dev/null; then
+		echo "SKIP sandbox-kick: no eventfd-id in fdinfo (Linux 6.1+)"
+		why=skip
+	else
+		evids "$wpid" >"$TMP/sb-ev1"
+		evids "$wpid2" >"$TMP/sb-ev2"
+		evids "$DPID3" >"$TMP/sb-evd"
+		k1=$(comm -12 "$TMP/sb-ev1" "$TMP/sb-evd" | tr '\n' ' ')
+		k2=$(comm -12 "$TMP/sb-ev2" "$TMP/sb-evd" | tr '\n' ' ')
+		both=$(comm -12 "$TMP/sb-ev1" "$TMP/sb-ev2" | tr '\n' ' ')
+		if [ "$(echo $k1 | wc -w)" -ne 1 ] ||
+			[ "$(echo $k2 | wc -w)" -ne 1 ]; then
+			why="workers $wpid and $wpid2 share eventfds '$k1' and" \
+				"'$k2' with the daemon (want one each: its kick)"
+		elif [ -n "$both" ]; then
+			why="workers $wpid and $wpid2 share eventfds: $both"
+		fi
+	fi
+	if [ -z "$why" ]; then pass sandbox-kick
+	elif [ "$why" != skip ]; then fail sandbox-kick "$why"; fi
+
+	# the registry of IPC handles is the daemon's alone: the only memory
+	# a worker shares with the daemon is the status slots (one shared
+	# mapping; the registry was a second one, every worker's to read
+	# and write)
+	why=
+	shm() { awk '$2 ~ /s/ { print $4 ":" $5 }' "/proc/$1/maps" 2>/dev/null |
+		sort -u; }
+	shm "$wpid" >"$TMP/sb-wshm"
+	shm "$DPID3" >"$TMP/sb-dshm"
+	nshm=$(comm -12 "$TMP/sb-wshm" "$TMP/sb-dshm" | wc -l)
+	if [ ! -s "$TMP/sb-wshm" ]; then
+		why="cannot read the shared mappings of worker $wpid"
+	elif [ "$nshm" -ne 1 ]; then
+		why="worker $wpid shares $nshm mappings with the daemon (want" \
+			"the status slots only):" \
+			"$(comm -12 "$TMP/sb-wshm" "$TMP/sb-dshm" | tr '\n' ' ')"
+	fi
+	if [ -z "$why" ]; then pass sandbox-ipc-registry
+	else fail sandbox-ipc-registry "$why"; fi
 
 	# its cgroup, while it runs
 	why=
@@ -1138,6 +1201,7 @@ else
 	XGPU_SOCKET=$SOCK3 timeout 60 "$T/basic" >"$TMP/sb-basic.out" 2>&1
 	br=$?
 	wait "$sp"
+	wait "$sp2"
 	if [ "$CG" != none ] && [ -z "$why" ]; then
 		for _ in $(seq 20); do
 			[ -d "$cgdir" ] || break

@@ -1,18 +1,25 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * xgpub_broker.h: the daemon hands one worker a descriptor of another
- * worker of the same guest (the driver's fd of a shareable handle,
- * xgpub_op_share.c).
+ * xgpub_broker.h: a worker's requests to the daemon about what crosses
+ * between workers of one guest: the registry of IPC handles
+ * (xgpub_ipc.h), which lives in the daemon's memory only, and the
+ * descriptors of shareable handles (xgpub_op_share.c).
  *
  * Workers run under one unprivileged uid, not dumpable, under a seccomp
- * filter that refuses pidfd_getfd: none can take another's descriptors.
- * The daemon, root, can: a worker sends it a request on the broker socket
- * (a datagram socketpair made before the first fork; the daemon's end
- * reads the sender's pid from the kernel, SCM_CREDENTIALS) with one end
- * of a fresh socketpair for the answer.  The daemon checks that both
- * workers are its children and serve the same guest (one Xen domain, or
- * local clients of one user), takes the descriptor with pidfd_getfd and
- * sends it back (SCM_RIGHTS).
+ * filter that refuses pidfd_getfd: none can take another's descriptors,
+ * and none maps another's registry entries.  The daemon, root, holds the
+ * registry and can take descriptors: a worker sends it a request on the
+ * broker socket (a datagram socketpair made before the first fork; the
+ * daemon's end reads the sender's pid from the kernel, SCM_CREDENTIALS)
+ * with one end of a fresh socketpair for the answer.  The daemon finds
+ * the sender in its table of children (a request from anyone else is
+ * refused), takes the IPC domain from that table (one Xen domain, or
+ * local clients of one user), and answers: an export is registered under
+ * the sender's pid and domain (an fd kind names the sender's own
+ * descriptor), a lookup or a descriptor is given only for a token of the
+ * sender's domain (a descriptor: taken from the exporter with
+ * pidfd_getfd and sent back, SCM_RIGHTS), a forget drops the sender's
+ * entries.
  */
 #ifndef XGPUB_BROKER_H
 #define XGPUB_BROKER_H
@@ -20,24 +27,39 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define XGPUB_BROKER_MAGIC	0x78677062u	/* "xgpb" */
+#define XGPUB_BROKER_MAGIC	0x78677063u	/* "xgpc" */
+
+enum {
+	XGPUB_BROKER_IPC_EXPORT = 1,	/* kind, real -> token */
+	XGPUB_BROKER_IPC_LOOKUP = 2,	/* kind (no fd kind), token -> real */
+	XGPUB_BROKER_IPC_TAKE_FD = 3,	/* fd kind, token -> a descriptor */
+	XGPUB_BROKER_IPC_FORGET = 4,	/* drop all the sender's entries */
+};
 
 struct xgpub_broker_req {
 	uint32_t magic;
-	int32_t pid;		/* the worker that holds the descriptor */
-	int32_t fd;		/* its number there */
+	uint32_t op;		/* XGPUB_BROKER_* */
+	uint32_t kind;		/* XGPUB_IPC_* */
+	uint8_t token[16];
+	/* an export's handle; of an fd kind, a struct xgpub_ipc_fd whose
+	 * pid the daemon sets to the sender's */
+	uint8_t real[64];
 };
 
 struct xgpub_broker_rep {
 	uint32_t magic;
-	int32_t err;		/* 0: the descriptor comes with it, or -errno */
+	int32_t err;		/* 0, or -errno */
+	uint8_t token[16];
+	uint8_t real[64];
 };
 
 /*
- * In a worker: a duplicate of descriptor fd of worker pid (close-on-exec),
- * or -errno (-ENODEV: no broker; -EPERM: not the same guest).
+ * In a worker: send req, wait for the answer (rep); *fd (if fd) gets the
+ * descriptor that came with it, close-on-exec, or -1.  rep->err, or
+ * -errno (-ENODEV: no broker; -ETIMEDOUT: no answer in 5 s; -EPROTO).
  */
-int xgpub_broker_getfd(pid_t pid, int fd);
+int xgpub_broker_call(const struct xgpub_broker_req *req,
+		      struct xgpub_broker_rep *rep, int *fd);
 
 /* in the daemon: make the broker socketpair (sets xgpub_broker_fd, the
  * workers' end); the daemon's end, or -1 */

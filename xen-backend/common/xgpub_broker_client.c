@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* xgpub_broker_client.c: a worker's side of the descriptor broker
+/* xgpub_broker_client.c: a worker's side of the daemon's broker
  * (xgpub_broker.h). */
 #include <errno.h>
 #include <poll.h>
@@ -14,21 +14,22 @@ int xgpub_broker_fd = -1;
 
 #define BROKER_WAIT_MS 5000
 
-int xgpub_broker_getfd(pid_t pid, int fd)
+int xgpub_broker_call(const struct xgpub_broker_req *req,
+		      struct xgpub_broker_rep *rep, int *fd)
 {
-	struct xgpub_broker_req req = { XGPUB_BROKER_MAGIC, pid, fd };
-	struct xgpub_broker_rep rep;
 	union {
 		struct cmsghdr h;
 		char buf[CMSG_SPACE(sizeof(int))];
 	} ctl;
-	struct iovec iov = { &req, sizeof(req) };
+	struct iovec iov = { (void *)req, sizeof(*req) };
 	struct msghdr m = { 0 };
 	struct cmsghdr *c;
 	struct pollfd pfd;
 	int sv[2], got = -1, rc;
 	ssize_t n;
 
+	if (fd)
+		*fd = -1;
 	if (xgpub_broker_fd < 0)
 		return -ENODEV;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
@@ -44,7 +45,7 @@ int xgpub_broker_getfd(pid_t pid, int fd)
 	c->cmsg_len = CMSG_LEN(sizeof(int));
 	memcpy(CMSG_DATA(c), &sv[1], sizeof(int));
 	n = sendmsg(xgpub_broker_fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
-	rc = n == (ssize_t)sizeof(req) ? 0 : -(n < 0 ? errno : EIO);
+	rc = n == (ssize_t)sizeof(*req) ? 0 : -(n < 0 ? errno : EIO);
 	close(sv[1]);
 	if (rc) {
 		close(sv[0]);
@@ -59,25 +60,28 @@ int xgpub_broker_getfd(pid_t pid, int fd)
 		return rc == 0 ? -ETIMEDOUT : -errno;
 	}
 	memset(&ctl, 0, sizeof(ctl));
-	iov = (struct iovec){ &rep, sizeof(rep) };
+	memset(rep, 0, sizeof(*rep));
+	iov = (struct iovec){ rep, sizeof(*rep) };
 	m.msg_iov = &iov;
 	m.msg_controllen = sizeof(ctl.buf);
 	n = recvmsg(sv[0], &m, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
 	close(sv[0]);
 	for (c = n > 0 ? CMSG_FIRSTHDR(&m) : NULL; c; c = CMSG_NXTHDR(&m, c))
 		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
-		    c->cmsg_len == CMSG_LEN(sizeof(int)))
+		    c->cmsg_len == CMSG_LEN(sizeof(int)) && got < 0)
 			memcpy(&got, CMSG_DATA(c), sizeof(int));
-	if (n != (ssize_t)sizeof(rep) || rep.magic != XGPUB_BROKER_MAGIC ||
-	    (rep.err == 0 && got < 0)) {
+	if (n != (ssize_t)sizeof(*rep) || rep->magic != XGPUB_BROKER_MAGIC ||
+	    rep->err > 0 || (rep->err == 0 && !fd && got >= 0)) {
 		if (got >= 0)
 			close(got);
 		return -EPROTO;
 	}
-	if (rep.err) {
+	if (rep->err) {
 		if (got >= 0)
 			close(got);
-		return rep.err < 0 ? rep.err : -EPROTO;
+		return rep->err;
 	}
-	return got;
+	if (fd)
+		*fd = got;
+	return 0;
 }

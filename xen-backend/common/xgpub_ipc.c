@@ -1,13 +1,19 @@
 // SPDX-License-Identifier: MIT
 /*
- * xgpub_ipc.c: the registry of exported IPC handles (xgpub_ipc.h).
+ * xgpub_ipc.c: the registry of exported IPC handles (xgpub_ipc.h): the
+ * table, and a worker's way to it (the daemon's broker, or its own table
+ * when run inline).
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <unistd.h>
 
+#include "xgpub.h"
+#include "xgpub_broker.h"
 #include "xgpub_ipc.h"
 
 struct entry {
@@ -18,133 +24,214 @@ struct entry {
 	uint8_t real[64];
 };
 
-struct registry {
-	int lock;
-	struct entry e[XGPUB_IPC_ENTRIES];
-};
+/* in the daemon only its event loop calls in; an inline worker's threads
+ * may race */
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static struct entry *reg;		/* XGPUB_IPC_ENTRIES, private */
+static const size_t reg_bytes = sizeof(struct entry) * XGPUB_IPC_ENTRIES;
 
-static struct registry *reg;
-
-int xgpub_ipc_init(void)
+static int reg_map(void)
 {
 	void *p;
 
 	if (reg)
 		return 0;
-	p = mmap(NULL, sizeof(*reg), PROT_READ | PROT_WRITE,
-		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	p = mmap(NULL, reg_bytes, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
-		return -errno;
+		return -ENOMEM;
+#ifdef MADV_WIPEONFORK
+	/* a child (a worker) sees zeroes, never the entries */
+	(void)madvise(p, reg_bytes, MADV_WIPEONFORK);
+#endif
 	reg = p;
 	return 0;
 }
 
-static void lock(void)
+void xgpub_ipc_reg_after_fork(void)
 {
-	while (__atomic_exchange_n(&reg->lock, 1, __ATOMIC_ACQUIRE))
-		while (__atomic_load_n(&reg->lock, __ATOMIC_RELAXED))
-			;
+	/* zeroed already where the kernel wipes on fork; gone either way
+	 * (the daemon's pages stay the daemon's) */
+	if (reg)
+		munmap(reg, reg_bytes);
+	reg = NULL;
+	pthread_mutex_init(&mu, NULL);
 }
 
-static void unlock(void)
+static bool same_domain(const struct entry *e, const char *domain)
 {
-	__atomic_store_n(&reg->lock, 0, __ATOMIC_RELEASE);
+	return !strncmp(e->domain, domain, sizeof(e->domain));
 }
 
-int xgpub_ipc_export(int kind, const char *domain, const uint8_t real[64],
-		     uint8_t token[16])
+int xgpub_ipc_reg_export(pid_t owner, int kind, const char *domain,
+			 const uint8_t real[64], uint8_t token[16])
 {
 	struct entry *free_e = NULL;
-	int rc = -ENOSPC;
+	int rc = -ENOSPC, in_domain = 0;
 
-	if (!reg)
-		return -ENODEV;
-	lock();
+	if (!xgpub_ipc_kind_ok(kind) || owner <= 0)
+		return -EINVAL;
+	pthread_mutex_lock(&mu);
+	if (reg_map()) {
+		pthread_mutex_unlock(&mu);
+		return -ENOMEM;
+	}
 	for (int i = 0; i < XGPUB_IPC_ENTRIES; i++) {
-		struct entry *e = &reg->e[i];
+		struct entry *e = &reg[i];
 
 		if (!e->kind) {
 			if (!free_e)
 				free_e = e;
 			continue;
 		}
-		if (e->kind == (uint32_t)kind && e->owner == getpid() &&
-		    !memcmp(e->real, real, 64) &&
-		    !strncmp(e->domain, domain, sizeof(e->domain))) {
+		if (!same_domain(e, domain))
+			continue;
+		in_domain++;
+		if (e->kind == (uint32_t)kind && e->owner == owner &&
+		    !memcmp(e->real, real, 64)) {
 			memcpy(token, e->token, 16);
-			unlock();
+			pthread_mutex_unlock(&mu);
 			return 0;
 		}
 	}
-	if (free_e && getrandom(free_e->token, 16, 0) == 16) {
+	if (free_e && in_domain < XGPUB_IPC_PER_DOMAIN &&
+	    getrandom(free_e->token, 16, 0) == 16) {
 		free_e->kind = (uint32_t)kind;
-		free_e->owner = getpid();
+		free_e->owner = owner;
 		strncpy(free_e->domain, domain, sizeof(free_e->domain) - 1);
 		free_e->domain[sizeof(free_e->domain) - 1] = 0;
 		memcpy(free_e->real, real, 64);
 		memcpy(token, free_e->token, 16);
 		rc = 0;
 	}
-	unlock();
+	pthread_mutex_unlock(&mu);
+	return rc;
+}
+
+int xgpub_ipc_reg_lookup(int kind, const char *domain,
+			 const uint8_t token[16], uint8_t real[64],
+			 pid_t *owner)
+{
+	int rc = -ENOENT;
+
+	pthread_mutex_lock(&mu);
+	for (int i = 0; reg && i < XGPUB_IPC_ENTRIES; i++) {
+		struct entry *e = &reg[i];
+
+		if (e->kind && e->kind == (uint32_t)kind &&
+		    !memcmp(e->token, token, 16) && same_domain(e, domain)) {
+			memcpy(real, e->real, 64);
+			if (owner)
+				*owner = e->owner;
+			rc = 0;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&mu);
+	return rc;
+}
+
+void xgpub_ipc_reg_forget(pid_t owner)
+{
+	pthread_mutex_lock(&mu);
+	for (int i = 0; reg && i < XGPUB_IPC_ENTRIES; i++)
+		if (reg[i].kind && reg[i].owner == owner)
+			memset(&reg[i], 0, sizeof(reg[i]));
+	pthread_mutex_unlock(&mu);
+}
+
+/* ---- a worker's side ---------------------------------------------------- */
+
+/* this worker registered something since its last forget */
+static bool exported;
+
+static int ask(uint32_t op, int kind, const uint8_t token[16],
+	       const uint8_t real[64], struct xgpub_broker_rep *rep, int *fd)
+{
+	struct xgpub_broker_req req;
+
+	memset(&req, 0, sizeof(req));
+	req.magic = XGPUB_BROKER_MAGIC;
+	req.op = op;
+	req.kind = (uint32_t)kind;
+	if (token)
+		memcpy(req.token, token, 16);
+	if (real)
+		memcpy(req.real, real, 64);
+	return xgpub_broker_call(&req, rep, fd);
+}
+
+int xgpub_ipc_export(int kind, const char *domain, const uint8_t real[64],
+		     uint8_t token[16])
+{
+	struct xgpub_broker_rep rep;
+	int rc;
+
+	if (xgpub_broker_fd < 0)
+		return xgpub_ipc_reg_export(getpid(), kind, domain, real,
+					    token);
+	/* set first: a lost answer may still have registered it */
+	exported = true;
+	rc = ask(XGPUB_BROKER_IPC_EXPORT, kind, NULL, real, &rep, NULL);
+	if (rc == 0)
+		memcpy(token, rep.token, 16);
 	return rc;
 }
 
 int xgpub_ipc_lookup(int kind, const char *domain, const uint8_t token[16],
 		     uint8_t real[64])
 {
-	int rc = -ENOENT;
+	struct xgpub_broker_rep rep;
+	int rc;
 
-	if (!reg)
-		return -ENOENT;
-	lock();
-	for (int i = 0; i < XGPUB_IPC_ENTRIES; i++) {
-		struct entry *e = &reg->e[i];
-
-		if (e->kind == (uint32_t)kind && !memcmp(e->token, token, 16) &&
-		    !strncmp(e->domain, domain, sizeof(e->domain))) {
-			memcpy(real, e->real, 64);
-			rc = 0;
-			break;
-		}
-	}
-	unlock();
+	if (xgpub_ipc_kind_fd(kind))
+		return -EINVAL;
+	if (xgpub_broker_fd < 0)
+		return xgpub_ipc_reg_lookup(kind, domain, token, real, NULL);
+	rc = ask(XGPUB_BROKER_IPC_LOOKUP, kind, token, NULL, &rep, NULL);
+	if (rc == 0)
+		memcpy(real, rep.real, 64);
 	return rc;
 }
 
-void xgpub_ipc_drop(const uint8_t token[16])
+int xgpub_ipc_take_fd(int kind, const char *domain, const uint8_t token[16])
 {
-	if (!reg)
-		return;
-	lock();
-	for (int i = 0; i < XGPUB_IPC_ENTRIES; i++)
-		if (reg->e[i].kind && reg->e[i].owner == getpid() &&
-		    !memcmp(reg->e[i].token, token, 16))
-			memset(&reg->e[i], 0, sizeof(reg->e[i]));
-	unlock();
+	struct xgpub_broker_rep rep;
+	struct xgpub_ipc_fd f;
+	uint8_t real[64];
+	pid_t owner;
+	int fd = -1, rc;
+
+	if (!xgpub_ipc_kind_fd(kind))
+		return -EINVAL;
+	if (xgpub_broker_fd >= 0) {
+		rc = ask(XGPUB_BROKER_IPC_TAKE_FD, kind, token, NULL, &rep,
+			 &fd);
+		return rc ? rc : fd < 0 ? -EPROTO : fd;
+	}
+	/* inline: this process's own exports only */
+	if (xgpub_ipc_reg_lookup(kind, domain, token, real, &owner) ||
+	    owner != getpid())
+		return -ENOENT;
+	memcpy(&f, real, sizeof(f));
+	fd = fcntl(f.fd, F_DUPFD_CLOEXEC, 0);
+	return fd < 0 ? -ENOENT : fd;
 }
 
-void xgpub_ipc_forget_mine(void)
+int xgpub_ipc_forget_mine(void)
 {
-	if (!reg)
-		return;
-	lock();
-	for (int i = 0; i < XGPUB_IPC_ENTRIES; i++)
-		if (reg->e[i].kind && reg->e[i].owner == getpid())
-			memset(&reg->e[i], 0, sizeof(reg->e[i]));
-	unlock();
-}
+	struct xgpub_broker_rep rep;
 
-void xgpub_ipc_forget_pid(pid_t pid)
-{
-	long spins = 0;
+	int rc;
 
-	if (!reg)
-		return;
-	while (__atomic_exchange_n(&reg->lock, 1, __ATOMIC_ACQUIRE))
-		if (++spins > 100000000L)
-			return;
-	for (int i = 0; i < XGPUB_IPC_ENTRIES; i++)
-		if (reg->e[i].kind && reg->e[i].owner == pid)
-			memset(&reg->e[i], 0, sizeof(reg->e[i]));
-	unlock();
+	if (xgpub_broker_fd < 0) {
+		xgpub_ipc_reg_forget(getpid());
+		return 0;
+	}
+	if (!exported)
+		return 0;
+	rc = ask(XGPUB_BROKER_IPC_FORGET, 0, NULL, NULL, &rep, NULL);
+	if (rc == 0)
+		exported = false;
+	return rc;
 }

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
-/* xgpub_broker.c: the daemon's side of the descriptor broker
- * (xgpub_broker.h). */
+/* xgpub_broker.c: the daemon's side of the broker (xgpub_broker.h): the
+ * registry of IPC handles, kept here, and the descriptors of shareable
+ * handles. */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -9,18 +11,21 @@
 
 #include "xgpub_broker.h"
 #include "xgpub_daemon.h"
+#include "xgpub_ipc.h"
 
 int xgpub_broker_start(void)
 {
 	int sv[2], on = 1;
 
 	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv)) {
-		xgpub_err("no broker socket for the workers: %s",
-			  strerror(errno));
+		xgpub_err("no broker socket for the workers: %s (IPC and "
+			  "shareable handles will not pass between "
+			  "processes)", strerror(errno));
 		return -1;
 	}
 	if (setsockopt(sv[0], SOL_SOCKET, SO_PASSCRED, &on, sizeof(on))) {
-		xgpub_err("broker socket: %s", strerror(errno));
+		xgpub_err("broker socket: %s (IPC and shareable handles will "
+			  "not pass between processes)", strerror(errno));
 		close(sv[0]);
 		close(sv[1]);
 		return -1;
@@ -29,40 +34,121 @@ int xgpub_broker_start(void)
 	return sv[0];
 }
 
-/* the duplicate of req's descriptor for worker `pid`, or -errno */
-static int take(pid_t pid, const struct xgpub_broker_req *req)
+void xgpub_child_ipc_domain(const struct xgpub_child *c, char *buf,
+			    size_t len)
 {
-	struct xgpub_child *asker = xgpub_child_find(pid);
-	struct xgpub_child *holder = xgpub_child_find(req->pid);
-	int pidfd, fd;
+	/* the same names as the transports' (t->ipc_domain), and the same
+	 * guests as xgpub_child_same_guest */
+	if (c->kind == XGPUB_CHILD_XEN)
+		snprintf(buf, len, "dom:%u", c->domid);
+	else if (c->peer_uid != (uint32_t)-1)
+		snprintf(buf, len, "uid:%u", c->peer_uid);
+	else
+		snprintf(buf, len, "client:%u", c->client_id);
+}
 
-	if (!asker || !holder || !xgpub_child_same_guest(asker, holder))
-		return -EPERM;
+/* a duplicate of descriptor fd of worker pid, or -errno */
+static int take_fd(pid_t pid, int fd)
+{
 #if defined(SYS_pidfd_open) && defined(SYS_pidfd_getfd)
+	int pidfd, got;
+
 	/* a child not yet reaped: its pid is not anyone else's */
-	pidfd = (int)syscall(SYS_pidfd_open, (pid_t)req->pid, 0);
+	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (pidfd < 0)
-		return -errno;
-	fd = (int)syscall(SYS_pidfd_getfd, pidfd, req->fd, 0);
-	if (fd < 0)
-		fd = -errno;
+		return errno == ENOSYS ? -ENOSYS : -ENOENT;
+	got = (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+	if (got < 0)
+		got = errno == ENOSYS ? -ENOSYS : -ENOENT;
 	close(pidfd);
-	return fd;
+	return got;
 #else
-	(void)pidfd;
+	(void)pid;
 	(void)fd;
 	return -ENOSYS;
 #endif
 }
 
-static void answer(int to, int err, int fd)
+/* req from worker `pid`: the answer in rep, a descriptor in *fd */
+static void serve_one(pid_t pid, const struct xgpub_broker_req *req,
+		      struct xgpub_broker_rep *rep, int *fd)
 {
-	struct xgpub_broker_rep rep = { XGPUB_BROKER_MAGIC, err };
+	struct xgpub_child *asker = xgpub_child_find(pid);
+	struct xgpub_child *holder;
+	struct xgpub_ipc_fd f;
+	char dom[XGPUB_IPC_DOMAIN_LEN];
+	uint8_t real[64];
+	pid_t owner;
+	int kind = (int)req->kind;
+
+	*fd = -1;
+	if (!asker) {
+		rep->err = -EPERM;
+		return;
+	}
+	xgpub_child_ipc_domain(asker, dom, sizeof(dom));
+	switch (req->op) {
+	case XGPUB_BROKER_IPC_EXPORT:
+		memcpy(real, req->real, 64);
+		if (xgpub_ipc_kind_fd(kind)) {
+			/* only its own descriptor: the pid is the kernel's */
+			memcpy(&f, real, sizeof(f));
+			if (f.fd < 0) {
+				rep->err = -EINVAL;
+				return;
+			}
+			f.pid = (int32_t)pid;
+			memset(real, 0, sizeof(real));
+			memcpy(real, &f, sizeof(f));
+		}
+		rep->err = xgpub_ipc_reg_export(pid, kind, dom, real,
+						rep->token);
+		return;
+	case XGPUB_BROKER_IPC_LOOKUP:
+		if (!xgpub_ipc_kind_ok(kind) || xgpub_ipc_kind_fd(kind)) {
+			rep->err = -EINVAL;
+			return;
+		}
+		rep->err = xgpub_ipc_reg_lookup(kind, dom, req->token,
+						rep->real, NULL);
+		return;
+	case XGPUB_BROKER_IPC_TAKE_FD:
+		if (!xgpub_ipc_kind_fd(kind)) {
+			rep->err = -EINVAL;
+			return;
+		}
+		rep->err = xgpub_ipc_reg_lookup(kind, dom, req->token, real,
+						&owner);
+		if (rep->err)
+			return;
+		memcpy(&f, real, sizeof(f));
+		holder = xgpub_child_find(owner);
+		/* the entries of a reaped worker are gone already */
+		if (!holder || f.pid != owner ||
+		    !xgpub_child_same_guest(asker, holder)) {
+			rep->err = -ENOENT;
+			return;
+		}
+		*fd = take_fd(owner, f.fd);
+		rep->err = *fd < 0 ? *fd : 0;
+		return;
+	case XGPUB_BROKER_IPC_FORGET:
+		xgpub_ipc_reg_forget(pid);
+		rep->err = 0;
+		return;
+	default:
+		rep->err = -EINVAL;
+		return;
+	}
+}
+
+static void answer(int to, const struct xgpub_broker_rep *rep, int fd)
+{
 	union {
 		struct cmsghdr h;
 		char buf[CMSG_SPACE(sizeof(int))];
 	} ctl;
-	struct iovec iov = { &rep, sizeof(rep) };
+	struct iovec iov = { (void *)rep, sizeof(*rep) };
 	struct msghdr m = { 0 };
 	struct cmsghdr *c;
 
@@ -86,6 +172,7 @@ void xgpub_broker_serve(int dfd)
 {
 	for (int i = 0; i < 64; i++) {
 		struct xgpub_broker_req req;
+		struct xgpub_broker_rep rep;
 		union {
 			struct cmsghdr h;
 			char buf[CMSG_SPACE(sizeof(struct ucred)) +
@@ -125,13 +212,15 @@ void xgpub_broker_serve(int dfd)
 		}
 		if (n == (ssize_t)sizeof(req) && !(m.msg_flags & MSG_CTRUNC) &&
 		    req.magic == XGPUB_BROKER_MAGIC && have_cred &&
-		    nfds == 1) {
-			fd = take(cr.pid, &req);
-			if (fd < 0)
-				xgpub_dbg("broker: pid %d asked for fd %d of "
-					  "pid %d: %s", (int)cr.pid, req.fd,
-					  req.pid, strerror(-fd));
-			answer(fds[0], fd < 0 ? fd : 0, fd);
+		    cr.pid > 0 && nfds == 1) {
+			memset(&rep, 0, sizeof(rep));
+			rep.magic = XGPUB_BROKER_MAGIC;
+			serve_one(cr.pid, &req, &rep, &fd);
+			if (rep.err)
+				xgpub_dbg("broker: pid %d, request %u of kind "
+					  "%u: %s", (int)cr.pid, req.op,
+					  req.kind, strerror(-rep.err));
+			answer(fds[0], &rep, fd);
 			if (fd >= 0)
 				close(fd);
 		} else {

@@ -18,6 +18,7 @@
 #include "xgpub_cgroup.h"
 #include "xgpub_daemon.h"
 #include "xgpub_ipc.h"
+#include "xgpub_sched_glue.h"
 #include "xgpub_transport.h"
 
 #define MAX_WORKERS 1024
@@ -32,10 +33,11 @@ static int cmp_int(const void *a, const void *b)
 
 /*
  * In a forked worker: close every descriptor but stdin, stdout, stderr
- * and those a worker needs (keep: its guest's connection, if any; the
- * scheduler's kick, the daemon's pipe for Xen workers, the broker).  The
- * daemon's sockets (control, metrics, local listener), its xenstore and
- * Xen handles and the other workers' connections all go.
+ * and those a worker needs (keep: its guest's connection, if any; its own
+ * kick of the scheduler, the daemon's pipe for Xen workers, the broker).
+ * The daemon's sockets (control, metrics, local listener), its xenstore
+ * and Xen handles, the scheduler's epoll set, the other workers' kicks
+ * and connections all go.
  */
 static void close_inherited(int keep_fd)
 {
@@ -129,6 +131,7 @@ pid_t xgpub_spawn(const struct xgpub_child *info, int keep_fd,
 	struct xgpub_child *slot = NULL;
 	char prefix[48];
 	pid_t pid;
+	int kick;
 
 	if (!stats) {
 		void *p = mmap(NULL, sizeof(*stats) * MAX_WORKERS,
@@ -141,10 +144,6 @@ pid_t xgpub_spawn(const struct xgpub_child *info, int keep_fd,
 		}
 		stats = p;
 	}
-	/* the workers' shared registry of IPC handles, before any fork */
-	if (xgpub_ipc_init())
-		xgpub_err("no memory for the IPC registry: IPC handles will "
-			  "not open");
 	for (int i = 0; i < MAX_WORKERS && !slot; i++)
 		if (!children[i].pid)
 			slot = &children[i];
@@ -152,6 +151,12 @@ pid_t xgpub_spawn(const struct xgpub_child *info, int keep_fd,
 		xgpub_err("too many workers (%d)", MAX_WORKERS);
 		return -EAGAIN;
 	}
+	/* its own kick of the scheduler: no other worker can read it (and
+	 * swallow the kicks) or write it; without one (logged) the
+	 * scheduler sees its work on its timers only */
+	kick = xgpub_sched_kick_new();
+	if (kick < 0)
+		kick = -1;
 	memset(&stats[slot - children].st, 0, sizeof(stats->st));
 	memset(&stats[slot - children].ctl, 0, sizeof(stats->ctl));
 	stats[slot - children].ctl.sched_on = xgpub_sched_enabled;
@@ -163,8 +168,11 @@ pid_t xgpub_spawn(const struct xgpub_child *info, int keep_fd,
 	fflush(stdout);
 	pid = fork();
 	if (pid < 0) {
-		xgpub_err("cannot fork a worker: %s", strerror(errno));
-		return -errno;
+		int e = errno;
+
+		xgpub_err("cannot fork a worker: %s", strerror(e));
+		xgpub_sched_kick_drop(kick);
+		return -e;
 	}
 	if (pid == 0) {
 		/* first: all it allocates is charged to its cgroup */
@@ -176,6 +184,9 @@ pid_t xgpub_spawn(const struct xgpub_child *info, int keep_fd,
 		prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
 		prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 		xgpub_log_forked();
+		/* the daemon's registry of IPC handles: not the worker's */
+		xgpub_ipc_reg_after_fork();
+		xgpub_sched_kick_fd = kick;
 		close_inherited(keep_fd);
 		signal(SIGCHLD, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
@@ -205,5 +216,6 @@ pid_t xgpub_spawn(const struct xgpub_child *info, int keep_fd,
 	slot->pid = pid;
 	slot->st = &stats[slot - children].st;
 	slot->started = xgpub_now_ns();
+	slot->kick_fd = kick;
 	return pid;
 }

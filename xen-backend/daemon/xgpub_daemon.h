@@ -33,6 +33,8 @@ struct xgpub_child {
 	/* its GPU time (with the work in flight) at the last sample, for
 	 * the share it is told in its slot (struct xgpub_wctl.util_pm) */
 	uint64_t util_busy;
+	/* its own eventfd that kicks the GPU scheduler (-1: none) */
+	int kick_fd;
 };
 
 /*
@@ -57,6 +59,13 @@ int xgpub_children_count(void);
  */
 bool xgpub_child_same_guest(const struct xgpub_child *a,
 			    const struct xgpub_child *b);
+/*
+ * c's IPC domain, as the registry names it (xgpub_ipc.h): "dom:N",
+ * "uid:N" or "client:N", the same guests as xgpub_child_same_guest
+ * (xgpub_broker.c)
+ */
+void xgpub_child_ipc_domain(const struct xgpub_child *c, char *buf,
+			    size_t len);
 
 /* the GPU scheduler is on: new workers are scheduled (xgpub_sched_glue.c) */
 extern bool xgpub_sched_enabled;

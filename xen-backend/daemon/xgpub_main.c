@@ -142,7 +142,9 @@ static void reap_workers(void)
 			xgpub_err("worker of %s (pid %d) killed by signal %d",
 				  who, pid, WTERMSIG(status));
 		/* its IPC and shareable-handle exports, if it was killed */
-		xgpub_ipc_forget_pid(pid);
+		xgpub_ipc_reg_forget(pid);
+		if (c)
+			xgpub_sched_kick_drop(c->kick_fd);
 		if (c && c->kind == XGPUB_CHILD_XEN && xen)
 			xgpub_xen_child_exited(xen, pid);
 		/* what it held is freed with it: no longer its guest's */

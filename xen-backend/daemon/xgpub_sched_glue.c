@@ -36,6 +36,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <signal.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -57,6 +58,8 @@
 #define LIMIT_KILL_NS	1000000000u
 
 static struct xgpu_sched *S;		/* NULL: the scheduler is off */
+/* every worker's kick eventfd (its own, xgpub_sched_kick_new), -1: none */
+static int kick_ep = -1;
 static uint64_t kicks, runs;		/* for `stats` */
 static enum { NONE, HOLD, DRAIN } state;
 static uint32_t cur;			/* uid of the holder or drainer */
@@ -79,8 +82,9 @@ int xgpub_sched_start(const char *policy)
 			  policy);
 		return -2;
 	}
-	xgpub_sched_kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (xgpub_sched_kick_fd < 0) {
+	kick_ep = epoll_create1(EPOLL_CLOEXEC);
+	if (kick_ep < 0) {
+		xgpub_err("GPU scheduler: no epoll set: %s", strerror(errno));
 		xgpu_sched_destroy(S);
 		S = NULL;
 		return -2;
@@ -88,7 +92,52 @@ int xgpub_sched_start(const char *policy)
 	xgpub_sched_enabled = true;
 	xgpub_vcpu_sched_started();
 	xgpub_info("GPU scheduler: %s", policy);
-	return xgpub_sched_kick_fd;
+	return kick_ep;
+}
+
+int xgpub_sched_kick_new(void)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	int fd;
+
+	if (kick_ep < 0)
+		return -1;
+	fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (fd < 0) {
+		xgpub_err("no kick eventfd for a worker: %s", strerror(errno));
+		return -2;
+	}
+	ev.data.fd = fd;
+	if (epoll_ctl(kick_ep, EPOLL_CTL_ADD, fd, &ev)) {
+		xgpub_err("cannot watch a worker's kick: %s", strerror(errno));
+		close(fd);
+		return -2;
+	}
+	return fd;
+}
+
+void xgpub_sched_kick_drop(int fd)
+{
+	if (fd < 0 || kick_ep < 0)
+		return;
+	/* before the close: the worker may still hold the eventfd */
+	epoll_ctl(kick_ep, EPOLL_CTL_DEL, fd, NULL);
+	close(fd);
+}
+
+/* read every kick that came (the eventfds epoll says are readable) */
+static void drain_kicks(void)
+{
+	struct epoll_event ev[64];
+	uint64_t v;
+	int n;
+
+	do {
+		n = epoll_wait(kick_ep, ev, 64, 0);
+		for (int i = 0; i < n; i++)
+			while (read(ev[i].data.fd, &v, sizeof(v)) > 0)
+				kicks += v;
+	} while (n == 64);
 }
 
 void xgpub_sched_stop(void)
@@ -338,15 +387,14 @@ static bool limit_step(uint64_t now)
 
 uint64_t xgpub_sched_run(void)
 {
-	uint64_t now = xgpub_now_ns(), next, vn, v;
+	uint64_t now = xgpub_now_ns(), next, vn;
 	struct xgpub_guest *g, *h;
 
 	if (!S)
 		return now + 1000000000u;
 	runs++;
 	/* drain the kicks: we look at everything anyway */
-	while (read(xgpub_sched_kick_fd, &v, sizeof(v)) > 0)
-		kicks += v;
+	drain_kicks();
 	xgpub_guests_update();
 	let_go(now);
 	xgpub_guest_for_each(g) {

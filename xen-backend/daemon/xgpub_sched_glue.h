@@ -17,9 +17,14 @@ struct xgpub_reply;
  * longer is ended (0: no limit) */
 extern uint64_t xgpub_gpu_limit_ns;
 
-/* start the scheduler ("credit", "fifo"; "off": -1); the fd workers kick,
- * or -2 on error */
+/* start the scheduler ("credit", "fifo"; "off": -1); the fd to poll for
+ * the workers' kicks (an epoll set of their eventfds), or -2 on error */
 int xgpub_sched_start(const char *policy);
+/* a new worker's own kick eventfd, in the set (-1: the scheduler is off;
+ * -2: none could be made, logged; the worker then has none) */
+int xgpub_sched_kick_new(void);
+/* a reaped worker's (or a failed fork's) kick: out of the set, closed */
+void xgpub_sched_kick_drop(int fd);
 /* at exit: give the domains their VCPU weights back */
 void xgpub_sched_stop(void);
 /* one step of the daemon's side; returns when to come back (ns) */

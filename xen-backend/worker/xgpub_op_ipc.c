@@ -102,8 +102,10 @@ int xgpub_h_IPC_CLOSE_MEM(struct xgpub_worker *w,
 
 void xgpub_ipc_teardown(struct xgpub_worker *w)
 {
+	/* forgets this worker's entries in the registry, then closes the
+	 * shared fds */
 	xgpub_share_teardown(w);
-	xgpub_ipc_forget_mine();
+	(void)xgpub_ipc_forget_mine();
 	for (uint32_t i = 0; i < w->nipc; i++)
 		w->D->cuIpcCloseMemHandle(w->ipc_opened[i]);
 	free(w->ipc_opened);

@@ -16,11 +16,12 @@
  * memfd of its own (the program's "shareable handle", passed over
  * SCM_RIGHTS like any fd).  Import: the guest sends the token back; a
  * worker of the same IPC domain (processes of one Xen domain, or local
- * clients of one user) finds the entry, takes a duplicate of the
- * exporter's fd (the daemon takes it with pidfd_getfd and hands it over,
- * xgpub_broker.h: sandboxed workers cannot; a worker run inline by a test
- * takes it itself; where the kernel lacks pidfd_getfd,
- * CUDA_ERROR_NOT_SUPPORTED), imports it
+ * clients of one user) asks the daemon, which holds the registry, finds
+ * the entry for the asking worker's guest, takes a duplicate of the
+ * exporter's fd with pidfd_getfd and hands it over (xgpub_broker.h:
+ * sandboxed workers cannot take one another's; a worker run inline by a
+ * test dups its own; where the kernel lacks pidfd_getfd,
+ * CUDA_ERROR_NOT_SUPPORTED); the worker imports it
  * into the driver and closes the duplicate.  The allocation or pool is
  * then an ordinary handle of the importing guest.  A token of another
  * domain, a forged one, or one whose exporter is gone is
@@ -46,7 +47,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "xgpub_broker.h"
@@ -101,10 +101,10 @@ static int share_add(struct xgpub_worker *w, int kind, void *obj, int fd,
 		w->cap_shares = ncap;
 	}
 	/*
-	 * With Yama's ptrace_scope 1 and workers that are not root, only a
-	 * declared ptracer's descendants may take our fds: the daemon's,
-	 * i.e. the other workers (every worker is the daemon's child), not
-	 * the guests.  Without Yama this fails and changes nothing.
+	 * The daemon takes our fds for an importer (pidfd_getfd): as root
+	 * it may anyway; a daemon without CAP_SYS_PTRACE under Yama's
+	 * ptrace_scope 1 may as our declared ptracer.  Without Yama this
+	 * fails and changes nothing.
 	 */
 	if (!w->nshares)
 		prctl(PR_SET_PTRACER, (unsigned long)getppid(), 0, 0, 0);
@@ -136,9 +136,14 @@ bool xgpub_share_exported(struct xgpub_worker *w, void *obj)
 
 void xgpub_share_teardown(struct xgpub_worker *w)
 {
-	/* the registry entries first: no importer finds a closed fd */
-	for (uint32_t i = 0; i < w->nshares; i++)
-		xgpub_ipc_drop(w->shares[i].token);
+	/*
+	 * The registry entries first: no importer gets a closed fd, or the
+	 * number reused.  If the daemon did not answer, the fds stay open
+	 * until the worker ends (the daemon forgets its entries once it
+	 * reaped it).
+	 */
+	if (w->nshares && xgpub_ipc_forget_mine())
+		w->nshares = 0;
 	for (uint32_t i = 0; i < w->nshares; i++)
 		close(w->shares[i].fd);
 	free(w->shares);
@@ -146,81 +151,31 @@ void xgpub_share_teardown(struct xgpub_worker *w)
 	w->nshares = w->cap_shares = 0;
 }
 
-/*
- * A duplicate of the fd behind a guest's token of kind, in *fd.  The
- * entry is looked up again after the copy: an exporter drops its entry
- * before it closes the fd, so a copy taken while the number was being
- * reused is not used.
- */
+/* a duplicate of the fd behind a guest's token of kind, in *fd */
 static int take_fd(struct xgpub_worker *w, int kind,
 		   const struct xgpuif_ipc_handle *h, int *fd)
 {
-	uint8_t real[64], again[64];
-	struct xgpub_ipc_fd f;
-	int pidfd, dup_fd;
+	int got;
 
-	if (memcmp(h->bytes, XGPUIF_SHARE_MAGIC, 8) ||
-	    xgpub_ipc_lookup(kind, w->t->ipc_domain, h->bytes + 8, real))
+	if (memcmp(h->bytes, XGPUIF_SHARE_MAGIC, 8))
 		return CUDA_ERROR_INVALID_VALUE;
-	memcpy(&f, real, sizeof(f));
-	if (f.pid == (int32_t)getpid()) {
-		dup_fd = fcntl(f.fd, F_DUPFD_CLOEXEC, 0);
-		if (dup_fd < 0)
-			return CUDA_ERROR_INVALID_VALUE;
-	} else if (xgpub_broker_fd >= 0) {
-		/* the daemon takes it for us (xgpub_broker.h) */
-		(void)pidfd;
-		dup_fd = xgpub_broker_getfd((pid_t)f.pid, f.fd);
-		if (dup_fd == -ENOSYS || dup_fd == -ENODEV) {
-			xgpub_err("shareable handle: the daemon cannot take "
-				  "the exporting worker's descriptor (%s): "
-				  "Linux 5.6 or later is needed",
-				  strerror(-dup_fd));
-			return CUDA_ERROR_NOT_SUPPORTED;
-		}
-		if (dup_fd < 0)
-			return CUDA_ERROR_INVALID_VALUE;
-	} else {
-#if defined(SYS_pidfd_open) && defined(SYS_pidfd_getfd)
-		pidfd = (int)syscall(SYS_pidfd_open, (pid_t)f.pid, 0);
-		if (pidfd < 0) {
-			if (errno == ENOSYS) {
-				xgpub_err("shareable handle: pidfd_open not "
-					  "available (Linux 5.6 or later "
-					  "needed)");
-				return CUDA_ERROR_NOT_SUPPORTED;
-			}
-			return CUDA_ERROR_INVALID_VALUE;	/* gone */
-		}
-		dup_fd = (int)syscall(SYS_pidfd_getfd, pidfd, f.fd, 0);
-		if (dup_fd < 0) {
-			int e = errno;
-
-			close(pidfd);
-			if (e == ENOSYS || e == EPERM) {
-				xgpub_err("shareable handle: pidfd_getfd "
-					  "of the exporting worker failed "
-					  "(%s): Linux 5.6 or later and "
-					  "workers that may ptrace each "
-					  "other (root) are needed",
-					  strerror(e));
-				return CUDA_ERROR_NOT_SUPPORTED;
-			}
-			return CUDA_ERROR_INVALID_VALUE;
-		}
-		close(pidfd);
-#else
-		(void)pidfd;
-		xgpub_err("shareable handle: built without pidfd_getfd");
+	/* the daemon looks the token up for this worker's guest and takes
+	 * the exporter's descriptor (xgpub_broker.h) */
+	got = xgpub_ipc_take_fd(kind, w->t->ipc_domain, h->bytes + 8);
+	if (got == -ENOSYS) {
+		xgpub_err("shareable handle: the daemon cannot take the "
+			  "exporting worker's descriptor (pidfd_getfd: "
+			  "Linux 5.6 or later is needed)");
 		return CUDA_ERROR_NOT_SUPPORTED;
-#endif
 	}
-	if (xgpub_ipc_lookup(kind, w->t->ipc_domain, h->bytes + 8, again) ||
-	    memcmp(real, again, sizeof(real))) {
-		close(dup_fd);
+	if (got == -ETIMEDOUT || got == -EPROTO) {
+		xgpub_err("shareable handle: no answer from the daemon (%s)",
+			  strerror(-got));
+		return CUDA_ERROR_UNKNOWN;
+	}
+	if (got < 0)
 		return CUDA_ERROR_INVALID_VALUE;
-	}
-	*fd = dup_fd;
+	*fd = got;
 	return 0;
 }
 
