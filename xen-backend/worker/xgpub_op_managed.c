@@ -195,8 +195,9 @@ int xgpub_h_MANAGED_ALLOC(struct xgpub_worker *w,
  * guest's allocations or variables' allocations
  * (CUDA_ERROR_INVALID_VALUE otherwise).
  */
-static int block(struct xgpub_worker *w,
-		 const struct xgpuif_managed_block_args *a, uint8_t **host)
+static int block_(struct xgpub_worker *w,
+		  const struct xgpuif_managed_block_args *a, uint8_t **host,
+		  bool *var)
 {
 	*host = xgpub_memref(w, &a->mem);
 	if (!*host || a->mem.region == XGPUIF_REGION_DATA || !a->mem.len)
@@ -210,8 +211,11 @@ static int block(struct xgpub_worker *w,
 		    a->mem.len <= al->size - (a->dptr - al->dptr))
 			return 0;
 	}
+	*var = true;
 	return var_range(a->dptr, a->mem.len) ? 0 : CUDA_ERROR_INVALID_VALUE;
 }
+
+#define block(w, a, host) block_((w), (a), (host), &var)
 
 /*
  * Natively the program synchronises before the CPU touches managed
@@ -223,12 +227,30 @@ static int block(struct xgpub_worker *w,
  * the copy goes on a stream of its own that waits for nobody (the work
  * before the host function on its stream is done).
  */
+/*
+ * A request made on a thread of the program with no current context (a
+ * __managed__ variable cudart resolved lazily, touched before any other
+ * call): the copy borrows the primary context, as the lookup did.
+ */
+static bool borrow(struct xgpub_worker *w)
+{
+	return !w->cur && w->primary &&
+	       w->D->cuCtxSetCurrent(w->primary) == CUDA_SUCCESS;
+}
+
+static void unborrow(struct xgpub_worker *w, bool borrowed)
+{
+	if (borrowed)
+		w->D->cuCtxSetCurrent(NULL);
+}
+
 int xgpub_h_MANAGED_FETCH(struct xgpub_worker *w,
 			  const struct xgpuif_managed_block_args *a,
 			  CUstream stream)
 {
 	uint8_t *host;
 	CUstream own;
+	bool var = false;
 	int rc = block(w, a, &host), rs;
 
 	(void)stream;
@@ -237,9 +259,21 @@ int xgpub_h_MANAGED_FETCH(struct xgpub_worker *w,
 	if (a->flags & ~XGPUIF_MF_NOSYNC)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (!(a->flags & XGPUIF_MF_NOSYNC)) {
+		bool b = borrow(w);
+
 		rs = w->D->cuCtxSynchronize();
-		rc = w->D->cuMemcpyDtoH(host, a->dptr, a->mem.len);
+		/* variables' pages span several of the driver's allocations,
+		 * which its copies refuse: the CPU copies them */
+		if (var)
+			memcpy(host, (void *)(uintptr_t)a->dptr, a->mem.len);
+		else
+			rc = w->D->cuMemcpyDtoH(host, a->dptr, a->mem.len);
+		unborrow(w, b);
 		return rc ? rc : rs;
+	}
+	if (var) {
+		memcpy(host, (void *)(uintptr_t)a->dptr, a->mem.len);
+		return 0;
 	}
 	rc = w->D->cuStreamCreateWithPriority(&own, CU_STREAM_NON_BLOCKING,
 					      0);
@@ -263,16 +297,25 @@ int xgpub_h_MANAGED_FLUSH(struct xgpub_worker *w,
 {
 	const struct xgpub_region *reg;
 	uint8_t *host;
+	bool var = false;
 	int rc = block(w, a, &host);
 
 	(void)stream;
 	if (rc)
 		return rc;
+	bool b;
+
 	if (a->flags)
 		return CUDA_ERROR_INVALID_VALUE;
+	if (var) {
+		memcpy((void *)(uintptr_t)a->dptr, host, a->mem.len);
+		return 0;
+	}
+	b = borrow(w);
 	rc = w->D->cuMemcpyHtoD(a->dptr, host, a->mem.len);
 	reg = xgpub_region_get(w, a->mem.region);
 	if (!rc && reg && !reg->registered)
 		rc = w->D->cuCtxSynchronize();
+	unborrow(w, b);
 	return rc;
 }

@@ -250,6 +250,15 @@ static int managed_var(struct xgpub_worker *w, xgpuif_handle_t root,
 		D->cuCtxSetCurrent(NULL);
 	if (rc != CUDA_SUCCESS || !managed)
 		return CUDA_SUCCESS;
+	/*
+	 * Whole pages: the driver packs a module's variables, each an
+	 * allocation of its own to cuMemGetAddressRange, into shared pages
+	 * (H200: three of them in two pages), all of them its managed
+	 * memory; the guest maps and copies pages.
+	 */
+	size += base & (XGPUIF_PAGE_SIZE - 1);
+	base &= ~(uint64_t)(XGPUIF_PAGE_SIZE - 1);
+	size = (size + XGPUIF_PAGE_SIZE - 1) & ~(uint64_t)(XGPUIF_PAGE_SIZE - 1);
 	rc = xgpub_managed_var_note(root, base, size);
 	if (rc)
 		return rc;

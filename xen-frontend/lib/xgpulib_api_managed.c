@@ -309,36 +309,59 @@ static CUresult var_map(struct mvar *v)
 	return CUDA_SUCCESS;
 }
 
+/* is the page at p mapped for a variable already?  mv_mu held */
+static bool var_page_mapped(uint64_t p)
+{
+	for (struct mvar *v = mvars; v; v = v->next)
+		if (p >= v->base && p - v->base < v->size)
+			return true;
+	return false;
+}
+
+/*
+ * The pages [base, base + size) holding a variable (the worker rounds
+ * them out: the driver packs a module's variables into shared pages):
+ * each run of them not mapped yet, for this or another variable, is
+ * mapped as one piece.
+ */
 CUresult xgpulib_managed_var_map(const void *root, uint64_t base,
 				 uint64_t size)
 {
-	struct mvar *v;
+	uint64_t page = page_size(), p, run;
 	CUresult rc = CUDA_SUCCESS;
 
 	if (xgpulib_check_init())
 		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!size)
+	if (!size || base % page || size % page || base + size < base)
 		return CUDA_ERROR_INVALID_VALUE;
 	pthread_mutex_lock(&mv_mu);
-	for (v = mvars; v; v = v->next)
-		if (v->root == root && v->base == base && v->size == size)
-			goto out;	/* mapped for another variable */
-	v = calloc(1, sizeof(*v));
-	if (!v) {
-		rc = CUDA_ERROR_OUT_OF_MEMORY;
-		goto out;
+	for (p = base; p < base + size && !rc;) {
+		struct mvar *v;
+
+		if (var_page_mapped(p)) {
+			p += page;
+			continue;
+		}
+		for (run = p; run < base + size && !var_page_mapped(run);)
+			run += page;
+		v = calloc(1, sizeof(*v));
+		if (!v) {
+			rc = CUDA_ERROR_OUT_OF_MEMORY;
+			break;
+		}
+		*v = (struct mvar){ root, p, run - p, NULL, 0, NULL };
+		rc = var_map(v);
+		if (rc) {
+			free(v);
+			break;
+		}
+		xgpulib_dbg("__managed__ variables at %#llx (%llu bytes): "
+			    "coherent", (unsigned long long)p,
+			    (unsigned long long)(run - p));
+		v->next = mvars;
+		mvars = v;
+		p = run;
 	}
-	*v = (struct mvar){ root, base, size, NULL, 0, NULL };
-	rc = var_map(v);
-	if (rc) {
-		free(v);
-		goto out;
-	}
-	xgpulib_dbg("__managed__ variables at %#llx (%llu bytes): coherent",
-		    (unsigned long long)base, (unsigned long long)size);
-	v->next = mvars;
-	mvars = v;
-out:
 	pthread_mutex_unlock(&mv_mu);
 	return rc;
 }
