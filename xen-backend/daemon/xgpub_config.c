@@ -88,9 +88,9 @@ int xgpub_config_reload(char *err, size_t len)
 	if (rc >= 0 && check_host(&cfg.next, err, len))
 		rc = -1;
 	if (rc < 0) {
-		xgpub_err("config %s refused, the %d rule%s in force stay: %s",
-			  cfg.path, cfg.rules.n, cfg.rules.n == 1 ? "" : "s",
-			  err);
+		xgpub_err("config %s refused, keeping the %d rule%s in "
+			  "force: %s", cfg.path, cfg.rules.n,
+			  cfg.rules.n == 1 ? "" : "s", err);
 		return -1;
 	}
 	cfg.rules = cfg.next;
