@@ -345,7 +345,13 @@ install: all
 	[ -e $(DESTDIR)/etc/default/xen-gpubackd ] || install -D -m 0644 \
 		tools/hotplug/xen-gpubackd.default \
 		$(DESTDIR)/etc/default/xen-gpubackd
+	# the per-domain rules: an example, all comments (xgpu.conf(5)); an
+	# administrator's file is kept
+	[ -e $(DESTDIR)/etc/xen/xgpu.conf ] || install -D -m 0644 \
+		tools/xgpu.conf $(DESTDIR)/etc/xen/xgpu.conf
 	install -D -m 0644 tools/xgpu.1 $(DESTDIR)$(PREFIX)/share/man/man1/xgpu.1
+	install -D -m 0644 tools/xgpu.conf.5 \
+		$(DESTDIR)$(PREFIX)/share/man/man5/xgpu.conf.5
 	install -D -m 0644 tools/xen-gpubackd.8 \
 		$(DESTDIR)$(PREFIX)/share/man/man8/xen-gpubackd.8
 	install -D -m 0644 tools/completion/xgpu \
