@@ -653,7 +653,24 @@ int main(int argc, char **argv)
 			opt.jit_cache = optarg;
 			break;
 		case 'F':
-			config_path = optarg;
+			/* read again after daemon() went to / */
+			if (optarg[0] != '/') {
+				static char abs_path[4096];
+				char cwd[2048];
+
+				if (!getcwd(cwd, sizeof(cwd)) ||
+				    snprintf(abs_path, sizeof(abs_path), "%s/%s",
+					     cwd, optarg) >=
+				    (int)sizeof(abs_path)) {
+					fprintf(stderr, "xen-gpubackd: --config: "
+						"cannot make '%s' absolute\n",
+						optarg);
+					return 2;
+				}
+				config_path = abs_path;
+			} else {
+				config_path = optarg;
+			}
 			break;
 		case 'L':
 			if (num_opt(c, optarg, 0, 86400000, &v))
