@@ -83,10 +83,10 @@ struct dev {
 /* 0, or the exit status (message printed) */
 static int dev_open(struct dev *d, int argc, char **argv)
 {
-	if (argc < 2 || argc > 3)
-		return XGPU_EXIT_USAGE;
 	unsigned int domid, devid = 0;
 
+	if (argc < 2 || argc > 3)
+		return XGPU_EXIT_USAGE;
 	if (argc == 3) {
 		char *end = NULL;
 		unsigned long v = strtoul(argv[2], &end, 10);

@@ -288,12 +288,12 @@ const struct xgpu_rule *xgpu_rules_match(const struct xgpu_rules *rules,
 
 const struct xgpu_rule *xgpu_rules_settings(const struct xgpu_rules *rules,
 					    const char *name,
-					    const struct xgpu_dom_settings *defaults,
+					    const struct xgpu_dom_settings *def,
 					    struct xgpu_dom_settings *out)
 {
 	const struct xgpu_rule *r = xgpu_rules_match(rules, name);
 
-	*out = *defaults;
+	*out = *def;
 	if (!r)
 		return NULL;
 	out->attach = r->attach;

@@ -82,13 +82,13 @@ int xgpu_rules_load(const char *path, struct xgpu_rules *out, char *err,
 const struct xgpu_rule *xgpu_rules_match(const struct xgpu_rules *rules,
 					 const char *name);
 /*
- * A domain's settings: *out starts as *defaults (attach in the defaults is
+ * A domain's settings: *out starts as *def (attach in the defaults is
  * whether a domain without a rule gets a device: false) and takes what
  * the first matching rule gives.  The rule, or NULL when none matches.
  */
 const struct xgpu_rule *xgpu_rules_settings(const struct xgpu_rules *rules,
 					    const char *name,
-					    const struct xgpu_dom_settings *defaults,
+					    const struct xgpu_dom_settings *def,
 					    struct xgpu_dom_settings *out);
 /* the keys a rule accepts, for messages */
 extern const char xgpu_rules_keys[];
