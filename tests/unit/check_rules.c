@@ -112,7 +112,10 @@ START_TEST(rules_bad_lines)
 		"pattern");
 	refused("12 weight=1\n", 1, "rules match domain names, not domain "
 		"ids");
-	refused("vm-\x01 weight=1\n", 1, "printable ASCII");
+	refused("vm-\x01 weight=1\n", 1, "printable ASCII (byte 0x01)");
+	refused("vm-1 weight=1\x1b[2J\n", 1, "printable ASCII (byte 0x1b)");
+	refused("vm-1 cap=5 # ok: caf\xc3\xa9\nvm-\xc3\xa9\n", 2,
+		"printable ASCII (byte 0xc3)");
 	refused("x123456789012345678901234567890123456789012345678901234567890"
 		"1234 weight=1\n", 1, "pattern longer than 63");
 	refused("vm-* weight=1\nother\nvm-* weight=2\n", 3, "repeats the "

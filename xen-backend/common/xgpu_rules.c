@@ -131,12 +131,8 @@ static int pattern(struct xgpu_rule *r, const char *w, unsigned int ln,
 	if (strlen(w) >= sizeof(r->pattern))
 		return fail(err, len, ln, "pattern longer than %zu characters",
 			    sizeof(r->pattern) - 1);
-	for (const char *p = w; *p; p++) {
-		if ((unsigned char)*p < 0x21 || (unsigned char)*p > 0x7e)
-			return fail(err, len, ln, "pattern has a character "
-				    "outside printable ASCII");
+	for (const char *p = w; *p; p++)
 		digits &= *p >= '0' && *p <= '9';
-	}
 	if (digits)
 		return fail(err, len, ln, "'%s': rules match domain names, "
 			    "not domain ids", w);
@@ -152,6 +148,13 @@ static int parse_line(char *s, unsigned int ln, struct xgpu_rules *out,
 	char *save = NULL, *w;
 
 	*(s + strcspn(s, "#")) = 0;
+	/* outside comments: printable ASCII (messages quote the words) */
+	for (const char *p = s; *p; p++)
+		if (!strchr(blanks, *p) &&
+		    ((unsigned char)*p < 0x21 || (unsigned char)*p > 0x7e))
+			return fail(err, len, ln, "a character outside "
+				    "printable ASCII (byte 0x%02x) outside a "
+				    "comment", (unsigned char)*p);
 	w = strtok_r(s, blanks, &save);
 	if (!w)
 		return 0;
