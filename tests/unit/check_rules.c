@@ -301,6 +301,43 @@ START_TEST(config_reload_keeps)
 }
 END_TEST
 
+/* a worker's options: the daemon's, quota and GPU from the rule */
+START_TEST(config_worker_opts)
+{
+	const char *p = tmp_file("w.conf", "vm-1 quota-mb=64 gpu=1\n"
+				 "vm-2 weight=3\nvm-3 quota-mb=0\n", 53);
+	const struct xgpub_options d = {
+		.driver_path = "/x/libcuda.so.1", .gpu = 0,
+		.quota = 8ull << 20, .pin_quota = 5, .spin_us = 7,
+	};
+	struct xgpub_options o;
+
+	xgpub_config_init(p, 0, 8ull << 20, 2, true);
+	ck_assert_int_eq(xgpub_config_reload(err, sizeof(err)), 0);
+	xgpub_config_worker_opts("vm-1", &d, &o);
+	ck_assert_uint_eq(o.quota, 64ull << 20);
+	ck_assert_int_eq(o.gpu, 1);
+	ck_assert_str_eq(o.driver_path, d.driver_path);
+	ck_assert_uint_eq(o.pin_quota, 5);
+	ck_assert_uint_eq(o.spin_us, 7);
+	/* a rule without them: the daemon's */
+	xgpub_config_worker_opts("vm-2", &d, &o);
+	ck_assert_uint_eq(o.quota, 8ull << 20);
+	ck_assert_int_eq(o.gpu, 0);
+	/* quota-mb=0: no limit for that domain */
+	xgpub_config_worker_opts("vm-3", &d, &o);
+	ck_assert_uint_eq(o.quota, 0);
+	/* no rule, no name */
+	xgpub_config_worker_opts("db", &d, &o);
+	ck_assert_uint_eq(o.quota, 8ull << 20);
+	ck_assert_int_eq(o.gpu, 0);
+	o.gpu = 9;
+	xgpub_config_worker_opts("", &d, &o);
+	ck_assert_int_eq(o.gpu, 0);
+	ck_assert_uint_eq(o.quota, 8ull << 20);
+}
+END_TEST
+
 START_TEST(config_limit_needs_sched)
 {
 	const char *p = tmp_file("s.conf", "vm-* gpu-limit-ms=10\n", 21);
@@ -339,6 +376,7 @@ static Suite *rules_suite(void)
 	tcase_add_test(tc, rules_load);
 	tcase_add_checked_fixture(cfg, NULL, cleanup);
 	tcase_add_test(cfg, config_reload_keeps);
+	tcase_add_test(cfg, config_worker_opts);
 	tcase_add_test(cfg, config_limit_needs_sched);
 	suite_add_tcase(s, tc);
 	suite_add_tcase(s, cfg);

@@ -57,6 +57,19 @@ const struct xgpu_rule *xgpub_config_domain(const char *name,
 	return xgpu_rules_settings(&cfg.rules, name, &cfg.defaults, out);
 }
 
+void xgpub_config_worker_opts(const char *name,
+			      const struct xgpub_options *daemon_opt,
+			      struct xgpub_options *out)
+{
+	struct xgpu_dom_settings s;
+
+	*out = *daemon_opt;
+	if (!xgpub_config_domain(name, &s))
+		return;
+	out->quota = s.quota;
+	out->gpu = (int)s.gpu;
+}
+
 /* what the file asks that this daemon cannot give: 0, or -1 and err */
 static int check_host(const struct xgpu_rules *r, char *err, size_t len)
 {

@@ -44,6 +44,13 @@ const struct xgpu_rules *xgpub_config_rules(void);
 const struct xgpu_rule *xgpub_config_domain(const char *name,
 					    struct xgpu_dom_settings *out);
 
+struct xgpub_options;
+/* the options a worker of domain name runs with: the daemon's, with the
+ * device memory quota and GPU of the domain's rule */
+void xgpub_config_worker_opts(const char *name,
+			      const struct xgpub_options *daemon_opt,
+			      struct xgpub_options *out);
+
 /* hooks run after a reload took effect */
 void xgpub_guest_rules_changed(void);		/* xgpub_guest.c */
 void xgpub_xen_rules_changed(void);		/* xgpub_xen.c */

@@ -63,10 +63,7 @@ static int chan_main(void *p)
 static void spawn_channel(struct xgpub_xen *x, struct xdev *d,
 			  struct xch *c)
 {
-	struct chan_arg a = {
-		d->domid, d->devid, c->n, x->lim, *x->opt
-	};
-	struct xgpu_dom_settings s;
+	struct chan_arg a = { d->domid, d->devid, c->n, x->lim, { 0 } };
 	struct xgpub_child info;
 	char *name = NULL, path[192];
 	pid_t pid;
@@ -83,10 +80,7 @@ static void spawn_channel(struct xgpub_xen *x, struct xdev *d,
 		snprintf(info.proc, sizeof(info.proc), "%s", name);
 		free(name);
 	}
-	if (xgpub_config_domain(info.name, &s)) {
-		a.opt.quota = s.quota;
-		a.opt.gpu = (int)s.gpu;
-	}
+	xgpub_config_worker_opts(info.name, x->opt, &a.opt);
 	pid = xgpub_spawn(&info, -1, chan_main, &a);
 	if (pid < 0) {
 		char be[160];
