@@ -116,12 +116,16 @@ all: $(GUEST_LIB) $(NVML_LIB) $(BACKEND) $(CLI)
 
 # the CLI: a table of subcommands, a file per subcommand or small group;
 # it speaks the control protocol of xen-backend/include/xgpu_ctl.h
-CLI_SRCS := $(sort $(wildcard tools/xgpu/*.c))
+# (with what it shares with the daemon: xgpu.conf's parser, a device's
+# xenstore nodes)
+CLI_SRCS := $(sort $(wildcard tools/xgpu/*.c)) \
+	xen-backend/common/xgpu_rules.c xen-backend/common/xgpu_xsdev.c
 
 $(CLI): $(CLI_SRCS) $(wildcard tools/xgpu/*.h) $(HEADERS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(CFLAGS_BASE) -Ixen-backend/include -Ischeduler -o $@ \
+	$(Q)$(CC) $(CFLAGS_BASE) -Ixen-backend/include -Ixen-backend/common \
+		-Ixen-backend/transport -Ischeduler -o $@ \
 		$(CLI_SRCS) $(LDFLAGS) $(XEN_LIBS) $(LDSAN) -lpthread
 
 CALLS_INPUTS := shared-ring/xgpuif-ops.h shared-ring/xgpuif-ops-module.h shared-ring/xgpuif-ops-nvml.h \
@@ -341,7 +345,13 @@ install: all
 	[ -e $(DESTDIR)/etc/default/xen-gpubackd ] || install -D -m 0644 \
 		tools/hotplug/xen-gpubackd.default \
 		$(DESTDIR)/etc/default/xen-gpubackd
+	# the per-domain rules: an example, all comments (xgpu.conf(5)); an
+	# administrator's file is kept
+	[ -e $(DESTDIR)/etc/xen/xgpu.conf ] || install -D -m 0644 \
+		tools/xgpu.conf $(DESTDIR)/etc/xen/xgpu.conf
 	install -D -m 0644 tools/xgpu.1 $(DESTDIR)$(PREFIX)/share/man/man1/xgpu.1
+	install -D -m 0644 tools/xgpu.conf.5 \
+		$(DESTDIR)$(PREFIX)/share/man/man5/xgpu.conf.5
 	install -D -m 0644 tools/xen-gpubackd.8 \
 		$(DESTDIR)$(PREFIX)/share/man/man8/xen-gpubackd.8
 	install -D -m 0644 tools/completion/xgpu \

@@ -142,12 +142,14 @@ fi
 cat >"$TMP/backend.want" <<EOF
 /etc/default/xen-gpubackd
 /etc/xen/scripts/xgpu
+/etc/xen/xgpu.conf
 /lib/systemd/system/xen-gpubackd.service
 /lib/udev/rules.d/65-xgpu.rules
 /usr/sbin/xen-gpubackd
 /usr/sbin/xgpu
 /usr/share/bash-completion/completions/xgpu
 /usr/share/man/man1/xgpu.1.gz
+/usr/share/man/man5/xgpu.conf.5.gz
 /usr/share/man/man8/xen-gpubackd.8.gz
 EOF
 files_of "$B" >"$TMP/backend.have"
@@ -159,7 +161,8 @@ else
 fi
 
 if grep -qx /etc/default/xen-gpubackd "$TMP/backend/ctl/conffiles" 2>/dev/null &&
-	grep -qx /etc/xen/scripts/xgpu "$TMP/backend/ctl/conffiles"; then
+	grep -qx /etc/xen/scripts/xgpu "$TMP/backend/ctl/conffiles" &&
+	grep -qx /etc/xen/xgpu.conf "$TMP/backend/ctl/conffiles"; then
 	pass backend-conffiles
 else
 	fail backend-conffiles "conffiles: $(tr '\n' ' ' <"$TMP/backend/ctl/conffiles" 2>/dev/null)"

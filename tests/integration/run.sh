@@ -141,6 +141,8 @@ if make -s -o all O="$O" install DESTDIR="$TMP/inst" PREFIX=/usr \
 	grep -q '^ExecStart=/usr/sbin/xen-gpubackd ' \
 		"$TMP/inst/etc/systemd/system/xen-gpubackd.service" &&
 	[ -f "$TMP/inst/usr/share/man/man8/xen-gpubackd.8" ] &&
+	[ -f "$TMP/inst/usr/share/man/man5/xgpu.conf.5" ] &&
+	[ -f "$TMP/inst/etc/xen/xgpu.conf" ] &&
 	[ -f "$TMP/inst/usr/share/bash-completion/completions/xgpu" ] &&
 	! grep -q '^Requires=' \
 		"$TMP/inst/etc/systemd/system/xen-gpubackd.service"; then
@@ -149,6 +151,43 @@ else
 	fail install-prefix "PREFIX=/usr not followed (see $TMP/inst.out)"
 	tail -n 5 "$TMP/inst.out" | sed 's/^/    /'
 fi
+
+# ---- (f3b) xgpu config check: xgpu.conf's rules checked without a daemon ---
+# 0 for a good file (the example installed in /etc/xen included), 2 and one
+# line "FILE:LINE: what, accepted" for a bad one, 1 for a missing FILE
+
+CLI=$O/bin/xgpu
+CC_=$TMP/cc.conf
+why=
+# check FILE STATUS PATTERN: `config check FILE` exits STATUS, says PATTERN
+check_conf() {
+	local out
+	out=$("$CLI" config check "$1" 2>&1)
+	r=$?
+	if [ "$r" -ne "$2" ] || ! printf '%s\n' "$out" | grep -qE -- "$3"; then
+		why="${why}$(basename "$1"): status $r (want $2), said: $out; "
+	elif [ "$2" = 2 ] && [ "$(printf '%s\n' "$out" | wc -l)" -ne 1 ]; then
+		why="${why}$(basename "$1"): more than one line: $out; "
+	fi
+}
+printf '# lab\nvm-* weight=512 cap=50 quota-mb=8192 gpu-limit-ms=5000 gpu=0\n\nbatch-? attach=no\n' >"$CC_"
+check_conf "$CC_" 0 "cc.conf: 2 rules, good"
+check_conf tools/xgpu.conf 0 "0 rules, good"
+printf 'vm-1 weight=1\n\nvm-* wait=3\n' >"$TMP/cc-key.conf"
+check_conf "$TMP/cc-key.conf" 2 "^xgpu: .*cc-key.conf:3: unknown key 'wait' \(accepted: weight=1..65535 cap=0..100 quota-mb=N gpu-limit-ms=N gpu=N attach=yes\|no\)$"
+printf 'vm-* cap=150\n' >"$TMP/cc-range.conf"
+check_conf "$TMP/cc-range.conf" 2 "cc-range.conf:1: cap: '150' is not a whole number from 0 to 100"
+printf 'a\nb\na weight=3\n' >"$TMP/cc-dup.conf"
+check_conf "$TMP/cc-dup.conf" 2 "cc-dup.conf:3: 'a' repeats the pattern of line 1"
+printf 'weight=3\n' >"$TMP/cc-nopat.conf"
+check_conf "$TMP/cc-nopat.conf" 2 "cc-nopat.conf:1: a rule starts with a domain name or pattern"
+check_conf "$TMP/no-such.conf" 1 "no-such.conf: no such file"
+check_conf "$TMP" 1 "not a regular file"
+"$CLI" config >/dev/null 2>&1; r=$?
+[ "$r" = 2 ] || why="${why}'xgpu config' alone: status $r (want 2, usage); "
+if [ -z "$why" ]; then pass config-check; else fail config-check "$why"; fi
+# the daemon's rules: one rule, changed by the cli-config step
+printf 'vm-* weight=512\n' >"$TMP/xgpu.conf"
 
 # ---- (f4) the benchmarks' plots (bench/plot.sh, gnuplot) --------------------
 
@@ -219,7 +258,7 @@ MPORT=$((20000 + $$ % 20000))
 "$BACKEND" --local "$SOCK" --control "$TMP/control.sock" --foreground \
 	--driver "$FAKECUDA" --pinned-mb 48 --jit-cache "$TMP/jit" \
 	--metrics "127.0.0.1:$MPORT" ${WUSER:+--worker-user "$WUSER"} \
-	>"$LOG" 2>&1 &
+	--config "$TMP/xgpu.conf" >"$LOG" 2>&1 &
 DPID=$!
 for _ in $(seq 100); do
 	[ -S "$SOCK" ] && break
@@ -265,6 +304,41 @@ if [ -x "$CLI" ]; then
 		fail cli-list "the running guest is not listed: $(X list --json)"
 	fi
 	wait "$sp"
+	# xgpu.conf: the rules in force, a refused reload keeps them (exit 1,
+	# the line, one log line), SIGHUP and `config reload` read it again
+	why=
+	X config show | grep -qE '^ +1 +vm-\* +yes +512 +- ' ||
+		why="show at start: $(X config show 2>&1); "
+	printf 'vm-* weight=512\ndb cap=x\n' >"$TMP/xgpu.conf"
+	X config reload >"$TMP/reload.out" 2>&1; r=$?
+	[ "$r" = 1 ] && grep -q "xgpu.conf:2: cap: 'x'" "$TMP/reload.out" ||
+		why="${why}bad reload: status $r, $(cat "$TMP/reload.out"); "
+	X config show | grep -q 'xgpu.conf: 1 rule(s) in force' &&
+		X config show --json | grep -q '"pattern": "vm-\*", "attach": "yes", "weight": 512' ||
+		why="${why}rules changed by a refused file: $(X config show --json); "
+	[ "$(grep -c "refused, keeping the 1 rule in force: .*xgpu.conf:2" "$LOG")" = 1 ] ||
+		why="${why}no one log line for the refused file; "
+	printf 'db cap=20 gpu-limit-ms=300\nvm-* weight=700 attach=no\n' >"$TMP/xgpu.conf"
+	kill -HUP "$DPID"
+	for _ in $(seq 50); do
+		X config show 2>/dev/null | grep -qE '^ +2 +vm-\* +no +700 ' && break
+		sleep 0.1
+	done
+	X config show | grep -qE '^ +1 +db +yes +- +20 +- +300 +- *$' ||
+		why="${why}SIGHUP: $(X config show 2>&1); "
+	kill -0 "$DPID" 2>/dev/null || why="${why}the daemon died of SIGHUP; "
+	# the settings of a domain named by a rule, until given others
+	X sched-credit -d db | grep -qE '^db +- +- +256 +20 +300' ||
+		why="${why}db's settings from its rule: $(X sched-credit -d db); "
+	printf 'vm-* weight=9\n' >"$TMP/xgpu.conf"
+	X config reload | grep -q "rule(s) in force" ||
+		why="${why}reload: $(X config reload 2>&1); "
+	X config show --json | grep -q '"weight": 9,' ||
+		why="${why}reload not in force: $(X config show --json); "
+	# local clients are no domains: no rule applies to them
+	X sched-credit -d local:vm-1 | grep -qE 'local:vm-1 +- +- +256 +0 ' ||
+		why="${why}a local key took a rule: $(X sched-credit -d local:vm-1); "
+	if [ -z "$why" ]; then pass cli-config; else fail cli-config "$why"; fi
 	# VCPU coordination is for Xen domains: off here, said so, and
 	# switching it on is refused with the reason
 	why=

@@ -10,7 +10,8 @@
 #                     the daemon's options in place
 #   step_domu_boot    domu-boot: two PV DomUs, each says hello
 #   step_platform     platform: is the emulated machine sound?
-#   step_hotplug      hotplug: xgpu attach, the hotplug script, the daemon
+#   step_hotplug      hotplug: xgpu attach (domu1), a rule of xgpu.conf
+#                     (domu2), the hotplug script, the daemon
 #   step_basic        domu1-basic, domu2-basic
 #
 # Sets what the later steps (dom0-steps-guests.sh) use: D1 and D2 (the
@@ -58,6 +59,11 @@ hotplug_path() {
 			chmod 0755 /etc/xen/scripts/xgpu
 	fi
 	echo "XGPUBACKD_OPTS=\"$XGPUBACKD_OPTS\"" >/etc/default/xen-gpubackd
+	# domu2's device comes from a rule of xgpu.conf (the daemon gives it
+	# when it starts), domu1's from `xgpu attach`; 256: the default weight
+	# the later steps expect
+	[ "$DEBUG_MANUAL_ATTACH" = 1 ] ||
+		echo "domu2 weight=256   # xgpu.conf(5)" >/etc/xen/xgpu.conf
 	# (debug/measurement: the daemon without libxenstore.so.4, polling)
 	[ -n "${XGPUB_XENSTORE:-}" ] &&
 		echo "export XGPUB_XENSTORE=$XGPUB_XENSTORE" >>/etc/default/xen-gpubackd
@@ -180,7 +186,7 @@ step_platform() {
 	fi
 }
 
-# ---- step hotplug: xgpu attach, hotplug script, daemon ----------------------
+# ---- step hotplug: xgpu attach, xgpu.conf, hotplug script, daemon ----------
 
 # debug only (DEBUG_MANUAL_ATTACH=1): the nodes `xgpu attach` would write,
 # and the daemon and hotplug-status the hotplug script would provide
@@ -218,14 +224,23 @@ step_hotplug() {
 		elif [ ! -x /etc/xen/scripts/xgpu ]; then
 			why="no hotplug script (tools/hotplug/xgpu is missing); "
 		else
-			for n in domu1 domu2; do
-				timeout 30 xgpu attach $n >"/tmp/attach-$n.log" 2>&1 ||
-					why="${why}xgpu attach $n: exit $? ($(tail -n 1 /tmp/attach-$n.log)); "
-			done
+			# domu1 by hand; its hotplug script starts the daemon,
+			# which gives domu2 its device by the rule of
+			# /etc/xen/xgpu.conf (hotplug_path)
+			timeout 30 xgpu attach domu1 >/tmp/attach-domu1.log 2>&1 ||
+				why="${why}xgpu attach domu1: exit $? ($(tail -n 1 /tmp/attach-domu1.log)); "
 			for d in $D1 $D2; do
 				wait_xs 20 "/local/domain/0/backend/xgpu/$d/0" hotplug_ok "$d" ||
 					why="${why}domain $d: no hotplug-status=connected after 20 s; "
 			done
+			auto_said() {
+				logread 2>/dev/null | grep -q "dom$D2 (domu2): xgpu device 0 attached (/etc/xen/xgpu.conf line 1: domu2)"
+			}
+			wait_until 5 auto_said ||
+				why="${why}the daemon does not say it attached domu2 by its rule; "
+			timeout 20 xgpu config show >/tmp/config.out 2>&1 &&
+				grep -qE '^ +1 +domu2 +yes +256 ' /tmp/config.out ||
+				why="${why}xgpu config show: $(tr '\n' ' ' </tmp/config.out); "
 		fi
 		# (nothing to wait for when the toolstack pieces are missing)
 		case $why in
@@ -260,13 +275,13 @@ step_hotplug() {
 			;;
 		esac
 		if [ -z "$why" ]; then
-			pass "hotplug (daemon pid $XPID, ${MODE#xenstore }; xgpu list: both domains idle)"
+			pass "hotplug (domu1 by xgpu attach, domu2 by its rule of xgpu.conf; daemon pid $XPID, ${MODE#xenstore }; xgpu list: both domains idle)"
 		else
 			fail hotplug "$why"
 			show "hotplug.log: " /var/log/xgpu-hotplug.log
 			logread 2>/dev/null | grep -E 'xen-gpubackd|xgpu-hotplug' |
 				tail -n 15 | sed 's/^/    daemon log: /'
-			for n in domu1 domu2; do show "attach-$n: " /tmp/attach-$n.log; done
+			show "attach-domu1: " /tmp/attach-domu1.log
 		fi
 	fi
 }

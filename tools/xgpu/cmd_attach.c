@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
  * cmd_attach.c: `xgpu attach` and `xgpu detach`, which give a domain an
- * xgpu device or take it away by writing xenstore as a toolstack would;
- * the kernel's xen-backend bus then runs the hotplug script.
+ * xgpu device or take it away by writing xenstore as a toolstack would
+ * (the nodes: xen-backend/common/xgpu_xsdev.c, which the daemon also
+ * writes for the rules of xgpu.conf); the kernel's xen-backend bus then
+ * runs the hotplug script.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -14,6 +15,7 @@
 #include <xen/io/xenbus.h>
 
 #include "xgpuif.h"
+#include "xgpu_xsdev.h"
 #include "ctl.h"
 #include "subcommands.h"
 
@@ -46,22 +48,18 @@ static int find_domid(struct xs_handle *xs, const char *dom, unsigned int *out)
 	return -1;
 }
 
-static bool xs_put(struct xs_handle *xs, xs_transaction_t t, const char *dir,
-		   const char *node, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
-
-static bool xs_put(struct xs_handle *xs, xs_transaction_t t, const char *dir,
-		   const char *node, const char *fmt, ...)
-{
-	char path[256], val[128];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(val, sizeof(val), fmt, ap);
-	va_end(ap);
-	snprintf(path, sizeof(path), "%s/%s", dir, node);
-	return xs_write(xs, t, path, val, strlen(val));
-}
+/* the static library's functions, for the device's nodes
+ * (xgpu_xsdev.c) */
+static const struct xgpub_xs xs_cli = {
+	.name = "libxenstore",
+	.read = xs_read,
+	.write = xs_write,
+	.rm = xs_rm,
+	.mkdir = xs_mkdir,
+	.set_permissions = xs_set_permissions,
+	.transaction_start = xs_transaction_start,
+	.transaction_end = xs_transaction_end,
+};
 
 static struct xs_handle *xs_or_die(void)
 {
@@ -79,16 +77,16 @@ static struct xs_handle *xs_or_die(void)
  * xenstore directories */
 struct dev {
 	struct xs_handle *xs;
-	unsigned int domid, devid;
-	char be[128], fe[128];
+	struct xgpu_xsdev dev;
 };
 
 /* 0, or the exit status (message printed) */
 static int dev_open(struct dev *d, int argc, char **argv)
 {
+	unsigned int domid, devid = 0;
+
 	if (argc < 2 || argc > 3)
 		return XGPU_EXIT_USAGE;
-	d->devid = 0;
 	if (argc == 3) {
 		char *end = NULL;
 		unsigned long v = strtoul(argv[2], &end, 10);
@@ -98,20 +96,17 @@ static int dev_open(struct dev *d, int argc, char **argv)
 				"number from 0 to 255\n", argv[0], argv[2]);
 			return XGPU_EXIT_USAGE;
 		}
-		d->devid = (unsigned int)v;
+		devid = (unsigned int)v;
 	}
 	d->xs = xs_or_die();
 	/* Dom0 serves the device: it cannot be its guest */
-	if (find_domid(d->xs, argv[1], &d->domid) ||
-	    (d->domid == 0 && !strcmp(argv[0], "attach"))) {
+	if (find_domid(d->xs, argv[1], &domid) ||
+	    (domid == 0 && !strcmp(argv[0], "attach"))) {
 		fprintf(stderr, "xgpu: no such domain: %s\n", argv[1]);
 		xs_close(d->xs);
 		return XGPU_EXIT_FAIL;
 	}
-	snprintf(d->be, sizeof(d->be), "/local/domain/0/backend/%s/%u/%u",
-		 XGPUIF_XEN_DEVTYPE, d->domid, d->devid);
-	snprintf(d->fe, sizeof(d->fe), "/local/domain/%u/device/%s/%u",
-		 d->domid, XGPUIF_XEN_DEVTYPE, d->devid);
+	xgpu_xsdev_paths(&d->dev, domid, devid);
 	return 0;
 }
 
@@ -130,76 +125,26 @@ static long xs_long(struct xs_handle *xs, const char *dir, const char *node)
 	return n;
 }
 
-/* both directories in one transaction: true, or false with errno set */
-static bool dev_write(const struct dev *d, xs_transaction_t t)
-{
-	/* backend: ours, readable by the guest; frontend: the guest's,
-	 * readable by us (as libxl sets them) */
-	struct xs_permissions bperm[2] = {
-		{ .id = 0, .perms = XS_PERM_NONE },
-		{ .id = d->domid, .perms = XS_PERM_READ },
-	};
-	struct xs_permissions fperm[2] = {
-		{ .id = d->domid, .perms = XS_PERM_NONE },
-		{ .id = 0, .perms = XS_PERM_READ },
-	};
-	struct xs_handle *xs = d->xs;
-
-	return xs_mkdir(xs, t, d->be) &&
-	       xs_set_permissions(xs, t, d->be, bperm, 2) &&
-	       xs_put(xs, t, d->be, "frontend", "%s", d->fe) &&
-	       xs_put(xs, t, d->be, "frontend-id", "%u", d->domid) &&
-	       xs_put(xs, t, d->be, "online", "1") &&
-	       xs_put(xs, t, d->be, "state", "%d", XenbusStateInitialising) &&
-	       xs_mkdir(xs, t, d->fe) &&
-	       xs_set_permissions(xs, t, d->fe, fperm, 2) &&
-	       xs_put(xs, t, d->fe, "backend", "%s", d->be) &&
-	       xs_put(xs, t, d->fe, "backend-id", "0") &&
-	       xs_put(xs, t, d->fe, "state", "%d", XenbusStateInitialising);
-}
-
 int cmd_attach(int argc, char **argv)
 {
 	struct dev d;
 	int rc = dev_open(&d, argc, argv);
-	unsigned int len;
-	char *v;
 
 	if (rc)
 		return rc;
-	rc = XGPU_EXIT_FAIL;
-	v = xs_read(d.xs, XBT_NULL, d.be, &len);
-	if (v) {
-		free(v);
+	rc = xgpu_xsdev_create(&xs_cli, d.xs, &d.dev);
+	if (rc == -EEXIST) {
 		fprintf(stderr, "xgpu: domain %u already has xgpu device %u\n",
-			d.domid, d.devid);
-		goto out;
+			d.dev.domid, d.dev.devid);
+		rc = XGPU_EXIT_FAIL;
+	} else if (rc) {
+		fprintf(stderr, "xgpu: cannot write xenstore: %s\n",
+			strerror(-rc));
+		rc = XGPU_EXIT_FAIL;
+	} else {
+		printf("domain %u: xgpu device %u attached\n", d.dev.domid,
+		       d.dev.devid);
 	}
-	for (int tries = 0; tries < 10; tries++) {
-		xs_transaction_t t = xs_transaction_start(d.xs);
-
-		if (t == XBT_NULL)
-			break;
-		if (!dev_write(&d, t)) {
-			int e = errno;
-
-			xs_transaction_end(d.xs, t, true);
-			fprintf(stderr, "xgpu: cannot write xenstore: %s\n",
-				strerror(e));
-			goto out;
-		}
-		if (xs_transaction_end(d.xs, t, false)) {
-			printf("domain %u: xgpu device %u attached\n", d.domid,
-			       d.devid);
-			rc = 0;
-			goto out;
-		}
-		if (errno != EAGAIN)
-			break;
-	}
-	fprintf(stderr, "xgpu: xenstore transaction failed: %s\n",
-		strerror(errno));
-out:
 	xs_close(d.xs);
 	return rc;
 }
@@ -212,25 +157,24 @@ int cmd_detach(int argc, char **argv)
 
 	if (rc)
 		return rc;
-	if (xs_long(d.xs, d.be, "frontend-id") < 0) {
+	if (xs_long(d.xs, d.dev.be, "frontend-id") < 0) {
 		fprintf(stderr, "xgpu: domain %u has no xgpu device %u\n",
-			d.domid, d.devid);
+			d.dev.domid, d.dev.devid);
 		xs_close(d.xs);
 		return XGPU_EXIT_FAIL;
 	}
 	/* as the toolstack does: ask the frontend to close, give it time */
-	xs_put(d.xs, XBT_NULL, d.be, "online", "0");
-	xs_put(d.xs, XBT_NULL, d.be, "state", "%d", XenbusStateClosing);
+	xgpu_xsdev_close(&xs_cli, d.xs, &d.dev);
 	for (int i = 0; i < 50; i++) {
-		st = xs_long(d.xs, d.fe, "state");
+		st = xs_long(d.xs, d.dev.fe, "state");
 		if (st < 0 || st == XenbusStateClosed ||
 		    st == XenbusStateInitialising)
 			break;
 		usleep(100000);
 	}
-	xs_rm(d.xs, XBT_NULL, d.fe);
-	xs_rm(d.xs, XBT_NULL, d.be);
-	printf("domain %u: xgpu device %u detached\n", d.domid, d.devid);
+	xgpu_xsdev_remove(&xs_cli, d.xs, &d.dev);
+	printf("domain %u: xgpu device %u detached\n", d.dev.domid,
+	       d.dev.devid);
 	xs_close(d.xs);
 	return 0;
 }

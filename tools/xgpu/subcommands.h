@@ -14,5 +14,6 @@ int cmd_top(int argc, char **argv);
 int cmd_sched_credit(int argc, char **argv);	/* cmd_sched.c */
 int cmd_stats(int argc, char **argv);		/* cmd_stats.c */
 int cmd_vcpu(int argc, char **argv);
+int cmd_config(int argc, char **argv);		/* cmd_config.c */
 
 #endif /* XGPU_SUBCOMMANDS_H */

@@ -51,6 +51,14 @@ static const struct cmd_spec cmd_table[] = {
 	  "(Xen VCPU weights follow GPU weights; a\n"
 	  "domain whose GPU work completed gets PCT%\n"
 	  "of its weight for MS ms)" },
+	{ "config", cmd_config,
+	  "check [FILE]\n"
+	  "reload\n"
+	  "show [--json]",
+	  "per-domain rules, xgpu.conf(5): check a\n"
+	  "file (default /etc/xen/xgpu.conf; bad:\n"
+	  "exit 2), have the daemon read its file\n"
+	  "again, show the rules it has in force" },
 	{ "help", cmd_help, "", "this text" },
 };
 

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "xgpuif.h"
+#include "xgpub_config.h"
 #include "xgpub_ctl.h"
 #include "xgpub_guest.h"
 #include "xgpub_reply.h"
@@ -194,6 +195,48 @@ static int cmd_sched_credit(struct xgpub_reply *r, int argc, char **argv)
 	return 0;
 }
 
+/* config [reload]: the rules in force, after reading the file again */
+static int cmd_config(struct xgpub_reply *r, int argc, char **argv)
+{
+	const struct xgpu_rules *rules;
+	char err[512];
+
+	if (argc == 1 && strcmp(argv[0], XGPU_CTL_CONFIG_RELOAD))
+		return -EINVAL;
+	if (argc == 1 && xgpub_config_reload(err, sizeof(err))) {
+		xgpub_reply(r, XGPU_CTL_ERROR " %s\n", err);
+		return 0;
+	}
+	rules = xgpub_config_rules();
+	strncpy(err, xgpub_config_path(), sizeof(err) - 1);
+	err[sizeof(err) - 1] = 0;
+	xgpub_reply_word(err);
+	xgpub_reply(r, XGPU_CTL_OK "\n" XGPU_CTL_REC_CONFIG " path=%s "
+		    "rules=%d\n", err, rules->n);
+	for (int i = 0; i < rules->n; i++) {
+		const struct xgpu_rule *u = &rules->r[i];
+		char n[5][16];
+		const uint32_t v[5] = { u->weight, u->cap, u->quota_mb,
+					u->limit_ms, u->gpu };
+		const unsigned int bit[5] = { XGPU_RULE_WEIGHT, XGPU_RULE_CAP,
+			XGPU_RULE_QUOTA, XGPU_RULE_LIMIT, XGPU_RULE_GPU };
+
+		for (int k = 0; k < 5; k++)
+			snprintf(n[k], sizeof(n[k]), "%s", XGPU_CTL_NONE);
+		for (int k = 0; k < 5; k++)
+			if (u->has & bit[k])
+				snprintf(n[k], sizeof(n[k]), "%u", v[k]);
+		/* a pattern is printable ASCII without blanks; '=' is
+		 * refused by the parser */
+		xgpub_reply(r, XGPU_CTL_REC_RULE " line=%u pattern=%s "
+			    "attach=%s weight=%s cap=%s quota_mb=%s "
+			    "limit_ms=%s gpu=%s\n", u->line, u->pattern,
+			    u->attach ? "yes" : "no", n[0], n[1], n[2], n[3],
+			    n[4]);
+	}
+	return 0;
+}
+
 /*
  * A command writes its whole reply, "error" lines included; it returns
  * -EINVAL, having written nothing, when its arguments do not fit `args`.
@@ -212,6 +255,7 @@ static const struct ctl_cmd ctl_cmds[] = {
 	  "[GUEST WEIGHT CAP [LIMIT_MS]]" },
 	{ XGPU_CTL_CMD_STATS, 0, 0, xgpub_sched_stats, "" },
 	{ XGPU_CTL_CMD_VCPU, 0, 2, xgpub_vcpu_ctl, "[on [PCT[:MS]] | off]" },
+	{ XGPU_CTL_CMD_CONFIG, 0, 1, cmd_config, "[" XGPU_CTL_CONFIG_RELOAD "]" },
 };
 
 static void dispatch(struct xgpub_reply *r, int argc, char **argv)

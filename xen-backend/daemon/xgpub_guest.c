@@ -10,7 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "xgpub_config.h"
 #include "xgpub_guest.h"
+#include "xgpub_sched_glue.h"
 #include "xgpub_reply.h"
 
 static struct xgpub_guest guests[XGPUB_GUESTS_MAX];
@@ -73,6 +75,26 @@ static void keep(struct xgpub_guest *to, const struct xgpub_guest *from)
 	*to = k;
 }
 
+/*
+ * The settings of a key nobody gave settings for: a domain's rule of
+ * xgpu.conf (xgpub_config.h), else the defaults.  Keys of local clients
+ * and of domains without a name have no rule.
+ */
+static void key_defaults(const char *key, uint32_t *weight, uint32_t *cap,
+			 uint32_t *limit_ms)
+{
+	struct xgpu_dom_settings s = {
+		.weight = XGPU_SCHED_WEIGHT_DEFAULT,
+		.cap = XGPU_CTL_CAP_NONE,
+	};
+
+	if (strncmp(key, "local:", 6) && strncmp(key, "domid:", 6))
+		xgpub_config_domain(key, &s);
+	*weight = s.weight;
+	*cap = s.cap;
+	*limit_ms = s.limit_ms;
+}
+
 /* g's key is now key: it takes the settings given for that key */
 static void set_key(struct xgpub_guest *g, const char *key)
 {
@@ -86,11 +108,39 @@ static void set_key(struct xgpub_guest *g, const char *key)
 	snprintf(g->key, sizeof(g->key), "%s", key);
 	o = find_key(g, key);
 	g->set = o && o->set;
-	g->weight = o ? o->weight : XGPU_SCHED_WEIGHT_DEFAULT;
-	g->cap = o ? o->cap : XGPU_CTL_CAP_NONE;
-	g->limit_ms = o ? o->limit_ms : 0;
+	if (o) {
+		g->weight = o->weight;
+		g->cap = o->cap;
+		g->limit_ms = o->limit_ms;
+	} else if (g->kind == XGPUB_CHILD_XEN) {
+		key_defaults(key, &g->weight, &g->cap, &g->limit_ms);
+	} else {
+		g->weight = XGPU_SCHED_WEIGHT_DEFAULT;
+		g->cap = XGPU_CTL_CAP_NONE;
+		g->limit_ms = 0;
+	}
 	if (o && !o->kind)
 		memset(o, 0, sizeof(*o));	/* g keeps them now */
+}
+
+void xgpub_guest_rules_changed(void)
+{
+	struct xgpub_guest *g;
+
+	/* guests whose settings nobody gave take their new rule's */
+	xgpub_guest_for_each(g) {
+		uint32_t w, cap, lim;
+
+		if (g->set || g->kind != XGPUB_CHILD_XEN || !g->settled)
+			continue;
+		key_defaults(g->key, &w, &cap, &lim);
+		if (w == g->weight && cap == g->cap && lim == g->limit_ms)
+			continue;
+		g->weight = w;
+		g->cap = cap;
+		g->limit_ms = lim;
+		xgpub_sched_settings_changed(g->key);
+	}
 }
 
 /* a local client's name arrives with its handshake, in the worker */
@@ -339,9 +389,13 @@ void xgpub_guest_settings(const char *key, uint32_t *weight, uint32_t *cap,
 {
 	const struct xgpub_guest *g = find_key(NULL, key);
 
-	*weight = g ? g->weight : XGPU_SCHED_WEIGHT_DEFAULT;
-	*cap = g ? g->cap : XGPU_CTL_CAP_NONE;
-	*limit_ms = g ? g->limit_ms : 0;
+	if (!g) {
+		key_defaults(key, weight, cap, limit_ms);
+		return;
+	}
+	*weight = g->weight;
+	*cap = g->cap;
+	*limit_ms = g->limit_ms;
 }
 
 /* entries that hold given settings (guests of one key counted each) */

@@ -38,9 +38,11 @@
 #include "xgpub_metrics.h"
 #include "xgpub_sched_glue.h"
 #include "xgpub_vcpu_glue.h"
+#include "xgpub_config.h"
 
 static volatile sig_atomic_t stop_requested;
 static volatile sig_atomic_t child_exited;
+static volatile sig_atomic_t reload_requested;
 static struct xgpub_xen *xen;
 
 static const char *const default_drivers[] = {
@@ -61,6 +63,9 @@ static void usage(FILE *f)
 "  -x, --xen              serve the xenbus backend of device type xgpu\n"
 "  -l, --local PATH       listen on the Unix socket PATH\n"
 "  -s, --sched POLICY     GPU scheduler: credit (default), fifo, off\n"
+"      --config FILE      per-domain settings and devices, xgpu.conf(5)\n"
+"                         (default " XGPU_CONFIG_DEFAULT "; read again on\n"
+"                         SIGHUP or `xgpu config reload`; missing: no rules)\n"
 "      --gpu-limit-ms N   end a guest whose GPU work (one kernel) runs\n"
 "                         longer than N ms: it gets CUDA_ERROR_LAUNCH_TIMEOUT\n"
 "                         (default 0: no limit; needs the scheduler)\n"
@@ -108,6 +113,8 @@ static void on_signal(int sig)
 {
 	if (sig == SIGCHLD)
 		child_exited = 1;
+	else if (sig == SIGHUP)
+		reload_requested = 1;
 	else
 		stop_requested = 1;
 }
@@ -344,6 +351,7 @@ static const struct option lopts[] = {
 	{ "control", required_argument, NULL, 'c' },
 	{ "sched", required_argument, NULL, 's' },
 	{ "gpu-limit-ms", required_argument, NULL, 'L' },
+	{ "config", required_argument, NULL, 'F' },
 	{ "max-channels", required_argument, NULL, 'C' },
 	{ "max-local-per-user", required_argument, NULL, 'U' },
 	{ "vcpu-coord", required_argument, NULL, 'V' },
@@ -528,6 +536,8 @@ int main(int argc, char **argv)
 	};
 	int bfd = -1;
 	const char *path = NULL, *pidfile = NULL;
+	const char *config_path = XGPU_CONFIG_DEFAULT;
+	int ngpus = -1;
 	const char *ctl_path = XGPU_CTL_PATH_DEFAULT;
 	const char *sched_policy = "credit";
 	unsigned int max_local_per_user = 64;
@@ -644,6 +654,26 @@ int main(int argc, char **argv)
 			}
 			opt.jit_cache = optarg;
 			break;
+		case 'F':
+			/* read again after daemon() went to / */
+			if (optarg[0] != '/') {
+				static char abs_path[4096];
+				char cwd[2048];
+
+				if (!getcwd(cwd, sizeof(cwd)) ||
+				    snprintf(abs_path, sizeof(abs_path), "%s/%s",
+					     cwd, optarg) >=
+				    (int)sizeof(abs_path)) {
+					fprintf(stderr, "xen-gpubackd: --config: "
+						"cannot make '%s' absolute\n",
+						optarg);
+					return 2;
+				}
+				config_path = abs_path;
+			} else {
+				config_path = optarg;
+			}
+			break;
 		case 'L':
 			if (num_opt(c, optarg, 0, 86400000, &v))
 				return 2;
@@ -755,6 +785,7 @@ int main(int argc, char **argv)
 				  opt.gpu, n, n == 1 ? "" : "s", n - 1);
 			return 2;
 		}
+		ngpus = n;
 	}
 
 	if (opt.max_data_pages < lim.max_data_pages)
@@ -783,6 +814,7 @@ int main(int argc, char **argv)
 	sigaction(SIGCHLD, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	if (path)
 		xgpub_info("listening on %s", path);
@@ -792,6 +824,11 @@ int main(int argc, char **argv)
 	if (kfd == -2)
 		return 1;
 	xgpub_vcpu_start(use_xen, vcpu_on, boost_pct, boost_ms);
+	/* before the Xen backend's first look: the rules say which domains
+	 * get a device (a bad file: no rules, one line in the log) */
+	xgpub_config_init(config_path, opt.gpu, opt.quota, ngpus,
+			  strcmp(sched_policy, "off") != 0);
+	xgpub_config_reload(msg, sizeof(msg));
 	if (use_xen) {
 		xen = xgpub_xen_start(&lim, &opt);
 		if (!xen) {
@@ -820,6 +857,10 @@ int main(int argc, char **argv)
 		uint64_t now = xgpub_now_ns(), wait_ns = 1000000000u;
 		struct timespec ts;
 
+		if (reload_requested) {
+			reload_requested = 0;
+			xgpub_config_reload(msg, sizeof(msg));
+		}
 		if (now - last_tick >= 1000000000u) {
 			last_tick = now;
 			xgpub_guests_tick(now);

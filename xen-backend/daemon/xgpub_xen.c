@@ -2,13 +2,15 @@
 /*
  * xgpub_xen.c: the Xen transport, daemon side.
  *
- * The toolstack (`xgpu attach`) creates backend/xgpu/<domid>/<devid> and
- * the frontend's device/xgpu/<devid>; the kernel's xen-backend bus runs
- * the hotplug script, which starts this daemon if needed and writes
- * hotplug-status.  The daemon watches its backend directory, each
- * device's frontend directory and @releaseDomain, and on every event
- * looks at the whole picture again (a level-triggered state machine: a
- * lost or coalesced watch event cannot leave a device stuck):
+ * The toolstack (`xgpu attach`, or this daemon for a new domain that a
+ * rule of xgpu.conf gives a device: autoattach() below) creates
+ * backend/xgpu/<domid>/<devid> and the frontend's device/xgpu/<devid>;
+ * the kernel's xen-backend bus runs the hotplug script, which starts
+ * this daemon if needed and writes hotplug-status.  The daemon watches
+ * its backend directory, each device's frontend directory,
+ * @introduceDomain and @releaseDomain, and on every event looks at the
+ * whole picture again (a level-triggered state machine: a lost or
+ * coalesced watch event cannot leave a device stuck):
  *
  *   device: hotplug-status connected -> publish limits, InitWait;
  *           frontend Initialised + protocol-version 1 -> Connected;
@@ -47,9 +49,11 @@
 
 #include <xen/io/xenbus.h>
 
+#include "xgpub_config.h"
 #include "xgpub_daemon.h"
 #include "xgpub_xen.h"
 #include "xgpub_xen_state.h"
+#include "xgpu_xsdev.h"
 
 static struct xgpub_xen *the_xen;
 
@@ -227,6 +231,86 @@ static void step_device(struct xgpub_xen *x, struct xdev *d)
 	xgpub_xen_scan_channels(x, d, be_st == XenbusStateConnected);
 }
 
+/* ---- the rules of xgpu.conf: a device for a new domain ----------------- */
+
+/*
+ * Domains that appeared since the last look, and whose rule says attach,
+ * get device 0 as `xgpu attach` gives it (common/xgpu_xsdev.c); the
+ * hotplug script and the state machine then run as for any device.  Each
+ * domain is looked at once (until it goes, or the rules are read again):
+ * a device the administrator detached stays detached.  A domain without
+ * its name yet is looked at again with the next event.
+ */
+static void autoattach(struct xgpub_xen *x)
+{
+	static uint8_t present[AUTO_DOMIDS];
+	char **doms;
+	unsigned int n = 0;
+
+	doms = xgpub_xs->directory(x->xs, XBT_NULL, "/local/domain", &n);
+	if (!doms)
+		return;
+	memset(present, 0, sizeof(present));
+	for (unsigned int i = 0; i < n; i++) {
+		int64_t domid = xgpub_xs_dirent(doms[i], AUTO_DOMIDS - 1);
+		struct xgpu_dom_settings s;
+		const struct xgpu_rule *r;
+		struct xgpu_xsdev dev;
+		char name[64];
+		int rc;
+
+		if (domid <= 0)
+			continue;
+		present[domid] = 1;
+		if (x->autoattach[domid] != AUTO_UNSEEN)
+			continue;
+		dom_name(x, (uint32_t)domid, name, sizeof(name));
+		if (!name[0])
+			continue;	/* the toolstack is still writing it */
+		r = xgpub_config_domain(name, &s);
+		if (!r || !s.attach) {
+			x->autoattach[domid] = AUTO_NONE;
+			continue;
+		}
+		xgpu_xsdev_paths(&dev, (unsigned int)domid, 0);
+		rc = xgpu_xsdev_create(xgpub_xs, x->xs, &dev);
+		if (rc == -EEXIST) {
+			x->autoattach[domid] = AUTO_DONE;	/* has one */
+			continue;
+		}
+		if (rc) {
+			xgpub_err("dom%u (%s): cannot attach an xgpu device "
+				  "(%s line %u): %s", (unsigned int)domid,
+				  name, xgpub_config_path(), r->line,
+				  strerror(-rc));
+			x->autoattach[domid] = AUTO_FAILED;
+			continue;
+		}
+		x->autoattach[domid] = AUTO_DONE;
+		xgpub_info("dom%u (%s): xgpu device 0 attached (%s line %u: "
+			   "%s)", (unsigned int)domid, name,
+			   xgpub_config_path(), r->line, r->pattern);
+	}
+	free(doms);
+	for (unsigned int d = 1; d < AUTO_DOMIDS; d++)
+		if (!present[d])
+			x->autoattach[d] = AUTO_UNSEEN;
+}
+
+void xgpub_xen_rules_changed(void)
+{
+	struct xgpub_xen *x = the_xen;
+
+	if (!x)
+		return;
+	/* domains that had no rule, or whose attach failed, are looked at
+	 * again under the new rules */
+	for (unsigned int d = 0; d < AUTO_DOMIDS; d++)
+		if (x->autoattach[d] != AUTO_DONE)
+			x->autoattach[d] = AUTO_UNSEEN;
+	xgpub_xen_poll(x);
+}
+
 static void scan(struct xgpub_xen *x)
 {
 	char **doms, path[128];
@@ -244,6 +328,7 @@ static void scan(struct xgpub_xen *x)
 			xgpub_xs->rm(x->xs, XBT_NULL, path);
 		}
 	}
+	autoattach(x);
 	doms = xgpub_xs->directory(x->xs, XBT_NULL, BE_ROOT, &ndom);
 	for (unsigned int i = 0; doms && i < ndom; i++) {
 		char **devs;
@@ -252,10 +337,16 @@ static void scan(struct xgpub_xen *x)
 
 		if (domid <= 0)
 			continue;
-		if (!xgpub_xen_dom_alive(x->xs, (unsigned int)domid))
-			continue;
 		snprintf(path, sizeof(path), BE_ROOT "/%u",
 			 (unsigned int)domid);
+		if (!xgpub_xen_dom_alive(x->xs, (unsigned int)domid)) {
+			/* left by a domain that went before we served it
+			 * (its id may come back with another domain) */
+			xgpub_info("dom%u: domain gone; removing its backend "
+				   "nodes", (unsigned int)domid);
+			xgpub_xs->rm(x->xs, XBT_NULL, path);
+			continue;
+		}
 		devs = xgpub_xs->directory(x->xs, XBT_NULL, path, &ndev);
 		for (unsigned int j = 0; devs && j < ndev; j++) {
 			int64_t devid = xgpub_xs_dirent(devs[j], 255);
@@ -360,6 +451,7 @@ struct xgpub_xen *xgpub_xen_start(const struct xgpub_xen_limits *lim,
 	if (xgpub_xs->watches &&
 	    (!xgpub_xs->watch(x->xs, BE_ROOT, "be") ||
 	     !xgpub_xs->watch(x->xs, "@releaseDomain", "rel") ||
+	     !xgpub_xs->watch(x->xs, "@introduceDomain", "intro") ||
 	     (x->fd = xgpub_xs->fileno(x->xs)) < 0)) {
 		snprintf(why, sizeof(why), "%s: %s", xgpub_xs->name,
 			 strerror(errno));

@@ -26,6 +26,7 @@
 
 #include <xen/io/xenbus.h>
 
+#include "xgpub_config.h"
 #include "xgpub_daemon.h"
 #include "xgpub_worker.h"
 #include "xgpub_xen_state.h"
@@ -35,7 +36,9 @@
 struct chan_arg {
 	uint32_t domid, devid, ch;
 	struct xgpub_xen_limits lim;
-	const struct xgpub_options *opt;
+	/* the daemon's, with the quota and GPU of the domain's rule of
+	 * xgpu.conf (the child has its own copy of this) */
+	struct xgpub_options opt;
 };
 
 static int chan_main(void *p)
@@ -54,15 +57,13 @@ static int chan_main(void *p)
 
 	if (xgpub_xen_chan_open(a->domid, a->devid, a->ch, &a->lim, &t))
 		return 3;
-	return xgpub_worker_run(t, a->opt);
+	return xgpub_worker_run(t, &a->opt);
 }
 
 static void spawn_channel(struct xgpub_xen *x, struct xdev *d,
 			  struct xch *c)
 {
-	struct chan_arg a = {
-		d->domid, d->devid, c->n, x->lim, x->opt
-	};
+	struct chan_arg a = { d->domid, d->devid, c->n, x->lim, { 0 } };
 	struct xgpub_child info;
 	char *name = NULL, path[192];
 	pid_t pid;
@@ -79,6 +80,7 @@ static void spawn_channel(struct xgpub_xen *x, struct xdev *d,
 		snprintf(info.proc, sizeof(info.proc), "%s", name);
 		free(name);
 	}
+	xgpub_config_worker_opts(info.name, x->opt, &a.opt);
 	pid = xgpub_spawn(&info, -1, chan_main, &a);
 	if (pid < 0) {
 		char be[160];

@@ -55,6 +55,10 @@ struct xdev {
 	struct xch ch[MAX_CH];
 };
 
+/* what a domain's rule of xgpu.conf did (xgpub_xen.c, auto-attach) */
+enum { AUTO_UNSEEN, AUTO_NONE, AUTO_DONE, AUTO_FAILED };
+#define AUTO_DOMIDS 0x7ff0u	/* domids below DOMID_FIRST_RESERVED */
+
 struct xgpub_xen {
 	struct xs_handle *xs;
 	bool polling;		/* no watches: look every POLL_MS */
@@ -63,6 +67,8 @@ struct xgpub_xen {
 	struct xgpub_xen_limits lim;
 	const struct xgpub_options *opt;	/* what workers run with */
 	struct xdev dev[MAX_DEVS];
+	/* per domid: AUTO_*, reset when the domain is gone */
+	uint8_t autoattach[AUTO_DOMIDS];
 };
 
 /*

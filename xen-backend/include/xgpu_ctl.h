@@ -67,6 +67,15 @@
  *          boost_ms=<%.1f> rate=<hypercalls per second per domain>
  *     dom id=<domid> key=<key> gpu_weight=<n> base=<n> target=<n>
  *         current=<n> boosted=0|1 boosts=<n> skipped=<n> hypercalls=<n>
+ *
+ * config [reload]
+ *   The rules of xgpu.conf in force (xgpu.conf(5)), after reading the
+ *   file again with "reload" (a file that is refused: "error <path>:
+ *   <line>: <why>", and the rules in force stay):
+ *     config path=<file> rules=<n>
+ *     rule line=<n> pattern=<pattern> attach=yes|no weight=<n|->
+ *          cap=<n|-> quota_mb=<n|-> limit_ms=<n|-> gpu=<n|->
+ *   "-": the rule does not say (the daemon's default).
  */
 #ifndef XGPU_CTL_H
 #define XGPU_CTL_H
@@ -95,6 +104,8 @@
 #define XGPU_CTL_CMD_SCHED_CREDIT	"sched-credit"
 #define XGPU_CTL_CMD_STATS		"stats"
 #define XGPU_CTL_CMD_VCPU		"vcpu"
+#define XGPU_CTL_CMD_CONFIG		"config"
+#define XGPU_CTL_CONFIG_RELOAD		"reload"
 
 /* records */
 #define XGPU_CTL_REC_VERSION	"version"
@@ -103,6 +114,8 @@
 #define XGPU_CTL_REC_STATS	"stats"
 #define XGPU_CTL_REC_VCPU	"vcpu"
 #define XGPU_CTL_REC_DOM	"dom"
+#define XGPU_CTL_REC_CONFIG	"config"
+#define XGPU_CTL_REC_RULE	"rule"
 
 /* none: a value that is not there, or an argument that leaves a
  * setting as it is */

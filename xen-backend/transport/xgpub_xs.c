@@ -18,7 +18,8 @@
 /* the library's functions we call: field f of struct xgpub_xs is xs_<f> */
 #define XS_FUNCTIONS(X)							\
 	X(open) X(close) X(directory) X(read) X(write) X(rm) X(watch)	\
-	X(unwatch) X(fileno) X(check_watch)
+	X(unwatch) X(fileno) X(check_watch) X(mkdir) X(set_permissions)	\
+	X(transaction_start) X(transaction_end)
 
 #define XS_STATIC(f) .f = xs_##f,
 #define XS_SYMBOL(f) { "xs_" #f, offsetof(struct xgpub_xs, f) },

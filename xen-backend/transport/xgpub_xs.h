@@ -41,6 +41,15 @@ struct xgpub_xs {
 			const char *token);
 	int (*fileno)(struct xs_handle *h);
 	char **(*check_watch)(struct xs_handle *h);
+	/* what a device's creation needs (common/xgpu_xsdev.c) */
+	bool (*mkdir)(struct xs_handle *h, xs_transaction_t t,
+		      const char *path);
+	bool (*set_permissions)(struct xs_handle *h, xs_transaction_t t,
+				const char *path, struct xs_permissions *perms,
+				unsigned int num_perms);
+	xs_transaction_t (*transaction_start)(struct xs_handle *h);
+	bool (*transaction_end)(struct xs_handle *h, xs_transaction_t t,
+				bool abort);
 };
 
 /* the library in use: the static one until xgpub_xs_load() found more */

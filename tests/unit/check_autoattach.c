@@ -1,0 +1,273 @@
+// SPDX-License-Identifier: MIT
+/*
+ * check_autoattach.c: the daemon's Xen backend against an xenstore in
+ * memory (xs_fake.h): a domain whose name a rule of xgpu.conf matches gets
+ * device 0, written as `xgpu attach` writes it (both use
+ * common/xgpu_xsdev.c), at start and when it appears; other domains,
+ * attach=no rules and Dom0 get none; a device the administrator removed
+ * is not given again; a domain that goes loses its backend nodes, and a
+ * new domain with its id is looked at afresh; a reload gives devices to
+ * domains that had no rule; xenstore refusing is logged once.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <xen/io/xenbus.h>
+
+#include "xgpub.h"
+#include "xgpub_config.h"
+#include "xgpub_transport.h"
+#include "xgpub_xen.h"
+#include "xs_fake.h"
+#include "check_run.h"
+
+#define BE	"/local/domain/0/backend/xgpu"
+
+static char conf[64];
+static struct xgpub_xen *X;
+static char err[1024];
+
+static void write_conf(const char *text)
+{
+	FILE *f = fopen(conf, "w");
+
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void domain(unsigned int domid, const char *name)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/local/domain/%u/name", domid);
+	xs_fake_put(path, name);
+}
+
+static void domain_gone(unsigned int domid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/local/domain/%u", domid);
+	xs_fake_rm(NULL, 0, path);
+}
+
+/* does domid have device 0, with every node `xgpu attach` writes? */
+static bool has_device(unsigned int domid)
+{
+	char be[96], fe[96], p[160], want[96];
+	const struct xs_fake_node *n;
+
+	snprintf(be, sizeof(be), BE "/%u/0", domid);
+	snprintf(fe, sizeof(fe), "/local/domain/%u/device/xgpu/0", domid);
+	if (!xs_fake_get(be))
+		return false;
+	snprintf(p, sizeof(p), "%s/frontend", be);
+	ck_assert_str_eq(xs_fake_get(p), fe);
+	snprintf(p, sizeof(p), "%s/frontend-id", be);
+	snprintf(want, sizeof(want), "%u", domid);
+	ck_assert_str_eq(xs_fake_get(p), want);
+	snprintf(p, sizeof(p), "%s/online", be);
+	ck_assert_str_eq(xs_fake_get(p), "1");
+	snprintf(p, sizeof(p), "%s/backend", fe);
+	ck_assert_str_eq(xs_fake_get(p), be);
+	snprintf(p, sizeof(p), "%s/backend-id", fe);
+	ck_assert_str_eq(xs_fake_get(p), "0");
+	snprintf(p, sizeof(p), "%s/state", fe);
+	ck_assert_str_eq(xs_fake_get(p), "1");
+	/* the backend Dom0's, readable by the domain; the frontend the
+	 * domain's, readable by Dom0 */
+	n = xs_fake_find(be);
+	ck_assert_int_eq(n->nperms, 2);
+	ck_assert_uint_eq(n->perm_owner, 0);
+	ck_assert_uint_eq(n->perm_read, domid);
+	n = xs_fake_find(fe);
+	ck_assert_int_eq(n->nperms, 2);
+	ck_assert_uint_eq(n->perm_owner, domid);
+	ck_assert_uint_eq(n->perm_read, 0);
+	return true;
+}
+
+static void start(const char *rules)
+{
+	snprintf(conf, sizeof(conf), "/tmp/check_autoattach.XXXXXX");
+	ck_assert_int_ge(mkstemp(conf), 0);
+	write_conf(rules);
+	xs_fake_install();
+	domain(0, "Domain-0");
+	xgpub_config_init(conf, 0, 0, 1, true);
+	ck_assert_int_eq(xgpub_config_reload(err, sizeof(err)), 0);
+}
+
+static void go(void)
+{
+	static const struct xgpub_xen_limits lim = { 0, 256, 16 };
+	static const struct xgpub_options opt = { .gpu = 0 };
+
+	X = xgpub_xen_start(&lim, &opt);
+	ck_assert_ptr_nonnull(X);
+}
+
+static void teardown(void)
+{
+	if (X)
+		xgpub_xen_stop(X);
+	X = NULL;
+	if (conf[0])
+		unlink(conf);
+}
+
+START_TEST(auto_at_start_and_new)
+{
+	start("vm-no attach=no weight=5\n"
+	      "vm-* weight=512 cap=50\n"
+	      "* attach=no\n");
+	domain(3, "vm-1");
+	domain(4, "db");
+	domain(7, "vm-no");
+	go();
+	/* at start: the domains there whose rule says attach */
+	ck_assert(has_device(3));
+	ck_assert(!has_device(4));
+	ck_assert(!has_device(7));
+	ck_assert(!has_device(0));
+	ck_assert_ptr_null(xs_fake_get("/local/domain/0/device/xgpu"));
+	/* a new domain: at the next look */
+	domain(5, "vm-5");
+	xgpub_xen_poll(X);
+	ck_assert(has_device(5));
+	/* one without its name yet: once it has one */
+	xs_fake_put("/local/domain/6/vm", "/vm/x");
+	xgpub_xen_poll(X);
+	ck_assert(!has_device(6));
+	domain(6, "vm-6");
+	xgpub_xen_poll(X);
+	ck_assert(has_device(6));
+	/* the auto-attached device goes through the handshake as any */
+	xs_fake_put(BE "/3/0/hotplug-status", "connected");
+	xgpub_xen_poll(X);
+	ck_assert_str_eq(xs_fake_get(BE "/3/0/state"), "2");	/* InitWait */
+	ck_assert_ptr_nonnull(xs_fake_get(BE "/3/0/max-channels"));
+}
+END_TEST
+
+START_TEST(auto_detached_stays)
+{
+	start("vm-* weight=512\n");
+	domain(3, "vm-1");
+	go();
+	ck_assert(has_device(3));
+	/* xgpu detach */
+	xs_fake_rm(NULL, 0, "/local/domain/3/device/xgpu/0");
+	xs_fake_rm(NULL, 0, BE "/3/0");
+	xgpub_xen_poll(X);
+	xgpub_xen_poll(X);
+	ck_assert(!has_device(3));
+	/* nor after a reload: the domain had its device */
+	ck_assert_int_eq(xgpub_config_reload(err, sizeof(err)), 0);
+	ck_assert(!has_device(3));
+}
+END_TEST
+
+START_TEST(auto_domain_goes)
+{
+	start("vm-* weight=512\n");
+	domain(3, "vm-1");
+	go();
+	ck_assert(has_device(3));
+	domain_gone(3);
+	xgpub_xen_poll(X);
+	ck_assert_ptr_null(xs_fake_get(BE "/3"));
+	ck_assert_ptr_null(xs_fake_get(BE "/3/0"));
+	/* its id again, another domain: looked at afresh */
+	domain(3, "db");
+	xgpub_xen_poll(X);
+	ck_assert(!has_device(3));
+	domain_gone(3);
+	xgpub_xen_poll(X);
+	domain(3, "vm-again");
+	xgpub_xen_poll(X);
+	ck_assert(has_device(3));
+	/* backend nodes of a domain that is not there: removed */
+	xs_fake_put(BE "/9/0/frontend", "/local/domain/9/device/xgpu/0");
+	xgpub_xen_poll(X);
+	ck_assert_ptr_null(xs_fake_get(BE "/9"));
+}
+END_TEST
+
+START_TEST(auto_has_one)
+{
+	start("vm-* weight=512\n");
+	domain(3, "vm-1");
+	/* given by xgpu attach before the daemon started: left as it is */
+	xs_fake_put(BE "/3/0/frontend", "/local/domain/3/device/xgpu/0");
+	xs_fake_put(BE "/3/0/mark", "admin");
+	go();
+	ck_assert_str_eq(xs_fake_get(BE "/3/0/mark"), "admin");
+	ck_assert_ptr_null(xs_fake_get(BE "/3/0/online"));
+}
+END_TEST
+
+START_TEST(auto_reload)
+{
+	start("vm-* weight=512\n");
+	domain(4, "db");
+	go();
+	ck_assert(!has_device(4));
+	/* a refused file changes nothing */
+	write_conf("db weight=2 bogus=1\n");
+	ck_assert_int_eq(xgpub_config_reload(err, sizeof(err)), -1);
+	xgpub_xen_poll(X);
+	ck_assert(!has_device(4));
+	/* a good one gives the domain its device now */
+	write_conf("db weight=2\n");
+	ck_assert_int_eq(xgpub_config_reload(err, sizeof(err)), 0);
+	ck_assert(has_device(4));
+}
+END_TEST
+
+START_TEST(auto_refused)
+{
+	int w;
+
+	start("vm-* weight=512\n");
+	domain(3, "vm-1");
+	xs_fake_refuse_mkdir = true;
+	go();
+	ck_assert(!has_device(3));
+	ck_assert_ptr_null(xs_fake_get(BE "/3"));
+	/* not tried again at every look (nor logged again) */
+	w = xs_fake_writes;
+	xgpub_xen_poll(X);
+	ck_assert_int_eq(xs_fake_writes, w);
+	/* a reload tries again */
+	xs_fake_refuse_mkdir = false;
+	ck_assert_int_eq(xgpub_config_reload(err, sizeof(err)), 0);
+	ck_assert(has_device(3));
+}
+END_TEST
+
+static Suite *autoattach_suite(void)
+{
+	Suite *s = suite_create("autoattach");
+	TCase *tc = tcase_create("autoattach");
+
+	tcase_add_checked_fixture(tc, NULL, teardown);
+	tcase_add_test(tc, auto_at_start_and_new);
+	tcase_add_test(tc, auto_detached_stays);
+	tcase_add_test(tc, auto_domain_goes);
+	tcase_add_test(tc, auto_has_one);
+	tcase_add_test(tc, auto_reload);
+	tcase_add_test(tc, auto_refused);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	/* each case starts a backend of its own on a fresh xenstore */
+	return check_run(autoattach_suite(), true);
+}

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * xgpu_rules.h: the administrator's per-domain GPU settings, the file
+ * /etc/xen/xgpu.conf (xgpu.conf(5)), read by xen-gpubackd (--config) and
+ * checked by `xgpu config check`; both link xgpu_rules.c.
+ *
+ * One rule a line: a domain name or a glob pattern (fnmatch(3): *, ?,
+ * [...]), then KEY=VALUE words; '#' starts a comment, blank lines are
+ * skipped.  The first rule whose pattern matches a domain's name is the
+ * domain's; the others are not looked at.
+ *
+ *   vm-*      weight=512 cap=50 quota-mb=8192 gpu-limit-ms=5000 gpu=0
+ *   batch-?   attach=no weight=64
+ *
+ * A file with any bad line is refused as a whole, with that line's number
+ * and what is accepted.
+ */
+#ifndef XGPU_RULES_H
+#define XGPU_RULES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define XGPU_CONFIG_DEFAULT	"/etc/xen/xgpu.conf"
+#define XGPU_RULES_MAX		256
+#define XGPU_RULE_PATTERN_MAX	64	/* NUL included */
+#define XGPU_RULES_LINE_MAX	1024	/* a line, newline excluded */
+#define XGPU_RULES_FILE_MAX	(1024 * 1024)
+/* quota-mb: up to 16 TiB; gpu: an ordinal of the host */
+#define XGPU_RULE_QUOTA_MB_MAX	(16u * 1024u * 1024u)
+#define XGPU_RULE_GPU_MAX	254u
+
+/* which keys a rule gave */
+enum {
+	XGPU_RULE_WEIGHT = 1u << 0,
+	XGPU_RULE_CAP = 1u << 1,
+	XGPU_RULE_QUOTA = 1u << 2,
+	XGPU_RULE_LIMIT = 1u << 3,
+	XGPU_RULE_GPU = 1u << 4,
+	XGPU_RULE_ATTACH = 1u << 5,
+};
+
+struct xgpu_rule {
+	char pattern[XGPU_RULE_PATTERN_MAX];
+	unsigned int line;	/* in its file */
+	unsigned int has;	/* XGPU_RULE_* given */
+	uint32_t weight;	/* 1..XGPU_SCHED_WEIGHT_MAX */
+	uint32_t cap;		/* percent of one GPU, 0: none */
+	uint32_t quota_mb;	/* device memory, 0: no limit */
+	uint32_t limit_ms;	/* GPU time limit, 0: the daemon's */
+	uint32_t gpu;		/* host GPU ordinal */
+	bool attach;		/* give matching domains a device (default) */
+};
+
+struct xgpu_rules {
+	int n;
+	struct xgpu_rule r[XGPU_RULES_MAX];
+};
+
+/* what a domain gets: the defaults, with what its rule gives */
+struct xgpu_dom_settings {
+	uint32_t weight, cap, limit_ms, gpu;
+	uint64_t quota;		/* bytes, 0: no limit */
+	bool attach;
+};
+
+/*
+ * Parse a whole file's text (NUL-terminated) into *out.  0, or -1 with
+ * *out emptied and err holding "LINE: what is wrong (what is accepted)".
+ */
+int xgpu_rules_parse(const char *text, struct xgpu_rules *out, char *err,
+		     size_t errlen);
+/*
+ * Read and parse path.  0; 1 when it does not exist (no rules, *out
+ * empty); -1 with err "PATH:LINE: ..." when a line is bad; -2 with err
+ * "PATH: why" when it cannot be read (*out empty).
+ */
+int xgpu_rules_load(const char *path, struct xgpu_rules *out, char *err,
+		    size_t errlen);
+/* the first rule matching a domain name, or NULL */
+const struct xgpu_rule *xgpu_rules_match(const struct xgpu_rules *rules,
+					 const char *name);
+/*
+ * A domain's settings: *out starts as *def (attach in the defaults is
+ * whether a domain without a rule gets a device: false) and takes what
+ * the first matching rule gives.  The rule, or NULL when none matches.
+ */
+const struct xgpu_rule *xgpu_rules_settings(const struct xgpu_rules *rules,
+					    const char *name,
+					    const struct xgpu_dom_settings *def,
+					    struct xgpu_dom_settings *out);
+/* the keys a rule accepts, for messages */
+extern const char xgpu_rules_keys[];
+
+#endif /* XGPU_RULES_H */

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * xgpu_xsdev.h: an xgpu device's xenstore nodes, written as a toolstack
+ * writes them: by `xgpu attach`/`xgpu detach` and by xen-gpubackd when a
+ * rule of xgpu.conf gives a new domain a device (xgpu_xsdev.c, linked by
+ * both).  The calls go through a table of the xenstore library's
+ * functions (xgpub_xs.h): the daemon's may be the shared library's.
+ *
+ *   backend  /local/domain/0/backend/xgpu/<domid>/<devid>:
+ *            frontend, frontend-id, online=1, state=Initialising;
+ *            owned by Dom0, readable by the domain
+ *   frontend /local/domain/<domid>/device/xgpu/<devid>:
+ *            backend, backend-id=0, state=Initialising;
+ *            owned by the domain, readable by Dom0
+ */
+#ifndef XGPU_XSDEV_H
+#define XGPU_XSDEV_H
+
+#include "xgpub_xs.h"
+
+struct xgpu_xsdev {
+	unsigned int domid, devid;
+	char be[128], fe[128];
+};
+
+void xgpu_xsdev_paths(struct xgpu_xsdev *d, unsigned int domid,
+		      unsigned int devid);
+/*
+ * Both directories in one transaction (retried while xenstore says
+ * EAGAIN).  0; -EEXIST when the backend directory is there already;
+ * -errno when xenstore refused.
+ */
+int xgpu_xsdev_create(const struct xgpub_xs *ops, struct xs_handle *xs,
+		      const struct xgpu_xsdev *d);
+/* ask the frontend to close: online=0, state=Closing */
+void xgpu_xsdev_close(const struct xgpub_xs *ops, struct xs_handle *xs,
+		      const struct xgpu_xsdev *d);
+/* remove both directories */
+void xgpu_xsdev_remove(const struct xgpub_xs *ops, struct xs_handle *xs,
+		       const struct xgpu_xsdev *d);
+
+#endif /* XGPU_XSDEV_H */

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * xgpub_config.h: the rules of xgpu.conf in force in the daemon
+ * (xgpub_config.c; the file's format: common/xgpu_rules.h, xgpu.conf(5)).
+ *
+ * A Xen domain's rule (the first whose pattern matches its name) gives it
+ * an xgpu device when it appears (xgpub_xen.c), its scheduler settings
+ * until the administrator gives others (xgpub_guest.c), and the device
+ * memory quota and GPU of its workers (xgpub_xen_chans.c).
+ *
+ * The file is read at start and again on SIGHUP or the control command
+ * `config reload`.  A missing file is no rules; a file that does not
+ * parse, or asks what this daemon cannot give (a GPU it does not have, a
+ * GPU time limit with the scheduler off), is refused as a whole: the
+ * rules in force stay, and one line says why.
+ */
+#ifndef XGPUB_CONFIG_H
+#define XGPUB_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "xgpu_rules.h"
+
+/*
+ * Where the file is and what a domain without a rule gets: gpu and quota
+ * the daemon's --gpu and --quota-mb; ngpus the host's GPUs (-1: unknown,
+ * not checked); sched whether the GPU scheduler is on.  No reading yet.
+ */
+void xgpub_config_init(const char *path, int gpu, uint64_t quota, int ngpus,
+		       bool sched);
+/*
+ * Read the file again.  0 (the new rules in force; live guests and
+ * domains that had none take theirs), or -1 with err saying why (the
+ * rules in force stay).  One log line either way.
+ */
+int xgpub_config_reload(char *err, size_t len);
+const char *xgpub_config_path(void);
+/* the rules in force (none: n == 0) */
+const struct xgpu_rules *xgpub_config_rules(void);
+/* domain name's settings (the defaults when no rule matches it); its
+ * rule, or NULL */
+const struct xgpu_rule *xgpub_config_domain(const char *name,
+					    struct xgpu_dom_settings *out);
+
+struct xgpub_options;
+/* the options a worker of domain name runs with: the daemon's, with the
+ * device memory quota and GPU of the domain's rule */
+void xgpub_config_worker_opts(const char *name,
+			      const struct xgpub_options *daemon_opt,
+			      struct xgpub_options *out);
+
+/* hooks run after a reload took effect */
+void xgpub_guest_rules_changed(void);		/* xgpub_guest.c */
+void xgpub_xen_rules_changed(void);		/* xgpub_xen.c */
+
+#endif /* XGPUB_CONFIG_H */
