@@ -38,6 +38,16 @@
 #define MAX_MCO 4096u
 
 enum { B_INVALID, B_CLEAN, B_DIRTY };
+/*
+ * A block a host function fetched: its stream is held, the GPU work after
+ * the function has not run.  Only the function's own release, when it
+ * returns, writes such a block back and invalidates it; a request of
+ * another thread meanwhile leaves it alone (writing it back through the
+ * ring, while the function still writes it, raced the function's own
+ * write-back and the kernel after it: a block of stale values on Xen).
+ */
+#define B_HF	0x80u
+#define ST(x)	((x) & ~B_HF)
 
 struct mco {
 	uint8_t *va;
@@ -215,7 +225,7 @@ static bool fault(uint8_t *p, int wr)
 	b = (size_t)(p - m->va) / blk;
 	off = b * blk;
 	len = m->size - off < blk ? m->size - off : blk;
-	switch (m->state[b]) {
+	switch (ST(m->state[b])) {
 	case B_INVALID: {
 		size_t at = off, n = clamp(m, &at, off + len);
 		CUresult rc = n ? request(m, XGPUIF_OP_MANAGED_FETCH, at, n) :
@@ -223,7 +233,8 @@ static bool fault(uint8_t *p, int wr)
 
 		if (rc)
 			failed(m, "fetching", rc);
-		m->state[b] = wr == 1 ? B_DIRTY : B_CLEAN;
+		m->state[b] = (wr == 1 ? B_DIRTY : B_CLEAN) |
+			      (hf_slot ? B_HF : 0);
 		m->nvalid++;
 		__atomic_add_fetch(&valid_total, 1, __ATOMIC_RELEASE);
 		break;
@@ -231,12 +242,13 @@ static bool fault(uint8_t *p, int wr)
 	case B_CLEAN:
 		if (wr == 0)	/* another thread fetched it meanwhile */
 			goto out;
-		m->state[b] = B_DIRTY;
+		m->state[b] = B_DIRTY | (m->state[b] & B_HF) |
+			      (hf_slot ? B_HF : 0);
 		break;
 	default:		/* made writable meanwhile */
 		goto out;
 	}
-	mprotect(m->va + off, len, m->state[b] == B_DIRTY ?
+	mprotect(m->va + off, len, ST(m->state[b]) == B_DIRTY ?
 				   PROT_READ | PROT_WRITE : PROT_READ);
 out:
 	pthread_mutex_unlock(&mg_mu);
@@ -377,11 +389,11 @@ static void release_run(struct mco *m, size_t b, size_t e)
 	for (size_t k = b; k < e;) {
 		size_t j = k, n, at = k * blk;
 
-		if (m->state[k] != B_DIRTY) {
+		if (ST(m->state[k]) != B_DIRTY) {
 			k++;
 			continue;
 		}
-		while (j < e && m->state[j] == B_DIRTY)
+		while (j < e && ST(m->state[j]) == B_DIRTY)
 			j++;
 		n = clamp(m, &at, j * blk < m->size ? j * blk : m->size);
 		if (n) {
@@ -400,25 +412,38 @@ void xgpulib_mco_release(void)
 {
 	if (!__atomic_load_n(&valid_total, __ATOMIC_ACQUIRE))
 		return;
+	size_t total = 0;
+	/* another thread than a host function's: its blocks stay */
+	uint8_t keep = hf_slot ? 0 : B_HF;
+
 	pthread_mutex_lock(&mg_mu);
 	for (unsigned int i = 0; i < nmco; i++) {
 		struct mco *m = mcos[i];
+		size_t left = 0;
 
 		for (size_t b = 0; m->nvalid && b < m->nblocks;) {
 			size_t e = b;
 
-			if (m->state[b] == B_INVALID) {
+			if (ST(m->state[b]) == B_INVALID) {
 				b++;
 				continue;
 			}
-			while (e < m->nblocks && m->state[e] != B_INVALID)
+			if (m->state[b] & keep) {
+				left++;
+				b++;
+				continue;
+			}
+			while (e < m->nblocks &&
+			       ST(m->state[e]) != B_INVALID &&
+			       !(m->state[e] & keep))
 				e++;
 			release_run(m, b, e);
 			b = e;
 		}
-		m->nvalid = 0;
+		m->nvalid = left;
+		total += left;
 	}
-	__atomic_store_n(&valid_total, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&valid_total, total, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&mg_mu);
 }
 
