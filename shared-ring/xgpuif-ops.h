@@ -773,11 +773,9 @@ struct xgpuif_green_stream_args {
  * lie in one allocation of MANAGED_ALLOC's, out of or into the guest's
  * shared pages mem (a host-memory region).  stream is the legacy stream
  * (XGPUIF_STREAM_LEGACY): the copy is GPU work, gated and charged.  A
- * fetch waits for the context's work first, unless flags has
- * XGPUIF_MF_NOSYNC (the program touched the memory in a host function,
- * which holds its stream: the copy then goes on a stream of its own).
+ * fetch waits for the context's work first; flags is 0.  A host
+ * function's blocks go through its slot instead (XGPUIF_HF_FETCH/FLUSH).
  */
-#define XGPUIF_MF_NOSYNC	1u
 
 struct xgpuif_managed_alloc_args {
 	uint64_t bytesize;

@@ -222,10 +222,9 @@ static int block_(struct xgpub_worker *w,
  * memory the GPU may use; the guest fetches only at such a touch, so
  * waiting for the context's work first is what the program waited for.
  * An error of that work is answered (the guest reports it at the next
- * call) after the copy was still tried.  A touch from a host function
- * (XGPUIF_MF_NOSYNC) cannot wait: its stream is held until it returns;
- * the copy goes on a stream of its own that waits for nobody (the work
- * before the host function on its stream is done).
+ * call) after the copy was still tried.  A host function's touch does
+ * not come here: its stream is held, so it goes through its slot to the
+ * thread that holds the stream (xgpub_managed_hostfn).
  */
 /*
  * A request made on a thread of the program with no current context (a
@@ -249,39 +248,23 @@ int xgpub_h_MANAGED_FETCH(struct xgpub_worker *w,
 			  CUstream stream)
 {
 	uint8_t *host;
-	CUstream own;
-	bool var = false;
+	bool var = false, b;
 	int rc = block(w, a, &host), rs;
 
 	(void)stream;
 	if (rc)
 		return rc;
-	if (a->flags & ~XGPUIF_MF_NOSYNC)
+	if (a->flags)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (!(a->flags & XGPUIF_MF_NOSYNC)) {
-		bool b = borrow(w);
-
-		rs = w->D->cuCtxSynchronize();
-		/* variables' pages span several of the driver's allocations,
-		 * which its copies refuse: the CPU copies them */
-		if (var)
-			memcpy(host, (void *)(uintptr_t)a->dptr, a->mem.len);
-		else
-			rc = w->D->cuMemcpyDtoH(host, a->dptr, a->mem.len);
-		unborrow(w, b);
-		return rc ? rc : rs;
-	}
-	if (var) {
+	b = borrow(w);
+	rs = w->D->cuCtxSynchronize();
+	/* variables' pages span several of the driver's allocations, which
+	 * its copies refuse: the CPU copies them */
+	if (var)
 		memcpy(host, (void *)(uintptr_t)a->dptr, a->mem.len);
-		return 0;
-	}
-	rc = w->D->cuStreamCreateWithPriority(&own, CU_STREAM_NON_BLOCKING,
-					      0);
-	if (rc)
-		return rc;
-	rc = w->D->cuMemcpyDtoHAsync(host, a->dptr, a->mem.len, own);
-	rs = w->D->cuStreamSynchronize(own);
-	w->D->cuStreamDestroy(own);
+	else
+		rc = w->D->cuMemcpyDtoH(host, a->dptr, a->mem.len);
+	unborrow(w, b);
 	return rc ? rc : rs;
 }
 
