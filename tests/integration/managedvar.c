@@ -131,6 +131,30 @@ static void attrs(const char *how, CUdeviceptr counter)
 	if (OK(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
 				     counter)) && type != CU_MEMORYTYPE_DEVICE)
 		fail("%s: memory type %u", how, type);
+	/* what cudaPointerGetAttributes asks, in one call */
+	{
+		CUpointer_attribute at[] = {
+			CU_POINTER_ATTRIBUTE_CONTEXT,
+			CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+			CU_POINTER_ATTRIBUTE_DEVICE_POINTER,
+			CU_POINTER_ATTRIBUTE_HOST_POINTER,
+			CU_POINTER_ATTRIBUTE_IS_MANAGED,
+			CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+		};
+		CUcontext ctx = NULL;
+		unsigned int t2 = 0, m2 = 0;
+		CUdeviceptr dp = 0;
+		void *hp = NULL;
+		int ord = -1;
+		void *val[] = { &ctx, &t2, &dp, &hp, &m2, &ord };
+
+		if (OK(cuPointerGetAttributes(6, at, val, counter)) &&
+		    (!ctx || t2 != CU_MEMORYTYPE_DEVICE || dp != counter ||
+		     hp != (void *)(uintptr_t)counter || m2 != 1 || ord != 0))
+			fail("%s: attributes ctx %p type %u dptr %#llx host %p "
+			     "managed %u ordinal %d", how, (void *)ctx, t2,
+			     (unsigned long long)dp, hp, m2, ord);
+	}
 	if (cuMemFree(counter) == CUDA_SUCCESS)
 		fail("%s: cuMemFree of a variable succeeded", how);
 }

@@ -763,12 +763,21 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && [ -x "$CLI" ]; then
 	XGPU_SOCKET=$SOCK setpriv --reuid=65534 --regid=65534 --clear-groups \
 		"$T/spin" 1500 >"$TMP/spoof.out" 2>&1 &
 	sp=$!
-	for _ in $(seq 50); do
-		grep -q launched "$TMP/spoof.out" && break
+	# the list is asked while the spin is alive, until its key shows
+	# (a loaded machine may take seconds to start it)
+	for _ in $(seq 200); do
+		if grep -q launched "$TMP/spoof.out"; then
+			"$CLI" -s "$TMP/control.sock" list --json \
+				>"$TMP/spoof.list" 2>&1
+			grep -q '"key": "local:u65534:spin"' \
+				"$TMP/spoof.list" && break
+		fi
+		kill -0 "$sp" 2>/dev/null || break
 		sleep 0.1
 	done
-	"$CLI" -s "$TMP/control.sock" list --json >"$TMP/spoof.list" 2>&1
 	wait "$sp"
+	[ -s "$TMP/spoof.list" ] || echo "(the spin never said launched)" \
+		>"$TMP/spoof.list"
 	chmod 700 "$TMP"
 	if ! grep -q '"key": "local:u65534:spin"' "$TMP/spoof.list"; then
 		fail name-spoof "uid 65534's spin not keyed local:u65534:spin"

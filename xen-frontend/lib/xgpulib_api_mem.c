@@ -678,11 +678,17 @@ static size_t attr_size(CUpointer_attribute attr)
 	case CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES:
 	case CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE:
 	case CU_POINTER_ATTRIBUTE_ACCESS_FLAGS:
+	case CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE:
 		return 4;
+	case CU_POINTER_ATTRIBUTE_CONTEXT:
+	case CU_POINTER_ATTRIBUTE_HOST_POINTER:
 	case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
 	case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
 	case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
 	case CU_POINTER_ATTRIBUTE_BUFFER_ID:
+	case CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID:
+	case CU_POINTER_ATTRIBUTE_MAPPING_SIZE:
+	case CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR:
 		return 8;
 	default:
 		return 0;
@@ -720,6 +726,27 @@ CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attr,
 	r = xgpulib_region_find_any((void *)(uintptr_t)ptr, 1, &off);
 	if (r && !r->var)
 		return host_attr(r, off, attr, data);
+	/* a variable's kind and addresses are the guest's (mapped at the
+	 * same address); its range and ids, the worker's allocation's */
+	if (r) {
+		switch (attr) {
+		case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
+		case CU_POINTER_ATTRIBUTE_HOST_POINTER:
+			*(void **)data = (void *)(uintptr_t)ptr;
+			return CUDA_SUCCESS;
+		case CU_POINTER_ATTRIBUTE_CONTEXT:
+		case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+		case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+		case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+		case CU_POINTER_ATTRIBUTE_MAPPED:
+			return host_attr(r, off, attr, data);
+		default:
+			break;
+		}
+	}
+	/* device memory has no host pointer */
+	if (attr == CU_POINTER_ATTRIBUTE_HOST_POINTER)
+		return CUDA_ERROR_INVALID_VALUE;
 	if (attr == CU_POINTER_ATTRIBUTE_CONTEXT) {
 		rc = xgpulib_call_POINTER_GET_ATTRIBUTE(&a, &rep);
 		if (rc == CUDA_SUCCESS)
