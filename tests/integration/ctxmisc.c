@@ -473,6 +473,45 @@ static void test_range_attrs(void)
 	end();
 }
 
+/* answers the library keeps must follow the settings that change them */
+static void test_cached_answers(CUdevice dev)
+{
+	unsigned int f0 = 0, f = 0;
+	int active = 0, n = -1;
+
+	begin("cached-answers");
+	/* the primary's flags: asked, changed, asked again */
+	WANT(CUDA_SUCCESS, cuDevicePrimaryCtxGetState(dev, &f0, &active));
+	WANT(CUDA_SUCCESS, cuDevicePrimaryCtxGetState(dev, &f, &active));
+	EXPECT(f == f0 && active, "flags %#x then %#x, active %d", f0, f,
+	       active);
+	WANT(CUDA_SUCCESS, cuDevicePrimaryCtxSetFlags_v2(
+				   dev, CU_CTX_SCHED_BLOCKING_SYNC));
+	WANT(CUDA_SUCCESS, cuDevicePrimaryCtxGetState(dev, &f, &active));
+	EXPECT((f & CU_CTX_SCHED_MASK) == CU_CTX_SCHED_BLOCKING_SYNC,
+	       "flags %#x after setting blocking sync", f);
+	WANT(CUDA_SUCCESS, cuDevicePrimaryCtxSetFlags_v2(dev, f0));
+	WANT(CUDA_SUCCESS, cuDevicePrimaryCtxGetState(dev, &f, &active));
+	EXPECT(f == f0, "flags %#x after setting %#x back", f, f0);
+	/* occupancy with more dynamic shared memory than the function may
+	 * use, then with the limit raised, then lowered again */
+	WANT(CUDA_SUCCESS, cuOccupancyMaxActiveBlocksPerMultiprocessor(
+				   &n, fill, 128, 65536));
+	EXPECT(n == 0, "%d blocks with 64 KiB over the limit", n);
+	WANT(CUDA_SUCCESS, cuFuncSetAttribute(
+		fill, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 100000));
+	WANT(CUDA_SUCCESS, cuOccupancyMaxActiveBlocksPerMultiprocessor(
+				   &n, fill, 128, 65536));
+	EXPECT(n > 0, "%d blocks with the limit raised", n);
+	WANT(CUDA_SUCCESS, cuFuncSetAttribute(
+		fill, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 49152));
+	WANT(CUDA_SUCCESS, cuOccupancyMaxActiveBlocksPerMultiprocessor(
+				   &n, fill, 128, 65536));
+	EXPECT(n == 0, "%d blocks with the limit lowered again", n);
+	alive();
+	end();
+}
+
 static void test_unified_function(void)
 {
 	CUlibrary lib = NULL;
@@ -513,6 +552,7 @@ int main(void)
 	test_peer_access();
 	test_range_attrs();
 	test_unified_function();
+	test_cached_answers(dev);
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }

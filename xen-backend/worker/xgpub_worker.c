@@ -113,6 +113,36 @@ static int malformed(struct xgpub_worker *w, const char *fmt, ...)
 	return XGPUIF_ST_PROTO;
 }
 
+/* requests by op, synchronous and posted: the channel's most frequent
+ * ones are logged at its end under --verbose (a synchronous request is a
+ * round trip the guest waits for: what to make local first) */
+static uint32_t op_sync[XGPUIF_OP_MAX], op_posted[XGPUIF_OP_MAX];
+
+static void log_op_counts(struct xgpub_worker *w)
+{
+	bool shown[XGPUIF_OP_MAX] = { false };
+
+	for (int k = 0; k < 12; k++) {
+		unsigned int best = 0;
+		uint64_t n = 0;
+
+		for (unsigned int i = 0; i < XGPUIF_OP_MAX; i++) {
+			uint64_t c = (uint64_t)op_sync[i] + op_posted[i];
+
+			if (!shown[i] && c > n) {
+				n = c;
+				best = i;
+			}
+		}
+		if (!n)
+			break;
+		shown[best] = true;
+		xgpub_dbg("%s: %s: %u synchronous, %u posted", w->t->who,
+			  xgpub_ops[best].name, op_sync[best],
+			  op_posted[best]);
+	}
+}
+
 static int ctx_setup(struct xgpub_worker *w);
 static bool nvml_op(uint16_t op);
 
@@ -159,6 +189,10 @@ static int dispatch(struct xgpub_worker *w, const struct xgpuif_request *req,
 	if (rc)
 		return rc;
 	w->calls++;
+	if (posted)
+		op_posted[req->op]++;
+	else
+		op_sync[req->op]++;
 	gate = gating(w, op);
 	if (gate != GATE_NONE) {
 		xgpuif_handle_t sh;
@@ -607,6 +641,7 @@ int xgpub_worker_run(struct xgpub_transport *t,
 	}
 	/* the watchdog must not exit the process under an orderly teardown */
 	torn_down = 1;
+	log_op_counts(w);
 	xgpub_gate_stop(w);
 	xgpub_record_stop();
 	if (code == 2 && t->ops->fail)

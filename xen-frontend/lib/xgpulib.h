@@ -261,9 +261,25 @@ struct xgpulib_func {
 	pthread_mutex_t attr_mu;
 	bool attrs_valid;
 	struct xgpuif_func_attrs_reply attrs;
+	/* occupancy answers (cuOccupancyMaxActiveBlocksPerMultiprocessor*,
+	 * asked before many launches), valid while their generation is
+	 * xgpulib_occ_gen; guarded by attr_mu */
+	struct {
+		uint64_t gen;
+		uint64_t dyn_smem;
+		uint32_t block_size, flags;
+		int32_t value;
+	} occ[4];
+	unsigned int occ_next;
 	CUmodule module;	/* owning module (functions) */
 	CUlibrary library;	/* owning library (kernels) */
 };
+
+/* occupancy answers of every function are stale (a function's or the
+ * context's cache configuration or shared memory limit changed) */
+void xgpulib_occupancy_forget(void);
+/* the primary contexts' state (flags) must be asked again */
+void xgpulib_prim_state_forget(void);
 
 /* NULL if f is not one of ours */
 struct xgpulib_func *xgpulib_func_check(const void *f);

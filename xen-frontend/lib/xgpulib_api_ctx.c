@@ -46,6 +46,11 @@ struct ctx_node {
 	uint64_t id;		/* cuCtxGetId */
 	int usage;		/* cuCtxAttach/cuCtxDetach; guarded by
 				 * ctx_mu */
+	/* a primary's flags as the worker last said (cudart asks for its
+	 * state before most calls: dozens of times per PyTorch step);
+	 * guarded by ctx_mu, forgotten by whatever may change them */
+	bool state_known;
+	unsigned int state_flags;
 	struct ctx_node *next;	/* on the live list or the free list */
 };
 
@@ -186,6 +191,20 @@ static CUresult prim_arg(CUdevice dev, struct ctx_node **p)
 	return *p ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
 }
 
+/* ctx_mu held */
+static void prim_state_forget_locked(void)
+{
+	for (int i = 0; i < MAX_DEVS; i++)
+		primaries[i].state_known = false;
+}
+
+void xgpulib_prim_state_forget(void)
+{
+	pthread_mutex_lock(&ctx_mu);
+	prim_state_forget_locked();
+	pthread_mutex_unlock(&ctx_mu);
+}
+
 static int prim_refcount(struct ctx_node *p)
 {
 	int n;
@@ -230,6 +249,7 @@ XGPULIB_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx,
 		rc = CUDA_ERROR_OUT_OF_MEMORY;
 		goto out;
 	}
+	prim_state_forget_locked();
 	rc = xgpulib_call_PRIMARY_CTX_RETAIN(&a, &r);
 	if (rc == CUDA_SUCCESS && !r.ctx)
 		rc = CUDA_ERROR_UNKNOWN;
@@ -261,6 +281,7 @@ XGPULIB_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 	if (rc)
 		return rc;
 	pthread_mutex_lock(&ctx_mu);
+	prim_state_forget_locked();
 	if (p->c.refcount == 0)
 		rc = CUDA_ERROR_INVALID_CONTEXT;
 	else
@@ -286,8 +307,10 @@ XGPULIB_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
 	CUresult rc;
 
 	rc = prim_arg(dev, &p);
-	if (!rc)
+	if (!rc) {
+		xgpulib_prim_state_forget();
 		rc = xgpulib_call_PRIMARY_CTX_RESET(&a);
+	}
 	if (rc)
 		return rc;
 	(void)xgpulib_take_deferred();
@@ -306,6 +329,7 @@ XGPULIB_EXPORT CUresult cuDevicePrimaryCtxSetFlags_v2(CUdevice dev,
 	if (rc)
 		return rc;
 	pthread_mutex_lock(&ctx_mu);
+	prim_state_forget_locked();
 	rc = xgpulib_call_PRIMARY_CTX_SET_FLAGS(&a);
 	if (rc == CUDA_SUCCESS)
 		p->c.flags = flags;
@@ -342,8 +366,19 @@ XGPULIB_EXPORT CUresult cuDevicePrimaryCtxGetState(CUdevice dev,
 	if (!flags || !active)
 		return CUDA_ERROR_INVALID_VALUE;
 	rc = prim_arg(dev, &p);
-	if (!rc)
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&ctx_mu);
+	if (p->state_known) {
+		r.flags = p->state_flags;
+	} else {
 		rc = xgpulib_call_PRIMARY_CTX_GET_STATE(&a, &r);
+		if (rc == CUDA_SUCCESS) {
+			p->state_flags = r.flags;
+			p->state_known = true;
+		}
+	}
+	pthread_mutex_unlock(&ctx_mu);
 	if (rc)
 		return rc;
 	*flags = r.flags;

@@ -51,7 +51,11 @@ CUresult cuCtxSetFlags(unsigned int flags)
 	uint64_t remote;
 	CUresult rc = ctx_remote_of(NULL, &remote);
 
-	return rc ? rc : xgpulib_call_CTX_SET_FLAGS(&a);
+	if (rc)
+		return rc;
+	/* the current context may be a primary */
+	xgpulib_prim_state_forget();
+	return xgpulib_call_CTX_SET_FLAGS(&a);
 }
 
 /* ---- device queries ------------------------------------------------------ */
@@ -366,6 +370,7 @@ XGPULIB_EXPORT CUresult cuCtxSetCacheConfig(CUfunc_cache config)
 
 	if (xgpulib_check_init())
 		return CUDA_ERROR_NOT_INITIALIZED;
+	xgpulib_occupancy_forget();	/* functions without a preference */
 	return xgpulib_call_CTX_SET_CACHE_CONFIG(&a);
 }
 

@@ -707,6 +707,7 @@ static CUresult func_set(CUresult (*set)(const struct xgpuif_func_attr_args *),
 	pthread_mutex_lock(&f->attr_mu);
 	f->attrs_valid = false;
 	pthread_mutex_unlock(&f->attr_mu);
+	xgpulib_occupancy_forget();
 	return rc;
 }
 

@@ -366,6 +366,51 @@ CUresult cuLaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS *list,
 
 /* ---- occupancy ----------------------------------------------------------- */
 
+/*
+ * The answer depends on the function, its settings and the context's
+ * cache configuration only; frameworks ask it before launches (PyTorch:
+ * twice per training step), so each function keeps its last few.  A
+ * setting that may change it bumps the generation.
+ */
+static uint64_t xgpulib_occ_gen = 1;
+
+void xgpulib_occupancy_forget(void)
+{
+	__atomic_add_fetch(&xgpulib_occ_gen, 1, __ATOMIC_ACQ_REL);
+}
+
+static bool occ_cached(struct xgpulib_func *fn, uint32_t bs, uint64_t smem,
+		       uint32_t flags, int *out)
+{
+	uint64_t gen = __atomic_load_n(&xgpulib_occ_gen, __ATOMIC_ACQUIRE);
+	bool hit = false;
+
+	pthread_mutex_lock(&fn->attr_mu);
+	for (unsigned int i = 0; i < (sizeof(fn->occ) / sizeof(fn->occ[0])) && !hit; i++) {
+		if (fn->occ[i].gen == gen && fn->occ[i].block_size == bs &&
+		    fn->occ[i].dyn_smem == smem && fn->occ[i].flags == flags) {
+			*out = fn->occ[i].value;
+			hit = true;
+		}
+	}
+	pthread_mutex_unlock(&fn->attr_mu);
+	return hit;
+}
+
+/* gen: the generation before the question was sent */
+static void occ_keep(struct xgpulib_func *fn, uint64_t gen, uint32_t bs,
+		     uint64_t smem, uint32_t flags, int32_t value)
+{
+	pthread_mutex_lock(&fn->attr_mu);
+	fn->occ[fn->occ_next].gen = gen;
+	fn->occ[fn->occ_next].block_size = bs;
+	fn->occ[fn->occ_next].dyn_smem = smem;
+	fn->occ[fn->occ_next].flags = flags;
+	fn->occ[fn->occ_next].value = value;
+	fn->occ_next = (fn->occ_next + 1) % (sizeof(fn->occ) / sizeof(fn->occ[0]));
+	pthread_mutex_unlock(&fn->attr_mu);
+}
+
 CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
 	int *numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize,
 	unsigned int flags)
@@ -373,9 +418,14 @@ CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
 	struct xgpulib_func *fn = xgpulib_func_check(func);
 	struct xgpuif_occupancy_args a;
 	struct xgpuif_i32_reply r = { 0, 0 };
+	uint64_t gen;
 	CUresult rc;
 
 	XGPULIB_CHECK_ARGS(numBlocks && blockSize >= 0, fn);
+	if (occ_cached(fn, (uint32_t)blockSize, dynamicSMemSize, flags,
+		       numBlocks))
+		return CUDA_SUCCESS;
+	gen = __atomic_load_n(&xgpulib_occ_gen, __ATOMIC_ACQUIRE);
 	memset(&a, 0, sizeof(a));
 	a.func = fn->remote;
 	a.kind = fn->kind;
@@ -385,6 +435,8 @@ CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
 	rc = xgpulib_call_OCC_MAX_ACTIVE_BLOCKS(&a, &r);
 	if (rc)
 		return rc;
+	occ_keep(fn, gen, (uint32_t)blockSize, dynamicSMemSize, flags,
+		 r.value);
 	*numBlocks = r.value;
 	return CUDA_SUCCESS;
 }
