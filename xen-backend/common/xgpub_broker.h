@@ -61,6 +61,10 @@ struct xgpub_broker_rep {
 int xgpub_broker_call(const struct xgpub_broker_req *req,
 		      struct xgpub_broker_rep *rep, int *fd);
 
+/* send len bytes of buf on sock with fd (if >= 0) attached
+ * (SCM_RIGHTS), never blocking; sendmsg's result */
+ssize_t xgpub_broker_send(int sock, const void *buf, size_t len, int fd);
+
 /* in the daemon: make the broker socketpair (sets xgpub_broker_fd, the
  * workers' end); the daemon's end, or -1 */
 int xgpub_broker_start(void);

@@ -14,6 +14,31 @@ int xgpub_broker_fd = -1;
 
 #define BROKER_WAIT_MS 5000
 
+ssize_t xgpub_broker_send(int sock, const void *buf, size_t len, int fd)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} ctl;
+	struct iovec iov = { (void *)buf, len };
+	struct msghdr m = { 0 };
+	struct cmsghdr *c;
+
+	m.msg_iov = &iov;
+	m.msg_iovlen = 1;
+	if (fd >= 0) {
+		memset(&ctl, 0, sizeof(ctl));
+		m.msg_control = ctl.buf;
+		m.msg_controllen = sizeof(ctl.buf);
+		c = CMSG_FIRSTHDR(&m);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	}
+	return sendmsg(sock, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
 int xgpub_broker_call(const struct xgpub_broker_req *req,
 		      struct xgpub_broker_rep *rep, int *fd)
 {
@@ -21,7 +46,7 @@ int xgpub_broker_call(const struct xgpub_broker_req *req,
 		struct cmsghdr h;
 		char buf[CMSG_SPACE(sizeof(int))];
 	} ctl;
-	struct iovec iov = { (void *)req, sizeof(*req) };
+	struct iovec iov;
 	struct msghdr m = { 0 };
 	struct cmsghdr *c;
 	struct pollfd pfd;
@@ -34,17 +59,7 @@ int xgpub_broker_call(const struct xgpub_broker_req *req,
 		return -ENODEV;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
 		return -errno;
-	memset(&ctl, 0, sizeof(ctl));
-	m.msg_iov = &iov;
-	m.msg_iovlen = 1;
-	m.msg_control = ctl.buf;
-	m.msg_controllen = sizeof(ctl.buf);
-	c = CMSG_FIRSTHDR(&m);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &sv[1], sizeof(int));
-	n = sendmsg(xgpub_broker_fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+	n = xgpub_broker_send(xgpub_broker_fd, req, sizeof(*req), sv[1]);
 	rc = n == (ssize_t)sizeof(*req) ? 0 : -(n < 0 ? errno : EIO);
 	close(sv[1]);
 	if (rc) {
@@ -63,6 +78,8 @@ int xgpub_broker_call(const struct xgpub_broker_req *req,
 	memset(rep, 0, sizeof(*rep));
 	iov = (struct iovec){ rep, sizeof(*rep) };
 	m.msg_iov = &iov;
+	m.msg_iovlen = 1;
+	m.msg_control = ctl.buf;
 	m.msg_controllen = sizeof(ctl.buf);
 	n = recvmsg(sv[0], &m, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
 	close(sv[0]);

@@ -142,32 +142,6 @@ static void serve_one(pid_t pid, const struct xgpub_broker_req *req,
 	}
 }
 
-static void answer(int to, const struct xgpub_broker_rep *rep, int fd)
-{
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} ctl;
-	struct iovec iov = { (void *)rep, sizeof(*rep) };
-	struct msghdr m = { 0 };
-	struct cmsghdr *c;
-
-	m.msg_iov = &iov;
-	m.msg_iovlen = 1;
-	if (fd >= 0) {
-		memset(&ctl, 0, sizeof(ctl));
-		m.msg_control = ctl.buf;
-		m.msg_controllen = sizeof(ctl.buf);
-		c = CMSG_FIRSTHDR(&m);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	}
-	/* never blocks the daemon: a full or bogus answer socket fails */
-	(void)!sendmsg(to, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
-}
-
 void xgpub_broker_serve(int dfd)
 {
 	for (int i = 0; i < 64; i++) {
@@ -220,7 +194,9 @@ void xgpub_broker_serve(int dfd)
 				xgpub_dbg("broker: pid %d, request %u of kind "
 					  "%u: %s", (int)cr.pid, req.op,
 					  req.kind, strerror(-rep.err));
-			answer(fds[0], &rep, fd);
+			/* never blocks the daemon: a full or bogus answer
+			 * socket fails */
+			(void)!xgpub_broker_send(fds[0], &rep, sizeof(rep), fd);
 			if (fd >= 0)
 				close(fd);
 		} else {

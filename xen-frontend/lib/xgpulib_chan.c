@@ -14,9 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "xgpulib_chan.h"
 #include "xgpulib_env.h"
+#include "xgpu_uapi.h"
 
 struct pend {
 	uint64_t id;
@@ -346,5 +348,40 @@ struct xgpulib_chan *xgpulib_chan_open(struct xgpulib_transport *t,
 		return NULL;
 	}
 	c->spin_us = spin_us;
+	return c;
+}
+
+struct xgpulib_chan *xgpulib_chan_connect(const char *who,
+					  unsigned int spin_us, bool *nomem)
+{
+	const char *tr = xgpulib_env_str("XGPU_TRANSPORT", NULL);
+	const char *path = xgpulib_env_str("XGPU_SOCKET",
+					   XGPULIB_DEFAULT_SOCKET);
+	const char *dev = xgpulib_env_str("XGPU_DEVICE", XGPU_DEVICE_PATH);
+	struct xgpulib_transport *t = NULL;
+	struct xgpulib_chan *c;
+	char msg[400];
+	bool use_xen;
+
+	*nomem = false;
+	if (tr && strcmp(tr, "local") && strcmp(tr, "xen")) {
+		xgpulib_log("%s: XGPU_TRANSPORT=%s: use \"xen\" or \"local\"",
+			    who, tr);
+		return NULL;
+	}
+	use_xen = tr ? !strcmp(tr, "xen") : access(dev, F_OK) == 0;
+	msg[0] = 0;
+	if (use_xen ? xgpulib_xen_connect(dev, &t, msg, sizeof(msg)) :
+		      xgpulib_local_connect(path, &t, msg, sizeof(msg))) {
+		xgpulib_log("%s: no GPU backend: %s%s", who, msg, use_xen ? "" :
+			    " (set XGPU_SOCKET to the backend's socket, or "
+			    "load xen-gpufront.ko in a Xen guest)");
+		return NULL;
+	}
+	c = xgpulib_chan_open(t, xgpulib_env_uint("XGPU_SPIN_US", spin_us));
+	if (!c) {
+		t->ops->close(t);
+		*nomem = true;
+	}
 	return c;
 }

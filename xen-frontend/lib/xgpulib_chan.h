@@ -66,6 +66,19 @@ struct xgpulib_chan {
 struct xgpulib_chan *xgpulib_chan_open(struct xgpulib_transport *t,
 				       unsigned int spin_us);
 
+/* the local transport's socket when XGPU_SOCKET does not name one */
+#define XGPULIB_DEFAULT_SOCKET "/run/xgpu/xgpu.sock"
+
+/*
+ * The channel to the backend the environment names: XGPU_TRANSPORT
+ * ("xen" or "local"; default xen where the guest module's device
+ * XGPU_DEVICE is there), XGPU_SOCKET, XGPU_SPIN_US (default spin_us).
+ * NULL when there is none, said on stderr after "who: "; *nomem then
+ * tells a failed allocation from a missing backend.
+ */
+struct xgpulib_chan *xgpulib_chan_connect(const char *who,
+					  unsigned int spin_us, bool *nomem);
+
 /*
  * Put a request on the ring.  A synchronous one (w != NULL, reply
  * buffers set in *w) is then waited for with xgpulib_chan_wait; a posted

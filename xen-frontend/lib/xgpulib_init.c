@@ -17,7 +17,6 @@
 #include "xgpulib_module.h"
 #include "xgpulib_mco.h"
 
-#define DEFAULT_SOCKET "/run/xgpu/xgpu.sock"
 
 static pthread_mutex_t init_mu = PTHREAD_MUTEX_INITIALIZER;
 static int init_done;
@@ -93,44 +92,14 @@ static const struct xgpulib_identity_ops identity_ops = {
 
 static CUresult connect_backend(void)
 {
-	const char *tr = xgpulib_env_str("XGPU_TRANSPORT", NULL);
-	const char *path = xgpulib_env_str("XGPU_SOCKET", DEFAULT_SOCKET);
-	const char *dev = xgpulib_env_str("XGPU_DEVICE", XGPU_DEVICE_PATH);
-	struct xgpulib_transport *t = NULL;
 	struct xgpulib_chan *c;
-	char msg[400];
-	bool use_xen;
-	int rc;
+	struct xgpulib_transport *t;
+	bool nomem;
 
-	/* the Xen transport when the guest module is there, unless told */
-	if (tr && strcmp(tr, "local") && strcmp(tr, "xen")) {
-		xgpulib_log("cuInit: XGPU_TRANSPORT=%s: use \"xen\" or "
-			    "\"local\"", tr);
-		return CUDA_ERROR_NO_DEVICE;
-	}
-	use_xen = tr ? !strcmp(tr, "xen") : access(dev, F_OK) == 0;
-	msg[0] = 0;
-	if (use_xen) {
-		rc = xgpulib_xen_connect(dev, &t, msg, sizeof(msg));
-		if (rc) {
-			xgpulib_log("cuInit: no GPU backend: %s", msg);
-			return CUDA_ERROR_NO_DEVICE;
-		}
-	} else {
-		rc = xgpulib_local_connect(path, &t, msg, sizeof(msg));
-		if (rc) {
-			xgpulib_log("cuInit: no GPU backend: %s (set "
-				    "XGPU_SOCKET to the backend's socket, or "
-				    "load xen-gpufront.ko in a Xen guest)",
-				    msg);
-			return CUDA_ERROR_NO_DEVICE;
-		}
-	}
-	c = xgpulib_chan_open(t, xgpulib_env_uint("XGPU_SPIN_US", 2000));
-	if (!c) {
-		t->ops->close(t);
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	}
+	c = xgpulib_chan_connect("cuInit", 2000, &nomem);
+	if (!c)
+		return nomem ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_NO_DEVICE;
+	t = c->t;
 	xgpulib_ch = c;
 	xgpulib_dbg("connected to %s (ring order %u, data area %zu MiB)",
 		    t->where, t->ring_order, t->data_bytes >> 20);

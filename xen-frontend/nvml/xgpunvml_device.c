@@ -537,47 +537,21 @@ static nvmlReturn_t no_processes(nvmlDevice_t device, unsigned int *count)
 	return NVML_SUCCESS;
 }
 
-EXPORT nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(
-	nvmlDevice_t device, unsigned int *count, nvmlProcessInfo_t *procs)
-{
-	(void)procs;
-	return no_processes(device, count);
-}
+/* the graphics and MPS lists, each in its three ABIs */
+#define NO_PROCESSES(name, info)					\
+	EXPORT nvmlReturn_t name(nvmlDevice_t device, unsigned int *count, \
+				 info *procs)				\
+	{								\
+		(void)procs;						\
+		return no_processes(device, count);			\
+	}
 
-EXPORT nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v2(
-	nvmlDevice_t device, unsigned int *count, nvmlProcessInfo_t *procs)
-{
-	(void)procs;
-	return no_processes(device, count);
-}
-
-EXPORT nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses(
-	nvmlDevice_t device, unsigned int *count, nvmlProcessInfo_v1_t *procs)
-{
-	(void)procs;
-	return no_processes(device, count);
-}
-
-EXPORT nvmlReturn_t nvmlDeviceGetMPSComputeRunningProcesses_v3(
-	nvmlDevice_t device, unsigned int *count, nvmlProcessInfo_t *procs)
-{
-	(void)procs;
-	return no_processes(device, count);
-}
-
-EXPORT nvmlReturn_t nvmlDeviceGetMPSComputeRunningProcesses_v2(
-	nvmlDevice_t device, unsigned int *count, nvmlProcessInfo_t *procs)
-{
-	(void)procs;
-	return no_processes(device, count);
-}
-
-EXPORT nvmlReturn_t nvmlDeviceGetMPSComputeRunningProcesses(
-	nvmlDevice_t device, unsigned int *count, nvmlProcessInfo_v1_t *procs)
-{
-	(void)procs;
-	return no_processes(device, count);
-}
+NO_PROCESSES(nvmlDeviceGetGraphicsRunningProcesses_v3, nvmlProcessInfo_t)
+NO_PROCESSES(nvmlDeviceGetGraphicsRunningProcesses_v2, nvmlProcessInfo_t)
+NO_PROCESSES(nvmlDeviceGetGraphicsRunningProcesses, nvmlProcessInfo_v1_t)
+NO_PROCESSES(nvmlDeviceGetMPSComputeRunningProcesses_v3, nvmlProcessInfo_t)
+NO_PROCESSES(nvmlDeviceGetMPSComputeRunningProcesses_v2, nvmlProcessInfo_t)
+NO_PROCESSES(nvmlDeviceGetMPSComputeRunningProcesses, nvmlProcessInfo_v1_t)
 
 /*
  * The process list of nvidia-smi 580's private table (xgpunvml_etbl.c):

@@ -28,7 +28,6 @@
 #include "xgpulib_transport.h"
 #include "xgpunvml.h"
 
-#define DEFAULT_SOCKET "/run/xgpu/xgpu.sock"
 
 struct xgpuif_nvml_device_reply xgpunvml_dev;
 struct nvmlDevice_st xgpunvml_devs[XGPUNVML_MAX_DEV];
@@ -129,30 +128,9 @@ static void atfork_setup(void)
 /* a channel to the backend, or NULL (said why on stderr) */
 static struct xgpulib_chan *connect_backend(void)
 {
-	const char *tr = xgpulib_env_str("XGPU_TRANSPORT", NULL);
-	const char *path = xgpulib_env_str("XGPU_SOCKET", DEFAULT_SOCKET);
-	const char *dev = xgpulib_env_str("XGPU_DEVICE", XGPU_DEVICE_PATH);
-	struct xgpulib_transport *t = NULL;
-	struct xgpulib_chan *c;
-	char msg[400];
-	bool use_xen;
+	bool nomem;
 
-	if (tr && strcmp(tr, "local") && strcmp(tr, "xen")) {
-		xgpulib_log("nvmlInit: XGPU_TRANSPORT=%s: use \"xen\" or "
-			    "\"local\"", tr);
-		return NULL;
-	}
-	use_xen = tr ? !strcmp(tr, "xen") : access(dev, F_OK) == 0;
-	msg[0] = 0;
-	if (use_xen ? xgpulib_xen_connect(dev, &t, msg, sizeof(msg)) :
-		      xgpulib_local_connect(path, &t, msg, sizeof(msg))) {
-		xgpulib_log("nvmlInit: no GPU backend: %s", msg);
-		return NULL;
-	}
-	c = xgpulib_chan_open(t, xgpulib_env_uint("XGPU_SPIN_US", 200));
-	if (!c)
-		t->ops->close(t);
-	return c;
+	return xgpulib_chan_connect("nvmlInit", 200, &nomem);
 }
 
 static nvmlReturn_t nvml_rc(int rc)
