@@ -12,7 +12,10 @@
 # kernels completed natively and through xgpu, their ratio (target
 # >= 0.97), the GPU busy fraction of each (kernel time / wall: kernels of
 # different processes do not overlap on the GPU) and the GPU memory each
-# process holds (nvidia-smi, mid-run).
+# process holds (nvidia-smi, mid-run), and the Dom0 CPU the workers used
+# (the daemon logs each worker's CPU seconds and life when it reaps it)
+# per guest-second (bound: 1.2, a core per guest and its driver's
+# threads) and per second of GPU work.
 #
 #   bench/run-many.sh --xgpu-lib DIR --backend PATH --bin DIR [--out DIR]
 #                     [--secs N] [--counts "1 8 32 64"] [--us "100 1000 5000"]
@@ -57,7 +60,16 @@ start() {
 	DPID=$!
 	for _ in $(seq 50); do [ -S "$T/c.sock" ] && break; sleep 0.1; done
 }
-stop() { kill "$DPID" 2>/dev/null; wait "$DPID" 2>/dev/null; rm -f "$T"/*.sock; }
+# (the tenants are gone: a moment for the daemon to reap their workers,
+# whose exit lines carry the Dom0 CPU each used)
+stop() { sleep 0.5; kill "$DPID" 2>/dev/null; wait "$DPID" 2>/dev/null; rm -f "$T"/*.sock; }
+
+# the workers' CPU seconds and lifetimes in the log from line $1 on
+worker_cpu() {
+	tail -n "+$1" "$OUT/backend.log" |
+		sed -n 's/.*[(;] *CPU \([0-9.]*\) s in \([0-9.]*\) s).*/\1 \2/p' |
+		awk '{ c += $1; l += $2; n++ } END { printf "%.3f %.3f %d", c, l, n }'
+}
 
 # phase MODE N US: N tenants at once; prints "<kernels> <MiB per process>"
 phase() {
@@ -108,16 +120,27 @@ done
 for us in $US; do
 	for n in $COUNTS; do
 		read -r kn mn < <(phase native "$n" "$us")
+		l0=$(($(wc -l <"$OUT/backend.log" 2>/dev/null || echo 0) + 1))
 		start
 		read -r kx mx < <(phase xgpu "$n" "$us")
 		stop
+		read -r wc wl wn < <(worker_cpu "$l0")
 		line=$(awk -v n="$n" -v us="$us" -v kn="$kn" -v kx="$kx" \
-			-v mn="$mn" -v mx="$mx" -v s="$SECS" 'BEGIN {
+			-v mn="$mn" -v mx="$mx" -v s="$SECS" -v wc="$wc" \
+			-v wl="$wl" -v wn="$wn" 'BEGIN {
 			r = kn ? kx / kn : 0
-			printf "N=%d %d us kernels: native %d, xgpu %d: ratio %.3f %s; GPU busy native %.2f, xgpu %.2f; MiB per process native %d, xgpu %d",
+			# Dom0 CPU: the workers CPU over their lives, and over
+			# the GPU time of the kernels they ran; a worker spins
+			# for the next request and while its kernels run, so
+			# up to one core per busy guest, never more
+			pg = wl ? wc / wl : -1
+			cpu_ok = wn == n && pg <= 1.2
+			printf "N=%d %d us kernels: native %d, xgpu %d: ratio %.3f %s; GPU busy native %.2f, xgpu %.2f; MiB per process native %d, xgpu %d; Dom0 CPU %.3f s per guest-second, %.2f s per GPU-second %s",
 				n, us, kn, kx, r,
 				(r >= 0.97) ? "ok (>= 0.97)" : "MISS (>= 0.97)",
-				kn * us / (s * 1e6), kx * us / (s * 1e6), mn, mx
+				kn * us / (s * 1e6), kx * us / (s * 1e6), mn, mx,
+				pg, kx ? wc / (kx * us / 1e6) : -1,
+				cpu_ok ? "ok (<= 1.2 per guest)" : "MISS (<= 1.2 per guest, " wn " of " n " workers logged)"
 		}')
 		echo "$line" | tee -a "$OUT/many-summary.txt"
 		case $line in

@@ -869,6 +869,35 @@ else
 	fail burst "$(grep -m1 'FAIL\|burst:' "$TMP/burst.out")"
 fi
 
+# ---- (d4) an idle guest costs Dom0 no CPU -----------------------------------
+# a client idles 3 s after one allocation; its worker, reaped when it
+# leaves, may have used the CPU of its start, one request each and the
+# short spin after each (2 ms), far below the 3 s a busy wait would take
+
+XGPU_SOCKET=$SOCK "$T/idle" 3 >"$TMP/idle.out" 2>&1 &
+ip=$!
+wait "$ip"
+irc=$?
+icpu=
+for _ in $(seq 50); do
+	icl=$(sed -n "s/.* worker [0-9]*: client \([0-9]*\) (idle, pid $ip): connected.*/\1/p" \
+		"$LOG" | head -n 1)
+	[ -n "$icl" ] && icpu=$(sed -n "s/.*worker of client $icl (pid [0-9]*) exited with status 0 (CPU \([0-9.]*\) s in \([0-9.]*\) s).*/\1 \2/p" \
+		"$LOG" | head -n 1)
+	[ -n "$icpu" ] && break
+	sleep 0.1
+done
+if [ "$irc" -ne 0 ]; then
+	fail idle-cpu "the idle client failed: $(tail -n 1 "$TMP/idle.out")"
+elif [ -z "$icpu" ]; then
+	fail idle-cpu "no exit line with the worker's CPU time in the log"
+elif ! awk -v c="${icpu% *}" -v l="${icpu#* }" \
+	'BEGIN { exit !(c < 0.3 && l >= 3) }'; then
+	fail idle-cpu "worker used ${icpu% *} s of CPU in ${icpu#* } s (bound 0.3 s)"
+else
+	pass "idle-cpu (worker used ${icpu% *} s of CPU in ${icpu#* } s)"
+fi
+
 # ---- (e) a guest killed in the middle of a call -----------------------------
 
 XGPU_SOCKET=$SOCK "$T/spin" >"$TMP/spin.out" 2>&1 &

@@ -23,6 +23,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -121,12 +122,19 @@ static void on_signal(int sig)
 
 static void reap_workers(void)
 {
+	struct rusage ru;
 	int status;
 	pid_t pid;
 
-	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+	while ((pid = wait4(-1, &status, WNOHANG, &ru)) > 0) {
 		struct xgpub_child *c = xgpub_child_find(pid);
 		char who[48] = "?";
+		/* the Dom0 CPU it used (serving, spinning for the next
+		 * request, the driver's threads) over its life */
+		double cpu = (double)ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+			     (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+		double life = c && c->started ?
+			(double)(xgpub_now_ns() - c->started) / 1e9 : 0;
 
 		if (c)
 			xgpub_child_name(c, who, sizeof(who));
@@ -134,7 +142,8 @@ static void reap_workers(void)
 			xgpub_cgroup_remove(c);
 		if (WIFEXITED(status))
 			xgpub_info("worker of %s (pid %d) exited with status "
-				   "%d", who, pid, WEXITSTATUS(status));
+				   "%d (CPU %.3f s in %.3f s)", who, pid,
+				   WEXITSTATUS(status), cpu, life);
 		else if (WIFSIGNALED(status) &&
 			 (WTERMSIG(status) == SIGTERM ||
 			  WTERMSIG(status) == SIGKILL))
@@ -143,8 +152,9 @@ static void reap_workers(void)
 			 * transport logs why it stopped one */
 			(c && c->kind == XGPUB_CHILD_XEN ? xgpub_dbg :
 							   xgpub_info)(
-				"worker of %s (pid %d) stopped (signal %d)",
-				who, pid, WTERMSIG(status));
+				"worker of %s (pid %d) stopped (signal %d; "
+				"CPU %.3f s in %.3f s)", who, pid,
+				WTERMSIG(status), cpu, life);
 		else if (WIFSIGNALED(status))
 			xgpub_err("worker of %s (pid %d) killed by signal %d",
 				  who, pid, WTERMSIG(status));
