@@ -12,9 +12,10 @@
  * guest sends ends the channel (the worker exits); the daemon and the
  * other guests' workers are separate processes and go on.
  *
- * Waiting: after the last request the worker spins for spin_us (a guest
- * in a tight loop of calls then needs no wake-up), then arms req_event
- * and sleeps on the transport.
+ * Waiting: after the last request the worker spins (a guest in a tight
+ * loop of calls then needs no wake-up; up to spin_us, adapted to the
+ * guest's gaps: xgpub_spin_adapt), then arms req_event and sleeps on the
+ * transport.
  */
 #include <errno.h>
 #include <limits.h>
@@ -475,6 +476,36 @@ static bool user_may_search(const struct stat *st,
 	return st->st_mode & S_IXOTH;
 }
 
+
+/*
+ * The poll before sleeping adapts to the guest (a bounded spin that
+ * costs Dom0 a core only while it pays): after the worker slept, a
+ * request that came within max_us would have been caught by a longer
+ * spin, so the spin grows to twice that gap (up to max_us); a gap longer
+ * than max_us, or none (gap_us UINT64_MAX: the wait timed out), halves
+ * it, down to SPIN_MIN_US.  A guest in a tight loop of calls keeps the
+ * full spin; one that calls every few milliseconds stops paying 2 ms of
+ * Dom0 CPU for each call.  max_us 0 turns spinning off.
+ */
+#define SPIN_MIN_US	20u
+
+unsigned int xgpub_spin_adapt(unsigned int cur, uint64_t gap_us,
+			      unsigned int max_us)
+{
+	uint64_t next;
+
+	if (!max_us)
+		return 0;
+	if (gap_us <= max_us) {
+		next = 2 * gap_us > cur ? 2 * gap_us : cur;
+		return next > max_us ? max_us : (unsigned int)next;
+	}
+	next = cur / 2;
+	if (next < SPIN_MIN_US)
+		next = SPIN_MIN_US < max_us ? SPIN_MIN_US : max_us;
+	return (unsigned int)next;
+}
+
 /*
  * The driver caches what it JIT-compiles in CUDA_CACHE_PATH: one folder
  * per guest (its IPC domain: a Xen domain, a local user) under base, so
@@ -537,6 +568,7 @@ off:
 int xgpub_worker_run(struct xgpub_transport *t,
 		     const struct xgpub_options *opt)
 {
+	unsigned int spin;	/* us to poll the ring before sleeping */
 	static struct xgpub_worker wk;	/* large (regions); one per process */
 	struct xgpub_worker *w = &wk;
 	char msg[256];
@@ -600,6 +632,7 @@ int xgpub_worker_run(struct xgpub_transport *t,
 		__atomic_store_n(&xgpub_self_stat->connected, 1,
 				 __ATOMIC_RELEASE);
 	}
+	spin = opt->spin_us;
 	for (;;) {
 		uint64_t t0;
 		int more;
@@ -617,7 +650,7 @@ int xgpub_worker_run(struct xgpub_transport *t,
 		/* spin a little: the next request usually follows at once */
 		t0 = xgpub_now_ns();
 		more = 0;
-		while (xgpub_now_ns() - t0 < opt->spin_us * 1000ull) {
+		while (xgpub_now_ns() - t0 < spin * 1000ull) {
 			if (__atomic_load_n(&w->ring.sring->req_prod,
 					    __ATOMIC_RELAXED) !=
 			    w->ring.req_cons) {
@@ -638,6 +671,11 @@ int xgpub_worker_run(struct xgpub_transport *t,
 				code = 2;
 			break;
 		}
+		spin = xgpub_spin_adapt(spin, __atomic_load_n(
+						&w->ring.sring->req_prod,
+						__ATOMIC_RELAXED) != w->ring.req_cons ?
+					(xgpub_now_ns() - t0) / 1000 : UINT64_MAX,
+					opt->spin_us);
 	}
 	/* the watchdog must not exit the process under an orderly teardown */
 	torn_down = 1;

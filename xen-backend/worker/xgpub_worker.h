@@ -554,6 +554,12 @@ struct xgpub_op {
 
 extern const struct xgpub_op xgpub_ops[XGPUIF_OP_MAX];
 
+/* the worker's next poll before sleeping (us), from the gap (us) the
+ * guest left after the last one slept (UINT64_MAX: none came); see
+ * xgpub_worker.c */
+unsigned int xgpub_spin_adapt(unsigned int cur, uint64_t gap_us,
+			      unsigned int max_us);
+
 /* the handlers' prototypes, xgpub_h_<NAME> */
 #include "xgpub_calls.h"
 
