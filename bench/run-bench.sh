@@ -13,7 +13,7 @@
 #                   (default: a new /tmp folder)
 #   --bin DIR       the built benchmarks (default: <repo>/build/bench;
 #                   built with make -C bench when missing)
-#   BENCH...        run only these of: bw rtt launch torch_steps
+#   BENCH...        run only these of: bw rtt launch streams torch_steps
 #                   (default: all)
 #
 # Each benchmark runs natively (LD_LIBRARY_PATH untouched), then through
@@ -26,6 +26,7 @@
 #   pageable copies >= 4 MiB     xgpu >= 100% of native
 #   round trips, p50             xgpu <= native + 5 us
 #   async launch                 throughput (native_us / xgpu_us) >= 90%
+#   many streams, copy overlap   xgpu wall time <= 1.05 x native
 #   PyTorch training steps/s     xgpu >= 98% of native (MLP: launch-bound;
 #                                transformer block: compute-bound)
 # Exit status: 0 all ran and all targets met; 3 all ran, some target missed;
@@ -37,7 +38,7 @@ set -u
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BIN=$ROOT/build/bench
-ALL="bw rtt launch torch_steps"
+ALL="bw rtt launch streams torch_steps"
 # shellcheck source-path=SCRIPTDIR source=../tests/gpu/harness.sh
 . "$ROOT/tests/gpu/harness.sh"
 
@@ -78,7 +79,7 @@ median_rounds() {
 			}
 		return m % 2 ? s[(m + 1) / 2] : (s[m / 2] + s[m / 2 + 1]) / 2
 	}
-	$1 !~ /^(BW|RTT|LAUNCH|TORCH)$/ || NF < 3 { next }
+	$1 !~ /^(BW|RTT|LAUNCH|STREAMS|TORCH)$/ || NF < 3 { next }
 	{
 		k = $1
 		for (i = 2; i <= NF; i++)
@@ -172,6 +173,8 @@ function keys(file_is_native,    k) {
 		set(file_is_native, "TORCH " $2 " " $3, $4)
 	} else if ($1 == "LAUNCH" && NF >= 3) {
 		set(file_is_native, "LAUNCH " $2, $3)
+	} else if ($1 == "STREAMS" && NF >= 3) {
+		set(file_is_native, "STREAMS " $2, $3)
 	}
 }
 function set(file_is_native, k, v) {
@@ -210,6 +213,10 @@ END {
 			if (f[3] == "p50")
 				target = mark(have && xv - nv <= 5.0, "<= native + 5 us")
 			row(k " us", num(nv), num(xv), cmp, target)
+		} else if (f[1] == "STREAMS") {
+			cmp = have ? sprintf("%.3f time", xv / nv) : "n/a"
+			target = mark(have && xv / nv <= 1.05, "time <= 1.05")
+			row(k, num(nv), num(xv), cmp, target)
 		} else if (f[1] == "TORCH") {
 			cmp = have ? sprintf("%.3f", xv / nv) : "n/a"
 			target = mark(have && xv / nv >= 0.98, ">= 0.98")
