@@ -44,11 +44,20 @@
 #define MARK_NS		1000000u	/* 1 ms of GPU work per mark */
 #define LONG_NS		(2 * MARK_NS)
 #define MAX_BATCH	64u
-#define POOL		32
+#define MARK_STREAMS	32	/* streams one mark covers */
+#define QCAP		64	/* marks queued (bounded ones: SOLO_MARKS) */
+#define POOL		(4 * MARK_STREAMS)
 
+/*
+ * A mark closes a batch of ops: one event on each stream the batch used
+ * (a program that spreads kernels over streams keeps them concurrent;
+ * an event on one stream, or on the legacy stream, would say nothing of
+ * the others' work, or serialize them), all of one context.
+ */
 struct mark {
 	CUcontext ctx;
-	CUevent ev;
+	CUevent ev[MARK_STREAMS];	/* NULL: count that part as done */
+	uint32_t nev;
 	uint64_t t_first;	/* submission of the batch's first op */
 	uint32_t nops;
 };
@@ -61,11 +70,12 @@ static struct {
 	pthread_t thr;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	struct mark q[SOLO_MARKS + 1];
+	struct mark q[QCAP];
 	unsigned int head, n;		/* queue of marks in flight */
 	/* the batch being built (ops after the last mark) */
 	CUcontext b_ctx;
-	CUstream b_stream;
+	CUstream b_streams[MARK_STREAMS];
+	uint32_t b_nstreams;
 	uint64_t b_first;
 	uint32_t b_nops;
 	uint32_t batch;			/* ops per mark, adapted */
@@ -149,31 +159,41 @@ static void event_put(CUcontext ctx, CUevent ev)
 	}
 }
 
-/* close the current batch with a mark (g.mu held) */
-static void mark_batch(void)
+/* an event recorded on stream st of the batch's context, or NULL */
+static CUevent record_on(CUstream st)
 {
-	struct mark m;
-	CUevent ev;
+	CUevent ev = event_get(g.b_ctx);
 
-	if (!g.b_nops)
-		return;
-	ev = event_get(g.b_ctx);
-	if (ev && g.w->D->cuEventRecord(ev, g.b_stream)) {
+	if (ev && g.w->D->cuEventRecord(ev, st)) {
 		/* a stale event of a destroyed context: try a fresh one */
 		ev = NULL;
 		if (!g.w->D->cuEventCreate(&ev, CU_EVENT_DISABLE_TIMING |
 						       CU_EVENT_BLOCKING_SYNC) &&
-		    g.w->D->cuEventRecord(ev, g.b_stream))
+		    g.w->D->cuEventRecord(ev, st))
 			ev = NULL;
 	}
-	m.ctx = g.b_ctx;
-	m.ev = ev;		/* NULL: count the batch as done now */
-	m.t_first = g.b_first;
-	m.nops = g.b_nops;
-	g.q[(g.head + g.n) % (SOLO_MARKS + 1)] = m;
+	return ev;
+}
+
+/* close the current batch with a mark (g.mu held); a full queue (work
+ * of streams that wait for values is not bounded) leaves it open */
+static void mark_batch(void)
+{
+	struct mark *m;
+
+	if (!g.b_nops || g.n >= QCAP)
+		return;
+	m = &g.q[(g.head + g.n) % QCAP];
+	m->ctx = g.b_ctx;
+	m->nev = g.b_nstreams;
+	for (uint32_t i = 0; i < g.b_nstreams; i++)
+		m->ev[i] = record_on(g.b_streams[i]);
+	m->t_first = g.b_first;
+	m->nops = g.b_nops;
 	g.n++;
 	g.nmarks++;
 	g.b_nops = 0;
+	g.b_nstreams = 0;
 	pthread_cond_broadcast(&g.cv);
 }
 
@@ -203,10 +223,12 @@ static void *completer(void *arg)
 		start = m.t_first > g.last_done ? m.t_first : g.last_done;
 		__atomic_store_n(&g.st->gpu_since, start, __ATOMIC_RELAXED);
 		pthread_mutex_unlock(&g.mu);
-		if (m.ev) {
+		for (uint32_t i = 0; i < m.nev; i++) {
+			if (!m.ev[i])
+				continue;
 			if (m.ctx != cur && !g.w->D->cuCtxSetCurrent(m.ctx))
 				cur = m.ctx;
-			g.w->D->cuEventSynchronize(m.ev);
+			g.w->D->cuEventSynchronize(m.ev[i]);
 		}
 		now = xgpub_now_ns();
 		pthread_mutex_lock(&g.mu);
@@ -228,9 +250,10 @@ static void *completer(void *arg)
 		}
 		g.last_done = now;
 		__atomic_store_n(&g.st->gpu_ns, g.gpu_ns, __ATOMIC_RELAXED);
-		if (m.ev)
-			event_put(m.ctx, m.ev);
-		g.head = (g.head + 1) % (SOLO_MARKS + 1);
+		for (uint32_t i = 0; i < m.nev; i++)
+			if (m.ev[i])
+				event_put(m.ctx, m.ev[i]);
+		g.head = (g.head + 1) % QCAP;
 		g.n--;
 		if (!g.n)
 			__atomic_store_n(&g.st->gpu_since, 0,
@@ -314,6 +337,15 @@ static bool full(void)
 		       g.mark_ns > LONG_NS ? 1u : MAX_MARKS);
 }
 
+/* whether the open batch used stream s already (g.mu held) */
+static bool batch_has(CUstream s)
+{
+	for (uint32_t i = 0; i < g.b_nstreams; i++)
+		if (g.b_streams[i] == s)
+			return true;
+	return false;
+}
+
 /* after a gated op: submitted on stream s since t0, or failed */
 void xgpub_gate_done(struct xgpub_worker *w, bool submitted, CUstream s,
 		     uint64_t t0, bool bound)
@@ -323,13 +355,18 @@ void xgpub_gate_done(struct xgpub_worker *w, bool submitted, CUstream s,
 	if (!submitted)
 		return;
 	pthread_mutex_lock(&g.mu);
-	if (g.b_nops && (g.b_ctx != w->cur || g.b_stream != s))
-		mark_batch();	/* a batch is one stream of one context */
+	/* a batch is of one context, on up to MARK_STREAMS streams */
+	if (g.b_nops && g.b_ctx != w->cur)
+		mark_batch();
+	if (g.b_nops && !batch_has(s) && g.b_nstreams == MARK_STREAMS)
+		mark_batch();
 	if (!g.b_nops) {
 		g.b_ctx = w->cur;
-		g.b_stream = s;
+		g.b_nstreams = 0;
 		g.b_first = t0;
 	}
+	if (!batch_has(s) && g.b_nstreams < MARK_STREAMS)
+		g.b_streams[g.b_nstreams++] = s;
 	g.b_nops++;
 	set_busy(1);
 	if (g.b_nops >= g.batch)
