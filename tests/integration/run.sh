@@ -130,6 +130,50 @@ for args in "--quota-mb -5" "--quota-mb abc" "--gpu 7" "--gpu -1" \
 done
 [ "$bad_opts" = 0 ] && pass bad-options
 
+# ---- (f2b) a driver whose kernels reach pageable host memory (HMM/ATS) ------
+# refused with one line naming the attribute and the option, no socket;
+# served with --allow-pageable-access, one warning line
+
+XGPU_FAKE_PAGEABLE=1 timeout 20 "$BACKEND" --local "$TMP/pageable.sock" \
+	--control none --foreground --driver "$FAKECUDA" --jit-cache none \
+	>"$TMP/pageable.out" 2>&1
+r=$?
+if [ "$r" -ne 2 ] || [ -e "$TMP/pageable.sock" ] ||
+	[ "$(grep -c 'CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS = 1' \
+		"$TMP/pageable.out")" != 1 ] ||
+	! grep 'PAGEABLE_MEMORY_ACCESS' "$TMP/pageable.out" |
+		grep -q -- '--allow-pageable-access'; then
+	fail pageable-refused "status $r, said: $(tail -n 2 "$TMP/pageable.out")"
+else
+	pass pageable-refused
+fi
+rm -f "$TMP/pageable.sock"
+XGPU_FAKE_PAGEABLE=1 "$BACKEND" --local "$TMP/pageable.sock" --control none \
+	--foreground --driver "$FAKECUDA" --jit-cache none --cgroup none \
+	--allow-pageable-access >"$TMP/pageable.out" 2>&1 &
+ppid=$!
+for _ in $(seq 100); do
+	[ -S "$TMP/pageable.sock" ] && break
+	kill -0 "$ppid" 2>/dev/null || break
+	sleep 0.1
+done
+XGPU_SOCKET=$TMP/pageable.sock timeout 60 "$T/spin" 200 \
+	>"$TMP/pageable-spin.out" 2>&1
+r=$?
+kill -TERM "$ppid" 2>/dev/null
+wait "$ppid" 2>/dev/null
+if [ "$r" -ne 0 ]; then
+	fail pageable-allowed "spin through the daemon exited $r:" \
+		"$(tail -n 2 "$TMP/pageable-spin.out") /" \
+		"$(tail -n 2 "$TMP/pageable.out")"
+elif [ "$(grep -c 'warning: .*PAGEABLE_MEMORY_ACCESS = 1' \
+	"$TMP/pageable.out")" != 1 ]; then
+	fail pageable-allowed "not one warning line: $(head -n 3 "$TMP/pageable.out")"
+else
+	pass pageable-allowed
+fi
+rm -f "$TMP/pageable.sock"
+
 # ---- (f3) make install honours PREFIX in the hotplug script and the unit ----
 # (-o all: the tree is built already, with whatever flags this run uses)
 
