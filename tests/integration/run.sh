@@ -90,7 +90,7 @@ for f in "$BACKEND" "$FAKECUDA" "$T/basic" "$T/spin" "$T/noinit" \
 	"$T/hostile" "$T/forked" "$T/devprintf" "$T/ipc" "$T/ctxmisc" \
 	"$T/hostreg" "$T/arrays" "$T/graphnodes" "$T/legacylaunch" \
 	"$T/shareable" "$T/greenctx" "$T/managed" "$T/managedvar" "$T/nvml" \
-	"$O/lib/libnvidia-ml.so.1"; do
+	"$T/wildaddr" "$O/lib/libnvidia-ml.so.1"; do
 	if [ ! -x "$f" ]; then
 		fail setup "$f is missing (make all integration)"
 		echo "$npass passed, $nfail failed"
@@ -1398,5 +1398,49 @@ elif [ "$seccomp" != 0 ] || [ "$nnp" != 1 ]; then
 else
 	pass sandbox-default
 fi
+# ---- wild device addresses in copies and memsets ---------------------------
+# a driver that copies wherever it is told (XGPU_FAKE_WILD_COPIES=1, as
+# one whose GPU reaches the process's pageable memory): the worker must
+# refuse addresses that are no device memory of the guest's; a second
+# guest copying meanwhile keeps its results
+
+SOCK5=$TMP/wild.sock
+LOG5=$TMP/wild.log
+XGPU_FAKE_WILD_COPIES=1 "$BACKEND" --local "$SOCK5" --control none \
+	--foreground --driver "$FAKECUDA" --jit-cache none --cgroup none \
+	-v >"$LOG5" 2>&1 &
+DPID5=$!
+for _ in $(seq 100); do
+	[ -S "$SOCK5" ] && break
+	kill -0 "$DPID5" 2>/dev/null || break
+	sleep 0.1
+done
+XGPU_SOCKET=$SOCK5 timeout 60 "$T/wildaddr" good 4 >"$TMP/wild-good.out" 2>&1 &
+gp=$!
+sleep 0.5
+XGPU_SOCKET=$SOCK5 timeout 60 "$T/wildaddr" bad >"$TMP/wild-bad.out" 2>&1
+br=$?
+wait "$gp"
+gr=$?
+alive=1
+kill -0 "$DPID5" 2>/dev/null || alive=0
+kill -TERM "$DPID5" 2>/dev/null
+wait "$DPID5" 2>/dev/null
+if [ "$br" -ne 0 ] || grep -q '^FAIL' "$TMP/wild-bad.out" ||
+	[ "$(grep -c '^PASS' "$TMP/wild-bad.out")" -lt 20 ]; then
+	fail wild-addresses "the guest with wild addresses (exit $br):" \
+		"$(grep -m 3 -v '^PASS' "$TMP/wild-bad.out")"
+	show "$LOG5"
+elif [ "$gr" -ne 0 ] || ! grep -q '^PASS wildaddr good' "$TMP/wild-good.out"; then
+	fail wild-addresses "the guest beside it (exit $gr):" \
+		"$(tail -n 2 "$TMP/wild-good.out")"
+elif [ "$alive" != 1 ]; then
+	fail wild-addresses "the daemon is gone"
+elif grep -q 'killed by signal' "$LOG5"; then
+	fail wild-addresses "a worker was killed: $(grep -m1 'killed by' "$LOG5")"
+else
+	pass wild-addresses
+fi
+
 echo "$npass passed, $nfail failed"
 [ "$nfail" -eq 0 ]
