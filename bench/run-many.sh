@@ -54,9 +54,16 @@ for d in /usr/lib/x86_64-linux-gnu/libcuda.so.1 \
 done
 T=$(mktemp -d /tmp/xgpu-many.XXXXXX)
 DPID=
+# These scripts test other things than the pageable-memory refusal: on a
+# host whose driver lets kernels reach pageable host memory (open kernel
+# modules with HMM, or ATS) the daemon refuses to start without
+# --allow-pageable-access, so it is passed whenever the daemon knows it.
+PAGEABLE_OPT=$("$BACKEND" --help 2>/dev/null | grep -o -m1 -- --allow-pageable-access)
 start() {
+	# shellcheck disable=SC2086 # empty or one word
 	"$BACKEND" --local "$T/s.sock" --control "$T/c.sock" --foreground \
-		--driver "$DRV" --sched credit >>"$OUT/backend.log" 2>&1 &
+		--driver "$DRV" --sched credit $PAGEABLE_OPT \
+		>>"$OUT/backend.log" 2>&1 &
 	DPID=$!
 	for _ in $(seq 50); do [ -S "$T/c.sock" ] && break; sleep 0.1; done
 }

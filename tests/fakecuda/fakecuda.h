@@ -235,6 +235,13 @@ extern uint64_t fc_mem_used;	/* device memory charged */
 struct range *fc_range_find(uintptr_t p, size_t n);
 /* may the device touch [p, p + n)? */
 bool fc_dev_ok(CUdeviceptr p, size_t n);
+/*
+ * may a copy or memset touch [p, p + n)?  fc_dev_ok, unless
+ * XGPU_FAKE_WILD_COPIES=1: then any address, as a driver whose GPU
+ * reaches all of the process's memory (HMM, ATS) would; for tests that
+ * the worker checks device addresses before the driver sees them
+ */
+bool fc_copy_ok(CUdeviceptr p, size_t n);
 /* a new range (its other fields zero), or NULL when out of memory */
 struct range *fc_range_add(uintptr_t base, size_t size, int kind);
 /* drop r: its charge is returned and its memory freed */

@@ -327,7 +327,7 @@ static CUresult side_3d(CUmemorytype type, const void *host, CUdeviceptr dev,
 		return CUDA_SUCCESS;
 	case CU_MEMORYTYPE_DEVICE:
 	case CU_MEMORYTYPE_UNIFIED:
-		if (dev + start < dev || !fc_dev_ok(dev + start, extent))
+		if (dev + start < dev || !fc_copy_ok(dev + start, extent))
 			return CUDA_ERROR_INVALID_VALUE;
 		*out = (uint8_t *)(uintptr_t)(dev + start);
 		return CUDA_SUCCESS;

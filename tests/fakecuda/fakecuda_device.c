@@ -255,6 +255,11 @@ CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute a, CUdevice dev)
 	if (!pi || (int)a <= 0 || (int)a >= CU_DEVICE_ATTRIBUTE_MAX)
 		return CUDA_ERROR_INVALID_VALUE;
 	*pi = dev_attr[a];
+	/* a driver whose kernels reach pageable host memory (HMM, ATS):
+	 * XGPU_FAKE_PAGEABLE=1 (the daemon refuses it unless told) */
+	if (a == CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS &&
+	    getenv("XGPU_FAKE_PAGEABLE"))
+		*pi = atoi(getenv("XGPU_FAKE_PAGEABLE")) != 0;
 	return CUDA_SUCCESS;
 }
 

@@ -215,7 +215,7 @@ static CUresult htod(CUdeviceptr dst, const void *src, size_t n)
 	NEED_CTX();
 	if (!n)
 		return CUDA_SUCCESS;
-	if (!src || !fc_dev_ok(dst, n))
+	if (!src || !fc_copy_ok(dst, n))
 		return CUDA_ERROR_INVALID_VALUE;
 	memmove((void *)(uintptr_t)dst, src, n);
 	return CUDA_SUCCESS;
@@ -226,7 +226,7 @@ static CUresult dtoh(void *dst, CUdeviceptr src, size_t n)
 	NEED_CTX();
 	if (!n)
 		return CUDA_SUCCESS;
-	if (!dst || !fc_dev_ok(src, n))
+	if (!dst || !fc_copy_ok(src, n))
 		return CUDA_ERROR_INVALID_VALUE;
 	memmove(dst, (const void *)(uintptr_t)src, n);
 	return CUDA_SUCCESS;
@@ -237,7 +237,7 @@ static CUresult dtod(CUdeviceptr dst, CUdeviceptr src, size_t n)
 	NEED_CTX();
 	if (!n)
 		return CUDA_SUCCESS;
-	if (!fc_dev_ok(dst, n) || !fc_dev_ok(src, n))
+	if (!fc_copy_ok(dst, n) || !fc_copy_ok(src, n))
 		return CUDA_ERROR_INVALID_VALUE;
 	memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
 	return CUDA_SUCCESS;
@@ -308,7 +308,7 @@ static CUresult side_2d(CUmemorytype type, const void *host, CUdeviceptr dev,
 		return CUDA_SUCCESS;
 	case CU_MEMORYTYPE_DEVICE:
 	case CU_MEMORYTYPE_UNIFIED:
-		if (dev + start < dev || !fc_dev_ok(dev + start, extent))
+		if (dev + start < dev || !fc_copy_ok(dev + start, extent))
 			return CUDA_ERROR_INVALID_VALUE;
 		*out = (uint8_t *)(uintptr_t)(dev + start);
 		return CUDA_SUCCESS;
@@ -397,7 +397,7 @@ static CUresult do_memset(CUdeviceptr dst, size_t pitch, uint32_t value,
 	if (pitch < row_bytes ||
 	    __builtin_mul_overflow(height - 1, pitch, &extent) ||
 	    __builtin_add_overflow(extent, row_bytes, &extent) ||
-	    !fc_dev_ok(dst, extent))
+	    !fc_copy_ok(dst, extent))
 		return CUDA_ERROR_INVALID_VALUE;
 	for (size_t y = 0; y < height; y++) {
 		uint8_t *row = (uint8_t *)(uintptr_t)dst + y * pitch;

@@ -318,7 +318,7 @@ CUresult cuStreamBatchMemOp_v2(CUstream s, unsigned int count,
 		switch (o->operation) {
 		case CU_STREAM_MEM_OP_WAIT_VALUE_32:
 		case CU_STREAM_MEM_OP_WAIT_VALUE_64:
-			if (!fc_dev_ok(o->waitValue.address, n))
+			if (!fc_copy_ok(o->waitValue.address, n))
 				return CUDA_ERROR_INVALID_VALUE;
 			memcpy(&have, (void *)(uintptr_t)o->waitValue.address,
 			       n);
@@ -329,7 +329,7 @@ CUresult cuStreamBatchMemOp_v2(CUstream s, unsigned int count,
 			break;
 		case CU_STREAM_MEM_OP_WRITE_VALUE_32:
 		case CU_STREAM_MEM_OP_WRITE_VALUE_64:
-			if (!fc_dev_ok(o->writeValue.address, n))
+			if (!fc_copy_ok(o->writeValue.address, n))
 				return CUDA_ERROR_INVALID_VALUE;
 			memcpy((void *)(uintptr_t)o->writeValue.address,
 			       is64 ? (void *)&o->writeValue.value64 :

@@ -194,9 +194,15 @@ harness_start_backend() {
 			WORKER_OPT="--worker-user nobody"
 		fi ;;
 	esac
+	# Not what these runs test: on a host whose driver lets kernels reach
+	# pageable host memory (open kernel modules with HMM, or ATS) the
+	# daemon refuses to start without --allow-pageable-access; passed
+	# whenever the daemon knows the option
+	PAGEABLE_OPT=$("$BACKEND" --help 2>/dev/null |
+		grep -o -m1 -- --allow-pageable-access)
 	# shellcheck disable=SC2086 # XGPU_BACKEND_OPTS: more options, split
 	"$BACKEND" --local "$SOCK" --control "$SOCKDIR/control.sock" \
-		--foreground --driver "$REAL_LIBCUDA" $WORKER_OPT \
+		--foreground --driver "$REAL_LIBCUDA" $WORKER_OPT $PAGEABLE_OPT \
 		${XGPU_BACKEND_OPTS:-} > "$OUT/backend.log" 2>&1 &
 	BACKEND_PID=$!
 	for _ in $(seq "$SOCKET_WAIT_TENTHS"); do

@@ -56,8 +56,14 @@ npass=0 nfail=0
 pass() { echo "PASS $*"; npass=$((npass + 1)); }
 fail() { echo "FAIL $*"; nfail=$((nfail + 1)); }
 
+# These scripts test other things than the pageable-memory refusal: on a
+# host whose driver lets kernels reach pageable host memory (open kernel
+# modules with HMM, or ATS) the daemon refuses to start without
+# --allow-pageable-access, so it is passed whenever the daemon knows it.
+PAGEABLE_OPT=$("$BACKEND" --help 2>/dev/null | grep -o -m1 -- --allow-pageable-access)
+# shellcheck disable=SC2086 # empty or one word
 "$BACKEND" --local "$T/s.sock" --control none --foreground --driver "$DRV" \
-	--gpu-limit-ms "$LIMIT_MS" >"$OUT/backend.log" 2>&1 &
+	--gpu-limit-ms "$LIMIT_MS" $PAGEABLE_OPT >"$OUT/backend.log" 2>&1 &
 DPID=$!
 trap 'kill $DPID 2>/dev/null; rm -rf "$T"' EXIT
 for _ in $(seq 100); do [ -S "$T/s.sock" ] && break; sleep 0.1; done

@@ -76,8 +76,14 @@ echo "native GPU 0: $NAME ($UUID)"
 
 T=$(mktemp -d /tmp/xgpu-nvml-sock.XXXXXX)
 SOCK=$T/xgpu.sock
+# These scripts test other things than the pageable-memory refusal: on a
+# host whose driver lets kernels reach pageable host memory (open kernel
+# modules with HMM, or ATS) the daemon refuses to start without
+# --allow-pageable-access, so it is passed whenever the daemon knows it.
+PAGEABLE_OPT=$("$BACKEND" --help 2>/dev/null | grep -o -m1 -- --allow-pageable-access)
+# shellcheck disable=SC2086 # empty or one word
 "$BACKEND" --local "$SOCK" --control none --foreground --driver "$DRV" \
-	--quota-mb "$QUOTA" >"$OUT/backend.log" 2>&1 &
+	--quota-mb "$QUOTA" $PAGEABLE_OPT >"$OUT/backend.log" 2>&1 &
 BPID=$!
 HPID=
 # shellcheck disable=SC2317 # runs from the EXIT trap

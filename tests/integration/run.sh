@@ -90,7 +90,7 @@ for f in "$BACKEND" "$FAKECUDA" "$T/basic" "$T/spin" "$T/noinit" \
 	"$T/hostile" "$T/forked" "$T/devprintf" "$T/ipc" "$T/ctxmisc" \
 	"$T/hostreg" "$T/arrays" "$T/graphnodes" "$T/legacylaunch" \
 	"$T/shareable" "$T/greenctx" "$T/managed" "$T/managedvar" "$T/nvml" \
-	"$O/lib/libnvidia-ml.so.1"; do
+	"$T/wildaddr" "$O/lib/libnvidia-ml.so.1"; do
 	if [ ! -x "$f" ]; then
 		fail setup "$f is missing (make all integration)"
 		echo "$npass passed, $nfail failed"
@@ -129,6 +129,50 @@ for args in "--quota-mb -5" "--quota-mb abc" "--gpu 7" "--gpu -1" \
 	rm -f "$TMP/badopt.sock"
 done
 [ "$bad_opts" = 0 ] && pass bad-options
+
+# ---- (f2b) a driver whose kernels reach pageable host memory (HMM/ATS) ------
+# refused with one line naming the attribute and the option, no socket;
+# served with --allow-pageable-access, one warning line
+
+XGPU_FAKE_PAGEABLE=1 timeout 20 "$BACKEND" --local "$TMP/pageable.sock" \
+	--control none --foreground --driver "$FAKECUDA" --jit-cache none \
+	>"$TMP/pageable.out" 2>&1
+r=$?
+if [ "$r" -ne 2 ] || [ -e "$TMP/pageable.sock" ] ||
+	[ "$(grep -c 'CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS = 1' \
+		"$TMP/pageable.out")" != 1 ] ||
+	! grep 'PAGEABLE_MEMORY_ACCESS' "$TMP/pageable.out" |
+		grep -q -- '--allow-pageable-access'; then
+	fail pageable-refused "status $r, said: $(tail -n 2 "$TMP/pageable.out")"
+else
+	pass pageable-refused
+fi
+rm -f "$TMP/pageable.sock"
+XGPU_FAKE_PAGEABLE=1 "$BACKEND" --local "$TMP/pageable.sock" --control none \
+	--foreground --driver "$FAKECUDA" --jit-cache none --cgroup none \
+	--allow-pageable-access >"$TMP/pageable.out" 2>&1 &
+ppid=$!
+for _ in $(seq 100); do
+	[ -S "$TMP/pageable.sock" ] && break
+	kill -0 "$ppid" 2>/dev/null || break
+	sleep 0.1
+done
+XGPU_SOCKET=$TMP/pageable.sock timeout 60 "$T/spin" 200 \
+	>"$TMP/pageable-spin.out" 2>&1
+r=$?
+kill -TERM "$ppid" 2>/dev/null
+wait "$ppid" 2>/dev/null
+if [ "$r" -ne 0 ]; then
+	fail pageable-allowed "spin through the daemon exited $r:" \
+		"$(tail -n 2 "$TMP/pageable-spin.out") /" \
+		"$(tail -n 2 "$TMP/pageable.out")"
+elif [ "$(grep -c 'warning: .*PAGEABLE_MEMORY_ACCESS = 1' \
+	"$TMP/pageable.out")" != 1 ]; then
+	fail pageable-allowed "not one warning line: $(head -n 3 "$TMP/pageable.out")"
+else
+	pass pageable-allowed
+fi
+rm -f "$TMP/pageable.sock"
 
 # ---- (f3) make install honours PREFIX in the hotplug script and the unit ----
 # (-o all: the tree is built already, with whatever flags this run uses)
@@ -1383,5 +1427,49 @@ elif [ "$seccomp" != 0 ] || [ "$nnp" != 1 ]; then
 else
 	pass sandbox-default
 fi
+# ---- wild device addresses in copies and memsets ---------------------------
+# a driver that copies wherever it is told (XGPU_FAKE_WILD_COPIES=1, as
+# one whose GPU reaches the process's pageable memory): the worker must
+# refuse addresses that are no device memory of the guest's; a second
+# guest copying meanwhile keeps its results
+
+SOCK5=$TMP/wild.sock
+LOG5=$TMP/wild.log
+XGPU_FAKE_WILD_COPIES=1 "$BACKEND" --local "$SOCK5" --control none \
+	--foreground --driver "$FAKECUDA" --jit-cache none --cgroup none \
+	-v >"$LOG5" 2>&1 &
+DPID5=$!
+for _ in $(seq 100); do
+	[ -S "$SOCK5" ] && break
+	kill -0 "$DPID5" 2>/dev/null || break
+	sleep 0.1
+done
+XGPU_SOCKET=$SOCK5 timeout 60 "$T/wildaddr" good 4 >"$TMP/wild-good.out" 2>&1 &
+gp=$!
+sleep 0.5
+XGPU_SOCKET=$SOCK5 timeout 60 "$T/wildaddr" bad >"$TMP/wild-bad.out" 2>&1
+br=$?
+wait "$gp"
+gr=$?
+alive=1
+kill -0 "$DPID5" 2>/dev/null || alive=0
+kill -TERM "$DPID5" 2>/dev/null
+wait "$DPID5" 2>/dev/null
+if [ "$br" -ne 0 ] || grep -q '^FAIL' "$TMP/wild-bad.out" ||
+	[ "$(grep -c '^PASS' "$TMP/wild-bad.out")" -lt 20 ]; then
+	fail wild-addresses "the guest with wild addresses (exit $br):" \
+		"$(grep -m 3 -v '^PASS' "$TMP/wild-bad.out")"
+	show "$LOG5"
+elif [ "$gr" -ne 0 ] || ! grep -q '^PASS wildaddr good' "$TMP/wild-good.out"; then
+	fail wild-addresses "the guest beside it (exit $gr):" \
+		"$(tail -n 2 "$TMP/wild-good.out")"
+elif [ "$alive" != 1 ]; then
+	fail wild-addresses "the daemon is gone"
+elif grep -q 'killed by signal' "$LOG5"; then
+	fail wild-addresses "a worker was killed: $(grep -m1 'killed by' "$LOG5")"
+else
+	pass wild-addresses
+fi
+
 echo "$npass passed, $nfail failed"
 [ "$nfail" -eq 0 ]

@@ -100,6 +100,10 @@ static void usage(FILE *f)
 "      --worker-user USER run them as USER (default: xgpu if that user\n"
 "                         exists, else root; root: keep root)\n"
 "      --no-seccomp       no seccomp filter in the workers\n"
+"      --allow-pageable-access  serve a GPU whose driver lets kernels reach\n"
+"                         pageable host memory (HMM, ATS: a guest's kernel\n"
+"                         could then read and write its worker's memory);\n"
+"                         without it the daemon refuses to start there\n"
 "      --cgroup DIR       a cgroup (v2) per worker under DIR (default\n"
 "                         /sys/fs/cgroup/xgpu; none: off)\n"
 "      --worker-mem-mb N  memory.max of a worker (default 16384; 0: none)\n"
@@ -380,6 +384,7 @@ static const struct option lopts[] = {
 	{ "pidfile", required_argument, NULL, 'p' },
 	{ "worker-user", required_argument, NULL, 'W' },
 	{ "no-seccomp", no_argument, NULL, 'N' },
+	{ "allow-pageable-access", no_argument, NULL, 'A' },
 	{ "cgroup", required_argument, NULL, 'G' },
 	{ "worker-mem-mb", required_argument, NULL, 'K' },
 	{ "worker-pids", required_argument, NULL, 'I' },
@@ -418,26 +423,41 @@ static int num_opt(int c, const char *arg, uint64_t lo, uint64_t hi,
 
 /*
  * How many GPUs the driver sees, asked by a child process (the daemon
- * itself never initialises CUDA); -1 when it cannot tell.
+ * itself never initialises CUDA); -1 when it cannot tell.  *pageable
+ * tells whether any of them lets kernels reach pageable host memory
+ * (CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS: HMM or ATS).
  */
-static int gpu_count(const char *driver_path)
+static int gpu_count(const char *driver_path, bool *pageable)
 {
 	int st = 0, n = -1;
 	pid_t pid = fork();
 
+	*pageable = false;
 	if (pid == 0) {
 		char msg[256];
 		struct xgpub_driver *d = xgpub_driver_open(driver_path, msg,
 							   sizeof(msg));
+		int any = 0;
 
 		if (!d || d->cuInit(0) || d->cuDeviceGetCount(&n) || n < 0)
 			_exit(255);
-		_exit(n > 254 ? 254 : n);
+		for (int i = 0; i < n; i++) {
+			int v = 0;
+			CUdevice dev;
+
+			if (d->cuDeviceGet(&dev, i) == 0 &&
+			    d->cuDeviceGetAttribute(
+				    &v, CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS,
+				    dev) == 0 && v)
+				any = 128;
+		}
+		_exit((n > 126 ? 126 : n) | any);
 	}
 	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
 	    WEXITSTATUS(st) == 255)
 		return -1;
-	return WEXITSTATUS(st);
+	*pageable = WEXITSTATUS(st) & 128;
+	return WEXITSTATUS(st) & 127;
 }
 
 /*
@@ -570,6 +590,7 @@ int main(int argc, char **argv)
 	int verbose = 0, c, lfd = -1;
 	struct sigaction sa;
 	struct xgpub_driver *probe;
+	bool allow_pageable = false;
 	char msg[256];
 
 	while ((c = getopt_long(argc, argv, "xl:c:s:fd:g:q:m:p:vh", lopts,
@@ -709,6 +730,9 @@ int main(int argc, char **argv)
 		case 'N':
 			opt.seccomp = false;
 			break;
+		case 'A':
+			allow_pageable = true;
+			break;
 		case 'G':
 			if (strcmp(optarg, "none") && optarg[0] != '/') {
 				fprintf(stderr, "xen-gpubackd: --cgroup must "
@@ -789,7 +813,8 @@ int main(int argc, char **argv)
 			   opt.seccomp ? " under a seccomp filter" : "");
 	check_device_nodes(&opt);
 	{
-		int n = gpu_count(opt.driver_path);
+		bool pageable;
+		int n = gpu_count(opt.driver_path, &pageable);
 
 		if (n >= 0 && opt.gpu >= n) {
 			xgpub_err("--gpu %d: this host has %d GPU%s (0..%d)",
@@ -797,6 +822,24 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		ngpus = n;
+		/* a guest's kernel could dereference any address of its
+		 * worker: other guests' data, the worker's own state */
+		if (pageable && !allow_pageable) {
+			xgpub_err("the driver lets kernels reach pageable host "
+				  "memory (CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_"
+				  "ACCESS = 1, HMM or ATS): a guest's kernel "
+				  "could read and write its worker's memory; "
+				  "not serving (--allow-pageable-access to "
+				  "serve anyway)");
+			return 2;
+		}
+		if (pageable)
+			xgpub_err("warning: the driver lets kernels reach "
+				  "pageable host memory (CU_DEVICE_ATTRIBUTE_"
+				  "PAGEABLE_MEMORY_ACCESS = 1) and "
+				  "--allow-pageable-access is given: guests' "
+				  "kernels can read and write their workers' "
+				  "memory");
 	}
 
 	if (opt.max_data_pages < lim.max_data_pages)

@@ -6,11 +6,125 @@
  * bounds them by the region.  A stream-ordered copy out of or into the
  * data area waits for its stream before replying: the guest reuses the
  * data area as soon as the reply arrives.
+ *
+ * Device addresses the guest names are checked before the driver sees
+ * them: every byte a copy or memset touches must lie in a range the
+ * driver knows as device memory of this worker (xgpub_dev_span_ok).  A
+ * driver that lets the GPU reach pageable host memory (HMM, ATS) would
+ * otherwise copy the worker's own memory, and even without, a wild
+ * address is the driver's problem only once it was tried.
  */
 #include <string.h>
 
 #include "xgpub_worker.h"
 
+
+/* ---- device ranges -------------------------------------------------------- */
+
+#define NDRANGES (sizeof(((struct xgpub_worker *)0)->dranges) / \
+		  sizeof(((struct xgpub_worker *)0)->dranges[0]))
+
+void xgpub_dev_ranges_forget(struct xgpub_worker *w)
+{
+	w->ndranges = 0;
+}
+
+/*
+ * The range (allocation, mapping, registration) the driver knows at d:
+ * its start and size in *r, or false where d is no device memory of this
+ * worker.  Asked as pointer attributes; the address range as a second
+ * opinion.  Inside a global-mode capture the questions are asked relaxed,
+ * so that they cannot touch the capture.
+ */
+static bool driver_range(struct xgpub_worker *w, uint64_t d,
+			 struct xgpub_drange *r)
+{
+	CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+	CUdeviceptr base = 0;
+	size_t size = 0;
+	bool ok;
+
+	if (w->captures)
+		w->D->cuThreadExchangeStreamCaptureMode(&mode);
+	ok = w->D->cuPointerGetAttribute(&base,
+					 CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+					 d) == 0 &&
+	     w->D->cuPointerGetAttribute(&size, CU_POINTER_ATTRIBUTE_RANGE_SIZE,
+					 d) == 0 &&
+	     size;
+	if (!ok) {
+		base = 0;
+		size = 0;
+		ok = w->D->cuMemGetAddressRange(&base, &size, d) == 0 && size;
+	}
+	if (w->captures)
+		w->D->cuThreadExchangeStreamCaptureMode(&mode);
+	if (!ok || base > d || d - base >= size)
+		return false;
+	r->base = base;
+	r->size = size;
+	return true;
+}
+
+/* the known range holding d, from the last few or from the driver */
+static const struct xgpub_drange *range_at(struct xgpub_worker *w, uint64_t d)
+{
+	struct xgpub_drange *r;
+
+	for (uint32_t i = 0; i < w->ndranges; i++) {
+		r = &w->dranges[i];
+		if (d >= r->base && d - r->base < r->size)
+			return r;
+	}
+	r = &w->dranges[w->drange_next];
+	if (!driver_range(w, d, r))
+		return NULL;
+	w->drange_next = (w->drange_next + 1) % NDRANGES;
+	if (w->ndranges < NDRANGES)
+		w->ndranges++;
+	return r;
+}
+
+int xgpub_dev_span_ok(struct xgpub_worker *w, uint64_t d, uint64_t len)
+{
+	uint64_t end;
+
+	if (!len)
+		return 0;
+	if (__builtin_add_overflow(d, len, &end))
+		return CUDA_ERROR_INVALID_VALUE;
+	/* a span over adjacent ranges (virtual memory mapped in pieces)
+	 * is checked piece by piece, a few pieces at most */
+	for (int n = 0; n < 16; n++) {
+		const struct xgpub_drange *r = range_at(w, d);
+
+		if (!r)
+			break;
+		if (end - r->base <= r->size)
+			return 0;
+		d = r->base + r->size;
+	}
+	xgpub_dbg("%s: a copy or memset touches %#llx, no device memory of "
+		  "this guest's", w->t->who, (unsigned long long)d);
+	return CUDA_ERROR_INVALID_VALUE;
+}
+
+int xgpub_dev_rows_ok(struct xgpub_worker *w, uint64_t d, uint64_t x,
+		      uint64_t row0, uint64_t rows, uint64_t pitch,
+		      uint64_t width)
+{
+	uint64_t start, last;
+
+	if (!rows || !width)
+		return 0;
+	if (__builtin_mul_overflow(row0, pitch, &start) ||
+	    __builtin_add_overflow(start, x, &start) ||
+	    __builtin_add_overflow(start, d, &start) ||
+	    __builtin_mul_overflow(rows - 1, pitch, &last) ||
+	    __builtin_add_overflow(last, width, &last))
+		return CUDA_ERROR_INVALID_VALUE;
+	return xgpub_dev_span_ok(w, start, last);
+}
 
 /*
  * A copy between shared memory and the device.  A stream-ordered copy
@@ -27,6 +141,9 @@ static int host_copy(struct xgpub_worker *w, bool to_device, uint64_t dptr,
 
 	if (!host)
 		return XGPUIF_ST_PROTO;
+	rc = xgpub_dev_span_ok(w, dptr, mem->len);
+	if (rc)
+		return rc;
 	/* a graph would copy from the staging buffer at every launch; a
 	 * pinned region it copies stays mapped (xgpub_op_graphnode.c) */
 	if (async && xgpub_capturing(w, s)) {
@@ -60,6 +177,12 @@ int xgpub_h_MEMCPY_DTOH(struct xgpub_worker *w,
 int xgpub_h_MEMCPY_DTOD(struct xgpub_worker *w,
 			const struct xgpuif_memcpy_dtod_args *a, CUstream stream)
 {
+	int rc = xgpub_dev_span_ok(w, a->dst, a->len);
+
+	if (!rc)
+		rc = xgpub_dev_span_ok(w, a->src, a->len);
+	if (rc)
+		return rc;
 	if (a->flags & XGPUIF_CF_ASYNC)
 		return w->D->cuMemcpyDtoDAsync(a->dst, a->src, a->len, stream);
 	return w->D->cuMemcpyDtoD(a->dst, a->src, a->len);
@@ -118,6 +241,16 @@ static int side_2d(struct xgpub_worker *w, const struct xgpuif_copy_side *s,
 	}
 }
 
+/* a device side's rows (after both sides' handles were checked) */
+static int dev_side_2d(struct xgpub_worker *w, const struct xgpuif_copy_side *s,
+		       uint64_t width, uint64_t height)
+{
+	if (s->type != XGPUIF_MT_DEVICE)
+		return 0;
+	return xgpub_dev_rows_ok(w, s->dptr, s->x_bytes, s->y, height,
+				 s->pitch, width);
+}
+
 int xgpub_h_MEMCPY_2D(struct xgpub_worker *w,
 		      const struct xgpuif_memcpy2d_args *a, CUstream s)
 {
@@ -135,6 +268,11 @@ int xgpub_h_MEMCPY_2D(struct xgpub_worker *w,
 		     &p.dstXInBytes, &p.dstY, &p.dstPitch);
 	if (rc)
 		return rc < 0 ? XGPUIF_ST_PROTO : rc;
+	rc = dev_side_2d(w, &a->src, a->width_bytes, a->height);
+	if (!rc)
+		rc = dev_side_2d(w, &a->dst, a->width_bytes, a->height);
+	if (rc)
+		return rc;
 	p.WidthInBytes = a->width_bytes;
 	p.Height = a->height;
 	if (a->flags & XGPUIF_CF_ASYNC) {
@@ -206,8 +344,17 @@ int xgpub_h_MEMSET(struct xgpub_worker *w, const struct xgpuif_memset_args *a,
 		   CUstream stream)
 {
 	bool async = a->flags & XGPUIF_CF_ASYNC;
+	uint64_t width;
+	int rc;
 
-	if (a->height == 1 && !a->pitch)
-		return memset_1d(w, a, async, stream);
-	return memset_2d(w, a, async, stream);
+	if (a->elem_size != 1 && a->elem_size != 2 && a->elem_size != 4)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (__builtin_mul_overflow(a->width, (uint64_t)a->elem_size, &width))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (a->height == 1 && !a->pitch) {
+		rc = xgpub_dev_span_ok(w, a->dst, width);
+		return rc ? rc : memset_1d(w, a, async, stream);
+	}
+	rc = xgpub_dev_rows_ok(w, a->dst, 0, 0, a->height, a->pitch, width);
+	return rc ? rc : memset_2d(w, a, async, stream);
 }

@@ -52,6 +52,25 @@ static int side_3d(struct xgpub_worker *w, const struct xgpuif_copy_side3d *s,
 	return xgpub_copy_side(w, s->type, s->dptr, s->array, type, dptr, arr);
 }
 
+/* a device side's bytes: slices height rows apart, the span from the
+ * first row touched to the last (after the handles were checked) */
+static int dev_side_3d(struct xgpub_worker *w,
+		       const struct xgpuif_copy_side3d *s,
+		       const struct xgpuif_memcpy3d_args *a)
+{
+	uint64_t row0, rows;
+
+	if (s->type != XGPUIF_MT_DEVICE || !a->depth || !a->height)
+		return 0;
+	if (__builtin_mul_overflow(s->z, s->height, &row0) ||
+	    __builtin_add_overflow(row0, s->y, &row0) ||
+	    __builtin_mul_overflow(a->depth - 1, s->height, &rows) ||
+	    __builtin_add_overflow(rows, a->height, &rows))
+		return CUDA_ERROR_INVALID_VALUE;
+	return xgpub_dev_rows_ok(w, s->dptr, s->x_bytes, row0, rows, s->pitch,
+				 a->width_bytes);
+}
+
 /* a context of this guest's, by handle */
 static CUcontext ctx_of(struct xgpub_worker *w, xgpuif_handle_t h)
 {
@@ -105,6 +124,13 @@ int xgpub_h_MEMCPY_3D(struct xgpub_worker *w,
 		p.dstContext = ctx_of(w, a->dst_ctx);
 		if (!p.srcContext || !p.dstContext)
 			return CUDA_ERROR_INVALID_CONTEXT;
+	}
+	rc = dev_side_3d(w, &a->src, a);
+	if (!rc)
+		rc = dev_side_3d(w, &a->dst, a);
+	if (rc)
+		return rc;
+	if (a->flags & XGPUIF_CF_PEER) {
 		rc = async ? w->D->cuMemcpy3DPeerAsync(&p, s) :
 			     w->D->cuMemcpy3DPeer(&p);
 	} else {

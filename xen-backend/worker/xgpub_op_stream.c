@@ -195,16 +195,30 @@ int xgpub_h_STREAM_MEMOP(struct xgpub_worker *w,
 		return XGPUIF_ST_PROTO;
 	memcpy(ops, tail->p, tail->len);
 	for (uint32_t i = 0; i < a->count; i++) {
-		/* the driver's own field: whatever the guest put there */
-		if (ops[i].operation == CU_STREAM_MEM_OP_WAIT_VALUE_32 ||
-		    ops[i].operation == CU_STREAM_MEM_OP_WAIT_VALUE_64) {
+		int op = ops[i].operation, rc = 0;
+		bool wide = op == CU_STREAM_MEM_OP_WAIT_VALUE_64 ||
+			    op == CU_STREAM_MEM_OP_WRITE_VALUE_64;
+
+		/* the driver's own field: whatever the guest put there; the
+		 * address: device memory of the guest's (xgpub_op_copy.c) */
+		if (op == CU_STREAM_MEM_OP_WAIT_VALUE_32 ||
+		    op == CU_STREAM_MEM_OP_WAIT_VALUE_64) {
 			ops[i].waitValue.alias = 0;
-			xgpub_note_value_wait(w, stream);
-		} else if (ops[i].operation == CU_STREAM_MEM_OP_WRITE_VALUE_32 ||
-			   ops[i].operation == CU_STREAM_MEM_OP_WRITE_VALUE_64) {
+			rc = xgpub_dev_span_ok(w, ops[i].waitValue.address,
+					       wide ? 8 : 4);
+		} else if (op == CU_STREAM_MEM_OP_WRITE_VALUE_32 ||
+			   op == CU_STREAM_MEM_OP_WRITE_VALUE_64) {
 			ops[i].writeValue.alias = 0;
+			rc = xgpub_dev_span_ok(w, ops[i].writeValue.address,
+					       wide ? 8 : 4);
 		}
+		if (rc)
+			return rc;
 	}
+	for (uint32_t i = 0; i < a->count; i++)
+		if (ops[i].operation == CU_STREAM_MEM_OP_WAIT_VALUE_32 ||
+		    ops[i].operation == CU_STREAM_MEM_OP_WAIT_VALUE_64)
+			xgpub_note_value_wait(w, stream);
 	return w->D->cuStreamBatchMemOp_v2(stream, a->count, ops, a->flags);
 }
 

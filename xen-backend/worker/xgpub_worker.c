@@ -190,6 +190,12 @@ static int dispatch(struct xgpub_worker *w, const struct xgpuif_request *req,
 	if (rc)
 		return rc;
 	w->calls++;
+	/* what may free or unmap memory forgets the ranges known for copies */
+	if (req->op != XGPUIF_OP_MEMCPY_HTOD && req->op != XGPUIF_OP_MEMCPY_DTOH &&
+	    req->op != XGPUIF_OP_MEMCPY_DTOD && req->op != XGPUIF_OP_MEMCPY_2D &&
+	    req->op != XGPUIF_OP_MEMCPY_3D && req->op != XGPUIF_OP_MEMSET &&
+	    req->op != XGPUIF_OP_LAUNCH)
+		xgpub_dev_ranges_forget(w);
 	if (posted)
 		op_posted[req->op]++;
 	else

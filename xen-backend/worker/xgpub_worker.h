@@ -209,6 +209,13 @@ struct xgpub_worker {
 	uint32_t captures;
 	/* the CUdevResource values handed to the guest (xgpub_op_green.c) */
 	struct xgpub_resources *resources;
+	/* device ranges the driver named for recent copies' addresses
+	 * (xgpub_op_copy.c), forgotten at any request but a copy, memset
+	 * or launch (xgpub_worker.c) */
+	struct xgpub_drange {
+		uint64_t base, size;
+	} dranges[4];
+	uint32_t ndranges, drange_next;
 	/* statistics */
 	uint64_t calls;
 	/* why the channel was closed on a protocol error */
@@ -285,6 +292,21 @@ CUarray xgpub_array_of(struct xgpub_worker *w, xgpuif_handle_t h);
 int xgpub_copy_side(struct xgpub_worker *w, uint32_t wtype, uint64_t d,
 		    xgpuif_handle_t array, CUmemorytype *type,
 		    CUdeviceptr *dptr, CUarray *arr);
+/*
+ * Does [d, d + len) lie in device memory the driver knows in this worker
+ * (the guest's allocations, pools, managed and mapped memory, registered
+ * host memory, module globals, IPC mappings)?  0, or
+ * CUDA_ERROR_INVALID_VALUE: never a guest's copy into the worker's own
+ * memory (xgpub_op_copy.c).  xgpub_dev_ranges_forget: after anything
+ * that may have freed or unmapped memory.
+ */
+int xgpub_dev_span_ok(struct xgpub_worker *w, uint64_t d, uint64_t len);
+void xgpub_dev_ranges_forget(struct xgpub_worker *w);
+/* the same for rows rows of width bytes, pitch apart, the first at
+ * d + row0 * pitch + x */
+int xgpub_dev_rows_ok(struct xgpub_worker *w, uint64_t d, uint64_t x,
+		      uint64_t row0, uint64_t rows, uint64_t pitch,
+		      uint64_t width);
 
 /*
  * Green contexts (xgpub_op_green.c).  A GREENCTX handle keeps the
