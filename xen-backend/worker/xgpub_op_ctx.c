@@ -153,7 +153,7 @@ int xgpub_h_CTX_CREATE(struct xgpub_worker *w,
 	if (rc)
 		return rc;
 	/* a context costs device memory: refused past the quota */
-	if (!xgpub_quota_allows(w, w->opt->ctx_charge))
+	if (w->opt && !xgpub_quota_allows(w, w->opt->ctx_charge))
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	/*
 	 * Empty the stack first (SetCurrent(NULL) pops its one entry), so

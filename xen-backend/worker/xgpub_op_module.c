@@ -188,8 +188,8 @@ int xgpub_h_BLOB_CREATE(struct xgpub_worker *w,
 			const struct xgpuif_blob_create_args *a,
 			struct xgpuif_blob_reply *r)
 {
-	const uint64_t max = w->opt->images_max ? w->opt->images_max :
-						  XGPUB_IMAGES_MAX;
+	const uint64_t max = w->opt && w->opt->images_max ?
+				     w->opt->images_max : XGPUB_IMAGES_MAX;
 	struct xgpub_image *img;
 	uint64_t own, held;
 	int rc;

@@ -128,7 +128,7 @@ bool xgpub_quota_allows(struct xgpub_worker *w, uint64_t size)
 {
 	uint64_t c = xgpub_charge_size(size), used;
 
-	if (!w->opt->quota)
+	if (!w->opt || !w->opt->quota)
 		return true;
 	used = xgpub_guest_mem_used(w);
 	return used <= w->opt->quota && c <= w->opt->quota - used;
@@ -306,7 +306,7 @@ static struct xgpub_ctxq *ctxq_add(struct xgpub_worker *w, CUcontext ctx)
 
 int xgpub_ctx_charge(struct xgpub_worker *w, CUcontext ctx, bool force)
 {
-	uint64_t c = w->opt->ctx_charge;
+	uint64_t c = w->opt ? w->opt->ctx_charge : 0;
 	struct xgpub_ctxq *q;
 
 	if (!force && !xgpub_quota_allows(w, c))
@@ -372,7 +372,7 @@ int xgpub_ctx_limit_check_quota(struct xgpub_worker *w, CUcontext ctx,
 	int slot = limit_slot(limit);
 	uint64_t old = q && slot >= 0 ? q->lim[slot] : 0, used;
 
-	if (slot < 0 || !w->opt->quota || cost <= old)
+	if (slot < 0 || !w->opt || !w->opt->quota || cost <= old)
 		return 0;
 	/* the new value replaces the old one's charge */
 	used = xgpub_guest_mem_used(w) - old;
