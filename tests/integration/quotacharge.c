@@ -3,7 +3,8 @@
  * quotacharge: what the guest's device-memory quota charges besides
  * cuMemAlloc, against a daemon with --quota-mb 64 --ctx-charge-kb 4096
  * --images-mb 2 and the fake driver: arrays and mipmapped arrays (by
- * their descriptor), contexts (a fixed charge; the primary's once) and
+ * their descriptor), contexts (a fixed charge; the primary's once; a
+ * green context's 6 MiB) and
  * the limits that cost memory, module globals (at first lookup), and the
  * guest's module image bytes.  Each is seen in cuMemGetInfo, refused with
  * CUDA_ERROR_OUT_OF_MEMORY past the quota, and given back when destroyed
@@ -288,6 +289,42 @@ static void step_contexts(void)
 	end();
 }
 
+static void step_green(void)
+{
+	CUdevResource all, groups[64];
+	CUdevResourceDesc d = NULL;
+	unsigned int n = 64;
+	CUgreenCtx g = NULL;
+
+	begin("green-charge");
+	memset(&all, 0, sizeof(all));
+	WANT(CUDA_SUCCESS, cuDeviceGetDevResource(dev, &all,
+						  CU_DEV_RESOURCE_TYPE_SM));
+	WANT(CUDA_SUCCESS, cuDevSmResourceSplitByCount(groups, &n, &all, NULL,
+						       0, 16));
+	WANT(CUDA_SUCCESS, cuDevResourceGenerateDesc(&d, groups, 1));
+	/* 6 MiB each */
+	WANT(CUDA_SUCCESS, cuGreenCtxCreate(&g, d, dev,
+					    CU_GREEN_CTX_DEFAULT_STREAM));
+	FREE_IS(base - 6 * MIB);
+	WANT(CUDA_SUCCESS, cuGreenCtxDestroy(g));
+	WANT(CUDA_SUCCESS, cuCtxSetCurrent(primary));
+	FREE_IS(base);
+	fill_leave(5 * MIB);
+	WANT(CUDA_ERROR_OUT_OF_MEMORY,
+	     cuGreenCtxCreate(&g, d, dev, CU_GREEN_CTX_DEFAULT_STREAM));
+	fill_release();
+	fill_leave(6 * MIB);
+	WANT(CUDA_SUCCESS, cuGreenCtxCreate(&g, d, dev,
+					    CU_GREEN_CTX_DEFAULT_STREAM));
+	FREE_IS(0);
+	WANT(CUDA_SUCCESS, cuGreenCtxDestroy(g));
+	WANT(CUDA_SUCCESS, cuCtxSetCurrent(primary));
+	fill_release();
+	FREE_IS(base);
+	end();
+}
+
 static void step_globals(void)
 {
 	CUmodule mod = NULL;
@@ -392,6 +429,7 @@ int main(int argc, char **argv)
 		step_primary();
 		step_arrays();
 		step_contexts();
+		step_green();
 		step_globals();
 		step_images();
 		printf("%s\n", failures ? "FAIL" : "PASS");

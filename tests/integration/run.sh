@@ -1069,7 +1069,8 @@ done
 XGPU_SOCKET=$SOCK5 timeout 60 "$T/quotacharge" steps >"$TMP/charge.out" 2>&1
 cr=$?
 for st in primary-charged array-charge array-refused ctx-charge \
-	ctx-refused limit-charge global-charge global-refused image-cap; do
+	ctx-refused limit-charge green-charge global-charge global-refused \
+	image-cap; do
 	if grep -q "^PASS $st\$" "$TMP/charge.out"; then
 		pass "quota-$st"
 	else

@@ -306,7 +306,13 @@ static struct xgpub_ctxq *ctxq_add(struct xgpub_worker *w, CUcontext ctx)
 
 int xgpub_ctx_charge(struct xgpub_worker *w, CUcontext ctx, bool force)
 {
-	uint64_t c = w->opt ? w->opt->ctx_charge : 0;
+	return xgpub_ctx_charge_n(w, ctx, w->opt ? w->opt->ctx_charge : 0,
+				  force);
+}
+
+int xgpub_ctx_charge_n(struct xgpub_worker *w, CUcontext ctx, uint64_t c,
+		       bool force)
+{
 	struct xgpub_ctxq *q;
 
 	if (!force && !xgpub_quota_allows(w, c))

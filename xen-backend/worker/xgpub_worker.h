@@ -387,6 +387,9 @@ void xgpub_uncharge(struct xgpub_worker *w, uint64_t bytes);
 uint64_t xgpub_array_charge(const CUDA_ARRAY3D_DESCRIPTOR *d,
 			    unsigned int levels);
 int xgpub_ctx_charge(struct xgpub_worker *w, CUcontext ctx, bool force);
+/* the same, c bytes (a green context's, keyed by its CUgreenCtx) */
+int xgpub_ctx_charge_n(struct xgpub_worker *w, CUcontext ctx, uint64_t c,
+		       bool force);
 void xgpub_ctx_uncharge(struct xgpub_worker *w, CUcontext ctx);
 uint64_t xgpub_ctx_limit_cost(struct xgpub_worker *w, unsigned int limit,
 			      uint64_t value);
