@@ -444,7 +444,9 @@ int xgpub_h_MODULE_UNLOAD(struct xgpub_worker *w, struct xgpub_hentry *handle)
 	/* its __managed__ variables go with it */
 	xgpub_managed_vars_forget(h);
 	rc = w->D->cuModuleUnload(handle->obj);
-	xgpub_globals_uncharge(w, h);
+	/* their memory is given back once the driver let go of it */
+	if (rc == CUDA_SUCCESS)
+		xgpub_globals_uncharge(w, h);
 	/* the image goes only after the driver let go of it */
 	xgpub_handle_drop(&w->h, handle);
 	return rc;
@@ -463,7 +465,9 @@ int xgpub_h_LIBRARY_UNLOAD(struct xgpub_worker *w,
 	drop_children(w, XGPUB_H_MODULE, h, NULL);
 	xgpub_managed_vars_forget(h);
 	rc = w->D->cuLibraryUnload(handle->obj);
-	xgpub_globals_uncharge(w, h);
+	/* their memory is given back once the driver let go of it */
+	if (rc == CUDA_SUCCESS)
+		xgpub_globals_uncharge(w, h);
 	/* frees the image, which BINARY_IS_PRESERVED kept until now */
 	xgpub_handle_drop(&w->h, handle);
 	return rc;
