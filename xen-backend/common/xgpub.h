@@ -86,7 +86,8 @@ struct xgpub_options {
  */
 struct xgpub_wstat {
 	uint64_t calls;		/* requests served */
-	uint64_t mem_used;	/* device memory bytes allocated */
+	uint64_t mem_used;	/* device memory bytes charged: allocations,
+				 * arrays, contexts, limits, globals */
 	uint64_t quota;		/* its limit, 0: none */
 	uint64_t gpu_ns;	/* GPU time its work took */
 	uint32_t qdepth;	/* requests waiting on the ring */
