@@ -90,7 +90,7 @@ for f in "$BACKEND" "$FAKECUDA" "$T/basic" "$T/spin" "$T/noinit" \
 	"$T/hostile" "$T/forked" "$T/devprintf" "$T/ipc" "$T/ctxmisc" \
 	"$T/hostreg" "$T/arrays" "$T/graphnodes" "$T/legacylaunch" \
 	"$T/shareable" "$T/greenctx" "$T/managed" "$T/managedvar" "$T/nvml" \
-	"$T/wildaddr" "$O/lib/libnvidia-ml.so.1"; do
+	"$T/wildaddr" "$T/quotacharge" "$O/lib/libnvidia-ml.so.1"; do
 	if [ ! -x "$f" ]; then
 		fail setup "$f is missing (make all integration)"
 		echo "$npass passed, $nfail failed"
@@ -1052,7 +1052,7 @@ fi
 SOCK2=$TMP/limit.sock
 LOG2=$TMP/limit.log
 "$BACKEND" --local "$SOCK2" --control none --foreground --gpu-limit-ms 300 \
-	--quota-mb 1 --driver "$FAKECUDA" >"$LOG2" 2>&1 &
+	--quota-mb 1 --ctx-charge-kb 0 --driver "$FAKECUDA" >"$LOG2" 2>&1 &
 DPID2=$!
 for _ in $(seq 100); do
 	[ -S "$SOCK2" ] && break
@@ -1121,6 +1121,97 @@ fi
 kill -TERM "$DPID2" 2>/dev/null
 wait "$DPID2" 2>/dev/null
 
+# ---- (h1) what the quota charges besides allocations ------------------------
+# a daemon with --quota-mb 64, contexts charged 4 MiB, module images 2 MiB
+# a guest: arrays, mipmapped arrays, contexts and their limits, module
+# globals and image bytes are charged, refused past the quota and given
+# back when destroyed (quotacharge steps); the image cap is the guest's,
+# all its processes together; another guest (as root: uid 65534) is not
+# affected by the first one's images or full quota
+
+SOCK5=$TMP/charge.sock
+LOG5=$TMP/charge.log
+"$BACKEND" --local "$SOCK5" --control none --foreground --quota-mb 64 \
+	--ctx-charge-kb 4096 --images-mb 2 --driver "$FAKECUDA" \
+	>"$LOG5" 2>&1 &
+DPID5=$!
+for _ in $(seq 100); do
+	[ -S "$SOCK5" ] && break
+	sleep 0.1
+done
+XGPU_SOCKET=$SOCK5 timeout 60 "$T/quotacharge" steps >"$TMP/charge.out" 2>&1
+cr=$?
+for st in primary-charged array-charge array-refused ctx-charge \
+	ctx-refused limit-charge green-charge global-charge global-refused \
+	image-cap; do
+	if grep -q "^PASS $st\$" "$TMP/charge.out"; then
+		pass "quota-$st"
+	else
+		fail "quota-$st" "$(grep -m1 "^FAIL $st" "$TMP/charge.out" ||
+			tail -n 1 "$TMP/charge.out")"
+	fi
+done
+[ "$cr" -eq 0 ] || show "$TMP/charge.out"
+
+# the image cap is the guest's: a second process of the same user
+XGPU_SOCKET=$SOCK5 timeout 30 "$T/quotacharge" holdimg 1536 3 \
+	>"$TMP/img1.out" 2>&1 &
+ip=$!
+for _ in $(seq 50); do
+	grep -q 'holdimg:' "$TMP/img1.out" && break
+	sleep 0.1
+done
+XGPU_SOCKET=$SOCK5 timeout 30 "$T/quotacharge" holdimg 1024 0 \
+	>"$TMP/img2.out" 2>&1
+if [ "$(id -u)" = 0 ]; then
+	chmod 711 "$TMP"
+	chmod 666 "$SOCK5"
+	XGPU_SOCKET=$SOCK5 timeout 30 "$T/quotacharge" --uid 65534 holdimg \
+		1536 0 >"$TMP/img3.out" 2>&1
+fi
+wait "$ip"
+if ! grep -q '^quotacharge: holdimg: CUDA_SUCCESS$' "$TMP/img1.out"; then
+	fail quota-images-per-guest "the first 1.5 MiB image:" \
+		"$(cat "$TMP/img1.out")"
+elif ! grep -q '^quotacharge: holdimg: CUDA_ERROR_OUT_OF_MEMORY$' \
+	"$TMP/img2.out"; then
+	fail quota-images-per-guest "a second process of the guest loaded" \
+		"1 MiB more: $(cat "$TMP/img2.out")"
+elif ! grep -q "guest user $(id -u) holds 1 MiB of module images; 1048576 more would pass its 2 MiB cap" "$LOG5"; then
+	fail quota-images-per-guest "no log line naming the guest"
+elif [ "$(id -u)" = 0 ] &&
+	! grep -q '^quotacharge: holdimg: CUDA_SUCCESS$' "$TMP/img3.out"; then
+	fail quota-images-per-guest "another guest was refused:" \
+		"$(cat "$TMP/img3.out")"
+else
+	pass quota-images-per-guest
+fi
+
+# another guest's quota is its own
+if [ "$(id -u)" = 0 ]; then
+	XGPU_SOCKET=$SOCK5 timeout 30 "$T/quotacharge" holdall 3 \
+		>"$TMP/all1.out" 2>&1 &
+	ap=$!
+	for _ in $(seq 50); do
+		grep -q 'holdall:' "$TMP/all1.out" && break
+		sleep 0.1
+	done
+	XGPU_SOCKET=$SOCK5 timeout 30 "$T/quotacharge" --uid 65534 holdall 0 \
+		>"$TMP/all2.out" 2>&1
+	wait "$ap"
+	if ! grep -q '^quotacharge: holdall: CUDA_SUCCESS free 0$' \
+		"$TMP/all1.out"; then
+		fail quota-charge-other-guest "the first guest: $(cat "$TMP/all1.out")"
+	elif ! grep -q '^quotacharge: holdall: CUDA_SUCCESS free 0$' \
+		"$TMP/all2.out"; then
+		fail quota-charge-other-guest "the second guest: $(cat "$TMP/all2.out")"
+	else
+		pass quota-charge-other-guest
+	fi
+fi
+kill -TERM "$DPID5" 2>/dev/null
+wait "$DPID5" 2>/dev/null
+
 # ---- (n) NVML in the guest: libnvidia-ml.so.1 (xen-frontend/nvml) ---------
 # a daemon with --quota-mb 256: the library shows the guest's GPU (memory
 # total = the quota, used = what this user's processes hold, its
@@ -1137,6 +1228,7 @@ fi
 SOCK3=$TMP/nvml.sock
 LOG3=$TMP/nvml.log
 "$BACKEND" --local "$SOCK3" --control none --foreground --quota-mb 256 \
+	--ctx-charge-kb 0 \
 	--driver "$FAKECUDA" >"$LOG3" 2>&1 &
 DPID3=$!
 for _ in $(seq 100); do

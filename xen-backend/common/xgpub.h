@@ -53,6 +53,12 @@ struct xgpub_options {
 	/* host memory bytes a guest may pin (cuMemHostAlloc, managed
 	 * memory, cuMemHostRegister), 0: none */
 	uint64_t pin_quota;
+	/* device memory a context is charged, besides the limits the guest
+	 * sets (CU_LIMIT_STACK_SIZE, PRINTF_FIFO_SIZE, MALLOC_HEAP_SIZE) */
+	uint64_t ctx_charge;
+	/* module image bytes all the guest's workers may hold together
+	 * (blobs, modules, libraries), 0: XGPUB_IMAGES_MAX */
+	uint64_t images_max;
 	uint32_t max_data_pages;
 	unsigned int spin_us;
 	/* the driver's JIT cache: a folder per guest under it ("none": off) */
@@ -80,7 +86,8 @@ struct xgpub_options {
  */
 struct xgpub_wstat {
 	uint64_t calls;		/* requests served */
-	uint64_t mem_used;	/* device memory bytes allocated */
+	uint64_t mem_used;	/* device memory bytes charged: allocations,
+				 * arrays, contexts, limits, globals */
 	uint64_t quota;		/* its limit, 0: none */
 	uint64_t gpu_ns;	/* GPU time its work took */
 	uint32_t qdepth;	/* requests waiting on the ring */
@@ -103,6 +110,7 @@ struct xgpub_wstat {
 	uint32_t pid;
 	uint32_t has_ctx;	/* worker: it made its CUDA context (a
 				 * channel of NVML ops alone makes none) */
+	uint64_t images;	/* worker: module image bytes it holds */
 };
 
 /* what the daemon tells a worker: read-only in every worker */
@@ -121,6 +129,17 @@ struct xgpub_wctl {
 	uint32_t util_pm;
 	uint32_t _pad2;
 };
+
+/*
+ * What a context costs by default (--ctx-charge-kb): a context created on
+ * an H200 (driver 580.159.04, CUDA 13.0) took 523.6 MiB of cuMemGetInfo's
+ * free memory, the same for each of three in a row; module images all the
+ * guest's workers may hold (--images-mb).
+ */
+#define XGPUB_CTX_CHARGE_DEFAULT	(524ull << 20)
+/* a green context: three made on that H200 took 6.0, 4.0 and 6.0 MiB */
+#define XGPUB_GREEN_CHARGE		(6ull << 20)
+#define XGPUB_IMAGES_MAX		(4ull << 30)
 
 /* a quota account: a Xen domain, or a local user (SO_PEERCRED) */
 #define XGPUB_ACCT_XEN(domid)	((1ull << 32) | (uint32_t)(domid))

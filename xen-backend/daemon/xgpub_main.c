@@ -89,6 +89,10 @@ static void usage(FILE *f)
 "  -q, --quota-mb N       device memory each guest may allocate (0: no limit)\n"
 "      --pinned-mb N      host memory each guest may pin: pinned and\n"
 "                         registered memory (default 65536; 0: no limit)\n"
+"      --ctx-charge-kb N  device memory a context costs the guest's quota,\n"
+"                         besides its limits (default 536576: 524 MiB)\n"
+"      --images-mb N      module image bytes each guest may hold, all its\n"
+"                         processes together (default 4096)\n"
 "      --max-data-mb N    largest data area a guest may ask (default 256)\n"
 "      --spin-us N        the longest a worker polls before sleeping, us\n"
 "                         (2000; adapted below it to the guest's gaps)\n"
@@ -377,6 +381,8 @@ static const struct option lopts[] = {
 	{ "quota-mb", required_argument, NULL, 'q' },
 	{ "max-data-mb", required_argument, NULL, 'D' },
 	{ "pinned-mb", required_argument, NULL, 'P' },
+	{ "ctx-charge-kb", required_argument, NULL, 'X' },
+	{ "images-mb", required_argument, NULL, 'Y' },
 	{ "spin-us", required_argument, NULL, 'S' },
 	{ "jit-cache", required_argument, NULL, 'J' },
 	{ "metrics", required_argument, NULL, 'M' },
@@ -555,6 +561,8 @@ int main(int argc, char **argv)
 		.gpu = 0,
 		.max_data_pages = 256u * 256u,
 		.pin_quota = 64ull << 30,
+		.ctx_charge = XGPUB_CTX_CHARGE_DEFAULT,
+		.images_max = XGPUB_IMAGES_MAX,
 		.spin_us = 2000,
 		.jit_cache = "/var/cache/xgpu/jit",
 		.seccomp = true,
@@ -663,6 +671,16 @@ int main(int argc, char **argv)
 			if (num_opt(c, optarg, 0, 16u << 20, &v))
 				return 2;
 			opt.pin_quota = v << 20;
+			break;
+		case 'X':
+			if (num_opt(c, optarg, 0, 64u << 20, &v))
+				return 2;
+			opt.ctx_charge = v << 10;
+			break;
+		case 'Y':
+			if (num_opt(c, optarg, 1, 1u << 20, &v))
+				return 2;
+			opt.images_max = v << 20;
 			break;
 		case 'D':
 			if (num_opt(c, optarg, 1,

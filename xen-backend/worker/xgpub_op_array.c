@@ -5,23 +5,56 @@
  * surface objects.  A texture object's value travels unchanged (kernels
  * use it); it is kept in the handle table only so that the guest can
  * destroy nothing but its own and the teardown finds it.
+ *
+ * An array or mipmapped array the guest makes is charged to its quota by
+ * its descriptor (xgpub_array_charge), the charge kept in its handle's
+ * extra and given back once the driver destroyed it (xgpub_release).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "xgpub_worker.h"
 
+/*
+ * Make an array (levels 0) or a mipmapped array of d, charged to the
+ * quota first: CUDA_ERROR_OUT_OF_MEMORY past it, as the driver says when
+ * device memory runs out.
+ */
+static int keep_charged(struct xgpub_worker *w, int type,
+			CUDA_ARRAY3D_DESCRIPTOR *d, unsigned int levels,
+			xgpuif_handle_t *h)
+{
+	uint64_t c = xgpub_array_charge(d, levels), *extra;
+	void *obj = NULL;
+	int rc;
+
+	if (c == UINT64_MAX || !xgpub_quota_allows(w, c))
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	extra = malloc(sizeof(*extra));
+	if (!extra)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	rc = type == XGPUB_H_ARRAY ?
+		     w->D->cuArray3DCreate((CUarray *)&obj, d) :
+		     w->D->cuMipmappedArrayCreate((CUmipmappedArray *)&obj, d,
+						  levels);
+	if (rc) {
+		free(extra);
+		return rc;
+	}
+	*extra = c;
+	xgpub_charge(w, c);
+	/* a full table releases it, which gives the charge back */
+	return xgpub_keep(w, type, obj, extra, h);
+}
+
 int xgpub_h_ARRAY_CREATE(struct xgpub_worker *w,
 			 const struct xgpuif_array_args *a,
 			 struct xgpuif_array_reply *r)
 {
 	CUDA_ARRAY3D_DESCRIPTOR d;
-	CUarray arr;
-	int rc;
 
 	memcpy(&d, a, sizeof(d));	/* the same layout (xgpuif.h) */
-	rc = w->D->cuArray3DCreate(&arr, &d);
-	return rc ? rc : xgpub_keep(w, XGPUB_H_ARRAY, arr, NULL, &r->array);
+	return keep_charged(w, XGPUB_H_ARRAY, &d, 0, &r->array);
 }
 
 int xgpub_h_ARRAY_DESTROY(struct xgpub_worker *w, struct xgpub_hentry *handle)
@@ -147,12 +180,9 @@ int xgpub_h_MIPMAP_CREATE(struct xgpub_worker *w,
 			  struct xgpuif_array_reply *r)
 {
 	CUDA_ARRAY3D_DESCRIPTOR d;
-	CUmipmappedArray m;
-	int rc;
 
 	memcpy(&d, &a->desc, sizeof(d));	/* the same layout (xgpuif.h) */
-	rc = w->D->cuMipmappedArrayCreate(&m, &d, a->levels);
-	return rc ? rc : xgpub_keep(w, XGPUB_H_MIPMAP, m, NULL, &r->array);
+	return keep_charged(w, XGPUB_H_MIPMAP, &d, a->levels, &r->array);
 }
 
 int xgpub_h_MIPMAP_DESTROY(struct xgpub_worker *w, struct xgpub_hentry *handle)

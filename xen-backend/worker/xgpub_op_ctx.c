@@ -152,6 +152,9 @@ int xgpub_h_CTX_CREATE(struct xgpub_worker *w,
 	rc = dev_flags_check(a);
 	if (rc)
 		return rc;
+	/* a context costs device memory: refused past the quota */
+	if (w->opt && !xgpub_quota_allows(w, w->opt->ctx_charge))
+		return CUDA_ERROR_OUT_OF_MEMORY;
 	/*
 	 * Empty the stack first (SetCurrent(NULL) pops its one entry), so
 	 * that the push of cuCtxCreate makes it one deep again and the
@@ -178,6 +181,7 @@ int xgpub_h_CTX_CREATE(struct xgpub_worker *w,
 		w->D->cuCtxDestroy_v2(c);
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
+	xgpub_ctx_charge(w, c, true);
 	r->ctx = h;
 	return 0;
 }
@@ -207,6 +211,7 @@ int xgpub_h_CTX_DESTROY(struct xgpub_worker *w, struct xgpub_hentry *handle)
 	}
 	/* its modules and functions died with it: drop their handles */
 	xgpub_module_ctx_gone(w, c);
+	xgpub_ctx_uncharge(w, c);
 	/* destroying the current context popped it: the stack is empty */
 	w->cur = NULL;
 	if (saved != c)
@@ -235,23 +240,27 @@ int xgpub_h_CTX_GET_LIMIT(struct xgpub_worker *w,
 }
 
 /*
- * The device-side malloc heap and printf FIFO are device memory the
- * driver reserves outside cuMemAlloc: with a quota, a guest may not ask
- * for more than its share left.  (The stack size limit also costs memory,
- * per resident thread; it is not bounded here.)
+ * The device-side malloc heap, the printf FIFO and the stack (per
+ * resident thread) are device memory the driver reserves outside
+ * cuMemAlloc: charged to the current context while set, a new value
+ * replacing the old one's charge, refused past the quota.
  */
 int xgpub_h_CTX_SET_LIMIT(struct xgpub_worker *w,
 			  const struct xgpuif_limit_args *a)
 {
 	int rc = xgpub_ctx_limit_check(a->limit);
+	uint64_t cost;
 
 	if (rc)
 		return rc;
-	if ((a->limit == CU_LIMIT_MALLOC_HEAP_SIZE ||
-	     a->limit == CU_LIMIT_PRINTF_FIFO_SIZE) &&
-	    !xgpub_quota_allows(w, a->value))
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	return w->D->cuCtxSetLimit((CUlimit)a->limit, (size_t)a->value);
+	cost = xgpub_ctx_limit_cost(w, a->limit, a->value);
+	rc = xgpub_ctx_limit_check_quota(w, w->cur, a->limit, cost);
+	if (rc)
+		return rc;
+	rc = w->D->cuCtxSetLimit((CUlimit)a->limit, (size_t)a->value);
+	if (rc == 0)
+		xgpub_ctx_limit_set(w, w->cur, a->limit, cost);
+	return rc;
 }
 
 int xgpub_h_CTX_GET_PRIORITY_RANGE(struct xgpub_worker *w,

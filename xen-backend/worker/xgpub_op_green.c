@@ -279,6 +279,9 @@ int xgpub_h_GREENCTX_CREATE(struct xgpub_worker *w,
 
 	if (a->device != 0)
 		return CUDA_ERROR_INVALID_DEVICE;
+	/* it costs device memory: refused past the quota */
+	if (!xgpub_quota_allows(w, XGPUB_GREEN_CHARGE))
+		return CUDA_ERROR_OUT_OF_MEMORY;
 	g = calloc(1, sizeof(*g));
 	if (!g)
 		return CUDA_ERROR_OUT_OF_MEMORY;
@@ -288,6 +291,9 @@ int xgpub_h_GREENCTX_CREATE(struct xgpub_worker *w,
 		free(g);
 		return rc;
 	}
+	/* a full table releases it, which gives the charge back */
+	xgpub_ctx_charge_n(w, (CUcontext)(void *)gc, XGPUB_GREEN_CHARGE,
+			   true);
 	return xgpub_keep(w, XGPUB_H_GREENCTX, gc, g, &r->green);
 }
 
@@ -333,6 +339,10 @@ int xgpub_green_release(struct xgpub_worker *w, struct xgpub_hentry *e)
 		keep_current(w, saved);
 		return rc;
 	}
+	/* its charge, and its context's limits' */
+	xgpub_ctx_uncharge(w, (CUcontext)(void *)e->obj);
+	if (own)
+		xgpub_ctx_uncharge(w, g->ctx);
 	if (g && g->ctx_h) {
 		ce = xgpub_handle_get(&w->h, g->ctx_h, XGPUB_H_CTX);
 		if (ce && ce->extra)

@@ -13,6 +13,7 @@
  * What modules and libraries contain is served by xgpub_op_symbol.c.
  */
 #include <elf.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,7 +21,6 @@
 #include "xgpub_module.h"
 
 #define BLOB_MAX	(1ull << 30)	/* one image */
-#define BLOBS_MAX	(4ull << 30)	/* all images of a guest */
 #define BLOB_GUARD	16u		/* zero bytes after an image */
 #define MAX_LOAD_OPTS	XGPUIF_MAX_LOAD_OPTS
 
@@ -49,7 +49,7 @@ static void sum_one(struct xgpub_hentry *e, void *arg)
 		s->bytes += img->size;
 }
 
-/* bytes of every image the guest holds: blobs, modules, libraries */
+/* bytes of every image this worker holds: blobs, modules, libraries */
 static uint64_t images_total(struct xgpub_worker *w)
 {
 	struct sum s = { 0, true };
@@ -168,14 +168,48 @@ int xgpub_module_handle(struct xgpub_worker *w, int type, void *obj,
 
 /* ---- blobs --------------------------------------------------------------- */
 
+/* the guest this worker serves, for a log line: "domain 3", "user 1000" */
+static void guest_name(char *buf, size_t n)
+{
+	uint64_t acct = 0;
+
+	if (xgpub_self_stat)
+		acct = __atomic_load_n(&xgpub_wctl_of(xgpub_self_stat)->acct,
+				       __ATOMIC_ACQUIRE);
+	if (acct >> 32 == 1)
+		snprintf(buf, n, "domain %u", (uint32_t)acct);
+	else if (acct >> 32 == 2)
+		snprintf(buf, n, "user %u", (uint32_t)acct);
+	else
+		snprintf(buf, n, "(no account)");
+}
+
 int xgpub_h_BLOB_CREATE(struct xgpub_worker *w,
 			const struct xgpuif_blob_create_args *a,
 			struct xgpuif_blob_reply *r)
 {
+	const uint64_t max = w->opt && w->opt->images_max ?
+				     w->opt->images_max : XGPUB_IMAGES_MAX;
 	struct xgpub_image *img;
+	uint64_t own, held;
+	int rc;
 
-	if (a->size > BLOB_MAX || a->size > BLOBS_MAX - images_total(w))
+	if (a->size > BLOB_MAX)
 		return CUDA_ERROR_OUT_OF_MEMORY;
+	/* the cap is the guest's: its other workers' images count too */
+	own = images_total(w);
+	held = own + xgpub_guest_images_others(w);
+	if (held > max || a->size > max - held) {
+		char g[32];
+
+		guest_name(g, sizeof(g));
+		xgpub_err("%s: guest %s holds %llu MiB of module images; %llu "
+			  "more would pass its %llu MiB cap", w->t->who, g,
+			  (unsigned long long)(held >> 20),
+			  (unsigned long long)a->size,
+			  (unsigned long long)(max >> 20));
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
 	img = malloc(sizeof(*img) + a->size + BLOB_GUARD);
 	if (!img)
 		return CUDA_ERROR_OUT_OF_MEMORY;
@@ -183,7 +217,29 @@ int xgpub_h_BLOB_CREATE(struct xgpub_worker *w,
 	img->size = a->size;
 	/* the guard ends a PTX text the guest left unterminated */
 	memset(img->data + a->size, 0, BLOB_GUARD);
-	return xgpub_module_handle(w, XGPUB_H_BLOB, img, NULL, &r->blob);
+	rc = xgpub_module_handle(w, XGPUB_H_BLOB, img, NULL, &r->blob);
+	/* at once: the guest's other workers read it */
+	if (rc == CUDA_SUCCESS && xgpub_self_stat)
+		__atomic_store_n(&xgpub_self_stat->images, own + a->size,
+				 __ATOMIC_RELAXED);
+	return rc;
+}
+
+/*
+ * The sum changes only when a blob, module or library handle comes or
+ * goes (a load moves a blob's image to its module): recount then.
+ */
+void xgpub_images_publish(struct xgpub_worker *w)
+{
+	const uint64_t seen = (uint64_t)w->h.count[XGPUB_H_BLOB] |
+			      (uint64_t)w->h.count[XGPUB_H_MODULE] << 21 |
+			      (uint64_t)w->h.count[XGPUB_H_LIBRARY] << 42;
+
+	if (!xgpub_self_stat || seen == w->images_seen)
+		return;
+	w->images_seen = seen;
+	__atomic_store_n(&xgpub_self_stat->images, images_total(w),
+			 __ATOMIC_RELAXED);
 }
 
 int xgpub_h_BLOB_WRITE(struct xgpub_worker *w,
@@ -388,6 +444,9 @@ int xgpub_h_MODULE_UNLOAD(struct xgpub_worker *w, struct xgpub_hentry *handle)
 	/* its __managed__ variables go with it */
 	xgpub_managed_vars_forget(h);
 	rc = w->D->cuModuleUnload(handle->obj);
+	/* their memory is given back once the driver let go of it */
+	if (rc == CUDA_SUCCESS)
+		xgpub_globals_uncharge(w, h);
 	/* the image goes only after the driver let go of it */
 	xgpub_handle_drop(&w->h, handle);
 	return rc;
@@ -406,6 +465,9 @@ int xgpub_h_LIBRARY_UNLOAD(struct xgpub_worker *w,
 	drop_children(w, XGPUB_H_MODULE, h, NULL);
 	xgpub_managed_vars_forget(h);
 	rc = w->D->cuLibraryUnload(handle->obj);
+	/* their memory is given back once the driver let go of it */
+	if (rc == CUDA_SUCCESS)
+		xgpub_globals_uncharge(w, h);
 	/* frees the image, which BINARY_IS_PRESERVED kept until now */
 	xgpub_handle_drop(&w->h, handle);
 	return rc;
@@ -457,8 +519,10 @@ static void vars_gone_one(struct xgpub_hentry *e, void *arg)
 	const struct xgpub_image *img = e->extra;
 
 	if (img && img->ctx == g->ctx &&
-	    img->root == xgpub_handle_of(&g->w->h, e))
+	    img->root == xgpub_handle_of(&g->w->h, e)) {
 		xgpub_managed_vars_forget(img->root);
+		xgpub_globals_uncharge(g->w, img->root);
+	}
 }
 
 void xgpub_module_ctx_gone(struct xgpub_worker *w, CUcontext ctx)

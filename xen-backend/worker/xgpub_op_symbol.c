@@ -299,9 +299,15 @@ static int get_global(struct xgpub_worker *w, enum global_kind kind,
 		rc = w->D->cuLibraryGetManaged(&dptr, &size, owner, name);
 		break;
 	}
+	if (rc)
+		return rc;
+	/* its memory is the guest's: charged once, until the unload */
+	rc = xgpub_global_charge(w, root, dptr, size);
+	if (rc)
+		return rc;
 	r->dptr = dptr;
 	r->size = size;
-	return rc ? rc : managed_var(w, root, r);
+	return managed_var(w, root, r);
 }
 
 int xgpub_h_MODULE_GET_GLOBAL(struct xgpub_worker *w,

@@ -344,6 +344,8 @@ static int ctx_setup(struct xgpub_worker *w)
 	}
 	w->cur = w->primary;
 	w->primary_h = xgpub_handle_new(&w->h, XGPUB_H_CTX, w->primary, NULL);
+	/* the primary is charged once, and always: the guest needs it */
+	xgpub_ctx_charge(w, w->primary, true);
 	/*
 	 * Pin the data area once: staged copies then DMA straight from the
 	 * pages the guest wrote, with no copy in the worker.
@@ -441,6 +443,11 @@ void xgpub_worker_teardown(struct xgpub_worker *w)
 			   (unsigned long long)(freed >> 20));
 	xgpub_handles_destroy(&w->h);
 	free(w->allocs);
+	free(w->ctxq);
+	free(w->globq);
+	w->ctxq = NULL;
+	w->globq = NULL;
+	w->nctxq = w->cap_ctxq = w->nglobq = w->cap_globq = 0;
 }
 
 /*
@@ -650,6 +657,7 @@ int xgpub_worker_run(struct xgpub_transport *t,
 					 __ATOMIC_RELAXED);
 			__atomic_store_n(&xgpub_self_stat->mem_used,
 					 w->mem_used, __ATOMIC_RELAXED);
+			xgpub_images_publish(w);
 		}
 		if (xgpub_worker_serve(w)) {
 			code = 2;

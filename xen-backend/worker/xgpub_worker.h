@@ -184,7 +184,14 @@ struct xgpub_worker {
 	/* device memory accounting for the quota */
 	struct xgpub_alloc *allocs;
 	uint32_t nallocs, cap_allocs;
-	uint64_t mem_used;
+	uint64_t mem_used;	/* allocations and the charges below */
+	/* charges that are not allocations (xgpub_state.c): contexts and
+	 * their limits, module globals */
+	struct xgpub_ctxq *ctxq;
+	uint32_t nctxq, cap_ctxq;
+	struct xgpub_globq *globq;
+	uint32_t nglobq, cap_globq;
+	uint64_t images_seen;	/* handle counts when images were summed */
 	/* the device's default memory pool, once asked for */
 	CUmemoryPool default_pool;
 	/* IPC mappings this guest opened (xgpub_op_ipc.c) */
@@ -379,6 +386,47 @@ uint64_t xgpub_guest_pinned(struct xgpub_worker *w);
 /* what an allocation of size bytes is charged (the driver's granularity) */
 uint64_t xgpub_charge_size(uint64_t size);
 bool xgpub_quota_allows(struct xgpub_worker *w, uint64_t size);
+/*
+ * Charges that are not cuMemAlloc's (xgpub_state.c), all in mem_used and
+ * so in the guest's cuMemGetInfo and NVML view:
+ *   xgpub_charge/xgpub_uncharge  bytes already at the driver's granularity
+ *   xgpub_array_charge  what an array (levels 0) or a mipmapped array of
+ *       `levels` costs by its descriptor, rounded by xgpub_charge_size;
+ *       UINT64_MAX when it overflows (the quota refuses it)
+ *   xgpub_ctx_charge  a context the guest made: CUDA_ERROR_OUT_OF_MEMORY
+ *       past the quota (force: charged anyway, the worker's primary)
+ *   xgpub_ctx_uncharge  a context went: its charge and its limits'
+ *   xgpub_ctx_limit_cost  what limit (STACK_SIZE, PRINTF_FIFO_SIZE,
+ *       MALLOC_HEAP_SIZE) set to value costs, 0 for the others;
+ *       xgpub_ctx_limit_check_quota may it be set in ctx (OOM if not), and
+ *       xgpub_ctx_limit_set record it once the driver set it
+ *   xgpub_global_charge  a module global of root at dptr, size bytes,
+ *       charged once (OOM past the quota); xgpub_globals_uncharge those
+ *       of root, at its unload
+ */
+void xgpub_charge(struct xgpub_worker *w, uint64_t bytes);
+void xgpub_uncharge(struct xgpub_worker *w, uint64_t bytes);
+uint64_t xgpub_array_charge(const CUDA_ARRAY3D_DESCRIPTOR *d,
+			    unsigned int levels);
+int xgpub_ctx_charge(struct xgpub_worker *w, CUcontext ctx, bool force);
+/* the same, c bytes (a green context's, keyed by its CUgreenCtx) */
+int xgpub_ctx_charge_n(struct xgpub_worker *w, CUcontext ctx, uint64_t c,
+		       bool force);
+void xgpub_ctx_uncharge(struct xgpub_worker *w, CUcontext ctx);
+uint64_t xgpub_ctx_limit_cost(struct xgpub_worker *w, unsigned int limit,
+			      uint64_t value);
+int xgpub_ctx_limit_check_quota(struct xgpub_worker *w, CUcontext ctx,
+				unsigned int limit, uint64_t cost);
+void xgpub_ctx_limit_set(struct xgpub_worker *w, CUcontext ctx,
+			 unsigned int limit, uint64_t cost);
+int xgpub_global_charge(struct xgpub_worker *w, xgpuif_handle_t root,
+			uint64_t dptr, uint64_t size);
+void xgpub_globals_uncharge(struct xgpub_worker *w, xgpuif_handle_t root);
+/* module image bytes of the guest's other workers (their status slots) */
+uint64_t xgpub_guest_images_others(struct xgpub_worker *w);
+/* publish this worker's image bytes if its blobs, modules or libraries
+ * changed since the last time (xgpub_op_module.c) */
+void xgpub_images_publish(struct xgpub_worker *w);
 /* a launch's function and parameters, also for kernel nodes
  * (xgpub_op_launch.c) */
 int xgpub_kernel_params(struct xgpub_worker *w,
