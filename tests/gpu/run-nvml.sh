@@ -8,7 +8,9 @@
 #   - nvidia-smi (the default table), -L, -q and --query-gpu /
 #     --query-compute-apps exit 0 and print no "ERR!";
 #   - the name and UUID are those native nvidia-smi shows for GPU 0;
-#   - memory.total is the quota, memory.used what the holder holds,
+#   - memory.total is the quota, memory.used what the holder holds plus
+#     its context's charge (--ctx-charge-kb, CTX_MB MiB: natively too a
+#     process's context takes device memory that nvidia-smi counts),
 #     utilization.gpu a number from 0 to 100;
 #   - the holder is among the compute apps, by its pid;
 #   - torch.cuda.device_count() is 1 (skipped without PyTorch), and
@@ -23,7 +25,7 @@
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 LIB=$ROOT/build/lib BACKEND=$ROOT/build/bin/xen-gpubackd OUT=
-QUOTA=4096 HOLD=512
+QUOTA=4096 HOLD=512 CTX_MB=524
 while [ $# -gt 0 ]; do
 	case $1 in
 	--xgpu-lib) LIB=$2; shift ;;
@@ -35,6 +37,7 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
+USED=$((HOLD + CTX_MB))
 if ! timeout 30 nvidia-smi -L >/dev/null 2>&1; then
 	echo "SKIP nvml: no NVIDIA GPU on this machine"
 	exit 0
@@ -83,7 +86,8 @@ SOCK=$T/xgpu.sock
 PAGEABLE_OPT=$("$BACKEND" --help 2>/dev/null | grep -o -m1 -- --allow-pageable-access)
 # shellcheck disable=SC2086 # empty or one word
 "$BACKEND" --local "$SOCK" --control none --foreground --driver "$DRV" \
-	--quota-mb "$QUOTA" $PAGEABLE_OPT >"$OUT/backend.log" 2>&1 &
+	--quota-mb "$QUOTA" --ctx-charge-kb $((CTX_MB * 1024)) $PAGEABLE_OPT \
+	>"$OUT/backend.log" 2>&1 &
 BPID=$!
 HPID=
 # shellcheck disable=SC2317 # runs from the EXIT trap
@@ -172,8 +176,8 @@ if smi query --query-gpu=name,uuid,memory.total,memory.used,utilization.gpu \
 	[ -z "$why" ] && [ "$qu" != "$UUID" ] && why="uuid '$qu' is not '$UUID'"
 	[ -z "$why" ] && [ "$qt" != "$QUOTA" ] &&
 		why="memory.total $qt MiB, quota $QUOTA"
-	[ -z "$why" ] && [ "$qused" != "$HOLD" ] &&
-		why="memory.used $qused MiB, held $HOLD"
+	[ -z "$why" ] && [ "$qused" != "$USED" ] &&
+		why="memory.used $qused MiB, held $HOLD + context $CTX_MB"
 	[ -z "$why" ] && ! { [ "$qutil" -ge 0 ] && [ "$qutil" -le 100 ]; } \
 		2>/dev/null && why="utilization.gpu '$qutil'"
 	if [ -z "$why" ]; then
@@ -185,10 +189,10 @@ fi
 
 if smi apps --query-compute-apps=pid,process_name,used_memory \
 	--format=csv,noheader,nounits; then
-	if grep -q "^$HPID, .*, $HOLD\$" "$OUT/apps.out"; then
-		pass "nvidia-smi --query-compute-apps (pid $HPID, $HOLD MiB)"
+	if grep -q "^$HPID, .*, $USED\$" "$OUT/apps.out"; then
+		pass "nvidia-smi --query-compute-apps (pid $HPID, $USED MiB)"
 	else
-		fail "nvidia-smi --query-compute-apps: no '$HPID, ..., $HOLD'"
+		fail "nvidia-smi --query-compute-apps: no '$HPID, ..., $USED'"
 		sed 's/^/    /' "$OUT/apps.out" | head -n 5
 	fi
 fi
@@ -211,7 +215,7 @@ else
 fi
 
 if python3 -c 'import pynvml' 2>/dev/null; then
-	if G timeout 60 python3 - "$NAME" "$QUOTA" "$HOLD" "$HPID" \
+	if G timeout 60 python3 - "$NAME" "$QUOTA" "$USED" "$HPID" \
 		>"$OUT/pynvml.out" 2>&1 <<'EOF'
 import sys
 import pynvml as n
