@@ -33,31 +33,46 @@ int xgpub_h_INIT(struct xgpub_worker *w, const struct xgpuif_init_args *a,
 	return 0;
 }
 
+int xgpub_device_ident(struct xgpub_worker *w, char *name, size_t len,
+		       uint64_t *total, uint8_t uuid[16], bool need_uuid)
+{
+	struct xgpub_driver *D = w->D;
+	size_t bytes = 0;
+	CUuuid u;
+	int rc;
+
+	rc = D->cuDeviceGetName(name, (int)len, w->dev);
+	if (rc)
+		return rc;
+	name[len - 1] = 0;
+	rc = D->cuDeviceTotalMem_v2(&bytes, w->dev);
+	if (rc)
+		return rc;
+	*total = bytes;
+	memset(&u, 0, sizeof(u));
+	rc = D->cuDeviceGetUuid_v2(&u, w->dev);
+	if (rc && need_uuid)
+		return rc;
+	memcpy(uuid, u.bytes, sizeof(u.bytes));
+	return 0;
+}
+
 int xgpub_h_DEVICE_INFO(struct xgpub_worker *w,
 			const struct xgpuif_device_args *a,
 			struct xgpuif_device_info_reply *r)
 {
 	struct xgpub_driver *D = w->D;
-	size_t total = 0;
-	CUuuid uuid;
 	int rc;
 
 	if (a->ordinal != 0)
 		return CUDA_ERROR_INVALID_DEVICE;
-	rc = D->cuDeviceGetName(r->name, (int)sizeof(r->name), w->dev);
-	if (rc)
-		return rc;
-	r->name[sizeof(r->name) - 1] = 0;
-	rc = D->cuDeviceTotalMem_v2(&total, w->dev);
+	rc = xgpub_device_ident(w, r->name, sizeof(r->name), &r->total_mem,
+				r->uuid, false);
 	if (rc)
 		return rc;
 	/* with a quota, the guest's device is only as large as its share */
-	r->total_mem = total;
 	if (w->opt->quota && w->opt->quota < r->total_mem)
 		r->total_mem = w->opt->quota;
-	memset(&uuid, 0, sizeof(uuid));
-	if (D->cuDeviceGetUuid_v2(&uuid, w->dev) == CUDA_SUCCESS)
-		memcpy(r->uuid, uuid.bytes, sizeof(r->uuid));
 	if (D->cuDeviceGetAttribute(&r->pci_domain,
 				    CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, w->dev))
 		r->pci_domain = 0;

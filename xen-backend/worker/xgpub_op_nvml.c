@@ -59,24 +59,13 @@ int xgpub_h_NVML_DEVICE(struct xgpub_worker *w,
 			struct xgpuif_nvml_device_reply *r)
 {
 	struct xgpub_driver *D = w->D;
-	size_t total = 0;
-	CUuuid uuid;
 	int rc, v = 0;
 
-	rc = D->cuDeviceGetName(r->name, (int)sizeof(r->name), w->dev);
+	rc = xgpub_device_ident(w, r->name, sizeof(r->name), &r->total_mem,
+				r->uuid, true);
 	if (rc)
 		return rc;
-	r->name[sizeof(r->name) - 1] = 0;
-	rc = D->cuDeviceTotalMem_v2(&total, w->dev);
-	if (rc)
-		return rc;
-	r->total_mem = total;
 	r->quota = w->opt->quota;
-	memset(&uuid, 0, sizeof(uuid));
-	rc = D->cuDeviceGetUuid_v2(&uuid, w->dev);
-	if (rc)
-		return rc;
-	memcpy(r->uuid, uuid.bytes, sizeof(r->uuid));
 	if (D->cuDeviceGetPCIBusId(r->bus_id, (int)sizeof(r->bus_id), w->dev))
 		r->bus_id[0] = 0;
 	r->bus_id[sizeof(r->bus_id) - 1] = 0;

@@ -624,6 +624,11 @@ struct xgpub_op {
 
 extern const struct xgpub_op xgpub_ops[XGPUIF_OP_MAX];
 
+/* the device's name (len bytes, NUL-terminated), memory and UUID (zeros
+ * where the driver has none, unless need_uuid: then its error) */
+int xgpub_device_ident(struct xgpub_worker *w, char *name, size_t len,
+		       uint64_t *total, uint8_t uuid[16], bool need_uuid);
+
 /* the worker's next poll before sleeping (us), from the gap (us) the
  * guest left after the last one slept (UINT64_MAX: none came); see
  * xgpub_worker.c */
