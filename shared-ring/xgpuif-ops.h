@@ -827,7 +827,7 @@ struct xgpuif_decompress_args {
 	uint32_t count;
 	uint32_t flags;
 	uint32_t want_index;
-	uint32_t _pad;
+	uint32_t null_params;	/* 1: the program passed no array (count 0) */
 };
 
 struct xgpuif_decompress {
@@ -858,7 +858,7 @@ struct xgpuif_decompress_reply {
 struct xgpuif_map_array_args {
 	xgpuif_handle_t stream;
 	uint32_t count;
-	uint32_t _pad;
+	uint32_t null_list;	/* 1: the program passed no list (count 0) */
 };
 
 struct xgpuif_array_map {

@@ -225,6 +225,11 @@ static void test_decompress(void)
 	WANT(CUDA_ERROR_INVALID_VALUE,
 	     cuMemBatchDecompressAsync(p, 1, 0, &idx, s));
 	EXPECT(idx == 0, "bad dst: errorIndex %zu", idx);
+	/* no array: the driver's general error */
+	idx = 77;
+	WANT(CUDA_ERROR_INVALID_VALUE,
+	     cuMemBatchDecompressAsync(NULL, 0, 0, &idx, s));
+	EXPECT(idx == SIZE_MAX, "no array: errorIndex %zu", idx);
 	/* refused before sending */
 	WANT(CUDA_ERROR_INVALID_VALUE,
 	     cuMemBatchDecompressAsync(NULL, 1, 0, &idx, s));
@@ -311,6 +316,7 @@ static void test_map_array(void)
 	m[0].resource.mipmap = (CUmipmappedArray)&d;
 	WANT(CUDA_ERROR_INVALID_HANDLE, cuMemMapArrayAsync(m, 1, 0));
 	WANT(CUDA_ERROR_INVALID_VALUE, cuMemMapArrayAsync(NULL, 1, 0));
+	WANT(CUDA_ERROR_INVALID_VALUE, cuMemMapArrayAsync(NULL, 0, 0));
 	WANT(CUDA_ERROR_INVALID_VALUE, cuMemMapArrayAsync(m, 100000, 0));
 	/* the whole batch is refused when one entry is bad, before the
 	 * driver sees any */

@@ -102,7 +102,8 @@ int xgpub_h_MEM_DECOMPRESS(struct xgpub_worker *w,
 	int rc;
 
 	if (a->count > XGPUIF_MAX_DECOMPRESS || a->want_index > 1 ||
-	    a->_pad || tail->len != a->count * XGPUIF_DECOMPRESS_SIZE)
+	    a->null_params > (a->count == 0) ||
+	    tail->len != a->count * XGPUIF_DECOMPRESS_SIZE)
 		return XGPUIF_ST_PROTO;
 	for (uint32_t i = 0; i < a->count; i++) {
 		struct xgpuif_decompress e;
@@ -117,7 +118,8 @@ int xgpub_h_MEM_DECOMPRESS(struct xgpub_worker *w,
 		p[i].algo = (CUmemDecompressAlgorithm)e.algo;
 		memcpy(p[i].padding, e.padding, sizeof(p[i].padding));
 	}
-	rc = w->D->cuMemBatchDecompressAsync(p, a->count, a->flags,
+	rc = w->D->cuMemBatchDecompressAsync(a->null_params ? NULL : p,
+					     a->count, a->flags,
 					     a->want_index ? &idx : NULL,
 					     stream);
 	if (a->want_index && idx != INDEX_UNSET) {
@@ -178,7 +180,8 @@ int xgpub_h_MAP_ARRAY(struct xgpub_worker *w,
 	static CUarrayMapInfo m[XGPUIF_MAX_ARRAY_MAPS];
 	int rc;
 
-	if (a->count > XGPUIF_MAX_ARRAY_MAPS || a->_pad ||
+	if (a->count > XGPUIF_MAX_ARRAY_MAPS ||
+	    a->null_list > (a->count == 0) ||
 	    tail->len != a->count * sizeof(struct xgpuif_array_map))
 		return XGPUIF_ST_PROTO;
 	for (uint32_t i = 0; i < a->count; i++) {
@@ -189,7 +192,8 @@ int xgpub_h_MAP_ARRAY(struct xgpub_worker *w,
 		if (rc)
 			return rc;
 	}
-	return w->D->cuMemMapArrayAsync(m, a->count, stream);
+	return w->D->cuMemMapArrayAsync(a->null_list ? NULL : m, a->count,
+					stream);
 }
 
 int xgpub_h_TEXREF_CREATE(struct xgpub_worker *w, struct xgpuif_ref_reply *r)

@@ -124,7 +124,8 @@ CUresult xgpulib_mem_batch_decompress(CUmemDecompressParams *p, size_t count,
 				      unsigned int flags, size_t *index,
 				      CUstream s, int ptds)
 {
-	struct xgpuif_decompress_args a = { 0, 0, flags, index != NULL, 0 };
+	struct xgpuif_decompress_args a = { 0, 0, flags, index != NULL,
+					    p == NULL };
 	struct xgpuif_decompress_reply r = { 0, 0, CUDA_ERROR_UNKNOWN };
 	struct xgpuif_decompress *e;
 	struct xgpuif_iov tail;
@@ -166,7 +167,7 @@ CUresult xgpulib_mem_batch_decompress(CUmemDecompressParams *p, size_t count,
 CUresult xgpulib_mem_map_array(CUarrayMapInfo *list, unsigned int count,
 			       CUstream s, int ptds)
 {
-	struct xgpuif_map_array_args a = { 0, count, 0 };
+	struct xgpuif_map_array_args a = { 0, count, list == NULL };
 	struct xgpuif_array_map *e;
 	struct xgpuif_iov tail;
 	CUresult rc = xgpulib_stream_arg(s, ptds, &a.stream);
