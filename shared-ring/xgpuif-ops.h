@@ -459,7 +459,8 @@ struct xgpuif_hostfn_slot {
 	uint32_t mc_len;	/* its length */
 	uint32_t mc_region;
 	int32_t mc_status;	/* the answer (a CUresult) */
-	uint32_t _pad[3];
+	uint32_t nt_type;	/* notification slots: its CUasyncNotificationType */
+	uint64_t nt_info;	/* and its info union's 8 bytes */
 };
 
 /*
@@ -789,6 +790,89 @@ struct xgpuif_managed_block_args {
 	xgpuif_handle_t stream;
 	uint32_t flags;
 	uint32_t _pad;
+};
+
+/*
+ * Driver extensions (330-335).
+ *
+ * NOTIFY_REGISTER: cuDeviceRegisterAsyncNotification on the guest's
+ * device; fnid is the guest's number of the program's callback and
+ * userData (its host functions' numbering).  The worker registers a
+ * callback of its own; when its driver calls it, the worker takes one of
+ * the graph slots of the host-function region (FREE -> QUEUED), writes
+ * fnid, nt_type and nt_info, DUE, and waits for the guest's DONE as for a
+ * graph's host function.  NOTIFY_UNREGISTER: its driver's unregister;
+ * afterwards no slot names fnid.
+ */
+struct xgpuif_notify_args {
+	int32_t device;
+	uint32_t _pad;
+	uint64_t fnid;		/* REGISTER: nonzero; UNREGISTER: 0 */
+	xgpuif_handle_t handle;	/* UNREGISTER: the NOTIFY handle */
+};
+
+/*
+ * MEM_DECOMPRESS: cuMemBatchDecompressAsync; count struct
+ * xgpuif_decompress follow (the CUDA ABI's CUmemDecompressParams, device
+ * addresses as they are).  The request's status is 0 once the entries
+ * reached the driver: the reply carries the driver's answer (result) and
+ * its errorIndex, when want_index and the driver wrote it (index_set),
+ * since a failed request's reply carries no payload.
+ */
+#define XGPUIF_DECOMPRESS_SIZE	64u
+#define XGPUIF_MAX_DECOMPRESS	256u
+
+struct xgpuif_decompress_args {
+	xgpuif_handle_t stream;
+	uint32_t count;
+	uint32_t flags;
+	uint32_t want_index;
+	uint32_t null_params;	/* 1: the program passed no array (count 0) */
+};
+
+struct xgpuif_decompress {
+	uint64_t src_bytes;
+	uint64_t dst_bytes;
+	uint64_t dst_act_bytes;	/* a device address */
+	uint64_t src;
+	uint64_t dst;
+	uint32_t algo;
+	uint8_t padding[20];	/* the driver's to check (zero) */
+};
+
+struct xgpuif_decompress_reply {
+	uint64_t index;
+	uint32_t index_set;
+	int32_t result;		/* the driver's CUresult */
+};
+
+/*
+ * MAP_ARRAY: cuMemMapArrayAsync; count struct xgpuif_array_map follow.
+ * resource is an ARRAY (or SUBARRAY) handle for CU_RESOURCE_TYPE_ARRAY, a
+ * MIPMAP handle for CU_RESOURCE_TYPE_MIPMAPPED_ARRAY, else 0; mem a VMEM
+ * handle for CU_MEM_OPERATION_TYPE_MAP, else 0; sub the subresource
+ * union's 32 bytes as the CUDA ABI lays them.
+ */
+#define XGPUIF_MAX_ARRAY_MAPS	256u
+
+struct xgpuif_map_array_args {
+	xgpuif_handle_t stream;
+	uint32_t count;
+	uint32_t null_list;	/* 1: the program passed no list (count 0) */
+};
+
+struct xgpuif_array_map {
+	uint32_t resource_type;
+	uint32_t subresource_type;
+	xgpuif_handle_t resource;
+	uint32_t sub[8];
+	uint32_t mem_op;
+	uint32_t mem_handle_type;
+	xgpuif_handle_t mem;
+	uint64_t offset;
+	uint32_t device_mask;
+	uint32_t flags;
+	uint32_t reserved[2];
 };
 
 #include "xgpuif-ops-module.h"

@@ -445,6 +445,12 @@ XGPUIF_ASSERT_SIZE(struct xgpuif_nvml_status_reply, 32);
 XGPUIF_ASSERT_SIZE(struct xgpuif_nvml_proc, 48);
 XGPUIF_ASSERT_SIZE(struct xgpuif_managed_alloc_args, 16);
 XGPUIF_ASSERT_SIZE(struct xgpuif_managed_block_args, 48);
+XGPUIF_ASSERT_SIZE(struct xgpuif_notify_args, 24);
+XGPUIF_ASSERT_SIZE(struct xgpuif_decompress_args, 24);
+XGPUIF_ASSERT_SIZE(struct xgpuif_decompress, XGPUIF_DECOMPRESS_SIZE);
+XGPUIF_ASSERT_SIZE(struct xgpuif_decompress_reply, 16);
+XGPUIF_ASSERT_SIZE(struct xgpuif_map_array_args, 16);
+XGPUIF_ASSERT_SIZE(struct xgpuif_array_map, 88);
 _Static_assert(__builtin_offsetof(struct xgpuif_request, payload) ==
 	       XGPUIF_HDR_SIZE, "request header is 32 bytes");
 _Static_assert(__builtin_offsetof(struct xgpuif_response, payload) ==

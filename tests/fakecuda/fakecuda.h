@@ -286,6 +286,12 @@ bool fc_cache_config_ok(CUfunc_cache c);
 
 /* a device allocation of `size` bytes (fakecuda_memory.c) */
 CUresult fc_dev_alloc(CUdeviceptr *dptr, size_t size);
+/* an allocation changed fc_mem_used: over the budget, notify
+ * (fakecuda_ext.c) */
+void fc_budget_note(void);
+/* is h a live physical allocation of at least off + 1 bytes?
+ * (fakecuda_vmm.c) */
+bool fc_phys_ok(CUmemGenericAllocationHandle h, unsigned long long off);
 
 /* ---- arrays (fakecuda_array.c) ------------------------------------------- */
 

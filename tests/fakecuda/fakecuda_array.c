@@ -739,6 +739,99 @@ CUresult cuTexRefGetMipmapLevelClamp(float *lo, float *hi, CUtexref t)
 	return CUDA_SUCCESS;
 }
 
+/* a reference of no module's: cuTexRefDestroy frees it */
+CUresult cuTexRefCreate(CUtexref *t)
+{
+	struct fref *r;
+
+	NEED_CTX();
+	if (!t)
+		return CUDA_ERROR_INVALID_VALUE;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	r->magic = TEXREF_MAGIC;
+	r->format = CU_AD_FORMAT_FLOAT;
+	r->channels = 1;
+	r->next = refs;
+	refs = r;
+	*t = (CUtexref)r;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuTexRefDestroy(CUtexref t)
+{
+	struct fref **pp;
+
+	NEED_INIT();
+	for (pp = &refs; *pp; pp = &(*pp)->next) {
+		struct fref *r = *pp;
+
+		if (r != (struct fref *)t || r->mod)
+			continue;
+		*pp = r->next;
+		r->magic = 0;
+		free(r);
+		return CUDA_SUCCESS;
+	}
+	return CUDA_ERROR_INVALID_HANDLE;
+}
+
+/*
+ * Sparse mappings: the fake keeps no tiles; it checks each entry as the
+ * driver documents (a sparse array or mipmap, a level's subresource, a
+ * physical allocation to map, device 0) and maps nothing.
+ */
+static CUresult map_entry_ok(const CUarrayMapInfo *m)
+{
+	const struct farray *a = NULL;
+	const struct fmipmap *mm = NULL;
+
+	if (m->resourceType == CU_RESOURCE_TYPE_ARRAY)
+		a = array_find(m->resource.array);
+	else if (m->resourceType == CU_RESOURCE_TYPE_MIPMAPPED_ARRAY)
+		mm = mipmap_find(m->resource.mipmap);
+	else
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!a && !mm)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (mm)
+		a = mm->lv[0];
+	if (!a || !(a->d.Flags & CUDA_ARRAY3D_SPARSE) || (!mm && a->level))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (m->subresourceType != CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_SPARSE_LEVEL &&
+	    m->subresourceType != CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_MIPTAIL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (m->memHandleType != CU_MEM_HANDLE_TYPE_GENERIC ||
+	    m->deviceBitMask != 1 || m->flags || m->reserved[0] ||
+	    m->reserved[1])
+		return CUDA_ERROR_INVALID_VALUE;
+	if (m->memOperationType == CU_MEM_OPERATION_TYPE_MAP)
+		return fc_phys_ok(m->memHandle.memHandle, m->offset) ?
+			       CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+	return m->memOperationType == CU_MEM_OPERATION_TYPE_UNMAP ?
+		       CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult cuMemMapArrayAsync(CUarrayMapInfo *list, unsigned int count,
+			    CUstream s)
+{
+	CUresult rc;
+
+	NEED_CTX();
+	rc = fc_stream_ok(s);
+	if (rc)
+		return rc;
+	if (!list || !count)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (unsigned int i = 0; i < count; i++) {
+		rc = map_entry_ok(&list[i]);
+		if (rc)
+			return rc;
+	}
+	return CUDA_SUCCESS;
+}
+
 CUresult cuSurfRefSetArray(CUsurfref s, CUarray arr, unsigned int flags)
 {
 	struct fref *r = ref_find(s, true);

@@ -48,6 +48,7 @@ CUresult fc_dev_alloc(CUdeviceptr *dptr, size_t size)
 	r->ctx = fc_owner();
 	r->mem = p;
 	fc_mem_used += charged;
+	fc_budget_note();
 	*dptr = (CUdeviceptr)(uintptr_t)p;
 	return CUDA_SUCCESS;
 }
@@ -94,6 +95,7 @@ CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t size, unsigned int flags)
 	r->ctx = fc_owner();
 	r->managed = true;
 	fc_mem_used += charged;
+	fc_budget_note();
 	*dptr = (CUdeviceptr)(uintptr_t)p;
 	return CUDA_SUCCESS;
 }

@@ -71,6 +71,7 @@ void fc_range_del(struct range *r)
 	if (r->pool)
 		r->pool->used -= r->size;
 	fc_mem_used -= r->charged;
+	fc_budget_note();
 	if (r->managed && r->kind == R_DEVICE)
 		munmap((void *)r->base, r->charged);
 	free(r->mem);

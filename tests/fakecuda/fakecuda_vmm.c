@@ -37,6 +37,13 @@ static struct phys *phys_of(CUmemGenericAllocationHandle h)
 	return &phys[h - 1];
 }
 
+bool fc_phys_ok(CUmemGenericAllocationHandle h, unsigned long long off)
+{
+	const struct phys *p = phys_of(h);
+
+	return p && off < p->size;
+}
+
 CUresult cuMemGetAllocationGranularity(size_t *g,
 				       const CUmemAllocationProp *prop,
 				       CUmemAllocationGranularity_flags option)

@@ -90,7 +90,8 @@ for f in "$BACKEND" "$FAKECUDA" "$T/basic" "$T/spin" "$T/noinit" \
 	"$T/hostile" "$T/forked" "$T/devprintf" "$T/ipc" "$T/ctxmisc" \
 	"$T/hostreg" "$T/arrays" "$T/graphnodes" "$T/legacylaunch" \
 	"$T/shareable" "$T/greenctx" "$T/managed" "$T/managedvar" "$T/nvml" \
-	"$T/wildaddr" "$T/quotacharge" "$O/lib/libnvidia-ml.so.1"; do
+	"$T/wildaddr" "$T/quotacharge" "$T/driverext" \
+	"$O/lib/libnvidia-ml.so.1"; do
 	if [ ! -x "$f" ]; then
 		fail setup "$f is missing (make all integration)"
 		echo "$npass passed, $nfail failed"
@@ -625,6 +626,14 @@ if client greenctx "$TMP/greenctx.out"; then
 	pass greenctx
 else
 	fail greenctx "$(grep -m1 '^FAIL' "$TMP/greenctx.out" || tail -n 1 "$TMP/greenctx.out")"
+fi
+
+# ---- driver extensions: texrefs, decompression, sparse maps, notifications --
+
+if client driverext "$TMP/driverext.out"; then
+	pass driverext
+else
+	fail driverext "$(grep -m1 '^FAIL' "$TMP/driverext.out" || tail -n 1 "$TMP/driverext.out")"
 fi
 
 # ---- cuMemHostRegister: the program's pages shared in place -----------------

@@ -61,8 +61,6 @@ function reason(n,    b, sfx) {
 		return "multicast objects span GPUs: one GPU per worker"
 	if (n ~ /^cu(Checkpoint|Coredump)/)
 		return "process checkpoint and core dumps of the worker: not exposed"
-	if (n ~ /^cuTexRef(Create|Destroy)$/)
-		return "deprecated: a reference made outside a module is read by no kernel (kernels read their module'"'"'s references, and `cuParamSetTexRef` takes only `CU_PARAM_TR_DEFAULT`, which keeps that binding)"
 	if (n ~ /^cuTexRefSetAddress2D(_v2)?$/)
 		return "an old ABI of `cuTexRefSetAddress2D_v3`, which is served (programs of today ask for that)"
 	if (n ~ /^cu(TexRef|SurfRef|ModuleGetTexRef|ModuleGetSurfRef|ParamSetTexRef)/)

@@ -99,9 +99,9 @@ static void run_slot(struct hostfn_ctx *c, CUresult status)
  * and wait as for a launch.  While every graph slot is busy (host nodes
  * of parallel branches), wait for one.
  */
-static void run_graph_fn(uint64_t id, CUresult status)
+static void run_graph_slot(struct xgpub_worker *w, uint64_t id,
+			   CUresult status, uint32_t nt_type, uint64_t nt_info)
 {
-	struct xgpub_worker *w = __atomic_load_n(&graph_w, __ATOMIC_ACQUIRE);
 	struct xgpuif_hostfn_slot *s = NULL;
 
 	while (w && !s && !__atomic_load_n(&w->hostfn_closing,
@@ -128,9 +128,25 @@ static void run_graph_fn(uint64_t id, CUresult status)
 		return;
 	s->fnid = id;
 	s->status = (int32_t)status;
+	s->nt_type = nt_type;
+	s->nt_info = nt_info;
 	__atomic_store_n(&s->state, XGPUIF_HF_DUE, __ATOMIC_RELEASE);
 	wait_done(w, s);
 	__atomic_store_n(&s->state, XGPUIF_HF_FREE, __ATOMIC_RELEASE);
+}
+
+static void run_graph_fn(uint64_t id, CUresult status)
+{
+	run_graph_slot(__atomic_load_n(&graph_w, __ATOMIC_ACQUIRE), id, status,
+		       0, 0);
+}
+
+/* an async notification for the guest's function number id: through a
+ * graph slot, as a graph's host function (xgpub_op_ext.c) */
+void xgpub_hostfn_notify(struct xgpub_worker *w, uint64_t id, uint32_t type,
+			 uint64_t info)
+{
+	run_graph_slot(w, id, CUDA_SUCCESS, type, info);
 }
 
 void CUDA_CB xgpub_graph_hostfn(void *user)

@@ -660,10 +660,15 @@ int xgpub_release(struct xgpub_worker *w, struct xgpub_hentry *e)
 		}
 		return rc;
 	}
-	case XGPUB_H_SUBARRAY:
 	case XGPUB_H_TEXREF:
+		/* one of cuTexRefCreate's has no module (no extra) */
+		return e->extra ? CUDA_SUCCESS : D->cuTexRefDestroy(e->obj);
+	case XGPUB_H_SUBARRAY:
 	case XGPUB_H_SURFREF:
 		return CUDA_SUCCESS;	/* their owner frees them */
+	case XGPUB_H_NOTIFY:
+		/* its extra goes only once the driver calls it no more */
+		return D->cuDeviceUnregisterAsyncNotification(w->dev, e->obj);
 	case XGPUB_H_GEXEC:
 		return D->cuGraphExecDestroy(e->obj);
 	case XGPUB_H_VMEM:

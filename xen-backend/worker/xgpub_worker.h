@@ -70,6 +70,8 @@ enum xgpub_htype {
 				 * destroy: it lives as long as the worker) */
 	XGPUB_H_GREENCTX,	/* obj = CUgreenCtx, extra = struct
 				 * xgpub_green */
+	XGPUB_H_NOTIFY,		/* obj = CUasyncCallbackHandle, extra =
+				 * struct xgpub_notify (xgpub_op_ext.c) */
 	XGPUB_H_NTYPES
 };
 
@@ -547,6 +549,11 @@ struct xgpub_vmem {
 /* a value wait was put on stream s / does stream s carry one? */
 void xgpub_note_value_wait(struct xgpub_worker *w, CUstream s);
 bool xgpub_waits_on_value(struct xgpub_worker *w, CUstream s);
+/* run the guest's function number id for an async notification of type
+ * and info through a graph slot; returns once the guest ran it, or the
+ * channel closes (xgpub_op_hostfn.c) */
+void xgpub_hostfn_notify(struct xgpub_worker *w, uint64_t id, uint32_t type,
+			 uint64_t info);
 /* is stream s being captured? (only asked while a capture is open) */
 bool xgpub_capturing(struct xgpub_worker *w, CUstream s);
 /* the device's default pool, which no guest destroys (xgpub_state.c) */

@@ -26,6 +26,12 @@
  * DUE and holds the graph until the helper has run the function (DONE).
  * Once this process has made such a number the helper polls those slots
  * even while no launch of ours is pending (sleeping up to 1 ms when idle).
+ *
+ * Async notifications (cuDeviceRegisterAsyncNotification) come the same
+ * way: a registration is a number of its own (xgpulib_notify_id); the
+ * worker's callback writes it with the notification's type and info into
+ * a graph slot, and the helper runs the program's callback.  Forgetting a
+ * number waits while the helper runs it, so that no call follows.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -46,6 +52,8 @@ struct pending {
 	CUstreamCallback cb;
 	CUstream stream;
 	void *user;
+	CUasyncCallback notify;		/* an async notification's */
+	CUasyncCallbackHandle nh;	/* its handle */
 };
 
 static pthread_mutex_t hf_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -60,6 +68,8 @@ static CUresult setup_rc;
 static struct pending *fns;
 static uint64_t nfns, capfns;
 static bool graph_fns;			/* some number was made */
+static uint64_t running_id;		/* the graph slot's number running */
+static pthread_t helper_thread;
 
 static void nap(long ns)
 {
@@ -85,16 +95,30 @@ static unsigned int run_graph_due(void)
 		pthread_mutex_lock(&hf_mu);
 		if (id && id <= nfns)
 			p = fns[id - 1];
+		running_id = id;
 		pthread_mutex_unlock(&hf_mu);
 		xgpulib_mco_hostfn(&slots[i]);
-		if (p.cb)
+		if (p.notify) {
+			CUasyncNotificationInfo info;
+
+			memset(&info, 0, sizeof(info));
+			info.type = (CUasyncNotificationType)slots[i].nt_type;
+			memcpy(&info.info, &slots[i].nt_info,
+			       sizeof(info.info));
+			p.notify(&info, p.user, p.nh);
+		} else if (p.cb) {
 			p.cb(p.stream, (CUresult)slots[i].status, p.user);
-		else if (p.fn)
+		} else if (p.fn) {
 			p.fn(p.user);
-		else
+		} else {
 			xgpulib_dbg("graph host function %llu: unknown",
 				    (unsigned long long)id);
+		}
 		xgpulib_mco_hostfn(NULL);
+		pthread_mutex_lock(&hf_mu);
+		running_id = 0;
+		pthread_mutex_unlock(&hf_mu);
+		pthread_cond_broadcast(&hf_cv);
 		__atomic_store_n(&slots[i].state, XGPUIF_HF_DONE,
 				 __ATOMIC_RELEASE);
 		ran++;
@@ -199,6 +223,8 @@ static CUresult setup(void)
 		pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
 		if (pthread_create(&t, &at, helper, NULL))
 			rc = CUDA_ERROR_OUT_OF_MEMORY;
+		else
+			helper_thread = t;
 		pthread_attr_destroy(&at);
 	}
 	if (rc)
@@ -249,14 +275,15 @@ static void drop_slot(uint32_t slot)
 	pthread_mutex_unlock(&hf_mu);
 }
 
-/* the number of p's function (made once), 0 if there is no memory */
+/* the number of p's function (made once; an async notification's always
+ * anew), 0 if there is no memory */
 static uint64_t fn_id(const struct pending *p)
 {
 	uint64_t id = 0;
 
 	pthread_mutex_lock(&hf_mu);
 	if (setup() == CUDA_SUCCESS) {
-		for (uint64_t i = 0; i < nfns && !id; i++)
+		for (uint64_t i = 0; i < nfns && !id && !p->notify; i++)
 			if (fns[i].fn == p->fn && fns[i].cb == p->cb &&
 			    fns[i].user == p->user &&
 			    (!p->cb || fns[i].stream == p->stream))
@@ -281,6 +308,30 @@ static uint64_t fn_id(const struct pending *p)
 	}
 	pthread_mutex_unlock(&hf_mu);
 	return id;
+}
+
+uint64_t xgpulib_notify_id(CUasyncCallback cb, void *user,
+			   CUasyncCallbackHandle h, CUresult *rc)
+{
+	struct pending p = { .notify = cb, .user = user, .nh = h };
+	uint64_t id = fn_id(&p);
+
+	*rc = id ? CUDA_SUCCESS :
+		   setup_rc ? setup_rc : CUDA_ERROR_OUT_OF_MEMORY;
+	return id;
+}
+
+void xgpulib_notify_forget(uint64_t id)
+{
+	pthread_mutex_lock(&hf_mu);
+	if (id && id <= nfns)
+		memset(&fns[id - 1], 0, sizeof(fns[id - 1]));
+	/* the callback itself may not unregister (CUDA's rule): no wait
+	 * on the helper's own thread */
+	while (running_id == id && started && !setup_rc &&
+	       !pthread_equal(pthread_self(), helper_thread))
+		pthread_cond_wait(&hf_cv, &hf_mu);
+	pthread_mutex_unlock(&hf_mu);
 }
 
 uint64_t xgpulib_hostfn_id(CUhostFn fn, void *user)

@@ -10,6 +10,11 @@
  * (CUDA_ERROR_INVALID_HANDLE), where a freed record would be a dangling
  * pointer.  Every property is set and read in the worker, so the driver
  * binds it to the module's kernels at launch as it always does.
+ *
+ * cuTexRefCreate makes a reference of no module's in the worker's driver;
+ * cuTexRefDestroy frees it there, and its record is reused by a later
+ * create (as the driver reuses its memory): until then the record's
+ * handle is stale and the worker refuses it.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +28,7 @@
 struct CUtexref_st {
 	uint32_t magic;
 	bool surf;
+	bool dead;		/* cuTexRefDestroy'ed: reusable */
 	uint64_t remote;
 	struct CUtexref_st *next;
 };
@@ -97,6 +103,61 @@ CUresult cuModuleGetTexRef(CUtexref *t, CUmodule hmod, const char *name)
 CUresult cuModuleGetSurfRef(CUsurfref *s, CUmodule hmod, const char *name)
 {
 	return get_ref((void **)s, hmod, name, true);
+}
+
+/* a destroyed reference's record for remote, else a new one */
+static struct CUtexref_st *ref_reuse(uint64_t remote)
+{
+	struct CUtexref_st *r;
+
+	pthread_mutex_lock(&ref_mu);
+	for (r = refs; r; r = r->next)
+		if (r->dead)
+			break;
+	if (r) {
+		r->dead = false;
+		r->remote = remote;
+	}
+	pthread_mutex_unlock(&ref_mu);
+	return r ? r : ref_for(remote, false);
+}
+
+CUresult cuTexRefCreate(CUtexref *t)
+{
+	struct xgpuif_ref_reply r = { 0 };
+	struct CUtexref_st *ref;
+	CUresult rc;
+
+	XGPULIB_CHECK_ARGS(t, true);
+	rc = xgpulib_call_TEXREF_CREATE(&r);
+	if (rc)
+		return rc;
+	ref = ref_reuse(r.ref);
+	if (!ref) {
+		struct xgpuif_handle_args a = { r.ref };
+
+		xgpulib_call_TEXREF_DESTROY(&a);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	*t = ref;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuTexRefDestroy(CUtexref t)
+{
+	struct xgpuif_handle_args a = { ref_remote(t, false) };
+	CUresult rc;
+
+	XGPULIB_CHECK_ARGS(true, a.handle);
+	/* the worker refuses a module's reference and a stale one */
+	rc = xgpulib_call_TEXREF_DESTROY(&a);
+	if (rc == CUDA_SUCCESS) {
+		pthread_mutex_lock(&ref_mu);
+		if (t->remote == a.handle)
+			t->dead = true;
+		pthread_mutex_unlock(&ref_mu);
+	}
+	return rc;
 }
 
 /* ---- setting ---------------------------------------------------------- */

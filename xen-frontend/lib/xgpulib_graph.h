@@ -73,5 +73,13 @@ bool xgpulib_captures_begun(void);
 uint64_t xgpulib_hostfn_id(CUhostFn fn, void *user);
 /* the function of a number; false: none */
 bool xgpulib_hostfn_of(uint64_t id, CUhostFn *fn, void **user);
+/* a new number for an async notification callback cb with user and its
+ * handle h (the helper runs cb when the worker names it); 0 and *rc when
+ * there is no memory or the set-up failed (xgpulib_api_hostfn.c) */
+uint64_t xgpulib_notify_id(CUasyncCallback cb, void *user,
+			   CUasyncCallbackHandle h, CUresult *rc);
+/* forget number id: once this returns its callback does not run (it
+ * waits while the helper runs it, unless called from the helper) */
+void xgpulib_notify_forget(uint64_t id);
 
 #endif /* XGPULIB_GRAPH_H */
