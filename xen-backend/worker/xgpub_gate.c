@@ -44,20 +44,11 @@
 #define MARK_NS		1000000u	/* 1 ms of GPU work per mark */
 #define LONG_NS		(2 * MARK_NS)
 #define MAX_BATCH	64u
-#define MARK_STREAMS	32	/* streams one mark covers */
-#define QCAP		64	/* marks queued (bounded ones: SOLO_MARKS) */
-#define POOL		(4 * MARK_STREAMS)
+#define POOL		32
 
-/*
- * A mark closes a batch of ops: one event on each stream the batch used
- * (a program that spreads kernels over streams keeps them concurrent;
- * an event on one stream, or on the legacy stream, would say nothing of
- * the others' work, or serialize them), all of one context.
- */
 struct mark {
 	CUcontext ctx;
-	CUevent ev[MARK_STREAMS];	/* NULL: count that part as done */
-	uint32_t nev;
+	CUevent ev;
 	uint64_t t_first;	/* submission of the batch's first op */
 	uint32_t nops;
 };
@@ -70,12 +61,11 @@ static struct {
 	pthread_t thr;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	struct mark q[QCAP];
+	struct mark q[SOLO_MARKS + 1];
 	unsigned int head, n;		/* queue of marks in flight */
 	/* the batch being built (ops after the last mark) */
 	CUcontext b_ctx;
-	CUstream b_streams[MARK_STREAMS];
-	uint32_t b_nstreams;
+	CUstream b_stream;
 	uint64_t b_first;
 	uint32_t b_nops;
 	uint32_t batch;			/* ops per mark, adapted */
@@ -159,41 +149,31 @@ static void event_put(CUcontext ctx, CUevent ev)
 	}
 }
 
-/* an event recorded on stream st of the batch's context, or NULL */
-static CUevent record_on(CUstream st)
+/* close the current batch with a mark (g.mu held) */
+static void mark_batch(void)
 {
-	CUevent ev = event_get(g.b_ctx);
+	struct mark m;
+	CUevent ev;
 
-	if (ev && g.w->D->cuEventRecord(ev, st)) {
+	if (!g.b_nops)
+		return;
+	ev = event_get(g.b_ctx);
+	if (ev && g.w->D->cuEventRecord(ev, g.b_stream)) {
 		/* a stale event of a destroyed context: try a fresh one */
 		ev = NULL;
 		if (!g.w->D->cuEventCreate(&ev, CU_EVENT_DISABLE_TIMING |
 						       CU_EVENT_BLOCKING_SYNC) &&
-		    g.w->D->cuEventRecord(ev, st))
+		    g.w->D->cuEventRecord(ev, g.b_stream))
 			ev = NULL;
 	}
-	return ev;
-}
-
-/* close the current batch with a mark (g.mu held); a full queue (work
- * of streams that wait for values is not bounded) leaves it open */
-static void mark_batch(void)
-{
-	struct mark *m;
-
-	if (!g.b_nops || g.n >= QCAP)
-		return;
-	m = &g.q[(g.head + g.n) % QCAP];
-	m->ctx = g.b_ctx;
-	m->nev = g.b_nstreams;
-	for (uint32_t i = 0; i < g.b_nstreams; i++)
-		m->ev[i] = record_on(g.b_streams[i]);
-	m->t_first = g.b_first;
-	m->nops = g.b_nops;
+	m.ctx = g.b_ctx;
+	m.ev = ev;		/* NULL: count the batch as done now */
+	m.t_first = g.b_first;
+	m.nops = g.b_nops;
+	g.q[(g.head + g.n) % (SOLO_MARKS + 1)] = m;
 	g.n++;
 	g.nmarks++;
 	g.b_nops = 0;
-	g.b_nstreams = 0;
 	pthread_cond_broadcast(&g.cv);
 }
 
@@ -223,12 +203,10 @@ static void *completer(void *arg)
 		start = m.t_first > g.last_done ? m.t_first : g.last_done;
 		__atomic_store_n(&g.st->gpu_since, start, __ATOMIC_RELAXED);
 		pthread_mutex_unlock(&g.mu);
-		for (uint32_t i = 0; i < m.nev; i++) {
-			if (!m.ev[i])
-				continue;
+		if (m.ev) {
 			if (m.ctx != cur && !g.w->D->cuCtxSetCurrent(m.ctx))
 				cur = m.ctx;
-			g.w->D->cuEventSynchronize(m.ev[i]);
+			g.w->D->cuEventSynchronize(m.ev);
 		}
 		now = xgpub_now_ns();
 		pthread_mutex_lock(&g.mu);
@@ -250,10 +228,9 @@ static void *completer(void *arg)
 		}
 		g.last_done = now;
 		__atomic_store_n(&g.st->gpu_ns, g.gpu_ns, __ATOMIC_RELAXED);
-		for (uint32_t i = 0; i < m.nev; i++)
-			if (m.ev[i])
-				event_put(m.ctx, m.ev[i]);
-		g.head = (g.head + 1) % QCAP;
+		if (m.ev)
+			event_put(m.ctx, m.ev);
+		g.head = (g.head + 1) % (SOLO_MARKS + 1);
 		g.n--;
 		if (!g.n)
 			__atomic_store_n(&g.st->gpu_since, 0,
@@ -337,15 +314,6 @@ static bool full(void)
 		       g.mark_ns > LONG_NS ? 1u : MAX_MARKS);
 }
 
-/* whether the open batch used stream s already (g.mu held) */
-static bool batch_has(CUstream s)
-{
-	for (uint32_t i = 0; i < g.b_nstreams; i++)
-		if (g.b_streams[i] == s)
-			return true;
-	return false;
-}
-
 /* after a gated op: submitted on stream s since t0, or failed */
 void xgpub_gate_done(struct xgpub_worker *w, bool submitted, CUstream s,
 		     uint64_t t0, bool bound)
@@ -355,18 +323,13 @@ void xgpub_gate_done(struct xgpub_worker *w, bool submitted, CUstream s,
 	if (!submitted)
 		return;
 	pthread_mutex_lock(&g.mu);
-	/* a batch is of one context, on up to MARK_STREAMS streams */
-	if (g.b_nops && g.b_ctx != w->cur)
-		mark_batch();
-	if (g.b_nops && !batch_has(s) && g.b_nstreams == MARK_STREAMS)
-		mark_batch();
+	if (g.b_nops && (g.b_ctx != w->cur || g.b_stream != s))
+		mark_batch();	/* a batch is one stream of one context */
 	if (!g.b_nops) {
 		g.b_ctx = w->cur;
-		g.b_nstreams = 0;
+		g.b_stream = s;
 		g.b_first = t0;
 	}
-	if (!batch_has(s) && g.b_nstreams < MARK_STREAMS)
-		g.b_streams[g.b_nstreams++] = s;
 	g.b_nops++;
 	set_busy(1);
 	if (g.b_nops >= g.batch)

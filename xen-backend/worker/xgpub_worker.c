@@ -204,16 +204,14 @@ static int dispatch(struct xgpub_worker *w, const struct xgpuif_request *req,
 	if (gate != GATE_NONE) {
 		xgpuif_handle_t sh;
 		CUstream s = NULL;
-		bool submitted;
 		uint64_t t0;
 
 		memcpy(&sh, payload_buf + op->stream_off, sizeof(sh));
 		xgpub_gate_enter(w);
 		t0 = xgpub_now_ns();
 		rc = op->call(w, payload_buf, req->len, reply_buf, cap, rlen);
-		/* (the stream is found first: arguments have no order) */
-		submitted = rc == 0 && !xgpub_stream(w, sh, &s);
-		xgpub_gate_done(w, submitted, s, t0, gate == GATE_FULL);
+		xgpub_gate_done(w, rc == 0 && !xgpub_stream(w, sh, &s), s, t0,
+				gate == GATE_FULL);
 	} else {
 		rc = op->call(w, payload_buf, req->len, reply_buf, cap, rlen);
 	}
