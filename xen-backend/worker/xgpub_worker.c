@@ -144,6 +144,36 @@ static void log_op_counts(struct xgpub_worker *w)
 	}
 }
 
+/*
+ * Requests that free and unmap nothing: the device ranges the copy
+ * checks learnt stay known across them (a copy's round trip is a copy
+ * and a synchronize: without this every such copy asked the driver
+ * twice again).
+ */
+static bool keeps_ranges(uint16_t op)
+{
+	switch (op) {
+	case XGPUIF_OP_MEMCPY_HTOD:
+	case XGPUIF_OP_MEMCPY_DTOH:
+	case XGPUIF_OP_MEMCPY_DTOD:
+	case XGPUIF_OP_MEMCPY_2D:
+	case XGPUIF_OP_MEMCPY_3D:
+	case XGPUIF_OP_MEMSET:
+	case XGPUIF_OP_LAUNCH:
+	case XGPUIF_OP_CTX_SYNCHRONIZE:
+	case XGPUIF_OP_STREAM_SYNCHRONIZE:
+	case XGPUIF_OP_STREAM_QUERY:
+	case XGPUIF_OP_STREAM_WAIT_EVENT:
+	case XGPUIF_OP_EVENT_RECORD:
+	case XGPUIF_OP_EVENT_QUERY:
+	case XGPUIF_OP_EVENT_SYNCHRONIZE:
+	case XGPUIF_OP_EVENT_ELAPSED_TIME:
+		return true;
+	default:
+		return false;
+	}
+}
+
 static int ctx_setup(struct xgpub_worker *w);
 static bool nvml_op(uint16_t op);
 
@@ -191,10 +221,7 @@ static int dispatch(struct xgpub_worker *w, const struct xgpuif_request *req,
 		return rc;
 	w->calls++;
 	/* what may free or unmap memory forgets the ranges known for copies */
-	if (req->op != XGPUIF_OP_MEMCPY_HTOD && req->op != XGPUIF_OP_MEMCPY_DTOH &&
-	    req->op != XGPUIF_OP_MEMCPY_DTOD && req->op != XGPUIF_OP_MEMCPY_2D &&
-	    req->op != XGPUIF_OP_MEMCPY_3D && req->op != XGPUIF_OP_MEMSET &&
-	    req->op != XGPUIF_OP_LAUNCH)
+	if (!keeps_ranges(req->op))
 		xgpub_dev_ranges_forget(w);
 	if (posted)
 		op_posted[req->op]++;
