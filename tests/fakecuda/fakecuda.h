@@ -115,6 +115,7 @@ struct fstream {
 	struct fobj o;
 	unsigned int flags;
 	int priority;
+	uint64_t cap;		/* the capture it is in (its id), 0: none */
 };
 
 struct fevent {
@@ -122,6 +123,7 @@ struct fevent {
 	unsigned int flags;
 	bool recorded;
 	struct timespec when;
+	uint64_t cap;		/* last recorded in that capture, 0: none */
 };
 
 /* ---- the test kernels (fakecuda_launch.c) -------------------------------- */
@@ -282,6 +284,24 @@ struct fkernel *fc_kernel_find(const void *p);
 
 /* 0, or CUDA_ERROR_INVALID_HANDLE unless s is a stream the caller may use */
 CUresult fc_stream_ok(CUstream s);
+
+/*
+ * Stream capture (fakecuda_graph.c).  Work for stream s: fc_stream_ok's
+ * answer, or an error of capture (legacy-stream work while a blocking
+ * stream of the context is captured: CUDA_ERROR_STREAM_CAPTURE_IMPLICIT,
+ * the capture invalidated; work on an invalidated capture); when 0,
+ * *captured says whether it was captured (a node of the capture's graph)
+ * instead of run.
+ */
+CUresult fc_stream_work(CUstream s, bool *captured);
+/* an event recorded on s (after fc_stream_work): captured or not */
+void fc_event_recorded(struct fevent *e, CUstream s, bool captured);
+/* a stream waits for an event: a captured event's capture joins s */
+CUresult fc_stream_wait(CUstream s, struct fevent *e);
+/* the host waits for or queries an event or a stream: 0, or
+ * CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED when it is in a capture or the
+ * thread may not wait during a capture (that capture is invalidated) */
+CUresult fc_host_wait(struct fevent *e, CUstream s);
 bool fc_cache_config_ok(CUfunc_cache c);
 
 /* a device allocation of `size` bytes (fakecuda_memory.c) */

@@ -7,64 +7,30 @@
  * launch runs their host, memset, memcpy and event record nodes at once,
  * in dependency order; kernel nodes do nothing (their parameter arrays are
  * the caller's, not kept).  An executable graph is a copy of its graph.
- * The capture mode is kept per process.
+ *
+ * Stream capture (the end of this file): a stream being captured runs
+ * nothing; each launch, copy, memset or host function on it is an empty
+ * node of the capture's graph (so a captured graph launches as a no-op),
+ * an event recorded on it is "captured", and a stream that waits for such
+ * an event joins the capture.  As the driver: waiting for or querying a
+ * captured event or a capturing stream answers
+ * CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED and invalidates the capture;
+ * work on the legacy stream while a blocking stream of the context is
+ * captured answers CUDA_ERROR_STREAM_CAPTURE_IMPLICIT and invalidates it;
+ * a thread whose capture mode is not RELAXED may not wait for or query an
+ * event while a GLOBAL capture of another thread (or a capture of its
+ * own, not RELAXED) is open (UNSUPPORTED, the capture invalidated); an
+ * invalidated capture ends in CUDA_ERROR_STREAM_CAPTURE_INVALIDATED.  Not
+ * modelled: dependencies between captured nodes (nodes are unordered),
+ * unjoined streams at the end (they just leave), per-thread default
+ * streams.  The capture mode is per thread.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fakecuda.h"
-
-static CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
-
-CUresult cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *st)
-{
-	CUresult rc;
-
-	NEED_CTX();
-	rc = fc_stream_ok(s);
-	if (rc)
-		return rc;
-	if (!st)
-		return CUDA_ERROR_INVALID_VALUE;
-	*st = CU_STREAM_CAPTURE_STATUS_NONE;
-	return CUDA_SUCCESS;
-}
-
-CUresult cuStreamGetCaptureInfo_v3(CUstream s, CUstreamCaptureStatus *st,
-				   cuuint64_t *id, CUgraph *g,
-				   const CUgraphNode **deps,
-				   const CUgraphEdgeData **edges,
-				   size_t *ndeps)
-{
-	CUresult rc = cuStreamIsCapturing(s, st);
-
-	if (rc)
-		return rc;
-	if (id)
-		*id = 0;
-	if (g)
-		*g = NULL;
-	if (deps)
-		*deps = NULL;
-	if (edges)
-		*edges = NULL;
-	if (ndeps)
-		*ndeps = 0;
-	return CUDA_SUCCESS;
-}
-
-CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *m)
-{
-	CUstreamCaptureMode old = mode;
-
-	if (!m || *m > CU_STREAM_CAPTURE_MODE_RELAXED)
-		return CUDA_ERROR_INVALID_VALUE;
-	mode = *m;
-	*m = old;
-	return CUDA_SUCCESS;
-}
-
 
 #define FG_MAGIC	0x66677270u	/* "fgrp" */
 #define FN_MAGIC	0x666e6f64u	/* "fnod" */
@@ -449,12 +415,14 @@ CUresult cuGraphLaunch(CUgraphExec hx, CUstream s)
 	struct fexec *x = X(hx);
 	CUresult rc;
 
+	bool captured;
+
 	NEED_CTX();
-	rc = fc_stream_ok(s);
-	if (rc)
-		return rc;
 	if (!x)
 		return CUDA_ERROR_INVALID_VALUE;
+	rc = fc_stream_work(s, &captured);
+	if (rc || captured)
+		return rc;
 	return run_graph(x->g);
 }
 
@@ -1461,48 +1429,362 @@ CUresult cuGraphReleaseUserObject(CUgraph hg, CUuserObject o, unsigned int n)
 	return cuUserObjectRelease(o, n);
 }
 
-/* ---- capture: never (everything runs at once) ---------------------------- */
+/* ---- stream capture -------------------------------------------------------- */
+
+#define MAX_CAPS 16
+
+/* an open capture (live), found by its id; the worker's gate completion
+ * thread waits for events while the dispatch thread captures: the table
+ * has a lock of its own */
+static struct fcap {
+	bool live, invalid, own_graph;
+	CUstreamCaptureMode mode;
+	uint64_t id;
+	struct fgraph *g;
+	struct fctx *ctx;
+	struct fstream *origin;
+	pthread_t thr;
+} caps[MAX_CAPS];
+static uint64_t cap_ids;
+static pthread_mutex_t cap_mu = PTHREAD_MUTEX_INITIALIZER;
+static __thread CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
+
+static bool legacy(CUstream s)
+{
+	return s == NULL || s == CU_STREAM_LEGACY;
+}
+
+static struct fcap *cap_of(uint64_t id)
+{
+	if (!id)
+		return NULL;
+	for (unsigned int i = 0; i < MAX_CAPS; i++)
+		if (caps[i].live && caps[i].id == id)
+			return &caps[i];
+	return NULL;
+}
+
+static struct fcap *stream_cap(CUstream s)
+{
+	struct fstream *st = legacy(s) ? NULL : STREAM(s);
+
+	return st ? cap_of(st->cap) : NULL;
+}
+
+/* a valid capture of context c with a blocking stream in it (cap_mu) */
+static struct fcap *blocking_cap(struct fctx *c)
+{
+	for (struct fobj *o = fc_objs; o; o = o->next) {
+		struct fstream *st = (struct fstream *)o;
+		struct fcap *k;
+
+		if (o->type != O_STREAM || (st->flags & CU_STREAM_NON_BLOCKING))
+			continue;
+		k = cap_of(st->cap);
+		if (k && !k->invalid && k->ctx == c)
+			return k;
+	}
+	return NULL;
+}
+
+CUresult fc_stream_work(CUstream s, bool *captured)
+{
+	CUresult rc = fc_stream_ok(s);
+	struct fcap *k;
+
+	*captured = false;
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&cap_mu);
+	if (legacy(s)) {
+		k = blocking_cap(fc_cur);
+		if (k) {
+			k->invalid = true;
+			rc = CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+		}
+	} else if ((k = stream_cap(s))) {
+		CUgraphNode n;
+
+		if (k->invalid)
+			rc = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+		else
+			rc = cuGraphAddEmptyNode(&n, (CUgraph)k->g, NULL, 0);
+		*captured = true;
+	}
+	pthread_mutex_unlock(&cap_mu);
+	return rc;
+}
+
+void fc_event_recorded(struct fevent *e, CUstream s, bool captured)
+{
+	struct fcap *k;
+
+	pthread_mutex_lock(&cap_mu);
+	k = captured ? stream_cap(s) : NULL;
+	e->cap = k ? k->id : 0;
+	pthread_mutex_unlock(&cap_mu);
+}
+
+CUresult fc_stream_wait(CUstream s, struct fevent *e)
+{
+	struct fcap *k, *mine;
+	CUresult rc = CUDA_SUCCESS;
+
+	pthread_mutex_lock(&cap_mu);
+	k = cap_of(e->cap);
+	mine = stream_cap(s);
+	if (k && k->invalid) {
+		rc = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+	} else if (k && legacy(s)) {
+		k->invalid = true;
+		rc = CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+	} else if (k && mine && mine != k) {
+		/* two captures would merge: not modelled */
+		k->invalid = true;
+		mine->invalid = true;
+		rc = CUDA_ERROR_STREAM_CAPTURE_MERGE;
+	} else if (k && !mine) {
+		STREAM(s)->cap = k->id;	/* s joins the capture */
+	}
+	pthread_mutex_unlock(&cap_mu);
+	return rc;
+}
+
+CUresult fc_host_wait(struct fevent *e, CUstream s)
+{
+	struct fcap *k = NULL;
+	CUresult rc = CUDA_SUCCESS;
+
+	pthread_mutex_lock(&cap_mu);
+	if (e)
+		k = cap_of(e->cap);
+	else if (s)
+		k = stream_cap(s);
+	if (k) {
+		k->invalid = true;
+		rc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+	} else if (e && mode != CU_STREAM_CAPTURE_MODE_RELAXED) {
+		/* a potentially unsafe call during another's capture */
+		for (unsigned int i = 0; i < MAX_CAPS; i++) {
+			struct fcap *c = &caps[i];
+			bool mine = pthread_equal(c->thr, pthread_self());
+
+			if (!c->live || c->invalid ||
+			    c->mode == CU_STREAM_CAPTURE_MODE_RELAXED ||
+			    (!mine && c->mode != CU_STREAM_CAPTURE_MODE_GLOBAL))
+				continue;
+			c->invalid = true;
+			rc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+		}
+	}
+	pthread_mutex_unlock(&cap_mu);
+	return rc;
+}
+
+CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *m)
+{
+	CUstreamCaptureMode old = mode;
+
+	if (!m || *m > CU_STREAM_CAPTURE_MODE_RELAXED)
+		return CUDA_ERROR_INVALID_VALUE;
+	mode = *m;
+	*m = old;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *st)
+{
+	struct fcap *k;
+	CUresult rc;
+
+	NEED_CTX();
+	rc = fc_stream_ok(s);
+	if (rc)
+		return rc;
+	if (!st)
+		return CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&cap_mu);
+	if (legacy(s) && blocking_cap(fc_cur)) {
+		rc = CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+	} else {
+		k = stream_cap(s);
+		*st = !k ? CU_STREAM_CAPTURE_STATUS_NONE :
+		      k->invalid ? CU_STREAM_CAPTURE_STATUS_INVALIDATED :
+				   CU_STREAM_CAPTURE_STATUS_ACTIVE;
+	}
+	pthread_mutex_unlock(&cap_mu);
+	return rc;
+}
+
+CUresult cuStreamGetCaptureInfo_v3(CUstream s, CUstreamCaptureStatus *st,
+				   cuuint64_t *id, CUgraph *g,
+				   const CUgraphNode **deps,
+				   const CUgraphEdgeData **edges,
+				   size_t *ndeps)
+{
+	CUresult rc = cuStreamIsCapturing(s, st);
+	struct fcap *k;
+
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&cap_mu);
+	k = stream_cap(s);
+	if (id)
+		*id = k ? k->id : 0;
+	if (g)
+		*g = k ? (CUgraph)k->g : NULL;
+	pthread_mutex_unlock(&cap_mu);
+	/* nodes are unordered: no dependencies */
+	if (deps)
+		*deps = NULL;
+	if (edges)
+		*edges = NULL;
+	if (ndeps)
+		*ndeps = 0;
+	return CUDA_SUCCESS;
+}
+
+static CUresult begin_capture(CUstream s, struct fgraph *into,
+			      CUstreamCaptureMode m)
+{
+	struct fstream *st;
+	struct fcap *k = NULL;
+	CUgraph g = (CUgraph)into;
+	CUresult rc;
+
+	NEED_CTX();
+	rc = fc_stream_ok(s);
+	if (rc)
+		return rc;
+	if (legacy(s) || s == CU_STREAM_PER_THREAD)
+		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+	if (m > CU_STREAM_CAPTURE_MODE_RELAXED)
+		return CUDA_ERROR_INVALID_VALUE;
+	st = STREAM(s);
+	pthread_mutex_lock(&cap_mu);
+	if (cap_of(st->cap)) {
+		rc = CUDA_ERROR_ILLEGAL_STATE;
+		goto out;
+	}
+	for (unsigned int i = 0; i < MAX_CAPS && !k; i++)
+		if (!caps[i].live)
+			k = &caps[i];
+	if (!k) {
+		rc = CUDA_ERROR_OUT_OF_MEMORY;
+		goto out;
+	}
+	if (!g) {
+		rc = cuGraphCreate(&g, 0);
+		if (rc)
+			goto out;
+	}
+	memset(k, 0, sizeof(*k));
+	k->live = true;
+	k->own_graph = !into;
+	k->mode = m;
+	k->id = ++cap_ids;
+	k->g = G(g);
+	k->ctx = fc_cur;
+	k->origin = st;
+	k->thr = pthread_self();
+	st->cap = k->id;
+out:
+	pthread_mutex_unlock(&cap_mu);
+	return rc;
+}
 
 CUresult cuStreamBeginCapture_v2(CUstream s, CUstreamCaptureMode m)
 {
-	(void)s;
-	(void)m;
-	NEED_INIT();
-	return CUDA_ERROR_NOT_SUPPORTED;
+	return begin_capture(s, NULL, m);
 }
 
-CUresult cuStreamEndCapture(CUstream s, CUgraph *g)
-{
-	(void)s;
-	(void)g;
-	NEED_INIT();
-	return CUDA_ERROR_NOT_SUPPORTED;
-}
-
-CUresult cuStreamBeginCaptureToGraph(CUstream s, CUgraph g,
+CUresult cuStreamBeginCaptureToGraph(CUstream s, CUgraph hg,
 				     const CUgraphNode *deps,
 				     const CUgraphEdgeData *ed, size_t n,
 				     CUstreamCaptureMode m)
 {
-	(void)s;
-	(void)g;
-	(void)deps;
+	struct fgraph *g = G(hg);
+
 	(void)ed;
-	(void)n;
-	(void)m;
 	NEED_INIT();
-	return CUDA_ERROR_NOT_SUPPORTED;
+	if (!g || (n && !deps))
+		return CUDA_ERROR_INVALID_VALUE;
+	for (size_t i = 0; i < n; i++)
+		if (!N(deps[i]) || N(deps[i])->g != g)
+			return CUDA_ERROR_INVALID_VALUE;
+	return begin_capture(s, g, m);
+}
+
+CUresult cuStreamEndCapture(CUstream s, CUgraph *out)
+{
+	struct fstream *st;
+	struct fcap *k;
+	CUresult rc = CUDA_SUCCESS;
+
+	NEED_CTX();
+	if (!out)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = fc_stream_ok(s);
+	if (rc)
+		return rc;
+	st = legacy(s) ? NULL : STREAM(s);
+	pthread_mutex_lock(&cap_mu);
+	k = st ? cap_of(st->cap) : NULL;
+	if (!k) {
+		rc = CUDA_ERROR_ILLEGAL_STATE;
+		goto out;
+	}
+	if (k->origin != st) {
+		rc = CUDA_ERROR_STREAM_CAPTURE_UNMATCHED;
+		goto out;
+	}
+	if (k->mode != CU_STREAM_CAPTURE_MODE_RELAXED &&
+	    !pthread_equal(k->thr, pthread_self())) {
+		rc = CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD;
+		goto out;
+	}
+	/* every stream in it leaves the capture */
+	for (struct fobj *o = fc_objs; o; o = o->next)
+		if (o->type == O_STREAM && ((struct fstream *)o)->cap == k->id)
+			((struct fstream *)o)->cap = 0;
+	k->live = false;
+	if (k->invalid) {
+		*out = NULL;
+		if (k->own_graph)
+			graph_free(k->g);
+		rc = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+	} else {
+		*out = (CUgraph)k->g;
+	}
+out:
+	pthread_mutex_unlock(&cap_mu);
+	return rc;
 }
 
 CUresult cuStreamUpdateCaptureDependencies_v2(CUstream s, CUgraphNode *deps,
 					      const CUgraphEdgeData *ed,
 					      size_t n, unsigned int flags)
 {
-	(void)s;
-	(void)deps;
+	struct fcap *k;
+	CUresult rc;
+
 	(void)ed;
-	(void)n;
-	(void)flags;
-	NEED_INIT();
-	return CUDA_ERROR_ILLEGAL_STATE;	/* nothing is ever captured */
+	NEED_CTX();
+	rc = fc_stream_ok(s);
+	if (rc)
+		return rc;
+	if ((n && !deps) || flags > CU_STREAM_SET_CAPTURE_DEPENDENCIES)
+		return CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&cap_mu);
+	k = stream_cap(s);
+	if (!k)
+		rc = CUDA_ERROR_ILLEGAL_STATE;
+	else if (k->invalid)
+		rc = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+	else
+		for (size_t i = 0; i < n; i++)
+			if (!N(deps[i]) || N(deps[i])->g != k->g)
+				rc = CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_unlock(&cap_mu);
+	return rc;	/* nodes are unordered: nothing to keep */
 }

@@ -252,6 +252,7 @@ static CUresult launch(CUfunction fn, const unsigned int grid[3],
 {
 	uint8_t buf[64];
 	struct ffunc *f;
+	bool captured;
 	CUresult rc;
 
 	NEED_CTX();
@@ -273,6 +274,10 @@ static CUresult launch(CUfunction fn, const unsigned int grid[3],
 	memset(buf, 0, sizeof(buf));
 	rc = gather_params(f->def, kp, extra, buf);
 	if (rc)
+		return rc;
+	/* on a stream being captured: a node, run when its graph is */
+	rc = fc_stream_work(s, &captured);
+	if (rc || captured)
 		return rc;
 	return f->def->run(buf);
 }

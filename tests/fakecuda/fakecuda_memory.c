@@ -264,24 +264,27 @@ CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t n)
 CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n,
 			      CUstream s)
 {
-	CUresult rc = fc_stream_ok(s);
+	bool captured;
+	CUresult rc = fc_stream_work(s, &captured);
 
-	return rc ? rc : htod(dst, src, n);
+	return rc || captured ? rc : htod(dst, src, n);
 }
 
 CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream s)
 {
-	CUresult rc = fc_stream_ok(s);
+	bool captured;
+	CUresult rc = fc_stream_work(s, &captured);
 
-	return rc ? rc : dtoh(dst, src, n);
+	return rc || captured ? rc : dtoh(dst, src, n);
 }
 
 CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n,
 			      CUstream s)
 {
-	CUresult rc = fc_stream_ok(s);
+	bool captured;
+	CUresult rc = fc_stream_work(s, &captured);
 
-	return rc ? rc : dtod(dst, src, n);
+	return rc || captured ? rc : dtod(dst, src, n);
 }
 
 /*
@@ -370,9 +373,10 @@ CUresult cuMemcpy2D_v2(const CUDA_MEMCPY2D *c)
 
 CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *c, CUstream s)
 {
-	CUresult rc = fc_stream_ok(s);
+	bool captured;
+	CUresult rc = fc_stream_work(s, &captured);
 
-	return rc ? rc : copy_2d(c);
+	return rc || captured ? rc : copy_2d(c);
 }
 
 /* ---- memsets ------------------------------------------------------------- */
@@ -382,11 +386,12 @@ static CUresult do_memset(CUdeviceptr dst, size_t pitch, uint32_t value,
 			  CUstream s)
 {
 	size_t row_bytes, extent;
+	bool captured;
 	CUresult rc;
 
 	NEED_CTX();
-	rc = fc_stream_ok(s);
-	if (rc)
+	rc = fc_stream_work(s, &captured);
+	if (rc || captured)
 		return rc;
 	if (!width || !height)
 		return CUDA_SUCCESS;

@@ -62,27 +62,36 @@ CUresult cuStreamSynchronize(CUstream s)
 	NEED_CTX();
 	rc = fc_stream_ok(s);
 	if (!rc)
+		rc = fc_host_wait(NULL, s);
+	if (!rc)
 		fc_printf_flush();
 	return rc;
 }
 
 CUresult cuStreamQuery(CUstream s)
 {
+	CUresult rc;
+
 	NEED_CTX();
-	return fc_stream_ok(s);
+	rc = fc_stream_ok(s);
+	return rc ? rc : fc_host_wait(NULL, s);
 }
 
 CUresult cuStreamWaitEvent(CUstream s, CUevent ev, unsigned int flags)
 {
+	struct fevent *e;
 	CUresult rc;
 
 	NEED_CTX();
 	rc = fc_stream_ok(s);
 	if (rc)
 		return rc;
-	if (!EVENT(ev))
+	e = EVENT(ev);
+	if (!e)
 		return CUDA_ERROR_INVALID_HANDLE;
-	return flags > 1 ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+	if (flags > 1)
+		return CUDA_ERROR_INVALID_VALUE;
+	return fc_stream_wait(s, e);
 }
 
 /* ---- events -------------------------------------------------------------- */
@@ -109,6 +118,7 @@ CUresult cuEventCreate(CUevent *ph, unsigned int flags)
 static CUresult event_record(CUevent ev, CUstream s, unsigned int flags)
 {
 	struct fevent *e;
+	bool captured;
 	CUresult rc;
 
 	NEED_CTX();
@@ -120,6 +130,12 @@ static CUresult event_record(CUevent ev, CUstream s, unsigned int flags)
 		return rc;
 	if (flags & ~(unsigned int)CU_EVENT_RECORD_EXTERNAL)
 		return CUDA_ERROR_INVALID_VALUE;
+	rc = fc_stream_work(s, &captured);
+	if (rc)
+		return rc;
+	fc_event_recorded(e, s, captured);
+	if (captured)
+		return CUDA_SUCCESS;
 	clock_gettime(CLOCK_MONOTONIC, &e->when);
 	e->recorded = true;
 	return CUDA_SUCCESS;
@@ -137,17 +153,26 @@ CUresult cuEventRecord(CUevent ev, CUstream s)
 
 CUresult cuEventQuery(CUevent ev)
 {
+	struct fevent *e;
+
 	NEED_INIT();
-	return EVENT(ev) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+	e = EVENT(ev);
+	return e ? fc_host_wait(e, NULL) : CUDA_ERROR_INVALID_HANDLE;
 }
 
 CUresult cuEventSynchronize(CUevent ev)
 {
+	struct fevent *e;
+	CUresult rc;
+
 	NEED_INIT();
-	if (!EVENT(ev))
+	e = EVENT(ev);
+	if (!e)
 		return CUDA_ERROR_INVALID_HANDLE;
-	fc_printf_flush();
-	return CUDA_SUCCESS;
+	rc = fc_host_wait(e, NULL);
+	if (!rc)
+		fc_printf_flush();
+	return rc;
 }
 
 CUresult cuEventDestroy_v2(CUevent ev)
@@ -208,6 +233,13 @@ CUresult cuGetErrorName(CUresult error, const char **pstr)
 		N(CUDA_ERROR_MISALIGNED_ADDRESS),
 		N(CUDA_ERROR_INVALID_CLUSTER_SIZE),
 		N(CUDA_ERROR_NOT_SUPPORTED),
+		N(CUDA_ERROR_ILLEGAL_STATE),
+		N(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED),
+		N(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED),
+		N(CUDA_ERROR_STREAM_CAPTURE_MERGE),
+		N(CUDA_ERROR_STREAM_CAPTURE_UNMATCHED),
+		N(CUDA_ERROR_STREAM_CAPTURE_IMPLICIT),
+		N(CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD),
 		N(CUDA_ERROR_UNKNOWN),
 #undef N
 	};
@@ -253,6 +285,7 @@ CUresult cuTexObjectDestroy(CUtexObject t)
 
 CUresult cuLaunchHostFunc(CUstream s, CUhostFn fn, void *user)
 {
+	bool captured;
 	CUresult rc;
 
 	NEED_CTX();
@@ -261,6 +294,9 @@ CUresult cuLaunchHostFunc(CUstream s, CUhostFn fn, void *user)
 		return rc;
 	if (!fn)
 		return CUDA_ERROR_INVALID_VALUE;
+	rc = fc_stream_work(s, &captured);
+	if (rc || captured)
+		return rc;
 	fn(user);
 	return CUDA_SUCCESS;
 }

@@ -365,12 +365,21 @@ int main(void)
 
 		if (OK(cuGraphCreate(&g4, 0)) &&
 		    OK(cuGraphAddEmptyNode(&dn, g4, NULL, 0))) {
-			/* the fake cannot capture: its refusal comes back */
-			EXPECT(cuStreamBeginCaptureToGraph(
-				       s, g4, &dn, NULL, 1,
-				       CU_STREAM_CAPTURE_MODE_GLOBAL) ==
-				       CUDA_ERROR_NOT_SUPPORTED,
-			       "capture into a graph on the fake");
+			CUgraph got = NULL;
+
+			/* a capture into g4 after its node, ended: g4 */
+			if (OK(cuStreamBeginCaptureToGraph(
+				    s, g4, &dn, NULL, 1,
+				    CU_STREAM_CAPTURE_MODE_GLOBAL))) {
+				OK(cuStreamUpdateCaptureDependencies(
+					s, &dn, NULL, 1,
+					CU_STREAM_SET_CAPTURE_DEPENDENCIES));
+				if (OK(cuStreamEndCapture(s, &got)))
+					EXPECT(got == g4,
+					       "the capture ended in %p, not "
+					       "its graph %p", (void *)got,
+					       (void *)g4);
+			}
 			EXPECT(cuStreamBeginCaptureToGraph(
 				       s, g4, &a, NULL, 1,
 				       CU_STREAM_CAPTURE_MODE_GLOBAL) ==
@@ -386,7 +395,7 @@ int main(void)
 			OK(cuLaunchHostFunc(s, note, (void *)(intptr_t)5));
 			OK(cuStreamSynchronize(s));
 			EXPECT(norder == 1 && order[0] == 5,
-			       "host function after a capture began");
+			       "host function after a capture ended");
 		}
 		if (g4)
 			OK(cuGraphDestroy(g4));

@@ -90,7 +90,7 @@ for f in "$BACKEND" "$FAKECUDA" "$T/basic" "$T/spin" "$T/noinit" \
 	"$T/hostile" "$T/forked" "$T/devprintf" "$T/ipc" "$T/ctxmisc" \
 	"$T/hostreg" "$T/arrays" "$T/graphnodes" "$T/legacylaunch" \
 	"$T/shareable" "$T/greenctx" "$T/managed" "$T/managedvar" "$T/nvml" \
-	"$T/wildaddr" "$T/quotacharge" "$T/driverext" \
+	"$T/wildaddr" "$T/quotacharge" "$T/driverext" "$T/capmark" \
 	"$O/lib/libnvidia-ml.so.1"; do
 	if [ ! -x "$f" ]; then
 		fail setup "$f is missing (make all integration)"
@@ -678,6 +678,17 @@ if client legacylaunch "$TMP/legacylaunch.out"; then
 else
 	fail legacylaunch "$(grep -m 1 '^FAIL' "$TMP/legacylaunch.out")"
 	show "$TMP/legacylaunch.out"
+fi
+
+# ---- stream capture next to the GPU scheduler's marks (credit, default) ---
+
+# a mark on a capturing stream, on the legacy stream during a capture, or
+# a wait for a mark in GLOBAL mode during a capture invalidates it
+if client capmark "$TMP/capmark.out"; then
+	pass capmark
+else
+	fail capmark "$(grep -m 1 '^FAIL' "$TMP/capmark.out")"
+	show "$TMP/capmark.out"
 fi
 
 # ---- the pinned-memory quota is the guest's (this daemon: --pinned-mb 48) --

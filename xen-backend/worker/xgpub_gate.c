@@ -44,11 +44,30 @@
 #define MARK_NS		1000000u	/* 1 ms of GPU work per mark */
 #define LONG_NS		(2 * MARK_NS)
 #define MAX_BATCH	64u
-#define POOL		32
+/*
+ * Ops a mark may cover when they are short enough (the estimate allows
+ * more than MAX_BATCH) and the batch spread them over many streams: a
+ * mark costs an event per stream, so a batch of ops issued round-robin
+ * over 32 streams closes at 8 ops per stream rather than at 64 ops (an
+ * event for every second op), up to WIDE_BATCH ops, still about MARK_NS
+ * of GPU time by the estimate.
+ */
+#define OPS_PER_EVENT	8u
+#define WIDE_BATCH	(8 * MAX_BATCH)
+#define MARK_STREAMS	32	/* streams one mark covers */
+#define QCAP		64	/* marks queued (bounded ones: SOLO_MARKS) */
+#define POOL		(4 * MARK_STREAMS)
 
+/*
+ * A mark closes a batch of ops: one event on each stream the batch used
+ * (a program that spreads kernels over streams keeps them concurrent;
+ * an event on one stream, or on the legacy stream, would say nothing of
+ * the others' work, or serialize them), all of one context.
+ */
 struct mark {
 	CUcontext ctx;
-	CUevent ev;
+	CUevent ev[MARK_STREAMS];	/* NULL: count that part as done */
+	uint32_t nev;
 	uint64_t t_first;	/* submission of the batch's first op */
 	uint32_t nops;
 };
@@ -61,11 +80,12 @@ static struct {
 	pthread_t thr;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	struct mark q[SOLO_MARKS + 1];
+	struct mark q[QCAP];
 	unsigned int head, n;		/* queue of marks in flight */
 	/* the batch being built (ops after the last mark) */
 	CUcontext b_ctx;
-	CUstream b_stream;
+	CUstream b_streams[MARK_STREAMS];
+	uint32_t b_nstreams;
 	uint64_t b_first;
 	uint32_t b_nops;
 	uint32_t batch;			/* ops per mark, adapted */
@@ -76,7 +96,8 @@ static struct {
 	struct { CUcontext ctx; CUevent ev; } pool[POOL];
 	unsigned int npool;
 	/* what the gate cost, logged at the end under --verbose */
-	uint64_t nmarks, nops, bound_waits, bound_ns, grant_waits, grant_ns;
+	uint64_t nmarks, nevents, nskipped, nops, bound_waits, bound_ns,
+		grant_waits, grant_ns;
 } g = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
 
 int xgpub_sched_kick_fd = -1;
@@ -149,31 +170,68 @@ static void event_put(CUcontext ctx, CUevent ev)
 	}
 }
 
-/* close the current batch with a mark (g.mu held) */
-static void mark_batch(void)
+/*
+ * Whether a mark may record on stream st.  Not on a stream being captured
+ * (the event would be captured, and the completer's wait for it would
+ * invalidate the capture: PyTorch warms up on a stream, then captures on
+ * it or joins it to a capture), nor on the legacy stream while a capture
+ * is open (work there while a blocking stream is captured invalidates
+ * the capture, whatever its mode).  Streams are asked only while the
+ * guest has captures open.  (g.mu held; the dispatch thread.)
+ */
+static bool may_mark(CUstream st)
 {
-	struct mark m;
+	if (!g.w->captures)
+		return true;
+	if (st == NULL || st == CU_STREAM_LEGACY)
+		return false;
+	return !xgpub_capturing(g.w, st);
+}
+
+/* an event recorded on stream st of the batch's context, or NULL (that
+ * stream's part of the batch then counts as done when the mark is) */
+static CUevent record_on(CUstream st)
+{
 	CUevent ev;
 
-	if (!g.b_nops)
-		return;
+	if (!may_mark(st)) {
+		g.nskipped++;
+		return NULL;
+	}
 	ev = event_get(g.b_ctx);
-	if (ev && g.w->D->cuEventRecord(ev, g.b_stream)) {
+
+	if (ev && g.w->D->cuEventRecord(ev, st)) {
 		/* a stale event of a destroyed context: try a fresh one */
 		ev = NULL;
 		if (!g.w->D->cuEventCreate(&ev, CU_EVENT_DISABLE_TIMING |
 						       CU_EVENT_BLOCKING_SYNC) &&
-		    g.w->D->cuEventRecord(ev, g.b_stream))
+		    g.w->D->cuEventRecord(ev, st))
 			ev = NULL;
 	}
-	m.ctx = g.b_ctx;
-	m.ev = ev;		/* NULL: count the batch as done now */
-	m.t_first = g.b_first;
-	m.nops = g.b_nops;
-	g.q[(g.head + g.n) % (SOLO_MARKS + 1)] = m;
+	if (ev)
+		g.nevents++;
+	return ev;
+}
+
+/* close the current batch with a mark (g.mu held); a full queue (work
+ * of streams that wait for values is not bounded) leaves it open */
+static void mark_batch(void)
+{
+	struct mark *m;
+
+	if (!g.b_nops || g.n >= QCAP)
+		return;
+	m = &g.q[(g.head + g.n) % QCAP];
+	m->ctx = g.b_ctx;
+	m->nev = g.b_nstreams;
+	for (uint32_t i = 0; i < g.b_nstreams; i++)
+		m->ev[i] = record_on(g.b_streams[i]);
+	m->t_first = g.b_first;
+	m->nops = g.b_nops;
 	g.n++;
 	g.nmarks++;
 	g.b_nops = 0;
+	g.b_nstreams = 0;
 	pthread_cond_broadcast(&g.cv);
 }
 
@@ -187,9 +245,19 @@ static void mark_now(void)
 
 static void *completer(void *arg)
 {
+	CUstreamCaptureMode relaxed = CU_STREAM_CAPTURE_MODE_RELAXED;
 	CUcontext cur = NULL;
 
 	(void)arg;
+	/*
+	 * A thread in GLOBAL mode may not wait for an event while another
+	 * thread has a GLOBAL capture open: the wait fails and invalidates
+	 * the capture (PyTorch's NCCL watchdog queries under THREAD_LOCAL
+	 * or RELAXED for this).  The dispatch thread captures for the
+	 * guest; this thread only waits for marks, which are never captured.
+	 */
+	if (g.w->D->cuThreadExchangeStreamCaptureMode)
+		g.w->D->cuThreadExchangeStreamCaptureMode(&relaxed);
 	pthread_mutex_lock(&g.mu);
 	for (;;) {
 		struct mark m;
@@ -203,10 +271,12 @@ static void *completer(void *arg)
 		start = m.t_first > g.last_done ? m.t_first : g.last_done;
 		__atomic_store_n(&g.st->gpu_since, start, __ATOMIC_RELAXED);
 		pthread_mutex_unlock(&g.mu);
-		if (m.ev) {
+		for (uint32_t i = 0; i < m.nev; i++) {
+			if (!m.ev[i])
+				continue;
 			if (m.ctx != cur && !g.w->D->cuCtxSetCurrent(m.ctx))
 				cur = m.ctx;
-			g.w->D->cuEventSynchronize(m.ev);
+			g.w->D->cuEventSynchronize(m.ev[i]);
 		}
 		now = xgpub_now_ns();
 		pthread_mutex_lock(&g.mu);
@@ -222,15 +292,16 @@ static void *completer(void *arg)
 				uint64_t b = MARK_NS / per;
 
 				g.batch = b < 1 ? 1 :
-					  b > MAX_BATCH ? MAX_BATCH :
+					  b > WIDE_BATCH ? WIDE_BATCH :
 							  (uint32_t)b;
 			}
 		}
 		g.last_done = now;
 		__atomic_store_n(&g.st->gpu_ns, g.gpu_ns, __ATOMIC_RELAXED);
-		if (m.ev)
-			event_put(m.ctx, m.ev);
-		g.head = (g.head + 1) % (SOLO_MARKS + 1);
+		for (uint32_t i = 0; i < m.nev; i++)
+			if (m.ev[i])
+				event_put(m.ctx, m.ev[i]);
+		g.head = (g.head + 1) % QCAP;
 		g.n--;
 		if (!g.n)
 			__atomic_store_n(&g.st->gpu_since, 0,
@@ -314,6 +385,26 @@ static bool full(void)
 		       g.mark_ns > LONG_NS ? 1u : MAX_MARKS);
 }
 
+/* whether the open batch used stream s already (g.mu held) */
+static bool batch_has(CUstream s)
+{
+	for (uint32_t i = 0; i < g.b_nstreams; i++)
+		if (g.b_streams[i] == s)
+			return true;
+	return false;
+}
+
+/* ops after which the open batch closes (g.mu held) */
+static uint32_t batch_limit(void)
+{
+	uint32_t wide = OPS_PER_EVENT * g.b_nstreams;
+
+	if (g.batch <= MAX_BATCH)
+		return g.batch;
+	wide = wide < MAX_BATCH ? MAX_BATCH : wide;
+	return wide < g.batch ? wide : g.batch;
+}
+
 /* after a gated op: submitted on stream s since t0, or failed */
 void xgpub_gate_done(struct xgpub_worker *w, bool submitted, CUstream s,
 		     uint64_t t0, bool bound)
@@ -323,16 +414,21 @@ void xgpub_gate_done(struct xgpub_worker *w, bool submitted, CUstream s,
 	if (!submitted)
 		return;
 	pthread_mutex_lock(&g.mu);
-	if (g.b_nops && (g.b_ctx != w->cur || g.b_stream != s))
-		mark_batch();	/* a batch is one stream of one context */
+	/* a batch is of one context, on up to MARK_STREAMS streams */
+	if (g.b_nops && g.b_ctx != w->cur)
+		mark_batch();
+	if (g.b_nops && !batch_has(s) && g.b_nstreams == MARK_STREAMS)
+		mark_batch();
 	if (!g.b_nops) {
 		g.b_ctx = w->cur;
-		g.b_stream = s;
+		g.b_nstreams = 0;
 		g.b_first = t0;
 	}
+	if (!batch_has(s) && g.b_nstreams < MARK_STREAMS)
+		g.b_streams[g.b_nstreams++] = s;
 	g.b_nops++;
 	set_busy(1);
-	if (g.b_nops >= g.batch)
+	if (g.b_nops >= batch_limit())
 		mark_batch();
 	/*
 	 * Bounded work in flight: one long batch, or MAX_MARKS short ones;
@@ -372,9 +468,12 @@ void xgpub_gate_stop(struct xgpub_worker *w)
 	pthread_cond_broadcast(&g.cv);
 	pthread_mutex_unlock(&g.mu);
 	pthread_join(g.thr, NULL);
-	xgpub_dbg("%s: gate: %llu ops in %llu marks; %llu waits for work in "
+	xgpub_dbg("%s: gate: %llu ops in %llu marks (%llu events, %llu "
+		  "streams skipped as capturing); %llu waits for work in "
 		  "flight (%llu us), %llu for the GPU (%llu us)", w->t->who,
 		  (unsigned long long)g.nops, (unsigned long long)g.nmarks,
+		  (unsigned long long)g.nevents,
+		  (unsigned long long)g.nskipped,
 		  (unsigned long long)g.bound_waits,
 		  (unsigned long long)(g.bound_ns / 1000),
 		  (unsigned long long)g.grant_waits,

@@ -238,19 +238,9 @@ static int dispatch(struct xgpub_worker *w, const struct xgpuif_request *req,
 		xgpub_gate_enter(w);
 		t0 = xgpub_now_ns();
 		rc = op->call(w, payload_buf, req->len, reply_buf, cap, rlen);
+		/* (the stream is found first: arguments have no order) */
 		submitted = rc == 0 && !xgpub_stream(w, sh, &s);
-		/*
-		 * The gate marks batches on the legacy stream, whatever
-		 * stream the op used (it always did: the stream used to be
-		 * passed in the same call that looked it up, and gcc read
-		 * it first).  Work on non-blocking streams is then not
-		 * measured, and a mark orders blocking streams behind it.
-		 * One event per stream a batch used was tried: on the H200
-		 * it broke PyTorch's graph capture (a mark on the stream
-		 * being captured) and slowed 32 streams of short kernels;
-		 * see the README's list of what does not work yet.
-		 */
-		xgpub_gate_done(w, submitted, NULL, t0, gate == GATE_FULL);
+		xgpub_gate_done(w, submitted, s, t0, gate == GATE_FULL);
 	} else {
 		rc = op->call(w, payload_buf, req->len, reply_buf, cap, rlen);
 	}
