@@ -458,6 +458,13 @@ void xgpub_gate_idle(struct xgpub_worker *w)
 		kick_daemon();
 }
 
+void xgpub_gate_mark(struct xgpub_worker *w)
+{
+	(void)w;
+	if (g.on)
+		mark_now();
+}
+
 void xgpub_gate_stop(struct xgpub_worker *w)
 {
 	if (!g.on)

@@ -227,6 +227,16 @@ static int dispatch(struct xgpub_worker *w, const struct xgpuif_request *req,
 		op_posted[req->op]++;
 	else
 		op_sync[req->op]++;
+	/*
+	 * A stream about to be captured, or joined to a capture (a wait for
+	 * an event recorded in one), gets its work so far marked first: the
+	 * gate records nothing on a capturing stream, so a later mark would
+	 * leave that work unmeasured.
+	 */
+	if (req->op == XGPUIF_OP_STREAM_BEGIN_CAPTURE ||
+	    req->op == XGPUIF_OP_CAPTURE_TO_GRAPH ||
+	    (req->op == XGPUIF_OP_STREAM_WAIT_EVENT && w->captures))
+		xgpub_gate_mark(w);
 	gate = gating(w, op);
 	if (gate != GATE_NONE) {
 		xgpuif_handle_t sh;
