@@ -512,7 +512,8 @@ static CUresult add(CUgraphNode *out, CUgraph hg, const CUgraphNode *deps,
 	n->g = g;
 	n->type = type;
 	n->enabled = true;
-	memcpy(n->deps, deps, nd * sizeof(*deps));
+	if (nd)
+		memcpy(n->deps, deps, nd * sizeof(*deps));
 	n->ndeps = nd;
 	g->nodes[g->n++] = n;
 	*out = (CUgraphNode)n;
