@@ -207,6 +207,7 @@ static int bad(void)
 						   CUDA_ERROR_UNKNOWN,
 	      CUDA_SUCCESS);
 	check("context after", cuCtxSynchronize(), CUDA_SUCCESS);
+	check("stream destroyed", cuStreamDestroy(s), CUDA_SUCCESS);
 	return failures ? 1 : 0;
 }
 
