@@ -227,7 +227,7 @@ struct fpool {
 /* ---- the shared state (fakecuda_objects.c) ------------------------------- */
 
 extern bool fc_inited;		/* cuInit was called */
-extern struct fctx *fc_cur;	/* the current context */
+extern __thread struct fctx *fc_cur;	/* the calling thread's current context */
 extern struct fobj *fc_objs;	/* every live object */
 extern struct range *fc_ranges;
 extern size_t fc_nranges;

@@ -11,7 +11,7 @@
 #include "fakecuda.h"
 
 bool fc_inited;
-struct fctx *fc_cur;
+__thread struct fctx *fc_cur;	/* per thread, as the driver's */
 struct fobj *fc_objs;
 struct range *fc_ranges;
 size_t fc_nranges;

@@ -823,6 +823,13 @@ int main(int argc, char **argv)
 	}
 	xgpub_driver_close(probe);
 	xgpub_info("host driver: %s", opt.driver_path);
+	/* a context is charged to the quota: one below it leaves nothing */
+	if (opt.quota && opt.quota <= opt.ctx_charge)
+		xgpub_err("--quota-mb %llu is not above what a context costs "
+			  "(%llu MiB, --ctx-charge-kb): each guest's primary "
+			  "context takes all of it and no allocation fits",
+			  (unsigned long long)(opt.quota >> 20),
+			  (unsigned long long)(opt.ctx_charge >> 20));
 	if (wuser_warn)
 		xgpub_err("%s", wuser_warn);
 	else if (opt.drop_user)
