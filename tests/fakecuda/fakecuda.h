@@ -92,7 +92,9 @@ enum fobj_type { O_CTX = 1, O_STREAM, O_EVENT, O_MODULE, O_LIBRARY, O_POOL,
 /*
  * Every object the fake hands out is on one list; a handle from the
  * caller is valid only if it is found there with the right type, so a
- * stale or forged handle is an error, not a use after free.
+ * stale or forged handle is an error, not a use after free (but a handle
+ * of a stream or event destroyed lately stops the process: see
+ * fc_obj_free).
  */
 struct fobj {
 	struct fobj *next;
@@ -255,6 +257,9 @@ void fc_obj_add(struct fobj *o, int type, struct fctx *ctx);
 void fc_obj_unlink(struct fobj *o);
 /* o if p is a live object of type, else NULL */
 struct fobj *fc_obj_find(const void *p, int type);
+/* free an object unlinked from the list (streams and events are kept a
+ * while, and a later use of their handle stops the process) */
+void fc_obj_free(struct fobj *o);
 
 #define CTX(p)	   ((struct fctx *)fc_obj_find((p), O_CTX))
 #define STREAM(p)  ((struct fstream *)fc_obj_find((p), O_STREAM))

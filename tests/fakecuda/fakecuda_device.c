@@ -183,7 +183,7 @@ void fc_ctx_free_resources(struct fctx *c)
 			continue;
 		}
 		*pp = o->next;
-		free(o);
+		fc_obj_free(o);
 	}
 	for (size_t i = 0; i < fc_nranges;) {
 		if (fc_ranges[i].kind == R_DEVICE && fc_ranges[i].ctx == c)

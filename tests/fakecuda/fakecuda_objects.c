@@ -5,6 +5,8 @@
  * and the lookups every entry point uses to refuse a stale or forged
  * handle or a wild pointer instead of following it.
  */
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 
@@ -106,6 +108,50 @@ void fc_obj_unlink(struct fobj *o)
 	}
 }
 
+/*
+ * Destroyed streams and events are kept a while (the last NDEAD of them)
+ * rather than freed: the driver's handle of a destroyed object points to
+ * freed memory, and a call with it may crash the caller (a worker that
+ * recorded a mark on a stream the guest had destroyed was killed by
+ * SIGSEGV on the H200).  The fake stops the process with a message where
+ * it would answer INVALID_HANDLE, so a worker that keeps such a handle is
+ * found without a GPU.
+ */
+#define NDEAD 256
+static struct fobj *dead[NDEAD];
+static unsigned int dead_next;
+static pthread_mutex_t dead_mu = PTHREAD_MUTEX_INITIALIZER;
+
+void fc_obj_free(struct fobj *o)
+{
+	struct fobj *old;
+
+	if (o->type != O_STREAM && o->type != O_EVENT) {
+		free(o);
+		return;
+	}
+	pthread_mutex_lock(&dead_mu);
+	old = dead[dead_next];
+	dead[dead_next] = o;
+	dead_next = (dead_next + 1) % NDEAD;
+	pthread_mutex_unlock(&dead_mu);
+	free(old);
+}
+
+static void dead_check(const void *p, int type)
+{
+	pthread_mutex_lock(&dead_mu);
+	for (unsigned int i = 0; i < NDEAD; i++) {
+		if (dead[i] == p && dead[i]->type == type) {
+			fprintf(stderr, "fakecuda: %s %p used after it was "
+				"destroyed (the driver may crash)\n",
+				type == O_STREAM ? "stream" : "event", p);
+			abort();
+		}
+	}
+	pthread_mutex_unlock(&dead_mu);
+}
+
 struct fobj *fc_obj_find(const void *p, int type)
 {
 	if (!p)
@@ -113,6 +159,8 @@ struct fobj *fc_obj_find(const void *p, int type)
 	for (struct fobj *o = fc_objs; o; o = o->next)
 		if (o == p && o->type == type)
 			return o;
+	if (type == O_STREAM || type == O_EVENT)
+		dead_check(p, type);
 	return NULL;
 }
 

@@ -51,7 +51,7 @@ CUresult cuStreamDestroy_v2(CUstream hs)
 	if (!s)
 		return CUDA_ERROR_INVALID_HANDLE;
 	fc_obj_unlink(&s->o);
-	free(s);
+	fc_obj_free(&s->o);
 	return CUDA_SUCCESS;
 }
 
@@ -184,7 +184,7 @@ CUresult cuEventDestroy_v2(CUevent ev)
 	if (!e)
 		return CUDA_ERROR_INVALID_HANDLE;
 	fc_obj_unlink(&e->o);
-	free(e);
+	fc_obj_free(&e->o);
 	return CUDA_SUCCESS;
 }
 

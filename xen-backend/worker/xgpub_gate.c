@@ -92,6 +92,7 @@ static struct {
 	uint64_t last_done, gpu_ns;
 	uint64_t mark_ns;		/* GPU time of the last mark */
 	bool stop;
+	bool ctx_gone;			/* drained before a context ended */
 	/* events to reuse, with their context */
 	struct { CUcontext ctx; CUevent ev; } pool[POOL];
 	unsigned int npool;
@@ -267,6 +268,10 @@ static void *completer(void *arg)
 			pthread_cond_wait(&g.cv, &g.mu);
 		if (!g.n && g.stop)
 			break;
+		if (g.ctx_gone) {
+			cur = NULL;
+			g.ctx_gone = false;
+		}
 		m = g.q[g.head];
 		start = m.t_first > g.last_done ? m.t_first : g.last_done;
 		__atomic_store_n(&g.st->gpu_since, start, __ATOMIC_RELAXED);
@@ -458,11 +463,39 @@ void xgpub_gate_idle(struct xgpub_worker *w)
 		kick_daemon();
 }
 
+/*
+ * Before a stream is destroyed.  A full queue of marks (streams waiting
+ * for values are not bounded) leaves the batch open: its streams are
+ * then dropped from it, and its mark will count it as done.
+ */
 void xgpub_gate_mark(struct xgpub_worker *w)
 {
 	(void)w;
-	if (g.on)
-		mark_now();
+	if (!g.on)
+		return;
+	pthread_mutex_lock(&g.mu);
+	mark_batch();
+	if (g.b_nops)
+		g.b_nstreams = 0;
+	pthread_mutex_unlock(&g.mu);
+}
+
+void xgpub_gate_drain(struct xgpub_worker *w)
+{
+	(void)w;
+	if (!g.on)
+		return;
+	pthread_mutex_lock(&g.mu);
+	do {
+		mark_batch();
+		while (g.n)
+			pthread_cond_wait(&g.cv, &g.mu);
+	} while (g.b_nops);
+	for (unsigned int i = 0; i < g.npool; i++)
+		g.w->D->cuEventDestroy_v2(g.pool[i].ev);
+	g.npool = 0;
+	g.ctx_gone = true;	/* the completer's current one may end */
+	pthread_mutex_unlock(&g.mu);
 }
 
 void xgpub_gate_stop(struct xgpub_worker *w)

@@ -237,6 +237,20 @@ static int dispatch(struct xgpub_worker *w, const struct xgpuif_request *req,
 	    req->op == XGPUIF_OP_CAPTURE_TO_GRAPH ||
 	    (req->op == XGPUIF_OP_STREAM_WAIT_EVENT && w->captures))
 		xgpub_gate_mark(w);
+	/*
+	 * The open batch names the streams it used, to record its mark on
+	 * each: a stream is marked before it is destroyed (the driver's
+	 * handle of a destroyed stream is freed memory; a record there
+	 * killed the worker), and a context's marks are all complete
+	 * before it may end (their events and streams go with it).
+	 */
+	else if (req->op == XGPUIF_OP_STREAM_DESTROY)
+		xgpub_gate_mark(w);
+	else if (req->op == XGPUIF_OP_CTX_DESTROY ||
+		 req->op == XGPUIF_OP_PRIMARY_CTX_RELEASE ||
+		 req->op == XGPUIF_OP_PRIMARY_CTX_RESET ||
+		 req->op == XGPUIF_OP_GREENCTX_DESTROY)
+		xgpub_gate_drain(w);
 	gate = gating(w, op);
 	if (gate != GATE_NONE) {
 		xgpuif_handle_t sh;

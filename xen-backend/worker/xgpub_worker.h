@@ -140,8 +140,12 @@ void xgpub_gate_done(struct xgpub_worker *w, bool submitted, CUstream s,
  * GPU time limit (SIGUSR2; the guest is told XGPUIF_FAULT_TIMEOUT) */
 #define XGPUB_EXIT_LIMIT	7
 void xgpub_gate_idle(struct xgpub_worker *w);
-/* close the open batch now: before a stream may become captured */
+/* close the open batch now: before a stream may become captured or is
+ * destroyed */
 void xgpub_gate_mark(struct xgpub_worker *w);
+/* close the open batch, wait for every mark, and drop the events kept
+ * for reuse: before a context may end */
+void xgpub_gate_drain(struct xgpub_worker *w);
 void xgpub_gate_stop(struct xgpub_worker *w);
 
 /* ---- the worker ------------------------------------------------------------ */
