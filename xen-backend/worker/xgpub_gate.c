@@ -12,7 +12,9 @@
  * MAX_MARKS batches are in flight, and only one when a batch takes more
  * than LONG_NS (a long kernel is a batch of its own), so a revoked guest
  * drains within about MAX_MARKS x MARK_NS or one long kernel: that is the
- * granularity of GPU sharing, since kernels cannot be preempted.  (With
+ * granularity of GPU sharing, since kernels cannot be preempted.  A
+ * guest alone on the GPU has coarser marks (SOLO_MARK_NS, fewer events)
+ * with the same bound on what a newcomer waits for.  (With
  * two 20 ms kernels in flight a turn was 40 ms, longer than the credit
  * period.)  A completion thread waits for
  * each mark and adds the time between completions to gpu_ns: while the
@@ -40,19 +42,26 @@
 #include "xgpub_worker.h"
 
 #define MAX_MARKS	2
-#define SOLO_MARKS	8	/* alone on the GPU: nobody waits for a drain */
 #define MARK_NS		1000000u	/* 1 ms of GPU work per mark */
+/*
+ * Alone on the GPU nobody waits for a drain: a mark then covers
+ * SOLO_MARK_NS, SOLO_MARKS of them in flight (the same 8 ms a second
+ * guest may wait for as 8 marks of 1 ms), so a lone guest of short ops
+ * pays a quarter of the events.
+ */
+#define SOLO_MARK_NS	(4 * MARK_NS)
+#define SOLO_MARKS	2
 #define LONG_NS		(2 * MARK_NS)
 #define MAX_BATCH	64u
 /*
  * Ops a mark may cover when they are short enough (the estimate allows
  * more than MAX_BATCH) and the batch spread them over many streams: a
  * mark costs an event per stream, so a batch of ops issued round-robin
- * over 32 streams closes at 8 ops per stream rather than at 64 ops (an
- * event for every second op), up to WIDE_BATCH ops, still about MARK_NS
- * of GPU time by the estimate.
+ * over 32 streams closes at 16 ops per stream rather than at 64 ops (an
+ * event for every second op), up to WIDE_BATCH ops, still about a mark's
+ * GPU time by the estimate.
  */
-#define OPS_PER_EVENT	8u
+#define OPS_PER_EVENT	16u
 #define WIDE_BATCH	(8 * MAX_BATCH)
 #define MARK_STREAMS	32	/* streams one mark covers */
 #define QCAP		64	/* marks queued (bounded ones: SOLO_MARKS) */
@@ -88,9 +97,9 @@ static struct {
 	uint32_t b_nstreams;
 	uint64_t b_first;
 	uint32_t b_nops;
-	uint32_t batch;			/* ops per mark, adapted */
 	uint64_t last_done, gpu_ns;
 	uint64_t mark_ns;		/* GPU time of the last mark */
+	uint64_t op_ns;			/* GPU time per op, estimated */
 	bool stop;
 	bool ctx_gone;			/* drained before a context ended */
 	/* events to reuse, with their context */
@@ -98,7 +107,7 @@ static struct {
 	unsigned int npool;
 	/* what the gate cost, logged at the end under --verbose */
 	uint64_t nmarks, nevents, nskipped, nops, bound_waits, bound_ns,
-		grant_waits, grant_ns;
+		grant_waits, grant_ns, record_ns;
 } g = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
 
 int xgpub_sched_kick_fd = -1;
@@ -219,14 +228,17 @@ static CUevent record_on(CUstream st)
 static void mark_batch(void)
 {
 	struct mark *m;
+	uint64_t t0;
 
 	if (!g.b_nops || g.n >= QCAP)
 		return;
 	m = &g.q[(g.head + g.n) % QCAP];
 	m->ctx = g.b_ctx;
 	m->nev = g.b_nstreams;
+	t0 = xgpub_now_ns();
 	for (uint32_t i = 0; i < g.b_nstreams; i++)
 		m->ev[i] = record_on(g.b_streams[i]);
+	g.record_ns += xgpub_now_ns() - t0;
 	m->t_first = g.b_first;
 	m->nops = g.b_nops;
 	g.n++;
@@ -291,15 +303,9 @@ static void *completer(void *arg)
 
 			g.gpu_ns += d;
 			g.mark_ns = d;
-			/* ops per mark so that a mark is about MARK_NS */
-			if (m.nops) {
-				uint64_t per = d / m.nops + 1;
-				uint64_t b = MARK_NS / per;
-
-				g.batch = b < 1 ? 1 :
-					  b > WIDE_BATCH ? WIDE_BATCH :
-							  (uint32_t)b;
-			}
+			/* the ops per mark follow from it (ops_per_mark) */
+			if (m.nops)
+				g.op_ns = d / m.nops + 1;
 		}
 		g.last_done = now;
 		__atomic_store_n(&g.st->gpu_ns, g.gpu_ns, __ATOMIC_RELAXED);
@@ -334,7 +340,7 @@ void xgpub_gate_init(struct xgpub_worker *w)
 	g.w = w;
 	g.st = st;
 	g.ctl = xgpub_wctl_of(st);
-	g.batch = 1;
+	g.op_ns = 0;		/* unknown: the first op is a mark */
 	fault_byte = &w->ring.sring->pvt.pvt_pad[0];
 	{
 		struct sigaction sa;
@@ -382,11 +388,16 @@ void xgpub_gate_enter(struct xgpub_worker *w)
 	__atomic_store_n(&g.st->call_since, xgpub_now_ns(), __ATOMIC_RELEASE);
 }
 
+/* whether the guest is alone on the GPU (the daemon says) */
+static bool solo(void)
+{
+	return __atomic_load_n(&g.ctl->solo, __ATOMIC_ACQUIRE);
+}
+
 /* as many marks in flight as the guest may have (g.mu held) */
 static bool full(void)
 {
-	return g.n >= (__atomic_load_n(&g.ctl->solo, __ATOMIC_ACQUIRE) ?
-			       SOLO_MARKS :
+	return g.n >= (solo() ? SOLO_MARKS :
 		       g.mark_ns > LONG_NS ? 1u : MAX_MARKS);
 }
 
@@ -399,15 +410,27 @@ static bool batch_has(CUstream s)
 	return false;
 }
 
+/* ops a mark covers so that it is about a mark's GPU time (g.mu held) */
+static uint32_t ops_per_mark(void)
+{
+	uint64_t b;
+
+	if (!g.op_ns)
+		return 1;
+	b = (solo() ? SOLO_MARK_NS : MARK_NS) / g.op_ns;
+	return b < 1 ? 1 : b > WIDE_BATCH ? WIDE_BATCH : (uint32_t)b;
+}
+
 /* ops after which the open batch closes (g.mu held) */
 static uint32_t batch_limit(void)
 {
+	uint32_t batch = ops_per_mark();
 	uint32_t wide = OPS_PER_EVENT * g.b_nstreams;
 
-	if (g.batch <= MAX_BATCH)
-		return g.batch;
+	if (batch <= MAX_BATCH)
+		return batch;
 	wide = wide < MAX_BATCH ? MAX_BATCH : wide;
-	return wide < g.batch ? wide : g.batch;
+	return wide < batch ? wide : batch;
 }
 
 /* after a gated op: submitted on stream s since t0, or failed */
@@ -508,11 +531,13 @@ void xgpub_gate_stop(struct xgpub_worker *w)
 	pthread_cond_broadcast(&g.cv);
 	pthread_mutex_unlock(&g.mu);
 	pthread_join(g.thr, NULL);
-	xgpub_dbg("%s: gate: %llu ops in %llu marks (%llu events, %llu "
-		  "streams skipped as capturing); %llu waits for work in "
-		  "flight (%llu us), %llu for the GPU (%llu us)", w->t->who,
+	xgpub_dbg("%s: gate: %llu ops in %llu marks (%llu events recorded "
+		  "in %llu us, %llu streams skipped as capturing); %llu waits "
+		  "for work in flight (%llu us), %llu for the GPU (%llu us)",
+		  w->t->who,
 		  (unsigned long long)g.nops, (unsigned long long)g.nmarks,
 		  (unsigned long long)g.nevents,
+		  (unsigned long long)(g.record_ns / 1000),
 		  (unsigned long long)g.nskipped,
 		  (unsigned long long)g.bound_waits,
 		  (unsigned long long)(g.bound_ns / 1000),
