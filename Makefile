@@ -265,7 +265,7 @@ kmod:
 xen-test: all $(FAKECUDA)
 	$(Q)O=$(O) tests/xen/run.sh
 
-test: unit integration gpu xen-test
+test: unit integration gpu deb-test xen-test
 
 # libFuzzer targets (tests/fuzz/README.md): built with clang, ASan and
 # UBSan in $(O)/fuzz, each run FUZZ_SECONDS from its seed corpus; fails

@@ -3,9 +3,11 @@
 # with sudo available).  The CUDA toolkit headers (cuda.h 13.x) are expected
 # under $CUDA_HOME (default /usr/local/cuda); see README.md.
 set -e
-# clang and its runtimes (libFuzzer, ASan, UBSan): make fuzz
+# clang and its runtimes (libFuzzer, ASan, UBSan): make fuzz; dpkg-dev,
+# debhelper, dh-dkms: make deb (the nested-Xen test installs the packages
+# with dpkg); lintian and dkms: make deb-test
 pkgs="build-essential pkg-config check libsubunit-dev libxen-dev gnuplot-nox
-      clang libclang-rt-14-dev"
+      clang libclang-rt-14-dev dpkg-dev debhelper dh-dkms lintian dkms"
 missing=""
 for p in $pkgs; do
 	dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

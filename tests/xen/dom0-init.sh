@@ -70,6 +70,7 @@ done
 # ---- the steps ----------------------------------------------------------------
 
 step_dom0_xen
+step_packages
 hotplug_path
 step_domu_boot
 step_platform

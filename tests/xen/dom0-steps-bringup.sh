@@ -6,8 +6,10 @@
 #
 #   step_dom0_xen     dom0-xen: Xen's user space (modules, xenstored,
 #                     xenconsoled, syslog streamed to the console)
-#   hotplug_path      (no step) the hotplug script, the uevent helper and
-#                     the daemon's options in place
+#   step_packages     packages: xgpu-backend and xgpu-guest installed
+#                     with dpkg -i, as an administrator does
+#   hotplug_path      (no step) the uevent helper and the daemon's options
+#                     in place
 #   step_domu_boot    domu-boot: two PV DomUs, each says hello
 #   step_platform     platform: is the emulated machine sound?
 #   step_hotplug      hotplug: xgpu attach (domu1), a rule of xgpu.conf
@@ -50,14 +52,50 @@ step_dom0_xen() {
 	fi
 }
 
-# ---- the hotplug path: script, uevent helper, daemon options ----------------
+# ---- step packages: dpkg -i ---------------------------------------------------
+
+# The daemon, the CLI, the hotplug script, the udev rule, the settings
+# file and the guest library (the local transport's clients) come from
+# the packages.  --force-depends: the image's Xen tools and C library are
+# files taken from Debian's packages, unknown to this image's dpkg
+# database; what dpkg says beyond dependencies fails the step.
+step_packages() {
+	local p st f vers=
+	blocked packages && return
+	why=
+	dpkg -i --force-depends /opt/xgpu/debs/xgpu-backend_*.deb \
+		/opt/xgpu/debs/xgpu-guest_*.deb >/tmp/dpkg.log 2>&1 ||
+		why="dpkg -i: exit status $?; "
+	grep -E '^dpkg: error|returned error exit status' /tmp/dpkg.log >/tmp/dpkg.err &&
+		why="${why}$(head -n 2 /tmp/dpkg.err | tr '\n' ' '); "
+	for p in xgpu-backend xgpu-guest; do
+		st=$(dpkg-query -W -f='${Status} ${Version}' "$p" 2>&1)
+		case $st in
+		"install ok installed "*) vers="$vers $p ${st##* }" ;;
+		*) why="${why}$p: $st; " ;;
+		esac
+	done
+	# what libc-bin's ldconfig trigger does on a Debian system
+	ldconfig
+	ldconfig -p | grep -q 'libcuda.so.1 .*/xgpu/libcuda.so.1$' ||
+		why="${why}ldconfig does not list the guest library; "
+	for f in /usr/sbin/xen-gpubackd /usr/sbin/xgpu /etc/xen/scripts/xgpu \
+		/lib/udev/rules.d/65-xgpu.rules /etc/default/xen-gpubackd \
+		/etc/xen/xgpu.conf; do
+		[ -e "$f" ] || why="${why}no $f; "
+	done
+	if [ -z "$why" ]; then
+		pass "packages (dpkg -i:$vers)"
+	else
+		fail packages "$why"
+		show "" /tmp/dpkg.log
+		BLOCKED="packages failed"
+	fi
+}
+
+# ---- the hotplug path: uevent helper, daemon options ----------------------
 
 hotplug_path() {
-	if [ -f /opt/xgpu/hotplug-xgpu ]; then
-		# (busybox has no install applet)
-		cp /opt/xgpu/hotplug-xgpu /etc/xen/scripts/xgpu &&
-			chmod 0755 /etc/xen/scripts/xgpu
-	fi
 	echo "XGPUBACKD_OPTS=\"$XGPUBACKD_OPTS\"" >/etc/default/xen-gpubackd
 	# domu2's device comes from a rule of xgpu.conf (the daemon gives it
 	# when it starts), domu1's from `xgpu attach`; 256: the default weight
@@ -114,6 +152,16 @@ step_domu_boot() {
 		if [ -z "$why" ]; then
 			for d in $D1 $D2; do
 				wait_res "$d" hello 90 || why="${why}domain $d never said hello; "
+			done
+		fi
+		# each DomU installs the guest package before its hello
+		if [ -z "$why" ]; then
+			for d in $D1 $D2; do
+				wait_res "$d" package 10 || RES="no result"
+				case $RES in
+				PASS*) ;;
+				*) why="${why}domain $d: guest package: $RES; " ;;
+				esac
 			done
 		fi
 		if [ -z "$why" ]; then

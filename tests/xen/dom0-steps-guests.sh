@@ -293,7 +293,7 @@ step_measure() {
 		LPID=$!
 		if ! wait_until 20 test -S /run/xgpu/local.sock; then
 			why="${why}the local daemon did not start ($(tail -n 1 /tmp/local-daemon.log)); "
-		elif ! { XGPU_SOCKET=/run/xgpu/local.sock LD_LIBRARY_PATH=/usr/lib/xgpu \
+		elif ! { XGPU_SOCKET=/run/xgpu/local.sock \
 			timeout 240 xbench $XBENCH_ARGS >/tmp/xbench.out 2>&1; rc=$?; [ $rc = 0 ]; }
 		then
 			why="${why}dom0 xbench: exit status $rc ($(tail -n 1 /tmp/xbench.out)); "

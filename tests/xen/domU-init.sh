@@ -23,7 +23,6 @@ for w in $(cat /proc/cmdline); do
 done
 echo "DOMU-HELLO $ROLE"
 
-LIBDIR=/usr/lib/xgpu
 MOD=xen-gpufront
 DOMID=$(xenstore-read domid)
 H=/local/domain/$DOMID/data
@@ -86,7 +85,7 @@ front_connected() {
 run() {
 	local n=$1 out=$2 t=$3
 	shift 3
-	LD_LIBRARY_PATH=$LIBDIR timeout "$t" "/usr/bin/$n" "$@" >"$out" 2>&1
+	timeout "$t" "/usr/bin/$n" "$@" >"$out" 2>&1
 }
 # why a client failed: its first FAIL line, else its last line
 why() {
@@ -121,7 +120,23 @@ teardown() {
 	sleep 30
 }
 
+# ---- the guest package (dpkg -i, as an administrator installs it) -----------
+
+# --force-depends: the image's C library is files, unknown to its dpkg
+# database; then ldconfig, as libc-bin's trigger does on Debian.  The test
+# programs find the guest library through the linker's cache alone.
+PKG=PASS
+if ! dpkg -i --force-depends /opt/xgpu/debs/xgpu-guest_*.deb >/tmp/dpkg.log 2>&1; then
+	PKG="FAIL: dpkg -i exit status $?: $(grep -m1 -E 'error' /tmp/dpkg.log)"
+elif ! ldconfig || ! ldconfig -p | grep -q 'libcuda.so.1 .*/xgpu/libcuda.so.1$'; then
+	PKG="FAIL: ldconfig does not list the guest library"
+else
+	PKG="PASS $(dpkg-query -W -f='${Package} ${Version} ${Status}' xgpu-guest)"
+fi
+[ "$PKG" = "${PKG#PASS}" ] && sed 's/^/    /' /tmp/dpkg.log
+
 res hello "$DOMID"
+res package "$PKG"
 
 # ---- the module --------------------------------------------------------------
 
@@ -214,7 +229,7 @@ cmd_vcpu_or() {
 if [ "$ROLE" = domu1 ]; then CMD_WANT=spin; else CMD_WANT=loop; fi
 wait_xs 300 "$H/xgpu-cmd" cmd_vcpu_or
 if [ "$ROLE" = domu1 ] && [ "$(getcmd)" = vcpu-hog ]; then
-	LD_LIBRARY_PATH=$LIBDIR /usr/bin/vcpubench hog 600 >/dev/null 2>&1 &
+	/usr/bin/vcpubench hog 600 >/dev/null 2>&1 &
 	HOG=$!
 	res hog started
 	wait_cmd vcpu-done 300
@@ -244,7 +259,7 @@ fi
 
 if [ "$ROLE" = domu1 ]; then
 	wait_cmd spin 300 || teardown
-	LD_LIBRARY_PATH=$LIBDIR /usr/bin/spin 100000 >/tmp/spin.out 2>&1 &
+	/usr/bin/spin 100000 >/tmp/spin.out 2>&1 &
 	SPID=$!
 	launched() {
 		grep -q '^spin: launched' /tmp/spin.out && return 0
@@ -327,7 +342,7 @@ done
 
 # ---- hostile-ring: corrupt ring indices on a real channel -------------------------------
 
-LD_LIBRARY_PATH=$LIBDIR timeout 30 /usr/bin/hostile-ring "$B" >/tmp/hring.out 2>&1
+timeout 30 /usr/bin/hostile-ring "$B" >/tmp/hring.out 2>&1
 rc=$?
 sed 's/^/  hostile-ring: /' /tmp/hring.out
 if [ "$rc" = 0 ]; then
@@ -367,7 +382,7 @@ fi
 # a process found by its result file, not kill -0 (a zombie passes that)
 bg_spin() {
 	rm -f /tmp/bg.rc
-	(LD_LIBRARY_PATH=$LIBDIR /usr/bin/spin 100000 >/tmp/bg.out 2>&1
+	(/usr/bin/spin 100000 >/tmp/bg.out 2>&1
 	 echo $? >/tmp/bg.rc) &
 }
 bg_launched() {

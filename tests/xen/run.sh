@@ -90,7 +90,7 @@ tailof() {
 # ---- (a) dependencies --------------------------------------------------------
 
 HOST_PKGS="qemu-system-x86 busybox-static cpio xz-utils dash gcc make \
-libc6-dev libxen-dev"
+libc6-dev libxen-dev dpkg-dev debhelper dh-dkms"
 GUEST_PKGS="xen-hypervisor-4.17-amd64 xen-utils-4.17 xenstore-utils"
 APT_UPDATED=0
 
@@ -215,9 +215,16 @@ BUILD_LOG=$W/build.log
 # copy FILE (and its ldd closure) into image root DIR at DEST (default: its
 # own path); the guest library is never taken from the closure
 put_bin() {
-	local root=$1 src=$2 dest=${3:-$2} lib
+	local root=$1 src=$2 dest=${3:-$2}
 	mkdir -p "$root$(dirname "$dest")"
 	cp -L "$src" "$root$dest" || return 1
+	put_libs "$root" "$src"
+}
+
+# the ldd closure of FILE into image root DIR (not FILE itself: a file of
+# a package that dpkg installs in the image)
+put_libs() {
+	local root=$1 src=$2 lib
 	for lib in $(ldd "$src" 2>/dev/null |
 		sed -n -e 's/.*=> \(\/[^ ]*\) (0x.*/\1/p' \
 			-e 's/^[[:space:]]*\(\/[^ ]*\) (0x.*/\1/p'); do
@@ -252,6 +259,28 @@ skeleton() {
 	put_bin "$root" /lib64/ld-linux-x86-64.so.2
 }
 
+# dpkg in image root DIR, to install xgpu's packages there as an
+# administrator does (dpkg -i): Debian's dpkg and the programs it runs
+# (dpkg-deb wants GNU tar; ldconfig, for the guest library's directory),
+# an empty database, and the dynamic linker's configuration with its
+# ld.so.conf.d (the guest package adds xgpu.conf there); the packages
+# of OUT/deb go to /opt/xgpu/debs
+put_dpkg() {
+	local root=$1 f
+	for f in /usr/bin/dpkg /usr/bin/dpkg-deb /usr/bin/dpkg-split \
+		/usr/bin/dpkg-query /usr/bin/tar /usr/sbin/ldconfig; do
+		# (busybox's applet of that name is a link: not through it)
+		rm -f "$root$f"
+		put_bin "$root" "$(readlink -f "$f")" "$f" || return 1
+	done
+	mkdir -p "$root/var/lib/dpkg/info" "$root/var/lib/dpkg/updates" \
+		"$root/var/lib/dpkg/triggers" "$root/etc/ld.so.conf.d" \
+		"$root/opt/xgpu/debs" "$root/var/log" || return 1
+	: >"$root/var/lib/dpkg/status"
+	: >"$root/var/lib/dpkg/available"
+	echo 'include /etc/ld.so.conf.d/*.conf' >"$root/etc/ld.so.conf"
+}
+
 mkcpio() {
 	(cd "$1" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) >"$2"
 }
@@ -277,6 +306,19 @@ build_all() {
 			>>"$BUILD_LOG" 2>&1 ||
 			{ BUILD_WHY="make failed"; return 1; }
 	fi
+	# the packages the images install (make deb; debian/)
+	if [ "$SKIP_MAKE" != 1 ] || ! ls "$O"/deb/xgpu-guest_*.deb >/dev/null 2>&1; then
+		scripts/build-deb.sh "$O/deb" >>"$BUILD_LOG" 2>&1 ||
+			{ BUILD_WHY="make deb failed (scripts/build-deb.sh $O/deb)"; return 1; }
+	fi
+	DEB_BACKEND=$(ls "$O"/deb/xgpu-backend_*_amd64.deb 2>/dev/null | head -n 1)
+	DEB_GUEST=$(ls "$O"/deb/xgpu-guest_*_amd64.deb 2>/dev/null | head -n 1)
+	[ -n "$DEB_BACKEND" ] && [ -n "$DEB_GUEST" ] ||
+		{ BUILD_WHY="no xgpu-backend/xgpu-guest .deb in $O/deb"; return 1; }
+	rm -rf "$B/debx" && mkdir -p "$B/debx" &&
+		dpkg-deb -x "$DEB_BACKEND" "$B/debx" &&
+		dpkg-deb -x "$DEB_GUEST" "$B/debx" ||
+		{ BUILD_WHY="dpkg-deb -x of the packages failed"; return 1; }
 	for f in "$O/bin/xen-gpubackd" "$O/lib/libcuda.so.1" "$O/tests/basic" \
 		"$O/tests/spin" "$O/tests/threads" "$O/tests/managed" \
 		"$O/tests/fakecuda/libcuda.so.1"; do
@@ -310,11 +352,11 @@ build_all() {
 		>>"$BUILD_LOG" 2>&1 ||
 		{ BUILD_WHY="tests/xen/memstress.c did not build"; return 1; }
 	gcc $CF -I"$CUDA_HOME/include" -o "$B/xbench" tests/xen/xbench.c \
-		-L"$O/lib" -l:libcuda.so.1 -Wl,-rpath,/usr/lib/xgpu -lpthread \
+		-L"$O/lib" -l:libcuda.so.1 -lpthread \
 		>>"$BUILD_LOG" 2>&1 ||
 		{ BUILD_WHY="tests/xen/xbench.c did not build"; return 1; }
 	gcc $CF -I"$CUDA_HOME/include" -o "$B/vcpubench" tests/xen/vcpubench.c \
-		-L"$O/lib" -l:libcuda.so.1 -Wl,-rpath,/usr/lib/xgpu \
+		-L"$O/lib" -l:libcuda.so.1 \
 		>>"$BUILD_LOG" 2>&1 ||
 		{ BUILD_WHY="tests/xen/vcpubench.c did not build"; return 1; }
 
@@ -333,9 +375,11 @@ build_all() {
 	skeleton "$U" || { BUILD_WHY="domU skeleton"; return 1; }
 	install -m 0755 tests/xen/domU-init.sh "$U/init"
 	[ "$HAVE_KMOD" = 1 ] && cp "$O/kmod/$KMOD_NAME.ko" "$U/$KMOD_NAME.ko"
-	mkdir -p "$U/usr/lib/xgpu"
-	put_bin "$U" "$O/lib/libcuda.so.1" /usr/lib/xgpu/libcuda.so.1 &&
-	ln -s libcuda.so.1 "$U/usr/lib/xgpu/libcuda.so" &&
+	# the guest library comes in its package (installed by /init)
+	put_dpkg "$U" && cp "$DEB_GUEST" "$U/opt/xgpu/debs/" &&
+	for f in "$B"/debx/usr/lib/*/xgpu/lib*.so.1; do
+		put_libs "$U" "$f" || return 1
+	done &&
 	for f in basic spin threads managed; do
 		put_bin "$U" "$O/tests/$f" "/usr/bin/$f" || return 1
 	done &&
@@ -374,9 +418,15 @@ build_all() {
 	done
 	cp "$XROOT/lib/modules/$KVER/kernel/drivers/xen/xenfs/xenfs.ko" \
 		"$D/lib/modules/xen/" || { BUILD_WHY="module xenfs"; return 1; }
-	# xgpu's own pieces
-	put_bin "$D" "$O/bin/xen-gpubackd" /usr/sbin/xen-gpubackd ||
-		{ BUILD_WHY="dom0 image: xen-gpubackd"; return 1; }
+	# xgpu's own pieces: its packages, installed by the packages step
+	# (dpkg -i), with the libraries their programs need
+	put_dpkg "$D" && cp "$DEB_BACKEND" "$DEB_GUEST" "$D/opt/xgpu/debs/" ||
+		{ BUILD_WHY="dom0 image: dpkg and the packages"; return 1; }
+	for f in "$B"/debx/usr/sbin/* "$B"/debx/usr/lib/*/xgpu/lib*.so.1; do
+		[ "$(head -c 4 "$f" | od -An -c | tr -d ' ')" = '177ELF' ] || continue
+		put_libs "$D" "$f" ||
+			{ BUILD_WHY="dom0 image: the libraries of $f"; return 1; }
+	done
 	# the daemon's CUDA driver: the fake of the tests (no GPU here)
 	put_bin "$D" "$O/tests/fakecuda/libcuda.so.1" "$FAKECUDA" ||
 		{ BUILD_WHY="dom0 image: the fake CUDA driver"; return 1; }
@@ -393,18 +443,7 @@ build_all() {
 		BUILD_WHY="xen-gpubackd exports Xen library symbols (nm -D)"
 		return 1
 	fi
-	if [ -x "$O/bin/xgpu" ]; then
-		if [ "$(head -c 4 "$O/bin/xgpu" | od -An -c | tr -d ' ')" = '177ELF' ]; then
-			put_bin "$D" "$O/bin/xgpu" /usr/sbin/xgpu
-		else
-			install -m 0755 "$O/bin/xgpu" "$D/usr/sbin/xgpu"
-		fi || { BUILD_WHY="dom0 image: xgpu"; return 1; }
-	fi
-	mkdir -p "$D/usr/local/sbin" "$D/opt/xgpu"
-	ln -s ../../sbin/xen-gpubackd "$D/usr/local/sbin/xen-gpubackd"
-	[ -x "$O/bin/xgpu" ] && ln -s ../../sbin/xgpu "$D/usr/local/sbin/xgpu"
-	[ -f tools/hotplug/xgpu ] &&
-		install -m 0755 tools/hotplug/xgpu "$D/opt/xgpu/hotplug-xgpu"
+	mkdir -p "$D/opt/xgpu"
 	install -m 0755 tests/xen/uevent-helper.sh "$D/opt/xgpu/uevent-helper"
 	# the parts /init sources: its helpers and its steps
 	for f in tests/xen/dom0-*.sh; do
@@ -412,7 +451,6 @@ build_all() {
 		install -m 0644 "$f" "$D/opt/xgpu/${f##*/}" ||
 			{ BUILD_WHY="dom0 image: $f"; return 1; }
 	done
-	put_bin "$D" "$O/lib/libcuda.so.1" /usr/lib/xgpu/libcuda.so.1 &&
 	put_bin "$D" "$B/xbench" /usr/bin/xbench &&
 	put_bin "$D" "$B/memstress" /usr/bin/memstress ||
 		{ BUILD_WHY="dom0 image: guest library / xbench"; return 1; }
@@ -522,7 +560,7 @@ else
 	fail boot "$why"
 fi
 
-STEPS="dom0-xen domu-boot platform hotplug domu1-basic domu2-basic vcpu-coord list destroy-busy \
+STEPS="dom0-xen packages domu-boot platform hotplug domu1-basic domu2-basic vcpu-coord list destroy-busy \
 hostile-xenstore hostile-ring measure backend-restart unbind-busy teardown"
 for s in $STEPS; do
 	line=$(grep -m1 -E "XGPU-STEP (PASS|FAIL) $s(:| |$)" "$LOG")
