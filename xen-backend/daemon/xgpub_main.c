@@ -907,6 +907,7 @@ int main(int argc, char **argv)
 	 * get a device (a bad file: no rules, one line in the log) */
 	xgpub_config_init(config_path, opt.gpu, opt.quota, ngpus,
 			  strcmp(sched_policy, "off") != 0);
+	xgpub_config_listen(xgpub_guest_rules_changed);
 	xgpub_config_reload(msg, sizeof(msg));
 	if (use_xen) {
 		xen = xgpub_xen_start(&lim, &opt);
