@@ -147,6 +147,17 @@ static int num_opt(int c, const char *arg, uint64_t lo, uint64_t hi,
 	return 0;
 }
 
+/* a folder option: an absolute path or "none"; 0, or -1 after one line
+ * on stderr */
+static int dir_opt(const char *name, const char *arg)
+{
+	if (!strcmp(arg, "none") || arg[0] == '/')
+		return 0;
+	fprintf(stderr, "xen-gpubackd: --%s must be an absolute path or none\n",
+		name);
+	return -1;
+}
+
 /*
  * A whole-number option: its value in [lo, hi], times mul, stored in dst
  * (a field of size bytes, 4 or 8).
@@ -340,11 +351,8 @@ int xgpub_args_parse(int argc, char **argv, struct xgpub_args *a)
 			a->metrics_spec = optarg;
 			break;
 		case 'J':
-			if (strcmp(optarg, "none") && optarg[0] != '/') {
-				fprintf(stderr, "xen-gpubackd: --jit-cache "
-					"must be an absolute path or none\n");
+			if (dir_opt("jit-cache", optarg))
 				return 2;
-			}
 			a->opt.jit_cache = optarg;
 			break;
 		case 'F':
@@ -390,11 +398,8 @@ int xgpub_args_parse(int argc, char **argv, struct xgpub_args *a)
 			a->allow_pageable = true;
 			break;
 		case 'G':
-			if (strcmp(optarg, "none") && optarg[0] != '/') {
-				fprintf(stderr, "xen-gpubackd: --cgroup must "
-					"be an absolute path or none\n");
+			if (dir_opt("cgroup", optarg))
 				return 2;
-			}
 			a->cgroup_dir = optarg;
 			break;
 		case 'v':
