@@ -128,7 +128,8 @@ $(CLI): $(CLI_SRCS) $(wildcard tools/xgpu/*.h) $(HEADERS)
 		-Ixen-backend/transport -Ischeduler -o $@ \
 		$(CLI_SRCS) $(LDFLAGS) $(XEN_LIBS) $(LDSAN) -lpthread
 
-CALLS_INPUTS := shared-ring/xgpuif-ops.h shared-ring/xgpuif-ops-module.h shared-ring/xgpuif-ops-nvml.h \
+CALLS_INPUTS := shared-ring/xgpuif-ops.h shared-ring/xgpuif-ops-vmm.h \
+	shared-ring/xgpuif-ops-module.h shared-ring/xgpuif-ops-nvml.h \
 	shared-ring/xgpuif-ops-graph.h shared-ring/xgpuif.h \
 	shared-ring/xgpu_calls.def
 

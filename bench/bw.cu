@@ -10,28 +10,10 @@
 // Output, one line per point:
 //   BW <h2d|d2h> <pageable|pinned> <bytes> <GB/s>
 // On a CUDA error: "FAIL <call>: <error name>", exit 1.
-#include <algorithm>
-#include <chrono>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <vector>
 
-#define CK(call)                                                        \
-	do {                                                            \
-		cudaError_t e_ = (call);                                \
-		if (e_ != cudaSuccess) {                                \
-			printf("FAIL %s: %s\n", #call,                  \
-			       cudaGetErrorName(e_));                   \
-			exit(1);                                        \
-		}                                                       \
-	} while (0)
-
-static double now_s()
-{
-	return std::chrono::duration<double>(
-		std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+#include "bench.h"
 
 static double copy_once(void *dst, const void *src, size_t bytes,
 			cudaMemcpyKind kind)

@@ -8,36 +8,11 @@
 //   LAUNCH async_us_per_launch <x>
 //   LAUNCH sync_us_per_launch <x>
 // On a CUDA error: "FAIL <call>: <error name>", exit 1.
-#include <algorithm>
-#include <chrono>
-#include <cstdio>
-#include <cstdlib>
-
-#define CK(call)                                                        \
-	do {                                                            \
-		cudaError_t e_ = (call);                                \
-		if (e_ != cudaSuccess) {                                \
-			printf("FAIL %s: %s\n", #call,                  \
-			       cudaGetErrorName(e_));                   \
-			exit(1);                                        \
-		}                                                       \
-	} while (0)
+#include "bench.h"
 
 enum { ASYNC_N = 100000, SYNC_N = 10000, RUNS = 3 };
 
 __global__ void empty() {}
-
-static double now_s()
-{
-	return std::chrono::duration<double>(
-		std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-static double median3(double *v)
-{
-	std::sort(v, v + RUNS);
-	return v[RUNS / 2];
-}
 
 int main()
 {
@@ -68,7 +43,7 @@ int main()
 		CK(cudaGetLastError());
 		s[r] = (now_s() - t0) / SYNC_N;
 	}
-	printf("LAUNCH async_us_per_launch %.3f\n", median3(a) * 1e6);
-	printf("LAUNCH sync_us_per_launch %.3f\n", median3(s) * 1e6);
+	printf("LAUNCH async_us_per_launch %.3f\n", median_of(a, RUNS) * 1e6);
+	printf("LAUNCH sync_us_per_launch %.3f\n", median_of(s, RUNS) * 1e6);
 	return 0;
 }

@@ -8,21 +8,9 @@
 // Output, one line per call:
 //   RTT <name> p50_us <x> p99_us <y>
 // On a CUDA error: "FAIL <call>: <error name>", exit 1.
-#include <algorithm>
-#include <chrono>
-#include <cstdio>
-#include <cstdlib>
 #include <vector>
 
-#define CK(call)                                                        \
-	do {                                                            \
-		cudaError_t e_ = (call);                                \
-		if (e_ != cudaSuccess) {                                \
-			printf("FAIL %s: %s\n", #call,                  \
-			       cudaGetErrorName(e_));                   \
-			exit(1);                                        \
-		}                                                       \
-	} while (0)
+#include "bench.h"
 
 enum { WARM = 1000, ITERS = 20000 };
 

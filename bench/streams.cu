@@ -14,20 +14,7 @@
 //   STREAMS many_32_ms <x>
 //   STREAMS overlap4_ms_per_iter <x>
 // On a CUDA error: "FAIL <call>: <error name>", exit 1.
-#include <algorithm>
-#include <chrono>
-#include <cstdio>
-#include <cstdlib>
-
-#define CK(call)                                                        \
-	do {                                                            \
-		cudaError_t e_ = (call);                                \
-		if (e_ != cudaSuccess) {                                \
-			printf("FAIL %s: %s\n", #call,                  \
-			       cudaGetErrorName(e_));                   \
-			exit(1);                                        \
-		}                                                       \
-	} while (0)
+#include "bench.h"
 
 enum { ROUNDS = 200, RUNS = 3, ITERS = 50, MAXS = 32 };
 static const size_t CHUNK = 4u << 20;	/* bytes per stream per iteration */
@@ -50,18 +37,6 @@ __global__ void scale(float *p, size_t n)
 		p[i] = p[i] * 2.0f + 1.0f;
 }
 
-static double now_s()
-{
-	return std::chrono::duration<double>(
-		std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-static double median3(double *v)
-{
-	std::sort(v, v + RUNS);
-	return v[RUNS / 2];
-}
-
 static double many(cudaStream_t *s, int k, float *sink)
 {
 	double t[RUNS];
@@ -76,7 +51,7 @@ static double many(cudaStream_t *s, int k, float *sink)
 		CK(cudaDeviceSynchronize());
 		t[r] = (now_s() - t0) * 1e3;
 	}
-	return median3(t);
+	return median_of(t, RUNS);
 }
 
 int main()
@@ -119,7 +94,7 @@ int main()
 		CK(cudaDeviceSynchronize());
 		t[r] = (now_s() - t0) * 1e3 / ITERS;
 	}
-	printf("STREAMS overlap4_ms_per_iter %.3f\n", median3(t));
+	printf("STREAMS overlap4_ms_per_iter %.3f\n", median_of(t, RUNS));
 	for (int i = 0; i < 4; i++) {
 		CK(cudaFreeHost(h[i]));
 		CK(cudaFree(d[i]));

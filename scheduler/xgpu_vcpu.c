@@ -15,16 +15,9 @@
 
 struct vdom {
 	uint32_t domid;
-	unsigned int base;
-	unsigned int target;
-	unsigned int current;
-	bool boosted;
+	struct xgpu_vcpu_dom_info info;	/* as xgpu_vcpu_dom_info shows it */
 	bool warned;		/* a failed hypercall was logged */
-	uint64_t boost_until;
 	uint64_t next_boost;	/* no new boost before this */
-	unsigned long boosts;
-	unsigned long skipped;
-	unsigned long hypercalls;
 };
 
 struct xgpu_vcpu {
@@ -187,12 +180,12 @@ static int put(struct xgpu_vcpu *c, struct vdom *d, unsigned int w)
 {
 	int rc;
 
-	if (w == d->current)
+	if (w == d->info.current)
 		return 0;
-	d->hypercalls += c->b->set_cost(c->priv);
+	d->info.hypercalls += c->b->set_cost(c->priv);
 	rc = c->b->set_weight(c->priv, d->domid, w);
 	if (!rc) {
-		d->current = w;
+		d->info.current = w;
 		return 0;
 	}
 	if (!d->warned)
@@ -211,7 +204,7 @@ void xgpu_vcpu_destroy(struct xgpu_vcpu *c)
 		return;
 	if (c->on) {
 		for (i = 0; i < c->n; i++)
-			put(c, &c->d[i], c->d[i].base);
+			put(c, &c->d[i], c->d[i].info.base);
 		c->b->close(c->priv);
 	}
 	free(c->d);
@@ -240,19 +233,19 @@ int xgpu_vcpu_dom_add(struct xgpu_vcpu *c, uint32_t domid,
 	if (!nv)
 		return -ENOMEM;
 	c->d = nv;
-	nd.hypercalls = 1;
-	rc = c->b->get_weight(c->priv, domid, &nd.base);
+	nd.info.hypercalls = 1;
+	rc = c->b->get_weight(c->priv, domid, &nd.info.base);
 	if (rc) {
 		vlog(c, LOG_WARNING, "vcpu weight of domain %u: %s", domid,
 		     strerror(-rc));
 		return rc;
 	}
-	nd.base = clamp_weight(nd.base);
-	nd.current = nd.base;
-	nd.target = xgpu_vcpu_target(nd.base, gpu_weight);
+	nd.info.base = clamp_weight(nd.info.base);
+	nd.info.current = nd.info.base;
+	nd.info.target = xgpu_vcpu_target(nd.info.base, gpu_weight);
 	d = &c->d[c->n];
 	*d = nd;
-	rc = put(c, d, d->target);
+	rc = put(c, d, d->info.target);
 	if (rc)
 		return rc;
 	c->n++;
@@ -270,7 +263,7 @@ int xgpu_vcpu_dom_remove(struct xgpu_vcpu *c, uint32_t domid, uint64_t now)
 	d = find(c, domid);
 	if (!d)
 		return -ENOENT;
-	rc = put(c, d, d->base);
+	rc = put(c, d, d->info.base);
 	*d = c->d[--c->n];
 	/* a domain that is already gone has nothing to restore */
 	return rc == -ESRCH ? 0 : rc;
@@ -280,6 +273,7 @@ int xgpu_vcpu_dom_set(struct xgpu_vcpu *c, uint32_t domid,
 		      unsigned int gpu_weight, uint64_t now)
 {
 	struct vdom *d;
+	unsigned int w;
 
 	(void)now;
 	if (!gpu_weight_ok(gpu_weight))
@@ -289,9 +283,10 @@ int xgpu_vcpu_dom_set(struct xgpu_vcpu *c, uint32_t domid,
 	d = find(c, domid);
 	if (!d)
 		return -ENOENT;
-	d->target = xgpu_vcpu_target(d->base, gpu_weight);
-	return put(c, d, d->boosted ?
-		   xgpu_vcpu_boosted(d->target, c->p.boost_pct) : d->target);
+	d->info.target = xgpu_vcpu_target(d->info.base, gpu_weight);
+	w = d->info.target;
+	return put(c, d, d->info.boosted ?
+		   xgpu_vcpu_boosted(w, c->p.boost_pct) : w);
 }
 
 int xgpu_vcpu_completed(struct xgpu_vcpu *c, uint32_t domid,
@@ -307,23 +302,23 @@ int xgpu_vcpu_completed(struct xgpu_vcpu *c, uint32_t domid,
 	if (!d)
 		return -ENOENT;
 	/* with more queued the GPU is busy for it: nothing waits on a VCPU */
-	if (more_queued || d->boosted)
+	if (more_queued || d->info.boosted)
 		return 0;
-	w = xgpu_vcpu_boosted(d->target, c->p.boost_pct);
-	if (w == d->target)
+	w = xgpu_vcpu_boosted(d->info.target, c->p.boost_pct);
+	if (w == d->info.target)
 		return 0;	/* at Xen's maximum already */
 	if (now < d->next_boost) {
-		d->skipped++;
+		d->info.skipped++;
 		return 0;
 	}
 	rc = put(c, d, w);
 	if (rc)
 		return rc;
-	d->boosted = true;
-	d->boost_until = now + c->p.boost_ns;
+	d->info.boosted = true;
+	d->info.boost_until = now + c->p.boost_ns;
 	d->next_boost = now + xgpu_vcpu_boost_interval(c->b->set_cost(c->priv),
 					c->p.max_hypercalls_per_sec);
-	d->boosts++;
+	d->info.boosts++;
 	return 0;
 }
 
@@ -337,14 +332,14 @@ uint64_t xgpu_vcpu_tick(struct xgpu_vcpu *c, uint64_t now)
 	for (i = 0; i < c->n; i++) {
 		struct vdom *d = &c->d[i];
 
-		if (!d->boosted)
+		if (!d->info.boosted)
 			continue;
-		if (d->boost_until <= now) {
+		if (d->info.boost_until <= now) {
 			/* a failure is logged; no retry storm either way */
-			put(c, d, d->target);
-			d->boosted = false;
-		} else if (d->boost_until < next) {
-			next = d->boost_until;
+			put(c, d, d->info.target);
+			d->info.boosted = false;
+		} else if (d->info.boost_until < next) {
+			next = d->info.boost_until;
 		}
 	}
 	return next;
@@ -360,14 +355,6 @@ int xgpu_vcpu_dom_info(const struct xgpu_vcpu *c, uint32_t domid,
 	d = find(c, domid);
 	if (!d)
 		return -ENOENT;
-	memset(out, 0, sizeof(*out));
-	out->base = d->base;
-	out->target = d->target;
-	out->current = d->current;
-	out->boosted = d->boosted;
-	out->boost_until = d->boost_until;
-	out->boosts = d->boosts;
-	out->skipped = d->skipped;
-	out->hypercalls = d->hypercalls;
+	*out = d->info;
 	return 0;
 }

@@ -18,13 +18,23 @@
 #include "xgpub_cgroup.h"
 #include "xgpub_daemon.h"
 #include "xgpub_ipc.h"
-#include "xgpub_sched_glue.h"
 #include "xgpub_transport.h"
 
 #define MAX_WORKERS 1024
 
 static struct xgpub_child children[MAX_WORKERS];
 static struct xgpub_wslot *stats;	/* MAX_WORKERS slots, shared */
+
+bool xgpub_sched_enabled;
+static int (*sched_kick_new)(void);
+static void (*sched_kick_drop)(int fd);
+
+void xgpub_children_sched(int (*kick_new)(void), void (*kick_drop)(int fd))
+{
+	sched_kick_new = kick_new;
+	sched_kick_drop = kick_drop;
+	xgpub_sched_enabled = true;
+}
 
 static int cmp_int(const void *a, const void *b)
 {
@@ -154,7 +164,7 @@ pid_t xgpub_spawn(const struct xgpub_child *info, int keep_fd,
 	/* its own kick of the scheduler: no other worker can read it (and
 	 * swallow the kicks) or write it; without one (logged) the
 	 * scheduler sees its work on its timers only */
-	kick = xgpub_sched_kick_new();
+	kick = sched_kick_new ? sched_kick_new() : -1;
 	if (kick < 0)
 		kick = -1;
 	memset(&stats[slot - children].st, 0, sizeof(stats->st));
@@ -171,7 +181,8 @@ pid_t xgpub_spawn(const struct xgpub_child *info, int keep_fd,
 		int e = errno;
 
 		xgpub_err("cannot fork a worker: %s", strerror(e));
-		xgpub_sched_kick_drop(kick);
+		if (sched_kick_drop)
+			sched_kick_drop(kick);
 		return -e;
 	}
 	if (pid == 0) {

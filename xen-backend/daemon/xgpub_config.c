@@ -17,7 +17,9 @@ static struct {
 	int ngpus;
 	bool sched;
 	struct xgpu_rules rules;	/* in force */
-	struct xgpu_rules next;		/* being read */
+	struct xgpu_rules reading;	/* being read */
+	void (*listeners[XGPUB_CONFIG_LISTENERS])(void);
+	int nlisteners;
 } cfg = {
 	.path = XGPU_CONFIG_DEFAULT,
 	.defaults = {
@@ -39,6 +41,14 @@ void xgpub_config_init(const char *path, int gpu, uint64_t quota, int ngpus,
 	cfg.ngpus = ngpus;
 	cfg.sched = sched;
 	cfg.rules.n = 0;
+}
+
+void xgpub_config_listen(void (*fn)(void))
+{
+	if (cfg.nlisteners < XGPUB_CONFIG_LISTENERS)
+		cfg.listeners[cfg.nlisteners++] = fn;
+	else
+		xgpub_err("config: too many listeners");
 }
 
 const char *xgpub_config_path(void)
@@ -96,9 +106,9 @@ static int check_host(const struct xgpu_rules *r, char *err, size_t len)
 
 int xgpub_config_reload(char *err, size_t len)
 {
-	int rc = xgpu_rules_load(cfg.path, &cfg.next, err, len);
+	int rc = xgpu_rules_load(cfg.path, &cfg.reading, err, len);
 
-	if (rc >= 0 && check_host(&cfg.next, err, len))
+	if (rc >= 0 && check_host(&cfg.reading, err, len))
 		rc = -1;
 	if (rc < 0) {
 		xgpub_err("config %s refused, keeping the %d rule%s in "
@@ -106,14 +116,14 @@ int xgpub_config_reload(char *err, size_t len)
 			  cfg.rules.n == 1 ? "" : "s", err);
 		return -1;
 	}
-	cfg.rules = cfg.next;
+	cfg.rules = cfg.reading;
 	if (rc == 1)
 		xgpub_info("config %s: no such file, no rules", cfg.path);
 	else
 		xgpub_info("config %s: %d rule%s", cfg.path, cfg.rules.n,
 			   cfg.rules.n == 1 ? "" : "s");
 	err[0] = 0;
-	xgpub_guest_rules_changed();
-	xgpub_xen_rules_changed();
+	for (int i = 0; i < cfg.nlisteners; i++)
+		cfg.listeners[i]();
 	return 0;
 }

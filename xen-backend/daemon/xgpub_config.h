@@ -51,8 +51,12 @@ void xgpub_config_worker_opts(const char *name,
 			      const struct xgpub_options *daemon_opt,
 			      struct xgpub_options *out);
 
-/* hooks run after a reload took effect */
-void xgpub_guest_rules_changed(void);		/* xgpub_guest.c */
-void xgpub_xen_rules_changed(void);		/* xgpub_xen.c */
+/*
+ * fn runs after each reload that took effect, in the order of the calls
+ * (the guest table, then the Xen backend: xgpub_main.c and xgpub_xen.c
+ * register theirs); at most XGPUB_CONFIG_LISTENERS
+ */
+#define XGPUB_CONFIG_LISTENERS	4
+void xgpub_config_listen(void (*fn)(void));
 
 #endif /* XGPUB_CONFIG_H */

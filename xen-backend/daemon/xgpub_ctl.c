@@ -186,7 +186,6 @@ static int cmd_sched_credit(struct xgpub_reply *r, int argc, char **argv)
 			xgpub_reply(r, XGPU_CTL_ERROR " too many settings\n");
 			return 0;
 		}
-		xgpub_sched_settings_changed(key);
 		xgpub_info("%s: weight %u, cap %u%%, GPU time limit %u ms",
 			   key, w, cap, lim);
 	}

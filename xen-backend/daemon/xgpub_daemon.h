@@ -67,7 +67,14 @@ bool xgpub_child_same_guest(const struct xgpub_child *a,
 void xgpub_child_ipc_domain(const struct xgpub_child *c, char *buf,
 			    size_t len);
 
-/* the GPU scheduler is on: new workers are scheduled (xgpub_sched_glue.c) */
+/*
+ * The GPU scheduler is on (xgpub_sched_glue.c calls this as it starts):
+ * each worker forked from now on is scheduled, with its own kick eventfd
+ * from kick_new() (-1: none, the worker then has none), given back by
+ * kick_drop() if the fork fails (the reaper gives back the others').
+ */
+void xgpub_children_sched(int (*kick_new)(void), void (*kick_drop)(int fd));
+/* it is on */
 extern bool xgpub_sched_enabled;
 
 #endif /* XGPUB_DAEMON_H */

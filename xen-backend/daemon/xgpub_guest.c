@@ -12,11 +12,23 @@
 
 #include "xgpub_config.h"
 #include "xgpub_guest.h"
-#include "xgpub_sched_glue.h"
 #include "xgpub_reply.h"
 
 static struct xgpub_guest guests[XGPUB_GUESTS_MAX];
 static int nslots;			/* entries in use are below it */
+/* who hears of changed settings (xgpub_guest_on_settings) */
+static void (*settings_listener)(const char *key);
+
+void xgpub_guest_on_settings(void (*fn)(const char *key))
+{
+	settings_listener = fn;
+}
+
+static void settings_changed(const char *key)
+{
+	if (settings_listener)
+		settings_listener(key);
+}
 
 static bool in_use(const struct xgpub_guest *g)
 {
@@ -139,7 +151,7 @@ void xgpub_guest_rules_changed(void)
 		g->weight = w;
 		g->cap = cap;
 		g->limit_ms = lim;
-		xgpub_sched_settings_changed(g->key);
+		settings_changed(g->key);
 	}
 }
 
@@ -313,7 +325,7 @@ void xgpub_guests_tick(uint64_t now_ns)
 	xgpub_children_each(tick_one, &now_ns);
 }
 
-static struct xgpub_guest *next(struct xgpub_guest *g, bool live)
+static struct xgpub_guest *next_entry(struct xgpub_guest *g, bool live)
 {
 	for (int i = g ? (int)(g - guests) + 1 : 0; i < nslots; i++)
 		if (in_use(&guests[i]) && (guests[i].kind != 0) == live)
@@ -323,12 +335,12 @@ static struct xgpub_guest *next(struct xgpub_guest *g, bool live)
 
 struct xgpub_guest *xgpub_guest_next(struct xgpub_guest *g)
 {
-	return next(g, true);
+	return next_entry(g, true);
 }
 
 struct xgpub_guest *xgpub_guest_kept_next(struct xgpub_guest *g)
 {
-	return next(g, false);
+	return next_entry(g, false);
 }
 
 struct xgpub_guest *xgpub_guest_by_uid(uint32_t uid)
@@ -432,5 +444,6 @@ int xgpub_guest_settings_set(const char *key, uint32_t weight, uint32_t cap,
 		g->cap = cap;
 		g->limit_ms = limit_ms;
 	}
+	settings_changed(key);
 	return 0;
 }

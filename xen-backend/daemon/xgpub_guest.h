@@ -117,6 +117,12 @@ void xgpub_guest_settings(const char *key, uint32_t *weight, uint32_t *cap,
 /* give key's settings; 0, or -ENOSPC with XGPUB_SETTINGS_MAX keys set */
 int xgpub_guest_settings_set(const char *key, uint32_t weight, uint32_t cap,
 			     uint32_t limit_ms);
+/* xgpub_config.h's listener: live domains whose settings nobody gave
+ * take their new rule's */
+void xgpub_guest_rules_changed(void);
+/* fn(key) runs whenever the settings of the live guests of key changed,
+ * given or from a new rule (the GPU scheduler's, xgpub_sched_glue.c) */
+void xgpub_guest_on_settings(void (*fn)(const char *key));
 
 /* ---- listings (xgpub_guest_list.c) --------------------------------------- */
 

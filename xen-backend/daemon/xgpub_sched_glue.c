@@ -70,7 +70,21 @@ static uint64_t drain_since;		/* when the drain began */
 
 uint64_t xgpub_gpu_limit_ns;		/* 0: none */
 
-bool xgpub_sched_enabled;
+/* the settings of the guests of key changed (xgpub_guest_on_settings) */
+static void settings_changed(const char *key)
+{
+	uint64_t now = xgpub_now_ns();
+	struct xgpub_guest *g;
+
+	if (!S)
+		return;
+	xgpub_guest_for_each(g) {
+		if (!g->sched.scheduled || strcmp(g->key, key))
+			continue;
+		xgpu_sched_guest_set(S, g->uid, g->weight, g->cap, now);
+		xgpub_vcpu_guest_weight(g, now);
+	}
+}
 
 int xgpub_sched_start(const char *policy)
 {
@@ -89,7 +103,8 @@ int xgpub_sched_start(const char *policy)
 		S = NULL;
 		return -2;
 	}
-	xgpub_sched_enabled = true;
+	xgpub_children_sched(xgpub_sched_kick_new, xgpub_sched_kick_drop);
+	xgpub_guest_on_settings(settings_changed);
 	xgpub_vcpu_sched_started();
 	xgpub_info("GPU scheduler: %s", policy);
 	return kick_ep;
@@ -454,19 +469,4 @@ void xgpub_sched_view(const struct xgpub_guest *g, struct xgpub_guest_view *v)
 	v->gpu_ns = in.gpu_ns;
 	v->share_period = in.share_period;
 	v->share_minute = in.share_minute;
-}
-
-void xgpub_sched_settings_changed(const char *key)
-{
-	uint64_t now = xgpub_now_ns();
-	struct xgpub_guest *g;
-
-	if (!S)
-		return;
-	xgpub_guest_for_each(g) {
-		if (!g->sched.scheduled || strcmp(g->key, key))
-			continue;
-		xgpu_sched_guest_set(S, g->uid, g->weight, g->cap, now);
-		xgpub_vcpu_guest_weight(g, now);
-	}
 }

@@ -33,8 +33,6 @@ uint64_t xgpub_sched_run(void);
 /* what the scheduler and the VCPU coordinator say of g (for `list`) */
 void xgpub_sched_view(const struct xgpub_guest *g,
 		      struct xgpub_guest_view *v);
-/* the settings of the guests of key changed (`sched-credit`) */
-void xgpub_sched_settings_changed(const char *key);
 /* control command "stats": the scheduler's counters (kicks: wake-ups
  * from workers, runs: scheduling steps) */
 int xgpub_sched_stats(struct xgpub_reply *r, int argc, char **argv);

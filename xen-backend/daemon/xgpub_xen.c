@@ -297,7 +297,8 @@ static void autoattach(struct xgpub_xen *x)
 			x->autoattach[d] = AUTO_UNSEEN;
 }
 
-void xgpub_xen_rules_changed(void)
+/* xgpub_config.h's listener: the rules in force changed */
+static void rules_changed(void)
 {
 	struct xgpub_xen *x = the_xen;
 
@@ -485,6 +486,7 @@ struct xgpub_xen *xgpub_xen_start(const struct xgpub_xen_limits *lim,
 			  strerror(errno));
 	}
 	the_xen = x;
+	xgpub_config_listen(rules_changed);
 	xgpub_info("serving Xen guests under %s", BE_ROOT);
 	scan(x);
 	return x;

@@ -45,16 +45,9 @@ long xgpub_xs_long(const char *v, long def)
 
 int64_t xgpub_xs_dirent(const char *name, uint64_t max)
 {
-	unsigned long n;
-	char *end;
+	uint64_t n;
 
-	if (name[0] < '0' || name[0] > '9')
-		return -1;
-	errno = 0;
-	n = strtoul(name, &end, 10);
-	if (*end || errno || n > max)
-		return -1;
-	return (int64_t)n;
+	return xgpub_xs_uint(name, max, &n) ? -1 : (int64_t)n;
 }
 
 void xgpub_xs_printable(char *v)
