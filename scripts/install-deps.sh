@@ -19,12 +19,30 @@ if [ -n "$missing" ]; then
 	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q $missing
 fi
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+CUDA_PKGS="cuda-driver-dev-13-0 cuda-cudart-dev-13-0"
+headers_missing() {
+	for h in cuda.h cudaProfiler.h cudaTypedefs.h cudaProfilerTypedefs.h; do
+		[ -f "$CUDA_HOME/include/$h" ] || return 0
+	done
+	return 1
+}
+# the headers from NVIDIA's CUDA apt repository, where it is configured
+# (apt knows the packages): they install under /usr/local/cuda-13.0, with
+# /usr/local/cuda pointing there
+if headers_missing && [ "$CUDA_HOME" = /usr/local/cuda ] &&
+   apt-cache policy cuda-driver-dev-13-0 2>/dev/null | grep -q 'Candidate: [0-9]'; then
+	echo "install-deps: the CUDA headers from NVIDIA's apt repository: $CUDA_PKGS"
+	SUDO=""
+	[ "$(id -u)" = 0 ] || SUDO=sudo
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q $CUDA_PKGS
+fi
 for h in cuda.h cudaProfiler.h cudaTypedefs.h cudaProfilerTypedefs.h; do
 	if [ ! -f "$CUDA_HOME/include/$h" ]; then
 		echo "install-deps: $CUDA_HOME/include/$h not found: install" \
-		     "the CUDA 13 toolkit's headers (NVIDIA's CUDA apt" \
-		     "repository for Debian 12: cuda-cudart-dev-13-0 and" \
-		     "cuda-driver-dev-13-0), or set CUDA_HOME" >&2
+		     "the CUDA 13 toolkit's headers ($CUDA_PKGS from" \
+		     "NVIDIA's CUDA apt repository for Debian 12," \
+		     "https://developer.download.nvidia.com/compute/cuda/repos/debian12/x86_64/," \
+		     "which this script uses once apt knows it), or set CUDA_HOME" >&2
 		exit 1
 	fi
 done

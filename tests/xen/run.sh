@@ -506,6 +506,14 @@ stamp() {
 	done
 }
 
+# the steps as Dom0 reports them, while the run goes on (one short line
+# each; the verdict at the end lists them again, with why)
+progress() {
+	grep -a --line-buffered -E 'XGPU-TEST-BEGIN|XGPU-STEP (PASS|FAIL)' |
+		sed -u -e 's/^ *\([0-9.]*\) .*XGPU-TEST-BEGIN.*/xen: [\1 s] Dom0 \/init started/' \
+			-e 's/^ *\([0-9.]*\) XGPU-STEP \(PASS\|FAIL\) \([^ :]*\).*/xen: [\1 s] \3: \2/'
+}
+
 boot() {
 	local limit=$1
 	note "booting (qemu TCG, timeout ${limit}s, log $LOG)"
@@ -521,7 +529,7 @@ boot() {
 	if [ "$VERBOSE" = 1 ]; then
 		"${cmd[@]}" </dev/null 2>&1 | stamp | tee -a "$LOG"
 	else
-		"${cmd[@]}" </dev/null 2>&1 | stamp >>"$LOG"
+		"${cmd[@]}" </dev/null 2>&1 | stamp | tee -a "$LOG" | progress
 	fi
 	QEMU_RC=${PIPESTATUS[0]}
 }
