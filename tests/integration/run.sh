@@ -330,6 +330,17 @@ if [ -x "$CLI" ]; then
 		why="weight 0 was accepted"
 	[ -z "$why" ] && X sched-credit -d local:basic -c 101 >/dev/null 2>&1 &&
 		why="cap 101 was accepted"
+	# a bad value: exit 2, the option named, before the daemon is asked
+	if [ -z "$why" ]; then
+		X sched-credit -d local:basic -w abc >"$TMP/cli.out" 2>&1
+		rc=$?
+		[ $rc = 2 ] && grep -q "^xgpu sched-credit: -w: 'abc' is not" "$TMP/cli.out" ||
+			why="-w abc: exit $rc, $(head -n 1 "$TMP/cli.out")"
+		"$CLI" -s /nonexistent.sock sched-credit -d x -c 5x >"$TMP/cli.out" 2>&1
+		rc=$?
+		[ $rc = 2 ] && grep -q "^xgpu sched-credit: -c: '5x'" "$TMP/cli.out" ||
+			why="${why}-c 5x without a daemon: exit $rc, $(head -n 1 "$TMP/cli.out")"
+	fi
 	[ -z "$why" ] && ! X sched-credit --json | grep -q '"weight": 512' &&
 		why="--json does not show the weight"
 	[ -z "$why" ] && ! X list --json >/dev/null && why="list --json failed"

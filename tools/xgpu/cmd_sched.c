@@ -55,12 +55,26 @@ int cmd_sched_credit(int argc, char **argv)
 		case 'j':
 			json = true;
 			break;
-		default:
+		default:	/* (getopt said which) */
 			return XGPU_EXIT_USAGE;
 		}
 	}
-	if (optind != argc || ((w || cap || lim) && !dom) ||
-	    (dom && strpbrk(dom, " \t\n")))
+	if (optind != argc)
+		return ctl_usage_err(argv[0], "unexpected argument '%s' (the "
+				     "guest is given with -d DOM)",
+				     argv[optind]);
+	if ((w || cap || lim) && !dom)
+		return ctl_usage_err(argv[0], "-w, -c and -l need -d DOM");
+	if (dom && (!*dom || strpbrk(dom, " \t\n")))
+		return ctl_usage_err(argv[0], "-d: '%s' is not a domain name, "
+				     "id or key", dom);
+	/* checked here as the daemon would ("-": leave it as it is) */
+	if ((w && strcmp(w, XGPU_CTL_NONE) &&
+	     !ctl_uint_ok(argv[0], "-w", w, XGPU_CTL_WEIGHT_MIN,
+			  XGPU_SCHED_WEIGHT_MAX)) ||
+	    (cap && strcmp(cap, XGPU_CTL_NONE) &&
+	     !ctl_uint_ok(argv[0], "-c", cap, 0, XGPU_SCHED_CAP_MAX)) ||
+	    (lim && !ctl_uint_ok(argv[0], "-l", lim, 0, XGPU_CTL_LIMIT_MAX)))
 		return XGPU_EXIT_USAGE;
 	if (dom && lim)
 		n = snprintf(req, sizeof(req), "%s %s %s %s %s",

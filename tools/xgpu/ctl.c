@@ -19,6 +19,34 @@ const char *ctl_socket = XGPU_CTL_PATH_DEFAULT;
 /* one message, and room for its ending NUL */
 static char reply[XGPU_CTL_REPLY_MAX + 1];
 
+int ctl_usage_err(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "xgpu %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return XGPU_EXIT_USAGE;
+}
+
+bool ctl_uint_ok(const char *cmd, const char *opt, const char *s,
+		 unsigned long lo, unsigned long hi)
+{
+	char *end = NULL;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (*s && *s != '-' && *s != '+' && !*end && !errno && v >= lo &&
+	    v <= hi)
+		return true;
+	ctl_usage_err(cmd, "%s: '%s' is not a whole number from %lu to %lu",
+		      opt, s, lo, hi);
+	return false;
+}
+
 bool ctl_json_opt(const char *arg)
 {
 	return !strcmp(arg, "--json") || !strcmp(arg, "-j");

@@ -28,6 +28,14 @@ extern const char *ctl_socket;
 
 /* "--json" or "-j" */
 bool ctl_json_opt(const char *arg);
+/* a usage error of command cmd: "xgpu CMD: WHY" on stderr; returns
+ * XGPU_EXIT_USAGE */
+int ctl_usage_err(const char *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* whether s is a whole number from lo to hi (else says so, as option opt
+ * of cmd) */
+bool ctl_uint_ok(const char *cmd, const char *opt, const char *s,
+		 unsigned long lo, unsigned long hi);
 /* send one request; the reply's records (after "ok"), or NULL once the
  * daemon's error is printed.  Exits (XGPU_EXIT_FAIL) when the daemon
  * cannot be reached. */
