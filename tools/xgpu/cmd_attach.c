@@ -86,7 +86,7 @@ static int dev_open(struct dev *d, int argc, char **argv)
 	unsigned int domid, devid = 0;
 
 	if (argc < 2 || argc > 3)
-		return XGPU_EXIT_USAGE;
+		return ctl_usage_err(argv[0], "needs DOM and at most a DEVID");
 	if (argc == 3) {
 		char *end = NULL;
 		unsigned long v = strtoul(argv[2], &end, 10);

@@ -21,7 +21,7 @@ static int config_check(int argc, char **argv)
 	int rc;
 
 	if (argc > 3)
-		return XGPU_EXIT_USAGE;
+		return ctl_usage_err("config check", "one FILE at most");
 	rc = xgpu_rules_load(path, &rules, err, sizeof(err));
 	if (rc == 1 && argc > 2) {
 		fprintf(stderr, "xgpu: %s: no such file\n", path);
@@ -69,12 +69,12 @@ int cmd_config(int argc, char **argv)
 	const char *data;
 
 	if (argc < 2)
-		return XGPU_EXIT_USAGE;
+		return ctl_usage_err(argv[0], "check, reload or show?");
 	if (!strcmp(argv[1], "check"))
 		return config_check(argc, argv);
 	if (!strcmp(argv[1], "reload")) {
 		if (argc != 2)
-			return XGPU_EXIT_USAGE;
+			return ctl_usage_err("config reload", "no arguments");
 		data = ctl_ask(XGPU_CTL_CMD_CONFIG " " XGPU_CTL_CONFIG_RELOAD);
 		if (!data)
 			return XGPU_EXIT_FAIL;
@@ -84,6 +84,6 @@ int cmd_config(int argc, char **argv)
 	if (!strcmp(argv[1], "show"))
 		return ctl_show_cmd(argc - 1, argv + 1, XGPU_CTL_CMD_CONFIG,
 				    XGPU_CTL_REC_RULE, print_rules);
-	fprintf(stderr, "xgpu config: unknown: %s\n", argv[1]);
-	return XGPU_EXIT_USAGE;
+	return ctl_usage_err(argv[0], "unknown: %s (check, reload or show)",
+			     argv[1]);
 }

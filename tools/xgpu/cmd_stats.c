@@ -77,11 +77,15 @@ int cmd_vcpu(int argc, char **argv)
 				   !strcmp(argv[i], "off")))
 			mode = argv[i];
 		else
-			return XGPU_EXIT_USAGE;
+			return ctl_usage_err(argv[0], "unexpected argument "
+					     "'%s'", argv[i]);
 	}
-	if (boost && (!mode || strcmp(mode, "on") ||
+	if (boost && (!mode || strcmp(mode, "on")))
+		return ctl_usage_err(argv[0], "-b goes with 'on'");
+	if (boost && (!*boost ||
 		      strspn(boost, "0123456789:") != strlen(boost)))
-		return XGPU_EXIT_USAGE;
+		return ctl_usage_err(argv[0], "-b: '%s' is not PCT[:MS]",
+				     boost);
 	snprintf(req, sizeof(req), "%s%s%s%s%s", XGPU_CTL_CMD_VCPU,
 		 mode ? " " : "", mode ? mode : "", boost ? " " : "",
 		 boost ? boost : "");

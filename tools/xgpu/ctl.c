@@ -56,8 +56,11 @@ static bool json_args(int argc, char **argv, bool *json)
 {
 	*json = false;
 	for (int i = 1; i < argc; i++) {
-		if (!ctl_json_opt(argv[i]))
+		if (!ctl_json_opt(argv[i])) {
+			ctl_usage_err(argv[0], "unexpected argument '%s' "
+				      "(only --json)", argv[i]);
 			return false;
+		}
 		*json = true;
 	}
 	return true;

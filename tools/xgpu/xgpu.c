@@ -157,10 +157,13 @@ int main(int argc, char **argv)
 			i += 2;
 			continue;
 		}
+		fprintf(stderr, "xgpu: unknown option: %s\n", argv[i]);
 		goto usage;
 	}
-	if (i >= argc)
+	if (i >= argc) {
+		fprintf(stderr, "xgpu: which command?\n");
 		goto usage;
+	}
 	cmd = cmd_lookup(argv[i]);
 	if (!cmd) {
 		fprintf(stderr, "xgpu: unknown command: %s\n", argv[i]);
