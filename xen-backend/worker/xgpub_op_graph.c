@@ -17,59 +17,14 @@
  * graph is destroyed its node handles are dropped with it, so a stale
  * node handle is refused, never passed to the driver.  So are the
  * handles of graphs a node owns (a child graph asked for, a conditional
- * node's bodies: struct xgpub_graph_extra).  Node queries and setters,
- * user objects: xgpub_op_graphnode.c.
+ * node's bodies: struct xgpub_graph_extra; these handles are made in
+ * xgpub_graph_handles.c).  Node queries and setters, user objects:
+ * xgpub_op_graphnode.c.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "xgpub_worker.h"
-
-/* the handle of a node of graph g, one per node */
-xgpuif_handle_t xgpub_node_handle(struct xgpub_worker *w, CUgraph g,
-				  CUgraphNode n)
-{
-	struct xgpub_hentry *e = xgpub_handle_find(&w->h, XGPUB_H_GNODE, n);
-	struct xgpub_node_extra *x;
-	xgpuif_handle_t h = 0;
-
-	if (e)
-		return xgpub_handle_of(&w->h, e);
-	x = malloc(sizeof(*x));
-	if (!x)
-		return 0;
-	x->graph = g;
-	/* a node is its graph's: nothing to release if it cannot be kept */
-	xgpub_keep(w, XGPUB_H_GNODE, n, x, &h);
-	return h;
-}
-
-/*
- * The handle of a graph the driver made (capture: owner NULL), one per
- * graph; a child graph's (owner: the graph of its node) is borrowed: it
- * is dropped with its owner and never destroyed by itself.
- */
-xgpuif_handle_t xgpub_graph_handle(struct xgpub_worker *w, CUgraph g,
-				   CUgraph owner, CUgraphNode node)
-{
-	struct xgpub_hentry *e = xgpub_handle_find(&w->h, XGPUB_H_GRAPH, g);
-	struct xgpub_graph_extra *x = NULL;
-	xgpuif_handle_t h;
-
-	if (e)
-		return xgpub_handle_of(&w->h, e);
-	if (owner) {
-		x = malloc(sizeof(*x));
-		if (!x)
-			return 0;
-		x->owner = owner;
-		x->node = node;
-	}
-	h = xgpub_handle_new(&w->h, XGPUB_H_GRAPH, g, x);
-	if (!h)
-		free(x);
-	return h;
-}
 
 #define node_handle xgpub_node_handle
 #define graph_handle(w, g) xgpub_graph_handle(w, g, NULL, NULL)

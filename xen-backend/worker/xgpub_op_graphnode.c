@@ -498,22 +498,6 @@ int xgpub_h_GRAPH_NODE_GET(struct xgpub_worker *w, struct xgpub_hentry *handle,
 
 /* ---- setters ------------------------------------------------------------- */
 
-static void drop_body(struct xgpub_hentry *e, void *arg)
-{
-	struct xgpub_graph_extra *x = e->extra;
-	void **a = arg;
-
-	if (x && x->node == a[1])
-		xgpub_release_drop(a[0], e);
-}
-
-void xgpub_node_forget_children(struct xgpub_worker *w, CUgraphNode n)
-{
-	void *arg[2] = { w, n };
-
-	xgpub_handle_each(&w->h, XGPUB_H_GRAPH, drop_body, arg);
-}
-
 int xgpub_h_GRAPH_NODE_SET(struct xgpub_worker *w,
 			   const struct xgpuif_node_set_args *a,
 			   struct xgpub_hentry *node,

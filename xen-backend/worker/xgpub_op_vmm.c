@@ -35,6 +35,23 @@ static int prop_of(struct xgpub_worker *w, const struct xgpuif_vmm_prop *p,
 	return 0;
 }
 
+/* every reference the guest still holds (teardown, or a release) */
+int xgpub_vmm_release(struct xgpub_worker *w, struct xgpub_hentry *e)
+{
+	struct xgpub_vmem *v = e->extra;
+	int rc = 0;
+
+	for (; v && v->refs; v->refs--)
+		rc = w->D->cuMemRelease((CUmemGenericAllocationHandle)(uintptr_t)
+					e->obj);
+	if (v) {
+		w->mem_used -= v->size;
+		v->size = 0;
+	}
+	xgpub_share_forget(w, e->obj);
+	return rc;
+}
+
 /* the reservation holding [p, p + n), or -1 */
 static int reservation(struct xgpub_worker *w, uint64_t p, uint64_t n)
 {

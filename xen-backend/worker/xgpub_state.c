@@ -4,9 +4,10 @@
  * share: shared-memory references, the stream argument, memory
  * accounting for the quota, whether a stream is being captured, and the
  * release of a driver object by its handle's kind (with what each kind
- * owns: a graph its node handles, a physical allocation its references).
- * It calls no handler, so the handlers (xgpub_op_*.c) and the dispatcher
- * (xgpub_worker.c) both stand on it.
+ * owns: a graph its node handles, an array its levels or planes; the
+ * kinds whose release is a handler file's are hooks that file's function
+ * fills at setup).  It calls no handler, so the handlers (xgpub_op_*.c)
+ * and the dispatcher (xgpub_worker.c) both stand on it.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -576,23 +577,6 @@ static void forget_nodes(struct xgpub_worker *w, void *graph)
 	xgpub_handle_each(&w->h, XGPUB_H_GRAPH, drop_child_of, arg);
 }
 
-/* every reference the guest still holds (teardown, or a release) */
-int xgpub_vmm_release(struct xgpub_worker *w, struct xgpub_hentry *e)
-{
-	struct xgpub_vmem *v = e->extra;
-	int rc = 0;
-
-	for (; v && v->refs; v->refs--)
-		rc = w->D->cuMemRelease((CUmemGenericAllocationHandle)(uintptr_t)
-					e->obj);
-	if (v) {
-		w->mem_used -= v->size;
-		v->size = 0;
-	}
-	xgpub_share_forget(w, e->obj);
-	return rc;
-}
-
 static void drop_sub_of(struct xgpub_hentry *e, void *arg)
 {
 	struct xgpub_sub *x = e->extra;
@@ -620,10 +604,25 @@ CUarray xgpub_array_of(struct xgpub_worker *w, xgpuif_handle_t h)
 	return e ? e->obj : NULL;
 }
 
+/*
+ * Kinds whose release is a handler file's own (a green context's takes
+ * its streams and modules along, a physical allocation's its exports):
+ * set once at the worker's setup (xgpub_worker.c), so that this file
+ * calls no handler file.
+ */
+static xgpub_release_fn *release_hook[XGPUB_H_NTYPES];
+
+void xgpub_release_hook(int type, xgpub_release_fn *fn)
+{
+	release_hook[type] = fn;
+}
+
 int xgpub_release(struct xgpub_worker *w, struct xgpub_hentry *e)
 {
 	struct xgpub_driver *D = w->D;
 
+	if (e->type < XGPUB_H_NTYPES && release_hook[e->type])
+		return release_hook[e->type](w, e);
 	switch (e->type) {
 	case XGPUB_H_STREAM:
 		return D->cuStreamDestroy_v2(e->obj);
@@ -671,8 +670,6 @@ int xgpub_release(struct xgpub_worker *w, struct xgpub_hentry *e)
 		return D->cuDeviceUnregisterAsyncNotification(w->dev, e->obj);
 	case XGPUB_H_GEXEC:
 		return D->cuGraphExecDestroy(e->obj);
-	case XGPUB_H_VMEM:
-		return xgpub_vmm_release(w, e);
 	case XGPUB_H_GRAPH:
 		forget_nodes(w, e->obj);
 		/* a child graph is its node's: only its handle goes */
@@ -694,8 +691,6 @@ int xgpub_release(struct xgpub_worker *w, struct xgpub_hentry *e)
 			return rc;
 		}
 		return CUDA_SUCCESS;
-	case XGPUB_H_GREENCTX:
-		return xgpub_green_release(w, e);
 	case XGPUB_H_RESDESC:
 		return CUDA_SUCCESS;	/* the driver has no destroy for it */
 	}

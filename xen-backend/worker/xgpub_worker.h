@@ -225,7 +225,7 @@ struct xgpub_worker {
 	/* the CUdevResource values handed to the guest (xgpub_op_green.c) */
 	struct xgpub_resources *resources;
 	/* device ranges the driver named for recent copies' addresses
-	 * (xgpub_op_copy.c), forgotten at any request but a copy, memset
+	 * (xgpub_ranges.c), forgotten at any request but a copy, memset
 	 * or launch (xgpub_worker.c) */
 	struct xgpub_drange {
 		uint64_t base, size;
@@ -290,6 +290,13 @@ int xgpub_release_drop(struct xgpub_worker *w, struct xgpub_hentry *e);
 
 /* release the driver object behind live entry e (the entry stays) */
 int xgpub_release(struct xgpub_worker *w, struct xgpub_hentry *e);
+/*
+ * The release of the kind `type` is fn, a handler file's (xgpub_release
+ * calls it instead of its own): set at the worker's setup for the kinds
+ * whose release needs that file's state (GREENCTX, VMEM).
+ */
+typedef int xgpub_release_fn(struct xgpub_worker *w, struct xgpub_hentry *e);
+void xgpub_release_hook(int type, xgpub_release_fn *fn);
 
 /* a SUBARRAY's owner: the mipmap or array whose release ends it */
 struct xgpub_sub {
@@ -312,7 +319,7 @@ int xgpub_copy_side(struct xgpub_worker *w, uint32_t wtype, uint64_t d,
  * (the guest's allocations, pools, managed and mapped memory, registered
  * host memory, module globals, IPC mappings)?  0, or
  * CUDA_ERROR_INVALID_VALUE: never a guest's copy into the worker's own
- * memory (xgpub_op_copy.c).  xgpub_dev_ranges_forget: after anything
+ * memory (xgpub_ranges.c).  xgpub_dev_ranges_forget: after anything
  * that may have freed or unmapped memory.
  */
 int xgpub_dev_span_ok(struct xgpub_worker *w, uint64_t d, uint64_t len);
@@ -467,7 +474,7 @@ bool xgpub_alloc_has(struct xgpub_worker *w, uint64_t dptr);
 
 /* unmap and free the guest's reservations (teardown, xgpub_state.c) */
 void xgpub_vmm_teardown(struct xgpub_worker *w);
-/* release a VMEM handle's references (xgpub_state.c) */
+/* release a VMEM handle's references (xgpub_op_vmm.c) */
 int xgpub_vmm_release(struct xgpub_worker *w, struct xgpub_hentry *e);
 
 /* a graph's host node or captured host function: the worker's driver
@@ -475,7 +482,7 @@ int xgpub_vmm_release(struct xgpub_worker *w, struct xgpub_hentry *e);
  * the guest's function through a graph slot (xgpub_op_hostfn.c) */
 void CUDA_CB xgpub_graph_hostfn(void *user);
 
-/* the handle of node n of graph g, one per node (xgpub_op_graph.c) */
+/* the handle of node n of graph g, one per node (xgpub_graph_handles.c) */
 xgpuif_handle_t xgpub_node_handle(struct xgpub_worker *w, CUgraph g,
 				  CUgraphNode n);
 /* the handle of a graph owned by node `node` of graph `owner` (a child
@@ -499,7 +506,7 @@ int xgpub_node_alloc(struct xgpub_worker *w, CUgraph g, CUgraphNode *node,
 		     const CUgraphNode *deps, uint32_t nd, const uint8_t *p,
 		     uint32_t len, uint64_t *dptr);
 /* a node is going: drop the handles of the graphs it owns (a child
- * graph, a conditional node's bodies) with it */
+ * graph, a conditional node's bodies) with it (xgpub_graph_handles.c) */
 void xgpub_node_forget_children(struct xgpub_worker *w, CUgraphNode n);
 
 /*
