@@ -17,12 +17,11 @@
 xgpuif_handle_t xgpub_node_handle(struct xgpub_worker *w, CUgraph g,
 				  CUgraphNode n)
 {
-	struct xgpub_hentry *e = xgpub_handle_find(&w->h, XGPUB_H_GNODE, n);
+	xgpuif_handle_t h = xgpub_handle_named(&w->h, XGPUB_H_GNODE, n);
 	struct xgpub_node_extra *x;
-	xgpuif_handle_t h = 0;
 
-	if (e)
-		return xgpub_handle_of(&w->h, e);
+	if (h)
+		return h;
 	x = malloc(sizeof(*x));
 	if (!x)
 		return 0;
@@ -40,12 +39,11 @@ xgpuif_handle_t xgpub_node_handle(struct xgpub_worker *w, CUgraph g,
 xgpuif_handle_t xgpub_graph_handle(struct xgpub_worker *w, CUgraph g,
 				   CUgraph owner, CUgraphNode node)
 {
-	struct xgpub_hentry *e = xgpub_handle_find(&w->h, XGPUB_H_GRAPH, g);
+	xgpuif_handle_t h = xgpub_handle_named(&w->h, XGPUB_H_GRAPH, g);
 	struct xgpub_graph_extra *x = NULL;
-	xgpuif_handle_t h;
 
-	if (e)
-		return xgpub_handle_of(&w->h, e);
+	if (h)
+		return h;
 	if (owner) {
 		x = malloc(sizeof(*x));
 		if (!x)

@@ -223,6 +223,14 @@ struct xgpub_hentry *xgpub_handle_find(struct xgpub_handles *t, int type,
 	return NULL;
 }
 
+xgpuif_handle_t xgpub_handle_named(struct xgpub_handles *t, int type,
+				   const void *obj)
+{
+	struct xgpub_hentry *e = xgpub_handle_find(t, type, obj);
+
+	return e ? xgpub_handle_of(t, e) : 0;
+}
+
 void xgpub_handle_drop(struct xgpub_handles *t, struct xgpub_hentry *e)
 {
 	xgpub_handle_free(t, xgpub_handle_of(t, e), e->type);

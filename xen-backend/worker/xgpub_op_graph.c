@@ -304,6 +304,34 @@ static int add_kernel(struct xgpub_worker *w, CUgraph g, CUgraphNode *node,
 	return w->D->cuGraphAddKernelNode_v2(node, g, deps, nd, &kn);
 }
 
+/* add a node of a type xgpub_node_params reads, with its parameters u */
+static int add_node(struct xgpub_worker *w, unsigned int type,
+		    CUgraphNode *node, CUgraph g, const CUgraphNode *deps,
+		    uint32_t nd, const union xgpub_node_params *u)
+{
+	struct xgpub_driver *D = w->D;
+
+	switch (type) {
+	case CU_GRAPH_NODE_TYPE_MEMSET:
+		return D->cuGraphAddMemsetNode(node, g, deps, nd, &u->memset,
+					       w->cur);
+	case CU_GRAPH_NODE_TYPE_MEMCPY:
+		return D->cuGraphAddMemcpyNode(node, g, deps, nd, &u->copy,
+					       w->cur);
+	case CU_GRAPH_NODE_TYPE_HOST:
+		return D->cuGraphAddHostNode(node, g, deps, nd, &u->host);
+	case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP:
+		return D->cuGraphAddBatchMemOpNode(node, g, deps, nd,
+						   &u->memop);
+	case CU_GRAPH_NODE_TYPE_GRAPH:
+		return D->cuGraphAddChildGraphNode(node, g, deps, nd, u->obj);
+	case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
+		return D->cuGraphAddEventRecordNode(node, g, deps, nd, u->obj);
+	default:	/* WAIT_EVENT */
+		return D->cuGraphAddEventWaitNode(node, g, deps, nd, u->obj);
+	}
+}
+
 int xgpub_h_GRAPH_ADD_NODE(struct xgpub_worker *w,
 			   const struct xgpuif_add_node_args *a,
 			   struct xgpub_hentry *graph,
@@ -311,6 +339,7 @@ int xgpub_h_GRAPH_ADD_NODE(struct xgpub_worker *w,
 			   struct xgpuif_node_reply *r)
 {
 	static CUgraphNode deps[XGPUIF_MAX_CAPTURE_DEPS];
+	union xgpub_node_params u;
 	CUgraph g = graph->obj;
 	CUgraphNode node = NULL;
 	const uint8_t *p;
@@ -334,42 +363,6 @@ int xgpub_h_GRAPH_ADD_NODE(struct xgpub_worker *w,
 	case CU_GRAPH_NODE_TYPE_KERNEL:
 		rc = add_kernel(w, g, &node, deps, a->ndeps, p, len);
 		break;
-	case CU_GRAPH_NODE_TYPE_MEMSET: {
-		CUDA_MEMSET_NODE_PARAMS mp;
-
-		rc = xgpub_node_memset(p, len, &mp);
-		if (rc == 0)
-			rc = w->D->cuGraphAddMemsetNode(&node, g, deps,
-							a->ndeps, &mp, w->cur);
-		break;
-	}
-	case CU_GRAPH_NODE_TYPE_MEMCPY: {
-		CUDA_MEMCPY3D cp;
-
-		rc = xgpub_node_copy(w, p, len, &cp);
-		if (rc == 0)
-			rc = w->D->cuGraphAddMemcpyNode(&node, g, deps,
-							a->ndeps, &cp, w->cur);
-		break;
-	}
-	case CU_GRAPH_NODE_TYPE_HOST: {
-		CUDA_HOST_NODE_PARAMS hp;
-
-		rc = xgpub_node_host(w, p, len, &hp);
-		if (rc == 0)
-			rc = w->D->cuGraphAddHostNode(&node, g, deps, a->ndeps,
-						      &hp);
-		break;
-	}
-	case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP: {
-		CUDA_BATCH_MEM_OP_NODE_PARAMS mp;
-
-		rc = xgpub_node_memop(w, p, len, &mp);
-		if (rc == 0)
-			rc = w->D->cuGraphAddBatchMemOpNode(&node, g, deps,
-							    a->ndeps, &mp);
-		break;
-	}
 	case CU_GRAPH_NODE_TYPE_MEM_ALLOC:
 		rc = xgpub_node_alloc(w, g, &node, deps, a->ndeps, p, len,
 				      &r->dptr);
@@ -387,33 +380,10 @@ int xgpub_h_GRAPH_ADD_NODE(struct xgpub_worker *w,
 			xgpub_alloc_del(w, d.dptr);
 		break;
 	}
-	case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
-	case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
-	case CU_GRAPH_NODE_TYPE_GRAPH: {
-		struct xgpuif_node_handle h;
-		struct xgpub_hentry *e;
-		bool child = a->type == CU_GRAPH_NODE_TYPE_GRAPH;
-
-		if (len != sizeof(h))
-			return XGPUIF_ST_PROTO;
-		memcpy(&h, p, sizeof(h));
-		e = xgpub_handle_get(&w->h, h.handle,
-				     child ? XGPUB_H_GRAPH : XGPUB_H_EVENT);
-		if (!e)
-			return CUDA_ERROR_INVALID_HANDLE;
-		if (child)
-			rc = w->D->cuGraphAddChildGraphNode(&node, g, deps,
-							    a->ndeps, e->obj);
-		else if (a->type == CU_GRAPH_NODE_TYPE_EVENT_RECORD)
-			rc = w->D->cuGraphAddEventRecordNode(&node, g, deps,
-							     a->ndeps, e->obj);
-		else
-			rc = w->D->cuGraphAddEventWaitNode(&node, g, deps,
-							   a->ndeps, e->obj);
-		break;
-	}
 	default:
-		return CUDA_ERROR_NOT_SUPPORTED;
+		rc = xgpub_node_params(w, a->type, p, len, &u);
+		if (rc == 0)
+			rc = add_node(w, a->type, &node, g, deps, a->ndeps, &u);
 	}
 	if (rc)
 		return rc;

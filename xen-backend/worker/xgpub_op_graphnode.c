@@ -32,8 +32,8 @@
 
 /* ---- parameters from the wire -------------------------------------------- */
 
-int xgpub_node_memset(const uint8_t *p, uint32_t len,
-		      CUDA_MEMSET_NODE_PARAMS *mp)
+static int xgpub_node_memset(const uint8_t *p, uint32_t len,
+			     CUDA_MEMSET_NODE_PARAMS *mp)
 {
 	struct xgpuif_node_memset m;
 
@@ -92,8 +92,8 @@ static int side_in(struct xgpub_worker *w, const struct xgpuif_node_side *s,
 	return 0;
 }
 
-int xgpub_node_copy(struct xgpub_worker *w, const uint8_t *p, uint32_t len,
-		    CUDA_MEMCPY3D *cp)
+static int xgpub_node_copy(struct xgpub_worker *w, const uint8_t *p,
+			   uint32_t len, CUDA_MEMCPY3D *cp)
 {
 	struct xgpuif_node_copy c;
 	int rc;
@@ -132,8 +132,8 @@ int xgpub_node_copy(struct xgpub_worker *w, const uint8_t *p, uint32_t len,
  * for work the guest sends later: the gate counts no work of this guest's
  * as in flight from then on (xgpub_note_value_wait).
  */
-int xgpub_node_memop(struct xgpub_worker *w, const uint8_t *p, uint32_t len,
-		     CUDA_BATCH_MEM_OP_NODE_PARAMS *mp)
+static int xgpub_node_memop(struct xgpub_worker *w, const uint8_t *p,
+			    uint32_t len, CUDA_BATCH_MEM_OP_NODE_PARAMS *mp)
 {
 	static CUstreamBatchMemOpParams ops[XGPUIF_MAX_MEMOPS];
 	struct xgpuif_node_memop m;
@@ -163,8 +163,8 @@ int xgpub_node_memop(struct xgpub_worker *w, const uint8_t *p, uint32_t len,
 	return 0;
 }
 
-int xgpub_node_host(struct xgpub_worker *w, const uint8_t *p, uint32_t len,
-		    CUDA_HOST_NODE_PARAMS *hp)
+static int xgpub_node_host(struct xgpub_worker *w, const uint8_t *p,
+			   uint32_t len, CUDA_HOST_NODE_PARAMS *hp)
 {
 	struct xgpuif_node_host h;
 
@@ -177,6 +177,40 @@ int xgpub_node_host(struct xgpub_worker *w, const uint8_t *p, uint32_t len,
 	hp->fn = xgpub_graph_hostfn;
 	hp->userData = (void *)(uintptr_t)h.fnid;
 	return 0;
+}
+
+int xgpub_node_params(struct xgpub_worker *w, unsigned int type,
+		      const uint8_t *p, uint32_t len,
+		      union xgpub_node_params *u)
+{
+	struct xgpuif_node_handle h;
+	struct xgpub_hentry *e;
+	bool child = type == CU_GRAPH_NODE_TYPE_GRAPH;
+
+	switch (type) {
+	case CU_GRAPH_NODE_TYPE_MEMSET:
+		return xgpub_node_memset(p, len, &u->memset);
+	case CU_GRAPH_NODE_TYPE_MEMCPY:
+		return xgpub_node_copy(w, p, len, &u->copy);
+	case CU_GRAPH_NODE_TYPE_HOST:
+		return xgpub_node_host(w, p, len, &u->host);
+	case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP:
+		return xgpub_node_memop(w, p, len, &u->memop);
+	case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
+	case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
+	case CU_GRAPH_NODE_TYPE_GRAPH:
+		if (len != sizeof(h))
+			return XGPUIF_ST_PROTO;
+		memcpy(&h, p, sizeof(h));
+		e = xgpub_handle_get(&w->h, h.handle,
+				     child ? XGPUB_H_GRAPH : XGPUB_H_EVENT);
+		if (!e)
+			return CUDA_ERROR_INVALID_HANDLE;
+		u->obj = e->obj;
+		return 0;
+	default:
+		return CUDA_ERROR_NOT_SUPPORTED;
+	}
 }
 
 int xgpub_node_alloc(struct xgpub_worker *w, CUgraph g, CUgraphNode *node,
@@ -273,9 +307,7 @@ static int get_copy(struct xgpub_worker *w, CUgraphNode n,
 /* the guest's handle of a driver event (0: none of the guest's) */
 static xgpuif_handle_t event_handle(struct xgpub_worker *w, CUevent ev)
 {
-	struct xgpub_hentry *e = xgpub_handle_find(&w->h, XGPUB_H_EVENT, ev);
-
-	return e ? xgpub_handle_of(&w->h, e) : 0;
+	return xgpub_handle_named(&w->h, XGPUB_H_EVENT, ev);
 }
 
 static CUgraph graph_of(struct xgpub_hentry *node)
@@ -507,6 +539,7 @@ int xgpub_h_GRAPH_NODE_SET(struct xgpub_worker *w,
 	struct xgpub_hentry *xe = NULL;
 	CUgraphExec x = NULL;
 	CUgraphNode n = node->obj;
+	union xgpub_node_params u;
 	CUgraphNodeType t;
 	int rc;
 
@@ -523,75 +556,36 @@ int xgpub_h_GRAPH_NODE_SET(struct xgpub_worker *w,
 		return rc;
 	if ((uint32_t)t != a->type)
 		return CUDA_ERROR_INVALID_VALUE;
+	rc = xgpub_node_params(w, t, tail->p, tail->len, &u);
+	if (rc)
+		return rc;
 	switch (t) {
-	case CU_GRAPH_NODE_TYPE_MEMSET: {
-		CUDA_MEMSET_NODE_PARAMS mp;
-
-		rc = xgpub_node_memset(tail->p, tail->len, &mp);
-		if (rc)
-			return rc;
-		return x ? D->cuGraphExecMemsetNodeSetParams(x, n, &mp, w->cur) :
-			   D->cuGraphMemsetNodeSetParams(n, &mp);
-	}
-	case CU_GRAPH_NODE_TYPE_MEMCPY: {
-		CUDA_MEMCPY3D cp;
-
-		rc = xgpub_node_copy(w, tail->p, tail->len, &cp);
-		if (rc)
-			return rc;
-		return x ? D->cuGraphExecMemcpyNodeSetParams(x, n, &cp, w->cur) :
-			   D->cuGraphMemcpyNodeSetParams(n, &cp);
-	}
-	case CU_GRAPH_NODE_TYPE_HOST: {
-		CUDA_HOST_NODE_PARAMS hp;
-
-		rc = xgpub_node_host(w, tail->p, tail->len, &hp);
-		if (rc)
-			return rc;
-		return x ? D->cuGraphExecHostNodeSetParams(x, n, &hp) :
-			   D->cuGraphHostNodeSetParams(n, &hp);
-	}
-	case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP: {
-		CUDA_BATCH_MEM_OP_NODE_PARAMS mp;
-
-		rc = xgpub_node_memop(w, tail->p, tail->len, &mp);
-		if (rc)
-			return rc;
-		return x ? D->cuGraphExecBatchMemOpNodeSetParams(x, n, &mp) :
-			   D->cuGraphBatchMemOpNodeSetParams(n, &mp);
-	}
+	case CU_GRAPH_NODE_TYPE_MEMSET:
+		return x ? D->cuGraphExecMemsetNodeSetParams(x, n, &u.memset,
+							      w->cur) :
+			   D->cuGraphMemsetNodeSetParams(n, &u.memset);
+	case CU_GRAPH_NODE_TYPE_MEMCPY:
+		return x ? D->cuGraphExecMemcpyNodeSetParams(x, n, &u.copy,
+							      w->cur) :
+			   D->cuGraphMemcpyNodeSetParams(n, &u.copy);
+	case CU_GRAPH_NODE_TYPE_HOST:
+		return x ? D->cuGraphExecHostNodeSetParams(x, n, &u.host) :
+			   D->cuGraphHostNodeSetParams(n, &u.host);
+	case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP:
+		return x ? D->cuGraphExecBatchMemOpNodeSetParams(x, n,
+								  &u.memop) :
+			   D->cuGraphBatchMemOpNodeSetParams(n, &u.memop);
+	case CU_GRAPH_NODE_TYPE_GRAPH:
+		/* a graph's child graph changes only in its executable
+		 * graphs */
+		if (!x)
+			return CUDA_ERROR_NOT_SUPPORTED;
+		return D->cuGraphExecChildGraphNodeSetParams(x, n, u.obj);
 	case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
-	case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
-	case CU_GRAPH_NODE_TYPE_GRAPH: {
-		struct xgpuif_node_handle h;
-		struct xgpub_hentry *e;
-		bool child = t == CU_GRAPH_NODE_TYPE_GRAPH;
-		bool rec = t == CU_GRAPH_NODE_TYPE_EVENT_RECORD;
-
-		if (tail->len != sizeof(h))
-			return XGPUIF_ST_PROTO;
-		memcpy(&h, tail->p, sizeof(h));
-		e = xgpub_handle_get(&w->h, h.handle,
-				     child ? XGPUB_H_GRAPH : XGPUB_H_EVENT);
-		if (!e)
-			return CUDA_ERROR_INVALID_HANDLE;
-		if (child) {
-			/* a graph's child graph changes only in its
-			 * executable graphs */
-			if (!x)
-				return CUDA_ERROR_NOT_SUPPORTED;
-			return D->cuGraphExecChildGraphNodeSetParams(x, n,
-								     e->obj);
-		}
-		if (x)
-			return rec ? D->cuGraphExecEventRecordNodeSetEvent(
-					     x, n, e->obj) :
-				     D->cuGraphExecEventWaitNodeSetEvent(
-					     x, n, e->obj);
-		return rec ? D->cuGraphEventRecordNodeSetEvent(n, e->obj) :
-			     D->cuGraphEventWaitNodeSetEvent(n, e->obj);
-	}
-	default:
-		return CUDA_ERROR_NOT_SUPPORTED;
+		return x ? D->cuGraphExecEventRecordNodeSetEvent(x, n, u.obj) :
+			   D->cuGraphEventRecordNodeSetEvent(n, u.obj);
+	default:	/* WAIT_EVENT */
+		return x ? D->cuGraphExecEventWaitNodeSetEvent(x, n, u.obj) :
+			   D->cuGraphEventWaitNodeSetEvent(n, u.obj);
 	}
 }

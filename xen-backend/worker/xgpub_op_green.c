@@ -367,7 +367,6 @@ int xgpub_h_CTX_FROM_GREEN(struct xgpub_worker *w,
 {
 	struct xgpub_green *g = handle->extra;
 	struct xgpub_green_ctx *gc;
-	struct xgpub_hentry *known;
 	CUcontext c;
 	int rc;
 
@@ -380,22 +379,19 @@ int xgpub_h_CTX_FROM_GREEN(struct xgpub_worker *w,
 		return rc;
 	/* a context the worker already names (should the driver answer
 	 * the primary itself): that handle, not marked as the green's */
-	known = xgpub_handle_find(&w->h, XGPUB_H_CTX, c);
-	if (known) {
-		r->ctx = xgpub_handle_of(&w->h, known);
+	r->ctx = xgpub_handle_named(&w->h, XGPUB_H_CTX, c);
+	if (r->ctx)
 		return 0;
-	}
 	gc = malloc(sizeof(*gc));
 	if (!gc)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	gc->green = xgpub_handle_of(&w->h, handle);
-	r->ctx = xgpub_handle_new(&w->h, XGPUB_H_CTX, c, gc);
-	if (!r->ctx) {
-		free(gc);
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	}
-	g->ctx_h = r->ctx;
-	return 0;
+	/* a green context's CTX is never destroyed as a context: a full
+	 * table only frees gc */
+	rc = xgpub_keep(w, XGPUB_H_CTX, c, gc, &r->ctx);
+	if (rc == 0)
+		g->ctx_h = r->ctx;
+	return rc;
 }
 
 int xgpub_h_GREENCTX_EVENT(struct xgpub_worker *w,

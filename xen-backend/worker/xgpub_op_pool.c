@@ -17,10 +17,9 @@
 /* the handle of a pool the driver gave us, a new one if it has none */
 static xgpuif_handle_t pool_handle(struct xgpub_worker *w, CUmemoryPool p)
 {
-	struct xgpub_hentry *e = xgpub_handle_find(&w->h, XGPUB_H_POOL, p);
+	xgpuif_handle_t h = xgpub_handle_named(&w->h, XGPUB_H_POOL, p);
 
-	return e ? xgpub_handle_of(&w->h, e) :
-		   xgpub_handle_new(&w->h, XGPUB_H_POOL, p, NULL);
+	return h ? h : xgpub_handle_new(&w->h, XGPUB_H_POOL, p, NULL);
 }
 
 static int default_pool(struct xgpub_worker *w, CUmemoryPool *p)

@@ -84,22 +84,13 @@ static int share_add(struct xgpub_worker *w, int kind, void *obj, int fd,
 	uint8_t bytes[64] = { 0 };
 	struct xgpub_share *s;
 
-	if (w->nshares == w->cap_shares) {
-		uint32_t ncap = w->cap_shares ? w->cap_shares * 2 : 16;
-		struct xgpub_share *n;
-
-		if (ncap > XGPUB_MAX_SHARES) {
-			close(fd);
-			return CUDA_ERROR_OUT_OF_MEMORY;
-		}
-		n = realloc(w->shares, ncap * sizeof(*n));
-		if (!n) {
-			close(fd);
-			return CUDA_ERROR_OUT_OF_MEMORY;
-		}
-		w->shares = n;
-		w->cap_shares = ncap;
+	s = xgpub_grow(w->shares, w->nshares, &w->cap_shares, sizeof(*s), 16,
+		       XGPUB_MAX_SHARES);
+	if (!s) {
+		close(fd);
+		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
+	w->shares = s;
 	/*
 	 * The daemon takes our fds for an importer (pidfd_getfd): as root
 	 * it may anyway; a daemon without CAP_SYS_PTRACE under Yama's
@@ -179,6 +170,37 @@ static int take_fd(struct xgpub_worker *w, int kind,
 	return 0;
 }
 
+/*
+ * The guest's token for an fd exported of obj (kind XGPUB_IPC_VMM_FD: a
+ * physical allocation; XGPUB_IPC_POOL_FD: a pool): the one it got
+ * before, or the driver's new export registered.
+ */
+static int share_export(struct xgpub_worker *w, int kind, void *obj,
+			unsigned long long flags, struct xgpuif_ipc_handle *r)
+{
+	const CUmemAllocationHandleType type =
+		CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+	struct xgpub_share *s = share_find(w, kind, obj);
+	int fd = -1, rc;
+
+	if (s) {
+		give_token(XGPUIF_SHARE_MAGIC, s->token, r);
+		return 0;
+	}
+	if (kind == XGPUB_IPC_VMM_FD)
+		rc = w->D->cuMemExportToShareableHandle(
+			&fd, (CUmemGenericAllocationHandle)(uintptr_t)obj,
+			type, flags);
+	else
+		rc = w->D->cuMemPoolExportToShareableHandle(&fd, obj, type,
+							     flags);
+	if (rc)
+		return rc;
+	if (fd < 0)
+		return CUDA_ERROR_UNKNOWN;
+	return share_add(w, kind, obj, fd, r);
+}
+
 /* ---- physical allocations -------------------------------------------- */
 
 int xgpub_h_VMM_EXPORT(struct xgpub_worker *w,
@@ -186,21 +208,7 @@ int xgpub_h_VMM_EXPORT(struct xgpub_worker *w,
 		       struct xgpub_hentry *handle,
 		       struct xgpuif_ipc_handle *r)
 {
-	struct xgpub_share *s = share_find(w, XGPUB_IPC_VMM_FD, handle->obj);
-	int fd = -1, rc;
-
-	if (s) {
-		give_token(XGPUIF_SHARE_MAGIC, s->token, r);
-		return 0;
-	}
-	rc = w->D->cuMemExportToShareableHandle(
-		&fd, (CUmemGenericAllocationHandle)(uintptr_t)handle->obj,
-		CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, a->flags);
-	if (rc)
-		return rc;
-	if (fd < 0)
-		return CUDA_ERROR_UNKNOWN;
-	return share_add(w, XGPUB_IPC_VMM_FD, handle->obj, fd, r);
+	return share_export(w, XGPUB_IPC_VMM_FD, handle->obj, a->flags, r);
 }
 
 int xgpub_h_VMM_IMPORT(struct xgpub_worker *w,
@@ -239,28 +247,13 @@ int xgpub_h_POOL_EXPORT(struct xgpub_worker *w,
 			struct xgpub_hentry *handle,
 			struct xgpuif_ipc_handle *r)
 {
-	struct xgpub_share *s = share_find(w, XGPUB_IPC_POOL_FD, handle->obj);
-	int fd = -1, rc;
-
-	if (s) {
-		give_token(XGPUIF_SHARE_MAGIC, s->token, r);
-		return 0;
-	}
-	rc = w->D->cuMemPoolExportToShareableHandle(
-		&fd, handle->obj, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
-		a->flags);
-	if (rc)
-		return rc;
-	if (fd < 0)
-		return CUDA_ERROR_UNKNOWN;
-	return share_add(w, XGPUB_IPC_POOL_FD, handle->obj, fd, r);
+	return share_export(w, XGPUB_IPC_POOL_FD, handle->obj, a->flags, r);
 }
 
 int xgpub_h_POOL_IMPORT(struct xgpub_worker *w,
 			const struct xgpuif_ipc_handle *a,
 			struct xgpuif_pool_reply *r)
 {
-	struct xgpub_hentry *e;
 	CUmemoryPool p;
 	int fd, rc = take_fd(w, XGPUB_IPC_POOL_FD, a, &fd);
 
@@ -272,11 +265,9 @@ int xgpub_h_POOL_IMPORT(struct xgpub_worker *w,
 	close(fd);
 	if (rc)
 		return rc;
-	e = xgpub_handle_find(&w->h, XGPUB_H_POOL, p);
-	if (e) {
-		r->pool = xgpub_handle_of(&w->h, e);
+	r->pool = xgpub_handle_named(&w->h, XGPUB_H_POOL, p);
+	if (r->pool)
 		return 0;
-	}
 	return xgpub_keep(w, XGPUB_H_POOL, p, NULL, &r->pool);
 }
 

@@ -119,21 +119,14 @@ int xgpub_h_VMM_RESERVE(struct xgpub_worker *w,
 			const struct xgpuif_vmm_reserve_args *a,
 			struct xgpuif_dptr_reply *r)
 {
+	struct xgpub_alloc *n;
 	CUdeviceptr p;
 	int rc;
 
-	if (w->nvres == w->cap_vres) {
-		uint32_t ncap = w->cap_vres ? w->cap_vres * 2 : 64;
-		struct xgpub_alloc *n;
-
-		if (ncap > 65536)
-			return CUDA_ERROR_OUT_OF_MEMORY;
-		n = realloc(w->vres, ncap * sizeof(*n));
-		if (!n)
-			return CUDA_ERROR_OUT_OF_MEMORY;
-		w->vres = n;
-		w->cap_vres = ncap;
-	}
+	n = xgpub_grow(w->vres, w->nvres, &w->cap_vres, sizeof(*n), 64, 65536);
+	if (!n)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	w->vres = n;
 	rc = w->D->cuMemAddressReserve(&p, a->size, a->align, a->addr,
 				       a->flags);
 	if (rc)

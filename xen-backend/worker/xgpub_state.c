@@ -135,17 +135,31 @@ bool xgpub_quota_allows(struct xgpub_worker *w, uint64_t size)
 	return used <= w->opt->quota && c <= w->opt->quota - used;
 }
 
+void *xgpub_grow(void *a, uint32_t n, uint32_t *cap, size_t elem,
+		 uint32_t first, uint32_t max)
+{
+	uint32_t ncap;
+
+	if (n < *cap)
+		return a;
+	ncap = *cap ? *cap * 2 : first;
+	if (ncap > max || ncap <= *cap)
+		return NULL;
+	a = realloc(a, (size_t)ncap * elem);
+	if (a)
+		*cap = ncap;
+	return a;
+}
+
 int xgpub_alloc_add(struct xgpub_worker *w, uint64_t dptr, uint64_t size)
 {
-	if (w->nallocs == w->cap_allocs) {
-		uint32_t ncap = w->cap_allocs ? w->cap_allocs * 2 : 256;
-		struct xgpub_alloc *n = realloc(w->allocs, ncap * sizeof(*n));
+	struct xgpub_alloc *n = xgpub_grow(w->allocs, w->nallocs,
+					   &w->cap_allocs, sizeof(*n), 256,
+					   UINT32_MAX);
 
-		if (!n)
-			return -ENOMEM;
-		w->allocs = n;
-		w->cap_allocs = ncap;
-	}
+	if (!n)
+		return -ENOMEM;
+	w->allocs = n;
 	size = xgpub_charge_size(size);
 	w->allocs[w->nallocs++] = (struct xgpub_alloc){ dptr, size };
 	w->mem_used += size;
@@ -291,15 +305,11 @@ static struct xgpub_ctxq *ctxq_add(struct xgpub_worker *w, CUcontext ctx)
 
 	if (q)
 		return q;
-	if (w->nctxq == w->cap_ctxq) {
-		uint32_t ncap = w->cap_ctxq ? w->cap_ctxq * 2 : 16;
-		struct xgpub_ctxq *n = realloc(w->ctxq, ncap * sizeof(*n));
-
-		if (!n)
-			return NULL;
-		w->ctxq = n;
-		w->cap_ctxq = ncap;
-	}
+	q = xgpub_grow(w->ctxq, w->nctxq, &w->cap_ctxq, sizeof(*q), 16,
+		       UINT32_MAX);
+	if (!q)
+		return NULL;
+	w->ctxq = q;
 	q = &w->ctxq[w->nctxq++];
 	*q = (struct xgpub_ctxq){ .ctx = ctx };
 	return q;
@@ -415,21 +425,18 @@ int xgpub_global_charge(struct xgpub_worker *w, xgpuif_handle_t root,
 			uint64_t dptr, uint64_t size)
 {
 	uint64_t c = xgpub_charge_size(size);
+	struct xgpub_globq *n;
 
 	for (uint32_t i = 0; i < w->nglobq; i++)
 		if (w->globq[i].root == root && w->globq[i].dptr == dptr)
 			return 0;
 	if (!xgpub_quota_allows(w, size))
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	if (w->nglobq == w->cap_globq) {
-		uint32_t ncap = w->cap_globq ? w->cap_globq * 2 : 64;
-		struct xgpub_globq *n = realloc(w->globq, ncap * sizeof(*n));
-
-		if (!n)
-			return CUDA_ERROR_OUT_OF_MEMORY;
-		w->globq = n;
-		w->cap_globq = ncap;
-	}
+	n = xgpub_grow(w->globq, w->nglobq, &w->cap_globq, sizeof(*n), 64,
+		       UINT32_MAX);
+	if (!n)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	w->globq = n;
 	w->globq[w->nglobq++] = (struct xgpub_globq){ root, dptr, c };
 	xgpub_charge(w, c);
 	return 0;

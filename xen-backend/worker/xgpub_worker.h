@@ -111,6 +111,9 @@ int xgpub_handle_free(struct xgpub_handles *t, xgpuif_handle_t h, int type);
  * (hashed: constant time) */
 struct xgpub_hentry *xgpub_handle_find(struct xgpub_handles *t, int type,
 				       const void *obj);
+/* the handle of the live entry of `type` holding obj, or 0 */
+xgpuif_handle_t xgpub_handle_named(struct xgpub_handles *t, int type,
+				   const void *obj);
 /* drop live entry e, as xgpub_handle_free does its handle */
 void xgpub_handle_drop(struct xgpub_handles *t, struct xgpub_hentry *e);
 /* the handle that names live entry e */
@@ -373,6 +376,15 @@ void xgpub_ctx_drop_streams(struct xgpub_worker *w, CUcontext c);
  */
 void xgpub_ctx_green_gone(struct xgpub_worker *w, CUcontext c);
 
+/*
+ * Room for one more element in an array of n (cap allocated, elem bytes
+ * each): the array itself while n < cap, else the array reallocated to
+ * twice cap (first when empty), *cap updated; NULL past max elements or
+ * without memory, the array as it was (xgpub_state.c).
+ */
+void *xgpub_grow(void *a, uint32_t n, uint32_t *cap, size_t elem,
+		 uint32_t first, uint32_t max);
+
 /* device memory accounting */
 int xgpub_alloc_add(struct xgpub_worker *w, uint64_t dptr, uint64_t size);
 int xgpub_alloc_del(struct xgpub_worker *w, uint64_t dptr);
@@ -491,16 +503,23 @@ xgpuif_handle_t xgpub_node_handle(struct xgpub_worker *w, CUgraph g,
 xgpuif_handle_t xgpub_graph_handle(struct xgpub_worker *w, CUgraph g,
 				   CUgraph owner, CUgraphNode node);
 
-/* a node's parameters from the wire: GRAPH_ADD_NODE's body of its type
- * (xgpub_op_graphnode.c) */
-int xgpub_node_memset(const uint8_t *p, uint32_t len,
-		      CUDA_MEMSET_NODE_PARAMS *mp);
-int xgpub_node_copy(struct xgpub_worker *w, const uint8_t *p, uint32_t len,
-		    CUDA_MEMCPY3D *cp);
-int xgpub_node_host(struct xgpub_worker *w, const uint8_t *p, uint32_t len,
-		    CUDA_HOST_NODE_PARAMS *hp);
-int xgpub_node_memop(struct xgpub_worker *w, const uint8_t *p, uint32_t len,
-		     CUDA_BATCH_MEM_OP_NODE_PARAMS *mp);
+/*
+ * A node's parameters from the wire, GRAPH_ADD_NODE's or GRAPH_NODE_SET's
+ * body, for the node types both serve alike: a memset, copy, host or
+ * batch memop node's, or the event or child graph a node names (obj).
+ * 0, XGPUIF_ST_PROTO, the CUresult refusing, or CUDA_ERROR_NOT_SUPPORTED
+ * for any other type (xgpub_op_graphnode.c).
+ */
+union xgpub_node_params {
+	CUDA_MEMSET_NODE_PARAMS memset;
+	CUDA_MEMCPY3D copy;
+	CUDA_HOST_NODE_PARAMS host;
+	CUDA_BATCH_MEM_OP_NODE_PARAMS memop;
+	void *obj;	/* EVENT_RECORD, WAIT_EVENT: CUevent; GRAPH: CUgraph */
+};
+int xgpub_node_params(struct xgpub_worker *w, unsigned int type,
+		      const uint8_t *p, uint32_t len,
+		      union xgpub_node_params *u);
 /* add a memory allocation node (its address in *dptr), charged */
 int xgpub_node_alloc(struct xgpub_worker *w, CUgraph g, CUgraphNode *node,
 		     const CUgraphNode *deps, uint32_t nd, const uint8_t *p,
