@@ -412,21 +412,18 @@ int xgpub_h_GRAPH_KERNEL_PARAMS(struct xgpub_worker *w,
 				struct xgpub_hentry *node,
 				const struct xgpub_tail *tail)
 {
-	struct xgpub_hentry *x = NULL;
 	CUDA_KERNEL_NODE_PARAMS kn;
-	int rc;
+	void *x;
+	int rc = xgpub_handle_opt(w, a->exec, XGPUB_H_GEXEC, &x);
 
-	if (a->exec) {
-		x = xgpub_handle_get(&w->h, a->exec, XGPUB_H_GEXEC);
-		if (!x)
-			return CUDA_ERROR_INVALID_HANDLE;
-	}
+	if (rc)
+		return rc;
 	rc = kernel_node(w, tail->p, tail->len, &kn);
 	if (rc)
 		return rc;
 	if (x)
-		return w->D->cuGraphExecKernelNodeSetParams_v2(x->obj,
-							       node->obj, &kn);
+		return w->D->cuGraphExecKernelNodeSetParams_v2(x, node->obj,
+							       &kn);
 	return w->D->cuGraphKernelNodeSetParams_v2(node->obj, &kn);
 }
 

@@ -536,21 +536,17 @@ int xgpub_h_GRAPH_NODE_SET(struct xgpub_worker *w,
 			   const struct xgpub_tail *tail)
 {
 	struct xgpub_driver *D = w->D;
-	struct xgpub_hentry *xe = NULL;
-	CUgraphExec x = NULL;
 	CUgraphNode n = node->obj;
 	union xgpub_node_params u;
 	CUgraphNodeType t;
+	void *x;
 	int rc;
 
 	if (a->_pad)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (a->exec) {
-		xe = xgpub_handle_get(&w->h, a->exec, XGPUB_H_GEXEC);
-		if (!xe)
-			return CUDA_ERROR_INVALID_HANDLE;
-		x = xe->obj;
-	}
+	rc = xgpub_handle_opt(w, a->exec, XGPUB_H_GEXEC, &x);
+	if (rc)
+		return rc;
 	rc = D->cuGraphNodeGetType(n, &t);
 	if (rc)
 		return rc;

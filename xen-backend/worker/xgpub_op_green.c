@@ -159,6 +159,7 @@ int xgpub_h_DEV_RESOURCE(struct xgpub_worker *w,
 	struct xgpub_hentry *e;
 	CUdevResource res;
 	CUdevResourceType type = (CUdevResourceType)a->type;
+	bool green = a->of == XGPUIF_DR_GREEN;
 	int rc;
 
 	memset(&res, 0, sizeof(res));
@@ -169,16 +170,14 @@ int xgpub_h_DEV_RESOURCE(struct xgpub_worker *w,
 		rc = w->D->cuDeviceGetDevResource(w->dev, &res, type);
 		break;
 	case XGPUIF_DR_CTX:
-		e = xgpub_handle_get(&w->h, a->handle, XGPUB_H_CTX);
-		if (!e)
-			return CUDA_ERROR_INVALID_CONTEXT;
-		rc = w->D->cuCtxGetDevResource(e->obj, &res, type);
-		break;
 	case XGPUIF_DR_GREEN:
-		e = xgpub_handle_get(&w->h, a->handle, XGPUB_H_GREENCTX);
+		e = xgpub_handle_get(&w->h, a->handle,
+				     green ? XGPUB_H_GREENCTX : XGPUB_H_CTX);
 		if (!e)
-			return CUDA_ERROR_INVALID_HANDLE;
-		rc = w->D->cuGreenCtxGetDevResource(e->obj, &res, type);
+			return green ? CUDA_ERROR_INVALID_HANDLE :
+				       CUDA_ERROR_INVALID_CONTEXT;
+		rc = green ? w->D->cuGreenCtxGetDevResource(e->obj, &res, type) :
+			     w->D->cuCtxGetDevResource(e->obj, &res, type);
 		break;
 	default:
 		return CUDA_ERROR_INVALID_VALUE;

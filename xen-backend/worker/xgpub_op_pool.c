@@ -36,20 +36,17 @@ int xgpub_h_MEM_ALLOC_ASYNC(struct xgpub_worker *w,
 			    const struct xgpuif_mem_alloc_async_args *a,
 			    CUstream stream, struct xgpuif_dptr_reply *r)
 {
-	struct xgpub_hentry *pool = NULL;
 	CUdeviceptr p;
-	int rc;
+	void *pool;
+	int rc = xgpub_handle_opt(w, a->pool, XGPUB_H_POOL, &pool);
 
-	if (a->pool) {
-		pool = xgpub_handle_get(&w->h, a->pool, XGPUB_H_POOL);
-		if (!pool)
-			return CUDA_ERROR_INVALID_HANDLE;
-	}
+	if (rc)
+		return rc;
 	if (!a->bytesize)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (!xgpub_quota_allows(w, a->bytesize))
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	rc = pool ? w->D->cuMemAllocFromPoolAsync(&p, a->bytesize, pool->obj,
+	rc = pool ? w->D->cuMemAllocFromPoolAsync(&p, a->bytesize, pool,
 						 stream) :
 		    w->D->cuMemAllocAsync(&p, a->bytesize, stream);
 	if (rc)

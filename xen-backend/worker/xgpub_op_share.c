@@ -201,6 +201,31 @@ static int share_export(struct xgpub_worker *w, int kind, void *obj,
 	return share_add(w, kind, obj, fd, r);
 }
 
+/*
+ * The driver's import (into *out: a CUmemGenericAllocationHandle for
+ * XGPUB_IPC_VMM_FD, a CUmemoryPool for XGPUB_IPC_POOL_FD) of the fd
+ * behind the guest's token h; the duplicate fd is closed.
+ */
+static int share_import(struct xgpub_worker *w, int kind,
+			const struct xgpuif_ipc_handle *h, void *out)
+{
+	const CUmemAllocationHandleType type =
+		CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+	void *fdv;
+	int fd, rc = take_fd(w, kind, h, &fd);
+
+	if (rc)
+		return rc;
+	fdv = (void *)(uintptr_t)fd;
+	if (kind == XGPUB_IPC_VMM_FD)
+		rc = w->D->cuMemImportFromShareableHandle(out, fdv, type);
+	else
+		rc = w->D->cuMemPoolImportFromShareableHandle(out, fdv, type,
+							       0);
+	close(fd);
+	return rc;
+}
+
 /* ---- physical allocations -------------------------------------------- */
 
 int xgpub_h_VMM_EXPORT(struct xgpub_worker *w,
@@ -217,14 +242,8 @@ int xgpub_h_VMM_IMPORT(struct xgpub_worker *w,
 {
 	CUmemGenericAllocationHandle h;
 	struct xgpub_vmem *v;
-	int fd, rc = take_fd(w, XGPUB_IPC_VMM_FD, a, &fd);
+	int rc = share_import(w, XGPUB_IPC_VMM_FD, a, &h);
 
-	if (rc)
-		return rc;
-	rc = w->D->cuMemImportFromShareableHandle(
-		&h, (void *)(uintptr_t)fd,
-		CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
-	close(fd);
 	if (rc)
 		return rc;
 	/* the driver may give a handle the guest already holds: one more
@@ -255,14 +274,8 @@ int xgpub_h_POOL_IMPORT(struct xgpub_worker *w,
 			struct xgpuif_pool_reply *r)
 {
 	CUmemoryPool p;
-	int fd, rc = take_fd(w, XGPUB_IPC_POOL_FD, a, &fd);
+	int rc = share_import(w, XGPUB_IPC_POOL_FD, a, &p);
 
-	if (rc)
-		return rc;
-	rc = w->D->cuMemPoolImportFromShareableHandle(
-		&p, (void *)(uintptr_t)fd,
-		CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
-	close(fd);
 	if (rc)
 		return rc;
 	r->pool = xgpub_handle_named(&w->h, XGPUB_H_POOL, p);

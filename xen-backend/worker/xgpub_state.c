@@ -65,6 +65,21 @@ int xgpub_stream(struct xgpub_worker *w, xgpuif_handle_t h, CUstream *out)
 	return 0;
 }
 
+int xgpub_handle_opt(struct xgpub_worker *w, xgpuif_handle_t h, int type,
+		     void **obj)
+{
+	struct xgpub_hentry *e;
+
+	*obj = NULL;
+	if (!h)
+		return 0;
+	e = xgpub_handle_get(&w->h, h, type);
+	if (!e)
+		return CUDA_ERROR_INVALID_HANDLE;
+	*obj = e->obj;
+	return 0;
+}
+
 /* ---- device memory accounting ---------------------------------------------- */
 
 /*
@@ -716,6 +731,16 @@ int xgpub_keep(struct xgpub_worker *w, int type, void *obj, void *extra,
 	xgpub_release(w, &e);
 	free(extra);
 	return CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+int xgpub_keep_made(struct xgpub_worker *w, int rc, int type, void *obj,
+		    void *extra, xgpuif_handle_t *h)
+{
+	if (rc) {
+		free(extra);
+		return rc;
+	}
+	return xgpub_keep(w, type, obj, extra, h);
 }
 
 bool xgpub_vmem_ref(struct xgpub_worker *w, CUmemGenericAllocationHandle h,

@@ -277,6 +277,10 @@ struct xgpub_region *xgpub_region_get(struct xgpub_worker *w, uint32_t id);
  */
 int xgpub_keep(struct xgpub_worker *w, int type, void *obj, void *extra,
 	       xgpuif_handle_t *h);
+/* the same for the driver's answer rc to making obj: unless 0, extra is
+ * freed and rc answered */
+int xgpub_keep_made(struct xgpub_worker *w, int rc, int type, void *obj,
+		    void *extra, xgpuif_handle_t *h);
 /* is VMEM handle h (the driver's) one the guest holds?  Then one more
  * reference of the guest's, its wire handle in *out (xgpub_state.c) */
 bool xgpub_vmem_ref(struct xgpub_worker *w, CUmemGenericAllocationHandle h,
@@ -360,6 +364,10 @@ void xgpub_green_teardown(struct xgpub_worker *w);
 xgpuif_handle_t xgpub_owned_handle(struct xgpub_worker *w, int type,
 				   void *obj, CUcontext ctx);
 
+/* an optional handle argument h of `type`: its driver object in *obj
+ * (NULL for h 0); 0, or CUDA_ERROR_INVALID_HANDLE (xgpub_state.c) */
+int xgpub_handle_opt(struct xgpub_worker *w, xgpuif_handle_t h, int type,
+		     void **obj);
 /* stream argument: 0/1/2 pass through, others through the table */
 int xgpub_stream(struct xgpub_worker *w, xgpuif_handle_t h, CUstream *out);
 /*
