@@ -193,7 +193,6 @@ static int reply_sub(struct xgpub_worker *w, struct xgpub_hentry *parent,
 		     CUarray arr, struct xgpuif_subarray_reply *r)
 {
 	CUDA_ARRAY3D_DESCRIPTOR d;
-	struct xgpub_sub *x;
 	int rc;
 
 	memset(&d, 0, sizeof(d));
@@ -204,12 +203,7 @@ static int reply_sub(struct xgpub_worker *w, struct xgpub_hentry *parent,
 	r->array = xgpub_handle_named(&w->h, XGPUB_H_SUBARRAY, arr);
 	if (r->array)
 		return 0;
-	x = malloc(sizeof(*x));
-	if (!x)
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	x->parent = xgpub_handle_of(&w->h, parent);
-	/* its owner frees it: a full table only frees x */
-	return xgpub_keep(w, XGPUB_H_SUBARRAY, arr, x, &r->array);
+	return xgpub_keep_owned(w, XGPUB_H_SUBARRAY, arr, parent, &r->array);
 }
 
 int xgpub_h_MIPMAP_LEVEL(struct xgpub_worker *w,

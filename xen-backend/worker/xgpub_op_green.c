@@ -365,7 +365,6 @@ int xgpub_h_CTX_FROM_GREEN(struct xgpub_worker *w,
 			   struct xgpuif_ctx_reply *r)
 {
 	struct xgpub_green *g = handle->extra;
-	struct xgpub_green_ctx *gc;
 	CUcontext c;
 	int rc;
 
@@ -381,13 +380,7 @@ int xgpub_h_CTX_FROM_GREEN(struct xgpub_worker *w,
 	r->ctx = xgpub_handle_named(&w->h, XGPUB_H_CTX, c);
 	if (r->ctx)
 		return 0;
-	gc = malloc(sizeof(*gc));
-	if (!gc)
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	gc->green = xgpub_handle_of(&w->h, handle);
-	/* a green context's CTX is never destroyed as a context: a full
-	 * table only frees gc */
-	rc = xgpub_keep(w, XGPUB_H_CTX, c, gc, &r->ctx);
+	rc = xgpub_keep_owned(w, XGPUB_H_CTX, c, handle, &r->ctx);
 	if (rc == 0)
 		g->ctx_h = r->ctx;
 	return rc;

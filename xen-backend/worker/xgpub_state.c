@@ -601,10 +601,10 @@ static void forget_nodes(struct xgpub_worker *w, void *graph)
 
 static void drop_sub_of(struct xgpub_hentry *e, void *arg)
 {
-	struct xgpub_sub *x = e->extra;
+	struct xgpub_owner *x = e->extra;
 	struct xgpub_worker *w = ((void **)arg)[0];
 
-	if (x && x->parent == *(xgpuif_handle_t *)((void **)arg)[1])
+	if (x && x->owner == *(xgpuif_handle_t *)((void **)arg)[1])
 		xgpub_handle_drop(&w->h, e);
 }
 
@@ -730,6 +730,22 @@ int xgpub_keep(struct xgpub_worker *w, int type, void *obj, void *extra,
 		return 0;
 	xgpub_release(w, &e);
 	free(extra);
+	return CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+int xgpub_keep_owned(struct xgpub_worker *w, int type, void *obj,
+		     struct xgpub_hentry *owner, xgpuif_handle_t *h)
+{
+	struct xgpub_owner *x = malloc(sizeof(*x));
+
+	*h = 0;
+	if (!x)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	x->owner = xgpub_handle_of(&w->h, owner);
+	*h = xgpub_handle_new(&w->h, type, obj, x);
+	if (*h)
+		return 0;
+	free(x);
 	return CUDA_ERROR_OUT_OF_MEMORY;
 }
 

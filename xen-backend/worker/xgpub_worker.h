@@ -61,7 +61,8 @@ enum xgpub_htype {
 	XGPUB_H_VMEM,
 	XGPUB_H_MIPMAP,		/* obj = CUmipmappedArray */
 	XGPUB_H_SUBARRAY,	/* obj = CUarray its owner frees (a mipmap
-				 * level, a plane), extra = struct xgpub_sub */
+				 * level, a plane), extra = struct
+				 * xgpub_owner */
 	XGPUB_H_TEXREF,		/* obj = CUtexref, extra = struct xgpub_fn
 				 * (its module is the root) */
 	XGPUB_H_SURFREF,	/* obj = CUsurfref, as TEXREF */
@@ -305,10 +306,17 @@ int xgpub_release(struct xgpub_worker *w, struct xgpub_hentry *e);
 typedef int xgpub_release_fn(struct xgpub_worker *w, struct xgpub_hentry *e);
 void xgpub_release_hook(int type, xgpub_release_fn *fn);
 
-/* a SUBARRAY's owner: the mipmap or array whose release ends it */
-struct xgpub_sub {
-	xgpuif_handle_t parent;
+/*
+ * What a handle of an object its owner frees keeps (a SUBARRAY's: the
+ * mipmap or array whose release ends it; a green context's CTX: the
+ * GREENCTX): the owner's handle.  xgpub_keep_owned puts obj in the table
+ * so (nothing to release if it cannot: CUDA_ERROR_OUT_OF_MEMORY).
+ */
+struct xgpub_owner {
+	xgpuif_handle_t owner;
 };
+int xgpub_keep_owned(struct xgpub_worker *w, int type, void *obj,
+		     struct xgpub_hentry *owner, xgpuif_handle_t *h);
 
 /* the driver's array behind an ARRAY or SUBARRAY handle, or NULL */
 CUarray xgpub_array_of(struct xgpub_worker *w, xgpuif_handle_t h);
@@ -340,16 +348,13 @@ int xgpub_dev_rows_ok(struct xgpub_worker *w, uint64_t d, uint64_t x,
 /*
  * Green contexts (xgpub_op_green.c).  A GREENCTX handle keeps the
  * CUcontext cuCtxFromGreenCtx gave and the CTX handle naming it (0 until
- * asked); that CTX handle's extra is a struct xgpub_green_ctx, which says
- * it is a green context's: never destroyed as a context, dropped with its
+ * asked); that CTX handle's extra is a struct xgpub_owner, which says it
+ * is a green context's: never destroyed as a context, dropped with its
  * green context.
  */
 struct xgpub_green {
 	CUcontext ctx;
 	xgpuif_handle_t ctx_h;
-};
-struct xgpub_green_ctx {
-	xgpuif_handle_t green;
 };
 /* destroy the green context behind live entry e, with the streams and
  * events made in it and its CTX handle (the entry stays) */
