@@ -226,10 +226,9 @@ int xgpub_node_alloc(struct xgpub_worker *w, CUgraph g, CUgraphNode *node,
 	memcpy(&m, p, sizeof(m));
 	if (m.loc_type != CU_MEM_LOCATION_TYPE_DEVICE || m.loc_id != 0)
 		return CUDA_ERROR_NOT_SUPPORTED;
-	if (!m.size)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (!xgpub_quota_allows(w, m.size))
-		return CUDA_ERROR_OUT_OF_MEMORY;
+	rc = xgpub_alloc_check(w, m.size);
+	if (rc)
+		return rc;
 	memset(&ap, 0, sizeof(ap));
 	ap.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
 	ap.poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;

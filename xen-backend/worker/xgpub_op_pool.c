@@ -40,12 +40,10 @@ int xgpub_h_MEM_ALLOC_ASYNC(struct xgpub_worker *w,
 	void *pool;
 	int rc = xgpub_handle_opt(w, a->pool, XGPUB_H_POOL, &pool);
 
+	if (rc == 0)
+		rc = xgpub_alloc_check(w, a->bytesize);
 	if (rc)
 		return rc;
-	if (!a->bytesize)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (!xgpub_quota_allows(w, a->bytesize))
-		return CUDA_ERROR_OUT_OF_MEMORY;
 	rc = pool ? w->D->cuMemAllocFromPoolAsync(&p, a->bytesize, pool,
 						 stream) :
 		    w->D->cuMemAllocAsync(&p, a->bytesize, stream);

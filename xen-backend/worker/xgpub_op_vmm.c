@@ -74,12 +74,10 @@ int xgpub_h_VMM_CREATE(struct xgpub_worker *w,
 	struct xgpub_vmem *v;
 	int rc = prop_of(w, &a->prop, &prop);
 
+	if (rc == 0)
+		rc = xgpub_alloc_check(w, a->size);
 	if (rc)
 		return rc;
-	if (!a->size)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (!xgpub_quota_allows(w, a->size))
-		return CUDA_ERROR_OUT_OF_MEMORY;
 	v = malloc(sizeof(*v));
 	if (!v)
 		return CUDA_ERROR_OUT_OF_MEMORY;

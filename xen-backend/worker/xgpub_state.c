@@ -166,6 +166,13 @@ void *xgpub_grow(void *a, uint32_t n, uint32_t *cap, size_t elem,
 	return a;
 }
 
+int xgpub_alloc_check(struct xgpub_worker *w, uint64_t size)
+{
+	if (!size)
+		return CUDA_ERROR_INVALID_VALUE;
+	return xgpub_quota_allows(w, size) ? 0 : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
 int xgpub_alloc_add(struct xgpub_worker *w, uint64_t dptr, uint64_t size)
 {
 	struct xgpub_alloc *n = xgpub_grow(w->allocs, w->nallocs,

@@ -426,6 +426,10 @@ uint64_t xgpub_guest_pinned(struct xgpub_worker *w);
 /* what an allocation of size bytes is charged (the driver's granularity) */
 uint64_t xgpub_charge_size(uint64_t size);
 bool xgpub_quota_allows(struct xgpub_worker *w, uint64_t size);
+/* may the guest allocate size bytes (a pool's, a graph's, a physical
+ * allocation)?  0, CUDA_ERROR_INVALID_VALUE for 0 bytes, or
+ * CUDA_ERROR_OUT_OF_MEMORY past the quota */
+int xgpub_alloc_check(struct xgpub_worker *w, uint64_t size);
 /*
  * Charges that are not cuMemAlloc's (xgpub_state.c), all in mem_used and
  * so in the guest's cuMemGetInfo and NVML view:
