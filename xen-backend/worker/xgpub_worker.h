@@ -197,7 +197,7 @@ struct xgpub_worker {
 	struct xgpub_alloc *allocs;
 	uint32_t nallocs, cap_allocs;
 	uint64_t mem_used;	/* allocations and the charges below */
-	/* charges that are not allocations (xgpub_state.c): contexts and
+	/* charges that are not allocations (xgpub_account.c): contexts and
 	 * their limits, module globals */
 	struct xgpub_ctxq *ctxq;
 	uint32_t nctxq, cap_ctxq;
@@ -393,7 +393,7 @@ void xgpub_ctx_green_gone(struct xgpub_worker *w, CUcontext c);
  * Room for one more element in an array of n (cap allocated, elem bytes
  * each): the array itself while n < cap, else the array reallocated to
  * twice cap (first when empty), *cap updated; NULL past max elements or
- * without memory, the array as it was (xgpub_state.c).
+ * without memory, the array as it was (xgpub_handles.c).
  */
 void *xgpub_grow(void *a, uint32_t n, uint32_t *cap, size_t elem,
 		 uint32_t first, uint32_t max);
@@ -431,7 +431,7 @@ bool xgpub_quota_allows(struct xgpub_worker *w, uint64_t size);
  * CUDA_ERROR_OUT_OF_MEMORY past the quota */
 int xgpub_alloc_check(struct xgpub_worker *w, uint64_t size);
 /*
- * Charges that are not cuMemAlloc's (xgpub_state.c), all in mem_used and
+ * Charges that are not cuMemAlloc's (xgpub_account.c), all in mem_used and
  * so in the guest's cuMemGetInfo and NVML view:
  *   xgpub_charge/xgpub_uncharge  bytes already at the driver's granularity
  *   xgpub_array_charge  what an array (levels 0) or a mipmapped array of
@@ -498,7 +498,7 @@ void xgpub_ipc_teardown(struct xgpub_worker *w);
 void xgpub_share_forget(struct xgpub_worker *w, void *obj);
 bool xgpub_share_exported(struct xgpub_worker *w, void *obj);
 void xgpub_share_teardown(struct xgpub_worker *w);
-/* is dptr the start of an allocation of this guest's? (xgpub_state.c) */
+/* is dptr the start of an allocation of this guest's? (xgpub_account.c) */
 bool xgpub_alloc_has(struct xgpub_worker *w, uint64_t dptr);
 
 /* unmap and free the guest's reservations (teardown, xgpub_state.c) */
