@@ -394,10 +394,43 @@ static int get_kernel(struct xgpub_worker *w, CUgraphNode n, uint8_t *out,
 	return 0;
 }
 
+/* a batch memop node's parameters, written to rt->p (*len bytes) */
+static int get_memop(struct xgpub_worker *w, CUgraphNode n,
+		     struct xgpub_rtail *rt, uint32_t *len)
+{
+	CUDA_BATCH_MEM_OP_NODE_PARAMS mp;
+	struct xgpuif_node_memop m;
+	int rc;
+
+	memset(&mp, 0, sizeof(mp));
+	rc = w->D->cuGraphBatchMemOpNodeGetParams(n, &mp);
+	if (rc)
+		return rc;
+	if (mp.count > XGPUIF_MAX_MEMOPS || (mp.count && !mp.paramArray))
+		return CUDA_ERROR_NOT_SUPPORTED;
+	m = (struct xgpuif_node_memop){ mp.count, mp.flags };
+	*len = sizeof(m) + mp.count * XGPUIF_MEMOP_SIZE;
+	if (*len > rt->cap)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	memcpy(rt->p, &m, sizeof(m));
+	memcpy(rt->p + sizeof(m), mp.paramArray, mp.count * XGPUIF_MEMOP_SIZE);
+	return 0;
+}
+
 int xgpub_h_GRAPH_NODE_GET(struct xgpub_worker *w, struct xgpub_hentry *handle,
 			   struct xgpuif_node_get_reply *r,
 			   struct xgpub_rtail *rt)
 {
+	/* the driver's parameters */
+	union {
+		CUDA_MEMSET_NODE_PARAMS m;
+		CUDA_HOST_NODE_PARAMS h;
+		CUDA_MEM_ALLOC_NODE_PARAMS a;
+		CUevent ev;
+		CUgraph child;
+		CUdeviceptr d;
+	} p;
+	/* the wire's (kernels and memops write theirs to rt at once) */
 	union {
 		struct xgpuif_node_memset m;
 		struct xgpuif_node_copy c;
@@ -409,120 +442,81 @@ int xgpub_h_GRAPH_NODE_GET(struct xgpub_worker *w, struct xgpub_hentry *handle,
 	CUgraphNode n = handle->obj;
 	CUgraphNodeType t;
 	uint32_t len = 0;
+	bool written = false;
 	int rc = w->D->cuGraphNodeGetType(n, &t);
 
 	if (rc)
 		return rc;
+	memset(&p, 0, sizeof(p));
 	memset(&b, 0, sizeof(b));
 	switch (t) {
-	case CU_GRAPH_NODE_TYPE_MEMSET: {
-		CUDA_MEMSET_NODE_PARAMS mp;
-
-		memset(&mp, 0, sizeof(mp));
-		rc = w->D->cuGraphMemsetNodeGetParams(n, &mp);
-		b.m = (struct xgpuif_node_memset){ mp.dst, mp.pitch, mp.width,
-						   mp.height, mp.value,
-						   mp.elementSize };
+	case CU_GRAPH_NODE_TYPE_MEMSET:
+		rc = w->D->cuGraphMemsetNodeGetParams(n, &p.m);
+		b.m = (struct xgpuif_node_memset){ p.m.dst, p.m.pitch,
+						   p.m.width, p.m.height,
+						   p.m.value, p.m.elementSize };
 		len = sizeof(b.m);
 		break;
-	}
 	case CU_GRAPH_NODE_TYPE_MEMCPY:
 		rc = get_copy(w, n, &b.c);
 		len = sizeof(b.c);
 		break;
-	case CU_GRAPH_NODE_TYPE_HOST: {
-		CUDA_HOST_NODE_PARAMS hp;
-
-		memset(&hp, 0, sizeof(hp));
-		rc = w->D->cuGraphHostNodeGetParams(n, &hp);
-		if (rc == 0 && hp.fn == xgpub_graph_hostfn)
-			b.h.fnid = (uint64_t)(uintptr_t)hp.userData;
+	case CU_GRAPH_NODE_TYPE_HOST:
+		rc = w->D->cuGraphHostNodeGetParams(n, &p.h);
+		if (rc == 0 && p.h.fn == xgpub_graph_hostfn)
+			b.h.fnid = (uint64_t)(uintptr_t)p.h.userData;
 		len = sizeof(b.h);
 		break;
-	}
 	case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
-	case CU_GRAPH_NODE_TYPE_WAIT_EVENT: {
-		CUevent ev = NULL;
-
+	case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
 		rc = t == CU_GRAPH_NODE_TYPE_EVENT_RECORD ?
-			     w->D->cuGraphEventRecordNodeGetEvent(n, &ev) :
-			     w->D->cuGraphEventWaitNodeGetEvent(n, &ev);
-		b.e.handle = rc ? 0 : event_handle(w, ev);
+			     w->D->cuGraphEventRecordNodeGetEvent(n, &p.ev) :
+			     w->D->cuGraphEventWaitNodeGetEvent(n, &p.ev);
+		b.e.handle = rc ? 0 : event_handle(w, p.ev);
 		len = sizeof(b.e);
 		break;
-	}
-	case CU_GRAPH_NODE_TYPE_GRAPH: {
-		CUgraph child = NULL;
-
-		rc = w->D->cuGraphChildGraphNodeGetGraph(n, &child);
+	case CU_GRAPH_NODE_TYPE_GRAPH:
+		rc = w->D->cuGraphChildGraphNodeGetGraph(n, &p.child);
 		if (rc == 0) {
-			b.e.handle = xgpub_graph_handle(w, child,
+			b.e.handle = xgpub_graph_handle(w, p.child,
 							graph_of(handle), n);
 			if (!b.e.handle)
 				rc = CUDA_ERROR_OUT_OF_MEMORY;
 		}
 		len = sizeof(b.e);
 		break;
-	}
-	case CU_GRAPH_NODE_TYPE_MEM_ALLOC: {
-		CUDA_MEM_ALLOC_NODE_PARAMS ap;
-
-		memset(&ap, 0, sizeof(ap));
-		rc = w->D->cuGraphMemAllocNodeGetParams(n, &ap);
-		b.a = (struct xgpuif_node_mem){ ap.bytesize, ap.dptr,
+	case CU_GRAPH_NODE_TYPE_MEM_ALLOC:
+		rc = w->D->cuGraphMemAllocNodeGetParams(n, &p.a);
+		b.a = (struct xgpuif_node_mem){ p.a.bytesize, p.a.dptr,
 						CU_MEM_LOCATION_TYPE_DEVICE,
 						0 };
 		len = sizeof(b.a);
 		break;
-	}
-	case CU_GRAPH_NODE_TYPE_MEM_FREE: {
-		CUdeviceptr d = 0;
-
-		rc = w->D->cuGraphMemFreeNodeGetParams(n, &d);
-		b.d.dptr = d;
+	case CU_GRAPH_NODE_TYPE_MEM_FREE:
+		rc = w->D->cuGraphMemFreeNodeGetParams(n, &p.d);
+		b.d.dptr = p.d;
 		len = sizeof(b.d);
 		break;
-	}
 	case CU_GRAPH_NODE_TYPE_KERNEL:
 		rc = get_kernel(w, n, rt->p, rt->cap, &len);
-		if (rc)
-			return rc;
-		r->type = (uint32_t)t;
-		r->len = len;
-		rt->len = len;
-		return 0;
-	case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP: {
-		CUDA_BATCH_MEM_OP_NODE_PARAMS mp;
-		struct xgpuif_node_memop m;
-
-		memset(&mp, 0, sizeof(mp));
-		rc = w->D->cuGraphBatchMemOpNodeGetParams(n, &mp);
-		if (rc)
-			return rc;
-		if (mp.count > XGPUIF_MAX_MEMOPS || (mp.count && !mp.paramArray))
-			return CUDA_ERROR_NOT_SUPPORTED;
-		m = (struct xgpuif_node_memop){ mp.count, mp.flags };
-		len = sizeof(m) + mp.count * XGPUIF_MEMOP_SIZE;
-		if (len > rt->cap)
-			return CUDA_ERROR_NOT_SUPPORTED;
-		memcpy(rt->p, &m, sizeof(m));
-		memcpy(rt->p + sizeof(m), mp.paramArray,
-		       mp.count * XGPUIF_MEMOP_SIZE);
-		r->type = (uint32_t)t;
-		r->len = len;
-		rt->len = len;
-		return 0;
-	}
+		written = true;
+		break;
+	case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP:
+		rc = get_memop(w, n, rt, &len);
+		written = true;
+		break;
 	default:
 		break;
 	}
 	if (rc)
 		return rc;
-	if (len > rt->cap)
-		return XGPUIF_ST_PROTO;
+	if (!written) {
+		if (len > rt->cap)
+			return XGPUIF_ST_PROTO;
+		memcpy(rt->p, &b, len);
+	}
 	r->type = (uint32_t)t;
 	r->len = len;
-	memcpy(rt->p, &b, len);
 	rt->len = len;
 	return 0;
 }
