@@ -241,7 +241,6 @@ int xgpub_h_VMM_IMPORT(struct xgpub_worker *w,
 		       struct xgpuif_vmm_handle_reply *r)
 {
 	CUmemGenericAllocationHandle h;
-	struct xgpub_vmem *v;
 	int rc = share_import(w, XGPUB_IPC_VMM_FD, a, &h);
 
 	if (rc)
@@ -250,13 +249,8 @@ int xgpub_h_VMM_IMPORT(struct xgpub_worker *w,
 	 * reference, released by one more cuMemRelease */
 	if (xgpub_vmem_ref(w, h, &r->handle))
 		return 0;
-	v = malloc(sizeof(*v));
-	if (!v) {
-		w->D->cuMemRelease(h);
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	}
 	/* the exporter is charged */
-	return xgpub_vmem_keep(w, h, v, 0, &r->handle);
+	return xgpub_vmem_keep(w, h, 0, &r->handle);
 }
 
 /* ---- pools ------------------------------------------------------------ */

@@ -71,22 +71,15 @@ int xgpub_h_VMM_CREATE(struct xgpub_worker *w,
 {
 	CUmemGenericAllocationHandle h;
 	CUmemAllocationProp prop;
-	struct xgpub_vmem *v;
 	int rc = prop_of(w, &a->prop, &prop);
 
 	if (rc == 0)
 		rc = xgpub_alloc_check(w, a->size);
 	if (rc)
 		return rc;
-	v = malloc(sizeof(*v));
-	if (!v)
-		return CUDA_ERROR_OUT_OF_MEMORY;
 	rc = w->D->cuMemCreate(&h, a->size, &prop, a->flags);
-	if (rc) {
-		free(v);
-		return rc;
-	}
-	rc = xgpub_vmem_keep(w, h, v, a->size, &r->handle);
+	if (rc == 0)
+		rc = xgpub_vmem_keep(w, h, a->size, &r->handle);
 	if (rc)
 		return rc;
 	w->mem_used += a->size;

@@ -377,10 +377,16 @@ bool xgpub_vmem_ref(struct xgpub_worker *w, CUmemGenericAllocationHandle h,
 }
 
 int xgpub_vmem_keep(struct xgpub_worker *w, CUmemGenericAllocationHandle h,
-		    struct xgpub_vmem *v, uint64_t size, xgpuif_handle_t *out)
+		    uint64_t size, xgpuif_handle_t *out)
 {
-	*v = (struct xgpub_vmem){ size, 1 };
-	*out = xgpub_handle_new(&w->h, XGPUB_H_VMEM, (void *)(uintptr_t)h, v);
+	struct xgpub_vmem *v = malloc(sizeof(*v));
+
+	*out = 0;
+	if (v) {
+		*v = (struct xgpub_vmem){ size, 1 };
+		*out = xgpub_handle_new(&w->h, XGPUB_H_VMEM,
+					(void *)(uintptr_t)h, v);
+	}
 	if (*out)
 		return 0;
 	free(v);

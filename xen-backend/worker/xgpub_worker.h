@@ -286,12 +286,11 @@ int xgpub_keep_made(struct xgpub_worker *w, int rc, int type, void *obj,
  * reference of the guest's, its wire handle in *out (xgpub_state.c) */
 bool xgpub_vmem_ref(struct xgpub_worker *w, CUmemGenericAllocationHandle h,
 		    xgpuif_handle_t *out);
-struct xgpub_vmem;
-/* a new VMEM handle h of the guest's, charged size bytes, with v (malloc'd)
- * in the table, its wire handle in *out; if the table is full, v freed, h
- * released and CUDA_ERROR_OUT_OF_MEMORY (xgpub_state.c) */
+/* a new VMEM handle h of the guest's, charged size bytes, in the table,
+ * its wire handle in *out; if it cannot be kept (no memory, the table
+ * full), h released and CUDA_ERROR_OUT_OF_MEMORY (xgpub_state.c) */
 int xgpub_vmem_keep(struct xgpub_worker *w, CUmemGenericAllocationHandle h,
-		    struct xgpub_vmem *v, uint64_t size, xgpuif_handle_t *out);
+		    uint64_t size, xgpuif_handle_t *out);
 /* release the object behind live entry e and drop the entry, unless the
  * driver refused (its answer) */
 int xgpub_release_drop(struct xgpub_worker *w, struct xgpub_hentry *e);
