@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * xgpub_handles.c: per-guest handle tables.  A guest names every backend
+ * xgpub_handles.c: per-guest handle tables (and the growing array the
+ * worker's other tables use, xgpub_grow).  A guest names every backend
  * object by (generation << 32 | index + 1); a stale or forged handle finds
  * a freed entry, another generation or another type, and is refused.  The
  * guest never learns a Dom0 pointer.
@@ -223,6 +224,14 @@ struct xgpub_hentry *xgpub_handle_find(struct xgpub_handles *t, int type,
 	return NULL;
 }
 
+xgpuif_handle_t xgpub_handle_named(struct xgpub_handles *t, int type,
+				   const void *obj)
+{
+	struct xgpub_hentry *e = xgpub_handle_find(t, type, obj);
+
+	return e ? xgpub_handle_of(t, e) : 0;
+}
+
 void xgpub_handle_drop(struct xgpub_handles *t, struct xgpub_hentry *e)
 {
 	xgpub_handle_free(t, xgpub_handle_of(t, e), e->type);
@@ -246,4 +255,22 @@ void xgpub_handles_destroy(struct xgpub_handles *t)
 	free(t->hslot);
 	free(t->hobj);
 	memset(t, 0, sizeof(*t));
+}
+
+/* ---- a growing array, for the worker's other tables ---------------------- */
+
+void *xgpub_grow(void *a, uint32_t n, uint32_t *cap, size_t elem,
+		 uint32_t first, uint32_t max)
+{
+	uint32_t ncap;
+
+	if (n < *cap)
+		return a;
+	ncap = *cap ? *cap * 2 : first;
+	if (ncap > max || ncap <= *cap)
+		return NULL;
+	a = realloc(a, (size_t)ncap * elem);
+	if (a)
+		*cap = ncap;
+	return a;
 }

@@ -66,13 +66,8 @@ int xgpub_h_ARRAY_DESTROY(struct xgpub_worker *w, struct xgpub_hentry *handle)
 static int find_obj(struct xgpub_worker *w, int type, uint64_t v,
 		    xgpuif_handle_t *h)
 {
-	struct xgpub_hentry *e = xgpub_handle_find(&w->h, type,
-						   (void *)(uintptr_t)v);
-
-	if (!e)
-		return -1;
-	*h = xgpub_handle_of(&w->h, e);
-	return 0;
+	*h = xgpub_handle_named(&w->h, type, (void *)(uintptr_t)v);
+	return *h ? 0 : -1;
 }
 
 /* a texture or surface object the driver made (rc 0): kept in the table so
@@ -197,10 +192,7 @@ int xgpub_h_MIPMAP_DESTROY(struct xgpub_worker *w, struct xgpub_hentry *handle)
 static int reply_sub(struct xgpub_worker *w, struct xgpub_hentry *parent,
 		     CUarray arr, struct xgpuif_subarray_reply *r)
 {
-	struct xgpub_hentry *e = xgpub_handle_find(&w->h, XGPUB_H_SUBARRAY,
-						   arr);
 	CUDA_ARRAY3D_DESCRIPTOR d;
-	struct xgpub_sub *x;
 	int rc;
 
 	memset(&d, 0, sizeof(d));
@@ -208,20 +200,10 @@ static int reply_sub(struct xgpub_worker *w, struct xgpub_hentry *parent,
 	if (rc)
 		return rc;
 	memcpy(&r->desc, &d, sizeof(r->desc));
-	if (e) {
-		r->array = xgpub_handle_of(&w->h, e);
+	r->array = xgpub_handle_named(&w->h, XGPUB_H_SUBARRAY, arr);
+	if (r->array)
 		return 0;
-	}
-	x = malloc(sizeof(*x));
-	if (!x)
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	x->parent = xgpub_handle_of(&w->h, parent);
-	r->array = xgpub_handle_new(&w->h, XGPUB_H_SUBARRAY, arr, x);
-	if (!r->array) {
-		free(x);
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	}
-	return 0;
+	return xgpub_keep_owned(w, XGPUB_H_SUBARRAY, arr, parent, &r->array);
 }
 
 int xgpub_h_MIPMAP_LEVEL(struct xgpub_worker *w,

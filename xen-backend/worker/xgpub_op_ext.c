@@ -69,12 +69,8 @@ int xgpub_h_NOTIFY_REGISTER(struct xgpub_worker *w,
 	n->w = w;
 	n->fnid = a->fnid;
 	rc = w->D->cuDeviceRegisterAsyncNotification(w->dev, on_notify, n, &h);
-	if (rc) {
-		free(n);
-		return rc;
-	}
 	/* a full table unregisters it and frees n */
-	return xgpub_keep(w, XGPUB_H_NOTIFY, h, n, &r->ref);
+	return xgpub_keep_made(w, rc, XGPUB_H_NOTIFY, h, n, &r->ref);
 }
 
 int xgpub_h_NOTIFY_UNREGISTER(struct xgpub_worker *w,

@@ -17,59 +17,14 @@
  * graph is destroyed its node handles are dropped with it, so a stale
  * node handle is refused, never passed to the driver.  So are the
  * handles of graphs a node owns (a child graph asked for, a conditional
- * node's bodies: struct xgpub_graph_extra).  Node queries and setters,
- * user objects: xgpub_op_graphnode.c.
+ * node's bodies: struct xgpub_graph_extra; these handles are made in
+ * xgpub_graph_handles.c).  Node queries and setters, user objects:
+ * xgpub_op_graphnode.c.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "xgpub_worker.h"
-
-/* the handle of a node of graph g, one per node */
-xgpuif_handle_t xgpub_node_handle(struct xgpub_worker *w, CUgraph g,
-				  CUgraphNode n)
-{
-	struct xgpub_hentry *e = xgpub_handle_find(&w->h, XGPUB_H_GNODE, n);
-	struct xgpub_node_extra *x;
-	xgpuif_handle_t h = 0;
-
-	if (e)
-		return xgpub_handle_of(&w->h, e);
-	x = malloc(sizeof(*x));
-	if (!x)
-		return 0;
-	x->graph = g;
-	/* a node is its graph's: nothing to release if it cannot be kept */
-	xgpub_keep(w, XGPUB_H_GNODE, n, x, &h);
-	return h;
-}
-
-/*
- * The handle of a graph the driver made (capture: owner NULL), one per
- * graph; a child graph's (owner: the graph of its node) is borrowed: it
- * is dropped with its owner and never destroyed by itself.
- */
-xgpuif_handle_t xgpub_graph_handle(struct xgpub_worker *w, CUgraph g,
-				   CUgraph owner, CUgraphNode node)
-{
-	struct xgpub_hentry *e = xgpub_handle_find(&w->h, XGPUB_H_GRAPH, g);
-	struct xgpub_graph_extra *x = NULL;
-	xgpuif_handle_t h;
-
-	if (e)
-		return xgpub_handle_of(&w->h, e);
-	if (owner) {
-		x = malloc(sizeof(*x));
-		if (!x)
-			return 0;
-		x->owner = owner;
-		x->node = node;
-	}
-	h = xgpub_handle_new(&w->h, XGPUB_H_GRAPH, g, x);
-	if (!h)
-		free(x);
-	return h;
-}
 
 #define node_handle xgpub_node_handle
 #define graph_handle(w, g) xgpub_graph_handle(w, g, NULL, NULL)
@@ -349,6 +304,34 @@ static int add_kernel(struct xgpub_worker *w, CUgraph g, CUgraphNode *node,
 	return w->D->cuGraphAddKernelNode_v2(node, g, deps, nd, &kn);
 }
 
+/* add a node of a type xgpub_node_params reads, with its parameters u */
+static int add_node(struct xgpub_worker *w, unsigned int type,
+		    CUgraphNode *node, CUgraph g, const CUgraphNode *deps,
+		    uint32_t nd, const union xgpub_node_params *u)
+{
+	struct xgpub_driver *D = w->D;
+
+	switch (type) {
+	case CU_GRAPH_NODE_TYPE_MEMSET:
+		return D->cuGraphAddMemsetNode(node, g, deps, nd, &u->memset,
+					       w->cur);
+	case CU_GRAPH_NODE_TYPE_MEMCPY:
+		return D->cuGraphAddMemcpyNode(node, g, deps, nd, &u->copy,
+					       w->cur);
+	case CU_GRAPH_NODE_TYPE_HOST:
+		return D->cuGraphAddHostNode(node, g, deps, nd, &u->host);
+	case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP:
+		return D->cuGraphAddBatchMemOpNode(node, g, deps, nd,
+						   &u->memop);
+	case CU_GRAPH_NODE_TYPE_GRAPH:
+		return D->cuGraphAddChildGraphNode(node, g, deps, nd, u->obj);
+	case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
+		return D->cuGraphAddEventRecordNode(node, g, deps, nd, u->obj);
+	default:	/* WAIT_EVENT */
+		return D->cuGraphAddEventWaitNode(node, g, deps, nd, u->obj);
+	}
+}
+
 int xgpub_h_GRAPH_ADD_NODE(struct xgpub_worker *w,
 			   const struct xgpuif_add_node_args *a,
 			   struct xgpub_hentry *graph,
@@ -356,6 +339,7 @@ int xgpub_h_GRAPH_ADD_NODE(struct xgpub_worker *w,
 			   struct xgpuif_node_reply *r)
 {
 	static CUgraphNode deps[XGPUIF_MAX_CAPTURE_DEPS];
+	union xgpub_node_params u;
 	CUgraph g = graph->obj;
 	CUgraphNode node = NULL;
 	const uint8_t *p;
@@ -379,42 +363,6 @@ int xgpub_h_GRAPH_ADD_NODE(struct xgpub_worker *w,
 	case CU_GRAPH_NODE_TYPE_KERNEL:
 		rc = add_kernel(w, g, &node, deps, a->ndeps, p, len);
 		break;
-	case CU_GRAPH_NODE_TYPE_MEMSET: {
-		CUDA_MEMSET_NODE_PARAMS mp;
-
-		rc = xgpub_node_memset(p, len, &mp);
-		if (rc == 0)
-			rc = w->D->cuGraphAddMemsetNode(&node, g, deps,
-							a->ndeps, &mp, w->cur);
-		break;
-	}
-	case CU_GRAPH_NODE_TYPE_MEMCPY: {
-		CUDA_MEMCPY3D cp;
-
-		rc = xgpub_node_copy(w, p, len, &cp);
-		if (rc == 0)
-			rc = w->D->cuGraphAddMemcpyNode(&node, g, deps,
-							a->ndeps, &cp, w->cur);
-		break;
-	}
-	case CU_GRAPH_NODE_TYPE_HOST: {
-		CUDA_HOST_NODE_PARAMS hp;
-
-		rc = xgpub_node_host(w, p, len, &hp);
-		if (rc == 0)
-			rc = w->D->cuGraphAddHostNode(&node, g, deps, a->ndeps,
-						      &hp);
-		break;
-	}
-	case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP: {
-		CUDA_BATCH_MEM_OP_NODE_PARAMS mp;
-
-		rc = xgpub_node_memop(w, p, len, &mp);
-		if (rc == 0)
-			rc = w->D->cuGraphAddBatchMemOpNode(&node, g, deps,
-							    a->ndeps, &mp);
-		break;
-	}
 	case CU_GRAPH_NODE_TYPE_MEM_ALLOC:
 		rc = xgpub_node_alloc(w, g, &node, deps, a->ndeps, p, len,
 				      &r->dptr);
@@ -432,33 +380,10 @@ int xgpub_h_GRAPH_ADD_NODE(struct xgpub_worker *w,
 			xgpub_alloc_del(w, d.dptr);
 		break;
 	}
-	case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
-	case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
-	case CU_GRAPH_NODE_TYPE_GRAPH: {
-		struct xgpuif_node_handle h;
-		struct xgpub_hentry *e;
-		bool child = a->type == CU_GRAPH_NODE_TYPE_GRAPH;
-
-		if (len != sizeof(h))
-			return XGPUIF_ST_PROTO;
-		memcpy(&h, p, sizeof(h));
-		e = xgpub_handle_get(&w->h, h.handle,
-				     child ? XGPUB_H_GRAPH : XGPUB_H_EVENT);
-		if (!e)
-			return CUDA_ERROR_INVALID_HANDLE;
-		if (child)
-			rc = w->D->cuGraphAddChildGraphNode(&node, g, deps,
-							    a->ndeps, e->obj);
-		else if (a->type == CU_GRAPH_NODE_TYPE_EVENT_RECORD)
-			rc = w->D->cuGraphAddEventRecordNode(&node, g, deps,
-							     a->ndeps, e->obj);
-		else
-			rc = w->D->cuGraphAddEventWaitNode(&node, g, deps,
-							   a->ndeps, e->obj);
-		break;
-	}
 	default:
-		return CUDA_ERROR_NOT_SUPPORTED;
+		rc = xgpub_node_params(w, a->type, p, len, &u);
+		if (rc == 0)
+			rc = add_node(w, a->type, &node, g, deps, a->ndeps, &u);
 	}
 	if (rc)
 		return rc;
@@ -487,21 +412,18 @@ int xgpub_h_GRAPH_KERNEL_PARAMS(struct xgpub_worker *w,
 				struct xgpub_hentry *node,
 				const struct xgpub_tail *tail)
 {
-	struct xgpub_hentry *x = NULL;
 	CUDA_KERNEL_NODE_PARAMS kn;
-	int rc;
+	void *x;
+	int rc = xgpub_handle_opt(w, a->exec, XGPUB_H_GEXEC, &x);
 
-	if (a->exec) {
-		x = xgpub_handle_get(&w->h, a->exec, XGPUB_H_GEXEC);
-		if (!x)
-			return CUDA_ERROR_INVALID_HANDLE;
-	}
+	if (rc)
+		return rc;
 	rc = kernel_node(w, tail->p, tail->len, &kn);
 	if (rc)
 		return rc;
 	if (x)
-		return w->D->cuGraphExecKernelNodeSetParams_v2(x->obj,
-							       node->obj, &kn);
+		return w->D->cuGraphExecKernelNodeSetParams_v2(x, node->obj,
+							       &kn);
 	return w->D->cuGraphKernelNodeSetParams_v2(node->obj, &kn);
 }
 

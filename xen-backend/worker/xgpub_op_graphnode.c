@@ -32,8 +32,8 @@
 
 /* ---- parameters from the wire -------------------------------------------- */
 
-int xgpub_node_memset(const uint8_t *p, uint32_t len,
-		      CUDA_MEMSET_NODE_PARAMS *mp)
+static int xgpub_node_memset(const uint8_t *p, uint32_t len,
+			     CUDA_MEMSET_NODE_PARAMS *mp)
 {
 	struct xgpuif_node_memset m;
 
@@ -92,8 +92,8 @@ static int side_in(struct xgpub_worker *w, const struct xgpuif_node_side *s,
 	return 0;
 }
 
-int xgpub_node_copy(struct xgpub_worker *w, const uint8_t *p, uint32_t len,
-		    CUDA_MEMCPY3D *cp)
+static int xgpub_node_copy(struct xgpub_worker *w, const uint8_t *p,
+			   uint32_t len, CUDA_MEMCPY3D *cp)
 {
 	struct xgpuif_node_copy c;
 	int rc;
@@ -132,8 +132,8 @@ int xgpub_node_copy(struct xgpub_worker *w, const uint8_t *p, uint32_t len,
  * for work the guest sends later: the gate counts no work of this guest's
  * as in flight from then on (xgpub_note_value_wait).
  */
-int xgpub_node_memop(struct xgpub_worker *w, const uint8_t *p, uint32_t len,
-		     CUDA_BATCH_MEM_OP_NODE_PARAMS *mp)
+static int xgpub_node_memop(struct xgpub_worker *w, const uint8_t *p,
+			    uint32_t len, CUDA_BATCH_MEM_OP_NODE_PARAMS *mp)
 {
 	static CUstreamBatchMemOpParams ops[XGPUIF_MAX_MEMOPS];
 	struct xgpuif_node_memop m;
@@ -163,8 +163,8 @@ int xgpub_node_memop(struct xgpub_worker *w, const uint8_t *p, uint32_t len,
 	return 0;
 }
 
-int xgpub_node_host(struct xgpub_worker *w, const uint8_t *p, uint32_t len,
-		    CUDA_HOST_NODE_PARAMS *hp)
+static int xgpub_node_host(struct xgpub_worker *w, const uint8_t *p,
+			   uint32_t len, CUDA_HOST_NODE_PARAMS *hp)
 {
 	struct xgpuif_node_host h;
 
@@ -177,6 +177,40 @@ int xgpub_node_host(struct xgpub_worker *w, const uint8_t *p, uint32_t len,
 	hp->fn = xgpub_graph_hostfn;
 	hp->userData = (void *)(uintptr_t)h.fnid;
 	return 0;
+}
+
+int xgpub_node_params(struct xgpub_worker *w, unsigned int type,
+		      const uint8_t *p, uint32_t len,
+		      union xgpub_node_params *u)
+{
+	struct xgpuif_node_handle h;
+	struct xgpub_hentry *e;
+	bool child = type == CU_GRAPH_NODE_TYPE_GRAPH;
+
+	switch (type) {
+	case CU_GRAPH_NODE_TYPE_MEMSET:
+		return xgpub_node_memset(p, len, &u->memset);
+	case CU_GRAPH_NODE_TYPE_MEMCPY:
+		return xgpub_node_copy(w, p, len, &u->copy);
+	case CU_GRAPH_NODE_TYPE_HOST:
+		return xgpub_node_host(w, p, len, &u->host);
+	case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP:
+		return xgpub_node_memop(w, p, len, &u->memop);
+	case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
+	case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
+	case CU_GRAPH_NODE_TYPE_GRAPH:
+		if (len != sizeof(h))
+			return XGPUIF_ST_PROTO;
+		memcpy(&h, p, sizeof(h));
+		e = xgpub_handle_get(&w->h, h.handle,
+				     child ? XGPUB_H_GRAPH : XGPUB_H_EVENT);
+		if (!e)
+			return CUDA_ERROR_INVALID_HANDLE;
+		u->obj = e->obj;
+		return 0;
+	default:
+		return CUDA_ERROR_NOT_SUPPORTED;
+	}
 }
 
 int xgpub_node_alloc(struct xgpub_worker *w, CUgraph g, CUgraphNode *node,
@@ -192,10 +226,9 @@ int xgpub_node_alloc(struct xgpub_worker *w, CUgraph g, CUgraphNode *node,
 	memcpy(&m, p, sizeof(m));
 	if (m.loc_type != CU_MEM_LOCATION_TYPE_DEVICE || m.loc_id != 0)
 		return CUDA_ERROR_NOT_SUPPORTED;
-	if (!m.size)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (!xgpub_quota_allows(w, m.size))
-		return CUDA_ERROR_OUT_OF_MEMORY;
+	rc = xgpub_alloc_check(w, m.size);
+	if (rc)
+		return rc;
 	memset(&ap, 0, sizeof(ap));
 	ap.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
 	ap.poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
@@ -273,9 +306,7 @@ static int get_copy(struct xgpub_worker *w, CUgraphNode n,
 /* the guest's handle of a driver event (0: none of the guest's) */
 static xgpuif_handle_t event_handle(struct xgpub_worker *w, CUevent ev)
 {
-	struct xgpub_hentry *e = xgpub_handle_find(&w->h, XGPUB_H_EVENT, ev);
-
-	return e ? xgpub_handle_of(&w->h, e) : 0;
+	return xgpub_handle_named(&w->h, XGPUB_H_EVENT, ev);
 }
 
 static CUgraph graph_of(struct xgpub_hentry *node)
@@ -363,10 +394,43 @@ static int get_kernel(struct xgpub_worker *w, CUgraphNode n, uint8_t *out,
 	return 0;
 }
 
+/* a batch memop node's parameters, written to rt->p (*len bytes) */
+static int get_memop(struct xgpub_worker *w, CUgraphNode n,
+		     struct xgpub_rtail *rt, uint32_t *len)
+{
+	CUDA_BATCH_MEM_OP_NODE_PARAMS mp;
+	struct xgpuif_node_memop m;
+	int rc;
+
+	memset(&mp, 0, sizeof(mp));
+	rc = w->D->cuGraphBatchMemOpNodeGetParams(n, &mp);
+	if (rc)
+		return rc;
+	if (mp.count > XGPUIF_MAX_MEMOPS || (mp.count && !mp.paramArray))
+		return CUDA_ERROR_NOT_SUPPORTED;
+	m = (struct xgpuif_node_memop){ mp.count, mp.flags };
+	*len = sizeof(m) + mp.count * XGPUIF_MEMOP_SIZE;
+	if (*len > rt->cap)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	memcpy(rt->p, &m, sizeof(m));
+	memcpy(rt->p + sizeof(m), mp.paramArray, mp.count * XGPUIF_MEMOP_SIZE);
+	return 0;
+}
+
 int xgpub_h_GRAPH_NODE_GET(struct xgpub_worker *w, struct xgpub_hentry *handle,
 			   struct xgpuif_node_get_reply *r,
 			   struct xgpub_rtail *rt)
 {
+	/* the driver's parameters */
+	union {
+		CUDA_MEMSET_NODE_PARAMS m;
+		CUDA_HOST_NODE_PARAMS h;
+		CUDA_MEM_ALLOC_NODE_PARAMS a;
+		CUevent ev;
+		CUgraph child;
+		CUdeviceptr d;
+	} p;
+	/* the wire's (kernels and memops write theirs to rt at once) */
 	union {
 		struct xgpuif_node_memset m;
 		struct xgpuif_node_copy c;
@@ -378,141 +442,86 @@ int xgpub_h_GRAPH_NODE_GET(struct xgpub_worker *w, struct xgpub_hentry *handle,
 	CUgraphNode n = handle->obj;
 	CUgraphNodeType t;
 	uint32_t len = 0;
+	bool written = false;
 	int rc = w->D->cuGraphNodeGetType(n, &t);
 
 	if (rc)
 		return rc;
+	memset(&p, 0, sizeof(p));
 	memset(&b, 0, sizeof(b));
 	switch (t) {
-	case CU_GRAPH_NODE_TYPE_MEMSET: {
-		CUDA_MEMSET_NODE_PARAMS mp;
-
-		memset(&mp, 0, sizeof(mp));
-		rc = w->D->cuGraphMemsetNodeGetParams(n, &mp);
-		b.m = (struct xgpuif_node_memset){ mp.dst, mp.pitch, mp.width,
-						   mp.height, mp.value,
-						   mp.elementSize };
+	case CU_GRAPH_NODE_TYPE_MEMSET:
+		rc = w->D->cuGraphMemsetNodeGetParams(n, &p.m);
+		b.m = (struct xgpuif_node_memset){ p.m.dst, p.m.pitch,
+						   p.m.width, p.m.height,
+						   p.m.value, p.m.elementSize };
 		len = sizeof(b.m);
 		break;
-	}
 	case CU_GRAPH_NODE_TYPE_MEMCPY:
 		rc = get_copy(w, n, &b.c);
 		len = sizeof(b.c);
 		break;
-	case CU_GRAPH_NODE_TYPE_HOST: {
-		CUDA_HOST_NODE_PARAMS hp;
-
-		memset(&hp, 0, sizeof(hp));
-		rc = w->D->cuGraphHostNodeGetParams(n, &hp);
-		if (rc == 0 && hp.fn == xgpub_graph_hostfn)
-			b.h.fnid = (uint64_t)(uintptr_t)hp.userData;
+	case CU_GRAPH_NODE_TYPE_HOST:
+		rc = w->D->cuGraphHostNodeGetParams(n, &p.h);
+		if (rc == 0 && p.h.fn == xgpub_graph_hostfn)
+			b.h.fnid = (uint64_t)(uintptr_t)p.h.userData;
 		len = sizeof(b.h);
 		break;
-	}
 	case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
-	case CU_GRAPH_NODE_TYPE_WAIT_EVENT: {
-		CUevent ev = NULL;
-
+	case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
 		rc = t == CU_GRAPH_NODE_TYPE_EVENT_RECORD ?
-			     w->D->cuGraphEventRecordNodeGetEvent(n, &ev) :
-			     w->D->cuGraphEventWaitNodeGetEvent(n, &ev);
-		b.e.handle = rc ? 0 : event_handle(w, ev);
+			     w->D->cuGraphEventRecordNodeGetEvent(n, &p.ev) :
+			     w->D->cuGraphEventWaitNodeGetEvent(n, &p.ev);
+		b.e.handle = rc ? 0 : event_handle(w, p.ev);
 		len = sizeof(b.e);
 		break;
-	}
-	case CU_GRAPH_NODE_TYPE_GRAPH: {
-		CUgraph child = NULL;
-
-		rc = w->D->cuGraphChildGraphNodeGetGraph(n, &child);
+	case CU_GRAPH_NODE_TYPE_GRAPH:
+		rc = w->D->cuGraphChildGraphNodeGetGraph(n, &p.child);
 		if (rc == 0) {
-			b.e.handle = xgpub_graph_handle(w, child,
+			b.e.handle = xgpub_graph_handle(w, p.child,
 							graph_of(handle), n);
 			if (!b.e.handle)
 				rc = CUDA_ERROR_OUT_OF_MEMORY;
 		}
 		len = sizeof(b.e);
 		break;
-	}
-	case CU_GRAPH_NODE_TYPE_MEM_ALLOC: {
-		CUDA_MEM_ALLOC_NODE_PARAMS ap;
-
-		memset(&ap, 0, sizeof(ap));
-		rc = w->D->cuGraphMemAllocNodeGetParams(n, &ap);
-		b.a = (struct xgpuif_node_mem){ ap.bytesize, ap.dptr,
+	case CU_GRAPH_NODE_TYPE_MEM_ALLOC:
+		rc = w->D->cuGraphMemAllocNodeGetParams(n, &p.a);
+		b.a = (struct xgpuif_node_mem){ p.a.bytesize, p.a.dptr,
 						CU_MEM_LOCATION_TYPE_DEVICE,
 						0 };
 		len = sizeof(b.a);
 		break;
-	}
-	case CU_GRAPH_NODE_TYPE_MEM_FREE: {
-		CUdeviceptr d = 0;
-
-		rc = w->D->cuGraphMemFreeNodeGetParams(n, &d);
-		b.d.dptr = d;
+	case CU_GRAPH_NODE_TYPE_MEM_FREE:
+		rc = w->D->cuGraphMemFreeNodeGetParams(n, &p.d);
+		b.d.dptr = p.d;
 		len = sizeof(b.d);
 		break;
-	}
 	case CU_GRAPH_NODE_TYPE_KERNEL:
 		rc = get_kernel(w, n, rt->p, rt->cap, &len);
-		if (rc)
-			return rc;
-		r->type = (uint32_t)t;
-		r->len = len;
-		rt->len = len;
-		return 0;
-	case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP: {
-		CUDA_BATCH_MEM_OP_NODE_PARAMS mp;
-		struct xgpuif_node_memop m;
-
-		memset(&mp, 0, sizeof(mp));
-		rc = w->D->cuGraphBatchMemOpNodeGetParams(n, &mp);
-		if (rc)
-			return rc;
-		if (mp.count > XGPUIF_MAX_MEMOPS || (mp.count && !mp.paramArray))
-			return CUDA_ERROR_NOT_SUPPORTED;
-		m = (struct xgpuif_node_memop){ mp.count, mp.flags };
-		len = sizeof(m) + mp.count * XGPUIF_MEMOP_SIZE;
-		if (len > rt->cap)
-			return CUDA_ERROR_NOT_SUPPORTED;
-		memcpy(rt->p, &m, sizeof(m));
-		memcpy(rt->p + sizeof(m), mp.paramArray,
-		       mp.count * XGPUIF_MEMOP_SIZE);
-		r->type = (uint32_t)t;
-		r->len = len;
-		rt->len = len;
-		return 0;
-	}
+		written = true;
+		break;
+	case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP:
+		rc = get_memop(w, n, rt, &len);
+		written = true;
+		break;
 	default:
 		break;
 	}
 	if (rc)
 		return rc;
-	if (len > rt->cap)
-		return XGPUIF_ST_PROTO;
+	if (!written) {
+		if (len > rt->cap)
+			return XGPUIF_ST_PROTO;
+		memcpy(rt->p, &b, len);
+	}
 	r->type = (uint32_t)t;
 	r->len = len;
-	memcpy(rt->p, &b, len);
 	rt->len = len;
 	return 0;
 }
 
 /* ---- setters ------------------------------------------------------------- */
-
-static void drop_body(struct xgpub_hentry *e, void *arg)
-{
-	struct xgpub_graph_extra *x = e->extra;
-	void **a = arg;
-
-	if (x && x->node == a[1])
-		xgpub_release_drop(a[0], e);
-}
-
-void xgpub_node_forget_children(struct xgpub_worker *w, CUgraphNode n)
-{
-	void *arg[2] = { w, n };
-
-	xgpub_handle_each(&w->h, XGPUB_H_GRAPH, drop_body, arg);
-}
 
 int xgpub_h_GRAPH_NODE_SET(struct xgpub_worker *w,
 			   const struct xgpuif_node_set_args *a,
@@ -520,94 +529,52 @@ int xgpub_h_GRAPH_NODE_SET(struct xgpub_worker *w,
 			   const struct xgpub_tail *tail)
 {
 	struct xgpub_driver *D = w->D;
-	struct xgpub_hentry *xe = NULL;
-	CUgraphExec x = NULL;
 	CUgraphNode n = node->obj;
+	union xgpub_node_params u;
 	CUgraphNodeType t;
+	void *x;
 	int rc;
 
 	if (a->_pad)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (a->exec) {
-		xe = xgpub_handle_get(&w->h, a->exec, XGPUB_H_GEXEC);
-		if (!xe)
-			return CUDA_ERROR_INVALID_HANDLE;
-		x = xe->obj;
-	}
+	rc = xgpub_handle_opt(w, a->exec, XGPUB_H_GEXEC, &x);
+	if (rc)
+		return rc;
 	rc = D->cuGraphNodeGetType(n, &t);
 	if (rc)
 		return rc;
 	if ((uint32_t)t != a->type)
 		return CUDA_ERROR_INVALID_VALUE;
+	rc = xgpub_node_params(w, t, tail->p, tail->len, &u);
+	if (rc)
+		return rc;
 	switch (t) {
-	case CU_GRAPH_NODE_TYPE_MEMSET: {
-		CUDA_MEMSET_NODE_PARAMS mp;
-
-		rc = xgpub_node_memset(tail->p, tail->len, &mp);
-		if (rc)
-			return rc;
-		return x ? D->cuGraphExecMemsetNodeSetParams(x, n, &mp, w->cur) :
-			   D->cuGraphMemsetNodeSetParams(n, &mp);
-	}
-	case CU_GRAPH_NODE_TYPE_MEMCPY: {
-		CUDA_MEMCPY3D cp;
-
-		rc = xgpub_node_copy(w, tail->p, tail->len, &cp);
-		if (rc)
-			return rc;
-		return x ? D->cuGraphExecMemcpyNodeSetParams(x, n, &cp, w->cur) :
-			   D->cuGraphMemcpyNodeSetParams(n, &cp);
-	}
-	case CU_GRAPH_NODE_TYPE_HOST: {
-		CUDA_HOST_NODE_PARAMS hp;
-
-		rc = xgpub_node_host(w, tail->p, tail->len, &hp);
-		if (rc)
-			return rc;
-		return x ? D->cuGraphExecHostNodeSetParams(x, n, &hp) :
-			   D->cuGraphHostNodeSetParams(n, &hp);
-	}
-	case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP: {
-		CUDA_BATCH_MEM_OP_NODE_PARAMS mp;
-
-		rc = xgpub_node_memop(w, tail->p, tail->len, &mp);
-		if (rc)
-			return rc;
-		return x ? D->cuGraphExecBatchMemOpNodeSetParams(x, n, &mp) :
-			   D->cuGraphBatchMemOpNodeSetParams(n, &mp);
-	}
+	case CU_GRAPH_NODE_TYPE_MEMSET:
+		return x ? D->cuGraphExecMemsetNodeSetParams(x, n, &u.memset,
+							      w->cur) :
+			   D->cuGraphMemsetNodeSetParams(n, &u.memset);
+	case CU_GRAPH_NODE_TYPE_MEMCPY:
+		return x ? D->cuGraphExecMemcpyNodeSetParams(x, n, &u.copy,
+							      w->cur) :
+			   D->cuGraphMemcpyNodeSetParams(n, &u.copy);
+	case CU_GRAPH_NODE_TYPE_HOST:
+		return x ? D->cuGraphExecHostNodeSetParams(x, n, &u.host) :
+			   D->cuGraphHostNodeSetParams(n, &u.host);
+	case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP:
+		return x ? D->cuGraphExecBatchMemOpNodeSetParams(x, n,
+								  &u.memop) :
+			   D->cuGraphBatchMemOpNodeSetParams(n, &u.memop);
+	case CU_GRAPH_NODE_TYPE_GRAPH:
+		/* a graph's child graph changes only in its executable
+		 * graphs */
+		if (!x)
+			return CUDA_ERROR_NOT_SUPPORTED;
+		return D->cuGraphExecChildGraphNodeSetParams(x, n, u.obj);
 	case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
-	case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
-	case CU_GRAPH_NODE_TYPE_GRAPH: {
-		struct xgpuif_node_handle h;
-		struct xgpub_hentry *e;
-		bool child = t == CU_GRAPH_NODE_TYPE_GRAPH;
-		bool rec = t == CU_GRAPH_NODE_TYPE_EVENT_RECORD;
-
-		if (tail->len != sizeof(h))
-			return XGPUIF_ST_PROTO;
-		memcpy(&h, tail->p, sizeof(h));
-		e = xgpub_handle_get(&w->h, h.handle,
-				     child ? XGPUB_H_GRAPH : XGPUB_H_EVENT);
-		if (!e)
-			return CUDA_ERROR_INVALID_HANDLE;
-		if (child) {
-			/* a graph's child graph changes only in its
-			 * executable graphs */
-			if (!x)
-				return CUDA_ERROR_NOT_SUPPORTED;
-			return D->cuGraphExecChildGraphNodeSetParams(x, n,
-								     e->obj);
-		}
-		if (x)
-			return rec ? D->cuGraphExecEventRecordNodeSetEvent(
-					     x, n, e->obj) :
-				     D->cuGraphExecEventWaitNodeSetEvent(
-					     x, n, e->obj);
-		return rec ? D->cuGraphEventRecordNodeSetEvent(n, e->obj) :
-			     D->cuGraphEventWaitNodeSetEvent(n, e->obj);
-	}
-	default:
-		return CUDA_ERROR_NOT_SUPPORTED;
+		return x ? D->cuGraphExecEventRecordNodeSetEvent(x, n, u.obj) :
+			   D->cuGraphEventRecordNodeSetEvent(n, u.obj);
+	default:	/* WAIT_EVENT */
+		return x ? D->cuGraphExecEventWaitNodeSetEvent(x, n, u.obj) :
+			   D->cuGraphEventWaitNodeSetEvent(n, u.obj);
 	}
 }

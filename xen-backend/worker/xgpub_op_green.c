@@ -159,6 +159,7 @@ int xgpub_h_DEV_RESOURCE(struct xgpub_worker *w,
 	struct xgpub_hentry *e;
 	CUdevResource res;
 	CUdevResourceType type = (CUdevResourceType)a->type;
+	bool green = a->of == XGPUIF_DR_GREEN;
 	int rc;
 
 	memset(&res, 0, sizeof(res));
@@ -169,16 +170,14 @@ int xgpub_h_DEV_RESOURCE(struct xgpub_worker *w,
 		rc = w->D->cuDeviceGetDevResource(w->dev, &res, type);
 		break;
 	case XGPUIF_DR_CTX:
-		e = xgpub_handle_get(&w->h, a->handle, XGPUB_H_CTX);
-		if (!e)
-			return CUDA_ERROR_INVALID_CONTEXT;
-		rc = w->D->cuCtxGetDevResource(e->obj, &res, type);
-		break;
 	case XGPUIF_DR_GREEN:
-		e = xgpub_handle_get(&w->h, a->handle, XGPUB_H_GREENCTX);
+		e = xgpub_handle_get(&w->h, a->handle,
+				     green ? XGPUB_H_GREENCTX : XGPUB_H_CTX);
 		if (!e)
-			return CUDA_ERROR_INVALID_HANDLE;
-		rc = w->D->cuGreenCtxGetDevResource(e->obj, &res, type);
+			return green ? CUDA_ERROR_INVALID_HANDLE :
+				       CUDA_ERROR_INVALID_CONTEXT;
+		rc = green ? w->D->cuGreenCtxGetDevResource(e->obj, &res, type) :
+			     w->D->cuCtxGetDevResource(e->obj, &res, type);
 		break;
 	default:
 		return CUDA_ERROR_INVALID_VALUE;
@@ -366,8 +365,6 @@ int xgpub_h_CTX_FROM_GREEN(struct xgpub_worker *w,
 			   struct xgpuif_ctx_reply *r)
 {
 	struct xgpub_green *g = handle->extra;
-	struct xgpub_green_ctx *gc;
-	struct xgpub_hentry *known;
 	CUcontext c;
 	int rc;
 
@@ -380,22 +377,13 @@ int xgpub_h_CTX_FROM_GREEN(struct xgpub_worker *w,
 		return rc;
 	/* a context the worker already names (should the driver answer
 	 * the primary itself): that handle, not marked as the green's */
-	known = xgpub_handle_find(&w->h, XGPUB_H_CTX, c);
-	if (known) {
-		r->ctx = xgpub_handle_of(&w->h, known);
+	r->ctx = xgpub_handle_named(&w->h, XGPUB_H_CTX, c);
+	if (r->ctx)
 		return 0;
-	}
-	gc = malloc(sizeof(*gc));
-	if (!gc)
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	gc->green = xgpub_handle_of(&w->h, handle);
-	r->ctx = xgpub_handle_new(&w->h, XGPUB_H_CTX, c, gc);
-	if (!r->ctx) {
-		free(gc);
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	}
-	g->ctx_h = r->ctx;
-	return 0;
+	rc = xgpub_keep_owned(w, XGPUB_H_CTX, c, handle, &r->ctx);
+	if (rc == 0)
+		g->ctx_h = r->ctx;
+	return rc;
 }
 
 int xgpub_h_GREENCTX_EVENT(struct xgpub_worker *w,

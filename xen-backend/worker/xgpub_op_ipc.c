@@ -59,24 +59,18 @@ int xgpub_h_IPC_OPEN_MEM(struct xgpub_worker *w,
 	struct xgpuif_ipc_handle h;
 	CUipcMemHandle real;
 	CUdeviceptr p = 0;
+	uint64_t *n;
 	int rc;
 
 	memcpy(h.bytes, a->bytes, sizeof(h.bytes));
 	rc = xgpub_ipc_take(w, XGPUB_IPC_MEM, &h, real.reserved);
 	if (rc)
 		return rc;
-	if (w->nipc == w->cap_ipc) {
-		uint32_t ncap = w->cap_ipc ? w->cap_ipc * 2 : 16;
-		uint64_t *n;
-
-		if (ncap > 65536)
-			return CUDA_ERROR_OUT_OF_MEMORY;
-		n = realloc(w->ipc_opened, ncap * sizeof(*n));
-		if (!n)
-			return CUDA_ERROR_OUT_OF_MEMORY;
-		w->ipc_opened = n;
-		w->cap_ipc = ncap;
-	}
+	n = xgpub_grow(w->ipc_opened, w->nipc, &w->cap_ipc, sizeof(*n), 16,
+		       65536);
+	if (!n)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	w->ipc_opened = n;
 	rc = w->D->cuIpcOpenMemHandle_v2(&p, real, a->flags);
 	if (rc)
 		return rc;

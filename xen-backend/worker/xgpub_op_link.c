@@ -39,11 +39,7 @@ int xgpub_h_LINK_CREATE(struct xgpub_worker *w,
 	if (!x)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	rc = w->D->cuLinkCreate_v2(a->njit, opt, val, &st);
-	if (rc) {
-		free(x);
-		return rc;
-	}
-	return xgpub_keep(w, XGPUB_H_LINK, st, x, &r->link);
+	return xgpub_keep_made(w, rc, XGPUB_H_LINK, st, x, &r->link);
 }
 
 int xgpub_h_LINK_ADD(struct xgpub_worker *w,

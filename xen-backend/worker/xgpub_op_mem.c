@@ -240,18 +240,14 @@ int xgpub_h_HOSTMEM_UNREGISTER(struct xgpub_worker *w,
 	 * keeps its mapping until the teardown (the guest's id is free
 	 * again); with no room to remember it, for the worker's life */
 	if (reg->graphed) {
-		if (w->nretired == w->cap_retired) {
-			uint32_t ncap = w->cap_retired ? w->cap_retired * 2 : 16;
-			struct xgpub_region *n =
-				realloc(w->retired, ncap * sizeof(*n));
+		struct xgpub_region *n = xgpub_grow(w->retired, w->nretired,
+						    &w->cap_retired,
+						    sizeof(*n), 16, UINT32_MAX);
 
-			if (n) {
-				w->retired = n;
-				w->cap_retired = ncap;
-			}
-		}
-		if (w->nretired < w->cap_retired)
+		if (n) {
+			w->retired = n;
 			w->retired[w->nretired++] = *reg;
+		}
 		memset(reg, 0, sizeof(*reg));
 		return 0;
 	}

@@ -429,48 +429,50 @@ static void drop_children(struct xgpub_worker *w, int type,
 	xgpub_handle_each(&w->h, type, drop_one, &d);
 }
 
+/*
+ * Unload the module or library the guest loaded (root h) with what dies
+ * with it: its functions and references, a library's kernels and
+ * modules, its __managed__ variables; its globals' memory is given back
+ * once the driver let go of it.  The image (a library's, which
+ * BINARY_IS_PRESERVED kept) goes with the handle, after the driver let
+ * go of it.
+ */
+static int unload_root(struct xgpub_worker *w, struct xgpub_hentry *handle,
+		       xgpuif_handle_t h)
+{
+	static const int dies_with[] = { XGPUB_H_FUNCTION, XGPUB_H_TEXREF,
+					 XGPUB_H_SURFREF, XGPUB_H_KERNEL,
+					 XGPUB_H_MODULE };
+	/* a module is no library: it has no kernels, and no modules but
+	 * itself */
+	size_t n = handle->type == XGPUB_H_LIBRARY ? 5 : 3;
+	int rc;
+
+	for (size_t i = 0; i < n; i++)
+		drop_children(w, dies_with[i], h, NULL);
+	xgpub_managed_vars_forget(h);
+	rc = xgpub_release(w, handle);
+	if (rc == CUDA_SUCCESS)
+		xgpub_globals_uncharge(w, h);
+	xgpub_handle_drop(&w->h, handle);
+	return rc;
+}
+
 int xgpub_h_MODULE_UNLOAD(struct xgpub_worker *w, struct xgpub_hentry *handle)
 {
 	const struct xgpub_image *img = handle->extra;
 	xgpuif_handle_t h = xgpub_handle_of(&w->h, handle);
-	int rc;
 
 	/* a library's module goes with its library */
 	if (!img || img->root != h)
 		return CUDA_ERROR_INVALID_HANDLE;
-	drop_children(w, XGPUB_H_FUNCTION, h, NULL);
-	drop_children(w, XGPUB_H_TEXREF, h, NULL);
-	drop_children(w, XGPUB_H_SURFREF, h, NULL);
-	/* its __managed__ variables go with it */
-	xgpub_managed_vars_forget(h);
-	rc = w->D->cuModuleUnload(handle->obj);
-	/* their memory is given back once the driver let go of it */
-	if (rc == CUDA_SUCCESS)
-		xgpub_globals_uncharge(w, h);
-	/* the image goes only after the driver let go of it */
-	xgpub_handle_drop(&w->h, handle);
-	return rc;
+	return unload_root(w, handle, h);
 }
 
 int xgpub_h_LIBRARY_UNLOAD(struct xgpub_worker *w,
 			   struct xgpub_hentry *handle)
 {
-	xgpuif_handle_t h = xgpub_handle_of(&w->h, handle);
-	int rc;
-
-	drop_children(w, XGPUB_H_FUNCTION, h, NULL);
-	drop_children(w, XGPUB_H_TEXREF, h, NULL);
-	drop_children(w, XGPUB_H_SURFREF, h, NULL);
-	drop_children(w, XGPUB_H_KERNEL, h, NULL);
-	drop_children(w, XGPUB_H_MODULE, h, NULL);
-	xgpub_managed_vars_forget(h);
-	rc = w->D->cuLibraryUnload(handle->obj);
-	/* their memory is given back once the driver let go of it */
-	if (rc == CUDA_SUCCESS)
-		xgpub_globals_uncharge(w, h);
-	/* frees the image, which BINARY_IS_PRESERVED kept until now */
-	xgpub_handle_drop(&w->h, handle);
-	return rc;
+	return unload_root(w, handle, xgpub_handle_of(&w->h, handle));
 }
 
 struct move {

@@ -17,10 +17,9 @@
 /* the handle of a pool the driver gave us, a new one if it has none */
 static xgpuif_handle_t pool_handle(struct xgpub_worker *w, CUmemoryPool p)
 {
-	struct xgpub_hentry *e = xgpub_handle_find(&w->h, XGPUB_H_POOL, p);
+	xgpuif_handle_t h = xgpub_handle_named(&w->h, XGPUB_H_POOL, p);
 
-	return e ? xgpub_handle_of(&w->h, e) :
-		   xgpub_handle_new(&w->h, XGPUB_H_POOL, p, NULL);
+	return h ? h : xgpub_handle_new(&w->h, XGPUB_H_POOL, p, NULL);
 }
 
 static int default_pool(struct xgpub_worker *w, CUmemoryPool *p)
@@ -37,20 +36,15 @@ int xgpub_h_MEM_ALLOC_ASYNC(struct xgpub_worker *w,
 			    const struct xgpuif_mem_alloc_async_args *a,
 			    CUstream stream, struct xgpuif_dptr_reply *r)
 {
-	struct xgpub_hentry *pool = NULL;
 	CUdeviceptr p;
-	int rc;
+	void *pool;
+	int rc = xgpub_handle_opt(w, a->pool, XGPUB_H_POOL, &pool);
 
-	if (a->pool) {
-		pool = xgpub_handle_get(&w->h, a->pool, XGPUB_H_POOL);
-		if (!pool)
-			return CUDA_ERROR_INVALID_HANDLE;
-	}
-	if (!a->bytesize)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (!xgpub_quota_allows(w, a->bytesize))
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	rc = pool ? w->D->cuMemAllocFromPoolAsync(&p, a->bytesize, pool->obj,
+	if (rc == 0)
+		rc = xgpub_alloc_check(w, a->bytesize);
+	if (rc)
+		return rc;
+	rc = pool ? w->D->cuMemAllocFromPoolAsync(&p, a->bytesize, pool,
 						 stream) :
 		    w->D->cuMemAllocAsync(&p, a->bytesize, stream);
 	if (rc)

@@ -84,22 +84,13 @@ static int share_add(struct xgpub_worker *w, int kind, void *obj, int fd,
 	uint8_t bytes[64] = { 0 };
 	struct xgpub_share *s;
 
-	if (w->nshares == w->cap_shares) {
-		uint32_t ncap = w->cap_shares ? w->cap_shares * 2 : 16;
-		struct xgpub_share *n;
-
-		if (ncap > XGPUB_MAX_SHARES) {
-			close(fd);
-			return CUDA_ERROR_OUT_OF_MEMORY;
-		}
-		n = realloc(w->shares, ncap * sizeof(*n));
-		if (!n) {
-			close(fd);
-			return CUDA_ERROR_OUT_OF_MEMORY;
-		}
-		w->shares = n;
-		w->cap_shares = ncap;
+	s = xgpub_grow(w->shares, w->nshares, &w->cap_shares, sizeof(*s), 16,
+		       XGPUB_MAX_SHARES);
+	if (!s) {
+		close(fd);
+		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
+	w->shares = s;
 	/*
 	 * The daemon takes our fds for an importer (pidfd_getfd): as root
 	 * it may anyway; a daemon without CAP_SYS_PTRACE under Yama's
@@ -179,6 +170,62 @@ static int take_fd(struct xgpub_worker *w, int kind,
 	return 0;
 }
 
+/*
+ * The guest's token for an fd exported of obj (kind XGPUB_IPC_VMM_FD: a
+ * physical allocation; XGPUB_IPC_POOL_FD: a pool): the one it got
+ * before, or the driver's new export registered.
+ */
+static int share_export(struct xgpub_worker *w, int kind, void *obj,
+			unsigned long long flags, struct xgpuif_ipc_handle *r)
+{
+	const CUmemAllocationHandleType type =
+		CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+	struct xgpub_share *s = share_find(w, kind, obj);
+	int fd = -1, rc;
+
+	if (s) {
+		give_token(XGPUIF_SHARE_MAGIC, s->token, r);
+		return 0;
+	}
+	if (kind == XGPUB_IPC_VMM_FD)
+		rc = w->D->cuMemExportToShareableHandle(
+			&fd, (CUmemGenericAllocationHandle)(uintptr_t)obj,
+			type, flags);
+	else
+		rc = w->D->cuMemPoolExportToShareableHandle(&fd, obj, type,
+							     flags);
+	if (rc)
+		return rc;
+	if (fd < 0)
+		return CUDA_ERROR_UNKNOWN;
+	return share_add(w, kind, obj, fd, r);
+}
+
+/*
+ * The driver's import (into *out: a CUmemGenericAllocationHandle for
+ * XGPUB_IPC_VMM_FD, a CUmemoryPool for XGPUB_IPC_POOL_FD) of the fd
+ * behind the guest's token h; the duplicate fd is closed.
+ */
+static int share_import(struct xgpub_worker *w, int kind,
+			const struct xgpuif_ipc_handle *h, void *out)
+{
+	const CUmemAllocationHandleType type =
+		CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+	void *fdv;
+	int fd, rc = take_fd(w, kind, h, &fd);
+
+	if (rc)
+		return rc;
+	fdv = (void *)(uintptr_t)fd;
+	if (kind == XGPUB_IPC_VMM_FD)
+		rc = w->D->cuMemImportFromShareableHandle(out, fdv, type);
+	else
+		rc = w->D->cuMemPoolImportFromShareableHandle(out, fdv, type,
+							       0);
+	close(fd);
+	return rc;
+}
+
 /* ---- physical allocations -------------------------------------------- */
 
 int xgpub_h_VMM_EXPORT(struct xgpub_worker *w,
@@ -186,21 +233,7 @@ int xgpub_h_VMM_EXPORT(struct xgpub_worker *w,
 		       struct xgpub_hentry *handle,
 		       struct xgpuif_ipc_handle *r)
 {
-	struct xgpub_share *s = share_find(w, XGPUB_IPC_VMM_FD, handle->obj);
-	int fd = -1, rc;
-
-	if (s) {
-		give_token(XGPUIF_SHARE_MAGIC, s->token, r);
-		return 0;
-	}
-	rc = w->D->cuMemExportToShareableHandle(
-		&fd, (CUmemGenericAllocationHandle)(uintptr_t)handle->obj,
-		CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, a->flags);
-	if (rc)
-		return rc;
-	if (fd < 0)
-		return CUDA_ERROR_UNKNOWN;
-	return share_add(w, XGPUB_IPC_VMM_FD, handle->obj, fd, r);
+	return share_export(w, XGPUB_IPC_VMM_FD, handle->obj, a->flags, r);
 }
 
 int xgpub_h_VMM_IMPORT(struct xgpub_worker *w,
@@ -208,28 +241,16 @@ int xgpub_h_VMM_IMPORT(struct xgpub_worker *w,
 		       struct xgpuif_vmm_handle_reply *r)
 {
 	CUmemGenericAllocationHandle h;
-	struct xgpub_vmem *v;
-	int fd, rc = take_fd(w, XGPUB_IPC_VMM_FD, a, &fd);
+	int rc = share_import(w, XGPUB_IPC_VMM_FD, a, &h);
 
-	if (rc)
-		return rc;
-	rc = w->D->cuMemImportFromShareableHandle(
-		&h, (void *)(uintptr_t)fd,
-		CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
-	close(fd);
 	if (rc)
 		return rc;
 	/* the driver may give a handle the guest already holds: one more
 	 * reference, released by one more cuMemRelease */
 	if (xgpub_vmem_ref(w, h, &r->handle))
 		return 0;
-	v = malloc(sizeof(*v));
-	if (!v) {
-		w->D->cuMemRelease(h);
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	}
 	/* the exporter is charged */
-	return xgpub_vmem_keep(w, h, v, 0, &r->handle);
+	return xgpub_vmem_keep(w, h, 0, &r->handle);
 }
 
 /* ---- pools ------------------------------------------------------------ */
@@ -239,44 +260,21 @@ int xgpub_h_POOL_EXPORT(struct xgpub_worker *w,
 			struct xgpub_hentry *handle,
 			struct xgpuif_ipc_handle *r)
 {
-	struct xgpub_share *s = share_find(w, XGPUB_IPC_POOL_FD, handle->obj);
-	int fd = -1, rc;
-
-	if (s) {
-		give_token(XGPUIF_SHARE_MAGIC, s->token, r);
-		return 0;
-	}
-	rc = w->D->cuMemPoolExportToShareableHandle(
-		&fd, handle->obj, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
-		a->flags);
-	if (rc)
-		return rc;
-	if (fd < 0)
-		return CUDA_ERROR_UNKNOWN;
-	return share_add(w, XGPUB_IPC_POOL_FD, handle->obj, fd, r);
+	return share_export(w, XGPUB_IPC_POOL_FD, handle->obj, a->flags, r);
 }
 
 int xgpub_h_POOL_IMPORT(struct xgpub_worker *w,
 			const struct xgpuif_ipc_handle *a,
 			struct xgpuif_pool_reply *r)
 {
-	struct xgpub_hentry *e;
 	CUmemoryPool p;
-	int fd, rc = take_fd(w, XGPUB_IPC_POOL_FD, a, &fd);
+	int rc = share_import(w, XGPUB_IPC_POOL_FD, a, &p);
 
 	if (rc)
 		return rc;
-	rc = w->D->cuMemPoolImportFromShareableHandle(
-		&p, (void *)(uintptr_t)fd,
-		CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
-	close(fd);
-	if (rc)
-		return rc;
-	e = xgpub_handle_find(&w->h, XGPUB_H_POOL, p);
-	if (e) {
-		r->pool = xgpub_handle_of(&w->h, e);
+	r->pool = xgpub_handle_named(&w->h, XGPUB_H_POOL, p);
+	if (r->pool)
 		return 0;
-	}
 	return xgpub_keep(w, XGPUB_H_POOL, p, NULL, &r->pool);
 }
 

@@ -21,7 +21,6 @@ static int get_ref(struct xgpub_worker *w, int type, struct xgpub_hentry *owner,
 		   const struct xgpub_tail *tail, struct xgpuif_ref_reply *r)
 {
 	const struct xgpub_image *img = owner->extra;
-	struct xgpub_hentry *e;
 	struct xgpub_fn *x;
 	void *ref = NULL;
 	int rc;
@@ -39,11 +38,9 @@ static int get_ref(struct xgpub_worker *w, int type, struct xgpub_hentry *owner,
 	if (rc)
 		return rc;
 	/* the same name gives the same reference, and the same handle */
-	e = xgpub_handle_find(&w->h, type, ref);
-	if (e) {
-		r->ref = xgpub_handle_of(&w->h, e);
+	r->ref = xgpub_handle_named(&w->h, type, ref);
+	if (r->ref)
 		return 0;
-	}
 	x = calloc(1, sizeof(*x));
 	if (!x)
 		return CUDA_ERROR_OUT_OF_MEMORY;

@@ -35,6 +35,23 @@ static int prop_of(struct xgpub_worker *w, const struct xgpuif_vmm_prop *p,
 	return 0;
 }
 
+/* every reference the guest still holds (teardown, or a release) */
+int xgpub_vmm_release(struct xgpub_worker *w, struct xgpub_hentry *e)
+{
+	struct xgpub_vmem *v = e->extra;
+	int rc = 0;
+
+	for (; v && v->refs; v->refs--)
+		rc = w->D->cuMemRelease((CUmemGenericAllocationHandle)(uintptr_t)
+					e->obj);
+	if (v) {
+		w->mem_used -= v->size;
+		v->size = 0;
+	}
+	xgpub_share_forget(w, e->obj);
+	return rc;
+}
+
 /* the reservation holding [p, p + n), or -1 */
 static int reservation(struct xgpub_worker *w, uint64_t p, uint64_t n)
 {
@@ -54,24 +71,15 @@ int xgpub_h_VMM_CREATE(struct xgpub_worker *w,
 {
 	CUmemGenericAllocationHandle h;
 	CUmemAllocationProp prop;
-	struct xgpub_vmem *v;
 	int rc = prop_of(w, &a->prop, &prop);
 
+	if (rc == 0)
+		rc = xgpub_alloc_check(w, a->size);
 	if (rc)
 		return rc;
-	if (!a->size)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (!xgpub_quota_allows(w, a->size))
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	v = malloc(sizeof(*v));
-	if (!v)
-		return CUDA_ERROR_OUT_OF_MEMORY;
 	rc = w->D->cuMemCreate(&h, a->size, &prop, a->flags);
-	if (rc) {
-		free(v);
-		return rc;
-	}
-	rc = xgpub_vmem_keep(w, h, v, a->size, &r->handle);
+	if (rc == 0)
+		rc = xgpub_vmem_keep(w, h, a->size, &r->handle);
 	if (rc)
 		return rc;
 	w->mem_used += a->size;
@@ -102,21 +110,14 @@ int xgpub_h_VMM_RESERVE(struct xgpub_worker *w,
 			const struct xgpuif_vmm_reserve_args *a,
 			struct xgpuif_dptr_reply *r)
 {
+	struct xgpub_alloc *n;
 	CUdeviceptr p;
 	int rc;
 
-	if (w->nvres == w->cap_vres) {
-		uint32_t ncap = w->cap_vres ? w->cap_vres * 2 : 64;
-		struct xgpub_alloc *n;
-
-		if (ncap > 65536)
-			return CUDA_ERROR_OUT_OF_MEMORY;
-		n = realloc(w->vres, ncap * sizeof(*n));
-		if (!n)
-			return CUDA_ERROR_OUT_OF_MEMORY;
-		w->vres = n;
-		w->cap_vres = ncap;
-	}
+	n = xgpub_grow(w->vres, w->nvres, &w->cap_vres, sizeof(*n), 64, 65536);
+	if (!n)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	w->vres = n;
 	rc = w->D->cuMemAddressReserve(&p, a->size, a->align, a->addr,
 				       a->flags);
 	if (rc)

@@ -1,17 +1,17 @@
 // SPDX-License-Identifier: MIT
 /*
  * xgpub_state.c: the worker's state that the dispatcher and the handlers
- * share: shared-memory references, the stream argument, memory
- * accounting for the quota, whether a stream is being captured, and the
+ * share: shared-memory references, the stream and optional handle
+ * arguments, whether a stream is being captured, the context flags and
+ * limits a guest may set, the streams that carry value waits, and the
  * release of a driver object by its handle's kind (with what each kind
- * owns: a graph its node handles, a physical allocation its references).
- * It calls no handler, so the handlers (xgpub_op_*.c) and the dispatcher
- * (xgpub_worker.c) both stand on it.
+ * owns: a graph its node handles, an array its levels or planes; the
+ * kinds whose release is a handler file's are hooks that file's function
+ * fills at setup).  It calls no handler, so the handlers (xgpub_op_*.c)
+ * and the dispatcher (xgpub_worker.c) both stand on it; memory accounting
+ * is xgpub_account.c's.
  */
-#include <errno.h>
-#include <stddef.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "xgpub_worker.h"
 
@@ -64,392 +64,19 @@ int xgpub_stream(struct xgpub_worker *w, xgpuif_handle_t h, CUstream *out)
 	return 0;
 }
 
-/* ---- device memory accounting ---------------------------------------------- */
-
-/*
- * What an allocation of `size` bytes costs the guest: the driver hands out
- * device memory in 2 MiB pages and carves smaller allocations out of them
- * at 256 bytes at least (100,000 one-byte allocations held 25.6 MB).
- */
-uint64_t xgpub_charge_size(uint64_t size)
+int xgpub_handle_opt(struct xgpub_worker *w, xgpuif_handle_t h, int type,
+		     void **obj)
 {
-	const uint64_t big = 2u << 20, small = 256;
+	struct xgpub_hentry *e;
 
-	if (size > UINT64_MAX - big)
-		return UINT64_MAX;
-	if (size >= big)
-		return (size + big - 1) & ~(big - 1);
-	return size ? (size + small - 1) & ~(small - 1) : small;
-}
-
-/*
- * What the guest holds on the device: this worker's allocations and those
- * of the guest's other workers (its other processes: the quota is the
- * guest's, a Xen domain's or a local user's), read from their status
- * slots.  Two workers allocating at the same moment may pass it by one
- * allocation each.
- */
-/* the sum of one field of the guest's other workers' slots */
-static uint64_t others_sum(size_t off)
-{
-	uint64_t sum = 0, acct;
-
-	if (!xgpub_all_stats || !xgpub_self_stat)
+	*obj = NULL;
+	if (!h)
 		return 0;
-	acct = __atomic_load_n(&xgpub_wctl_of(xgpub_self_stat)->acct,
-			       __ATOMIC_ACQUIRE);
-	if (!acct)
-		return 0;
-	for (int i = 0; i < xgpub_nstats; i++) {
-		struct xgpub_wstat *st = &xgpub_all_stats[i].st;
-
-		if (st == xgpub_self_stat ||
-		    __atomic_load_n(&xgpub_all_stats[i].ctl.acct,
-				    __ATOMIC_ACQUIRE) != acct)
-			continue;
-		sum += __atomic_load_n((uint64_t *)((uint8_t *)st + off),
-				       __ATOMIC_RELAXED);
-	}
-	return sum;
-}
-
-uint64_t xgpub_guest_pinned(struct xgpub_worker *w)
-{
-	return w->pinned + others_sum(offsetof(struct xgpub_wstat, pinned));
-}
-
-uint64_t xgpub_guest_mem_used(struct xgpub_worker *w)
-{
-	return w->mem_used + others_sum(offsetof(struct xgpub_wstat,
-						 mem_used));
-}
-
-bool xgpub_quota_allows(struct xgpub_worker *w, uint64_t size)
-{
-	uint64_t c = xgpub_charge_size(size), used;
-
-	if (!w->opt || !w->opt->quota)
-		return true;
-	used = xgpub_guest_mem_used(w);
-	return used <= w->opt->quota && c <= w->opt->quota - used;
-}
-
-int xgpub_alloc_add(struct xgpub_worker *w, uint64_t dptr, uint64_t size)
-{
-	if (w->nallocs == w->cap_allocs) {
-		uint32_t ncap = w->cap_allocs ? w->cap_allocs * 2 : 256;
-		struct xgpub_alloc *n = realloc(w->allocs, ncap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		w->allocs = n;
-		w->cap_allocs = ncap;
-	}
-	size = xgpub_charge_size(size);
-	w->allocs[w->nallocs++] = (struct xgpub_alloc){ dptr, size };
-	w->mem_used += size;
-	/* at once: the guest's other workers read it */
-	if (xgpub_self_stat)
-		__atomic_store_n(&xgpub_self_stat->mem_used, w->mem_used,
-				 __ATOMIC_RELAXED);
+	e = xgpub_handle_get(&w->h, h, type);
+	if (!e)
+		return CUDA_ERROR_INVALID_HANDLE;
+	*obj = e->obj;
 	return 0;
-}
-
-bool xgpub_alloc_has(struct xgpub_worker *w, uint64_t dptr)
-{
-	for (uint32_t i = 0; i < w->nallocs; i++)
-		if (w->allocs[i].dptr == dptr)
-			return true;
-	return false;
-}
-
-int xgpub_alloc_del(struct xgpub_worker *w, uint64_t dptr)
-{
-	for (uint32_t i = 0; i < w->nallocs; i++) {
-		if (w->allocs[i].dptr == dptr) {
-			w->mem_used -= w->allocs[i].size;
-			w->allocs[i] = w->allocs[--w->nallocs];
-			if (xgpub_self_stat)
-				__atomic_store_n(&xgpub_self_stat->mem_used,
-						 w->mem_used, __ATOMIC_RELAXED);
-			return 0;
-		}
-	}
-	return -ENOENT;
-}
-
-/* ---- charges that are not allocations ------------------------------------ */
-
-static void publish_used(struct xgpub_worker *w)
-{
-	/* at once: the guest's other workers read it */
-	if (xgpub_self_stat)
-		__atomic_store_n(&xgpub_self_stat->mem_used, w->mem_used,
-				 __ATOMIC_RELAXED);
-}
-
-void xgpub_charge(struct xgpub_worker *w, uint64_t bytes)
-{
-	w->mem_used = bytes > UINT64_MAX - w->mem_used ? UINT64_MAX :
-							 w->mem_used + bytes;
-	publish_used(w);
-}
-
-void xgpub_uncharge(struct xgpub_worker *w, uint64_t bytes)
-{
-	w->mem_used = bytes < w->mem_used ? w->mem_used - bytes : 0;
-	publish_used(w);
-}
-
-/* bytes of one element of an array channel; 4 for a format not known
- * here (the widest of the plain ones) */
-static uint64_t format_bytes(unsigned int format)
-{
-	switch (format) {
-	case CU_AD_FORMAT_UNSIGNED_INT8:
-	case CU_AD_FORMAT_SIGNED_INT8:
-		return 1;
-	case CU_AD_FORMAT_UNSIGNED_INT16:
-	case CU_AD_FORMAT_SIGNED_INT16:
-	case CU_AD_FORMAT_HALF:
-		return 2;
-	default:
-		return 4;
-	}
-}
-
-/* x * y, saturating */
-static uint64_t mul_sat(uint64_t x, uint64_t y)
-{
-	uint64_t p;
-
-	return __builtin_mul_overflow(x, y, &p) ? UINT64_MAX : p;
-}
-
-static uint64_t at_least_1(uint64_t v)
-{
-	return v ? v : 1;
-}
-
-uint64_t xgpub_array_charge(const CUDA_ARRAY3D_DESCRIPTOR *d,
-			    unsigned int levels)
-{
-	uint64_t wd = at_least_1(d->Width), ht = at_least_1(d->Height);
-	uint64_t dp = at_least_1(d->Depth), sum = 0;
-	uint64_t elem = mul_sat(format_bytes(d->Format),
-				at_least_1(d->NumChannels));
-	const bool layered = d->Flags & CUDA_ARRAY3D_LAYERED;
-
-	if (levels == 0)
-		levels = 1;
-	/* past 64 levels every dimension is 1 (the driver refuses them) */
-	for (unsigned int l = 0; l < levels && l < 65; l++) {
-		uint64_t c = mul_sat(mul_sat(mul_sat(wd, ht), dp), elem);
-
-		sum = c > UINT64_MAX - sum ? UINT64_MAX : sum + c;
-		wd = at_least_1(wd >> 1);
-		ht = at_least_1(ht >> 1);
-		if (!layered)	/* a layered array keeps its layers */
-			dp = at_least_1(dp >> 1);
-	}
-	return xgpub_charge_size(sum);
-}
-
-/* a context's charges: itself, and the three limits that cost memory */
-struct xgpub_ctxq {
-	CUcontext ctx;
-	uint64_t base;
-	uint64_t lim[3];	/* STACK_SIZE, PRINTF_FIFO_SIZE, MALLOC_HEAP */
-};
-
-static int limit_slot(unsigned int limit)
-{
-	switch (limit) {
-	case CU_LIMIT_STACK_SIZE:
-		return 0;
-	case CU_LIMIT_PRINTF_FIFO_SIZE:
-		return 1;
-	case CU_LIMIT_MALLOC_HEAP_SIZE:
-		return 2;
-	default:
-		return -1;
-	}
-}
-
-static struct xgpub_ctxq *ctxq_find(struct xgpub_worker *w, CUcontext ctx)
-{
-	for (uint32_t i = 0; i < w->nctxq; i++)
-		if (w->ctxq[i].ctx == ctx)
-			return &w->ctxq[i];
-	return NULL;
-}
-
-static struct xgpub_ctxq *ctxq_add(struct xgpub_worker *w, CUcontext ctx)
-{
-	struct xgpub_ctxq *q = ctxq_find(w, ctx);
-
-	if (q)
-		return q;
-	if (w->nctxq == w->cap_ctxq) {
-		uint32_t ncap = w->cap_ctxq ? w->cap_ctxq * 2 : 16;
-		struct xgpub_ctxq *n = realloc(w->ctxq, ncap * sizeof(*n));
-
-		if (!n)
-			return NULL;
-		w->ctxq = n;
-		w->cap_ctxq = ncap;
-	}
-	q = &w->ctxq[w->nctxq++];
-	*q = (struct xgpub_ctxq){ .ctx = ctx };
-	return q;
-}
-
-int xgpub_ctx_charge(struct xgpub_worker *w, CUcontext ctx, bool force)
-{
-	return xgpub_ctx_charge_n(w, ctx, w->opt ? w->opt->ctx_charge : 0,
-				  force);
-}
-
-int xgpub_ctx_charge_n(struct xgpub_worker *w, CUcontext ctx, uint64_t c,
-		       bool force)
-{
-	struct xgpub_ctxq *q;
-
-	if (!force && !xgpub_quota_allows(w, c))
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	q = ctxq_add(w, ctx);
-	if (!q)
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	q->base += c;
-	xgpub_charge(w, c);
-	return 0;
-}
-
-void xgpub_ctx_uncharge(struct xgpub_worker *w, CUcontext ctx)
-{
-	struct xgpub_ctxq *q = ctxq_find(w, ctx);
-
-	if (!q)
-		return;
-	xgpub_uncharge(w, q->base);
-	for (int i = 0; i < 3; i++)
-		xgpub_uncharge(w, q->lim[i]);
-	*q = w->ctxq[--w->nctxq];
-}
-
-uint64_t xgpub_ctx_limit_cost(struct xgpub_worker *w, unsigned int limit,
-			      uint64_t value)
-{
-	int sm = 0, tpm = 0;
-
-	switch (limit) {
-	case CU_LIMIT_STACK_SIZE:
-		/*
-		 * Per resident thread: on an H200 (132 SMs x 2048 threads)
-		 * 16 KiB instead of the default 1 KiB took 3960.0 MiB, which
-		 * is (16384 - 1024) x 132 x 2048 bytes.  The default's share
-		 * is in the context's charge.
-		 */
-		if (value <= 1024)
-			return 0;
-		if (w->D->cuDeviceGetAttribute(
-			    &sm, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
-			    w->dev) ||
-		    w->D->cuDeviceGetAttribute(
-			    &tpm,
-			    CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR,
-			    w->dev) ||
-		    sm <= 0 || tpm <= 0)
-			return UINT64_MAX;
-		return xgpub_charge_size(mul_sat(value - 1024,
-					 mul_sat((uint64_t)sm, (uint64_t)tpm)));
-	case CU_LIMIT_PRINTF_FIFO_SIZE:
-	case CU_LIMIT_MALLOC_HEAP_SIZE:
-		return value ? xgpub_charge_size(value) : 0;
-	default:
-		return 0;
-	}
-}
-
-int xgpub_ctx_limit_check_quota(struct xgpub_worker *w, CUcontext ctx,
-				unsigned int limit, uint64_t cost)
-{
-	const struct xgpub_ctxq *q = ctxq_find(w, ctx);
-	int slot = limit_slot(limit);
-	uint64_t old = q && slot >= 0 ? q->lim[slot] : 0, used;
-
-	if (slot < 0 || !w->opt || !w->opt->quota || cost <= old)
-		return 0;
-	/* the new value replaces the old one's charge */
-	used = xgpub_guest_mem_used(w) - old;
-	if (cost == UINT64_MAX || used > w->opt->quota ||
-	    cost > w->opt->quota - used)
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	return 0;
-}
-
-void xgpub_ctx_limit_set(struct xgpub_worker *w, CUcontext ctx,
-			 unsigned int limit, uint64_t cost)
-{
-	int slot = limit_slot(limit);
-	struct xgpub_ctxq *q;
-
-	if (slot < 0)
-		return;
-	q = ctxq_add(w, ctx);
-	if (!q)
-		return;
-	xgpub_uncharge(w, q->lim[slot]);
-	q->lim[slot] = cost;
-	xgpub_charge(w, cost);
-}
-
-/* a module global charged: the module or library it dies with */
-struct xgpub_globq {
-	xgpuif_handle_t root;
-	uint64_t dptr, size;
-};
-
-int xgpub_global_charge(struct xgpub_worker *w, xgpuif_handle_t root,
-			uint64_t dptr, uint64_t size)
-{
-	uint64_t c = xgpub_charge_size(size);
-
-	for (uint32_t i = 0; i < w->nglobq; i++)
-		if (w->globq[i].root == root && w->globq[i].dptr == dptr)
-			return 0;
-	if (!xgpub_quota_allows(w, size))
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	if (w->nglobq == w->cap_globq) {
-		uint32_t ncap = w->cap_globq ? w->cap_globq * 2 : 64;
-		struct xgpub_globq *n = realloc(w->globq, ncap * sizeof(*n));
-
-		if (!n)
-			return CUDA_ERROR_OUT_OF_MEMORY;
-		w->globq = n;
-		w->cap_globq = ncap;
-	}
-	w->globq[w->nglobq++] = (struct xgpub_globq){ root, dptr, c };
-	xgpub_charge(w, c);
-	return 0;
-}
-
-void xgpub_globals_uncharge(struct xgpub_worker *w, xgpuif_handle_t root)
-{
-	for (uint32_t i = 0; i < w->nglobq;) {
-		if (w->globq[i].root == root) {
-			xgpub_uncharge(w, w->globq[i].size);
-			w->globq[i] = w->globq[--w->nglobq];
-		} else {
-			i++;
-		}
-	}
-}
-
-uint64_t xgpub_guest_images_others(struct xgpub_worker *w)
-{
-	(void)w;
-	return others_sum(offsetof(struct xgpub_wstat, images));
 }
 
 /* ---- context flags and limits ---------------------------------------------- */
@@ -576,29 +203,12 @@ static void forget_nodes(struct xgpub_worker *w, void *graph)
 	xgpub_handle_each(&w->h, XGPUB_H_GRAPH, drop_child_of, arg);
 }
 
-/* every reference the guest still holds (teardown, or a release) */
-int xgpub_vmm_release(struct xgpub_worker *w, struct xgpub_hentry *e)
-{
-	struct xgpub_vmem *v = e->extra;
-	int rc = 0;
-
-	for (; v && v->refs; v->refs--)
-		rc = w->D->cuMemRelease((CUmemGenericAllocationHandle)(uintptr_t)
-					e->obj);
-	if (v) {
-		w->mem_used -= v->size;
-		v->size = 0;
-	}
-	xgpub_share_forget(w, e->obj);
-	return rc;
-}
-
 static void drop_sub_of(struct xgpub_hentry *e, void *arg)
 {
-	struct xgpub_sub *x = e->extra;
+	struct xgpub_owner *x = e->extra;
 	struct xgpub_worker *w = ((void **)arg)[0];
 
-	if (x && x->parent == *(xgpuif_handle_t *)((void **)arg)[1])
+	if (x && x->owner == *(xgpuif_handle_t *)((void **)arg)[1])
 		xgpub_handle_drop(&w->h, e);
 }
 
@@ -620,10 +230,25 @@ CUarray xgpub_array_of(struct xgpub_worker *w, xgpuif_handle_t h)
 	return e ? e->obj : NULL;
 }
 
+/*
+ * Kinds whose release is a handler file's own (a green context's takes
+ * its streams and modules along, a physical allocation's its exports):
+ * set once at the worker's setup (xgpub_worker.c), so that this file
+ * calls no handler file.
+ */
+static xgpub_release_fn *release_hook[XGPUB_H_NTYPES];
+
+void xgpub_release_hook(int type, xgpub_release_fn *fn)
+{
+	release_hook[type] = fn;
+}
+
 int xgpub_release(struct xgpub_worker *w, struct xgpub_hentry *e)
 {
 	struct xgpub_driver *D = w->D;
 
+	if (e->type < XGPUB_H_NTYPES && release_hook[e->type])
+		return release_hook[e->type](w, e);
 	switch (e->type) {
 	case XGPUB_H_STREAM:
 		return D->cuStreamDestroy_v2(e->obj);
@@ -671,8 +296,6 @@ int xgpub_release(struct xgpub_worker *w, struct xgpub_hentry *e)
 		return D->cuDeviceUnregisterAsyncNotification(w->dev, e->obj);
 	case XGPUB_H_GEXEC:
 		return D->cuGraphExecDestroy(e->obj);
-	case XGPUB_H_VMEM:
-		return xgpub_vmm_release(w, e);
 	case XGPUB_H_GRAPH:
 		forget_nodes(w, e->obj);
 		/* a child graph is its node's: only its handle goes */
@@ -694,8 +317,6 @@ int xgpub_release(struct xgpub_worker *w, struct xgpub_hentry *e)
 			return rc;
 		}
 		return CUDA_SUCCESS;
-	case XGPUB_H_GREENCTX:
-		return xgpub_green_release(w, e);
 	case XGPUB_H_RESDESC:
 		return CUDA_SUCCESS;	/* the driver has no destroy for it */
 	}
@@ -716,6 +337,32 @@ int xgpub_keep(struct xgpub_worker *w, int type, void *obj, void *extra,
 	return CUDA_ERROR_OUT_OF_MEMORY;
 }
 
+int xgpub_keep_owned(struct xgpub_worker *w, int type, void *obj,
+		     struct xgpub_hentry *owner, xgpuif_handle_t *h)
+{
+	struct xgpub_owner *x = malloc(sizeof(*x));
+
+	*h = 0;
+	if (!x)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	x->owner = xgpub_handle_of(&w->h, owner);
+	*h = xgpub_handle_new(&w->h, type, obj, x);
+	if (*h)
+		return 0;
+	free(x);
+	return CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+int xgpub_keep_made(struct xgpub_worker *w, int rc, int type, void *obj,
+		    void *extra, xgpuif_handle_t *h)
+{
+	if (rc) {
+		free(extra);
+		return rc;
+	}
+	return xgpub_keep(w, type, obj, extra, h);
+}
+
 bool xgpub_vmem_ref(struct xgpub_worker *w, CUmemGenericAllocationHandle h,
 		    xgpuif_handle_t *out)
 {
@@ -730,10 +377,16 @@ bool xgpub_vmem_ref(struct xgpub_worker *w, CUmemGenericAllocationHandle h,
 }
 
 int xgpub_vmem_keep(struct xgpub_worker *w, CUmemGenericAllocationHandle h,
-		    struct xgpub_vmem *v, uint64_t size, xgpuif_handle_t *out)
+		    uint64_t size, xgpuif_handle_t *out)
 {
-	*v = (struct xgpub_vmem){ size, 1 };
-	*out = xgpub_handle_new(&w->h, XGPUB_H_VMEM, (void *)(uintptr_t)h, v);
+	struct xgpub_vmem *v = malloc(sizeof(*v));
+
+	*out = 0;
+	if (v) {
+		*v = (struct xgpub_vmem){ size, 1 };
+		*out = xgpub_handle_new(&w->h, XGPUB_H_VMEM,
+					(void *)(uintptr_t)h, v);
+	}
 	if (*out)
 		return 0;
 	free(v);

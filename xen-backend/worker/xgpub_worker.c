@@ -351,6 +351,9 @@ int xgpub_worker_setup(struct xgpub_worker *w)
 	struct xgpub_driver *D = w->D;
 	int rc, n = 0;
 
+	/* the kinds whose release is a handler file's */
+	xgpub_release_hook(XGPUB_H_GREENCTX, xgpub_green_release);
+	xgpub_release_hook(XGPUB_H_VMEM, xgpub_vmm_release);
 	rc = D->cuInit(0);
 	if (!rc)
 		rc = D->cuDeviceGetCount(&n);

@@ -61,7 +61,8 @@ enum xgpub_htype {
 	XGPUB_H_VMEM,
 	XGPUB_H_MIPMAP,		/* obj = CUmipmappedArray */
 	XGPUB_H_SUBARRAY,	/* obj = CUarray its owner frees (a mipmap
-				 * level, a plane), extra = struct xgpub_sub */
+				 * level, a plane), extra = struct
+				 * xgpub_owner */
 	XGPUB_H_TEXREF,		/* obj = CUtexref, extra = struct xgpub_fn
 				 * (its module is the root) */
 	XGPUB_H_SURFREF,	/* obj = CUsurfref, as TEXREF */
@@ -111,6 +112,9 @@ int xgpub_handle_free(struct xgpub_handles *t, xgpuif_handle_t h, int type);
  * (hashed: constant time) */
 struct xgpub_hentry *xgpub_handle_find(struct xgpub_handles *t, int type,
 				       const void *obj);
+/* the handle of the live entry of `type` holding obj, or 0 */
+xgpuif_handle_t xgpub_handle_named(struct xgpub_handles *t, int type,
+				   const void *obj);
 /* drop live entry e, as xgpub_handle_free does its handle */
 void xgpub_handle_drop(struct xgpub_handles *t, struct xgpub_hentry *e);
 /* the handle that names live entry e */
@@ -193,7 +197,7 @@ struct xgpub_worker {
 	struct xgpub_alloc *allocs;
 	uint32_t nallocs, cap_allocs;
 	uint64_t mem_used;	/* allocations and the charges below */
-	/* charges that are not allocations (xgpub_state.c): contexts and
+	/* charges that are not allocations (xgpub_account.c): contexts and
 	 * their limits, module globals */
 	struct xgpub_ctxq *ctxq;
 	uint32_t nctxq, cap_ctxq;
@@ -225,7 +229,7 @@ struct xgpub_worker {
 	/* the CUdevResource values handed to the guest (xgpub_op_green.c) */
 	struct xgpub_resources *resources;
 	/* device ranges the driver named for recent copies' addresses
-	 * (xgpub_op_copy.c), forgotten at any request but a copy, memset
+	 * (xgpub_ranges.c), forgotten at any request but a copy, memset
 	 * or launch (xgpub_worker.c) */
 	struct xgpub_drange {
 		uint64_t base, size;
@@ -274,27 +278,44 @@ struct xgpub_region *xgpub_region_get(struct xgpub_worker *w, uint32_t id);
  */
 int xgpub_keep(struct xgpub_worker *w, int type, void *obj, void *extra,
 	       xgpuif_handle_t *h);
+/* the same for the driver's answer rc to making obj: unless 0, extra is
+ * freed and rc answered */
+int xgpub_keep_made(struct xgpub_worker *w, int rc, int type, void *obj,
+		    void *extra, xgpuif_handle_t *h);
 /* is VMEM handle h (the driver's) one the guest holds?  Then one more
  * reference of the guest's, its wire handle in *out (xgpub_state.c) */
 bool xgpub_vmem_ref(struct xgpub_worker *w, CUmemGenericAllocationHandle h,
 		    xgpuif_handle_t *out);
-struct xgpub_vmem;
-/* a new VMEM handle h of the guest's, charged size bytes, with v (malloc'd)
- * in the table, its wire handle in *out; if the table is full, v freed, h
- * released and CUDA_ERROR_OUT_OF_MEMORY (xgpub_state.c) */
+/* a new VMEM handle h of the guest's, charged size bytes, in the table,
+ * its wire handle in *out; if it cannot be kept (no memory, the table
+ * full), h released and CUDA_ERROR_OUT_OF_MEMORY (xgpub_state.c) */
 int xgpub_vmem_keep(struct xgpub_worker *w, CUmemGenericAllocationHandle h,
-		    struct xgpub_vmem *v, uint64_t size, xgpuif_handle_t *out);
+		    uint64_t size, xgpuif_handle_t *out);
 /* release the object behind live entry e and drop the entry, unless the
  * driver refused (its answer) */
 int xgpub_release_drop(struct xgpub_worker *w, struct xgpub_hentry *e);
 
 /* release the driver object behind live entry e (the entry stays) */
 int xgpub_release(struct xgpub_worker *w, struct xgpub_hentry *e);
+/*
+ * The release of the kind `type` is fn, a handler file's (xgpub_release
+ * calls it instead of its own): set at the worker's setup for the kinds
+ * whose release needs that file's state (GREENCTX, VMEM).
+ */
+typedef int xgpub_release_fn(struct xgpub_worker *w, struct xgpub_hentry *e);
+void xgpub_release_hook(int type, xgpub_release_fn *fn);
 
-/* a SUBARRAY's owner: the mipmap or array whose release ends it */
-struct xgpub_sub {
-	xgpuif_handle_t parent;
+/*
+ * What a handle of an object its owner frees keeps (a SUBARRAY's: the
+ * mipmap or array whose release ends it; a green context's CTX: the
+ * GREENCTX): the owner's handle.  xgpub_keep_owned puts obj in the table
+ * so (nothing to release if it cannot: CUDA_ERROR_OUT_OF_MEMORY).
+ */
+struct xgpub_owner {
+	xgpuif_handle_t owner;
 };
+int xgpub_keep_owned(struct xgpub_worker *w, int type, void *obj,
+		     struct xgpub_hentry *owner, xgpuif_handle_t *h);
 
 /* the driver's array behind an ARRAY or SUBARRAY handle, or NULL */
 CUarray xgpub_array_of(struct xgpub_worker *w, xgpuif_handle_t h);
@@ -312,7 +333,7 @@ int xgpub_copy_side(struct xgpub_worker *w, uint32_t wtype, uint64_t d,
  * (the guest's allocations, pools, managed and mapped memory, registered
  * host memory, module globals, IPC mappings)?  0, or
  * CUDA_ERROR_INVALID_VALUE: never a guest's copy into the worker's own
- * memory (xgpub_op_copy.c).  xgpub_dev_ranges_forget: after anything
+ * memory (xgpub_ranges.c).  xgpub_dev_ranges_forget: after anything
  * that may have freed or unmapped memory.
  */
 int xgpub_dev_span_ok(struct xgpub_worker *w, uint64_t d, uint64_t len);
@@ -326,16 +347,13 @@ int xgpub_dev_rows_ok(struct xgpub_worker *w, uint64_t d, uint64_t x,
 /*
  * Green contexts (xgpub_op_green.c).  A GREENCTX handle keeps the
  * CUcontext cuCtxFromGreenCtx gave and the CTX handle naming it (0 until
- * asked); that CTX handle's extra is a struct xgpub_green_ctx, which says
- * it is a green context's: never destroyed as a context, dropped with its
+ * asked); that CTX handle's extra is a struct xgpub_owner, which says it
+ * is a green context's: never destroyed as a context, dropped with its
  * green context.
  */
 struct xgpub_green {
 	CUcontext ctx;
 	xgpuif_handle_t ctx_h;
-};
-struct xgpub_green_ctx {
-	xgpuif_handle_t green;
 };
 /* destroy the green context behind live entry e, with the streams and
  * events made in it and its CTX handle (the entry stays) */
@@ -350,6 +368,10 @@ void xgpub_green_teardown(struct xgpub_worker *w);
 xgpuif_handle_t xgpub_owned_handle(struct xgpub_worker *w, int type,
 				   void *obj, CUcontext ctx);
 
+/* an optional handle argument h of `type`: its driver object in *obj
+ * (NULL for h 0); 0, or CUDA_ERROR_INVALID_HANDLE (xgpub_state.c) */
+int xgpub_handle_opt(struct xgpub_worker *w, xgpuif_handle_t h, int type,
+		     void **obj);
 /* stream argument: 0/1/2 pass through, others through the table */
 int xgpub_stream(struct xgpub_worker *w, xgpuif_handle_t h, CUstream *out);
 /*
@@ -365,6 +387,15 @@ void xgpub_ctx_drop_streams(struct xgpub_worker *w, CUcontext c);
  * c must be current.
  */
 void xgpub_ctx_green_gone(struct xgpub_worker *w, CUcontext c);
+
+/*
+ * Room for one more element in an array of n (cap allocated, elem bytes
+ * each): the array itself while n < cap, else the array reallocated to
+ * twice cap (first when empty), *cap updated; NULL past max elements or
+ * without memory, the array as it was (xgpub_handles.c).
+ */
+void *xgpub_grow(void *a, uint32_t n, uint32_t *cap, size_t elem,
+		 uint32_t first, uint32_t max);
 
 /* device memory accounting */
 int xgpub_alloc_add(struct xgpub_worker *w, uint64_t dptr, uint64_t size);
@@ -394,8 +425,12 @@ uint64_t xgpub_guest_pinned(struct xgpub_worker *w);
 /* what an allocation of size bytes is charged (the driver's granularity) */
 uint64_t xgpub_charge_size(uint64_t size);
 bool xgpub_quota_allows(struct xgpub_worker *w, uint64_t size);
+/* may the guest allocate size bytes (a pool's, a graph's, a physical
+ * allocation)?  0, CUDA_ERROR_INVALID_VALUE for 0 bytes, or
+ * CUDA_ERROR_OUT_OF_MEMORY past the quota */
+int xgpub_alloc_check(struct xgpub_worker *w, uint64_t size);
 /*
- * Charges that are not cuMemAlloc's (xgpub_state.c), all in mem_used and
+ * Charges that are not cuMemAlloc's (xgpub_account.c), all in mem_used and
  * so in the guest's cuMemGetInfo and NVML view:
  *   xgpub_charge/xgpub_uncharge  bytes already at the driver's granularity
  *   xgpub_array_charge  what an array (levels 0) or a mipmapped array of
@@ -462,12 +497,12 @@ void xgpub_ipc_teardown(struct xgpub_worker *w);
 void xgpub_share_forget(struct xgpub_worker *w, void *obj);
 bool xgpub_share_exported(struct xgpub_worker *w, void *obj);
 void xgpub_share_teardown(struct xgpub_worker *w);
-/* is dptr the start of an allocation of this guest's? (xgpub_state.c) */
+/* is dptr the start of an allocation of this guest's? (xgpub_account.c) */
 bool xgpub_alloc_has(struct xgpub_worker *w, uint64_t dptr);
 
 /* unmap and free the guest's reservations (teardown, xgpub_state.c) */
 void xgpub_vmm_teardown(struct xgpub_worker *w);
-/* release a VMEM handle's references (xgpub_state.c) */
+/* release a VMEM handle's references (xgpub_op_vmm.c) */
 int xgpub_vmm_release(struct xgpub_worker *w, struct xgpub_hentry *e);
 
 /* a graph's host node or captured host function: the worker's driver
@@ -475,7 +510,7 @@ int xgpub_vmm_release(struct xgpub_worker *w, struct xgpub_hentry *e);
  * the guest's function through a graph slot (xgpub_op_hostfn.c) */
 void CUDA_CB xgpub_graph_hostfn(void *user);
 
-/* the handle of node n of graph g, one per node (xgpub_op_graph.c) */
+/* the handle of node n of graph g, one per node (xgpub_graph_handles.c) */
 xgpuif_handle_t xgpub_node_handle(struct xgpub_worker *w, CUgraph g,
 				  CUgraphNode n);
 /* the handle of a graph owned by node `node` of graph `owner` (a child
@@ -484,22 +519,29 @@ xgpuif_handle_t xgpub_node_handle(struct xgpub_worker *w, CUgraph g,
 xgpuif_handle_t xgpub_graph_handle(struct xgpub_worker *w, CUgraph g,
 				   CUgraph owner, CUgraphNode node);
 
-/* a node's parameters from the wire: GRAPH_ADD_NODE's body of its type
- * (xgpub_op_graphnode.c) */
-int xgpub_node_memset(const uint8_t *p, uint32_t len,
-		      CUDA_MEMSET_NODE_PARAMS *mp);
-int xgpub_node_copy(struct xgpub_worker *w, const uint8_t *p, uint32_t len,
-		    CUDA_MEMCPY3D *cp);
-int xgpub_node_host(struct xgpub_worker *w, const uint8_t *p, uint32_t len,
-		    CUDA_HOST_NODE_PARAMS *hp);
-int xgpub_node_memop(struct xgpub_worker *w, const uint8_t *p, uint32_t len,
-		     CUDA_BATCH_MEM_OP_NODE_PARAMS *mp);
+/*
+ * A node's parameters from the wire, GRAPH_ADD_NODE's or GRAPH_NODE_SET's
+ * body, for the node types both serve alike: a memset, copy, host or
+ * batch memop node's, or the event or child graph a node names (obj).
+ * 0, XGPUIF_ST_PROTO, the CUresult refusing, or CUDA_ERROR_NOT_SUPPORTED
+ * for any other type (xgpub_op_graphnode.c).
+ */
+union xgpub_node_params {
+	CUDA_MEMSET_NODE_PARAMS memset;
+	CUDA_MEMCPY3D copy;
+	CUDA_HOST_NODE_PARAMS host;
+	CUDA_BATCH_MEM_OP_NODE_PARAMS memop;
+	void *obj;	/* EVENT_RECORD, WAIT_EVENT: CUevent; GRAPH: CUgraph */
+};
+int xgpub_node_params(struct xgpub_worker *w, unsigned int type,
+		      const uint8_t *p, uint32_t len,
+		      union xgpub_node_params *u);
 /* add a memory allocation node (its address in *dptr), charged */
 int xgpub_node_alloc(struct xgpub_worker *w, CUgraph g, CUgraphNode *node,
 		     const CUgraphNode *deps, uint32_t nd, const uint8_t *p,
 		     uint32_t len, uint64_t *dptr);
 /* a node is going: drop the handles of the graphs it owns (a child
- * graph, a conditional node's bodies) with it */
+ * graph, a conditional node's bodies) with it (xgpub_graph_handles.c) */
 void xgpub_node_forget_children(struct xgpub_worker *w, CUgraphNode n);
 
 /*

@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: MIT
+/*
+ * xgpub_ranges.c: the device addresses a guest names, checked before the
+ * driver sees them.  Every byte a copy, memset or stream memory
+ * operation touches must lie in a range the driver knows as device
+ * memory of this worker (xgpub_dev_span_ok).  A driver that lets the GPU
+ * reach pageable host memory (HMM, ATS) would otherwise copy the worker's
+ * own memory, and even without, a wild address is the driver's problem
+ * only once it was tried.  The last few ranges the driver named are
+ * kept (w->dranges) and forgotten at any request that may free memory
+ * (xgpub_worker.c).  It calls only the driver, so the handlers that check
+ * addresses (copies, memsets, stream memory operations) stand on it.
+ */
+#include "xgpub_worker.h"
+
+#define NDRANGES (sizeof(((struct xgpub_worker *)0)->dranges) / \
+		  sizeof(((struct xgpub_worker *)0)->dranges[0]))
+
+void xgpub_dev_ranges_forget(struct xgpub_worker *w)
+{
+	w->ndranges = 0;
+}
+
+/*
+ * The range (allocation, mapping, registration) the driver knows at d:
+ * its start and size in *r, or false where d is no device memory of this
+ * worker.  Asked as pointer attributes; the address range as a second
+ * opinion.  Inside a global-mode capture the questions are asked relaxed,
+ * so that they cannot touch the capture.
+ */
+static bool driver_range(struct xgpub_worker *w, uint64_t d,
+			 struct xgpub_drange *r)
+{
+	CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+	CUdeviceptr base = 0;
+	size_t size = 0;
+	bool ok;
+
+	if (w->captures)
+		w->D->cuThreadExchangeStreamCaptureMode(&mode);
+	ok = w->D->cuPointerGetAttribute(&base,
+					 CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+					 d) == 0 &&
+	     w->D->cuPointerGetAttribute(&size, CU_POINTER_ATTRIBUTE_RANGE_SIZE,
+					 d) == 0 &&
+	     size;
+	if (!ok) {
+		base = 0;
+		size = 0;
+		ok = w->D->cuMemGetAddressRange(&base, &size, d) == 0 && size;
+	}
+	if (w->captures)
+		w->D->cuThreadExchangeStreamCaptureMode(&mode);
+	if (!ok || base > d || d - base >= size)
+		return false;
+	r->base = base;
+	r->size = size;
+	return true;
+}
+
+/* the known range holding d, from the last few or from the driver */
+static const struct xgpub_drange *range_at(struct xgpub_worker *w, uint64_t d)
+{
+	struct xgpub_drange *r;
+
+	for (uint32_t i = 0; i < w->ndranges; i++) {
+		r = &w->dranges[i];
+		if (d >= r->base && d - r->base < r->size)
+			return r;
+	}
+	r = &w->dranges[w->drange_next];
+	if (!driver_range(w, d, r))
+		return NULL;
+	w->drange_next = (w->drange_next + 1) % NDRANGES;
+	if (w->ndranges < NDRANGES)
+		w->ndranges++;
+	return r;
+}
+
+int xgpub_dev_span_ok(struct xgpub_worker *w, uint64_t d, uint64_t len)
+{
+	uint64_t end;
+
+	if (!len)
+		return 0;
+	if (__builtin_add_overflow(d, len, &end))
+		return CUDA_ERROR_INVALID_VALUE;
+	/* a span over adjacent ranges (virtual memory mapped in pieces)
+	 * is checked piece by piece, a few pieces at most */
+	for (int n = 0; n < 16; n++) {
+		const struct xgpub_drange *r = range_at(w, d);
+
+		if (!r)
+			break;
+		if (end - r->base <= r->size)
+			return 0;
+		d = r->base + r->size;
+	}
+	xgpub_dbg("%s: a copy or memset touches %#llx, no device memory of "
+		  "this guest's", w->t->who, (unsigned long long)d);
+	return CUDA_ERROR_INVALID_VALUE;
+}
+
+int xgpub_dev_rows_ok(struct xgpub_worker *w, uint64_t d, uint64_t x,
+		      uint64_t row0, uint64_t rows, uint64_t pitch,
+		      uint64_t width)
+{
+	uint64_t start, last;
+
+	if (!rows || !width)
+		return 0;
+	if (__builtin_mul_overflow(row0, pitch, &start) ||
+	    __builtin_add_overflow(start, x, &start) ||
+	    __builtin_add_overflow(start, d, &start) ||
+	    __builtin_mul_overflow(rows - 1, pitch, &last) ||
+	    __builtin_add_overflow(last, width, &last))
+		return CUDA_ERROR_INVALID_VALUE;
+	return xgpub_dev_span_ok(w, start, last);
+}
