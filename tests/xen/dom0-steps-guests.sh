@@ -8,7 +8,8 @@
 #   step_vcpu_coord       vcpu-coord: the VCPU coordinator, measured
 #   step_list             list: both guests busy, `xgpu list` shows both
 #   step_destroy_busy     destroy-busy: domu1 destroyed in mid-call
-#   step_hostile          hostile-xenstore, hostile-ring (run by domu2)
+#   step_hostile          hostile-xenstore, hostile-ring, hostile-grants
+#                         (run by domu2)
 #   step_measure          measure: xbench, Xen transport and local
 #   step_backend_restart  backend-restart: SIGTERM, then SIGKILL
 #   step_unbind_busy      unbind-busy: unbind and rmmod under an open fd
@@ -243,10 +244,21 @@ step_destroy_busy() {
 	fi
 }
 
-# ---- steps hostile-xenstore, hostile-ring (run by domu2) --------------------
+# ---- steps hostile-xenstore, hostile-ring, hostile-grants (run by domu2) -----
+
+# the worker's reasons for the refused grant directories, in Dom0's log
+grant_reasons() {
+	local why= w
+	for w in "a grant reference appears twice" "cannot map 2 granted pages" \
+		"bad grant directory"; do
+		logread 2>/dev/null | grep -q "region 1: $w" ||
+			why="${why}no worker log line 'region 1: $w'; "
+	done
+	echo "$why"
+}
 
 step_hostile() {
-	for s in hostile-xenstore:hxs hostile-ring:hring; do
+	for s in hostile-xenstore:hxs hostile-ring:hring hostile-grants:hgrant; do
 		name=${s%%:*}
 		blocked "$name" && continue
 		if ! wait_res "$D2" "${s#*:}" 120; then
@@ -254,7 +266,15 @@ step_hostile() {
 			continue
 		fi
 		r=$RES
-		if [ "$name" = hostile-ring ]; then
+		if [ "$name" = hostile-grants ]; then
+			case $r in
+			PASS*)
+				w=$(grant_reasons)
+				[ -n "$w" ] && r="FAIL: ${r#PASS }; $w"
+				;;
+			esac
+		fi
+		if [ "$name" = hostile-grants ]; then
 			if ! wait_res "$D2" after 150; then
 				r="FAIL: ${r#FAIL: }; basic after the hostile guests: no result"
 			else

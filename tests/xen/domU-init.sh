@@ -351,6 +351,18 @@ else
 	res hring "FAIL: exit status $rc: $(tail -n 1 /tmp/hring.out)"
 	xgpu_dmesg
 fi
+
+# ---- hostile-grants: grant directories a backend must refuse --------------------------
+
+timeout 60 /usr/bin/hostile-ring "$B" grants >/tmp/hgrant.out 2>&1
+rc=$?
+sed 's/^/  hostile-grants: /' /tmp/hgrant.out
+if [ "$rc" = 0 ]; then
+	res hgrant "PASS ($(sed -n 's/^hostile-ring: verdict: //p' /tmp/hgrant.out))"
+else
+	res hgrant "FAIL: exit status $rc: $(tail -n 1 /tmp/hgrant.out)"
+	xgpu_dmesg
+fi
 run basic /tmp/basic.out 180
 rc=$?
 if [ "$rc" = 0 ]; then

@@ -1,19 +1,27 @@
 // SPDX-License-Identifier: MIT
 /*
- * hostile-ring: a DomU process that opens a real xgpu channel through
- * /dev/xgpu and then corrupts the shared ring's indices: it publishes a
- * request producer index far beyond what the ring can hold and kicks the
- * backend.  The backend must refuse the channel (close it, with a reason
- * in its ch/<n>/error node) and nothing else: the daemon and the other
- * guests keep working (the test checks those separately).
+ * hostile-ring: a DomU process that opens real xgpu channels through
+ * /dev/xgpu and abuses them, as a hostile guest would.  The backend must
+ * refuse each channel (close it, with a reason in its ch/<n>/error node)
+ * and nothing else: the daemon and the other guests keep working (the
+ * test checks those separately).
  *
- *   hostile-ring BACKEND_DIR
+ *   hostile-ring BACKEND_DIR            corrupt the ring's indices: a
+ *                                       request producer index far beyond
+ *                                       what the ring can hold
+ *   hostile-ring BACKEND_DIR grants     grant abuse: a host-memory
+ *                                       registration whose grant directory
+ *                                       names one grant twice, one that
+ *                                       names grants never given, and one
+ *                                       longer than a region may be; one
+ *                                       channel each
  *
  * BACKEND_DIR is the device's backend directory in xenstore
- * (/local/domain/0/backend/xgpu/<domid>/<devid>); the program reads the
- * channel's error node there with xenstore-read.  Exits 0 when XGPU_IOC_WAIT
- * failed with EPIPE (or poll() reported POLLHUP) within 5 s and the backend
- * wrote an error; prints a last "hostile-ring: verdict: ..." line.
+ * (/local/domain/0/backend/xgpu/<domid>/<devid>); the program reads each
+ * channel's error node there with xenstore-read.  Exits 0 when every
+ * channel was closed (XGPU_IOC_WAIT failed with EPIPE, or poll() reported
+ * POLLHUP) within 5 s and the backend wrote an error; prints a last
+ * "hostile-ring: verdict: ..." line.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +37,7 @@
 #include <unistd.h>
 
 #include "xgpuif.h"
+#include "xgpuif_ring.h"
 #include "xgpu_uapi.h"
 
 #define DEADLINE_MS 5000
@@ -60,126 +69,248 @@ static int xs_read(const char *path, char *buf, size_t len)
 	return rc == 0 ? 0 : -1;
 }
 
-int main(int argc, char **argv)
+struct chan {
+	int fd;
+	unsigned int channel;
+	struct xgpuif_sring *s;
+	size_t bytes;
+	uint8_t *data;
+	size_t data_bytes;
+};
+
+static int chan_open(struct chan *ch, const char *name, uint32_t data_pages)
 {
 	struct xgpu_ioc_connect c;
-	struct xgpu_ioc_wait w;
-	struct xgpuif_sring *s;
-	char path[300], err[256], state[32];
-	const char *how = NULL;
-	uint32_t size, bogus;
-	long long t0, left, dt;
-	size_t bytes;
-	void *ring;
-	int fd;
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: hostile-ring BACKEND_DIR\n");
-		return 2;
-	}
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	fd = open(XGPU_DEVICE_PATH, O_RDWR | O_CLOEXEC);
-	if (fd < 0) {
+	memset(ch, 0, sizeof(*ch));
+	ch->fd = open(XGPU_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+	if (ch->fd < 0) {
 		printf("hostile-ring: open %s: %s\n", XGPU_DEVICE_PATH,
 		       strerror(errno));
-		return 1;
+		return -1;
 	}
 	memset(&c, 0, sizeof(c));
 	c.version = XGPU_UAPI_VERSION;
 	c.ring_order = 0;
-	c.data_pages = 1;
-	snprintf(c.name, sizeof(c.name), "hostile-ring");
-	if (ioctl(fd, XGPU_IOC_CONNECT, &c) < 0) {
+	c.data_pages = data_pages;
+	snprintf(c.name, sizeof(c.name), "%s", name);
+	if (ioctl(ch->fd, XGPU_IOC_CONNECT, &c) < 0) {
 		printf("hostile-ring: XGPU_IOC_CONNECT: %s (%s)\n",
 		       strerror(errno), c.msg);
-		return 1;
+		return -1;
 	}
-	printf("hostile-ring: channel %u (backend domain %u, limits: ring "
-	       "order %u, %u data pages)\n", c.channel, c.backend_domid,
-	       c.max_ring_order, c.max_data_pages);
-
-	bytes = (size_t)XGPUIF_PAGE_SIZE << c.ring_order;
-	ring = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-		    (off_t)c.ring_offset);
-	if (ring == MAP_FAILED) {
+	printf("hostile-ring: %s: channel %u (backend domain %u, limits: "
+	       "ring order %u, %u data pages)\n", name, c.channel,
+	       c.backend_domid, c.max_ring_order, c.max_data_pages);
+	ch->channel = c.channel;
+	ch->bytes = (size_t)XGPUIF_PAGE_SIZE << c.ring_order;
+	ch->s = mmap(NULL, ch->bytes, PROT_READ | PROT_WRITE, MAP_SHARED,
+		     ch->fd, (off_t)c.ring_offset);
+	if (ch->s == MAP_FAILED) {
 		printf("hostile-ring: mmap ring: %s\n", strerror(errno));
-		return 1;
+		return -1;
 	}
-	s = ring;
-	size = __RING_SIZE(s, bytes);
-	/*
-	 * A producer index that claims several rings' worth of requests
-	 * the backend has never seen: a consumer that trusted it would read
-	 * far past the ring.  req_prod is the first word of the page.
-	 */
-	bogus = __atomic_load_n(&s->rsp_prod, __ATOMIC_ACQUIRE) + 7 * size + 3;
-	__atomic_store_n(&s->req_prod, bogus, __ATOMIC_RELEASE);
-	printf("hostile-ring: ring of %u slots, req_prod set to %u\n", size,
-	       bogus);
-	t0 = now_ms();
-	if (ioctl(fd, XGPU_IOC_NOTIFY) < 0) {
-		printf("hostile-ring: XGPU_IOC_NOTIFY: %s\n", strerror(errno));
-		return 1;
+	ch->data_bytes = (size_t)data_pages * XGPUIF_PAGE_SIZE;
+	ch->data = mmap(NULL, ch->data_bytes, PROT_READ | PROT_WRITE,
+			MAP_SHARED, ch->fd, (off_t)c.data_offset);
+	if (ch->data == MAP_FAILED) {
+		printf("hostile-ring: mmap data: %s\n", strerror(errno));
+		return -1;
 	}
+	return 0;
+}
 
+/*
+ * Kick the backend and wait (DEADLINE_MS) until it closes the channel;
+ * then its reason.  0 and *how set, or -1 (said why).
+ */
+static int chan_refused(struct chan *ch, const char *dir, const char **how,
+			long long *dt, char *err, size_t errlen)
+{
+	struct xgpu_ioc_wait w;
+	char path[300], state[32];
+	long long t0 = now_ms(), left;
+
+	*how = NULL;
+	if (ioctl(ch->fd, XGPU_IOC_NOTIFY) < 0) {
+		printf("hostile-ring: XGPU_IOC_NOTIFY: %s\n", strerror(errno));
+		return -1;
+	}
 	for (;;) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
+		struct pollfd p = { .fd = ch->fd, .events = POLLIN };
 
 		left = DEADLINE_MS - (now_ms() - t0);
 		if (left <= 0)
 			break;
 		memset(&w, 0, sizeof(w));
 		w.timeout_ms = (uint32_t)left;
-		if (ioctl(fd, XGPU_IOC_WAIT, &w) < 0) {
+		if (ioctl(ch->fd, XGPU_IOC_WAIT, &w) < 0) {
 			if (errno == EPIPE) {
-				how = "XGPU_IOC_WAIT failed with EPIPE";
+				*how = "XGPU_IOC_WAIT failed with EPIPE";
 				break;
 			}
 			if (errno == EINTR)
 				continue;
 			printf("hostile-ring: XGPU_IOC_WAIT: %s (expected "
 			       "EPIPE)\n", strerror(errno));
-			return 1;
+			return -1;
 		}
 		/* a kick (or the timeout): has the channel been closed? */
 		if (poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR))) {
-			how = "poll() reported POLLHUP";
+			*how = "poll() reported POLLHUP";
 			break;
 		}
 	}
-	if (!how) {
-		printf("hostile-ring: the channel is still open %d ms after "
-		       "the corrupt req_prod\n", DEADLINE_MS);
-		return 1;
+	if (!*how) {
+		printf("hostile-ring: channel %u is still open %d ms after the "
+		       "abuse\n", ch->channel, DEADLINE_MS);
+		return -1;
 	}
-	dt = now_ms() - t0;
-	printf("hostile-ring: %s after %lld ms\n", how, dt);
-	if (ioctl(fd, XGPU_IOC_NOTIFY) == 0)
+	*dt = now_ms() - t0;
+	printf("hostile-ring: channel %u: %s after %lld ms\n", ch->channel,
+	       *how, *dt);
+	if (ioctl(ch->fd, XGPU_IOC_NOTIFY) == 0)
 		printf("hostile-ring: note: XGPU_IOC_NOTIFY still succeeds on "
 		       "the closed channel (the UAPI says EPIPE)\n");
 
 	/* the backend's reason; it stays until we close the channel */
-	snprintf(path, sizeof(path), "%s/ch/%u/error", argv[1], c.channel);
+	snprintf(path, sizeof(path), "%s/ch/%u/error", dir, ch->channel);
 	err[0] = 0;
 	for (int i = 0; i < 20 && !err[0]; i++) {
-		if (xs_read(path, err, sizeof(err)) < 0)
+		if (xs_read(path, err, errlen) < 0)
 			err[0] = 0;
 		if (!err[0])
 			usleep(100000);
 	}
-	snprintf(path, sizeof(path), "%s/ch/%u/state", argv[1], c.channel);
+	snprintf(path, sizeof(path), "%s/ch/%u/state", dir, ch->channel);
 	if (xs_read(path, state, sizeof(state)) < 0)
 		snprintf(state, sizeof(state), "(none)");
 	if (!err[0]) {
 		printf("hostile-ring: no backend error at %s/ch/%u/error "
-		       "(state %s)\n", argv[1], c.channel, state);
-		return 1;
+		       "(state %s)\n", dir, ch->channel, state);
+		return -1;
 	}
-	printf("hostile-ring: backend ch/%u/state %s, error: %s\n", c.channel,
-	       state, err);
-	printf("hostile-ring: verdict: %s after %lld ms; backend error '%s'\n",
-	       how, dt, err);
-	munmap(ring, bytes);
-	close(fd);
+	printf("hostile-ring: backend ch/%u/state %s, error: %s\n",
+	       ch->channel, state, err);
+	return 0;
+}
+
+static void chan_close(struct chan *ch)
+{
+	if (ch->data && ch->data != MAP_FAILED)
+		munmap(ch->data, ch->data_bytes);
+	if (ch->s && ch->s != MAP_FAILED)
+		munmap(ch->s, ch->bytes);
+	if (ch->fd >= 0)
+		close(ch->fd);
+}
+
+/* corrupt the ring: 0 when the backend refused the channel */
+static int ring_case(const char *dir)
+{
+	const char *how;
+	char err[256];
+	long long dt;
+	struct chan ch;
+	uint32_t size, bogus;
+	int rc = -1;
+
+	if (chan_open(&ch, "hostile-ring", 1))
+		goto out;
+	size = __RING_SIZE(ch.s, ch.bytes);
+	/*
+	 * A producer index that claims several rings' worth of requests
+	 * the backend has never seen: a consumer that trusted it would read
+	 * far past the ring.  req_prod is the first word of the page.
+	 */
+	bogus = __atomic_load_n(&ch.s->rsp_prod, __ATOMIC_ACQUIRE) +
+		7 * size + 3;
+	__atomic_store_n(&ch.s->req_prod, bogus, __ATOMIC_RELEASE);
+	printf("hostile-ring: ring of %u slots, req_prod set to %u\n", size,
+	       bogus);
+	if (chan_refused(&ch, dir, &how, &dt, err, sizeof(err)))
+		goto out;
+	printf("hostile-ring: verdict: %s after %lld ms; backend error "
+	       "'%s'\n", how, dt, err);
+	rc = 0;
+out:
+	chan_close(&ch);
+	return rc;
+}
+
+/*
+ * One host-memory registration with a grant directory of n references
+ * (refs, or only its length when refs is NULL) in the data area; the
+ * backend must close the channel.  0, and its reason appended to verdict.
+ */
+static int grant_case(const char *dir, const char *name, const uint32_t *refs,
+		      uint64_t n, char *verdict, size_t vlen)
+{
+	struct xgpuif_front_ring fr;
+	struct xgpuif_hostmem_args a;
+	struct xgpuif_request hdr;
+	struct xgpuif_iov iov = { &a, sizeof(a) };
+	const char *how;
+	char err[256];
+	long long dt;
+	struct chan ch;
+	int rc = -1;
+
+	if (chan_open(&ch, name, 1))
+		goto out;
+	if (refs)
+		memcpy(ch.data, refs, n * sizeof(*refs));
+	memset(&a, 0, sizeof(a));
+	a.region = 1;
+	a.size = n * XGPUIF_PAGE_SIZE;
+	a.dir.region = XGPUIF_REGION_DATA;
+	a.dir.off = 0;
+	a.dir.len = n * sizeof(uint32_t);
+	memset(&hdr, 0, sizeof(hdr));
+	hdr.id = 1;
+	hdr.op = XGPUIF_OP_HOSTMEM_REGISTER;
+	FRONT_RING_INIT(&fr, ch.s, ch.bytes);
+	xgpuif_front_put(&fr, &hdr, &iov, 1, 1);
+	RING_PUSH_REQUESTS(&fr);
+	printf("hostile-ring: %s: HOSTMEM_REGISTER of %llu pages, directory "
+	       "of %llu bytes\n", name, (unsigned long long)n,
+	       (unsigned long long)a.dir.len);
+	if (chan_refused(&ch, dir, &how, &dt, err, sizeof(err)))
+		goto out;
+	snprintf(verdict + strlen(verdict), vlen - strlen(verdict),
+		 "%s%s: closed after %lld ms, '%s'", *verdict ? "; " : "",
+		 name, dt, err);
+	rc = 0;
+out:
+	chan_close(&ch);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	/* grants this domain never gave (the backend's map must fail) */
+	static const uint32_t dup[2] = { 8, 8 }, unknown[2] = { 0x7ffff0,
+								 0x7ffff1 };
+	char verdict[1024] = "";
+
+	if (argc == 2) {
+		setvbuf(stdout, NULL, _IOLBF, 0);
+		return ring_case(argv[1]) ? 1 : 0;
+	}
+	if (argc != 3 || strcmp(argv[2], "grants")) {
+		fprintf(stderr, "usage: hostile-ring BACKEND_DIR [grants]\n");
+		return 2;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (grant_case(argv[1], "grant-twice", dup, 2, verdict,
+		       sizeof(verdict)) ||
+	    grant_case(argv[1], "grant-unknown", unknown, 2, verdict,
+		       sizeof(verdict)) ||
+	    /* one page more than a region may map (the directory itself is
+	     * longer than the data area: refused as it stands) */
+	    grant_case(argv[1], "grant-oversize", NULL, (1u << 18) + 1,
+		       verdict, sizeof(verdict)))
+		return 1;
+	printf("hostile-ring: verdict: %s\n", verdict);
 	return 0;
 }
