@@ -169,6 +169,9 @@ static void die(const char *what)
 	exit(1);
 }
 
+/* XGPU_FUZZ_TRACE=1: each request and its status on stderr */
+static bool trace;
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	static char path[PATH_MAX];
@@ -188,6 +191,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 			 "/tests/fakecuda/libcuda.so.1");
 	}
 	(void)argc;
+	trace = getenv("XGPU_FUZZ_TRACE") && *getenv("XGPU_FUZZ_TRACE") == '1';
 	xgpub_log_init("fuzz", false, -1);
 	/* a long xgpu_fake_spin would only look like a hang */
 	setenv("XGPU_FAKE_SPIN_MAX_MS", "1", 1);
@@ -249,6 +253,23 @@ static int send_one(const struct xgpub_frec *r, const struct xgpub_fpool *p,
 			(uint16_t)nslots;
 	RING_PUSH_REQUESTS(&front);
 	rc = xgpub_worker_serve(&wk);
+	/* XGPU_FUZZ_TRACE=1 (reading a crash input): each request and
+	 * its status, on stderr */
+	if (trace) {
+		const struct xgpuif_response *rsp =
+			RING_GET_RESPONSE(&front, front.sring->rsp_prod - 1);
+
+		uint64_t a0 = 0, r0 = 0;
+
+		memcpy(&a0, payload, r->len < 8 ? r->len : 8);
+		if (front.sring->rsp_prod != front.rsp_cons)
+			memcpy(&r0, rsp->payload, rsp->len < 8 ? rsp->len : 8);
+		fprintf(stderr, "fuzz_worker: op %u, %u bytes (%#llx), ctx "
+			"%#llx: %d (%#llx)\n", r->op, r->len,
+			(unsigned long long)a0, (unsigned long long)hdr.ctx,
+			front.sring->rsp_prod != front.rsp_cons ?
+				rsp->status : -999, (unsigned long long)r0);
+	}
 	front.rsp_cons = front.sring->rsp_prod;
 	return rc;
 }

@@ -421,9 +421,14 @@ static bool nvml_op(uint16_t op)
 	return op == XGPUIF_OP_NVML_DEVICE || op == XGPUIF_OP_NVML_STATUS;
 }
 
+/* the handle goes too, even where the driver refused: a later release
+ * (a green context's, of the streams made in it) must not find it */
 static void destroy_one(struct xgpub_hentry *e, void *arg)
 {
-	xgpub_release(arg, e);
+	struct xgpub_worker *w = arg;
+
+	xgpub_release(w, e);
+	xgpub_handle_drop(&w->h, e);
 }
 
 /*
