@@ -90,22 +90,36 @@ struct range *fc_range_at(uintptr_t base, int kind)
 
 /* ---- objects ------------------------------------------------------------- */
 
+/*
+ * The list is changed and searched under objs_mu: a worker calls the
+ * driver from two threads (its dispatcher, and the GPU scheduler's
+ * completion thread, which creates, waits for and destroys events).
+ * Walks of the whole list elsewhere run on the dispatcher alone; a node
+ * another thread unlinks meanwhile stays readable (streams and events are
+ * kept a while, fc_obj_free).
+ */
+static pthread_mutex_t objs_mu = PTHREAD_MUTEX_INITIALIZER;
+
 void fc_obj_add(struct fobj *o, int type, struct fctx *ctx)
 {
 	o->type = type;
 	o->ctx = ctx;
+	pthread_mutex_lock(&objs_mu);
 	o->next = fc_objs;
 	fc_objs = o;
+	pthread_mutex_unlock(&objs_mu);
 }
 
 void fc_obj_unlink(struct fobj *o)
 {
+	pthread_mutex_lock(&objs_mu);
 	for (struct fobj **pp = &fc_objs; *pp; pp = &(*pp)->next) {
 		if (*pp == o) {
 			*pp = o->next;
-			return;
+			break;
 		}
 	}
+	pthread_mutex_unlock(&objs_mu);
 }
 
 /*
@@ -156,9 +170,14 @@ struct fobj *fc_obj_find(const void *p, int type)
 {
 	if (!p)
 		return NULL;
-	for (struct fobj *o = fc_objs; o; o = o->next)
-		if (o == p && o->type == type)
+	pthread_mutex_lock(&objs_mu);
+	for (struct fobj *o = fc_objs; o; o = o->next) {
+		if (o == p && o->type == type) {
+			pthread_mutex_unlock(&objs_mu);
 			return o;
+		}
+	}
+	pthread_mutex_unlock(&objs_mu);
 	if (type == O_STREAM || type == O_EVENT)
 		dead_check(p, type);
 	return NULL;
