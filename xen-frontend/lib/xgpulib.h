@@ -220,10 +220,12 @@ CUresult xgpulib_managed_var_map(const void *root, uint64_t base,
 				 uint64_t size);
 void xgpulib_managed_vars_unmap(const void *root);
 
-/* ---- arrays ------------------------------------------------------------- */
+/* ---- arrays (xgpulib_array.c) ------------------------------------------ */
 
 /* the wire handle of an array of ours, 0 if a is not one */
 uint64_t xgpulib_array_remote(CUarray a);
+/* the descriptor of an array of ours, NULL if a is not one */
+const CUDA_ARRAY3D_DESCRIPTOR *xgpulib_array_desc(CUarray a);
 /* the live array of wire handle remote, or NULL */
 CUarray xgpulib_array_by_remote(uint64_t remote);
 /* bytes per element of an array of ours (channels included); 0 if a is
@@ -234,12 +236,16 @@ size_t xgpulib_array_elem_bytes(CUarray a);
  * memory */
 CUarray xgpulib_array_wrap(uint64_t remote, const CUDA_ARRAY3D_DESCRIPTOR *d,
 			   const void *owner);
-/* forget the arrays owner owns (it was destroyed) */
-void xgpulib_arrays_drop_owned(const void *owner);
 /* the wire handle of a mipmapped array of ours, 0 if m is not one */
 uint64_t xgpulib_mipmap_remote(CUmipmappedArray m);
 /* the live mipmapped array of wire handle remote, or NULL */
 CUmipmappedArray xgpulib_mipmap_by_remote(uint64_t remote);
+/* a new guest mipmapped array for wire handle remote; NULL when out of
+ * memory */
+CUmipmappedArray xgpulib_mipmap_wrap(uint64_t remote);
+/* forget obj, an array or mipmapped array of ours (destroyed), and the
+ * arrays it owns */
+void xgpulib_arrays_forget(const void *obj);
 
 /* ---- functions and kernels ------------------------------------------------ */
 
