@@ -281,19 +281,34 @@ struct xgpulib_func {
 	CUlibrary library;	/* owning library (kernels) */
 };
 
-/* occupancy answers of every function are stale (a function's or the
- * context's cache configuration or shared memory limit changed) */
-void xgpulib_occupancy_forget(void);
 /* the primary contexts' state (flags) must be asked again */
 void xgpulib_prim_state_forget(void);
+
+/* the function objects (xgpulib_func.c) */
 
 /* NULL if f is not one of ours */
 struct xgpulib_func *xgpulib_func_check(const void *f);
 
-/* functions and kernels by wire handle (xgpulib_api_func.c): note one
- * made (live) or freed; the one of (remote, kind), NULL if none */
+/* functions and kernels by wire handle: note one made (live) or freed;
+ * the one of (remote, kind), NULL if none */
 void xgpulib_func_note(struct xgpulib_func *f, bool live);
 struct xgpulib_func *xgpulib_func_by_remote(uint64_t remote, uint32_t kind);
+
+/* attribute `attr` (CUfunction_attribute) of a function or kernel, from
+ * its cache (filled by one FUNC_GET_ATTRIBUTES round trip) */
+CUresult xgpulib_func_attr(struct xgpulib_func *f, int attr, int *value);
+
+/* occupancy answers of every function are stale (a function's or the
+ * context's cache configuration or shared memory limit changed) */
+void xgpulib_occupancy_forget(void);
+/* the generation of the occupancy answers now; f's answer for (bs, smem,
+ * flags) of this generation in *out (true), and one to keep, asked in
+ * generation gen */
+uint64_t xgpulib_occ_gen(void);
+bool xgpulib_occ_cached(struct xgpulib_func *f, uint32_t bs, uint64_t smem,
+			uint32_t flags, int *out);
+void xgpulib_occ_keep(struct xgpulib_func *f, uint64_t gen, uint32_t bs,
+		      uint64_t smem, uint32_t flags, int32_t value);
 /* forget the launch state of before CUDA 4 of f (it is being freed;
  * xgpulib_api_legacy.c) */
 void xgpulib_legacy_drop(const struct xgpulib_func *f);
