@@ -205,9 +205,6 @@ uint8_t *xgpulib_region_va(uint32_t id);
 
 /* mark region id as managed memory */
 void xgpulib_region_set_managed(uint32_t id);
-/* is managed memory coherent (not zero copy) in this process?  (the
- * transport's default or XGPU_MANAGED; xgpulib_api_managed.c) */
-bool xgpulib_managed_coherent(void);
 /* cuMemFree of managed memory r (xgpulib_api_managed.c) */
 CUresult xgpulib_managed_free(const struct xgpulib_region *r);
 /*

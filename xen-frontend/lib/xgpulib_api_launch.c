@@ -290,8 +290,8 @@ static CUresult occ_clusters(int *out, CUfunction func,
 	memset(&a, 0, sizeof(a));
 	rc = xgpulib_launch_stream(config->hStream, 0, &a.stream);
 	if (!rc)
-		rc = xgpulib_launch_attrs(config->attrs, config->numAttrs, attrs,
-				   &a.nattrs);
+		rc = xgpulib_launch_attrs(config->attrs, config->numAttrs,
+					  attrs, &a.nattrs);
 	if (rc)
 		return rc;
 	a.func = fn->remote;

@@ -56,25 +56,6 @@
 
 static void rec_new(const struct xgpulib_region *r);
 
-/* XGPU_MANAGED: coherent, or zero copy where the transport can map the
- * guest's pages in the worker at their address */
-bool xgpulib_managed_coherent(void)
-{
-	const char *m = xgpulib_env_str("XGPU_MANAGED", NULL);
-	static bool said;
-
-	if (m && !strcmp(m, "coherent"))
-		return true;
-	if (m && strcmp(m, "zero-copy") && !said) {
-		said = true;
-		xgpulib_log("XGPU_MANAGED=%s: use \"coherent\" or "
-			    "\"zero-copy\"; the transport's default applies", m);
-	}
-	if (m && !strcmp(m, "zero-copy"))
-		return false;
-	return xgpulib_ch && !xgpulib_ch->t->ops->hostmem_share;
-}
-
 /*
  * Share size bytes of new pages with the worker as a region mapped at
  * dptr here (anywhere in the worker): its id in *id.  EEXIST: something
@@ -82,36 +63,14 @@ bool xgpulib_managed_coherent(void)
  */
 static int share_at(uint64_t dptr, size_t size, uint32_t *id)
 {
-	struct xgpulib_transport *t = xgpulib_ch->t;
-	struct xgpuif_hostmem_args a;
 	struct xgpuif_hostmem_reply r;
 	void *va = (void *)(uintptr_t)dptr;
-	int err;
-	CUresult rc;
+	int err = 0;
 
-	*id = xgpulib_region_reserve();
-	if (!*id)
-		return ENOMEM;
-	memset(&a, 0, sizeof(a));
-	/* the transport's descriptor and the request go in order */
-	pthread_mutex_lock(&xgpulib_data_mu);
-	err = t->ops->hostmem_alloc(t, *id, size, &va, &a.dir);
-	if (err) {
-		pthread_mutex_unlock(&xgpulib_data_mu);
-		xgpulib_region_release(*id);
-		return err == -EEXIST ? EEXIST : ENOMEM;
-	}
-	a.region = *id;
-	a.size = size;
-	a.guest_va = 0;		/* the worker has its managed memory there */
-	rc = xgpulib_call_HOSTMEM_REGISTER(&a, &r);
-	pthread_mutex_unlock(&xgpulib_data_mu);
-	if (rc) {
-		t->ops->hostmem_free(t, *id, va, size);
-		xgpulib_region_release(*id);
-		return ENOMEM;
-	}
-	return 0;
+	if (xgpulib_hostmem_share(size, 0, &va, id, &r, &err) ==
+	    CUDA_SUCCESS)
+		return 0;
+	return err == -EEXIST ? EEXIST : ENOMEM;
 }
 
 static CUresult alloc_coherent(CUdeviceptr *dptr, size_t bytesize,
@@ -198,7 +157,7 @@ CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize,
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (xgpulib_managed_coherent())
 		return alloc_coherent(dptr, bytesize, flags);
-	rc = cuMemHostAlloc(&va, bytesize, CU_MEMHOSTALLOC_DEVICEMAP);
+	rc = xgpulib_pinned_alloc(&va, bytesize, CU_MEMHOSTALLOC_DEVICEMAP);
 	if (rc)
 		return rc;
 	r = xgpulib_region_find(va, 1, &off);
@@ -206,7 +165,7 @@ CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize,
 		xgpulib_dbg("cuMemAllocManaged: the worker cannot map %zu "
 			    "bytes at the program's address; coherent mode",
 			    bytesize);
-		cuMemFreeHost(va);
+		xgpulib_pinned_free(va);
 		return alloc_coherent(dptr, bytesize, flags);
 	}
 	xgpulib_region_set_managed(r->id);
@@ -229,7 +188,7 @@ CUresult xgpulib_managed_free(const struct xgpulib_region *r)
 		return CUDA_ERROR_INVALID_VALUE;
 	t = xgpulib_ch->t;
 	if (!r->coherent)
-		return cuMemFreeHost(r->va);
+		return xgpulib_pinned_free(r->va);
 	/* what the program wrote since the last request is dropped */
 	xgpulib_mco_del(r->va);
 	if (!xgpulib_region_take(r->va, &gone))
