@@ -150,17 +150,25 @@ CUresult xgpulib_stream_arg(CUstream s, int ptds, uint64_t *remote);
 void xgpulib_dalloc_add(uint64_t dptr, uint64_t size);
 void xgpulib_dalloc_del(uint64_t dptr);
 /*
- * Shareable handles (xgpulib_api_vmm.c): the program's POSIX fd for the
- * worker's 64 bytes in *(int *)out (a sealed memfd holding them;
- * CUDA_ERROR_OUT_OF_MEMORY when none could be made), and the 64 bytes back
- * from such an fd: CUDA_ERROR_INVALID_VALUE for an fd that is not one of
- * ours.  A shareable handle type other than a POSIX fd is
- * CUDA_ERROR_NOT_SUPPORTED (xgpulib_share_type; xgpulib_share_in checks
- * it first, for call).
+ * Shareable handles (xgpulib_api_vmm.c): the program's handle is a POSIX
+ * fd for the worker's 64 bytes (a sealed memfd holding them).  A
+ * shareable handle type other than a POSIX fd is CUDA_ERROR_NOT_SUPPORTED
+ * (xgpulib_share_type, for call).  xgpulib_share_export: after cuInit's
+ * and args_ok's checks and the type's, export op of the worker's handle
+ * (with flags), the fd in *(int *)out (CUDA_ERROR_OUT_OF_MEMORY when none
+ * could be made).  xgpulib_share_import: the same checks, then the 64
+ * bytes back from fd *(int *)os_handle: CUDA_ERROR_INVALID_VALUE for an
+ * fd that is not one of ours.
  */
-CUresult xgpulib_share_out(const struct xgpuif_ipc_handle *h, void *out);
-CUresult xgpulib_share_in(const char *call, CUmemAllocationHandleType t,
-			  void *os_handle, struct xgpuif_ipc_handle *h);
+typedef CUresult (*xgpulib_export_fn)(
+	const struct xgpuif_share_export_args *a, struct xgpuif_ipc_handle *r);
+CUresult xgpulib_share_export(const char *call, xgpulib_export_fn op,
+			      uint64_t handle, unsigned long long flags,
+			      CUmemAllocationHandleType t, bool args_ok,
+			      void *out);
+CUresult xgpulib_share_import(const char *call, bool args_ok,
+			      CUmemAllocationHandleType t, void *os_handle,
+			      struct xgpuif_ipc_handle *h);
 CUresult xgpulib_share_type(const char *call, CUmemAllocationHandleType t);
 /* in a forked child: registered memory becomes the child's own again */
 void xgpulib_hostreg_forked(void);

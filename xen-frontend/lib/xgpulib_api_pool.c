@@ -294,23 +294,11 @@ CUresult cuMemPoolExportToShareableHandle(void *handle_out, CUmemoryPool pool,
 					  CUmemAllocationHandleType handleType,
 					  unsigned long long flags)
 {
-	struct xgpuif_share_export_args a = { pool_remote(pool), flags };
-	struct xgpuif_ipc_handle r;
-	CUresult rc;
+	uint64_t h = pool_remote(pool);
 
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!handle_out || !a.handle)
-		return CUDA_ERROR_INVALID_VALUE;
-	rc = xgpulib_share_type("cuMemPoolExportToShareableHandle",
-				handleType);
-	if (rc)
-		return rc;
-	memset(&r, 0, sizeof(r));
-	rc = xgpulib_call_POOL_EXPORT(&a, &r);
-	if (rc)
-		return rc;
-	return xgpulib_share_out(&r, handle_out);
+	return xgpulib_share_export("cuMemPoolExportToShareableHandle",
+				    xgpulib_call_POOL_EXPORT, h, flags,
+				    handleType, handle_out && h, handle_out);
 }
 
 CUresult cuMemPoolImportFromShareableHandle(CUmemoryPool *pool_out,
@@ -320,14 +308,10 @@ CUresult cuMemPoolImportFromShareableHandle(CUmemoryPool *pool_out,
 {
 	struct xgpuif_pool_reply r = { 0 };
 	struct xgpuif_ipc_handle a;
-	CUresult rc;
+	CUresult rc = xgpulib_share_import(
+		"cuMemPoolImportFromShareableHandle", pool_out && !flags, type,
+		handle, &a);
 
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!pool_out || flags)
-		return CUDA_ERROR_INVALID_VALUE;
-	rc = xgpulib_share_in("cuMemPoolImportFromShareableHandle", type,
-			      handle, &a);
 	if (rc)
 		return rc;
 	rc = xgpulib_call_POOL_IMPORT(&a, &r);

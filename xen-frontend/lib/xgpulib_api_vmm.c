@@ -279,7 +279,7 @@ static CUresult share_read(int fd, struct xgpuif_ipc_handle *h)
 	return CUDA_SUCCESS;
 }
 
-CUresult xgpulib_share_out(const struct xgpuif_ipc_handle *h, void *out)
+static CUresult share_out(const struct xgpuif_ipc_handle *h, void *out)
 {
 	int fd = share_fd(h);
 
@@ -289,8 +289,8 @@ CUresult xgpulib_share_out(const struct xgpuif_ipc_handle *h, void *out)
 	return CUDA_SUCCESS;
 }
 
-CUresult xgpulib_share_in(const char *call, CUmemAllocationHandleType t,
-			  void *os_handle, struct xgpuif_ipc_handle *h)
+static CUresult share_in(const char *call, CUmemAllocationHandleType t,
+			 void *os_handle, struct xgpuif_ipc_handle *h)
 {
 	CUresult rc = xgpulib_share_type(call, t);
 
@@ -299,10 +299,10 @@ CUresult xgpulib_share_in(const char *call, CUmemAllocationHandleType t,
 	return share_read((int)(uintptr_t)os_handle, h);
 }
 
-CUresult cuMemExportToShareableHandle(void *shareableHandle,
-				      CUmemGenericAllocationHandle handle,
-				      CUmemAllocationHandleType handleType,
-				      unsigned long long flags)
+CUresult xgpulib_share_export(const char *call, xgpulib_export_fn op,
+			      uint64_t handle, unsigned long long flags,
+			      CUmemAllocationHandleType t, bool args_ok,
+			      void *out)
 {
 	struct xgpuif_share_export_args a = { handle, flags };
 	struct xgpuif_ipc_handle r;
@@ -310,16 +310,36 @@ CUresult cuMemExportToShareableHandle(void *shareableHandle,
 
 	if (xgpulib_check_init())
 		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!shareableHandle)
+	if (!args_ok)
 		return CUDA_ERROR_INVALID_VALUE;
-	rc = xgpulib_share_type("cuMemExportToShareableHandle", handleType);
+	rc = xgpulib_share_type(call, t);
 	if (rc)
 		return rc;
 	memset(&r, 0, sizeof(r));
-	rc = xgpulib_call_VMM_EXPORT(&a, &r);
-	if (rc)
-		return rc;
-	return xgpulib_share_out(&r, shareableHandle);
+	rc = op(&a, &r);
+	return rc ? rc : share_out(&r, out);
+}
+
+CUresult xgpulib_share_import(const char *call, bool args_ok,
+			      CUmemAllocationHandleType t, void *os_handle,
+			      struct xgpuif_ipc_handle *h)
+{
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!args_ok)
+		return CUDA_ERROR_INVALID_VALUE;
+	return share_in(call, t, os_handle, h);
+}
+
+CUresult cuMemExportToShareableHandle(void *shareableHandle,
+				      CUmemGenericAllocationHandle handle,
+				      CUmemAllocationHandleType handleType,
+				      unsigned long long flags)
+{
+	return xgpulib_share_export("cuMemExportToShareableHandle",
+				    xgpulib_call_VMM_EXPORT, handle, flags,
+				    handleType, shareableHandle != NULL,
+				    shareableHandle);
 }
 
 CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle,
@@ -328,14 +348,10 @@ CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle,
 {
 	struct xgpuif_vmm_handle_reply r = { 0 };
 	struct xgpuif_ipc_handle a;
-	CUresult rc;
+	CUresult rc = xgpulib_share_import("cuMemImportFromShareableHandle",
+					   handle != NULL, shHandleType,
+					   osHandle, &a);
 
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!handle)
-		return CUDA_ERROR_INVALID_VALUE;
-	rc = xgpulib_share_in("cuMemImportFromShareableHandle", shHandleType,
-			      osHandle, &a);
 	if (rc)
 		return rc;
 	rc = xgpulib_call_VMM_IMPORT(&a, &r);
