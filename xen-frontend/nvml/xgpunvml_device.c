@@ -398,7 +398,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device,
 EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device,
 					       nvmlMemory_v2_t *m)
 {
-	unsigned long long total = 0, used = 0;
+	nvmlMemory_t v1;
 	nvmlReturn_t rc;
 
 	CHECK(device);
@@ -406,13 +406,13 @@ EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device,
 		return NVML_ERROR_INVALID_ARGUMENT;
 	if (m->version != nvmlMemory_v2)
 		return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
-	rc = memory(device, &total, &used);
+	rc = nvmlDeviceGetMemoryInfo(device, &v1);
 	if (rc)
 		return rc;
-	m->total = total;
+	m->total = v1.total;
 	m->reserved = 0;
-	m->used = used;
-	m->free = total > used ? total - used : 0;
+	m->used = v1.used;
+	m->free = v1.free;
 	return NVML_SUCCESS;
 }
 
