@@ -21,70 +21,18 @@
 #include "xgpulib.h"
 #include "xgpulib_dev.h"
 #include "xgpulib_entry.h"
+#include "xgpulib_graph.h"
 
-#define XGPULIB_POOL_MAGIC 0x78706f6cu	/* "xpol" */
-
-struct CUmemPoolHandle_st {
-	uint32_t magic;
-	uint64_t remote;
-	struct CUmemPoolHandle_st *next;
-};
-
-static pthread_mutex_t pools_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct CUmemPoolHandle_st *pools;
-
-/* the object for a worker handle, made on first sight; NULL: no memory */
+/* pools are objects of xgpulib_graphobj.c's table (RK_POOL) */
 static CUmemoryPool pool_for(uint64_t remote)
 {
-	struct CUmemPoolHandle_st *p;
-
-	pthread_mutex_lock(&pools_mu);
-	for (p = pools; p; p = p->next)
-		if (p->remote == remote)
-			break;
-	if (!p) {
-		p = calloc(1, sizeof(*p));
-		if (p) {
-			p->magic = XGPULIB_POOL_MAGIC;
-			p->remote = remote;
-			p->next = pools;
-			pools = p;
-		}
-	}
-	pthread_mutex_unlock(&pools_mu);
-	return p;
+	return (CUmemoryPool)robj_for(RK_POOL, remote, NULL);
 }
 
 /* the worker handle of a pool argument; 0 for one that is not ours */
 static uint64_t pool_remote(CUmemoryPool pool)
 {
-	struct CUmemPoolHandle_st *p;
-	uint64_t r = 0;
-
-	if (!pool)
-		return 0;
-	pthread_mutex_lock(&pools_mu);
-	for (p = pools; p; p = p->next)
-		if (p == pool && p->magic == XGPULIB_POOL_MAGIC)
-			r = p->remote;
-	pthread_mutex_unlock(&pools_mu);
-	return r;
-}
-
-static void pool_forget(CUmemoryPool pool)
-{
-	struct CUmemPoolHandle_st **pp;
-
-	pthread_mutex_lock(&pools_mu);
-	for (pp = &pools; *pp; pp = &(*pp)->next) {
-		if (*pp == pool) {
-			*pp = pool->next;
-			pool->magic = 0;
-			free(pool);
-			break;
-		}
-	}
-	pthread_mutex_unlock(&pools_mu);
+	return robj_remote(pool, RK_POOL);
 }
 
 /* ---- stream-ordered allocation ------------------------------------------ */
@@ -193,7 +141,7 @@ CUresult cuMemPoolDestroy(CUmemoryPool pool)
 		return CUDA_ERROR_INVALID_VALUE;
 	rc = xgpulib_call_POOL_DESTROY(&a);
 	if (rc == CUDA_SUCCESS)
-		pool_forget(pool);
+		robj_forget((struct robj *)pool);
 	return rc;
 }
 

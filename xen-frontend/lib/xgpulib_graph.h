@@ -13,7 +13,10 @@
 
 #include <cuda.h>
 
-enum robj_kind { RK_GRAPH = 1, RK_EXEC, RK_NODE, RK_UOBJ };
+/* the guest objects around the worker's handles that it keeps one per
+ * handle: graphs, executable graphs, nodes, user objects, and memory
+ * pools (xgpulib_api_pool.c) */
+enum robj_kind { RK_GRAPH = 1, RK_EXEC, RK_NODE, RK_UOBJ, RK_POOL };
 
 struct robj;
 

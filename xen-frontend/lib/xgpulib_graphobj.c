@@ -3,8 +3,8 @@
  * xgpulib_graphobj.c: the guest's graph objects (CUgraph, CUgraphExec,
  * CUgraphNode, user objects around the worker's handles: one object per
  * handle, so a capture's graph and its nodes come back the same each
- * time they are asked for), and the events of this process by their wire
- * handle, for graph queries.  Below the graph entry points
+ * time they are asked for; memory pools are kept the same way), and the
+ * events of this process by their wire handle, for graph queries.  Below the graph entry points
  * (xgpulib_api_graph*.c), it calls none of them.
  */
 #include <stdlib.h>
@@ -15,7 +15,7 @@
 
 #define ROBJ_MAGIC 0x78677270u	/* "xgrp" */
 
-/* a graph, executable graph or node: CUgraph, CUgraphExec, CUgraphNode */
+/* an object of enum robj_kind: CUgraph, CUgraphExec, CUgraphNode... */
 struct robj {
 	uint32_t magic;
 	uint32_t kind;
