@@ -247,10 +247,10 @@ CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
 	struct xgpuif_i32_reply r = { 0 };
 	CUresult rc;
 
-	if (!mode || *mode > CU_STREAM_CAPTURE_MODE_RELAXED)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
+	rc = xgpulib_query_arg(mode &&
+			       *mode <= CU_STREAM_CAPTURE_MODE_RELAXED);
+	if (rc)
+		return rc;
 	a.value = (int32_t)*mode;
 	rc = xgpulib_call_CAPTURE_MODE(&a, &r);
 	if (rc == CUDA_SUCCESS)
@@ -274,10 +274,9 @@ CUresult cuGraphCreate(CUgraph *phGraph, unsigned int flags)
 	struct xgpuif_graph_reply r = { 0 };
 	CUresult rc;
 
-	if (!phGraph || flags)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
+	rc = xgpulib_query_arg(phGraph && !flags);
+	if (rc)
+		return rc;
 	/* the call first: the reply is read after it (argument order is
 	 * unspecified) */
 	rc = xgpulib_call_GRAPH_CREATE(&a, &r);

@@ -520,11 +520,10 @@ CUresult cuMemHostGetDevicePointer(CUdeviceptr *pdptr, void *p,
 	const struct xgpulib_region *r;
 	struct hostreg h;
 	uint64_t off;
+	CUresult rc = xgpulib_query_arg(pdptr && p && !flags);
 
-	if (!pdptr || !p || flags)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
+	if (rc)
+		return rc;
 	if (hostreg_find(p, &h)) {
 		/* zero copy: the device pointer is the host pointer */
 		if (!h.region)
@@ -648,10 +647,9 @@ CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attr,
 	size_t sz;
 	CUresult rc;
 
-	if (!data)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
+	rc = xgpulib_query_arg(data);
+	if (rc)
+		return rc;
 	/* registered memory: the range the program gave, its device pointer
 	 * the host pointer where it is zero copy, none where it is staged */
 	if (hostreg_find((void *)(uintptr_t)ptr, &h)) {

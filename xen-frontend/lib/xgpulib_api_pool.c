@@ -99,10 +99,9 @@ CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *props)
 	struct xgpuif_pool_reply r = { 0 };
 	CUresult rc;
 
-	if (!pool || !props)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
+	rc = xgpulib_query_arg(pool && props);
+	if (rc)
+		return rc;
 	if (props->handleTypes != CU_MEM_HANDLE_TYPE_NONE &&
 	    xgpulib_share_type("cuMemPoolCreate", props->handleTypes))
 		return CUDA_ERROR_NOT_SUPPORTED;

@@ -266,10 +266,9 @@ CUresult cuSurfObjectCreate(CUsurfObject *ps, const CUDA_RESOURCE_DESC *res)
 	struct surf *v;
 	CUresult rc;
 
-	if (!ps || !res)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
+	rc = xgpulib_query_arg(ps && res);
+	if (rc)
+		return rc;
 	/* surfaces are arrays only (the driver's rule) */
 	if (res->resType != CU_RESOURCE_TYPE_ARRAY)
 		return CUDA_ERROR_INVALID_VALUE;

@@ -34,10 +34,10 @@
 static CUresult prop_to_wire(const void *out, const CUmemAllocationProp *p,
 			     struct xgpuif_vmm_prop *w)
 {
-	if (!out)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
+	CUresult rc = xgpulib_query_arg(out);
+
+	if (rc)
+		return rc;
 	if (!p)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (p->location.type != CU_MEM_LOCATION_TYPE_DEVICE) {
@@ -90,10 +90,9 @@ CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment,
 	struct xgpuif_dptr_reply r = { 0 };
 	CUresult rc;
 
-	if (!ptr || !size)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
+	rc = xgpulib_query_arg(ptr && size);
+	if (rc)
+		return rc;
 	rc = xgpulib_call_VMM_RESERVE(&a, &r);
 	if (rc == CUDA_SUCCESS)
 		*ptr = r.dptr;
@@ -164,10 +163,9 @@ CUresult cuMemGetAccess(unsigned long long *flags,
 	struct xgpuif_u64_reply r = { 0 };
 	CUresult rc;
 
-	if (!flags || !location)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
+	rc = xgpulib_query_arg(flags && location);
+	if (rc)
+		return rc;
 	a.loc_type = (uint32_t)location->type;
 	a.loc_id = location->id;
 	rc = xgpulib_call_VMM_GET_ACCESS(&a, &r);
@@ -199,10 +197,9 @@ CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *handle,
 	struct xgpuif_vmm_handle_reply r = { 0 };
 	CUresult rc;
 
-	if (!handle)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
+	rc = xgpulib_query_arg(handle);
+	if (rc)
+		return rc;
 	rc = xgpulib_call_VMM_RETAIN(&a, &r);
 	if (rc == CUDA_SUCCESS)
 		*handle = r.handle;
@@ -216,10 +213,9 @@ CUresult cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp *prop,
 	struct xgpuif_vmm_props_reply r;
 	CUresult rc;
 
-	if (!prop)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
+	rc = xgpulib_query_arg(prop);
+	if (rc)
+		return rc;
 	memset(&r, 0, sizeof(r));
 	rc = xgpulib_call_VMM_PROPS(&a, &r);
 	if (rc)

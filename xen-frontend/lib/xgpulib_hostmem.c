@@ -61,10 +61,9 @@ CUresult xgpulib_pinned_alloc(void **pp, size_t bytesize,
 	int err;
 	CUresult rc;
 
-	if (!pp || !bytesize)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
+	rc = xgpulib_query_arg(pp && bytesize);
+	if (rc)
+		return rc;
 	size = (bytesize + page - 1) & ~(page - 1);
 	rc = xgpulib_hostmem_share(size, flags, &va, &id, &r, &err);
 	if (rc)
