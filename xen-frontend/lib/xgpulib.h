@@ -62,6 +62,24 @@
 			return CUDA_ERROR_INVALID_HANDLE;		\
 	} while (0)
 
+/*
+ * The end of a call that made a worker object (wire handle remote): obj
+ * is the guest object made for it, NULL when there was no memory; then
+ * the worker's object is destroyed again and the call fails with
+ * CUDA_ERROR_OUT_OF_MEMORY.
+ */
+static inline CUresult xgpulib_kept(const void *obj, uint64_t remote,
+				    CUresult (*destroy)(
+					    const struct xgpuif_handle_args *))
+{
+	struct xgpuif_handle_args h = { remote };
+
+	if (obj)
+		return CUDA_SUCCESS;
+	destroy(&h);
+	return CUDA_ERROR_OUT_OF_MEMORY;
+}
+
 /* the first checks of a query: its output given, then cuInit ran */
 static inline CUresult xgpulib_query_arg(bool out_ok)
 {

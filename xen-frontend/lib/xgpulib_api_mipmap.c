@@ -29,14 +29,10 @@ CUresult cuMipmappedArrayCreate(CUmipmappedArray *pm,
 	if (rc)
 		return rc;
 	m = xgpulib_mipmap_wrap(r.array);
-	if (!m) {
-		struct xgpuif_handle_args h = { r.array };
-
-		xgpulib_call_MIPMAP_DESTROY(&h);
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	}
-	*pm = m;
-	return CUDA_SUCCESS;
+	rc = xgpulib_kept(m, r.array, xgpulib_call_MIPMAP_DESTROY);
+	if (rc == CUDA_SUCCESS)
+		*pm = m;
+	return rc;
 }
 
 CUresult cuMipmappedArrayDestroy(CUmipmappedArray m)
@@ -53,18 +49,29 @@ CUresult cuMipmappedArrayDestroy(CUmipmappedArray m)
 	return CUDA_SUCCESS;
 }
 
-/* the guest array for a MIPMAP_LEVEL or ARRAY_PLANE reply: the one made
- * before for that handle, or a new one owner frees */
-static CUresult sub_array(const struct xgpuif_subarray_reply *r,
-			  const void *owner, CUarray *out)
+/*
+ * Sub-array i of owner (worker handle h): op (MIPMAP_LEVEL or ARRAY_PLANE)
+ * names it; the guest array is the one made before for that handle, or
+ * a new one owner frees.
+ */
+static CUresult sub_array(CUresult (*op)(const struct xgpuif_subarray_args *,
+					 struct xgpuif_subarray_reply *),
+			  uint64_t h, unsigned int i, const void *owner,
+			  CUarray *out)
 {
+	struct xgpuif_subarray_args args = { h, i, 0 };
+	struct xgpuif_subarray_reply r;
 	CUDA_ARRAY3D_DESCRIPTOR d;
-	CUarray a = xgpulib_array_by_remote(r->array);
+	CUarray a;
+	CUresult rc = op(&args, &r);
 
+	if (rc)
+		return rc;
+	a = xgpulib_array_by_remote(r.array);
 	if (!a) {
 		memset(&d, 0, sizeof(d));
-		memcpy(&d, &r->desc, sizeof(r->desc));
-		a = xgpulib_array_wrap(r->array, &d, owner);
+		memcpy(&d, &r.desc, sizeof(r.desc));
+		a = xgpulib_array_wrap(r.array, &d, owner);
 		if (!a)
 			return CUDA_ERROR_OUT_OF_MEMORY;
 	}
@@ -75,26 +82,16 @@ static CUresult sub_array(const struct xgpuif_subarray_reply *r,
 CUresult cuMipmappedArrayGetLevel(CUarray *level, CUmipmappedArray m,
 				  unsigned int i)
 {
-	struct xgpuif_subarray_args a = { 0, i, 0 };
-	struct xgpuif_subarray_reply r;
-	CUresult rc;
-
 	XGPULIB_CHECK_ARGS(level, xgpulib_mipmap_remote(m));
-	a.handle = xgpulib_mipmap_remote(m);
-	rc = xgpulib_call_MIPMAP_LEVEL(&a, &r);
-	return rc ? rc : sub_array(&r, m, level);
+	return sub_array(xgpulib_call_MIPMAP_LEVEL, xgpulib_mipmap_remote(m),
+			 i, m, level);
 }
 
 CUresult cuArrayGetPlane(CUarray *plane, CUarray arr, unsigned int i)
 {
-	struct xgpuif_subarray_args a = { 0, i, 0 };
-	struct xgpuif_subarray_reply r;
-	CUresult rc;
-
 	XGPULIB_CHECK_ARGS(plane, xgpulib_array_remote(arr));
-	a.handle = xgpulib_array_remote(arr);
-	rc = xgpulib_call_ARRAY_PLANE(&a, &r);
-	return rc ? rc : sub_array(&r, arr, plane);
+	return sub_array(xgpulib_call_ARRAY_PLANE, xgpulib_array_remote(arr),
+			 i, arr, plane);
 }
 
 /* one ARRAY_QUERY, its answer copied into out (n bytes) */

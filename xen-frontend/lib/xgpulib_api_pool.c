@@ -122,11 +122,7 @@ CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *props)
 	if (rc)
 		return rc;
 	*pool = pool_for(r.pool);
-	if (*pool)
-		return CUDA_SUCCESS;
-	struct xgpuif_handle_args d = { r.pool };
-	xgpulib_call_POOL_DESTROY(&d);
-	return CUDA_ERROR_OUT_OF_MEMORY;
+	return xgpulib_kept(*pool, r.pool, xgpulib_call_POOL_DESTROY);
 }
 
 CUresult cuMemPoolDestroy(CUmemoryPool pool)
@@ -265,11 +261,7 @@ CUresult cuMemPoolImportFromShareableHandle(CUmemoryPool *pool_out,
 	if (rc)
 		return rc;
 	*pool_out = pool_for(r.pool);
-	if (*pool_out)
-		return CUDA_SUCCESS;
-	struct xgpuif_handle_args d = { r.pool };
-	xgpulib_call_POOL_DESTROY(&d);
-	return CUDA_ERROR_OUT_OF_MEMORY;
+	return xgpulib_kept(*pool_out, r.pool, xgpulib_call_POOL_DESTROY);
 }
 
 CUresult cuMemPoolExportPointer(CUmemPoolPtrExportData *shareData_out,

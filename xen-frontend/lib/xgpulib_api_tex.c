@@ -26,14 +26,10 @@ CUresult cuArray3DCreate(CUarray *pa, const CUDA_ARRAY3D_DESCRIPTOR *d)
 	if (rc)
 		return rc;
 	arr = xgpulib_array_wrap(r.array, d, NULL);
-	if (!arr) {
-		struct xgpuif_handle_args h = { r.array };
-
-		xgpulib_call_ARRAY_DESTROY(&h);
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	}
-	*pa = arr;
-	return CUDA_SUCCESS;
+	rc = xgpulib_kept(arr, r.array, xgpulib_call_ARRAY_DESTROY);
+	if (rc == CUDA_SUCCESS)
+		*pa = arr;
+	return rc;
 }
 
 CUresult cuArrayCreate(CUarray *pa, const CUDA_ARRAY_DESCRIPTOR *d)
