@@ -333,10 +333,7 @@ static CUresult range_view(CUdeviceptr p, size_t n, struct xgpulib_mrange_view *
 {
 	const struct xgpulib_region *r;
 
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!n)
-		return CUDA_ERROR_INVALID_VALUE;
+	XGPULIB_CHECK_ARGS(n, true);
 	r = managed_region(p, n);
 	if (!r)
 		return CUDA_ERROR_INVALID_VALUE;

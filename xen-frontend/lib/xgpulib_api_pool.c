@@ -71,10 +71,7 @@ CUresult xgpulib_mem_alloc_from_pool_async(CUdeviceptr *dptr, size_t size,
 {
 	uint64_t r = pool_remote(pool);
 
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!r)
-		return CUDA_ERROR_INVALID_VALUE;
+	XGPULIB_CHECK_ARGS(r, true);
 	return alloc_async(dptr, size, r, s, ptds);
 }
 
@@ -130,10 +127,7 @@ CUresult cuMemPoolDestroy(CUmemoryPool pool)
 	struct xgpuif_handle_args a = { pool_remote(pool) };
 	CUresult rc;
 
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!a.handle)
-		return CUDA_ERROR_INVALID_VALUE;
+	XGPULIB_CHECK_ARGS(a.handle, true);
 	rc = xgpulib_call_POOL_DESTROY(&a);
 	if (rc == CUDA_SUCCESS)
 		robj_forget((struct robj *)pool);
@@ -148,10 +142,7 @@ static CUresult pool_attr(CUmemoryPool pool, CUmemPool_attribute attr,
 	struct xgpuif_u64_reply r = { 0 };
 	CUresult rc;
 
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!a.pool || !value)
-		return CUDA_ERROR_INVALID_VALUE;
+	XGPULIB_CHECK_ARGS(a.pool && value, true);
 	if (set)
 		a.value = xgpuif_pool_attr_is_int(attr) ?
 				  (uint64_t)(uint32_t)*(int *)value :
@@ -182,10 +173,7 @@ CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep)
 {
 	struct xgpuif_pool_trim_args a = { pool_remote(pool), minBytesToKeep };
 
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!a.pool)
-		return CUDA_ERROR_INVALID_VALUE;
+	XGPULIB_CHECK_ARGS(a.pool, true);
 	return xgpulib_call_POOL_TRIM(&a);
 }
 
@@ -219,10 +207,7 @@ CUresult cuMemPoolGetAccess(CUmemAccess_flags *flags, CUmemoryPool memPool,
 	struct xgpuif_u64_reply r = { 0 };
 	CUresult rc;
 
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!flags || !a.pool || !location)
-		return CUDA_ERROR_INVALID_VALUE;
+	XGPULIB_CHECK_ARGS(flags && a.pool && location, true);
 	a.loc_type = (uint32_t)location->type;
 	a.loc_id = location->id;
 	rc = xgpulib_call_POOL_ACCESS(&a, &r);
@@ -271,10 +256,7 @@ CUresult cuMemPoolExportPointer(CUmemPoolPtrExportData *shareData_out,
 	struct xgpuif_ipc_handle r;
 	CUresult rc;
 
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!shareData_out)
-		return CUDA_ERROR_INVALID_VALUE;
+	XGPULIB_CHECK_ARGS(shareData_out, true);
 	memset(&r, 0, sizeof(r));
 	rc = xgpulib_call_POOL_EXPORT_PTR(&a, &r);
 	if (rc == CUDA_SUCCESS)
@@ -290,10 +272,7 @@ CUresult cuMemPoolImportPointer(CUdeviceptr *ptr_out, CUmemoryPool pool,
 	struct xgpuif_pool_ptr_reply r = { 0, 0 };
 	CUresult rc;
 
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!ptr_out || !shareData || !a.pool)
-		return CUDA_ERROR_INVALID_VALUE;
+	XGPULIB_CHECK_ARGS(ptr_out && shareData && a.pool, true);
 	memcpy(a.bytes, shareData->reserved, sizeof(a.bytes));
 	rc = xgpulib_call_POOL_IMPORT_PTR(&a, &r);
 	if (rc)

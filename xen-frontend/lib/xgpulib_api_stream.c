@@ -241,10 +241,7 @@ XGPULIB_EXPORT CUresult cuGreenCtxStreamCreate(CUstream *phStream,
 	CUcontext ctx;
 	CUresult rc;
 
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!phStream)
-		return CUDA_ERROR_INVALID_VALUE;
+	XGPULIB_CHECK_ARGS(phStream, true);
 	rc = xgpulib_green_ctx(greenCtx, &ctx);
 	if (rc)
 		return rc;

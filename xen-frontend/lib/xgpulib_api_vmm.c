@@ -141,10 +141,7 @@ CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size,
 	struct xgpuif_vmm_access_args a = { .ptr = ptr, .size = size };
 	CUresult rc;
 
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!count || !desc)
-		return CUDA_ERROR_INVALID_VALUE;
+	XGPULIB_CHECK_ARGS(count && desc, true);
 	for (size_t i = 0; i < count; i++) {
 		a.loc_type = (uint32_t)desc[i].location.type;
 		a.loc_id = desc[i].location.id;
@@ -304,10 +301,7 @@ CUresult xgpulib_share_export(const char *call, xgpulib_export_fn op,
 	struct xgpuif_ipc_handle r;
 	CUresult rc;
 
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!args_ok)
-		return CUDA_ERROR_INVALID_VALUE;
+	XGPULIB_CHECK_ARGS(args_ok, true);
 	rc = xgpulib_share_type(call, t);
 	if (rc)
 		return rc;
@@ -320,10 +314,7 @@ CUresult xgpulib_share_import(const char *call, bool args_ok,
 			      CUmemAllocationHandleType t, void *os_handle,
 			      struct xgpuif_ipc_handle *h)
 {
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!args_ok)
-		return CUDA_ERROR_INVALID_VALUE;
+	XGPULIB_CHECK_ARGS(args_ok, true);
 	return share_in(call, t, os_handle, h);
 }
 
