@@ -6,7 +6,17 @@
  * names of its version script (libcuda.map).
  *
  * Layers, each calling only those below it:
- *   the API entry points (xgpulib_api_*.c, xgpulib_dev.c, xgpulib_init.c)
+ *   the API entry points (xgpulib_api_*.c, xgpulib_dev.c, xgpulib_init.c);
+ *     among them an entry point may call another file's entry points or
+ *     helpers, never in a circle
+ *   the objects the entry points share, calling no entry point:
+ *     xgpulib_func.c        functions and kernels, their caches
+ *     xgpulib_launch.c      every launch, its parameters flattened
+ *     xgpulib_graphobj.c    objects around worker handles, events by handle
+ *     xgpulib_graphwire.c   graph nodes' parameters on the wire
+ *     xgpulib_array.c       arrays and mipmapped arrays
+ *     xgpulib_managed_rec.c managed memory's advice and prefetches
+ *     xgpulib_hostmem.c     host-memory regions made and given back
  *   xgpulib_copy.c          staged and zero-copy transfers, host regions
  *   xgpulib_calls.c         typed stubs, generated from xgpu_calls.def
  *   xgpulib_rpc.c           the process's channel, the current context
