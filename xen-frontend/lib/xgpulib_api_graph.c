@@ -298,21 +298,6 @@ CUresult cuGraphClone(CUgraph *phGraphClone, CUgraph originalGraph)
 	return new_graph(phGraphClone, rc, r.graph);
 }
 
-/* destroy a graph or an executable graph of ours in the worker, then here */
-static CUresult robj_destroy(void *o, int kind,
-			     CUresult (*call)(const struct xgpuif_handle_args *))
-{
-	struct xgpuif_handle_args a = { robj_remote(o, kind) };
-	CUresult rc;
-
-	if (!a.handle)
-		return CUDA_ERROR_INVALID_VALUE;
-	rc = call(&a);
-	if (rc == CUDA_SUCCESS)
-		robj_forget(o);
-	return rc;
-}
-
 CUresult cuGraphDestroy(CUgraph hGraph)
 {
 	return robj_destroy(hGraph, RK_GRAPH, xgpulib_call_GRAPH_DESTROY);

@@ -25,7 +25,7 @@ static uint64_t event_remote(CUevent e)
 	return e && e->magic == XGPULIB_EVENT_MAGIC ? e->remote : 0;
 }
 
-/* ---- parameters ------------------------------------------------------------ */
+/* ---- parameters ---------------------------------------------------------- */
 
 /* a node's parameters, checked to be of type `type`: at most cap bytes
  * at body, *len of them */

@@ -124,14 +124,9 @@ CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *props)
 
 CUresult cuMemPoolDestroy(CUmemoryPool pool)
 {
-	struct xgpuif_handle_args a = { pool_remote(pool) };
-	CUresult rc;
-
-	XGPULIB_CHECK_ARGS(a.handle, true);
-	rc = xgpulib_call_POOL_DESTROY(&a);
-	if (rc == CUDA_SUCCESS)
-		robj_forget((struct robj *)pool);
-	return rc;
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	return robj_destroy(pool, RK_POOL, xgpulib_call_POOL_DESTROY);
 }
 
 static CUresult pool_attr(CUmemoryPool pool, CUmemPool_attribute attr,

@@ -67,6 +67,19 @@ void xgpulib_node_memop_of(const CUgraphNodeParams *p,
 /* forget a node object of ours (destroyed), or a graph with its nodes */
 void robj_forget(struct robj *dead);
 
+struct xgpuif_handle_args;
+struct xgpuif_u64_reply;
+/* destroy object o of kind in the worker (call), then forget it here;
+ * CUDA_ERROR_INVALID_VALUE if o is not one of ours */
+CUresult robj_destroy(void *o, int kind,
+		      CUresult (*call)(const struct xgpuif_handle_args *));
+/* the worker's one-number answer (call) about object o of kind, in *out;
+ * CUDA_ERROR_INVALID_VALUE if o is not one of ours or out is NULL */
+CUresult robj_ask(const void *o, int kind,
+		  CUresult (*call)(const struct xgpuif_handle_args *,
+				   struct xgpuif_u64_reply *),
+		  uint64_t *out);
+
 /* the events of this process by their wire handle, for graph queries
  * (xgpulib_graphobj.c): note one made (live) or being destroyed; the
  * event of a wire handle, NULL if none */

@@ -172,7 +172,40 @@ void robj_forget(struct robj *dead)
 	pthread_mutex_unlock(&robj_mu);
 }
 
-/* ---- events by wire handle ------------------------------------------------ */
+/* ---- what the worker is asked of an object ------------------------------- */
+
+CUresult robj_destroy(void *o, int kind,
+			     CUresult (*call)(const struct xgpuif_handle_args *))
+{
+	struct xgpuif_handle_args a = { robj_remote(o, kind) };
+	CUresult rc;
+
+	if (!a.handle)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = call(&a);
+	if (rc == CUDA_SUCCESS)
+		robj_forget((struct robj *)o);
+	return rc;
+}
+
+CUresult robj_ask(const void *o, int kind,
+		  CUresult (*call)(const struct xgpuif_handle_args *,
+				   struct xgpuif_u64_reply *),
+		  uint64_t *out)
+{
+	struct xgpuif_handle_args a = { robj_remote(o, kind) };
+	struct xgpuif_u64_reply r = { 0 };
+	CUresult rc;
+
+	if (!a.handle || !out)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = call(&a, &r);
+	if (rc == CUDA_SUCCESS)
+		*out = r.value;
+	return rc;
+}
+
+/* ---- events by wire handle ----------------------------------------------- */
 
 static pthread_mutex_t ev_mu = PTHREAD_MUTEX_INITIALIZER;
 static CUevent *evs;
