@@ -6,7 +6,17 @@
  * names of its version script (libcuda.map).
  *
  * Layers, each calling only those below it:
- *   the API entry points (xgpulib_api_*.c, xgpulib_dev.c, xgpulib_init.c)
+ *   the API entry points (xgpulib_api_*.c, xgpulib_dev.c, xgpulib_init.c);
+ *     among them an entry point may call another file's entry points or
+ *     helpers, never in a circle
+ *   the objects the entry points share, calling no entry point:
+ *     xgpulib_func.c        functions and kernels, their caches
+ *     xgpulib_launch.c      every launch, its parameters flattened
+ *     xgpulib_graphobj.c    objects around worker handles, events by handle
+ *     xgpulib_graphwire.c   graph nodes' parameters on the wire
+ *     xgpulib_array.c       arrays and mipmapped arrays
+ *     xgpulib_managed_rec.c managed memory's advice and prefetches
+ *     xgpulib_hostmem.c     host-memory regions made and given back
  *   xgpulib_copy.c          staged and zero-copy transfers, host regions
  *   xgpulib_calls.c         typed stubs, generated from xgpu_calls.def
  *   xgpulib_rpc.c           the process's channel, the current context
@@ -61,6 +71,24 @@
 		if (!(handle_ok))					\
 			return CUDA_ERROR_INVALID_HANDLE;		\
 	} while (0)
+
+/*
+ * The end of a call that made a worker object (wire handle remote): obj
+ * is the guest object made for it, NULL when there was no memory; then
+ * the worker's object is destroyed again and the call fails with
+ * CUDA_ERROR_OUT_OF_MEMORY.
+ */
+static inline CUresult xgpulib_kept(const void *obj, uint64_t remote,
+				    CUresult (*destroy)(
+					    const struct xgpuif_handle_args *))
+{
+	struct xgpuif_handle_args h = { remote };
+
+	if (obj)
+		return CUDA_SUCCESS;
+	destroy(&h);
+	return CUDA_ERROR_OUT_OF_MEMORY;
+}
 
 /* the first checks of a query: its output given, then cuInit ran */
 static inline CUresult xgpulib_query_arg(bool out_ok)
@@ -150,17 +178,25 @@ CUresult xgpulib_stream_arg(CUstream s, int ptds, uint64_t *remote);
 void xgpulib_dalloc_add(uint64_t dptr, uint64_t size);
 void xgpulib_dalloc_del(uint64_t dptr);
 /*
- * Shareable handles (xgpulib_api_vmm.c): the program's POSIX fd for the
- * worker's 64 bytes in *(int *)out (a sealed memfd holding them;
- * CUDA_ERROR_OUT_OF_MEMORY when none could be made), and the 64 bytes back
- * from such an fd: CUDA_ERROR_INVALID_VALUE for an fd that is not one of
- * ours.  A shareable handle type other than a POSIX fd is
- * CUDA_ERROR_NOT_SUPPORTED (xgpulib_share_type; xgpulib_share_in checks
- * it first, for call).
+ * Shareable handles (xgpulib_api_vmm.c): the program's handle is a POSIX
+ * fd for the worker's 64 bytes (a sealed memfd holding them).  A
+ * shareable handle type other than a POSIX fd is CUDA_ERROR_NOT_SUPPORTED
+ * (xgpulib_share_type, for call).  xgpulib_share_export: after cuInit's
+ * and args_ok's checks and the type's, export op of the worker's handle
+ * (with flags), the fd in *(int *)out (CUDA_ERROR_OUT_OF_MEMORY when none
+ * could be made).  xgpulib_share_import: the same checks, then the 64
+ * bytes back from fd *(int *)os_handle: CUDA_ERROR_INVALID_VALUE for an
+ * fd that is not one of ours.
  */
-CUresult xgpulib_share_out(const struct xgpuif_ipc_handle *h, void *out);
-CUresult xgpulib_share_in(const char *call, CUmemAllocationHandleType t,
-			  void *os_handle, struct xgpuif_ipc_handle *h);
+typedef CUresult (*xgpulib_export_fn)(
+	const struct xgpuif_share_export_args *a, struct xgpuif_ipc_handle *r);
+CUresult xgpulib_share_export(const char *call, xgpulib_export_fn op,
+			      uint64_t handle, unsigned long long flags,
+			      CUmemAllocationHandleType t, bool args_ok,
+			      void *out);
+CUresult xgpulib_share_import(const char *call, bool args_ok,
+			      CUmemAllocationHandleType t, void *os_handle,
+			      struct xgpuif_ipc_handle *h);
 CUresult xgpulib_share_type(const char *call, CUmemAllocationHandleType t);
 /* in a forked child: registered memory becomes the child's own again */
 void xgpulib_hostreg_forked(void);
@@ -205,9 +241,6 @@ uint8_t *xgpulib_region_va(uint32_t id);
 
 /* mark region id as managed memory */
 void xgpulib_region_set_managed(uint32_t id);
-/* is managed memory coherent (not zero copy) in this process?  (the
- * transport's default or XGPU_MANAGED; xgpulib_api_managed.c) */
-bool xgpulib_managed_coherent(void);
 /* cuMemFree of managed memory r (xgpulib_api_managed.c) */
 CUresult xgpulib_managed_free(const struct xgpulib_region *r);
 /*
@@ -220,10 +253,12 @@ CUresult xgpulib_managed_var_map(const void *root, uint64_t base,
 				 uint64_t size);
 void xgpulib_managed_vars_unmap(const void *root);
 
-/* ---- arrays ------------------------------------------------------------- */
+/* ---- arrays (xgpulib_array.c) ------------------------------------------ */
 
 /* the wire handle of an array of ours, 0 if a is not one */
 uint64_t xgpulib_array_remote(CUarray a);
+/* the descriptor of an array of ours, NULL if a is not one */
+const CUDA_ARRAY3D_DESCRIPTOR *xgpulib_array_desc(CUarray a);
 /* the live array of wire handle remote, or NULL */
 CUarray xgpulib_array_by_remote(uint64_t remote);
 /* bytes per element of an array of ours (channels included); 0 if a is
@@ -234,12 +269,16 @@ size_t xgpulib_array_elem_bytes(CUarray a);
  * memory */
 CUarray xgpulib_array_wrap(uint64_t remote, const CUDA_ARRAY3D_DESCRIPTOR *d,
 			   const void *owner);
-/* forget the arrays owner owns (it was destroyed) */
-void xgpulib_arrays_drop_owned(const void *owner);
 /* the wire handle of a mipmapped array of ours, 0 if m is not one */
 uint64_t xgpulib_mipmap_remote(CUmipmappedArray m);
 /* the live mipmapped array of wire handle remote, or NULL */
 CUmipmappedArray xgpulib_mipmap_by_remote(uint64_t remote);
+/* a new guest mipmapped array for wire handle remote; NULL when out of
+ * memory */
+CUmipmappedArray xgpulib_mipmap_wrap(uint64_t remote);
+/* forget obj, an array or mipmapped array of ours (destroyed), and the
+ * arrays it owns */
+void xgpulib_arrays_forget(const void *obj);
 
 /* ---- functions and kernels ------------------------------------------------ */
 
@@ -275,19 +314,34 @@ struct xgpulib_func {
 	CUlibrary library;	/* owning library (kernels) */
 };
 
-/* occupancy answers of every function are stale (a function's or the
- * context's cache configuration or shared memory limit changed) */
-void xgpulib_occupancy_forget(void);
 /* the primary contexts' state (flags) must be asked again */
 void xgpulib_prim_state_forget(void);
+
+/* the function objects (xgpulib_func.c) */
 
 /* NULL if f is not one of ours */
 struct xgpulib_func *xgpulib_func_check(const void *f);
 
-/* functions and kernels by wire handle (xgpulib_api_func.c): note one
- * made (live) or freed; the one of (remote, kind), NULL if none */
+/* functions and kernels by wire handle: note one made (live) or freed;
+ * the one of (remote, kind), NULL if none */
 void xgpulib_func_note(struct xgpulib_func *f, bool live);
 struct xgpulib_func *xgpulib_func_by_remote(uint64_t remote, uint32_t kind);
+
+/* attribute `attr` (CUfunction_attribute) of a function or kernel, from
+ * its cache (filled by one FUNC_GET_ATTRIBUTES round trip) */
+CUresult xgpulib_func_attr(struct xgpulib_func *f, int attr, int *value);
+
+/* occupancy answers of every function are stale (a function's or the
+ * context's cache configuration or shared memory limit changed) */
+void xgpulib_occupancy_forget(void);
+/* the generation of the occupancy answers now; f's answer for (bs, smem,
+ * flags) of this generation in *out (true), and one to keep, asked in
+ * generation gen */
+uint64_t xgpulib_occ_gen(void);
+bool xgpulib_occ_cached(struct xgpulib_func *f, uint32_t bs, uint64_t smem,
+			uint32_t flags, int *out);
+void xgpulib_occ_keep(struct xgpulib_func *f, uint64_t gen, uint32_t bs,
+		      uint64_t smem, uint32_t flags, int32_t value);
 /* forget the launch state of before CUDA 4 of f (it is being freed;
  * xgpulib_api_legacy.c) */
 void xgpulib_legacy_drop(const struct xgpulib_func *f);

@@ -190,10 +190,7 @@ static CUresult copy2d(const CUDA_MEMCPY2D *p, uint64_t stream, int async)
 	size_t rows_per, done = 0;
 	CUresult rc = CUDA_SUCCESS;
 
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!p)
-		return CUDA_ERROR_INVALID_VALUE;
+	XGPULIB_CHECK_ARGS(p, true);
 	if (!p->WidthInBytes || !p->Height)
 		return CUDA_SUCCESS;
 	t = xgpulib_ch->t;

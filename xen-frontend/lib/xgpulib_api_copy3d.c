@@ -247,10 +247,7 @@ static CUresult copy3d_any(const CUDA_MEMCPY3D_PEER *p, uint64_t stream,
 	struct copy3 c;
 	CUresult rc;
 
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!p)
-		return CUDA_ERROR_INVALID_VALUE;
+	XGPULIB_CHECK_ARGS(p, true);
 	if (!p->WidthInBytes || !p->Height || !p->Depth)
 		return CUDA_SUCCESS;
 	if (p->srcLOD || p->dstLOD)

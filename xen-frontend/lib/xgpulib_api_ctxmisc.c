@@ -181,16 +181,16 @@ CUresult cuDeviceGetP2PAtomicCapabilities(unsigned int *capabilities,
 				     operations, count);
 }
 
-CUresult cuDeviceGetP2PAttribute(int *value, CUdevice_P2PAttribute attrib,
-				 CUdevice srcDevice, CUdevice dstDevice)
+/* a query about two devices (each must be ours), one int answer */
+static CUresult pair_query(int *value, CUdevice d0, CUdevice d1,
+			   uint32_t what, int32_t arg)
 {
-	struct xgpuif_device_query_args a = {
-		.what = XGPUIF_DQ_P2P_ATTRIBUTE, .a = (int32_t)attrib };
+	struct xgpuif_device_query_args a = { .what = what, .a = arg };
 	struct xgpuif_device_query_reply r;
-	CUresult rc = value ? one_dev(srcDevice) : CUDA_ERROR_INVALID_VALUE;
+	CUresult rc = value ? one_dev(d0) : CUDA_ERROR_INVALID_VALUE;
 
 	if (!rc)
-		rc = one_dev(dstDevice);
+		rc = one_dev(d1);
 	if (!rc)
 		rc = query(&a, &r);
 	if (!rc)
@@ -198,21 +198,18 @@ CUresult cuDeviceGetP2PAttribute(int *value, CUdevice_P2PAttribute attrib,
 	return rc;
 }
 
+CUresult cuDeviceGetP2PAttribute(int *value, CUdevice_P2PAttribute attrib,
+				 CUdevice srcDevice, CUdevice dstDevice)
+{
+	return pair_query(value, srcDevice, dstDevice,
+			  XGPUIF_DQ_P2P_ATTRIBUTE, (int32_t)attrib);
+}
+
 CUresult cuDeviceCanAccessPeer(int *canAccessPeer, CUdevice dev,
 			       CUdevice peerDev)
 {
-	struct xgpuif_device_query_args a = {
-		.what = XGPUIF_DQ_CAN_ACCESS_PEER };
-	struct xgpuif_device_query_reply r;
-	CUresult rc = canAccessPeer ? one_dev(dev) : CUDA_ERROR_INVALID_VALUE;
-
-	if (!rc)
-		rc = one_dev(peerDev);
-	if (!rc)
-		rc = query(&a, &r);
-	if (!rc)
-		*canAccessPeer = (int)r.value;
-	return rc;
+	return pair_query(canAccessPeer, dev, peerDev,
+			  XGPUIF_DQ_CAN_ACCESS_PEER, 0);
 }
 
 /* Windows only: the worker's (Linux) driver gives its answer */

@@ -13,7 +13,8 @@
  *
  * Graphs, executable graphs and nodes are guest objects around the
  * worker's handles, one object per handle (a capture's graph and its
- * nodes come back the same each time they are asked for).
+ * nodes come back the same each time they are asked for;
+ * xgpulib_graphobj.c).
  *
  * Nodes of built graphs: xgpulib_api_graphnode.c.
  */
@@ -24,164 +25,8 @@
 #include "xgpulib_entry.h"
 #include "xgpulib_graph.h"
 
-#define ROBJ_MAGIC 0x78677270u	/* "xgrp" */
-
-/* a graph, executable graph or node: CUgraph, CUgraphExec, CUgraphNode */
-struct robj {
-	uint32_t magic;
-	uint32_t kind;
-	uint64_t remote;
-	struct robj *graph;	/* RK_NODE: its graph */
-	struct robj *next;	/* chain by remote */
-	struct robj *pnext;	/* chain by address */
-	void *cache;		/* RK_NODE: parameters handed out, freed with
-				 * it (robj_cache) */
-};
-
-#define NBUCKETS 256
-static pthread_mutex_t robj_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct robj *buckets[NBUCKETS];	/* by (kind, remote) */
-static struct robj *pbuckets[NBUCKETS];	/* by address: an argument is
-						 * looked up before it is read */
 /* captures this process began; none: nothing can be capturing */
 static unsigned int captures_begun;
-
-static unsigned int bucket(uint64_t remote)
-{
-	return (unsigned int)((remote * 0x9e3779b97f4a7c15ull) >> 56);
-}
-
-static unsigned int pbucket(const void *p)
-{
-	return bucket((uint64_t)(uintptr_t)p);
-}
-
-/* p if it is a live object of ours of kind (robj_mu held), else NULL */
-static struct robj *live(const void *p, int kind)
-{
-	for (struct robj *o = pbuckets[pbucket(p)]; o; o = o->pnext)
-		if (o == p)
-			return o->kind == (uint32_t)kind ? o : NULL;
-	return NULL;
-}
-
-static void punlink(struct robj *dead)
-{
-	for (struct robj **pp = &pbuckets[pbucket(dead)]; *pp;
-	     pp = &(*pp)->pnext) {
-		if (*pp == dead) {
-			*pp = dead->pnext;
-			return;
-		}
-	}
-}
-
-/* the object of (kind, remote), made on first sight; NULL: no memory */
-struct robj *robj_for(int kind, uint64_t remote, struct robj *graph)
-{
-	struct robj *o;
-	unsigned int b = bucket(remote);
-
-	pthread_mutex_lock(&robj_mu);
-	for (o = buckets[b]; o; o = o->next)
-		if (o->remote == remote && o->kind == (uint32_t)kind)
-			break;
-	if (!o) {
-		o = calloc(1, sizeof(*o));
-		if (o) {
-			o->magic = ROBJ_MAGIC;
-			o->kind = (uint32_t)kind;
-			o->remote = remote;
-			o->graph = graph;
-			o->next = buckets[b];
-			buckets[b] = o;
-			o->pnext = pbuckets[pbucket(o)];
-			pbuckets[pbucket(o)] = o;
-		}
-	}
-	pthread_mutex_unlock(&robj_mu);
-	return o;
-}
-
-/* the worker handle of an object argument of kind; 0 if it is not one */
-uint64_t robj_remote(const void *p, int kind)
-{
-	const struct robj *o;
-	uint64_t r = 0;
-
-	if (!p)
-		return 0;
-	pthread_mutex_lock(&robj_mu);
-	o = live(p, kind);
-	if (o)
-		r = o->remote;
-	pthread_mutex_unlock(&robj_mu);
-	return r;
-}
-
-/* keep p (malloc'd) with node object o, freeing what it kept before;
- * false (p freed) if o is not a node of ours */
-bool robj_cache(void *node, void *p)
-{
-	struct robj *x;
-	bool ok = false;
-
-	pthread_mutex_lock(&robj_mu);
-	x = live(node, RK_NODE);
-	if (x) {
-		free(x->cache);
-		x->cache = p;
-		ok = true;
-	}
-	pthread_mutex_unlock(&robj_mu);
-	if (!ok)
-		free(p);
-	return ok;
-}
-
-/* the graph object of a node object of ours, NULL if it is not one */
-struct robj *robj_graph_of(const void *node)
-{
-	struct robj *o, *g = NULL;
-
-	pthread_mutex_lock(&robj_mu);
-	o = live(node, RK_NODE);
-	if (o)
-		g = o->graph;
-	pthread_mutex_unlock(&robj_mu);
-	return g;
-}
-
-/* forget o, and with a graph all its nodes */
-void robj_forget(struct robj *dead)
-{
-	pthread_mutex_lock(&robj_mu);
-	for (unsigned int b = 0; b < NBUCKETS; b++) {
-		struct robj **pp = &buckets[b];
-
-		while (*pp) {
-			struct robj *o = *pp;
-
-			if (o == dead || (dead->kind == RK_GRAPH &&
-					  o->graph == dead)) {
-				*pp = o->next;
-				if (o != dead) {
-					punlink(o);
-					o->magic = 0;
-					free(o->cache);
-					free(o);
-				}
-			} else {
-				pp = &o->next;
-			}
-		}
-	}
-	punlink(dead);
-	dead->magic = 0;
-	free(dead->cache);
-	free(dead);
-	pthread_mutex_unlock(&robj_mu);
-}
 
 /* ---- capture ------------------------------------------------------------- */
 
@@ -402,10 +247,10 @@ CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
 	struct xgpuif_i32_reply r = { 0 };
 	CUresult rc;
 
-	if (!mode || *mode > CU_STREAM_CAPTURE_MODE_RELAXED)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
+	rc = xgpulib_query_arg(mode &&
+			       *mode <= CU_STREAM_CAPTURE_MODE_RELAXED);
+	if (rc)
+		return rc;
 	a.value = (int32_t)*mode;
 	rc = xgpulib_call_CAPTURE_MODE(&a, &r);
 	if (rc == CUDA_SUCCESS)
@@ -429,10 +274,9 @@ CUresult cuGraphCreate(CUgraph *phGraph, unsigned int flags)
 	struct xgpuif_graph_reply r = { 0 };
 	CUresult rc;
 
-	if (!phGraph || flags)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
+	rc = xgpulib_query_arg(phGraph && !flags);
+	if (rc)
+		return rc;
 	/* the call first: the reply is read after it (argument order is
 	 * unspecified) */
 	rc = xgpulib_call_GRAPH_CREATE(&a, &r);
@@ -452,21 +296,6 @@ CUresult cuGraphClone(CUgraph *phGraphClone, CUgraph originalGraph)
 
 	rc = xgpulib_call_GRAPH_CLONE(&a, &r);
 	return new_graph(phGraphClone, rc, r.graph);
-}
-
-/* destroy a graph or an executable graph of ours in the worker, then here */
-static CUresult robj_destroy(void *o, int kind,
-			     CUresult (*call)(const struct xgpuif_handle_args *))
-{
-	struct xgpuif_handle_args a = { robj_remote(o, kind) };
-	CUresult rc;
-
-	if (!a.handle)
-		return CUDA_ERROR_INVALID_VALUE;
-	rc = call(&a);
-	if (rc == CUDA_SUCCESS)
-		robj_forget(o);
-	return rc;
 }
 
 CUresult cuGraphDestroy(CUgraph hGraph)

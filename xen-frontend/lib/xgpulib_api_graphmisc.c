@@ -207,15 +207,7 @@ CUresult cuGraphRemoveDependencies(CUgraph hGraph, const CUgraphNode *from,
 
 CUresult cuGraphDestroyNode(CUgraphNode hNode)
 {
-	struct xgpuif_handle_args a = { robj_remote(hNode, RK_NODE) };
-	CUresult rc;
-
-	if (!a.handle)
-		return CUDA_ERROR_INVALID_VALUE;
-	rc = xgpulib_call_GRAPH_DESTROY_NODE(&a);
-	if (rc == CUDA_SUCCESS)
-		robj_forget((struct robj *)hNode);
-	return rc;
+	return robj_destroy(hNode, RK_NODE, xgpulib_call_GRAPH_DESTROY_NODE);
 }
 
 static CUresult enabled(CUgraphExec x, CUgraphNode n, uint32_t set,
@@ -269,16 +261,7 @@ CUresult cuGraphNodeFindInClone(CUgraphNode *phNode, CUgraphNode hOriginalNode,
 
 CUresult cuGraphExecGetFlags(CUgraphExec hGraphExec, cuuint64_t *flags)
 {
-	struct xgpuif_handle_args a = { robj_remote(hGraphExec, RK_EXEC) };
-	struct xgpuif_u64_reply r = { 0 };
-	CUresult rc;
-
-	if (!a.handle || !flags)
-		return CUDA_ERROR_INVALID_VALUE;
-	rc = xgpulib_call_GEXEC_FLAGS(&a, &r);
-	if (rc == CUDA_SUCCESS)
-		*flags = r.value;
-	return rc;
+	return robj_ask(hGraphExec, RK_EXEC, xgpulib_call_GEXEC_FLAGS, flags);
 }
 
 /* ---- the dot file: the worker's text, written here at the guest's path --- */

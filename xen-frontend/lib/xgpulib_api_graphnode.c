@@ -187,15 +187,12 @@ CUresult cuGraphExecKernelNodeSetParams(CUgraphExec hGraphExec,
 
 CUresult cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType *type)
 {
-	struct xgpuif_handle_args a = { robj_remote(hNode, RK_NODE) };
-	struct xgpuif_u64_reply r = { 0 };
-	CUresult rc;
+	uint64_t v;
+	CUresult rc = robj_ask(hNode, RK_NODE, xgpulib_call_GRAPH_NODE_TYPE,
+			       type ? &v : NULL);
 
-	if (!a.handle || !type)
-		return CUDA_ERROR_INVALID_VALUE;
-	rc = xgpulib_call_GRAPH_NODE_TYPE(&a, &r);
 	if (rc == CUDA_SUCCESS)
-		*type = (CUgraphNodeType)r.value;
+		*type = (CUgraphNodeType)v;
 	return rc;
 }
 

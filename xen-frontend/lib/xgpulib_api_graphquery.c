@@ -7,9 +7,9 @@
  *
  * The worker answers with wire handles, which become this process's
  * objects again: nodes and graphs through robj_for, events through the
- * table below (every event this process made), host functions through
- * their numbers (xgpulib_api_hostfn.c), host memory of a memcpy node
- * through its region (pinned memory).
+ * table of xgpulib_graphobj.c (every event this process made), host
+ * functions through their numbers (xgpulib_api_hostfn.c), host memory of
+ * a memcpy node through its region (pinned memory).
  */
 #include <errno.h>
 #include <stddef.h>
@@ -20,170 +20,12 @@
 #include "xgpulib.h"
 #include "xgpulib_graph.h"
 
-/* ---- events by wire handle ------------------------------------------------ */
-
-static pthread_mutex_t ev_mu = PTHREAD_MUTEX_INITIALIZER;
-static CUevent *evs;
-static size_t nev, capev;
-
-void xgpulib_event_note(CUevent e, bool live)
-{
-	pthread_mutex_lock(&ev_mu);
-	if (live && nev == capev) {
-		size_t ncap = capev ? capev * 2 : 64;
-		CUevent *n = realloc(evs, ncap * sizeof(*n));
-
-		if (n) {
-			evs = n;
-			capev = ncap;
-		}
-	}
-	if (live && nev < capev) {
-		evs[nev++] = e;
-	} else if (!live) {
-		for (size_t i = 0; i < nev; i++) {
-			if (evs[i] == e) {
-				evs[i] = evs[--nev];
-				break;
-			}
-		}
-	}
-	pthread_mutex_unlock(&ev_mu);
-}
-
-static CUevent event_of(uint64_t remote)
-{
-	CUevent e = NULL;
-
-	pthread_mutex_lock(&ev_mu);
-	for (size_t i = 0; i < nev && !e; i++)
-		if (evs[i]->remote == remote)
-			e = evs[i];
-	pthread_mutex_unlock(&ev_mu);
-	return e;
-}
-
 static uint64_t event_remote(CUevent e)
 {
 	return e && e->magic == XGPULIB_EVENT_MAGIC ? e->remote : 0;
 }
 
-/* ---- memcpy nodes --------------------------------------------------------- */
-
-/* one side of a copy as the wire carries it */
-static CUresult side_wire(CUmemorytype type, const void *host, CUdeviceptr dev,
-			  size_t x, size_t y, size_t z, size_t pitch,
-			  size_t height, const CUDA_MEMCPY3D *p,
-			  struct xgpuif_node_side *s)
-{
-	const struct xgpulib_region *r;
-	uint64_t off, last = 1, t;
-
-	memset(s, 0, sizeof(*s));
-	if (type == CU_MEMORYTYPE_DEVICE ||
-	    (type == CU_MEMORYTYPE_UNIFIED && xgpulib_is_device(dev))) {
-		s->type = CU_MEMORYTYPE_DEVICE;
-		s->addr = dev;
-	} else if (type == CU_MEMORYTYPE_HOST ||
-		   type == CU_MEMORYTYPE_UNIFIED) {
-		if (type == CU_MEMORYTYPE_UNIFIED)
-			host = (const void *)(uintptr_t)dev;
-		if (!host)
-			return CUDA_ERROR_INVALID_VALUE;
-		/* the last byte the copy touches, from host */
-		if (p->WidthInBytes && p->Height && p->Depth) {
-			uint64_t pt = pitch ? pitch : p->WidthInBytes;
-
-			if (__builtin_add_overflow(z, p->Depth - 1, &t) ||
-			    __builtin_mul_overflow(t, height, &t) ||
-			    __builtin_mul_overflow(t, pt, &last) ||
-			    __builtin_add_overflow(y, p->Height - 1, &t) ||
-			    __builtin_mul_overflow(t, pt, &t) ||
-			    __builtin_add_overflow(last, t, &last) ||
-			    __builtin_add_overflow(last, x, &last) ||
-			    __builtin_add_overflow(last, p->WidthInBytes,
-						   &last))
-				return CUDA_ERROR_INVALID_VALUE;
-		}
-		r = xgpulib_region_find(host, last, &off);
-		if (!r) {
-			xgpulib_dbg("graph memcpy node: the host side is "
-				    "pageable memory (only pinned memory, "
-				    "cuMemHostAlloc, is supported)");
-			return CUDA_ERROR_NOT_SUPPORTED;
-		}
-		s->type = CU_MEMORYTYPE_HOST;
-		s->region = r->id;
-		s->addr = off;
-	} else {
-		xgpulib_dbg("graph memcpy node: arrays are not supported");
-		return CUDA_ERROR_NOT_SUPPORTED;
-	}
-	s->x = x;
-	s->y = y;
-	s->z = z;
-	s->pitch = pitch;
-	s->height = height;
-	return CUDA_SUCCESS;
-}
-
-CUresult xgpulib_node_copy_wire(const CUDA_MEMCPY3D *p,
-				struct xgpuif_node_copy *c)
-{
-	CUresult rc;
-
-	if (!p)
-		return CUDA_ERROR_INVALID_VALUE;
-	memset(c, 0, sizeof(*c));
-	rc = side_wire(p->srcMemoryType, p->srcHost, p->srcDevice,
-		       p->srcXInBytes, p->srcY, p->srcZ, p->srcPitch,
-		       p->srcHeight, p, &c->src);
-	if (rc == CUDA_SUCCESS)
-		rc = side_wire(p->dstMemoryType, p->dstHost, p->dstDevice,
-			       p->dstXInBytes, p->dstY, p->dstZ, p->dstPitch,
-			       p->dstHeight, p, &c->dst);
-	c->width = p->WidthInBytes;
-	c->height = p->Height;
-	c->depth = p->Depth;
-	return rc;
-}
-
-/* a wire side back in a CUDA_MEMCPY3D's fields */
-static void side_back(const struct xgpuif_node_side *s, CUmemorytype *type,
-		      const void **host, CUdeviceptr *dev, size_t *x,
-		      size_t *y, size_t *z, size_t *pitch, size_t *height)
-{
-	if (s->type == CU_MEMORYTYPE_HOST) {
-		uint8_t *va = xgpulib_region_va(s->region);
-
-		*type = CU_MEMORYTYPE_HOST;
-		*host = va ? va + s->addr : NULL;
-	} else {
-		*type = CU_MEMORYTYPE_DEVICE;
-		*dev = s->addr;
-	}
-	*x = s->x;
-	*y = s->y;
-	*z = s->z;
-	*pitch = s->pitch;
-	*height = s->height;
-}
-
-static void copy_back(const struct xgpuif_node_copy *c, CUDA_MEMCPY3D *p)
-{
-	memset(p, 0, sizeof(*p));
-	side_back(&c->src, &p->srcMemoryType, &p->srcHost, &p->srcDevice,
-		  &p->srcXInBytes, &p->srcY, &p->srcZ, &p->srcPitch,
-		  &p->srcHeight);
-	side_back(&c->dst, &p->dstMemoryType, (const void **)&p->dstHost,
-		  &p->dstDevice, &p->dstXInBytes, &p->dstY, &p->dstZ,
-		  &p->dstPitch, &p->dstHeight);
-	p->WidthInBytes = c->width;
-	p->Height = c->height;
-	p->Depth = c->depth;
-}
-
-/* ---- parameters ------------------------------------------------------------ */
+/* ---- parameters ---------------------------------------------------------- */
 
 /* a node's parameters, checked to be of type `type`: at most cap bytes
  * at body, *len of them */
@@ -252,15 +94,6 @@ static CUresult node_set(CUgraphExec x, CUgraphNode n, uint32_t type,
 }
 
 /* host nodes */
-
-CUresult xgpulib_node_host_wire(const CUDA_HOST_NODE_PARAMS *p,
-				struct xgpuif_node_host *h)
-{
-	if (!p || !p->fn)
-		return CUDA_ERROR_INVALID_VALUE;
-	h->fnid = xgpulib_hostfn_id(p->fn, p->userData);
-	return h->fnid ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
-}
 
 static CUresult host_set(CUgraphExec x, bool exec, CUgraphNode n,
 			 const CUDA_HOST_NODE_PARAMS *p)
@@ -365,7 +198,7 @@ CUresult cuGraphMemcpyNodeGetParams(CUgraphNode hNode, CUDA_MEMCPY3D *p)
 			       sizeof(c));
 
 	if (rc == CUDA_SUCCESS)
-		copy_back(&c, p);
+		xgpulib_node_copy_back(&c, p);
 	return rc;
 }
 
@@ -401,7 +234,7 @@ static CUresult event_get(CUgraphNode n, int type, CUevent *out)
 
 	if (rc)
 		return rc;
-	*out = event_of(remote);
+	*out = xgpulib_event_by_remote(remote);
 	return *out ? CUDA_SUCCESS : CUDA_ERROR_UNKNOWN;
 }
 
@@ -650,37 +483,6 @@ CUresult cuGraphExecBatchMemOpNodeSetParams(
 }
 
 /* ---- generic node parameters (CUDA 12.2 on) as the older structs --------- */
-
-/*
- * Each older struct is the first fields of the newer one, in the same
- * order: the conversions are copies of those.
- */
-#define PREFIX_OF(old, new, last)					\
-	_Static_assert(offsetof(old, last) == offsetof(new, last) &&	\
-		       sizeof(old) <= sizeof(new), #old " leads " #new)
-PREFIX_OF(CUDA_KERNEL_NODE_PARAMS, CUDA_KERNEL_NODE_PARAMS_v3, ctx);
-PREFIX_OF(CUDA_KERNEL_NODE_PARAMS_v1, CUDA_KERNEL_NODE_PARAMS, extra);
-PREFIX_OF(CUDA_MEMSET_NODE_PARAMS, CUDA_MEMSET_NODE_PARAMS_v2, height);
-PREFIX_OF(CUDA_BATCH_MEM_OP_NODE_PARAMS, CUDA_BATCH_MEM_OP_NODE_PARAMS_v2,
-	  flags);
-
-void xgpulib_node_kernel_of(const CUgraphNodeParams *p,
-			    CUDA_KERNEL_NODE_PARAMS *k)
-{
-	memcpy(k, &p->kernel, sizeof(*k));
-}
-
-void xgpulib_node_memset_of(const CUgraphNodeParams *p,
-			    CUDA_MEMSET_NODE_PARAMS *m)
-{
-	memcpy(m, &p->memset, sizeof(*m));
-}
-
-void xgpulib_node_memop_of(const CUgraphNodeParams *p,
-			   CUDA_BATCH_MEM_OP_NODE_PARAMS *b)
-{
-	memcpy(b, &p->memOp, sizeof(*b));
-}
 
 /* the generic setters (CUDA 12.2 on) for the node kinds served */
 static CUresult generic_set(CUgraphExec x, bool exec, CUgraphNode n,

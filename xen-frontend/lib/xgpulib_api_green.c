@@ -84,10 +84,7 @@ XGPULIB_EXPORT CUresult cuDeviceGetDevResource(CUdevice device,
 {
 	CUresult rc;
 
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!resource)
-		return CUDA_ERROR_INVALID_VALUE;
+	XGPULIB_CHECK_ARGS(resource, true);
 	rc = xgpulib_check_dev(device);
 	if (rc)
 		return rc;
@@ -102,10 +99,7 @@ XGPULIB_EXPORT CUresult cuCtxGetDevResource(CUcontext hCtx,
 	uint64_t remote;
 	CUresult rc;
 
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!resource)
-		return CUDA_ERROR_INVALID_VALUE;
+	XGPULIB_CHECK_ARGS(resource, true);
 	rc = xgpulib_ctx_remote_of(hCtx, &c, &remote);
 	if (rc)
 		return rc;
@@ -118,10 +112,7 @@ XGPULIB_EXPORT CUresult cuGreenCtxGetDevResource(CUgreenCtx hCtx,
 {
 	struct CUgreenCtx_st *g;
 
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!resource)
-		return CUDA_ERROR_INVALID_VALUE;
+	XGPULIB_CHECK_ARGS(resource, true);
 	g = green_check(hCtx);
 	if (!g)
 		return CUDA_ERROR_INVALID_HANDLE;
@@ -146,10 +137,7 @@ XGPULIB_EXPORT CUresult cuDevSmResourceSplitByCount(CUdevResource *result,
 	uint8_t *buf;
 	CUresult rc;
 
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!nbGroups || !input)
-		return CUDA_ERROR_INVALID_VALUE;
+	XGPULIB_CHECK_ARGS(nbGroups && input, true);
 	memset(&a, 0, sizeof(a));
 	memcpy(a.input.b, input, sizeof(*input));
 	a.how = (result ? 0 : XGPUIF_SPLIT_QUERY) |
@@ -217,10 +205,7 @@ XGPULIB_EXPORT CUresult cuGreenCtxCreate(CUgreenCtx *phCtx,
 	struct CUgreenCtx_st *g;
 	CUresult rc;
 
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!phCtx || !desc)
-		return CUDA_ERROR_INVALID_VALUE;
+	XGPULIB_CHECK_ARGS(phCtx && desc, true);
 	rc = xgpulib_check_dev(dev);
 	if (rc)
 		return rc;
@@ -331,10 +316,7 @@ uint64_t xgpulib_green_remote(CUgreenCtx g)
 
 XGPULIB_EXPORT CUresult cuCtxFromGreenCtx(CUcontext *pContext, CUgreenCtx hCtx)
 {
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!pContext)
-		return CUDA_ERROR_INVALID_VALUE;
+	XGPULIB_CHECK_ARGS(pContext, true);
 	return xgpulib_green_ctx(hCtx, pContext);
 }
 
@@ -373,10 +355,7 @@ XGPULIB_EXPORT CUresult cuGreenCtxGetId(CUgreenCtx greenCtx,
 	struct CUctx_st *c;
 	CUresult rc;
 
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!greenCtxId)
-		return CUDA_ERROR_INVALID_VALUE;
+	XGPULIB_CHECK_ARGS(greenCtxId, true);
 	if (!greenCtx) {
 		rc = xgpulib_ctx_current(&c);
 		if (rc)

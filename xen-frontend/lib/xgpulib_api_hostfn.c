@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "xgpulib.h"
+#include "xgpulib_copy.h"
 #include "xgpulib_entry.h"
 #include "xgpulib_graph.h"
 #include "xgpulib_mco.h"
@@ -205,7 +206,8 @@ static CUresult setup(void)
 	if (started)
 		return setup_rc;
 	started = true;
-	rc = cuMemHostAlloc(&page, (NSLOTS + NGRAPH) * sizeof(*slots), 0);
+	rc = xgpulib_pinned_alloc(&page, (NSLOTS + NGRAPH) * sizeof(*slots),
+				  0);
 	if (rc == CUDA_SUCCESS) {
 		r = xgpulib_region_find(page, 1, &off);
 		if (!r || off)

@@ -20,10 +20,9 @@ CUresult cuIpcGetMemHandle(CUipcMemHandle *pHandle, CUdeviceptr dptr)
 	struct xgpuif_ipc_handle r;
 	CUresult rc;
 
-	if (!pHandle)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
+	rc = xgpulib_query_arg(pHandle);
+	if (rc)
+		return rc;
 	rc = xgpulib_call_IPC_GET_MEM(&a, &r);
 	if (rc == CUDA_SUCCESS)
 		memcpy(pHandle->reserved, r.bytes, sizeof(pHandle->reserved));
@@ -37,10 +36,9 @@ CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *pdptr, CUipcMemHandle handle,
 	struct xgpuif_dptr_reply r = { 0 };
 	CUresult rc;
 
-	if (!pdptr)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
+	rc = xgpulib_query_arg(pdptr);
+	if (rc)
+		return rc;
 	memset(&a, 0, sizeof(a));
 	memcpy(a.bytes, handle.reserved, sizeof(a.bytes));
 	a.flags = Flags;

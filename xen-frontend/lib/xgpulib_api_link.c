@@ -70,10 +70,9 @@ CUresult cuLinkCreate_v2(unsigned int numOptions, CUjit_option *options,
 	struct xgpuif_iov tail;
 	CUresult rc;
 
-	if (!stateOut)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
+	rc = xgpulib_query_arg(stateOut);
+	if (rc)
+		return rc;
 	rc = link_opts(numOptions, options, optionValues, o, &a.njit);
 	if (rc)
 		return rc;

@@ -6,7 +6,8 @@
  * The guest keeps a table of its device allocations (tab_mu), to tell
  * device from host pointers in unified copies without a round trip
  * (xgpulib_is_device).  Pinned memory (cuMemHostAlloc) is a host-memory
- * region shared with the worker (xgpulib_copy.c keeps their table).
+ * region shared with the worker (xgpulib_hostmem.c makes and frees them,
+ * xgpulib_copy.c keeps their table).
  *
  * cuMemHostRegister on ordinary guest memory makes its pages such a
  * region in place where the transport can (local: the pages move into a
@@ -206,49 +207,7 @@ CUresult cuMemGetAddressRange(CUdeviceptr *base, size_t *size,
 
 CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int flags)
 {
-	struct xgpulib_transport *t;
-	struct xgpuif_hostmem_args a;
-	struct xgpuif_hostmem_reply r;
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	size_t size;
-	uint32_t id;
-	void *va = NULL;
-	CUresult rc;
-
-	if (!pp || !bytesize)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	t = xgpulib_ch->t;
-	size = (bytesize + page - 1) & ~(page - 1);
-	id = xgpulib_region_reserve();
-	if (!id)
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	memset(&a, 0, sizeof(a));
-	/* the fd travels on the socket just before the request: keep the
-	 * two in order against other threads' regions */
-	pthread_mutex_lock(&xgpulib_data_mu);
-	if (t->ops->hostmem_alloc(t, id, size, &va, &a.dir)) {
-		pthread_mutex_unlock(&xgpulib_data_mu);
-		xgpulib_region_release(id);
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	}
-	a.region = id;
-	a.flags = flags;
-	a.size = size;
-	a.guest_va = (uint64_t)(uintptr_t)va;
-	rc = xgpulib_call_HOSTMEM_REGISTER(&a, &r);
-	pthread_mutex_unlock(&xgpulib_data_mu);
-	if (rc) {
-		t->ops->hostmem_free(t, id, va, size);
-		xgpulib_region_release(id);
-		return rc;
-	}
-	xgpulib_region_publish(&(struct xgpulib_region){
-		.id = id, .flags = flags, .va = va, .size = size,
-		.dptr = r.dptr, .same_va = r.same_va });
-	*pp = va;
-	return CUDA_SUCCESS;
+	return xgpulib_pinned_alloc(pp, bytesize, flags);
 }
 
 CUresult cuMemAllocHost(void **pp, size_t bytesize)
@@ -265,24 +224,7 @@ CUresult cuMemAllocHost(void **pp, unsigned int bytesize)
 
 CUresult cuMemFreeHost(void *p)
 {
-	struct xgpulib_transport *t;
-	struct xgpuif_region_args a = { 0, 0 };
-	const struct xgpulib_region *r;
-	struct xgpulib_region gone;
-	uint64_t off;
-	CUresult rc;
-
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	t = xgpulib_ch->t;
-	r = xgpulib_region_find(p, 1, &off);
-	if (!r || off || r->hostreg)
-		return CUDA_ERROR_INVALID_VALUE;
-	a.region = r->id;
-	rc = xgpulib_call_HOSTMEM_UNREGISTER(&a);
-	if (xgpulib_region_take(p, &gone))
-		t->ops->hostmem_free(t, gone.id, gone.va, gone.size);
-	return rc;
+	return xgpulib_pinned_free(p);
 }
 
 /* ---- registered host memory --------------------------------------------- */
@@ -578,11 +520,10 @@ CUresult cuMemHostGetDevicePointer(CUdeviceptr *pdptr, void *p,
 	const struct xgpulib_region *r;
 	struct hostreg h;
 	uint64_t off;
+	CUresult rc = xgpulib_query_arg(pdptr && p && !flags);
 
-	if (!pdptr || !p || flags)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
+	if (rc)
+		return rc;
 	if (hostreg_find(p, &h)) {
 		/* zero copy: the device pointer is the host pointer */
 		if (!h.region)
@@ -706,10 +647,9 @@ CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attr,
 	size_t sz;
 	CUresult rc;
 
-	if (!data)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
+	rc = xgpulib_query_arg(data);
+	if (rc)
+		return rc;
 	/* registered memory: the range the program gave, its device pointer
 	 * the host pointer where it is zero copy, none where it is staged */
 	if (hostreg_find((void *)(uintptr_t)ptr, &h)) {

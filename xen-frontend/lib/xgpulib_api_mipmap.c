@@ -2,42 +2,14 @@
 /*
  * xgpulib_api_mipmap.c: mipmapped arrays, their levels, array planes and
  * the memory requirements and sparse properties of arrays.  A mipmapped
- * array is a guest struct holding its wire handle (on a list, so that a
- * handle from the worker finds it); a level or a plane is a guest array
- * (xgpulib_api_tex.c) its owner frees: cuArrayDestroy of one goes to the
- * worker, which refuses it, as the driver does.
+ * array and its levels and planes are guest objects (xgpulib_array.c); a
+ * level or a plane is a guest array its owner frees: cuArrayDestroy of
+ * one goes to the worker, which refuses it, as the driver does.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "xgpulib.h"
-
-#define MIPMAP_MAGIC 0x786d6970u	/* "xmip" */
-
-struct CUmipmappedArray_st {
-	uint32_t magic;
-	uint64_t remote;
-	struct CUmipmappedArray_st *next;
-};
-
-static pthread_mutex_t mip_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct CUmipmappedArray_st *mipmaps;
-
-uint64_t xgpulib_mipmap_remote(CUmipmappedArray m)
-{
-	return m && m->magic == MIPMAP_MAGIC ? m->remote : 0;
-}
-
-CUmipmappedArray xgpulib_mipmap_by_remote(uint64_t remote)
-{
-	struct CUmipmappedArray_st *m;
-
-	pthread_mutex_lock(&mip_mu);
-	for (m = mipmaps; m && m->remote != remote; m = m->next)
-		;
-	pthread_mutex_unlock(&mip_mu);
-	return remote ? m : NULL;
-}
 
 CUresult cuMipmappedArrayCreate(CUmipmappedArray *pm,
 				const CUDA_ARRAY3D_DESCRIPTOR *d,
@@ -45,7 +17,7 @@ CUresult cuMipmappedArrayCreate(CUmipmappedArray *pm,
 {
 	struct xgpuif_mipmap_args a;
 	struct xgpuif_array_reply r;
-	struct CUmipmappedArray_st *m;
+	CUmipmappedArray m;
 	CUresult rc;
 
 	XGPULIB_CHECK_ARGS(pm && d, true);
@@ -56,60 +28,50 @@ CUresult cuMipmappedArrayCreate(CUmipmappedArray *pm,
 	rc = xgpulib_call_MIPMAP_CREATE(&a, &r);
 	if (rc)
 		return rc;
-	m = calloc(1, sizeof(*m));
-	if (!m) {
-		struct xgpuif_handle_args h = { r.array };
-
-		xgpulib_call_MIPMAP_DESTROY(&h);
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	}
-	m->magic = MIPMAP_MAGIC;
-	m->remote = r.array;
-	pthread_mutex_lock(&mip_mu);
-	m->next = mipmaps;
-	mipmaps = m;
-	pthread_mutex_unlock(&mip_mu);
-	*pm = m;
-	return CUDA_SUCCESS;
+	m = xgpulib_mipmap_wrap(r.array);
+	rc = xgpulib_kept(m, r.array, xgpulib_call_MIPMAP_DESTROY);
+	if (rc == CUDA_SUCCESS)
+		*pm = m;
+	return rc;
 }
 
 CUresult cuMipmappedArrayDestroy(CUmipmappedArray m)
 {
 	struct xgpuif_handle_args h;
-	struct CUmipmappedArray_st **pp;
 	CUresult rc;
 
 	XGPULIB_CHECK_ARGS(true, xgpulib_mipmap_remote(m));
-	h.handle = m->remote;
+	h.handle = xgpulib_mipmap_remote(m);
 	rc = xgpulib_call_MIPMAP_DESTROY(&h);
 	if (rc)
 		return rc;
-	xgpulib_arrays_drop_owned(m);	/* its levels */
-	pthread_mutex_lock(&mip_mu);
-	for (pp = &mipmaps; *pp; pp = &(*pp)->next) {
-		if (*pp == m) {
-			*pp = m->next;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&mip_mu);
-	m->magic = 0;
-	free(m);
+	xgpulib_arrays_forget(m);	/* with its levels */
 	return CUDA_SUCCESS;
 }
 
-/* the guest array for a MIPMAP_LEVEL or ARRAY_PLANE reply: the one made
- * before for that handle, or a new one owner frees */
-static CUresult sub_array(const struct xgpuif_subarray_reply *r,
-			  const void *owner, CUarray *out)
+/*
+ * Sub-array i of owner (worker handle h): op (MIPMAP_LEVEL or ARRAY_PLANE)
+ * names it; the guest array is the one made before for that handle, or
+ * a new one owner frees.
+ */
+static CUresult sub_array(CUresult (*op)(const struct xgpuif_subarray_args *,
+					 struct xgpuif_subarray_reply *),
+			  uint64_t h, unsigned int i, const void *owner,
+			  CUarray *out)
 {
+	struct xgpuif_subarray_args args = { h, i, 0 };
+	struct xgpuif_subarray_reply r;
 	CUDA_ARRAY3D_DESCRIPTOR d;
-	CUarray a = xgpulib_array_by_remote(r->array);
+	CUarray a;
+	CUresult rc = op(&args, &r);
 
+	if (rc)
+		return rc;
+	a = xgpulib_array_by_remote(r.array);
 	if (!a) {
 		memset(&d, 0, sizeof(d));
-		memcpy(&d, &r->desc, sizeof(r->desc));
-		a = xgpulib_array_wrap(r->array, &d, owner);
+		memcpy(&d, &r.desc, sizeof(r.desc));
+		a = xgpulib_array_wrap(r.array, &d, owner);
 		if (!a)
 			return CUDA_ERROR_OUT_OF_MEMORY;
 	}
@@ -120,26 +82,16 @@ static CUresult sub_array(const struct xgpuif_subarray_reply *r,
 CUresult cuMipmappedArrayGetLevel(CUarray *level, CUmipmappedArray m,
 				  unsigned int i)
 {
-	struct xgpuif_subarray_args a = { 0, i, 0 };
-	struct xgpuif_subarray_reply r;
-	CUresult rc;
-
 	XGPULIB_CHECK_ARGS(level, xgpulib_mipmap_remote(m));
-	a.handle = m->remote;
-	rc = xgpulib_call_MIPMAP_LEVEL(&a, &r);
-	return rc ? rc : sub_array(&r, m, level);
+	return sub_array(xgpulib_call_MIPMAP_LEVEL, xgpulib_mipmap_remote(m),
+			 i, m, level);
 }
 
 CUresult cuArrayGetPlane(CUarray *plane, CUarray arr, unsigned int i)
 {
-	struct xgpuif_subarray_args a = { 0, i, 0 };
-	struct xgpuif_subarray_reply r;
-	CUresult rc;
-
 	XGPULIB_CHECK_ARGS(plane, xgpulib_array_remote(arr));
-	a.handle = xgpulib_array_remote(arr);
-	rc = xgpulib_call_ARRAY_PLANE(&a, &r);
-	return rc ? rc : sub_array(&r, arr, plane);
+	return sub_array(xgpulib_call_ARRAY_PLANE, xgpulib_array_remote(arr),
+			 i, arr, plane);
 }
 
 /* one ARRAY_QUERY, its answer copied into out (n bytes) */
@@ -175,12 +127,12 @@ CUresult cuMipmappedArrayGetMemoryRequirements(
 	CUDA_ARRAY_MEMORY_REQUIREMENTS *req, CUmipmappedArray m, CUdevice dev)
 {
 	XGPULIB_CHECK_ARGS(req, xgpulib_mipmap_remote(m));
-	return query(m->remote, XGPUIF_AQ_MIP_MEMREQ, dev, req, sizeof(*req));
+	return query(xgpulib_mipmap_remote(m), XGPUIF_AQ_MIP_MEMREQ, dev, req, sizeof(*req));
 }
 
 CUresult cuMipmappedArrayGetSparseProperties(CUDA_ARRAY_SPARSE_PROPERTIES *p,
 					     CUmipmappedArray m)
 {
 	XGPULIB_CHECK_ARGS(p, xgpulib_mipmap_remote(m));
-	return query(m->remote, XGPUIF_AQ_MIP_SPARSE, 0, p, sizeof(*p));
+	return query(xgpulib_mipmap_remote(m), XGPUIF_AQ_MIP_SPARSE, 0, p, sizeof(*p));
 }

@@ -541,11 +541,10 @@ CUresult cuModuleUnload(CUmodule hmod)
 CUresult cuModuleGetLoadingMode(CUmoduleLoadingMode *mode)
 {
 	const char *e = xgpulib_env_str("CUDA_MODULE_LOADING", NULL);
+	CUresult rc = xgpulib_query_arg(mode);
 
-	if (!mode)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
+	if (rc)
+		return rc;
 	*mode = e && strcasecmp(e, "EAGER") == 0 ? CU_MODULE_EAGER_LOADING :
 						   CU_MODULE_LAZY_LOADING;
 	return CUDA_SUCCESS;

@@ -21,70 +21,18 @@
 #include "xgpulib.h"
 #include "xgpulib_dev.h"
 #include "xgpulib_entry.h"
+#include "xgpulib_graph.h"
 
-#define XGPULIB_POOL_MAGIC 0x78706f6cu	/* "xpol" */
-
-struct CUmemPoolHandle_st {
-	uint32_t magic;
-	uint64_t remote;
-	struct CUmemPoolHandle_st *next;
-};
-
-static pthread_mutex_t pools_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct CUmemPoolHandle_st *pools;
-
-/* the object for a worker handle, made on first sight; NULL: no memory */
+/* pools are objects of xgpulib_graphobj.c's table (RK_POOL) */
 static CUmemoryPool pool_for(uint64_t remote)
 {
-	struct CUmemPoolHandle_st *p;
-
-	pthread_mutex_lock(&pools_mu);
-	for (p = pools; p; p = p->next)
-		if (p->remote == remote)
-			break;
-	if (!p) {
-		p = calloc(1, sizeof(*p));
-		if (p) {
-			p->magic = XGPULIB_POOL_MAGIC;
-			p->remote = remote;
-			p->next = pools;
-			pools = p;
-		}
-	}
-	pthread_mutex_unlock(&pools_mu);
-	return p;
+	return (CUmemoryPool)robj_for(RK_POOL, remote, NULL);
 }
 
 /* the worker handle of a pool argument; 0 for one that is not ours */
 static uint64_t pool_remote(CUmemoryPool pool)
 {
-	struct CUmemPoolHandle_st *p;
-	uint64_t r = 0;
-
-	if (!pool)
-		return 0;
-	pthread_mutex_lock(&pools_mu);
-	for (p = pools; p; p = p->next)
-		if (p == pool && p->magic == XGPULIB_POOL_MAGIC)
-			r = p->remote;
-	pthread_mutex_unlock(&pools_mu);
-	return r;
-}
-
-static void pool_forget(CUmemoryPool pool)
-{
-	struct CUmemPoolHandle_st **pp;
-
-	pthread_mutex_lock(&pools_mu);
-	for (pp = &pools; *pp; pp = &(*pp)->next) {
-		if (*pp == pool) {
-			*pp = pool->next;
-			pool->magic = 0;
-			free(pool);
-			break;
-		}
-	}
-	pthread_mutex_unlock(&pools_mu);
+	return robj_remote(pool, RK_POOL);
 }
 
 /* ---- stream-ordered allocation ------------------------------------------ */
@@ -123,10 +71,7 @@ CUresult xgpulib_mem_alloc_from_pool_async(CUdeviceptr *dptr, size_t size,
 {
 	uint64_t r = pool_remote(pool);
 
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!r)
-		return CUDA_ERROR_INVALID_VALUE;
+	XGPULIB_CHECK_ARGS(r, true);
 	return alloc_async(dptr, size, r, s, ptds);
 }
 
@@ -151,10 +96,9 @@ CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *props)
 	struct xgpuif_pool_reply r = { 0 };
 	CUresult rc;
 
-	if (!pool || !props)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
+	rc = xgpulib_query_arg(pool && props);
+	if (rc)
+		return rc;
 	if (props->handleTypes != CU_MEM_HANDLE_TYPE_NONE &&
 	    xgpulib_share_type("cuMemPoolCreate", props->handleTypes))
 		return CUDA_ERROR_NOT_SUPPORTED;
@@ -175,26 +119,14 @@ CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *props)
 	if (rc)
 		return rc;
 	*pool = pool_for(r.pool);
-	if (*pool)
-		return CUDA_SUCCESS;
-	struct xgpuif_handle_args d = { r.pool };
-	xgpulib_call_POOL_DESTROY(&d);
-	return CUDA_ERROR_OUT_OF_MEMORY;
+	return xgpulib_kept(*pool, r.pool, xgpulib_call_POOL_DESTROY);
 }
 
 CUresult cuMemPoolDestroy(CUmemoryPool pool)
 {
-	struct xgpuif_handle_args a = { pool_remote(pool) };
-	CUresult rc;
-
 	if (xgpulib_check_init())
 		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!a.handle)
-		return CUDA_ERROR_INVALID_VALUE;
-	rc = xgpulib_call_POOL_DESTROY(&a);
-	if (rc == CUDA_SUCCESS)
-		pool_forget(pool);
-	return rc;
+	return robj_destroy(pool, RK_POOL, xgpulib_call_POOL_DESTROY);
 }
 
 static CUresult pool_attr(CUmemoryPool pool, CUmemPool_attribute attr,
@@ -205,10 +137,7 @@ static CUresult pool_attr(CUmemoryPool pool, CUmemPool_attribute attr,
 	struct xgpuif_u64_reply r = { 0 };
 	CUresult rc;
 
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!a.pool || !value)
-		return CUDA_ERROR_INVALID_VALUE;
+	XGPULIB_CHECK_ARGS(a.pool && value, true);
 	if (set)
 		a.value = xgpuif_pool_attr_is_int(attr) ?
 				  (uint64_t)(uint32_t)*(int *)value :
@@ -239,10 +168,7 @@ CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep)
 {
 	struct xgpuif_pool_trim_args a = { pool_remote(pool), minBytesToKeep };
 
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!a.pool)
-		return CUDA_ERROR_INVALID_VALUE;
+	XGPULIB_CHECK_ARGS(a.pool, true);
 	return xgpulib_call_POOL_TRIM(&a);
 }
 
@@ -276,10 +202,7 @@ CUresult cuMemPoolGetAccess(CUmemAccess_flags *flags, CUmemoryPool memPool,
 	struct xgpuif_u64_reply r = { 0 };
 	CUresult rc;
 
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!flags || !a.pool || !location)
-		return CUDA_ERROR_INVALID_VALUE;
+	XGPULIB_CHECK_ARGS(flags && a.pool && location, true);
 	a.loc_type = (uint32_t)location->type;
 	a.loc_id = location->id;
 	rc = xgpulib_call_POOL_ACCESS(&a, &r);
@@ -294,23 +217,11 @@ CUresult cuMemPoolExportToShareableHandle(void *handle_out, CUmemoryPool pool,
 					  CUmemAllocationHandleType handleType,
 					  unsigned long long flags)
 {
-	struct xgpuif_share_export_args a = { pool_remote(pool), flags };
-	struct xgpuif_ipc_handle r;
-	CUresult rc;
+	uint64_t h = pool_remote(pool);
 
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!handle_out || !a.handle)
-		return CUDA_ERROR_INVALID_VALUE;
-	rc = xgpulib_share_type("cuMemPoolExportToShareableHandle",
-				handleType);
-	if (rc)
-		return rc;
-	memset(&r, 0, sizeof(r));
-	rc = xgpulib_call_POOL_EXPORT(&a, &r);
-	if (rc)
-		return rc;
-	return xgpulib_share_out(&r, handle_out);
+	return xgpulib_share_export("cuMemPoolExportToShareableHandle",
+				    xgpulib_call_POOL_EXPORT, h, flags,
+				    handleType, handle_out && h, handle_out);
 }
 
 CUresult cuMemPoolImportFromShareableHandle(CUmemoryPool *pool_out,
@@ -320,25 +231,17 @@ CUresult cuMemPoolImportFromShareableHandle(CUmemoryPool *pool_out,
 {
 	struct xgpuif_pool_reply r = { 0 };
 	struct xgpuif_ipc_handle a;
-	CUresult rc;
+	CUresult rc = xgpulib_share_import(
+		"cuMemPoolImportFromShareableHandle", pool_out && !flags, type,
+		handle, &a);
 
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!pool_out || flags)
-		return CUDA_ERROR_INVALID_VALUE;
-	rc = xgpulib_share_in("cuMemPoolImportFromShareableHandle", type,
-			      handle, &a);
 	if (rc)
 		return rc;
 	rc = xgpulib_call_POOL_IMPORT(&a, &r);
 	if (rc)
 		return rc;
 	*pool_out = pool_for(r.pool);
-	if (*pool_out)
-		return CUDA_SUCCESS;
-	struct xgpuif_handle_args d = { r.pool };
-	xgpulib_call_POOL_DESTROY(&d);
-	return CUDA_ERROR_OUT_OF_MEMORY;
+	return xgpulib_kept(*pool_out, r.pool, xgpulib_call_POOL_DESTROY);
 }
 
 CUresult cuMemPoolExportPointer(CUmemPoolPtrExportData *shareData_out,
@@ -348,10 +251,7 @@ CUresult cuMemPoolExportPointer(CUmemPoolPtrExportData *shareData_out,
 	struct xgpuif_ipc_handle r;
 	CUresult rc;
 
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!shareData_out)
-		return CUDA_ERROR_INVALID_VALUE;
+	XGPULIB_CHECK_ARGS(shareData_out, true);
 	memset(&r, 0, sizeof(r));
 	rc = xgpulib_call_POOL_EXPORT_PTR(&a, &r);
 	if (rc == CUDA_SUCCESS)
@@ -367,10 +267,7 @@ CUresult cuMemPoolImportPointer(CUdeviceptr *ptr_out, CUmemoryPool pool,
 	struct xgpuif_pool_ptr_reply r = { 0, 0 };
 	CUresult rc;
 
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!ptr_out || !shareData || !a.pool)
-		return CUDA_ERROR_INVALID_VALUE;
+	XGPULIB_CHECK_ARGS(ptr_out && shareData && a.pool, true);
 	memcpy(a.bytes, shareData->reserved, sizeof(a.bytes));
 	rc = xgpulib_call_POOL_IMPORT_PTR(&a, &r);
 	if (rc)

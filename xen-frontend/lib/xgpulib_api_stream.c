@@ -68,10 +68,10 @@ static struct CUstream_st *stream_check(CUstream s)
  */
 static CUresult stream_lookup(CUstream s, bool out_ok, struct CUstream_st **ps)
 {
-	if (!out_ok)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
+	CUresult rc = xgpulib_query_arg(out_ok);
+
+	if (rc)
+		return rc;
 	*ps = stream_check(s);
 	if (!*ps && !special_stream(s))
 		return CUDA_ERROR_INVALID_HANDLE;
@@ -241,10 +241,7 @@ XGPULIB_EXPORT CUresult cuGreenCtxStreamCreate(CUstream *phStream,
 	CUcontext ctx;
 	CUresult rc;
 
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!phStream)
-		return CUDA_ERROR_INVALID_VALUE;
+	XGPULIB_CHECK_ARGS(phStream, true);
 	rc = xgpulib_green_ctx(greenCtx, &ctx);
 	if (rc)
 		return rc;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * xgpulib_api_tex.c: CUDA arrays, texture and surface objects.  Arrays are guest
- * structs holding the backend handle and their descriptor (answered
- * locally); texture objects are the driver's own 64-bit values (kernels
+ * xgpulib_api_tex.c: CUDA arrays, texture and surface objects.  Arrays
+ * are guest objects holding the backend handle and their descriptor
+ * (answered locally; xgpulib_array.c); texture objects are the driver's own 64-bit values (kernels
  * receive them as parameters), created and destroyed in the worker.
  */
 #include <stdlib.h>
@@ -11,123 +11,11 @@
 #include "xgpulib.h"
 #include "xgpulib_vec.h"
 
-#define ARRAY_MAGIC 0x78617272u	/* "xarr" */
-
-/*
- * An array of the guest's: its own (cuArray3DCreate), or one its owner
- * frees (a mipmap's level, an array's plane: owner set).  Every live one
- * is on `arrays`, so that a handle from the worker (cuTexRefGetArray)
- * finds its CUarray.
- */
-struct CUarray_st {
-	uint32_t magic;
-	uint64_t remote;
-	CUDA_ARRAY3D_DESCRIPTOR desc;
-	const void *owner;	/* a CUmipmappedArray or CUarray, or NULL */
-	struct CUarray_st *next;
-};
-
-static pthread_mutex_t arrays_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct CUarray_st *arrays;
-
-uint64_t xgpulib_array_remote(CUarray a)
-{
-	return a && a->magic == ARRAY_MAGIC ? a->remote : 0;
-}
-
-size_t xgpulib_array_elem_bytes(CUarray a)
-{
-	size_t b;
-
-	if (!a || a->magic != ARRAY_MAGIC)
-		return 0;
-	switch (a->desc.Format) {
-	case CU_AD_FORMAT_UNSIGNED_INT8:
-	case CU_AD_FORMAT_SIGNED_INT8:
-		b = 1;
-		break;
-	case CU_AD_FORMAT_UNSIGNED_INT16:
-	case CU_AD_FORMAT_SIGNED_INT16:
-	case CU_AD_FORMAT_HALF:
-		b = 2;
-		break;
-	case CU_AD_FORMAT_UNSIGNED_INT32:
-	case CU_AD_FORMAT_SIGNED_INT32:
-	case CU_AD_FORMAT_FLOAT:
-		b = 4;
-		break;
-	default:
-		return 0;	/* packed, compressed and planar formats */
-	}
-	return b * a->desc.NumChannels;
-}
-
-CUarray xgpulib_array_by_remote(uint64_t remote)
-{
-	struct CUarray_st *a;
-
-	pthread_mutex_lock(&arrays_mu);
-	for (a = arrays; a && a->remote != remote; a = a->next)
-		;
-	pthread_mutex_unlock(&arrays_mu);
-	return remote ? a : NULL;
-}
-
-CUarray xgpulib_array_wrap(uint64_t remote, const CUDA_ARRAY3D_DESCRIPTOR *d,
-			   const void *owner)
-{
-	struct CUarray_st *a = calloc(1, sizeof(*a));
-
-	if (!a)
-		return NULL;
-	a->magic = ARRAY_MAGIC;
-	a->remote = remote;
-	a->desc = *d;
-	a->owner = owner;
-	pthread_mutex_lock(&arrays_mu);
-	a->next = arrays;
-	arrays = a;
-	pthread_mutex_unlock(&arrays_mu);
-	return a;
-}
-
-/* drop a (owner NULL) or every array owner owns (a NULL) */
-static void arrays_drop(struct CUarray_st *a, const void *owner)
-{
-	struct CUarray_st **pp = &arrays, *dead = NULL;
-
-	pthread_mutex_lock(&arrays_mu);
-	while (*pp) {
-		struct CUarray_st *x = *pp;
-
-		if (x == a || (owner && x->owner == owner)) {
-			*pp = x->next;
-			x->next = dead;
-			dead = x;
-		} else {
-			pp = &x->next;
-		}
-	}
-	pthread_mutex_unlock(&arrays_mu);
-	while (dead) {
-		struct CUarray_st *x = dead;
-
-		dead = x->next;
-		x->magic = 0;
-		free(x);
-	}
-}
-
-void xgpulib_arrays_drop_owned(const void *owner)
-{
-	arrays_drop(NULL, owner);
-}
-
 CUresult cuArray3DCreate(CUarray *pa, const CUDA_ARRAY3D_DESCRIPTOR *d)
 {
 	struct xgpuif_array_args a;
 	struct xgpuif_array_reply r;
-	struct CUarray_st *arr;
+	CUarray arr;
 	CUresult rc;
 
 	if (!pa || !d)
@@ -138,14 +26,10 @@ CUresult cuArray3DCreate(CUarray *pa, const CUDA_ARRAY3D_DESCRIPTOR *d)
 	if (rc)
 		return rc;
 	arr = xgpulib_array_wrap(r.array, d, NULL);
-	if (!arr) {
-		struct xgpuif_handle_args h = { r.array };
-
-		xgpulib_call_ARRAY_DESTROY(&h);
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	}
-	*pa = arr;
-	return CUDA_SUCCESS;
+	rc = xgpulib_kept(arr, r.array, xgpulib_call_ARRAY_DESTROY);
+	if (rc == CUDA_SUCCESS)
+		*pa = arr;
+	return rc;
 }
 
 CUresult cuArrayCreate(CUarray *pa, const CUDA_ARRAY_DESCRIPTOR *d)
@@ -167,35 +51,37 @@ CUresult cuArrayDestroy(CUarray a)
 	struct xgpuif_handle_args h;
 	CUresult rc;
 
-	if (!a || a->magic != ARRAY_MAGIC)
+	h.handle = xgpulib_array_remote(a);
+	if (!h.handle)
 		return CUDA_ERROR_INVALID_HANDLE;
 	/* a level or a plane too: the worker refuses those (its owner
 	 * frees it) */
-	h.handle = a->remote;
 	rc = xgpulib_call_ARRAY_DESTROY(&h);
-	if (rc == CUDA_SUCCESS) {
-		xgpulib_arrays_drop_owned(a);	/* its planes */
-		arrays_drop(a, NULL);
-	}
+	if (rc == CUDA_SUCCESS)
+		xgpulib_arrays_forget(a);	/* with its planes */
 	return rc;
 }
 
 CUresult cuArray3DGetDescriptor(CUDA_ARRAY3D_DESCRIPTOR *d, CUarray a)
 {
-	if (!d || !a || a->magic != ARRAY_MAGIC)
+	const CUDA_ARRAY3D_DESCRIPTOR *ad = xgpulib_array_desc(a);
+
+	if (!d || !ad)
 		return CUDA_ERROR_INVALID_VALUE;
-	*d = a->desc;
+	*d = *ad;
 	return CUDA_SUCCESS;
 }
 
 CUresult cuArrayGetDescriptor(CUDA_ARRAY_DESCRIPTOR *d, CUarray a)
 {
-	if (!d || !a || a->magic != ARRAY_MAGIC)
+	const CUDA_ARRAY3D_DESCRIPTOR *ad = xgpulib_array_desc(a);
+
+	if (!d || !ad)
 		return CUDA_ERROR_INVALID_VALUE;
-	d->Width = a->desc.Width;
-	d->Height = a->desc.Height;
-	d->Format = a->desc.Format;
-	d->NumChannels = a->desc.NumChannels;
+	d->Width = ad->Width;
+	d->Height = ad->Height;
+	d->Format = ad->Format;
+	d->NumChannels = ad->NumChannels;
 	return CUDA_SUCCESS;
 }
 
@@ -376,10 +262,9 @@ CUresult cuSurfObjectCreate(CUsurfObject *ps, const CUDA_RESOURCE_DESC *res)
 	struct surf *v;
 	CUresult rc;
 
-	if (!ps || !res)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
+	rc = xgpulib_query_arg(ps && res);
+	if (rc)
+		return rc;
 	/* surfaces are arrays only (the driver's rule) */
 	if (res->resType != CU_RESOURCE_TYPE_ARRAY)
 		return CUDA_ERROR_INVALID_VALUE;

@@ -133,14 +133,10 @@ CUresult cuTexRefCreate(CUtexref *t)
 	if (rc)
 		return rc;
 	ref = ref_reuse(r.ref);
-	if (!ref) {
-		struct xgpuif_handle_args a = { r.ref };
-
-		xgpulib_call_TEXREF_DESTROY(&a);
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	}
-	*t = ref;
-	return CUDA_SUCCESS;
+	rc = xgpulib_kept(ref, r.ref, xgpulib_call_TEXREF_DESTROY);
+	if (rc == CUDA_SUCCESS)
+		*t = ref;
+	return rc;
 }
 
 CUresult cuTexRefDestroy(CUtexref t)

@@ -14,10 +14,9 @@ static CUresult tmap(struct xgpuif_tmap_args *a, CUtensorMap *out)
 	struct xgpuif_tmap_reply r;
 	CUresult rc;
 
-	if (!out)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
+	rc = xgpulib_query_arg(out);
+	if (rc)
+		return rc;
 	rc = xgpulib_call_TENSOR_MAP(a, &r);
 	if (rc == CUDA_SUCCESS)
 		memcpy(out, r.map, sizeof(*out));

@@ -34,10 +34,10 @@
 static CUresult prop_to_wire(const void *out, const CUmemAllocationProp *p,
 			     struct xgpuif_vmm_prop *w)
 {
-	if (!out)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
+	CUresult rc = xgpulib_query_arg(out);
+
+	if (rc)
+		return rc;
 	if (!p)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (p->location.type != CU_MEM_LOCATION_TYPE_DEVICE) {
@@ -90,10 +90,9 @@ CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment,
 	struct xgpuif_dptr_reply r = { 0 };
 	CUresult rc;
 
-	if (!ptr || !size)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
+	rc = xgpulib_query_arg(ptr && size);
+	if (rc)
+		return rc;
 	rc = xgpulib_call_VMM_RESERVE(&a, &r);
 	if (rc == CUDA_SUCCESS)
 		*ptr = r.dptr;
@@ -142,10 +141,7 @@ CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size,
 	struct xgpuif_vmm_access_args a = { .ptr = ptr, .size = size };
 	CUresult rc;
 
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!count || !desc)
-		return CUDA_ERROR_INVALID_VALUE;
+	XGPULIB_CHECK_ARGS(count && desc, true);
 	for (size_t i = 0; i < count; i++) {
 		a.loc_type = (uint32_t)desc[i].location.type;
 		a.loc_id = desc[i].location.id;
@@ -164,10 +160,9 @@ CUresult cuMemGetAccess(unsigned long long *flags,
 	struct xgpuif_u64_reply r = { 0 };
 	CUresult rc;
 
-	if (!flags || !location)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
+	rc = xgpulib_query_arg(flags && location);
+	if (rc)
+		return rc;
 	a.loc_type = (uint32_t)location->type;
 	a.loc_id = location->id;
 	rc = xgpulib_call_VMM_GET_ACCESS(&a, &r);
@@ -199,10 +194,9 @@ CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *handle,
 	struct xgpuif_vmm_handle_reply r = { 0 };
 	CUresult rc;
 
-	if (!handle)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
+	rc = xgpulib_query_arg(handle);
+	if (rc)
+		return rc;
 	rc = xgpulib_call_VMM_RETAIN(&a, &r);
 	if (rc == CUDA_SUCCESS)
 		*handle = r.handle;
@@ -216,10 +210,9 @@ CUresult cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp *prop,
 	struct xgpuif_vmm_props_reply r;
 	CUresult rc;
 
-	if (!prop)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
+	rc = xgpulib_query_arg(prop);
+	if (rc)
+		return rc;
 	memset(&r, 0, sizeof(r));
 	rc = xgpulib_call_VMM_PROPS(&a, &r);
 	if (rc)
@@ -279,7 +272,7 @@ static CUresult share_read(int fd, struct xgpuif_ipc_handle *h)
 	return CUDA_SUCCESS;
 }
 
-CUresult xgpulib_share_out(const struct xgpuif_ipc_handle *h, void *out)
+static CUresult share_out(const struct xgpuif_ipc_handle *h, void *out)
 {
 	int fd = share_fd(h);
 
@@ -289,8 +282,8 @@ CUresult xgpulib_share_out(const struct xgpuif_ipc_handle *h, void *out)
 	return CUDA_SUCCESS;
 }
 
-CUresult xgpulib_share_in(const char *call, CUmemAllocationHandleType t,
-			  void *os_handle, struct xgpuif_ipc_handle *h)
+static CUresult share_in(const char *call, CUmemAllocationHandleType t,
+			 void *os_handle, struct xgpuif_ipc_handle *h)
 {
 	CUresult rc = xgpulib_share_type(call, t);
 
@@ -299,27 +292,41 @@ CUresult xgpulib_share_in(const char *call, CUmemAllocationHandleType t,
 	return share_read((int)(uintptr_t)os_handle, h);
 }
 
-CUresult cuMemExportToShareableHandle(void *shareableHandle,
-				      CUmemGenericAllocationHandle handle,
-				      CUmemAllocationHandleType handleType,
-				      unsigned long long flags)
+CUresult xgpulib_share_export(const char *call, xgpulib_export_fn op,
+			      uint64_t handle, unsigned long long flags,
+			      CUmemAllocationHandleType t, bool args_ok,
+			      void *out)
 {
 	struct xgpuif_share_export_args a = { handle, flags };
 	struct xgpuif_ipc_handle r;
 	CUresult rc;
 
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!shareableHandle)
-		return CUDA_ERROR_INVALID_VALUE;
-	rc = xgpulib_share_type("cuMemExportToShareableHandle", handleType);
+	XGPULIB_CHECK_ARGS(args_ok, true);
+	rc = xgpulib_share_type(call, t);
 	if (rc)
 		return rc;
 	memset(&r, 0, sizeof(r));
-	rc = xgpulib_call_VMM_EXPORT(&a, &r);
-	if (rc)
-		return rc;
-	return xgpulib_share_out(&r, shareableHandle);
+	rc = op(&a, &r);
+	return rc ? rc : share_out(&r, out);
+}
+
+CUresult xgpulib_share_import(const char *call, bool args_ok,
+			      CUmemAllocationHandleType t, void *os_handle,
+			      struct xgpuif_ipc_handle *h)
+{
+	XGPULIB_CHECK_ARGS(args_ok, true);
+	return share_in(call, t, os_handle, h);
+}
+
+CUresult cuMemExportToShareableHandle(void *shareableHandle,
+				      CUmemGenericAllocationHandle handle,
+				      CUmemAllocationHandleType handleType,
+				      unsigned long long flags)
+{
+	return xgpulib_share_export("cuMemExportToShareableHandle",
+				    xgpulib_call_VMM_EXPORT, handle, flags,
+				    handleType, shareableHandle != NULL,
+				    shareableHandle);
 }
 
 CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle,
@@ -328,14 +335,10 @@ CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle,
 {
 	struct xgpuif_vmm_handle_reply r = { 0 };
 	struct xgpuif_ipc_handle a;
-	CUresult rc;
+	CUresult rc = xgpulib_share_import("cuMemImportFromShareableHandle",
+					   handle != NULL, shHandleType,
+					   osHandle, &a);
 
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!handle)
-		return CUDA_ERROR_INVALID_VALUE;
-	rc = xgpulib_share_in("cuMemImportFromShareableHandle", shHandleType,
-			      osHandle, &a);
 	if (rc)
 		return rc;
 	rc = xgpulib_call_VMM_IMPORT(&a, &r);

@@ -48,6 +48,23 @@ void xgpulib_region_publish(const struct xgpulib_region *r);
 bool xgpulib_region_take(const void *va, struct xgpulib_region *r);
 /* give back a reserved id that was never published */
 void xgpulib_region_release(uint32_t id);
+
+/*
+ * Regions made and given back (xgpulib_hostmem.c).  Share size bytes of
+ * new pages with the worker as a new region (*id, its reply in *r): at
+ * *va when it is set (the worker keeps its own memory there: it does not
+ * map them), else anywhere (*va set; the worker maps them at the same
+ * address where it can).  A CUresult; *err: the transport's error
+ * (-EEXIST: something of this process's is at *va), 0 if it had none.
+ */
+struct xgpuif_hostmem_reply;
+CUresult xgpulib_hostmem_share(size_t size, unsigned int flags, void **va,
+			       uint32_t *id, struct xgpuif_hostmem_reply *r,
+			       int *err);
+/* cuMemHostAlloc and cuMemFreeHost: pinned memory, a published region */
+CUresult xgpulib_pinned_alloc(void **pp, size_t bytesize,
+			      unsigned int flags);
+CUresult xgpulib_pinned_free(void *p);
 /* does any region share a byte with [p, p + len)? */
 bool xgpulib_region_overlaps(const void *p, size_t len);
 

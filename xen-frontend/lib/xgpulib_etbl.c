@@ -14,10 +14,8 @@
  * The tables live in static storage: the integrity check hashes their
  * addresses, which must not change while the process lives.
  *
- * The context-local-storage table's slots are xgpulib_etbl_cls.c's.
- *
- * Locking: etbl_ops is written once by xgpulib_etbl_init and read with
- * atomic loads.
+ * The context-local-storage table's slots are xgpulib_etbl_cls.c's; the
+ * core's identity callbacks both ask are kept by xgpulib_etbl_ops.c.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -36,18 +34,6 @@
 
 XGPULIB_EXPORT CUresult cuGetExportTable(const void **ppExportTable,
 					 const CUuuid *pExportTableId);
-
-static const struct xgpulib_identity_ops *etbl_ops;
-
-void xgpulib_etbl_init(const struct xgpulib_identity_ops *ops)
-{
-	__atomic_store_n(&etbl_ops, ops, __ATOMIC_RELEASE);
-}
-
-const struct xgpulib_identity_ops *xgpulib_etbl_ops(void)
-{
-	return __atomic_load_n(&etbl_ops, __ATOMIC_ACQUIRE);
-}
 
 /* ---- slots nobody has needed yet ---------------------------------------- */
 

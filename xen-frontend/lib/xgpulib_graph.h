@@ -2,8 +2,8 @@
 /*
  * xgpulib_graph.h: the guest's graph objects (CUgraph, CUgraphExec,
  * CUgraphNode around the worker's handles), shared by
- * xgpulib_api_graph.c (capture, graphs) and xgpulib_api_graphnode.c
- * (building graphs).  Private to xen-frontend/lib.
+ * the graph entry points (xgpulib_api_graph*.c); the objects live in
+ * xgpulib_graphobj.c.  Private to xen-frontend/lib.
  */
 #ifndef XGPULIB_GRAPH_H
 #define XGPULIB_GRAPH_H
@@ -13,7 +13,10 @@
 
 #include <cuda.h>
 
-enum robj_kind { RK_GRAPH = 1, RK_EXEC, RK_NODE, RK_UOBJ };
+/* the guest objects around the worker's handles that it keeps one per
+ * handle: graphs, executable graphs, nodes, user objects, and memory
+ * pools (xgpulib_api_pool.c) */
+enum robj_kind { RK_GRAPH = 1, RK_EXEC, RK_NODE, RK_UOBJ, RK_POOL };
 
 struct robj;
 
@@ -32,9 +35,12 @@ struct robj *robj_graph_of(const void *node);
 
 struct xgpuif_node_copy;
 /* a memcpy node's parameters as the wire carries them (the host side must
- * be pinned memory: CUDA_ERROR_NOT_SUPPORTED otherwise) */
+ * be pinned memory: CUDA_ERROR_NOT_SUPPORTED otherwise), and back
+ * (xgpulib_graphwire.c, as the other conversions of nodes' parameters) */
 CUresult xgpulib_node_copy_wire(const CUDA_MEMCPY3D *p,
 				struct xgpuif_node_copy *c);
+void xgpulib_node_copy_back(const struct xgpuif_node_copy *c,
+			    CUDA_MEMCPY3D *p);
 
 /* edges added (remove 0) or removed (remove 1) between nodes of graph g
  * (xgpulib_api_graphmisc.c) */
@@ -61,9 +67,24 @@ void xgpulib_node_memop_of(const CUgraphNodeParams *p,
 /* forget a node object of ours (destroyed), or a graph with its nodes */
 void robj_forget(struct robj *dead);
 
+struct xgpuif_handle_args;
+struct xgpuif_u64_reply;
+/* destroy object o of kind in the worker (call), then forget it here;
+ * CUDA_ERROR_INVALID_VALUE if o is not one of ours */
+CUresult robj_destroy(void *o, int kind,
+		      CUresult (*call)(const struct xgpuif_handle_args *));
+/* the worker's one-number answer (call) about object o of kind, in *out;
+ * CUDA_ERROR_INVALID_VALUE if o is not one of ours or out is NULL */
+CUresult robj_ask(const void *o, int kind,
+		  CUresult (*call)(const struct xgpuif_handle_args *,
+				   struct xgpuif_u64_reply *),
+		  uint64_t *out);
+
 /* the events of this process by their wire handle, for graph queries
- * (xgpulib_api_graphnode.c): note one made (live) or being destroyed */
+ * (xgpulib_graphobj.c): note one made (live) or being destroyed; the
+ * event of a wire handle, NULL if none */
 void xgpulib_event_note(CUevent e, bool live);
+CUevent xgpulib_event_by_remote(uint64_t remote);
 
 /* whether this process began a capture (none: nothing is capturing) */
 bool xgpulib_captures_begun(void);

@@ -49,9 +49,16 @@ int xgpulib_pack_params(const struct xgpulib_func *f, void **kernelParams,
 			void **extra, void *buf, uint32_t cap, uint32_t *len);
 
 /*
- * Attribute `attr` (CUfunction_attribute) of a function or kernel, from
- * its cache (filled by one FUNC_GET_ATTRIBUTES round trip).
+ * A launch configuration's parts as the wire has them (xgpulib_launch.c):
+ * its stream (CUDA_ERROR_INVALID_HANDLE for one not ours), its attributes
+ * (event handles become wire handles; at most XGPUIF_MAX_LAUNCH_ATTRS),
+ * its grid and block.
  */
-CUresult xgpulib_func_attr(struct xgpulib_func *f, int attr, int *value);
+struct xgpuif_launch_attr;
+CUresult xgpulib_launch_stream(CUstream s, int ptsz, uint64_t *out);
+CUresult xgpulib_launch_attrs(const CUlaunchAttribute *in, unsigned int n,
+			      struct xgpuif_launch_attr *out, uint32_t *nout);
+void xgpulib_launch_dims(const CUlaunchConfig *c, uint32_t grid[3],
+			 uint32_t block[3]);
 
 #endif /* XGPULIB_IMAGE_H */

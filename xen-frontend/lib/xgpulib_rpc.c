@@ -8,6 +8,7 @@
 #include "xgpulib_mco.h"
 #include "xgpulib_output.h"
 #include "xgpulib_rpc.h"
+#include "xgpulib_transport.h"
 
 struct xgpulib_chan *xgpulib_ch;
 pthread_mutex_t xgpulib_data_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -15,6 +16,25 @@ pthread_mutex_t xgpulib_data_mu = PTHREAD_MUTEX_INITIALIZER;
 CUresult xgpulib_check_init(void)
 {
 	return xgpulib_ch ? CUDA_SUCCESS : CUDA_ERROR_NOT_INITIALIZED;
+}
+
+/* XGPU_MANAGED: coherent, or zero copy where the transport can map the
+ * guest's pages in the worker at their address */
+bool xgpulib_managed_coherent(void)
+{
+	const char *m = xgpulib_env_str("XGPU_MANAGED", NULL);
+	static bool said;
+
+	if (m && !strcmp(m, "coherent"))
+		return true;
+	if (m && strcmp(m, "zero-copy") && !said) {
+		said = true;
+		xgpulib_log("XGPU_MANAGED=%s: use \"coherent\" or "
+			    "\"zero-copy\"; the transport's default applies", m);
+	}
+	if (m && !strcmp(m, "zero-copy"))
+		return false;
+	return xgpulib_ch && !xgpulib_ch->t->ops->hostmem_share;
 }
 
 /*

@@ -39,6 +39,10 @@ extern pthread_mutex_t xgpulib_data_mu;
 /* CUDA_ERROR_NOT_INITIALIZED unless cuInit succeeded */
 CUresult xgpulib_check_init(void);
 
+/* is managed memory coherent (not zero copy) in this process?  (the
+ * transport's default or XGPU_MANAGED) */
+bool xgpulib_managed_coherent(void);
+
 /*
  * A synchronous call: its reply struct into r (rsize bytes; a shorter
  * reply is CUDA_ERROR_UNKNOWN), trailing entries into rtail.

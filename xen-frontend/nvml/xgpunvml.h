@@ -146,7 +146,9 @@ struct xgpunvml_status {
 	struct xgpuif_nvml_status_reply r;
 	struct xgpuif_nvml_proc p[XGPUNVML_MAX_PROCS];
 };
-nvmlReturn_t xgpunvml_status(struct xgpunvml_status *s);
+/* a fresh one in *out (malloc'd: the caller frees it), or an error and
+ * *out NULL */
+nvmlReturn_t xgpunvml_status(struct xgpunvml_status **out);
 
 /* the name of process pid as this machine knows it (its command, else
  * fallback); false if neither is there */

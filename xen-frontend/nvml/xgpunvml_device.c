@@ -367,14 +367,13 @@ static nvmlReturn_t memory(nvmlDevice_t device, unsigned long long *total,
 	nvmlReturn_t rc;
 
 	CHECK(device);
-	s = malloc(sizeof(*s));
-	if (!s)
-		return NVML_ERROR_MEMORY;
-	rc = xgpunvml_status(s);
+	rc = xgpunvml_status(&s);
+	if (rc)
+		return rc;
 	*total = s->r.total;
 	*used = s->r.used;
 	free(s);
-	return rc;
+	return NVML_SUCCESS;
 }
 
 EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device,
@@ -398,7 +397,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device,
 EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device,
 					       nvmlMemory_v2_t *m)
 {
-	unsigned long long total = 0, used = 0;
+	nvmlMemory_t v1;
 	nvmlReturn_t rc;
 
 	CHECK(device);
@@ -406,13 +405,13 @@ EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device,
 		return NVML_ERROR_INVALID_ARGUMENT;
 	if (m->version != nvmlMemory_v2)
 		return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
-	rc = memory(device, &total, &used);
+	rc = nvmlDeviceGetMemoryInfo(device, &v1);
 	if (rc)
 		return rc;
-	m->total = total;
+	m->total = v1.total;
 	m->reserved = 0;
-	m->used = used;
-	m->free = total > used ? total - used : 0;
+	m->used = v1.used;
+	m->free = v1.free;
 	return NVML_SUCCESS;
 }
 
@@ -427,12 +426,10 @@ EXPORT nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device,
 	CHECK(device);
 	if (!u)
 		return NVML_ERROR_INVALID_ARGUMENT;
-	s = malloc(sizeof(*s));
-	if (!s)
-		return NVML_ERROR_MEMORY;
-	rc = xgpunvml_status(s);
-	if (!rc && !s->r.util_valid)
-		rc = NVML_ERROR_NOT_SUPPORTED;
+	rc = xgpunvml_status(&s);
+	if (rc)
+		return rc;
+	rc = s->r.util_valid ? NVML_SUCCESS : NVML_ERROR_NOT_SUPPORTED;
 	if (!rc) {
 		u->gpu = (s->r.util_pm + 5) / 10;
 		if (u->gpu > 100)
@@ -462,14 +459,9 @@ static nvmlReturn_t processes(nvmlDevice_t device, unsigned int *count,
 	CHECK(device);
 	if (!count || (!procs && *count))
 		return NVML_ERROR_INVALID_ARGUMENT;
-	s = malloc(sizeof(*s));
-	if (!s)
-		return NVML_ERROR_MEMORY;
-	rc = xgpunvml_status(s);
-	if (rc) {
-		free(s);
+	rc = xgpunvml_status(&s);
+	if (rc)
 		return rc;
-	}
 	/* fold entries of one pid into its first */
 	for (uint32_t i = 0; i < s->r.nproc; i++) {
 		uint32_t j;
@@ -568,14 +560,9 @@ nvmlReturn_t xgpunvml_etbl_processes(nvmlDevice_t device, unsigned int *count,
 	nvmlReturn_t rc;
 
 	CHECK(device);
-	s = malloc(sizeof(*s));
-	if (!s)
-		return NVML_ERROR_MEMORY;
-	rc = xgpunvml_status(s);
-	if (rc) {
-		free(s);
+	rc = xgpunvml_status(&s);
+	if (rc)
 		return rc;
-	}
 	for (uint32_t i = 0; i < s->r.nproc && n < *count; i++) {
 		uint8_t *e = arr + (size_t)n * stride;
 		uint32_t mig = NVML_NO_MIG_ID;

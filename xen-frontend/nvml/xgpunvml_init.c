@@ -186,23 +186,30 @@ static nvmlReturn_t call_locked(uint16_t op, void *r, uint32_t rsize,
 	return nvml_rc(rc);
 }
 
-nvmlReturn_t xgpunvml_status(struct xgpunvml_status *s)
+nvmlReturn_t xgpunvml_status(struct xgpunvml_status **out)
 {
+	struct xgpunvml_status *s = malloc(sizeof(*s));
 	uint32_t tlen = 0;
 	nvmlReturn_t rc;
 
+	*out = NULL;
+	if (!s)
+		return NVML_ERROR_MEMORY;
 	memset(&s->r, 0, sizeof(s->r));
 	pthread_mutex_lock(&mu);
 	rc = refs ? call_locked(XGPUIF_OP_NVML_STATUS, &s->r, sizeof(s->r),
 				s->p, sizeof(s->p), &tlen) :
 		    NVML_ERROR_UNINITIALIZED;
 	pthread_mutex_unlock(&mu);
-	if (rc)
+	if (rc) {
+		free(s);
 		return rc;
+	}
 	if (s->r.nproc > tlen / sizeof(s->p[0]))
 		s->r.nproc = tlen / sizeof(s->p[0]);
 	for (uint32_t i = 0; i < s->r.nproc; i++)
 		s->p[i].name[sizeof(s->p[i].name) - 1] = 0;
+	*out = s;
 	return NVML_SUCCESS;
 }
 

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: MIT
+/*
+ * xgpulib_hostmem.c: host-memory regions made and given back: new pages
+ * shared with the worker (pinned memory, managed memory's pages) through
+ * the transport, and registered with the worker.  Below the entry points
+ * that allocate (xgpulib_api_mem.c, _managed.c, _hostfn.c); the table of
+ * regions is xgpulib_copy.c's.
+ */
+#include <string.h>
+#include <unistd.h>
+
+#include "xgpulib.h"
+#include "xgpulib_copy.h"
+#include "xgpulib_transport.h"
+
+CUresult xgpulib_hostmem_share(size_t size, unsigned int flags, void **va,
+			       uint32_t *id, struct xgpuif_hostmem_reply *r,
+			       int *err)
+{
+	struct xgpulib_transport *t = xgpulib_ch->t;
+	struct xgpuif_hostmem_args a;
+	bool at = *va != NULL;
+	CUresult rc;
+
+	*err = 0;
+	*id = xgpulib_region_reserve();
+	if (!*id)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	memset(&a, 0, sizeof(a));
+	/* the fd travels on the socket just before the request: keep the
+	 * two in order against other threads' regions */
+	pthread_mutex_lock(&xgpulib_data_mu);
+	*err = t->ops->hostmem_alloc(t, *id, size, va, &a.dir);
+	if (*err) {
+		pthread_mutex_unlock(&xgpulib_data_mu);
+		xgpulib_region_release(*id);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	a.region = *id;
+	a.flags = flags;
+	a.size = size;
+	/* at *va: the worker has its managed memory there */
+	a.guest_va = at ? 0 : (uint64_t)(uintptr_t)*va;
+	rc = xgpulib_call_HOSTMEM_REGISTER(&a, r);
+	pthread_mutex_unlock(&xgpulib_data_mu);
+	if (rc) {
+		t->ops->hostmem_free(t, *id, *va, size);
+		xgpulib_region_release(*id);
+	}
+	return rc;
+}
+
+CUresult xgpulib_pinned_alloc(void **pp, size_t bytesize,
+			      unsigned int flags)
+{
+	struct xgpuif_hostmem_reply r;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t size;
+	uint32_t id;
+	void *va = NULL;
+	int err;
+	CUresult rc;
+
+	rc = xgpulib_query_arg(pp && bytesize);
+	if (rc)
+		return rc;
+	size = (bytesize + page - 1) & ~(page - 1);
+	rc = xgpulib_hostmem_share(size, flags, &va, &id, &r, &err);
+	if (rc)
+		return rc;
+	xgpulib_region_publish(&(struct xgpulib_region){
+		.id = id, .flags = flags, .va = va, .size = size,
+		.dptr = r.dptr, .same_va = r.same_va });
+	*pp = va;
+	return CUDA_SUCCESS;
+}
+
+CUresult xgpulib_pinned_free(void *p)
+{
+	struct xgpulib_transport *t;
+	struct xgpuif_region_args a = { 0, 0 };
+	const struct xgpulib_region *r;
+	struct xgpulib_region gone;
+	uint64_t off;
+	CUresult rc;
+
+	if (xgpulib_check_init())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	t = xgpulib_ch->t;
+	r = xgpulib_region_find(p, 1, &off);
+	if (!r || off || r->hostreg)
+		return CUDA_ERROR_INVALID_VALUE;
+	a.region = r->id;
+	rc = xgpulib_call_HOSTMEM_UNREGISTER(&a);
+	if (xgpulib_region_take(p, &gone))
+		t->ops->hostmem_free(t, gone.id, gone.va, gone.size);
+	return rc;
+}
