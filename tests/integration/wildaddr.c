@@ -10,7 +10,8 @@
  *                        own heap (just below an allocation of the fake's),
  *                        into a freed allocation and past the end of one,
  *                        synchronous and asynchronous, 1D, 2D and 3D, and
- *                        stream memory operations at such an address: each
+ *                        stream memory operations and graph memset and
+ *                        memcpy nodes at such an address: each
  *                        must be CUDA_ERROR_INVALID_VALUE, and the guest's
  *                        own copies must still work after them
  *   wildaddr good SECS   a well-behaved guest copying and checking for
@@ -97,6 +98,65 @@ static int good(double secs)
 	}
 	printf("PASS wildaddr good: %lu round trips\n", n);
 	return n ? 0 : 1;
+}
+
+/* memset and memcpy nodes at addresses not the guest's */
+static int graph_nodes(CUdeviceptr a, CUdeviceptr freed, CUdeviceptr wild)
+{
+	CUDA_MEMSET_NODE_PARAMS mp;
+	CUDA_MEMCPY3D c;
+	CUcontext ctx;
+	CUgraphNode n;
+	CUgraph g;
+
+	if (cuCtxGetCurrent(&ctx) || cuGraphCreate(&g, 0)) {
+		printf("FAIL graph set-up\n");
+		return 1;
+	}
+	memset(&mp, 0, sizeof(mp));
+	mp.dst = wild;
+	mp.elementSize = 1;
+	mp.width = 64;
+	mp.height = 1;
+	mp.value = 0x5a;
+	check("worker memory: graph memset node",
+	      cuGraphAddMemsetNode(&n, g, NULL, 0, &mp, ctx),
+	      CUDA_ERROR_INVALID_VALUE);
+	mp.dst = a + N - 32;
+	check("past the end: graph memset node",
+	      cuGraphAddMemsetNode(&n, g, NULL, 0, &mp, ctx),
+	      CUDA_ERROR_INVALID_VALUE);
+	mp.dst = a;
+	mp.elementSize = 4;
+	mp.width = 16;
+	mp.height = 4;
+	mp.pitch = N;
+	check("past the end: graph memset node 2D",
+	      cuGraphAddMemsetNode(&n, g, NULL, 0, &mp, ctx),
+	      CUDA_ERROR_INVALID_VALUE);
+	mp.height = 1;
+	check("in bounds: graph memset node",
+	      cuGraphAddMemsetNode(&n, g, NULL, 0, &mp, ctx), CUDA_SUCCESS);
+	memset(&c, 0, sizeof(c));
+	c.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+	c.srcDevice = wild;
+	c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+	c.dstDevice = a;
+	c.WidthInBytes = 64;
+	c.Height = 1;
+	c.Depth = 1;
+	check("worker memory: graph memcpy node",
+	      cuGraphAddMemcpyNode(&n, g, NULL, 0, &c, ctx),
+	      CUDA_ERROR_INVALID_VALUE);
+	c.srcDevice = a;
+	c.dstDevice = freed;
+	check("freed: graph memcpy node",
+	      cuGraphAddMemcpyNode(&n, g, NULL, 0, &c, ctx),
+	      CUDA_ERROR_INVALID_VALUE);
+	c.dstDevice = a + 64;
+	check("in bounds: graph memcpy node",
+	      cuGraphAddMemcpyNode(&n, g, NULL, 0, &c, ctx), CUDA_SUCCESS);
+	return cuGraphDestroy(g) ? 1 : 0;
 }
 
 static int bad(void)
@@ -201,6 +261,10 @@ static int bad(void)
 	check("in bounds: 3D", cuMemcpy3D(&c3), CUDA_SUCCESS);
 	c3.dstDevice = freed;
 	check("freed: 3D", cuMemcpy3D(&c3), CUDA_ERROR_INVALID_VALUE);
+
+	/* graph nodes: checked when they are made */
+	if (graph_nodes(a, freed, wild))
+		failures++;
 
 	/* the channel and the context are still this guest's to use */
 	check("own copies after", round_trip(3) ? CUDA_SUCCESS :

@@ -32,14 +32,32 @@
 
 /* ---- parameters from the wire -------------------------------------------- */
 
-static int xgpub_node_memset(const uint8_t *p, uint32_t len,
-			     CUDA_MEMSET_NODE_PARAMS *mp)
+/*
+ * Device addresses in nodes are checked as a copy's or memset's are
+ * (xgpub_ranges.c): device memory of the guest's, when the node is made
+ * or set.  (A graph launched after the guest freed that memory writes
+ * where the node says, as a native one would: see the README.)
+ */
+static int xgpub_node_memset(struct xgpub_worker *w, const uint8_t *p,
+			     uint32_t len, CUDA_MEMSET_NODE_PARAMS *mp)
 {
 	struct xgpuif_node_memset m;
+	uint64_t width;
+	int rc;
 
 	if (len != sizeof(m))
 		return XGPUIF_ST_PROTO;
 	memcpy(&m, p, sizeof(m));
+	if (m.elem_size != 1 && m.elem_size != 2 && m.elem_size != 4)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (__builtin_mul_overflow((uint64_t)m.width, (uint64_t)m.elem_size,
+				   &width))
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = m.height == 1 ? xgpub_dev_span_ok(w, m.dst, width) :
+			     xgpub_dev_rows_ok(w, m.dst, 0, 0, m.height,
+					       m.pitch, width);
+	if (rc)
+		return rc;
 	memset(mp, 0, sizeof(*mp));
 	mp->dst = m.dst;
 	mp->pitch = m.pitch;
@@ -58,20 +76,12 @@ static int side_in(struct xgpub_worker *w, const struct xgpuif_node_side *s,
 	struct xgpub_region *r;
 	uint64_t pitch, last, t;
 
-	if (s->type == CU_MEMORYTYPE_DEVICE) {
-		*type = CU_MEMORYTYPE_DEVICE;
-		*dev = s->addr;
-		return 0;
-	}
-	if (s->type != CU_MEMORYTYPE_HOST)
+	if (s->type != CU_MEMORYTYPE_DEVICE && s->type != CU_MEMORYTYPE_HOST)
 		return CUDA_ERROR_NOT_SUPPORTED;
-	r = xgpub_region_get(w, s->region);
-	if (!r)
-		return CUDA_ERROR_INVALID_VALUE;
-	/* the last byte touched: x + (z + depth - 1) * height * pitch +
-	 * (y + height - 1) * pitch + width, from addr */
+	/* the bytes touched from addr: x + (z + depth - 1) * height *
+	 * pitch + (y + height - 1) * pitch + width */
 	pitch = s->pitch ? s->pitch : c->width;
-	last = s->addr;
+	last = 0;
 	if (c->width && c->height && c->depth) {
 		if (__builtin_add_overflow(s->z, c->depth - 1, &t) ||
 		    __builtin_mul_overflow(t, s->height, &t) ||
@@ -84,7 +94,19 @@ static int side_in(struct xgpub_worker *w, const struct xgpuif_node_side *s,
 		    __builtin_add_overflow(last, c->width, &last))
 			return CUDA_ERROR_INVALID_VALUE;
 	}
-	if (last > r->size)
+	if (s->type == CU_MEMORYTYPE_DEVICE) {
+		int rc = xgpub_dev_span_ok(w, s->addr, last);
+
+		if (rc)
+			return rc;
+		*type = CU_MEMORYTYPE_DEVICE;
+		*dev = s->addr;
+		return 0;
+	}
+	r = xgpub_region_get(w, s->region);
+	if (!r)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (__builtin_add_overflow(last, s->addr, &last) || last > r->size)
 		return CUDA_ERROR_INVALID_VALUE;
 	r->graphed = true;
 	*type = CU_MEMORYTYPE_HOST;
@@ -146,14 +168,24 @@ static int xgpub_node_memop(struct xgpub_worker *w, const uint8_t *p,
 		return XGPUIF_ST_PROTO;
 	memcpy(ops, p + sizeof(m), len - sizeof(m));
 	for (uint32_t i = 0; i < m.count; i++) {
-		if (ops[i].operation == CU_STREAM_MEM_OP_WAIT_VALUE_32 ||
-		    ops[i].operation == CU_STREAM_MEM_OP_WAIT_VALUE_64) {
+		int op = ops[i].operation, rc = 0;
+		bool wide = op == CU_STREAM_MEM_OP_WAIT_VALUE_64 ||
+			    op == CU_STREAM_MEM_OP_WRITE_VALUE_64;
+
+		if (op == CU_STREAM_MEM_OP_WAIT_VALUE_32 ||
+		    op == CU_STREAM_MEM_OP_WAIT_VALUE_64) {
 			ops[i].waitValue.alias = 0;
+			rc = xgpub_dev_span_ok(w, ops[i].waitValue.address,
+					       wide ? 8 : 4);
 			xgpub_note_value_wait(w, NULL);
-		} else if (ops[i].operation == CU_STREAM_MEM_OP_WRITE_VALUE_32 ||
-			   ops[i].operation == CU_STREAM_MEM_OP_WRITE_VALUE_64) {
+		} else if (op == CU_STREAM_MEM_OP_WRITE_VALUE_32 ||
+			   op == CU_STREAM_MEM_OP_WRITE_VALUE_64) {
 			ops[i].writeValue.alias = 0;
+			rc = xgpub_dev_span_ok(w, ops[i].writeValue.address,
+					       wide ? 8 : 4);
 		}
+		if (rc)
+			return rc;
 	}
 	memset(mp, 0, sizeof(*mp));
 	mp->ctx = w->cur;
@@ -189,7 +221,7 @@ int xgpub_node_params(struct xgpub_worker *w, unsigned int type,
 
 	switch (type) {
 	case CU_GRAPH_NODE_TYPE_MEMSET:
-		return xgpub_node_memset(p, len, &u->memset);
+		return xgpub_node_memset(w, p, len, &u->memset);
 	case CU_GRAPH_NODE_TYPE_MEMCPY:
 		return xgpub_node_copy(w, p, len, &u->copy);
 	case CU_GRAPH_NODE_TYPE_HOST:
