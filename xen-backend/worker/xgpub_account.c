@@ -117,6 +117,17 @@ bool xgpub_alloc_has(struct xgpub_worker *w, uint64_t dptr)
 	return false;
 }
 
+bool xgpub_alloc_holds(struct xgpub_worker *w, uint64_t d, uint64_t end)
+{
+	for (uint32_t i = 0; i < w->nallocs; i++) {
+		const struct xgpub_alloc *a = &w->allocs[i];
+
+		if (d >= a->dptr && end - a->dptr <= a->size)
+			return true;
+	}
+	return false;
+}
+
 int xgpub_alloc_del(struct xgpub_worker *w, uint64_t dptr)
 {
 	for (uint32_t i = 0; i < w->nallocs; i++) {

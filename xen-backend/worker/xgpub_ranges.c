@@ -8,8 +8,9 @@
  * own memory, and even without, a wild address is the driver's problem
  * only once it was tried.  The last few ranges the driver named are
  * kept (w->dranges) and forgotten at any request that may free memory
- * (xgpub_worker.c).  It calls only the driver, so the handlers that check
- * addresses (copies, memsets, stream memory operations) stand on it.
+ * (xgpub_worker.c).  It calls the driver and the guest's list of
+ * allocations (xgpub_account.c), so the handlers that check addresses
+ * (copies, memsets, stream memory operations, graph nodes) stand on it.
  */
 #include "xgpub_worker.h"
 
@@ -77,6 +78,13 @@ static const struct xgpub_drange *range_at(struct xgpub_worker *w, uint64_t d)
 	return r;
 }
 
+static int refused(struct xgpub_worker *w, uint64_t d)
+{
+	xgpub_dbg("%s: a copy or memset touches %#llx, no device memory of "
+		  "this guest's", w->t->who, (unsigned long long)d);
+	return CUDA_ERROR_INVALID_VALUE;
+}
+
 int xgpub_dev_span_ok(struct xgpub_worker *w, uint64_t d, uint64_t len)
 {
 	uint64_t end;
@@ -85,6 +93,14 @@ int xgpub_dev_span_ok(struct xgpub_worker *w, uint64_t d, uint64_t len)
 		return 0;
 	if (__builtin_add_overflow(d, len, &end))
 		return CUDA_ERROR_INVALID_VALUE;
+	/*
+	 * An allocation of the guest's that the driver does not name yet:
+	 * a graph's (an allocation node's, or cuMemAllocAsync captured into
+	 * a graph) has its address before its memory, which comes at launch
+	 */
+	if (!range_at(w, d))
+		return xgpub_alloc_holds(w, d, end) ? 0 :
+						       refused(w, d);
 	/* a span over adjacent ranges (virtual memory mapped in pieces)
 	 * is checked piece by piece, a few pieces at most */
 	for (int n = 0; n < 16; n++) {
@@ -96,9 +112,7 @@ int xgpub_dev_span_ok(struct xgpub_worker *w, uint64_t d, uint64_t len)
 			return 0;
 		d = r->base + r->size;
 	}
-	xgpub_dbg("%s: a copy or memset touches %#llx, no device memory of "
-		  "this guest's", w->t->who, (unsigned long long)d);
-	return CUDA_ERROR_INVALID_VALUE;
+	return refused(w, d);
 }
 
 int xgpub_dev_rows_ok(struct xgpub_worker *w, uint64_t d, uint64_t x,

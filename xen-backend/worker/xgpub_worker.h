@@ -499,6 +499,8 @@ bool xgpub_share_exported(struct xgpub_worker *w, void *obj);
 void xgpub_share_teardown(struct xgpub_worker *w);
 /* is dptr the start of an allocation of this guest's? (xgpub_account.c) */
 bool xgpub_alloc_has(struct xgpub_worker *w, uint64_t dptr);
+/* whether one allocation of the guest's holds [d, end) (end > d) */
+bool xgpub_alloc_holds(struct xgpub_worker *w, uint64_t d, uint64_t end);
 
 /* unmap and free the guest's reservations (teardown, xgpub_state.c) */
 void xgpub_vmm_teardown(struct xgpub_worker *w);
