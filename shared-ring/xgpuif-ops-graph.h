@@ -85,9 +85,10 @@ struct xgpuif_node_memset {
  * slice
  */
 struct xgpuif_node_side {
-	uint32_t type;		/* CU_MEMORYTYPE_DEVICE or CU_MEMORYTYPE_HOST */
+	uint32_t type;		/* CU_MEMORYTYPE_DEVICE, _HOST or _ARRAY */
 	uint32_t region;	/* HOST: the region */
-	uint64_t addr;		/* DEVICE: the pointer; HOST: the offset */
+	uint64_t addr;		/* DEVICE: the pointer; HOST: the offset;
+				 * ARRAY: the array's handle */
 	uint64_t x, y, z;
 	uint64_t pitch, height;
 };

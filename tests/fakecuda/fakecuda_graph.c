@@ -379,11 +379,11 @@ static CUresult run_node(struct fnode *n)
 			.srcXInBytes = c->srcXInBytes, .srcY = c->srcY,
 			.srcMemoryType = c->srcMemoryType,
 			.srcHost = c->srcHost, .srcDevice = c->srcDevice,
-			.srcPitch = c->srcPitch,
+			.srcArray = c->srcArray, .srcPitch = c->srcPitch,
 			.dstXInBytes = c->dstXInBytes, .dstY = c->dstY,
 			.dstMemoryType = c->dstMemoryType,
 			.dstHost = c->dstHost, .dstDevice = c->dstDevice,
-			.dstPitch = c->dstPitch,
+			.dstArray = c->dstArray, .dstPitch = c->dstPitch,
 			.WidthInBytes = c->WidthInBytes, .Height = c->Height,
 		};
 

@@ -355,6 +355,49 @@ int main()
 	       stat(path, &st) == 0 && st.st_size > 0);
 	unlink(path);
 
+	// pinned host -> array -> device, as memcpy nodes; read back
+	{
+		cudaChannelFormatDesc cd = cudaCreateChannelDesc<unsigned>();
+		cudaArray_t arr;
+		cudaGraph_t ga;
+		cudaGraphExec_t xa;
+		cudaGraphNode_t m1, m2;
+		cudaMemcpy3DParms p1 = {}, p2 = {}, pq = {};
+		unsigned *dv, hv[256];
+		unsigned *hs = (unsigned *)hpin;
+
+		CK(cudaMallocArray(&arr, &cd, 64, 4));
+		CK(cudaMalloc(&dv, sizeof(hv)));
+		CK(cudaMemset(dv, 0, sizeof(hv)));
+		for (int i = 0; i < 256; i++)
+			hs[i] = 7000u + 3u * i;
+		p1.srcPtr = make_cudaPitchedPtr(hs, 256, 64, 4);
+		p1.dstArray = arr;
+		p1.extent = make_cudaExtent(64, 4, 1);
+		p1.kind = cudaMemcpyHostToDevice;
+		p2.srcArray = arr;
+		p2.dstPtr = make_cudaPitchedPtr(dv, 256, 64, 4);
+		p2.extent = make_cudaExtent(64, 4, 1);
+		p2.kind = cudaMemcpyDeviceToDevice;
+		CK(cudaGraphCreate(&ga, 0));
+		CK(cudaGraphAddMemcpyNode(&m1, ga, NULL, 0, &p1));
+		CK(cudaGraphAddMemcpyNode(&m2, ga, &m1, 1, &p2));
+		CK(cudaGraphInstantiate(&xa, ga, 0));
+		CK(cudaGraphLaunch(xa, s));
+		CK(cudaStreamSynchronize(s));
+		CK(cudaMemcpy(hv, dv, sizeof(hv), cudaMemcpyDeviceToHost));
+		unsigned long sum = 0;
+		for (int i = 0; i < 256; i++)
+			sum += hv[i];
+		CK(cudaGraphMemcpyNodeGetParams(m2, &pq));
+		printf("array nodes: first %u, last %u, sum %lu; source array "
+		       "back %d\n", hv[0], hv[255], sum, pq.srcArray == arr);
+		CK(cudaGraphExecDestroy(xa));
+		CK(cudaGraphDestroy(ga));
+		CK(cudaFreeArray(arr));
+		CK(cudaFree(dv));
+	}
+
 	CK(cudaGraphExecDestroy(xc));
 	CK(cudaGraphExecDestroy(x2));
 	CK(cudaGraphDestroy(gc));

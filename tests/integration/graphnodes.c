@@ -577,6 +577,70 @@ int main(void)
 	}
 	end();
 
+	/* host -> array -> device, as memcpy nodes; the array side back */
+	begin("graphnodes-array");
+	{
+		CUDA_ARRAY_DESCRIPTOR ad = { 64, 4, CU_AD_FORMAT_UNSIGNED_INT32,
+					     1 };
+		uint32_t h[256];
+		CUDA_MEMCPY3D c, q;
+		CUgraphNode n1, n2;
+		CUgraphExec x9;
+		CUgraph g9;
+		CUarray arr;
+
+		if (OK(cuArrayCreate(&arr, &ad)) && OK(cuGraphCreate(&g9, 0))) {
+			for (int i = 0; i < 256; i++)
+				pinned[i] = 1000u + (uint32_t)i;
+			memset(&c, 0, sizeof(c));
+			c.srcMemoryType = CU_MEMORYTYPE_HOST;
+			c.srcHost = pinned;
+			c.srcPitch = 256;
+			c.dstMemoryType = CU_MEMORYTYPE_ARRAY;
+			c.dstArray = arr;
+			c.WidthInBytes = 256;
+			c.Height = 4;
+			c.Depth = 1;
+			OK(cuGraphAddMemcpyNode(&n1, g9, NULL, 0, &c, ctx));
+			memset(&c, 0, sizeof(c));
+			c.srcMemoryType = CU_MEMORYTYPE_ARRAY;
+			c.srcArray = arr;
+			c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+			c.dstDevice = d;
+			c.dstPitch = 256;
+			c.WidthInBytes = 256;
+			c.Height = 4;
+			c.Depth = 1;
+			OK(cuGraphAddMemcpyNode(&n2, g9, &n1, 1, &c, ctx));
+			OK(cuMemsetD32(d, 0, 256));
+			if (OK(cuGraphInstantiateWithFlags(&x9, g9, 0))) {
+				if (OK(cuGraphLaunch(x9, s)) &&
+				    OK(cuStreamSynchronize(s)) &&
+				    OK(cuMemcpyDtoH(h, d, sizeof(h))))
+					EXPECT(h[0] == 1000 && h[255] == 1255,
+					       "through the array: %u .. %u",
+					       h[0], h[255]);
+				OK(cuGraphExecDestroy(x9));
+			}
+			memset(&q, 0, sizeof(q));
+			if (OK(cuGraphMemcpyNodeGetParams(n2, &q)))
+				EXPECT(q.srcMemoryType == CU_MEMORYTYPE_ARRAY &&
+				       q.srcArray == arr && q.dstDevice == d,
+				       "array side read back: type %d",
+				       (int)q.srcMemoryType);
+			OK(cuGraphDestroy(g9));
+			OK(cuArrayDestroy(arr));
+			/* a destroyed array is no array */
+			c.srcArray = arr;
+			EXPECT(cuGraphCreate(&g9, 0) == CUDA_SUCCESS &&
+			       cuGraphAddMemcpyNode(&n2, g9, NULL, 0, &c,
+						    ctx) != CUDA_SUCCESS,
+			       "a memcpy node from a destroyed array");
+			OK(cuGraphDestroy(g9));
+		}
+	}
+	end();
+
 	begin("graphnodes-teardown");
 	OK(cuGraphExecDestroy(x));
 	OK(cuGraphDestroy(clone));

@@ -68,14 +68,22 @@ static int xgpub_node_memset(struct xgpub_worker *w, const uint8_t *p,
 	return 0;
 }
 
-/* one side of a copy: device memory, or host memory inside a region */
+/* one side of a copy: device memory, host memory inside a region, or an
+ * array of the guest's (the driver bounds a copy by its array) */
 static int side_in(struct xgpub_worker *w, const struct xgpuif_node_side *s,
 		   const struct xgpuif_node_copy *c, CUmemorytype *type,
-		   const void **host, CUdeviceptr *dev)
+		   const void **host, CUdeviceptr *dev, CUarray *arr)
 {
 	struct xgpub_region *r;
 	uint64_t pitch, last, t;
 
+	if (s->type == CU_MEMORYTYPE_ARRAY) {
+		*arr = xgpub_array_of(w, s->addr);
+		if (!*arr)
+			return CUDA_ERROR_INVALID_VALUE;
+		*type = CU_MEMORYTYPE_ARRAY;
+		return 0;
+	}
 	if (s->type != CU_MEMORYTYPE_DEVICE && s->type != CU_MEMORYTYPE_HOST)
 		return CUDA_ERROR_NOT_SUPPORTED;
 	/* the bytes touched from addr: x + (z + depth - 1) * height *
@@ -125,10 +133,11 @@ static int xgpub_node_copy(struct xgpub_worker *w, const uint8_t *p,
 	memcpy(&c, p, sizeof(c));
 	memset(cp, 0, sizeof(*cp));
 	rc = side_in(w, &c.src, &c, &cp->srcMemoryType, &cp->srcHost,
-		     &cp->srcDevice);
+		     &cp->srcDevice, &cp->srcArray);
 	if (rc == 0)
 		rc = side_in(w, &c.dst, &c, &cp->dstMemoryType,
-			     (const void **)&cp->dstHost, &cp->dstDevice);
+			     (const void **)&cp->dstHost, &cp->dstDevice,
+			     &cp->dstArray);
 	if (rc)
 		return rc;
 	cp->srcXInBytes = c.src.x;
@@ -279,11 +288,20 @@ int xgpub_node_alloc(struct xgpub_worker *w, CUgraph g, CUgraphNode *node,
 
 /* ---- parameters back to the wire ----------------------------------------- */
 
-/* a host address of the worker's as (region, offset); false: none */
+/* a host address of the worker's as (region, offset), an array as the
+ * guest's handle; false: none of the guest's */
 static bool side_out(struct xgpub_worker *w, CUmemorytype type,
-		     const void *host, CUdeviceptr dev,
+		     const void *host, CUdeviceptr dev, CUarray arr,
 		     struct xgpuif_node_side *s)
 {
+	if (type == CU_MEMORYTYPE_ARRAY) {
+		s->type = CU_MEMORYTYPE_ARRAY;
+		s->addr = xgpub_handle_named(&w->h, XGPUB_H_ARRAY, arr);
+		if (!s->addr)
+			s->addr = xgpub_handle_named(&w->h, XGPUB_H_SUBARRAY,
+						     arr);
+		return s->addr != 0;
+	}
 	if (type == CU_MEMORYTYPE_DEVICE) {
 		s->type = CU_MEMORYTYPE_DEVICE;
 		s->addr = dev;
@@ -316,8 +334,9 @@ static int get_copy(struct xgpub_worker *w, CUgraphNode n,
 	if (rc)
 		return rc;
 	if (!side_out(w, cp.srcMemoryType, cp.srcHost, cp.srcDevice,
-		      &c->src) ||
-	    !side_out(w, cp.dstMemoryType, cp.dstHost, cp.dstDevice, &c->dst))
+		      cp.srcArray, &c->src) ||
+	    !side_out(w, cp.dstMemoryType, cp.dstHost, cp.dstDevice,
+		      cp.dstArray, &c->dst))
 		return CUDA_ERROR_NOT_SUPPORTED;
 	c->src.x = cp.srcXInBytes;
 	c->src.y = cp.srcY;

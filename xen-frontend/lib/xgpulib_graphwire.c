@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * xgpulib_graphwire.c: graph nodes' parameters as the wire carries them
- * and back: memcpy nodes (host memory through its pinned region), host
+ * and back: memcpy nodes (host memory through its pinned region, arrays
+ * by their handles), host
  * nodes (their function's number), and the generic parameters of CUDA
  * 12.2 as the older structs.  Shared by the entry points that add nodes
  * (xgpulib_api_graphnode.c) and those that get and set their parameters
@@ -17,8 +18,8 @@
 
 /* one side of a copy as the wire carries it */
 static CUresult side_wire(CUmemorytype type, const void *host, CUdeviceptr dev,
-			  size_t x, size_t y, size_t z, size_t pitch,
-			  size_t height, const CUDA_MEMCPY3D *p,
+			  CUarray arr, size_t x, size_t y, size_t z,
+			  size_t pitch, size_t height, const CUDA_MEMCPY3D *p,
 			  struct xgpuif_node_side *s)
 {
 	const struct xgpulib_region *r;
@@ -60,9 +61,13 @@ static CUresult side_wire(CUmemorytype type, const void *host, CUdeviceptr dev,
 		s->type = CU_MEMORYTYPE_HOST;
 		s->region = r->id;
 		s->addr = off;
+	} else if (type == CU_MEMORYTYPE_ARRAY) {
+		s->type = CU_MEMORYTYPE_ARRAY;
+		s->addr = xgpulib_array_remote(arr);
+		if (!s->addr)
+			return CUDA_ERROR_INVALID_VALUE;
 	} else {
-		xgpulib_dbg("graph memcpy node: arrays are not supported");
-		return CUDA_ERROR_NOT_SUPPORTED;
+		return CUDA_ERROR_INVALID_VALUE;
 	}
 	s->x = x;
 	s->y = y;
@@ -81,12 +86,12 @@ CUresult xgpulib_node_copy_wire(const CUDA_MEMCPY3D *p,
 		return CUDA_ERROR_INVALID_VALUE;
 	memset(c, 0, sizeof(*c));
 	rc = side_wire(p->srcMemoryType, p->srcHost, p->srcDevice,
-		       p->srcXInBytes, p->srcY, p->srcZ, p->srcPitch,
-		       p->srcHeight, p, &c->src);
+		       p->srcArray, p->srcXInBytes, p->srcY, p->srcZ,
+		       p->srcPitch, p->srcHeight, p, &c->src);
 	if (rc == CUDA_SUCCESS)
 		rc = side_wire(p->dstMemoryType, p->dstHost, p->dstDevice,
-			       p->dstXInBytes, p->dstY, p->dstZ, p->dstPitch,
-			       p->dstHeight, p, &c->dst);
+			       p->dstArray, p->dstXInBytes, p->dstY, p->dstZ,
+			       p->dstPitch, p->dstHeight, p, &c->dst);
 	c->width = p->WidthInBytes;
 	c->height = p->Height;
 	c->depth = p->Depth;
@@ -95,10 +100,14 @@ CUresult xgpulib_node_copy_wire(const CUDA_MEMCPY3D *p,
 
 /* a wire side back in a CUDA_MEMCPY3D's fields */
 static void side_back(const struct xgpuif_node_side *s, CUmemorytype *type,
-		      const void **host, CUdeviceptr *dev, size_t *x,
-		      size_t *y, size_t *z, size_t *pitch, size_t *height)
+		      const void **host, CUdeviceptr *dev, CUarray *arr,
+		      size_t *x, size_t *y, size_t *z, size_t *pitch,
+		      size_t *height)
 {
-	if (s->type == CU_MEMORYTYPE_HOST) {
+	if (s->type == CU_MEMORYTYPE_ARRAY) {
+		*type = CU_MEMORYTYPE_ARRAY;
+		*arr = xgpulib_array_by_remote(s->addr);
+	} else if (s->type == CU_MEMORYTYPE_HOST) {
 		uint8_t *va = xgpulib_region_va(s->region);
 
 		*type = CU_MEMORYTYPE_HOST;
@@ -119,11 +128,11 @@ void xgpulib_node_copy_back(const struct xgpuif_node_copy *c,
 {
 	memset(p, 0, sizeof(*p));
 	side_back(&c->src, &p->srcMemoryType, &p->srcHost, &p->srcDevice,
-		  &p->srcXInBytes, &p->srcY, &p->srcZ, &p->srcPitch,
-		  &p->srcHeight);
+		  &p->srcArray, &p->srcXInBytes, &p->srcY, &p->srcZ,
+		  &p->srcPitch, &p->srcHeight);
 	side_back(&c->dst, &p->dstMemoryType, (const void **)&p->dstHost,
-		  &p->dstDevice, &p->dstXInBytes, &p->dstY, &p->dstZ,
-		  &p->dstPitch, &p->dstHeight);
+		  &p->dstDevice, &p->dstArray, &p->dstXInBytes, &p->dstY,
+		  &p->dstZ, &p->dstPitch, &p->dstHeight);
 	p->WidthInBytes = c->width;
 	p->Height = c->height;
 	p->Depth = c->depth;
