@@ -35,10 +35,18 @@ struct CUmipmappedArray_st {
 static pthread_mutex_t aobj_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct aobj *aobjs;
 
+/* p, if it is a live object of kind magic: looked up in the list before
+ * it is read, so that a destroyed or made-up handle is refused, not read */
 static const struct aobj *aobj_check(const void *p, uint32_t magic)
 {
-	const struct aobj *o = p;
+	const struct aobj *o;
 
+	if (!p)
+		return NULL;
+	pthread_mutex_lock(&aobj_mu);
+	for (o = aobjs; o && o != p; o = o->next)
+		;
+	pthread_mutex_unlock(&aobj_mu);
 	return o && o->magic == magic ? o : NULL;
 }
 
