@@ -8,8 +8,8 @@
 #   step_vcpu_coord       vcpu-coord: the VCPU coordinator, measured
 #   step_list             list: both guests busy, `xgpu list` shows both
 #   step_destroy_busy     destroy-busy: domu1 destroyed in mid-call
-#   step_hostile          hostile-xenstore, hostile-ring, hostile-grants
-#                         (run by domu2)
+#   step_hostile          hostile-xenstore, hostile-ring, hostile-handles,
+#                         hostile-grants (run by domu2)
 #   step_measure          measure: xbench, Xen transport and local
 #   step_backend_restart  backend-restart: SIGTERM, then SIGKILL
 #   step_unbind_busy      unbind-busy: unbind and rmmod under an open fd
@@ -258,7 +258,8 @@ grant_reasons() {
 }
 
 step_hostile() {
-	for s in hostile-xenstore:hxs hostile-ring:hring hostile-grants:hgrant; do
+	for s in hostile-xenstore:hxs hostile-ring:hring hostile-handles:hhandle \
+		hostile-grants:hgrant; do
 		name=${s%%:*}
 		blocked "$name" && continue
 		if ! wait_res "$D2" "${s#*:}" 120; then

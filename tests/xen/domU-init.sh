@@ -352,6 +352,18 @@ else
 	xgpu_dmesg
 fi
 
+# ---- hostile-handles: forged handles and addresses on a real channel ------------------
+
+timeout 60 /usr/bin/hostile-ring "$B" handles >/tmp/hhandle.out 2>&1
+rc=$?
+sed 's/^/  hostile-handles: /' /tmp/hhandle.out
+if [ "$rc" = 0 ]; then
+	res hhandle "PASS ($(sed -n 's/^hostile-ring: verdict: //p' /tmp/hhandle.out))"
+else
+	res hhandle "FAIL: exit status $rc: $(tail -n 1 /tmp/hhandle.out)"
+	xgpu_dmesg
+fi
+
 # ---- hostile-grants: grant directories a backend must refuse --------------------------
 
 timeout 60 /usr/bin/hostile-ring "$B" grants >/tmp/hgrant.out 2>&1

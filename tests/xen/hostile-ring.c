@@ -9,6 +9,10 @@
  *   hostile-ring BACKEND_DIR            corrupt the ring's indices: a
  *                                       request producer index far beyond
  *                                       what the ring can hold
+ *   hostile-ring BACKEND_DIR handles    forged handles and addresses on
+ *                                       a real channel: each request gets
+ *                                       an error, the channel stays open
+ *                                       and INIT still answers
  *   hostile-ring BACKEND_DIR grants     grant abuse: a host-memory
  *                                       registration whose grant directory
  *                                       names one grant twice, one that
@@ -286,6 +290,102 @@ out:
 	return rc;
 }
 
+/*
+ * One synchronous request on ch and the status of its reply; -1 when the
+ * channel closed or nothing came within DEADLINE_MS.
+ */
+static int call_one(struct chan *ch, struct xgpuif_front_ring *fr,
+		    uint16_t op, const void *args, uint32_t len, uint64_t id)
+{
+	struct xgpuif_request hdr;
+	struct xgpuif_iov iov = { args, len };
+	long long t0 = now_ms(), left;
+
+	memset(&hdr, 0, sizeof(hdr));
+	hdr.id = id;
+	hdr.op = op;
+	xgpuif_front_put(fr, &hdr, &iov, 1, 1);
+	RING_PUSH_REQUESTS(fr);
+	if (ioctl(ch->fd, XGPU_IOC_NOTIFY) < 0)
+		return -1;
+	for (;;) {
+		struct xgpu_ioc_wait w;
+
+		if (__atomic_load_n(&fr->sring->rsp_prod, __ATOMIC_ACQUIRE) !=
+		    fr->rsp_cons) {
+			const struct xgpuif_response *r =
+				RING_GET_RESPONSE(fr, fr->rsp_cons);
+			int st = r->id == id ? r->status : -1;
+
+			fr->rsp_cons += r->nslots ? r->nslots : 1;
+			return st;
+		}
+		left = DEADLINE_MS - (now_ms() - t0);
+		if (left <= 0)
+			return -1;
+		memset(&w, 0, sizeof(w));
+		w.timeout_ms = (uint32_t)left;
+		if (ioctl(ch->fd, XGPU_IOC_WAIT, &w) < 0 && errno != EINTR)
+			return -1;
+	}
+}
+
+/*
+ * Handles and addresses the guest was never given: a stream, an event, a
+ * context, a free of device memory it does not own.  Each must get an
+ * error status and leave the channel open: INIT still answers.
+ */
+static int handles_case(void)
+{
+	static const struct {
+		const char *what;
+		uint16_t op;
+		uint64_t arg;
+	} forged[] = {
+		{ "stream sync", XGPUIF_OP_STREAM_SYNCHRONIZE, 0x0000beef00000042ull },
+		{ "event query", XGPUIF_OP_EVENT_QUERY, 0x0000000700000003ull },
+		{ "context destroy", XGPUIF_OP_CTX_DESTROY, 0x0000000100000001ull },
+		{ "free", XGPUIF_OP_MEM_FREE, 0x00007f0000001000ull },
+	};
+	/* (a reply that fits the request's one slot, as the ring asks) */
+	struct xgpuif_init_args ia = { 0, XGPUIF_VERSION };
+	struct xgpuif_front_ring fr;
+	char verdict[512] = "";
+	struct chan ch;
+	int rc = -1, st;
+	uint64_t id = 1;
+
+	if (chan_open(&ch, "hostile-handles", 1))
+		goto out;
+	FRONT_RING_INIT(&fr, ch.s, ch.bytes);
+	for (size_t i = 0; i < sizeof(forged) / sizeof(forged[0]); i++) {
+		st = call_one(&ch, &fr, forged[i].op, &forged[i].arg,
+			      sizeof(forged[i].arg), id++);
+		printf("hostile-ring: forged %s: status %d\n", forged[i].what,
+		       st);
+		if (st <= 0) {
+			printf("hostile-ring: forged %s: %s\n", forged[i].what,
+			       st < 0 ? "no reply (channel closed?)" :
+					"accepted");
+			goto out;
+		}
+		snprintf(verdict + strlen(verdict),
+			 sizeof(verdict) - strlen(verdict), "%s%s %d",
+			 *verdict ? ", " : "", forged[i].what, st);
+	}
+	st = call_one(&ch, &fr, XGPUIF_OP_INIT, &ia, sizeof(ia), id++);
+	if (st != 0) {
+		printf("hostile-ring: INIT after them: status %d\n", st);
+		goto out;
+	}
+	printf("hostile-ring: verdict: refused %s; the channel still "
+	       "answers\n", verdict);
+	rc = 0;
+out:
+	chan_close(&ch);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	/* grants this domain never gave (the backend's map must fail) */
@@ -297,11 +397,14 @@ int main(int argc, char **argv)
 		setvbuf(stdout, NULL, _IOLBF, 0);
 		return ring_case(argv[1]) ? 1 : 0;
 	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc == 3 && !strcmp(argv[2], "handles"))
+		return handles_case() ? 1 : 0;
 	if (argc != 3 || strcmp(argv[2], "grants")) {
-		fprintf(stderr, "usage: hostile-ring BACKEND_DIR [grants]\n");
+		fprintf(stderr, "usage: hostile-ring BACKEND_DIR "
+			"[handles | grants]\n");
 		return 2;
 	}
-	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (grant_case(argv[1], "grant-twice", dup, 2, verdict,
 		       sizeof(verdict)) ||
 	    grant_case(argv[1], "grant-unknown", unknown, 2, verdict,

@@ -569,7 +569,7 @@ else
 fi
 
 STEPS="dom0-xen packages domu-boot platform hotplug domu1-basic domu2-basic vcpu-coord list destroy-busy \
-hostile-xenstore hostile-ring hostile-grants measure backend-restart unbind-busy teardown"
+hostile-xenstore hostile-ring hostile-handles hostile-grants measure backend-restart unbind-busy teardown"
 for s in $STEPS; do
 	line=$(grep -m1 -E "XGPU-STEP (PASS|FAIL) $s(:| |$)" "$LOG")
 	if [ -z "$line" ]; then
