@@ -232,17 +232,12 @@ int xgpub_h_MEMSET(struct xgpub_worker *w, const struct xgpuif_memset_args *a,
 		   CUstream stream)
 {
 	bool async = a->flags & XGPUIF_CF_ASYNC;
-	uint64_t width;
-	int rc;
+	int rc = xgpub_dev_memset_ok(w, a->dst, a->pitch, a->width, a->height,
+				     a->elem_size);
 
-	if (a->elem_size != 1 && a->elem_size != 2 && a->elem_size != 4)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (__builtin_mul_overflow(a->width, (uint64_t)a->elem_size, &width))
-		return CUDA_ERROR_INVALID_VALUE;
-	if (a->height == 1 && !a->pitch) {
-		rc = xgpub_dev_span_ok(w, a->dst, width);
-		return rc ? rc : memset_1d(w, a, async, stream);
-	}
-	rc = xgpub_dev_rows_ok(w, a->dst, 0, 0, a->height, a->pitch, width);
-	return rc ? rc : memset_2d(w, a, async, stream);
+	if (rc)
+		return rc;
+	if (a->height == 1 && !a->pitch)
+		return memset_1d(w, a, async, stream);
+	return memset_2d(w, a, async, stream);
 }

@@ -42,20 +42,13 @@ static int xgpub_node_memset(struct xgpub_worker *w, const uint8_t *p,
 			     uint32_t len, CUDA_MEMSET_NODE_PARAMS *mp)
 {
 	struct xgpuif_node_memset m;
-	uint64_t width;
 	int rc;
 
 	if (len != sizeof(m))
 		return XGPUIF_ST_PROTO;
 	memcpy(&m, p, sizeof(m));
-	if (m.elem_size != 1 && m.elem_size != 2 && m.elem_size != 4)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (__builtin_mul_overflow((uint64_t)m.width, (uint64_t)m.elem_size,
-				   &width))
-		return CUDA_ERROR_INVALID_VALUE;
-	rc = m.height == 1 ? xgpub_dev_span_ok(w, m.dst, width) :
-			     xgpub_dev_rows_ok(w, m.dst, 0, 0, m.height,
-					       m.pitch, width);
+	rc = xgpub_dev_memset_ok(w, m.dst, m.pitch, m.width, m.height,
+				 m.elem_size);
 	if (rc)
 		return rc;
 	memset(mp, 0, sizeof(*mp));

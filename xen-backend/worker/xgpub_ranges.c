@@ -115,6 +115,19 @@ int xgpub_dev_span_ok(struct xgpub_worker *w, uint64_t d, uint64_t len)
 	return refused(w, d);
 }
 
+int xgpub_dev_memset_ok(struct xgpub_worker *w, uint64_t dst, uint64_t pitch,
+			uint64_t width, uint64_t height, uint32_t elem_size)
+{
+	uint64_t bytes;
+
+	if (elem_size != 1 && elem_size != 2 && elem_size != 4)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (__builtin_mul_overflow(width, (uint64_t)elem_size, &bytes))
+		return CUDA_ERROR_INVALID_VALUE;
+	/* (one row: the span from dst, whatever the pitch) */
+	return xgpub_dev_rows_ok(w, dst, 0, 0, height, pitch, bytes);
+}
+
 int xgpub_dev_rows_ok(struct xgpub_worker *w, uint64_t d, uint64_t x,
 		      uint64_t row0, uint64_t rows, uint64_t pitch,
 		      uint64_t width)

@@ -340,6 +340,10 @@ int xgpub_dev_span_ok(struct xgpub_worker *w, uint64_t d, uint64_t len);
 void xgpub_dev_ranges_forget(struct xgpub_worker *w);
 /* the same for rows rows of width bytes, pitch apart, the first at
  * d + row0 * pitch + x */
+/* a memset of height rows of width elements of elem_size bytes (1, 2 or
+ * 4), pitch bytes apart, from dst: 0, or CUDA_ERROR_INVALID_VALUE */
+int xgpub_dev_memset_ok(struct xgpub_worker *w, uint64_t dst, uint64_t pitch,
+			uint64_t width, uint64_t height, uint32_t elem_size);
 int xgpub_dev_rows_ok(struct xgpub_worker *w, uint64_t d, uint64_t x,
 		      uint64_t row0, uint64_t rows, uint64_t pitch,
 		      uint64_t width);
