@@ -17,10 +17,20 @@
  * order.  A reply tells the guest that output is waiting
  * (XGPUIF_SF_OUTPUT); the guest fetches it with DEVICE_OUTPUT.
  *
+ * That read is a system call on every synchronous request (about 0.4 us
+ * of a 2 us round trip, measured on an H200), so the dispatch thread
+ * reads only once the guest has loaded an image whose kernels may print:
+ * one that names vprintf or __assertfail (assert's message goes the same
+ * way), or one it cannot read without unpacking (a compressed fatbin
+ * member), or of a kind it does not know.  Until then, anything on the
+ * pipe (a driver's own line) still reaches the guest through the drain
+ * thread, a request or two later.
+ *
  * The buffer is bounded (XGPUB_OUTPUT_MAX): a guest whose kernels print
  * more than it fetches loses what does not fit, and is told how much,
  * but cannot grow Dom0's memory.
  */
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -101,6 +111,8 @@ static struct {
 	bool waiting;		/* bytes or a drop to report; read
 				 * without mu */
 	int rfd;		/* the pipe's read end (non-blocking), -1 */
+	bool may_print;		/* an image loaded may print (dispatch
+				 * thread only) */
 } out = { .mu = PTHREAD_MUTEX_INITIALIZER, .rfd = -1 };
 
 /* move what the pipe holds into the buffer.  Called with out.mu held. */
@@ -189,7 +201,8 @@ int xgpub_output_start(size_t cap)
 	return rc;
 }
 
-void xgpub_output_poll(void)
+/* what the driver wrote so far, into the buffer */
+static void poll_pipe(void)
 {
 	if (out.rfd < 0)
 		return;
@@ -198,6 +211,114 @@ void xgpub_output_poll(void)
 	pthread_mutex_lock(&out.mu);
 	read_locked();
 	pthread_mutex_unlock(&out.mu);
+}
+
+void xgpub_output_poll(void)
+{
+	if (out.may_print)
+		poll_pipe();
+	else
+		fflush(stdout);	/* cheap when empty; the drain thread reads */
+}
+
+/* ---- which images may print ---------------------------------------------- */
+
+#define FATBIN_MAGIC	0xba55ed50u
+#define FATBIN_PTX	1	/* a fatbin member's kind */
+#define FATBIN_ELF	2
+
+/* code that prints calls one of these by name */
+static bool names_print(const uint8_t *p, uint64_t n)
+{
+	return memmem(p, n, "vprintf", 7) || memmem(p, n, "__assertfail", 12);
+}
+
+/* PTX: text from its first byte (a compressed member is not) */
+static bool is_text(const uint8_t *p, uint64_t n)
+{
+	uint64_t k = n < 64 ? n : 64;
+
+	if (!n || !p[0])
+		return false;
+	for (uint64_t i = 0; i < k && p[i]; i++)
+		if ((p[i] < 0x20 || p[i] > 0x7e) && p[i] != '\t' &&
+		    p[i] != '\n' && p[i] != '\r')
+			return false;
+	return true;
+}
+
+static bool is_cubin(const uint8_t *p, uint64_t n)
+{
+	Elf64_Ehdr eh;
+
+	if (n < sizeof(eh) || memcmp(p, ELFMAG, SELFMAG))
+		return false;
+	memcpy(&eh, p, sizeof(eh));
+	return eh.e_machine == EM_CUDA;
+}
+
+/*
+ * A fatbin: a 16-byte header (magic, version, header size, size of what
+ * follows), then its members one after the other, each a header (kind,
+ * version, the header's size, the payload's size) and the payload.  A
+ * compressed payload (ZSTD) is neither an ELF nor text.
+ */
+static bool fatbin_may_print(const uint8_t *p, uint64_t size)
+{
+	uint16_t hsize;
+	uint64_t fsize, off, end;
+
+	memcpy(&hsize, p + 6, sizeof(hsize));
+	memcpy(&fsize, p + 8, sizeof(fsize));
+	if (hsize < 16 || fsize > size || hsize > size - fsize)
+		return true;
+	end = hsize + fsize;
+	for (off = hsize; off < end;) {
+		uint16_t kind;
+		uint32_t mhsize;
+		uint64_t len;
+		const uint8_t *m;
+
+		if (end - off < 16)
+			return true;
+		memcpy(&kind, p + off, sizeof(kind));
+		memcpy(&mhsize, p + off + 4, sizeof(mhsize));
+		memcpy(&len, p + off + 8, sizeof(len));
+		if (mhsize < 16 || mhsize > end - off ||
+		    len > end - off - mhsize)
+			return true;
+		m = p + off + mhsize;
+		if (kind == FATBIN_ELF ? !is_cubin(m, len) :
+		    kind == FATBIN_PTX ? !is_text(m, len) : true)
+			return true;
+		if (names_print(m, len))
+			return true;
+		off += mhsize + len;
+	}
+	return false;
+}
+
+bool xgpub_image_may_print(const uint8_t *p, uint64_t size)
+{
+	uint32_t magic = 0;
+
+	if (size >= 16)
+		memcpy(&magic, p, sizeof(magic));
+	if (magic == FATBIN_MAGIC)
+		return fatbin_may_print(p, size);
+	if (is_cubin(p, size) || is_text(p, size))
+		return names_print(p, size);
+	return true;
+}
+
+void xgpub_output_note_image(const uint8_t *p, uint64_t size)
+{
+	if (!out.may_print && xgpub_image_may_print(p, size)) {
+		out.may_print = true;
+		xgpub_dbg("device output: an image that may print is loaded; "
+			  "the output pipe is read after every synchronous "
+			  "request from now on");
+	}
 }
 
 bool xgpub_output_waiting(void)
@@ -210,7 +331,7 @@ int xgpub_h_DEVICE_OUTPUT(struct xgpub_worker *w,
 			  struct xgpub_rtail *rt)
 {
 	(void)w;
-	xgpub_output_poll();
+	poll_pipe();
 	pthread_mutex_lock(&out.mu);
 	rt->len = (uint32_t)xgpub_outbuf_take(&out.b, rt->p, rt->cap);
 	r->bytes = rt->len;

@@ -643,8 +643,14 @@ size_t xgpub_outbuf_take(struct xgpub_outbuf *b, void *dst, size_t max);
  * (fd 1 is then /dev/null, or the pipe is drained only by polls).
  */
 int xgpub_output_start(size_t cap);
-/* move what the driver wrote so far into the buffer (dispatch thread) */
+/* move what the driver wrote so far into the buffer (dispatch thread),
+ * once an image that may print is loaded */
 void xgpub_output_poll(void);
+/* whether kernels of an image (fatbin, cubin, PTX) may print */
+bool xgpub_image_may_print(const uint8_t *p, uint64_t size);
+/* an image is loaded: the dispatch thread reads the output pipe after
+ * each synchronous request if it may print */
+void xgpub_output_note_image(const uint8_t *p, uint64_t size);
 /* output (or news of lost output) waits for the guest */
 bool xgpub_output_waiting(void);
 
