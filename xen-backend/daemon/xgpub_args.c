@@ -120,6 +120,15 @@ static const struct option lopts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+/* the long name of option c */
+static const char *opt_name(int c)
+{
+	for (const struct option *o = lopts; o->name; o++)
+		if (o->val == c)
+			return o->name;
+	return "?";
+}
+
 /*
  * A whole number option in [lo, hi]: 0, or one line naming the option and
  * the accepted range, and -1 (the caller exits 2).
@@ -127,13 +136,10 @@ static const struct option lopts[] = {
 static int num_opt(int c, const char *arg, uint64_t lo, uint64_t hi,
 		   uint64_t *out)
 {
-	const char *name = "?";
+	const char *name = opt_name(c);
 	unsigned long long v;
 	char *end = NULL;
 
-	for (const struct option *o = lopts; o->name; o++)
-		if (o->val == c)
-			name = o->name;
 	errno = 0;
 	v = strtoull(arg, &end, 10);
 	if (!*arg || *arg == '-' || *arg == '+' || *end || errno ||
@@ -191,6 +197,37 @@ static int num_store(const struct num_option *no, const char *arg)
 	else
 		*(uint64_t *)no->dst = v;
 	return 0;
+}
+
+/*
+ * An option that stores its argument in *str (a folder one, dir: an
+ * absolute path or "none", dir_opt), or one without an argument that sets
+ * *flag to on.
+ */
+struct plain_option {
+	int c;
+	const char **str;
+	bool dir;
+	bool *flag;
+	bool on;
+};
+
+/* 1: c is not one of t, 0: stored, -1 after one line on stderr */
+static int plain_store(const struct plain_option *t, int c, const char *arg)
+{
+	for (; t->c; t++) {
+		if (t->c != c)
+			continue;
+		if (!t->str) {
+			*t->flag = t->on;
+			return 0;
+		}
+		if (t->dir && dir_opt(opt_name(c), arg))
+			return -1;
+		*t->str = arg;
+		return 0;
+	}
+	return 1;
 }
 
 /*
@@ -296,27 +333,39 @@ int xgpub_args_parse(int argc, char **argv, struct xgpub_args *a)
 		NUM('R', 0, 100000, 1, a->cglim.cpu_pct),
 		{ 0 },
 	};
+	const struct plain_option plains[] = {
+		{ 'l', .str = &a->path },
+		{ 'c', .str = &a->ctl_path },
+		{ 'd', .str = &a->opt.driver_path },
+		{ 'M', .str = &a->metrics_spec },
+		{ 'p', .str = &a->pidfile },
+		{ 'W', .str = &wuser },
+		{ 'J', .str = &a->opt.jit_cache, .dir = true },
+		{ 'G', .str = &a->cgroup_dir, .dir = true },
+		{ 'x', .flag = &a->use_xen, .on = true },
+		{ 'f', .flag = &a->foreground, .on = true },
+		{ 'A', .flag = &a->allow_pageable, .on = true },
+		{ 'N', .flag = &a->opt.seccomp, .on = false },
+		{ 0 },
+	};
 
 	while ((c = getopt_long(argc, argv, "xl:c:s:fd:g:q:m:p:vh", lopts,
 				NULL)) != -1) {
 		const struct num_option *no = num_find(nums, c);
 		char *end = NULL;
+		int plain;
 
 		if (no) {
 			if (num_store(no, optarg))
 				return 2;
 			continue;
 		}
+		plain = plain_store(plains, c, optarg);
+		if (plain < 0)
+			return 2;
+		if (plain == 0)
+			continue;
 		switch (c) {
-		case 'l':
-			a->path = optarg;
-			break;
-		case 'x':
-			a->use_xen = true;
-			break;
-		case 'c':
-			a->ctl_path = optarg;
-			break;
 		case 's':
 			if (strcmp(optarg, "credit") && strcmp(optarg, "fifo") &&
 			    strcmp(optarg, "off")) {
@@ -340,20 +389,6 @@ int xgpub_args_parse(int argc, char **argv, struct xgpub_args *a)
 					"%s\n", XGPUB_VCPU_BOOST_USAGE);
 				return 2;
 			}
-			break;
-		case 'f':
-			a->foreground = true;
-			break;
-		case 'd':
-			a->opt.driver_path = optarg;
-			break;
-		case 'M':
-			a->metrics_spec = optarg;
-			break;
-		case 'J':
-			if (dir_opt("jit-cache", optarg))
-				return 2;
-			a->opt.jit_cache = optarg;
 			break;
 		case 'F':
 			/* read again after daemon() went to / */
@@ -384,23 +419,6 @@ int xgpub_args_parse(int argc, char **argv, struct xgpub_args *a)
 				return 2;
 			}
 			end = NULL;
-			break;
-		case 'p':
-			a->pidfile = optarg;
-			break;
-		case 'W':
-			wuser = optarg;
-			break;
-		case 'N':
-			a->opt.seccomp = false;
-			break;
-		case 'A':
-			a->allow_pageable = true;
-			break;
-		case 'G':
-			if (dir_opt("cgroup", optarg))
-				return 2;
-			a->cgroup_dir = optarg;
 			break;
 		case 'v':
 			a->verbose++;

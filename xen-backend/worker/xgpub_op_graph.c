@@ -278,17 +278,13 @@ static int kernel_node(struct xgpub_worker *w, const uint8_t *p, uint32_t len,
 	rc = xgpub_kernel_params(w, &a, p + sizeof(a), &obj, &kp, &ex);
 	if (rc)
 		return rc;
-	memset(kn, 0, sizeof(*kn));
-	kn->func = obj;
-	kn->gridDimX = a.grid[0];
-	kn->gridDimY = a.grid[1];
-	kn->gridDimZ = a.grid[2];
-	kn->blockDimX = a.block[0];
-	kn->blockDimY = a.block[1];
-	kn->blockDimZ = a.block[2];
-	kn->sharedMemBytes = a.shmem;
-	kn->kernelParams = kp;
-	kn->extra = ex;
+	*kn = (CUDA_KERNEL_NODE_PARAMS){
+		.func = obj, .sharedMemBytes = a.shmem,
+		.gridDimX = a.grid[0], .gridDimY = a.grid[1],
+		.gridDimZ = a.grid[2], .blockDimX = a.block[0],
+		.blockDimY = a.block[1], .blockDimZ = a.block[2],
+		.kernelParams = kp, .extra = ex,
+	};
 	return 0;
 }
 

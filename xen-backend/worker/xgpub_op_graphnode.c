@@ -38,26 +38,20 @@
  * or set.  (A graph launched after the guest freed that memory writes
  * where the node says, as a native one would: see the README.)
  */
-static int xgpub_node_memset(struct xgpub_worker *w, const uint8_t *p,
-			     uint32_t len, CUDA_MEMSET_NODE_PARAMS *mp)
+static int xgpub_node_memset(struct xgpub_worker *w,
+			     const struct xgpuif_node_memset *m,
+			     CUDA_MEMSET_NODE_PARAMS *mp)
 {
-	struct xgpuif_node_memset m;
-	int rc;
+	int rc = xgpub_dev_memset_ok(w, m->dst, m->pitch, m->width, m->height,
+				     m->elem_size);
 
-	if (len != sizeof(m))
-		return XGPUIF_ST_PROTO;
-	memcpy(&m, p, sizeof(m));
-	rc = xgpub_dev_memset_ok(w, m.dst, m.pitch, m.width, m.height,
-				 m.elem_size);
 	if (rc)
 		return rc;
-	memset(mp, 0, sizeof(*mp));
-	mp->dst = m.dst;
-	mp->pitch = m.pitch;
-	mp->value = m.value;
-	mp->elementSize = m.elem_size;
-	mp->width = m.width;
-	mp->height = m.height;
+	*mp = (CUDA_MEMSET_NODE_PARAMS){
+		.dst = m->dst, .pitch = m->pitch, .value = m->value,
+		.elementSize = m->elem_size, .width = m->width,
+		.height = m->height,
+	};
 	return 0;
 }
 
@@ -115,37 +109,33 @@ static int side_in(struct xgpub_worker *w, const struct xgpuif_node_side *s,
 	return 0;
 }
 
-static int xgpub_node_copy(struct xgpub_worker *w, const uint8_t *p,
-			   uint32_t len, CUDA_MEMCPY3D *cp)
+static int xgpub_node_copy(struct xgpub_worker *w,
+			   const struct xgpuif_node_copy *c, CUDA_MEMCPY3D *cp)
 {
-	struct xgpuif_node_copy c;
 	int rc;
 
-	if (len != sizeof(c))
-		return XGPUIF_ST_PROTO;
-	memcpy(&c, p, sizeof(c));
 	memset(cp, 0, sizeof(*cp));
-	rc = side_in(w, &c.src, &c, &cp->srcMemoryType, &cp->srcHost,
+	rc = side_in(w, &c->src, c, &cp->srcMemoryType, &cp->srcHost,
 		     &cp->srcDevice, &cp->srcArray);
 	if (rc == 0)
-		rc = side_in(w, &c.dst, &c, &cp->dstMemoryType,
+		rc = side_in(w, &c->dst, c, &cp->dstMemoryType,
 			     (const void **)&cp->dstHost, &cp->dstDevice,
 			     &cp->dstArray);
 	if (rc)
 		return rc;
-	cp->srcXInBytes = c.src.x;
-	cp->srcY = c.src.y;
-	cp->srcZ = c.src.z;
-	cp->srcPitch = c.src.pitch;
-	cp->srcHeight = c.src.height;
-	cp->dstXInBytes = c.dst.x;
-	cp->dstY = c.dst.y;
-	cp->dstZ = c.dst.z;
-	cp->dstPitch = c.dst.pitch;
-	cp->dstHeight = c.dst.height;
-	cp->WidthInBytes = c.width;
-	cp->Height = c.height;
-	cp->Depth = c.depth;
+	cp->srcXInBytes = c->src.x;
+	cp->srcY = c->src.y;
+	cp->srcZ = c->src.z;
+	cp->srcPitch = c->src.pitch;
+	cp->srcHeight = c->src.height;
+	cp->dstXInBytes = c->dst.x;
+	cp->dstY = c->dst.y;
+	cp->dstZ = c->dst.z;
+	cp->dstPitch = c->dst.pitch;
+	cp->dstHeight = c->dst.height;
+	cp->WidthInBytes = c->width;
+	cp->Height = c->height;
+	cp->Depth = c->depth;
 	return 0;
 }
 
@@ -161,34 +151,18 @@ static int xgpub_node_memop(struct xgpub_worker *w, const uint8_t *p,
 {
 	static CUstreamBatchMemOpParams ops[XGPUIF_MAX_MEMOPS];
 	struct xgpuif_node_memop m;
+	bool waits;
+	int rc;
 
 	if (len < sizeof(m))
 		return XGPUIF_ST_PROTO;
 	memcpy(&m, p, sizeof(m));
-	if (!m.count || m.count > XGPUIF_MAX_MEMOPS ||
-	    len - sizeof(m) != (uint64_t)m.count * XGPUIF_MEMOP_SIZE)
-		return XGPUIF_ST_PROTO;
-	memcpy(ops, p + sizeof(m), len - sizeof(m));
-	for (uint32_t i = 0; i < m.count; i++) {
-		int op = ops[i].operation, rc = 0;
-		bool wide = op == CU_STREAM_MEM_OP_WAIT_VALUE_64 ||
-			    op == CU_STREAM_MEM_OP_WRITE_VALUE_64;
-
-		if (op == CU_STREAM_MEM_OP_WAIT_VALUE_32 ||
-		    op == CU_STREAM_MEM_OP_WAIT_VALUE_64) {
-			ops[i].waitValue.alias = 0;
-			rc = xgpub_dev_span_ok(w, ops[i].waitValue.address,
-					       wide ? 8 : 4);
-			xgpub_note_value_wait(w, NULL);
-		} else if (op == CU_STREAM_MEM_OP_WRITE_VALUE_32 ||
-			   op == CU_STREAM_MEM_OP_WRITE_VALUE_64) {
-			ops[i].writeValue.alias = 0;
-			rc = xgpub_dev_span_ok(w, ops[i].writeValue.address,
-					       wide ? 8 : 4);
-		}
-		if (rc)
-			return rc;
-	}
+	rc = xgpub_memops_in(w, ops, m.count, p + sizeof(m), len - sizeof(m),
+			     &waits);
+	if (rc)
+		return rc;
+	if (waits)
+		xgpub_note_value_wait(w, NULL);
 	memset(mp, 0, sizeof(*mp));
 	mp->ctx = w->cur;
 	mp->count = m.count;
@@ -197,46 +171,70 @@ static int xgpub_node_memop(struct xgpub_worker *w, const uint8_t *p,
 	return 0;
 }
 
-static int xgpub_node_host(struct xgpub_worker *w, const uint8_t *p,
-			   uint32_t len, CUDA_HOST_NODE_PARAMS *hp)
+static int xgpub_node_host(struct xgpub_worker *w,
+			   const struct xgpuif_node_host *h,
+			   CUDA_HOST_NODE_PARAMS *hp)
 {
-	struct xgpuif_node_host h;
-
-	if (len != sizeof(h))
-		return XGPUIF_ST_PROTO;
-	memcpy(&h, p, sizeof(h));
 	/* the guest sets its slots up before it makes host nodes */
-	if (!h.fnid || !w->hostfn_ngraph)
+	if (!h->fnid || !w->hostfn_ngraph)
 		return CUDA_ERROR_INVALID_VALUE;
 	hp->fn = xgpub_graph_hostfn;
-	hp->userData = (void *)(uintptr_t)h.fnid;
+	hp->userData = (void *)(uintptr_t)h->fnid;
 	return 0;
+}
+
+/* the size of a node type's parameters on the wire, where it is fixed
+ * (0: a batch memop node's vary, other types are not served here) */
+static uint32_t node_wire_len(unsigned int type)
+{
+	switch (type) {
+	case CU_GRAPH_NODE_TYPE_MEMSET:
+		return sizeof(struct xgpuif_node_memset);
+	case CU_GRAPH_NODE_TYPE_MEMCPY:
+		return sizeof(struct xgpuif_node_copy);
+	case CU_GRAPH_NODE_TYPE_HOST:
+		return sizeof(struct xgpuif_node_host);
+	case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
+	case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
+	case CU_GRAPH_NODE_TYPE_GRAPH:
+		return sizeof(struct xgpuif_node_handle);
+	default:
+		return 0;
+	}
 }
 
 int xgpub_node_params(struct xgpub_worker *w, unsigned int type,
 		      const uint8_t *p, uint32_t len,
 		      union xgpub_node_params *u)
 {
-	struct xgpuif_node_handle h;
+	union {
+		struct xgpuif_node_memset memset;
+		struct xgpuif_node_copy copy;
+		struct xgpuif_node_host host;
+		struct xgpuif_node_handle h;
+	} in;
+	uint32_t want = node_wire_len(type);
 	struct xgpub_hentry *e;
 	bool child = type == CU_GRAPH_NODE_TYPE_GRAPH;
 
+	if (want) {
+		if (len != want)
+			return XGPUIF_ST_PROTO;
+		memcpy(&in, p, want);
+	}
 	switch (type) {
 	case CU_GRAPH_NODE_TYPE_MEMSET:
-		return xgpub_node_memset(w, p, len, &u->memset);
+		return xgpub_node_memset(w, &in.memset, &u->memset);
 	case CU_GRAPH_NODE_TYPE_MEMCPY:
-		return xgpub_node_copy(w, p, len, &u->copy);
+		return xgpub_node_copy(w, &in.copy, &u->copy);
 	case CU_GRAPH_NODE_TYPE_HOST:
-		return xgpub_node_host(w, p, len, &u->host);
+		return xgpub_node_host(w, &in.host, &u->host);
 	case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP:
 		return xgpub_node_memop(w, p, len, &u->memop);
 	case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
 	case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
 	case CU_GRAPH_NODE_TYPE_GRAPH:
-		if (len != sizeof(h))
-			return XGPUIF_ST_PROTO;
-		memcpy(&h, p, sizeof(h));
-		e = xgpub_handle_get(&w->h, h.handle,
+		e = xgpub_handle_get(&w->h, in.h.handle,
 				     child ? XGPUB_H_GRAPH : XGPUB_H_EVENT);
 		if (!e)
 			return CUDA_ERROR_INVALID_HANDLE;

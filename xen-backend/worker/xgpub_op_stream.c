@@ -184,28 +184,27 @@ int xgpub_h_EVENT_ELAPSED_TIME(struct xgpub_worker *w,
 
 /* ---- stream memory operations and attributes --------------------------- */
 
-int xgpub_h_STREAM_MEMOP(struct xgpub_worker *w,
-			 const struct xgpuif_memop_args *a, CUstream stream,
-			 const struct xgpub_tail *tail)
+int xgpub_memops_in(struct xgpub_worker *w, CUstreamBatchMemOpParams *ops,
+		    uint32_t count, const uint8_t *p, uint32_t len, bool *waits)
 {
-	static CUstreamBatchMemOpParams ops[XGPUIF_MAX_MEMOPS];
-
-	if (!a->count || a->count > XGPUIF_MAX_MEMOPS ||
-	    tail->len != a->count * XGPUIF_MEMOP_SIZE)
+	if (!count || count > XGPUIF_MAX_MEMOPS ||
+	    len != (uint64_t)count * XGPUIF_MEMOP_SIZE)
 		return XGPUIF_ST_PROTO;
-	memcpy(ops, tail->p, tail->len);
-	for (uint32_t i = 0; i < a->count; i++) {
+	memcpy(ops, p, len);
+	*waits = false;
+	for (uint32_t i = 0; i < count; i++) {
 		int op = ops[i].operation, rc = 0;
 		bool wide = op == CU_STREAM_MEM_OP_WAIT_VALUE_64 ||
 			    op == CU_STREAM_MEM_OP_WRITE_VALUE_64;
 
 		/* the driver's own field: whatever the guest put there; the
-		 * address: device memory of the guest's (xgpub_op_copy.c) */
+		 * address: device memory of the guest's (xgpub_ranges.c) */
 		if (op == CU_STREAM_MEM_OP_WAIT_VALUE_32 ||
 		    op == CU_STREAM_MEM_OP_WAIT_VALUE_64) {
 			ops[i].waitValue.alias = 0;
 			rc = xgpub_dev_span_ok(w, ops[i].waitValue.address,
 					       wide ? 8 : 4);
+			*waits = true;
 		} else if (op == CU_STREAM_MEM_OP_WRITE_VALUE_32 ||
 			   op == CU_STREAM_MEM_OP_WRITE_VALUE_64) {
 			ops[i].writeValue.alias = 0;
@@ -215,10 +214,21 @@ int xgpub_h_STREAM_MEMOP(struct xgpub_worker *w,
 		if (rc)
 			return rc;
 	}
-	for (uint32_t i = 0; i < a->count; i++)
-		if (ops[i].operation == CU_STREAM_MEM_OP_WAIT_VALUE_32 ||
-		    ops[i].operation == CU_STREAM_MEM_OP_WAIT_VALUE_64)
-			xgpub_note_value_wait(w, stream);
+	return 0;
+}
+
+int xgpub_h_STREAM_MEMOP(struct xgpub_worker *w,
+			 const struct xgpuif_memop_args *a, CUstream stream,
+			 const struct xgpub_tail *tail)
+{
+	static CUstreamBatchMemOpParams ops[XGPUIF_MAX_MEMOPS];
+	bool waits;
+	int rc = xgpub_memops_in(w, ops, a->count, tail->p, tail->len, &waits);
+
+	if (rc)
+		return rc;
+	if (waits)
+		xgpub_note_value_wait(w, stream);
 	return w->D->cuStreamBatchMemOp_v2(stream, a->count, ops, a->flags);
 }
 

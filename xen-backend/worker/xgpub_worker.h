@@ -608,6 +608,15 @@ bool xgpub_waits_on_value(struct xgpub_worker *w, CUstream s);
  * channel closes (xgpub_op_hostfn.c) */
 void xgpub_hostfn_notify(struct xgpub_worker *w, uint64_t id, uint32_t type,
 			 uint64_t info);
+/*
+ * The count memory operations of a batch, len bytes at p from the guest,
+ * into ops (XGPUIF_MAX_MEMOPS of them), their driver-private fields
+ * cleared and their addresses checked (device memory of the guest's);
+ * *waits: one waits for a value.  0, XGPUIF_ST_PROTO or the CUresult
+ * refusing (xgpub_op_stream.c).
+ */
+int xgpub_memops_in(struct xgpub_worker *w, CUstreamBatchMemOpParams *ops,
+		    uint32_t count, const uint8_t *p, uint32_t len, bool *waits);
 /* is stream s being captured? (only asked while a capture is open) */
 bool xgpub_capturing(struct xgpub_worker *w, CUstream s);
 /* the device's default pool, which no guest destroys (xgpub_state.c) */
