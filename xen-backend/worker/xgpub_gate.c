@@ -143,7 +143,10 @@ static void kick_daemon(void)
 
 static void set_busy(uint32_t v)
 {
-	if (__atomic_exchange_n(&g.st->busy, v, __ATOMIC_RELEASE) != v)
+	/* a read first: the daemon reads the word, and a write on every op
+	 * would take its cache line away from the daemon's core each time */
+	if (__atomic_load_n(&g.st->busy, __ATOMIC_RELAXED) != v &&
+	    __atomic_exchange_n(&g.st->busy, v, __ATOMIC_RELEASE) != v)
 		kick_daemon();
 }
 
@@ -364,9 +367,11 @@ static void futex_wait(uint32_t *addr, uint32_t val, int ms)
 	syscall(SYS_futex, addr, FUTEX_WAIT, val, &ts, NULL, 0);
 }
 
-/* before a gated op: wait for the GPU */
-void xgpub_gate_enter(struct xgpub_worker *w)
+/* before a gated op: wait for the GPU; returns the submission's start */
+uint64_t xgpub_gate_enter(struct xgpub_worker *w)
 {
+	uint64_t now;
+
 	(void)w;
 	__atomic_store_n(&g.st->submitting, 1, __ATOMIC_RELEASE);
 	if (!__atomic_load_n(&g.st->want, __ATOMIC_RELAXED)) {
@@ -385,7 +390,9 @@ void xgpub_gate_enter(struct xgpub_worker *w)
 	}
 	/* a submission can take long (a full launch queue; the fake device
 	 * runs kernels inside the call): it counts as work in flight */
-	__atomic_store_n(&g.st->call_since, xgpub_now_ns(), __ATOMIC_RELEASE);
+	now = xgpub_now_ns();
+	__atomic_store_n(&g.st->call_since, now, __ATOMIC_RELEASE);
+	return now;
 }
 
 /* whether the guest is alone on the GPU (the daemon says) */

@@ -259,8 +259,7 @@ static int dispatch(struct xgpub_worker *w, const struct xgpuif_request *req,
 		uint64_t t0;
 
 		memcpy(&sh, payload_buf + op->stream_off, sizeof(sh));
-		xgpub_gate_enter(w);
-		t0 = xgpub_now_ns();
+		t0 = xgpub_gate_enter(w);
 		rc = op->call(w, payload_buf, req->len, reply_buf, cap, rlen);
 		/* (the stream is found first: arguments have no order) */
 		submitted = rc == 0 && !xgpub_stream(w, sh, &s);

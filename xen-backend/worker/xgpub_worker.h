@@ -132,7 +132,8 @@ struct xgpub_worker;
 void xgpub_gate_init(struct xgpub_worker *w);
 /* ops that put GPU work on a stream wait for the GPU (scheduler on) */
 bool xgpub_gate_on(void);
-void xgpub_gate_enter(struct xgpub_worker *w);
+/* before such an op; returns the time its submission starts */
+uint64_t xgpub_gate_enter(struct xgpub_worker *w);
 /*
  * After such an op: submitted (on stream s, since t0) or not.  bound:
  * wait while too much work is in flight (false for a stream whose work may
