@@ -219,7 +219,8 @@ $(O)/tests/check_%: tests/unit/check_%.c $(wildcard tests/unit/*.h) \
 
 # Integration clients are ordinary CUDA driver-API programs linked against
 # the guest library.
-$(O)/tests/%: tests/integration/%.c $(GUEST_LIB) $(HEADERS)
+$(O)/tests/%: tests/integration/%.c $(wildcard tests/integration/*.h) \
+		$(GUEST_LIB) $(HEADERS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(CFLAGS_BASE) -o $@ $< -L$(O)/lib -l:libcuda.so.1 \
