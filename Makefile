@@ -117,16 +117,17 @@ all: $(GUEST_LIB) $(NVML_LIB) $(BACKEND) $(CLI)
 # the CLI: a table of subcommands, a file per subcommand or small group;
 # it speaks the control protocol of xen-backend/include/xgpu_ctl.h
 # (with what it shares with the daemon: xgpu.conf's parser, a device's
-# xenstore nodes)
+# xenstore nodes, the xenstore library's table)
 CLI_SRCS := $(sort $(wildcard tools/xgpu/*.c)) \
-	xen-backend/common/xgpu_rules.c xen-backend/common/xgpu_xsdev.c
+	xen-backend/common/xgpu_rules.c xen-backend/common/xgpu_xsdev.c \
+	xen-backend/transport/xgpub_xs.c xen-backend/transport/xgpub_xs_parse.c
 
 $(CLI): $(CLI_SRCS) $(wildcard tools/xgpu/*.h) $(HEADERS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(CFLAGS_BASE) -Ixen-backend/include -Ixen-backend/common \
 		-Ixen-backend/transport -Ischeduler -o $@ \
-		$(CLI_SRCS) $(LDFLAGS) $(XEN_LIBS) $(LDSAN) -lpthread
+		$(CLI_SRCS) $(LDFLAGS) $(XEN_LIBS) $(LDSAN) -ldl -lpthread
 
 CALLS_INPUTS := shared-ring/xgpuif-ops.h shared-ring/xgpuif-ops-vmm.h \
 	shared-ring/xgpuif-ops-module.h shared-ring/xgpuif-ops-nvml.h \
@@ -218,7 +219,8 @@ $(O)/tests/check_%: tests/unit/check_%.c $(wildcard tests/unit/*.h) \
 
 # Integration clients are ordinary CUDA driver-API programs linked against
 # the guest library.
-$(O)/tests/%: tests/integration/%.c $(GUEST_LIB) $(HEADERS)
+$(O)/tests/%: tests/integration/%.c $(wildcard tests/integration/*.h) \
+		$(GUEST_LIB) $(HEADERS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(CFLAGS_BASE) -o $@ $< -L$(O)/lib -l:libcuda.so.1 \

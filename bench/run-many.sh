@@ -22,54 +22,24 @@
 #                     [--every K]
 # Exit status: 0 every ratio met its target, 3 some missed, 2 bad usage.
 set -u
+# shellcheck source-path=SCRIPTDIR source=common.sh
+. "$(dirname "$0")/common.sh"
 LIB= BACKEND= BIN= OUT=/tmp/xgpu-many SECS=6 COUNTS="1 8 32 64" US="100 1000 5000"
 EVERY=4
-while [ $# -gt 0 ]; do
-	case $1 in
-	--xgpu-lib) LIB=$2; shift ;;
-	--backend) BACKEND=$2; shift ;;
-	--bin) BIN=$2; shift ;;
-	--out) OUT=$2; shift ;;
-	--secs) SECS=$2; shift ;;
-	--counts) COUNTS=$2; shift ;;
-	--us) US=$2; shift ;;
-	--every) EVERY=$2; shift ;;
-	*) echo "unknown option $1" >&2; exit 2 ;;
-	esac
-	shift
-done
+bench_options "--xgpu-lib=LIB --backend=BACKEND --bin=BIN --out=OUT \
+	--secs=SECS --counts=COUNTS --us=US --every=EVERY" "$@"
 for p in LIB BACKEND BIN; do
 	[ -n "${!p}" ] || { echo "usage: missing --${p,,}" >&2; exit 2; }
-	case ${!p} in /*) ;; *) eval "$p=\$PWD/\${!p}" ;; esac
 done
+bench_abs LIB BACKEND BIN
 mkdir -p "$OUT"
-if ! nvidia-smi -L >/dev/null 2>&1; then
-	echo "SKIP many: no GPU"
-	exit 0
-fi
-DRV=
-for d in /usr/lib/x86_64-linux-gnu/libcuda.so.1 \
-	 /usr/local/nvidia/lib64/libcuda.so.1 /usr/lib64/libcuda.so.1; do
-	[ -e "$d" ] && DRV=$d && break
-done
+bench_need_gpu many
 T=$(mktemp -d /tmp/xgpu-many.XXXXXX)
 DPID=
-# These scripts test other things than the pageable-memory refusal: on a
-# host whose driver lets kernels reach pageable host memory (open kernel
-# modules with HMM, or ATS) the daemon refuses to start without
-# --allow-pageable-access, so it is passed whenever the daemon knows it.
-PAGEABLE_OPT=$("$BACKEND" --help 2>/dev/null | grep -o -m1 -- --allow-pageable-access)
-start() {
-	# shellcheck disable=SC2086 # empty or one word
-	"$BACKEND" --local "$T/s.sock" --control "$T/c.sock" --foreground \
-		--driver "$DRV" --sched credit $PAGEABLE_OPT \
-		>>"$OUT/backend.log" 2>&1 &
-	DPID=$!
-	for _ in $(seq 50); do [ -S "$T/c.sock" ] && break; sleep 0.1; done
-}
+start() { bench_start credit; }
 # (the tenants are gone: a moment for the daemon to reap their workers,
 # whose exit lines carry the Dom0 CPU each used)
-stop() { sleep 0.5; kill "$DPID" 2>/dev/null; wait "$DPID" 2>/dev/null; rm -f "$T"/*.sock; }
+stop() { sleep 0.5; bench_stop; }
 
 # the workers' CPU seconds and lifetimes in the log from line $1 on
 worker_cpu() {

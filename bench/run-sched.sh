@@ -12,41 +12,19 @@
 #   bench/run-sched.sh --xgpu-lib DIR --backend PATH --cli PATH --bin DIR
 #                      [--out DIR] [--secs N]
 set -u
+# shellcheck source-path=SCRIPTDIR source=common.sh
+. "$(dirname "$0")/common.sh"
 LIB= BACKEND= CLI= BIN= OUT=/tmp/xgpu-sched SECS=20
-while [ $# -gt 0 ]; do
-	case $1 in
-	--xgpu-lib) LIB=$2; shift ;;
-	--backend) BACKEND=$2; shift ;;
-	--cli) CLI=$2; shift ;;
-	--bin) BIN=$2; shift ;;
-	--out) OUT=$2; shift ;;
-	--secs) SECS=$2; shift ;;
-	*) echo "unknown option $1" >&2; exit 2 ;;
-	esac
-	shift
-done
+bench_options "--xgpu-lib=LIB --backend=BACKEND --cli=CLI --bin=BIN \
+	--out=OUT --secs=SECS" "$@"
 mkdir -p "$OUT"
-for p in LIB BACKEND CLI BIN; do
-	case ${!p} in /*) ;; *) eval "$p=\$PWD/\${!p}" ;; esac
-done
-if ! nvidia-smi -L >/dev/null 2>&1; then
-	echo "SKIP sched: no GPU"
-	exit 0
-fi
-DRV=
-for d in /usr/lib/x86_64-linux-gnu/libcuda.so.1 /usr/local/nvidia/lib64/libcuda.so.1 /usr/lib64/libcuda.so.1; do
-	[ -e "$d" ] && DRV=$d && break
-done
+bench_abs LIB BACKEND CLI BIN
+bench_need_gpu sched
 T=$(mktemp -d /tmp/xgpu-sched.XXXXXX)
 for n in A B C solo; do cp "$BIN/spin" "$T/spin$n"; done
 DPID=
-start() {	# start POLICY
-	"$BACKEND" --local "$T/s.sock" --control "$T/c.sock" --foreground \
-		--driver "$DRV" --sched "$1" >>"$OUT/backend.log" 2>&1 &
-	DPID=$!
-	for _ in $(seq 50); do [ -S "$T/c.sock" ] && break; sleep 0.1; done
-}
-stop() { kill "$DPID" 2>/dev/null; wait "$DPID" 2>/dev/null; rm -f "$T"/*.sock; }
+start() { bench_start "$1"; }	# start POLICY
+stop() { bench_stop; }
 cli() { "$CLI" -s "$T/c.sock" "$@"; }
 tenant() {	# tenant NAME US SECS [EVERY]
 	XGPU_SOCKET=$T/s.sock LD_LIBRARY_PATH=$LIB "$T/spin$1" "$2" "$3" \

@@ -14,77 +14,19 @@
  */
 #define CUDA_ENABLE_DEPRECATED 1	/* texture references are served */
 #include <cuda.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int failures, step_failed;
-static const char *step;
-
-static const char *errname(CUresult rc)
-{
-	const char *s = NULL;
-
-	if (cuGetErrorName(rc, &s) != CUDA_SUCCESS || !s)
-		return "(unknown error)";
-	return s;
-}
-
-static void begin(const char *name)
-{
-	step = name;
-	step_failed = 0;
-}
-
-static void failf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static void failf(const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!step_failed) {
-		printf("FAIL %s: ", step);
-		va_start(ap, fmt);
-		vprintf(fmt, ap);
-		va_end(ap);
-		printf("\n");
-		fflush(stdout);
-	}
-	step_failed = 1;
-}
-
-static void end(void)
-{
-	if (step_failed)
-		failures++;
-	else
-		printf("PASS %s\n", step);
-	fflush(stdout);
-}
-
-static int ok_(CUresult rc, const char *what)
-{
-	if (rc != CUDA_SUCCESS)
-		failf("%s: %s", what, errname(rc));
-	return rc == CUDA_SUCCESS;
-}
-
-#define OK(call) ok_((call), #call)
-
-#define EXPECT(cond, ...)                                                    \
-	do {                                                                 \
-		if (!(cond))                                                 \
-			failf(__VA_ARGS__);                                  \
-	} while (0)
+#include "steps.h"
 
 #define EXPECT_RC(call, want)                                                \
 	do {                                                                 \
 		CUresult rc_ = (call);                                       \
 		if (rc_ != (want))                                           \
-			failf("%s gave %s, not %s", #call, errname(rc_),     \
-			      errname(want));                                \
+			failf("%s gave %s, not %s", #call, ename(rc_),       \
+			      ename(want));                                  \
 	} while (0)
 
 static const char fake_image[] = "XGPU-FAKE-MODULE\n"
@@ -745,6 +687,6 @@ int main(void)
 	test_batch();
 	test_staged();
 	cuDevicePrimaryCtxRelease(dev);
-	printf("%s arrays: %d failed\n", failures ? "FAIL" : "PASS", failures);
-	return failures ? 1 : 0;
+	printf("%s arrays: %d failed\n", failed ? "FAIL" : "PASS", failed);
+	return failed ? 1 : 0;
 }

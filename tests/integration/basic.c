@@ -9,71 +9,12 @@
  * non-zero if any failed.  Steps go on after a failure where they can.
  */
 #include <cuda.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int failures, step_failed;
-static const char *step;
-
-static const char *errname(CUresult rc)
-{
-	const char *s = NULL;
-
-	if (cuGetErrorName(rc, &s) != CUDA_SUCCESS || !s)
-		return "(unknown error)";
-	return s;
-}
-
-static void begin(const char *name)
-{
-	step = name;
-	step_failed = 0;
-}
-
-static void failf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static void failf(const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!step_failed) {
-		printf("FAIL %s: ", step);
-		va_start(ap, fmt);
-		vprintf(fmt, ap);
-		va_end(ap);
-		printf("\n");
-		fflush(stdout);
-	}
-	step_failed = 1;
-}
-
-static void end(void)
-{
-	if (step_failed)
-		failures++;
-	else
-		printf("PASS %s\n", step);
-	fflush(stdout);
-}
-
-/* a call's result: on error, fail the step and return 0 */
-static int ok_(CUresult rc, const char *what)
-{
-	if (rc != CUDA_SUCCESS)
-		failf("%s: %s", what, errname(rc));
-	return rc == CUDA_SUCCESS;
-}
-
-#define OK(call) ok_((call), #call)
-
-#define EXPECT(cond, ...)                                                    \
-	do {                                                                 \
-		if (!(cond))                                                 \
-			failf(__VA_ARGS__);                                  \
-	} while (0)
+#include "steps.h"
 
 static uint8_t pat(size_t i, uint32_t seed)
 {
@@ -1092,14 +1033,14 @@ static void test_deferred_error(void)
 	c = a + 4;
 	rc = cuLaunchKernel(vadd, 4, 1, 1, 256, 1, 1, 0, NULL, params, NULL);
 	EXPECT(rc == CUDA_SUCCESS, "a posted launch returned %s at once",
-	       errname(rc));
+	       ename(rc));
 	rc = cuCtxSynchronize();
 	EXPECT(rc == CUDA_ERROR_ILLEGAL_ADDRESS, "cuCtxSynchronize returned "
-	       "%s, expected CUDA_ERROR_ILLEGAL_ADDRESS", errname(rc));
+	       "%s, expected CUDA_ERROR_ILLEGAL_ADDRESS", ename(rc));
 	/* reported once (the fake device does not make it sticky) */
 	rc = cuCtxSynchronize();
 	EXPECT(rc == CUDA_SUCCESS, "the error came back twice (%s)",
-	       errname(rc));
+	       ename(rc));
 out:
 	if (a)
 		cuMemFree(a);
@@ -1166,7 +1107,7 @@ int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	test_init();
-	if (failures) {
+	if (failed) {
 		printf("basic: cuInit failed; nothing else to try\n");
 		return 1;
 	}
@@ -1195,6 +1136,6 @@ int main(void)
 	test_host_export_table();
 	test_error_names();
 	test_cleanup();
-	printf("basic: %d step(s) failed\n", failures);
-	return failures ? 1 : 0;
+	printf("basic: %d step(s) failed\n", failed);
+	return failed ? 1 : 0;
 }

@@ -27,7 +27,6 @@
  * "N passed, M failed"; exits 0 when all passed.
  */
 #include <cuda.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -35,68 +34,16 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "steps.h"
+
 #define ROUNDS	10
 #define WARM	40	/* launches before a capture */
 #define CELLS	64
 
 static const char image[] = "XGPU-FAKE-MODULE\n# kernels: xgpu_fake_fill\n";
 
-static const char *step;
-static int step_failed, passed, failed;
 static CUfunction fill;
 static CUdeviceptr d;
-
-static void begin(const char *name)
-{
-	step = name;
-	step_failed = 0;
-}
-
-static void failf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static void failf(const char *fmt, ...)
-{
-	va_list ap;
-
-	if (step_failed++)
-		return;
-	printf("FAIL %s: ", step);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-}
-
-static void end(void)
-{
-	if (step_failed) {
-		failed++;
-	} else {
-		passed++;
-		printf("PASS %s\n", step);
-	}
-	fflush(stdout);
-}
-
-static const char *ename(CUresult rc)
-{
-	const char *n = NULL;
-
-	cuGetErrorName(rc, &n);
-	return n ? n : "?";
-}
-
-/* call must succeed; false (and the step failed) if not */
-#define OK(call) ok_((call), #call)
-
-static bool ok_(CUresult rc, const char *what)
-{
-	if (rc == CUDA_SUCCESS)
-		return true;
-	failf("%s: %s (%d)", what, ename(rc), (int)rc);
-	return false;
-}
 
 /* fill the CELLS cells at d with v, on stream s */
 static CUresult fill_on(CUstream s, uint32_t v)

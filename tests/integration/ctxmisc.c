@@ -12,12 +12,13 @@
  */
 #include <cuda.h>
 #include <malloc.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "steps.h"
 
 /* the per-thread entry points, by their exported names */
 extern CUresult copy_attrs_ptsz(CUstream dst, CUstream src)
@@ -42,66 +43,8 @@ extern CUresult prefetch_batch_ptsz(CUdeviceptr *dptrs, size_t *sizes,
 
 static const char image[] = "XGPU-FAKE-MODULE\n";
 
-static const char *step;
-static int step_failed, passed, failed;
 static CUcontext ctx;
 static CUfunction fill;
-
-static void begin(const char *name)
-{
-	step = name;
-	step_failed = 0;
-}
-
-static void failf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static void failf(const char *fmt, ...)
-{
-	va_list ap;
-
-	if (step_failed++)
-		return;
-	printf("FAIL %s: ", step);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-}
-
-static void end(void)
-{
-	if (step_failed) {
-		failed++;
-	} else {
-		passed++;
-		printf("PASS %s\n", step);
-	}
-	fflush(stdout);
-}
-
-static const char *ename(CUresult rc)
-{
-	const char *n = NULL;
-
-	cuGetErrorName(rc, &n);
-	return n ? n : "?";
-}
-
-/* call must return want */
-#define WANT(want, call)                                                     \
-	do {                                                                 \
-		CUresult rc_ = (call);                                       \
-		if (rc_ != (want))                                           \
-			failf("%s: %s, want %s", #call, ename(rc_),          \
-			      ename(want));                                  \
-	} while (0)
-
-#define EXPECT(cond, ...)                                                    \
-	do {                                                                 \
-		if (!(cond))                                                 \
-			failf(__VA_ARGS__);                                  \
-	} while (0)
 
 /*
  * A handle that outlives its object: the bytes the library's handle points

@@ -19,13 +19,14 @@
  */
 #include <cuda.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "steps.h"
 
 /* texture references are deprecated in cuda.h */
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
@@ -39,64 +40,6 @@ CUresult cuMemMapArrayAsync_ptsz(CUarrayMapInfo *list, unsigned int count,
 				 CUstream s);
 
 static const char image[] = "XGPU-FAKE-MODULE\n";
-
-static const char *step;
-static int step_failed, passed, failed;
-
-static void begin(const char *name)
-{
-	step = name;
-	step_failed = 0;
-}
-
-static void failf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static void failf(const char *fmt, ...)
-{
-	va_list ap;
-
-	if (step_failed++)
-		return;
-	printf("FAIL %s: ", step);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-}
-
-static void end(void)
-{
-	if (step_failed) {
-		failed++;
-	} else {
-		passed++;
-		printf("PASS %s\n", step);
-	}
-	fflush(stdout);
-}
-
-static const char *ename(CUresult rc)
-{
-	const char *n = NULL;
-
-	cuGetErrorName(rc, &n);
-	return n ? n : "?";
-}
-
-#define WANT(want, call)                                                     \
-	do {                                                                 \
-		CUresult rc_ = (call);                                       \
-		if (rc_ != (want))                                           \
-			failf("%s: %s, want %s", #call, ename(rc_),          \
-			      ename(want));                                  \
-	} while (0)
-
-#define EXPECT(cond, ...)                                                    \
-	do {                                                                 \
-		if (!(cond))                                                 \
-			failf(__VA_ARGS__);                                  \
-	} while (0)
 
 static void alive(void)
 {

@@ -14,19 +14,18 @@
  */
 #include <cuda.h>
 #include <malloc.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "steps.h"
 
 static const char image[] = "XGPU-FAKE-MODULE\n";
 
 #define SMS	132u	/* the fake device's */
 #define GROUP	16u
 
-static const char *step;
-static int step_failed, passed, failed;
 static CUcontext primary;
 static CUfunction fill;
 
@@ -37,61 +36,6 @@ static CUdevResourceDesc desc;
 static CUgreenCtx green;
 static CUcontext gctx;
 static unsigned long long gid;
-
-static void begin(const char *name)
-{
-	step = name;
-	step_failed = 0;
-}
-
-static void failf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static void failf(const char *fmt, ...)
-{
-	va_list ap;
-
-	if (step_failed++)
-		return;
-	printf("FAIL %s: ", step);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-}
-
-static void end(void)
-{
-	if (step_failed) {
-		failed++;
-	} else {
-		passed++;
-		printf("PASS %s\n", step);
-	}
-	fflush(stdout);
-}
-
-static const char *ename(CUresult rc)
-{
-	const char *n = NULL;
-
-	cuGetErrorName(rc, &n);
-	return n ? n : "?";
-}
-
-#define WANT(want, call)                                                     \
-	do {                                                                 \
-		CUresult rc_ = (call);                                       \
-		if (rc_ != (want))                                           \
-			failf("%s: %s, want %s", #call, ename(rc_),          \
-			      ename(want));                                  \
-	} while (0)
-
-#define EXPECT(cond, ...)                                                    \
-	do {                                                                 \
-		if (!(cond))                                                 \
-			failf(__VA_ARGS__);                                  \
-	} while (0)
 
 /* the channel still serves this guest */
 static void alive(void)

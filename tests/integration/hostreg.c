@@ -15,7 +15,6 @@
  */
 #include <cuda.h>
 #include <dlfcn.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -25,71 +24,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static int failures, step_failed;
-static const char *step;
-
-static const char *errname(CUresult rc)
-{
-	const char *s = NULL;
-
-	if (cuGetErrorName(rc, &s) != CUDA_SUCCESS || !s)
-		return "(unknown error)";
-	return s;
-}
-
-static void begin(const char *name)
-{
-	step = name;
-	step_failed = 0;
-}
-
-static void failf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static void failf(const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!step_failed) {
-		printf("FAIL %s: ", step);
-		va_start(ap, fmt);
-		vprintf(fmt, ap);
-		va_end(ap);
-		printf("\n");
-		fflush(stdout);
-	}
-	step_failed = 1;
-}
-
-static void end(void)
-{
-	if (step_failed)
-		failures++;
-	else
-		printf("PASS %s\n", step);
-	fflush(stdout);
-}
-
-static int ok_(CUresult rc, const char *what)
-{
-	if (rc != CUDA_SUCCESS)
-		failf("%s: %s", what, errname(rc));
-	return rc == CUDA_SUCCESS;
-}
-
-#define OK(call) ok_((call), #call)
-
-#define EXPECT(cond, ...)                                                    \
-	do {                                                                 \
-		if (!(cond))                                                 \
-			failf(__VA_ARGS__);                                  \
-	} while (0)
+#include "steps.h"
 
 #define EXPECT_RC(call, want)                                                \
 	do {                                                                 \
 		CUresult rc_ = (call);                                       \
 		if (rc_ != (want))                                           \
-			failf("%s: %s, expected %s", #call, errname(rc_),    \
-			      errname(want));                                \
+			failf("%s: %s, expected %s", #call, ename(rc_),      \
+			      ename(want));                                  \
 	} while (0)
 
 static uint8_t pat(size_t i, uint32_t seed)
@@ -617,5 +559,5 @@ int main(int argc, char **argv)
 	if (argc > 1)
 		test_quota(strtoul(argv[1], NULL, 10));
 	cuDevicePrimaryCtxRelease(dev);
-	return failures ? 1 : 0;
+	return failed ? 1 : 0;
 }

@@ -20,68 +20,17 @@
  */
 #include <cuda.h>
 #include <grp.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "steps.h"
+
 #define MIB		(1ull << 20)
 #define QUOTA		(64 * MIB)
 #define CTX_CHARGE	(4 * MIB)
-
-static int failures, step_failed;
-static const char *step;
-
-static const char *errname(CUresult rc)
-{
-	const char *s = NULL;
-
-	if (cuGetErrorName(rc, &s) != CUDA_SUCCESS || !s)
-		return "(unknown error)";
-	return s;
-}
-
-static void begin(const char *name)
-{
-	step = name;
-	step_failed = 0;
-}
-
-static void failf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static void failf(const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!step_failed) {
-		printf("FAIL %s: ", step);
-		va_start(ap, fmt);
-		vprintf(fmt, ap);
-		va_end(ap);
-		printf("\n");
-		fflush(stdout);
-	}
-	step_failed = 1;
-}
-
-static void end(void)
-{
-	if (step_failed)
-		failures++;
-	else
-		printf("PASS %s\n", step);
-	fflush(stdout);
-}
-
-#define WANT(want, call)                                                      \
-	do {                                                                  \
-		CUresult rc_ = (call);                                        \
-		if (rc_ != (want))                                            \
-			failf("%s: %s, wanted %s (line %d)", #call,           \
-			      errname(rc_), errname(want), __LINE__);         \
-	} while (0)
 
 static uint64_t mem_free(void)
 {
@@ -89,7 +38,7 @@ static uint64_t mem_free(void)
 	CUresult rc = cuMemGetInfo(&f, &t);
 
 	if (rc)
-		failf("cuMemGetInfo: %s", errname(rc));
+		failf("cuMemGetInfo: %s", ename(rc));
 	else if (t != QUOTA)
 		failf("cuMemGetInfo total %zu, wanted the quota %llu", t,
 		      (unsigned long long)QUOTA);
@@ -354,7 +303,7 @@ static void step_globals(void)
 	if (rc == CUDA_SUCCESS)
 		rc = cuModuleGetGlobal(&g, &size, mod, "xgpu_fake_global");
 	if (rc != CUDA_ERROR_OUT_OF_MEMORY)
-		failf("a global with the quota used up: %s", errname(rc));
+		failf("a global with the quota used up: %s", ename(rc));
 	if (mod)
 		WANT(CUDA_SUCCESS, cuModuleUnload(mod));
 	fill_release();
@@ -404,7 +353,7 @@ static int setup(void)
 	if (!rc)
 		rc = cuCtxSetCurrent(primary);
 	if (rc) {
-		printf("FAIL setup: %s\n", errname(rc));
+		printf("FAIL setup: %s\n", ename(rc));
 		return -1;
 	}
 	return 0;
@@ -432,15 +381,15 @@ int main(int argc, char **argv)
 		step_green();
 		step_globals();
 		step_images();
-		printf("%s\n", failures ? "FAIL" : "PASS");
-		return failures ? 1 : 0;
+		printf("%s\n", failed ? "FAIL" : "PASS");
+		return failed ? 1 : 0;
 	}
 	if (strcmp(argv[1], "holdimg") == 0 && argc == 4) {
 		char *img = big_image(strtoull(argv[2], NULL, 10) << 10);
 		CUmodule m = NULL;
 
 		printf("quotacharge: holdimg: %s\n",
-		       img ? errname(cuModuleLoadData(&m, img)) : "no memory");
+		       img ? ename(cuModuleLoadData(&m, img)) : "no memory");
 		fflush(stdout);
 		sleep((unsigned int)atoi(argv[3]));
 		return 0;
@@ -456,7 +405,7 @@ int main(int argc, char **argv)
 
 		rc = cuArray3DCreate(&a, &d);
 		cuMemGetInfo(&f, &t);
-		printf("quotacharge: holdall: %s free %zu\n", errname(rc), f);
+		printf("quotacharge: holdall: %s free %zu\n", ename(rc), f);
 		fflush(stdout);
 		sleep((unsigned int)atoi(argv[2]));
 		return 0;

@@ -3,8 +3,9 @@
  * cmd_attach.c: `xgpu attach` and `xgpu detach`, which give a domain an
  * xgpu device or take it away by writing xenstore as a toolstack would
  * (the nodes: xen-backend/common/xgpu_xsdev.c, which the daemon also
- * writes for the rules of xgpu.conf); the kernel's xen-backend bus then
- * runs the hotplug script.
+ * writes for the rules of xgpu.conf, both through xgpub_xs: the static
+ * libxenstore's table, xen-backend/transport/xgpub_xs.c); the kernel's
+ * xen-backend bus then runs the hotplug script.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -47,19 +48,6 @@ static int find_domid(struct xs_handle *xs, const char *dom, unsigned int *out)
 	free(ents);
 	return -1;
 }
-
-/* the static library's functions, for the device's nodes
- * (xgpu_xsdev.c) */
-static const struct xgpub_xs xs_cli = {
-	.name = "libxenstore",
-	.read = xs_read,
-	.write = xs_write,
-	.rm = xs_rm,
-	.mkdir = xs_mkdir,
-	.set_permissions = xs_set_permissions,
-	.transaction_start = xs_transaction_start,
-	.transaction_end = xs_transaction_end,
-};
 
 static struct xs_handle *xs_or_die(void)
 {
@@ -132,7 +120,7 @@ int cmd_attach(int argc, char **argv)
 
 	if (rc)
 		return rc;
-	rc = xgpu_xsdev_create(&xs_cli, d.xs, &d.dev);
+	rc = xgpu_xsdev_create(xgpub_xs, d.xs, &d.dev);
 	if (rc == -EEXIST) {
 		fprintf(stderr, "xgpu: domain %u already has xgpu device %u\n",
 			d.dev.domid, d.dev.devid);
@@ -164,7 +152,7 @@ int cmd_detach(int argc, char **argv)
 		return XGPU_EXIT_FAIL;
 	}
 	/* as the toolstack does: ask the frontend to close, give it time */
-	xgpu_xsdev_close(&xs_cli, d.xs, &d.dev);
+	xgpu_xsdev_close(xgpub_xs, d.xs, &d.dev);
 	for (int i = 0; i < 50; i++) {
 		st = xs_long(d.xs, d.dev.fe, "state");
 		if (st < 0 || st == XenbusStateClosed ||
@@ -172,7 +160,7 @@ int cmd_detach(int argc, char **argv)
 			break;
 		usleep(100000);
 	}
-	xgpu_xsdev_remove(&xs_cli, d.xs, &d.dev);
+	xgpu_xsdev_remove(xgpub_xs, d.xs, &d.dev);
 	printf("domain %u: xgpu device %u detached\n", d.dev.domid,
 	       d.dev.devid);
 	xs_close(d.xs);
