@@ -11,6 +11,12 @@
 #
 #   bench/run-sched.sh --xgpu-lib DIR --backend PATH --cli PATH --bin DIR
 #                      [--out DIR] [--secs N]
+#
+# Targets, judged (a line ends in "ok" or "MISS"): under the credit
+# scheduler every share within 1 point of its target and min/max
+# normalized share >= 0.98; a tenant alone >= 0.99 of native, for 1 ms
+# kernels and for turns (one kernel, then a synchronize) of 100 us and of
+# 20 us.  Exit status: 0 every target met, 3 some missed, 2 bad usage.
 set -u
 # shellcheck source-path=SCRIPTDIR source=common.sh
 . "$(dirname "$0")/common.sh"
@@ -51,9 +57,16 @@ sample_start() {
 }
 sample_stop() { kill "$SAMPLER" 2>/dev/null; wait "$SAMPLER" 2>/dev/null; }
 
-# report PHASE "A B C" "tA tB tC" (targets in percent)
+# verdict OK: " ok" or " MISS" (the summary's MISS lines are counted at
+# the end)
+verdict() {
+	if [ "$1" = 1 ]; then echo " ok"; else echo " MISS"; fi
+}
+# report PHASE "A B C" "tA tB tC" [judge] (targets in percent; judged:
+# each share within 1 point, min/max normalized >= 0.98)
 report() {
-	local names=($2) tg=($3) tot=0 c i line="" mn=9 mx=0
+	local names=($2) tg=($3) judge=${4:-} tot=0 c i line="" mn=9 mx=0 \
+		near=1
 	for i in "${!names[@]}"; do
 		c[$i]=$(count "${names[$i]}"); c[$i]=${c[$i]:-0}
 		tot=$((tot + c[$i]))
@@ -66,14 +79,32 @@ report() {
 			nz=$(awk -v s="$sh" -v t="${tg[$i]}" 'BEGIN{printf "%.3f", s/t}')
 			mn=$(awk -v a="$mn" -v b="$nz" 'BEGIN{print (b<a)?b:a}')
 			mx=$(awk -v a="$mx" -v b="$nz" 'BEGIN{print (b>a)?b:a}')
+			awk -v s="$sh" -v t="${tg[$i]}" \
+				'BEGIN{exit !(s - t <= 1 && t - s <= 1)}' || near=0
 		fi
 	done
 	if [ "$mx" = 0 ]; then
 		echo "$1:$line" | tee -a "$OUT/sched-summary.txt"
-	else
+	elif [ -z "$judge" ]; then
 		echo "$1:$line  min/max normalized $mn/$mx" |
 			tee -a "$OUT/sched-summary.txt"
+	else
+		ok=$(awk -v a="$mn" -v b="$mx" -v n="$near" \
+			'BEGIN{print (n && b > 0 && a / b >= 0.98) ? 1 : 0}')
+		echo "$1:$line  min/max normalized $mn/$mx (target: within 1 point, min/max >= 0.98)$(verdict "$ok")" |
+			tee -a "$OUT/sched-summary.txt"
 	fi
+}
+# solo NAME NATIVE XGPU POLICY: a tenant alone against native (credit:
+# >= 0.99 judged)
+solo_line() {
+	local r
+	r=$(awk -v a="$3" -v b="$2" 'BEGIN{printf "%.4f", b ? a/b : 0}')
+	if [ "$4" = credit ]; then
+		echo "$1, sched $4: $3 vs native $2: ratio $r (target >= 0.99)$(verdict "$(awk -v r="$r" 'BEGIN{print (r >= 0.99) ? 1 : 0}')")"
+	else
+		echo "$1, sched $4: $3 vs native $2: ratio $r"
+	fi | tee -a "$OUT/sched-summary.txt"
 }
 
 : >"$OUT/sched-summary.txt"
@@ -93,8 +124,12 @@ for pol in credit fifo; do
 		wait $p1 $p2 $p3
 		sample_stop
 		stop
-		report "$PHASE weights 1:2:4" "A B C" "14.3 28.6 57.1"
-		[ "$pol" = fifo ] && break
+		if [ "$pol" = credit ]; then
+			report "$PHASE weights 1:2:4" "A B C" "14.3 28.6 57.1" judge
+		else
+			report "$PHASE weights 1:2:4" "A B C" "14.3 28.6 57.1"
+			break
+		fi
 	done
 done
 # a 25% cap on A beside an uncapped B (equal weights)
@@ -104,7 +139,7 @@ tenant A 1000 "$SECS" & p1=$!
 tenant B 1000 "$SECS" & p2=$!
 sample_start
 wait $p1 $p2; sample_stop; stop
-report "cap A=25% beside B" "A B" "25 75"
+report "cap A=25% beside B" "A B" "25 75" judge
 # idle share is lent: A runs only the first half; B and C (1:2) share the rest
 PHASE=idle; start credit
 cli sched-credit -d local:spinA -w 256 >/dev/null
@@ -123,20 +158,24 @@ nat=$(sed -n 's/.*kernels=\([0-9]*\).*/\1/p' "$OUT/solo.native.out")
 for pol in off credit; do
 	start $pol; tenant solo 1000 $((SECS / 2)); stop
 	cp "$OUT/solo.solo.out" "$OUT/solo.$pol.out"
-	x=$(count solo)
-	echo "solo 1 ms kernels, sched $pol: $x kernels vs native $nat: ratio $(awk -v a="$x" -v b="$nat" 'BEGIN{printf "%.4f", a/b}')" | tee -a "$OUT/sched-summary.txt"
+	solo_line "solo 1 ms kernels" "$nat" "$(count solo)" $pol
 done
-# one tenant in turns: a 100 us kernel, synchronise, again (the guest is
-# idle between turns, so the GPU changes hands at every turn: what the
-# scheduler's wake-up path costs)
-PHASE=solo
-XGPU_X=1 "$T/spinsolo" 100 $((SECS / 2)) 1 >"$OUT/turns.native.out"
-nat=$(sed -n 's/.*kernels=\([0-9]*\).*/\1/p' "$OUT/turns.native.out")
-for pol in off credit; do
-	start $pol; tenant solo 100 $((SECS / 2)) 1; stop
-	cp "$OUT/solo.solo.out" "$OUT/turns.$pol.out"
-	x=$(count solo)
-	echo "solo turns of one 100 us kernel + sync, sched $pol: $x turns vs native $nat: ratio $(awk -v a="$x" -v b="$nat" 'BEGIN{printf "%.4f", a/b}')" | tee -a "$OUT/sched-summary.txt"
+# one tenant in turns: a kernel of 100 us (then 20 us), synchronise, again
+# (the guest is idle between turns, so the GPU changes hands at every
+# turn: what the scheduler's wake-up path costs)
+for us in 100 20; do
+	PHASE=solo
+	XGPU_X=1 "$T/spinsolo" $us $((SECS / 2)) 1 >"$OUT/turns$us.native.out"
+	nat=$(sed -n 's/.*kernels=\([0-9]*\).*/\1/p' "$OUT/turns$us.native.out")
+	for pol in off credit; do
+		start $pol; tenant solo $us $((SECS / 2)) 1; stop
+		cp "$OUT/solo.solo.out" "$OUT/turns$us.$pol.out"
+		solo_line "solo turns of one $us us kernel + sync" "$nat" \
+			"$(count solo)" $pol
+	done
 done
 rm -rf "$T"
 "$(dirname "$0")/plot.sh" "$OUT" || true
+MISSED=$(grep -c ' MISS$' "$OUT/sched-summary.txt")
+echo "targets missed: $MISSED" | tee -a "$OUT/sched-summary.txt"
+[ "$MISSED" = 0 ] || exit 3

@@ -24,7 +24,8 @@
  * way), or one it cannot read without unpacking (a compressed fatbin
  * member), or of a kind it does not know.  Until then, anything on the
  * pipe (a driver's own line) still reaches the guest through the drain
- * thread, a request or two later.
+ * thread, a request or two later (a line the driver left in stdio's
+ * buffer, at the next DEVICE_OUTPUT).
  *
  * The buffer is bounded (XGPUB_OUTPUT_MAX): a guest whose kernels print
  * more than it fetches loses what does not fit, and is told how much,
@@ -217,8 +218,6 @@ void xgpub_output_poll(void)
 {
 	if (out.may_print)
 		poll_pipe();
-	else
-		fflush(stdout);	/* cheap when empty; the drain thread reads */
 }
 
 /* ---- which images may print ---------------------------------------------- */
