@@ -303,11 +303,7 @@ CUresult cuGraphAddMemAllocNode(CUgraphNode *phGraphNode, CUgraph hGraph,
 	rc = add_node_d(phGraphNode, hGraph, dependencies, numDependencies,
 			CU_GRAPH_NODE_TYPE_MEM_ALLOC, &m, sizeof(m), NULL, 0,
 			&m.dptr);
-	if (rc == CUDA_SUCCESS) {
-		p->dptr = m.dptr;
-		xgpulib_dalloc_add(m.dptr, m.size);
-	}
-	return rc;
+	return xgpulib_dalloc_out(rc, m.dptr, m.size, &p->dptr);
 }
 
 CUresult cuGraphAddBatchMemOpNode(CUgraphNode *phGraphNode, CUgraph hGraph,

@@ -63,6 +63,16 @@ void xgpulib_dalloc_add(uint64_t dptr, uint64_t size)
 	pthread_mutex_unlock(&tab_mu);
 }
 
+CUresult xgpulib_dalloc_out(CUresult rc, uint64_t dptr, uint64_t size,
+			    CUdeviceptr *out)
+{
+	if (rc == CUDA_SUCCESS) {
+		*out = dptr;
+		xgpulib_dalloc_add(dptr, size);
+	}
+	return rc;
+}
+
 void xgpulib_dalloc_del(uint64_t dptr)
 {
 	pthread_mutex_lock(&tab_mu);
@@ -133,7 +143,7 @@ CUresult cuMemGetInfo(size_t *free, size_t *total)
 CUresult cuMemAlloc(CUdeviceptr *dptr, size_t bytesize)
 {
 	struct xgpuif_mem_alloc_args a = { bytesize };
-	struct xgpuif_dptr_reply r;
+	struct xgpuif_dptr_reply r = { 0 };
 	CUresult rc;
 
 	if (!dptr)
@@ -141,29 +151,22 @@ CUresult cuMemAlloc(CUdeviceptr *dptr, size_t bytesize)
 	if (!bytesize)
 		return CUDA_ERROR_INVALID_VALUE;
 	rc = xgpulib_call_MEM_ALLOC(&a, &r);
-	if (rc == CUDA_SUCCESS) {
-		*dptr = r.dptr;
-		xgpulib_dalloc_add(r.dptr, bytesize);
-	}
-	return rc;
+	return xgpulib_dalloc_out(rc, r.dptr, bytesize, dptr);
 }
 
 CUresult cuMemAllocPitch(CUdeviceptr *dptr, size_t *pitch, size_t width,
 			 size_t height, unsigned int elem)
 {
 	struct xgpuif_mem_alloc_pitch_args a = { width, height, elem, 0 };
-	struct xgpuif_mem_alloc_pitch_reply r;
+	struct xgpuif_mem_alloc_pitch_reply r = { 0 };
 	CUresult rc;
 
 	if (!dptr || !pitch)
 		return CUDA_ERROR_INVALID_VALUE;
 	rc = xgpulib_call_MEM_ALLOC_PITCH(&a, &r);
-	if (rc == CUDA_SUCCESS) {
-		*dptr = r.dptr;
+	if (rc == CUDA_SUCCESS)
 		*pitch = r.pitch;
-		xgpulib_dalloc_add(r.dptr, r.pitch * height);
-	}
-	return rc;
+	return xgpulib_dalloc_out(rc, r.dptr, r.pitch * height, dptr);
 }
 
 CUresult cuMemFree(CUdeviceptr dptr)

@@ -41,7 +41,7 @@ static CUresult alloc_async(CUdeviceptr *dptr, size_t size, uint64_t pool,
 			    CUstream s, int ptds)
 {
 	struct xgpuif_mem_alloc_async_args a = { size, 0, pool };
-	struct xgpuif_dptr_reply r;
+	struct xgpuif_dptr_reply r = { 0 };
 	CUresult rc;
 
 	if (!dptr)
@@ -52,11 +52,7 @@ static CUresult alloc_async(CUdeviceptr *dptr, size_t size, uint64_t pool,
 	if (!size)
 		return CUDA_ERROR_INVALID_VALUE;
 	rc = xgpulib_call_MEM_ALLOC_ASYNC(&a, &r);
-	if (rc == CUDA_SUCCESS) {
-		*dptr = r.dptr;
-		xgpulib_dalloc_add(r.dptr, size);
-	}
-	return rc;
+	return xgpulib_dalloc_out(rc, r.dptr, size, dptr);
 }
 
 CUresult xgpulib_mem_alloc_async(CUdeviceptr *dptr, size_t size, CUstream s,
@@ -102,13 +98,9 @@ CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *props)
 	if (props->handleTypes != CU_MEM_HANDLE_TYPE_NONE &&
 	    xgpulib_share_type("cuMemPoolCreate", props->handleTypes))
 		return CUDA_ERROR_NOT_SUPPORTED;
-	if (props->location.type != CU_MEM_LOCATION_TYPE_DEVICE) {
-		xgpulib_dbg("cuMemPoolCreate: location type %d refused "
-			    "(device pools only)", (int)props->location.type);
-		return CUDA_ERROR_NOT_SUPPORTED;
-	}
-	if (xgpulib_check_dev(props->location.id))
-		return CUDA_ERROR_INVALID_DEVICE;
+	rc = xgpulib_check_dev_loc(&props->location, "cuMemPoolCreate");
+	if (rc)
+		return rc;
 	a.alloc_type = (uint32_t)props->allocType;
 	a.handle_types = (uint32_t)props->handleTypes;
 	a.loc_type = (uint32_t)props->location.type;

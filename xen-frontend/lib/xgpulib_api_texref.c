@@ -75,15 +75,12 @@ static CUresult get_ref(void **out, CUmodule hmod, const char *name,
 	struct xgpuif_ref_reply r;
 	struct xgpuif_iov tail;
 	struct CUtexref_st *ref;
-	size_t nlen;
 	CUresult rc;
 
 	XGPULIB_CHECK_ARGS(out && name, m);
-	nlen = strlen(name) + 1;
-	if (nlen > XGPUIF_MAX_PAYLOAD - sizeof(a))
-		return CUDA_ERROR_INVALID_VALUE;
-	a.owner = m->own.remote;
-	tail = (struct xgpuif_iov){ name, (uint32_t)nlen };
+	rc = xgpulib_symbol_req(m->own.remote, name, &a, &tail);
+	if (rc)
+		return rc;
 	rc = surf ? xgpulib_call_MODULE_GET_SURFREF(&a, &tail, 1, &r) :
 		    xgpulib_call_MODULE_GET_TEXREF(&a, &tail, 1, &r);
 	if (rc)
