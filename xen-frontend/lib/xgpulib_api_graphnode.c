@@ -218,27 +218,25 @@ CUresult cuGraphAddDependencies(CUgraph hGraph, const CUgraphNode *from,
 					 numDependencies);
 }
 
+/* a memset, memcpy or host node: one struct on the wire */
+static CUresult add_fixed(CUgraphNode *out, CUgraph g, const CUgraphNode *deps,
+			  size_t nd, uint32_t type, const void *p)
+{
+	union xgpulib_node_fixed w;
+	CUresult rc = xgpulib_node_wire(type, p, &w);
+
+	return rc ? rc : add_node(out, g, deps, nd, type, &w,
+				  xgpulib_node_fixed_len(type), NULL, 0);
+}
+
 CUresult cuGraphAddMemsetNode(CUgraphNode *phGraphNode, CUgraph hGraph,
 			      const CUgraphNode *dependencies,
 			      size_t numDependencies,
 			      const CUDA_MEMSET_NODE_PARAMS *p, CUcontext ctx)
 {
-	struct xgpuif_node_memset m;
-
 	(void)ctx;	/* the worker's current context, as the guest's */
-	if (!p || !p->width || !p->height ||
-	    (p->elementSize != 1 && p->elementSize != 2 &&
-	     p->elementSize != 4)) {
-		xgpulib_dbg("cuGraphAddMemsetNode: width %zu height %zu "
-			    "element size %u", p ? p->width : 0,
-			    p ? p->height : 0, p ? p->elementSize : 0);
-		return CUDA_ERROR_INVALID_VALUE;
-	}
-	m = (struct xgpuif_node_memset){ p->dst, p->pitch, p->width,
-					 p->height, p->value,
-					 p->elementSize };
-	return add_node(phGraphNode, hGraph, dependencies, numDependencies,
-			CU_GRAPH_NODE_TYPE_MEMSET, &m, sizeof(m), NULL, 0);
+	return add_fixed(phGraphNode, hGraph, dependencies, numDependencies,
+			 CU_GRAPH_NODE_TYPE_MEMSET, p);
 }
 
 CUresult cuGraphAddMemcpyNode(CUgraphNode *phGraphNode, CUgraph hGraph,
@@ -246,15 +244,9 @@ CUresult cuGraphAddMemcpyNode(CUgraphNode *phGraphNode, CUgraph hGraph,
 			      size_t numDependencies, const CUDA_MEMCPY3D *p,
 			      CUcontext ctx)
 {
-	struct xgpuif_node_copy c;
-	CUresult rc;
-
 	(void)ctx;	/* the worker's current context, as the guest's */
-	rc = xgpulib_node_copy_wire(p, &c);
-	if (rc)
-		return rc;
-	return add_node(phGraphNode, hGraph, dependencies, numDependencies,
-			CU_GRAPH_NODE_TYPE_MEMCPY, &c, sizeof(c), NULL, 0);
+	return add_fixed(phGraphNode, hGraph, dependencies, numDependencies,
+			 CU_GRAPH_NODE_TYPE_MEMCPY, p);
 }
 
 CUresult cuGraphAddHostNode(CUgraphNode *phGraphNode, CUgraph hGraph,
@@ -262,13 +254,8 @@ CUresult cuGraphAddHostNode(CUgraphNode *phGraphNode, CUgraph hGraph,
 			    size_t numDependencies,
 			    const CUDA_HOST_NODE_PARAMS *p)
 {
-	struct xgpuif_node_host h;
-	CUresult rc = xgpulib_node_host_wire(p, &h);
-
-	if (rc)
-		return rc;
-	return add_node(phGraphNode, hGraph, dependencies, numDependencies,
-			CU_GRAPH_NODE_TYPE_HOST, &h, sizeof(h), NULL, 0);
+	return add_fixed(phGraphNode, hGraph, dependencies, numDependencies,
+			 CU_GRAPH_NODE_TYPE_HOST, p);
 }
 
 CUresult cuGraphAddMemAllocNode(CUgraphNode *phGraphNode, CUgraph hGraph,

@@ -93,80 +93,55 @@ static CUresult node_set(CUgraphExec x, CUgraphNode n, uint32_t type,
 	return xgpulib_call_GRAPH_NODE_SET(&a, &tail, 1);
 }
 
-/* host nodes */
+/* memset, memcpy and host nodes: one struct each on the wire */
 
-static CUresult host_set(CUgraphExec x, bool exec, CUgraphNode n,
-			 const CUDA_HOST_NODE_PARAMS *p)
+static CUresult fixed_set(CUgraphExec x, bool exec, CUgraphNode n,
+			  uint32_t type, const void *p)
 {
-	struct xgpuif_node_host h;
+	union xgpulib_node_fixed w;
 	CUresult rc = exec_missing(x, exec) ? CUDA_ERROR_INVALID_VALUE :
-		      xgpulib_node_host_wire(p, &h);
+		      xgpulib_node_wire(type, p, &w);
 
-	return rc ? rc : node_set(x, n, CU_GRAPH_NODE_TYPE_HOST, &h,
-				  sizeof(h));
+	return rc ? rc : node_set(x, n, type, &w,
+				  xgpulib_node_fixed_len(type));
+}
+
+static CUresult fixed_get(CUgraphNode n, uint32_t type, void *p)
+{
+	union xgpulib_node_fixed w;
+	CUresult rc = node_get(n, (int)type, p, &w,
+			       xgpulib_node_fixed_len(type));
+
+	return rc ? rc : xgpulib_node_unwire(type, &w, p);
 }
 
 CUresult cuGraphHostNodeGetParams(CUgraphNode hNode, CUDA_HOST_NODE_PARAMS *p)
 {
-	struct xgpuif_node_host h;
-	CUresult rc = node_get(hNode, CU_GRAPH_NODE_TYPE_HOST, p, &h,
-			       sizeof(h));
-
-	if (rc)
-		return rc;
-	return xgpulib_hostfn_of(h.fnid, &p->fn, &p->userData) ?
-		       CUDA_SUCCESS : CUDA_ERROR_UNKNOWN;
+	return fixed_get(hNode, CU_GRAPH_NODE_TYPE_HOST, p);
 }
 
 CUresult cuGraphHostNodeSetParams(CUgraphNode hNode,
 				  const CUDA_HOST_NODE_PARAMS *p)
 {
-	return host_set(NULL, false, hNode, p);
+	return fixed_set(NULL, false, hNode, CU_GRAPH_NODE_TYPE_HOST, p);
 }
 
 CUresult cuGraphExecHostNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
 				      const CUDA_HOST_NODE_PARAMS *p)
 {
-	return host_set(hGraphExec, true, hNode, p);
-}
-
-/* memset nodes */
-
-static CUresult memset_set(CUgraphExec x, bool exec, CUgraphNode n,
-			   const CUDA_MEMSET_NODE_PARAMS *p)
-{
-	struct xgpuif_node_memset m;
-
-	if (exec_missing(x, exec) || !p || !p->width || !p->height ||
-	    (p->elementSize != 1 && p->elementSize != 2 &&
-	     p->elementSize != 4))
-		return CUDA_ERROR_INVALID_VALUE;
-	m = (struct xgpuif_node_memset){ p->dst, p->pitch, p->width,
-					 p->height, p->value,
-					 p->elementSize };
-	return node_set(x, n, CU_GRAPH_NODE_TYPE_MEMSET, &m, sizeof(m));
+	return fixed_set(hGraphExec, true, hNode, CU_GRAPH_NODE_TYPE_HOST, p);
 }
 
 CUresult cuGraphMemsetNodeGetParams(CUgraphNode hNode,
 				    CUDA_MEMSET_NODE_PARAMS *p)
 {
-	struct xgpuif_node_memset m;
-	CUresult rc = node_get(hNode, CU_GRAPH_NODE_TYPE_MEMSET, p, &m,
-			       sizeof(m));
-
-	if (rc)
-		return rc;
-	*p = (CUDA_MEMSET_NODE_PARAMS){ .dst = m.dst, .pitch = m.pitch,
-					.value = m.value,
-					.elementSize = m.elem_size,
-					.width = m.width, .height = m.height };
-	return CUDA_SUCCESS;
+	return fixed_get(hNode, CU_GRAPH_NODE_TYPE_MEMSET, p);
 }
 
 CUresult cuGraphMemsetNodeSetParams(CUgraphNode hNode,
 				    const CUDA_MEMSET_NODE_PARAMS *p)
 {
-	return memset_set(NULL, false, hNode, p);
+	return fixed_set(NULL, false, hNode, CU_GRAPH_NODE_TYPE_MEMSET, p);
 }
 
 CUresult cuGraphExecMemsetNodeSetParams(CUgraphExec hGraphExec,
@@ -175,36 +150,18 @@ CUresult cuGraphExecMemsetNodeSetParams(CUgraphExec hGraphExec,
 					CUcontext ctx)
 {
 	(void)ctx;
-	return memset_set(hGraphExec, true, hNode, p);
-}
-
-/* memcpy nodes */
-
-static CUresult memcpy_set(CUgraphExec x, bool exec, CUgraphNode n,
-			   const CUDA_MEMCPY3D *p)
-{
-	struct xgpuif_node_copy c;
-	CUresult rc = exec_missing(x, exec) ? CUDA_ERROR_INVALID_VALUE :
-		      xgpulib_node_copy_wire(p, &c);
-
-	return rc ? rc : node_set(x, n, CU_GRAPH_NODE_TYPE_MEMCPY, &c,
-				  sizeof(c));
+	return fixed_set(hGraphExec, true, hNode, CU_GRAPH_NODE_TYPE_MEMSET,
+			 p);
 }
 
 CUresult cuGraphMemcpyNodeGetParams(CUgraphNode hNode, CUDA_MEMCPY3D *p)
 {
-	struct xgpuif_node_copy c;
-	CUresult rc = node_get(hNode, CU_GRAPH_NODE_TYPE_MEMCPY, p, &c,
-			       sizeof(c));
-
-	if (rc == CUDA_SUCCESS)
-		xgpulib_node_copy_back(&c, p);
-	return rc;
+	return fixed_get(hNode, CU_GRAPH_NODE_TYPE_MEMCPY, p);
 }
 
 CUresult cuGraphMemcpyNodeSetParams(CUgraphNode hNode, const CUDA_MEMCPY3D *p)
 {
-	return memcpy_set(NULL, false, hNode, p);
+	return fixed_set(NULL, false, hNode, CU_GRAPH_NODE_TYPE_MEMCPY, p);
 }
 
 CUresult cuGraphExecMemcpyNodeSetParams(CUgraphExec hGraphExec,
@@ -212,7 +169,8 @@ CUresult cuGraphExecMemcpyNodeSetParams(CUgraphExec hGraphExec,
 					const CUDA_MEMCPY3D *p, CUcontext ctx)
 {
 	(void)ctx;
-	return memcpy_set(hGraphExec, true, hNode, p);
+	return fixed_set(hGraphExec, true, hNode, CU_GRAPH_NODE_TYPE_MEMCPY,
+			 p);
 }
 
 /* nodes whose parameter is one object: an event, a child graph */
@@ -504,16 +462,17 @@ static CUresult generic_set(CUgraphExec x, bool exec, CUgraphNode n,
 
 		xgpulib_node_memset_of(p, &m);
 
-		return memset_set(x, exec, n, &m);
+		return fixed_set(x, exec, n, CU_GRAPH_NODE_TYPE_MEMSET, &m);
 	}
 	case CU_GRAPH_NODE_TYPE_MEMCPY:
 		if (p->memcpy.flags)
 			return CUDA_ERROR_INVALID_VALUE;
-		return memcpy_set(x, exec, n, &p->memcpy.copyParams);
+		return fixed_set(x, exec, n, CU_GRAPH_NODE_TYPE_MEMCPY,
+				 &p->memcpy.copyParams);
 	case CU_GRAPH_NODE_TYPE_HOST: {
 		CUDA_HOST_NODE_PARAMS h = { p->host.fn, p->host.userData };
 
-		return host_set(x, exec, n, &h);
+		return fixed_set(x, exec, n, CU_GRAPH_NODE_TYPE_HOST, &h);
 	}
 	case CU_GRAPH_NODE_TYPE_GRAPH:
 		return handle_set(x, exec, n, CU_GRAPH_NODE_TYPE_GRAPH,
