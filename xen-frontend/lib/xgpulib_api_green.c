@@ -110,12 +110,9 @@ XGPULIB_EXPORT CUresult cuGreenCtxGetDevResource(CUgreenCtx hCtx,
 						 CUdevResource *resource,
 						 CUdevResourceType type)
 {
-	struct CUgreenCtx_st *g;
+	struct CUgreenCtx_st *g = green_check(hCtx);
 
-	XGPULIB_CHECK_ARGS(resource, true);
-	g = green_check(hCtx);
-	if (!g)
-		return CUDA_ERROR_INVALID_HANDLE;
+	XGPULIB_CHECK_ARGS(resource, g);
 	return dev_resource(XGPUIF_DR_GREEN, g->remote, g->dev, resource,
 			    type);
 }
@@ -246,11 +243,8 @@ XGPULIB_EXPORT CUresult cuGreenCtxDestroy(CUgreenCtx hCtx)
 	struct CUctx_st *c;
 	CUresult rc;
 
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
 	g = green_check(hCtx);
-	if (!g)
-		return CUDA_ERROR_INVALID_HANDLE;
+	XGPULIB_CHECK_ARGS(true, g);
 	pthread_mutex_lock(&green_mu);
 	c = g->ctx;
 	pthread_mutex_unlock(&green_mu);
@@ -323,15 +317,9 @@ XGPULIB_EXPORT CUresult cuCtxFromGreenCtx(CUcontext *pContext, CUgreenCtx hCtx)
 static CUresult green_event(CUgreenCtx hCtx, CUevent ev, uint32_t wait)
 {
 	struct xgpuif_ctx_event_args a = { .wait = wait };
-	struct CUgreenCtx_st *g;
+	struct CUgreenCtx_st *g = green_check(hCtx);
 
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	g = green_check(hCtx);
-	if (!g)
-		return CUDA_ERROR_INVALID_HANDLE;
-	if (!ev || ev->magic != XGPULIB_EVENT_MAGIC)
-		return CUDA_ERROR_INVALID_HANDLE;
+	XGPULIB_CHECK_ARGS(true, g && ev && ev->magic == XGPULIB_EVENT_MAGIC);
 	a.ctx = g->remote;
 	a.event = ev->remote;
 	return xgpulib_call_GREENCTX_EVENT(&a);
