@@ -76,12 +76,8 @@ CUresult xgpulib_dalloc_out(CUresult rc, uint64_t dptr, uint64_t size,
 void xgpulib_dalloc_del(uint64_t dptr)
 {
 	pthread_mutex_lock(&tab_mu);
-	for (size_t i = 0; i < ndallocs; i++) {
-		if (dallocs[i].dptr == dptr) {
-			dallocs[i] = dallocs[--ndallocs];
-			break;
-		}
-	}
+	xgpulib_vec_take(dallocs, &ndallocs, sizeof(*dallocs), &dptr,
+			 sizeof(dptr), NULL);
 	pthread_mutex_unlock(&tab_mu);
 }
 
@@ -491,20 +487,14 @@ CUresult cuMemHostUnregister(void *p)
 	struct hostreg h;
 	const struct xgpulib_region *r;
 	uint64_t off;
-	bool hit = false;
+	bool hit;
 
 	if (!p)
 		return CUDA_ERROR_INVALID_VALUE;
 	pthread_mutex_lock(&reg_mu);
 	pthread_mutex_lock(&tab_mu);
-	for (size_t i = 0; i < nhostregs; i++) {
-		if (hostregs[i].p == p) {
-			h = hostregs[i];
-			hostregs[i] = hostregs[--nhostregs];
-			hit = true;
-			break;
-		}
-	}
+	hit = xgpulib_vec_take(hostregs, &nhostregs, sizeof(*hostregs), &p,
+			       sizeof(p), &h);
 	pthread_mutex_unlock(&tab_mu);
 	if (hit && h.region)
 		hostreg_drop(&h);

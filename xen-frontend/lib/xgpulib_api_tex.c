@@ -297,12 +297,7 @@ CUresult cuSurfObjectDestroy(CUsurfObject s)
 	if (rc)
 		return rc;
 	pthread_mutex_lock(&surf_mu);
-	for (size_t i = 0; i < nsurfs; i++) {
-		if (surfs[i].s == s) {
-			surfs[i] = surfs[--nsurfs];
-			break;
-		}
-	}
+	xgpulib_vec_take(surfs, &nsurfs, sizeof(*surfs), &s, sizeof(s), NULL);
 	pthread_mutex_unlock(&surf_mu);
 	return CUDA_SUCCESS;
 }

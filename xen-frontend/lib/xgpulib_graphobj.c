@@ -222,12 +222,7 @@ void xgpulib_event_note(CUevent e, bool live)
 			evs[nev++] = e;
 		}
 	} else {
-		for (size_t i = 0; i < nev; i++) {
-			if (evs[i] == e) {
-				evs[i] = evs[--nev];
-				break;
-			}
-		}
+		xgpulib_vec_take(evs, &nev, sizeof(*evs), &e, sizeof(e), NULL);
 	}
 	pthread_mutex_unlock(&ev_mu);
 }
