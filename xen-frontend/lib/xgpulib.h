@@ -76,7 +76,8 @@
  * The end of a call that made a worker object (wire handle remote): obj
  * is the guest object made for it, NULL when there was no memory; then
  * the worker's object is destroyed again and the call fails with
- * CUDA_ERROR_OUT_OF_MEMORY.
+ * CUDA_ERROR_OUT_OF_MEMORY.  The callers store obj in the program's
+ * output first (NULL, then, on that failure).
  */
 static inline CUresult xgpulib_kept(const void *obj, uint64_t remote,
 				    CUresult (*destroy)(

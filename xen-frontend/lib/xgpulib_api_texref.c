@@ -122,18 +122,14 @@ static struct CUtexref_st *ref_reuse(uint64_t remote)
 CUresult cuTexRefCreate(CUtexref *t)
 {
 	struct xgpuif_ref_reply r = { 0 };
-	struct CUtexref_st *ref;
 	CUresult rc;
 
 	XGPULIB_CHECK_ARGS(t, true);
 	rc = xgpulib_call_TEXREF_CREATE(&r);
 	if (rc)
 		return rc;
-	ref = ref_reuse(r.ref);
-	rc = xgpulib_kept(ref, r.ref, xgpulib_call_TEXREF_DESTROY);
-	if (rc == CUDA_SUCCESS)
-		*t = ref;
-	return rc;
+	*t = ref_reuse(r.ref);
+	return xgpulib_kept(*t, r.ref, xgpulib_call_TEXREF_DESTROY);
 }
 
 CUresult cuTexRefDestroy(CUtexref t)
