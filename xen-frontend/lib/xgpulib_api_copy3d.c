@@ -103,8 +103,6 @@ static CUresult resolve3(struct side3 *s, CUmemorytype t, const void *host,
 
 static void wire3(struct xgpuif_copy_side3d *w, const struct side3 *s)
 {
-	uint64_t off = 0;
-
 	memset(w, 0, sizeof(*w));
 	w->x_bytes = s->x;
 	w->y = s->y;
@@ -112,10 +110,8 @@ static void wire3(struct xgpuif_copy_side3d *w, const struct side3 *s)
 	w->pitch = s->pitch;
 	w->height = s->height;
 	w->type = xgpulib_wire_side(s->type, s->dptr, s->array, s->host,
-				    &w->dptr, &w->array, &off);
-	/* shared pinned memory, from the side's base */
-	if (w->type == XGPUIF_MT_HOST)
-		w->mem = (struct xgpuif_memref){ off, s->span, s->reg->id, 0 };
+				    s->reg, s->span, &w->dptr, &w->array,
+				    &w->mem);
 }
 
 static void args3(struct xgpuif_memcpy3d_args *a, const struct copy3 *c)
