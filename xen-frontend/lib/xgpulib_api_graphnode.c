@@ -196,15 +196,6 @@ CUresult cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType *type)
 	return rc;
 }
 
-CUresult cuGraphAddDependencies_v2(CUgraph hGraph, const CUgraphNode *from,
-				   const CUgraphNode *to,
-				   const CUgraphEdgeData *edgeData,
-				   size_t numDependencies)
-{
-	return xgpulib_graph_deps(hGraph, from, to, edgeData, numDependencies,
-				  0);
-}
-
 /* the CUDA 10 form, without edge data */
 #undef cuGraphAddDependencies
 XGPULIB_EXPORT CUresult cuGraphAddDependencies(CUgraph hGraph,

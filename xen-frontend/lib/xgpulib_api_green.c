@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "xgpulib.h"
+#include "xgpulib_entry.h"
 #include "xgpulib_etbl.h"
 
 #define XGPULIB_GREEN_MAGIC 0x78677263u	/* "xgrc" */
@@ -314,25 +315,17 @@ XGPULIB_EXPORT CUresult cuCtxFromGreenCtx(CUcontext *pContext, CUgreenCtx hCtx)
 	return xgpulib_green_ctx(hCtx, pContext);
 }
 
-static CUresult green_event(CUgreenCtx hCtx, CUevent ev, uint32_t wait)
+/* cuGreenCtxRecordEvent (wait 0), cuGreenCtxWaitEvent (wait 1):
+ * xgpulib_entry.def */
+CUresult xgpulib_green_event(CUgreenCtx hCtx, CUevent ev, int wait)
 {
-	struct xgpuif_ctx_event_args a = { .wait = wait };
+	struct xgpuif_ctx_event_args a = { .wait = (uint32_t)wait };
 	struct CUgreenCtx_st *g = green_check(hCtx);
 
 	XGPULIB_CHECK_ARGS(true, g && ev && ev->magic == XGPULIB_EVENT_MAGIC);
 	a.ctx = g->remote;
 	a.event = ev->remote;
 	return xgpulib_call_GREENCTX_EVENT(&a);
-}
-
-XGPULIB_EXPORT CUresult cuGreenCtxRecordEvent(CUgreenCtx hCtx, CUevent hEvent)
-{
-	return green_event(hCtx, hEvent, 0);
-}
-
-XGPULIB_EXPORT CUresult cuGreenCtxWaitEvent(CUgreenCtx hCtx, CUevent hEvent)
-{
-	return green_event(hCtx, hEvent, 1);
 }
 
 /* NULL: the green context of the current context, if it is one */

@@ -121,8 +121,10 @@ CUresult cuMemPoolDestroy(CUmemoryPool pool)
 	return robj_destroy(pool, RK_POOL, xgpulib_call_POOL_DESTROY);
 }
 
-static CUresult pool_attr(CUmemoryPool pool, CUmemPool_attribute attr,
-			  void *value, bool set)
+/* cuMemPoolGetAttribute (set 0), cuMemPoolSetAttribute (set 1):
+ * xgpulib_entry.def */
+CUresult xgpulib_pool_attr(CUmemoryPool pool, CUmemPool_attribute attr,
+			   void *value, int set)
 {
 	struct xgpuif_pool_attr_args a = { pool_remote(pool),
 					   (uint32_t)attr, set, 0 };
@@ -144,17 +146,6 @@ static CUresult pool_attr(CUmemoryPool pool, CUmemPool_attribute attr,
 	return rc;
 }
 
-CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr,
-			       void *value)
-{
-	return pool_attr(pool, attr, value, true);
-}
-
-CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr,
-			       void *value)
-{
-	return pool_attr(pool, attr, value, false);
-}
 
 CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep)
 {

@@ -57,13 +57,6 @@ CUresult xgpulib_node_wire(uint32_t type, const void *p,
 CUresult xgpulib_node_unwire(uint32_t type, const union xgpulib_node_fixed *w,
 			     void *p);
 
-/* edges added (remove 0) or removed (remove 1) between nodes of graph g
- * (xgpulib_api_graphmisc.c) */
-CUresult xgpulib_graph_deps(CUgraph g, const CUgraphNode *from,
-			    const CUgraphNode *to,
-			    const CUgraphEdgeData *edgeData, size_t n,
-			    int remove);
-
 /* the kernel, memset and batch memop parameters of generic node
  * parameters p as the older structs the other entries take */
 void xgpulib_node_kernel_of(const CUgraphNodeParams *p,
