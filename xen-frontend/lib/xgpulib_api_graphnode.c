@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "xgpulib.h"
+#include "xgpulib_entry.h"
 #include "xgpulib_graph.h"
 #include "xgpulib_image.h"
 
@@ -324,28 +325,14 @@ static CUresult add_handle_node(CUgraphNode *out, CUgraph g,
 	return add_node(out, g, deps, nd, type, &nh, sizeof(nh), NULL, 0);
 }
 
-static uint64_t event_remote(CUevent e)
+/* cuGraphAddEventRecordNode (wait 0), cuGraphAddEventWaitNode (wait 1):
+ * xgpulib_entry.def */
+CUresult xgpulib_graph_add_event_node(CUgraphNode *out, CUgraph g,
+				      const CUgraphNode *deps, size_t nd,
+				      CUevent event, int wait)
 {
-	return e && e->magic == XGPULIB_EVENT_MAGIC ? e->remote : 0;
-}
-
-CUresult cuGraphAddEventRecordNode(CUgraphNode *phGraphNode, CUgraph hGraph,
-				   const CUgraphNode *dependencies,
-				   size_t numDependencies, CUevent event)
-{
-	return add_handle_node(phGraphNode, hGraph, dependencies,
-			       numDependencies,
-			       CU_GRAPH_NODE_TYPE_EVENT_RECORD,
-			       event_remote(event));
-}
-
-CUresult cuGraphAddEventWaitNode(CUgraphNode *phGraphNode, CUgraph hGraph,
-				 const CUgraphNode *dependencies,
-				 size_t numDependencies, CUevent event)
-{
-	return add_handle_node(phGraphNode, hGraph, dependencies,
-			       numDependencies, CU_GRAPH_NODE_TYPE_WAIT_EVENT,
-			       event_remote(event));
+	return add_handle_node(out, g, deps, nd, xgpulib_event_node_type(wait),
+			       xgpulib_event_remote(event));
 }
 
 CUresult cuGraphAddChildGraphNode(CUgraphNode *phGraphNode, CUgraph hGraph,

@@ -18,12 +18,8 @@
 #include <string.h>
 
 #include "xgpulib.h"
+#include "xgpulib_entry.h"
 #include "xgpulib_graph.h"
-
-static uint64_t event_remote(CUevent e)
-{
-	return e && e->magic == XGPULIB_EVENT_MAGIC ? e->remote : 0;
-}
 
 /* ---- parameters ---------------------------------------------------------- */
 
@@ -185,10 +181,13 @@ static CUresult handle_get(CUgraphNode n, int type, const void *out,
 	return rc;
 }
 
-static CUresult event_get(CUgraphNode n, int type, CUevent *out)
+/* cuGraphEventRecordNodeGetEvent (wait 0), cuGraphEventWaitNodeGetEvent
+ * (wait 1): xgpulib_entry.def */
+CUresult xgpulib_graph_event_get(CUgraphNode n, CUevent *out, int wait)
 {
 	uint64_t remote;
-	CUresult rc = handle_get(n, type, out, &remote);
+	CUresult rc = handle_get(n, (int)xgpulib_event_node_type(wait), out,
+				 &remote);
 
 	if (rc)
 		return rc;
@@ -206,40 +205,21 @@ static CUresult handle_set(CUgraphExec x, bool exec, CUgraphNode n, int type,
 	return node_set(x, n, (uint32_t)type, &h, sizeof(h));
 }
 
-CUresult cuGraphEventRecordNodeGetEvent(CUgraphNode hNode, CUevent *event_out)
+/* cuGraphEventRecordNodeSetEvent (wait 0), cuGraphEventWaitNodeSetEvent
+ * (wait 1): xgpulib_entry.def */
+CUresult xgpulib_graph_event_set(CUgraphNode n, CUevent event, int wait)
 {
-	return event_get(hNode, CU_GRAPH_NODE_TYPE_EVENT_RECORD, event_out);
+	return handle_set(NULL, false, n, (int)xgpulib_event_node_type(wait),
+			  xgpulib_event_remote(event));
 }
 
-CUresult cuGraphEventWaitNodeGetEvent(CUgraphNode hNode, CUevent *event_out)
+/* cuGraphExecEventRecordNodeSetEvent (wait 0),
+ * cuGraphExecEventWaitNodeSetEvent (wait 1): xgpulib_entry.def */
+CUresult xgpulib_graph_exec_event_set(CUgraphExec x, CUgraphNode n,
+				      CUevent event, int wait)
 {
-	return event_get(hNode, CU_GRAPH_NODE_TYPE_WAIT_EVENT, event_out);
-}
-
-CUresult cuGraphEventRecordNodeSetEvent(CUgraphNode hNode, CUevent event)
-{
-	return handle_set(NULL, false, hNode, CU_GRAPH_NODE_TYPE_EVENT_RECORD,
-			  event_remote(event));
-}
-
-CUresult cuGraphEventWaitNodeSetEvent(CUgraphNode hNode, CUevent event)
-{
-	return handle_set(NULL, false, hNode, CU_GRAPH_NODE_TYPE_WAIT_EVENT,
-			  event_remote(event));
-}
-
-CUresult cuGraphExecEventRecordNodeSetEvent(CUgraphExec hGraphExec,
-					    CUgraphNode hNode, CUevent event)
-{
-	return handle_set(hGraphExec, true, hNode,
-			  CU_GRAPH_NODE_TYPE_EVENT_RECORD, event_remote(event));
-}
-
-CUresult cuGraphExecEventWaitNodeSetEvent(CUgraphExec hGraphExec,
-					  CUgraphNode hNode, CUevent event)
-{
-	return handle_set(hGraphExec, true, hNode,
-			  CU_GRAPH_NODE_TYPE_WAIT_EVENT, event_remote(event));
+	return handle_set(x, true, n, (int)xgpulib_event_node_type(wait),
+			  xgpulib_event_remote(event));
 }
 
 CUresult cuGraphChildGraphNodeGetGraph(CUgraphNode hNode, CUgraph *phGraph)
@@ -486,10 +466,10 @@ static CUresult generic_set(CUgraphExec x, bool exec, CUgraphNode n,
 	}
 	case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
 		return handle_set(x, exec, n, CU_GRAPH_NODE_TYPE_EVENT_RECORD,
-				  event_remote(p->eventRecord.event));
+				  xgpulib_event_remote(p->eventRecord.event));
 	case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
 		return handle_set(x, exec, n, CU_GRAPH_NODE_TYPE_WAIT_EVENT,
-				  event_remote(p->eventWait.event));
+				  xgpulib_event_remote(p->eventWait.event));
 	default:
 		xgpulib_dbg("graph node set-params: node type %d is not "
 			    "supported", (int)p->type);

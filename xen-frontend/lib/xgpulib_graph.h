@@ -87,6 +87,15 @@ CUresult robj_ask(const void *o, int kind,
  * event of a wire handle, NULL if none */
 void xgpulib_event_note(CUevent e, bool live);
 CUevent xgpulib_event_by_remote(uint64_t remote);
+/* the wire handle of an event of ours, 0 if e is not one */
+uint64_t xgpulib_event_remote(CUevent e);
+
+/* the node type of an event node: one that waits (wait 1) or records */
+static inline uint32_t xgpulib_event_node_type(int wait)
+{
+	return wait ? CU_GRAPH_NODE_TYPE_WAIT_EVENT :
+		      CU_GRAPH_NODE_TYPE_EVENT_RECORD;
+}
 
 /* whether this process began a capture (none: nothing is capturing) */
 bool xgpulib_captures_begun(void);

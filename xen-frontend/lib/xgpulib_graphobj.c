@@ -227,6 +227,11 @@ void xgpulib_event_note(CUevent e, bool live)
 	pthread_mutex_unlock(&ev_mu);
 }
 
+uint64_t xgpulib_event_remote(CUevent e)
+{
+	return e && e->magic == XGPULIB_EVENT_MAGIC ? e->remote : 0;
+}
+
 CUevent xgpulib_event_by_remote(uint64_t remote)
 {
 	CUevent e = NULL;
