@@ -10,11 +10,13 @@
 #       $CUDA_HOME/include/cudaProfilerTypedefs.h \
 #       xen-frontend/lib/xgpulib_entry.def
 #
-# The list (xgpulib_entry.def) has two kinds of lines:
+# The list (xgpulib_entry.def) has three kinds of lines:
 #   NAME = TARGET     NAME(args) returns TARGET(args)
 #   NAME : IMPL       NAME(args) returns IMPL(args, 0), and NAME's
 #                     per-thread twins (NAME_ptds, NAME_ptsz, whichever the
 #                     driver has) return IMPL(args, 1)
+#   NAME + IMPL N     NAME(args) returns IMPL(args, N), N a whole number:
+#                     one IMPL for names whose calls differ by that number
 # Each symbol's parameters come from the toolkit's PFN_<name>_v<version>
 # typedef of the ABI the cuGetProcAddress table gives that symbol.
 # Writes DIR/xgpulib_entry.h (the IMPL prototypes, which the library's
@@ -44,7 +46,7 @@ FNR == 1 { file_no++ }
 }
 
 # typedef CUresult (CUDAAPI *PFN_x_vN[_pt..])(params);
-/typedef CUresult \(CUDAAPI \*PFN_[A-Za-z0-9_]+\)\(.*\);/ {
+/typedef CUresult ?\(CUDAAPI \*PFN_[A-Za-z0-9_]+\)\(.*\);/ {
 	s = $0
 	sub(/^.*\*PFN_/, "PFN_", s)
 	pfn = s
@@ -60,8 +62,9 @@ file_no < 4 { next }
 /^[ \t]*(#|$)/ { next }
 
 {
-	if (NF != 3 || ($2 != "=" && $2 != ":"))
-		die("expected NAME = TARGET or NAME : IMPL")
+	if (!(NF == 3 && ($2 == "=" || $2 == ":")) &&
+	    !(NF == 4 && $2 == "+" && $4 ~ /^[0-9]+$/))
+		die("expected NAME = TARGET, NAME : IMPL or NAME + IMPL N")
 	if ($1 in line_of)
 		die($1 " listed twice")
 	line_of[$1] = FNR
@@ -69,6 +72,7 @@ file_no < 4 { next }
 	e_name[n] = $1
 	e_kind[n] = $2
 	e_to[n] = $3
+	e_num[n] = $4
 }
 
 # "CUstream hStream, const void *src" -> "hStream, src"
@@ -83,6 +87,26 @@ function arg_names(p,    a, k, i, x, out) {
 		sub(/\[\]$/, "", x)
 		sub(/^.*[ *]/, "", x)
 		out = out (i > 1 ? ", " : "") x
+	}
+	return out
+}
+
+# "CUstream hStream, const void *src" -> "CUstream,const void *"
+function arg_types(p,    a, k, i, x, out) {
+	k = split(p, a, ",")
+	out = ""
+	for (i = 1; i <= k; i++) {
+		x = a[i]
+		sub(/[ \t]+$/, "", x)
+		sub(/^[ \t]+/, "", x)
+		if (x ~ /\[\]$/) {
+			sub(/\[\]$/, "", x)
+			x = x "*"
+		}
+		if (x != "void")
+			sub(/[A-Za-z_][A-Za-z0-9_]*$/, "", x)
+		sub(/[ \t]+$/, "", x)
+		out = out (i > 1 ? "," : "") x
 	}
 	return out
 }
@@ -112,7 +136,8 @@ END {
 	print banner > h
 	print "/*\n * What the forwarding entry points of xgpulib_entry.c call: " \
 	      "each takes\n * the arguments of its CUDA function, then ptds: 1 " \
-	      "for the per-thread\n * default stream ABI.\n */" > h
+	      "for the per-thread\n * default stream ABI, or which: the " \
+	      "number its list line gives.\n */" > h
 	print "#ifndef XGPULIB_ENTRY_H\n#define XGPULIB_ENTRY_H\n" > h
 	print "#include <cuda.h>\n" > h
 	print banner > c
@@ -128,13 +153,27 @@ END {
 			continue
 		}
 		p = sig(name)
-		# one IMPL may serve names with the same arguments
-		if (e_to[i] in declared && declared[e_to[i]] != p)
+		# one IMPL may serve names with the same argument types
+		if (e_to[i] in declared &&
+		    arg_types(declared[e_to[i]]) != arg_types(p))
 			die(e_to[i] " serves names with other arguments")
+		if (e_to[i] in kind_of && kind_of[e_to[i]] != e_kind[i])
+			die(e_to[i] " is listed after both : and +")
+		kind_of[e_to[i]] = e_kind[i]
 		if (!(e_to[i] in declared))
 			print "CUresult " e_to[i] "(" \
-			      (p == "void" ? "" : p ", ") "int ptds);" > h
+			      (p == "void" ? "" : p ", ") \
+			      (e_kind[i] == "+" ? "int which" : "int ptds") \
+			      ");" > h
 		declared[e_to[i]] = p
+		if (e_kind[i] == "+") {
+			if ((name "_ptds") in abi || (name "_ptsz") in abi)
+				die(name ": has per-thread twins; use " \
+				    "NAME : IMPL")
+			body(c, name, e_to[i] "(" args \
+			     (args == "" ? "" : ", ") e_num[i] ")")
+			continue
+		}
 		body(c, name, e_to[i] "(" args (args == "" ? "" : ", ") "0)")
 		twins = 0
 		for (k = 1; k <= 2; k++) {

@@ -76,7 +76,8 @@
  * The end of a call that made a worker object (wire handle remote): obj
  * is the guest object made for it, NULL when there was no memory; then
  * the worker's object is destroyed again and the call fails with
- * CUDA_ERROR_OUT_OF_MEMORY.
+ * CUDA_ERROR_OUT_OF_MEMORY.  The callers store obj in the program's
+ * output first (NULL, then, on that failure).
  */
 static inline CUresult xgpulib_kept(const void *obj, uint64_t remote,
 				    CUresult (*destroy)(
@@ -177,6 +178,10 @@ CUresult xgpulib_stream_arg(CUstream s, int ptds, uint64_t *remote);
 /* the guest's table of its device allocations (xgpulib_api_mem.c) */
 void xgpulib_dalloc_add(uint64_t dptr, uint64_t size);
 void xgpulib_dalloc_del(uint64_t dptr);
+/* the end of a call that allocated size bytes of device memory at dptr:
+ * when rc is CUDA_SUCCESS, the program's (*out) and in the table; rc */
+CUresult xgpulib_dalloc_out(CUresult rc, uint64_t dptr, uint64_t size,
+			    CUdeviceptr *out);
 /*
  * Shareable handles (xgpulib_api_vmm.c): the program's handle is a POSIX
  * fd for the worker's 64 bytes (a sealed memfd holding them).  A

@@ -148,9 +148,12 @@ static void resolve_side(struct side *s, CUmemorytype t, const void *host,
 }
 
 uint32_t xgpulib_wire_side(CUmemorytype t, uint64_t dptr, CUarray array,
-			   const void *host, uint64_t *wdptr,
-			   xgpuif_handle_t *warray, uint64_t *off)
+			   const void *host, const struct xgpulib_region *reg,
+			   uint64_t span, uint64_t *wdptr,
+			   xgpuif_handle_t *warray, struct xgpuif_memref *mem)
 {
+	uint64_t off = 0;
+
 	switch ((int)t) {
 	case CU_MEMORYTYPE_DEVICE:
 		*wdptr = dptr;
@@ -158,8 +161,9 @@ uint32_t xgpulib_wire_side(CUmemorytype t, uint64_t dptr, CUarray array,
 	case CU_MEMORYTYPE_ARRAY:
 		*warray = xgpulib_array_remote(array);
 		return XGPUIF_MT_ARRAY;
-	default:	/* shared pinned memory */
-		xgpulib_region_find(host, 1, off);
+	default:	/* shared pinned memory, from the side's base */
+		xgpulib_region_find(host, 1, &off);
+		*mem = (struct xgpuif_memref){ off, span, reg->id, 0 };
 		return XGPUIF_MT_HOST;
 	}
 }
@@ -167,19 +171,16 @@ uint32_t xgpulib_wire_side(CUmemorytype t, uint64_t dptr, CUarray array,
 static void wire_side(struct xgpuif_copy_side *w, const struct side *s,
 		      size_t width, size_t height)
 {
-	uint64_t off = 0;
+	/* shared pinned memory: its rows from the side's base */
+	size_t span = (s->y + height - 1) * s->pitch + s->x + width;
 
 	memset(w, 0, sizeof(*w));
 	w->x_bytes = s->x;
 	w->y = s->y;
 	w->pitch = s->pitch;
 	w->type = xgpulib_wire_side(s->type, s->dptr, s->array, s->host,
-				    &w->dptr, &w->array, &off);
-	if (w->type == XGPUIF_MT_HOST)
-		w->mem = (struct xgpuif_memref){
-			off, (s->y + height - 1) * s->pitch + s->x + width,
-			s->reg->id, 0
-		};
+				    s->reg, span, &w->dptr, &w->array,
+				    &w->mem);
 }
 
 static CUresult copy2d(const CUDA_MEMCPY2D *p, uint64_t stream, int async)

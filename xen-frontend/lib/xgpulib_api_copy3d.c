@@ -103,8 +103,6 @@ static CUresult resolve3(struct side3 *s, CUmemorytype t, const void *host,
 
 static void wire3(struct xgpuif_copy_side3d *w, const struct side3 *s)
 {
-	uint64_t off = 0;
-
 	memset(w, 0, sizeof(*w));
 	w->x_bytes = s->x;
 	w->y = s->y;
@@ -112,10 +110,8 @@ static void wire3(struct xgpuif_copy_side3d *w, const struct side3 *s)
 	w->pitch = s->pitch;
 	w->height = s->height;
 	w->type = xgpulib_wire_side(s->type, s->dptr, s->array, s->host,
-				    &w->dptr, &w->array, &off);
-	/* shared pinned memory, from the side's base */
-	if (w->type == XGPUIF_MT_HOST)
-		w->mem = (struct xgpuif_memref){ off, s->span, s->reg->id, 0 };
+				    s->reg, s->span, &w->dptr, &w->array,
+				    &w->mem);
 }
 
 static void args3(struct xgpuif_memcpy3d_args *a, const struct copy3 *c)
@@ -378,59 +374,91 @@ static bool order_ok(CUmemcpySrcAccessOrder o)
 	       o == CU_MEMCPY_SRC_ACCESS_ORDER_ANY;
 }
 
-/* the start of a batch: no failed index yet; the batch's stream, not the
- * legacy NULL stream (the driver's rule) */
-static CUresult batch_stream(size_t *fail, CUstream s, int ptds,
-			     uint64_t *stream)
+/*
+ * One kind of batch: check(b) checks the whole batch b before any copy
+ * (*during: a source is to be read during the call), then copy(b, i,
+ * stream) runs its copy i.
+ */
+struct batch_kind {
+	CUresult (*check)(const void *b, bool *during);
+	CUresult (*copy)(const void *b, size_t i, uint64_t stream);
+};
+
+/*
+ * A batch of n copies: no failed index yet (*fail); the batch's stream,
+ * not the legacy NULL stream (the driver's rule); the batch checked; the
+ * copies in order, the first that fails named in *fail; at the end, a
+ * wait for the stream when a source was to be read during the call.
+ */
+static CUresult batch_run(const struct batch_kind *k, const void *b,
+			  size_t n, size_t *fail, CUstream s, int ptds)
 {
+	struct xgpuif_handle_args h;
+	bool during = false;
+	CUresult rc;
+
 	if (fail)
 		*fail = SIZE_MAX;
 	if (xgpulib_check_init())
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (!s && !ptds)
 		return CUDA_ERROR_INVALID_VALUE;
-	return xgpulib_stream_arg(s, ptds, stream);
+	rc = xgpulib_stream_arg(s, ptds, &h.handle);
+	if (!rc)
+		rc = k->check(b, &during);
+	for (size_t i = 0; !rc && i < n; i++) {
+		rc = k->copy(b, i, h.handle);
+		if (rc && fail)
+			*fail = i;
+	}
+	if (rc || !during)
+		return rc;
+	return xgpulib_call_STREAM_SYNCHRONIZE(&h);
 }
 
-/* the end of a batch: wait for the stream when a source was to be read
- * during the call */
-static CUresult batch_end(uint64_t stream, bool during)
+/* a batch of 1D copies */
+struct batch1 {
+	CUdeviceptr *dsts, *srcs;
+	size_t *sizes, count;
+	CUmemcpyAttributes *attrs;
+	size_t *idxs, nattrs;
+};
+
+static CUresult batch1_check(const void *b, bool *during)
 {
-	struct xgpuif_handle_args h = { stream };
+	const struct batch1 *c = b;
 
-	return during ? xgpulib_call_STREAM_SYNCHRONIZE(&h) : CUDA_SUCCESS;
+	if (!c->count || !c->dsts || !c->srcs || !c->sizes || !c->attrs ||
+	    !c->idxs || !c->nattrs || c->nattrs > c->count || c->idxs[0] != 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (size_t j = 0; j < c->nattrs; j++) {
+		if ((j && c->idxs[j] <= c->idxs[j - 1]) ||
+		    c->idxs[j] >= c->count ||
+		    !order_ok(c->attrs[j].srcAccessOrder))
+			return CUDA_ERROR_INVALID_VALUE;
+		*during |= c->attrs[j].srcAccessOrder ==
+			   CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL;
+	}
+	return CUDA_SUCCESS;
 }
+
+static CUresult batch1_copy(const void *b, size_t i, uint64_t stream)
+{
+	const struct batch1 *c = b;
+
+	return xgpulib_copy_unified(c->dsts[i], c->srcs[i], c->sizes[i],
+				    stream, 1);
+}
+
+static const struct batch_kind batch1_kind = { batch1_check, batch1_copy };
 
 static CUresult batch(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes,
 		      size_t count, CUmemcpyAttributes *attrs, size_t *idxs,
 		      size_t nattrs, size_t *fail, CUstream s, int ptds)
 {
-	uint64_t stream;
-	bool during = false;
-	CUresult rc;
+	struct batch1 c = { dsts, srcs, sizes, count, attrs, idxs, nattrs };
 
-	rc = batch_stream(fail, s, ptds, &stream);
-	if (rc)
-		return rc;
-	if (!count || !dsts || !srcs || !sizes || !attrs || !idxs ||
-	    !nattrs || nattrs > count || idxs[0] != 0)
-		return CUDA_ERROR_INVALID_VALUE;
-	for (size_t j = 0; j < nattrs; j++) {
-		if ((j && idxs[j] <= idxs[j - 1]) || idxs[j] >= count ||
-		    !order_ok(attrs[j].srcAccessOrder))
-			return CUDA_ERROR_INVALID_VALUE;
-		during |= attrs[j].srcAccessOrder ==
-			  CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL;
-	}
-	for (size_t i = 0; i < count; i++) {
-		rc = xgpulib_copy_unified(dsts[i], srcs[i], sizes[i], stream, 1);
-		if (rc) {
-			if (fail)
-				*fail = i;
-			return rc;
-		}
-	}
-	return batch_end(stream, during);
+	return batch_run(&batch1_kind, &c, count, fail, s, ptds);
 }
 
 CUresult xgpulib_memcpy_batch_v2(CUdeviceptr *dsts, CUdeviceptr *srcs,
@@ -524,32 +552,42 @@ static CUresult batch_op(const CUDA_MEMCPY3D_BATCH_OP *op,
 	return CUDA_SUCCESS;
 }
 
+/* a batch of 3D copies; each op is checked as its turn comes */
+struct batch3 {
+	size_t n;
+	const CUDA_MEMCPY3D_BATCH_OP *ops;
+	unsigned long long flags;
+};
+
+static CUresult batch3_check(const void *b, bool *during)
+{
+	const struct batch3 *c = b;
+
+	if (!c->n || !c->ops || c->flags)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (size_t i = 0; i < c->n; i++)
+		*during |= c->ops[i].srcAccessOrder ==
+			   CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL;
+	return CUDA_SUCCESS;
+}
+
+static CUresult batch3_copy(const void *b, size_t i, uint64_t stream)
+{
+	const struct batch3 *c = b;
+	CUDA_MEMCPY3D_PEER p;
+	CUresult rc = batch_op(&c->ops[i], &p);
+
+	return rc ? rc : copy3d_any(&p, stream, 1, 0);
+}
+
+static const struct batch_kind batch3_kind = { batch3_check, batch3_copy };
+
 static CUresult batch3d(size_t n, CUDA_MEMCPY3D_BATCH_OP *ops, size_t *fail,
 			unsigned long long flags, CUstream s, int ptds)
 {
-	CUDA_MEMCPY3D_PEER p;
-	uint64_t stream;
-	bool during = false;
-	CUresult rc;
+	struct batch3 c = { n, ops, flags };
 
-	rc = batch_stream(fail, s, ptds, &stream);
-	if (rc)
-		return rc;
-	if (!n || !ops || flags)
-		return CUDA_ERROR_INVALID_VALUE;
-	for (size_t i = 0; i < n; i++) {
-		rc = batch_op(&ops[i], &p);
-		if (!rc)
-			rc = copy3d_any(&p, stream, 1, 0);
-		if (rc) {
-			if (fail)
-				*fail = i;
-			return rc;
-		}
-		during |= ops[i].srcAccessOrder ==
-			  CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL;
-	}
-	return batch_end(stream, during);
+	return batch_run(&batch3_kind, &c, n, fail, s, ptds);
 }
 
 CUresult xgpulib_memcpy_3d_batch_v2(size_t n, CUDA_MEMCPY3D_BATCH_OP *ops,

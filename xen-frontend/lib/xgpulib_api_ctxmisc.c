@@ -15,6 +15,7 @@
 
 #include "xgpulib.h"
 #include "xgpulib_dev.h"
+#include "xgpulib_entry.h"
 
 /* the wire handle of a context argument (NULL: the current one) */
 static CUresult ctx_remote_of(CUcontext ctx, uint64_t *remote)
@@ -22,9 +23,10 @@ static CUresult ctx_remote_of(CUcontext ctx, uint64_t *remote)
 	return xgpulib_ctx_remote_of(ctx, NULL, remote);
 }
 
-static CUresult ctx_event(CUcontext ctx, CUevent ev, uint32_t wait)
+/* cuCtxRecordEvent (wait 0), cuCtxWaitEvent (wait 1): xgpulib_entry.def */
+CUresult xgpulib_ctx_event(CUcontext ctx, CUevent ev, int wait)
 {
-	struct xgpuif_ctx_event_args a = { .wait = wait };
+	struct xgpuif_ctx_event_args a = { .wait = (uint32_t)wait };
 	CUresult rc = ctx_remote_of(ctx, &a.ctx);
 
 	if (rc)
@@ -33,16 +35,6 @@ static CUresult ctx_event(CUcontext ctx, CUevent ev, uint32_t wait)
 		return CUDA_ERROR_INVALID_HANDLE;
 	a.event = ev->remote;
 	return xgpulib_call_CTX_EVENT(&a);
-}
-
-CUresult cuCtxRecordEvent(CUcontext hCtx, CUevent hEvent)
-{
-	return ctx_event(hCtx, hEvent, 0);
-}
-
-CUresult cuCtxWaitEvent(CUcontext hCtx, CUevent hEvent)
-{
-	return ctx_event(hCtx, hEvent, 1);
 }
 
 CUresult cuCtxSetFlags(unsigned int flags)

@@ -137,6 +137,19 @@ static CUresult xfunc_from_reply(uint32_t kind, const char *name,
  * reply holds the largest layout the ring allows (the request is padded
  * to as many slots).
  */
+CUresult xgpulib_symbol_req(uint64_t owner, const char *name,
+			    struct xgpuif_symbol_args *a,
+			    struct xgpuif_iov *tail)
+{
+	size_t nlen = strlen(name) + 1;
+
+	if (nlen > XGPUIF_MAX_PAYLOAD - sizeof(*a))
+		return CUDA_ERROR_INVALID_VALUE;
+	a->owner = owner;
+	*tail = (struct xgpuif_iov){ name, (uint32_t)nlen };
+	return CUDA_SUCCESS;
+}
+
 static CUresult fetch_func(lookup_fn lookup, uint64_t owner, const char *name,
 			   uint32_t kind, struct xfunc **out)
 {
@@ -145,12 +158,13 @@ static CUresult fetch_func(lookup_fn lookup, uint64_t owner, const char *name,
 		       (uint32_t)sizeof(struct xgpuif_func_reply);
 	struct xgpuif_func_reply r;
 	struct xgpuif_param *params;
-	size_t nlen = strlen(name) + 1;
+	struct xgpuif_symbol_args a;
+	struct xgpuif_iov tail;
 	uint32_t tlen = 0;
-	CUresult rc;
+	CUresult rc = xgpulib_symbol_req(owner, name, &a, &tail);
 
-	if (nlen > XGPUIF_MAX_PAYLOAD - sizeof(struct xgpuif_symbol_args))
-		return CUDA_ERROR_INVALID_VALUE;
+	if (rc)
+		return rc;
 	if (cap > max)
 		cap = max;
 	params = malloc(cap);
@@ -158,14 +172,11 @@ static CUresult fetch_func(lookup_fn lookup, uint64_t owner, const char *name,
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	rc = xgpulib_take_deferred();
 	if (!rc && lookup) {
-		struct xgpuif_symbol_args a = { owner };
-		struct xgpuif_iov tail = { name, (uint32_t)nlen };
-
 		rc = lookup(&a, &tail, 1, &r, params, cap, &tlen);
 	} else if (!rc) {
-		struct xgpuif_handle_args a = { owner };
+		struct xgpuif_handle_args h = { owner };
 
-		rc = xgpulib_call_KERNEL_GET_FUNCTION(&a, &r, params, cap,
+		rc = xgpulib_call_KERNEL_GET_FUNCTION(&h, &r, params, cap,
 						      &tlen);
 	}
 	if (!rc)
@@ -226,16 +237,13 @@ static CUresult get_global(struct symowner *o, const char *name,
 	struct xgpuif_symbol_args a;
 	struct xgpuif_global_reply r;
 	struct xgpuif_iov tail;
-	size_t nlen;
 	CUresult rc;
 
 	XGPULIB_CHECK_ARGS(name, o);
-	nlen = strlen(name) + 1;
-	if (nlen > XGPUIF_MAX_PAYLOAD - sizeof(a))
-		return CUDA_ERROR_INVALID_VALUE;
+	rc = xgpulib_symbol_req(o->remote, name, &a, &tail);
+	if (rc)
+		return rc;
 	memset(&r, 0, sizeof(r));
-	a.owner = o->remote;
-	tail = (struct xgpuif_iov){ name, (uint32_t)nlen };
 	rc = managed ? xgpulib_call_LIBRARY_GET_MANAGED(&a, &tail, 1, &r) :
 		       calls_of(o)->global(&a, &tail, 1, &r);
 	if (rc)
@@ -462,15 +470,12 @@ CUresult cuLibraryGetUnifiedFunction(void **fptr, CUlibrary library,
 	struct xgpuif_symbol_args a;
 	struct xgpuif_u64_reply r = { 0 };
 	struct xgpuif_iov tail;
-	size_t nlen;
 	CUresult rc;
 
 	XGPULIB_CHECK_ARGS(fptr && symbol, o);
-	nlen = strlen(symbol) + 1;
-	if (nlen > XGPUIF_MAX_PAYLOAD - sizeof(a))
-		return CUDA_ERROR_INVALID_VALUE;
-	a.owner = o->remote;
-	tail = (struct xgpuif_iov){ symbol, (uint32_t)nlen };
+	rc = xgpulib_symbol_req(o->remote, symbol, &a, &tail);
+	if (rc)
+		return rc;
 	*fptr = NULL;
 	rc = xgpulib_call_LIBRARY_UNIFIED_FUNCTION(&a, &tail, 1, &r);
 	if (rc)

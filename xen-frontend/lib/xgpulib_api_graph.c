@@ -442,8 +442,10 @@ CUresult cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph,
 /* node handles one reply holds */
 #define MAX_NODES ((XGPUIF_MAX_PAYLOAD - 64) / 8)
 
-static CUresult graph_nodes(CUgraph g, CUgraphNode *nodes, size_t *n,
-			    bool roots)
+/* cuGraphGetNodes (roots 0), cuGraphGetRootNodes (roots 1):
+ * xgpulib_entry.def */
+CUresult xgpulib_graph_nodes(CUgraph g, CUgraphNode *nodes, size_t *n,
+			     int roots)
 {
 	struct xgpuif_graph_nodes_args a = { robj_remote(g, RK_GRAPH), roots,
 					     0 };
@@ -487,13 +489,3 @@ static CUresult graph_nodes(CUgraph g, CUgraphNode *nodes, size_t *n,
 	return rc;
 }
 
-CUresult cuGraphGetNodes(CUgraph hGraph, CUgraphNode *nodes, size_t *numNodes)
-{
-	return graph_nodes(hGraph, nodes, numNodes, false);
-}
-
-CUresult cuGraphGetRootNodes(CUgraph hGraph, CUgraphNode *rootNodes,
-			     size_t *numRootNodes)
-{
-	return graph_nodes(hGraph, rootNodes, numRootNodes, true);
-}

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "xgpulib.h"
+#include "xgpulib_entry.h"
 #include "xgpulib_graph.h"
 
 /* ---- edges ----------------------------------------------------------------- */
@@ -154,7 +155,9 @@ CUresult cuGraphNodeGetDependentNodes(CUgraphNode hNode,
 
 /*
  * Edges added (remove 0) or removed (remove 1): the pairs go as the call's
- * tail, (from, to) as remote node handles; edge data only in its default.
+ * tail, (from, to) as remote node handles; edge data only in its default
+ * (cuGraphAddDependencies_v2, cuGraphRemoveDependencies_v2:
+ * xgpulib_entry.def).
  */
 CUresult xgpulib_graph_deps(CUgraph hGraph, const CUgraphNode *from,
 			    const CUgraphNode *to,
@@ -184,15 +187,6 @@ CUresult xgpulib_graph_deps(CUgraph hGraph, const CUgraphNode *from,
 	if (remove)
 		return xgpulib_call_GRAPH_REMOVE_DEPS(&a, &tail, 1);
 	return xgpulib_call_GRAPH_ADD_DEPS(&a, &tail, 1);
-}
-
-CUresult cuGraphRemoveDependencies_v2(CUgraph hGraph, const CUgraphNode *from,
-				      const CUgraphNode *to,
-				      const CUgraphEdgeData *edgeData,
-				      size_t numDependencies)
-{
-	return xgpulib_graph_deps(hGraph, from, to, edgeData, numDependencies,
-				  1);
 }
 
 CUresult cuGraphRemoveDependencies(CUgraph hGraph, const CUgraphNode *from,

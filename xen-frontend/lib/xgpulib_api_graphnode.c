@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "xgpulib.h"
+#include "xgpulib_entry.h"
 #include "xgpulib_graph.h"
 #include "xgpulib_image.h"
 
@@ -196,15 +197,6 @@ CUresult cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType *type)
 	return rc;
 }
 
-CUresult cuGraphAddDependencies_v2(CUgraph hGraph, const CUgraphNode *from,
-				   const CUgraphNode *to,
-				   const CUgraphEdgeData *edgeData,
-				   size_t numDependencies)
-{
-	return xgpulib_graph_deps(hGraph, from, to, edgeData, numDependencies,
-				  0);
-}
-
 /* the CUDA 10 form, without edge data */
 #undef cuGraphAddDependencies
 XGPULIB_EXPORT CUresult cuGraphAddDependencies(CUgraph hGraph,
@@ -218,27 +210,25 @@ CUresult cuGraphAddDependencies(CUgraph hGraph, const CUgraphNode *from,
 					 numDependencies);
 }
 
+/* a memset, memcpy or host node: one struct on the wire */
+static CUresult add_fixed(CUgraphNode *out, CUgraph g, const CUgraphNode *deps,
+			  size_t nd, uint32_t type, const void *p)
+{
+	union xgpulib_node_fixed w;
+	CUresult rc = xgpulib_node_wire(type, p, &w);
+
+	return rc ? rc : add_node(out, g, deps, nd, type, &w,
+				  xgpulib_node_fixed_len(type), NULL, 0);
+}
+
 CUresult cuGraphAddMemsetNode(CUgraphNode *phGraphNode, CUgraph hGraph,
 			      const CUgraphNode *dependencies,
 			      size_t numDependencies,
 			      const CUDA_MEMSET_NODE_PARAMS *p, CUcontext ctx)
 {
-	struct xgpuif_node_memset m;
-
 	(void)ctx;	/* the worker's current context, as the guest's */
-	if (!p || !p->width || !p->height ||
-	    (p->elementSize != 1 && p->elementSize != 2 &&
-	     p->elementSize != 4)) {
-		xgpulib_dbg("cuGraphAddMemsetNode: width %zu height %zu "
-			    "element size %u", p ? p->width : 0,
-			    p ? p->height : 0, p ? p->elementSize : 0);
-		return CUDA_ERROR_INVALID_VALUE;
-	}
-	m = (struct xgpuif_node_memset){ p->dst, p->pitch, p->width,
-					 p->height, p->value,
-					 p->elementSize };
-	return add_node(phGraphNode, hGraph, dependencies, numDependencies,
-			CU_GRAPH_NODE_TYPE_MEMSET, &m, sizeof(m), NULL, 0);
+	return add_fixed(phGraphNode, hGraph, dependencies, numDependencies,
+			 CU_GRAPH_NODE_TYPE_MEMSET, p);
 }
 
 CUresult cuGraphAddMemcpyNode(CUgraphNode *phGraphNode, CUgraph hGraph,
@@ -246,15 +236,9 @@ CUresult cuGraphAddMemcpyNode(CUgraphNode *phGraphNode, CUgraph hGraph,
 			      size_t numDependencies, const CUDA_MEMCPY3D *p,
 			      CUcontext ctx)
 {
-	struct xgpuif_node_copy c;
-	CUresult rc;
-
 	(void)ctx;	/* the worker's current context, as the guest's */
-	rc = xgpulib_node_copy_wire(p, &c);
-	if (rc)
-		return rc;
-	return add_node(phGraphNode, hGraph, dependencies, numDependencies,
-			CU_GRAPH_NODE_TYPE_MEMCPY, &c, sizeof(c), NULL, 0);
+	return add_fixed(phGraphNode, hGraph, dependencies, numDependencies,
+			 CU_GRAPH_NODE_TYPE_MEMCPY, p);
 }
 
 CUresult cuGraphAddHostNode(CUgraphNode *phGraphNode, CUgraph hGraph,
@@ -262,13 +246,8 @@ CUresult cuGraphAddHostNode(CUgraphNode *phGraphNode, CUgraph hGraph,
 			    size_t numDependencies,
 			    const CUDA_HOST_NODE_PARAMS *p)
 {
-	struct xgpuif_node_host h;
-	CUresult rc = xgpulib_node_host_wire(p, &h);
-
-	if (rc)
-		return rc;
-	return add_node(phGraphNode, hGraph, dependencies, numDependencies,
-			CU_GRAPH_NODE_TYPE_HOST, &h, sizeof(h), NULL, 0);
+	return add_fixed(phGraphNode, hGraph, dependencies, numDependencies,
+			 CU_GRAPH_NODE_TYPE_HOST, p);
 }
 
 CUresult cuGraphAddMemAllocNode(CUgraphNode *phGraphNode, CUgraph hGraph,
@@ -303,11 +282,7 @@ CUresult cuGraphAddMemAllocNode(CUgraphNode *phGraphNode, CUgraph hGraph,
 	rc = add_node_d(phGraphNode, hGraph, dependencies, numDependencies,
 			CU_GRAPH_NODE_TYPE_MEM_ALLOC, &m, sizeof(m), NULL, 0,
 			&m.dptr);
-	if (rc == CUDA_SUCCESS) {
-		p->dptr = m.dptr;
-		xgpulib_dalloc_add(m.dptr, m.size);
-	}
-	return rc;
+	return xgpulib_dalloc_out(rc, m.dptr, m.size, &p->dptr);
 }
 
 CUresult cuGraphAddBatchMemOpNode(CUgraphNode *phGraphNode, CUgraph hGraph,
@@ -350,28 +325,14 @@ static CUresult add_handle_node(CUgraphNode *out, CUgraph g,
 	return add_node(out, g, deps, nd, type, &nh, sizeof(nh), NULL, 0);
 }
 
-static uint64_t event_remote(CUevent e)
+/* cuGraphAddEventRecordNode (wait 0), cuGraphAddEventWaitNode (wait 1):
+ * xgpulib_entry.def */
+CUresult xgpulib_graph_add_event_node(CUgraphNode *out, CUgraph g,
+				      const CUgraphNode *deps, size_t nd,
+				      CUevent event, int wait)
 {
-	return e && e->magic == XGPULIB_EVENT_MAGIC ? e->remote : 0;
-}
-
-CUresult cuGraphAddEventRecordNode(CUgraphNode *phGraphNode, CUgraph hGraph,
-				   const CUgraphNode *dependencies,
-				   size_t numDependencies, CUevent event)
-{
-	return add_handle_node(phGraphNode, hGraph, dependencies,
-			       numDependencies,
-			       CU_GRAPH_NODE_TYPE_EVENT_RECORD,
-			       event_remote(event));
-}
-
-CUresult cuGraphAddEventWaitNode(CUgraphNode *phGraphNode, CUgraph hGraph,
-				 const CUgraphNode *dependencies,
-				 size_t numDependencies, CUevent event)
-{
-	return add_handle_node(phGraphNode, hGraph, dependencies,
-			       numDependencies, CU_GRAPH_NODE_TYPE_WAIT_EVENT,
-			       event_remote(event));
+	return add_handle_node(out, g, deps, nd, xgpulib_event_node_type(wait),
+			       xgpulib_event_remote(event));
 }
 
 CUresult cuGraphAddChildGraphNode(CUgraphNode *phGraphNode, CUgraph hGraph,

@@ -18,12 +18,8 @@
 #include <string.h>
 
 #include "xgpulib.h"
+#include "xgpulib_entry.h"
 #include "xgpulib_graph.h"
-
-static uint64_t event_remote(CUevent e)
-{
-	return e && e->magic == XGPULIB_EVENT_MAGIC ? e->remote : 0;
-}
 
 /* ---- parameters ---------------------------------------------------------- */
 
@@ -93,80 +89,55 @@ static CUresult node_set(CUgraphExec x, CUgraphNode n, uint32_t type,
 	return xgpulib_call_GRAPH_NODE_SET(&a, &tail, 1);
 }
 
-/* host nodes */
+/* memset, memcpy and host nodes: one struct each on the wire */
 
-static CUresult host_set(CUgraphExec x, bool exec, CUgraphNode n,
-			 const CUDA_HOST_NODE_PARAMS *p)
+static CUresult fixed_set(CUgraphExec x, bool exec, CUgraphNode n,
+			  uint32_t type, const void *p)
 {
-	struct xgpuif_node_host h;
+	union xgpulib_node_fixed w;
 	CUresult rc = exec_missing(x, exec) ? CUDA_ERROR_INVALID_VALUE :
-		      xgpulib_node_host_wire(p, &h);
+		      xgpulib_node_wire(type, p, &w);
 
-	return rc ? rc : node_set(x, n, CU_GRAPH_NODE_TYPE_HOST, &h,
-				  sizeof(h));
+	return rc ? rc : node_set(x, n, type, &w,
+				  xgpulib_node_fixed_len(type));
+}
+
+static CUresult fixed_get(CUgraphNode n, uint32_t type, void *p)
+{
+	union xgpulib_node_fixed w;
+	CUresult rc = node_get(n, (int)type, p, &w,
+			       xgpulib_node_fixed_len(type));
+
+	return rc ? rc : xgpulib_node_unwire(type, &w, p);
 }
 
 CUresult cuGraphHostNodeGetParams(CUgraphNode hNode, CUDA_HOST_NODE_PARAMS *p)
 {
-	struct xgpuif_node_host h;
-	CUresult rc = node_get(hNode, CU_GRAPH_NODE_TYPE_HOST, p, &h,
-			       sizeof(h));
-
-	if (rc)
-		return rc;
-	return xgpulib_hostfn_of(h.fnid, &p->fn, &p->userData) ?
-		       CUDA_SUCCESS : CUDA_ERROR_UNKNOWN;
+	return fixed_get(hNode, CU_GRAPH_NODE_TYPE_HOST, p);
 }
 
 CUresult cuGraphHostNodeSetParams(CUgraphNode hNode,
 				  const CUDA_HOST_NODE_PARAMS *p)
 {
-	return host_set(NULL, false, hNode, p);
+	return fixed_set(NULL, false, hNode, CU_GRAPH_NODE_TYPE_HOST, p);
 }
 
 CUresult cuGraphExecHostNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
 				      const CUDA_HOST_NODE_PARAMS *p)
 {
-	return host_set(hGraphExec, true, hNode, p);
-}
-
-/* memset nodes */
-
-static CUresult memset_set(CUgraphExec x, bool exec, CUgraphNode n,
-			   const CUDA_MEMSET_NODE_PARAMS *p)
-{
-	struct xgpuif_node_memset m;
-
-	if (exec_missing(x, exec) || !p || !p->width || !p->height ||
-	    (p->elementSize != 1 && p->elementSize != 2 &&
-	     p->elementSize != 4))
-		return CUDA_ERROR_INVALID_VALUE;
-	m = (struct xgpuif_node_memset){ p->dst, p->pitch, p->width,
-					 p->height, p->value,
-					 p->elementSize };
-	return node_set(x, n, CU_GRAPH_NODE_TYPE_MEMSET, &m, sizeof(m));
+	return fixed_set(hGraphExec, true, hNode, CU_GRAPH_NODE_TYPE_HOST, p);
 }
 
 CUresult cuGraphMemsetNodeGetParams(CUgraphNode hNode,
 				    CUDA_MEMSET_NODE_PARAMS *p)
 {
-	struct xgpuif_node_memset m;
-	CUresult rc = node_get(hNode, CU_GRAPH_NODE_TYPE_MEMSET, p, &m,
-			       sizeof(m));
-
-	if (rc)
-		return rc;
-	*p = (CUDA_MEMSET_NODE_PARAMS){ .dst = m.dst, .pitch = m.pitch,
-					.value = m.value,
-					.elementSize = m.elem_size,
-					.width = m.width, .height = m.height };
-	return CUDA_SUCCESS;
+	return fixed_get(hNode, CU_GRAPH_NODE_TYPE_MEMSET, p);
 }
 
 CUresult cuGraphMemsetNodeSetParams(CUgraphNode hNode,
 				    const CUDA_MEMSET_NODE_PARAMS *p)
 {
-	return memset_set(NULL, false, hNode, p);
+	return fixed_set(NULL, false, hNode, CU_GRAPH_NODE_TYPE_MEMSET, p);
 }
 
 CUresult cuGraphExecMemsetNodeSetParams(CUgraphExec hGraphExec,
@@ -175,36 +146,18 @@ CUresult cuGraphExecMemsetNodeSetParams(CUgraphExec hGraphExec,
 					CUcontext ctx)
 {
 	(void)ctx;
-	return memset_set(hGraphExec, true, hNode, p);
-}
-
-/* memcpy nodes */
-
-static CUresult memcpy_set(CUgraphExec x, bool exec, CUgraphNode n,
-			   const CUDA_MEMCPY3D *p)
-{
-	struct xgpuif_node_copy c;
-	CUresult rc = exec_missing(x, exec) ? CUDA_ERROR_INVALID_VALUE :
-		      xgpulib_node_copy_wire(p, &c);
-
-	return rc ? rc : node_set(x, n, CU_GRAPH_NODE_TYPE_MEMCPY, &c,
-				  sizeof(c));
+	return fixed_set(hGraphExec, true, hNode, CU_GRAPH_NODE_TYPE_MEMSET,
+			 p);
 }
 
 CUresult cuGraphMemcpyNodeGetParams(CUgraphNode hNode, CUDA_MEMCPY3D *p)
 {
-	struct xgpuif_node_copy c;
-	CUresult rc = node_get(hNode, CU_GRAPH_NODE_TYPE_MEMCPY, p, &c,
-			       sizeof(c));
-
-	if (rc == CUDA_SUCCESS)
-		xgpulib_node_copy_back(&c, p);
-	return rc;
+	return fixed_get(hNode, CU_GRAPH_NODE_TYPE_MEMCPY, p);
 }
 
 CUresult cuGraphMemcpyNodeSetParams(CUgraphNode hNode, const CUDA_MEMCPY3D *p)
 {
-	return memcpy_set(NULL, false, hNode, p);
+	return fixed_set(NULL, false, hNode, CU_GRAPH_NODE_TYPE_MEMCPY, p);
 }
 
 CUresult cuGraphExecMemcpyNodeSetParams(CUgraphExec hGraphExec,
@@ -212,7 +165,8 @@ CUresult cuGraphExecMemcpyNodeSetParams(CUgraphExec hGraphExec,
 					const CUDA_MEMCPY3D *p, CUcontext ctx)
 {
 	(void)ctx;
-	return memcpy_set(hGraphExec, true, hNode, p);
+	return fixed_set(hGraphExec, true, hNode, CU_GRAPH_NODE_TYPE_MEMCPY,
+			 p);
 }
 
 /* nodes whose parameter is one object: an event, a child graph */
@@ -227,10 +181,13 @@ static CUresult handle_get(CUgraphNode n, int type, const void *out,
 	return rc;
 }
 
-static CUresult event_get(CUgraphNode n, int type, CUevent *out)
+/* cuGraphEventRecordNodeGetEvent (wait 0), cuGraphEventWaitNodeGetEvent
+ * (wait 1): xgpulib_entry.def */
+CUresult xgpulib_graph_event_get(CUgraphNode n, CUevent *out, int wait)
 {
 	uint64_t remote;
-	CUresult rc = handle_get(n, type, out, &remote);
+	CUresult rc = handle_get(n, (int)xgpulib_event_node_type(wait), out,
+				 &remote);
 
 	if (rc)
 		return rc;
@@ -248,40 +205,21 @@ static CUresult handle_set(CUgraphExec x, bool exec, CUgraphNode n, int type,
 	return node_set(x, n, (uint32_t)type, &h, sizeof(h));
 }
 
-CUresult cuGraphEventRecordNodeGetEvent(CUgraphNode hNode, CUevent *event_out)
+/* cuGraphEventRecordNodeSetEvent (wait 0), cuGraphEventWaitNodeSetEvent
+ * (wait 1): xgpulib_entry.def */
+CUresult xgpulib_graph_event_set(CUgraphNode n, CUevent event, int wait)
 {
-	return event_get(hNode, CU_GRAPH_NODE_TYPE_EVENT_RECORD, event_out);
+	return handle_set(NULL, false, n, (int)xgpulib_event_node_type(wait),
+			  xgpulib_event_remote(event));
 }
 
-CUresult cuGraphEventWaitNodeGetEvent(CUgraphNode hNode, CUevent *event_out)
+/* cuGraphExecEventRecordNodeSetEvent (wait 0),
+ * cuGraphExecEventWaitNodeSetEvent (wait 1): xgpulib_entry.def */
+CUresult xgpulib_graph_exec_event_set(CUgraphExec x, CUgraphNode n,
+				      CUevent event, int wait)
 {
-	return event_get(hNode, CU_GRAPH_NODE_TYPE_WAIT_EVENT, event_out);
-}
-
-CUresult cuGraphEventRecordNodeSetEvent(CUgraphNode hNode, CUevent event)
-{
-	return handle_set(NULL, false, hNode, CU_GRAPH_NODE_TYPE_EVENT_RECORD,
-			  event_remote(event));
-}
-
-CUresult cuGraphEventWaitNodeSetEvent(CUgraphNode hNode, CUevent event)
-{
-	return handle_set(NULL, false, hNode, CU_GRAPH_NODE_TYPE_WAIT_EVENT,
-			  event_remote(event));
-}
-
-CUresult cuGraphExecEventRecordNodeSetEvent(CUgraphExec hGraphExec,
-					    CUgraphNode hNode, CUevent event)
-{
-	return handle_set(hGraphExec, true, hNode,
-			  CU_GRAPH_NODE_TYPE_EVENT_RECORD, event_remote(event));
-}
-
-CUresult cuGraphExecEventWaitNodeSetEvent(CUgraphExec hGraphExec,
-					  CUgraphNode hNode, CUevent event)
-{
-	return handle_set(hGraphExec, true, hNode,
-			  CU_GRAPH_NODE_TYPE_WAIT_EVENT, event_remote(event));
+	return handle_set(x, true, n, (int)xgpulib_event_node_type(wait),
+			  xgpulib_event_remote(event));
 }
 
 CUresult cuGraphChildGraphNodeGetGraph(CUgraphNode hNode, CUgraph *phGraph)
@@ -504,16 +442,17 @@ static CUresult generic_set(CUgraphExec x, bool exec, CUgraphNode n,
 
 		xgpulib_node_memset_of(p, &m);
 
-		return memset_set(x, exec, n, &m);
+		return fixed_set(x, exec, n, CU_GRAPH_NODE_TYPE_MEMSET, &m);
 	}
 	case CU_GRAPH_NODE_TYPE_MEMCPY:
 		if (p->memcpy.flags)
 			return CUDA_ERROR_INVALID_VALUE;
-		return memcpy_set(x, exec, n, &p->memcpy.copyParams);
+		return fixed_set(x, exec, n, CU_GRAPH_NODE_TYPE_MEMCPY,
+				 &p->memcpy.copyParams);
 	case CU_GRAPH_NODE_TYPE_HOST: {
 		CUDA_HOST_NODE_PARAMS h = { p->host.fn, p->host.userData };
 
-		return host_set(x, exec, n, &h);
+		return fixed_set(x, exec, n, CU_GRAPH_NODE_TYPE_HOST, &h);
 	}
 	case CU_GRAPH_NODE_TYPE_GRAPH:
 		return handle_set(x, exec, n, CU_GRAPH_NODE_TYPE_GRAPH,
@@ -527,10 +466,10 @@ static CUresult generic_set(CUgraphExec x, bool exec, CUgraphNode n,
 	}
 	case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
 		return handle_set(x, exec, n, CU_GRAPH_NODE_TYPE_EVENT_RECORD,
-				  event_remote(p->eventRecord.event));
+				  xgpulib_event_remote(p->eventRecord.event));
 	case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
 		return handle_set(x, exec, n, CU_GRAPH_NODE_TYPE_WAIT_EVENT,
-				  event_remote(p->eventWait.event));
+				  xgpulib_event_remote(p->eventWait.event));
 	default:
 		xgpulib_dbg("graph node set-params: node type %d is not "
 			    "supported", (int)p->type);

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "xgpulib.h"
+#include "xgpulib_entry.h"
 #include "xgpulib_etbl.h"
 
 #define XGPULIB_GREEN_MAGIC 0x78677263u	/* "xgrc" */
@@ -110,12 +111,9 @@ XGPULIB_EXPORT CUresult cuGreenCtxGetDevResource(CUgreenCtx hCtx,
 						 CUdevResource *resource,
 						 CUdevResourceType type)
 {
-	struct CUgreenCtx_st *g;
+	struct CUgreenCtx_st *g = green_check(hCtx);
 
-	XGPULIB_CHECK_ARGS(resource, true);
-	g = green_check(hCtx);
-	if (!g)
-		return CUDA_ERROR_INVALID_HANDLE;
+	XGPULIB_CHECK_ARGS(resource, g);
 	return dev_resource(XGPUIF_DR_GREEN, g->remote, g->dev, resource,
 			    type);
 }
@@ -246,11 +244,8 @@ XGPULIB_EXPORT CUresult cuGreenCtxDestroy(CUgreenCtx hCtx)
 	struct CUctx_st *c;
 	CUresult rc;
 
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
 	g = green_check(hCtx);
-	if (!g)
-		return CUDA_ERROR_INVALID_HANDLE;
+	XGPULIB_CHECK_ARGS(true, g);
 	pthread_mutex_lock(&green_mu);
 	c = g->ctx;
 	pthread_mutex_unlock(&green_mu);
@@ -320,31 +315,17 @@ XGPULIB_EXPORT CUresult cuCtxFromGreenCtx(CUcontext *pContext, CUgreenCtx hCtx)
 	return xgpulib_green_ctx(hCtx, pContext);
 }
 
-static CUresult green_event(CUgreenCtx hCtx, CUevent ev, uint32_t wait)
+/* cuGreenCtxRecordEvent (wait 0), cuGreenCtxWaitEvent (wait 1):
+ * xgpulib_entry.def */
+CUresult xgpulib_green_event(CUgreenCtx hCtx, CUevent ev, int wait)
 {
-	struct xgpuif_ctx_event_args a = { .wait = wait };
-	struct CUgreenCtx_st *g;
+	struct xgpuif_ctx_event_args a = { .wait = (uint32_t)wait };
+	struct CUgreenCtx_st *g = green_check(hCtx);
 
-	if (xgpulib_check_init())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	g = green_check(hCtx);
-	if (!g)
-		return CUDA_ERROR_INVALID_HANDLE;
-	if (!ev || ev->magic != XGPULIB_EVENT_MAGIC)
-		return CUDA_ERROR_INVALID_HANDLE;
+	XGPULIB_CHECK_ARGS(true, g && ev && ev->magic == XGPULIB_EVENT_MAGIC);
 	a.ctx = g->remote;
 	a.event = ev->remote;
 	return xgpulib_call_GREENCTX_EVENT(&a);
-}
-
-XGPULIB_EXPORT CUresult cuGreenCtxRecordEvent(CUgreenCtx hCtx, CUevent hEvent)
-{
-	return green_event(hCtx, hEvent, 0);
-}
-
-XGPULIB_EXPORT CUresult cuGreenCtxWaitEvent(CUgreenCtx hCtx, CUevent hEvent)
-{
-	return green_event(hCtx, hEvent, 1);
 }
 
 /* NULL: the green context of the current context, if it is one */

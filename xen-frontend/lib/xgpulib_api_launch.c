@@ -276,8 +276,10 @@ CUresult cuOccupancyMaxPotentialBlockSizeWithFlags(
 					dynamicSMemSize, blockSizeLimit, flags);
 }
 
-static CUresult occ_clusters(int *out, CUfunction func,
-			     const CUlaunchConfig *config, uint32_t which)
+/* cuOccupancyMaxActiveClusters (which 0), cuOccupancyMaxPotentialClusterSize
+ * (which 1): xgpulib_entry.def */
+CUresult xgpulib_occ_clusters(int *out, CUfunction func,
+			      const CUlaunchConfig *config, int which)
 {
 	struct xgpulib_func *fn = xgpulib_func_check(func);
 	struct xgpuif_occ_cluster_args a;
@@ -308,15 +310,3 @@ static CUresult occ_clusters(int *out, CUfunction func,
 	return CUDA_SUCCESS;
 }
 
-CUresult cuOccupancyMaxActiveClusters(int *numClusters, CUfunction func,
-				      const CUlaunchConfig *config)
-{
-	return occ_clusters(numClusters, func, config, 0);
-}
-
-CUresult cuOccupancyMaxPotentialClusterSize(int *clusterSize,
-					    CUfunction func,
-					    const CUlaunchConfig *config)
-{
-	return occ_clusters(clusterSize, func, config, 1);
-}

@@ -63,15 +63,21 @@ void xgpulib_dalloc_add(uint64_t dptr, uint64_t size)
 	pthread_mutex_unlock(&tab_mu);
 }
 
+CUresult xgpulib_dalloc_out(CUresult rc, uint64_t dptr, uint64_t size,
+			    CUdeviceptr *out)
+{
+	if (rc == CUDA_SUCCESS) {
+		*out = dptr;
+		xgpulib_dalloc_add(dptr, size);
+	}
+	return rc;
+}
+
 void xgpulib_dalloc_del(uint64_t dptr)
 {
 	pthread_mutex_lock(&tab_mu);
-	for (size_t i = 0; i < ndallocs; i++) {
-		if (dallocs[i].dptr == dptr) {
-			dallocs[i] = dallocs[--ndallocs];
-			break;
-		}
-	}
+	xgpulib_vec_take(dallocs, &ndallocs, sizeof(*dallocs), &dptr,
+			 sizeof(dptr), NULL);
 	pthread_mutex_unlock(&tab_mu);
 }
 
@@ -133,7 +139,7 @@ CUresult cuMemGetInfo(size_t *free, size_t *total)
 CUresult cuMemAlloc(CUdeviceptr *dptr, size_t bytesize)
 {
 	struct xgpuif_mem_alloc_args a = { bytesize };
-	struct xgpuif_dptr_reply r;
+	struct xgpuif_dptr_reply r = { 0 };
 	CUresult rc;
 
 	if (!dptr)
@@ -141,29 +147,22 @@ CUresult cuMemAlloc(CUdeviceptr *dptr, size_t bytesize)
 	if (!bytesize)
 		return CUDA_ERROR_INVALID_VALUE;
 	rc = xgpulib_call_MEM_ALLOC(&a, &r);
-	if (rc == CUDA_SUCCESS) {
-		*dptr = r.dptr;
-		xgpulib_dalloc_add(r.dptr, bytesize);
-	}
-	return rc;
+	return xgpulib_dalloc_out(rc, r.dptr, bytesize, dptr);
 }
 
 CUresult cuMemAllocPitch(CUdeviceptr *dptr, size_t *pitch, size_t width,
 			 size_t height, unsigned int elem)
 {
 	struct xgpuif_mem_alloc_pitch_args a = { width, height, elem, 0 };
-	struct xgpuif_mem_alloc_pitch_reply r;
+	struct xgpuif_mem_alloc_pitch_reply r = { 0 };
 	CUresult rc;
 
 	if (!dptr || !pitch)
 		return CUDA_ERROR_INVALID_VALUE;
 	rc = xgpulib_call_MEM_ALLOC_PITCH(&a, &r);
-	if (rc == CUDA_SUCCESS) {
-		*dptr = r.dptr;
+	if (rc == CUDA_SUCCESS)
 		*pitch = r.pitch;
-		xgpulib_dalloc_add(r.dptr, r.pitch * height);
-	}
-	return rc;
+	return xgpulib_dalloc_out(rc, r.dptr, r.pitch * height, dptr);
 }
 
 CUresult cuMemFree(CUdeviceptr dptr)
@@ -488,20 +487,14 @@ CUresult cuMemHostUnregister(void *p)
 	struct hostreg h;
 	const struct xgpulib_region *r;
 	uint64_t off;
-	bool hit = false;
+	bool hit;
 
 	if (!p)
 		return CUDA_ERROR_INVALID_VALUE;
 	pthread_mutex_lock(&reg_mu);
 	pthread_mutex_lock(&tab_mu);
-	for (size_t i = 0; i < nhostregs; i++) {
-		if (hostregs[i].p == p) {
-			h = hostregs[i];
-			hostregs[i] = hostregs[--nhostregs];
-			hit = true;
-			break;
-		}
-	}
+	hit = xgpulib_vec_take(hostregs, &nhostregs, sizeof(*hostregs), &p,
+			       sizeof(p), &h);
 	pthread_mutex_unlock(&tab_mu);
 	if (hit && h.region)
 		hostreg_drop(&h);

@@ -17,7 +17,6 @@ CUresult cuMipmappedArrayCreate(CUmipmappedArray *pm,
 {
 	struct xgpuif_mipmap_args a;
 	struct xgpuif_array_reply r;
-	CUmipmappedArray m;
 	CUresult rc;
 
 	XGPULIB_CHECK_ARGS(pm && d, true);
@@ -28,11 +27,8 @@ CUresult cuMipmappedArrayCreate(CUmipmappedArray *pm,
 	rc = xgpulib_call_MIPMAP_CREATE(&a, &r);
 	if (rc)
 		return rc;
-	m = xgpulib_mipmap_wrap(r.array);
-	rc = xgpulib_kept(m, r.array, xgpulib_call_MIPMAP_DESTROY);
-	if (rc == CUDA_SUCCESS)
-		*pm = m;
-	return rc;
+	*pm = xgpulib_mipmap_wrap(r.array);
+	return xgpulib_kept(*pm, r.array, xgpulib_call_MIPMAP_DESTROY);
 }
 
 CUresult cuMipmappedArrayDestroy(CUmipmappedArray m)

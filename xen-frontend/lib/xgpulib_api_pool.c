@@ -41,7 +41,7 @@ static CUresult alloc_async(CUdeviceptr *dptr, size_t size, uint64_t pool,
 			    CUstream s, int ptds)
 {
 	struct xgpuif_mem_alloc_async_args a = { size, 0, pool };
-	struct xgpuif_dptr_reply r;
+	struct xgpuif_dptr_reply r = { 0 };
 	CUresult rc;
 
 	if (!dptr)
@@ -52,11 +52,7 @@ static CUresult alloc_async(CUdeviceptr *dptr, size_t size, uint64_t pool,
 	if (!size)
 		return CUDA_ERROR_INVALID_VALUE;
 	rc = xgpulib_call_MEM_ALLOC_ASYNC(&a, &r);
-	if (rc == CUDA_SUCCESS) {
-		*dptr = r.dptr;
-		xgpulib_dalloc_add(r.dptr, size);
-	}
-	return rc;
+	return xgpulib_dalloc_out(rc, r.dptr, size, dptr);
 }
 
 CUresult xgpulib_mem_alloc_async(CUdeviceptr *dptr, size_t size, CUstream s,
@@ -102,13 +98,9 @@ CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *props)
 	if (props->handleTypes != CU_MEM_HANDLE_TYPE_NONE &&
 	    xgpulib_share_type("cuMemPoolCreate", props->handleTypes))
 		return CUDA_ERROR_NOT_SUPPORTED;
-	if (props->location.type != CU_MEM_LOCATION_TYPE_DEVICE) {
-		xgpulib_dbg("cuMemPoolCreate: location type %d refused "
-			    "(device pools only)", (int)props->location.type);
-		return CUDA_ERROR_NOT_SUPPORTED;
-	}
-	if (xgpulib_check_dev(props->location.id))
-		return CUDA_ERROR_INVALID_DEVICE;
+	rc = xgpulib_check_dev_loc(&props->location, "cuMemPoolCreate");
+	if (rc)
+		return rc;
 	a.alloc_type = (uint32_t)props->allocType;
 	a.handle_types = (uint32_t)props->handleTypes;
 	a.loc_type = (uint32_t)props->location.type;
@@ -129,8 +121,10 @@ CUresult cuMemPoolDestroy(CUmemoryPool pool)
 	return robj_destroy(pool, RK_POOL, xgpulib_call_POOL_DESTROY);
 }
 
-static CUresult pool_attr(CUmemoryPool pool, CUmemPool_attribute attr,
-			  void *value, bool set)
+/* cuMemPoolGetAttribute (set 0), cuMemPoolSetAttribute (set 1):
+ * xgpulib_entry.def */
+CUresult xgpulib_pool_attr(CUmemoryPool pool, CUmemPool_attribute attr,
+			   void *value, int set)
 {
 	struct xgpuif_pool_attr_args a = { pool_remote(pool),
 					   (uint32_t)attr, set, 0 };
@@ -152,17 +146,6 @@ static CUresult pool_attr(CUmemoryPool pool, CUmemPool_attribute attr,
 	return rc;
 }
 
-CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr,
-			       void *value)
-{
-	return pool_attr(pool, attr, value, true);
-}
-
-CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr,
-			       void *value)
-{
-	return pool_attr(pool, attr, value, false);
-}
 
 CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep)
 {

@@ -15,7 +15,6 @@ CUresult cuArray3DCreate(CUarray *pa, const CUDA_ARRAY3D_DESCRIPTOR *d)
 {
 	struct xgpuif_array_args a;
 	struct xgpuif_array_reply r;
-	CUarray arr;
 	CUresult rc;
 
 	if (!pa || !d)
@@ -25,11 +24,8 @@ CUresult cuArray3DCreate(CUarray *pa, const CUDA_ARRAY3D_DESCRIPTOR *d)
 	rc = xgpulib_call_ARRAY_CREATE(&a, &r);
 	if (rc)
 		return rc;
-	arr = xgpulib_array_wrap(r.array, d, NULL);
-	rc = xgpulib_kept(arr, r.array, xgpulib_call_ARRAY_DESTROY);
-	if (rc == CUDA_SUCCESS)
-		*pa = arr;
-	return rc;
+	*pa = xgpulib_array_wrap(r.array, d, NULL);
+	return xgpulib_kept(*pa, r.array, xgpulib_call_ARRAY_DESTROY);
 }
 
 CUresult cuArrayCreate(CUarray *pa, const CUDA_ARRAY_DESCRIPTOR *d)
@@ -297,12 +293,7 @@ CUresult cuSurfObjectDestroy(CUsurfObject s)
 	if (rc)
 		return rc;
 	pthread_mutex_lock(&surf_mu);
-	for (size_t i = 0; i < nsurfs; i++) {
-		if (surfs[i].s == s) {
-			surfs[i] = surfs[--nsurfs];
-			break;
-		}
-	}
+	xgpulib_vec_take(surfs, &nsurfs, sizeof(*surfs), &s, sizeof(s), NULL);
 	pthread_mutex_unlock(&surf_mu);
 	return CUDA_SUCCESS;
 }

@@ -75,15 +75,12 @@ static CUresult get_ref(void **out, CUmodule hmod, const char *name,
 	struct xgpuif_ref_reply r;
 	struct xgpuif_iov tail;
 	struct CUtexref_st *ref;
-	size_t nlen;
 	CUresult rc;
 
 	XGPULIB_CHECK_ARGS(out && name, m);
-	nlen = strlen(name) + 1;
-	if (nlen > XGPUIF_MAX_PAYLOAD - sizeof(a))
-		return CUDA_ERROR_INVALID_VALUE;
-	a.owner = m->own.remote;
-	tail = (struct xgpuif_iov){ name, (uint32_t)nlen };
+	rc = xgpulib_symbol_req(m->own.remote, name, &a, &tail);
+	if (rc)
+		return rc;
 	rc = surf ? xgpulib_call_MODULE_GET_SURFREF(&a, &tail, 1, &r) :
 		    xgpulib_call_MODULE_GET_TEXREF(&a, &tail, 1, &r);
 	if (rc)
@@ -125,18 +122,14 @@ static struct CUtexref_st *ref_reuse(uint64_t remote)
 CUresult cuTexRefCreate(CUtexref *t)
 {
 	struct xgpuif_ref_reply r = { 0 };
-	struct CUtexref_st *ref;
 	CUresult rc;
 
 	XGPULIB_CHECK_ARGS(t, true);
 	rc = xgpulib_call_TEXREF_CREATE(&r);
 	if (rc)
 		return rc;
-	ref = ref_reuse(r.ref);
-	rc = xgpulib_kept(ref, r.ref, xgpulib_call_TEXREF_DESTROY);
-	if (rc == CUDA_SUCCESS)
-		*t = ref;
-	return rc;
+	*t = ref_reuse(r.ref);
+	return xgpulib_kept(*t, r.ref, xgpulib_call_TEXREF_DESTROY);
 }
 
 CUresult cuTexRefDestroy(CUtexref t)

@@ -40,13 +40,9 @@ static CUresult prop_to_wire(const void *out, const CUmemAllocationProp *p,
 		return rc;
 	if (!p)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (p->location.type != CU_MEM_LOCATION_TYPE_DEVICE) {
-		xgpulib_dbg("virtual memory: location type %d not supported "
-			    "(device memory only)", (int)p->location.type);
-		return CUDA_ERROR_NOT_SUPPORTED;
-	}
-	if (xgpulib_check_dev(p->location.id))
-		return CUDA_ERROR_INVALID_DEVICE;
+	rc = xgpulib_check_dev_loc(&p->location, "virtual memory");
+	if (rc)
+		return rc;
 	*w = (struct xgpuif_vmm_prop){
 		.type = (uint32_t)p->type,
 		.handle_types = (uint32_t)p->requestedHandleTypes,

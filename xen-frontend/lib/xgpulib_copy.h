@@ -30,13 +30,14 @@ CUresult xgpulib_copy_unified(uint64_t dst, uint64_t src, size_t n,
 
 /*
  * The wire type of a resolved copy side of memory type t (DEVICE, ARRAY,
- * else shared pinned memory at host): its device pointer in *wdptr, its
- * array's wire handle in *warray, or the offset of host in its region in
- * *off (xgpulib_api_copy.c).
+ * else shared pinned memory at host, in region reg): its device pointer
+ * in *wdptr, its array's wire handle in *warray, or the span bytes from
+ * host in its region in *mem (xgpulib_api_copy.c).
  */
 uint32_t xgpulib_wire_side(CUmemorytype t, uint64_t dptr, CUarray array,
-			   const void *host, uint64_t *wdptr,
-			   xgpuif_handle_t *warray, uint64_t *off);
+			   const void *host, const struct xgpulib_region *reg,
+			   uint64_t span, uint64_t *wdptr,
+			   xgpuif_handle_t *warray, struct xgpuif_memref *mem);
 
 /* ---- host-memory regions ------------------------------------------------- */
 

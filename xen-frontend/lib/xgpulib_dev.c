@@ -52,6 +52,18 @@ CUresult xgpulib_check_dev(CUdevice dev)
 	return CUDA_SUCCESS;
 }
 
+CUresult xgpulib_check_dev_loc(const CUmemLocation *loc, const char *call)
+{
+	if (loc->type != CU_MEM_LOCATION_TYPE_DEVICE) {
+		xgpulib_dbg("%s: location type %d not supported (device "
+			    "memory only)", call, (int)loc->type);
+		return CUDA_ERROR_NOT_SUPPORTED;
+	}
+	if (xgpulib_check_dev(loc->id))
+		return CUDA_ERROR_INVALID_DEVICE;
+	return CUDA_SUCCESS;
+}
+
 CUresult cuDeviceGetCount(int *count)
 {
 	if (!count)

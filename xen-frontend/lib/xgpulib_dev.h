@@ -23,5 +23,11 @@ extern struct xgpulib_device *xgpulib_devs;
 CUresult xgpulib_dev_load(uint32_t count, int driver_version);
 /* CUDA_SUCCESS if dev is a valid ordinal (and cuInit succeeded) */
 CUresult xgpulib_check_dev(CUdevice dev);
+/*
+ * A memory location that must be a device of ours (call names the caller
+ * in the debug line): another location type is CUDA_ERROR_NOT_SUPPORTED,
+ * a device we do not have CUDA_ERROR_INVALID_DEVICE.
+ */
+CUresult xgpulib_check_dev_loc(const CUmemLocation *loc, const char *call);
 
 #endif /* XGPULIB_DEV_H */

@@ -13,6 +13,8 @@
 
 #include <cuda.h>
 
+#include "xgpuif.h"
+
 /* the guest objects around the worker's handles that it keeps one per
  * handle: graphs, executable graphs, nodes, user objects, and memory
  * pools (xgpulib_api_pool.c) */
@@ -33,27 +35,27 @@ bool robj_cache(void *node, void *p);
 /* the graph object of a node object of ours, NULL if it is not one */
 struct robj *robj_graph_of(const void *node);
 
-struct xgpuif_node_copy;
-/* a memcpy node's parameters as the wire carries them (the host side must
- * be pinned memory: CUDA_ERROR_NOT_SUPPORTED otherwise), and back
- * (xgpulib_graphwire.c, as the other conversions of nodes' parameters) */
-CUresult xgpulib_node_copy_wire(const CUDA_MEMCPY3D *p,
-				struct xgpuif_node_copy *c);
-void xgpulib_node_copy_back(const struct xgpuif_node_copy *c,
-			    CUDA_MEMCPY3D *p);
-
-/* edges added (remove 0) or removed (remove 1) between nodes of graph g
- * (xgpulib_api_graphmisc.c) */
-CUresult xgpulib_graph_deps(CUgraph g, const CUgraphNode *from,
-			    const CUgraphNode *to,
-			    const CUgraphEdgeData *edgeData, size_t n,
-			    int remove);
-
-struct xgpuif_node_host;
-/* a host node's parameters as the wire carries them (its function and
- * data registered: xgpulib_hostfn_id) */
-CUresult xgpulib_node_host_wire(const CUDA_HOST_NODE_PARAMS *p,
-				struct xgpuif_node_host *h);
+/*
+ * The nodes whose parameters are one struct of a fixed size on the wire
+ * (xgpulib_graphwire.c, as the other conversions of nodes' parameters):
+ * type CU_GRAPH_NODE_TYPE_MEMSET (p a CUDA_MEMSET_NODE_PARAMS), _MEMCPY
+ * (a CUDA_MEMCPY3D; its host side must be pinned memory:
+ * CUDA_ERROR_NOT_SUPPORTED otherwise) or _HOST (a CUDA_HOST_NODE_PARAMS;
+ * its function and data registered: xgpulib_hostfn_id).
+ * xgpulib_node_fixed_len: how many bytes of w the wire carries;
+ * xgpulib_node_wire: p as the wire carries it (w); xgpulib_node_unwire:
+ * w back in p.
+ */
+union xgpulib_node_fixed {
+	struct xgpuif_node_memset memset;
+	struct xgpuif_node_copy copy;
+	struct xgpuif_node_host host;
+};
+uint32_t xgpulib_node_fixed_len(uint32_t type);
+CUresult xgpulib_node_wire(uint32_t type, const void *p,
+			   union xgpulib_node_fixed *w);
+CUresult xgpulib_node_unwire(uint32_t type, const union xgpulib_node_fixed *w,
+			     void *p);
 
 /* the kernel, memset and batch memop parameters of generic node
  * parameters p as the older structs the other entries take */
@@ -85,6 +87,15 @@ CUresult robj_ask(const void *o, int kind,
  * event of a wire handle, NULL if none */
 void xgpulib_event_note(CUevent e, bool live);
 CUevent xgpulib_event_by_remote(uint64_t remote);
+/* the wire handle of an event of ours, 0 if e is not one */
+uint64_t xgpulib_event_remote(CUevent e);
+
+/* the node type of an event node: one that waits (wait 1) or records */
+static inline uint32_t xgpulib_event_node_type(int wait)
+{
+	return wait ? CU_GRAPH_NODE_TYPE_WAIT_EVENT :
+		      CU_GRAPH_NODE_TYPE_EVENT_RECORD;
+}
 
 /* whether this process began a capture (none: nothing is capturing) */
 bool xgpulib_captures_begun(void);

@@ -222,14 +222,14 @@ void xgpulib_event_note(CUevent e, bool live)
 			evs[nev++] = e;
 		}
 	} else {
-		for (size_t i = 0; i < nev; i++) {
-			if (evs[i] == e) {
-				evs[i] = evs[--nev];
-				break;
-			}
-		}
+		xgpulib_vec_take(evs, &nev, sizeof(*evs), &e, sizeof(e), NULL);
 	}
 	pthread_mutex_unlock(&ev_mu);
+}
+
+uint64_t xgpulib_event_remote(CUevent e)
+{
+	return e && e->magic == XGPULIB_EVENT_MAGIC ? e->remote : 0;
 }
 
 CUevent xgpulib_event_by_remote(uint64_t remote)

@@ -2,9 +2,9 @@
 /*
  * xgpulib_graphwire.c: graph nodes' parameters as the wire carries them
  * and back: memcpy nodes (host memory through its pinned region, arrays
- * by their handles), host
- * nodes (their function's number), and the generic parameters of CUDA
- * 12.2 as the older structs.  Shared by the entry points that add nodes
+ * by their handles), host nodes (their function's number), memset nodes
+ * (checked), and the generic parameters of CUDA 12.2 as the older
+ * structs.  Shared by the entry points that add nodes
  * (xgpulib_api_graphnode.c) and those that get and set their parameters
  * (xgpulib_api_graphquery.c); it calls none of them.
  */
@@ -77,8 +77,7 @@ static CUresult side_wire(CUmemorytype type, const void *host, CUdeviceptr dev,
 	return CUDA_SUCCESS;
 }
 
-CUresult xgpulib_node_copy_wire(const CUDA_MEMCPY3D *p,
-				struct xgpuif_node_copy *c)
+static CUresult copy_wire(const CUDA_MEMCPY3D *p, struct xgpuif_node_copy *c)
 {
 	CUresult rc;
 
@@ -123,8 +122,7 @@ static void side_back(const struct xgpuif_node_side *s, CUmemorytype *type,
 	*height = s->height;
 }
 
-void xgpulib_node_copy_back(const struct xgpuif_node_copy *c,
-			    CUDA_MEMCPY3D *p)
+static void copy_back(const struct xgpuif_node_copy *c, CUDA_MEMCPY3D *p)
 {
 	memset(p, 0, sizeof(*p));
 	side_back(&c->src, &p->srcMemoryType, &p->srcHost, &p->srcDevice,
@@ -140,13 +138,91 @@ void xgpulib_node_copy_back(const struct xgpuif_node_copy *c,
 
 /* ---- host nodes ---------------------------------------------------------- */
 
-CUresult xgpulib_node_host_wire(const CUDA_HOST_NODE_PARAMS *p,
-				struct xgpuif_node_host *h)
+static CUresult host_wire(const CUDA_HOST_NODE_PARAMS *p,
+			  struct xgpuif_node_host *h)
 {
 	if (!p || !p->fn)
 		return CUDA_ERROR_INVALID_VALUE;
 	h->fnid = xgpulib_hostfn_id(p->fn, p->userData);
 	return h->fnid ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+static CUresult host_back(const struct xgpuif_node_host *h,
+			  CUDA_HOST_NODE_PARAMS *p)
+{
+	return xgpulib_hostfn_of(h->fnid, &p->fn, &p->userData) ?
+		       CUDA_SUCCESS : CUDA_ERROR_UNKNOWN;
+}
+
+/* ---- memset nodes -------------------------------------------------------- */
+
+static CUresult memset_wire(const CUDA_MEMSET_NODE_PARAMS *p,
+			    struct xgpuif_node_memset *m)
+{
+	if (!p || !p->width || !p->height ||
+	    (p->elementSize != 1 && p->elementSize != 2 &&
+	     p->elementSize != 4)) {
+		xgpulib_dbg("graph memset node: width %zu height %zu "
+			    "element size %u", p ? p->width : 0,
+			    p ? p->height : 0, p ? p->elementSize : 0);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	*m = (struct xgpuif_node_memset){ p->dst, p->pitch, p->width,
+					  p->height, p->value,
+					  p->elementSize };
+	return CUDA_SUCCESS;
+}
+
+static void memset_back(const struct xgpuif_node_memset *m,
+			CUDA_MEMSET_NODE_PARAMS *p)
+{
+	*p = (CUDA_MEMSET_NODE_PARAMS){ .dst = m->dst, .pitch = m->pitch,
+					.value = m->value,
+					.elementSize = m->elem_size,
+					.width = m->width,
+					.height = m->height };
+}
+
+/* ---- the fixed kinds, by type -------------------------------------------- */
+
+uint32_t xgpulib_node_fixed_len(uint32_t type)
+{
+	switch (type) {
+	case CU_GRAPH_NODE_TYPE_MEMSET:
+		return sizeof(struct xgpuif_node_memset);
+	case CU_GRAPH_NODE_TYPE_MEMCPY:
+		return sizeof(struct xgpuif_node_copy);
+	default:	/* CU_GRAPH_NODE_TYPE_HOST */
+		return sizeof(struct xgpuif_node_host);
+	}
+}
+
+CUresult xgpulib_node_wire(uint32_t type, const void *p,
+			   union xgpulib_node_fixed *w)
+{
+	switch (type) {
+	case CU_GRAPH_NODE_TYPE_MEMSET:
+		return memset_wire(p, &w->memset);
+	case CU_GRAPH_NODE_TYPE_MEMCPY:
+		return copy_wire(p, &w->copy);
+	default:	/* CU_GRAPH_NODE_TYPE_HOST */
+		return host_wire(p, &w->host);
+	}
+}
+
+CUresult xgpulib_node_unwire(uint32_t type, const union xgpulib_node_fixed *w,
+			     void *p)
+{
+	switch (type) {
+	case CU_GRAPH_NODE_TYPE_MEMSET:
+		memset_back(&w->memset, p);
+		return CUDA_SUCCESS;
+	case CU_GRAPH_NODE_TYPE_MEMCPY:
+		copy_back(&w->copy, p);
+		return CUDA_SUCCESS;
+	default:	/* CU_GRAPH_NODE_TYPE_HOST */
+		return host_back(&w->host, p);
+	}
 }
 
 /* ---- generic node parameters (CUDA 12.2 on) as the older structs --------- */

@@ -107,6 +107,15 @@ CUresult xgpulib_module_each(CUmodule mod, xgpulib_fn_visit visit,
  * known) */
 CUresult xgpulib_func_param_count(CUfunction f, size_t *count);
 
+/*
+ * The request of a lookup by name in the module or library with wire
+ * handle owner: its arguments (*a) and the name, NUL included, as its
+ * tail; CUDA_ERROR_INVALID_VALUE for a name too long for one request.
+ */
+CUresult xgpulib_symbol_req(uint64_t owner, const char *name,
+			    struct xgpuif_symbol_args *a,
+			    struct xgpuif_iov *tail);
+
 /* an image's bytes into a new blob of the worker's (*blob its handle) */
 CUresult xgpulib_image_upload(const void *bytes, size_t size, uint64_t *blob);
 /* a whole file, NUL terminated; *buf is the caller's to free */

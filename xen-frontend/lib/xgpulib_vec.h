@@ -7,6 +7,7 @@
 #ifndef XGPULIB_VEC_H
 #define XGPULIB_VEC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /*
@@ -17,5 +18,14 @@
  */
 void *xgpulib_vec_grow(void *v, size_t n, size_t *cap, size_t elem,
 		       size_t first);
+
+/*
+ * Take out of the array v (*n elements of elem bytes, each led by its
+ * key) the first element whose first klen bytes are those at key: a copy
+ * in *out (unless out is NULL), the last element moved to its place, *n
+ * one less.  false (nothing changed) if there is none.
+ */
+bool xgpulib_vec_take(void *v, size_t *n, size_t elem, const void *key,
+		      size_t klen, void *out);
 
 #endif /* XGPULIB_VEC_H */
