@@ -372,7 +372,6 @@ uint64_t xgpub_gate_enter(struct xgpub_worker *w)
 {
 	uint64_t now;
 
-	(void)w;
 	__atomic_store_n(&g.st->submitting, 1, __ATOMIC_RELEASE);
 	if (!__atomic_load_n(&g.st->want, __ATOMIC_RELAXED)) {
 		__atomic_store_n(&g.st->want, 1, __ATOMIC_RELEASE);
@@ -381,6 +380,8 @@ uint64_t xgpub_gate_enter(struct xgpub_worker *w)
 	if (!__atomic_load_n(&g.ctl->grant, __ATOMIC_ACQUIRE)) {
 		/* revoked: what we submitted must show up as drained */
 		uint64_t t = xgpub_now_ns();
+
+		xgpub_publish_held(w);
 
 		mark_now();
 		while (!__atomic_load_n(&g.ctl->grant, __ATOMIC_ACQUIRE))
@@ -473,6 +474,8 @@ void xgpub_gate_done(struct xgpub_worker *w, bool submitted, CUstream s,
 	g.nops++;
 	if (bound && full()) {
 		uint64_t t = xgpub_now_ns();
+
+		xgpub_publish_held(w);
 
 		while (full())
 			pthread_cond_wait(&g.cv, &g.mu);

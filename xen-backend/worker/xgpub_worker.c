@@ -283,6 +283,25 @@ static void push_replies(struct xgpub_worker *w)
 		w->t->ops->notify(w->t);
 }
 
+void xgpub_publish_held(struct xgpub_worker *w)
+{
+	if (w->ring.rsp_prod_pvt != w->ring.sring->rsp_prod)
+		push_replies(w);
+}
+
+/*
+ * Replies to posted requests (launches, async copies) that a worker may
+ * hold back before it publishes them: publishing is a full barrier and
+ * takes the ring header's cache line from the guest, once per request;
+ * the guest waits for no such reply, only for the slots it frees.  A
+ * synchronous reply, the last request of a batch, and every
+ * POSTED_PUSH_MAX-th posted one are published at once, and what is held
+ * is published before anything that may block: a synchronous request,
+ * a wait in the gate (xgpub_publish_held), so that a guest thread short
+ * of slots is never held up by the worker's waiting.
+ */
+#define POSTED_PUSH_MAX	32u
+
 /*
  * Serve every request on the ring.  0 when the ring is drained, -1 when
  * the channel must close.
@@ -291,6 +310,7 @@ int xgpub_worker_serve(struct xgpub_worker *w)
 {
 	RING_IDX rp = __atomic_load_n(&w->ring.sring->req_prod,
 				      __ATOMIC_RELAXED);
+	unsigned int held = 0;
 
 	xen_rmb();	/* pairs with the guest's xen_wmb before req_prod */
 	if (RING_REQUEST_PROD_OVERFLOW(&w->ring, rp)) {
@@ -317,6 +337,10 @@ int xgpub_worker_serve(struct xgpub_worker *w)
 					 rp - w->ring.req_cons,
 					 __ATOMIC_RELAXED);
 		xgpub_record_request(w, &req, payload_buf);
+		if (held && !(req.flags & XGPUIF_RF_POSTED)) {
+			push_replies(w);
+			held = 0;
+		}
 		rc = dispatch(w, &req, &rlen);
 		xgpub_record_done(w);
 		if (rc != 0 && rc != XGPUIF_ST_PROTO)
@@ -334,7 +358,11 @@ int xgpub_worker_serve(struct xgpub_worker *w)
 		}
 		xgpuif_back_put(&w->ring, &req, rc, rflags, reply_buf,
 				rc == 0 ? rlen : 0);
-		push_replies(w);
+		if (!(req.flags & XGPUIF_RF_POSTED) || rc == XGPUIF_ST_PROTO ||
+		    w->ring.req_cons == rp || ++held >= POSTED_PUSH_MAX) {
+			push_replies(w);
+			held = 0;
+		}
 		if (rc == XGPUIF_ST_PROTO)
 			return -1;
 	}

@@ -132,6 +132,8 @@ struct xgpub_worker;
 void xgpub_gate_init(struct xgpub_worker *w);
 /* ops that put GPU work on a stream wait for the GPU (scheduler on) */
 bool xgpub_gate_on(void);
+/* publish the replies the worker holds back (before it waits) */
+void xgpub_publish_held(struct xgpub_worker *w);
 /* before such an op; returns the time its submission starts */
 uint64_t xgpub_gate_enter(struct xgpub_worker *w);
 /*
