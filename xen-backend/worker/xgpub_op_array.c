@@ -57,11 +57,6 @@ int xgpub_h_ARRAY_CREATE(struct xgpub_worker *w,
 	return keep_charged(w, XGPUB_H_ARRAY, &d, 0, &r->array);
 }
 
-int xgpub_h_ARRAY_DESTROY(struct xgpub_worker *w, struct xgpub_hentry *handle)
-{
-	return xgpub_release_drop(w, handle);
-}
-
 /* the handle of a texture or surface object value of this guest's */
 static int find_obj(struct xgpub_worker *w, int type, uint64_t v,
 		    xgpuif_handle_t *h)
@@ -178,11 +173,6 @@ int xgpub_h_MIPMAP_CREATE(struct xgpub_worker *w,
 
 	memcpy(&d, &a->desc, sizeof(d));	/* the same layout (xgpuif.h) */
 	return keep_charged(w, XGPUB_H_MIPMAP, &d, a->levels, &r->array);
-}
-
-int xgpub_h_MIPMAP_DESTROY(struct xgpub_worker *w, struct xgpub_hentry *handle)
-{
-	return xgpub_release_drop(w, handle);
 }
 
 /*

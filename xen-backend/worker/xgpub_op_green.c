@@ -354,12 +354,6 @@ int xgpub_green_release(struct xgpub_worker *w, struct xgpub_hentry *e)
 	return 0;
 }
 
-int xgpub_h_GREENCTX_DESTROY(struct xgpub_worker *w,
-			     struct xgpub_hentry *handle)
-{
-	return xgpub_release_drop(w, handle);
-}
-
 int xgpub_h_CTX_FROM_GREEN(struct xgpub_worker *w,
 			   struct xgpub_hentry *handle,
 			   struct xgpuif_ctx_reply *r)
