@@ -79,20 +79,22 @@ static int keep_obj(struct xgpub_worker *w, int type, int rc, uint64_t v,
 	return rc;
 }
 
-/* only texture or surface objects this guest created */
-static int destroy_obj(struct xgpub_worker *w, int type, uint64_t v)
+/* TEXOBJ_DESTROY and SURFOBJ_DESTROY (which: XGPUB_H_TEXOBJ or
+ * XGPUB_H_SURFOBJ): only texture or surface objects this guest created */
+int xgpub_h_obj_destroy(struct xgpub_worker *w,
+			const struct xgpuif_dptr_args *a, int which)
 {
 	xgpuif_handle_t h;
 	int rc;
 
-	if (find_obj(w, type, v, &h))
+	if (find_obj(w, which, a->dptr, &h))
 		return CUDA_ERROR_INVALID_VALUE;
-	if (type == XGPUB_H_TEXOBJ)
-		rc = w->D->cuTexObjectDestroy(v);
+	if (which == XGPUB_H_TEXOBJ)
+		rc = w->D->cuTexObjectDestroy(a->dptr);
 	else
-		rc = w->D->cuSurfObjectDestroy(v);
+		rc = w->D->cuSurfObjectDestroy(a->dptr);
 	if (rc == 0)
-		xgpub_handle_free(&w->h, h, type);
+		xgpub_handle_free(&w->h, h, which);
 	return rc;
 }
 
@@ -134,12 +136,6 @@ int xgpub_h_TEXOBJ_CREATE(struct xgpub_worker *w,
 	return keep_obj(w, XGPUB_H_TEXOBJ, rc, t, &r->texobj);
 }
 
-int xgpub_h_TEXOBJ_DESTROY(struct xgpub_worker *w,
-			   const struct xgpuif_dptr_args *a)
-{
-	return destroy_obj(w, XGPUB_H_TEXOBJ, a->dptr);
-}
-
 int xgpub_h_SURFOBJ_CREATE(struct xgpub_worker *w,
 			   const struct xgpuif_handle_args *a,
 			   struct xgpuif_texobj_reply *r)
@@ -155,12 +151,6 @@ int xgpub_h_SURFOBJ_CREATE(struct xgpub_worker *w,
 		return CUDA_ERROR_INVALID_HANDLE;
 	rc = w->D->cuSurfObjectCreate(&sobj, &res);
 	return keep_obj(w, XGPUB_H_SURFOBJ, rc, sobj, &r->texobj);
-}
-
-int xgpub_h_SURFOBJ_DESTROY(struct xgpub_worker *w,
-			    const struct xgpuif_dptr_args *a)
-{
-	return destroy_obj(w, XGPUB_H_SURFOBJ, a->dptr);
 }
 
 /* ---- mipmapped arrays, levels and planes --------------------------------- */

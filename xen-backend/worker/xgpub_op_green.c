@@ -380,17 +380,6 @@ int xgpub_h_CTX_FROM_GREEN(struct xgpub_worker *w,
 	return rc;
 }
 
-int xgpub_h_GREENCTX_EVENT(struct xgpub_worker *w,
-			   const struct xgpuif_ctx_event_args *a,
-			   struct xgpub_hentry *ctx, struct xgpub_hentry *event)
-{
-	if (a->wait > 1)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (a->wait)
-		return w->D->cuGreenCtxWaitEvent(ctx->obj, event->obj);
-	return w->D->cuGreenCtxRecordEvent(ctx->obj, event->obj);
-}
-
 int xgpub_h_GREENCTX_STREAM(struct xgpub_worker *w,
 			    const struct xgpuif_green_stream_args *a,
 			    struct xgpub_hentry *green,
