@@ -186,27 +186,21 @@ static int reply_sub(struct xgpub_worker *w, struct xgpub_hentry *parent,
 	return xgpub_keep_owned(w, XGPUB_H_SUBARRAY, arr, parent, &r->array);
 }
 
-int xgpub_h_MIPMAP_LEVEL(struct xgpub_worker *w,
-			 const struct xgpuif_subarray_args *a,
-			 struct xgpub_hentry *handle,
-			 struct xgpuif_subarray_reply *r)
+/* MIPMAP_LEVEL and ARRAY_PLANE (which: XGPUB_H_MIPMAP or XGPUB_H_ARRAY,
+ * the kind of handle): a mipmapped array's level, an array's plane */
+int xgpub_h_subarray(struct xgpub_worker *w,
+		     const struct xgpuif_subarray_args *a,
+		     struct xgpub_hentry *handle,
+		     struct xgpuif_subarray_reply *r, int which)
 {
 	CUarray arr;
 	int rc;
 
-	rc = w->D->cuMipmappedArrayGetLevel(&arr, handle->obj, a->index);
-	return rc ? rc : reply_sub(w, handle, arr, r);
-}
-
-int xgpub_h_ARRAY_PLANE(struct xgpub_worker *w,
-			const struct xgpuif_subarray_args *a,
-			struct xgpub_hentry *handle,
-			struct xgpuif_subarray_reply *r)
-{
-	CUarray arr;
-	int rc;
-
-	rc = w->D->cuArrayGetPlane(&arr, handle->obj, a->index);
+	if (which == XGPUB_H_MIPMAP)
+		rc = w->D->cuMipmappedArrayGetLevel(&arr, handle->obj,
+						    a->index);
+	else
+		rc = w->D->cuArrayGetPlane(&arr, handle->obj, a->index);
 	return rc ? rc : reply_sub(w, handle, arr, r);
 }
 
