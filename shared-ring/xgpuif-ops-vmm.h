@@ -12,10 +12,7 @@
 
 /* CUmemAllocationProp, less the Windows metadata */
 struct xgpuif_vmm_prop {
-	uint32_t type;		/* CUmemAllocationType */
-	uint32_t handle_types;	/* CUmemAllocationHandleType mask */
-	uint32_t loc_type;	/* CUmemLocationType */
-	int32_t loc_id;
+	struct xgpuif_mem_kind kind;
 	uint8_t compression;
 	uint8_t rdma;
 	uint16_t usage;

@@ -355,12 +355,19 @@ struct xgpuif_mem_free_async_args {
 	xgpuif_handle_t stream;
 };
 
-/* CUmemPoolProps, less the Windows security attributes */
-struct xgpuif_pool_create_args {
-	uint32_t alloc_type;	/* CUmemAllocationType */
+/* what CUmemPoolProps and CUmemAllocationProp (struct xgpuif_vmm_prop)
+ * begin with: the kind of memory, the shareable handle types it may be
+ * exported as, and its location */
+struct xgpuif_mem_kind {
+	uint32_t type;		/* CUmemAllocationType */
 	uint32_t handle_types;	/* CUmemAllocationHandleType mask */
 	uint32_t loc_type;	/* CUmemLocationType */
 	int32_t loc_id;
+};
+
+/* CUmemPoolProps, less the Windows security attributes */
+struct xgpuif_pool_create_args {
+	struct xgpuif_mem_kind kind;
 	uint64_t max_size;
 	uint16_t usage;
 	uint16_t _pad[3];

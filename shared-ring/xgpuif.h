@@ -334,6 +334,7 @@ XGPUIF_ASSERT_SIZE(struct xgpuif_elapsed_args, 16);
 XGPUIF_ASSERT_SIZE(struct xgpuif_elapsed_reply, 8);
 XGPUIF_ASSERT_SIZE(struct xgpuif_mem_alloc_async_args, 24);
 XGPUIF_ASSERT_SIZE(struct xgpuif_mem_free_async_args, 16);
+XGPUIF_ASSERT_SIZE(struct xgpuif_mem_kind, 16);
 XGPUIF_ASSERT_SIZE(struct xgpuif_pool_create_args, 32);
 XGPUIF_ASSERT_SIZE(struct xgpuif_pool_reply, 8);
 XGPUIF_ASSERT_SIZE(struct xgpuif_pool_attr_args, 24);
@@ -366,6 +367,9 @@ XGPUIF_ASSERT_SIZE(struct xgpuif_hostfn_setup_args, 16);
 XGPUIF_ASSERT_SIZE(struct xgpuif_hostfn_capture_args, 24);
 XGPUIF_ASSERT_SIZE(struct xgpuif_hostfn_launch_args, 16);
 XGPUIF_ASSERT_SIZE(struct xgpuif_vmm_prop, 24);
+_Static_assert(offsetof(struct xgpuif_vmm_prop, compression) == 16 &&
+	       offsetof(struct xgpuif_pool_create_args, max_size) == 16,
+	       "what follows struct xgpuif_mem_kind starts at byte 16");
 XGPUIF_ASSERT_SIZE(struct xgpuif_vmm_create_args, 40);
 XGPUIF_ASSERT_SIZE(struct xgpuif_vmm_handle_reply, 8);
 XGPUIF_ASSERT_SIZE(struct xgpuif_vmm_reserve_args, 32);

@@ -20,9 +20,15 @@
 #   xgpuif_calls.h   a table describing every op (mode, sizes, stream and
 #                    handle fields with their offsets), for tests
 #
+# A row's optional eighth column BY(fn) or BY(fn, CONST) names the worker
+# function that serves the op in place of its own xgpub_h_<NAME>: fn takes
+# the handler's arguments (and CONST as a last int); rows that share fn
+# must agree on them, and its one prototype is in xgpub_calls.h.
+#
 # It refuses a table that contradicts itself: duplicate numbers or names,
 # an unknown mode, a posted op with a reply, a struct without a size
-# assert in xgpuif.h.  POSIX awk (mawk, gawk, busybox).
+# assert in xgpuif.h, rows that share a function but not its arguments.
+# POSIX awk (mawk, gawk, busybox).
 
 function die(msg) {
 	printf "gen-calls: %s:%d: %s\n", FILENAME, FNR, msg > "/dev/stderr"
@@ -127,8 +133,9 @@ FNR == 1 { is_def = FILENAME ~ /\.def$/ }
 	if (line !~ /\)[ \t]*$/)
 		die("a row must be one line ending in ')'")
 	sub(/\)[ \t]*$/, "", line)
-	if (split_args(line, f) != 7)
-		die("a row has 7 columns")
+	nf = split_args(line, f)
+	if (nf != 7 && nf != 8)
+		die("a row has 7 columns, or 8 with BY(...)")
 	num = f[1] + 0
 	name = f[2]
 	if (f[1] !~ /^[0-9]+$/ || num < 1 || num > 65535)
@@ -182,7 +189,44 @@ FNR == 1 { is_def = FILENAME ~ /\.def$/ }
 	o_in[n] = handle_list(f[7], "IN")
 	o_out[n] = handle_list(f[7], "OUT")
 	resolve(n)
+	by_column(n, nf == 8 ? f[8] : "")
 	next
+}
+
+# BY(fn) or BY(fn, CONST): o_by[i] and o_const[i] ("" for none); the first
+# row of each fn is by_first[fn], and every row of fn must have its
+# argument types and a CONST where it has one
+function by_column(i, s,    b, nb) {
+	o_by[i] = ""
+	o_const[i] = ""
+	if (s == "")
+		return
+	if (s !~ /^BY\(.*\)$/)
+		die(o_name[i] ": the eighth column is BY(fn) or BY(fn, CONST)")
+	nb = split_args(substr(s, 4, length(s) - 4), b)
+	if (nb > 2 || b[1] !~ /^[a-z_][a-z0-9_]*$/ ||
+	    (nb == 2 && b[2] !~ /^[A-Za-z_][A-Za-z0-9_]*$/))
+		die(o_name[i] ": BY(" b[1] ") names a function and one constant")
+	o_by[i] = b[1]
+	o_const[i] = nb == 2 ? b[2] : ""
+	if (!(b[1] in by_first)) {
+		by_first[b[1]] = i
+		by_ops[b[1]] = o_name[i]
+		return
+	}
+	by_ops[b[1]] = by_ops[b[1]] ", " o_name[i]
+	if (arg_types(i) != arg_types(by_first[b[1]]) ||
+	    (o_const[i] == "") != (o_const[by_first[b[1]]] == ""))
+		die(o_name[i] ": " b[1] " serves " o_name[by_first[b[1]]] \
+		    " with other arguments")
+}
+
+# the C types of the handler's arguments, for comparing rows
+function arg_types(i,    t, k) {
+	t = o_args[i] != "none" && !o_anon[i] ? o_args[i] : "-"
+	for (k = 1; k <= o_nres[i]; k++)
+		t = t " " (o_res_kind[i, k] == "ANYSTREAM" ? "CUstream" : "e")
+	return t " " o_avar[i] " " o_reply[i] " " o_rvar[i]
 }
 
 # The IN handles the dispatcher resolves before the handler runs: a
@@ -234,8 +278,10 @@ END {
 
 # ---- the worker ---------------------------------------------------------
 
+# the prototype of the function that serves op i
 function back_proto(i,    p, k) {
-	p = "int xgpub_h_" o_name[i] "(struct xgpub_worker *w"
+	p = "int " (o_by[i] != "" ? o_by[i] : "xgpub_h_" o_name[i]) \
+	    "(struct xgpub_worker *w"
 	if (o_args[i] != "none" && !o_anon[i])
 		p = p ", const struct xgpuif_" o_args[i] " *a"
 	for (k = 1; k <= o_nres[i]; k++)
@@ -247,6 +293,8 @@ function back_proto(i,    p, k) {
 		p = p ", struct xgpuif_" o_reply[i] " *r"
 	if (o_rvar[i])
 		p = p ", struct xgpub_rtail *rt"
+	if (o_const[i] != "")
+		p = p ", int which"
 	return p ")"
 }
 
@@ -275,8 +323,16 @@ function back_h(    f, i) {
 		    "struct xgpub_worker;\nstruct xgpub_hentry;\n" \
 		    "struct xgpub_tail;\nstruct xgpub_rtail;\n")
 	for (i = 1; i <= n; i++) {
-		print "/* " o_name[i] ": " o_desc[i] " */" > f
-		print back_proto(i) ";" > f
+		if (o_by[i] == "") {
+			print "/* " o_name[i] ": " o_desc[i] " */" > f
+			print back_proto(i) ";" > f
+			continue
+		}
+		print "/* " o_name[i] ": " o_desc[i] ": " o_by[i] \
+		      (o_const[i] != "" ? ", " o_const[i] : "") " */" > f
+		if (by_first[o_by[i]] == i)
+			print "/* serves " by_ops[o_by[i]] " */\n" \
+			      back_proto(i) ";" > f
 	}
 	header_close(f, "XGPUB_CALLS_H")
 }
@@ -338,7 +394,7 @@ function back_c(    f, i, k, m, call) {
 			print "\trt.p = out + sizeof(r);\n" \
 			      "\trt.cap = cap - (uint32_t)sizeof(r);\n" \
 			      "\trt.len = 0;" > f
-		call = "xgpub_h_" o_name[i] "(w"
+		call = (o_by[i] != "" ? o_by[i] : "xgpub_h_" o_name[i]) "(w"
 		if (o_args[i] != "none" && !o_anon[i])
 			call = call ", &a"
 		for (k = 1; k <= o_nres[i]; k++)
@@ -349,6 +405,8 @@ function back_c(    f, i, k, m, call) {
 			call = call ", &r"
 		if (o_rvar[i])
 			call = call ", &rt"
+		if (o_const[i] != "")
+			call = call ", " o_const[i]
 		print "\trc = " call ");" > f
 		if (o_reply[i] == "none") {
 			print "\t*rlen = 0;" > f

@@ -57,11 +57,6 @@ int xgpub_h_ARRAY_CREATE(struct xgpub_worker *w,
 	return keep_charged(w, XGPUB_H_ARRAY, &d, 0, &r->array);
 }
 
-int xgpub_h_ARRAY_DESTROY(struct xgpub_worker *w, struct xgpub_hentry *handle)
-{
-	return xgpub_release_drop(w, handle);
-}
-
 /* the handle of a texture or surface object value of this guest's */
 static int find_obj(struct xgpub_worker *w, int type, uint64_t v,
 		    xgpuif_handle_t *h)
@@ -84,20 +79,22 @@ static int keep_obj(struct xgpub_worker *w, int type, int rc, uint64_t v,
 	return rc;
 }
 
-/* only texture or surface objects this guest created */
-static int destroy_obj(struct xgpub_worker *w, int type, uint64_t v)
+/* TEXOBJ_DESTROY and SURFOBJ_DESTROY (which: XGPUB_H_TEXOBJ or
+ * XGPUB_H_SURFOBJ): only texture or surface objects this guest created */
+int xgpub_h_obj_destroy(struct xgpub_worker *w,
+			const struct xgpuif_dptr_args *a, int which)
 {
 	xgpuif_handle_t h;
 	int rc;
 
-	if (find_obj(w, type, v, &h))
+	if (find_obj(w, which, a->dptr, &h))
 		return CUDA_ERROR_INVALID_VALUE;
-	if (type == XGPUB_H_TEXOBJ)
-		rc = w->D->cuTexObjectDestroy(v);
+	if (which == XGPUB_H_TEXOBJ)
+		rc = w->D->cuTexObjectDestroy(a->dptr);
 	else
-		rc = w->D->cuSurfObjectDestroy(v);
+		rc = w->D->cuSurfObjectDestroy(a->dptr);
 	if (rc == 0)
-		xgpub_handle_free(&w->h, h, type);
+		xgpub_handle_free(&w->h, h, which);
 	return rc;
 }
 
@@ -139,12 +136,6 @@ int xgpub_h_TEXOBJ_CREATE(struct xgpub_worker *w,
 	return keep_obj(w, XGPUB_H_TEXOBJ, rc, t, &r->texobj);
 }
 
-int xgpub_h_TEXOBJ_DESTROY(struct xgpub_worker *w,
-			   const struct xgpuif_dptr_args *a)
-{
-	return destroy_obj(w, XGPUB_H_TEXOBJ, a->dptr);
-}
-
 int xgpub_h_SURFOBJ_CREATE(struct xgpub_worker *w,
 			   const struct xgpuif_handle_args *a,
 			   struct xgpuif_texobj_reply *r)
@@ -162,12 +153,6 @@ int xgpub_h_SURFOBJ_CREATE(struct xgpub_worker *w,
 	return keep_obj(w, XGPUB_H_SURFOBJ, rc, sobj, &r->texobj);
 }
 
-int xgpub_h_SURFOBJ_DESTROY(struct xgpub_worker *w,
-			    const struct xgpuif_dptr_args *a)
-{
-	return destroy_obj(w, XGPUB_H_SURFOBJ, a->dptr);
-}
-
 /* ---- mipmapped arrays, levels and planes --------------------------------- */
 
 int xgpub_h_MIPMAP_CREATE(struct xgpub_worker *w,
@@ -178,11 +163,6 @@ int xgpub_h_MIPMAP_CREATE(struct xgpub_worker *w,
 
 	memcpy(&d, &a->desc, sizeof(d));	/* the same layout (xgpuif.h) */
 	return keep_charged(w, XGPUB_H_MIPMAP, &d, a->levels, &r->array);
-}
-
-int xgpub_h_MIPMAP_DESTROY(struct xgpub_worker *w, struct xgpub_hentry *handle)
-{
-	return xgpub_release_drop(w, handle);
 }
 
 /*
@@ -206,27 +186,21 @@ static int reply_sub(struct xgpub_worker *w, struct xgpub_hentry *parent,
 	return xgpub_keep_owned(w, XGPUB_H_SUBARRAY, arr, parent, &r->array);
 }
 
-int xgpub_h_MIPMAP_LEVEL(struct xgpub_worker *w,
-			 const struct xgpuif_subarray_args *a,
-			 struct xgpub_hentry *handle,
-			 struct xgpuif_subarray_reply *r)
+/* MIPMAP_LEVEL and ARRAY_PLANE (which: XGPUB_H_MIPMAP or XGPUB_H_ARRAY,
+ * the kind of handle): a mipmapped array's level, an array's plane */
+int xgpub_h_subarray(struct xgpub_worker *w,
+		     const struct xgpuif_subarray_args *a,
+		     struct xgpub_hentry *handle,
+		     struct xgpuif_subarray_reply *r, int which)
 {
 	CUarray arr;
 	int rc;
 
-	rc = w->D->cuMipmappedArrayGetLevel(&arr, handle->obj, a->index);
-	return rc ? rc : reply_sub(w, handle, arr, r);
-}
-
-int xgpub_h_ARRAY_PLANE(struct xgpub_worker *w,
-			const struct xgpuif_subarray_args *a,
-			struct xgpub_hentry *handle,
-			struct xgpuif_subarray_reply *r)
-{
-	CUarray arr;
-	int rc;
-
-	rc = w->D->cuArrayGetPlane(&arr, handle->obj, a->index);
+	if (which == XGPUB_H_MIPMAP)
+		rc = w->D->cuMipmappedArrayGetLevel(&arr, handle->obj,
+						    a->index);
+	else
+		rc = w->D->cuArrayGetPlane(&arr, handle->obj, a->index);
 	return rc ? rc : reply_sub(w, handle, arr, r);
 }
 

@@ -16,15 +16,22 @@
 
 #include "xgpub_worker.h"
 
-int xgpub_h_CTX_EVENT(struct xgpub_worker *w,
+/* CTX_EVENT and GREENCTX_EVENT (which: XGPUB_H_CTX or XGPUB_H_GREENCTX,
+ * the kind of ctx): the context records the event, or waits for it */
+int xgpub_h_ctx_event(struct xgpub_worker *w,
 		      const struct xgpuif_ctx_event_args *a,
-		      struct xgpub_hentry *ctx, struct xgpub_hentry *event)
+		      struct xgpub_hentry *ctx, struct xgpub_hentry *event,
+		      int which)
 {
+	const bool green = which == XGPUB_H_GREENCTX;
+
 	if (a->wait > 1)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (a->wait)
-		return w->D->cuCtxWaitEvent(ctx->obj, event->obj);
-	return w->D->cuCtxRecordEvent(ctx->obj, event->obj);
+		return green ? w->D->cuGreenCtxWaitEvent(ctx->obj, event->obj) :
+			       w->D->cuCtxWaitEvent(ctx->obj, event->obj);
+	return green ? w->D->cuGreenCtxRecordEvent(ctx->obj, event->obj) :
+		       w->D->cuCtxRecordEvent(ctx->obj, event->obj);
 }
 
 int xgpub_h_STREAM_COPY_ATTRS(struct xgpub_worker *w, CUstream dst,

@@ -130,11 +130,6 @@ int xgpub_h_GRAPH_CREATE(struct xgpub_worker *w,
 	return rc ? rc : xgpub_keep(w, XGPUB_H_GRAPH, g, NULL, &r->graph);
 }
 
-int xgpub_h_GRAPH_DESTROY(struct xgpub_worker *w, struct xgpub_hentry *handle)
-{
-	return xgpub_release_drop(w, handle);
-}
-
 int xgpub_h_GRAPH_CLONE(struct xgpub_worker *w, struct xgpub_hentry *handle,
 			struct xgpuif_graph_reply *r)
 {
@@ -178,11 +173,6 @@ int xgpub_h_GRAPH_UPLOAD(struct xgpub_worker *w, struct xgpub_hentry *exec,
 			 CUstream stream)
 {
 	return w->D->cuGraphUpload(exec->obj, stream);
-}
-
-int xgpub_h_GEXEC_DESTROY(struct xgpub_worker *w, struct xgpub_hentry *handle)
-{
-	return xgpub_release_drop(w, handle);
 }
 
 int xgpub_h_GRAPH_EXEC_UPDATE(struct xgpub_worker *w,

@@ -354,12 +354,6 @@ int xgpub_green_release(struct xgpub_worker *w, struct xgpub_hentry *e)
 	return 0;
 }
 
-int xgpub_h_GREENCTX_DESTROY(struct xgpub_worker *w,
-			     struct xgpub_hentry *handle)
-{
-	return xgpub_release_drop(w, handle);
-}
-
 int xgpub_h_CTX_FROM_GREEN(struct xgpub_worker *w,
 			   struct xgpub_hentry *handle,
 			   struct xgpuif_ctx_reply *r)
@@ -384,17 +378,6 @@ int xgpub_h_CTX_FROM_GREEN(struct xgpub_worker *w,
 	if (rc == 0)
 		g->ctx_h = r->ctx;
 	return rc;
-}
-
-int xgpub_h_GREENCTX_EVENT(struct xgpub_worker *w,
-			   const struct xgpuif_ctx_event_args *a,
-			   struct xgpub_hentry *ctx, struct xgpub_hentry *event)
-{
-	if (a->wait > 1)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (a->wait)
-		return w->D->cuGreenCtxWaitEvent(ctx->obj, event->obj);
-	return w->D->cuGreenCtxRecordEvent(ctx->obj, event->obj);
 }
 
 int xgpub_h_GREENCTX_STREAM(struct xgpub_worker *w,

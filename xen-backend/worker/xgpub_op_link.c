@@ -102,8 +102,3 @@ int xgpub_h_LINK_READ(struct xgpub_worker *w,
 	r->len = (uint32_t)n;
 	return 0;
 }
-
-int xgpub_h_LINK_DESTROY(struct xgpub_worker *w, struct xgpub_hentry *handle)
-{
-	return xgpub_release_drop(w, handle);
-}

@@ -77,15 +77,16 @@ int xgpub_h_POOL_CREATE(struct xgpub_worker *w,
 
 	/* shareable between processes of one guest: POSIX fds only
 	 * (xgpub_op_share.c); fabric and Windows handles are refused */
-	if (a->handle_types != CU_MEM_HANDLE_TYPE_NONE &&
-	    a->handle_types != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)
+	if (a->kind.handle_types != CU_MEM_HANDLE_TYPE_NONE &&
+	    a->kind.handle_types != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)
 		return CUDA_ERROR_NOT_SUPPORTED;
 	/* the guest's device 0 is the worker's device */
-	if (a->loc_type != CU_MEM_LOCATION_TYPE_DEVICE || a->loc_id != 0)
+	if (a->kind.loc_type != CU_MEM_LOCATION_TYPE_DEVICE ||
+	    a->kind.loc_id != 0)
 		return CUDA_ERROR_INVALID_VALUE;
 	memset(&props, 0, sizeof(props));
-	props.allocType = (CUmemAllocationType)a->alloc_type;
-	props.handleTypes = (CUmemAllocationHandleType)a->handle_types;
+	props.allocType = (CUmemAllocationType)a->kind.type;
+	props.handleTypes = (CUmemAllocationHandleType)a->kind.handle_types;
 	props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
 	props.location.id = w->dev;
 	props.maxSize = a->max_size;

@@ -171,34 +171,38 @@ static int take_fd(struct xgpub_worker *w, int kind,
 }
 
 /*
- * The guest's token for an fd exported of obj (kind XGPUB_IPC_VMM_FD: a
- * physical allocation; XGPUB_IPC_POOL_FD: a pool): the one it got
- * before, or the driver's new export registered.
+ * VMM_EXPORT and POOL_EXPORT: the guest's token for an fd exported of the
+ * handle's object (which XGPUB_IPC_VMM_FD: a physical allocation;
+ * XGPUB_IPC_POOL_FD: a pool): the one it got before, or the driver's new
+ * export registered.
  */
-static int share_export(struct xgpub_worker *w, int kind, void *obj,
-			unsigned long long flags, struct xgpuif_ipc_handle *r)
+int xgpub_h_share_export(struct xgpub_worker *w,
+			 const struct xgpuif_share_export_args *a,
+			 struct xgpub_hentry *handle,
+			 struct xgpuif_ipc_handle *r, int which)
 {
 	const CUmemAllocationHandleType type =
 		CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
-	struct xgpub_share *s = share_find(w, kind, obj);
+	void *obj = handle->obj;
+	struct xgpub_share *s = share_find(w, which, obj);
 	int fd = -1, rc;
 
 	if (s) {
 		give_token(XGPUIF_SHARE_MAGIC, s->token, r);
 		return 0;
 	}
-	if (kind == XGPUB_IPC_VMM_FD)
+	if (which == XGPUB_IPC_VMM_FD)
 		rc = w->D->cuMemExportToShareableHandle(
 			&fd, (CUmemGenericAllocationHandle)(uintptr_t)obj,
-			type, flags);
+			type, a->flags);
 	else
 		rc = w->D->cuMemPoolExportToShareableHandle(&fd, obj, type,
-							     flags);
+							     a->flags);
 	if (rc)
 		return rc;
 	if (fd < 0)
 		return CUDA_ERROR_UNKNOWN;
-	return share_add(w, kind, obj, fd, r);
+	return share_add(w, which, obj, fd, r);
 }
 
 /*
@@ -228,14 +232,6 @@ static int share_import(struct xgpub_worker *w, int kind,
 
 /* ---- physical allocations -------------------------------------------- */
 
-int xgpub_h_VMM_EXPORT(struct xgpub_worker *w,
-		       const struct xgpuif_share_export_args *a,
-		       struct xgpub_hentry *handle,
-		       struct xgpuif_ipc_handle *r)
-{
-	return share_export(w, XGPUB_IPC_VMM_FD, handle->obj, a->flags, r);
-}
-
 int xgpub_h_VMM_IMPORT(struct xgpub_worker *w,
 		       const struct xgpuif_ipc_handle *a,
 		       struct xgpuif_vmm_handle_reply *r)
@@ -254,14 +250,6 @@ int xgpub_h_VMM_IMPORT(struct xgpub_worker *w,
 }
 
 /* ---- pools ------------------------------------------------------------ */
-
-int xgpub_h_POOL_EXPORT(struct xgpub_worker *w,
-			const struct xgpuif_share_export_args *a,
-			struct xgpub_hentry *handle,
-			struct xgpuif_ipc_handle *r)
-{
-	return share_export(w, XGPUB_IPC_POOL_FD, handle->obj, a->flags, r);
-}
 
 int xgpub_h_POOL_IMPORT(struct xgpub_worker *w,
 			const struct xgpuif_ipc_handle *a,

@@ -106,11 +106,6 @@ int xgpub_h_STREAM_CREATE(struct xgpub_worker *w,
 	return r->stream ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
-int xgpub_h_STREAM_DESTROY(struct xgpub_worker *w, struct xgpub_hentry *handle)
-{
-	return xgpub_release_drop(w, handle);
-}
-
 int xgpub_h_STREAM_SYNCHRONIZE(struct xgpub_worker *w, CUstream handle)
 {
 	return w->D->cuStreamSynchronize(handle);
@@ -163,11 +158,6 @@ int xgpub_h_EVENT_SYNCHRONIZE(struct xgpub_worker *w,
 			      struct xgpub_hentry *handle)
 {
 	return w->D->cuEventSynchronize(handle->obj);
-}
-
-int xgpub_h_EVENT_DESTROY(struct xgpub_worker *w, struct xgpub_hentry *handle)
-{
-	return xgpub_release_drop(w, handle);
 }
 
 int xgpub_h_EVENT_ELAPSED_TIME(struct xgpub_worker *w,

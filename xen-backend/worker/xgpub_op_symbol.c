@@ -39,21 +39,6 @@ int xgpub_fn_get(struct xgpub_worker *w, xgpuif_handle_t h, uint32_t kind,
 /* ---- symbols ------------------------------------------------------------- */
 
 /*
- * The NUL-terminated name that follows a symbol request's args, to look up
- * in owner (NULL: a module gone with its context).
- */
-static int symbol_name(const struct xgpub_tail *tail, const void *owner,
-		       const char **name)
-{
-	if (!tail->len || !memchr(tail->p, 0, tail->len))
-		return XGPUIF_ST_PROTO;
-	if (!owner)
-		return CUDA_ERROR_INVALID_HANDLE;
-	*name = (const char *)tail->p;
-	return 0;
-}
-
-/*
  * Register a function or kernel with its parameter layout and write the
  * reply.  A layout the driver does not give, or one that does not fit the
  * reply (or uint16 offsets), is XGPUIF_PARAMS_UNKNOWN on both ends.
@@ -147,50 +132,58 @@ static const struct xgpub_image *image_of(const struct xgpub_hentry *module)
 	return module->extra;
 }
 
-/* cuModuleGetFunction or cuLibraryGetKernel of the name in tail */
-static int get_fn(struct xgpub_worker *w, bool library, void *owner,
-		  xgpuif_handle_t root, const struct xgpub_tail *tail,
-		  struct xgpuif_func_reply *r, struct xgpub_rtail *rt)
+/*
+ * A symbol request's owner and name: the driver's module (which
+ * XGPUB_SYM_MODULE: its image's, NULL for a module gone with its context)
+ * or library to look the NUL-terminated name after the args up in, and
+ * root, the handle whose life the symbol's handle and memory follow.
+ */
+static int symbol_of(const struct xgpuif_symbol_args *a,
+		     const struct xgpub_hentry *owner,
+		     const struct xgpub_tail *tail, int which, void **obj,
+		     xgpuif_handle_t *root, const char **name)
 {
+	const struct xgpub_image *img;
+
+	*obj = owner->obj;
+	*root = a->owner;
+	if (which == XGPUB_SYM_MODULE) {
+		img = image_of(owner);
+		*obj = img ? img->mod : NULL;
+		*root = img ? img->root : 0;
+	}
+	if (!tail->len || !memchr(tail->p, 0, tail->len))
+		return XGPUIF_ST_PROTO;
+	if (!*obj)
+		return CUDA_ERROR_INVALID_HANDLE;
+	*name = (const char *)tail->p;
+	return 0;
+}
+
+/* MODULE_GET_FUNCTION and LIBRARY_GET_KERNEL (which: XGPUB_SYM_MODULE or
+ * XGPUB_SYM_LIBRARY): cuModuleGetFunction or cuLibraryGetKernel of the
+ * name in tail */
+int xgpub_h_get_fn(struct xgpub_worker *w, const struct xgpuif_symbol_args *a,
+		   struct xgpub_hentry *owner, const struct xgpub_tail *tail,
+		   struct xgpuif_func_reply *r, struct xgpub_rtail *rt,
+		   int which)
+{
+	xgpuif_handle_t root;
 	const char *name;
 	CUfunction f;
 	CUkernel k;
-	int rc;
+	void *obj;
+	int rc = symbol_of(a, owner, tail, which, &obj, &root, &name);
 
-	rc = symbol_name(tail, owner, &name);
 	if (rc)
 		return rc;
-	if (library) {
-		rc = w->D->cuLibraryGetKernel(&k, owner, name);
+	if (which == XGPUB_SYM_LIBRARY) {
+		rc = w->D->cuLibraryGetKernel(&k, obj, name);
 		return rc ? rc :
 			    reply_fn(w, XGPUB_H_KERNEL, k, root, NULL, r, rt);
 	}
-	rc = w->D->cuModuleGetFunction(&f, owner, name);
+	rc = w->D->cuModuleGetFunction(&f, obj, name);
 	return rc ? rc : reply_fn(w, XGPUB_H_FUNCTION, f, root, NULL, r, rt);
-}
-
-int xgpub_h_MODULE_GET_FUNCTION(struct xgpub_worker *w,
-				const struct xgpuif_symbol_args *a,
-				struct xgpub_hentry *owner,
-				const struct xgpub_tail *tail,
-				struct xgpuif_func_reply *r,
-				struct xgpub_rtail *rt)
-{
-	const struct xgpub_image *img = image_of(owner);
-
-	(void)a;
-	return get_fn(w, false, img ? img->mod : NULL, img ? img->root : 0,
-		      tail, r, rt);
-}
-
-int xgpub_h_LIBRARY_GET_KERNEL(struct xgpub_worker *w,
-			       const struct xgpuif_symbol_args *a,
-			       struct xgpub_hentry *owner,
-			       const struct xgpub_tail *tail,
-			       struct xgpuif_func_reply *r,
-			       struct xgpub_rtail *rt)
-{
-	return get_fn(w, true, owner->obj, a->owner, tail, r, rt);
 }
 
 int xgpub_h_KERNEL_GET_FUNCTION(struct xgpub_worker *w,
@@ -268,35 +261,36 @@ static int managed_var(struct xgpub_worker *w, xgpuif_handle_t root,
 	return CUDA_SUCCESS;
 }
 
-enum global_kind { G_MODULE, G_LIBRARY, G_MANAGED };
-
 /*
- * cuModuleGetGlobal, cuLibraryGetGlobal or cuLibraryGetManaged of the name
- * in tail (root: the module's or library's handle, which a managed
- * variable's allocation lives as long as)
+ * MODULE_GET_GLOBAL, LIBRARY_GET_GLOBAL and LIBRARY_GET_MANAGED (which:
+ * XGPUB_SYM_MODULE, _LIBRARY or _MANAGED): cuModuleGetGlobal,
+ * cuLibraryGetGlobal or cuLibraryGetManaged of the name in tail; a managed
+ * variable's allocation lives as long as the module or library
  */
-static int get_global(struct xgpub_worker *w, enum global_kind kind,
-		      void *owner, xgpuif_handle_t root,
-		      const struct xgpub_tail *tail,
-		      struct xgpuif_global_reply *r)
+int xgpub_h_get_global(struct xgpub_worker *w,
+		       const struct xgpuif_symbol_args *a,
+		       struct xgpub_hentry *owner,
+		       const struct xgpub_tail *tail,
+		       struct xgpuif_global_reply *r, int which)
 {
 	CUdeviceptr dptr = 0;
+	xgpuif_handle_t root;
 	const char *name;
 	size_t size = 0;
-	int rc;
+	void *obj;
+	int rc = symbol_of(a, owner, tail, which, &obj, &root, &name);
 
-	rc = symbol_name(tail, owner, &name);
 	if (rc)
 		return rc;
-	switch (kind) {
-	case G_MODULE:
-		rc = w->D->cuModuleGetGlobal_v2(&dptr, &size, owner, name);
+	switch (which) {
+	case XGPUB_SYM_MODULE:
+		rc = w->D->cuModuleGetGlobal_v2(&dptr, &size, obj, name);
 		break;
-	case G_LIBRARY:
-		rc = w->D->cuLibraryGetGlobal(&dptr, &size, owner, name);
+	case XGPUB_SYM_LIBRARY:
+		rc = w->D->cuLibraryGetGlobal(&dptr, &size, obj, name);
 		break;
 	default:
-		rc = w->D->cuLibraryGetManaged(&dptr, &size, owner, name);
+		rc = w->D->cuLibraryGetManaged(&dptr, &size, obj, name);
 		break;
 	}
 	if (rc)
@@ -308,37 +302,6 @@ static int get_global(struct xgpub_worker *w, enum global_kind kind,
 	r->dptr = dptr;
 	r->size = size;
 	return managed_var(w, root, r);
-}
-
-int xgpub_h_MODULE_GET_GLOBAL(struct xgpub_worker *w,
-			      const struct xgpuif_symbol_args *a,
-			      struct xgpub_hentry *owner,
-			      const struct xgpub_tail *tail,
-			      struct xgpuif_global_reply *r)
-{
-	const struct xgpub_image *img = image_of(owner);
-
-	(void)a;
-	return get_global(w, G_MODULE, img ? img->mod : NULL,
-			  img ? img->root : 0, tail, r);
-}
-
-int xgpub_h_LIBRARY_GET_GLOBAL(struct xgpub_worker *w,
-			       const struct xgpuif_symbol_args *a,
-			       struct xgpub_hentry *owner,
-			       const struct xgpub_tail *tail,
-			       struct xgpuif_global_reply *r)
-{
-	return get_global(w, G_LIBRARY, owner->obj, a->owner, tail, r);
-}
-
-int xgpub_h_LIBRARY_GET_MANAGED(struct xgpub_worker *w,
-				const struct xgpuif_symbol_args *a,
-				struct xgpub_hentry *owner,
-				const struct xgpub_tail *tail,
-				struct xgpuif_global_reply *r)
-{
-	return get_global(w, G_MANAGED, owner->obj, a->owner, tail, r);
 }
 
 int xgpub_h_LIBRARY_GET_MODULE(struct xgpub_worker *w,

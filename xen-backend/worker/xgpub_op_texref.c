@@ -16,20 +16,28 @@
 /* texture references are deprecated in cuda.h, and served */
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 
-/* cuModuleGetTexRef or cuModuleGetSurfRef of the name in tail */
-static int get_ref(struct xgpub_worker *w, int type, struct xgpub_hentry *owner,
-		   const struct xgpub_tail *tail, struct xgpuif_ref_reply *r)
+/*
+ * MODULE_GET_TEXREF and MODULE_GET_SURFREF (which: XGPUB_H_TEXREF or
+ * XGPUB_H_SURFREF): cuModuleGetTexRef or cuModuleGetSurfRef of the name in
+ * tail
+ */
+int xgpub_h_module_ref(struct xgpub_worker *w,
+		       const struct xgpuif_symbol_args *a,
+		       struct xgpub_hentry *owner,
+		       const struct xgpub_tail *tail,
+		       struct xgpuif_ref_reply *r, int which)
 {
 	const struct xgpub_image *img = owner->extra;
 	struct xgpub_fn *x;
 	void *ref = NULL;
 	int rc;
 
+	(void)a;
 	if (!tail->len || !memchr(tail->p, 0, tail->len))
 		return XGPUIF_ST_PROTO;
 	if (!img || !img->mod)
 		return CUDA_ERROR_INVALID_HANDLE;
-	if (type == XGPUB_H_TEXREF)
+	if (which == XGPUB_H_TEXREF)
 		rc = w->D->cuModuleGetTexRef((CUtexref *)&ref, img->mod,
 					     (const char *)tail->p);
 	else
@@ -38,7 +46,7 @@ static int get_ref(struct xgpub_worker *w, int type, struct xgpub_hentry *owner,
 	if (rc)
 		return rc;
 	/* the same name gives the same reference, and the same handle */
-	r->ref = xgpub_handle_named(&w->h, type, ref);
+	r->ref = xgpub_handle_named(&w->h, which, ref);
 	if (r->ref)
 		return 0;
 	x = calloc(1, sizeof(*x));
@@ -46,27 +54,7 @@ static int get_ref(struct xgpub_worker *w, int type, struct xgpub_hentry *owner,
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	x->root = img->root;
 	x->ctx = img->ctx;
-	return xgpub_module_handle(w, type, ref, x, &r->ref);
-}
-
-int xgpub_h_MODULE_GET_TEXREF(struct xgpub_worker *w,
-			      const struct xgpuif_symbol_args *a,
-			      struct xgpub_hentry *owner,
-			      const struct xgpub_tail *tail,
-			      struct xgpuif_ref_reply *r)
-{
-	(void)a;
-	return get_ref(w, XGPUB_H_TEXREF, owner, tail, r);
-}
-
-int xgpub_h_MODULE_GET_SURFREF(struct xgpub_worker *w,
-			       const struct xgpuif_symbol_args *a,
-			       struct xgpub_hentry *owner,
-			       const struct xgpub_tail *tail,
-			       struct xgpuif_ref_reply *r)
-{
-	(void)a;
-	return get_ref(w, XGPUB_H_SURFREF, owner, tail, r);
+	return xgpub_module_handle(w, which, ref, x, &r->ref);
 }
 
 /* the driver's reference behind ref: a SURFREF for the surface's

@@ -22,11 +22,13 @@
 static int prop_of(struct xgpub_worker *w, const struct xgpuif_vmm_prop *p,
 		   CUmemAllocationProp *out)
 {
-	if (p->loc_type != CU_MEM_LOCATION_TYPE_DEVICE || p->loc_id != 0)
+	if (p->kind.loc_type != CU_MEM_LOCATION_TYPE_DEVICE ||
+	    p->kind.loc_id != 0)
 		return CUDA_ERROR_INVALID_DEVICE;
 	memset(out, 0, sizeof(*out));
-	out->type = (CUmemAllocationType)p->type;
-	out->requestedHandleTypes = (CUmemAllocationHandleType)p->handle_types;
+	out->type = (CUmemAllocationType)p->kind.type;
+	out->requestedHandleTypes =
+		(CUmemAllocationHandleType)p->kind.handle_types;
 	out->location.type = CU_MEM_LOCATION_TYPE_DEVICE;
 	out->location.id = w->dev;
 	out->allocFlags.compressionType = p->compression;
@@ -253,8 +255,9 @@ int xgpub_h_VMM_PROPS(struct xgpub_worker *w, struct xgpub_hentry *handle,
 	if (rc)
 		return rc;
 	r->prop = (struct xgpuif_vmm_prop){
-		.type = p.type, .handle_types = p.requestedHandleTypes,
-		.loc_type = p.location.type, .loc_id = 0,
+		.kind = { .type = p.type,
+			  .handle_types = p.requestedHandleTypes,
+			  .loc_type = p.location.type, .loc_id = 0 },
 		.compression = p.allocFlags.compressionType,
 		.rdma = p.allocFlags.gpuDirectRDMACapable,
 		.usage = p.allocFlags.usage,

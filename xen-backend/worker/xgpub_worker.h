@@ -682,6 +682,14 @@ struct xgpub_rtail {
 	uint32_t len;
 };
 
+/* the constant of the symbol ops' rows (xgpu_calls.def, BY(...)): where
+ * xgpub_h_get_fn and xgpub_h_get_global look (xgpub_op_symbol.c) */
+enum xgpub_sym {
+	XGPUB_SYM_MODULE,	/* a module's function or global */
+	XGPUB_SYM_LIBRARY,	/* a library's kernel or global */
+	XGPUB_SYM_MANAGED,	/* a library's __managed__ variable */
+};
+
 /* how an op may be sent (xgpuif_request.flags & XGPUIF_RF_POSTED) */
 #define XGPUB_OPM_SYNC		0x1u
 #define XGPUB_OPM_POSTED	0x2u

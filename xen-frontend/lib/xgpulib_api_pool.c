@@ -98,13 +98,10 @@ CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *props)
 	if (props->handleTypes != CU_MEM_HANDLE_TYPE_NONE &&
 	    xgpulib_share_type("cuMemPoolCreate", props->handleTypes))
 		return CUDA_ERROR_NOT_SUPPORTED;
-	rc = xgpulib_check_dev_loc(&props->location, "cuMemPoolCreate");
+	rc = xgpulib_mem_kind(props->allocType, props->handleTypes,
+			      &props->location, "cuMemPoolCreate", &a.kind);
 	if (rc)
 		return rc;
-	a.alloc_type = (uint32_t)props->allocType;
-	a.handle_types = (uint32_t)props->handleTypes;
-	a.loc_type = (uint32_t)props->location.type;
-	a.loc_id = props->location.id;
 	a.max_size = props->maxSize;
 	a.usage = props->usage;
 	rc = xgpulib_call_POOL_CREATE(&a, &r);

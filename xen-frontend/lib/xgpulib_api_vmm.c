@@ -40,25 +40,19 @@ static CUresult prop_to_wire(const void *out, const CUmemAllocationProp *p,
 		return rc;
 	if (!p)
 		return CUDA_ERROR_INVALID_VALUE;
-	rc = xgpulib_check_dev_loc(&p->location, "virtual memory");
-	if (rc)
-		return rc;
 	*w = (struct xgpuif_vmm_prop){
-		.type = (uint32_t)p->type,
-		.handle_types = (uint32_t)p->requestedHandleTypes,
-		.loc_type = (uint32_t)p->location.type,
-		.loc_id = p->location.id,
 		.compression = p->allocFlags.compressionType,
 		.rdma = p->allocFlags.gpuDirectRDMACapable,
 		.usage = p->allocFlags.usage,
 	};
-	return CUDA_SUCCESS;
+	return xgpulib_mem_kind(p->type, p->requestedHandleTypes, &p->location,
+				"virtual memory", &w->kind);
 }
 
 CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
 		     const CUmemAllocationProp *prop, unsigned long long flags)
 {
-	struct xgpuif_vmm_create_args a = { size, flags, { 0 } };
+	struct xgpuif_vmm_create_args a = { .size = size, .flags = flags };
 	struct xgpuif_vmm_handle_reply r = { 0 };
 	CUresult rc = prop_to_wire(handle, prop, &a.prop);
 
@@ -171,7 +165,7 @@ CUresult cuMemGetAllocationGranularity(size_t *granularity,
 				       const CUmemAllocationProp *prop,
 				       CUmemAllocationGranularity_flags option)
 {
-	struct xgpuif_vmm_granularity_args a = { { 0 }, (uint32_t)option, 0 };
+	struct xgpuif_vmm_granularity_args a = { .option = (uint32_t)option };
 	struct xgpuif_u64_reply r = { 0 };
 	CUresult rc = prop_to_wire(granularity, prop, &a.prop);
 
@@ -214,11 +208,11 @@ CUresult cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp *prop,
 	if (rc)
 		return rc;
 	memset(prop, 0, sizeof(*prop));
-	prop->type = (CUmemAllocationType)r.prop.type;
+	prop->type = (CUmemAllocationType)r.prop.kind.type;
 	prop->requestedHandleTypes =
-		(CUmemAllocationHandleType)r.prop.handle_types;
-	prop->location.type = (CUmemLocationType)r.prop.loc_type;
-	prop->location.id = r.prop.loc_id;
+		(CUmemAllocationHandleType)r.prop.kind.handle_types;
+	prop->location.type = (CUmemLocationType)r.prop.kind.loc_type;
+	prop->location.id = r.prop.kind.loc_id;
 	prop->allocFlags.compressionType = r.prop.compression;
 	prop->allocFlags.gpuDirectRDMACapable = r.prop.rdma;
 	prop->allocFlags.usage = r.prop.usage;

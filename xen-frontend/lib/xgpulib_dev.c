@@ -64,6 +64,24 @@ CUresult xgpulib_check_dev_loc(const CUmemLocation *loc, const char *call)
 	return CUDA_SUCCESS;
 }
 
+CUresult xgpulib_mem_kind(CUmemAllocationType type,
+			  CUmemAllocationHandleType handle_types,
+			  const CUmemLocation *loc, const char *call,
+			  struct xgpuif_mem_kind *k)
+{
+	CUresult rc = xgpulib_check_dev_loc(loc, call);
+
+	if (rc)
+		return rc;
+	*k = (struct xgpuif_mem_kind){
+		.type = (uint32_t)type,
+		.handle_types = (uint32_t)handle_types,
+		.loc_type = (uint32_t)loc->type,
+		.loc_id = loc->id,
+	};
+	return CUDA_SUCCESS;
+}
+
 CUresult cuDeviceGetCount(int *count)
 {
 	if (!count)

@@ -29,5 +29,14 @@ CUresult xgpulib_check_dev(CUdevice dev);
  * a device we do not have CUDA_ERROR_INVALID_DEVICE.
  */
 CUresult xgpulib_check_dev_loc(const CUmemLocation *loc, const char *call);
+/*
+ * The wire's kind of memory (allocation type, shareable handle types,
+ * location) of a pool's or a physical allocation's properties, once the
+ * location passed xgpulib_check_dev_loc.
+ */
+CUresult xgpulib_mem_kind(CUmemAllocationType type,
+			  CUmemAllocationHandleType handle_types,
+			  const CUmemLocation *loc, const char *call,
+			  struct xgpuif_mem_kind *k);
 
 #endif /* XGPULIB_DEV_H */
