@@ -1540,6 +1540,8 @@ wpid=$(sed -n 's/.*: client [0-9]*: worker pid \([0-9]*\)$/\1/p' "$LOG4" |
 	tail -n 1)
 seccomp=$(sed -n 's/^Seccomp:[[:space:]]*//p' "/proc/$wpid/status" 2>/dev/null)
 nnp=$(sed -n 's/^NoNewPrivs:[[:space:]]*//p' "/proc/$wpid/status" 2>/dev/null)
+wnet=$(readlink "/proc/$wpid/ns/net" 2>/dev/null)
+dnet=$(readlink "/proc/$DPID4/ns/net" 2>/dev/null)
 wait "$sp"
 kill -TERM "$DPID4" 2>/dev/null
 wait "$DPID4" 2>/dev/null
@@ -1557,6 +1559,23 @@ elif [ "$seccomp" != 0 ] || [ "$nnp" != 1 ]; then
 		"'$seccomp', NoNewPrivs '$nnp' (want 0 and 1)"
 else
 	pass sandbox-default
+fi
+# a network namespace per worker, where the daemon could make one (the
+# host's abstract Unix sockets are then out of a worker's reach)
+if grep -q 'workers have a network namespace each' "$LOG4"; then
+	if [ -z "$wnet" ] || [ "$wnet" = "$dnet" ]; then
+		fail sandbox-netns "worker $wpid's network namespace" \
+			"'$wnet' is the daemon's '$dnet'"
+	else
+		pass sandbox-netns
+	fi
+elif grep -q "workers keep the daemon's network namespace" "$LOG4" &&
+	[ "$wnet" = "$dnet" ]; then
+	pass "sandbox-netns (none here: $(sed -n \
+		"s/.*network namespace (unshare: \([^)]*\)).*/\1/p" "$LOG4"))"
+else
+	fail sandbox-netns "the daemon's log says nothing of the workers'" \
+		"network namespace, or it is not what it says"
 fi
 # ---- wild device addresses in copies and memsets ---------------------------
 # a driver that copies wherever it is told (XGPU_FAKE_WILD_COPIES=1, as

@@ -4,6 +4,7 @@
  * place that forks them (both transports).
  */
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -39,6 +41,29 @@ void xgpub_children_sched(int (*kick_new)(void), void (*kick_drop)(int fd))
 static int cmp_int(const void *a, const void *b)
 {
 	return *(const int *)a - *(const int *)b;
+}
+
+/* workers get a network namespace (xgpub_children_netns_probe) */
+static bool netns_ok;
+
+int xgpub_children_netns_probe(void)
+{
+	int st = 0;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -errno;
+	if (pid == 0)
+		_exit(unshare(CLONE_NEWNET) ? (errno & 0xff) : 0);
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	if (!WIFEXITED(st))
+		return -ECHILD;
+	if (WEXITSTATUS(st))
+		return -WEXITSTATUS(st);
+	netns_ok = true;
+	return 0;
 }
 
 /*
@@ -190,6 +215,13 @@ pid_t xgpub_spawn(const struct xgpub_child *info, int keep_fd,
 		xgpub_cgroup_join(info);
 		/* a session of its own: its kill(0) reaches no other worker */
 		setsid();
+		/* a network of its own, while it has one thread (the probe
+		 * said it works; a worker that cannot have one does not run) */
+		if (netns_ok && unshare(CLONE_NEWNET)) {
+			xgpub_err("no network namespace for a worker: %s",
+				  strerror(errno));
+			_exit(1);
+		}
 		/* no setuid program raises it, no other process reads it
 		 * (the sandbox confirms both once set up) */
 		prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);

@@ -77,4 +77,13 @@ void xgpub_children_sched(int (*kick_new)(void), void (*kick_drop)(int fd));
 /* it is on */
 extern bool xgpub_sched_enabled;
 
+/*
+ * Workers get a network namespace of their own (xgpub_children.c): none
+ * of the host's network, nor its abstract Unix sockets, which have no
+ * permissions to keep a worker out.  xgpub_children_netns_probe() tries
+ * it once at the start (0, or -errno: in a container without the
+ * privilege, workers keep the daemon's, said in one log line).
+ */
+int xgpub_children_netns_probe(void);
+
 #endif /* XGPUB_DAEMON_H */

@@ -260,6 +260,17 @@ int main(int argc, char **argv)
 			   a.opt.seccomp ? " under a seccomp filter" : "");
 	check_device_nodes(&a.opt);
 	{
+		int e = xgpub_children_netns_probe();
+
+		if (e)
+			xgpub_err("workers keep the daemon's network namespace "
+				  "(unshare: %s): the host's abstract Unix "
+				  "sockets stay within their reach",
+				  strerror(-e));
+		else
+			xgpub_info("workers have a network namespace each");
+	}
+	{
 		bool pageable;
 		int n = gpu_count(a.opt.driver_path, &pageable);
 
