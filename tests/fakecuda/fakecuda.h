@@ -299,6 +299,15 @@ CUresult fc_stream_ok(CUstream s);
  * instead of run.
  */
 CUresult fc_stream_work(CUstream s, bool *captured);
+/* the same, a captured op becoming a node of the type and parameters in
+ * *as (a host function, a copy) instead of an empty one */
+struct fc_capnode {
+	CUgraphNodeType type;	/* HOST or MEMCPY */
+	CUDA_HOST_NODE_PARAMS host;
+	CUDA_MEMCPY3D cp;
+};
+CUresult fc_stream_work_as(CUstream s, bool *captured,
+			   const struct fc_capnode *as);
 /* an event recorded on s (after fc_stream_work): captured or not */
 void fc_event_recorded(struct fevent *e, CUstream s, bool captured);
 /* a stream waits for an event: a captured event's capture joins s */

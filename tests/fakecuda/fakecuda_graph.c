@@ -9,8 +9,10 @@
  * the caller's, not kept).  An executable graph is a copy of its graph.
  *
  * Stream capture (the end of this file): a stream being captured runs
- * nothing; each launch, copy, memset or host function on it is an empty
- * node of the capture's graph (so a captured graph launches as a no-op),
+ * nothing; a host function or a 1D copy between host and device memory
+ * on it becomes a host or memcpy node of the capture's graph (run when
+ * the graph launches, in the order captured), any other launch, copy or
+ * memset an empty node,
  * an event recorded on it is "captured", and a stream that waits for such
  * an event joins the capture.  As the driver: waiting for or querying a
  * captured event or a capturing stream answers
@@ -1490,6 +1492,12 @@ static struct fcap *blocking_cap(struct fctx *c)
 
 CUresult fc_stream_work(CUstream s, bool *captured)
 {
+	return fc_stream_work_as(s, captured, NULL);
+}
+
+CUresult fc_stream_work_as(CUstream s, bool *captured,
+			   const struct fc_capnode *as)
+{
 	CUresult rc = fc_stream_ok(s);
 	struct fcap *k;
 
@@ -1508,6 +1516,12 @@ CUresult fc_stream_work(CUstream s, bool *captured)
 
 		if (k->invalid)
 			rc = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+		else if (as && as->type == CU_GRAPH_NODE_TYPE_HOST)
+			rc = cuGraphAddHostNode(&n, (CUgraph)k->g, NULL, 0,
+						&as->host);
+		else if (as && as->type == CU_GRAPH_NODE_TYPE_MEMCPY)
+			rc = cuGraphAddMemcpyNode(&n, (CUgraph)k->g, NULL, 0,
+						  &as->cp, NULL);
 		else
 			rc = cuGraphAddEmptyNode(&n, (CUgraph)k->g, NULL, 0);
 		*captured = true;

@@ -261,19 +261,42 @@ CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t n)
 }
 
 /* the asynchronous forms check their stream and complete at once */
+/* a copy between host and device captured as a memcpy node */
+static struct fc_capnode copy_node(CUmemorytype st, const void *sh,
+				   CUdeviceptr sd, CUmemorytype dt, void *dh,
+				   CUdeviceptr dd, size_t n)
+{
+	struct fc_capnode c = { .type = CU_GRAPH_NODE_TYPE_MEMCPY };
+
+	c.cp.srcMemoryType = st;
+	c.cp.srcHost = sh;
+	c.cp.srcDevice = sd;
+	c.cp.dstMemoryType = dt;
+	c.cp.dstHost = dh;
+	c.cp.dstDevice = dd;
+	c.cp.WidthInBytes = n;
+	c.cp.Height = 1;
+	c.cp.Depth = 1;
+	return c;
+}
+
 CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n,
 			      CUstream s)
 {
+	struct fc_capnode c = copy_node(CU_MEMORYTYPE_HOST, src, 0,
+					CU_MEMORYTYPE_DEVICE, NULL, dst, n);
 	bool captured;
-	CUresult rc = fc_stream_work(s, &captured);
+	CUresult rc = fc_stream_work_as(s, &captured, &c);
 
 	return rc || captured ? rc : htod(dst, src, n);
 }
 
 CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream s)
 {
+	struct fc_capnode c = copy_node(CU_MEMORYTYPE_DEVICE, NULL, src,
+					CU_MEMORYTYPE_HOST, dst, 0, n);
 	bool captured;
-	CUresult rc = fc_stream_work(s, &captured);
+	CUresult rc = fc_stream_work_as(s, &captured, &c);
 
 	return rc || captured ? rc : dtoh(dst, src, n);
 }

@@ -294,7 +294,8 @@ CUresult cuLaunchHostFunc(CUstream s, CUhostFn fn, void *user)
 		return rc;
 	if (!fn)
 		return CUDA_ERROR_INVALID_VALUE;
-	rc = fc_stream_work(s, &captured);
+	rc = fc_stream_work_as(s, &captured, &(struct fc_capnode){
+		.type = CU_GRAPH_NODE_TYPE_HOST, .host = { fn, user } });
 	if (rc || captured)
 		return rc;
 	fn(user);

@@ -91,7 +91,7 @@ for f in "$BACKEND" "$FAKECUDA" "$T/basic" "$T/spin" "$T/noinit" \
 	"$T/hostreg" "$T/arrays" "$T/graphnodes" "$T/legacylaunch" \
 	"$T/shareable" "$T/greenctx" "$T/managed" "$T/managedvar" "$T/nvml" \
 	"$T/wildaddr" "$T/quotacharge" "$T/driverext" "$T/capmark" \
-	"$O/lib/libnvidia-ml.so.1"; do
+	"$T/cappage" "$O/lib/libnvidia-ml.so.1"; do
 	if [ ! -x "$f" ]; then
 		fail setup "$f is missing (make all integration)"
 		echo "$npass passed, $nfail failed"
@@ -700,6 +700,15 @@ if client capmark "$TMP/capmark.out"; then
 else
 	fail capmark "$(grep -m 1 '^FAIL' "$TMP/capmark.out")"
 	show "$TMP/capmark.out"
+fi
+
+# pageable memory copied on a capturing stream: a host node and a copy
+# through a pinned buffer, the bytes moved when the graph runs
+if client cappage "$TMP/cappage.out"; then
+	pass cappage
+else
+	fail cappage "$(grep -m 1 '^FAIL' "$TMP/cappage.out")"
+	show "$TMP/cappage.out"
 fi
 
 # ---- the pinned-memory quota is the guest's (this daemon: --pinned-mb 48) --

@@ -43,6 +43,8 @@ CUresult xgpulib_memcpy_dtod(CUdeviceptr dst, CUdeviceptr src, size_t n,
 CUresult xgpulib_memcpy_htod_async(CUdeviceptr dst, const void *src,
 				   size_t n, CUstream s, int ptds)
 {
+	if (xgpulib_capcopy_wanted(src, n, s, ptds))
+		return xgpulib_capcopy(true, dst, (void *)src, n, s, ptds);
 	return xgpulib_copy_htod(dst, src, n, xgpulib_stream_remote(s, ptds),
 				 1);
 }
@@ -50,6 +52,8 @@ CUresult xgpulib_memcpy_htod_async(CUdeviceptr dst, const void *src,
 CUresult xgpulib_memcpy_dtoh_async(void *dst, CUdeviceptr src, size_t n,
 				   CUstream s, int ptds)
 {
+	if (xgpulib_capcopy_wanted(dst, n, s, ptds))
+		return xgpulib_capcopy(false, src, dst, n, s, ptds);
 	return xgpulib_copy_dtoh(dst, src, n, xgpulib_stream_remote(s, ptds),
 				 1);
 }
@@ -95,6 +99,14 @@ CUresult xgpulib_memcpy_unified(CUdeviceptr dst, CUdeviceptr src, size_t n,
 CUresult xgpulib_memcpy_unified_async(CUdeviceptr dst, CUdeviceptr src,
 				      size_t n, CUstream s, int ptds)
 {
+	bool dd = xgpulib_is_device(dst), sd = xgpulib_is_device(src);
+
+	if (dd != sd && xgpulib_capcopy_wanted((void *)(uintptr_t)(dd ? src :
+								    dst),
+					       n, s, ptds))
+		return xgpulib_capcopy(dd, dd ? dst : src,
+				       (void *)(uintptr_t)(dd ? src : dst), n,
+				       s, ptds);
 	return xgpulib_copy_unified(dst, src, n,
 				    xgpulib_stream_remote(s, ptds), 1);
 }

@@ -69,4 +69,14 @@ CUresult xgpulib_pinned_free(void *p);
 /* does any region share a byte with [p, p + len)? */
 bool xgpulib_region_overlaps(const void *p, size_t len);
 
+/*
+ * An asynchronous copy of n bytes between pageable host memory and the
+ * device on stream s, while s is being captured: wanted says whether
+ * host is such memory and s captures; capcopy captures the copy as a host
+ * function and a copy through a pinned buffer (xgpulib_capcopy.c).
+ */
+bool xgpulib_capcopy_wanted(const void *host, size_t n, CUstream s, int ptds);
+CUresult xgpulib_capcopy(bool to_dev, CUdeviceptr dev, void *host, size_t n,
+			 CUstream s, int ptds);
+
 #endif /* XGPULIB_COPY_H */
