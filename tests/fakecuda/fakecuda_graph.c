@@ -9,10 +9,10 @@
  * the caller's, not kept).  An executable graph is a copy of its graph.
  *
  * Stream capture (the end of this file): a stream being captured runs
- * nothing; a host function or a 1D copy between host and device memory
- * on it becomes a host or memcpy node of the capture's graph (run when
- * the graph launches, in the order captured), any other launch, copy or
- * memset an empty node,
+ * nothing; a host function, a 1D copy between host and device memory or
+ * a 2D copy on it becomes a host or memcpy node of the capture's graph
+ * (run when the graph launches, in the order captured), any other
+ * launch, copy or memset an empty node,
  * an event recorded on it is "captured", and a stream that waits for such
  * an event joins the capture.  As the driver: waiting for or querying a
  * captured event or a capturing stream answers

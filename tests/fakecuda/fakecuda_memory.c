@@ -396,9 +396,26 @@ CUresult cuMemcpy2D_v2(const CUDA_MEMCPY2D *c)
 
 CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *c, CUstream s)
 {
+	struct fc_capnode n = { .type = CU_GRAPH_NODE_TYPE_MEMCPY };
 	bool captured;
-	CUresult rc = fc_stream_work(s, &captured);
+	CUresult rc;
 
+	if (!c)
+		return CUDA_ERROR_INVALID_VALUE;
+	/* captured: a memcpy node of the same rows */
+	n.cp = (CUDA_MEMCPY3D){
+		.srcXInBytes = c->srcXInBytes, .srcY = c->srcY,
+		.srcMemoryType = c->srcMemoryType, .srcHost = c->srcHost,
+		.srcDevice = c->srcDevice, .srcArray = c->srcArray,
+		.srcPitch = c->srcPitch,
+		.dstXInBytes = c->dstXInBytes, .dstY = c->dstY,
+		.dstMemoryType = c->dstMemoryType, .dstHost = c->dstHost,
+		.dstDevice = c->dstDevice, .dstArray = c->dstArray,
+		.dstPitch = c->dstPitch,
+		.WidthInBytes = c->WidthInBytes, .Height = c->Height,
+		.Depth = 1,
+	};
+	rc = fc_stream_work_as(s, &captured, &n);
 	return rc || captured ? rc : copy_2d(c);
 }
 

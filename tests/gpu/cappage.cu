@@ -3,8 +3,10 @@
 // (malloc) and the device, around a kernel.  The graph reads the source
 // and writes the destination when it runs: each of 5 launches sees that
 // round's input.  Through xgpu the library captures each such copy as a
-// host node and a copy through a pinned buffer of its own.  Prints each
-// round's checksum, then "PASS cappage" or "FAIL cappage".
+// host node and a copy through a pinned buffer of its own.  Then the same
+// for cudaMemcpy2DAsync (pageable rows with a pitch and an offset of their
+// own).  Prints each round's checksum or verdict, then "PASS cappage" or
+// "FAIL cappage".
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -70,6 +72,48 @@ int main(void)
 	printf("graph has %s nodes\n", nodes >= 3 ? "at least 3" : "too few");
 	CK(cudaGraphExecDestroy(x));
 	CK(cudaGraphDestroy(g));
+
+	/* 2D: pageable rows of their own pitch, at an offset, to pitched
+	 * device memory and back into other pageable rows */
+	{
+		enum { W = 300, H = 40, SP = 512, DP = 333, OFF = 7 };
+		unsigned char *hs = (unsigned char *)malloc(SP * H),
+			      *hd = (unsigned char *)malloc(DP * H), *dd;
+		size_t dpitch = 0;
+
+		CK(cudaMallocPitch((void **)&dd, &dpitch, W, H));
+		CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+		CK(cudaMemcpy2DAsync(dd, dpitch, hs + OFF, SP, W, H,
+				     cudaMemcpyHostToDevice, s));
+		CK(cudaMemcpy2DAsync(hd + OFF, DP, dd, dpitch, W, H,
+				     cudaMemcpyDeviceToHost, s));
+		CK(cudaStreamEndCapture(s, &g));
+		CK(cudaGraphInstantiate(&x, g, 0));
+		for (int r = 0; r < 3; r++) {
+			bool good = true;
+
+			for (int i = 0; i < SP * H; i++)
+				hs[i] = (unsigned char)(i * 3 + r * 11);
+			memset(hd, 0xAB, DP * H);
+			CK(cudaGraphLaunch(x, s));
+			CK(cudaStreamSynchronize(s));
+			for (int y = 0; y < H; y++)
+				for (int c = 0; c < DP; c++) {
+					bool in = c >= OFF && c < OFF + W;
+					unsigned char want = in ?
+						hs[y * SP + c] : 0xAB;
+
+					good &= hd[y * DP + c] == want;
+				}
+			printf("2d round %d: %s\n", r, good ? "right" : "WRONG");
+			ok &= good;
+		}
+		CK(cudaGraphExecDestroy(x));
+		CK(cudaGraphDestroy(g));
+		CK(cudaFree(dd));
+		free(hs);
+		free(hd);
+	}
 	printf("%s cappage\n", ok ? "PASS" : "FAIL");
 	return ok ? 0 : 1;
 }

@@ -10,9 +10,13 @@
  *               several rounds change the source, launch, synchronize:
  *               the destination holds that round's bytes
  *   unified     the same through cuMemcpyAsync (unified addresses)
- *   recapture   capture, launch and destroy the graph 20 times (each
- *               capture frees the pinned buffers that destroyed graphs
- *               left)
+ *   recapture   capture, launch and destroy the graph 20 times: later
+ *               captures reuse the pinned buffers of destroyed graphs (the
+ *               process's pinned mappings do not grow with each capture)
+ *   2d          cuMemcpy2DAsync from pageable rows (a pitch and an offset
+ *               of their own) to pitched device memory and back into
+ *               other pageable rows: each launch moves that round's rows,
+ *               and bytes between and around the rows stay untouched
  *   pinned      a copy from pinned memory on a capturing stream is still
  *               one memcpy node (nothing added)
  *
@@ -20,6 +24,7 @@
  * "N passed, M failed"; exits 0 when all passed.
  */
 #include <cuda.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,10 +92,29 @@ static void step_copies(const char *name, bool unified)
 	end();
 }
 
+/* the guest library's pinned memory mappings in this process */
+static int pinned_maps(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	int n = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, "xgpu-hostmem") != NULL;
+	fclose(f);
+	return n;
+}
+
 static void step_recapture(void)
 {
+	int m2 = -1, m20;
+
 	begin("recapture");
 	for (int k = 0; k < 20 && !step_failed; k++) {
+		if (k == 2)
+			m2 = pinned_maps();
 		CUgraph g = NULL;
 		CUgraphExec x = NULL;
 
@@ -102,6 +126,85 @@ static void step_recapture(void)
 		if (g)
 			cuGraphDestroy(g);
 	}
+	m20 = pinned_maps();
+	EXPECT(m2 >= 0 && m20 <= m2 + 2, "pinned mappings %d after 2 "
+	       "captures, %d after 20: buffers are not reused", m2, m20);
+	end();
+}
+
+enum { W = 100, H = 20, SP = 128, DP = 150, SX = 4, SY = 2, DX = 10,
+       DY = 1 };
+
+static void step_2d(void)
+{
+	static uint8_t hs[(SY + H) * SP], hd[(DY + H) * DP];
+	CUdeviceptr dd = 0;
+	size_t dpitch = 0, nn = 0;
+	CUgraph g = NULL;
+	CUgraphExec x = NULL;
+	CUDA_MEMCPY2D in = { 0 }, out = { 0 };
+
+	begin("2d");
+	if (!OK(cuMemAllocPitch(&dd, &dpitch, W, H, 4)))
+		goto done;
+	in.srcMemoryType = CU_MEMORYTYPE_HOST;
+	in.srcHost = hs;
+	in.srcXInBytes = SX;
+	in.srcY = SY;
+	in.srcPitch = SP;
+	in.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+	in.dstDevice = dd;
+	in.dstPitch = dpitch;
+	in.WidthInBytes = W;
+	in.Height = H;
+	out.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+	out.srcDevice = dd;
+	out.srcPitch = dpitch;
+	out.dstMemoryType = CU_MEMORYTYPE_HOST;
+	out.dstHost = hd;
+	out.dstXInBytes = DX;
+	out.dstY = DY;
+	out.dstPitch = DP;
+	out.WidthInBytes = W;
+	out.Height = H;
+	if (!OK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL)))
+		goto done;
+	OK(cuMemcpy2DAsync(&in, s));
+	OK(cuMemcpy2DAsync(&out, s));
+	if (!OK(cuStreamEndCapture(s, &g)) ||
+	    !OK(cuGraphGetNodes(g, NULL, &nn)) ||
+	    !OK(cuGraphInstantiate(&x, g, 0)))
+		goto done;
+	EXPECT(nn == 4, "%zu nodes in the graph, want 4", nn);
+	for (int r = 0; r < 4 && !step_failed; r++) {
+		for (size_t i = 0; i < sizeof(hs); i++)
+			hs[i] = (uint8_t)(i * 5 + r * 17 + 1);
+		memset(hd, 0xEE, sizeof(hd));
+		if (!OK(cuGraphLaunch(x, s)) || !OK(cuStreamSynchronize(s)))
+			break;
+		for (int y = 0; y < DY + H && !step_failed; y++)
+			for (int c = 0; c < DP; c++) {
+				bool in_rows = y >= DY && c >= DX &&
+					       c < DX + W;
+				uint8_t want = in_rows ?
+					hs[(SY + y - DY) * SP + SX + c - DX] :
+					0xEE;
+
+				if (hd[y * DP + c] != want) {
+					failf("round %d: row %d byte %d is "
+					      "%u, want %u", r, y, c,
+					      hd[y * DP + c], want);
+					break;
+				}
+			}
+	}
+done:
+	if (x)
+		cuGraphExecDestroy(x);
+	if (g)
+		cuGraphDestroy(g);
+	if (dd)
+		cuMemFree(dd);
 	end();
 }
 
@@ -143,6 +246,7 @@ int main(void)
 	step_copies("htod-dtoh", false);
 	step_copies("unified", true);
 	step_recapture();
+	step_2d();
 	step_pinned();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;

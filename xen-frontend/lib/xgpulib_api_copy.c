@@ -280,6 +280,11 @@ CUresult xgpulib_memcpy_2d(const CUDA_MEMCPY2D *p, int ptds)
 
 CUresult xgpulib_memcpy_2d_async(const CUDA_MEMCPY2D *p, CUstream s, int ptds)
 {
+	bool done;
+	CUresult rc = xgpulib_capcopy_2d(p, s, ptds, &done);
+
+	if (done)
+		return rc;
 	return copy2d(p, xgpulib_stream_remote(s, ptds), 1);
 }
 

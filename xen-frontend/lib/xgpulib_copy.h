@@ -78,5 +78,9 @@ bool xgpulib_region_overlaps(const void *p, size_t len);
 bool xgpulib_capcopy_wanted(const void *host, size_t n, CUstream s, int ptds);
 CUresult xgpulib_capcopy(bool to_dev, CUdeviceptr dev, void *host, size_t n,
 			 CUstream s, int ptds);
+/* the same for a 2D copy with one pageable side: *done says whether it
+ * was this (the result is then the copy's), else copy it as usual */
+CUresult xgpulib_capcopy_2d(const CUDA_MEMCPY2D *p, CUstream s, int ptds,
+			    bool *done);
 
 #endif /* XGPULIB_COPY_H */
