@@ -19,6 +19,22 @@
  *                                       names grants never given, and one
  *                                       longer than a region may be; one
  *                                       channel each
+ *   hostile-ring BACKEND_DIR geometry   2D and 3D copies whose geometry
+ *                                       overflows or reaches past the
+ *                                       allocation (errors, the channel
+ *                                       open, good copies exact after
+ *                                       them), host sides past shared
+ *                                       memory (closed)
+ *   hostile-ring BACKEND_DIR blobs [CAP_MB]  blobs past 1 GiB, 2^64 - 1
+ *                                       and the image cap, images larger
+ *                                       by their own headers than their
+ *                                       blob (errors, the channel open),
+ *                                       a BLOB_WRITE past the end (closed)
+ *   hostile-ring BACKEND_DIR flood      channels up to max-channels and
+ *                                       two more (refused, EBUSY and a
+ *                                       reason), one forged in xenstore
+ *                                       (the backend refuses it); the
+ *                                       open ones still answer
  *
  * BACKEND_DIR is the device's backend directory in xenstore
  * (/local/domain/0/backend/xgpu/<domid>/<devid>); the program reads each
