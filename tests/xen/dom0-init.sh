@@ -22,9 +22,11 @@
 #                          protocol, processes, the daemon's state
 #   dom0-steps-bringup.sh  dom0-xen, domu-boot, platform, hotplug,
 #                          domu1-basic, domu2-basic
-#   dom0-steps-guests.sh   vcpu-coord, list, destroy-busy, hostile-xenstore,
-#                          hostile-ring, measure, backend-restart,
-#                          unbind-busy, teardown
+#   dom0-steps-guests.sh   vcpu-coord, hostile-xenstore, hostile-ring,
+#                          hostile-handles, hostile-grants,
+#                          hostile-geometry, hostile-blobs, hostile-flood,
+#                          hostile-neighbour, list, destroy-busy, measure,
+#                          backend-restart, unbind-busy, teardown
 # Each step is a function; they run below in order, then the end.
 #
 # shellcheck source-path=SCRIPTDIR
@@ -77,9 +79,9 @@ step_platform
 step_hotplug
 step_basic
 step_vcpu_coord
+step_hostile
 step_list
 step_destroy_busy
-step_hostile
 step_measure
 step_backend_restart
 step_unbind_busy

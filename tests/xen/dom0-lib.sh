@@ -154,6 +154,11 @@ list_shows() {
 	awk -v d="$2" -v n="$3" '$1 == d || $2 == n { f = 1 } END { exit !f }' "$1"
 }
 
+# the image cap (--images-mb) the daemon was given, or nothing
+images_mb() {
+	echo " $XGPUBACKD_OPTS " | sed -n 's/.* --images-mb[ =]\([0-9][0-9]*\) .*/\1/p'
+}
+
 # what the uevent helper runs for a new device
 hotplug_add() {
 	XENBUS_PATH=backend/xgpu/$1/0 /etc/xen/scripts/xgpu add \

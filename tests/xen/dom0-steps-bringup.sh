@@ -148,7 +148,8 @@ step_domu_boot() {
 		D2=$(xl domid domu2 2>/dev/null)
 		say "domu1 is domain ${D1:-?}, domu2 is domain ${D2:-?}"
 		[ -n "$D2" ] && xenstore-write "/local/domain/$D2/data/xgpu-xbench-args" \
-			"$XBENCH_ARGS"
+			"$XBENCH_ARGS" \
+			"/local/domain/$D2/data/xgpu-images-mb" "$(images_mb)"
 		if [ -z "$why" ]; then
 			for d in $D1 $D2; do
 				wait_res "$d" hello 90 || why="${why}domain $d never said hello; "

@@ -6,10 +6,12 @@
 # each, run by dom0-init.sh in this order:
 #
 #   step_vcpu_coord       vcpu-coord: the VCPU coordinator, measured
+#   step_hostile          hostile-xenstore, hostile-ring, hostile-handles,
+#                         hostile-grants, hostile-geometry, hostile-blobs,
+#                         hostile-flood (run by domu2), hostile-neighbour
+#                         (domu1's basic, run meanwhile)
 #   step_list             list: both guests busy, `xgpu list` shows both
 #   step_destroy_busy     destroy-busy: domu1 destroyed in mid-call
-#   step_hostile          hostile-xenstore, hostile-ring, hostile-handles,
-#                         hostile-grants (run by domu2)
 #   step_measure          measure: xbench, Xen transport and local
 #   step_backend_restart  backend-restart: SIGTERM, then SIGKILL
 #   step_unbind_busy      unbind-busy: unbind and rmmod under an open fd
@@ -224,7 +226,7 @@ step_destroy_busy() {
 				list_shows /tmp/list2.out "$D1" domu1 &&
 					why="${why}xgpu list still shows domain $D1; "
 			fi
-			cmd "$D2" hostile
+			cmd "$D2" loop-end
 			if ! wait_res "$D2" loop 150; then
 				why="${why}domu2's loop never reported; "
 			else
@@ -234,7 +236,7 @@ step_destroy_busy() {
 				esac
 			fi
 		else
-			cmd "$D2" hostile
+			cmd "$D2" loop-end
 		fi
 		if [ -z "$why" ]; then
 			pass "destroy-busy (domu1 gone from xl list after ${GONE_S:-?} s, its worker(s) gone; domu2 went on: ${RES#PASS })"
@@ -244,7 +246,13 @@ step_destroy_busy() {
 	fi
 }
 
-# ---- steps hostile-xenstore, hostile-ring, hostile-grants (run by domu2) -----
+# ---- steps hostile-*: domu2 attacks, domu1 runs basic beside it ------------
+#
+# Dom0 sends domu1 `good` (basic in a loop) and domu2 `hostile` at the
+# same time; domu2 runs its cases (domU-init.sh, hostile-ring.c) and
+# reports each.  Once the last is in (and domu1 finished at least one run
+# of basic meanwhile), domu1 gets `good-stop`; domu2 runs basic once more.
+# hostile-neighbour: every run of domu1's passed, none stalled.
 
 # the worker's reasons for the refused grant directories, in Dom0's log
 grant_reasons() {
@@ -257,25 +265,49 @@ grant_reasons() {
 	echo "$why"
 }
 
+good_iter() {
+	local i
+	i=$(res "$D1" good-iter)
+	[ "${i:-0}" -ge 1 ]
+}
+
 step_hostile() {
+	local cap
+	cap=$(images_mb)
+	now
+	H0=$NOW
+	if [ -z "$BLOCKED" ]; then
+		cmd "$D1" good
+		cmd "$D2" hostile
+	fi
 	for s in hostile-xenstore:hxs hostile-ring:hring hostile-handles:hhandle \
-		hostile-grants:hgrant; do
+		hostile-grants:hgrant hostile-geometry:hgeom hostile-blobs:hblob \
+		hostile-flood:hflood; do
 		name=${s%%:*}
 		blocked "$name" && continue
 		if ! wait_res "$D2" "${s#*:}" 120; then
-			fail "$name" "no result from domu2 within 120 s"
-			continue
+			r="FAIL: no result from domu2 within 120 s"
+		else
+			r=$RES
 		fi
-		r=$RES
-		if [ "$name" = hostile-grants ]; then
-			case $r in
-			PASS*)
-				w=$(grant_reasons)
-				[ -n "$w" ] && r="FAIL: ${r#PASS }; $w"
-				;;
-			esac
-		fi
-		if [ "$name" = hostile-grants ]; then
+		case $name:$r in
+		hostile-grants:PASS*)
+			w=$(grant_reasons)
+			[ -n "$w" ] && r="FAIL: ${r#PASS }; $w"
+			;;
+		hostile-blobs:PASS*)
+			[ -z "$cap" ] || [ "$cap" -gt 256 ] ||
+				logread 2>/dev/null | grep -q "more would pass its $cap MiB cap" ||
+				r="FAIL: ${r#PASS }; no worker log line 'more would pass its $cap MiB cap'"
+			;;
+		esac
+		if [ "$name" = hostile-flood ]; then
+			# domu1 ran beside all of it: one run of basic at least
+			wait_xs 150 "/local/domain/$D1/data/xgpu-res/good-iter" good_iter
+			GOOD_N=$(res "$D1" good-iter)
+			now
+			HOSTILE_S=$((NOW - H0))
+			cmd "$D1" good-stop
 			if ! wait_res "$D2" after 150; then
 				r="FAIL: ${r#FAIL: }; basic after the hostile guests: no result"
 			else
@@ -291,6 +323,26 @@ step_hostile() {
 		*) fail "$name" "${r#FAIL: }" ;;
 		esac
 	done
+	if ! blocked hostile-neighbour; then
+		why=
+		[ "${GOOD_N:-0}" -ge 1 ] 2>/dev/null ||
+			why="domu1 finished no run of basic in the $HOSTILE_S s of the hostile steps (stalled?); "
+		# its last run began before good-stop: 180 s at most
+		if ! wait_res "$D1" good 200; then
+			why="${why}no result from domu1's basic loop 200 s after good-stop (stalled?); "
+		else
+			case $RES in
+			PASS*) ;;
+			*) why="${why}domu1: ${RES#FAIL: }; " ;;
+			esac
+		fi
+		daemon_alive || why="${why}the daemon (pid ${XPID:-?}) is gone; "
+		if [ -z "$why" ]; then
+			pass "hostile-neighbour (domu1 beside the hostile steps: ${RES#PASS }; $GOOD_N of them done within the $HOSTILE_S s of the hostile steps)"
+		else
+			fail hostile-neighbour "$why"
+		fi
+	fi
 }
 
 # ---- step measure: xbench in domu2 (Xen transport) and in Dom0 (local) ------

@@ -226,7 +226,7 @@ cmd_vcpu_or() {
 	case $(getcmd) in vcpu-*|"$CMD_WANT"|teardown) return 0 ;; esac
 	return 1
 }
-if [ "$ROLE" = domu1 ]; then CMD_WANT=spin; else CMD_WANT=loop; fi
+if [ "$ROLE" = domu1 ]; then CMD_WANT=good; else CMD_WANT=hostile; fi
 wait_xs 300 "$H/xgpu-cmd" cmd_vcpu_or
 if [ "$ROLE" = domu1 ] && [ "$(getcmd)" = vcpu-hog ]; then
 	/usr/bin/vcpubench hog 600 >/dev/null 2>&1 &
@@ -253,6 +253,154 @@ elif [ "$ROLE" = domu2 ] && [ "$(getcmd)" = vcpu-calib ]; then
 			res "vrun-$p" "FAIL: exit status $rc: $(tail -n 1 /tmp/vrun.out)"
 		fi
 	done
+fi
+
+# ---- domu2: hostile guests, while domu1 runs basic (domu1 below) -----------------------
+#
+# Dom0 sends domu1 `good` (a loop of basic until `good-stop`) and domu2
+# `hostile` (the cases below, then basic once more) at the same time.
+
+hostile_steps() {
+	# ---- hostile-xenstore: made-up channels with bad parameters -------------------
+
+	B=$(xenstore-read "$F/backend")
+	# fake_ch N ORDER REF PAGES EVTCHN (EVTCHN "-": left out)
+	fake_ch() {
+		local c=$F/ch/$1
+		xenstore-write "$c/ring-page-order" "$2" "$c/ring-ref0" "$3" \
+			"$c/data-pages" "$4" "$c/data-dir-ref0" 999998 \
+			"$c/name" hostile "$c/pid" 1 || return 1
+		[ "$5" = - ] || xenstore-write "$c/event-channel" "$5" || return 1
+		xenstore-write "$c/state" 3
+	}
+	refused() {
+		[ "$(xenstore-read "$B/ch/$1/state" 2>/dev/null)" = 6 ] &&
+			[ -n "$(xenstore-read "$B/ch/$1/error" 2>/dev/null)" ]
+	}
+	ok=
+	bad=
+	for spec in "1000 0 999999 1 9 bad-ring-ref" "1001 99 999999 1 9 ring-order-99" \
+		"1002 0 999999 4000000000 9 data-pages-4e9" "1003 0 999999 1 - no-event-channel"; do
+		set -- $spec
+		fake_ch "$1" "$2" "$3" "$4" "$5" || bad="${bad}$6: xenstore-write failed; "
+	done
+	for spec in "1000 bad-ring-ref" "1001 ring-order-99" "1002 data-pages-4e9" \
+		"1003 no-event-channel"; do
+		set -- $spec
+		if wait_xs 10 "$B/ch/$1" refused "$1"; then
+			ok="${ok} $2 '$(xenstore-read "$B/ch/$1/error")'"
+		else
+			bad="${bad}$2: backend ch/$1 state '$(xenstore-read "$B/ch/$1/state" 2>/dev/null)' error '$(xenstore-read "$B/ch/$1/error" 2>/dev/null)' after 10 s; "
+		fi
+	done
+	for n in 1000 1001 1002 1003; do
+		xenstore-rm "$F/ch/$n" 2>/dev/null
+	done
+	[ -z "$bad" ] && res hxs "PASS (refused with:$ok)" || res hxs "FAIL: $bad"
+
+	# ---- hostile-ring: corrupt ring indices on a real channel ---------------------
+
+	timeout 30 /usr/bin/hostile-ring "$B" >/tmp/hring.out 2>&1
+	rc=$?
+	sed 's/^/  hostile-ring: /' /tmp/hring.out
+	if [ "$rc" = 0 ]; then
+		res hring "PASS ($(sed -n 's/^hostile-ring: verdict: //p' /tmp/hring.out))"
+	else
+		res hring "FAIL: exit status $rc: $(tail -n 1 /tmp/hring.out)"
+		xgpu_dmesg
+	fi
+
+	# ---- hostile-handles: forged handles and addresses on a real channel ---------
+
+	timeout 60 /usr/bin/hostile-ring "$B" handles >/tmp/hhandle.out 2>&1
+	rc=$?
+	sed 's/^/  hostile-handles: /' /tmp/hhandle.out
+	if [ "$rc" = 0 ]; then
+		res hhandle "PASS ($(sed -n 's/^hostile-ring: verdict: //p' /tmp/hhandle.out))"
+	else
+		res hhandle "FAIL: exit status $rc: $(tail -n 1 /tmp/hhandle.out)"
+		xgpu_dmesg
+	fi
+
+	# ---- hostile-grants: grant directories a backend must refuse -----------------
+
+	timeout 60 /usr/bin/hostile-ring "$B" grants >/tmp/hgrant.out 2>&1
+	rc=$?
+	sed 's/^/  hostile-grants: /' /tmp/hgrant.out
+	if [ "$rc" = 0 ]; then
+		res hgrant "PASS ($(sed -n 's/^hostile-ring: verdict: //p' /tmp/hgrant.out))"
+	else
+		res hgrant "FAIL: exit status $rc: $(tail -n 1 /tmp/hgrant.out)"
+		xgpu_dmesg
+	fi
+
+	# ---- hostile-geometry, hostile-blobs, hostile-flood ---------------------------
+
+	# hostile_mode NAME RES [ARGS]: hostile-ring BACKEND_DIR ARGS, its verdict
+	hostile_mode() {
+		local n=$1 r=$2 rc
+		shift 2
+		timeout 90 /usr/bin/hostile-ring "$B" "$@" >"/tmp/$r.out" 2>&1
+		rc=$?
+		sed "s/^/  $n: /" "/tmp/$r.out"
+		if [ "$rc" = 0 ]; then
+			res "$r" "PASS ($(sed -n 's/^hostile-ring: verdict: //p' "/tmp/$r.out"))"
+		else
+			res "$r" "FAIL: exit status $rc: $(tail -n 1 "/tmp/$r.out")"
+			xgpu_dmesg
+		fi
+	}
+	hostile_mode hostile-geometry hgeom geometry
+	hostile_mode hostile-blobs hblob blobs $(xenstore-read "$H/xgpu-images-mb" 2>/dev/null)
+	hostile_mode hostile-flood hflood flood
+
+	run basic /tmp/basic.out 180
+	rc=$?
+	if [ "$rc" = 0 ]; then
+		res after PASS
+	else
+		sed 's/^/  basic: /' /tmp/basic.out
+		res after "FAIL: exit status $rc: $(why /tmp/basic.out)"
+	fi
+}
+
+good_or() {
+	case $(getcmd) in good|spin|teardown) return 0 ;; esac
+	return 1
+}
+hostile_or() {
+	case $(getcmd) in hostile|loop|teardown) return 0 ;; esac
+	return 1
+}
+if [ "$ROLE" = domu1 ]; then
+	wait_xs 300 "$H/xgpu-cmd" good_or
+	if [ "$(getcmd)" = good ]; then
+		i=0
+		bad=
+		n0=
+		while [ "$(getcmd)" = good ]; do
+			i=$((i + 1))
+			run basic /tmp/good.out 180
+			rc=$?
+			n=$(grep -c '^PASS' /tmp/good.out)
+			if [ "$rc" != 0 ]; then
+				[ -n "$bad" ] || bad="run $i: exit status $rc: $(why /tmp/good.out)"
+				sed 's/^/  basic: /' /tmp/good.out
+				xgpu_dmesg 10
+			elif [ -n "$n0" ] && [ "$n" != "$n0" ]; then
+				[ -n "$bad" ] || bad="run $i: $n checks passed, $n0 in the first"
+			fi
+			n0=${n0:-$n}
+			xenstore-write "$H/xgpu-res/good-iter" "$i" ||
+				say "xenstore-write good-iter failed"
+			say "basic beside the hostile guest: run $i done${bad:+ (failed: $bad)}"
+		done
+		[ -z "$bad" ] && res good "PASS $i runs of basic, $n0 checks each" ||
+			res good "FAIL: $bad"
+	fi
+else
+	wait_xs 300 "$H/xgpu-cmd" hostile_or
+	[ "$(getcmd)" = hostile ] && hostile_steps
 fi
 
 # ---- domu1: a long call, then Dom0 destroys us ------------------------------------
@@ -301,88 +449,6 @@ done
 say "loop ended: command now '$(xenstore-read "$H/xgpu-cmd" 2>&1)'"
 [ -z "$bad" ] && res loop "PASS $i iterations of threads+basic passed" ||
 	res loop "FAIL: $bad"
-
-# ---- hostile-xenstore: made-up channels with bad parameters ---------------------------
-
-[ "$(getcmd)" = hostile ] || teardown
-B=$(xenstore-read "$F/backend")
-# fake_ch N ORDER REF PAGES EVTCHN (EVTCHN "-": left out)
-fake_ch() {
-	local c=$F/ch/$1
-	xenstore-write "$c/ring-page-order" "$2" "$c/ring-ref0" "$3" \
-		"$c/data-pages" "$4" "$c/data-dir-ref0" 999998 \
-		"$c/name" hostile "$c/pid" 1 || return 1
-	[ "$5" = - ] || xenstore-write "$c/event-channel" "$5" || return 1
-	xenstore-write "$c/state" 3
-}
-refused() {
-	[ "$(xenstore-read "$B/ch/$1/state" 2>/dev/null)" = 6 ] &&
-		[ -n "$(xenstore-read "$B/ch/$1/error" 2>/dev/null)" ]
-}
-ok=
-bad=
-for spec in "1000 0 999999 1 9 bad-ring-ref" "1001 99 999999 1 9 ring-order-99" \
-	"1002 0 999999 4000000000 9 data-pages-4e9" "1003 0 999999 1 - no-event-channel"; do
-	set -- $spec
-	fake_ch "$1" "$2" "$3" "$4" "$5" || bad="${bad}$6: xenstore-write failed; "
-done
-for spec in "1000 bad-ring-ref" "1001 ring-order-99" "1002 data-pages-4e9" \
-	"1003 no-event-channel"; do
-	set -- $spec
-	if wait_xs 10 "$B/ch/$1" refused "$1"; then
-		ok="${ok} $2 '$(xenstore-read "$B/ch/$1/error")'"
-	else
-		bad="${bad}$2: backend ch/$1 state '$(xenstore-read "$B/ch/$1/state" 2>/dev/null)' error '$(xenstore-read "$B/ch/$1/error" 2>/dev/null)' after 10 s; "
-	fi
-done
-for n in 1000 1001 1002 1003; do
-	xenstore-rm "$F/ch/$n" 2>/dev/null
-done
-[ -z "$bad" ] && res hxs "PASS (refused with:$ok)" || res hxs "FAIL: $bad"
-
-# ---- hostile-ring: corrupt ring indices on a real channel -------------------------------
-
-timeout 30 /usr/bin/hostile-ring "$B" >/tmp/hring.out 2>&1
-rc=$?
-sed 's/^/  hostile-ring: /' /tmp/hring.out
-if [ "$rc" = 0 ]; then
-	res hring "PASS ($(sed -n 's/^hostile-ring: verdict: //p' /tmp/hring.out))"
-else
-	res hring "FAIL: exit status $rc: $(tail -n 1 /tmp/hring.out)"
-	xgpu_dmesg
-fi
-
-# ---- hostile-handles: forged handles and addresses on a real channel ------------------
-
-timeout 60 /usr/bin/hostile-ring "$B" handles >/tmp/hhandle.out 2>&1
-rc=$?
-sed 's/^/  hostile-handles: /' /tmp/hhandle.out
-if [ "$rc" = 0 ]; then
-	res hhandle "PASS ($(sed -n 's/^hostile-ring: verdict: //p' /tmp/hhandle.out))"
-else
-	res hhandle "FAIL: exit status $rc: $(tail -n 1 /tmp/hhandle.out)"
-	xgpu_dmesg
-fi
-
-# ---- hostile-grants: grant directories a backend must refuse --------------------------
-
-timeout 60 /usr/bin/hostile-ring "$B" grants >/tmp/hgrant.out 2>&1
-rc=$?
-sed 's/^/  hostile-grants: /' /tmp/hgrant.out
-if [ "$rc" = 0 ]; then
-	res hgrant "PASS ($(sed -n 's/^hostile-ring: verdict: //p' /tmp/hgrant.out))"
-else
-	res hgrant "FAIL: exit status $rc: $(tail -n 1 /tmp/hgrant.out)"
-	xgpu_dmesg
-fi
-run basic /tmp/basic.out 180
-rc=$?
-if [ "$rc" = 0 ]; then
-	res after PASS
-else
-	sed 's/^/  basic: /' /tmp/basic.out
-	res after "FAIL: exit status $rc: $(why /tmp/basic.out)"
-fi
 
 # ---- measure --------------------------------------------------------------------
 

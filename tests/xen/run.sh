@@ -33,7 +33,8 @@ SMP=${SMP:-2}
 CPU=${CPU:-max,-smap,-xsave}
 # where the Dom0 image has the fake CUDA driver ($O/tests/fakecuda)
 FAKECUDA=/usr/lib/xgpu-test/libcuda.so.1
-XGPUBACKD_OPTS=${XGPUBACKD_OPTS:---driver $FAKECUDA}
+# (hostile-blobs fills the image cap: a small one costs Dom0 little)
+XGPUBACKD_OPTS=${XGPUBACKD_OPTS:---driver $FAKECUDA --images-mb 64}
 XBENCH_ARGS=${XBENCH_ARGS:-200 5}
 VCPU_S=${VCPU_S:-8}		# vcpu-coord: seconds per phase (0: skip the step)
 XEN_SCHED=${XEN_SCHED:-}	# Xen's scheduler (sched=): "" (credit2) or credit
@@ -568,8 +569,9 @@ else
 	fail boot "$why"
 fi
 
-STEPS="dom0-xen packages domu-boot platform hotplug domu1-basic domu2-basic vcpu-coord list destroy-busy \
-hostile-xenstore hostile-ring hostile-handles hostile-grants measure backend-restart unbind-busy teardown"
+STEPS="dom0-xen packages domu-boot platform hotplug domu1-basic domu2-basic vcpu-coord \
+hostile-xenstore hostile-ring hostile-handles hostile-grants hostile-geometry hostile-blobs \
+hostile-flood hostile-neighbour list destroy-busy measure backend-restart unbind-busy teardown"
 for s in $STEPS; do
 	line=$(grep -m1 -E "XGPU-STEP (PASS|FAIL) $s(:| |$)" "$LOG")
 	if [ -z "$line" ]; then

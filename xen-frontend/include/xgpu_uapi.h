@@ -27,7 +27,9 @@
  *   ENODEV     the device is not (or no longer) connected to a backend
  *   EINVAL     a field out of range, non-zero padding, or a region id that
  *              is not this file's
- *   EBUSY      CONNECT on a file that is already connected
+ *   EBUSY      CONNECT on a file that is already connected, or on a
+ *              device whose max-channels channels are all open (`msg`
+ *              says so)
  *   ENOTCONN   NOTIFY/WAIT/HOSTMEM_* before CONNECT
  *   ECONNREFUSED  the backend refused the channel (`msg` says why)
  *   ETIMEDOUT  the backend did not answer CONNECT in time
@@ -66,7 +68,8 @@ struct xgpu_ioc_connect {
 	__u32 backend_domid;	/* OUT */
 	__u64 ring_offset;	/* OUT: mmap offset of the ring (0) */
 	__u64 data_offset;	/* OUT: mmap offset of the data area */
-	char msg[128];		/* OUT: the backend's reason on ECONNREFUSED */
+	char msg[128];		/* OUT: the backend's reason on ECONNREFUSED,
+				 * the cap's on EBUSY */
 };
 
 #define XGPU_WAIT_FOREVER	0xffffffffu

@@ -313,6 +313,9 @@ int xgpu_chan_open(struct xgpu_file *f, struct xgpu_ioc_connect *a,
 		   a->data_pages < 1 || a->data_pages > xd->max_data_pages) {
 		err = -EINVAL;
 	} else if (xgpu_live_channels(xd) >= xd->max_channels) {
+		snprintf(a->msg, sizeof(a->msg), "all %u channels of this "
+			 "device are open (the backend's max-channels)",
+			 xd->max_channels);
 		err = -EBUSY;
 	} else {
 		err = 0;
