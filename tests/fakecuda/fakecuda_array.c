@@ -370,9 +370,15 @@ CUresult cuMemcpy3D_v2(const CUDA_MEMCPY3D *c)
 
 CUresult cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D *c, CUstream s)
 {
-	CUresult rc = fc_stream_ok(s);
+	struct fc_capnode n = { .type = CU_GRAPH_NODE_TYPE_MEMCPY };
+	bool captured;
+	CUresult rc;
 
-	return rc ? rc : fc_copy_3d(c);
+	if (!c)
+		return CUDA_ERROR_INVALID_VALUE;
+	n.cp = *c;	/* captured: a memcpy node of the copy */
+	rc = fc_stream_work_as(s, &captured, &n);
+	return rc || captured ? rc : fc_copy_3d(c);
 }
 
 /* a peer copy between two contexts of the one device */

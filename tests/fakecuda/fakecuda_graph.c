@@ -9,8 +9,8 @@
  * the caller's, not kept).  An executable graph is a copy of its graph.
  *
  * Stream capture (the end of this file): a stream being captured runs
- * nothing; a host function, a 1D copy between host and device memory or
- * a 2D copy on it becomes a host or memcpy node of the capture's graph
+ * nothing; a host function, a 1D copy between host and device memory, a
+ * 2D or a 3D copy on it becomes a host or memcpy node of the capture's graph
  * (run when the graph launches, in the order captured), any other
  * launch, copy or memset an empty node,
  * an event recorded on it is "captured", and a stream that waits for such
@@ -390,7 +390,7 @@ static CUresult run_node(struct fnode *n)
 		};
 
 		if (c->Depth > 1 || c->srcZ || c->dstZ)
-			return CUDA_ERROR_NOT_SUPPORTED;
+			return fc_copy_3d(c);
 		if (c2.Height <= 1) {
 			c2.srcPitch = c2.srcPitch ? c2.srcPitch :
 						    c2.WidthInBytes;

@@ -5,7 +5,7 @@
 // round's input.  Through xgpu the library captures each such copy as a
 // host node and a copy through a pinned buffer of its own.  Then the same
 // for cudaMemcpy2DAsync (pageable rows with a pitch and an offset of their
-// own).  Prints each round's checksum or verdict, then "PASS cappage" or
+// own) and cudaMemcpy3DAsync (pageable slices to a cudaMalloc3D volume).  Prints each round's checksum or verdict, then "PASS cappage" or
 // "FAIL cappage".
 #include <cstdio>
 #include <cstdlib>
@@ -111,6 +111,45 @@ int main(void)
 		CK(cudaGraphExecDestroy(x));
 		CK(cudaGraphDestroy(g));
 		CK(cudaFree(dd));
+		free(hs);
+		free(hd);
+	}
+	/* 3D: pageable slices to a cudaMalloc3D volume and back */
+	{
+		enum { W = 64, H = 10, D = 4 };
+		unsigned char *hs = (unsigned char *)malloc(W * H * D),
+			      *hd = (unsigned char *)malloc(W * H * D);
+		cudaExtent ext = make_cudaExtent(W, H, D);
+		cudaPitchedPtr dv;
+		cudaMemcpy3DParms in = {}, out = {};
+
+		CK(cudaMalloc3D(&dv, ext));
+		in.srcPtr = make_cudaPitchedPtr(hs, W, W, H);
+		in.dstPtr = dv;
+		in.extent = ext;
+		in.kind = cudaMemcpyHostToDevice;
+		out.srcPtr = dv;
+		out.dstPtr = make_cudaPitchedPtr(hd, W, W, H);
+		out.extent = ext;
+		out.kind = cudaMemcpyDeviceToHost;
+		CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+		CK(cudaMemcpy3DAsync(&in, s));
+		CK(cudaMemcpy3DAsync(&out, s));
+		CK(cudaStreamEndCapture(s, &g));
+		CK(cudaGraphInstantiate(&x, g, 0));
+		for (int r = 0; r < 3; r++) {
+			for (int i = 0; i < W * H * D; i++)
+				hs[i] = (unsigned char)(i * 13 + r * 5);
+			memset(hd, 0, W * H * D);
+			CK(cudaGraphLaunch(x, s));
+			CK(cudaStreamSynchronize(s));
+			bool good = !memcmp(hs, hd, W * H * D);
+			printf("3d round %d: %s\n", r, good ? "right" : "WRONG");
+			ok &= good;
+		}
+		CK(cudaGraphExecDestroy(x));
+		CK(cudaGraphDestroy(g));
+		CK(cudaFree(dv.ptr));
 		free(hs);
 		free(hd);
 	}

@@ -17,6 +17,8 @@
  *               of their own) to pitched device memory and back into
  *               other pageable rows: each launch moves that round's rows,
  *               and bytes between and around the rows stay untouched
+ *   3d          cuMemcpy3DAsync the same way, slices of rows with their own
+ *               pitch, height and offsets on each host side
  *   pinned      a copy from pinned memory on a capturing stream is still
  *               one memcpy node (nothing added)
  *
@@ -208,6 +210,91 @@ done:
 	end();
 }
 
+enum { W3 = 40, H3 = 6, D3 = 3, SP3 = 64, SH3 = 8, DP3 = 50, DH3 = 7 };
+
+static void step_3d(void)
+{
+	static uint8_t hs[(1 + D3) * SH3 * SP3], hd[D3 * DH3 * DP3];
+	CUdeviceptr dd = 0;
+	CUgraph g = NULL;
+	CUgraphExec x = NULL;
+	CUDA_MEMCPY3D in = { 0 }, out = { 0 };
+	size_t nn = 0;
+
+	begin("3d");
+	if (!OK(cuMemAlloc(&dd, 48 * H3 * D3)))
+		goto done;
+	in.srcMemoryType = CU_MEMORYTYPE_HOST;
+	in.srcHost = hs;
+	in.srcXInBytes = 3;
+	in.srcY = 1;
+	in.srcZ = 1;
+	in.srcPitch = SP3;
+	in.srcHeight = SH3;
+	in.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+	in.dstDevice = dd;
+	in.dstPitch = 48;
+	in.dstHeight = H3;
+	in.WidthInBytes = W3;
+	in.Height = H3;
+	in.Depth = D3;
+	out.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+	out.srcDevice = dd;
+	out.srcPitch = 48;
+	out.srcHeight = H3;
+	out.dstMemoryType = CU_MEMORYTYPE_HOST;
+	out.dstHost = hd;
+	out.dstXInBytes = 5;
+	out.dstPitch = DP3;
+	out.dstHeight = DH3;
+	out.WidthInBytes = W3;
+	out.Height = H3;
+	out.Depth = D3;
+	if (!OK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL)))
+		goto done;
+	OK(cuMemcpy3DAsync(&in, s));
+	OK(cuMemcpy3DAsync(&out, s));
+	if (!OK(cuStreamEndCapture(s, &g)) ||
+	    !OK(cuGraphGetNodes(g, NULL, &nn)) ||
+	    !OK(cuGraphInstantiate(&x, g, 0)))
+		goto done;
+	EXPECT(nn == 4, "%zu nodes in the graph, want 4", nn);
+	for (int r = 0; r < 3 && !step_failed; r++) {
+		for (size_t i = 0; i < sizeof(hs); i++)
+			hs[i] = (uint8_t)(i * 11 + r * 7 + 2);
+		memset(hd, 0xEE, sizeof(hd));
+		if (!OK(cuGraphLaunch(x, s)) || !OK(cuStreamSynchronize(s)))
+			break;
+		for (int z = 0; z < D3 && !step_failed; z++)
+			for (int y = 0; y < DH3 && !step_failed; y++)
+				for (int c = 0; c < DP3; c++) {
+					bool in_box = y < H3 && c >= 5 &&
+						      c < 5 + W3;
+					uint8_t want = in_box ?
+						hs[(1 + z) * SH3 * SP3 +
+						   (1 + y) * SP3 + 3 + c - 5] :
+						0xEE;
+					uint8_t got = hd[(z * DH3 + y) * DP3 + c];
+
+					if (got != want) {
+						failf("round %d: slice %d row "
+						      "%d byte %d is %u, want "
+						      "%u", r, z, y, c, got,
+						      want);
+						break;
+					}
+				}
+	}
+done:
+	if (x)
+		cuGraphExecDestroy(x);
+	if (g)
+		cuGraphDestroy(g);
+	if (dd)
+		cuMemFree(dd);
+	end();
+}
+
 static void step_pinned(void)
 {
 	CUgraph g = NULL;
@@ -247,6 +334,7 @@ int main(void)
 	step_copies("unified", true);
 	step_recapture();
 	step_2d();
+	step_3d();
 	step_pinned();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;

@@ -314,6 +314,11 @@ CUresult xgpulib_memcpy_3d(const CUDA_MEMCPY3D *p, int ptds)
 
 CUresult xgpulib_memcpy_3d_async(const CUDA_MEMCPY3D *p, CUstream s, int ptds)
 {
+	bool done;
+	CUresult rc = xgpulib_capcopy_3d(p, s, ptds, &done);
+
+	if (done)
+		return rc;
 	return copy3d(p, xgpulib_stream_remote(s, ptds), 1);
 }
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * xgpulib_capcopy.c: an asynchronous copy between pageable host memory and
- * the device on a stream being captured (1D, and 2D: rows).
+ * the device on a stream being captured (1D; 2D and 3D: rows, slices).
  *
  * The driver records such a copy as a memcpy node that reads (or writes)
  * the host memory each time the graph runs.  The worker cannot reach a
@@ -11,7 +11,7 @@
  * library captures the copy as the program's process would do it: a
  * pinned staging buffer of its own (shared with the worker) and two
  * nodes, a host function that moves the bytes between the program's
- * memory and the buffer (a 2D copy's rows packed in it), run by the
+ * memory and the buffer (a 2D or 3D copy's rows packed in it), run by the
  * library in the program's process when the graph gets there, and a
  * memcpy node between the buffer and the device (or array).  Host to device: host node, then copy; device to host:
  * copy, then host node.  The bytes are read and written when the graph
@@ -41,29 +41,40 @@ struct pcopy {
 	uint8_t *host;		/* the program's pageable memory: its first
 				 * row */
 	size_t cap;		/* the buffer's bytes */
-	size_t width, rows, pitch;	/* the host side's rows */
+	/* the host side: depth slices of rows x width bytes, pitch between
+	 * rows, slice between slices */
+	size_t width, rows, pitch, depth, slice;
 	struct pcopy *next;	/* on the list of spare buffers */
 };
 
 static pthread_mutex_t spare_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct pcopy *spare;
 
+/* the buffer's rows and the host's, one after the other (in: to the
+ * buffer) */
+static void move_rows(struct pcopy *c, bool in)
+{
+	uint8_t *b = c->staging;
+
+	for (size_t z = 0; z < c->depth; z++)
+		for (size_t r = 0; r < c->rows; r++, b += c->width) {
+			uint8_t *h = c->host + z * c->slice + r * c->pitch;
+
+			if (in)
+				memcpy(b, h, c->width);
+			else
+				memcpy(h, b, c->width);
+		}
+}
+
 static void CUDA_CB copy_in(void *p)
 {
-	struct pcopy *c = p;
-
-	for (size_t r = 0; r < c->rows; r++)
-		memcpy(c->staging + r * c->width, c->host + r * c->pitch,
-		       c->width);
+	move_rows(p, true);
 }
 
 static void CUDA_CB copy_out(void *p)
 {
-	struct pcopy *c = p;
-
-	for (size_t r = 0; r < c->rows; r++)
-		memcpy(c->host + r * c->pitch, c->staging + r * c->width,
-		       c->width);
+	move_rows(p, false);
 }
 
 /* the user object's destructor: no driver call here */
@@ -108,14 +119,14 @@ bool xgpulib_capcopy_wanted(const void *host, size_t n, CUstream s, int ptds)
 }
 
 /*
- * A pinned buffer for rows x width bytes of host memory at host (pitch
- * apart), owned by a user object moved to the graph stream s captures
- * into: *out, or an error.
+ * A pinned buffer for the host memory of c (its host side set, the rest
+ * of it zero), owned by a user object moved to the graph stream s
+ * captures into: *out, or an error.
  */
-static CUresult staging_for(CUstream s, int ptds, uint8_t *host,
-			    size_t width, size_t rows, size_t pitch,
+static CUresult staging_for(CUstream s, int ptds, const struct pcopy *want,
 			    struct pcopy **out)
 {
+	size_t bytes = want->width * want->rows * want->depth;
 	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
 	CUgraph g = NULL;
 	CUuserObject uo;
@@ -128,23 +139,25 @@ static CUresult staging_for(CUstream s, int ptds, uint8_t *host,
 		return rc;
 	if (st != CU_STREAM_CAPTURE_STATUS_ACTIVE || !g)
 		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
-	c = take_spare(width * rows);
+	c = take_spare(bytes);
 	if (!c) {
 		c = calloc(1, sizeof(*c));
 		if (!c)
 			return CUDA_ERROR_OUT_OF_MEMORY;
-		rc = xgpulib_pinned_alloc(&buf, width * rows, 0);
+		rc = xgpulib_pinned_alloc(&buf, bytes, 0);
 		if (rc) {
 			free(c);
 			return rc;
 		}
 		c->staging = buf;
-		c->cap = width * rows;
+		c->cap = bytes;
 	}
-	c->host = host;
-	c->width = width;
-	c->rows = rows;
-	c->pitch = pitch;
+	c->host = want->host;
+	c->width = want->width;
+	c->rows = want->rows;
+	c->pitch = want->pitch;
+	c->depth = want->depth;
+	c->slice = want->slice;
 	rc = cuUserObjectCreate(&uo, c, drop, 1,
 				CU_USER_OBJECT_NO_DESTRUCTOR_SYNC);
 	if (rc) {
@@ -163,8 +176,10 @@ static CUresult staging_for(CUstream s, int ptds, uint8_t *host,
 CUresult xgpulib_capcopy(bool to_dev, CUdeviceptr dev, void *host, size_t n,
 			 CUstream s, int ptds)
 {
+	const struct pcopy want = { .host = host, .width = n, .rows = 1,
+				    .pitch = n, .depth = 1, .slice = n };
 	struct pcopy *c;
-	CUresult rc = staging_for(s, ptds, host, n, 1, n, &c);
+	CUresult rc = staging_for(s, ptds, &want, &c);
 
 	if (rc)
 		return rc;
@@ -222,8 +237,16 @@ CUresult xgpulib_capcopy_2d(const CUDA_MEMCPY2D *p, CUstream s, int ptds,
 	    st != CU_STREAM_CAPTURE_STATUS_ACTIVE)
 		return CUDA_SUCCESS;	/* not this file's */
 	*done = true;
-	rc = staging_for(s, ptds, src ? src : dst, p->WidthInBytes, p->Height,
-			 src ? p->srcPitch : p->dstPitch, &c);
+	{
+		size_t pitch = src ? p->srcPitch : p->dstPitch;
+		const struct pcopy want = {
+			.host = src ? src : dst, .width = p->WidthInBytes,
+			.rows = p->Height, .pitch = pitch, .depth = 1,
+			.slice = pitch * p->Height,
+		};
+
+		rc = staging_for(s, ptds, &want, &c);
+	}
 	if (rc)
 		return rc;
 	/* the host side becomes the buffer, its rows packed */
@@ -244,6 +267,98 @@ CUresult xgpulib_capcopy_2d(const CUDA_MEMCPY2D *p, CUstream s, int ptds,
 		q.dstY = 0;
 		q.dstPitch = p->WidthInBytes;
 		rc = xgpulib_memcpy_2d_async(&q, s, ptds);
+		if (rc == CUDA_SUCCESS)
+			rc = xgpulib_launch_host_func(s, copy_out, c, ptds);
+	}
+	return rc;
+}
+
+/* a 3D copy's side in pageable host memory: its first byte, or NULL */
+static uint8_t *pageable_side_3d(CUmemorytype t, const void *host,
+				 CUdeviceptr dptr, size_t x, size_t y,
+				 size_t z, size_t pitch, size_t height,
+				 const CUDA_MEMCPY3D *p)
+{
+	size_t slice = pitch * height,
+	       span = (z + p->Depth - 1) * slice +
+		      (y + p->Height - 1) * pitch + x + p->WidthInBytes;
+	uint64_t off;
+
+	if (t == CU_MEMORYTYPE_UNIFIED && !xgpulib_is_device(dptr))
+		host = (const void *)(uintptr_t)dptr;
+	else if (t != CU_MEMORYTYPE_HOST)
+		return NULL;
+	if (!host || xgpulib_region_find(host, span, &off) ||
+	    xgpulib_region_coherent(host, span))
+		return NULL;
+	return (uint8_t *)(uintptr_t)host + z * slice + y * pitch + x;
+}
+
+CUresult xgpulib_capcopy_3d(const CUDA_MEMCPY3D *p, CUstream s, int ptds,
+			    bool *done)
+{
+	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+	uint8_t *src, *dst;
+	CUDA_MEMCPY3D q;
+	struct pcopy *c;
+	CUresult rc;
+
+	*done = false;
+	if (!p || !p->WidthInBytes || !p->Height || !p->Depth ||
+	    !xgpulib_captures_begun() ||
+	    (p->srcMemoryType == CU_MEMORYTYPE_HOST &&
+	     p->srcPitch < p->WidthInBytes) ||
+	    (p->dstMemoryType == CU_MEMORYTYPE_HOST &&
+	     p->dstPitch < p->WidthInBytes))
+		return CUDA_SUCCESS;
+	src = pageable_side_3d(p->srcMemoryType, p->srcHost, p->srcDevice,
+			       p->srcXInBytes, p->srcY, p->srcZ, p->srcPitch,
+			       p->srcHeight, p);
+	dst = pageable_side_3d(p->dstMemoryType, p->dstHost, p->dstDevice,
+			       p->dstXInBytes, p->dstY, p->dstZ, p->dstPitch,
+			       p->dstHeight, p);
+	if (!src == !dst ||
+	    xgpulib_capture_info(s, &st, NULL, ptds) != CUDA_SUCCESS ||
+	    st != CU_STREAM_CAPTURE_STATUS_ACTIVE)
+		return CUDA_SUCCESS;	/* not this file's */
+	*done = true;
+	{
+		size_t pitch = src ? p->srcPitch : p->dstPitch,
+		       height = src ? p->srcHeight : p->dstHeight;
+		const struct pcopy want = {
+			.host = src ? src : dst, .width = p->WidthInBytes,
+			.rows = p->Height, .pitch = pitch, .depth = p->Depth,
+			.slice = pitch * height,
+		};
+
+		rc = staging_for(s, ptds, &want, &c);
+	}
+	if (rc)
+		return rc;
+	/* the host side becomes the buffer, its rows and slices packed */
+	q = *p;
+	if (src) {
+		q.srcMemoryType = CU_MEMORYTYPE_HOST;
+		q.srcHost = c->staging;
+		q.srcXInBytes = 0;
+		q.srcY = 0;
+		q.srcZ = 0;
+		q.srcLOD = 0;
+		q.srcPitch = p->WidthInBytes;
+		q.srcHeight = p->Height;
+		rc = xgpulib_launch_host_func(s, copy_in, c, ptds);
+		if (rc == CUDA_SUCCESS)
+			rc = xgpulib_memcpy_3d_async(&q, s, ptds);
+	} else {
+		q.dstMemoryType = CU_MEMORYTYPE_HOST;
+		q.dstHost = c->staging;
+		q.dstXInBytes = 0;
+		q.dstY = 0;
+		q.dstZ = 0;
+		q.dstLOD = 0;
+		q.dstPitch = p->WidthInBytes;
+		q.dstHeight = p->Height;
+		rc = xgpulib_memcpy_3d_async(&q, s, ptds);
 		if (rc == CUDA_SUCCESS)
 			rc = xgpulib_launch_host_func(s, copy_out, c, ptds);
 	}

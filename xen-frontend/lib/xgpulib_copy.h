@@ -82,5 +82,7 @@ CUresult xgpulib_capcopy(bool to_dev, CUdeviceptr dev, void *host, size_t n,
  * was this (the result is then the copy's), else copy it as usual */
 CUresult xgpulib_capcopy_2d(const CUDA_MEMCPY2D *p, CUstream s, int ptds,
 			    bool *done);
+CUresult xgpulib_capcopy_3d(const CUDA_MEMCPY3D *p, CUstream s, int ptds,
+			    bool *done);
 
 #endif /* XGPULIB_COPY_H */
