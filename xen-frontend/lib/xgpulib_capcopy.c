@@ -105,23 +105,10 @@ static struct pcopy *take_spare(size_t bytes)
 	return c;
 }
 
-bool xgpulib_capcopy_wanted(const void *host, size_t n, CUstream s, int ptds)
-{
-	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
-	uint64_t off;
-
-	if (!n || !host || !xgpulib_captures_begun() ||
-	    xgpulib_region_find(host, n, &off) ||
-	    xgpulib_region_coherent(host, n))
-		return false;
-	return xgpulib_capture_info(s, &st, NULL, ptds) == CUDA_SUCCESS &&
-	       st == CU_STREAM_CAPTURE_STATUS_ACTIVE;
-}
-
 /*
- * A pinned buffer for the host memory of c (its host side set, the rest
- * of it zero), owned by a user object moved to the graph stream s
- * captures into: *out, or an error.
+ * A pinned buffer for the host rows *want describes (its buffer fields
+ * unused), owned by a user object moved to the graph stream s captures
+ * into: *out, or an error.
  */
 static CUresult staging_for(CUstream s, int ptds, const struct pcopy *want,
 			    struct pcopy **out)
@@ -196,12 +183,19 @@ CUresult xgpulib_capcopy(bool to_dev, CUdeviceptr dev, void *host, size_t n,
 	return rc;
 }
 
-/* a 2D copy's side in pageable host memory: its first byte, or NULL */
-static uint8_t *pageable_side(CUmemorytype t, const void *host,
-			      CUdeviceptr dptr, size_t x, size_t y,
-			      size_t pitch, size_t width, size_t height)
+/*
+ * A copy's side in pageable host memory (type t; a unified address in
+ * dptr): depth slices of rows x width bytes from byte x of row y of slice
+ * z, pitch bytes a row, height rows a slice.  Its first byte, or NULL.
+ */
+static uint8_t *pageable_at(CUmemorytype t, const void *host,
+			    CUdeviceptr dptr, size_t x, size_t y, size_t z,
+			    size_t pitch, size_t height, size_t width,
+			    size_t rows, size_t depth)
 {
-	size_t span = (y + height - 1) * pitch + x + width;
+	size_t slice = pitch * height,
+	       span = (z + depth - 1) * slice + (y + rows - 1) * pitch + x +
+		      width;
 	uint64_t off;
 
 	if (t == CU_MEMORYTYPE_UNIFIED && !xgpulib_is_device(dptr))
@@ -211,43 +205,67 @@ static uint8_t *pageable_side(CUmemorytype t, const void *host,
 	if (!host || xgpulib_region_find(host, span, &off) ||
 	    xgpulib_region_coherent(host, span))
 		return NULL;
-	return (uint8_t *)(uintptr_t)host + y * pitch + x;
+	return (uint8_t *)(uintptr_t)host + z * slice + y * pitch + x;
+}
+
+/* stream s is being captured */
+static bool capturing(CUstream s, int ptds)
+{
+	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+
+	return xgpulib_captures_begun() &&
+	       xgpulib_capture_info(s, &st, NULL, ptds) == CUDA_SUCCESS &&
+	       st == CU_STREAM_CAPTURE_STATUS_ACTIVE;
+}
+
+bool xgpulib_capcopy_wanted(const void *host, size_t n, CUstream s, int ptds)
+{
+	return n && xgpulib_captures_begun() &&
+	       pageable_at(CU_MEMORYTYPE_HOST, host, 0, 0, 0, 0, n, 1, n, 1,
+			   1) &&
+	       capturing(s, ptds);
+}
+
+/*
+ * A 2D or 3D copy with one side in pageable memory (src or dst, the
+ * other NULL) on a capturing stream is this file's (*done): its buffer
+ * for want's rows, with src or dst as the host side, in *c.
+ */
+static CUresult prepare(uint8_t *src, uint8_t *dst, struct pcopy want,
+			CUstream s, int ptds, bool *done, struct pcopy **c)
+{
+	if (!src == !dst || !capturing(s, ptds))
+		return CUDA_SUCCESS;	/* not this file's */
+	*done = true;
+	want.host = src ? src : dst;
+	return staging_for(s, ptds, &want, c);
 }
 
 CUresult xgpulib_capcopy_2d(const CUDA_MEMCPY2D *p, CUstream s, int ptds,
 			    bool *done)
 {
-	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
 	uint8_t *src, *dst;
 	CUDA_MEMCPY2D q;
-	struct pcopy *c;
+	struct pcopy *c = NULL;
+	size_t pitch;
 	CUresult rc;
 
 	*done = false;
 	if (!p || !p->WidthInBytes || !p->Height || !xgpulib_captures_begun())
 		return CUDA_SUCCESS;
-	src = pageable_side(p->srcMemoryType, p->srcHost, p->srcDevice,
-			    p->srcXInBytes, p->srcY, p->srcPitch,
-			    p->WidthInBytes, p->Height);
-	dst = pageable_side(p->dstMemoryType, p->dstHost, p->dstDevice,
-			    p->dstXInBytes, p->dstY, p->dstPitch,
-			    p->WidthInBytes, p->Height);
-	if (!src == !dst ||
-	    xgpulib_capture_info(s, &st, NULL, ptds) != CUDA_SUCCESS ||
-	    st != CU_STREAM_CAPTURE_STATUS_ACTIVE)
-		return CUDA_SUCCESS;	/* not this file's */
-	*done = true;
-	{
-		size_t pitch = src ? p->srcPitch : p->dstPitch;
-		const struct pcopy want = {
-			.host = src ? src : dst, .width = p->WidthInBytes,
-			.rows = p->Height, .pitch = pitch, .depth = 1,
-			.slice = pitch * p->Height,
-		};
-
-		rc = staging_for(s, ptds, &want, &c);
-	}
-	if (rc)
+	src = pageable_at(p->srcMemoryType, p->srcHost, p->srcDevice,
+			  p->srcXInBytes, p->srcY, 0, p->srcPitch, p->Height,
+			  p->WidthInBytes, p->Height, 1);
+	dst = pageable_at(p->dstMemoryType, p->dstHost, p->dstDevice,
+			  p->dstXInBytes, p->dstY, 0, p->dstPitch, p->Height,
+			  p->WidthInBytes, p->Height, 1);
+	pitch = src ? p->srcPitch : p->dstPitch;
+	rc = prepare(src, dst, (struct pcopy){ .width = p->WidthInBytes,
+					       .rows = p->Height,
+					       .pitch = pitch, .depth = 1,
+					       .slice = pitch * p->Height },
+		     s, ptds, done, &c);
+	if (rc || !*done)
 		return rc;
 	/* the host side becomes the buffer, its rows packed */
 	q = *p;
@@ -273,34 +291,13 @@ CUresult xgpulib_capcopy_2d(const CUDA_MEMCPY2D *p, CUstream s, int ptds,
 	return rc;
 }
 
-/* a 3D copy's side in pageable host memory: its first byte, or NULL */
-static uint8_t *pageable_side_3d(CUmemorytype t, const void *host,
-				 CUdeviceptr dptr, size_t x, size_t y,
-				 size_t z, size_t pitch, size_t height,
-				 const CUDA_MEMCPY3D *p)
-{
-	size_t slice = pitch * height,
-	       span = (z + p->Depth - 1) * slice +
-		      (y + p->Height - 1) * pitch + x + p->WidthInBytes;
-	uint64_t off;
-
-	if (t == CU_MEMORYTYPE_UNIFIED && !xgpulib_is_device(dptr))
-		host = (const void *)(uintptr_t)dptr;
-	else if (t != CU_MEMORYTYPE_HOST)
-		return NULL;
-	if (!host || xgpulib_region_find(host, span, &off) ||
-	    xgpulib_region_coherent(host, span))
-		return NULL;
-	return (uint8_t *)(uintptr_t)host + z * slice + y * pitch + x;
-}
-
 CUresult xgpulib_capcopy_3d(const CUDA_MEMCPY3D *p, CUstream s, int ptds,
 			    bool *done)
 {
-	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
 	uint8_t *src, *dst;
 	CUDA_MEMCPY3D q;
-	struct pcopy *c;
+	struct pcopy *c = NULL;
+	size_t pitch, height;
 	CUresult rc;
 
 	*done = false;
@@ -311,29 +308,21 @@ CUresult xgpulib_capcopy_3d(const CUDA_MEMCPY3D *p, CUstream s, int ptds,
 	    (p->dstMemoryType == CU_MEMORYTYPE_HOST &&
 	     p->dstPitch < p->WidthInBytes))
 		return CUDA_SUCCESS;
-	src = pageable_side_3d(p->srcMemoryType, p->srcHost, p->srcDevice,
-			       p->srcXInBytes, p->srcY, p->srcZ, p->srcPitch,
-			       p->srcHeight, p);
-	dst = pageable_side_3d(p->dstMemoryType, p->dstHost, p->dstDevice,
-			       p->dstXInBytes, p->dstY, p->dstZ, p->dstPitch,
-			       p->dstHeight, p);
-	if (!src == !dst ||
-	    xgpulib_capture_info(s, &st, NULL, ptds) != CUDA_SUCCESS ||
-	    st != CU_STREAM_CAPTURE_STATUS_ACTIVE)
-		return CUDA_SUCCESS;	/* not this file's */
-	*done = true;
-	{
-		size_t pitch = src ? p->srcPitch : p->dstPitch,
-		       height = src ? p->srcHeight : p->dstHeight;
-		const struct pcopy want = {
-			.host = src ? src : dst, .width = p->WidthInBytes,
-			.rows = p->Height, .pitch = pitch, .depth = p->Depth,
-			.slice = pitch * height,
-		};
-
-		rc = staging_for(s, ptds, &want, &c);
-	}
-	if (rc)
+	src = pageable_at(p->srcMemoryType, p->srcHost, p->srcDevice,
+			  p->srcXInBytes, p->srcY, p->srcZ, p->srcPitch,
+			  p->srcHeight, p->WidthInBytes, p->Height, p->Depth);
+	dst = pageable_at(p->dstMemoryType, p->dstHost, p->dstDevice,
+			  p->dstXInBytes, p->dstY, p->dstZ, p->dstPitch,
+			  p->dstHeight, p->WidthInBytes, p->Height, p->Depth);
+	pitch = src ? p->srcPitch : p->dstPitch;
+	height = src ? p->srcHeight : p->dstHeight;
+	rc = prepare(src, dst, (struct pcopy){ .width = p->WidthInBytes,
+					       .rows = p->Height,
+					       .pitch = pitch,
+					       .depth = p->Depth,
+					       .slice = pitch * height },
+		     s, ptds, done, &c);
+	if (rc || !*done)
 		return rc;
 	/* the host side becomes the buffer, its rows and slices packed */
 	q = *p;
