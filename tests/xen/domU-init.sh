@@ -298,49 +298,12 @@ hostile_steps() {
 	done
 	[ -z "$bad" ] && res hxs "PASS (refused with:$ok)" || res hxs "FAIL: $bad"
 
-	# ---- hostile-ring: corrupt ring indices on a real channel ---------------------
-
-	timeout 30 /usr/bin/hostile-ring "$B" >/tmp/hring.out 2>&1
-	rc=$?
-	sed 's/^/  hostile-ring: /' /tmp/hring.out
-	if [ "$rc" = 0 ]; then
-		res hring "PASS ($(sed -n 's/^hostile-ring: verdict: //p' /tmp/hring.out))"
-	else
-		res hring "FAIL: exit status $rc: $(tail -n 1 /tmp/hring.out)"
-		xgpu_dmesg
-	fi
-
-	# ---- hostile-handles: forged handles and addresses on a real channel ---------
-
-	timeout 60 /usr/bin/hostile-ring "$B" handles >/tmp/hhandle.out 2>&1
-	rc=$?
-	sed 's/^/  hostile-handles: /' /tmp/hhandle.out
-	if [ "$rc" = 0 ]; then
-		res hhandle "PASS ($(sed -n 's/^hostile-ring: verdict: //p' /tmp/hhandle.out))"
-	else
-		res hhandle "FAIL: exit status $rc: $(tail -n 1 /tmp/hhandle.out)"
-		xgpu_dmesg
-	fi
-
-	# ---- hostile-grants: grant directories a backend must refuse -----------------
-
-	timeout 60 /usr/bin/hostile-ring "$B" grants >/tmp/hgrant.out 2>&1
-	rc=$?
-	sed 's/^/  hostile-grants: /' /tmp/hgrant.out
-	if [ "$rc" = 0 ]; then
-		res hgrant "PASS ($(sed -n 's/^hostile-ring: verdict: //p' /tmp/hgrant.out))"
-	else
-		res hgrant "FAIL: exit status $rc: $(tail -n 1 /tmp/hgrant.out)"
-		xgpu_dmesg
-	fi
-
-	# ---- hostile-geometry, hostile-blobs, hostile-flood ---------------------------
-
-	# hostile_mode NAME RES [ARGS]: hostile-ring BACKEND_DIR ARGS, its verdict
+	# hostile_mode NAME RES SECS [ARGS]: hostile-ring BACKEND_DIR ARGS
+	# (SECS at most), its verdict as result RES
 	hostile_mode() {
-		local n=$1 r=$2 rc
-		shift 2
-		timeout 90 /usr/bin/hostile-ring "$B" "$@" >"/tmp/$r.out" 2>&1
+		local n=$1 r=$2 t=$3 rc
+		shift 3
+		timeout "$t" /usr/bin/hostile-ring "$B" "$@" >"/tmp/$r.out" 2>&1
 		rc=$?
 		sed "s/^/  $n: /" "/tmp/$r.out"
 		if [ "$rc" = 0 ]; then
@@ -350,9 +313,16 @@ hostile_steps() {
 			xgpu_dmesg
 		fi
 	}
-	hostile_mode hostile-geometry hgeom geometry
-	hostile_mode hostile-blobs hblob blobs $(xenstore-read "$H/xgpu-images-mb" 2>/dev/null)
-	hostile_mode hostile-flood hflood flood
+	# hostile-ring: corrupt ring indices on a real channel
+	hostile_mode hostile-ring hring 30
+	# hostile-handles: forged handles and addresses on a real channel
+	hostile_mode hostile-handles hhandle 60 handles
+	# hostile-grants: grant directories a backend must refuse
+	hostile_mode hostile-grants hgrant 60 grants
+	# hostile-geometry, hostile-blobs, hostile-flood
+	hostile_mode hostile-geometry hgeom 90 geometry
+	hostile_mode hostile-blobs hblob 90 blobs $(xenstore-read "$H/xgpu-images-mb" 2>/dev/null)
+	hostile_mode hostile-flood hflood 90 flood
 
 	run basic /tmp/basic.out 180
 	rc=$?
