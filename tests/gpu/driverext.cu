@@ -76,6 +76,7 @@ static void decompress(void)
 	CKD(cuMemcpyHtoD(src, block, sizeof(block)));
 	CKD(cuMemsetD8(dst, 0, 256));
 	CKD(cuMemsetD8(act, 0, 256));
+	CKD(cuCtxSynchronize());	/* s is non-blocking: it does not wait */
 	memset(&p, 0, sizeof(p));
 	p.srcNumBytes = sizeof(block);
 	p.dstNumBytes = 5;

@@ -435,7 +435,10 @@ int main(void)
 	printf("PTX vadd binary_version %d\n", v);
 	scale = 3.0;
 	tag = 5;
-	CK(cuMemsetD32(dc, 0xFFFFFFFFu, (size_t)n));
+	/* on the launch's own stream: a non-blocking stream does not wait
+	 * for work of the legacy stream, so a memset there could land after
+	 * the kernel's stores */
+	CK(cuMemsetD32Async(dc, 0xFFFFFFFFu, (size_t)n, stream));
 	CK(cuLaunchKernel(fptx, grid, 1, 1, BLOCK, 1, 1, 0, stream, args,
 			  NULL));
 	CK(cuStreamSynchronize(stream));
