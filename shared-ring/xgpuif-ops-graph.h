@@ -128,9 +128,11 @@ struct xgpuif_exec_update_args {
 	xgpuif_handle_t graph;
 };
 
+/* the request succeeds whenever its handles are good, so that the result
+ * of an update the driver refuses reaches the guest too */
 struct xgpuif_exec_update_reply {
 	uint32_t result;	/* CUgraphExecUpdateResult */
-	uint32_t _pad;
+	uint32_t status;	/* the driver's CUresult */
 };
 
 /* GRAPH_NODES: the reply is followed by count node handles (at most max) */

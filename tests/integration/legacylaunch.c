@@ -12,6 +12,7 @@
  * "N passed, M failed"; exits 0 when all passed.
  */
 #include <cuda.h>
+#include <dlfcn.h>
 #include <malloc.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -340,6 +341,161 @@ static void test_multidevice(void)
 	end();
 }
 
+/*
+ * The ABIs before the current ones, found by name as an old binary finds
+ * them: the memory ABI of 32-bit pointers answers
+ * CUDA_ERROR_INVALID_CONTEXT whatever its arguments (as the real driver
+ * does in a context of the current API); the CUDA 10/11 kernel node
+ * parameters and cuGraphExecUpdate work; the rest run as the current form.
+ */
+static void test_old_abi(void)
+{
+	static const char *const old32[] = {
+		"cuMemAlloc", "cuMemAllocPitch", "cuMemFree",
+		"cuMemGetAddressRange", "cuMemGetInfo",
+		"cuMemHostGetDevicePointer", "cuArrayCreate",
+		"cuArrayGetDescriptor", "cuArray3DCreate",
+		"cuArray3DGetDescriptor", "cuMemcpyHtoD", "cuMemcpyDtoH",
+		"cuMemcpyDtoD", "cuMemcpyHtoDAsync", "cuMemcpyDtoHAsync",
+		"cuMemcpyDtoDAsync", "cuMemcpyHtoA", "cuMemcpyAtoH",
+		"cuMemcpyHtoAAsync", "cuMemcpyAtoHAsync", "cuMemcpyAtoD",
+		"cuMemcpyDtoA", "cuMemcpyAtoA", "cuMemcpy2D",
+		"cuMemcpy2DUnaligned", "cuMemcpy2DAsync", "cuMemcpy3D",
+		"cuMemcpy3DAsync", "cuMemsetD8", "cuMemsetD16", "cuMemsetD32",
+		"cuMemsetD2D8", "cuMemsetD2D16", "cuMemsetD2D32",
+		"cuTexRefGetAddress", "cuTexRefSetAddress",
+		"cuTexRefSetAddress2D",
+	};
+	typedef CUresult (*any6)(uintptr_t, uintptr_t, uintptr_t, uintptr_t,
+				 uintptr_t, uintptr_t);
+	CUresult (*add1)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t,
+			 const CUDA_KERNEL_NODE_PARAMS_v1 *);
+	CUresult (*set1)(CUgraphNode, const CUDA_KERNEL_NODE_PARAMS_v1 *);
+	CUresult (*get1)(CUgraphNode, CUDA_KERNEL_NODE_PARAMS_v1 *);
+	CUresult (*xset1)(CUgraphExec, CUgraphNode,
+			  const CUDA_KERNEL_NODE_PARAMS_v1 *);
+	CUresult (*upd1)(CUgraphExec, CUgraph, CUgraphNode *,
+			 CUgraphExecUpdateResult *);
+	CUresult (*reg1)(void *, size_t, unsigned int);
+	CUresult (*link1)(unsigned int, CUjit_option *, void **,
+			  CUlinkState *);
+	enum { N = 64 };
+	float ha[N], hb[N];
+	CUdeviceptr a = 0, b = 0, c = 0, d = 0;
+	int n = N;
+	void *args[] = { &a, &b, &c, &n };
+	CUDA_KERNEL_NODE_PARAMS_v1 kp, got;
+	CUgraph g = NULL, g2 = NULL;
+	CUgraphExec x = NULL;
+	CUgraphNode node, node2, err = (CUgraphNode)1;
+	CUgraphExecUpdateResult ur = CU_GRAPH_EXEC_UPDATE_ERROR;
+	CUlinkState ls = NULL;
+	void *page;
+
+	begin("old-abi");
+	for (size_t i = 0; i < sizeof(old32) / sizeof(old32[0]); i++) {
+		any6 f = (any6)dlsym(RTLD_DEFAULT, old32[i]);
+
+		EXPECT(f != NULL, "%s: not exported", old32[i]);
+		if (f)
+			EXPECT(f(0, 0, 0, 0, 0, 0) == CUDA_ERROR_INVALID_CONTEXT,
+			       "%s: not CUDA_ERROR_INVALID_CONTEXT", old32[i]);
+	}
+	add1 = (__typeof__(add1))dlsym(RTLD_DEFAULT, "cuGraphAddKernelNode");
+	set1 = (__typeof__(set1))dlsym(RTLD_DEFAULT,
+				       "cuGraphKernelNodeSetParams");
+	get1 = (__typeof__(get1))dlsym(RTLD_DEFAULT,
+				       "cuGraphKernelNodeGetParams");
+	xset1 = (__typeof__(xset1))dlsym(RTLD_DEFAULT,
+					 "cuGraphExecKernelNodeSetParams");
+	upd1 = (__typeof__(upd1))dlsym(RTLD_DEFAULT, "cuGraphExecUpdate");
+	reg1 = (__typeof__(reg1))dlsym(RTLD_DEFAULT, "cuMemHostRegister");
+	link1 = (__typeof__(link1))dlsym(RTLD_DEFAULT, "cuLinkCreate");
+	EXPECT(add1 && set1 && get1 && xset1 && upd1 && reg1 && link1,
+	       "an older ABI is not exported");
+	if (step_failed)
+		goto out;
+	for (int i = 0; i < N; i++) {
+		ha[i] = (float)i;
+		hb[i] = (float)(2 * i + 1);
+	}
+	WANT(CUDA_SUCCESS, cuMemAlloc(&a, sizeof(ha)));
+	WANT(CUDA_SUCCESS, cuMemAlloc(&b, sizeof(hb)));
+	WANT(CUDA_SUCCESS, cuMemAlloc(&c, sizeof(ha)));
+	WANT(CUDA_SUCCESS, cuMemAlloc(&d, sizeof(ha)));
+	WANT(CUDA_SUCCESS, cuMemcpyHtoD(a, ha, sizeof(ha)));
+	WANT(CUDA_SUCCESS, cuMemcpyHtoD(b, hb, sizeof(hb)));
+	WANT(CUDA_SUCCESS, cuMemsetD32(c, 0, N));
+	WANT(CUDA_SUCCESS, cuMemsetD32(d, 0, N));
+	if (step_failed)
+		goto out;
+	/* a kernel node of CUDA 10 parameters, read back the same way */
+	memset(&kp, 0, sizeof(kp));
+	kp.func = vadd;
+	kp.gridDimX = 1;
+	kp.gridDimY = kp.gridDimZ = 1;
+	kp.blockDimX = N;
+	kp.blockDimY = kp.blockDimZ = 1;
+	kp.kernelParams = args;
+	WANT(CUDA_SUCCESS, cuGraphCreate(&g, 0));
+	WANT(CUDA_SUCCESS, add1(&node, g, NULL, 0, &kp));
+	WANT(CUDA_SUCCESS, get1(node, &got));
+	EXPECT(got.func == vadd && got.blockDimX == N,
+	       "parameters read back: func %p block %u", (void *)got.func,
+	       got.blockDimX);
+	/* (the fake device runs no kernel node: tests/gpu/oldabi checks the
+	 * results on the GPU) */
+	WANT(CUDA_SUCCESS, cuGraphInstantiate(&x, g, 0));
+	WANT(CUDA_SUCCESS, cuGraphLaunch(x, NULL));
+	WANT(CUDA_SUCCESS, cuCtxSynchronize());
+	/* new output in the executable graph, then in the graph */
+	args[2] = &d;
+	WANT(CUDA_SUCCESS, xset1(x, node, &kp));
+	WANT(CUDA_SUCCESS, cuGraphLaunch(x, NULL));
+	WANT(CUDA_SUCCESS, cuCtxSynchronize());
+	WANT(CUDA_SUCCESS, set1(node, &kp));
+	WANT(CUDA_SUCCESS, get1(node, &got));
+	EXPECT(got.kernelParams &&
+	       *(CUdeviceptr *)got.kernelParams[2] == d,
+	       "the third parameter after a set is not the new output");
+	WANT(CUDA_ERROR_INVALID_VALUE, set1(node, NULL));
+	/* cuGraphExecUpdate of CUDA 10.2 from a graph of the same shape */
+	WANT(CUDA_SUCCESS, cuGraphCreate(&g2, 0));
+	WANT(CUDA_SUCCESS, add1(&node2, g2, NULL, 0, &kp));
+	WANT(CUDA_SUCCESS, upd1(x, g2, &err, &ur));
+	EXPECT(ur == CU_GRAPH_EXEC_UPDATE_SUCCESS && err == NULL,
+	       "update result %d, error node %p", (int)ur, (void *)err);
+	WANT(CUDA_ERROR_INVALID_VALUE, upd1(x, g2, NULL, &ur));
+	/* another shape: refused, and the result says why */
+	WANT(CUDA_SUCCESS, add1(&node2, g2, &node2, 1, &kp));
+	WANT(CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE, upd1(x, g2, &err, &ur));
+	EXPECT(ur == CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED,
+	       "update of another shape: result %d", (int)ur);
+	/* the forms with the current arguments */
+	page = aligned_alloc(4096, 4096);
+	if (page) {
+		WANT(CUDA_SUCCESS, reg1(page, 4096, 0));
+		WANT(CUDA_SUCCESS, cuMemHostUnregister(page));
+		free(page);
+	}
+	WANT(CUDA_SUCCESS, link1(0, NULL, NULL, &ls));
+	if (ls)
+		WANT(CUDA_SUCCESS, cuLinkDestroy(ls));
+	alive();
+out:
+	if (x)
+		cuGraphExecDestroy(x);
+	if (g)
+		cuGraphDestroy(g);
+	if (g2)
+		cuGraphDestroy(g2);
+	cuMemFree(a);
+	cuMemFree(b);
+	cuMemFree(c);
+	cuMemFree(d);
+	end();
+}
+
 int main(void)
 {
 	CUdevice dev;
@@ -356,6 +512,7 @@ int main(void)
 	test_bad_inputs();
 	test_attach(dev);
 	test_multidevice();
+	test_old_abi();
 	cuModuleUnload(mod);
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;

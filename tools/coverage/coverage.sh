@@ -61,8 +61,6 @@ function reason(n,    b, sfx) {
 		return "multicast objects span GPUs: one GPU per worker"
 	if (n ~ /^cu(Checkpoint|Coredump)/)
 		return "process checkpoint and core dumps of the worker: not exposed"
-	if (n ~ /^cuTexRefSetAddress2D(_v2)?$/)
-		return "an old ABI of `cuTexRefSetAddress2D_v3`, which is served (programs of today ask for that)"
 	if (n ~ /^cu(TexRef|SurfRef|ModuleGetTexRef|ModuleGetSurfRef|ParamSetTexRef)/)
 		return "legacy texture and surface references: not yet"
 	if (n == "cuDeviceGetNvSciSyncAttributes")
@@ -103,11 +101,13 @@ END {
 		}
 		# breadth first through the library, stopping at the wire
 		delete seen; delete q
-		qh = 1; qt = 1; q[1] = nm; seen[nm] = 1; fwd = 0
+		qh = 1; qt = 1; q[1] = nm; seen[nm] = 1; fwd = 0; old32 = 0
 		while (qh <= qt && !fwd) {
 			cur = q[qh++]
 			m = split(adj[cur], t, " ")
 			for (j = 1; j <= m; j++) {
+				if (t[j] == "xgpulib_old_abi_32bit")
+					old32 = 1
 				if (t[j] ~ /^xgpulib_(call|post|submit)_[A-Z]/) {
 					fwd = 1
 					break
@@ -122,7 +122,10 @@ END {
 			print "| `" nm "` | forwarded | |"
 			nfwd++
 		} else {
-			print "| `" nm "` | guest | |"
+			print "| `" nm "` | guest | " (old32 ? "the memory ABI of " \
+			      "32-bit pointers and sizes (before CUDA 3.2): " \
+			      "CUDA_ERROR_INVALID_CONTEXT, as the real driver " \
+			      "answers in a context of the current API" : "") " |"
 			ngst++
 		}
 	}

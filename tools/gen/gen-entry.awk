@@ -17,6 +17,9 @@
 #                     driver has) return IMPL(args, 1)
 #   NAME + IMPL N     NAME(args) returns IMPL(args, N), N a whole number:
 #                     one IMPL for names whose calls differ by that number
+#   NAME ! IMPL       NAME(args) returns IMPL(), its arguments unread: an
+#                     ABI the real driver answers the same way whatever
+#                     they are (the 32-bit memory ABI before CUDA 3.2)
 # Each symbol's parameters come from the toolkit's PFN_<name>_v<version>
 # typedef of the ABI the cuGetProcAddress table gives that symbol.
 # Writes DIR/xgpulib_entry.h (the IMPL prototypes, which the library's
@@ -62,9 +65,10 @@ file_no < 4 { next }
 /^[ \t]*(#|$)/ { next }
 
 {
-	if (!(NF == 3 && ($2 == "=" || $2 == ":")) &&
+	if (!(NF == 3 && ($2 == "=" || $2 == ":" || $2 == "!")) &&
 	    !(NF == 4 && $2 == "+" && $4 ~ /^[0-9]+$/))
-		die("expected NAME = TARGET, NAME : IMPL or NAME + IMPL N")
+		die("expected NAME = TARGET, NAME : IMPL, NAME ! IMPL or " \
+		    "NAME + IMPL N")
 	if ($1 in line_of)
 		die($1 " listed twice")
 	line_of[$1] = FNR
@@ -141,6 +145,9 @@ END {
 	print "#ifndef XGPULIB_ENTRY_H\n#define XGPULIB_ENTRY_H\n" > h
 	print "#include <cuda.h>\n" > h
 	print banner > c
+	# cuda.h then names the types of the older ABIs (CUdeviceptr_v1, ...)
+	# and leaves every name as it is, deprecated ones unmarked
+	print "#define __CUDA_API_VERSION_INTERNAL 1" > c
 	print "#include <cuda.h>\n\n#include \"xgpulib_entry.h\"\n" > c
 	for (i = 1; i <= n; i++) {
 		name = e_name[i]
@@ -150,6 +157,16 @@ END {
 			print "#undef " e_to[i] > c
 			print "CUresult " e_to[i] "(" sig(name) ");" > c
 			body(c, name, e_to[i] "(" args ")")
+			continue
+		}
+		if (e_kind[i] == "!") {
+			if (!(e_to[i] in declared))
+				print "CUresult " e_to[i] "(void);" > h
+			declared[e_to[i]] = "void"
+			unread = args
+			gsub(/, /, ", (void)", unread)
+			body(c, name, (args == "" ? "" : "(void)" unread ", ") \
+			     e_to[i] "()")
 			continue
 		}
 		p = sig(name)

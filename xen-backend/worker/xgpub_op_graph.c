@@ -181,12 +181,12 @@ int xgpub_h_GRAPH_EXEC_UPDATE(struct xgpub_worker *w,
 			      struct xgpuif_exec_update_reply *r)
 {
 	CUgraphExecUpdateResultInfo info;
-	int rc;
 
 	memset(&info, 0, sizeof(info));
-	rc = w->D->cuGraphExecUpdate_v2(exec->obj, graph->obj, &info);
+	r->status = (uint32_t)w->D->cuGraphExecUpdate_v2(exec->obj, graph->obj,
+							  &info);
 	r->result = (uint32_t)info.result;
-	return rc;
+	return CUDA_SUCCESS;
 }
 
 int xgpub_h_GRAPH_NODES(struct xgpub_worker *w,

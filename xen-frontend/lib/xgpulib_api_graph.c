@@ -434,6 +434,8 @@ CUresult cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph,
 	if (!a.exec || !a.graph || !resultInfo)
 		return CUDA_ERROR_INVALID_VALUE;
 	rc = xgpulib_call_GRAPH_EXEC_UPDATE(&a, &r);
+	if (rc == CUDA_SUCCESS)
+		rc = (CUresult)r.status;
 	memset(resultInfo, 0, sizeof(*resultInfo));
 	resultInfo->result = (CUgraphExecUpdateResult)r.result;
 	return rc;

@@ -335,24 +335,6 @@ CUresult cuGraphKernelNodeGetParams_v2(CUgraphNode hNode,
 	return CUDA_SUCCESS;
 }
 
-/* the CUDA 11 form: the parameters without a kernel and a context */
-#undef cuGraphKernelNodeGetParams
-XGPULIB_EXPORT CUresult cuGraphKernelNodeGetParams(
-	CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS_v1 *p);
-CUresult cuGraphKernelNodeGetParams(CUgraphNode hNode,
-				    CUDA_KERNEL_NODE_PARAMS_v1 *p)
-{
-	CUDA_KERNEL_NODE_PARAMS k;
-	CUresult rc;
-
-	if (!p)
-		return CUDA_ERROR_INVALID_VALUE;
-	rc = cuGraphKernelNodeGetParams_v2(hNode, &k);
-	if (rc == CUDA_SUCCESS)
-		memcpy(p, &k, sizeof(*p));	/* its first fields */
-	return rc;
-}
-
 /* batch memory operation nodes */
 
 static CUresult memop_set(CUgraphExec x, bool exec, CUgraphNode n,
