@@ -319,6 +319,14 @@ struct xgpub_owner {
 };
 int xgpub_keep_owned(struct xgpub_worker *w, int type, void *obj,
 		     struct xgpub_hentry *owner, xgpuif_handle_t *h);
+/*
+ * An object the driver may answer again (an imported pool, an array's
+ * level or plane): the handle the guest holds for it, else obj put in the
+ * table as xgpub_keep_owned puts it (owner given) or as xgpub_keep does
+ * (no owner, no extra).
+ */
+int xgpub_keep_named(struct xgpub_worker *w, int type, void *obj,
+		     struct xgpub_hentry *owner, xgpuif_handle_t *h);
 
 /* the driver's array behind an ARRAY or SUBARRAY handle, or NULL */
 CUarray xgpub_array_of(struct xgpub_worker *w, xgpuif_handle_t h);
