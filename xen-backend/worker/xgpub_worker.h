@@ -411,6 +411,14 @@ void xgpub_ctx_green_gone(struct xgpub_worker *w, CUcontext c);
  */
 void *xgpub_grow(void *a, uint32_t n, uint32_t *cap, size_t elem,
 		 uint32_t first, uint32_t max);
+/*
+ * One more element at the end of the array whose pointer is at ap (a
+ * struct x **) and which holds *n, grown as xgpub_grow grows it: the new
+ * element (not yet set), the array's pointer and *n updated; NULL as
+ * xgpub_grow, nothing changed.
+ */
+void *xgpub_push(void *ap, uint32_t *n, uint32_t *cap, size_t elem,
+		 uint32_t first, uint32_t max);
 
 /* device memory accounting */
 int xgpub_alloc_add(struct xgpub_worker *w, uint64_t dptr, uint64_t size);
