@@ -92,15 +92,14 @@ int xgpub_alloc_check(struct xgpub_worker *w, uint64_t size)
 
 int xgpub_alloc_add(struct xgpub_worker *w, uint64_t dptr, uint64_t size)
 {
-	struct xgpub_alloc *n = xgpub_grow(w->allocs, w->nallocs,
+	struct xgpub_alloc *n = xgpub_push(&w->allocs, &w->nallocs,
 					   &w->cap_allocs, sizeof(*n), 256,
 					   UINT32_MAX);
 
 	if (!n)
 		return -ENOMEM;
-	w->allocs = n;
 	size = xgpub_charge_size(size);
-	w->allocs[w->nallocs++] = (struct xgpub_alloc){ dptr, size };
+	*n = (struct xgpub_alloc){ dptr, size };
 	w->mem_used += size;
 	/* at once: the guest's other workers read it */
 	if (xgpub_self_stat)
@@ -255,13 +254,10 @@ static struct xgpub_ctxq *ctxq_add(struct xgpub_worker *w, CUcontext ctx)
 
 	if (q)
 		return q;
-	q = xgpub_grow(w->ctxq, w->nctxq, &w->cap_ctxq, sizeof(*q), 16,
+	q = xgpub_push(&w->ctxq, &w->nctxq, &w->cap_ctxq, sizeof(*q), 16,
 		       UINT32_MAX);
-	if (!q)
-		return NULL;
-	w->ctxq = q;
-	q = &w->ctxq[w->nctxq++];
-	*q = (struct xgpub_ctxq){ .ctx = ctx };
+	if (q)
+		*q = (struct xgpub_ctxq){ .ctx = ctx };
 	return q;
 }
 
@@ -382,12 +378,11 @@ int xgpub_global_charge(struct xgpub_worker *w, xgpuif_handle_t root,
 			return 0;
 	if (!xgpub_quota_allows(w, size))
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	n = xgpub_grow(w->globq, w->nglobq, &w->cap_globq, sizeof(*n), 64,
+	n = xgpub_push(&w->globq, &w->nglobq, &w->cap_globq, sizeof(*n), 64,
 		       UINT32_MAX);
 	if (!n)
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	w->globq = n;
-	w->globq[w->nglobq++] = (struct xgpub_globq){ root, dptr, c };
+	*n = (struct xgpub_globq){ root, dptr, c };
 	xgpub_charge(w, c);
 	return 0;
 }

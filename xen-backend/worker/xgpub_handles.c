@@ -274,3 +274,15 @@ void *xgpub_grow(void *a, uint32_t n, uint32_t *cap, size_t elem,
 		*cap = ncap;
 	return a;
 }
+
+void *xgpub_push(void *ap, uint32_t *n, uint32_t *cap, size_t elem,
+		 uint32_t first, uint32_t max)
+{
+	void **p = ap;
+	char *a = xgpub_grow(*p, *n, cap, elem, first, max);
+
+	if (!a)
+		return NULL;
+	*p = a;
+	return a + (size_t)(*n)++ * elem;
+}

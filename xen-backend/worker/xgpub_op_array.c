@@ -180,10 +180,7 @@ static int reply_sub(struct xgpub_worker *w, struct xgpub_hentry *parent,
 	if (rc)
 		return rc;
 	memcpy(&r->desc, &d, sizeof(r->desc));
-	r->array = xgpub_handle_named(&w->h, XGPUB_H_SUBARRAY, arr);
-	if (r->array)
-		return 0;
-	return xgpub_keep_owned(w, XGPUB_H_SUBARRAY, arr, parent, &r->array);
+	return xgpub_keep_named(w, XGPUB_H_SUBARRAY, arr, parent, &r->array);
 }
 
 /* MIPMAP_LEVEL and ARRAY_PLANE (which: XGPUB_H_MIPMAP or XGPUB_H_ARRAY,

@@ -240,14 +240,12 @@ int xgpub_h_HOSTMEM_UNREGISTER(struct xgpub_worker *w,
 	 * keeps its mapping until the teardown (the guest's id is free
 	 * again); with no room to remember it, for the worker's life */
 	if (reg->graphed) {
-		struct xgpub_region *n = xgpub_grow(w->retired, w->nretired,
+		struct xgpub_region *n = xgpub_push(&w->retired, &w->nretired,
 						    &w->cap_retired,
 						    sizeof(*n), 16, UINT32_MAX);
 
-		if (n) {
-			w->retired = n;
-			w->retired[w->nretired++] = *reg;
-		}
+		if (n)
+			*n = *reg;
 		memset(reg, 0, sizeof(*reg));
 		return 0;
 	}

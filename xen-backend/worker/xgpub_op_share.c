@@ -258,12 +258,7 @@ int xgpub_h_POOL_IMPORT(struct xgpub_worker *w,
 	CUmemoryPool p;
 	int rc = share_import(w, XGPUB_IPC_POOL_FD, a, &p);
 
-	if (rc)
-		return rc;
-	r->pool = xgpub_handle_named(&w->h, XGPUB_H_POOL, p);
-	if (r->pool)
-		return 0;
-	return xgpub_keep(w, XGPUB_H_POOL, p, NULL, &r->pool);
+	return rc ? rc : xgpub_keep_named(w, XGPUB_H_POOL, p, NULL, &r->pool);
 }
 
 int xgpub_h_POOL_EXPORT_PTR(struct xgpub_worker *w,

@@ -189,7 +189,10 @@ int xgpub_h_TEXREF_GET(struct xgpub_worker *w,
 		r->u[1] = (uint32_t)i;
 		return rc;
 	case XGPUIF_TR_FILTER:
-		rc = D->cuTexRefGetFilterMode(&fm, ref);
+	case XGPUIF_TR_MIP_FILTER:
+		rc = a->what == XGPUIF_TR_FILTER ?
+			D->cuTexRefGetFilterMode(&fm, ref) :
+			D->cuTexRefGetMipmapFilterMode(&fm, ref);
 		r->u[0] = (uint32_t)fm;
 		return rc;
 	case XGPUIF_TR_ADDR_MODE:
@@ -205,10 +208,6 @@ int xgpub_h_TEXREF_GET(struct xgpub_worker *w,
 	case XGPUIF_TR_ANISO:
 		rc = D->cuTexRefGetMaxAnisotropy(&i, ref);
 		r->u[0] = (uint32_t)i;
-		return rc;
-	case XGPUIF_TR_MIP_FILTER:
-		rc = D->cuTexRefGetMipmapFilterMode(&fm, ref);
-		r->u[0] = (uint32_t)fm;
 		return rc;
 	case XGPUIF_TR_MIP_BIAS:
 		return D->cuTexRefGetMipmapLevelBias(&r->f[0], ref);

@@ -353,6 +353,17 @@ int xgpub_keep_owned(struct xgpub_worker *w, int type, void *obj,
 	return CUDA_ERROR_OUT_OF_MEMORY;
 }
 
+int xgpub_keep_named(struct xgpub_worker *w, int type, void *obj,
+		     struct xgpub_hentry *owner, xgpuif_handle_t *h)
+{
+	*h = xgpub_handle_named(&w->h, type, obj);
+	if (*h)
+		return 0;
+	if (owner)
+		return xgpub_keep_owned(w, type, obj, owner, h);
+	return xgpub_keep(w, type, obj, NULL, h);
+}
+
 int xgpub_keep_made(struct xgpub_worker *w, int rc, int type, void *obj,
 		    void *extra, xgpuif_handle_t *h)
 {

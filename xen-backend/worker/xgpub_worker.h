@@ -319,6 +319,14 @@ struct xgpub_owner {
 };
 int xgpub_keep_owned(struct xgpub_worker *w, int type, void *obj,
 		     struct xgpub_hentry *owner, xgpuif_handle_t *h);
+/*
+ * An object the driver may answer again (an imported pool, an array's
+ * level or plane): the handle the guest holds for it, else obj put in the
+ * table as xgpub_keep_owned puts it (owner given) or as xgpub_keep does
+ * (no owner, no extra).
+ */
+int xgpub_keep_named(struct xgpub_worker *w, int type, void *obj,
+		     struct xgpub_hentry *owner, xgpuif_handle_t *h);
 
 /* the driver's array behind an ARRAY or SUBARRAY handle, or NULL */
 CUarray xgpub_array_of(struct xgpub_worker *w, xgpuif_handle_t h);
@@ -402,6 +410,14 @@ void xgpub_ctx_green_gone(struct xgpub_worker *w, CUcontext c);
  * without memory, the array as it was (xgpub_handles.c).
  */
 void *xgpub_grow(void *a, uint32_t n, uint32_t *cap, size_t elem,
+		 uint32_t first, uint32_t max);
+/*
+ * One more element at the end of the array whose pointer is at ap (a
+ * struct x **) and which holds *n, grown as xgpub_grow grows it: the new
+ * element (not yet set), the array's pointer and *n updated; NULL as
+ * xgpub_grow, nothing changed.
+ */
+void *xgpub_push(void *ap, uint32_t *n, uint32_t *cap, size_t elem,
 		 uint32_t first, uint32_t max);
 
 /* device memory accounting */
