@@ -267,9 +267,7 @@ static CUresult device_pool(uint32_t which, CUdevice dev, CUmemoryPool *out,
 	struct xgpuif_pool_reply r = { 0 };
 	CUresult rc;
 
-	if (which != XGPUIF_DEVPOOL_SET && !out)
-		return CUDA_ERROR_INVALID_VALUE;
-	rc = xgpulib_check_dev(dev);
+	rc = xgpulib_dev_arg(which == XGPUIF_DEVPOOL_SET || out != NULL, dev);
 	if (rc)
 		return rc;
 	if (which == XGPUIF_DEVPOOL_SET) {
