@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "xgpuif_elf.h"
 #include "xgpub_worker.h"
 #include "xgpub_module.h"
 
@@ -86,22 +87,13 @@ static bool elf_fits(const uint8_t *p, uint64_t size)
 	memcpy(&eh, p, sizeof(eh));
 	if (eh.e_ident[EI_CLASS] != ELFCLASS64)
 		return false;
-	shnum = eh.e_shnum;
-	phnum = eh.e_phnum;
-	shstrndx = eh.e_shstrndx;
+	if (eh.e_shoff && (eh.e_shentsize < sizeof(Elf64_Shdr) ||
+			    !range_in(eh.e_shoff, 1, sizeof(Elf64_Shdr), size)))
+		return false;
+	xgpuif_elf_counts(p, &eh, &shnum, &phnum, &shstrndx);
 	if (eh.e_shoff) {
 		Elf64_Shdr sh;
 
-		if (eh.e_shentsize < sizeof(sh) ||
-		    !range_in(eh.e_shoff, 1, sizeof(sh), size))
-			return false;
-		memcpy(&sh, p + eh.e_shoff, sizeof(sh));
-		if (shnum == 0)
-			shnum = sh.sh_size;
-		if (phnum == PN_XNUM)
-			phnum = sh.sh_info;
-		if (shstrndx == SHN_XINDEX)
-			shstrndx = sh.sh_link;
 		if (!range_in(eh.e_shoff, shnum, eh.e_shentsize, size) ||
 		    (shstrndx != SHN_UNDEF && shstrndx >= shnum))
 			return false;

@@ -174,6 +174,10 @@ uint64_t xgpulib_stream_remote(CUstream s, int ptds);
 /* check a stream argument (cuInit ran, a stream of ours or a special one)
  * and give its wire handle; CUresult */
 CUresult xgpulib_stream_arg(CUstream s, int ptds, uint64_t *remote);
+/* the same for a call whose outputs' places are checked first (out_ok:
+ * all given, else CUDA_ERROR_INVALID_VALUE), as the driver does */
+CUresult xgpulib_stream_out_arg(CUstream s, int ptds, bool out_ok,
+				uint64_t *remote);
 
 /* the guest's table of its device allocations (xgpulib_api_mem.c) */
 void xgpulib_dalloc_add(uint64_t dptr, uint64_t size);

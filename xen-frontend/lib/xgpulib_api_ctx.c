@@ -436,9 +436,7 @@ static CUresult ctx_create(CUcontext *pctx, unsigned int flags, CUdevice dev)
 	struct ctx_node *n;
 	CUresult rc;
 
-	if (!pctx)
-		return CUDA_ERROR_INVALID_VALUE;
-	rc = xgpulib_check_dev(dev);
+	rc = xgpulib_dev_arg(pctx != NULL, dev);
 	if (rc)
 		return rc;
 	/* the new context is pushed: make sure it can be */

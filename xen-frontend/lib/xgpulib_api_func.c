@@ -389,15 +389,21 @@ CUresult xgpulib_func_param_count(CUfunction f, size_t *count)
 	return CUDA_SUCCESS;
 }
 
+/* find's handle into *out (a CUfunction or a CUkernel; NULL: none) */
+static CUresult find_into(struct symowner *o, void *out, const char *name)
+{
+	struct xgpulib_func *f;
+	CUresult rc = find(o, out != NULL, name, &f);
+
+	if (rc == CUDA_SUCCESS)
+		*(struct xgpulib_func **)out = f;
+	return rc;
+}
+
 CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod,
 			     const char *name)
 {
-	struct xgpulib_func *f;
-	CUresult rc = find(module_owner(hmod), hfunc != NULL, name, &f);
-
-	if (rc == CUDA_SUCCESS)
-		*hfunc = (CUfunction)f;
-	return rc;
+	return find_into(module_owner(hmod), hfunc, name);
 }
 
 CUresult cuModuleGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUmodule hmod,
@@ -436,12 +442,7 @@ CUresult cuModuleGetFunctionCount(unsigned int *count, CUmodule mod)
 CUresult cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library,
 			    const char *name)
 {
-	struct xgpulib_func *f;
-	CUresult rc = find(library_owner(library), pKernel != NULL, name, &f);
-
-	if (rc == CUDA_SUCCESS)
-		*pKernel = (CUkernel)f;
-	return rc;
+	return find_into(library_owner(library), pKernel, name);
 }
 
 CUresult cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes,

@@ -144,9 +144,7 @@ CUresult xgpulib_end_capture(CUstream s, CUgraph *graph, int ptds)
 	struct xgpuif_graph_reply r = { 0 };
 	CUresult rc;
 
-	if (!graph)
-		return CUDA_ERROR_INVALID_VALUE;
-	rc = xgpulib_stream_arg(s, ptds, &a.stream);
+	rc = xgpulib_stream_out_arg(s, ptds, graph != NULL, &a.stream);
 	if (rc)
 		return rc;
 	rc = xgpulib_call_STREAM_END_CAPTURE(&a, &r);
@@ -175,9 +173,11 @@ CUresult xgpulib_capture_info_v3(CUstream hStream,
 	struct robj *g = NULL;
 	CUresult rc;
 
-	if (!captureStatus_out || (edgeData_out && !dependencies_out))
-		return CUDA_ERROR_INVALID_VALUE;
-	rc = xgpulib_stream_arg(hStream, ptds, &a.stream);
+	/* edge data are only given with the nodes */
+	rc = xgpulib_stream_out_arg(hStream, ptds,
+				    captureStatus_out &&
+				    (!edgeData_out || dependencies_out),
+				    &a.stream);
 	if (rc)
 		return rc;
 	if (!__atomic_load_n(&captures_begun, __ATOMIC_RELAXED)) {

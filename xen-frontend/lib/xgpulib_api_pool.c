@@ -44,9 +44,7 @@ static CUresult alloc_async(CUdeviceptr *dptr, size_t size, uint64_t pool,
 	struct xgpuif_dptr_reply r = { 0 };
 	CUresult rc;
 
-	if (!dptr)
-		return CUDA_ERROR_INVALID_VALUE;
-	rc = xgpulib_stream_arg(s, ptds, &a.stream);
+	rc = xgpulib_stream_out_arg(s, ptds, dptr != NULL, &a.stream);
 	if (rc)
 		return rc;
 	if (!size)
@@ -267,9 +265,7 @@ static CUresult device_pool(uint32_t which, CUdevice dev, CUmemoryPool *out,
 	struct xgpuif_pool_reply r = { 0 };
 	CUresult rc;
 
-	if (which != XGPUIF_DEVPOOL_SET && !out)
-		return CUDA_ERROR_INVALID_VALUE;
-	rc = xgpulib_check_dev(dev);
+	rc = xgpulib_dev_arg(which == XGPUIF_DEVPOOL_SET || out != NULL, dev);
 	if (rc)
 		return rc;
 	if (which == XGPUIF_DEVPOOL_SET) {

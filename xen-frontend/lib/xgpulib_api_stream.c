@@ -79,14 +79,20 @@ static CUresult stream_lookup(CUstream s, bool out_ok, struct CUstream_st **ps)
 }
 
 /* validate a stream argument and find its wire handle */
-CUresult xgpulib_stream_arg(CUstream s, int ptds, uint64_t *remote)
+CUresult xgpulib_stream_out_arg(CUstream s, int ptds, bool out_ok,
+				uint64_t *remote)
 {
 	struct CUstream_st *st;
-	CUresult rc = stream_lookup(s, true, &st);
+	CUresult rc = stream_lookup(s, out_ok, &st);
 
 	if (!rc)
 		*remote = xgpulib_stream_remote(s, ptds);
 	return rc;
+}
+
+CUresult xgpulib_stream_arg(CUstream s, int ptds, uint64_t *remote)
+{
+	return xgpulib_stream_out_arg(s, ptds, true, remote);
 }
 
 /* the wire handle of an event argument */

@@ -35,15 +35,19 @@
 #include "xgpulib_entry.h"
 #include "xgpulib_graph.h"
 
+/* a copy's host side: depth slices of rows x width bytes from host, pitch
+ * bytes between rows, slice bytes between slices */
+struct hrows {
+	uint8_t *host;		/* the program's pageable memory: its first
+				 * row */
+	size_t width, rows, pitch, depth, slice;
+};
+
 struct pcopy {
 	uint8_t *staging;	/* pinned, the worker's too: rows of width
 				 * bytes, one after the other */
-	uint8_t *host;		/* the program's pageable memory: its first
-				 * row */
 	size_t cap;		/* the buffer's bytes */
-	/* the host side: depth slices of rows x width bytes, pitch between
-	 * rows, slice between slices */
-	size_t width, rows, pitch, depth, slice;
+	struct hrows h;		/* the host side it stands for */
 	struct pcopy *next;	/* on the list of spare buffers */
 };
 
@@ -54,16 +58,17 @@ static struct pcopy *spare;
  * buffer) */
 static void move_rows(struct pcopy *c, bool in)
 {
+	const struct hrows *w = &c->h;
 	uint8_t *b = c->staging;
 
-	for (size_t z = 0; z < c->depth; z++)
-		for (size_t r = 0; r < c->rows; r++, b += c->width) {
-			uint8_t *h = c->host + z * c->slice + r * c->pitch;
+	for (size_t z = 0; z < w->depth; z++)
+		for (size_t r = 0; r < w->rows; r++, b += w->width) {
+			uint8_t *h = w->host + z * w->slice + r * w->pitch;
 
 			if (in)
-				memcpy(b, h, c->width);
+				memcpy(b, h, w->width);
 			else
-				memcpy(h, b, c->width);
+				memcpy(h, b, w->width);
 		}
 }
 
@@ -106,11 +111,10 @@ static struct pcopy *take_spare(size_t bytes)
 }
 
 /*
- * A pinned buffer for the host rows *want describes (its buffer fields
- * unused), owned by a user object moved to the graph stream s captures
- * into: *out, or an error.
+ * A pinned buffer for the host rows *want describes, owned by a user
+ * object moved to the graph stream s captures into: *out, or an error.
  */
-static CUresult staging_for(CUstream s, int ptds, const struct pcopy *want,
+static CUresult staging_for(CUstream s, int ptds, const struct hrows *want,
 			    struct pcopy **out)
 {
 	size_t bytes = want->width * want->rows * want->depth;
@@ -139,12 +143,7 @@ static CUresult staging_for(CUstream s, int ptds, const struct pcopy *want,
 		c->staging = buf;
 		c->cap = bytes;
 	}
-	c->host = want->host;
-	c->width = want->width;
-	c->rows = want->rows;
-	c->pitch = want->pitch;
-	c->depth = want->depth;
-	c->slice = want->slice;
+	c->h = *want;
 	rc = cuUserObjectCreate(&uo, c, drop, 1,
 				CU_USER_OBJECT_NO_DESTRUCTOR_SYNC);
 	if (rc) {
@@ -160,27 +159,57 @@ static CUresult staging_for(CUstream s, int ptds, const struct pcopy *want,
 	return CUDA_SUCCESS;
 }
 
-CUresult xgpulib_capcopy(bool to_dev, CUdeviceptr dev, void *host, size_t n,
-			 CUstream s, int ptds)
+/*
+ * The two nodes of a copy between the host rows *want describes and the
+ * device, in stream order.  To the device (in): a host node packs the
+ * rows into a buffer, then copy(p, in, c, s, ptds) records the copy p
+ * describes with the buffer c->staging as its host side; from the device:
+ * that copy into the buffer, then a host node that unpacks it.
+ */
+static CUresult capture(CUstream s, int ptds, const struct hrows *want,
+			bool in,
+			CUresult (*copy)(const void *p, bool in,
+					 const struct pcopy *c, CUstream s,
+					 int ptds),
+			const void *p)
 {
-	const struct pcopy want = { .host = host, .width = n, .rows = 1,
-				    .pitch = n, .depth = 1, .slice = n };
 	struct pcopy *c;
-	CUresult rc = staging_for(s, ptds, &want, &c);
+	CUresult rc = staging_for(s, ptds, want, &c);
 
 	if (rc)
 		return rc;
-	if (to_dev) {
+	if (in) {
 		rc = xgpulib_launch_host_func(s, copy_in, c, ptds);
 		if (rc == CUDA_SUCCESS)
-			rc = xgpulib_memcpy_htod_async(dev, c->staging, n, s,
-						       ptds);
+			rc = copy(p, true, c, s, ptds);
 	} else {
-		rc = xgpulib_memcpy_dtoh_async(c->staging, dev, n, s, ptds);
+		rc = copy(p, false, c, s, ptds);
 		if (rc == CUDA_SUCCESS)
 			rc = xgpulib_launch_host_func(s, copy_out, c, ptds);
 	}
 	return rc;
+}
+
+/* a 1D copy between the buffer and the device address *p */
+static CUresult copy_1d(const void *p, bool in, const struct pcopy *c,
+			CUstream s, int ptds)
+{
+	CUdeviceptr dev = *(const CUdeviceptr *)p;
+
+	if (in)
+		return xgpulib_memcpy_htod_async(dev, c->staging, c->h.width,
+						 s, ptds);
+	return xgpulib_memcpy_dtoh_async(c->staging, dev, c->h.width, s,
+					 ptds);
+}
+
+CUresult xgpulib_capcopy(bool to_dev, CUdeviceptr dev, void *host, size_t n,
+			 CUstream s, int ptds)
+{
+	const struct hrows want = { .host = host, .width = n, .rows = 1,
+				    .pitch = n, .depth = 1, .slice = n };
+
+	return capture(s, ptds, &want, to_dev, copy_1d, &dev);
 }
 
 /*
@@ -228,27 +257,43 @@ bool xgpulib_capcopy_wanted(const void *host, size_t n, CUstream s, int ptds)
 
 /*
  * A 2D or 3D copy with one side in pageable memory (src or dst, the
- * other NULL) on a capturing stream is this file's (*done): its buffer
- * for want's rows, with src or dst as the host side, in *c.
+ * other NULL) on a capturing stream is this file's (*done).
  */
-static CUresult prepare(uint8_t *src, uint8_t *dst, struct pcopy want,
-			CUstream s, int ptds, bool *done, struct pcopy **c)
+static bool mine(const uint8_t *src, const uint8_t *dst, CUstream s,
+		 int ptds, bool *done)
 {
-	if (!src == !dst || !capturing(s, ptds))
-		return CUDA_SUCCESS;	/* not this file's */
-	*done = true;
-	want.host = src ? src : dst;
-	return staging_for(s, ptds, &want, c);
+	*done = !src != !dst && capturing(s, ptds);
+	return *done;
+}
+
+/* the 2D copy *p with its host side (the source: in) the buffer, its
+ * rows packed */
+static CUresult copy_2d(const void *p, bool in, const struct pcopy *c,
+			CUstream s, int ptds)
+{
+	CUDA_MEMCPY2D q = *(const CUDA_MEMCPY2D *)p;
+
+	if (in) {
+		q.srcMemoryType = CU_MEMORYTYPE_HOST;
+		q.srcHost = c->staging;
+		q.srcXInBytes = 0;
+		q.srcY = 0;
+		q.srcPitch = q.WidthInBytes;
+	} else {
+		q.dstMemoryType = CU_MEMORYTYPE_HOST;
+		q.dstHost = c->staging;
+		q.dstXInBytes = 0;
+		q.dstY = 0;
+		q.dstPitch = q.WidthInBytes;
+	}
+	return xgpulib_memcpy_2d_async(&q, s, ptds);
 }
 
 CUresult xgpulib_capcopy_2d(const CUDA_MEMCPY2D *p, CUstream s, int ptds,
 			    bool *done)
 {
 	uint8_t *src, *dst;
-	CUDA_MEMCPY2D q;
-	struct pcopy *c = NULL;
 	size_t pitch;
-	CUresult rc;
 
 	*done = false;
 	if (!p || !p->WidthInBytes || !p->Height || !xgpulib_captures_begun())
@@ -259,46 +304,51 @@ CUresult xgpulib_capcopy_2d(const CUDA_MEMCPY2D *p, CUstream s, int ptds,
 	dst = pageable_at(p->dstMemoryType, p->dstHost, p->dstDevice,
 			  p->dstXInBytes, p->dstY, 0, p->dstPitch, p->Height,
 			  p->WidthInBytes, p->Height, 1);
+	if (!mine(src, dst, s, ptds, done))
+		return CUDA_SUCCESS;
 	pitch = src ? p->srcPitch : p->dstPitch;
-	rc = prepare(src, dst, (struct pcopy){ .width = p->WidthInBytes,
-					       .rows = p->Height,
-					       .pitch = pitch, .depth = 1,
-					       .slice = pitch * p->Height },
-		     s, ptds, done, &c);
-	if (rc || !*done)
-		return rc;
-	/* the host side becomes the buffer, its rows packed */
-	q = *p;
-	if (src) {
+	return capture(s, ptds,
+		       &(struct hrows){ .host = src ? src : dst,
+					.width = p->WidthInBytes,
+					.rows = p->Height, .pitch = pitch,
+					.depth = 1, .slice = pitch * p->Height },
+		       src != NULL, copy_2d, p);
+}
+
+/* the 3D copy *p with its host side (the source: in) the buffer, its
+ * rows and slices packed */
+static CUresult copy_3d(const void *p, bool in, const struct pcopy *c,
+			CUstream s, int ptds)
+{
+	CUDA_MEMCPY3D q = *(const CUDA_MEMCPY3D *)p;
+
+	if (in) {
 		q.srcMemoryType = CU_MEMORYTYPE_HOST;
 		q.srcHost = c->staging;
 		q.srcXInBytes = 0;
 		q.srcY = 0;
-		q.srcPitch = p->WidthInBytes;
-		rc = xgpulib_launch_host_func(s, copy_in, c, ptds);
-		if (rc == CUDA_SUCCESS)
-			rc = xgpulib_memcpy_2d_async(&q, s, ptds);
+		q.srcZ = 0;
+		q.srcLOD = 0;
+		q.srcPitch = q.WidthInBytes;
+		q.srcHeight = q.Height;
 	} else {
 		q.dstMemoryType = CU_MEMORYTYPE_HOST;
 		q.dstHost = c->staging;
 		q.dstXInBytes = 0;
 		q.dstY = 0;
-		q.dstPitch = p->WidthInBytes;
-		rc = xgpulib_memcpy_2d_async(&q, s, ptds);
-		if (rc == CUDA_SUCCESS)
-			rc = xgpulib_launch_host_func(s, copy_out, c, ptds);
+		q.dstZ = 0;
+		q.dstLOD = 0;
+		q.dstPitch = q.WidthInBytes;
+		q.dstHeight = q.Height;
 	}
-	return rc;
+	return xgpulib_memcpy_3d_async(&q, s, ptds);
 }
 
 CUresult xgpulib_capcopy_3d(const CUDA_MEMCPY3D *p, CUstream s, int ptds,
 			    bool *done)
 {
 	uint8_t *src, *dst;
-	CUDA_MEMCPY3D q;
-	struct pcopy *c = NULL;
 	size_t pitch, height;
-	CUresult rc;
 
 	*done = false;
 	if (!p || !p->WidthInBytes || !p->Height || !p->Depth ||
@@ -314,42 +364,15 @@ CUresult xgpulib_capcopy_3d(const CUDA_MEMCPY3D *p, CUstream s, int ptds,
 	dst = pageable_at(p->dstMemoryType, p->dstHost, p->dstDevice,
 			  p->dstXInBytes, p->dstY, p->dstZ, p->dstPitch,
 			  p->dstHeight, p->WidthInBytes, p->Height, p->Depth);
+	if (!mine(src, dst, s, ptds, done))
+		return CUDA_SUCCESS;
 	pitch = src ? p->srcPitch : p->dstPitch;
 	height = src ? p->srcHeight : p->dstHeight;
-	rc = prepare(src, dst, (struct pcopy){ .width = p->WidthInBytes,
-					       .rows = p->Height,
-					       .pitch = pitch,
-					       .depth = p->Depth,
-					       .slice = pitch * height },
-		     s, ptds, done, &c);
-	if (rc || !*done)
-		return rc;
-	/* the host side becomes the buffer, its rows and slices packed */
-	q = *p;
-	if (src) {
-		q.srcMemoryType = CU_MEMORYTYPE_HOST;
-		q.srcHost = c->staging;
-		q.srcXInBytes = 0;
-		q.srcY = 0;
-		q.srcZ = 0;
-		q.srcLOD = 0;
-		q.srcPitch = p->WidthInBytes;
-		q.srcHeight = p->Height;
-		rc = xgpulib_launch_host_func(s, copy_in, c, ptds);
-		if (rc == CUDA_SUCCESS)
-			rc = xgpulib_memcpy_3d_async(&q, s, ptds);
-	} else {
-		q.dstMemoryType = CU_MEMORYTYPE_HOST;
-		q.dstHost = c->staging;
-		q.dstXInBytes = 0;
-		q.dstY = 0;
-		q.dstZ = 0;
-		q.dstLOD = 0;
-		q.dstPitch = p->WidthInBytes;
-		q.dstHeight = p->Height;
-		rc = xgpulib_memcpy_3d_async(&q, s, ptds);
-		if (rc == CUDA_SUCCESS)
-			rc = xgpulib_launch_host_func(s, copy_out, c, ptds);
-	}
-	return rc;
+	return capture(s, ptds,
+		       &(struct hrows){ .host = src ? src : dst,
+					.width = p->WidthInBytes,
+					.rows = p->Height, .pitch = pitch,
+					.depth = p->Depth,
+					.slice = pitch * height },
+		       src != NULL, copy_3d, p);
 }

@@ -52,6 +52,13 @@ CUresult xgpulib_check_dev(CUdevice dev)
 	return CUDA_SUCCESS;
 }
 
+CUresult xgpulib_dev_arg(bool out_ok, CUdevice dev)
+{
+	if (!out_ok)
+		return CUDA_ERROR_INVALID_VALUE;
+	return xgpulib_check_dev(dev);
+}
+
 CUresult xgpulib_check_dev_loc(const CUmemLocation *loc, const char *call)
 {
 	if (loc->type != CU_MEM_LOCATION_TYPE_DEVICE) {
@@ -94,11 +101,8 @@ CUresult cuDeviceGetCount(int *count)
 
 CUresult cuDeviceGet(CUdevice *device, int ordinal)
 {
-	CUresult rc;
+	CUresult rc = xgpulib_dev_arg(device != NULL, ordinal);
 
-	if (!device)
-		return CUDA_ERROR_INVALID_VALUE;
-	rc = xgpulib_check_dev(ordinal);
 	if (rc)
 		return rc;
 	*device = ordinal;

@@ -7,6 +7,8 @@
 #ifndef XGPULIB_DEV_H
 #define XGPULIB_DEV_H
 
+#include <stdbool.h>
+
 #include <cuda.h>
 
 #include "xgpuif.h"
@@ -23,6 +25,9 @@ extern struct xgpulib_device *xgpulib_devs;
 CUresult xgpulib_dev_load(uint32_t count, int driver_version);
 /* CUDA_SUCCESS if dev is a valid ordinal (and cuInit succeeded) */
 CUresult xgpulib_check_dev(CUdevice dev);
+/* a call's output place given (out_ok: else CUDA_ERROR_INVALID_VALUE),
+ * then xgpulib_check_dev(dev): the driver's order */
+CUresult xgpulib_dev_arg(bool out_ok, CUdevice dev);
 /*
  * A memory location that must be a device of ours (call names the caller
  * in the debug line): another location type is CUDA_ERROR_NOT_SUPPORTED,

@@ -10,6 +10,7 @@
 #include <elf.h>
 #include <string.h>
 
+#include "xgpuif_elf.h"
 #include "xgpulib.h"
 #include "xgpulib_image.h"
 
@@ -67,20 +68,11 @@ static size_t elf64_size(const uint8_t *p)
 		return 0;
 	if (eh.e_ehsize > end)
 		end = eh.e_ehsize;
-	shnum = eh.e_shnum;
-	phnum = eh.e_phnum;
+	if (eh.e_shoff && (eh.e_shentsize < sizeof(Elf64_Shdr) ||
+			    eh.e_shoff > IMAGE_MAX))
+		return 0;
+	xgpuif_elf_counts(p, &eh, &shnum, &phnum, NULL);
 	if (eh.e_shoff) {
-		Elf64_Shdr sh0;
-
-		if (eh.e_shentsize < sizeof(Elf64_Shdr) ||
-		    eh.e_shoff > IMAGE_MAX)
-			return 0;
-		/* extended numbering keeps the real counts in section 0 */
-		memcpy(&sh0, p + eh.e_shoff, sizeof(sh0));
-		if (shnum == 0)
-			shnum = sh0.sh_size;
-		if (phnum == PN_XNUM)
-			phnum = sh0.sh_info;
 		if (shnum > (1u << 24))
 			return 0;
 		e = table_end(eh.e_shoff, shnum, eh.e_shentsize);
