@@ -496,6 +496,32 @@ void xgpub_gate_idle(struct xgpub_worker *w)
 		kick_daemon();
 }
 
+void xgpub_gate_wait(struct xgpub_worker *w, bool begin)
+{
+	(void)w;
+	if (!g.on)
+		return;
+	/*
+	 * Only the dispatch thread changes b_nops and call_since.  A mark's
+	 * work is the completer's to show (gpu_since); an open batch's, a
+	 * wait's: a synchronize returns once the work is done, so it cannot
+	 * count work that ended long ago, as the batch's first op's time
+	 * could.
+	 */
+	if (begin && g.b_nops)
+		__atomic_store_n(&g.st->call_since, xgpub_now_ns(),
+				 __ATOMIC_RELEASE);
+	else if (!begin)
+		__atomic_store_n(&g.st->call_since, 0, __ATOMIC_RELEASE);
+}
+
+void xgpub_gate_not_ready(struct xgpub_worker *w)
+{
+	(void)w;
+	if (g.on && g.b_nops)
+		mark_now();
+}
+
 /*
  * Before a stream is destroyed.  A full queue of marks (streams waiting
  * for values are not bounded) leaves the batch open: its streams are

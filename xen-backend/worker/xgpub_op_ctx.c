@@ -224,7 +224,12 @@ int xgpub_h_CTX_DESTROY(struct xgpub_worker *w, struct xgpub_hentry *handle)
 
 int xgpub_h_CTX_SYNCHRONIZE(struct xgpub_worker *w)
 {
-	return w->D->cuCtxSynchronize();
+	int rc;
+
+	xgpub_gate_wait(w, true);
+	rc = w->D->cuCtxSynchronize();
+	xgpub_gate_wait(w, false);
+	return rc;
 }
 
 int xgpub_h_CTX_GET_LIMIT(struct xgpub_worker *w,

@@ -108,12 +108,21 @@ int xgpub_h_STREAM_CREATE(struct xgpub_worker *w,
 
 int xgpub_h_STREAM_SYNCHRONIZE(struct xgpub_worker *w, CUstream handle)
 {
-	return w->D->cuStreamSynchronize(handle);
+	int rc;
+
+	xgpub_gate_wait(w, true);
+	rc = w->D->cuStreamSynchronize(handle);
+	xgpub_gate_wait(w, false);
+	return rc;
 }
 
 int xgpub_h_STREAM_QUERY(struct xgpub_worker *w, CUstream handle)
 {
-	return w->D->cuStreamQuery(handle);
+	int rc = w->D->cuStreamQuery(handle);
+
+	if (rc == CUDA_ERROR_NOT_READY)
+		xgpub_gate_not_ready(w);
+	return rc;
 }
 
 int xgpub_h_STREAM_WAIT_EVENT(struct xgpub_worker *w,
@@ -151,13 +160,22 @@ int xgpub_h_EVENT_RECORD(struct xgpub_worker *w,
 
 int xgpub_h_EVENT_QUERY(struct xgpub_worker *w, struct xgpub_hentry *handle)
 {
-	return w->D->cuEventQuery(handle->obj);
+	int rc = w->D->cuEventQuery(handle->obj);
+
+	if (rc == CUDA_ERROR_NOT_READY)
+		xgpub_gate_not_ready(w);
+	return rc;
 }
 
 int xgpub_h_EVENT_SYNCHRONIZE(struct xgpub_worker *w,
 			      struct xgpub_hentry *handle)
 {
-	return w->D->cuEventSynchronize(handle->obj);
+	int rc;
+
+	xgpub_gate_wait(w, true);
+	rc = w->D->cuEventSynchronize(handle->obj);
+	xgpub_gate_wait(w, false);
+	return rc;
 }
 
 int xgpub_h_EVENT_ELAPSED_TIME(struct xgpub_worker *w,

@@ -147,6 +147,15 @@ void xgpub_gate_done(struct xgpub_worker *w, bool submitted, CUstream s,
  * GPU time limit (SIGUSR2; the guest is told XGPUIF_FAULT_TIMEOUT) */
 #define XGPUB_EXIT_LIMIT	7
 void xgpub_gate_idle(struct xgpub_worker *w);
+/*
+ * Around a wait for the guest's GPU work (a context, stream or event
+ * synchronize): work of a batch not yet closed by a mark counts as in
+ * flight from the wait's start (the GPU time limit, utilization), as a
+ * mark's work does.  After a query that found work not done: the open
+ * batch gets its mark, so that work a guest polls for is seen as well.
+ */
+void xgpub_gate_wait(struct xgpub_worker *w, bool begin);
+void xgpub_gate_not_ready(struct xgpub_worker *w);
 /* close the open batch now: before a stream may become captured or is
  * destroyed */
 void xgpub_gate_mark(struct xgpub_worker *w);
