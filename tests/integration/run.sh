@@ -91,7 +91,7 @@ for f in "$BACKEND" "$FAKECUDA" "$T/basic" "$T/spin" "$T/noinit" \
 	"$T/hostreg" "$T/arrays" "$T/graphnodes" "$T/legacylaunch" \
 	"$T/shareable" "$T/greenctx" "$T/managed" "$T/managedvar" "$T/nvml" \
 	"$T/wildaddr" "$T/quotacharge" "$T/driverext" "$T/capmark" \
-	"$T/cappage" "$O/lib/libnvidia-ml.so.1"; do
+	"$T/cappage" "$T/spinloop" "$O/lib/libnvidia-ml.so.1"; do
 	if [ ! -x "$f" ]; then
 		fail setup "$f is missing (make all integration)"
 		echo "$npass passed, $nfail failed"
@@ -834,6 +834,84 @@ for mode in garbage overflow bigslots badmemref badop badhandshake truncate \
 		[ "$br" -ne 0 ] && show "$TMP/$name.basic.out"
 	fi
 done
+
+# ---- (d0) beside each hostile guest, two well-behaved ones keep their share -
+# spinA and spinB (2 ms kernels back to back, equal weights) run while each
+# hostile mode above (and the flood of d2) runs again and again for a
+# window of 2.5 s; spinA's part of the
+# GPU time the daemon measured for the pair in that window must be within
+# 2 points of its target, 50% (the window "none": no hostile guest)
+
+# gpu_ms NAME: the GPU time (ms) the daemon measured for guest NAME so far
+gpu_ms() {
+	"$CLI" -s "$TMP/control.sock" list --json 2>/dev/null |
+		sed -n "s/.*\"name\": \"$1\",.*\"gpu_ms\": \([0-9]*\),.*/\1/p" |
+		head -n 1
+}
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+
+cp "$T/spinloop" "$TMP/spinA"
+cp "$T/spinloop" "$TMP/spinB"
+XGPU_SOCKET=$SOCK LD_LIBRARY_PATH=$O/lib "$TMP/spinA" 2 60 >"$TMP/share-spinA.out" 2>&1 &
+spa=$!
+XGPU_SOCKET=$SOCK LD_LIBRARY_PATH=$O/lib "$TMP/spinB" 2 60 >"$TMP/share-spinB.out" 2>&1 &
+spb=$!
+sleep 1
+share_modes="none garbage overflow bigslots badmemref badop badhandshake"
+share_modes="$share_modes truncate badhandles burst"
+# a flood of idle connections needs another user
+[ "$(id -u)" = 0 ] && share_modes="$share_modes flood"
+for mode in $share_modes; do
+	name=share-beside-$mode
+	a0=$(gpu_ms spinA)
+	b0=$(gpu_ms spinB)
+	end=$(($(now_ms) + 2500))
+	hr=0
+	while [ "$(now_ms)" -lt "$end" ]; do
+		if [ "$mode" = none ]; then
+			sleep 0.5
+		elif [ "$mode" = burst ]; then
+			"$T/hostile" burst "$SOCK" >"$TMP/$name.out" 2>&1 || hr=$?
+		elif [ "$mode" = flood ]; then
+			chmod 711 "$TMP"
+			chmod 666 "$SOCK" 2>/dev/null
+			"$T/hostile" flood "$SOCK" 65534 >"$TMP/$name.out" \
+				2>&1 || hr=$?
+			chmod 700 "$TMP"
+		else
+			client hostile "$TMP/$name.out" "$mode" "$SOCK" || hr=$?
+		fi
+	done
+	a1=$(gpu_ms spinA)
+	b1=$(gpu_ms spinB)
+	why=
+	if [ -z "$a0" ] || [ -z "$b0" ] || [ -z "$a1" ] || [ -z "$b1" ]; then
+		why="no GPU time listed for spinA or spinB"
+	elif [ "$hr" -ne 0 ]; then
+		why="the hostile client exited $hr"
+	else
+		why=$(awk -v a=$((a1 - a0)) -v b=$((b1 - b0)) 'BEGIN {
+			if (a <= 0 || b <= 0) {
+				printf "spinA %d ms, spinB %d ms: one had none", a, b
+				exit
+			}
+			s = 100 * a / (a + b)
+			if (s < 48 || s > 52)
+				printf "spinA %.1f%% of the pair'"'"'s GPU time " \
+				       "(%d of %d ms), not within 2 points of 50%%",
+				       s, a, a + b
+			else
+				printf "ok: spinA %.1f%% of %d ms", s, a + b
+		}')
+	fi
+	if [ "${why#ok: }" != "$why" ]; then
+		pass "$name (${why#ok: })"
+	else
+		fail "$name" "$why"
+	fi
+done
+kill "$spa" "$spb" 2>/dev/null
+wait "$spa" "$spb" 2>/dev/null
 
 # ---- (d1) a local client cannot take another's settings by its name --------
 # settings for local:spin (this user's spin); a spin of uid 65534 is keyed
