@@ -2,6 +2,8 @@
 /*
  * spin: keeps the GPU busy with kernels of a fixed length for a while, as
  * a tenant of the scheduler benchmark (run-sched.sh).
+ *   spin copy SECONDS  1 GiB host-to-device copies from pageable memory
+ *                      for SECONDS (run-hostile.sh kills it mid-way)
  *   spin US SECONDS [EVERY]
  *                      kernels of US microseconds (one thread, timed by
  *                      the GPU's global timer) for SECONDS, synchronising
@@ -81,6 +83,36 @@ static int calibrate(long us)
 	return 0;
 }
 
+/* 1 GiB host-to-device copies from pageable memory for secs; prints
+ * "spin copying" (flushed) before the first */
+static int copy_loop(double secs)
+{
+	const size_t bytes = 1ull << 30;
+	char *h = (char *)malloc(bytes);
+	void *d = NULL;
+	long n = 0;
+
+	if (!h || cudaMalloc(&d, bytes) != cudaSuccess) {
+		printf("spin: no memory for the copies\n");
+		return 1;
+	}
+	memset(h, 0x5a, bytes);
+	printf("spin copying\n");
+	fflush(stdout);
+	auto t0 = std::chrono::steady_clock::now();
+	while (std::chrono::duration<double>(
+		       std::chrono::steady_clock::now() - t0).count() < secs) {
+		if (cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice) !=
+		    cudaSuccess) {
+			printf("spin: copy failed\n");
+			return 1;
+		}
+		n++;
+	}
+	printf("spin copies=%ld\n", n);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *it = getenv("SPIN_ITERS");
@@ -93,6 +125,8 @@ int main(int argc, char **argv)
 
 	if (argc > 2 && !strcmp(argv[1], "calibrate"))
 		return calibrate(atol(argv[2]));
+	if (argc > 2 && !strcmp(argv[1], "copy"))
+		return copy_loop(atof(argv[2]));
 	us = argc > 1 ? atol(argv[1]) : 1000;
 	if (cudaFree(0) != cudaSuccess) {
 		printf("spin: no GPU\n");
@@ -113,6 +147,7 @@ int main(int argc, char **argv)
 		       std::chrono::duration<double>(
 			       std::chrono::steady_clock::now() - f0).count() *
 			       1e3);
+		fflush(stdout);	/* a test may wait for this line */
 	}
 	if (getenv("SPIN_START_AT")) {
 		double at = atof(getenv("SPIN_START_AT")), now;

@@ -15,7 +15,10 @@
 #     (The three-way share, 1 - (LIMIT/SECS)/3 of the alone count, is
 #     printed too.);
 #   - GPU memory (nvidia-smi) must be back to what it was before the
-#     hostile guest came within 1 s of its end (its context freed).
+#     hostile guest came within 1 s of its end (its context freed);
+#   - a guest killed (SIGKILL) mid-way through 1 GiB copies, and one
+#     killed mid-way through a kernel of a minute: GPU memory back to what
+#     it was before each started within 1 s of the kill.
 # Prints PASS/FAIL lines and "N passed, M failed"; exit 0 when all passed.
 # On a machine without an NVIDIA GPU: one SKIP line, exit 0.
 #
@@ -119,10 +122,47 @@ phase() {	# phase NAME MODE HOSTILE
 	B=$(count "$OUT/$name.B.out")
 }
 
+# a guest killed (SIGKILL) in the middle of its work: ARGS for spin (a
+# 1 GiB copy in a loop, or a kernel of a minute), killed once it has
+# begun and a second later; sets KBACK (ms until the GPU memory of
+# before it started was back, empty: not within 3 s) and KPEAK (MiB
+# while it ran)
+killed() {	# killed NAME MARK ARGS...
+	local name=$1 mark=$2 m0 kp t0 i m
+	shift 2
+	m0=$(gpu_mem)
+	XGPU_SOCKET=$T/s.sock LD_LIBRARY_PATH=$LIB "$T/spinK" "$@" \
+		>"$OUT/killed-$name.out" 2>&1 &
+	kp=$!
+	for _ in $(seq 300); do
+		grep -q "$mark" "$OUT/killed-$name.out" && break
+		sleep 0.1
+	done
+	sleep 1
+	KPEAK=$(gpu_mem)
+	kill -9 "$kp" 2>/dev/null
+	t0=$(date +%s%N)
+	wait "$kp" 2>/dev/null
+	KBACK=
+	for i in $(seq 0 60); do
+		m=$(gpu_mem)
+		if [ "$m" -le $((m0 + 2)) ]; then
+			KBACK=$((($(date +%s%N) - t0) / 1000000))
+			break
+		fi
+		sleep 0.05
+	done
+	KMEM0=$m0
+}
+
 phase native-alone native -; na0=$A nb0=$B
 phase native-beside native H; na1=$A nb1=$B nhms=$HMS
 phase xgpu-alone xgpu -; a0=$A b0=$B
 phase xgpu-beside xgpu H; a1=$A b1=$B hr=$HR mem0=$MEM0 back=$BACK
+cp "$BIN/spin" "$T/spinK"
+killed copy "spin copying" copy 60; kc_back=$KBACK kc_peak=$KPEAK kc_m0=$KMEM0
+killed kernel "spin first kernel" 60000000 60 1
+kk_back=$KBACK kk_peak=$KPEAK kk_m0=$KMEM0
 kill "$DPID" 2>/dev/null
 wait "$DPID" 2>/dev/null
 
@@ -164,6 +204,20 @@ if [ -n "$back" ]; then
 else
 	fail "GPU memory $(gpu_mem) MiB, not back to $mem0 MiB 1 s after the hostile guest's end"
 fi
+for k in copy kernel; do
+	if [ "$k" = copy ]; then
+		kb=$kc_back kp=$kc_peak km=$kc_m0 what="mid-way through 1 GiB copies"
+	else
+		kb=$kk_back kp=$kk_peak km=$kk_m0 what="mid-way through a kernel of a minute"
+	fi
+	if [ "$kp" -le $((km + 2)) ]; then
+		fail "guest killed $what: it held no GPU memory ($kp MiB, $km before; see $OUT/killed-$k.out)"
+	elif [ -n "$kb" ] && [ "$kb" -le 1000 ]; then
+		pass "guest killed $what: GPU memory back to $km MiB (from $kp) within $kb ms"
+	else
+		fail "guest killed $what: GPU memory $(gpu_mem) MiB, not back to $km MiB (from $kp) within 1 s (${kb:-more than 3000} ms)"
+	fi
+done
 grep 'past the limit' "$OUT/backend.log" | head -n 1
 echo "$npass passed, $nfail failed"
 [ "$nfail" -eq 0 ]

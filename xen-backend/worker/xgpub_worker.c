@@ -540,10 +540,12 @@ void xgpub_worker_teardown(struct xgpub_worker *w)
  * The watchdog: a guest killed while the dispatch thread is blocked in
  * the driver (a long synchronize, say) must not keep its GPU state until
  * the call returns.  Once the guest is gone, the dispatch thread has a
- * grace period to notice and tear down in order; after it the process
- * exits, and the driver frees the context and its memory with it.
+ * grace period to notice and tear down in order (which takes a few
+ * milliseconds when nothing blocks); after it the process exits, and the
+ * driver frees the context and its memory with it.  Short enough that a
+ * guest killed mid-kernel has its GPU memory back within a second.
  */
-#define GONE_GRACE_MS 1000
+#define GONE_GRACE_MS 200
 
 static volatile int torn_down;
 
