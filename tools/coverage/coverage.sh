@@ -58,7 +58,7 @@ function reason(n,    b, sfx) {
 	if (n ~ /^cuExternal|^cuImportExternal|^cuDestroyExternal|^cuSignalExternal|^cuWaitExternal/)
 		return "external memory and semaphores cross the guest boundary"
 	if (n ~ /^cuMulticast/)
-		return "multicast objects span GPUs: one GPU per worker"
+		return "multicast objects span GPUs: one GPU per worker (the real driver refuses them too where the device has no multicast: the H100 and H200 tested, CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED 0, CUDA_ERROR_NOT_SUPPORTED)"
 	if (n ~ /^cu(Checkpoint|Coredump)/)
 		return "process checkpoint and core dumps of the worker: not exposed"
 	if (n ~ /^cu(TexRef|SurfRef|ModuleGetTexRef|ModuleGetSurfRef|ParamSetTexRef)/)
