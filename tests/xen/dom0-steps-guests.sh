@@ -47,7 +47,9 @@ vdom() {
 	xgpu vcpu 2>/dev/null | awk -v d="$1" '$1 == d'
 }
 # vphase NAME GPU-WEIGHT VCPU-ARGS...: run domu2's phase NAME; sets
-# VRES (its result), VW (domu2's VCPU weight halfway), VB (boosts so far)
+# VRES (its result), VW (domu2's VCPU weight halfway), VB (the most boosts
+# seen from halfway until its result: under load the phase's GPU work may
+# start late)
 vphase() {
 	local n=$1 w=$2
 	shift 2
@@ -60,8 +62,18 @@ vphase() {
 	VW=$(vw domu2)
 	VB=$(vdom "$D2" | awk '{ print $8 }')
 	vdom "$D2" >"/tmp/vcpu-$n.dom"
+	local t=0 b
+	while [ $t -lt $((VCPU_S + 90)) ] && [ -z "$(res "$D2" "vrun-$n")" ]; do
+		b=$(vdom "$D2" | awk '{ print $8 }')
+		if [ "${b:-0}" -gt "${VB:-0}" ] 2>/dev/null; then
+			VB=$b
+			vdom "$D2" >"/tmp/vcpu-$n.dom"
+		fi
+		sleep 1
+		t=$((t + 1))
+	done
 	VRES=
-	wait_res "$D2" "vrun-$n" $((VCPU_S + 90)) && VRES=$RES
+	wait_res "$D2" "vrun-$n" 5 && VRES=$RES
 	case $VRES in
 	turns=*) ;;
 	*) why="${why}phase $n: ${VRES:-no result}; " ;;
