@@ -283,13 +283,34 @@ good_iter() {
 	[ "${i:-0}" -ge 1 ]
 }
 
+# domu1's GPU time so far (ms, the daemon's figure) and Dom0's clock (ms)
+dom1_gpu() {
+	xgpu list --json 2>/dev/null |
+		sed -n 's/.*"name": "domu1",.*"gpu_ms": \([0-9]*\),.*/\1/p' |
+		head -n 1
+}
+dom1_busy() {
+	[ "$(dom1_gpu)" -gt 0 ] 2>/dev/null
+}
+uptime_ms() {
+	awk '{ printf "%d\n", $1 * 1000 }' /proc/uptime
+}
+
 step_hostile() {
-	local cap
+	local cap g
 	cap=$(images_mb)
 	now
 	H0=$NOW
+	SHARE_WHY=
 	if [ -z "$BLOCKED" ]; then
 		cmd "$D1" good
+		# domu1's share of the GPU alone (its spinloop and basic)
+		wait_until 60 dom1_busy ||
+			SHARE_WHY="domu1 showed no GPU time within 60 s; "
+		sleep 2
+		SG0=$(dom1_gpu) ST0=$(uptime_ms)
+		sleep 12
+		SG1=$(dom1_gpu) ST1=$(uptime_ms)
 		cmd "$D2" hostile
 	fi
 	for s in hostile-xenstore:hxs hostile-ring:hring hostile-handles:hhandle \
@@ -319,6 +340,7 @@ step_hostile() {
 			GOOD_N=$(res "$D1" good-iter)
 			now
 			HOSTILE_S=$((NOW - H0))
+			SG2=$(dom1_gpu) ST2=$(uptime_ms)
 			cmd "$D1" good-stop
 			if ! wait_res "$D2" after 150; then
 				r="FAIL: ${r#FAIL: }; basic after the hostile guests: no result"
@@ -349,8 +371,23 @@ step_hostile() {
 			esac
 		fi
 		daemon_alive || why="${why}the daemon (pid ${XPID:-?}) is gone; "
+		# its GPU time beside them: at least its weight's share of
+		# what it had alone (domu2 asks for the GPU too, at the same
+		# weight), and never more than its two channels can run (a
+		# guest whose process ended mid-turn was once charged far
+		# more than the time there was)
+		why="$why$SHARE_WHY"
+		if [ -z "$SHARE_WHY" ]; then
+			SHARE=$(awk -v g0="${SG0:-0}" -v g1="${SG1:-0}" -v g2="${SG2:-0}" \
+				-v t0="${ST0:-0}" -v t1="${ST1:-1}" -v t2="${ST2:-1}" 'BEGIN {
+				a = (t1 > t0) ? (g1 - g0) / (t1 - t0) : 0
+				b = (t2 > t1) ? (g2 - g1) / (t2 - t1) : 0
+				printf "GPU time %.1f%% of the wall clock alone, %.1f%% beside them", a * 100, b * 100
+				exit !(a > 0.5 && a <= 2.05 && b <= 2.05 && b >= a / 2 - 0.02)
+			}') || why="${why}domu1's GPU time: $SHARE (want alone over 50%, beside at least half of alone less 2 points, both at most 205%: two channels); "
+		fi
 		if [ -z "$why" ]; then
-			pass "hostile-neighbour (domu1 beside the hostile steps: ${RES#PASS }; $GOOD_N of them done within the $HOSTILE_S s of the hostile steps)"
+			pass "hostile-neighbour (domu1 beside the hostile steps: ${RES#PASS }; $GOOD_N of them done within the $HOSTILE_S s of the hostile steps; $SHARE)"
 		else
 			fail hostile-neighbour "$why"
 		fi

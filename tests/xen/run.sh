@@ -302,7 +302,7 @@ build_all() {
 
 	if [ "$SKIP_MAKE" != 1 ]; then
 		make -s O="$O" all "$O/tests/basic" "$O/tests/spin" \
-			"$O/tests/threads" "$O/tests/managed" \
+			"$O/tests/threads" "$O/tests/managed" "$O/tests/spinloop" \
 			"$O/tests/fakecuda/libcuda.so.1" \
 			>>"$BUILD_LOG" 2>&1 ||
 			{ BUILD_WHY="make failed"; return 1; }
@@ -322,7 +322,7 @@ build_all() {
 		{ BUILD_WHY="dpkg-deb -x of the packages failed"; return 1; }
 	for f in "$O/bin/xen-gpubackd" "$O/lib/libcuda.so.1" "$O/tests/basic" \
 		"$O/tests/spin" "$O/tests/threads" "$O/tests/managed" \
-		"$O/tests/fakecuda/libcuda.so.1"; do
+		"$O/tests/spinloop" "$O/tests/fakecuda/libcuda.so.1"; do
 		[ -x "$f" ] || { BUILD_WHY="$f is missing"; return 1; }
 	done
 
@@ -381,7 +381,7 @@ build_all() {
 	for f in "$B"/debx/usr/lib/*/xgpu/lib*.so.1; do
 		put_libs "$U" "$f" || return 1
 	done &&
-	for f in basic spin threads managed; do
+	for f in basic spin threads managed spinloop; do
 		put_bin "$U" "$O/tests/$f" "/usr/bin/$f" || return 1
 	done &&
 	put_bin "$U" "$B/hostile-ring" /usr/bin/hostile-ring &&

@@ -264,6 +264,16 @@ void xgpub_guests_update(void)
 		memset(&g->ch, 0, sizeof(g->ch));
 	xgpub_children_each(add_channel, NULL);
 	xgpub_guest_for_each(g) {
+		uint64_t t = g->ch.gpu_ns + g->gpu_gone;
+
+		/* at most one interval of another channel's GPU time is lost
+		 * when one ends: its last time is kept, or theirs */
+		if (t < g->gpu_seen) {
+			g->gpu_gone += g->gpu_seen - t;
+			t = g->gpu_seen;
+		}
+		g->ch.gpu_ns = t;
+		g->gpu_seen = t;
 		if (!g->ch.n)
 			drop(g);
 		else if (g->ch.connected)

@@ -74,6 +74,13 @@ struct xgpub_guest {
 		bool in_call;		/* ... and past the gate, in the driver */
 		uint32_t drained;	/* count of busy -> idle */
 	} ch;
+	/*
+	 * ch.gpu_ns never goes back: a channel that ends takes its GPU time
+	 * out of the sum, so what the sum lost is kept in gpu_gone (the
+	 * scheduler charges differences of ch.gpu_ns, which must not wrap);
+	 * gpu_seen is the sum at the previous update
+	 */
+	uint64_t gpu_gone, gpu_seen;
 
 	/* the scheduler glue's own (xgpub_sched_glue.c, xgpub_vcpu_glue.c) */
 	struct xgpub_guest_sched {

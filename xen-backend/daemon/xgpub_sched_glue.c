@@ -259,7 +259,8 @@ static void hold(struct xgpub_guest *h, uint64_t now)
 	xgpub_guest_for_each(g)
 		others |= g != h && g->sched.scheduled && g->ch.runnable &&
 			  !g->sched.overrun;
-	xgpu_sched_charge(S, cur, h->ch.gpu_ns - cur_gpu0, now);
+	if (h->ch.gpu_ns > cur_gpu0)
+		xgpu_sched_charge(S, cur, h->ch.gpu_ns - cur_gpu0, now);
 	cur_gpu0 = h->ch.gpu_ns;
 	/*
 	 * Alone and idle (between two steps of its program): keep it the
