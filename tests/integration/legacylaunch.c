@@ -466,6 +466,11 @@ static void test_old_abi(void)
 	EXPECT(ur == CU_GRAPH_EXEC_UPDATE_SUCCESS && err == NULL,
 	       "update result %d, error node %p", (int)ur, (void *)err);
 	WANT(CUDA_ERROR_INVALID_VALUE, upd1(x, g2, NULL, &ur));
+	/* no executable graph: an error, the outputs left as they were */
+	ur = (CUgraphExecUpdateResult)77;
+	WANT(CUDA_ERROR_INVALID_VALUE, upd1(NULL, g2, &err, &ur));
+	EXPECT(ur == (CUgraphExecUpdateResult)77,
+	       "update of no executable graph wrote result %d", (int)ur);
 	/* another shape: refused, and the result says why */
 	WANT(CUDA_SUCCESS, add1(&node2, g2, &node2, 1, &kp));
 	WANT(CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE, upd1(x, g2, &err, &ur));

@@ -110,7 +110,10 @@ CUresult cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph,
 	if (!hErrorNode_out || !updateResult_out)
 		return CUDA_ERROR_INVALID_VALUE;
 	rc = cuGraphExecUpdate_v2(hGraphExec, hGraph, &info);
-	*hErrorNode_out = info.errorNode;
-	*updateResult_out = info.result;
+	/* info is filled once the update was tried (bad handles: not) */
+	if (rc == CUDA_SUCCESS || rc == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE) {
+		*hErrorNode_out = info.errorNode;
+		*updateResult_out = info.result;
+	}
 	return rc;
 }
