@@ -40,8 +40,34 @@ static CUstream s;
 static CUdeviceptr d;
 static uint8_t *src, *dst;
 
+/*
+ * End the capture on s: its graph *g, which must hold a host node and a
+ * copy for each of the two pageable copies captured (4 nodes), and *x,
+ * an executable graph of it; false if a call failed.
+ */
+static bool end_capture(CUgraph *g, CUgraphExec *x)
+{
+	size_t nn = 0;
+
+	if (!OK(cuStreamEndCapture(s, g)) ||
+	    !OK(cuGraphGetNodes(*g, NULL, &nn)) ||
+	    !OK(cuGraphInstantiate(x, *g, 0)))
+		return false;
+	EXPECT(nn == 4, "%zu nodes in the graph, want 4", nn);
+	return true;
+}
+
+/* the graph and executable graph a step made, if any */
+static void drop_graph(CUgraph g, CUgraphExec x)
+{
+	if (x)
+		cuGraphExecDestroy(x);
+	if (g)
+		cuGraphDestroy(g);
+}
+
 /* capture H2D src -> d and D2H d -> dst on s (unified: cuMemcpyAsync) */
-static bool capture_round_trip(CUgraph *g, bool unified)
+static bool capture_round_trip(CUgraph *g, CUgraphExec *x, bool unified)
 {
 	if (!OK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL)))
 		return false;
@@ -52,7 +78,7 @@ static bool capture_round_trip(CUgraph *g, bool unified)
 		OK(cuMemcpyHtoDAsync(d, src, N, s));
 		OK(cuMemcpyDtoHAsync(dst, d, N, s));
 	}
-	return OK(cuStreamEndCapture(s, g));
+	return end_capture(g, x);
 }
 
 /* launch exec ROUNDS times, each with new source bytes */
@@ -77,20 +103,11 @@ static void step_copies(const char *name, bool unified)
 {
 	CUgraph g = NULL;
 	CUgraphExec x = NULL;
-	size_t nn = 0;
 
 	begin(name);
-	if (capture_round_trip(&g, unified) &&
-	    OK(cuGraphGetNodes(g, NULL, &nn)) &&
-	    OK(cuGraphInstantiate(&x, g, 0))) {
-		/* a host node and a copy each way */
-		EXPECT(nn == 4, "%zu nodes in the graph, want 4", nn);
+	if (capture_round_trip(&g, &x, unified))
 		rounds(x, 5, unified ? 3 : 0);
-	}
-	if (x)
-		cuGraphExecDestroy(x);
-	if (g)
-		cuGraphDestroy(g);
+	drop_graph(g, x);
 	end();
 }
 
@@ -120,13 +137,9 @@ static void step_recapture(void)
 		CUgraph g = NULL;
 		CUgraphExec x = NULL;
 
-		if (capture_round_trip(&g, false) &&
-		    OK(cuGraphInstantiate(&x, g, 0)))
+		if (capture_round_trip(&g, &x, false))
 			rounds(x, 1, k);
-		if (x)
-			cuGraphExecDestroy(x);
-		if (g)
-			cuGraphDestroy(g);
+		drop_graph(g, x);
 	}
 	m20 = pinned_maps();
 	EXPECT(m2 >= 0 && m20 <= m2 + 2, "pinned mappings %d after 2 "
@@ -141,7 +154,7 @@ static void step_2d(void)
 {
 	static uint8_t hs[(SY + H) * SP], hd[(DY + H) * DP];
 	CUdeviceptr dd = 0;
-	size_t dpitch = 0, nn = 0;
+	size_t dpitch = 0;
 	CUgraph g = NULL;
 	CUgraphExec x = NULL;
 	CUDA_MEMCPY2D in = { 0 }, out = { 0 };
@@ -173,11 +186,8 @@ static void step_2d(void)
 		goto done;
 	OK(cuMemcpy2DAsync(&in, s));
 	OK(cuMemcpy2DAsync(&out, s));
-	if (!OK(cuStreamEndCapture(s, &g)) ||
-	    !OK(cuGraphGetNodes(g, NULL, &nn)) ||
-	    !OK(cuGraphInstantiate(&x, g, 0)))
+	if (!end_capture(&g, &x))
 		goto done;
-	EXPECT(nn == 4, "%zu nodes in the graph, want 4", nn);
 	for (int r = 0; r < 4 && !step_failed; r++) {
 		for (size_t i = 0; i < sizeof(hs); i++)
 			hs[i] = (uint8_t)(i * 5 + r * 17 + 1);
@@ -201,10 +211,7 @@ static void step_2d(void)
 			}
 	}
 done:
-	if (x)
-		cuGraphExecDestroy(x);
-	if (g)
-		cuGraphDestroy(g);
+	drop_graph(g, x);
 	if (dd)
 		cuMemFree(dd);
 	end();
@@ -219,7 +226,6 @@ static void step_3d(void)
 	CUgraph g = NULL;
 	CUgraphExec x = NULL;
 	CUDA_MEMCPY3D in = { 0 }, out = { 0 };
-	size_t nn = 0;
 
 	begin("3d");
 	if (!OK(cuMemAlloc(&dd, 48 * H3 * D3)))
@@ -254,11 +260,8 @@ static void step_3d(void)
 		goto done;
 	OK(cuMemcpy3DAsync(&in, s));
 	OK(cuMemcpy3DAsync(&out, s));
-	if (!OK(cuStreamEndCapture(s, &g)) ||
-	    !OK(cuGraphGetNodes(g, NULL, &nn)) ||
-	    !OK(cuGraphInstantiate(&x, g, 0)))
+	if (!end_capture(&g, &x))
 		goto done;
-	EXPECT(nn == 4, "%zu nodes in the graph, want 4", nn);
 	for (int r = 0; r < 3 && !step_failed; r++) {
 		for (size_t i = 0; i < sizeof(hs); i++)
 			hs[i] = (uint8_t)(i * 11 + r * 7 + 2);
@@ -286,10 +289,7 @@ static void step_3d(void)
 				}
 	}
 done:
-	if (x)
-		cuGraphExecDestroy(x);
-	if (g)
-		cuGraphDestroy(g);
+	drop_graph(g, x);
 	if (dd)
 		cuMemFree(dd);
 	end();
