@@ -29,9 +29,9 @@
 #include <cstring>
 #include <time.h>
 
-namespace cg = cooperative_groups;
+#include "steps.h"
 
-static int failed;
+namespace cg = cooperative_groups;
 
 static double now_s(void)
 {
@@ -39,23 +39,6 @@ static double now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return t.tv_sec + t.tv_nsec / 1e9;
-}
-
-#define CK(x)                                                              \
-	do {                                                               \
-		cudaError_t e_ = (x);                                      \
-		if (e_ != cudaSuccess) {                                   \
-			printf("FAIL %s: %s\n", #x, cudaGetErrorName(e_)); \
-			failed++;                                          \
-			return;                                            \
-		}                                                          \
-	} while (0)
-
-static void verdict(const char *step, bool ok)
-{
-	printf("%s %s\n", ok ? "PASS" : "FAIL", step);
-	if (!ok)
-		failed++;
 }
 
 // ---- coop ------------------------------------------------------------------

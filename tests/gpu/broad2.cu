@@ -21,28 +21,11 @@
 #include <cstring>
 #include <pthread.h>
 
+#include "steps.h"
+
 #ifndef BROAD2_NAME
 #define BROAD2_NAME "broad2"
 #endif
-
-static int failed;
-
-#define CK(x)                                                              \
-	do {                                                               \
-		cudaError_t e_ = (x);                                      \
-		if (e_ != cudaSuccess) {                                   \
-			printf("FAIL %s: %s\n", #x, cudaGetErrorName(e_)); \
-			failed++;                                          \
-			return;                                            \
-		}                                                          \
-	} while (0)
-
-static void verdict(const char *step, bool ok)
-{
-	printf("%s %s\n", ok ? "PASS" : "FAIL", step);
-	if (!ok)
-		failed++;
-}
 
 __global__ void affine(const int *in, int *out, int n, int a, int b)
 {
