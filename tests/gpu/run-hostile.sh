@@ -78,12 +78,25 @@ count() { sed -n 's/.*kernels=\([0-9]*\).*/\1/p' "$1"; }
 gpu_mem() { nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits |
 	head -n 1; }
 
+# ms from T0 (date +%s%N) until GPU memory was back to M0 MiB (2 MiB
+# of slack), looked at TRIES + 1 times 50 ms apart; nothing if it was not
+mem_back() {	# mem_back M0 T0 TRIES
+	local i
+	for i in $(seq 0 "$3"); do
+		if [ "$(gpu_mem)" -le $(($1 + 2)) ]; then
+			echo $((($(date +%s%N) - $2) / 1000000))
+			return
+		fi
+		sleep 0.05
+	done
+}
+
 # one phase: the two normal guests for SECS, and (hostile != -) a hostile
 # one started a second in; MODE native or xgpu.  Sets A, B (kernels) and,
 # with a hostile guest, HR (its exit status), HMS (how long it lived),
 # BACK (ms until GPU memory was back, empty: not within 1 s), MEM0.
 phase() {	# phase NAME MODE HOSTILE
-	local name=$1 mode=$2 hostile=$3 pa pb t0 t1 m i env=()
+	local name=$1 mode=$2 hostile=$3 pa pb t0 t1 env=()
 	[ "$mode" = xgpu ] && env=(XGPU_SOCKET="$T/s.sock" LD_LIBRARY_PATH="$LIB")
 	env "${env[@]}" "$T/spinA" 100 "$SECS" 4 >"$OUT/$name.A.out" 2>&1 &
 	pa=$!
@@ -107,15 +120,7 @@ phase() {	# phase NAME MODE HOSTILE
 		HR=$?
 		t1=$(date +%s%N)
 		HMS=$(((t1 - t0) / 1000000))
-		BACK=
-		for i in $(seq 0 20); do
-			m=$(gpu_mem)
-			if [ "$m" -le $((MEM0 + 2)) ]; then
-				BACK=$((i * 50))
-				break
-			fi
-			sleep 0.05
-		done
+		BACK=$(mem_back "$MEM0" "$t1" 20)
 	fi
 	wait "$pa" "$pb"
 	A=$(count "$OUT/$name.A.out")
@@ -128,7 +133,7 @@ phase() {	# phase NAME MODE HOSTILE
 # before it started was back, empty: not within 3 s) and KPEAK (MiB
 # while it ran)
 killed() {	# killed NAME MARK ARGS...
-	local name=$1 mark=$2 m0 kp t0 i m
+	local name=$1 mark=$2 m0 kp t0
 	shift 2
 	m0=$(gpu_mem)
 	XGPU_SOCKET=$T/s.sock LD_LIBRARY_PATH=$LIB "$T/spinK" "$@" \
@@ -143,15 +148,7 @@ killed() {	# killed NAME MARK ARGS...
 	kill -9 "$kp" 2>/dev/null
 	t0=$(date +%s%N)
 	wait "$kp" 2>/dev/null
-	KBACK=
-	for i in $(seq 0 60); do
-		m=$(gpu_mem)
-		if [ "$m" -le $((m0 + 2)) ]; then
-			KBACK=$((($(date +%s%N) - t0) / 1000000))
-			break
-		fi
-		sleep 0.05
-	done
+	KBACK=$(mem_back "$m0" "$t0" 60)
 	KMEM0=$m0
 }
 
