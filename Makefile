@@ -70,6 +70,11 @@ XEN_ARCHIVES := libxenstore.a:libxengnttab.a:libxenevtchn.a:libxentoolcore.a:lib
 XEN_LIBS := -Wl,--exclude-libs,$(XEN_ARCHIVES) -Wl,-Bstatic -lxenstore \
 	-lxengnttab -lxenevtchn -lxentoolcore -lxentoollog -Wl,-Bdynamic
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck)
+# TLS 1.3 streams (shared-ring/xgpu_tls.c, OpenSSL 3): in the guest library
+# and the daemon; in the archives only in libxgpub.a (the unit suites link
+# both whole)
+TLS_OBJ := $(O)/obj/shared-ring/xgpu_tls.o
+TLS_LIBS := -lssl -lcrypto
 
 # Code generated from the protocol's table of calls (tools/gen/gen-calls.awk)
 GEN := $(O)/gen
@@ -88,8 +93,8 @@ BACK_INC := $(BACK_DIRS:%=-Ixen-backend/%) -Ixen-backend/include
 BACK_SRCS := $(sort $(foreach d,$(BACK_DIRS),$(wildcard xen-backend/$(d)/*.c))) \
 	$(sort $(wildcard scheduler/*.c))
 BACK_LIB_SRCS := $(filter-out xen-backend/daemon/xgpub_main.c,$(BACK_SRCS))
-BACK_OBJS := $(BACK_SRCS:%.c=$(O)/obj/%.o) $(GEN_BACK_OBJ)
-BACK_LIB_OBJS := $(BACK_LIB_SRCS:%.c=$(O)/obj/%.o) $(GEN_BACK_OBJ)
+BACK_OBJS := $(BACK_SRCS:%.c=$(O)/obj/%.o) $(GEN_BACK_OBJ) $(TLS_OBJ)
+BACK_LIB_OBJS := $(BACK_LIB_SRCS:%.c=$(O)/obj/%.o) $(GEN_BACK_OBJ) $(TLS_OBJ)
 
 UNIT_SRCS := $(sort $(wildcard tests/unit/check_*.c))
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(O)/tests/%)
@@ -166,17 +171,23 @@ $(O)/obj/xen-backend/%.o: xen-backend/%.c $(HEADERS)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS_BASE) $(BACK_INC) -I$(GEN) -Ischeduler -c -o $@ $<
 
+$(TLS_OBJ): shared-ring/xgpu_tls.c shared-ring/xgpu_tls.h
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS_BASE) -fPIC -c -o $@ $<
+
 $(O)/obj/scheduler/%.o: scheduler/%.c $(HEADERS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS_BASE) -Ischeduler -c -o $@ $<
 
-$(GUEST_LIB): $(LIB_OBJS) xen-frontend/lib/libcuda.map
+$(GUEST_LIB): $(LIB_OBJS) $(TLS_OBJ) xen-frontend/lib/libcuda.map
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) -shared -o $@ $(LIB_OBJS) -Wl,-soname,libcuda.so.1 \
+	$(Q)$(CC) -shared -o $@ $(LIB_OBJS) $(TLS_OBJ) -Wl,-soname,libcuda.so.1 \
 		-Wl,--version-script=xen-frontend/lib/libcuda.map \
-		-Wl,-z,defs -Wl,-z,now $(LDFLAGS) $(LDSAN) -lpthread -ldl
+		-Wl,-z,defs -Wl,-z,now $(LDFLAGS) $(LDSAN) $(TLS_LIBS) \
+		-lpthread -ldl
 	$(Q)ln -sf libcuda.so.1 $(O)/lib/libcuda.so
 
 $(O)/obj/xen-frontend/nvml/%.o: xen-frontend/nvml/%.c $(HEADERS)
@@ -202,8 +213,8 @@ $(O)/libxgpub.a: $(BACK_LIB_OBJS)
 $(BACKEND): $(BACK_OBJS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) -o $@ $(BACK_OBJS) $(LDFLAGS) $(XEN_LIBS) $(LDSAN) -ldl \
-		-lpthread
+	$(Q)$(CC) -o $@ $(BACK_OBJS) $(LDFLAGS) $(XEN_LIBS) $(LDSAN) \
+		$(TLS_LIBS) -ldl -lpthread
 
 # Unit suites link every object of both sides (whole archives, so that the
 # strong cu* definitions win over the weak stubs).
@@ -215,7 +226,7 @@ $(O)/tests/check_%: tests/unit/check_%.c $(wildcard tests/unit/*.h) \
 		$(BACK_INC) -I$(GEN) -Ischeduler $(shell pkg-config --cflags check 2>/dev/null) -o $@ $< \
 		-Wl,--whole-archive $(O)/libxgpulib.a $(O)/libxgpub.a \
 		-Wl,--no-whole-archive $(CHECK_LIBS) $(XEN_LIBS) $(LDSAN) \
-		-ldl -lpthread
+		$(TLS_LIBS) -ldl -lpthread
 
 # Integration clients are ordinary CUDA driver-API programs linked against
 # the guest library.
@@ -254,6 +265,16 @@ integration: all $(ITEST_BINS) $(FAKECUDA)
 # what the integration tests run, built (tests/fuzz/record.sh)
 integration-bins: all $(ITEST_BINS) $(FAKECUDA)
 
+# TLS throughput over loopback TCP, against plain TCP (no GPU needed)
+tlsbw: $(O)/bench/tlsbw
+	$(Q)$(O)/bench/tlsbw
+
+$(O)/bench/tlsbw: bench/tlsbw.c $(TLS_OBJ) shared-ring/xgpu_tls.h
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(CFLAGS_BASE) -o $@ $< $(TLS_OBJ) $(LDSAN) $(TLS_LIBS) \
+		-lpthread
+
 gpu: all
 	$(Q)tests/gpu/run-gpu-tests.sh --xgpu-lib $(O)/lib --backend $(BACKEND)
 	$(Q)tests/gpu/run-nvml.sh --xgpu-lib $(O)/lib --backend $(BACKEND)
@@ -291,7 +312,7 @@ $(O)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(wildcard tests/fuzz/*.h) \
 	@$(if $(Q),echo "  FUZZ    $@")
 	$(Q)$(CC) $(CFLAGS_BASE) $(BACK_INC) -I$(GEN) -Ischeduler -o $@ $< \
 		-fsanitize=fuzzer $(O)/libxgpub.a $(XEN_LIBS) $(LDSAN) \
-		-ldl -lpthread
+		$(TLS_LIBS) -ldl -lpthread
 
 # the README's test command: dependencies, then everything, then the
 # sanitizer pass, then each fuzz target for 10 s (about a minute in all)
@@ -379,5 +400,5 @@ clean:
 
 .PHONY: all unit integration gpu test check test-asan bench install clean \
 	coverage deb deb-test fuzz fuzz-build integration-bins \
-	kmod xen-test
+	kmod xen-test tlsbw
 .SECONDARY:

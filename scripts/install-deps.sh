@@ -5,9 +5,11 @@
 set -e
 # clang and its runtimes (libFuzzer, ASan, UBSan): make fuzz; dpkg-dev,
 # debhelper, dh-dkms: make deb (the nested-Xen test installs the packages
-# with dpkg); lintian and dkms: make deb-test
-pkgs="build-essential pkg-config check libsubunit-dev libxen-dev gnuplot-nox
-      clang libclang-rt-14-dev dpkg-dev debhelper dh-dkms lintian dkms"
+# with dpkg); lintian and dkms: make deb-test; libssl-dev: the TLS 1.3
+# transport (OpenSSL 3)
+pkgs="build-essential pkg-config check libsubunit-dev libxen-dev libssl-dev
+      gnuplot-nox clang libclang-rt-14-dev dpkg-dev debhelper dh-dkms lintian
+      dkms"
 missing=""
 for p in $pkgs; do
 	dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

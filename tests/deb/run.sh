@@ -189,12 +189,15 @@ else
 fi
 
 # Xen's libraries are linked in (libxenstore.so.4 is only dlopened): the
-# binaries need libc alone; the hotplug script needs xenstore-utils
+# binaries need libc and OpenSSL's (the daemon's TLS) alone; the hotplug
+# script needs xenstore-utils
 needed=$(for f in "$B/usr/sbin/xen-gpubackd" "$B/usr/sbin/xgpu"; do
-	objdump -p "$f" | sed -n 's/^ *NEEDED *//p'; done | sort -u | tr '\n' ' ')
+	objdump -p "$f" | sed -n 's/^ *NEEDED *//p'; done | LC_ALL=C sort -u |
+	tr '\n' ' ')
 dep=$(dpkg-deb -f "$backend" Depends)
-if [ "$needed" = "libc.so.6 " ] &&
+if [ "$needed" = "libc.so.6 libcrypto.so.3 libssl.so.3 " ] &&
 	printf '%s\n' "$dep" | grep -q '\bxenstore-utils\b' &&
+	printf '%s\n' "$dep" | grep -q '\blibssl3\b' &&
 	printf '%s\n' "$dep" | grep -q 'libc6'; then
 	pass backend-depends
 else
