@@ -117,8 +117,9 @@ static double run(struct end *w, struct end *r)
 
 	w->rc = r->rc = 0;
 	t0 = now_s();
-	if (pthread_create(&tr, NULL, reader, r) ||
-	    pthread_create(&tw, NULL, writer, w))
+	if (pthread_create(&tr, NULL, reader, r))
+		die("pthread_create", "failed");
+	if (pthread_create(&tw, NULL, writer, w))
 		die("pthread_create", "failed");
 	pthread_join(tw, NULL);
 	pthread_join(tr, NULL);

@@ -37,6 +37,7 @@
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
+#include <openssl/rand.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
@@ -484,13 +485,17 @@ static SSL_SESSION *psk_session(SSL *ssl, const struct psk_key *k)
 	return s;
 }
 
-/* server: the key of the identity the client names (none: the handshake
- * fails, there being no certificate to fall back on) */
+/*
+ * server: the key of the identity the client names.  An unknown identity
+ * gets a random key, so that its handshake fails as a wrong key's does:
+ * the client cannot tell which identities exist.
+ */
 static int psk_find_cb(SSL *ssl, const unsigned char *id, size_t idlen,
 		       SSL_SESSION **sess)
 {
 	struct xgpu_conn *c = SSL_get_app_data(ssl);
 	struct xgpu_tls *t = c->tls;
+	struct psk_key junk = { .keylen = XGPU_TLS_KEY_MIN };
 
 	*sess = NULL;
 	c->psk_offered = true;
@@ -508,7 +513,11 @@ static int psk_find_cb(SSL *ssl, const unsigned char *id, size_t idlen,
 	}
 	c->psk_unknown = true;
 	printable(c->bad_id, sizeof(c->bad_id), id, idlen);
-	return 1;
+	if (RAND_bytes(junk.key, (int)junk.keylen) != 1)
+		return 0;
+	*sess = psk_session(ssl, &junk);
+	OPENSSL_cleanse(&junk, sizeof(junk));
+	return *sess != NULL;
 }
 
 /* client: our one key */
@@ -958,7 +967,11 @@ static void handshake_err(struct xgpu_conn *c, int sslerr, char *err,
 	} else if (t->server && t->psk && c->hello_seen && !c->psk_offered) {
 		seterr(err, errlen, "authentication failed: the client offered "
 		       "no pre-shared key");
-	} else if (!t->psk && vr != X509_V_OK) {
+	} else if (t->psk && !t->server && vr != X509_V_OK) {
+		seterr(err, errlen, "authentication failed: the server showed "
+		       "a certificate instead of using the pre-shared key "
+		       "(a server with certificates?)");
+	} else if (vr != X509_V_OK) {
 		seterr(err, errlen, "authentication failed: %s certificate: "
 		       "%s", who, X509_verify_cert_error_string(vr));
 	} else if (ERR_GET_LIB(e) == ERR_LIB_SSL &&
@@ -1220,6 +1233,14 @@ const char *xgpu_conn_cipher(const struct xgpu_conn *c)
 
 enum io_kind { IO_READ, IO_WRITE, IO_PEEK };
 
+/* no more I/O: the flag for the callers, and the socket shut down, which
+ * wakes a thread of this side in poll() and tells the peer */
+static void set_down(struct xgpu_conn *c)
+{
+	atomic_store(&c->down, true);
+	shutdown(c->fd, SHUT_RDWR);
+}
+
 /*
  * One SSL call under the lock: 1 progress (*done bytes), 0 wait for *ev on
  * the socket, -errno.  The end of the peer's stream (close_notify) is
@@ -1262,13 +1283,13 @@ static int io_step(struct xgpu_conn *c, enum io_kind k, void *buf, size_t len,
 	case SSL_ERROR_ZERO_RETURN:
 		return -EPIPE;
 	case SSL_ERROR_SYSCALL:
-		atomic_store(&c->down, true);
+		set_down(c);
 		if (!eno || eno == EPIPE || eno == ECONNRESET ||
 		    eno == ENOTCONN || eno == ESHUTDOWN)
 			return -EPIPE;
 		return -eno;
 	default:
-		atomic_store(&c->down, true);
+		set_down(c);
 		return -EPIPE;
 	}
 }
@@ -1375,11 +1396,8 @@ int xgpu_conn_poll(struct xgpu_conn *c, int wake_fd, int timeout_ms)
 
 void xgpu_conn_shutdown(struct xgpu_conn *c)
 {
-	if (!c)
-		return;
-	atomic_store(&c->down, true);
-	/* wakes poll() in the reader (POLLIN) and the writer (POLLOUT) */
-	shutdown(c->fd, SHUT_RDWR);
+	if (c)
+		set_down(c);
 }
 
 void xgpu_conn_close(struct xgpu_conn *c)

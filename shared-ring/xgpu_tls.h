@@ -70,10 +70,16 @@ void xgpu_tls_free(struct xgpu_tls *t);
 
 /*
  * Handshake on a connected TCP socket, owned by the conn from then on
- * (made non-blocking; closed on failure), bounded by timeout_ms (< 0: no
- * bound).  NULL on failure with the reason in err: "authentication
- * failed: ..." where the peer's key or certificate was refused (or ours
- * was), "handshake failed: ..." or "handshake timed out ..." otherwise.
+ * (made non-blocking, TCP_NODELAY; closed on failure), bounded by
+ * timeout_ms (< 0: no bound).  NULL on failure with the reason in err:
+ * "authentication failed: ..." where the peer's key or certificate was
+ * refused (or ours was), "handshake failed: ..." or "handshake timed out
+ * after N ms" otherwise.  After TLS's own handshake the server sends one
+ * byte (0x01) that the client's connect reads: in TLS 1.3 a client is
+ * done before the server has checked its certificate, and this way a
+ * refused client learns it here, not at its first read.  A client that
+ * names an unknown identity fails as one with a wrong key does (only the
+ * server's err tells them apart).
  */
 struct xgpu_conn *xgpu_conn_accept(struct xgpu_tls *t, int fd, int timeout_ms,
 				   char *err, size_t errlen);

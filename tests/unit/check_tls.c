@@ -301,6 +301,9 @@ START_TEST(test_psk_unknown_identity)
 	ck_assert_ptr_null(c.c);
 	ck_has(s.err, "authentication failed: unknown identity 'mallory'");
 	ck_has(c.err, "authentication failed");
+	/* the client hears what it would for a wrong key: identities
+	 * cannot be probed */
+	ck_has(c.err, "(alert: illegal parameter)");
 	xgpu_tls_free(st);
 	xgpu_tls_free(ct);
 }
@@ -647,6 +650,39 @@ START_TEST(test_cert_files)
 	ck_assert_ptr_null(xgpu_tls_client(&o, err, sizeof(err)));
 	ck_has(err, c);
 	ck_has(err, "No such file");
+}
+END_TEST
+
+/* a client with keys against a server with certificates, and back */
+START_TEST(test_mode_mismatch)
+{
+	struct certset a, b;
+	struct xgpu_tls *st, *ct;
+	struct side s, c;
+	char p[256];
+
+	make_pki();
+	st = cert_tls(true, "server", "ca.pem", NULL, &a);
+	ct = psk_client(wfile(p, "alice.psk", 0600, "alice " KEY_A "\n"),
+			NULL);
+	handshake(st, ct, &s, &c);
+	ck_assert_ptr_null(s.c);
+	ck_assert_ptr_null(c.c);
+	ck_has(c.err, "authentication failed: the server showed a "
+	       "certificate");
+	ck_has(s.err, "authentication failed");
+	xgpu_tls_free(st);
+	st = psk_server(server_keys(p));
+	xgpu_tls_free(ct);
+	ct = cert_tls(false, "client", "ca.pem", NULL, &b);
+	handshake(st, ct, &s, &c);
+	ck_assert_ptr_null(s.c);
+	ck_assert_ptr_null(c.c);
+	ck_has(s.err, "authentication failed: the client offered no "
+	       "pre-shared key");
+	ck_has(c.err, "authentication failed");
+	xgpu_tls_free(st);
+	xgpu_tls_free(ct);
 }
 END_TEST
 
@@ -1096,6 +1132,7 @@ static Suite *tls_suite(void)
 	tcase_add_test(tc, test_cert_wrong_name);
 	tcase_add_test(tc, test_cert_files);
 	tcase_add_test(tc, test_no_credentials_refused);
+	tcase_add_test(tc, test_mode_mismatch);
 	tcase_add_test(tc, test_garbage_client);
 	tcase_add_test(tc, test_stalled_peer);
 	tcase_add_test(tc, test_peer_closes);
