@@ -70,10 +70,11 @@ XEN_ARCHIVES := libxenstore.a:libxengnttab.a:libxenevtchn.a:libxentoolcore.a:lib
 XEN_LIBS := -Wl,--exclude-libs,$(XEN_ARCHIVES) -Wl,-Bstatic -lxenstore \
 	-lxengnttab -lxenevtchn -lxentoolcore -lxentoollog -Wl,-Bdynamic
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck)
-# TLS 1.3 streams (shared-ring/xgpu_tls.c, OpenSSL 3): in the guest library
-# and the daemon; in the archives only in libxgpub.a (the unit suites link
-# both whole)
-TLS_OBJ := $(O)/obj/shared-ring/xgpu_tls.o
+# the network transport's code that both ends run: TLS 1.3 streams
+# (shared-ring/xgpu_tls.c, OpenSSL 3) and the ring's mirror
+# (xgpu_mirror.c): in the guest library, its NVML library and the daemon;
+# in the archives only in libxgpub.a (the unit suites link both whole)
+TLS_OBJ := $(O)/obj/shared-ring/xgpu_tls.o $(O)/obj/shared-ring/xgpu_mirror.o
 TLS_LIBS := -lssl -lcrypto
 
 # Code generated from the protocol's table of calls (tools/gen/gen-calls.awk)
@@ -108,7 +109,7 @@ NVML_LIB := $(O)/lib/libnvidia-ml.so.1
 NVML_SRCS := $(sort $(wildcard xen-frontend/nvml/*.c))
 NVML_OBJS := $(NVML_SRCS:%.c=$(O)/obj/%.o) \
 	$(addprefix $(O)/obj/xen-frontend/lib/,xgpulib_chan.o xgpulib_local.o \
-	xgpulib_xen.o xgpulib_env.o)
+	xgpulib_xen.o xgpulib_net.o xgpulib_env.o) $(TLS_OBJ)
 BACKEND := $(O)/bin/xen-gpubackd
 CLI := $(O)/bin/xgpu
 HEADERS := $(wildcard shared-ring/*.h shared-ring/*.def xen-frontend/lib/*.h \
@@ -171,7 +172,7 @@ $(O)/obj/xen-backend/%.o: xen-backend/%.c $(HEADERS)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS_BASE) $(BACK_INC) -I$(GEN) -Ischeduler -c -o $@ $<
 
-$(TLS_OBJ): shared-ring/xgpu_tls.c shared-ring/xgpu_tls.h
+$(O)/obj/shared-ring/%.o: shared-ring/%.c $(HEADERS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS_BASE) -fPIC -c -o $@ $<
@@ -201,7 +202,7 @@ $(NVML_LIB): $(NVML_OBJS) xen-frontend/nvml/libnvidia-ml.map
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -shared -o $@ $(NVML_OBJS) -Wl,-soname,libnvidia-ml.so.1 \
 		-Wl,--version-script=xen-frontend/nvml/libnvidia-ml.map \
-		-Wl,-z,defs -Wl,-z,now $(LDFLAGS) $(LDSAN) -lpthread
+		-Wl,-z,defs -Wl,-z,now $(LDFLAGS) $(LDSAN) $(TLS_LIBS) -lpthread
 	$(Q)ln -sf libnvidia-ml.so.1 $(O)/lib/libnvidia-ml.so
 
 $(O)/libxgpulib.a: $(LIB_OBJS)
@@ -261,6 +262,7 @@ unit: $(UNIT_BINS)
 
 integration: all $(ITEST_BINS) $(FAKECUDA)
 	$(Q)O=$(O) tests/integration/run.sh
+	$(Q)O=$(O) tests/integration/run-net.sh
 
 # what the integration tests run, built (tests/fuzz/record.sh)
 integration-bins: all $(ITEST_BINS) $(FAKECUDA)

@@ -24,7 +24,7 @@ static void print_list(const char *data)
 		ctl_val(l, "kind", b[0], 96);
 		ctl_val(l, "id", b[1], 96);
 		snprintf(idb, sizeof(idb), "%s%s",
-			 strcmp(b[0], "local") ? "" : "c", b[1]);
+			 strcmp(b[0], "xen") ? "c" : "", b[1]);
 		printf("%-5s %-16.16s %3s %6s %4s %9s %-6s %10.3f %6s %6s "
 		       "%5s/%-5s %8s %5s\n", idb,
 		       ctl_val(l, "name", b[2], 96),

@@ -77,6 +77,9 @@ struct xgpub_options {
 	const gid_t *worker_groups;
 	const char *worker_user;	/* its name, for log lines */
 	bool seccomp;
+	/* the driver is xgpu's own guest library, chained to a backend on
+	 * the network: workers keep the daemon's network namespace */
+	bool remote_driver;
 };
 
 /*

@@ -22,12 +22,26 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-"Usage: xen-gpubackd [--xen] [--local PATH] [options]\n"
+"Usage: xen-gpubackd [--xen] [--local PATH] [--listen tcp:ADDR:PORT] [options]\n"
 "Serve CUDA to xgpu guests: Xen domains given an xgpu device (--xen, in\n"
-"Dom0) and/or processes and containers on this host (--local).\n"
+"Dom0), processes and containers on this host (--local) and/or programs\n"
+"on other hosts (--listen).\n"
 "\n"
 "  -x, --xen              serve the xenbus backend of device type xgpu\n"
 "  -l, --local PATH       listen on the Unix socket PATH\n"
+"      --listen tcp:ADDR:PORT  serve guests over the network, TLS 1.3 only\n"
+"                         (e.g. tcp:0.0.0.0:7400; needs --tls-psk or the\n"
+"                         three --tls-cert, --tls-key, --tls-ca)\n"
+"      --tls-psk FILE     pre-shared keys, \"IDENTITY HEXKEY\" per line (mode\n"
+"                         0600 or stricter); the identity is the guest's key\n"
+"      --tls-cert FILE, --tls-key FILE, --tls-ca FILE  certificates: ours,\n"
+"                         our key (0600), the CA of the clients' (their\n"
+"                         subject CN is the guest's key)\n"
+"      --max-net N        network clients at once (default 64, 0: no limit)\n"
+"      --remote-driver    the --driver is xgpu's own libcuda.so.1, reaching\n"
+"                         a GPU host's daemon on the network (XGPU_SOCKET=\n"
+"                         tcp://HOST:PORT and XGPU_TLS_* in this daemon's\n"
+"                         environment): workers keep the network namespace\n"
 "  -s, --sched POLICY     GPU scheduler: credit (default), fifo, off\n"
 "      --config FILE      per-domain settings and devices, xgpu.conf(5)\n"
 "                         (default " XGPU_CONFIG_DEFAULT "; read again on\n"
@@ -86,6 +100,13 @@ static void usage(FILE *f)
 
 static const struct option lopts[] = {
 	{ "local", required_argument, NULL, 'l' },
+	{ "listen", required_argument, NULL, 'T' },
+	{ "tls-psk", required_argument, NULL, 'k' },
+	{ "tls-cert", required_argument, NULL, 'e' },
+	{ "tls-key", required_argument, NULL, 'y' },
+	{ "tls-ca", required_argument, NULL, 'a' },
+	{ "max-net", required_argument, NULL, 'n' },
+	{ "remote-driver", no_argument, NULL, 'O' },
 	{ "xen", no_argument, NULL, 'x' },
 	{ "control", required_argument, NULL, 'c' },
 	{ "sched", required_argument, NULL, 's' },
@@ -307,6 +328,7 @@ int xgpub_args_parse(int argc, char **argv, struct xgpub_args *a)
 		.ctl_path = XGPU_CTL_PATH_DEFAULT,
 		.sched_policy = "credit",
 		.max_local_per_user = 64,
+		.max_net = 64,
 		.vcpu_on = true,
 		.lim = {
 			.max_ring_order = XGPUIF_MAX_RING_ORDER,
@@ -319,6 +341,7 @@ int xgpub_args_parse(int argc, char **argv, struct xgpub_args *a)
 	const struct num_option nums[] = {
 		NUM('C', 1, XGPUIF_XEN_MAX_CHANNELS, 1, a->lim.max_channels),
 		NUM('U', 0, 1024, 1, a->max_local_per_user),
+		NUM('n', 0, 1024, 1, a->max_net),
 		NUM('g', 0, 63, 1, a->opt.gpu),
 		NUM('q', 0, 16u << 20, 1u << 20, a->opt.quota),
 		NUM('P', 0, 16u << 20, 1u << 20, a->opt.pin_quota),
@@ -335,6 +358,11 @@ int xgpub_args_parse(int argc, char **argv, struct xgpub_args *a)
 	};
 	const struct plain_option plains[] = {
 		{ 'l', .str = &a->path },
+		{ 'T', .str = &a->listen },
+		{ 'k', .str = &a->tls.psk_file },
+		{ 'e', .str = &a->tls.cert },
+		{ 'y', .str = &a->tls.key },
+		{ 'a', .str = &a->tls.ca },
 		{ 'c', .str = &a->ctl_path },
 		{ 'd', .str = &a->opt.driver_path },
 		{ 'M', .str = &a->metrics_spec },
@@ -346,6 +374,7 @@ int xgpub_args_parse(int argc, char **argv, struct xgpub_args *a)
 		{ 'f', .flag = &a->foreground, .on = true },
 		{ 'A', .flag = &a->allow_pageable, .on = true },
 		{ 'N', .flag = &a->opt.seccomp, .on = false },
+		{ 'O', .flag = &a->opt.remote_driver, .on = true },
 		{ 0 },
 	};
 
@@ -431,7 +460,7 @@ int xgpub_args_parse(int argc, char **argv, struct xgpub_args *a)
 			return 2;
 		}
 	}
-	if ((!a->path && !a->use_xen) || optind != argc) {
+	if ((!a->path && !a->use_xen && !a->listen) || optind != argc) {
 		usage(stderr);
 		return 2;
 	}

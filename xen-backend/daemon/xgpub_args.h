@@ -13,6 +13,7 @@
 #include "xgpub.h"
 #include "xgpub_cgroup.h"
 #include "xgpub_transport.h"
+#include "xgpu_tls.h"
 
 struct xgpub_args {
 	struct xgpub_options opt;	/* the workers' */
@@ -21,6 +22,9 @@ struct xgpub_args {
 	const char *cgroup_dir;
 	struct xgpub_cgroup_limits cglim;
 	const char *path;		/* --local, or NULL */
+	const char *listen;		/* --listen tcp:ADDR:PORT, or NULL */
+	struct xgpu_tls_opts tls;	/* --tls-* */
+	unsigned int max_net;
 	const char *pidfile;
 	const char *config_path;
 	const char *ctl_path;

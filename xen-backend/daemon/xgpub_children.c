@@ -113,6 +113,7 @@ void xgpub_child_name(const struct xgpub_child *c, char *buf, size_t len)
 		snprintf(buf, len, "dom%u ch%u", c->domid, c->ch);
 	else
 		snprintf(buf, len, "client %u", c->client_id);
+	/* (network clients' ids start at 2^20, apart from local ones) */
 }
 
 bool xgpub_child_same_guest(const struct xgpub_child *a,
@@ -122,6 +123,9 @@ bool xgpub_child_same_guest(const struct xgpub_child *a,
 		return false;
 	if (a->kind == XGPUB_CHILD_XEN)
 		return a->domid == b->domid;
+	/* a network client is a guest of its own (no IPC between two) */
+	if (a->kind == XGPUB_CHILD_NET)
+		return a->client_id == b->client_id;
 	/* a client whose uid could not be read is a guest of its own */
 	if (a->peer_uid == (uint32_t)-1 || b->peer_uid == (uint32_t)-1)
 		return a->client_id == b->client_id;

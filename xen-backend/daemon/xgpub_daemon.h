@@ -13,7 +13,7 @@
 
 #include "xgpub.h"
 
-enum { XGPUB_CHILD_LOCAL = 1, XGPUB_CHILD_XEN = 2 };
+enum { XGPUB_CHILD_LOCAL = 1, XGPUB_CHILD_XEN = 2, XGPUB_CHILD_NET = 3 };
 
 struct xgpub_child {
 	pid_t pid;

@@ -177,6 +177,12 @@ static void settle(struct xgpub_guest *g, const struct xgpub_child *c)
 			snprintf(key, sizeof(key), "domid:%u", c->domid);
 		snprintf(g->name, sizeof(g->name), "%s",
 			 c->name[0] ? c->name : "-");
+	} else if (c->kind == XGPUB_CHILD_NET) {
+		/* its name is what TLS authenticated (a PSK identity or a
+		 * certificate's CN), set by its worker */
+		snprintf(key, sizeof(key), "net:%s", c->proc[0] ? c->proc : "?");
+		snprintf(g->name, sizeof(g->name), "%s",
+			 c->proc[0] ? c->proc : "-");
 	} else if (c->peer_uid == (uint32_t)geteuid()) {
 		snprintf(key, sizeof(key), "local:%s",
 			 c->proc[0] ? c->proc : "?");
@@ -395,7 +401,8 @@ void xgpub_guest_resolve(const char *who, char *key, size_t len)
 
 		snprintf(idbuf, sizeof(idbuf), "%u", g->id);
 		if ((g->kind == XGPUB_CHILD_XEN && !strcmp(who, idbuf)) ||
-		    (g->kind == XGPUB_CHILD_LOCAL && who[0] == 'c' &&
+		    ((g->kind == XGPUB_CHILD_LOCAL ||
+		      g->kind == XGPUB_CHILD_NET) && who[0] == 'c' &&
 		     !strcmp(who + 1, idbuf)) ||
 		    !strcmp(who, g->name) || !strcmp(who, g->key)) {
 			snprintf(key, len, "%s", g->key);

@@ -27,7 +27,8 @@ static void guest_record(struct xgpub_reply *r, const struct xgpub_guest *g,
 		    "state=%s gpu_ms=%llu share_period=%.1f share_minute=%.1f "
 		    "mem_mib=%llu quota_mib=%llu calls=%llu calls_per_s=%.1f "
 		    "qdepth=%u %s\n",
-		    g->kind == XGPUB_CHILD_XEN ? "xen" : "local", g->id,
+		    g->kind == XGPUB_CHILD_XEN ? "xen" :
+		    g->kind == XGPUB_CHILD_NET ? "net" : "local", g->id,
 		    g->name, g->key, ch->n, ch->n ? ch->pids : "-", g->weight,
 		    g->cap, (long long)(v->credit_ns / 1000), v->state,
 		    (unsigned long long)(gpu_ns / 1000000), v->share_period,

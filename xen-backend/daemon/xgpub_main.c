@@ -38,6 +38,7 @@
 #include "xgpub_ctl.h"
 #include "xgpub_guest.h"
 #include "xgpub_local_clients.h"
+#include "xgpub_net_clients.h"
 #include "xgpub_metrics.h"
 #include "xgpub_sched_glue.h"
 #include "xgpub_vcpu_glue.h"
@@ -209,7 +210,7 @@ static void check_device_nodes(const struct xgpub_options *opt)
 int main(int argc, char **argv)
 {
 	struct xgpub_args a;
-	int bfd = -1, mfd = -1, kfd = -1, cfd = -1, lfd = -1, rc;
+	int bfd = -1, mfd = -1, kfd = -1, cfd = -1, lfd = -1, nfd = -1, rc;
 	int ngpus = -1;
 	uint64_t sched_next = 0;
 	uint64_t last_tick = 0;
@@ -225,6 +226,11 @@ int main(int argc, char **argv)
 	if (a.metrics_spec) {
 		mfd = xgpub_metrics_open(a.metrics_spec);
 		if (mfd < 0)
+			return 2;
+	}
+	if (a.listen) {
+		nfd = xgpub_net_open(a.listen, &a.tls);
+		if (nfd < 0)
 			return 2;
 	}
 	/* on stderr until the daemon detaches: errors before it are seen */
@@ -259,7 +265,13 @@ int main(int argc, char **argv)
 			   a.opt.worker_user, (unsigned int)a.opt.worker_uid,
 			   a.opt.seccomp ? " under a seccomp filter" : "");
 	check_device_nodes(&a.opt);
-	{
+	if (a.opt.remote_driver) {
+		xgpub_info("workers keep the daemon's network namespace: their "
+			   "driver reaches a backend on the network "
+			   "(--remote-driver, %s)",
+			   getenv("XGPU_SOCKET") ? getenv("XGPU_SOCKET") :
+						   "XGPU_SOCKET not set");
+	} else {
 		int e = xgpub_children_netns_probe();
 
 		if (e)
@@ -330,6 +342,9 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	if (a.path)
 		xgpub_info("listening on %s", a.path);
+	if (a.listen)
+		xgpub_info("listening on %s (TLS 1.3, %s)", a.listen,
+			   a.tls.psk_file ? "pre-shared keys" : "certificates");
 	xgpub_cgroup_start(a.cgroup_dir, &a.cglim);
 	bfd = xgpub_broker_start();
 	kfd = xgpub_sched_start(a.sched_policy);
@@ -364,8 +379,9 @@ int main(int argc, char **argv)
 	}
 
 	while (!stop_requested) {
-		struct pollfd pfd[6];
+		struct pollfd pfd[7];
 		int n = 0, ilocal = -1, ixen = -1, ictl = -1, imet = -1;
+		int inet = -1;
 		int ibrk = -1;
 		uint64_t now = xgpub_now_ns(), wait_ns = 1000000000u;
 		struct timespec ts;
@@ -387,6 +403,10 @@ int main(int argc, char **argv)
 		if (lfd >= 0) {
 			pfd[n] = (struct pollfd){ .fd = lfd, .events = POLLIN };
 			ilocal = n++;
+		}
+		if (nfd >= 0) {
+			pfd[n] = (struct pollfd){ .fd = nfd, .events = POLLIN };
+			inet = n++;
 		}
 		if (xen && xgpub_xen_fd(xen) >= 0) {
 			pfd[n] = (struct pollfd){ .fd = xgpub_xen_fd(xen),
@@ -446,6 +466,8 @@ int main(int argc, char **argv)
 			xgpub_ctl_accept();
 		if (ixen >= 0 && pfd[ixen].revents)
 			xgpub_xen_poll(xen);
+		if (inet >= 0 && (pfd[inet].revents & POLLIN))
+			xgpub_net_client(nfd, &a.opt, a.max_net);
 		if (ilocal >= 0 && (pfd[ilocal].revents & POLLIN)) {
 			int conn = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 

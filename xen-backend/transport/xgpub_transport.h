@@ -74,6 +74,17 @@ struct xgpub_transport {
 int xgpub_local_accept(int sock, uint32_t client_id, uint32_t max_data_pages,
 		       struct xgpub_transport **out);
 
+/*
+ * Network transport: TLS handshake (tls, the daemon's; the peer's name
+ * becomes t->proc) and the channel handshake on an accepted TCP socket
+ * fd from addr (for log lines).  0 or -errno (logged, the peer told why
+ * where it got that far).
+ */
+struct xgpu_tls;
+int xgpub_net_accept(struct xgpu_tls *tls, int fd, const char *addr,
+		     uint32_t client_id, uint32_t max_data_pages,
+		     struct xgpub_transport **out);
+
 /* ---- Xen ------------------------------------------------------------------ */
 
 /* what the backend publishes, and checks every channel against */

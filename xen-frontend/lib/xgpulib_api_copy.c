@@ -260,7 +260,12 @@ static CUresult copy2d(const CUDA_MEMCPY2D *p, uint64_t stream, int async)
 		oo.y += done;
 		wire_side(ow, &oo, p->WidthInBytes, rows);
 		a.height = rows;
+		if (h == &s)
+			xgpulib_stage_sent(t, 0, rows * p->WidthInBytes);
 		rc = xgpulib_call_MEMCPY_2D(&a);
+		if (rc == CUDA_SUCCESS && h == &d &&
+		    xgpulib_stage_fetch(t, 0, rows * p->WidthInBytes))
+			rc = CUDA_ERROR_DEVICE_UNAVAILABLE;
 		if (rc == CUDA_SUCCESS && h == &d)
 			for (size_t r = 0; r < rows; r++)
 				memcpy(d.host + (d.y + done + r) * d.pitch +

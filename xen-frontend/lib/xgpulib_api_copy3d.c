@@ -202,7 +202,12 @@ static CUresult staged3(const struct copy3 *c)
 				span_of(&oo, c->width, rows, 1, &oo.span);
 			wire3(ow, &oo);
 			a.height = rows;
+			if (to_dev)
+				xgpulib_stage_sent(t, 0, rows * c->width);
 			rc = xgpulib_call_MEMCPY_3D(&a);
+			if (rc == CUDA_SUCCESS && !to_dev &&
+			    xgpulib_stage_fetch(t, 0, rows * c->width))
+				rc = CUDA_ERROR_DEVICE_UNAVAILABLE;
 			if (rc == CUDA_SUCCESS && !to_dev)
 				for (size_t r = 0; r < rows; r++)
 					memcpy(row3(h, k, done + r),

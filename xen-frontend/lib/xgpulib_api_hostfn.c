@@ -210,10 +210,19 @@ static CUresult setup(void)
 				  0);
 	if (rc == CUDA_SUCCESS) {
 		r = xgpulib_region_find(page, 1, &off);
-		if (!r || off)
+		if (!r && xgpulib_ch->t->ops->put) {
+			/* plain memory: nothing the worker can write */
+			xgpulib_log_once("host functions (cuLaunchHostFunc, "
+					 "host nodes, stream callbacks) need "
+					 "pages shared with the worker, which "
+					 "the network transport has not");
+			rc = CUDA_ERROR_NOT_SUPPORTED;
+			xgpulib_pinned_free(page);
+		} else if (!r || off) {
 			rc = CUDA_ERROR_UNKNOWN;
-		else
+		} else {
 			a.region = r->id;
+		}
 	}
 	if (rc == CUDA_SUCCESS) {
 		memset(page, 0, (NSLOTS + NGRAPH) * sizeof(*slots));

@@ -58,7 +58,8 @@ static int share_at(uint64_t dptr, size_t size, uint32_t *id)
 	if (xgpulib_hostmem_share(size, 0, &va, id, &r, &err) ==
 	    CUDA_SUCCESS)
 		return 0;
-	return err == -EEXIST ? EEXIST : ENOMEM;
+	return err == -EEXIST ? EEXIST : err == -EOPNOTSUPP ? EOPNOTSUPP :
+								ENOMEM;
 }
 
 static CUresult alloc_coherent(CUdeviceptr *dptr, size_t bytesize,
@@ -88,6 +89,13 @@ static CUresult alloc_coherent(CUdeviceptr *dptr, size_t bytesize,
 		}
 		/* kept until the end, so that the worker offers another */
 		tried[ntried++] = r.dptr;
+		if (err == EOPNOTSUPP) {
+			xgpulib_log_once("cuMemAllocManaged: managed memory "
+					 "needs pages shared with the worker, "
+					 "which the network transport has not");
+			rc = CUDA_ERROR_NOT_SUPPORTED;
+			break;
+		}
 		if (err != EEXIST || ntried == MAX_TRIES) {
 			xgpulib_dbg("cuMemAllocManaged: %s", err == EEXIST ?
 				    "every address the worker offered is "

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "xgpulib.h"
+#include "xgpulib_copy.h"
 #include "xgpulib_image.h"
 #include "xgpulib_module.h"
 
@@ -150,7 +151,7 @@ CUresult xgpulib_image_upload(const void *bytes, size_t size, uint64_t *blob)
 
 		if (n > t->data_bytes)
 			n = t->data_bytes;
-		memcpy(t->data, (const uint8_t *)bytes + off, n);
+		xgpulib_stage_put(t, 0, (const uint8_t *)bytes + off, n);
 		memset(&wa, 0, sizeof(wa));
 		wa.blob = br.blob;
 		wa.off = off;

@@ -371,8 +371,14 @@ struct xgpulib_chan *xgpulib_chan_connect(const char *who,
 	}
 	use_xen = tr ? !strcmp(tr, "xen") : access(dev, F_OK) == 0;
 	msg[0] = 0;
-	if (use_xen ? xgpulib_xen_connect(dev, &t, msg, sizeof(msg)) :
-		      xgpulib_local_connect(path, &t, msg, sizeof(msg))) {
+	if (!tr && !strncmp(path, "tcp://", 6)) {
+		/* a backend on the network: asked for by name */
+		if (xgpulib_net_connect(path, &t, msg, sizeof(msg))) {
+			xgpulib_log("%s: no GPU backend: %s", who, msg);
+			return NULL;
+		}
+	} else if (use_xen ? xgpulib_xen_connect(dev, &t, msg, sizeof(msg)) :
+		   xgpulib_local_connect(path, &t, msg, sizeof(msg))) {
 		xgpulib_log("%s: no GPU backend: %s%s", who, msg, use_xen ? "" :
 			    " (set XGPU_SOCKET to the backend's socket, or "
 			    "load xen-gpufront.ko in a Xen guest)");

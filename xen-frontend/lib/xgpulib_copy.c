@@ -385,13 +385,42 @@ static CUresult request(const struct hcopy *h, size_t off,
 			  xgpulib_call_MEMCPY_DTOH(&a);
 }
 
+int xgpulib_stage_put(struct xgpulib_transport *t, size_t off,
+		      const void *src, size_t len)
+{
+	if (t->ops->put)
+		return t->ops->put(t, off, src, len);
+	xgpulib_memcpy(t->data + off, src, len);
+	return 0;
+}
+
+int xgpulib_stage_sent(struct xgpulib_transport *t, size_t off, size_t len)
+{
+	return t->ops->put ? t->ops->put(t, off, t->data + off, len) : 0;
+}
+
+int xgpulib_stage_fetch(struct xgpulib_transport *t, size_t off, size_t len)
+{
+	uint64_t ticket;
+	int rc;
+
+	if (!t->ops->expect)
+		return 0;
+	rc = t->ops->expect(t, off, len, NULL, &ticket);
+	return rc ? rc : t->ops->expect_wait(t, ticket);
+}
+
 /* a staged copy in flight: its slots and the waiters of their chunks */
 struct pipe {
 	const struct hcopy *h;
+	struct xgpulib_transport *t;
 	uint8_t *area;
 	size_t chunk, nch;
 	size_t sent, waited;	/* chunks submitted, chunks waited for */
 	struct xgpulib_waiter w[MAX_CHUNKS];
+	/* device to host without shared memory: each chunk's bytes land
+	 * in the program's buffer (0: no ticket) */
+	uint64_t ticket[MAX_CHUNKS];
 };
 
 static size_t chunk_len(const struct pipe *p, size_t j)
@@ -410,9 +439,14 @@ static CUresult send_next(struct pipe *p)
 	CUresult rc;
 
 	if (p->h->to_dev)
-		xgpulib_memcpy(p->area + ref.off, p->h->src + j * p->chunk,
-			       len);
+		xgpulib_stage_put(p->t, ref.off, p->h->src + j * p->chunk,
+				  len);
 	rc = request(p->h, j * p->chunk, ref, &p->w[k]);
+	p->ticket[k] = 0;
+	if (rc == CUDA_SUCCESS && !p->h->to_dev && p->t->ops->expect &&
+	    p->t->ops->expect(p->t, ref.off, len, p->h->dst + j * p->chunk,
+			      &p->ticket[k]))
+		p->ticket[k] = 0;	/* gone: the wait says so */
 	if (rc == CUDA_SUCCESS)
 		p->sent++;
 	return rc;
@@ -425,6 +459,15 @@ static CUresult wait_oldest(struct pipe *p, CUresult rc)
 	size_t j = p->waited++, k = j % p->nch;
 
 	rc = first_error(rc, xgpulib_wait(&p->w[k]));
+	if (p->ticket[k]) {
+		/* its bytes come straight into the program's buffer: wait
+		 * for them even after an error, before the buffer is the
+		 * program's again */
+		if (p->t->ops->expect_wait(p->t, p->ticket[k]) &&
+		    rc == CUDA_SUCCESS)
+			rc = CUDA_ERROR_DEVICE_UNAVAILABLE;
+		return rc;
+	}
 	if (rc == CUDA_SUCCESS && !p->h->to_dev)
 		xgpulib_memcpy(p->h->dst + j * p->chunk,
 			       p->area + k * p->chunk, chunk_len(p, j));
@@ -447,6 +490,7 @@ static CUresult staged(const struct hcopy *h)
 
 	pthread_mutex_lock(&xgpulib_data_mu);
 	p.h = h;
+	p.t = t;
 	p.area = t->data;
 	/* device to host keeps full chunks */
 	p.chunk = h->to_dev ? chunk_for(t->data_bytes, h->n) :

@@ -28,6 +28,13 @@ bool xgpulib_trace_on(void);
 bool xgpulib_call_trace_on(void);
 
 void xgpulib_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* xgpulib_log, the first time this line is reached only */
+#define xgpulib_log_once(...)						\
+	do {								\
+		static int said_;					\
+		if (!__atomic_exchange_n(&said_, 1, __ATOMIC_RELAXED))	\
+			xgpulib_log(__VA_ARGS__);			\
+	} while (0)
 void xgpulib_dbg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* a numeric setting (decimal, or 0x hex), def when unset or empty */

@@ -6,7 +6,9 @@
  * that allocate (xgpulib_api_mem.c, _managed.c, _hostfn.c); the table of
  * regions is xgpulib_copy.c's.
  */
+#include <errno.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "xgpulib.h"
@@ -34,7 +36,9 @@ CUresult xgpulib_hostmem_share(size_t size, unsigned int flags, void **va,
 	if (*err) {
 		pthread_mutex_unlock(&xgpulib_data_mu);
 		xgpulib_region_release(*id);
-		return CUDA_ERROR_OUT_OF_MEMORY;
+		/* no memory to share on this transport (the network) */
+		return *err == -EOPNOTSUPP ? CUDA_ERROR_NOT_SUPPORTED :
+					     CUDA_ERROR_OUT_OF_MEMORY;
 	}
 	a.region = *id;
 	a.flags = flags;
@@ -48,6 +52,57 @@ CUresult xgpulib_hostmem_share(size_t size, unsigned int flags, void **va,
 		xgpulib_region_release(*id);
 	}
 	return rc;
+}
+
+/*
+ * Pinned memory where the transport shares none (the network): ordinary
+ * pages of this process, whose copies are staged like pageable memory's.
+ * Kept here so that cuMemFreeHost knows them.
+ */
+#define MAX_PLAIN 4096
+static pthread_mutex_t plain_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct { void *va; size_t size; } plain[MAX_PLAIN];
+
+static CUresult plain_alloc(void **pp, size_t size)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int i;
+
+	if (p == MAP_FAILED)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	pthread_mutex_lock(&plain_mu);
+	for (i = 0; i < MAX_PLAIN && plain[i].va; i++)
+		;
+	if (i < MAX_PLAIN)
+		plain[i].va = p, plain[i].size = size;
+	pthread_mutex_unlock(&plain_mu);
+	if (i == MAX_PLAIN) {
+		munmap(p, size);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	*pp = p;
+	return CUDA_SUCCESS;
+}
+
+/* p was such memory: now freed */
+static bool plain_free(void *p)
+{
+	void *va = NULL;
+	size_t size = 0;
+
+	pthread_mutex_lock(&plain_mu);
+	for (int i = 0; i < MAX_PLAIN; i++)
+		if (plain[i].va == p) {
+			va = p;
+			size = plain[i].size;
+			plain[i].va = NULL;
+			break;
+		}
+	pthread_mutex_unlock(&plain_mu);
+	if (va)
+		munmap(va, size);
+	return va != NULL;
 }
 
 CUresult xgpulib_pinned_alloc(void **pp, size_t bytesize,
@@ -66,6 +121,8 @@ CUresult xgpulib_pinned_alloc(void **pp, size_t bytesize,
 		return rc;
 	size = (bytesize + page - 1) & ~(page - 1);
 	rc = xgpulib_hostmem_share(size, flags, &va, &id, &r, &err);
+	if (rc == CUDA_ERROR_NOT_SUPPORTED && err == -EOPNOTSUPP)
+		return plain_alloc(pp, size);
 	if (rc)
 		return rc;
 	xgpulib_region_publish(&(struct xgpulib_region){
@@ -87,6 +144,8 @@ CUresult xgpulib_pinned_free(void *p)
 	if (xgpulib_check_init())
 		return CUDA_ERROR_NOT_INITIALIZED;
 	t = xgpulib_ch->t;
+	if (plain_free(p))
+		return CUDA_SUCCESS;
 	r = xgpulib_region_find(p, 1, &off);
 	if (!r || off || r->hostreg)
 		return CUDA_ERROR_INVALID_VALUE;

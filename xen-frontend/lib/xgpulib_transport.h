@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * xgpulib_transport.h: how a channel's shared memory and notifications
- * reach the backend.  Two transports: local (a Unix socket, memfds and
- * eventfds: xgpulib_local.c) and Xen (the guest module's /dev/xgpu:
- * xgpulib_xen.c).  Everything above them is shared.
+ * reach the backend.  Three transports: local (a Unix socket, memfds and
+ * eventfds: xgpulib_local.c), Xen (the guest module's /dev/xgpu:
+ * xgpulib_xen.c) and the network (TLS over TCP, no shared memory:
+ * xgpulib_net.c).  Everything above them is shared.
  */
 #ifndef XGPULIB_TRANSPORT_H
 #define XGPULIB_TRANSPORT_H
@@ -48,6 +49,21 @@ struct xgpulib_transport_ops {
 	 * memory again, contents kept; 0 or -errno (still shared then) */
 	int (*hostmem_unshare)(struct xgpulib_transport *t, void *va,
 			       size_t size);
+	/*
+	 * Transports without shared memory (the network): the data area
+	 * is this end's own, and these move its bytes.  put: the worker
+	 * will read [off, off + len) of the data area, which is to hold
+	 * src (called before the request that names it).  expect: the
+	 * worker writes [off, off + len) for a request already submitted;
+	 * its bytes are to land at dst (NULL: the data area), and
+	 * expect_wait(ticket), after the request's reply, waits for them.
+	 * NULL where the data area is shared.  0 or -errno.
+	 */
+	int (*put)(struct xgpulib_transport *t, size_t off, const void *src,
+		   size_t len);
+	int (*expect)(struct xgpulib_transport *t, size_t off, size_t len,
+		      void *dst, uint64_t *ticket);
+	int (*expect_wait)(struct xgpulib_transport *t, uint64_t ticket);
 	void (*close)(struct xgpulib_transport *t);
 };
 
@@ -66,6 +82,10 @@ int xgpulib_local_connect(const char *path, struct xgpulib_transport **out,
 
 /* Xen transport: the device node of xen-gpufront.ko; 0 or -errno */
 int xgpulib_xen_connect(const char *dev, struct xgpulib_transport **out,
+			char *msg, size_t msglen);
+
+/* network transport: url is tcp://HOST:PORT; 0 or -errno, *msg says why */
+int xgpulib_net_connect(const char *url, struct xgpulib_transport **out,
 			char *msg, size_t msglen);
 
 #endif /* XGPULIB_TRANSPORT_H */

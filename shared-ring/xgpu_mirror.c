@@ -1,0 +1,506 @@
+// SPDX-License-Identifier: MIT
+/*
+ * xgpu_mirror.c: a channel's ring and data area kept in step over a byte
+ * stream (xgpu_mirror.h says what travels).
+ *
+ * Threads: the receiving thread (rx) is the only reader of the connection;
+ * every writer holds send_mu for a whole frame, so frames never
+ * interleave.  Each end's producer index and event index follow Xen's
+ * ring rules, so the party on each end (the guest library, the worker)
+ * sees an ordinary ring: it pushes and notifies as it would with shared
+ * memory, and its notify ships the new slots (flush).  mu guards the
+ * expects, `gone` and `why`.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "xgpu_mirror.h"
+#include "xgpu_tls.h"
+#include "xgpuif.h"
+
+struct expect {
+	uint64_t mark;		/* backend: the peer's producer index when it
+				 * came; guest: its ticket */
+	size_t off, len;
+	void *dst;		/* guest: where its bytes land */
+};
+
+struct xgpu_mirror {
+	struct xgpu_mirror_cfg c;
+	uint8_t *slots;		/* the ring's first slot */
+	unsigned int nslots;
+	pthread_t rx;
+	bool rx_started;
+	pthread_mutex_t send_mu;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int kick;		/* eventfd: the peer's slots came, or gone */
+	RING_IDX shipped;	/* our producer index, as far as shipped */
+	RING_IDX recvd;		/* the peer's, as far as received */
+	bool gone;
+	char why[160];
+	struct expect fifo[XGPUIF_NET_MAX_EXPECT];
+	unsigned int head, tail;	/* fifo[head % N .. tail % N) */
+	uint64_t next_ticket, landed;	/* guest */
+	uint8_t *tx;		/* a frame header and a ring's slots */
+};
+
+#define SLOT XGPUIF_SLOT_SIZE
+
+static RING_IDX *own_prod(struct xgpu_mirror *m)
+{
+	return m->c.guest ? &m->c.sring->req_prod : &m->c.sring->rsp_prod;
+}
+
+static RING_IDX *own_event(struct xgpu_mirror *m)
+{
+	return m->c.guest ? &m->c.sring->req_event : &m->c.sring->rsp_event;
+}
+
+static RING_IDX *peer_prod(struct xgpu_mirror *m)
+{
+	return m->c.guest ? &m->c.sring->rsp_prod : &m->c.sring->req_prod;
+}
+
+static RING_IDX *peer_event(struct xgpu_mirror *m)
+{
+	return m->c.guest ? &m->c.sring->rsp_event : &m->c.sring->req_event;
+}
+
+static void kick(struct xgpu_mirror *m)
+{
+	uint64_t one = 1;
+
+	(void)!write(m->kick, &one, sizeof(one));
+}
+
+/* the connection is gone (why: the first reason given) */
+static void set_gone(struct xgpu_mirror *m, const char *why)
+{
+	pthread_mutex_lock(&m->mu);
+	if (!m->gone) {
+		m->gone = true;
+		snprintf(m->why, sizeof(m->why), "%s", why);
+	}
+	pthread_cond_broadcast(&m->cv);
+	pthread_mutex_unlock(&m->mu);
+	kick(m);
+}
+
+static bool is_gone(struct xgpu_mirror *m)
+{
+	bool g;
+
+	pthread_mutex_lock(&m->mu);
+	g = m->gone;
+	pthread_mutex_unlock(&m->mu);
+	return g;
+}
+
+/* ---- sending (send_mu held) ---------------------------------------------- */
+
+static int send_frame(struct xgpu_mirror *m, uint32_t type, uint64_t arg,
+		      const void *body, size_t len)
+{
+	struct xgpuif_net_frame f = { type, (uint32_t)len, arg };
+	int rc;
+
+	rc = xgpu_conn_write(m->c.conn, &f, sizeof(f));
+	if (!rc && len)
+		rc = xgpu_conn_write(m->c.conn, body, len);
+	if (rc)
+		set_gone(m, "the connection failed while sending");
+	return rc;
+}
+
+/*
+ * slots [from, from + n) in one frame (0 < n <= nslots), wrapping or not:
+ * the peer publishes a frame's slots at once, so a message is never seen
+ * in part
+ */
+static int send_slots(struct xgpu_mirror *m, RING_IDX from, unsigned int n)
+{
+	struct xgpuif_net_frame f = { XGPUIF_NET_SLOTS, n * SLOT, from };
+	unsigned int at = from & (m->nslots - 1);
+	unsigned int k = n < m->nslots - at ? n : m->nslots - at;
+	int rc;
+
+	memcpy(m->tx, &f, sizeof(f));
+	memcpy(m->tx + sizeof(f), m->slots + (size_t)at * SLOT,
+	       (size_t)k * SLOT);
+	memcpy(m->tx + sizeof(f) + (size_t)k * SLOT, m->slots,
+	       (size_t)(n - k) * SLOT);
+	rc = xgpu_conn_write(m->c.conn, m->tx, sizeof(f) + (size_t)n * SLOT);
+	if (rc)
+		set_gone(m, "the connection failed while sending");
+	return rc;
+}
+
+/*
+ * backend: the oldest expect, if every request before it has its reply
+ * (taken off the queue where e is given)
+ */
+static bool expect_ready(struct xgpu_mirror *m, RING_IDX prod,
+			 struct expect *e)
+{
+	bool ok = false;
+
+	pthread_mutex_lock(&m->mu);
+	if (m->head != m->tail) {
+		const struct expect *h = &m->fifo[m->head %
+						  XGPUIF_NET_MAX_EXPECT];
+
+		if ((int32_t)(prod - (RING_IDX)h->mark) >= 0) {
+			ok = true;
+			if (e) {
+				*e = *h;
+				m->head++;
+			}
+		}
+	}
+	pthread_mutex_unlock(&m->mu);
+	return ok;
+}
+
+static int flush_locked(struct xgpu_mirror *m)
+{
+	for (;;) {
+		RING_IDX prod = __atomic_load_n(own_prod(m), __ATOMIC_ACQUIRE);
+		struct expect e;
+
+		if (is_gone(m))
+			return -EPIPE;
+		/* the bytes before the replies that tell the guest they are
+		 * there (the backend's data area is the worker's, read only
+		 * once the worker has replied) */
+		while (!m->c.guest && expect_ready(m, prod, &e))
+			if (send_frame(m, XGPUIF_NET_DATA, e.off,
+				       m->c.data + e.off, e.len))
+				return -EPIPE;
+		if (m->shipped != prod) {
+			RING_IDX from = m->shipped;
+
+			if ((RING_IDX)(prod - from) > m->nslots)
+				return -EPIPE;	/* our own side broke it */
+			/* counted before they go: the replies may come back
+			 * before the write returns */
+			__atomic_store_n(&m->shipped, prod, __ATOMIC_RELEASE);
+			if (send_slots(m, from, prod - from))
+				return -EPIPE;
+		}
+		/* ask to be notified of the next slot, then look again: a
+		 * push that did not see the new event index is seen here */
+		__atomic_store_n(own_event(m), prod + 1, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		if (__atomic_load_n(own_prod(m), __ATOMIC_ACQUIRE) == prod &&
+		    (m->c.guest || !expect_ready(m, prod, NULL)))
+			return 0;
+	}
+}
+
+int xgpu_mirror_flush(struct xgpu_mirror *m)
+{
+	int rc;
+
+	pthread_mutex_lock(&m->send_mu);
+	rc = flush_locked(m);
+	pthread_mutex_unlock(&m->send_mu);
+	return rc;
+}
+
+int xgpu_mirror_put(struct xgpu_mirror *m, size_t off, const void *src,
+		    size_t len)
+{
+	int rc;
+
+	if (off > m->c.data_bytes || len > m->c.data_bytes - off ||
+	    len > UINT32_MAX)
+		return -EINVAL;
+	pthread_mutex_lock(&m->send_mu);
+	rc = is_gone(m) ? -EPIPE :
+	     send_frame(m, XGPUIF_NET_DATA, off, src, len);
+	pthread_mutex_unlock(&m->send_mu);
+	return rc;
+}
+
+int xgpu_mirror_expect(struct xgpu_mirror *m, size_t off, size_t len,
+		       void *dst, uint64_t *ticket)
+{
+	struct xgpuif_net_frame f = { XGPUIF_NET_EXPECT, (uint32_t)len, off };
+	int rc;
+
+	if (off > m->c.data_bytes || len > m->c.data_bytes - off ||
+	    len > UINT32_MAX)
+		return -EINVAL;
+	pthread_mutex_lock(&m->send_mu);
+	/* the request it follows goes first, whoever was to ship it */
+	rc = flush_locked(m);
+	if (rc)
+		goto out;
+	pthread_mutex_lock(&m->mu);
+	if (m->tail - m->head >= XGPUIF_NET_MAX_EXPECT) {
+		pthread_mutex_unlock(&m->mu);
+		rc = -ENOSPC;
+		goto out;
+	}
+	*ticket = ++m->next_ticket;
+	m->fifo[m->tail++ % XGPUIF_NET_MAX_EXPECT] =
+		(struct expect){ *ticket, off, len, dst };
+	pthread_mutex_unlock(&m->mu);
+	rc = xgpu_conn_write(m->c.conn, &f, sizeof(f));
+	if (rc)
+		set_gone(m, "the connection failed while sending");
+out:
+	pthread_mutex_unlock(&m->send_mu);
+	return rc;
+}
+
+int xgpu_mirror_expect_wait(struct xgpu_mirror *m, uint64_t ticket)
+{
+	int rc;
+
+	pthread_mutex_lock(&m->mu);
+	while (m->landed < ticket && !m->gone)
+		pthread_cond_wait(&m->cv, &m->mu);
+	rc = m->landed >= ticket ? 0 : -EPIPE;
+	pthread_mutex_unlock(&m->mu);
+	return rc;
+}
+
+/* ---- receiving ------------------------------------------------------------ */
+
+/* read n slots from the connection into the ring from index `from` */
+static int recv_slots(struct xgpu_mirror *m, RING_IDX from, unsigned int n)
+{
+	while (n) {
+		unsigned int at = from & (m->nslots - 1);
+		unsigned int k = n < m->nslots - at ? n : m->nslots - at;
+
+		if (xgpu_conn_read(m->c.conn, m->slots + (size_t)at * SLOT,
+				   (size_t)k * SLOT))
+			return -EPIPE;
+		from += k;
+		n -= k;
+	}
+	return 0;
+}
+
+static const char *on_slots(struct xgpu_mirror *m,
+			    const struct xgpuif_net_frame *f)
+{
+	unsigned int n = f->len / SLOT;
+	RING_IDX from = (RING_IDX)f->arg, old, to;
+
+	if (f->len % SLOT || !n || n > m->nslots || from != m->recvd ||
+	    f->arg > UINT32_MAX)
+		return "slots out of turn";
+	to = from + n;
+	if (m->c.guest) {
+		/* replies only to requests we shipped */
+		RING_IDX sh = __atomic_load_n(&m->shipped, __ATOMIC_ACQUIRE);
+
+		if ((int32_t)(sh - to) < 0)
+			return "replies to requests never sent";
+	} else {
+		/* no more requests than the ring has free slots: the
+		 * worker's unanswered ones are not overwritten */
+		RING_IDX rp = __atomic_load_n(&m->c.sring->rsp_prod,
+					      __ATOMIC_ACQUIRE);
+
+		if ((RING_IDX)(to - rp) > m->nslots)
+			return "more requests than the ring holds";
+	}
+	if (recv_slots(m, from, n))
+		return "";
+	old = m->recvd;
+	m->recvd = to;
+	__atomic_store_n(peer_prod(m), to, __ATOMIC_RELEASE);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if ((RING_IDX)(to - __atomic_load_n(peer_event(m), __ATOMIC_RELAXED)) <
+	    (RING_IDX)(to - old))
+		kick(m);
+	return NULL;
+}
+
+static const char *on_data(struct xgpu_mirror *m,
+			   const struct xgpuif_net_frame *f)
+{
+	struct expect e = { 0 };
+	uint8_t *to;
+
+	if (f->arg > m->c.data_bytes || f->len > m->c.data_bytes - f->arg)
+		return "data outside the data area";
+	to = m->c.data + f->arg;
+	if (m->c.guest) {
+		pthread_mutex_lock(&m->mu);
+		if (m->head == m->tail) {
+			pthread_mutex_unlock(&m->mu);
+			return "data nobody asked for";
+		}
+		e = m->fifo[m->head % XGPUIF_NET_MAX_EXPECT];
+		pthread_mutex_unlock(&m->mu);
+		if (e.off != f->arg || e.len != f->len)
+			return "data other than asked for";
+		if (e.dst)
+			to = e.dst;
+	}
+	if (f->len && xgpu_conn_read(m->c.conn, to, f->len))
+		return "";
+	if (m->c.guest) {
+		pthread_mutex_lock(&m->mu);
+		m->head++;
+		m->landed = e.mark;
+		pthread_cond_broadcast(&m->cv);
+		pthread_mutex_unlock(&m->mu);
+	}
+	return NULL;
+}
+
+static const char *on_expect(struct xgpu_mirror *m,
+			     const struct xgpuif_net_frame *f)
+{
+	if (m->c.guest)
+		return "an expect from the backend";
+	if (f->arg > m->c.data_bytes || f->len > m->c.data_bytes - f->arg)
+		return "an expect outside the data area";
+	pthread_mutex_lock(&m->mu);
+	if (m->tail - m->head >= XGPUIF_NET_MAX_EXPECT) {
+		pthread_mutex_unlock(&m->mu);
+		return "too many expects outstanding";
+	}
+	m->fifo[m->tail++ % XGPUIF_NET_MAX_EXPECT] =
+		(struct expect){ m->recvd, f->arg, f->len, NULL };
+	pthread_mutex_unlock(&m->mu);
+	/* its requests may all have their replies already */
+	(void)xgpu_mirror_flush(m);
+	return NULL;
+}
+
+static void *rx_main(void *arg)
+{
+	struct xgpu_mirror *m = arg;
+	struct xgpuif_net_frame f;
+	const char *bad = NULL;
+
+	while (!bad) {
+		if (xgpu_conn_read(m->c.conn, &f, sizeof(f))) {
+			bad = "";
+			break;
+		}
+		switch (f.type) {
+		case XGPUIF_NET_SLOTS:
+			bad = on_slots(m, &f);
+			break;
+		case XGPUIF_NET_DATA:
+			bad = on_data(m, &f);
+			break;
+		case XGPUIF_NET_EXPECT:
+			bad = on_expect(m, &f);
+			break;
+		default:
+			bad = "an unknown frame";
+		}
+	}
+	if (*bad) {
+		char why[160];
+
+		snprintf(why, sizeof(why), "protocol error from the %s: %s",
+			 m->c.guest ? "backend" : "guest", bad);
+		set_gone(m, why);
+		/* nothing more is read: stop the peer's writes too */
+		xgpu_conn_shutdown(m->c.conn);
+	} else {
+		set_gone(m, "the connection ended");
+	}
+	return NULL;
+}
+
+/* ---- set-up --------------------------------------------------------------- */
+
+struct xgpu_mirror *xgpu_mirror_start(const struct xgpu_mirror_cfg *cfg,
+				      char *err, size_t errlen)
+{
+	struct xgpu_mirror *m = calloc(1, sizeof(*m));
+	size_t bytes = (size_t)XGPUIF_PAGE_SIZE << cfg->ring_order;
+
+	if (!m) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	m->c = *cfg;
+	m->slots = (uint8_t *)&cfg->sring->ring[0];
+	m->nslots = __RING_SIZE(cfg->sring, bytes);
+	m->kick = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	m->tx = malloc(sizeof(struct xgpuif_net_frame) +
+		       (size_t)m->nslots * SLOT);
+	pthread_mutex_init(&m->send_mu, NULL);
+	pthread_mutex_init(&m->mu, NULL);
+	pthread_cond_init(&m->cv, NULL);
+	if (m->kick < 0 || !m->tx) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	m->shipped = *own_prod(m);
+	m->recvd = *peer_prod(m);
+	errno = pthread_create(&m->rx, NULL, rx_main, m);
+	if (errno) {
+		snprintf(err, errlen, "cannot start a thread: %s",
+			 strerror(errno));
+		goto fail;
+	}
+	m->rx_started = true;
+	return m;
+fail:
+	if (m->kick >= 0)
+		close(m->kick);
+	free(m->tx);
+	free(m);
+	return NULL;
+}
+
+int xgpu_mirror_wait(struct xgpu_mirror *m, int timeout_ms)
+{
+	struct pollfd p = { .fd = m->kick, .events = POLLIN };
+	uint64_t v;
+
+	if (is_gone(m))
+		return -EPIPE;
+	if (poll(&p, 1, timeout_ms) > 0)
+		(void)!read(m->kick, &v, sizeof(v));
+	return is_gone(m) ? -EPIPE : 0;
+}
+
+void xgpu_mirror_wait_gone(struct xgpu_mirror *m)
+{
+	pthread_mutex_lock(&m->mu);
+	while (!m->gone)
+		pthread_cond_wait(&m->cv, &m->mu);
+	pthread_mutex_unlock(&m->mu);
+}
+
+const char *xgpu_mirror_why(struct xgpu_mirror *m)
+{
+	return m->why;
+}
+
+void xgpu_mirror_stop(struct xgpu_mirror *m)
+{
+	if (!m)
+		return;
+	xgpu_conn_shutdown(m->c.conn);
+	if (m->rx_started)
+		pthread_join(m->rx, NULL);
+	xgpu_conn_close(m->c.conn);
+	close(m->kick);
+	free(m->tx);
+	pthread_mutex_destroy(&m->send_mu);
+	pthread_mutex_destroy(&m->mu);
+	pthread_cond_destroy(&m->cv);
+	free(m);
+}

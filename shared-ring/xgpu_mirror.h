@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * xgpu_mirror.h: a channel over a byte stream (the network transport).
+ *
+ * There is no shared memory between the guest and the worker on the
+ * network: each end keeps its own copy of the ring and of the data area,
+ * and a mirror at each end keeps the two in step over one authenticated
+ * connection (xgpu_tls.h).  The guest's mirror ships the request slots
+ * its side produced and receives the reply slots; the backend's mirror
+ * does the reverse.  Neither looks into a message: the ring's indices say
+ * which slots are new, so the mirror serves every op the same way.
+ *
+ * The data area is not copied whole: the guest says which bytes move.
+ * put: bytes the worker is to read at off (sent before the request that
+ * names them, on the same stream, so they are there first); expect: bytes
+ * the worker writes at off, to come back once every request the guest
+ * sent before the expect has its reply (replies come in ring order, so
+ * the backend's mirror knows when that is without knowing the op).
+ *
+ * Frames (struct xgpuif_net_frame, then `len` bytes):
+ *   SLOTS   arg = ring index of the first slot; len = n * XGPUIF_SLOT_SIZE,
+ *           the slots, in ring order (wrapping where the range does).
+ *           The receiver writes them, then moves the peer's producer
+ *           index to arg + n: a message is never seen in part.  Guest
+ *           to backend: requests; backend to guest: replies.
+ *   DATA    arg = offset in the data area; the bytes.  Guest to backend:
+ *           a put; backend to guest: the bytes of the oldest expect not
+ *           yet answered, which must name the same range.
+ *   EXPECT  guest to backend, arg = offset, len = length, no bytes.
+ * A frame that breaks these rules (an index out of turn, more slots than
+ * the ring has room for, a range outside the data area, an unknown type,
+ * more than XGPUIF_NET_MAX_EXPECT expects outstanding) ends the
+ * connection; the other end's channels are untouched.
+ */
+#ifndef XGPU_MIRROR_H
+#define XGPU_MIRROR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "xgpuif_ring.h"
+
+enum {
+	XGPUIF_NET_SLOTS = 1,
+	XGPUIF_NET_DATA = 2,
+	XGPUIF_NET_EXPECT = 3,
+};
+
+struct xgpuif_net_frame {
+	uint32_t type;
+	uint32_t len;
+	uint64_t arg;
+};
+
+#define XGPUIF_NET_MAX_EXPECT	256u
+
+struct xgpu_conn;
+struct xgpu_mirror;
+
+struct xgpu_mirror_cfg {
+	bool guest;			/* the guest's end, else the backend's */
+	struct xgpu_conn *conn;		/* the mirror owns it from now on */
+	struct xgpuif_sring *sring;	/* this end's copy, initialised */
+	unsigned int ring_order;
+	uint8_t *data;			/* this end's data area */
+	size_t data_bytes;
+};
+
+/* start the receiving thread: the mirror, or NULL (errno; err says why) */
+struct xgpu_mirror *xgpu_mirror_start(const struct xgpu_mirror_cfg *cfg,
+				      char *err, size_t errlen);
+/* ship what this end produced on the ring (its notify): 0 or -EPIPE */
+int xgpu_mirror_flush(struct xgpu_mirror *m);
+/*
+ * Sleep until the peer's slots arrive, timeout_ms passes (-1: forever)
+ * or the connection is gone: 0, or -EPIPE when gone.
+ */
+int xgpu_mirror_wait(struct xgpu_mirror *m, int timeout_ms);
+/* block until the connection is gone */
+void xgpu_mirror_wait_gone(struct xgpu_mirror *m);
+/* why it went (a protocol error of the peer's, or the connection's end) */
+const char *xgpu_mirror_why(struct xgpu_mirror *m);
+
+/* guest: the worker will read [off, off + len) of the data area: src */
+int xgpu_mirror_put(struct xgpu_mirror *m, size_t off, const void *src,
+		    size_t len);
+/*
+ * guest: the worker writes [off, off + len) for a request already
+ * submitted; its bytes are to land at dst (NULL: the data area at off).
+ * *ticket is for xgpu_mirror_expect_wait.  0 or -errno.
+ */
+int xgpu_mirror_expect(struct xgpu_mirror *m, size_t off, size_t len,
+		       void *dst, uint64_t *ticket);
+/* guest: wait until the bytes of the expect `ticket` have landed:
+ * 0, or -EPIPE when the connection went first (they never will) */
+int xgpu_mirror_expect_wait(struct xgpu_mirror *m, uint64_t ticket);
+
+/* end the connection, join the thread, free (the connection too) */
+void xgpu_mirror_stop(struct xgpu_mirror *m);
+
+#endif /* XGPU_MIRROR_H */

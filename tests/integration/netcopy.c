@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: MIT
+/*
+ * netcopy: what moves bytes over a transport without shared memory (the
+ * network one), checked byte for byte: pageable copies of sizes around
+ * and past the data area's chunks both ways, synchronous and in stream
+ * order, several chunks in flight; pinned memory (ordinary pages there,
+ * staged); 2D copies of pageable memory; a module image.  And what that
+ * transport refuses, refused cleanly: managed memory and host functions
+ * answer CUDA_ERROR_NOT_SUPPORTED, and the channel stays usable after.
+ * Run on any transport it passes too (the refusals are then checked only
+ * where "netcopy net" is asked).  Exits 1 if a step failed.
+ */
+#include <cuda.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "steps.h"
+
+static const char image[] = "XGPU-FAKE-MODULE\n";
+
+static void fill(uint8_t *p, size_t n, uint32_t seed)
+{
+	for (size_t i = 0; i < n; i++) {
+		seed = seed * 1103515245u + 12345u;
+		p[i] = (uint8_t)(seed >> 16);
+	}
+}
+
+/* n bytes there and back through device memory: equal? */
+static void round_trip(size_t n, CUstream s, uint8_t *src, uint8_t *dst)
+{
+	CUdeviceptr d;
+
+	fill(src, n, (uint32_t)n);
+	memset(dst, 0x5a, n);
+	if (!OK(cuMemAlloc(&d, n ? n : 1)))
+		return;
+	if (s) {
+		OK(cuMemcpyHtoDAsync(d, src, n, s));
+		OK(cuMemcpyDtoHAsync(dst, d, n, s));
+		OK(cuStreamSynchronize(s));
+	} else {
+		OK(cuMemcpyHtoD(d, src, n));
+		OK(cuMemcpyDtoH(dst, d, n));
+	}
+	EXPECT(!memcmp(src, dst, n), "%zu bytes%s came back different", n,
+	       s ? " (stream)" : "");
+	OK(cuMemFree(d));
+}
+
+static void noop(void *p)
+{
+	(void)p;
+}
+
+int main(int argc, char **argv)
+{
+	static const size_t sizes[] = {
+		1, 127, 4096, 65537, (4u << 20) - 1, (4u << 20) + 3,
+		(64u << 20) + 4097, 150u << 20,
+	};
+	bool net = argc > 1 && !strcmp(argv[1], "net");
+	size_t big = 150u << 20;
+	uint8_t *a = malloc(big), *b = malloc(big);
+	CUcontext ctx;
+	CUdevice dev;
+	CUstream s;
+
+	if (!a || !b || cuInit(0) || cuDeviceGet(&dev, 0) ||
+	    cuCtxCreate(&ctx, NULL, 0, dev) ||
+	    cuStreamCreate(&s, CU_STREAM_NON_BLOCKING)) {
+		printf("FAIL netcopy: set-up\n");
+		return 1;
+	}
+
+	begin("pageable");
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		round_trip(sizes[i], NULL, a, b);
+	end();
+
+	begin("pageable-stream");
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		round_trip(sizes[i], s, a, b);
+	end();
+
+	begin("pinned");
+	{
+		uint8_t *p = NULL, *q = NULL;
+		size_t n = (9u << 20) + 5;
+		CUdeviceptr d;
+
+		if (OK(cuMemAllocHost((void **)&p, n)) &&
+		    OK(cuMemHostAlloc((void **)&q, n, 0)) &&
+		    OK(cuMemAlloc(&d, n))) {
+			fill(p, n, 7);
+			memset(q, 0, n);
+			OK(cuMemcpyHtoDAsync(d, p, n, s));
+			OK(cuMemcpyDtoHAsync(q, d, n, s));
+			OK(cuStreamSynchronize(s));
+			EXPECT(!memcmp(p, q, n), "pinned bytes differ");
+			OK(cuMemFree(d));
+		}
+		if (p)
+			OK(cuMemFreeHost(p));
+		if (q)
+			OK(cuMemFreeHost(q));
+	}
+	end();
+
+	begin("2d");
+	{
+		const size_t w = 1000, h = 300, hp = 1024;
+		CUdeviceptr d;
+		size_t dp;
+		CUDA_MEMCPY2D c;
+
+		fill(a, hp * h, 11);
+		memset(b, 0, hp * h);
+		if (OK(cuMemAllocPitch(&d, &dp, w, h, 4))) {
+			memset(&c, 0, sizeof(c));
+			c.srcMemoryType = CU_MEMORYTYPE_HOST;
+			c.srcHost = a;
+			c.srcPitch = hp;
+			c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+			c.dstDevice = d;
+			c.dstPitch = dp;
+			c.WidthInBytes = w;
+			c.Height = h;
+			OK(cuMemcpy2D(&c));
+			memset(&c, 0, sizeof(c));
+			c.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+			c.srcDevice = d;
+			c.srcPitch = dp;
+			c.dstMemoryType = CU_MEMORYTYPE_HOST;
+			c.dstHost = b;
+			c.dstPitch = hp;
+			c.WidthInBytes = w;
+			c.Height = h;
+			OK(cuMemcpy2D(&c));
+			for (size_t r = 0; r < h; r++)
+				EXPECT(!memcmp(a + r * hp, b + r * hp, w),
+				       "row %zu differs", r);
+			OK(cuMemFree(d));
+		}
+	}
+	end();
+
+	begin("module");
+	{
+		CUmodule m;
+		CUfunction f;
+
+		if (OK(cuModuleLoadData(&m, image))) {
+			OK(cuModuleGetFunction(&f, m, "xgpu_fake_fill"));
+			OK(cuModuleUnload(m));
+		}
+	}
+	end();
+
+	if (net) {
+		begin("refused-on-the-network");
+		{
+			CUdeviceptr d;
+			CUresult rc = cuMemAllocManaged(&d, 4096,
+							CU_MEM_ATTACH_GLOBAL);
+
+			EXPECT(rc == CUDA_ERROR_NOT_SUPPORTED,
+			       "cuMemAllocManaged: %s, want "
+			       "CUDA_ERROR_NOT_SUPPORTED", ename(rc));
+			rc = cuLaunchHostFunc(s, noop, NULL);
+			EXPECT(rc == CUDA_ERROR_NOT_SUPPORTED,
+			       "cuLaunchHostFunc: %s, want "
+			       "CUDA_ERROR_NOT_SUPPORTED", ename(rc));
+			/* and the channel goes on */
+			round_trip(12345, s, a, b);
+		}
+		end();
+	}
+
+	cuStreamDestroy(s);
+	cuCtxDestroy(ctx);
+	free(a);
+	free(b);
+	printf("%s netcopy: %d passed, %d failed\n", failed ? "FAIL" : "PASS",
+	       passed, failed);
+	return failed ? 1 : 0;
+}

@@ -1,0 +1,256 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# Integration tests of the network transport, no GPU needed: the guest
+# library connects to `xen-gpubackd --listen tcp:127.0.0.1:PORT` (TLS 1.3
+# with pre-shared keys) on this host, the worker runs the fake driver.
+#
+#   O=build tests/integration/run-net.sh
+#
+# Prints "PASS name" or "FAIL name: why" per step and, last, exactly
+# "N passed, M failed"; exits non-zero if any step failed.
+
+set -u
+
+O=${O:-build}
+BACKEND=$O/bin/xen-gpubackd
+CLI=$O/bin/xgpu
+T=$O/tests
+FAKECUDA=$O/tests/fakecuda/libcuda.so.1
+case $FAKECUDA in /*) ;; *) FAKECUDA=$PWD/$FAKECUDA ;; esac
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/xgpu-net.XXXXXX") || exit 1
+LOG=$TMP/backend.log
+DPID=
+npass=0
+nfail=0
+
+pass() { echo "PASS $1"; npass=$((npass + 1)); }
+fail() { echo "FAIL $1: $2"; nfail=$((nfail + 1)); }
+
+stop_daemon() {
+	[ -n "$DPID" ] || return 0
+	kill -TERM "$DPID" 2>/dev/null
+	for _ in $(seq 50); do
+		kill -0 "$DPID" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -KILL "$DPID" 2>/dev/null
+	wait "$DPID" 2>/dev/null
+	DPID=
+}
+
+cleanup() {
+	local pids
+	stop_daemon
+	pids=$(jobs -p)
+	# shellcheck disable=SC2086 # one word per pid
+	[ -n "$pids" ] && kill -KILL $pids 2>/dev/null
+	if [ "$nfail" -gt 0 ]; then
+		echo "---- backend log (last 40 lines; all of it in $LOG)"
+		tail -n 40 "$LOG" 2>/dev/null
+	else
+		rm -rf "$TMP"
+	fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+for f in "$BACKEND" "$CLI" "$FAKECUDA" "$T/netcopy" "$T/spin" "$T/arrays" \
+	"$T/threads" "$T/devprintf" "$T/legacylaunch" "$T/capmark" \
+	"$T/greenctx"; do
+	if [ ! -x "$f" ]; then
+		fail setup "$f is missing (make all integration)"
+		echo "$npass passed, $nfail failed"
+		exit 1
+	fi
+done
+
+# keys: alice and bob are the daemon's; mallory has a key of her own
+KEY_A=000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f
+KEY_B=202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f
+KEY_M=fefefefefefefefefefefefefefefefefefefefefefefefefefefefefefefefe
+printf '# the daemon'"'"'s keys\nalice %s\nbob %s\n' "$KEY_A" "$KEY_B" \
+	>"$TMP/server.psk"
+echo "alice $KEY_A" >"$TMP/alice.psk"
+echo "alice $KEY_M" >"$TMP/alice-wrong.psk"
+echo "mallory $KEY_M" >"$TMP/mallory.psk"
+chmod 600 "$TMP"/*.psk
+
+DARGS=(--control "$TMP/c.sock" --foreground --driver "$FAKECUDA"
+       --jit-cache none --cgroup none --worker-user root)
+
+# ---- start-up checks ---------------------------------------------------------
+out=$("$BACKEND" --listen tcp:127.0.0.1:1 "${DARGS[@]}" 2>&1)
+rc=$?
+if [ $rc -eq 2 ] && grep -q "no unauthenticated" <<<"$out"; then
+	pass listen-needs-tls
+else
+	fail listen-needs-tls "exit $rc: $out"
+fi
+cp "$TMP/server.psk" "$TMP/open.psk"
+chmod 644 "$TMP/open.psk"
+out=$("$BACKEND" --listen tcp:127.0.0.1:1 --tls-psk "$TMP/open.psk" \
+	"${DARGS[@]}" 2>&1)
+rc=$?
+if [ $rc -eq 2 ] && grep -q "open.psk" <<<"$out"; then
+	pass key-file-mode-refused
+else
+	fail key-file-mode-refused "exit $rc: $out"
+fi
+
+# ---- the daemon, on a free port ------------------------------------------------
+PORT=
+for _ in $(seq 20); do
+	p=$((20000 + RANDOM % 40000))
+	: >"$LOG"
+	"$BACKEND" --listen "tcp:127.0.0.1:$p" --tls-psk "$TMP/server.psk" \
+		"${DARGS[@]}" >"$LOG" 2>&1 &
+	DPID=$!
+	for _ in $(seq 30); do
+		grep -q "listening on tcp" "$LOG" && break
+		kill -0 "$DPID" 2>/dev/null || break
+		sleep 0.1
+	done
+	if grep -q "listening on tcp" "$LOG"; then
+		PORT=$p
+		break
+	fi
+	stop_daemon
+done
+if [ -z "$PORT" ]; then
+	fail daemon "no free port (log: $(tail -2 "$LOG"))"
+	echo "$npass passed, $nfail failed"
+	exit 1
+fi
+URL=tcp://127.0.0.1:$PORT
+
+# net PSKFILE PROG [ARGS...]: a client over the network
+net() {
+	local psk=$1
+	shift
+	XGPU_SOCKET=$URL XGPU_TLS_PSK=$psk timeout 60 "$@"
+}
+
+if net "$TMP/alice.psk" "$T/netcopy" net >"$TMP/netcopy.out" 2>&1; then
+	pass netcopy
+else
+	fail netcopy "$(grep -m1 FAIL "$TMP/netcopy.out")"
+fi
+
+bad=
+for p in arrays threads devprintf legacylaunch capmark greenctx; do
+	net "$TMP/alice.psk" "$T/$p" >"$TMP/$p.out" 2>&1 || bad="$bad $p"
+done
+if [ -z "$bad" ]; then
+	pass programs-over-tls
+else
+	fail programs-over-tls "failed:$bad"
+fi
+
+# the guest's key is its authenticated identity
+net "$TMP/alice.psk" "$T/spin" 3000 >"$TMP/spin.out" 2>&1 &
+sp=$!
+for _ in $(seq 50); do
+	grep -q launched "$TMP/spin.out" && break
+	sleep 0.1
+done
+list=$("$CLI" -s "$TMP/c.sock" list --json 2>&1)
+if grep -q '"key": *"net:alice"' <<<"$list" &&
+   grep -q '"kind": *"net"' <<<"$list"; then
+	pass key-is-identity
+else
+	fail key-is-identity "list: $list"
+fi
+
+# a client killed mid-call: its worker goes, the daemon stays
+kill -KILL $sp 2>/dev/null
+wait $sp 2>/dev/null
+gone=
+for _ in $(seq 40); do
+	if grep -q "alice.*gone after" "$LOG"; then
+		gone=1
+		break
+	fi
+	sleep 0.1
+done
+if [ -n "$gone" ] && kill -0 "$DPID" 2>/dev/null; then
+	pass killed-client
+else
+	fail killed-client "no 'gone' line within 4 s"
+fi
+
+# authentication: a wrong key, an unknown identity; refused before any
+# call, one log line naming the address
+for c in wrong:alice-wrong unknown:mallory; do
+	name=${c%%:*}
+	file=${c#*:}
+	before=$(grep -c "refused" "$LOG")
+	net "$TMP/$file.psk" "$T/netcopy" >"$TMP/auth-$name.out" 2>&1
+	rc=$?
+	sleep 0.3
+	after=$(grep -c "refused" "$LOG")
+	if [ $rc -ne 0 ] && grep -q "no GPU backend" "$TMP/auth-$name.out" &&
+	   [ $((after - before)) -eq 1 ] &&
+	   grep "refused" "$LOG" | tail -1 | grep -q "127.0.0.1"; then
+		pass "auth-$name-key"
+	else
+		fail "auth-$name-key" "rc $rc, $((after - before)) log lines: $(head -2 "$TMP/auth-$name.out")"
+	fi
+done
+
+# garbage and a stalled peer lose only their own connection
+exec 3<>"/dev/tcp/127.0.0.1/$PORT"
+head -c 4096 /dev/urandom >&3
+exec 3>&-
+exec 4<>"/dev/tcp/127.0.0.1/$PORT"	# says nothing
+t0=$(date +%s%N)
+if net "$TMP/alice.psk" "$T/netcopy" >"$TMP/after-bad.out" 2>&1 &&
+   kill -0 "$DPID" 2>/dev/null; then
+	pass bad-peers-lose-alone
+else
+	fail bad-peers-lose-alone "$(grep -m1 FAIL "$TMP/after-bad.out")"
+fi
+# the stalled one is closed by the handshake's time limit (5 s)
+for _ in $(seq 80); do
+	[ $(( ($(date +%s%N) - t0) / 1000000 )) -gt 7000 ] && break
+	sleep 0.1
+done
+if [ "$(grep -c "from 127.0.0.1.*refused" "$LOG")" -ge 4 ]; then
+	pass stalled-peer-closed
+else
+	fail stalled-peer-closed "$(grep refused "$LOG" | tail -3)"
+fi
+exec 4>&-
+
+# chaining: a second daemon whose driver is xgpu's own guest library,
+# reaching the first over the network (as a Dom0 backend without a GPU
+# uses a GPU host's): local client -> worker -> TLS -> worker -> driver
+LIBDIR=$O/lib
+case $LIBDIR in /*) ;; *) LIBDIR=$PWD/$LIBDIR ;; esac
+XGPU_SOCKET=$URL XGPU_TLS_PSK=$TMP/alice.psk "$BACKEND" --remote-driver \
+	--local "$TMP/chain.sock" --control "$TMP/c2.sock" --foreground \
+	--driver "$LIBDIR/libcuda.so.1" --jit-cache none --cgroup none \
+	--worker-user root >"$TMP/chain.log" 2>&1 &
+CPID=$!
+for _ in $(seq 50); do [ -S "$TMP/chain.sock" ] && break; sleep 0.1; done
+bad=
+XGPU_SOCKET=$TMP/chain.sock timeout 60 "$T/netcopy" >"$TMP/chain-netcopy.out" \
+	2>&1 || bad="netcopy"
+for p in arrays threads legacylaunch; do
+	XGPU_SOCKET=$TMP/chain.sock timeout 60 "$T/$p" >"$TMP/chain-$p.out" \
+		2>&1 || bad="$bad $p"
+done
+if [ -z "$bad" ] && grep -q "executor $LIBDIR/libcuda.so.1" "$TMP/chain.log"
+then
+	pass chain
+else
+	fail chain "failed: ${bad:-none}; $(tail -2 "$TMP/chain.log")"
+fi
+kill -TERM $CPID 2>/dev/null
+wait $CPID 2>/dev/null
+
+stop_daemon
+[ -n "${KEEP_LOG:-}" ] && cp "$LOG" "$KEEP_LOG"
+echo "$npass passed, $nfail failed"
+[ "$nfail" -eq 0 ]

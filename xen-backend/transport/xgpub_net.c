@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: MIT
+/*
+ * xgpub_net.c: the network transport, worker side.  The worker forked for
+ * an accepted TCP connection authenticates the peer (TLS 1.3, xgpu_tls.h:
+ * no request is read before that), runs the local transport's handshake
+ * messages over the connection, and serves a ring and a data area of its
+ * own memory that a mirror (xgpu_mirror.h) keeps in step with the
+ * guest's.  Host-memory regions cannot be shared over a network: their
+ * requests are refused (the guest library does not send them).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "xgpub.h"
+#include "xgpub_transport.h"
+#include "xgpu_mirror.h"
+#include "xgpu_tls.h"
+
+#define HANDSHAKE_MS 5000
+
+struct net {
+	struct xgpub_transport t;
+	struct xgpu_mirror *m;
+	void *map;
+	size_t map_bytes;
+};
+
+static void net_notify(struct xgpub_transport *t)
+{
+	(void)xgpu_mirror_flush(((struct net *)t)->m);
+}
+
+static int net_wait(struct xgpub_transport *t, int timeout_ms)
+{
+	return xgpu_mirror_wait(((struct net *)t)->m, timeout_ms);
+}
+
+static int net_hostmem_map(struct xgpub_transport *t, uint32_t region,
+			   uint64_t size, const struct xgpuif_memref *dir,
+			   uint64_t guest_va, void **va)
+{
+	(void)t;
+	(void)region;
+	(void)size;
+	(void)dir;
+	(void)guest_va;
+	(void)va;
+	return -EOPNOTSUPP;
+}
+
+static void net_hostmem_unmap(struct xgpub_transport *t, void *va,
+			      uint64_t size)
+{
+	(void)t;
+	(void)va;
+	(void)size;
+}
+
+static void net_wait_gone(struct xgpub_transport *t)
+{
+	xgpu_mirror_wait_gone(((struct net *)t)->m);
+}
+
+static void net_close(struct xgpub_transport *t)
+{
+	struct net *n = (struct net *)t;
+	const char *why = xgpu_mirror_why(n->m);
+
+	if (!strncmp(why, "protocol", 8))
+		xgpub_err("%s: %s", t->who, why);
+	xgpu_mirror_stop(n->m);
+	munmap(n->map, n->map_bytes);
+	free(n);
+}
+
+static const struct xgpub_transport_ops net_ops = {
+	.name = "net",
+	.notify = net_notify,
+	.wait = net_wait,
+	.hostmem_map = net_hostmem_map,
+	.hostmem_unmap = net_hostmem_unmap,
+	.wait_gone = net_wait_gone,
+	.close = net_close,
+};
+
+static void refuse(struct xgpu_conn *c, int err, const char *why)
+{
+	struct xgpuif_local_status st;
+
+	memset(&st, 0, sizeof(st));
+	st.magic = XGPUIF_MAGIC;
+	st.status = err;
+	snprintf(st.msg, sizeof(st.msg), "%.119s", why);
+	(void)xgpu_conn_write(c, &st, sizeof(st));
+}
+
+int xgpub_net_accept(struct xgpu_tls *tls, int fd, const char *addr,
+		     uint32_t client_id, uint32_t max_data_pages,
+		     struct xgpub_transport **out)
+{
+	struct xgpuif_local_welcome wel = {
+		XGPUIF_MAGIC, XGPUIF_VERSION, XGPUIF_MAX_RING_ORDER,
+		max_data_pages, client_id, 0
+	};
+	struct xgpuif_local_connect con;
+	struct xgpuif_local_status ok;
+	struct xgpu_mirror_cfg cfg;
+	struct xgpu_conn *c;
+	struct net *n;
+	char err[200], why[128];
+	size_t ring_bytes;
+	int rc;
+
+	c = xgpu_conn_accept(tls, fd, HANDSHAKE_MS, err, sizeof(err));
+	if (!c) {
+		/* the one line an administrator looks for */
+		xgpub_err("client %u from %s: refused: %s", client_id, addr,
+			  err);
+		return -EACCES;
+	}
+	if (xgpu_conn_write(c, &wel, sizeof(wel)) ||
+	    xgpu_conn_read(c, &con, sizeof(con)) ||
+	    con.magic != XGPUIF_MAGIC) {
+		xgpub_err("client %u from %s (%s): malformed handshake",
+			  client_id, addr, xgpu_conn_peer(c));
+		xgpu_conn_close(c);
+		return -EPROTO;
+	}
+	if (con.version != XGPUIF_VERSION) {
+		snprintf(why, sizeof(why), "protocol version %u, backend "
+			 "speaks %u", con.version, XGPUIF_VERSION);
+		rc = -EPROTONOSUPPORT;
+		goto refused;
+	}
+	if (con.ring_order > XGPUIF_MAX_RING_ORDER || con.data_pages < 1 ||
+	    con.data_pages > max_data_pages) {
+		snprintf(why, sizeof(why), "ring order %u or data pages %u out "
+			 "of range (max %u, %u)", con.ring_order,
+			 con.data_pages, XGPUIF_MAX_RING_ORDER, max_data_pages);
+		rc = -ERANGE;
+		goto refused;
+	}
+	n = calloc(1, sizeof(*n));
+	if (!n) {
+		snprintf(why, sizeof(why), "backend out of memory");
+		rc = -ENOMEM;
+		goto refused;
+	}
+	ring_bytes = (size_t)XGPUIF_PAGE_SIZE << con.ring_order;
+	n->map_bytes = ring_bytes + (size_t)con.data_pages * XGPUIF_PAGE_SIZE;
+	n->map = mmap(NULL, n->map_bytes, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (n->map == MAP_FAILED) {
+		free(n);
+		snprintf(why, sizeof(why), "backend out of memory");
+		rc = -ENOMEM;
+		goto refused;
+	}
+	n->t.ops = &net_ops;
+	n->t.sring = n->map;
+	SHARED_RING_INIT(n->t.sring);
+	n->t.ring_order = con.ring_order;
+	n->t.data = (uint8_t *)n->map + ring_bytes;
+	n->t.data_bytes = (size_t)con.data_pages * XGPUIF_PAGE_SIZE;
+	/* the peer's authenticated name: its key for weights, caps and
+	 * quotas (the process name it sends is only informative) */
+	snprintf(n->t.proc, sizeof(n->t.proc), "%s", xgpu_conn_peer(c));
+	for (char *p = con.name; *p && p < con.name + sizeof(con.name); p++)
+		if (*p < 0x20 || *p > 0x7e)
+			*p = '?';
+	con.name[sizeof(con.name) - 1] = 0;
+	snprintf(n->t.who, sizeof(n->t.who), "client %u (%.24s at %.46s)",
+		 client_id, n->t.proc, addr);
+	snprintf(n->t.ipc_domain, sizeof(n->t.ipc_domain), "client:%u",
+		 client_id);
+	memset(&ok, 0, sizeof(ok));
+	ok.magic = XGPUIF_MAGIC;
+	if (xgpu_conn_write(c, &ok, sizeof(ok))) {
+		munmap(n->map, n->map_bytes);
+		free(n);
+		xgpu_conn_close(c);
+		return -EPIPE;
+	}
+	cfg = (struct xgpu_mirror_cfg){
+		.guest = false, .conn = c, .sring = n->t.sring,
+		.ring_order = con.ring_order, .data = n->t.data,
+		.data_bytes = n->t.data_bytes,
+	};
+	n->m = xgpu_mirror_start(&cfg, err, sizeof(err));
+	if (!n->m) {
+		xgpub_err("client %u: %s", client_id, err);
+		munmap(n->map, n->map_bytes);
+		free(n);
+		xgpu_conn_close(c);
+		return -ENOMEM;
+	}
+	*out = &n->t;
+	return 0;
+
+refused:
+	xgpub_err("client %u (%s from %s): refused: %s", client_id,
+		  xgpu_conn_peer(c), addr, why);
+	refuse(c, rc, why);
+	xgpu_conn_close(c);
+	return rc;
+}

@@ -1,0 +1,319 @@
+// SPDX-License-Identifier: MIT
+/*
+ * xgpulib_net.c: the network transport, guest side.  XGPU_SOCKET=
+ * tcp://HOST:PORT names a backend's --listen address; the connection is
+ * TLS 1.3, authenticated by a pre-shared key (XGPU_TLS_PSK, a file of
+ * "IDENTITY HEXKEY" lines, XGPU_TLS_IDENTITY picking one) or by
+ * certificates (XGPU_TLS_CERT, XGPU_TLS_KEY, XGPU_TLS_CA and optionally
+ * XGPU_TLS_SERVER_NAME).  The ring and the data area are this process's
+ * own memory, kept in step with the worker's copies by a mirror
+ * (xgpu_mirror.h).  There is no memory to share on a network: pinned
+ * memory is ordinary memory whose copies are staged, and what needs pages
+ * shared with the worker (managed memory, host functions, registered
+ * memory mapped for kernels) is refused (README).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "xgpulib.h"
+#include "xgpulib_transport.h"
+#include "xgpu_mirror.h"
+#include "xgpu_tls.h"
+
+#define CONNECT_MS	5000
+
+struct net {
+	struct xgpulib_transport t;
+	struct xgpu_mirror *m;
+	void *map;
+	size_t map_bytes;
+};
+
+static int net_notify(struct xgpulib_transport *t)
+{
+	return xgpu_mirror_flush(((struct net *)t)->m);
+}
+
+static int net_wait(struct xgpulib_transport *t, int timeout_ms)
+{
+	return xgpu_mirror_wait(((struct net *)t)->m, timeout_ms);
+}
+
+static int net_hostmem_alloc(struct xgpulib_transport *t, uint32_t region,
+			     size_t size, void **va, struct xgpuif_memref *dir)
+{
+	(void)t;
+	(void)region;
+	(void)size;
+	(void)va;
+	(void)dir;
+	return -EOPNOTSUPP;
+}
+
+static void net_hostmem_free(struct xgpulib_transport *t, uint32_t region,
+			     void *va, size_t size)
+{
+	(void)t;
+	(void)region;
+	(void)va;
+	(void)size;
+}
+
+static int net_put(struct xgpulib_transport *t, size_t off, const void *src,
+		   size_t len)
+{
+	return xgpu_mirror_put(((struct net *)t)->m, off, src, len);
+}
+
+static int net_expect(struct xgpulib_transport *t, size_t off, size_t len,
+		      void *dst, uint64_t *ticket)
+{
+	return xgpu_mirror_expect(((struct net *)t)->m, off, len, dst, ticket);
+}
+
+static int net_expect_wait(struct xgpulib_transport *t, uint64_t ticket)
+{
+	return xgpu_mirror_expect_wait(((struct net *)t)->m, ticket);
+}
+
+static void net_close(struct xgpulib_transport *t)
+{
+	struct net *n = (struct net *)t;
+
+	xgpu_mirror_stop(n->m);
+	munmap(n->map, n->map_bytes);
+	free(n);
+}
+
+static const struct xgpulib_transport_ops net_ops = {
+	.name = "net",
+	.notify = net_notify,
+	.wait = net_wait,
+	.hostmem_alloc = net_hostmem_alloc,
+	.hostmem_free = net_hostmem_free,
+	.put = net_put,
+	.expect = net_expect,
+	.expect_wait = net_expect_wait,
+	.close = net_close,
+};
+
+/* "tcp://HOST:PORT" or "tcp://[V6]:PORT" into host and port */
+static int parse_url(const char *url, char *host, size_t hlen, char *port,
+		     size_t plen)
+{
+	const char *h = url + 6, *colon, *end;
+
+	if (strncmp(url, "tcp://", 6))
+		return -EINVAL;
+	if (*h == '[') {
+		end = strchr(++h, ']');
+		if (!end || end[1] != ':')
+			return -EINVAL;
+		colon = end + 1;
+	} else {
+		colon = strrchr(h, ':');
+		end = colon;
+	}
+	if (!colon || end == h || (size_t)(end - h) >= hlen ||
+	    strlen(colon + 1) >= plen || !colon[1])
+		return -EINVAL;
+	memcpy(host, h, (size_t)(end - h));
+	host[end - h] = 0;
+	snprintf(port, plen, "%s", colon + 1);
+	return 0;
+}
+
+/* a TCP connection to host:port within CONNECT_MS: the socket or -errno */
+static int tcp_connect(const char *host, const char *port, char *msg,
+		       size_t msglen)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res, *a;
+	int fd = -1, rc, one = 1;
+
+	rc = getaddrinfo(host, port, &hints, &res);
+	if (rc) {
+		snprintf(msg, msglen, "cannot resolve %s: %s", host,
+			 gai_strerror(rc));
+		return -EHOSTUNREACH;
+	}
+	rc = -ECONNREFUSED;
+	for (a = res; a; a = a->ai_next) {
+		struct pollfd p;
+		int err = 0;
+		socklen_t el = sizeof(err);
+
+		fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC |
+			    SOCK_NONBLOCK, a->ai_protocol);
+		if (fd < 0)
+			continue;
+		if (connect(fd, a->ai_addr, a->ai_addrlen) < 0 &&
+		    errno != EINPROGRESS) {
+			rc = -errno;
+			close(fd);
+			fd = -1;
+			continue;
+		}
+		p = (struct pollfd){ .fd = fd, .events = POLLOUT };
+		if (poll(&p, 1, CONNECT_MS) != 1)
+			err = ETIMEDOUT;
+		else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) < 0)
+			err = errno;
+		if (!err)
+			break;
+		rc = -err;
+		close(fd);
+		fd = -1;
+	}
+	freeaddrinfo(res);
+	if (fd < 0) {
+		snprintf(msg, msglen, "cannot connect to %s port %s: %s", host,
+			 port, strerror(-rc));
+		return rc;
+	}
+	/* blocking from here; requests are small: no Nagle delay */
+	(void)!fcntl(fd, F_SETFL, 0);
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	return fd;
+}
+
+static struct xgpu_tls *client_tls(char *msg, size_t msglen)
+{
+	struct xgpu_tls_opts o = {
+		.psk_file = xgpulib_env_str("XGPU_TLS_PSK", NULL),
+		.identity = xgpulib_env_str("XGPU_TLS_IDENTITY", NULL),
+		.cert = xgpulib_env_str("XGPU_TLS_CERT", NULL),
+		.key = xgpulib_env_str("XGPU_TLS_KEY", NULL),
+		.ca = xgpulib_env_str("XGPU_TLS_CA", NULL),
+		.server_name = xgpulib_env_str("XGPU_TLS_SERVER_NAME", NULL),
+	};
+
+	if (!o.psk_file && !(o.cert && o.key && o.ca)) {
+		snprintf(msg, msglen, "a network backend needs XGPU_TLS_PSK "
+			 "(a key file), or XGPU_TLS_CERT, XGPU_TLS_KEY and "
+			 "XGPU_TLS_CA");
+		return NULL;
+	}
+	return xgpu_tls_client(&o, msg, msglen);
+}
+
+int xgpulib_net_connect(const char *url, struct xgpulib_transport **out,
+			char *msg, size_t msglen)
+{
+	char host[256], port[32], err[200];
+	struct xgpuif_local_welcome wel;
+	struct xgpuif_local_connect con;
+	struct xgpuif_local_status st;
+	struct xgpu_mirror_cfg cfg;
+	struct xgpu_tls *tls;
+	struct xgpu_conn *conn;
+	struct net *n;
+	unsigned int order, pages;
+	int fd, rc;
+
+	if (parse_url(url, host, sizeof(host), port, sizeof(port))) {
+		snprintf(msg, msglen, "%s: not tcp://HOST:PORT", url);
+		return -EINVAL;
+	}
+	tls = client_tls(msg, msglen);
+	if (!tls)
+		return -EACCES;
+	fd = tcp_connect(host, port, msg, msglen);
+	if (fd < 0) {
+		xgpu_tls_free(tls);
+		return fd;
+	}
+	conn = xgpu_conn_connect(tls, fd, CONNECT_MS, err, sizeof(err));
+	xgpu_tls_free(tls);
+	if (!conn) {
+		snprintf(msg, msglen, "%s: %s", url, err);
+		return -EACCES;
+	}
+	if (xgpu_conn_read(conn, &wel, sizeof(wel)) ||
+	    wel.magic != XGPUIF_MAGIC || wel.version != XGPUIF_VERSION) {
+		snprintf(msg, msglen, "%s: no xgpu backend greeting", url);
+		rc = -EPROTO;
+		goto out_conn;
+	}
+	order = xgpulib_env_uint("XGPU_RING_ORDER", XGPUIF_DEFAULT_RING_ORDER);
+	if (order > wel.max_ring_order)
+		order = wel.max_ring_order;
+	pages = xgpulib_env_uint("XGPU_DATA_MB", 64) * 256;
+	if (pages > wel.max_data_pages)
+		pages = wel.max_data_pages;
+	if (pages < 16)
+		pages = 16;
+	n = calloc(1, sizeof(*n));
+	if (!n) {
+		rc = -ENOMEM;
+		snprintf(msg, msglen, "out of memory");
+		goto out_conn;
+	}
+	snprintf(n->t.where, sizeof(n->t.where), "%s", url);
+	n->t.ring_order = order;
+	n->t.data_bytes = (size_t)pages * XGPUIF_PAGE_SIZE;
+	n->map_bytes = ((size_t)XGPUIF_PAGE_SIZE << order) + n->t.data_bytes;
+	n->map = mmap(NULL, n->map_bytes, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (n->map == MAP_FAILED) {
+		rc = -ENOMEM;
+		snprintf(msg, msglen, "cannot allocate the ring: %s",
+			 strerror(errno));
+		free(n);
+		goto out_conn;
+	}
+	n->t.sring = n->map;
+	n->t.data = (uint8_t *)n->map + ((size_t)XGPUIF_PAGE_SIZE << order);
+	SHARED_RING_INIT(n->t.sring);
+
+	memset(&con, 0, sizeof(con));
+	con.magic = XGPUIF_MAGIC;
+	con.version = XGPUIF_VERSION;
+	con.ring_order = order;
+	con.data_pages = pages;
+	con.pid = (uint32_t)getpid();
+	xgpulib_proc_name(con.name, sizeof(con.name));
+	if (xgpu_conn_write(conn, &con, sizeof(con)) ||
+	    xgpu_conn_read(conn, &st, sizeof(st)) || st.magic != XGPUIF_MAGIC) {
+		rc = -EPROTO;
+		snprintf(msg, msglen, "%s closed the handshake", url);
+		goto out_map;
+	}
+	if (st.status) {
+		rc = st.status < 0 ? st.status : -EPROTO;
+		st.msg[sizeof(st.msg) - 1] = 0;
+		snprintf(msg, msglen, "%s refused the channel: %s", url,
+			 st.msg);
+		goto out_map;
+	}
+	cfg = (struct xgpu_mirror_cfg){
+		.guest = true, .conn = conn, .sring = n->t.sring,
+		.ring_order = order, .data = n->t.data,
+		.data_bytes = n->t.data_bytes,
+	};
+	n->m = xgpu_mirror_start(&cfg, err, sizeof(err));
+	if (!n->m) {
+		rc = -ENOMEM;
+		snprintf(msg, msglen, "%s: %s", url, err);
+		goto out_map;
+	}
+	n->t.ops = &net_ops;
+	*out = &n->t;
+	return 0;
+
+out_map:
+	munmap(n->map, n->map_bytes);
+	free(n);
+out_conn:
+	xgpu_conn_close(conn);
+	return rc;
+}
