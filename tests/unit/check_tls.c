@@ -325,6 +325,72 @@ START_TEST(test_psk_client_choice)
 }
 END_TEST
 
+/* several handshakes at once on one pair of configurations */
+struct many {
+	struct xgpu_tls *st, *ct;
+	int sfd, cfd;
+	int ok;
+	char peer[64];
+};
+
+static void *many_client(void *p)
+{
+	struct many *m = p;
+	struct xgpu_conn *c;
+	char err[ERRLEN], buf[6];
+
+	c = xgpu_conn_connect(m->ct, m->cfd, HS_MS, err, sizeof(err));
+	if (c && !xgpu_conn_write(c, "hello", 6) && !xgpu_conn_read(c, buf, 6))
+		m->ok = !strcmp(buf, "olleh");
+	xgpu_conn_close(c);
+	return NULL;
+}
+
+static void *many_server(void *p)
+{
+	struct many *m = p;
+	struct xgpu_conn *c;
+	char err[ERRLEN], buf[6];
+
+	c = xgpu_conn_accept(m->st, m->sfd, HS_MS, err, sizeof(err));
+	if (c && !xgpu_conn_read(c, buf, 6) && !strcmp(buf, "hello") &&
+	    !xgpu_conn_write(c, "olleh", 6))
+		snprintf(m->peer, sizeof(m->peer), "%s", xgpu_conn_peer(c));
+	xgpu_conn_close(c);
+	return NULL;
+}
+
+START_TEST(test_many_at_once)
+{
+	enum { N = 8 };
+	struct many m[N];
+	pthread_t th[2 * N];
+	char p1[256], p2[256];
+	struct xgpu_tls *st, *ct;
+
+	st = psk_server(server_keys(p1));
+	ct = psk_client(wfile(p2, "bob.psk", 0600, "bob " KEY_B "\n"), NULL);
+	for (int i = 0; i < N; i++) {
+		m[i] = (struct many){ .st = st, .ct = ct };
+		tcp_pair(&m[i].sfd, &m[i].cfd);
+	}
+	for (int i = 0; i < N; i++) {
+		ck_assert_int_eq(pthread_create(&th[2 * i], NULL, many_server,
+						&m[i]), 0);
+		ck_assert_int_eq(pthread_create(&th[2 * i + 1], NULL,
+						many_client, &m[i]), 0);
+	}
+	for (int i = 0; i < 2 * N; i++)
+		pthread_join(th[i], NULL);
+	for (int i = 0; i < N; i++) {
+		ck_assert_int_eq(m[i].ok, 1);
+		ck_assert_str_eq(m[i].peer, "bob");
+	}
+	xgpu_tls_free(st);
+	xgpu_tls_free(ct);
+}
+END_TEST
+
 /* ---- key files ----------------------------------------------------------- */
 
 START_TEST(test_key_file_mode)
@@ -1124,6 +1190,7 @@ static Suite *tls_suite(void)
 	tcase_add_test(tc, test_psk_wrong_key);
 	tcase_add_test(tc, test_psk_unknown_identity);
 	tcase_add_test(tc, test_psk_client_choice);
+	tcase_add_test(tc, test_many_at_once);
 	tcase_add_test(tc, test_key_file_mode);
 	tcase_add_test(tc, test_key_file_errors);
 	tcase_add_test(tc, test_opts_errors);
