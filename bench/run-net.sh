@@ -8,7 +8,10 @@
 # whose driver is xgpu's own library, reaching the first over TLS).
 #
 #   bench/run-net.sh --xgpu-lib DIR --backend PATH --bin DIR [--out DIR]
-#                    [--rounds N]
+#                    [--rounds N] [--lanes N]
+#
+# --lanes: the daemon's --net-lanes (default 8): TLS connections beside
+# each channel's own that carry its large copies in parallel.
 #
 # Targets, judged (a line ends in "ok" or "MISS"): 1 GiB pageable copies
 # over the network >= 10 GB/s each way; synchronous 64-byte round trips
@@ -17,9 +20,9 @@
 set -u
 # shellcheck source-path=SCRIPTDIR source=common.sh
 . "$(dirname "$0")/common.sh"
-LIB= BACKEND= BIN= OUT=/tmp/xgpu-net ROUNDS=3
+LIB= BACKEND= BIN= OUT=/tmp/xgpu-net ROUNDS=3 LANES=8
 bench_options "--xgpu-lib=LIB --backend=BACKEND --bin=BIN --out=OUT \
-	--rounds=ROUNDS" "$@"
+	--rounds=ROUNDS --lanes=LANES" "$@"
 mkdir -p "$OUT"
 bench_abs LIB BACKEND BIN
 bench_need_gpu net
@@ -32,7 +35,7 @@ pageable=$("$BACKEND" --help 2>/dev/null | grep -o -m1 -- --allow-pageable-acces
 # shellcheck disable=SC2086 # empty or one word
 "$BACKEND" --local "$T/s.sock" --listen "tcp:127.0.0.1:$PORT" \
 	--tls-psk "$T/psk" --control "$T/c.sock" --foreground --driver "$DRV" \
-	$pageable >"$OUT/backend.log" 2>&1 &
+	--net-lanes "$LANES" $pageable >"$OUT/backend.log" 2>&1 &
 D1=$!
 # shellcheck disable=SC2086
 XGPU_SOCKET=$URL XGPU_TLS_PSK=$T/psk "$BACKEND" --remote-driver \
@@ -74,7 +77,7 @@ med() {
 verdict() { [ "$1" = 1 ] && echo " ok" || echo " MISS"; }
 : >"$OUT/net-summary.txt"
 say() { echo "$*" | tee -a "$OUT/net-summary.txt"; }
-say "copies, GB/s (median of $ROUNDS): native / local / net / chain"
+say "copies, GB/s (median of $ROUNDS; $LANES lanes): native / local / net / chain"
 for kind in "h2d pageable" "d2h pageable" "h2d pinned" "d2h pinned"; do
 	for b in 4194304 67108864 1073741824; do
 		set -- $kind

@@ -26,9 +26,32 @@
 
 struct expect {
 	uint64_t mark;		/* backend: the peer's producer index when it
-				 * came; guest: its ticket */
+				 * came; guest: its ticket (0: free slot) */
 	size_t off, len;
 	void *dst;		/* guest: where its bytes land */
+	size_t landed;		/* guest: bytes landed so far */
+};
+
+/* a share of a DATA frame for a lane to send */
+struct piece {
+	size_t off, len;
+	const uint8_t *src;
+	uint64_t *sent;		/* counted (under mu) once on the wire */
+};
+
+#define LANE_Q		64
+
+/* an extra connection that carries DATA frames only */
+struct lane {
+	struct xgpu_mirror *m;
+	struct xgpu_conn *c;
+	pthread_t rx, tx;
+	pthread_cond_t cv;	/* pieces queued, or stop (with m->mu) */
+	struct piece q[LANE_Q];
+	unsigned int qh, qt;
+	/* guest: bytes of puts given to this lane; backend: bytes of puts
+	 * landed from it (each lane is in order: a count is a prefix) */
+	uint64_t bytes;
 };
 
 struct xgpu_mirror {
@@ -45,10 +68,15 @@ struct xgpu_mirror {
 	RING_IDX recvd;		/* the peer's, as far as received */
 	bool gone;
 	char why[160];
+	/* backend: expects in order; guest: by ticket % N */
 	struct expect fifo[XGPUIF_NET_MAX_EXPECT];
-	unsigned int head, tail;	/* fifo[head % N .. tail % N) */
-	uint64_t next_ticket, landed;	/* guest */
+	unsigned int head, tail;	/* backend: fifo[head % N .. tail % N) */
+	uint64_t next_ticket;		/* guest */
 	uint8_t *tx;		/* a frame header and a ring's slots */
+	/* lanes (xgpu_mirror_add_lane) by the guest's number, under mu */
+	struct lane *lanes[XGPUIF_NET_MAX_LANES];
+	unsigned int nlanes, next_lane;
+	uint64_t barrier_sent[XGPUIF_NET_MAX_LANES];	/* guest */
 };
 
 #define SLOT XGPUIF_SLOT_SIZE
@@ -89,6 +117,9 @@ static void set_gone(struct xgpu_mirror *m, const char *why)
 		snprintf(m->why, sizeof(m->why), "%s", why);
 	}
 	pthread_cond_broadcast(&m->cv);
+	for (unsigned int i = 0; i < XGPUIF_NET_MAX_LANES; i++)
+		if (m->lanes[i])
+			pthread_cond_broadcast(&m->lanes[i]->cv);
 	pthread_mutex_unlock(&m->mu);
 	kick(m);
 }
@@ -142,6 +173,167 @@ static int send_slots(struct xgpu_mirror *m, RING_IDX from, unsigned int n)
 	return rc;
 }
 
+/* ---- lanes ---------------------------------------------------------------- */
+
+/*
+ * Give [off, off + len) of src to the lanes in shares (mu not held);
+ * sent, where given, counts the bytes once on the wire.  0, or -EPIPE.
+ */
+static int to_lanes(struct xgpu_mirror *m, size_t off, const uint8_t *src,
+		    size_t len, uint64_t *sent)
+{
+	size_t share;
+	unsigned int n;
+
+	pthread_mutex_lock(&m->mu);
+	n = m->nlanes;
+	share = (len / n + 4095) & ~(size_t)4095;
+	for (size_t done = 0; done < len && !m->gone;) {
+		struct lane *l = NULL;
+		size_t k = len - done < share ? len - done : share;
+
+		while (!l)	/* (a backend's lanes may have gaps) */
+			l = m->lanes[m->next_lane++ % XGPUIF_NET_MAX_LANES];
+		while (l->qt - l->qh == LANE_Q && !m->gone)
+			pthread_cond_wait(&m->cv, &m->mu);
+		if (m->gone)
+			break;
+		l->q[l->qt++ % LANE_Q] = (struct piece){ off + done, k,
+							 src + done, sent };
+		if (m->c.guest)
+			l->bytes += k;
+		pthread_cond_signal(&l->cv);
+		done += k;
+	}
+	pthread_mutex_unlock(&m->mu);
+	return is_gone(m) ? -EPIPE : 0;
+}
+
+static void *lane_tx_main(void *arg)
+{
+	struct lane *l = arg;
+	struct xgpu_mirror *m = l->m;
+
+	for (;;) {
+		struct xgpuif_net_frame f = { XGPUIF_NET_DATA, 0, 0 };
+		struct piece p;
+
+		pthread_mutex_lock(&m->mu);
+		while (l->qh == l->qt && !m->gone)
+			pthread_cond_wait(&l->cv, &m->mu);
+		if (m->gone) {
+			pthread_mutex_unlock(&m->mu);
+			return NULL;
+		}
+		p = l->q[l->qh % LANE_Q];
+		pthread_mutex_unlock(&m->mu);
+		f.len = (uint32_t)p.len;
+		f.arg = p.off;
+		if (xgpu_conn_write(l->c, &f, sizeof(f)) ||
+		    xgpu_conn_write(l->c, p.src, p.len)) {
+			set_gone(m, "a lane failed while sending");
+			return NULL;
+		}
+		pthread_mutex_lock(&m->mu);
+		l->qh++;
+		if (p.sent)
+			*p.sent += p.len;
+		pthread_cond_broadcast(&m->cv);
+		pthread_mutex_unlock(&m->mu);
+	}
+}
+
+static const char *land(struct xgpu_mirror *m, struct xgpu_conn *c,
+			const struct xgpuif_net_frame *f, struct lane *lane);
+
+static void *lane_rx_main(void *arg)
+{
+	struct lane *l = arg;
+	struct xgpu_mirror *m = l->m;
+	struct xgpuif_net_frame f;
+	const char *bad = NULL;
+
+	while (!bad) {
+		if (xgpu_conn_read(l->c, &f, sizeof(f)))
+			bad = "";
+		else if (f.type != XGPUIF_NET_DATA)
+			bad = "a lane frame other than data";
+		else
+			bad = land(m, l->c, &f, l);
+	}
+	if (*bad) {
+		char why[160];
+
+		snprintf(why, sizeof(why), "protocol error from the %s: %s",
+			 m->c.guest ? "backend" : "guest", bad);
+		set_gone(m, why);
+	} else {
+		set_gone(m, "a lane ended");
+	}
+	xgpu_conn_shutdown(m->c.conn);
+	return NULL;
+}
+
+int xgpu_mirror_add_lane(struct xgpu_mirror *m, struct xgpu_conn *c,
+			 unsigned int index)
+{
+	struct lane *l = calloc(1, sizeof(*l));
+	int rc;
+
+	if (!l)
+		return -ENOMEM;
+	l->m = m;
+	l->c = c;
+	pthread_cond_init(&l->cv, NULL);
+	pthread_mutex_lock(&m->mu);
+	if (index >= XGPUIF_NET_MAX_LANES || m->lanes[index] || m->gone) {
+		pthread_mutex_unlock(&m->mu);
+		free(l);
+		return m->gone ? -EPIPE : -EEXIST;
+	}
+	rc = pthread_create(&l->tx, NULL, lane_tx_main, l);
+	if (!rc) {
+		rc = pthread_create(&l->rx, NULL, lane_rx_main, l);
+		if (rc) {
+			m->gone = true;	/* the tx thread ends */
+			pthread_cond_broadcast(&l->cv);
+			pthread_mutex_unlock(&m->mu);
+			pthread_join(l->tx, NULL);
+			set_gone(m, "cannot start a lane's thread");
+			free(l);
+			return -rc;
+		}
+	}
+	if (rc) {
+		pthread_mutex_unlock(&m->mu);
+		free(l);
+		return -rc;
+	}
+	m->lanes[index] = l;
+	m->nlanes++;
+	pthread_mutex_unlock(&m->mu);
+	return 0;
+}
+
+unsigned int xgpu_mirror_lanes(struct xgpu_mirror *m)
+{
+	unsigned int n;
+
+	pthread_mutex_lock(&m->mu);
+	n = m->nlanes;
+	pthread_mutex_unlock(&m->mu);
+	return n;
+}
+
+/* backend: an expect's bytes, on the lanes or this connection */
+static int ship_expect(struct xgpu_mirror *m, const struct expect *e)
+{
+	if (e->len >= XGPUIF_NET_LANE_MIN && xgpu_mirror_lanes(m))
+		return to_lanes(m, e->off, m->c.data + e->off, e->len, NULL);
+	return send_frame(m, XGPUIF_NET_DATA, e->off, m->c.data + e->off,
+			  e->len);
+}
+
 /*
  * backend: the oldest expect, if every request before it has its reply
  * (taken off the queue where e is given)
@@ -180,9 +372,30 @@ static int flush_locked(struct xgpu_mirror *m)
 		 * there (the backend's data area is the worker's, read only
 		 * once the worker has replied) */
 		while (!m->c.guest && expect_ready(m, prod, &e))
-			if (send_frame(m, XGPUIF_NET_DATA, e.off,
-				       m->c.data + e.off, e.len))
+			if (ship_expect(m, &e))
 				return -EPIPE;
+		if (m->c.guest) {
+			/* what went to the lanes lands before what follows:
+			 * each lane's count so far */
+			uint64_t put[XGPUIF_NET_MAX_LANES] = { 0 };
+			unsigned int n = 0;
+			bool news = false;
+
+			pthread_mutex_lock(&m->mu);
+			for (unsigned int i = 0; i < XGPUIF_NET_MAX_LANES; i++)
+				if (m->lanes[i]) {
+					put[i] = m->lanes[i]->bytes;
+					news |= put[i] != m->barrier_sent[i];
+					n = i + 1;
+				}
+			pthread_mutex_unlock(&m->mu);
+			if (news) {
+				if (send_frame(m, XGPUIF_NET_BARRIER, 0, put,
+					       n * sizeof(put[0])))
+					return -EPIPE;
+				memcpy(m->barrier_sent, put, sizeof(put));
+			}
+		}
 		if (m->shipped != prod) {
 			RING_IDX from = m->shipped;
 
@@ -222,6 +435,19 @@ int xgpu_mirror_put(struct xgpu_mirror *m, size_t off, const void *src,
 	if (off > m->c.data_bytes || len > m->c.data_bytes - off ||
 	    len > UINT32_MAX)
 		return -EINVAL;
+	if (len >= XGPUIF_NET_LANE_MIN && xgpu_mirror_lanes(m)) {
+		uint64_t sent = 0;
+
+		rc = to_lanes(m, off, src, len, &sent);
+		/* src is the caller's again only once all of it is sent */
+		pthread_mutex_lock(&m->mu);
+		while (sent < len && !m->gone)
+			pthread_cond_wait(&m->cv, &m->mu);
+		if (sent < len)
+			rc = -EPIPE;
+		pthread_mutex_unlock(&m->mu);
+		return rc;
+	}
 	pthread_mutex_lock(&m->send_mu);
 	rc = is_gone(m) ? -EPIPE :
 	     send_frame(m, XGPUIF_NET_DATA, off, src, len);
@@ -244,14 +470,15 @@ int xgpu_mirror_expect(struct xgpu_mirror *m, size_t off, size_t len,
 	if (rc)
 		goto out;
 	pthread_mutex_lock(&m->mu);
-	if (m->tail - m->head >= XGPUIF_NET_MAX_EXPECT) {
+	if (m->fifo[(m->next_ticket + 1) % XGPUIF_NET_MAX_EXPECT].mark) {
+		/* the oldest ticket in that place was never waited for */
 		pthread_mutex_unlock(&m->mu);
 		rc = -ENOSPC;
 		goto out;
 	}
 	*ticket = ++m->next_ticket;
-	m->fifo[m->tail++ % XGPUIF_NET_MAX_EXPECT] =
-		(struct expect){ *ticket, off, len, dst };
+	m->fifo[*ticket % XGPUIF_NET_MAX_EXPECT] =
+		(struct expect){ *ticket, off, len, dst, 0 };
 	pthread_mutex_unlock(&m->mu);
 	rc = xgpu_conn_write(m->c.conn, &f, sizeof(f));
 	if (rc)
@@ -265,10 +492,17 @@ int xgpu_mirror_expect_wait(struct xgpu_mirror *m, uint64_t ticket)
 {
 	int rc;
 
+	struct expect *e = &m->fifo[ticket % XGPUIF_NET_MAX_EXPECT];
+
 	pthread_mutex_lock(&m->mu);
-	while (m->landed < ticket && !m->gone)
+	if (e->mark != ticket) {
+		pthread_mutex_unlock(&m->mu);
+		return -EINVAL;
+	}
+	while (e->landed < e->len && !m->gone)
 		pthread_cond_wait(&m->cv, &m->mu);
-	rc = m->landed >= ticket ? 0 : -EPIPE;
+	rc = e->landed == e->len ? 0 : -EPIPE;
+	e->mark = 0;
 	pthread_mutex_unlock(&m->mu);
 	return rc;
 }
@@ -328,10 +562,15 @@ static const char *on_slots(struct xgpu_mirror *m,
 	return NULL;
 }
 
-static const char *on_data(struct xgpu_mirror *m,
-			   const struct xgpuif_net_frame *f)
+/*
+ * A DATA frame's bytes from c (a lane, or the channel's connection): the
+ * backend's land in its data area; the guest's where the expect whose
+ * range holds them says
+ */
+static const char *land(struct xgpu_mirror *m, struct xgpu_conn *c,
+			const struct xgpuif_net_frame *f, struct lane *lane)
 {
-	struct expect e = { 0 };
+	struct expect *e = NULL;
 	uint8_t *to;
 
 	if (f->arg > m->c.data_bytes || f->len > m->c.data_bytes - f->arg)
@@ -339,26 +578,50 @@ static const char *on_data(struct xgpu_mirror *m,
 	to = m->c.data + f->arg;
 	if (m->c.guest) {
 		pthread_mutex_lock(&m->mu);
-		if (m->head == m->tail) {
-			pthread_mutex_unlock(&m->mu);
-			return "data nobody asked for";
+		for (unsigned int i = 0; i < XGPUIF_NET_MAX_EXPECT && !e; i++) {
+			struct expect *x = &m->fifo[i];
+
+			if (x->mark && x->landed < x->len &&
+			    f->arg >= x->off &&
+			    f->arg + f->len <= x->off + x->len)
+				e = x;
 		}
-		e = m->fifo[m->head % XGPUIF_NET_MAX_EXPECT];
 		pthread_mutex_unlock(&m->mu);
-		if (e.off != f->arg || e.len != f->len)
-			return "data other than asked for";
-		if (e.dst)
-			to = e.dst;
+		if (!e)
+			return "data nobody asked for";
+		if (e->dst)
+			to = (uint8_t *)e->dst + (f->arg - e->off);
 	}
-	if (f->len && xgpu_conn_read(m->c.conn, to, f->len))
+	if (f->len && xgpu_conn_read(c, to, f->len))
 		return "";
-	if (m->c.guest) {
-		pthread_mutex_lock(&m->mu);
-		m->head++;
-		m->landed = e.mark;
-		pthread_cond_broadcast(&m->cv);
-		pthread_mutex_unlock(&m->mu);
-	}
+	pthread_mutex_lock(&m->mu);
+	if (e)
+		e->landed += f->len;
+	else if (lane)
+		lane->bytes += f->len;
+	pthread_cond_broadcast(&m->cv);
+	pthread_mutex_unlock(&m->mu);
+	return NULL;
+}
+
+/* backend: publish nothing more until the lanes brought `arg` bytes */
+static const char *on_barrier(struct xgpu_mirror *m,
+			      const struct xgpuif_net_frame *f)
+{
+	uint64_t want[XGPUIF_NET_MAX_LANES];
+	unsigned int n = f->len / sizeof(want[0]);
+
+	if (m->c.guest || f->len % sizeof(want[0]) ||
+	    n > XGPUIF_NET_MAX_LANES)
+		return "a misplaced barrier";
+	if (n && xgpu_conn_read(m->c.conn, want, f->len))
+		return "";
+	pthread_mutex_lock(&m->mu);
+	for (unsigned int i = 0; i < n && !m->gone; i++)
+		while (want[i] && !m->gone &&
+		       (!m->lanes[i] || m->lanes[i]->bytes < want[i]))
+			pthread_cond_wait(&m->cv, &m->mu);
+	pthread_mutex_unlock(&m->mu);
 	return NULL;
 }
 
@@ -375,7 +638,7 @@ static const char *on_expect(struct xgpu_mirror *m,
 		return "too many expects outstanding";
 	}
 	m->fifo[m->tail++ % XGPUIF_NET_MAX_EXPECT] =
-		(struct expect){ m->recvd, f->arg, f->len, NULL };
+		(struct expect){ m->recvd, f->arg, f->len, NULL, 0 };
 	pthread_mutex_unlock(&m->mu);
 	/* its requests may all have their replies already */
 	(void)xgpu_mirror_flush(m);
@@ -398,7 +661,10 @@ static void *rx_main(void *arg)
 			bad = on_slots(m, &f);
 			break;
 		case XGPUIF_NET_DATA:
-			bad = on_data(m, &f);
+			bad = land(m, m->c.conn, &f, NULL);
+			break;
+		case XGPUIF_NET_BARRIER:
+			bad = on_barrier(m, &f);
 			break;
 		case XGPUIF_NET_EXPECT:
 			bad = on_expect(m, &f);
@@ -493,9 +759,24 @@ void xgpu_mirror_stop(struct xgpu_mirror *m)
 {
 	if (!m)
 		return;
+	set_gone(m, "closed");
 	xgpu_conn_shutdown(m->c.conn);
+	for (unsigned int i = 0; i < XGPUIF_NET_MAX_LANES; i++)
+		if (m->lanes[i])
+			xgpu_conn_shutdown(m->lanes[i]->c);
 	if (m->rx_started)
 		pthread_join(m->rx, NULL);
+	for (unsigned int i = 0; i < XGPUIF_NET_MAX_LANES; i++) {
+		struct lane *l = m->lanes[i];
+
+		if (!l)
+			continue;
+		pthread_join(l->tx, NULL);
+		pthread_join(l->rx, NULL);
+		xgpu_conn_close(l->c);
+		pthread_cond_destroy(&l->cv);
+		free(l);
+	}
 	xgpu_conn_close(m->c.conn);
 	close(m->kick);
 	free(m->tx);

@@ -45,6 +45,7 @@ enum {
 	XGPUIF_NET_SLOTS = 1,
 	XGPUIF_NET_DATA = 2,
 	XGPUIF_NET_EXPECT = 3,
+	XGPUIF_NET_BARRIER = 4,
 };
 
 struct xgpuif_net_frame {
@@ -54,6 +55,41 @@ struct xgpuif_net_frame {
 };
 
 #define XGPUIF_NET_MAX_EXPECT	256u
+
+/*
+ * Lanes.  One TLS stream is one CPU's worth of encryption (about 1.4 GB/s
+ * on the GPU machine), so a channel may have up to XGPUIF_NET_MAX_LANES
+ * more connections that carry DATA frames only: a put or an expect of at
+ * least XGPUIF_NET_LANE_MIN bytes is cut in shares, one per lane, sent
+ * in parallel.  A share lands where its offset says (guest: inside the
+ * expect whose range holds it).  Puts through lanes are counted per lane
+ * (a lane is in order, so its count is a prefix): before slots that may
+ * name them the guest sends BARRIER, whose bytes are each lane's count so
+ * far (uint64_t, by the guest's lane number), on the channel's own
+ * connection, and the backend publishes nothing after it until each lane
+ * has brought that many.
+ *
+ * After the channel's handshake (struct xgpuif_local_status) the backend
+ * sends struct xgpuif_net_lanes: how many lanes it takes and their token.
+ * A lane is a new TCP connection to the same address that sends struct
+ * xgpuif_net_lane_hello in the clear, then does its TLS handshake, which
+ * must authenticate the same peer as the channel's; the token only says
+ * which channel it joins.
+ */
+#define XGPUIF_NET_MAX_LANES	16u
+#define XGPUIF_NET_LANE_MIN	(256u << 10)
+#define XGPUIF_NET_LANE_MAGIC	"XGPULANE"
+
+struct xgpuif_net_lanes {
+	uint32_t magic;		/* XGPUIF_MAGIC */
+	uint32_t nlanes;	/* 0: none */
+	uint8_t token[32];
+};
+
+struct xgpuif_net_lane_hello {
+	char magic[8];		/* XGPUIF_NET_LANE_MAGIC, no NUL */
+	uint8_t token[32];
+};
 
 struct xgpu_conn;
 struct xgpu_mirror;
@@ -95,6 +131,16 @@ int xgpu_mirror_expect(struct xgpu_mirror *m, size_t off, size_t len,
 /* guest: wait until the bytes of the expect `ticket` have landed:
  * 0, or -EPIPE when the connection went first (they never will) */
 int xgpu_mirror_expect_wait(struct xgpu_mirror *m, uint64_t ticket);
+
+/*
+ * a lane (its TLS handshake done) as the guest numbers it (0 ..
+ * XGPUIF_NET_MAX_LANES - 1; the guest sends the number, a uint32_t, as
+ * the lane's first bytes inside TLS): its threads start; 0 or -errno
+ */
+int xgpu_mirror_add_lane(struct xgpu_mirror *m, struct xgpu_conn *c,
+			 unsigned int index);
+/* lanes so far */
+unsigned int xgpu_mirror_lanes(struct xgpu_mirror *m);
 
 /* end the connection, join the thread, free (the connection too) */
 void xgpu_mirror_stop(struct xgpu_mirror *m);

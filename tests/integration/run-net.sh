@@ -138,6 +138,27 @@ else
 	fail netcopy "$(grep -m1 FAIL "$TMP/netcopy.out")"
 fi
 
+# the same over the channel's one connection (no lanes)
+if XGPU_NET_LANES=0 net "$TMP/alice.psk" "$T/netcopy" net \
+	>"$TMP/netcopy1.out" 2>&1; then
+	pass netcopy-one-connection
+else
+	fail netcopy-one-connection "$(grep -m1 FAIL "$TMP/netcopy1.out")"
+fi
+
+# a lane whose token names no channel is refused by the daemon
+before=$(grep -c "lane from" "$LOG")
+exec 5<>"/dev/tcp/127.0.0.1/$PORT"
+printf 'XGPULANE%032d' 0 >&5
+sleep 0.5
+exec 5>&-
+if [ "$(grep -c "lane from 127.0.0.1.*refused: no channel" "$LOG")" -gt \
+     "$before" ] && kill -0 "$DPID" 2>/dev/null; then
+	pass lane-bad-token
+else
+	fail lane-bad-token "no refusal in the log"
+fi
+
 bad=
 for p in arrays threads devprintf legacylaunch capmark greenctx; do
 	net "$TMP/alice.psk" "$T/$p" >"$TMP/$p.out" 2>&1 || bad="$bad $p"

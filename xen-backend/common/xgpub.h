@@ -80,6 +80,8 @@ struct xgpub_options {
 	/* the driver is xgpu's own guest library, chained to a backend on
 	 * the network: workers keep the daemon's network namespace */
 	bool remote_driver;
+	/* lanes a network client may open beside its channel */
+	uint32_t net_lanes;
 };
 
 /*
@@ -114,6 +116,10 @@ struct xgpub_wstat {
 	uint32_t has_ctx;	/* worker: it made its CUDA context (a
 				 * channel of NVML ops alone makes none) */
 	uint64_t images;	/* worker: module image bytes it holds */
+	/* worker of a network client: the token its lanes bring
+	 * (xgpu_mirror.h), valid once lane_ready is 1 */
+	uint8_t lane_token[32];
+	uint32_t lane_ready;
 };
 
 /* what the daemon tells a worker: read-only in every worker */

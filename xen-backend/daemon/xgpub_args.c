@@ -38,6 +38,9 @@ static void usage(FILE *f)
 "                         our key (0600), the CA of the clients' (their\n"
 "                         subject CN is the guest's key)\n"
 "      --max-net N        network clients at once (default 64, 0: no limit)\n"
+"      --net-lanes N      more TLS connections a network client may open\n"
+"                         for its large copies, in parallel (default 4,\n"
+"                         at most 16; 0: one connection per channel)\n"
 "      --remote-driver    the --driver is xgpu's own libcuda.so.1, reaching\n"
 "                         a GPU host's daemon on the network (XGPU_SOCKET=\n"
 "                         tcp://HOST:PORT and XGPU_TLS_* in this daemon's\n"
@@ -107,6 +110,7 @@ static const struct option lopts[] = {
 	{ "tls-ca", required_argument, NULL, 'a' },
 	{ "max-net", required_argument, NULL, 'n' },
 	{ "remote-driver", no_argument, NULL, 'O' },
+	{ "net-lanes", required_argument, NULL, 'H' },
 	{ "xen", no_argument, NULL, 'x' },
 	{ "control", required_argument, NULL, 'c' },
 	{ "sched", required_argument, NULL, 's' },
@@ -318,6 +322,7 @@ int xgpub_args_parse(int argc, char **argv, struct xgpub_args *a)
 			.spin_us = 2000,
 			.jit_cache = "/var/cache/xgpu/jit",
 			.seccomp = true,
+			.net_lanes = 4,
 		},
 		.cgroup_dir = "/sys/fs/cgroup/xgpu",
 		.cglim = {
@@ -342,6 +347,7 @@ int xgpub_args_parse(int argc, char **argv, struct xgpub_args *a)
 		NUM('C', 1, XGPUIF_XEN_MAX_CHANNELS, 1, a->lim.max_channels),
 		NUM('U', 0, 1024, 1, a->max_local_per_user),
 		NUM('n', 0, 1024, 1, a->max_net),
+		NUM('H', 0, 16, 1, a->opt.net_lanes),
 		NUM('g', 0, 63, 1, a->opt.gpu),
 		NUM('q', 0, 16u << 20, 1u << 20, a->opt.quota),
 		NUM('P', 0, 16u << 20, 1u << 20, a->opt.pin_quota),

@@ -74,10 +74,10 @@ int xgpub_children_netns_probe(void)
  * and Xen handles, the scheduler's epoll set, the other workers' kicks
  * and connections all go.
  */
-static void close_inherited(int keep_fd)
+static void close_inherited(int keep_fd, int keep2)
 {
-	int keep[] = { 2, keep_fd, xgpub_sched_kick_fd, xgpub_xen_alive_fd,
-		       xgpub_broker_fd };
+	int keep[] = { 2, keep_fd, keep2, xgpub_sched_kick_fd,
+		       xgpub_xen_alive_fd, xgpub_broker_fd };
 	int n = (int)(sizeof(keep) / sizeof(keep[0]));
 	unsigned int from = 3;
 	struct rlimit rl;
@@ -234,7 +234,8 @@ pid_t xgpub_spawn(const struct xgpub_child *info, int keep_fd,
 		/* the daemon's registry of IPC handles: not the worker's */
 		xgpub_ipc_reg_after_fork();
 		xgpub_sched_kick_fd = kick;
-		close_inherited(keep_fd);
+		close_inherited(keep_fd, info->kind == XGPUB_CHILD_NET ?
+					info->lane_child_fd : -1);
 		signal(SIGCHLD, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
 		signal(SIGINT, SIG_DFL);

@@ -35,6 +35,9 @@ struct xgpub_child {
 	uint64_t util_busy;
 	/* its own eventfd that kicks the GPU scheduler (-1: none) */
 	int kick_fd;
+	/* network: the daemon's end of the socket that hands the worker
+	 * its lanes' connections, and (until the fork) the worker's */
+	int lane_fd, lane_child_fd;
 };
 
 /*

@@ -118,6 +118,13 @@ static void reap_workers(void)
 			__atomic_store_n(&xgpub_wctl_of(c->st)->acct, 0,
 					 __ATOMIC_RELEASE);
 		}
+		if (c && c->kind == XGPUB_CHILD_NET) {
+			if (c->lane_fd > 2)
+				close(c->lane_fd);
+			if (c->st)
+				__atomic_store_n(&c->st->lane_ready, 0,
+						 __ATOMIC_RELEASE);
+		}
 		if (c)
 			memset(c, 0, sizeof(*c));
 	}
@@ -379,9 +386,9 @@ int main(int argc, char **argv)
 	}
 
 	while (!stop_requested) {
-		struct pollfd pfd[7];
+		struct pollfd pfd[7 + XGPUB_NET_SNIFF_MAX];
 		int n = 0, ilocal = -1, ixen = -1, ictl = -1, imet = -1;
-		int inet = -1;
+		int inet = -1, isniff = -1;
 		int ibrk = -1;
 		uint64_t now = xgpub_now_ns(), wait_ns = 1000000000u;
 		struct timespec ts;
@@ -452,6 +459,17 @@ int main(int argc, char **argv)
 			if (w < wait_ns)
 				wait_ns = w;
 		}
+		if (nfd >= 0) {
+			/* network connections that have not said what they
+			 * are: those past their time go now */
+			uint64_t w = xgpub_net_sniff(NULL, 0, &a.opt,
+						     a.max_net);
+
+			if (w < wait_ns)
+				wait_ns = w;
+			isniff = n;
+			n += xgpub_net_pollfds(pfd + n, XGPUB_NET_SNIFF_MAX);
+		}
 		ts.tv_sec = (time_t)(wait_ns / 1000000000u);
 		ts.tv_nsec = (long)(wait_ns % 1000000000u);
 		if (ppoll(pfd, (nfds_t)n, &ts, NULL) <= 0)
@@ -466,6 +484,9 @@ int main(int argc, char **argv)
 			xgpub_ctl_accept();
 		if (ixen >= 0 && pfd[ixen].revents)
 			xgpub_xen_poll(xen);
+		if (isniff >= 0)
+			xgpub_net_sniff(pfd + isniff, n - isniff, &a.opt,
+					a.max_net);
 		if (inet >= 0 && (pfd[inet].revents & POLLIN))
 			xgpub_net_client(nfd, &a.opt, a.max_net);
 		if (ilocal >= 0 && (pfd[ilocal].revents & POLLIN)) {
@@ -477,6 +498,7 @@ int main(int argc, char **argv)
 		}
 	}
 	xgpub_local_drop_waiting();
+	xgpub_net_drop_waiting();
 	xgpub_info("stopping");
 	xgpub_sched_stop();
 	xgpub_children_kill(SIGTERM);

@@ -12,13 +12,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "xgpub.h"
 #include "xgpub_transport.h"
 #include "xgpu_mirror.h"
 #include "xgpu_tls.h"
+#include "xgpuif_sock.h"
 
 #define HANDSHAKE_MS 5000
 
@@ -27,6 +31,14 @@ struct net {
 	struct xgpu_mirror *m;
 	void *map;
 	size_t map_bytes;
+	/* lanes: the daemon hands their connections on lane_fd; a thread
+	 * authenticates each (the same peer as the channel's) */
+	struct xgpu_tls *tls;
+	int lane_fd;
+	unsigned int lanes_max;
+	pthread_t lane_thread;
+	bool lane_started;
+	char peer[160];
 };
 
 static void net_notify(struct xgpub_transport *t)
@@ -72,6 +84,12 @@ static void net_close(struct xgpub_transport *t)
 
 	if (!strncmp(why, "protocol", 8))
 		xgpub_err("%s: %s", t->who, why);
+	if (n->lane_fd >= 0)
+		shutdown(n->lane_fd, SHUT_RDWR);
+	if (n->lane_started)
+		pthread_join(n->lane_thread, NULL);
+	if (n->lane_fd >= 0)
+		close(n->lane_fd);
 	xgpu_mirror_stop(n->m);
 	munmap(n->map, n->map_bytes);
 	free(n);
@@ -87,6 +105,55 @@ static const struct xgpub_transport_ops net_ops = {
 	.close = net_close,
 };
 
+/* the lanes' connections, as the daemon hands them over */
+static void *lanes_main(void *arg)
+{
+	struct net *n = arg;
+	unsigned int got = 0;
+
+	while (got < n->lanes_max) {
+		char addr[64], err[200];
+		struct xgpu_conn *c;
+		uint32_t index;
+		int fd = -1, nfds = 0;
+		ssize_t len;
+
+		len = xgpuif_sock_recv(n->lane_fd, addr, sizeof(addr), &fd, 1,
+				       &nfds, -1);
+		if (len <= 0 || nfds != 1) {
+			if (nfds)
+				close(fd);
+			if (len == -ETIMEDOUT || len == -EINTR)
+				continue;
+			break;	/* the daemon or the channel went */
+		}
+		addr[sizeof(addr) - 1] = 0;
+		c = xgpu_conn_accept(n->tls, fd, HANDSHAKE_MS, err, sizeof(err));
+		if (!c) {
+			xgpub_err("%s: a lane from %s: refused: %s", n->t.who,
+				  addr, err);
+			continue;
+		}
+		if (strcmp(xgpu_conn_peer(c), n->peer)) {
+			xgpub_err("%s: a lane from %s: refused: it is %s, the "
+				  "channel's peer is %s", n->t.who, addr,
+				  xgpu_conn_peer(c), n->peer);
+			xgpu_conn_close(c);
+			continue;
+		}
+		if (xgpu_conn_read(c, &index, sizeof(index)) ||
+		    index >= n->lanes_max ||
+		    xgpu_mirror_add_lane(n->m, c, index)) {
+			xgpub_err("%s: a lane from %s: refused: no lane number "
+				  "or a bad one", n->t.who, addr);
+			xgpu_conn_close(c);
+			continue;
+		}
+		got++;
+	}
+	return NULL;
+}
+
 static void refuse(struct xgpu_conn *c, int err, const char *why)
 {
 	struct xgpuif_local_status st;
@@ -98,10 +165,13 @@ static void refuse(struct xgpu_conn *c, int err, const char *why)
 	(void)xgpu_conn_write(c, &st, sizeof(st));
 }
 
-int xgpub_net_accept(struct xgpu_tls *tls, int fd, const char *addr,
-		     uint32_t client_id, uint32_t max_data_pages,
+int xgpub_net_accept(struct xgpu_tls *tls, int fd, int lane_fd,
+		     const char *addr, uint32_t client_id,
+		     const struct xgpub_options *opt,
 		     struct xgpub_transport **out)
 {
+	uint32_t max_data_pages = opt->max_data_pages;
+	struct xgpuif_net_lanes lanes = { XGPUIF_MAGIC, 0, { 0 } };
 	struct xgpuif_local_welcome wel = {
 		XGPUIF_MAGIC, XGPUIF_VERSION, XGPUIF_MAX_RING_ORDER,
 		max_data_pages, client_id, 0
@@ -177,9 +247,24 @@ int xgpub_net_accept(struct xgpu_tls *tls, int fd, const char *addr,
 		 client_id, n->t.proc, addr);
 	snprintf(n->t.ipc_domain, sizeof(n->t.ipc_domain), "client:%u",
 		 client_id);
+	n->lane_fd = lane_fd;
+	n->tls = tls;
+	snprintf(n->peer, sizeof(n->peer), "%s", xgpu_conn_peer(c));
+	/* the lanes' token: where the daemon sees it, then to the guest */
+	if (lane_fd >= 0 && opt->net_lanes && xgpub_self_stat &&
+	    getrandom(lanes.token, sizeof(lanes.token), 0) ==
+	    (ssize_t)sizeof(lanes.token)) {
+		lanes.nlanes = opt->net_lanes;
+		memcpy((void *)xgpub_self_stat->lane_token, lanes.token,
+		       sizeof(lanes.token));
+		__atomic_store_n(&xgpub_self_stat->lane_ready, 1,
+				 __ATOMIC_RELEASE);
+	}
+	n->lanes_max = lanes.nlanes;
 	memset(&ok, 0, sizeof(ok));
 	ok.magic = XGPUIF_MAGIC;
-	if (xgpu_conn_write(c, &ok, sizeof(ok))) {
+	if (xgpu_conn_write(c, &ok, sizeof(ok)) ||
+	    xgpu_conn_write(c, &lanes, sizeof(lanes))) {
 		munmap(n->map, n->map_bytes);
 		free(n);
 		xgpu_conn_close(c);
@@ -198,6 +283,9 @@ int xgpub_net_accept(struct xgpu_tls *tls, int fd, const char *addr,
 		xgpu_conn_close(c);
 		return -ENOMEM;
 	}
+	if (n->lanes_max &&
+	    pthread_create(&n->lane_thread, NULL, lanes_main, n) == 0)
+		n->lane_started = true;
 	*out = &n->t;
 	return 0;
 

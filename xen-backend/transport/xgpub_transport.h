@@ -81,8 +81,12 @@ int xgpub_local_accept(int sock, uint32_t client_id, uint32_t max_data_pages,
  * where it got that far).
  */
 struct xgpu_tls;
-int xgpub_net_accept(struct xgpu_tls *tls, int fd, const char *addr,
-		     uint32_t client_id, uint32_t max_data_pages,
+struct xgpub_options;
+/* (lane_fd: the socket the daemon hands this channel's lanes' connections
+ * on, -1: none; opt->net_lanes of them at most) */
+int xgpub_net_accept(struct xgpu_tls *tls, int fd, int lane_fd,
+		     const char *addr, uint32_t client_id,
+		     const struct xgpub_options *opt,
 		     struct xgpub_transport **out);
 
 /* ---- Xen ------------------------------------------------------------------ */

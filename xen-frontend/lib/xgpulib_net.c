@@ -186,6 +186,41 @@ static int tcp_connect(const char *host, const char *port, char *msg,
 	return fd;
 }
 
+/* one more connection for the channel's large copies: 0 or -errno */
+static int open_lane(struct net *n, struct xgpu_tls *tls, const char *host,
+		     const char *port, const uint8_t *token, uint32_t index)
+{
+	struct xgpuif_net_lane_hello h;
+	struct xgpu_conn *c;
+	char err[200];
+	int fd, rc;
+
+	fd = tcp_connect(host, port, err, sizeof(err));
+	if (fd < 0) {
+		xgpulib_dbg("a lane: %s", err);
+		return fd;
+	}
+	memcpy(h.magic, XGPUIF_NET_LANE_MAGIC, sizeof(h.magic));
+	memcpy(h.token, token, sizeof(h.token));
+	if (send(fd, &h, sizeof(h), MSG_NOSIGNAL) != (ssize_t)sizeof(h)) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
+	c = xgpu_conn_connect(tls, fd, CONNECT_MS, err, sizeof(err));
+	if (!c) {
+		xgpulib_dbg("a lane: %s", err);
+		return -EACCES;
+	}
+	/* its number first: the backend's count of its bytes is this one */
+	rc = xgpu_conn_write(c, &index, sizeof(index));
+	if (!rc)
+		rc = xgpu_mirror_add_lane(n->m, c, index);
+	if (rc)
+		xgpu_conn_close(c);
+	return rc;
+}
+
 static struct xgpu_tls *client_tls(char *msg, size_t msglen)
 {
 	struct xgpu_tls_opts o = {
@@ -213,7 +248,9 @@ int xgpulib_net_connect(const char *url, struct xgpulib_transport **out,
 	struct xgpuif_local_welcome wel;
 	struct xgpuif_local_connect con;
 	struct xgpuif_local_status st;
+	struct xgpuif_net_lanes lanes;
 	struct xgpu_mirror_cfg cfg;
+	unsigned int want;
 	struct xgpu_tls *tls;
 	struct xgpu_conn *conn;
 	struct net *n;
@@ -233,8 +270,8 @@ int xgpulib_net_connect(const char *url, struct xgpulib_transport **out,
 		return fd;
 	}
 	conn = xgpu_conn_connect(tls, fd, CONNECT_MS, err, sizeof(err));
-	xgpu_tls_free(tls);
 	if (!conn) {
+		xgpu_tls_free(tls);
 		snprintf(msg, msglen, "%s: %s", url, err);
 		return -EACCES;
 	}
@@ -295,6 +332,12 @@ int xgpulib_net_connect(const char *url, struct xgpulib_transport **out,
 			 st.msg);
 		goto out_map;
 	}
+	if (xgpu_conn_read(conn, &lanes, sizeof(lanes)) ||
+	    lanes.magic != XGPUIF_MAGIC) {
+		rc = -EPROTO;
+		snprintf(msg, msglen, "%s closed the handshake", url);
+		goto out_map;
+	}
 	cfg = (struct xgpu_mirror_cfg){
 		.guest = true, .conn = conn, .sring = n->t.sring,
 		.ring_order = order, .data = n->t.data,
@@ -306,6 +349,14 @@ int xgpulib_net_connect(const char *url, struct xgpulib_transport **out,
 		snprintf(msg, msglen, "%s: %s", url, err);
 		goto out_map;
 	}
+	/* the lanes: as many as the backend takes, XGPU_NET_LANES at most */
+	want = xgpulib_env_uint("XGPU_NET_LANES", XGPUIF_NET_MAX_LANES);
+	if (want > lanes.nlanes)
+		want = lanes.nlanes;
+	for (unsigned int i = 0; i < want; i++)
+		if (open_lane(n, tls, host, port, lanes.token, i))
+			break;	/* said with XGPU_DEBUG; fewer lanes */
+	xgpu_tls_free(tls);
 	n->t.ops = &net_ops;
 	*out = &n->t;
 	return 0;
@@ -315,5 +366,6 @@ out_map:
 	free(n);
 out_conn:
 	xgpu_conn_close(conn);
+	xgpu_tls_free(tls);
 	return rc;
 }
