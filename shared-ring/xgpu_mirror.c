@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "xgpu_mirror.h"
@@ -72,7 +73,10 @@ struct xgpu_mirror {
 	struct expect fifo[XGPUIF_NET_MAX_EXPECT];
 	unsigned int head, tail;	/* backend: fifo[head % N .. tail % N) */
 	uint64_t next_ticket;		/* guest */
-	uint8_t *tx;		/* a frame header and a ring's slots */
+	/* frames gathered for one write (send_mu): a ring's slots and small
+	 * data go to the peer in one TLS record where they fit */
+	uint8_t *tx;
+	size_t tx_used, tx_cap;
 	/* lanes (xgpu_mirror_add_lane) by the guest's number, under mu */
 	struct lane *lanes[XGPUIF_NET_MAX_LANES];
 	unsigned int nlanes, next_lane;
@@ -99,6 +103,14 @@ static RING_IDX *peer_prod(struct xgpu_mirror *m)
 static RING_IDX *peer_event(struct xgpu_mirror *m)
 {
 	return m->c.guest ? &m->c.sring->rsp_event : &m->c.sring->req_event;
+}
+
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
 static void kick(struct xgpu_mirror *m)
@@ -136,18 +148,55 @@ static bool is_gone(struct xgpu_mirror *m)
 
 /* ---- sending (send_mu held) ---------------------------------------------- */
 
-static int send_frame(struct xgpu_mirror *m, uint32_t type, uint64_t arg,
-		      const void *body, size_t len)
+/* write what is gathered (send_mu held): 0 or -EPIPE */
+static int tx_flush(struct xgpu_mirror *m)
 {
-	struct xgpuif_net_frame f = { type, (uint32_t)len, arg };
-	int rc;
+	int rc = 0;
 
-	rc = xgpu_conn_write(m->c.conn, &f, sizeof(f));
-	if (!rc && len)
-		rc = xgpu_conn_write(m->c.conn, body, len);
+	if (m->tx_used)
+		rc = xgpu_conn_write(m->c.conn, m->tx, m->tx_used);
+	m->tx_used = 0;
 	if (rc)
 		set_gone(m, "the connection failed while sending");
 	return rc;
+}
+
+/*
+ * A frame whose bytes are b1 then b2, gathered (send_mu held); one too
+ * large to gather goes out at once, after what was gathered.
+ */
+static int send_frame2(struct xgpu_mirror *m, uint32_t type, uint64_t arg,
+		       const void *b1, size_t l1, const void *b2, size_t l2)
+{
+	struct xgpuif_net_frame f = { type, (uint32_t)(l1 + l2), arg };
+	size_t need = sizeof(f) + l1 + l2;
+	int rc;
+
+	if (m->tx_used + need > m->tx_cap && tx_flush(m))
+		return -EPIPE;
+	if (need <= m->tx_cap) {
+		memcpy(m->tx + m->tx_used, &f, sizeof(f));
+		if (l1)
+			memcpy(m->tx + m->tx_used + sizeof(f), b1, l1);
+		if (l2)
+			memcpy(m->tx + m->tx_used + sizeof(f) + l1, b2, l2);
+		m->tx_used += need;
+		return 0;
+	}
+	rc = xgpu_conn_write(m->c.conn, &f, sizeof(f));
+	if (!rc && l1)
+		rc = xgpu_conn_write(m->c.conn, b1, l1);
+	if (!rc && l2)
+		rc = xgpu_conn_write(m->c.conn, b2, l2);
+	if (rc)
+		set_gone(m, "the connection failed while sending");
+	return rc;
+}
+
+static int send_frame(struct xgpu_mirror *m, uint32_t type, uint64_t arg,
+		      const void *body, size_t len)
+{
+	return send_frame2(m, type, arg, body, len, NULL, 0);
 }
 
 /*
@@ -157,20 +206,12 @@ static int send_frame(struct xgpu_mirror *m, uint32_t type, uint64_t arg,
  */
 static int send_slots(struct xgpu_mirror *m, RING_IDX from, unsigned int n)
 {
-	struct xgpuif_net_frame f = { XGPUIF_NET_SLOTS, n * SLOT, from };
 	unsigned int at = from & (m->nslots - 1);
 	unsigned int k = n < m->nslots - at ? n : m->nslots - at;
-	int rc;
 
-	memcpy(m->tx, &f, sizeof(f));
-	memcpy(m->tx + sizeof(f), m->slots + (size_t)at * SLOT,
-	       (size_t)k * SLOT);
-	memcpy(m->tx + sizeof(f) + (size_t)k * SLOT, m->slots,
-	       (size_t)(n - k) * SLOT);
-	rc = xgpu_conn_write(m->c.conn, m->tx, sizeof(f) + (size_t)n * SLOT);
-	if (rc)
-		set_gone(m, "the connection failed while sending");
-	return rc;
+	return send_frame2(m, XGPUIF_NET_SLOTS, from,
+			   m->slots + (size_t)at * SLOT, (size_t)k * SLOT,
+			   m->slots, (size_t)(n - k) * SLOT);
 }
 
 /* ---- lanes ---------------------------------------------------------------- */
@@ -407,6 +448,8 @@ static int flush_locked(struct xgpu_mirror *m)
 			if (send_slots(m, from, prod - from))
 				return -EPIPE;
 		}
+		if (tx_flush(m))
+			return -EPIPE;
 		/* ask to be notified of the next slot, then look again: a
 		 * push that did not see the new event index is seen here */
 		__atomic_store_n(own_event(m), prod + 1, __ATOMIC_RELAXED);
@@ -480,9 +523,14 @@ int xgpu_mirror_expect(struct xgpu_mirror *m, size_t off, size_t len,
 	m->fifo[*ticket % XGPUIF_NET_MAX_EXPECT] =
 		(struct expect){ *ticket, off, len, dst, 0 };
 	pthread_mutex_unlock(&m->mu);
-	rc = xgpu_conn_write(m->c.conn, &f, sizeof(f));
-	if (rc)
-		set_gone(m, "the connection failed while sending");
+	/* (its len is the range's, with no bytes after it) */
+	if (m->tx_used + sizeof(f) > m->tx_cap && tx_flush(m)) {
+		rc = -EPIPE;
+		goto out;
+	}
+	memcpy(m->tx + m->tx_used, &f, sizeof(f));
+	m->tx_used += sizeof(f);
+	rc = tx_flush(m);
 out:
 	pthread_mutex_unlock(&m->send_mu);
 	return rc;
@@ -493,7 +541,15 @@ int xgpu_mirror_expect_wait(struct xgpu_mirror *m, uint64_t ticket)
 	int rc;
 
 	struct expect *e = &m->fifo[ticket % XGPUIF_NET_MAX_EXPECT];
+	uint64_t t0 = now_us();
 
+	/* the bytes usually come with the reply or just after: look for
+	 * them a while before sleeping (a wake-up costs tens of us) */
+	while (now_us() - t0 < m->c.spin_us &&
+	       __atomic_load_n(&e->landed, __ATOMIC_ACQUIRE) <
+	       __atomic_load_n(&e->len, __ATOMIC_RELAXED) &&
+	       !__atomic_load_n(&m->gone, __ATOMIC_RELAXED))
+		;
 	pthread_mutex_lock(&m->mu);
 	if (e->mark != ticket) {
 		pthread_mutex_unlock(&m->mu);
@@ -596,7 +652,8 @@ static const char *land(struct xgpu_mirror *m, struct xgpu_conn *c,
 		return "";
 	pthread_mutex_lock(&m->mu);
 	if (e)
-		e->landed += f->len;
+		__atomic_store_n(&e->landed, e->landed + f->len,
+				 __ATOMIC_RELEASE);
 	else if (lane)
 		lane->bytes += f->len;
 	pthread_cond_broadcast(&m->cv);
@@ -652,6 +709,25 @@ static void *rx_main(void *arg)
 	const char *bad = NULL;
 
 	while (!bad) {
+		/*
+		 * The next frame often follows at once (a reply to the
+		 * request just delivered, the next request of a loop):
+		 * look for it for spin_us before sleeping in the read, as
+		 * the worker and the guest library poll their rings; a
+		 * thread woken from sleep costs tens of microseconds.
+		 */
+		if (m->c.spin_us && xgpu_conn_poll(m->c.conn, -1, 0) == 0) {
+			/* nothing buffered in TLS: watch the socket itself,
+			 * without the connection's lock (its writers need
+			 * it) */
+			struct pollfd p = { .fd = xgpu_conn_fd(m->c.conn),
+					    .events = POLLIN };
+			uint64_t t0 = now_us();
+
+			while (poll(&p, 1, 0) == 0 &&
+			       now_us() - t0 < m->c.spin_us)
+				;
+		}
 		if (xgpu_conn_read(m->c.conn, &f, sizeof(f))) {
 			bad = "";
 			break;
@@ -703,8 +779,10 @@ struct xgpu_mirror *xgpu_mirror_start(const struct xgpu_mirror_cfg *cfg,
 	m->slots = (uint8_t *)&cfg->sring->ring[0];
 	m->nslots = __RING_SIZE(cfg->sring, bytes);
 	m->kick = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	m->tx = malloc(sizeof(struct xgpuif_net_frame) +
-		       (size_t)m->nslots * SLOT);
+	/* a ring's slots, a few frame headers and small data */
+	m->tx_cap = 4 * sizeof(struct xgpuif_net_frame) +
+		    (size_t)m->nslots * SLOT + (32u << 10);
+	m->tx = malloc(m->tx_cap);
 	pthread_mutex_init(&m->send_mu, NULL);
 	pthread_mutex_init(&m->mu, NULL);
 	pthread_cond_init(&m->cv, NULL);

@@ -101,6 +101,9 @@ struct xgpu_mirror_cfg {
 	unsigned int ring_order;
 	uint8_t *data;			/* this end's data area */
 	size_t data_bytes;
+	/* how long the receiving thread polls for the next frame before
+	 * it sleeps in a read (us; 0: never) */
+	unsigned int spin_us;
 };
 
 /* start the receiving thread: the mirror, or NULL (errno; err says why) */

@@ -274,6 +274,8 @@ int xgpub_net_accept(struct xgpu_tls *tls, int fd, int lane_fd,
 		.guest = false, .conn = c, .sring = n->t.sring,
 		.ring_order = con.ring_order, .data = n->t.data,
 		.data_bytes = n->t.data_bytes,
+		/* as long as the worker polls its ring, at most 200 us */
+		.spin_us = opt->spin_us < 200 ? opt->spin_us : 200,
 	};
 	n->m = xgpu_mirror_start(&cfg, err, sizeof(err));
 	if (!n->m) {

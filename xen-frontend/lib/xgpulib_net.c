@@ -342,6 +342,7 @@ int xgpulib_net_connect(const char *url, struct xgpulib_transport **out,
 		.guest = true, .conn = conn, .sring = n->t.sring,
 		.ring_order = order, .data = n->t.data,
 		.data_bytes = n->t.data_bytes,
+		.spin_us = xgpulib_env_uint("XGPU_NET_SPIN_US", 200),
 	};
 	n->m = xgpu_mirror_start(&cfg, err, sizeof(err));
 	if (!n->m) {
