@@ -298,7 +298,7 @@ test: unit integration gpu deb-test xen-test
 # if any target crashes
 FUZZ_SECONDS ?= 60
 FUZZ_CC ?= clang
-FUZZ_TARGETS := worker image xs ctl
+FUZZ_TARGETS := worker image xs ctl mirror
 FUZZ_BINS := $(FUZZ_TARGETS:%=$(O)/fuzz/fuzz_%)
 
 fuzz:

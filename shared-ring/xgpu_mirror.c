@@ -673,11 +673,30 @@ static const char *on_barrier(struct xgpu_mirror *m,
 		return "a misplaced barrier";
 	if (n && xgpu_conn_read(m->c.conn, want, f->len))
 		return "";
+	/*
+	 * A guest counts only bytes it has sent, so they come within the
+	 * network's time; one that names bytes never sent (or a lane never
+	 * opened) would hold this thread, which alone notices the peer's
+	 * end: bounded by barrier_ms.
+	 */
 	pthread_mutex_lock(&m->mu);
-	for (unsigned int i = 0; i < n && !m->gone; i++)
+	for (unsigned int i = 0; i < n && !m->gone; i++) {
+		struct timespec until;
+
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += m->c.barrier_ms / 1000;
+		until.tv_nsec += (long)(m->c.barrier_ms % 1000) * 1000000;
+		if (until.tv_nsec >= 1000000000) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000;
+		}
 		while (want[i] && !m->gone &&
 		       (!m->lanes[i] || m->lanes[i]->bytes < want[i]))
-			pthread_cond_wait(&m->cv, &m->mu);
+			if (pthread_cond_timedwait(&m->cv, &m->mu, &until)) {
+				pthread_mutex_unlock(&m->mu);
+				return "a barrier its lanes never met";
+			}
+	}
 	pthread_mutex_unlock(&m->mu);
 	return NULL;
 }
@@ -776,6 +795,8 @@ struct xgpu_mirror *xgpu_mirror_start(const struct xgpu_mirror_cfg *cfg,
 		return NULL;
 	}
 	m->c = *cfg;
+	if (!m->c.barrier_ms)
+		m->c.barrier_ms = 30000;
 	m->slots = (uint8_t *)&cfg->sring->ring[0];
 	m->nslots = __RING_SIZE(cfg->sring, bytes);
 	m->kick = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);

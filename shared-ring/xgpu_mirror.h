@@ -104,6 +104,9 @@ struct xgpu_mirror_cfg {
 	/* how long the receiving thread polls for the next frame before
 	 * it sleeps in a read (us; 0: never) */
 	unsigned int spin_us;
+	/* backend: the longest a barrier may wait for its lanes' bytes
+	 * before it counts as the guest's protocol error (ms; 0: 30 s) */
+	unsigned int barrier_ms;
 };
 
 /* start the receiving thread: the mirror, or NULL (errno; err says why) */

@@ -27,6 +27,7 @@ for t in "$@"; do
 	image) opts="-max_len=16384 -timeout=10" ;;
 	xs) opts="-max_len=4096 -timeout=10" ;;
 	ctl) opts="-max_len=600 -timeout=10" ;;
+	mirror) opts="-max_len=8192 -timeout=10" ;;
 	*) opts="" ;;
 	esac
 	# shellcheck disable=SC2086
