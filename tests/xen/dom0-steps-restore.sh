@@ -114,13 +114,14 @@ step_save_checkpoint() {
 # ---- step save-restore: xl save, xl restore ---------------------------------
 #
 # domu1 runs basic meanwhile.  domu2's second idle program holds a channel
-# across `xl save domu2` + `xl restore`: the old domain must leave xl list
-# and its workers end (the daemon's "domain gone"), the restored domain
-# (a new id, read again by name) gets its device again by the rule of
-# xgpu.conf, the program's next call fails with
-# CUDA_ERROR_DEVICE_UNAVAILABLE within 10 s (lostidle), the kernel log
-# stays clean, basic passes in the restored domain, and `xgpu list` shows
-# the new domain, not the old one.
+# across `xl save domu2` + `xl restore`, and `spin` waits in
+# cuCtxSynchronize (XGPU_IOC_WAIT) for its 100 s kernel: the old domain
+# must leave xl list and its workers end (the daemon's "domain gone"), the
+# restored domain (a new id, read again by name) gets its device again by
+# the rule of xgpu.conf, the idle program's next call fails with
+# CUDA_ERROR_DEVICE_UNAVAILABLE within 10 s (lostidle), spin ends with an
+# error, the kernel log stays clean, basic passes in the restored domain,
+# and `xgpu list` shows the new domain, not the old one.
 
 step_save_restore() {
 	local old img=$SAVE_DIR/domu2.img
@@ -129,6 +130,10 @@ step_save_restore() {
 	old=$D2
 	[ -n "$SR_IDLE" ] || why="domu2's idle program did not start (save-checkpoint); "
 	save_dir || why="${why}cannot mount a tmpfs on $SAVE_DIR; "
+	cmd "$D2" sr-spin
+	wait_res "$D2" sr-spin 90 && [ "$RES" = launched ] ||
+		why="${why}domu2's spin: ${RES:-no answer}; "
+	sleep 0.5	# let the launch reach the worker
 	W2=$(dom_workers "$old")
 	cmd "$D1" sr-neighbour
 	say "saving domu2 (domain $old, workers: ${W2:-none})"
@@ -165,6 +170,9 @@ step_save_restore() {
 	res_ok sr-call "$D2" 90 ||
 		why="${why}the idle program after the restore: ${RES#FAIL: }; "
 	SR_RES=${RES#PASS }
+	res_ok sr-spin-end "$D2" 30 ||
+		why="${why}the program blocked in a wait across the save: ${RES#FAIL: }; "
+	SR_SPIN=${RES#PASS }
 	res_ok sr-basic "$D2" 240 ||
 		why="${why}basic in the restored domu2: ${RES#FAIL: }; "
 	SR_BASIC=${RES#PASS }
@@ -184,7 +192,7 @@ step_save_restore() {
 	fi
 	daemon_alive || why="${why}the daemon (pid $XPID) is gone; "
 	if [ -z "$why" ]; then
-		pass "save-restore (xl save $SAVE_S s, xl restore $RESTORE_S s; domu2 domain $old -> $D2, its old worker(s) gone; the idle program: $SR_RES; restored domu2: $SR_BASIC; domu1's basic beside it passed)"
+		pass "save-restore (xl save $SAVE_S s, xl restore $RESTORE_S s; domu2 domain $old -> $D2, its old worker(s) gone; the idle program: $SR_RES; spin, blocked in a wait across it: $SR_SPIN; restored domu2: $SR_BASIC; domu1's basic beside it passed)"
 	else
 		fail save-restore "$why"
 		logread 2>/dev/null | grep -E 'xen-gpubackd' | tail -n 15 |

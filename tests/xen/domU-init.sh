@@ -274,8 +274,27 @@ serve_restore() {
 			idle_start sr
 			idle_ready ck-ready ck sr ;;
 		ck-call) idle_call ck alive ck-call ;;
+		sr-spin)
+			# blocked in cuCtxSynchronize (XGPU_IOC_WAIT) across
+			# the save: must end with an error after the restore
+			rm -f /tmp/srspin.rc
+			(/usr/bin/spin 100000 >/tmp/srspin.out 2>&1
+			 echo $? >/tmp/srspin.rc) &
+			if wait_for 60 grep -q '^spin: launched' /tmp/srspin.out &&
+				! idle_ended srspin; then
+				res sr-spin launched
+			else
+				res sr-spin "FAIL: spin did not launch: $(tail -n 1 /tmp/srspin.out)"
+			fi ;;
 		sr-call)
 			idle_call sr lost sr-call
+			if ! wait_for 10 idle_ended srspin; then
+				res sr-spin-end "FAIL: spin, blocked in a wait across the save, still runs after the restore: $(tail -n 1 /tmp/srspin.out)"
+			elif [ "$(cat /tmp/srspin.rc)" = 0 ]; then
+				res sr-spin-end "FAIL: spin passed (its kernel runs 100 s)"
+			else
+				res sr-spin-end "PASS exit $(cat /tmp/srspin.rc): $(tail -n 1 /tmp/srspin.out)"
+			fi
 			restored_basic sr-basic ;;
 		sr-neighbour)
 			run basic /tmp/basic.out 180
