@@ -54,11 +54,12 @@
  *    failed save) by a canary event channel: xen_irq_resume() drops
  *    every port -> irq binding of a restored domain, a cancelled suspend
  *    keeps them.  A channel (and a device's backend connection) belongs
- *    to the epoch it was opened in; an older one is "stale": every
- *    ioctl on it fails at once (EPIPE), its port and its xenstore
- *    directory belong to the old domain and are never touched again.
+ *    to the epoch it was opened in; an older one is "stale": NOTIFY,
+ *    WAIT and HOSTMEM_ALLOC on it fail at once (EPIPE), poll says
+ *    POLLHUP, its port and its xenstore directory belong to the old
+ *    domain and are never touched again.
  *    The notifier itself takes no lock (it runs in do_suspend() before
- *    xenstore and the devices are back); it queues xgpu_restored_work on
+ *    xenstore and the devices are back); it queues xgpu_restored_fn() on
  *    a freezable workqueue, so that it runs once the PM core has resumed
  *    every irq and device and thawed the processes: it wakes every
  *    waiter, unbinds the stale channels' irqs and ends their grants (the
