@@ -91,7 +91,7 @@ for f in "$BACKEND" "$FAKECUDA" "$T/basic" "$T/spin" "$T/noinit" \
 	"$T/hostreg" "$T/arrays" "$T/graphnodes" "$T/legacylaunch" \
 	"$T/shareable" "$T/greenctx" "$T/managed" "$T/managedvar" "$T/nvml" \
 	"$T/wildaddr" "$T/quotacharge" "$T/driverext" "$T/capmark" \
-	"$T/cappage" "$T/spinloop" "$O/lib/libnvidia-ml.so.1"; do
+	"$T/cappage" "$T/spinloop" "$T/lostidle" "$O/lib/libnvidia-ml.so.1"; do
 	if [ ! -x "$f" ]; then
 		fail setup "$f is missing (make all integration)"
 		echo "$npass passed, $nfail failed"
@@ -1121,6 +1121,75 @@ else
 	else
 		fail guest-killed "worker $wid (pid $wpid) still running 5 s" \
 			"after its guest was killed"
+	fi
+fi
+
+# ---- (e1) a guest idle while its worker goes --------------------------------
+# what a Xen guest sees after xl save/restore (its domain's workers are
+# gone with the old domain, tests/xen step save-restore): a program idle
+# between calls whose worker is killed gets CUDA_ERROR_DEVICE_UNAVAILABLE
+# at its next call, at once, and from the calls after it; a new program
+# then works
+
+XGPU_SOCKET=$SOCK "$T/lostidle" "$TMP/lostidle.go" 60 \
+	>"$TMP/lostidle.out" 2>&1 &
+lp=$!
+wid=
+for _ in $(seq 100); do
+	wid=$(sed -n "s/.* worker \([0-9]*\): .*pid $lp): connected.*/\1/p" \
+		"$LOG" | head -n 1)
+	[ -n "$wid" ] && grep -q '^lostidle: connected' "$TMP/lostidle.out" &&
+		break
+	kill -0 "$lp" 2>/dev/null || break
+	sleep 0.1
+done
+wpid=
+[ -n "$wid" ] &&
+	wpid=$(sed -n "s/.*: client $wid: worker pid \([0-9]*\)$/\1/p" \
+		"$LOG" | head -n 1)
+if [ -z "$wpid" ] || ! grep -q '^lostidle: connected' "$TMP/lostidle.out"; then
+	fail worker-lost-idle "the idle client did not get going"
+	show "$TMP/lostidle.out"
+	kill -KILL "$lp" 2>/dev/null
+	wait "$lp" 2>/dev/null
+else
+	kill -KILL "$wpid"
+	for _ in $(seq 50); do
+		grep -qE "worker of client $wid \(pid $wpid\) (exited|stopped|killed)" \
+			"$LOG" && break
+		sleep 0.1
+	done
+	# (written whole, then renamed: it reads it once it exists)
+	echo lost >"$TMP/lostidle.tmp" && mv "$TMP/lostidle.tmp" "$TMP/lostidle.go"
+	lr=
+	for _ in $(seq 150); do
+		kill -0 "$lp" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$lp" 2>/dev/null; then
+		kill -KILL "$lp"
+		wait "$lp" 2>/dev/null
+		lr=hung
+	else
+		wait "$lp"
+		lr=$?
+	fi
+	client basic "$TMP/lostidle.basic.out"
+	br=$?
+	if [ "$lr" = hung ]; then
+		fail worker-lost-idle "the idle client still ran 15 s after its" \
+			"next call began"
+		show "$TMP/lostidle.out"
+	elif [ "$lr" != 0 ]; then
+		fail worker-lost-idle "exit status $lr"
+		show "$TMP/lostidle.out"
+	elif [ "$br" != 0 ]; then
+		fail worker-lost-idle "a new client after it failed ($br)"
+		show "$TMP/lostidle.basic.out"
+	elif ! kill -0 "$DPID" 2>/dev/null; then
+		fail worker-lost-idle "the daemon is gone"
+	else
+		pass "worker-lost-idle ($(sed -n 's/^PASS lostidle: //p' "$TMP/lostidle.out"))"
 	fi
 fi
 

@@ -7,7 +7,8 @@
  * attach=no rules and Dom0 get none; a device the administrator removed
  * is not given again; a domain that goes loses its backend nodes, and a
  * new domain with its id is looked at afresh; a reload gives devices to
- * domains that had no rule; xenstore refusing is logged once.
+ * domains that had no rule; xenstore refusing is logged once; xl
+ * migrate's receiving end (NAME--incoming) is judged as NAME.
  */
 #include <check.h>
 #include <stdio.h>
@@ -250,6 +251,29 @@ START_TEST(auto_refused)
 }
 END_TEST
 
+START_TEST(auto_migrate_incoming)
+{
+	start("vm-1 weight=512\n"
+	      "* attach=no\n");
+	domain(3, "vm-1");
+	go();
+	ck_assert(has_device(3));
+	/* xl migrate's receiving end: NAME--incoming until it starts as
+	 * NAME, judged as NAME (the guest resumes with its device) */
+	domain(5, "vm-1--incoming");
+	domain(6, "db--incoming");
+	domain(7, "--incoming");
+	xgpub_xen_poll(X);
+	ck_assert(has_device(5));
+	ck_assert(!has_device(6));
+	ck_assert(!has_device(7));
+	/* the sender's copy, renamed away, keeps the one it has */
+	domain(3, "vm-1--migratedaway");
+	xgpub_xen_poll(X);
+	ck_assert(has_device(3));
+}
+END_TEST
+
 static Suite *autoattach_suite(void)
 {
 	Suite *s = suite_create("autoattach");
@@ -262,6 +286,7 @@ static Suite *autoattach_suite(void)
 	tcase_add_test(tc, auto_has_one);
 	tcase_add_test(tc, auto_reload);
 	tcase_add_test(tc, auto_refused);
+	tcase_add_test(tc, auto_migrate_incoming);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -27,6 +27,9 @@
 #                          hostile-geometry, hostile-blobs, hostile-flood,
 #                          hostile-neighbour, list, destroy-busy, measure,
 #                          backend-restart, unbind-busy, teardown
+#   dom0-steps-restore.sh  save-checkpoint, save-restore, restore-attach,
+#                          migrate-local (between hostile-neighbour and
+#                          list)
 # Each step is a function; they run below in order, then the end.
 #
 # shellcheck source-path=SCRIPTDIR
@@ -55,7 +58,8 @@ echo "XGPU-TEST-BEGIN"
 
 # the parts; one missing is a broken image: say so the way a step fails
 PARTS=/opt/xgpu
-for f in dom0-lib.sh dom0-steps-bringup.sh dom0-steps-guests.sh; do
+for f in dom0-lib.sh dom0-steps-bringup.sh dom0-steps-guests.sh \
+	dom0-steps-restore.sh; do
 	[ -r "$PARTS/$f" ] && continue
 	echo "XGPU-STEP FAIL dom0-xen: $PARTS/$f is not in the image"
 	echo "XGPU-RESULT: FAIL (1 failed)"
@@ -68,6 +72,8 @@ done
 . "$PARTS/dom0-steps-bringup.sh"
 # shellcheck source=dom0-steps-guests.sh
 . "$PARTS/dom0-steps-guests.sh"
+# shellcheck source=dom0-steps-restore.sh
+. "$PARTS/dom0-steps-restore.sh"
 
 # ---- the steps ----------------------------------------------------------------
 
@@ -80,6 +86,10 @@ step_hotplug
 step_basic
 step_vcpu_coord
 step_hostile
+step_save_checkpoint
+step_save_restore
+step_restore_attach
+step_migrate_local
 step_list
 step_destroy_busy
 step_measure

@@ -2,11 +2,12 @@
 # shellcheck shell=dash
 #
 # dom0-lib.sh: the helpers of the test Dom0's /init (dom0-init.sh sources
-# it first; the step files use them): step results (pass, fail, blocked),
-# bounded waits (wait_until polls, wait_xs sleeps in a xenstore watch),
-# output (say, prefix, show), the DomU protocol over xenstore (cmd, res,
-# wait_res), processes from /proc (procs, find_daemon, workers, cpu_s,
-# age_s) and the daemon's state (daemon_alive, daemon_mode, mode_ok).
+# it first; the step files use them): step results (pass, fail, skip,
+# blocked), bounded waits (wait_until polls, wait_xs sleeps in a xenstore
+# watch), output (say, prefix, show), the DomU protocol over xenstore
+# (cmd, res, wait_res), processes from /proc (procs, find_daemon,
+# workers, cpu_s, age_s) and the daemon's state (daemon_alive,
+# daemon_mode, mode_ok).
 #
 # The run's state starts here, as /init sources this file: NFAIL (steps
 # failed), BLOCKED (why the steps left cannot run, once one that they need
@@ -34,6 +35,13 @@ fail() {
 	shift
 	echo "XGPU-STEP FAIL $n: $*"
 	NFAIL=$((NFAIL + 1))
+}
+# a step that cannot run on this machine, with the exact reason (counted
+# neither as passed nor as failed)
+skip() {
+	local n=$1
+	shift
+	echo "XGPU-STEP SKIP $n: $*"
 }
 # a step that cannot run because an earlier one failed
 blocked() {

@@ -99,6 +99,21 @@ xgpu_dmesg() {
 		tail -n "${1:-20}" | sed 's/^/  dmesg: /'
 }
 
+# "" or why the kernel log shows trouble since our last look (the count
+# seen is kept in a file: oops runs in a subshell, o=$(oops))
+oops() {
+	local n seen
+	n=$(dmesg | grep -cE 'Oops|BUG:|WARNING:|general protection|Call Trace|still pending|leaking')
+	seen=$(cat /tmp/oops.seen 2>/dev/null)
+	[ "$n" -gt "${seen:-0}" ] || return 1
+	echo "$n" >/tmp/oops.seen
+	# the whole report on the console, for people
+	dmesg | grep -E -A 24 'Oops|BUG:|WARNING:|general protection' |
+		tail -n 60 | sed 's/^/  kernel: /' >&2
+	dmesg | grep -E 'Oops|BUG:|WARNING:|general protection|Call Trace|still pending|leaking' |
+		tail -n 3 | tr '\n' ' '
+}
+
 teardown() {
 	local d why=
 	say "teardown"
@@ -118,6 +133,191 @@ teardown() {
 	sync
 	poweroff -f
 	sleep 30
+}
+
+# ---- save/restore (Dom0: dom0-steps-restore.sh) ---------------------------------
+#
+# Between the hostile steps and the next (spin / loop) Dom0 checkpoints
+# domu2 (xl save -c), saves and restores it (xl save, xl restore), then
+# domu1, and tries to migrate domu2 (xl migrate).  A restored domain has a
+# new id: every wait reads it again (rehome) and results go to the new
+# domain's directory.
+
+# after a restore: our new domain id, and the paths that follow it
+rehome() {
+	local d
+	d=$(xenstore-read domid 2>/dev/null)
+	[ -n "$d" ] && [ "$d" != "$DOMID" ] || return 0
+	say "restored: domain $DOMID is domain $d now"
+	DOMID=$d
+	H=/local/domain/$DOMID/data
+	F=/local/domain/$DOMID/device/xgpu/0
+}
+# idle_start NAME: lostidle in the background (connected, then idle);
+# trigger /tmp/NAME.go, output /tmp/NAME.out, exit status /tmp/NAME.rc
+idle_start() {
+	rm -f "/tmp/$1.go" "/tmp/$1.rc"
+	(/usr/bin/lostidle "/tmp/$1.go" 900 >"/tmp/$1.out" 2>&1
+	 echo $? >"/tmp/$1.rc") &
+}
+idle_up() {
+	grep -q '^lostidle: connected' "/tmp/$1.out" 2>/dev/null
+}
+idle_ended() {
+	[ -s "/tmp/$1.rc" ]
+}
+# idle_ready RES NAME...: they all connected (or why not), as result RES
+idle_ready() {
+	local r=$1 n why=
+	shift
+	for n in "$@"; do
+		wait_for 60 idle_up "$n" || why="${why}$n: $(tail -n 1 "/tmp/$n.out"); "
+		idle_ended "$n" && why="${why}$n ended: $(tail -n 1 "/tmp/$n.out"); "
+	done
+	[ -z "$why" ] && res "$r" "PASS $*" || res "$r" "FAIL: $why"
+}
+# idle_call NAME lost|alive RES: its next call now; its verdict as RES
+idle_call() {
+	local n=$1 r=$3 o
+	echo "$2" >"/tmp/$n.tmp" && mv "/tmp/$n.tmp" "/tmp/$n.go"
+	if ! wait_for 30 idle_ended "$n"; then
+		res "$r" "FAIL: lostidle still runs 30 s after its call began: $(tail -n 1 "/tmp/$n.out")"
+		return
+	fi
+	sed "s/^/  $n: /" "/tmp/$n.out"
+	if [ "$(cat "/tmp/$n.rc")" != 0 ]; then
+		res "$r" "FAIL: $(why "/tmp/$n.out")"
+	elif o=$(oops); then
+		res "$r" "FAIL: kernel log: $o"
+	else
+		res "$r" "PASS $(sed -n 's/^PASS lostidle: //p' "/tmp/$n.out")"
+	fi
+}
+# restored_basic RES [quick]: the device connects again and basic passes
+# (quick: a new lostidle allocates and copies, a few seconds instead of
+# basic's twenty); how the module took the device back (its last kernel
+# log line on it)
+restored_basic() {
+	local r=$1 rc how what
+	if ! wait_xs 60 "$F/state" front_connected; then
+		res "$r" "FAIL: device/xgpu/0 not Connected 60 s after the restore (state $(xenstore-read "$F/state" 2>/dev/null || echo none))"
+		xgpu_dmesg
+		return
+	fi
+	if ! wait_for 10 test -c /dev/xgpu; then
+		res "$r" "FAIL: no /dev/xgpu after the restore"
+		xgpu_dmesg
+		return
+	fi
+	if [ "$2" = quick ]; then
+		echo alive >/tmp/quick.go
+		run lostidle /tmp/basic.out 60 /tmp/quick.go 10
+	else
+		run basic /tmp/basic.out 180
+	fi
+	rc=$?
+	xgpu_dmesg 12
+	how=$(dmesg | grep -E 'resumed: backend|probing it again' | tail -n 1)
+	case $how in
+	*"probing it again"*) how="the module probed the device again once its nodes came" ;;
+	*resumed*) how="the xenbus core resumed the device" ;;
+	*) how="the module never said it resumed" ;;
+	esac
+	if [ "$rc" != 0 ]; then
+		sed 's/^/  basic: /' /tmp/basic.out
+		res "$r" "FAIL: exit status $rc: $(why /tmp/basic.out) ($how)"
+	elif o=$(oops); then
+		res "$r" "FAIL: kernel log: $o"
+	else
+		if [ "$2" = quick ]; then
+			what="a new program: $(sed -n 's/^PASS lostidle: //p' /tmp/basic.out)"
+		else
+			what="basic: $(grep -c '^PASS' /tmp/basic.out) checks"
+		fi
+		res "$r" "PASS $what; $how"
+	fi
+}
+SR_DONE=
+sr_new_cmd() {
+	local c
+	rehome
+	c=$(getcmd)
+	[ -n "$c" ] && [ "$c" != "$SR_DONE" ]
+}
+# like wait_xs, but the path watched follows a restore
+sr_wait() {
+	local end
+	end=$(($(cut -d. -f1 /proc/uptime) + $1))
+	while ! sr_new_cmd; do
+		[ "$(cut -d. -f1 /proc/uptime)" -ge "$end" ] && return 1
+		timeout 2 xenstore-watch -n 2 "$H/xgpu-cmd" >/dev/null 2>&1
+	done
+	return 0
+}
+# serve_restore NEXT LAST: Dom0's save/restore commands (LAST: the one
+# served before them) until it sends NEXT, the next step's command
+serve_restore() {
+	local c
+	SR_DONE=$2
+	while :; do
+		if ! sr_wait 600; then
+			say "no command from Dom0 within 600 s"
+			teardown
+		fi
+		c=$(getcmd)
+		case $c in
+		"$1") return 0 ;;
+		teardown) teardown ;;
+		ck-start)
+			# the second one idles on across save-restore
+			idle_start ck
+			idle_start sr
+			idle_ready ck-ready ck sr ;;
+		ck-call) idle_call ck alive ck-call ;;
+		sr-spin)
+			# blocked in cuCtxSynchronize (XGPU_IOC_WAIT) across
+			# the save: must end with an error after the restore
+			rm -f /tmp/srspin.rc
+			(/usr/bin/spin 100000 >/tmp/srspin.out 2>&1
+			 echo $? >/tmp/srspin.rc) &
+			if wait_for 60 grep -q '^spin: launched' /tmp/srspin.out &&
+				! idle_ended srspin; then
+				res sr-spin launched
+			else
+				res sr-spin "FAIL: spin did not launch: $(tail -n 1 /tmp/srspin.out)"
+			fi ;;
+		sr-call)
+			idle_call sr lost sr-call
+			if ! wait_for 10 idle_ended srspin; then
+				res sr-spin-end "FAIL: spin, blocked in a wait across the save, still runs after the restore: $(tail -n 1 /tmp/srspin.out)"
+			elif [ "$(cat /tmp/srspin.rc)" = 0 ]; then
+				res sr-spin-end "FAIL: spin passed (its kernel runs 100 s)"
+			else
+				res sr-spin-end "PASS exit $(cat /tmp/srspin.rc): $(tail -n 1 /tmp/srspin.out)"
+			fi
+			restored_basic sr-basic ;;
+		sr-neighbour)
+			run basic /tmp/basic.out 180
+			rc=$?
+			if [ "$rc" = 0 ]; then
+				res sr-neighbour "PASS $(grep -c '^PASS' /tmp/basic.out) checks"
+			else
+				sed 's/^/  basic: /' /tmp/basic.out
+				res sr-neighbour "FAIL: exit status $rc: $(why /tmp/basic.out)"
+			fi ;;
+		ra-hello) res ra-hello "up $(cut -d' ' -f1 /proc/uptime) s" ;;
+		ra-basic) restored_basic ra-basic quick ;;
+		mg-start)
+			idle_start mg
+			idle_ready mg-ready mg ;;
+		mg-call-alive) idle_call mg alive mg-call ;;
+		mg-call-lost)
+			idle_call mg lost mg-call
+			restored_basic mg-basic ;;
+		*) say "unknown command '$c'" ;;
+		esac
+		SR_DONE=$c
+	done
 }
 
 # ---- the guest package (dpkg -i, as an administrator installs it) -----------
@@ -381,7 +581,7 @@ fi
 # ---- domu1: a long call, then Dom0 destroys us ------------------------------------
 
 if [ "$ROLE" = domu1 ]; then
-	wait_cmd spin 300 || teardown
+	serve_restore spin good-stop
 	/usr/bin/spin 100000 >/tmp/spin.out 2>&1 &
 	SPID=$!
 	launched() {
@@ -400,7 +600,7 @@ fi
 
 # ---- domu2: busy loop while domu1 is destroyed ----------------------------------------
 
-wait_cmd loop 300 || teardown
+serve_restore loop hostile
 i=0
 bad=
 while [ "$(getcmd)" = loop ]; do
@@ -455,16 +655,6 @@ bg_launched() {
 }
 bg_ended() {
 	[ -s /tmp/bg.rc ]
-}
-# "" or why the kernel log shows trouble since our last look
-OOPS_SEEN=0
-oops() {
-	local n
-	n=$(dmesg | grep -cE 'Oops|BUG:|WARNING:|general protection|Call Trace|still pending|leaking')
-	[ "$n" -gt "$OOPS_SEEN" ] || return 1
-	dmesg | grep -E 'Oops|BUG:|WARNING:|general protection|Call Trace|still pending|leaking' |
-		tail -n 3 | tr '\n' ' '
-	OOPS_SEEN=$n
 }
 # start spin, say it launched, then (Dom0 stops the daemon) it must end
 # with an error within 40 s

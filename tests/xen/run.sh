@@ -26,8 +26,9 @@ SKIP_APT=${SKIP_APT:-0}
 SKIP_MAKE=${SKIP_MAKE:-0}
 TIMEOUT=${TIMEOUT:-900}		# one boot, seconds of host wall clock
 BUDGET=${BUDGET:-1100}		# the whole run, retry included
-QEMU_MEM=${QEMU_MEM:-1408}
-DOM0_MEM=${DOM0_MEM:-512M}
+# (Dom0 holds a DomU's saved image in a tmpfs for save-restore: 896M)
+QEMU_MEM=${QEMU_MEM:-1792}
+DOM0_MEM=${DOM0_MEM:-896M}
 DOMU_MEM=${DOMU_MEM:-320}
 SMP=${SMP:-2}
 CPU=${CPU:-max,-smap,-xsave}
@@ -303,7 +304,7 @@ build_all() {
 	if [ "$SKIP_MAKE" != 1 ]; then
 		make -s O="$O" all "$O/tests/basic" "$O/tests/spin" \
 			"$O/tests/threads" "$O/tests/managed" "$O/tests/spinloop" \
-			"$O/tests/fakecuda/libcuda.so.1" \
+			"$O/tests/lostidle" "$O/tests/fakecuda/libcuda.so.1" \
 			>>"$BUILD_LOG" 2>&1 ||
 			{ BUILD_WHY="make failed"; return 1; }
 	fi
@@ -322,7 +323,8 @@ build_all() {
 		{ BUILD_WHY="dpkg-deb -x of the packages failed"; return 1; }
 	for f in "$O/bin/xen-gpubackd" "$O/lib/libcuda.so.1" "$O/tests/basic" \
 		"$O/tests/spin" "$O/tests/threads" "$O/tests/managed" \
-		"$O/tests/spinloop" "$O/tests/fakecuda/libcuda.so.1"; do
+		"$O/tests/spinloop" "$O/tests/lostidle" \
+		"$O/tests/fakecuda/libcuda.so.1"; do
 		[ -x "$f" ] || { BUILD_WHY="$f is missing"; return 1; }
 	done
 
@@ -381,7 +383,7 @@ build_all() {
 	for f in "$B"/debx/usr/lib/*/xgpu/lib*.so.1; do
 		put_libs "$U" "$f" || return 1
 	done &&
-	for f in basic spin threads managed spinloop; do
+	for f in basic spin threads managed spinloop lostidle; do
 		put_bin "$U" "$O/tests/$f" "/usr/bin/$f" || return 1
 	done &&
 	put_bin "$U" "$B/hostile-ring" /usr/bin/hostile-ring &&
@@ -510,9 +512,9 @@ stamp() {
 # the steps as Dom0 reports them, while the run goes on (one short line
 # each; the verdict at the end lists them again, with why)
 progress() {
-	grep -a --line-buffered -E 'XGPU-TEST-BEGIN|XGPU-STEP (PASS|FAIL)' |
+	grep -a --line-buffered -E 'XGPU-TEST-BEGIN|XGPU-STEP (PASS|FAIL|SKIP)' |
 		sed -u -e 's/^ *\([0-9.]*\) .*XGPU-TEST-BEGIN.*/xen: [\1 s] Dom0 \/init started/' \
-			-e 's/^ *\([0-9.]*\) XGPU-STEP \(PASS\|FAIL\) \([^ :]*\).*/xen: [\1 s] \3: \2/'
+			-e 's/^ *\([0-9.]*\) XGPU-STEP \(PASS\|FAIL\|SKIP\) \([^ :]*\).*/xen: [\1 s] \3: \2/'
 }
 
 boot() {
@@ -571,9 +573,10 @@ fi
 
 STEPS="dom0-xen packages domu-boot platform hotplug domu1-basic domu2-basic vcpu-coord \
 hostile-xenstore hostile-ring hostile-handles hostile-grants hostile-geometry hostile-blobs \
-hostile-flood hostile-neighbour list destroy-busy measure backend-restart unbind-busy teardown"
+hostile-flood hostile-neighbour save-checkpoint save-restore restore-attach migrate-local \
+list destroy-busy measure backend-restart unbind-busy teardown"
 for s in $STEPS; do
-	line=$(grep -m1 -E "XGPU-STEP (PASS|FAIL) $s(:| |$)" "$LOG")
+	line=$(grep -m1 -E "XGPU-STEP (PASS|FAIL|SKIP) $s(:| |$)" "$LOG")
 	if [ -z "$line" ]; then
 		if grep -q 'XGPU-TEST-BEGIN' "$LOG"; then
 			fail "$s" "no marker in the log (Dom0 stopped before it)"
@@ -586,6 +589,8 @@ for s in $STEPS; do
 	case $rest in
 	PASS*) pass "${rest#PASS }" ;;
 	FAIL*) rest=${rest#FAIL }; fail "${rest%%:*}" "${rest#*: }" ;;
+	# cannot run on this machine, with why: neither passed nor failed
+	SKIP*) echo "SKIP ${rest#SKIP }" ;;
 	esac
 done
 

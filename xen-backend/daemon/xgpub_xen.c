@@ -239,8 +239,27 @@ static void step_device(struct xgpub_xen *x, struct xdev *d)
  * hotplug script and the state machine then run as for any device.  Each
  * domain is looked at once (until it goes, or the rules are read again):
  * a device the administrator detached stays detached.  A domain without
- * its name yet is looked at again with the next event.
+ * its name yet is looked at again with the next event.  xl migrate's
+ * receiving end is named NAME--incoming until it starts as NAME: it is
+ * judged as NAME, so that the guest finds its device when it resumes.
  */
+#define MIGRATE_SUFFIX "--incoming"
+
+static const struct xgpu_rule *rule_for(const char *name,
+					struct xgpu_dom_settings *s)
+{
+	size_t n = strlen(name), k = strlen(MIGRATE_SUFFIX);
+	char base[64];
+
+	if (n > k && n - k < sizeof(base) &&
+	    !strcmp(name + n - k, MIGRATE_SUFFIX)) {
+		memcpy(base, name, n - k);
+		base[n - k] = 0;
+		return xgpub_config_domain(base, s);
+	}
+	return xgpub_config_domain(name, s);
+}
+
 static void autoattach(struct xgpub_xen *x)
 {
 	static uint8_t present[AUTO_DOMIDS];
@@ -267,7 +286,7 @@ static void autoattach(struct xgpub_xen *x)
 		dom_name(x, (uint32_t)domid, name, sizeof(name));
 		if (!name[0])
 			continue;	/* the toolstack is still writing it */
-		r = xgpub_config_domain(name, &s);
+		r = rule_for(name, &s);
 		if (!r || !s.attach) {
 			x->autoattach[domid] = AUTO_NONE;
 			continue;

@@ -41,6 +41,38 @@
  *  - Misc (de)registration happens only in xgpu_backend_changed() and
  *    xgpu_remove(), which the xenbus core serialises (remove first
  *    unregisters the otherend watch, waiting for a running callback).
+ *  - xgpu_devs_lock (the list of bound devices) before xd->lock.
+ *
+ * Save/restore and migration (xl save/restore/migrate):
+ *  - The domain comes back as a new domain: a new domid, a new backend
+ *    device (or none yet), an empty grant table and no event channel of
+ *    ours.  What a channel's worker held in Dom0 (the GPU state of its
+ *    program) went with the old domain.  So every channel open across a
+ *    restore is dead for good; new opens connect to the new backend.
+ *  - xgpu_epoch counts restores into a new domain.  The Xen resume
+ *    notifier tells a restore from a cancelled suspend (xl save -c, a
+ *    failed save) by a canary event channel: xen_irq_resume() drops
+ *    every port -> irq binding of a restored domain, a cancelled suspend
+ *    keeps them.  A channel (and a device's backend connection) belongs
+ *    to the epoch it was opened in; an older one is "stale": NOTIFY,
+ *    WAIT and HOSTMEM_ALLOC on it fail at once (EPIPE), poll says
+ *    POLLHUP, its port and its xenstore directory belong to the old
+ *    domain and are never touched again.
+ *    The notifier itself takes no lock (it runs in do_suspend() before
+ *    xenstore and the devices are back); it queues xgpu_restored_fn() on
+ *    a freezable workqueue, so that it runs once the PM core has resumed
+ *    every irq and device and thawed the processes: it wakes every
+ *    waiter, unbinds the stale channels' irqs and ends their grants (the
+ *    new grant table has no entry for them, so they end at once; the
+ *    pages stay until the file is closed, since the process may still
+ *    map them).
+ *  - The xenbus core calls .resume (xgpu_resume) once it found the
+ *    frontend nodes again; then the usual handshake runs with the new
+ *    backend.  If the toolstack had not recreated the nodes yet, the
+ *    core gives up on the device (xbdev->otherend NULL, no otherend
+ *    watch); our own watch on <nodename>/state (written last by a
+ *    toolstack) sees the nodes appear and xgpu_recover_work probes the
+ *    device afresh (device_reprobe(): remove, then probe).
  */
 #ifndef XGPUFRONT_H
 #define XGPUFRONT_H
@@ -62,6 +94,8 @@
 #include <linux/sched/signal.h>
 #include <linux/interrupt.h>
 #include <linux/jiffies.h>
+#include <linux/workqueue.h>
+#include <linux/atomic.h>
 
 #include <xen/xen.h>
 #include <xen/xenbus.h>
@@ -69,6 +103,7 @@
 #include <xen/grant_table.h>
 #include <xen/page.h>
 #include <xen/interface/event_channel.h>
+#include <xen/xen-ops.h>
 #include <asm/xen/hypercall.h>
 
 #include "xgpu_uapi.h"
@@ -100,6 +135,14 @@
 extern unsigned int xgpu_max_hostmem_mb;
 extern unsigned int xgpu_connect_timeout_ms;
 
+/* restores into a new domain so far (xgpufront_bus.c; see the top) */
+extern atomic_t xgpu_epoch;
+
+static inline u32 xgpu_epoch_now(void)
+{
+	return (u32)atomic_read(&xgpu_epoch);
+}
+
 /* pages granted (or about to be) to the backend */
 struct xgpu_pageset {
 	unsigned int nr;
@@ -127,6 +170,14 @@ struct xgpu_dev {
 	u32 max_channels;
 	u32 next_channel;		/* never reused while the device lives */
 	struct list_head channels;
+	u32 epoch;			/* xgpu_epoch of the backend connection:
+					 * set at probe and resume */
+
+	/* save/restore (see the top); node under xgpu_devs_lock */
+	struct list_head node;		/* on xgpu_devs, probe to remove */
+	struct xenbus_watch fe_watch;	/* our own <nodename>/state */
+	bool fe_watching;
+	struct work_struct recover;	/* xgpu_recover_work, holds a ref */
 };
 
 struct xgpu_chan {
@@ -145,10 +196,15 @@ struct xgpu_chan {
 	struct xenbus_watch watch;	/* on be_path/state */
 	bool watching;
 
+	u32 epoch;			/* xgpu_epoch when opened */
+
 	/* under xd->lock (detached also read with READ_ONCE) */
 	bool published;			/* our ch/<n> may exist in xenstore */
 	bool detached;			/* device went down: channel dead and
 					 * its xenstore directory is gone */
+	bool owned;			/* CONNECT succeeded: its file owns it */
+	bool dying;			/* xgpu_chan_destroy() runs: only it
+					 * touches the irq and grants now */
 
 	int be_state;			/* written by the watch callback only */
 	atomic_t kicks;			/* backend notifications received */
@@ -177,9 +233,16 @@ static inline bool xgpu_be_closed(int st)
 	       st == XGPU_BE_GONE;
 }
 
+/* opened before the domain was restored (see the top) */
+static inline bool xgpu_chan_stale(const struct xgpu_chan *c)
+{
+	return c->epoch != xgpu_epoch_now();
+}
+
 static inline bool xgpu_chan_dead(const struct xgpu_chan *c)
 {
-	return READ_ONCE(c->detached) || xgpu_be_closed(READ_ONCE(c->be_state));
+	return READ_ONCE(c->detached) || xgpu_chan_stale(c) ||
+	       xgpu_be_closed(READ_ONCE(c->be_state));
 }
 
 static inline struct xgpu_chan *xgpu_file_chan(struct xgpu_file *f)
@@ -199,9 +262,12 @@ int xgpu_xs_end(struct xenbus_transaction t, int err);
 int xgpu_pageset_alloc(struct xgpu_pageset *ps, unsigned int nr);
 int xgpu_pageset_grant(struct xgpu_pageset *ps, domid_t domid, bool readonly);
 void xgpu_pageset_free(struct xgpu_pageset *ps);
+int xgpu_evtchn_alloc(domid_t remote, evtchn_port_t *port);
+void xgpu_evtchn_close(evtchn_port_t port);
 int xgpu_chan_open(struct xgpu_file *f, struct xgpu_ioc_connect *a,
 		   struct xgpu_chan **out);
 void xgpu_chan_destroy(struct xgpu_chan *c, bool graceful);
+void xgpu_chan_forget(struct xgpu_chan *c);
 
 /* xgpufront_fops.c */
 extern const struct file_operations xgpu_fops;

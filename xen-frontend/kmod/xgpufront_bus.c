@@ -21,6 +21,13 @@ MODULE_PARM_DESC(connect_timeout_ms,
 
 static DEFINE_IDA(xgpu_ida);
 
+/* save/restore (top of xgpufront.h) */
+atomic_t xgpu_epoch = ATOMIC_INIT(0);
+static LIST_HEAD(xgpu_devs);		/* bound devices */
+static DEFINE_MUTEX(xgpu_devs_lock);
+static struct workqueue_struct *xgpu_wq;
+static struct xenbus_driver xgpu_driver;
+
 /*
  * End a xenstore transaction: abort it when err says a write failed,
  * commit it otherwise.  Returns err, or the commit's result (-EAGAIN: the
@@ -99,7 +106,10 @@ int xgpu_xs_errno(int err)
 /* ------------------------------------------------------------------ */
 /* xenbus device                                                      */
 
-/* the backend went away: every channel is dead, its directory removed */
+/*
+ * The backend went away: every channel is dead, its directory removed
+ * (not a stale channel's: that path is the old domain's).
+ */
 static void xgpu_dev_down(struct xgpu_dev *xd)
 {
 	struct xgpu_chan *c;
@@ -109,7 +119,7 @@ static void xgpu_dev_down(struct xgpu_dev *xd)
 	list_for_each_entry(c, &xd->channels, node) {
 		if (c->detached)
 			continue;
-		if (c->published)
+		if (c->published && !xgpu_chan_stale(c))
 			xenbus_rm(XBT_NIL, c->fe_path, "");
 		c->published = false;
 		WRITE_ONCE(c->detached, true);
@@ -218,6 +228,14 @@ static void xgpu_backend_changed(struct xenbus_device *xbdev,
 	bool connected;
 
 	mutex_lock(&xd->lock);
+	if (xd->epoch != xgpu_epoch_now()) {
+		/* the old domain's backend, seen again as xenstore comes
+		 * back after a restore: xgpu_resume() is still to come */
+		mutex_unlock(&xd->lock);
+		dev_dbg(&xbdev->dev, "restored: ignoring backend %s\n",
+			xenbus_strstate(bstate));
+		return;
+	}
 	fstate = xbdev->state;
 	dev_info(&xbdev->dev, "backend %s, frontend %s\n",
 		 xenbus_strstate(bstate), xenbus_strstate(fstate));
@@ -264,6 +282,226 @@ static void xgpu_backend_changed(struct xenbus_device *xbdev,
 		xgpu_misc_register(xd);
 }
 
+/* ------------------------------------------------------------------ */
+/* save/restore (top of xgpufront.h)                                  */
+
+/*
+ * The canary: an event channel bound to an irq of ours that nobody ever
+ * signals.  xen_irq_resume() (a restore into a new domain) drops its port
+ * -> irq binding with every other; a cancelled suspend keeps it.
+ */
+static evtchn_port_t xgpu_canary_port;
+static int xgpu_canary_irq = -1;
+
+static irqreturn_t xgpu_canary_fn(int irq, void *data)
+{
+	return IRQ_HANDLED;
+}
+
+static int xgpu_canary_bind(void)
+{
+	evtchn_port_t port;
+	int err, irq;
+
+	err = xgpu_evtchn_alloc(DOMID_SELF, &port);
+	if (err)
+		return err;
+	irq = bind_evtchn_to_irqhandler(port, xgpu_canary_fn, 0,
+					"xgpu-restore", &xgpu_canary_port);
+	if (irq < 0) {
+		xgpu_evtchn_close(port);
+		return irq;
+	}
+	WRITE_ONCE(xgpu_canary_port, port);
+	WRITE_ONCE(xgpu_canary_irq, irq);
+	return 0;
+}
+
+/* after a restore its irq has no port: unbinding closes none */
+static void xgpu_canary_free(void)
+{
+	int irq = xgpu_canary_irq;
+
+	WRITE_ONCE(xgpu_canary_irq, -1);
+	if (irq >= 0)
+		unbind_from_irqhandler(irq, &xgpu_canary_port);
+}
+
+/*
+ * After a restore (xgpu_epoch moved on): the channels of the old domain
+ * are dead (their waiters wake up to EPIPE), their irqs and grants go;
+ * a device not resumed yet is not connected.
+ */
+static void xgpu_restored_fn(struct work_struct *work)
+{
+	u32 epoch = xgpu_epoch_now();
+	struct xgpu_chan *c;
+	struct xgpu_dev *xd;
+	unsigned int n;
+	int err;
+
+	xgpu_canary_free();
+	err = xgpu_canary_bind();
+	if (err)
+		pr_warn("no event channel to tell a restore from a cancelled suspend (%d): the next suspend counts as a restore\n",
+			err);
+
+	mutex_lock(&xgpu_devs_lock);
+	list_for_each_entry(xd, &xgpu_devs, node) {
+		n = 0;
+		mutex_lock(&xd->lock);
+		list_for_each_entry(c, &xd->channels, node) {
+			if (c->epoch == epoch)
+				continue;
+			if (!c->detached) {
+				n++;
+				c->published = false;
+				WRITE_ONCE(c->detached, true);
+			}
+			wake_up_all(&c->wq);
+			xgpu_chan_forget(c);
+		}
+		if (xd->epoch != epoch)
+			xd->connected = false;
+		mutex_unlock(&xd->lock);
+		dev_info(&xd->xbdev->dev,
+			 "domain restored: %u open channel(s) lost with the old domain\n",
+			 n);
+	}
+	mutex_unlock(&xgpu_devs_lock);
+}
+
+static DECLARE_WORK(xgpu_restored, xgpu_restored_fn);
+
+/*
+ * Xen resume notifier: right after the domain came back from a suspend,
+ * before the devices and xenstore are back (it runs in the xenwatch
+ * thread, in do_suspend()).  No locks here: the work does the rest,
+ * once processes are thawed (xgpu_wq is freezable); meanwhile the epoch
+ * alone makes every ioctl on an old channel fail.
+ */
+static int xgpu_resume_notify(struct notifier_block *nb, unsigned long action,
+			      void *data)
+{
+	int irq = READ_ONCE(xgpu_canary_irq);
+
+	/* a cancelled suspend: same domain, same backend, nothing lost */
+	if (irq >= 0 && irq_from_evtchn(READ_ONCE(xgpu_canary_port)) ==
+			(unsigned int)irq)
+		return NOTIFY_DONE;
+	atomic_inc(&xgpu_epoch);
+	queue_work(xgpu_wq, &xgpu_restored);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block xgpu_resume_nb = {
+	.notifier_call = xgpu_resume_notify,
+};
+
+/*
+ * xenbus .resume: the core found the frontend nodes again (maybe with
+ * another backend path: the new domain's).  Drop every channel and
+ * start the handshake over; the otherend watch, registered right after,
+ * brings xgpu_backend_changed() the backend's state.
+ */
+static int xgpu_resume(struct xenbus_device *xbdev)
+{
+	struct xgpu_dev *xd = dev_get_drvdata(&xbdev->dev);
+	char *otherend;
+
+	if (xbdev->otherend_id < 0 ||
+	    xbdev->otherend_id >= DOMID_FIRST_RESERVED) {
+		dev_err(&xbdev->dev, "bad backend-id %d\n", xbdev->otherend_id);
+		return -EINVAL;
+	}
+	otherend = kstrdup(xbdev->otherend, GFP_KERNEL);
+	if (!otherend)
+		return -ENOMEM;
+	mutex_lock(&xd->lock);
+	xgpu_dev_down(xd);
+	kfree(xd->otherend);
+	xd->otherend = otherend;
+	xd->backend_id = xbdev->otherend_id;
+	WRITE_ONCE(xd->epoch, xgpu_epoch_now());
+	mutex_unlock(&xd->lock);
+	dev_info(&xbdev->dev, "resumed: backend %s (dom%u), connecting again\n",
+		 xd->otherend, xd->backend_id);
+	return 0;
+}
+
+/*
+ * The nodes a toolstack writes for a new device are there: backend-id,
+ * backend (a directory that exists) and state Initialising.  A probe
+ * without them fails and leaves the device without a driver for good.
+ */
+static bool xgpu_nodes_back(struct xgpu_dev *xd)
+{
+	unsigned int st;
+	bool ok;
+	char *be;
+
+	if (xgpu_read_uint(xd->nodename, "state", &st) ||
+	    st != XenbusStateInitialising ||
+	    !xenbus_exists(XBT_NIL, xd->nodename, "backend-id"))
+		return false;
+	be = xenbus_read(XBT_NIL, xd->nodename, "backend", NULL);
+	if (IS_ERR(be))
+		return false;
+	ok = be[0] && xenbus_exists(XBT_NIL, be, "");
+	kfree(be);
+	return ok;
+}
+
+/*
+ * After a restore the xenbus core gives up on a device whose nodes the
+ * toolstack had not recreated yet: it reads them once, at resume, and
+ * leaves xbdev->otherend NULL and no otherend watch.  Our watch on
+ * <nodename>/state fires when they are written; once they are all there
+ * the device is probed afresh, as if it had just been plugged in
+ * (remove, then probe: files still open keep the old xd, whose channels
+ * are dead).
+ */
+static void xgpu_recover_work(struct work_struct *work)
+{
+	struct xgpu_dev *xd = container_of(work, struct xgpu_dev, recover);
+	struct device *dev = &xd->xbdev->dev;
+	bool given_up;
+	int err;
+
+	if (!xgpu_nodes_back(xd)) {
+		kref_put(&xd->ref, xgpu_dev_release);	/* the next event */
+		return;
+	}
+	device_lock(dev);	/* as the core's resume and remove run */
+	given_up = dev->driver == &xgpu_driver.driver &&
+		   dev_get_drvdata(dev) == xd && !xd->xbdev->otherend &&
+		   READ_ONCE(xd->epoch) != xgpu_epoch_now();
+	device_unlock(dev);
+	if (given_up) {
+		dev_info(dev, "device nodes back after the restore: probing it again\n");
+		err = device_reprobe(dev);
+		if (err)
+			dev_warn(dev, "probing again failed: %d\n", err);
+	}
+	kref_put(&xd->ref, xgpu_dev_release);
+}
+
+/* xenwatch thread: <nodename>/state written or removed */
+static void xgpu_fe_changed(struct xenbus_watch *w, const char *path,
+			    const char *token)
+{
+	struct xgpu_dev *xd = container_of(w, struct xgpu_dev, fe_watch);
+
+	if (READ_ONCE(xd->epoch) == xgpu_epoch_now())
+		return;
+	kref_get(&xd->ref);
+	if (!queue_work(xgpu_wq, &xd->recover))
+		kref_put(&xd->ref, xgpu_dev_release);	/* not the last */
+}
+
+/* ------------------------------------------------------------------ */
+/* probe and remove                                                   */
+
 static int xgpu_probe(struct xenbus_device *xbdev,
 		      const struct xenbus_device_id *id)
 {
@@ -281,12 +519,19 @@ static int xgpu_probe(struct xenbus_device *xbdev,
 	kref_init(&xd->ref);
 	mutex_init(&xd->lock);
 	INIT_LIST_HEAD(&xd->channels);
+	INIT_LIST_HEAD(&xd->node);
+	INIT_WORK(&xd->recover, xgpu_recover_work);
+	xd->epoch = xgpu_epoch_now();
 	xd->backend_id = xbdev->otherend_id;
 	xd->nodename = kstrdup(xbdev->nodename, GFP_KERNEL);
 	xd->otherend = kstrdup(xbdev->otherend, GFP_KERNEL);
 	err = -ENOMEM;
 	if (!xd->nodename || !xd->otherend)
 		goto fail;
+	xd->fe_watch.node = kasprintf(GFP_KERNEL, "%s/state", xbdev->nodename);
+	if (!xd->fe_watch.node)
+		goto fail;
+	xd->fe_watch.callback = xgpu_fe_changed;
 	xd->index = ida_alloc(&xgpu_ida, GFP_KERNEL);
 	if (xd->index < 0) {
 		err = xd->index;
@@ -300,11 +545,25 @@ static int xgpu_probe(struct xenbus_device *xbdev,
 	get_device(&xbdev->dev);
 	xd->xbdev = xbdev;
 	dev_set_drvdata(&xbdev->dev, xd);
+	/* xd is complete: the watch fires once at once (and finds the
+	 * epoch current) */
+	err = register_xenbus_watch(&xd->fe_watch);
+	if (err) {
+		dev_set_drvdata(&xbdev->dev, NULL);
+		put_device(&xbdev->dev);
+		ida_free(&xgpu_ida, xd->index);
+		goto fail;
+	}
+	xd->fe_watching = true;
+	mutex_lock(&xgpu_devs_lock);
+	list_add_tail(&xd->node, &xgpu_devs);
+	mutex_unlock(&xgpu_devs_lock);
 	dev_info(&xbdev->dev, "probed: /dev/%s once connected, backend %s (dom%u)\n",
 		 xd->name, xd->otherend, xd->backend_id);
 	return 0;
 
 fail:
+	kfree(xd->fe_watch.node);
 	kfree(xd->nodename);
 	kfree(xd->otherend);
 	mutex_destroy(&xd->lock);
@@ -316,6 +575,17 @@ fail:
 static void xgpu_remove(struct xenbus_device *xbdev)
 {
 	struct xgpu_dev *xd = dev_get_drvdata(&xbdev->dev);
+
+	/* no lock held (see Locking); a queued recover finds us unbound */
+	if (xd->fe_watching) {
+		unregister_xenbus_watch(&xd->fe_watch);
+		xd->fe_watching = false;
+	}
+	kfree(xd->fe_watch.node);
+	xd->fe_watch.node = NULL;
+	mutex_lock(&xgpu_devs_lock);
+	list_del_init(&xd->node);
+	mutex_unlock(&xgpu_devs_lock);
 
 	mutex_lock(&xd->lock);
 	xd->removed = true;
@@ -343,6 +613,7 @@ static struct xenbus_driver xgpu_driver = {
 	.ids = xgpu_ids,
 	.probe = xgpu_probe,
 	.remove = xgpu_remove,
+	.resume = xgpu_resume,
 	.otherend_changed = xgpu_backend_changed,
 	/* insmod must not wait for a backend that may not run yet */
 	.not_essential = true,
@@ -350,6 +621,8 @@ static struct xenbus_driver xgpu_driver = {
 
 static int __init xgpu_init(void)
 {
+	int err;
+
 	/* grants and mmap both work in 4 KiB pages */
 	BUILD_BUG_ON(PAGE_SIZE != XEN_PAGE_SIZE);
 	BUILD_BUG_ON(sizeof(struct xgpu_ioc_connect) != 208);
@@ -359,12 +632,34 @@ static int __init xgpu_init(void)
 
 	if (!xen_domain())
 		return -ENODEV;
-	return xenbus_register_frontend(&xgpu_driver);
+	/*
+	 * Freezable: what a restore queues runs once the system is resumed
+	 * and thawed, not beside the PM core still resuming irqs and
+	 * devices (it unbinds and binds irqs, and probes).
+	 */
+	xgpu_wq = alloc_workqueue("xgpufront", WQ_FREEZABLE, 0);
+	if (!xgpu_wq)
+		return -ENOMEM;
+	err = xgpu_canary_bind();
+	if (err)
+		pr_warn("no event channel to tell a restore from a cancelled suspend (%d): every suspend counts as a restore\n",
+			err);
+	xen_resume_notifier_register(&xgpu_resume_nb);
+	err = xenbus_register_frontend(&xgpu_driver);
+	if (err) {
+		xen_resume_notifier_unregister(&xgpu_resume_nb);
+		destroy_workqueue(xgpu_wq);
+		xgpu_canary_free();
+	}
+	return err;
 }
 
 static void __exit xgpu_exit(void)
 {
 	xenbus_unregister_driver(&xgpu_driver);
+	xen_resume_notifier_unregister(&xgpu_resume_nb);
+	destroy_workqueue(xgpu_wq);	/* runs what is queued first */
+	xgpu_canary_free();
 	ida_destroy(&xgpu_ida);
 }
 

@@ -81,7 +81,28 @@ void xgpu_pageset_free(struct xgpu_pageset *ps)
 	ps->nr = 0;
 }
 
-static int xgpu_evtchn_alloc(domid_t remote, evtchn_port_t *port)
+/*
+ * A restored domain's grant table has no entry for what a past domain
+ * granted (see the top of xgpufront.h): end each such grant now and give
+ * its reference back.  The pages stay (the process may still map them)
+ * and are freed as never granted.  A grant that somehow is still in use
+ * is left for xgpu_pageset_free().
+ */
+static void xgpu_pageset_revoke(struct xgpu_pageset *ps)
+{
+	unsigned int i;
+
+	for (i = 0; ps->refs && i < ps->nr; i++) {
+		if (ps->refs[i] == INVALID_GRANT_REF)
+			continue;
+		if (gnttab_try_end_foreign_access(ps->refs[i]))
+			ps->refs[i] = INVALID_GRANT_REF;
+		if (!(i & 255))
+			cond_resched();
+	}
+}
+
+int xgpu_evtchn_alloc(domid_t remote, evtchn_port_t *port)
 {
 	struct evtchn_alloc_unbound op = {
 		.dom = DOMID_SELF,
@@ -95,7 +116,7 @@ static int xgpu_evtchn_alloc(domid_t remote, evtchn_port_t *port)
 	return err;
 }
 
-static void xgpu_evtchn_close(evtchn_port_t port)
+void xgpu_evtchn_close(evtchn_port_t port)
 {
 	struct evtchn_close op = { .port = port };
 
@@ -208,25 +229,31 @@ static bool xgpu_be_done(int st)
 void xgpu_chan_destroy(struct xgpu_chan *c, bool graceful)
 {
 	struct xgpu_dev *xd = c->xd;
-	bool wait = false;
+	bool wait = false, stale;
 	int st;
 
-	if (graceful) {
-		mutex_lock(&xd->lock);
-		st = READ_ONCE(c->be_state);
-		if (c->published && !c->detached) {
-			if (xenbus_printf(XBT_NIL, c->fe_path, "state", "%d",
-					  XenbusStateClosing))
-				dev_warn(&xd->xbdev->dev,
-					 "ch%u: cannot write Closing\n", c->num);
-			else
-				wait = true;
-		} else if (c->watching && st != XGPU_BE_ABSENT &&
-			   !xgpu_be_done(st)) {
-			wait = true;	/* detached, the backend had it */
-		}
-		mutex_unlock(&xd->lock);
+	/*
+	 * A stale channel (opened before a restore) belongs to a domain
+	 * that is gone: no backend to tell or wait for, and its port
+	 * number and xenstore paths may mean something else now.
+	 */
+	mutex_lock(&xd->lock);
+	c->dying = true;	/* xgpu_chan_forget() keeps off from now on */
+	stale = xgpu_chan_stale(c);
+	st = READ_ONCE(c->be_state);
+	if (!graceful || stale) {
+		/* nothing to tell the backend */
+	} else if (c->published && !c->detached) {
+		if (xenbus_printf(XBT_NIL, c->fe_path, "state", "%d",
+				  XenbusStateClosing))
+			dev_warn(&xd->xbdev->dev,
+				 "ch%u: cannot write Closing\n", c->num);
+		else
+			wait = true;
+	} else if (c->watching && st != XGPU_BE_ABSENT && !xgpu_be_done(st)) {
+		wait = true;	/* detached, the backend had it */
 	}
+	mutex_unlock(&xd->lock);
 	if (wait && !wait_event_timeout(c->wq,
 			xgpu_be_done(READ_ONCE(c->be_state)),
 			XGPU_CLOSE_TIMEOUT))
@@ -236,9 +263,10 @@ void xgpu_chan_destroy(struct xgpu_chan *c, bool graceful)
 	if (c->watching)
 		unregister_xenbus_watch(&c->watch);	/* no lock held */
 	kfree(c->watch.node);
+	/* a restored domain's irq has no port: unbinding closes none */
 	if (c->irq >= 0)
 		unbind_from_irqhandler(c->irq, c);	/* closes the port */
-	else if (c->port_alloc)
+	else if (c->port_alloc && !stale)
 		xgpu_evtchn_close(c->port);
 
 	xgpu_pageset_free(&c->data);
@@ -246,7 +274,7 @@ void xgpu_chan_destroy(struct xgpu_chan *c, bool graceful)
 	xgpu_pageset_free(&c->ring);
 
 	mutex_lock(&xd->lock);
-	if (c->published && !c->detached)
+	if (c->published && !c->detached && !stale)
 		xenbus_rm(XBT_NIL, c->fe_path, "");
 	c->published = false;
 	list_del(&c->node);
@@ -255,6 +283,29 @@ void xgpu_chan_destroy(struct xgpu_chan *c, bool graceful)
 	kfree(c->fe_path);
 	kfree(c->be_path);
 	kfree(c);
+}
+
+/*
+ * The domain was restored (xgpufront.h): this channel's event channel
+ * and grants were the old domain's.  Unbind its irq (the new domain has
+ * no port behind it, so nothing is closed) and end its grants now rather
+ * than when the file is closed.  Only channels a file owns and that are
+ * not being destroyed: chan_open() and xgpu_chan_destroy() use these
+ * fields without xd->lock.
+ */
+void xgpu_chan_forget(struct xgpu_chan *c)
+{
+	lockdep_assert_held(&c->xd->lock);
+	if (!c->owned || c->dying || !xgpu_chan_stale(c))
+		return;
+	if (c->irq >= 0) {
+		unbind_from_irqhandler(c->irq, c);
+		WRITE_ONCE(c->irq, -1);
+	}
+	c->port_alloc = false;
+	xgpu_pageset_revoke(&c->ring);
+	xgpu_pageset_revoke(&c->data);
+	xgpu_pageset_revoke(&c->dir);
 }
 
 static void xgpu_read_refusal(struct xgpu_chan *c, char *msg, size_t msgsz)
@@ -307,8 +358,8 @@ int xgpu_chan_open(struct xgpu_file *f, struct xgpu_ioc_connect *a,
 	mutex_lock(&xd->lock);
 	a->max_ring_order = xd->max_ring_order;
 	a->max_data_pages = xd->max_data_pages;
-	if (!xd->connected || xd->removed) {
-		err = -ENODEV;
+	if (!xd->connected || xd->removed || xd->epoch != xgpu_epoch_now()) {
+		err = -ENODEV;	/* (not yet) connected to a backend */
 	} else if (a->ring_order > xd->max_ring_order ||
 		   a->data_pages < 1 || a->data_pages > xd->max_data_pages) {
 		err = -EINVAL;
@@ -321,6 +372,12 @@ int xgpu_chan_open(struct xgpu_file *f, struct xgpu_ioc_connect *a,
 		err = 0;
 		c->num = xd->next_channel++;
 		c->domid = xd->backend_id;
+		c->epoch = xd->epoch;
+		/* xd->otherend changes on resume, under xd->lock */
+		c->fe_path = kasprintf(GFP_KERNEL, "%s/ch/%u", xd->nodename,
+				       c->num);
+		c->be_path = kasprintf(GFP_KERNEL, "%s/ch/%u", xd->otherend,
+				       c->num);
 		list_add_tail(&c->node, &xd->channels);
 	}
 	mutex_unlock(&xd->lock);
@@ -332,8 +389,6 @@ int xgpu_chan_open(struct xgpu_file *f, struct xgpu_ioc_connect *a,
 
 	err = -ENOMEM;
 	snprintf(c->irqname, sizeof(c->irqname), "%s-ch%u", xd->name, c->num);
-	c->fe_path = kasprintf(GFP_KERNEL, "%s/ch/%u", xd->nodename, c->num);
-	c->be_path = kasprintf(GFP_KERNEL, "%s/ch/%u", xd->otherend, c->num);
 	if (!c->fe_path || !c->be_path)
 		goto fail;
 
@@ -402,7 +457,7 @@ int xgpu_chan_open(struct xgpu_file *f, struct xgpu_ioc_connect *a,
 	c->watching = true;
 
 	mutex_lock(&xd->lock);
-	if (c->detached) {
+	if (c->detached || xgpu_chan_stale(c)) {
 		err = -ENODEV;
 	} else {
 		c->published = true;	/* a failed commit leaves nothing */
@@ -414,12 +469,12 @@ int xgpu_chan_open(struct xgpu_file *f, struct xgpu_ioc_connect *a,
 
 	timeout = max(1u, READ_ONCE(xgpu_connect_timeout_ms));
 	left = wait_event_interruptible_timeout(c->wq,
-			READ_ONCE(c->detached) ||
+			READ_ONCE(c->detached) || xgpu_chan_stale(c) ||
 			READ_ONCE(c->be_state) == XenbusStateConnected ||
 			xgpu_be_closed(READ_ONCE(c->be_state)),
 			msecs_to_jiffies(timeout));
 	st = READ_ONCE(c->be_state);
-	if (READ_ONCE(c->detached)) {
+	if (READ_ONCE(c->detached) || xgpu_chan_stale(c)) {
 		err = -ENODEV;
 	} else if (xgpu_be_closed(st)) {
 		xgpu_read_refusal(c, a->msg, sizeof(a->msg));
@@ -439,11 +494,12 @@ int xgpu_chan_open(struct xgpu_file *f, struct xgpu_ioc_connect *a,
 		goto fail;
 
 	mutex_lock(&xd->lock);
-	if (c->detached)
+	if (c->detached || xgpu_chan_stale(c))
 		err = -ENODEV;
 	else
 		err = xenbus_printf(XBT_NIL, c->fe_path, "state", "%d",
 				    XenbusStateConnected);
+	c->owned = !err;
 	mutex_unlock(&xd->lock);
 	if (err) {
 		if (err != -ENODEV)

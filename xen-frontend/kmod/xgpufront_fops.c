@@ -109,12 +109,15 @@ out:
 static long xgpu_ioc_notify(struct xgpu_file *f)
 {
 	struct xgpu_chan *c = xgpu_file_chan(f);
+	int irq;
 
 	if (!c)
 		return -ENOTCONN;
-	if (xgpu_chan_dead(c))
+	/* (a stale channel's irq goes once the domain is restored) */
+	irq = READ_ONCE(c->irq);
+	if (xgpu_chan_dead(c) || irq < 0)
 		return -EPIPE;
-	notify_remote_via_irq(c->irq);
+	notify_remote_via_irq(irq);
 	return 0;
 }
 
