@@ -8,7 +8,8 @@
  * transport refuses, refused cleanly: managed memory and host functions
  * answer CUDA_ERROR_NOT_SUPPORTED, and the channel stays usable after.
  * Run on any transport it passes too (the refusals are then checked only
- * where "netcopy net" is asked).  Exits 1 if a step failed.
+ * where "netcopy net" is asked).  "small": copies of 5 MiB at most (an
+ * emulated CPU).  Exits 1 if a step failed.
  */
 #include <cuda.h>
 #include <stdint.h>
@@ -61,13 +62,20 @@ int main(int argc, char **argv)
 		1, 127, 4096, 65537, (4u << 20) - 1, (4u << 20) + 3,
 		(64u << 20) + 4097, 150u << 20,
 	};
-	bool net = argc > 1 && !strcmp(argv[1], "net");
+	bool net = false;
+	size_t nsizes = sizeof(sizes) / sizeof(sizes[0]);
 	size_t big = 150u << 20;
 	uint8_t *a = malloc(big), *b = malloc(big);
 	CUcontext ctx;
 	CUdevice dev;
 	CUstream s;
 
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "net"))
+			net = true;
+		else if (!strcmp(argv[i], "small"))
+			nsizes = 6;	/* up to 4 MiB + 3 */
+	}
 	if (!a || !b || cuInit(0) || cuDeviceGet(&dev, 0) ||
 	    cuCtxCreate(&ctx, NULL, 0, dev) ||
 	    cuStreamCreate(&s, CU_STREAM_NON_BLOCKING)) {
@@ -76,12 +84,12 @@ int main(int argc, char **argv)
 	}
 
 	begin("pageable");
-	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+	for (size_t i = 0; i < nsizes; i++)
 		round_trip(sizes[i], NULL, a, b);
 	end();
 
 	begin("pageable-stream");
-	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+	for (size_t i = 0; i < nsizes; i++)
 		round_trip(sizes[i], s, a, b);
 	end();
 

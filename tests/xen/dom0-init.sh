@@ -74,6 +74,8 @@ done
 . "$PARTS/dom0-steps-guests.sh"
 # shellcheck source=dom0-steps-restore.sh
 . "$PARTS/dom0-steps-restore.sh"
+# shellcheck source=dom0-steps-chain.sh
+. "$PARTS/dom0-steps-chain.sh"
 
 # ---- the steps ----------------------------------------------------------------
 
@@ -95,6 +97,7 @@ step_destroy_busy
 step_measure
 step_backend_restart
 step_unbind_busy
+step_net_chain
 step_teardown
 
 # ---- the end ------------------------------------------------------------------

@@ -770,6 +770,21 @@ unbind_busy() {
 	[ -z "$why" ] && res unbind "PASS ($ok)" || res unbind "FAIL: $why"
 }
 
+# net-chain: Dom0's backend reaches its driver over TLS; byte-for-byte
+# copies (pageable, pinned, 2D), a module, and threads sharing a channel
+chain_run() {
+	local why=
+	run netcopy /tmp/chain-netcopy.out 200 small ||
+		why="netcopy: $(why /tmp/chain-netcopy.out); "
+	run threads /tmp/chain-threads.out 200 ||
+		why="${why}threads: $(why /tmp/chain-threads.out); "
+	if [ -z "$why" ]; then
+		res chain "PASS (netcopy $(grep -c '^PASS' /tmp/chain-netcopy.out) steps, threads)"
+	else
+		res chain "FAIL: $why"
+	fi
+}
+
 DONE=measure
 cmd_new() {
 	local c
@@ -787,6 +802,7 @@ while :; do
 	rs-TERM | rs-KILL) rs_round "$c" ;;
 	rs-*-again) rs_again "${c%-again}" ;;
 	unbind-busy) unbind_busy ;;
+	chain) chain_run ;;
 	teardown) teardown ;;
 	*) say "unknown command '$DONE'" ;;
 	esac

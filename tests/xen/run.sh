@@ -383,7 +383,7 @@ build_all() {
 	for f in "$B"/debx/usr/lib/*/xgpu/lib*.so.1; do
 		put_libs "$U" "$f" || return 1
 	done &&
-	for f in basic spin threads managed spinloop lostidle; do
+	for f in basic spin threads managed spinloop lostidle netcopy; do
 		put_bin "$U" "$O/tests/$f" "/usr/bin/$f" || return 1
 	done &&
 	put_bin "$U" "$B/hostile-ring" /usr/bin/hostile-ring &&
@@ -421,6 +421,16 @@ build_all() {
 	done
 	cp "$XROOT/lib/modules/$KVER/kernel/drivers/xen/xenfs/xenfs.ko" \
 		"$D/lib/modules/xen/" || { BUILD_WHY="module xenfs"; return 1; }
+	# net-chain: a network card for Dom0 (QEMU's e1000 on its user
+	# network) and the key of the daemon this host runs (CHAIN_PORT)
+	mkdir -p "$D/lib/modules/net" "$D/etc/xgpu"
+	cp "$XROOT/lib/modules/$KVER/kernel/drivers/net/ethernet/intel/e1000/e1000.ko" \
+		"$D/lib/modules/net/" || { BUILD_WHY="module e1000"; return 1; }
+	echo "dom0 $(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')" >"$B/chain.psk"
+	echo $((20000 + RANDOM % 40000)) >"$B/chain.port"
+	CHAIN_PORT=$(cat "$B/chain.port")
+	chmod 600 "$B/chain.psk"
+	install -m 0600 "$B/chain.psk" "$D/etc/xgpu/chain.psk"
 	# xgpu's own pieces: its packages, installed by the packages step
 	# (dpkg -i), with the libraries their programs need
 	put_dpkg "$D" && cp "$DEB_BACKEND" "$DEB_GUEST" "$D/opt/xgpu/debs/" ||
@@ -478,6 +488,7 @@ build_all() {
 		PLATFORM_S=$PLATFORM_S
 		STRESS_ONLY=$STRESS_ONLY
 		DEBUG_CMD='${DEBUG_CMD:-}'
+		CHAIN_ADDR=10.0.2.2:$CHAIN_PORT
 		XGPUB_XENSTORE='$XGPUB_XENSTORE'
 	EOF
 	mkcpio "$D" "$B/dom0.cpio" || { BUILD_WHY="dom0 cpio"; return 1; }
@@ -524,6 +535,7 @@ boot() {
 	local cmd=(timeout --kill-after=10 "$limit" qemu-system-x86_64
 		-accel tcg -cpu "$CPU" -smp "$SMP" -m "$QEMU_MEM"
 		-machine pc -nodefaults -display none -monitor none
+		-netdev user,id=n0 -device e1000,netdev=n0
 		-serial stdio -no-reboot
 		-kernel "$B/xen"
 		-append "console=com1 com1=115200,8n1 loglvl=all guest_loglvl=all dom0_mem=$DOM0_MEM,max:$DOM0_MEM bootscrub=0${XEN_SCHED:+ sched=$XEN_SCHED}"
@@ -543,8 +555,22 @@ early_crash() {
 	grep -qE 'Kernel panic|Hardware Dom0 crashed|Panic on CPU|Attempted to kill init|FATAL PAGE FAULT|Reboot in five seconds' "$LOG"
 }
 
+# net-chain: the GPU host's daemon, here on the fake driver, listening
+# where QEMU's user network takes Dom0's 10.0.2.2:CHAIN_PORT
+CHAIN_PID=
+if [ -f "$B/chain.psk" ] && [ -f "$B/chain.port" ]; then
+	fake=$O/tests/fakecuda/libcuda.so.1
+	case $fake in /*) ;; *) fake=$PWD/$fake ;; esac
+	"$O/bin/xen-gpubackd" --listen "tcp:127.0.0.1:$(cat "$B/chain.port")" \
+		--tls-psk "$B/chain.psk" --control "$W/chain-ctl.sock" \
+		--foreground --driver "$fake" \
+		--jit-cache none --cgroup none --worker-user root \
+		>"$W/chain-host.log" 2>&1 &
+	CHAIN_PID=$!
+fi
 T0=$(date +%s)
 boot "$TIMEOUT"
+[ -n "$CHAIN_PID" ] && kill "$CHAIN_PID" 2>/dev/null
 BOOT_S=$(($(date +%s) - T0))
 if [ "$RETRY" = 1 ] && early_crash; then
 	why=$(grep -m1 -E 'Kernel panic|Hardware Dom0 crashed|Panic on CPU|Attempted to kill init|FATAL PAGE FAULT' "$LOG" | cut -c1-160)
@@ -574,7 +600,7 @@ fi
 STEPS="dom0-xen packages domu-boot platform hotplug domu1-basic domu2-basic vcpu-coord \
 hostile-xenstore hostile-ring hostile-handles hostile-grants hostile-geometry hostile-blobs \
 hostile-flood hostile-neighbour save-checkpoint save-restore restore-attach migrate-local \
-list destroy-busy measure backend-restart unbind-busy teardown"
+list destroy-busy measure backend-restart unbind-busy net-chain teardown"
 for s in $STEPS; do
 	line=$(grep -m1 -E "XGPU-STEP (PASS|FAIL|SKIP) $s(:| |$)" "$LOG")
 	if [ -z "$line" ]; then
@@ -593,6 +619,20 @@ for s in $STEPS; do
 	SKIP*) echo "SKIP ${rest#SKIP }" ;;
 	esac
 done
+
+# net-chain, the host's half: its daemon served Dom0's worker(s) over TLS
+if grep -q "XGPU-STEP PASS net-chain" "$LOG"; then
+	n=$(grep -c "(dom0 at 127.0.0.1:[0-9]*): connected (net transport" \
+		"$W/chain-host.log" 2>/dev/null)
+	c=$(grep -o "(dom0 at [0-9.:]*): gone after [0-9]* calls" \
+		"$W/chain-host.log" 2>/dev/null |
+		awk '{ s += $(NF - 1) } END { print s + 0 }')
+	if [ "${n:-0}" -ge 1 ] && [ "${c:-0}" -ge 1 ]; then
+		pass "net-chain-host (this host's daemon served $n channel(s) of Dom0's workers over TLS, $c calls)"
+	else
+		fail net-chain-host "this host's daemon logged no channel of dom0 ($W/chain-host.log)"
+	fi
+fi
 
 # the measurements: both lines and their ratios (TCG: ratios only mean much)
 xl=$(grep -m1 'XBENCH-RESULT xen ' "$LOG" | sed 's/.*XBENCH-RESULT xen //')

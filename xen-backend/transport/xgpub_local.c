@@ -193,6 +193,29 @@ static void refuse(int sock, int err, const char *why)
 	(void)!send(sock, &st, sizeof(st), MSG_NOSIGNAL);
 }
 
+int xgpub_check_connect(struct xgpuif_local_connect *con,
+			uint32_t max_data_pages, char *why, size_t whylen)
+{
+	con->name[sizeof(con->name) - 1] = 0;
+	/* the name goes into log lines: printable ASCII only */
+	for (char *c = con->name; *c; c++)
+		if (*c < 0x20 || *c > 0x7e)
+			*c = '?';
+	if (con->version != XGPUIF_VERSION) {
+		snprintf(why, whylen, "protocol version %u, backend speaks %u",
+			 con->version, XGPUIF_VERSION);
+		return -EPROTONOSUPPORT;
+	}
+	if (con->ring_order > XGPUIF_MAX_RING_ORDER || con->data_pages < 1 ||
+	    con->data_pages > max_data_pages) {
+		snprintf(why, whylen, "ring order %u or data pages %u out of "
+			 "range (max %u, %u)", con->ring_order,
+			 con->data_pages, XGPUIF_MAX_RING_ORDER, max_data_pages);
+		return -ERANGE;
+	}
+	return 0;
+}
+
 int xgpub_local_accept(int sock, uint32_t client_id, uint32_t max_data_pages,
 		       struct xgpub_transport **out)
 {
@@ -219,25 +242,9 @@ int xgpub_local_accept(int sock, uint32_t client_id, uint32_t max_data_pages,
 		refuse(sock, -EPROTO, "malformed handshake");
 		return -EPROTO;
 	}
-	con.name[sizeof(con.name) - 1] = 0;
-	/* the name goes into log lines: printable ASCII only */
-	for (char *c = con.name; *c; c++)
-		if (*c < 0x20 || *c > 0x7e)
-			*c = '?';
-	if (con.version != XGPUIF_VERSION) {
-		snprintf(why, sizeof(why), "protocol version %u, backend "
-			 "speaks %u", con.version, XGPUIF_VERSION);
-		rc = -EPROTONOSUPPORT;
+	rc = xgpub_check_connect(&con, max_data_pages, why, sizeof(why));
+	if (rc)
 		goto refused;
-	}
-	if (con.ring_order > XGPUIF_MAX_RING_ORDER || con.data_pages < 1 ||
-	    con.data_pages > max_data_pages) {
-		snprintf(why, sizeof(why), "ring order %u or data pages %u out "
-			 "of range (max %u, %u)", con.ring_order,
-			 con.data_pages, XGPUIF_MAX_RING_ORDER, max_data_pages);
-		rc = -ERANGE;
-		goto refused;
-	}
 	if (!is_eventfd(fds[1]) || !is_eventfd(fds[2])) {
 		snprintf(why, sizeof(why), "the notification descriptors are "
 			 "not eventfds");

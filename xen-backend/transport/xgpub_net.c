@@ -200,20 +200,9 @@ int xgpub_net_accept(struct xgpu_tls *tls, int fd, int lane_fd,
 		xgpu_conn_close(c);
 		return -EPROTO;
 	}
-	if (con.version != XGPUIF_VERSION) {
-		snprintf(why, sizeof(why), "protocol version %u, backend "
-			 "speaks %u", con.version, XGPUIF_VERSION);
-		rc = -EPROTONOSUPPORT;
+	rc = xgpub_check_connect(&con, max_data_pages, why, sizeof(why));
+	if (rc)
 		goto refused;
-	}
-	if (con.ring_order > XGPUIF_MAX_RING_ORDER || con.data_pages < 1 ||
-	    con.data_pages > max_data_pages) {
-		snprintf(why, sizeof(why), "ring order %u or data pages %u out "
-			 "of range (max %u, %u)", con.ring_order,
-			 con.data_pages, XGPUIF_MAX_RING_ORDER, max_data_pages);
-		rc = -ERANGE;
-		goto refused;
-	}
 	n = calloc(1, sizeof(*n));
 	if (!n) {
 		snprintf(why, sizeof(why), "backend out of memory");
@@ -239,10 +228,6 @@ int xgpub_net_accept(struct xgpu_tls *tls, int fd, int lane_fd,
 	/* the peer's authenticated name: its key for weights, caps and
 	 * quotas (the process name it sends is only informative) */
 	snprintf(n->t.proc, sizeof(n->t.proc), "%s", xgpu_conn_peer(c));
-	for (char *p = con.name; *p && p < con.name + sizeof(con.name); p++)
-		if (*p < 0x20 || *p > 0x7e)
-			*p = '?';
-	con.name[sizeof(con.name) - 1] = 0;
 	snprintf(n->t.who, sizeof(n->t.who), "client %u (%.24s at %.46s)",
 		 client_id, n->t.proc, addr);
 	snprintf(n->t.ipc_domain, sizeof(n->t.ipc_domain), "client:%u",

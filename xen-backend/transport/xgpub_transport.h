@@ -75,6 +75,15 @@ int xgpub_local_accept(int sock, uint32_t client_id, uint32_t max_data_pages,
 		       struct xgpub_transport **out);
 
 /*
+ * The channel's geometry and version from a guest's connect message
+ * (local and network transports): 0, or -errno with *why; its process
+ * name made printable
+ */
+struct xgpuif_local_connect;
+int xgpub_check_connect(struct xgpuif_local_connect *con,
+			uint32_t max_data_pages, char *why, size_t whylen);
+
+/*
  * Network transport: TLS handshake (tls, the daemon's; the peer's name
  * becomes t->proc) and the channel handshake on an accepted TCP socket
  * fd from addr (for log lines).  0 or -errno (logged, the peer told why

@@ -295,6 +295,56 @@ static const struct xgpulib_transport_ops local_ops = {
 	.close = local_close,
 };
 
+/* ---- the handshake that the local and network transports share --------- */
+
+size_t xgpulib_hs_geometry(const struct xgpuif_local_welcome *wel,
+			   struct xgpulib_transport *t)
+{
+	unsigned int order, pages;
+
+	order = xgpulib_env_uint("XGPU_RING_ORDER", XGPUIF_DEFAULT_RING_ORDER);
+	if (order > wel->max_ring_order)
+		order = wel->max_ring_order;
+	pages = xgpulib_env_uint("XGPU_DATA_MB", 64) * 256;
+	if (pages > wel->max_data_pages)
+		pages = wel->max_data_pages;
+	if (pages < 16)
+		pages = 16;
+	t->ring_order = order;
+	t->data_bytes = (size_t)pages * XGPUIF_PAGE_SIZE;
+	return ((size_t)XGPUIF_PAGE_SIZE << order) + t->data_bytes;
+}
+
+void xgpulib_hs_place(struct xgpulib_transport *t, void *map,
+		      struct xgpuif_local_connect *con)
+{
+	t->sring = map;
+	t->data = (uint8_t *)map + ((size_t)XGPUIF_PAGE_SIZE << t->ring_order);
+	/* the guest initialises the shared ring, as a Xen frontend does */
+	SHARED_RING_INIT(t->sring);
+	memset(con, 0, sizeof(*con));
+	con->magic = XGPUIF_MAGIC;
+	con->version = XGPUIF_VERSION;
+	con->ring_order = t->ring_order;
+	con->data_pages = (uint32_t)(t->data_bytes / XGPUIF_PAGE_SIZE);
+	con->pid = (uint32_t)getpid();
+	xgpulib_proc_name(con->name, sizeof(con->name));
+}
+
+int xgpulib_hs_status(struct xgpuif_local_status *st, const char *where,
+		      char *msg, size_t msglen)
+{
+	if (!st || st->magic != XGPUIF_MAGIC) {
+		snprintf(msg, msglen, "%s closed the handshake", where);
+		return -EPROTO;
+	}
+	if (!st->status)
+		return 0;
+	st->msg[sizeof(st->msg) - 1] = 0;
+	snprintf(msg, msglen, "%s refused the channel: %s", where, st->msg);
+	return st->status < 0 ? st->status : -EPROTO;
+}
+
 int xgpulib_local_connect(const char *path, struct xgpulib_transport **out,
 			  char *msg, size_t msglen)
 {
@@ -302,7 +352,6 @@ int xgpulib_local_connect(const char *path, struct xgpulib_transport **out,
 	struct xgpuif_local_connect con;
 	struct xgpuif_local_status st;
 	struct local *l;
-	unsigned int order, pages;
 	int fds[3], rc;
 	ssize_t n;
 
@@ -327,17 +376,7 @@ int xgpulib_local_connect(const char *path, struct xgpulib_transport **out,
 		goto out_sock;
 	}
 
-	order = xgpulib_env_uint("XGPU_RING_ORDER", XGPUIF_DEFAULT_RING_ORDER);
-	if (order > wel.max_ring_order)
-		order = wel.max_ring_order;
-	pages = xgpulib_env_uint("XGPU_DATA_MB", 64) * 256;
-	if (pages > wel.max_data_pages)
-		pages = wel.max_data_pages;
-	if (pages < 16)
-		pages = 16;
-	l->t.ring_order = order;
-	l->t.data_bytes = (size_t)pages * XGPUIF_PAGE_SIZE;
-	l->map_bytes = ((size_t)XGPUIF_PAGE_SIZE << order) + l->t.data_bytes;
+	l->map_bytes = xgpulib_hs_geometry(&wel, &l->t);
 
 	l->memfd = sealed_memfd("xgpu-channel", l->map_bytes);
 	l->kick_back = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -356,18 +395,7 @@ int xgpulib_local_connect(const char *path, struct xgpulib_transport **out,
 			 strerror(errno));
 		goto out_fds;
 	}
-	l->t.sring = l->map;
-	l->t.data = (uint8_t *)l->map + ((size_t)XGPUIF_PAGE_SIZE << order);
-	/* the guest initialises the shared ring, as a Xen frontend does */
-	SHARED_RING_INIT(l->t.sring);
-
-	memset(&con, 0, sizeof(con));
-	con.magic = XGPUIF_MAGIC;
-	con.version = XGPUIF_VERSION;
-	con.ring_order = order;
-	con.data_pages = pages;
-	con.pid = (uint32_t)getpid();
-	xgpulib_proc_name(con.name, sizeof(con.name));
+	xgpulib_hs_place(&l->t, l->map, &con);
 	fds[0] = l->memfd;
 	fds[1] = l->kick_back;
 	fds[2] = l->kick_guest;
@@ -378,18 +406,10 @@ int xgpulib_local_connect(const char *path, struct xgpulib_transport **out,
 		goto out_map;
 	}
 	n = recv(l->sock, &st, sizeof(st), 0);
-	if (n != (ssize_t)sizeof(st) || st.magic != XGPUIF_MAGIC) {
-		rc = -EPROTO;
-		snprintf(msg, msglen, "%s closed the handshake", path);
+	rc = xgpulib_hs_status(n == (ssize_t)sizeof(st) ? &st : NULL, path,
+			       msg, msglen);
+	if (rc)
 		goto out_map;
-	}
-	if (st.status) {
-		rc = st.status < 0 ? st.status : -EPROTO;
-		st.msg[sizeof(st.msg) - 1] = 0;
-		snprintf(msg, msglen, "%s refused the channel: %s", path,
-			 st.msg);
-		goto out_map;
-	}
 	close(l->memfd);
 	l->memfd = -1;
 	l->t.ops = &local_ops;

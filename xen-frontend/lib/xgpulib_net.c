@@ -254,7 +254,6 @@ int xgpulib_net_connect(const char *url, struct xgpulib_transport **out,
 	struct xgpu_tls *tls;
 	struct xgpu_conn *conn;
 	struct net *n;
-	unsigned int order, pages;
 	int fd, rc;
 
 	if (parse_url(url, host, sizeof(host), port, sizeof(port))) {
@@ -281,14 +280,6 @@ int xgpulib_net_connect(const char *url, struct xgpulib_transport **out,
 		rc = -EPROTO;
 		goto out_conn;
 	}
-	order = xgpulib_env_uint("XGPU_RING_ORDER", XGPUIF_DEFAULT_RING_ORDER);
-	if (order > wel.max_ring_order)
-		order = wel.max_ring_order;
-	pages = xgpulib_env_uint("XGPU_DATA_MB", 64) * 256;
-	if (pages > wel.max_data_pages)
-		pages = wel.max_data_pages;
-	if (pages < 16)
-		pages = 16;
 	n = calloc(1, sizeof(*n));
 	if (!n) {
 		rc = -ENOMEM;
@@ -296,9 +287,7 @@ int xgpulib_net_connect(const char *url, struct xgpulib_transport **out,
 		goto out_conn;
 	}
 	snprintf(n->t.where, sizeof(n->t.where), "%s", url);
-	n->t.ring_order = order;
-	n->t.data_bytes = (size_t)pages * XGPUIF_PAGE_SIZE;
-	n->map_bytes = ((size_t)XGPUIF_PAGE_SIZE << order) + n->t.data_bytes;
+	n->map_bytes = xgpulib_hs_geometry(&wel, &n->t);
 	n->map = mmap(NULL, n->map_bytes, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (n->map == MAP_FAILED) {
@@ -308,30 +297,12 @@ int xgpulib_net_connect(const char *url, struct xgpulib_transport **out,
 		free(n);
 		goto out_conn;
 	}
-	n->t.sring = n->map;
-	n->t.data = (uint8_t *)n->map + ((size_t)XGPUIF_PAGE_SIZE << order);
-	SHARED_RING_INIT(n->t.sring);
-
-	memset(&con, 0, sizeof(con));
-	con.magic = XGPUIF_MAGIC;
-	con.version = XGPUIF_VERSION;
-	con.ring_order = order;
-	con.data_pages = pages;
-	con.pid = (uint32_t)getpid();
-	xgpulib_proc_name(con.name, sizeof(con.name));
-	if (xgpu_conn_write(conn, &con, sizeof(con)) ||
-	    xgpu_conn_read(conn, &st, sizeof(st)) || st.magic != XGPUIF_MAGIC) {
-		rc = -EPROTO;
-		snprintf(msg, msglen, "%s closed the handshake", url);
+	xgpulib_hs_place(&n->t, n->map, &con);
+	rc = xgpu_conn_write(conn, &con, sizeof(con)) ||
+	     xgpu_conn_read(conn, &st, sizeof(st)) ? -EPROTO : 0;
+	rc = xgpulib_hs_status(rc ? NULL : &st, url, msg, msglen);
+	if (rc)
 		goto out_map;
-	}
-	if (st.status) {
-		rc = st.status < 0 ? st.status : -EPROTO;
-		st.msg[sizeof(st.msg) - 1] = 0;
-		snprintf(msg, msglen, "%s refused the channel: %s", url,
-			 st.msg);
-		goto out_map;
-	}
 	if (xgpu_conn_read(conn, &lanes, sizeof(lanes)) ||
 	    lanes.magic != XGPUIF_MAGIC) {
 		rc = -EPROTO;
@@ -340,7 +311,7 @@ int xgpulib_net_connect(const char *url, struct xgpulib_transport **out,
 	}
 	cfg = (struct xgpu_mirror_cfg){
 		.guest = true, .conn = conn, .sring = n->t.sring,
-		.ring_order = order, .data = n->t.data,
+		.ring_order = n->t.ring_order, .data = n->t.data,
 		.data_bytes = n->t.data_bytes,
 		.spin_us = xgpulib_env_uint("XGPU_NET_SPIN_US", 200),
 	};

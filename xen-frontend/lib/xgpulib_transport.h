@@ -84,6 +84,24 @@ int xgpulib_local_connect(const char *path, struct xgpulib_transport **out,
 int xgpulib_xen_connect(const char *dev, struct xgpulib_transport **out,
 			char *msg, size_t msglen);
 
+/*
+ * The handshake that the local and network transports share
+ * (xgpulib_local.c): the geometry within the backend's limits
+ * (XGPU_RING_ORDER, XGPU_DATA_MB) into t, the bytes of ring and data
+ * area; the ring and data area placed at map (the ring initialised) and
+ * the connect message; the backend's status (NULL: none came): 0, or
+ * -errno with *msg saying why.
+ */
+struct xgpuif_local_welcome;
+struct xgpuif_local_connect;
+struct xgpuif_local_status;
+size_t xgpulib_hs_geometry(const struct xgpuif_local_welcome *wel,
+			   struct xgpulib_transport *t);
+void xgpulib_hs_place(struct xgpulib_transport *t, void *map,
+		      struct xgpuif_local_connect *con);
+int xgpulib_hs_status(struct xgpuif_local_status *st, const char *where,
+		      char *msg, size_t msglen);
+
 /* network transport: url is tcp://HOST:PORT; 0 or -errno, *msg says why */
 int xgpulib_net_connect(const char *url, struct xgpulib_transport **out,
 			char *msg, size_t msglen);

@@ -1,0 +1,81 @@
+# SPDX-License-Identifier: MIT
+# shellcheck shell=dash
+#
+# dom0-steps-chain.sh: the step of the test Dom0's /init that chains this
+# Dom0's backend to a daemon on the host that runs QEMU (run.sh starts it
+# on 127.0.0.1:CHAIN_PORT, its driver the fake one; on a GPU machine the
+# host's real driver), run by dom0-init.sh after unbind-busy:
+#
+#   step_net_chain   net-chain: Dom0's network up (QEMU's user network,
+#                    e1000), the daemon restarted by the hotplug path
+#                    with --remote-driver and xgpu's own libcuda.so.1 as
+#                    its driver, XGPU_SOCKET=tcp://10.0.2.2:CHAIN_PORT;
+#                    domu2's netcopy (small) and threads pass through
+#                    DomU -> ring -> Dom0 worker -> TLS -> the host's
+#                    worker -> driver; then
+#                    the daemon as it was, for teardown
+#
+# run.sh's verdict checks the host's half (its daemon's log).
+
+CHAIN_LIB=/usr/lib/x86_64-linux-gnu/xgpu/libcuda.so.1
+
+# the daemon restarted through the hotplug path with the options of
+# /etc/default/xen-gpubackd as they are now: 0 when it runs
+restart_daemon() {
+	if [ -n "$XPID" ]; then
+		kill "$XPID"
+		wait_until 10 pid_gone "$XPID" || return 1
+	fi
+	hotplug_add "$D2" || return 1
+	XPID=
+	wait_until 10 daemon_found
+}
+
+step_net_chain() {
+	local why= ok=
+	blocked net-chain && return
+	if [ -z "${CHAIN_ADDR:-}" ] || [ ! -f /etc/xgpu/chain.psk ]; then
+		skip net-chain "no host daemon given (CHAIN_ADDR)"
+		return
+	fi
+	insmod /lib/modules/net/e1000.ko 2>/tmp/e1000.err ||
+		why="${why}insmod e1000: $(cat /tmp/e1000.err); "
+	wait_until 10 test -e /sys/class/net/eth0 ||
+		why="${why}no eth0; "
+	ip link set eth0 up && ip addr add 10.0.2.15/24 dev eth0 ||
+		why="${why}eth0 not configured; "
+	if [ -n "$why" ]; then
+		fail net-chain "$why"
+		return
+	fi
+	cp /etc/default/xen-gpubackd /tmp/xen-gpubackd.default
+	{
+		cat /tmp/xen-gpubackd.default
+		echo "XGPUBACKD_OPTS=\"\$XGPUBACKD_OPTS --remote-driver --driver $CHAIN_LIB\""
+		echo "export XGPU_SOCKET=tcp://$CHAIN_ADDR"
+		echo "export XGPU_TLS_PSK=/etc/xgpu/chain.psk"
+	} >/etc/default/xen-gpubackd
+	if ! restart_daemon; then
+		why="no chained daemon after the hotplug script: $(tail -n 1 /var/log/xgpu-hotplug.log); "
+	else
+		cmd "$D2" chain
+		if ! wait_res "$D2" chain 240; then
+			why="${why}no result from domu2; "
+		else
+			case $RES in
+			PASS*) ok="domu2: ${RES#PASS }" ;;
+			*) why="${why}domu2: ${RES#FAIL: }; " ;;
+			esac
+		fi
+		logread | grep -q "executor $CHAIN_LIB" ||
+			why="${why}no worker ran on $CHAIN_LIB; "
+	fi
+	# the daemon as before, for what follows
+	cp /tmp/xen-gpubackd.default /etc/default/xen-gpubackd
+	restart_daemon || why="${why}the daemon did not come back as before; "
+	if [ -z "$why" ]; then
+		pass "net-chain ($ok through Dom0's worker on xgpu's own library, TLS to $CHAIN_ADDR)"
+	else
+		fail net-chain "$why"
+	fi
+}
