@@ -488,7 +488,7 @@ int main(int argc, char **argv)
 			xgpub_net_sniff(pfd + isniff, n - isniff, &a.opt,
 					a.max_net);
 		if (inet >= 0 && (pfd[inet].revents & POLLIN))
-			xgpub_net_client(nfd, &a.opt, a.max_net);
+			xgpub_net_client(nfd);
 		if (ilocal >= 0 && (pfd[ilocal].revents & POLLIN)) {
 			int conn = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 

@@ -208,14 +208,11 @@ static struct {
 } sniff[SNIFF_MAX];
 static unsigned int nsniff;
 
-void xgpub_net_client(int lfd, const struct xgpub_options *opt,
-		      unsigned int max_net)
+void xgpub_net_client(int lfd)
 {
 	char addr[64];
 	int conn, one = 1;
 
-	(void)opt;
-	(void)max_net;
 	conn = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	if (conn < 0)
 		return;

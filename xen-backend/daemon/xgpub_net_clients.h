@@ -19,19 +19,18 @@ struct xgpu_tls_opts;
 int xgpub_net_open(const char *spec, const struct xgpu_tls_opts *o);
 /*
  * Accept one connection on lfd; it waits (xgpub_net_sniff) until its
- * first bytes say whether it is a client (a worker for it, run with opt,
- * or closed past max_net network clients at once, 0: no limit) or a lane
+ * first bytes say whether it is a client (a worker for it) or a lane
  * (handed to its channel's worker).
  */
-void xgpub_net_client(int lfd, const struct xgpub_options *opt,
-		      unsigned int max_net);
+void xgpub_net_client(int lfd);
 /* the most connections that wait to say what they are */
 #define XGPUB_NET_SNIFF_MAX	64
 /* the waiting connections, to poll for input: how many put in p */
 struct pollfd;
 int xgpub_net_pollfds(struct pollfd *p, int max);
-/* after the poll: serve those that said; how soon to look again (ns,
- * UINT64_MAX: none waiting) */
+/* after the poll: serve those that said (a client's worker runs with
+ * opt; past max_net network clients at once, 0: no limit, it is closed);
+ * how soon to look again (ns, UINT64_MAX: none waiting) */
 uint64_t xgpub_net_sniff(const struct pollfd *p, int np,
 			 const struct xgpub_options *opt,
 			 unsigned int max_net);
