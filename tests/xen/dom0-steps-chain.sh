@@ -12,7 +12,10 @@
 #                    its driver, XGPU_SOCKET=tcp://10.0.2.2:CHAIN_PORT;
 #                    domu2's netcopy (small) and threads pass through
 #                    DomU -> ring -> Dom0 worker -> TLS -> the host's
-#                    worker -> driver; then
+#                    worker -> driver, and so do the programs of
+#                    GPU_PROGS (run.sh) where they are in the image,
+#                    each reported as "XGPU-CHAIN-PROG name rc digest
+#                    last-line"; then
 #                    the daemon as it was, for teardown
 #
 # run.sh's verdict checks the host's half (its daemon's log).
@@ -59,7 +62,10 @@ step_net_chain() {
 		why="no chained daemon after the hotplug script: $(tail -n 1 /var/log/xgpu-hotplug.log); "
 	else
 		cmd "$D2" chain
-		if ! wait_res "$D2" chain 240; then
+		# netcopy and threads, then each of GPU_PROGS (a GPU machine's
+		# chain: seconds each under TCG, tens through the user network)
+		set -- ${GPU_PROGS:-}
+		if ! wait_res "$D2" chain $((240 + 200 * $#)); then
 			why="${why}no result from domu2; "
 		else
 			case $RES in
@@ -67,6 +73,11 @@ step_net_chain() {
 			*) why="${why}domu2: ${RES#FAIL: }; " ;;
 			esac
 		fi
+		# each program's exit status, output digest and last line, for
+		# run.sh's caller to compare with the program's native run
+		for p in ${GPU_PROGS:-}; do
+			echo "XGPU-CHAIN-PROG $p $(res "$D2" "gpu-$p")"
+		done
 		logread | grep -q "executor $CHAIN_LIB" ||
 			why="${why}no worker ran on $CHAIN_LIB; "
 	fi

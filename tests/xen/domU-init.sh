@@ -350,10 +350,85 @@ fi
 
 # ---- platform check (dom0-init.sh explains) -------------------------------------
 
+# net-chain: Dom0's backend reaches its driver over TLS; byte-for-byte
+# copies (pageable, pinned, 2D), a module, and threads sharing a channel
+chain_run() {
+	local why=
+	# (Dom0's STEPS=chain: the first program of this DomU)
+	wait_xs 30 "$F/state" front_connected && wait_for 10 test -c /dev/xgpu ||
+		why="device/xgpu/0 not Connected or no /dev/xgpu; "
+	# netcopy's module and threads' kernels are the fake driver's: with
+	# GPU programs (a real GPU at the end), netcopy's copies alone
+	local gpu=
+	ls /usr/lib/xgpu-test/gpu/* >/dev/null 2>&1 && gpu=nomodule
+	run netcopy /tmp/chain-netcopy.out 200 small $gpu ||
+		why="${why}netcopy: $(why /tmp/chain-netcopy.out); "
+	if [ -z "$gpu" ]; then
+		run threads /tmp/chain-threads.out 200 ||
+			why="${why}threads: $(why /tmp/chain-threads.out); "
+	fi
+	# the programs of run.sh's GPU_PROGS: each one's exit status, the
+	# digest of its output without TIME lines (the GPU harness's stable
+	# lines) and its last line, for a comparison with its native run
+	local p n rc np=0 nok=0
+	for p in /usr/lib/xgpu-test/gpu/*; do
+		[ -x "$p" ] || continue
+		n=${p##*/}
+		np=$((np + 1))
+		timeout 180 "$p" >"/tmp/gpu-$n.out" 2>&1
+		rc=$?
+		sed "s/^/  $n: /" "/tmp/gpu-$n.out"
+		res "gpu-$n" "$rc $(grep -v '^TIME' "/tmp/gpu-$n.out" |
+			md5sum | cut -d' ' -f1) $(tail -n 1 "/tmp/gpu-$n.out")"
+		if [ "$rc" = 0 ] && [ "$(tail -n 1 "/tmp/gpu-$n.out")" = "PASS $n" ]; then
+			nok=$((nok + 1))
+		else
+			why="${why}$n: exit $rc: $(why "/tmp/gpu-$n.out"); "
+		fi
+	done
+	if [ -z "$why" ]; then
+		local more=
+		[ -z "$gpu" ] && more=", threads"
+		[ "$np" -gt 0 ] && more="$more, $nok GPU programs"
+		res chain "PASS (netcopy $(grep -c '^PASS' /tmp/chain-netcopy.out) steps$more)"
+	else
+		res chain "FAIL: $why"
+	fi
+}
+
+# the commands that come after measure (and, with Dom0's STEPS=chain,
+# first): serve DONE, DONE the command already done
+serve() {
+	DONE=$1
+	while :; do
+		if ! wait_xs 300 "$H/xgpu-cmd" cmd_new; then
+			say "no command from Dom0 within 300 s"
+			teardown
+		fi
+		DONE=$(getcmd)
+		c=${DONE#rs-}
+		case $DONE in
+		rs-TERM | rs-KILL) rs_round "$c" ;;
+		rs-*-again) rs_again "${c%-again}" ;;
+		unbind-busy) unbind_busy ;;
+		chain) chain_run ;;
+		teardown) teardown ;;
+		*) say "unknown command '$DONE'" ;;
+		esac
+	done
+}
+cmd_new() {
+	local c
+	c=$(getcmd)
+	[ -n "$c" ] && [ "$c" != "$DONE" ]
+}
+
 first_cmd() {
 	[ -n "$(getcmd)" ]
 }
 wait_xs 400 "$H/xgpu-cmd" first_cmd
+# Dom0's STEPS=chain: net-chain is the first command
+[ "$(getcmd)" = chain ] && serve ""
 if [ "$(getcmd)" = stress ]; then
 	n=$(xenstore-read "$H/xgpu-stress")
 	memstress "$n" 1 >/tmp/mem.out 2>&1 &
@@ -770,40 +845,4 @@ unbind_busy() {
 	[ -z "$why" ] && res unbind "PASS ($ok)" || res unbind "FAIL: $why"
 }
 
-# net-chain: Dom0's backend reaches its driver over TLS; byte-for-byte
-# copies (pageable, pinned, 2D), a module, and threads sharing a channel
-chain_run() {
-	local why=
-	run netcopy /tmp/chain-netcopy.out 200 small ||
-		why="netcopy: $(why /tmp/chain-netcopy.out); "
-	run threads /tmp/chain-threads.out 200 ||
-		why="${why}threads: $(why /tmp/chain-threads.out); "
-	if [ -z "$why" ]; then
-		res chain "PASS (netcopy $(grep -c '^PASS' /tmp/chain-netcopy.out) steps, threads)"
-	else
-		res chain "FAIL: $why"
-	fi
-}
-
-DONE=measure
-cmd_new() {
-	local c
-	c=$(getcmd)
-	[ -n "$c" ] && [ "$c" != "$DONE" ]
-}
-while :; do
-	if ! wait_xs 300 "$H/xgpu-cmd" cmd_new; then
-		say "no command from Dom0 within 300 s"
-		teardown
-	fi
-	DONE=$(getcmd)
-	c=${DONE#rs-}
-	case $DONE in
-	rs-TERM | rs-KILL) rs_round "$c" ;;
-	rs-*-again) rs_again "${c%-again}" ;;
-	unbind-busy) unbind_busy ;;
-	chain) chain_run ;;
-	teardown) teardown ;;
-	*) say "unknown command '$DONE'" ;;
-	esac
-done
+serve measure

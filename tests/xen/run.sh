@@ -49,6 +49,21 @@ STRESS_ONLY=${STRESS_ONLY:-0}	# debug: stop after the platform check
 # "static": the daemon ignores libxenstore.so.4 and polls xenstore (to
 # compare with the watch mode; the steps then expect polling)
 XGPUB_XENSTORE=${XGPUB_XENSTORE:-}
+# The chain on a GPU machine (tests/xen/gpu-chain.sh drives these):
+# "chain": Dom0 runs only the steps that bring Xen, the DomUs and the
+# daemon up, then net-chain and teardown
+XEN_STEPS=${XEN_STEPS:-all}
+# programs (paths) the DomU runs in net-chain after netcopy and threads;
+# each one's exit status and the digest of its output without TIME lines
+# come back as XGPU-CHAIN-PROG lines of the serial log
+GPU_PROGS=${GPU_PROGS:-}
+BUILD_ONLY=${BUILD_ONLY:-0}	# 1: stop after the images are built
+PREBUILT=${PREBUILT:-0}		# 1: boot the images in $XEN_WORK/build as they are
+QEMU=${QEMU:-qemu-system-x86_64}	# the command (words) that runs QEMU
+QEMU_DATA=${QEMU_DATA:-}	# QEMU's firmware folder (-L), if not its own
+# the driver of the daemon on this host that Dom0 chains to (net-chain):
+# default the fake of the tests; a GPU machine gives its real libcuda.so.1
+CHAIN_DRIVER=${CHAIN_DRIVER:-}
 
 KMOD_DIR=$ROOT/xen-frontend/kmod
 KMOD_NAME=xen-gpufront
@@ -195,12 +210,14 @@ deps() {
 }
 
 mkdir -p "$W" || skip "cannot create $W"
-if ! command -v apt-get >/dev/null && [ ! -d "$CACHE" ]; then
+if [ "$PREBUILT" != 1 ] && ! command -v apt-get >/dev/null && [ ! -d "$CACHE" ]; then
 	skip "no apt-get and no package cache in $CACHE"
 fi
 DEPS_WHY=
 T0=$(date +%s)
-if deps; then
+if [ "$PREBUILT" = 1 ]; then
+	:
+elif deps; then
 	pass "deps ($(($(date +%s) - T0)) s; kernel $KVER, cache ${XROOT%/root})"
 else
 	fail deps "$DEPS_WHY"
@@ -392,6 +409,10 @@ build_all() {
 	put_bin "$U" "$B/memstress" /usr/bin/memstress &&
 	put_bin "$U" "$XROOT/usr/bin/xenstore" /usr/bin/xenstore ||
 		{ BUILD_WHY="domU image: copying binaries failed"; return 1; }
+	for f in $GPU_PROGS; do
+		put_bin "$U" "$f" "/usr/lib/xgpu-test/gpu/${f##*/}" ||
+			{ BUILD_WHY="domU image: GPU_PROGS: $f"; return 1; }
+	done
 	for f in read write rm ls list chmod exists watch; do
 		ln -sf xenstore "$U/usr/bin/xenstore-$f"
 	done
@@ -490,6 +511,8 @@ build_all() {
 		DEBUG_CMD='${DEBUG_CMD:-}'
 		CHAIN_ADDR=10.0.2.2:$CHAIN_PORT
 		XGPUB_XENSTORE='$XGPUB_XENSTORE'
+		STEPS=$XEN_STEPS
+		GPU_PROGS='$(for f in $GPU_PROGS; do printf '%s ' "${f##*/}"; done)'
 	EOF
 	mkcpio "$D" "$B/dom0.cpio" || { BUILD_WHY="dom0 cpio"; return 1; }
 	return 0
@@ -497,13 +520,19 @@ build_all() {
 
 BUILD_WHY=
 T0=$(date +%s)
-if build_all; then
+if [ "$PREBUILT" = 1 ]; then
+	for f in xen vmlinux dom0.cpio chain.psk chain.port; do
+		[ -s "$B/$f" ] || { fail build "PREBUILT=1 but $B/$f is missing"; finish; }
+	done
+	note "prebuilt images in $B"
+elif build_all; then
 	pass "build ($(($(date +%s) - T0)) s; dom0.cpio $(($(stat -c %s "$B/dom0.cpio") >> 20)) MiB, domu.cpio $(($(stat -c %s "$B/domu.cpio") >> 20)) MiB)"
 else
 	fail build "$BUILD_WHY (log: $BUILD_LOG)"
 	tailof "$BUILD_LOG"
 	finish
 fi
+[ "$BUILD_ONLY" = 1 ] && finish
 
 # ---- (c) boot -------------------------------------------------------------------
 
@@ -532,8 +561,9 @@ boot() {
 	local limit=$1
 	note "booting (qemu TCG, timeout ${limit}s, log $LOG)"
 	: >"$LOG"
-	local cmd=(timeout --kill-after=10 "$limit" qemu-system-x86_64
-		-accel tcg -cpu "$CPU" -smp "$SMP" -m "$QEMU_MEM"
+	# shellcheck disable=SC2206
+	local cmd=(timeout --kill-after=10 "$limit" $QEMU
+		${QEMU_DATA:+-L "$QEMU_DATA"} -accel tcg -cpu "$CPU" -smp "$SMP" -m "$QEMU_MEM"
 		-machine pc -nodefaults -display none -monitor none
 		-netdev user,id=n0 -device e1000,netdev=n0
 		-serial stdio -no-reboot
@@ -559,7 +589,7 @@ early_crash() {
 # where QEMU's user network takes Dom0's 10.0.2.2:CHAIN_PORT
 CHAIN_PID=
 if [ -f "$B/chain.psk" ] && [ -f "$B/chain.port" ]; then
-	fake=$O/tests/fakecuda/libcuda.so.1
+	fake=${CHAIN_DRIVER:-$O/tests/fakecuda/libcuda.so.1}
 	case $fake in /*) ;; *) fake=$PWD/$fake ;; esac
 	"$O/bin/xen-gpubackd" --listen "tcp:127.0.0.1:$(cat "$B/chain.port")" \
 		--tls-psk "$B/chain.psk" --control "$W/chain-ctl.sock" \
@@ -601,6 +631,8 @@ STEPS="dom0-xen packages domu-boot platform hotplug domu1-basic domu2-basic vcpu
 hostile-xenstore hostile-ring hostile-handles hostile-grants hostile-geometry hostile-blobs \
 hostile-flood hostile-neighbour save-checkpoint save-restore restore-attach migrate-local \
 list destroy-busy measure backend-restart unbind-busy net-chain teardown"
+[ "$XEN_STEPS" = chain ] &&
+	STEPS="dom0-xen packages domu-boot hotplug net-chain teardown"
 for s in $STEPS; do
 	line=$(grep -m1 -E "XGPU-STEP (PASS|FAIL|SKIP) $s(:| |$)" "$LOG")
 	if [ -z "$line" ]; then
