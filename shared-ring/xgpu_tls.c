@@ -1321,9 +1321,9 @@ static int io_wait(struct xgpu_conn *c, enum io_kind k, short ev)
 	return w < 0 ? w : 0;
 }
 
-int xgpu_conn_write(struct xgpu_conn *c, const void *buf, size_t len)
+/* all of len bytes read into or written from buf (k); 0 or -errno */
+static int io_all(struct xgpu_conn *c, enum io_kind k, char *p, size_t len)
 {
-	const char *p = buf;
 	size_t done;
 	short ev;
 	int r;
@@ -1332,11 +1332,11 @@ int xgpu_conn_write(struct xgpu_conn *c, const void *buf, size_t len)
 		if (atomic_load(&c->down))
 			return -EPIPE;
 		done = 0;
-		r = io_step(c, IO_WRITE, (void *)p, len, &done, &ev);
+		r = io_step(c, k, p, len, &done, &ev);
 		if (r < 0)
 			return r;
 		if (!r) {
-			r = io_wait(c, IO_WRITE, ev);
+			r = io_wait(c, k, ev);
 			if (r < 0)
 				return r;
 			continue;
@@ -1347,30 +1347,15 @@ int xgpu_conn_write(struct xgpu_conn *c, const void *buf, size_t len)
 	return 0;
 }
 
+int xgpu_conn_write(struct xgpu_conn *c, const void *buf, size_t len)
+{
+	/* io_step only reads from buf when writing */
+	return io_all(c, IO_WRITE, (char *)buf, len);
+}
+
 int xgpu_conn_read(struct xgpu_conn *c, void *buf, size_t len)
 {
-	char *p = buf;
-	size_t done;
-	short ev;
-	int r;
-
-	while (len) {
-		if (atomic_load(&c->down))
-			return -EPIPE;
-		done = 0;
-		r = io_step(c, IO_READ, p, len, &done, &ev);
-		if (r < 0)
-			return r;
-		if (!r) {
-			r = io_wait(c, IO_READ, ev);
-			if (r < 0)
-				return r;
-			continue;
-		}
-		p += done;
-		len -= done;
-	}
-	return 0;
+	return io_all(c, IO_READ, buf, len);
 }
 
 int xgpu_conn_poll(struct xgpu_conn *c, int wake_fd, int timeout_ms)
