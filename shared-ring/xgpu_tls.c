@@ -596,21 +596,45 @@ void xgpu_tls_free(struct xgpu_tls *t)
 	tls_put(t);
 }
 
+/*
+ * A PEM file read whole and a memory BIO over it; b is NULL if none could
+ * be made (the first PEM read then fails and says why).  Close with
+ * pem_close.
+ */
+struct pem_file {
+	char *buf;
+	size_t len;
+	BIO *b;
+};
+
+static bool pem_open(struct pem_file *f, const char *path, bool secret,
+		     char *err, size_t errlen)
+{
+	f->buf = read_file(path, secret, &f->len, err, errlen);
+	if (!f->buf)
+		return false;
+	f->b = BIO_new_mem_buf(f->buf, (int)f->len);
+	ERR_clear_error();
+	return true;
+}
+
+static void pem_close(struct pem_file *f)
+{
+	BIO_free(f->b);
+	free_file(f->buf, f->len);
+}
+
 static bool load_cert(struct xgpu_tls *t, const char *path, char *err,
 		      size_t errlen)
 {
 	char why[160];
-	size_t len;
-	char *buf = read_file(path, false, &len, err, errlen);
-	BIO *b;
+	struct pem_file f;
 	X509 *x;
 	bool ok = false;
 
-	if (!buf)
+	if (!pem_open(&f, path, false, err, errlen))
 		return false;
-	b = BIO_new_mem_buf(buf, (int)len);
-	ERR_clear_error();
-	x = b ? PEM_read_bio_X509(b, NULL, no_passphrase, NULL) : NULL;
+	x = f.b ? PEM_read_bio_X509(f.b, NULL, no_passphrase, NULL) : NULL;
 	if (!x) {
 		seterr(err, errlen, "%s: no PEM certificate (%s)", path,
 		       ossl_reason(why, sizeof(why)));
@@ -624,7 +648,7 @@ static bool load_cert(struct xgpu_tls *t, const char *path, char *err,
 	}
 	X509_free(x);
 	/* the rest of the file: the chain up to the CA */
-	while ((x = PEM_read_bio_X509(b, NULL, no_passphrase, NULL))) {
+	while ((x = PEM_read_bio_X509(f.b, NULL, no_passphrase, NULL))) {
 		if (!SSL_CTX_add0_chain_cert(t->ctx, x)) {
 			seterr(err, errlen, "%s: chain certificate refused "
 			       "(%s)", path, ossl_reason(why, sizeof(why)));
@@ -635,8 +659,7 @@ static bool load_cert(struct xgpu_tls *t, const char *path, char *err,
 	ERR_clear_error();
 	ok = true;
 out:
-	BIO_free(b);
-	free_file(buf, len);
+	pem_close(&f);
 	return ok;
 }
 
@@ -644,17 +667,14 @@ static bool load_key(struct xgpu_tls *t, const char *path, const char *cert,
 		     char *err, size_t errlen)
 {
 	char why[160];
-	size_t len;
-	char *buf = read_file(path, true, &len, err, errlen);
+	struct pem_file f;
 	EVP_PKEY *k;
-	BIO *b;
 	bool ok = false;
 
-	if (!buf)
+	if (!pem_open(&f, path, true, err, errlen))
 		return false;
-	b = BIO_new_mem_buf(buf, (int)len);
-	ERR_clear_error();
-	k = b ? PEM_read_bio_PrivateKey(b, NULL, no_passphrase, NULL) : NULL;
+	k = f.b ? PEM_read_bio_PrivateKey(f.b, NULL, no_passphrase, NULL) :
+		NULL;
 	if (!k) {
 		seterr(err, errlen, "%s: no PEM private key, or an encrypted "
 		       "one (%s)", path, ossl_reason(why, sizeof(why)));
@@ -674,8 +694,7 @@ static bool load_key(struct xgpu_tls *t, const char *path, const char *cert,
 out:
 	ERR_clear_error();
 	EVP_PKEY_free(k);
-	BIO_free(b);
-	free_file(buf, len);
+	pem_close(&f);
 	return ok;
 }
 
@@ -684,18 +703,14 @@ static bool load_ca(struct xgpu_tls *t, const char *path, char *err,
 {
 	X509_STORE *store = SSL_CTX_get_cert_store(t->ctx);
 	char why[160];
-	size_t len;
-	char *buf = read_file(path, false, &len, err, errlen);
+	struct pem_file f;
 	unsigned int n = 0;
 	bool ok = false;
-	BIO *b;
 	X509 *x;
 
-	if (!buf)
+	if (!pem_open(&f, path, false, err, errlen))
 		return false;
-	b = BIO_new_mem_buf(buf, (int)len);
-	ERR_clear_error();
-	while (b && (x = PEM_read_bio_X509(b, NULL, no_passphrase, NULL))) {
+	while (f.b && (x = PEM_read_bio_X509(f.b, NULL, no_passphrase, NULL))) {
 		if (!X509_STORE_add_cert(store, x) ||
 		    (t->server && !SSL_CTX_add_client_CA(t->ctx, x))) {
 			seterr(err, errlen, "%s: CA certificate refused (%s)",
@@ -714,8 +729,7 @@ static bool load_ca(struct xgpu_tls *t, const char *path, char *err,
 	ok = true;
 out:
 	ERR_clear_error();
-	BIO_free(b);
-	free_file(buf, len);
+	pem_close(&f);
 	return ok;
 }
 
@@ -1307,9 +1321,9 @@ static int io_wait(struct xgpu_conn *c, enum io_kind k, short ev)
 	return w < 0 ? w : 0;
 }
 
-int xgpu_conn_write(struct xgpu_conn *c, const void *buf, size_t len)
+/* all of len bytes read into or written from buf (k); 0 or -errno */
+static int io_all(struct xgpu_conn *c, enum io_kind k, char *p, size_t len)
 {
-	const char *p = buf;
 	size_t done;
 	short ev;
 	int r;
@@ -1318,11 +1332,11 @@ int xgpu_conn_write(struct xgpu_conn *c, const void *buf, size_t len)
 		if (atomic_load(&c->down))
 			return -EPIPE;
 		done = 0;
-		r = io_step(c, IO_WRITE, (void *)p, len, &done, &ev);
+		r = io_step(c, k, p, len, &done, &ev);
 		if (r < 0)
 			return r;
 		if (!r) {
-			r = io_wait(c, IO_WRITE, ev);
+			r = io_wait(c, k, ev);
 			if (r < 0)
 				return r;
 			continue;
@@ -1333,30 +1347,15 @@ int xgpu_conn_write(struct xgpu_conn *c, const void *buf, size_t len)
 	return 0;
 }
 
+int xgpu_conn_write(struct xgpu_conn *c, const void *buf, size_t len)
+{
+	/* io_step only reads from buf when writing */
+	return io_all(c, IO_WRITE, (char *)buf, len);
+}
+
 int xgpu_conn_read(struct xgpu_conn *c, void *buf, size_t len)
 {
-	char *p = buf;
-	size_t done;
-	short ev;
-	int r;
-
-	while (len) {
-		if (atomic_load(&c->down))
-			return -EPIPE;
-		done = 0;
-		r = io_step(c, IO_READ, p, len, &done, &ev);
-		if (r < 0)
-			return r;
-		if (!r) {
-			r = io_wait(c, IO_READ, ev);
-			if (r < 0)
-				return r;
-			continue;
-		}
-		p += done;
-		len -= done;
-	}
-	return 0;
+	return io_all(c, IO_READ, buf, len);
 }
 
 int xgpu_conn_poll(struct xgpu_conn *c, int wake_fd, int timeout_ms)

@@ -25,46 +25,13 @@ DPID=
 npass=0
 nfail=0
 
-pass() { echo "PASS $1"; npass=$((npass + 1)); }
-fail() { echo "FAIL $1: $2"; nfail=$((nfail + 1)); }
+# pass, fail, summary, need, wait_until, stop_daemon; cleanup on exit
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
 
-stop_daemon() {
-	[ -n "$DPID" ] || return 0
-	kill -TERM "$DPID" 2>/dev/null
-	for _ in $(seq 50); do
-		kill -0 "$DPID" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill -KILL "$DPID" 2>/dev/null
-	wait "$DPID" 2>/dev/null
-	DPID=
-}
-
-cleanup() {
-	local pids
-	stop_daemon
-	pids=$(jobs -p)
-	# shellcheck disable=SC2086 # one word per pid
-	[ -n "$pids" ] && kill -KILL $pids 2>/dev/null
-	if [ "$nfail" -gt 0 ]; then
-		echo "---- backend log (last 40 lines; all of it in $LOG)"
-		tail -n 40 "$LOG" 2>/dev/null
-	else
-		rm -rf "$TMP"
-	fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-for f in "$BACKEND" "$CLI" "$FAKECUDA" "$T/netcopy" "$T/spin" "$T/arrays" \
+need "$BACKEND" "$CLI" "$FAKECUDA" "$T/netcopy" "$T/spin" "$T/arrays" \
 	"$T/threads" "$T/devprintf" "$T/legacylaunch" "$T/capmark" \
-	"$T/greenctx"; do
-	if [ ! -x "$f" ]; then
-		fail setup "$f is missing (make all integration)"
-		echo "$npass passed, $nfail failed"
-		exit 1
-	fi
-done
+	"$T/greenctx"
 
 # keys: alice and bob are the daemon's; mallory has a key of her own
 KEY_A=000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f
@@ -107,12 +74,7 @@ for _ in $(seq 20); do
 	"$BACKEND" --listen "tcp:127.0.0.1:$p" --tls-psk "$TMP/server.psk" \
 		"${DARGS[@]}" >"$LOG" 2>&1 &
 	DPID=$!
-	for _ in $(seq 30); do
-		grep -q "listening on tcp" "$LOG" && break
-		kill -0 "$DPID" 2>/dev/null || break
-		sleep 0.1
-	done
-	if grep -q "listening on tcp" "$LOG"; then
+	if wait_until 30 "$DPID" grep -q "listening on tcp" "$LOG"; then
 		PORT=$p
 		break
 	fi
@@ -120,7 +82,7 @@ for _ in $(seq 20); do
 done
 if [ -z "$PORT" ]; then
 	fail daemon "no free port (log: $(tail -2 "$LOG"))"
-	echo "$npass passed, $nfail failed"
+	summary
 	exit 1
 fi
 URL=tcp://127.0.0.1:$PORT
@@ -273,5 +235,5 @@ wait $CPID 2>/dev/null
 
 stop_daemon
 [ -n "${KEEP_LOG:-}" ] && cp "$LOG" "$KEEP_LOG"
-echo "$npass passed, $nfail failed"
+summary
 [ "$nfail" -eq 0 ]

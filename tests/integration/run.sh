@@ -28,17 +28,9 @@ DPID=
 npass=0
 nfail=0
 
-pass() {
-	echo "PASS $1"
-	npass=$((npass + 1))
-}
-
-fail() {
-	local name=$1
-	shift
-	echo "FAIL $name${1:+: $*}"
-	nfail=$((nfail + 1))
-}
+# pass, fail, summary, need, wait_until, stop_daemon; cleanup on exit
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
 
 # the FAIL lines (or the last lines) of a client's output, indented
 show() {
@@ -49,36 +41,6 @@ show() {
 	fi
 }
 
-stop_daemon() {
-	[ -n "$DPID" ] || return 0
-	kill -TERM "$DPID" 2>/dev/null
-	for _ in $(seq 50); do
-		kill -0 "$DPID" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill -KILL "$DPID" 2>/dev/null
-	wait "$DPID" 2>/dev/null
-	DPID=
-}
-
-cleanup() {
-	local pids
-	stop_daemon
-	[ -n "${MADE_USER:-}" ] && userdel "$MADE_USER" >/dev/null 2>&1
-	# clients of ours that a failed step left behind
-	pids=$(jobs -p)
-	# shellcheck disable=SC2086 # one word per pid
-	[ -n "$pids" ] && kill -KILL $pids 2>/dev/null
-	if [ "$nfail" -gt 0 ]; then
-		echo "---- backend log (last 40 lines; all of it in $LOG)"
-		tail -n 40 "$LOG" 2>/dev/null
-	else
-		rm -rf "$TMP"
-	fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
 # run a client against the backend: client NAME OUTFILE [ARGS...]
 client() {
 	local name=$1 out=$2
@@ -86,18 +48,12 @@ client() {
 	XGPU_SOCKET=$SOCK timeout 60 "$T/$name" "$@" >"$out" 2>&1
 }
 
-for f in "$BACKEND" "$FAKECUDA" "$T/basic" "$T/spin" "$T/noinit" \
+need "$BACKEND" "$FAKECUDA" "$T/basic" "$T/spin" "$T/noinit" \
 	"$T/hostile" "$T/forked" "$T/devprintf" "$T/ipc" "$T/ctxmisc" \
 	"$T/hostreg" "$T/arrays" "$T/graphnodes" "$T/legacylaunch" \
 	"$T/shareable" "$T/greenctx" "$T/managed" "$T/managedvar" "$T/nvml" \
 	"$T/wildaddr" "$T/quotacharge" "$T/driverext" "$T/capmark" \
-	"$T/cappage" "$T/spinloop" "$T/lostidle" "$O/lib/libnvidia-ml.so.1"; do
-	if [ ! -x "$f" ]; then
-		fail setup "$f is missing (make all integration)"
-		echo "$npass passed, $nfail failed"
-		exit 1
-	fi
-done
+	"$T/cappage" "$T/spinloop" "$T/lostidle" "$O/lib/libnvidia-ml.so.1"
 
 # ---- (f) the daemon's help --------------------------------------------------
 
@@ -153,11 +109,7 @@ XGPU_FAKE_PAGEABLE=1 "$BACKEND" --local "$TMP/pageable.sock" --control none \
 	--foreground --driver "$FAKECUDA" --jit-cache none --cgroup none \
 	--allow-pageable-access >"$TMP/pageable.out" 2>&1 &
 ppid=$!
-for _ in $(seq 100); do
-	[ -S "$TMP/pageable.sock" ] && break
-	kill -0 "$ppid" 2>/dev/null || break
-	sleep 0.1
-done
+wait_until 100 "$ppid" test -S "$TMP/pageable.sock"
 XGPU_SOCKET=$TMP/pageable.sock timeout 60 "$T/spin" 200 \
 	>"$TMP/pageable-spin.out" 2>&1
 r=$?
@@ -305,14 +257,9 @@ MPORT=$((20000 + $$ % 20000))
 	--metrics "127.0.0.1:$MPORT" ${WUSER:+--worker-user "$WUSER"} \
 	--config "$TMP/xgpu.conf" >"$LOG" 2>&1 &
 DPID=$!
-for _ in $(seq 100); do
-	[ -S "$SOCK" ] && break
-	kill -0 "$DPID" 2>/dev/null || break
-	sleep 0.1
-done
-if [ ! -S "$SOCK" ]; then
+if ! wait_until 100 "$DPID" test -S "$SOCK"; then
 	fail daemon "no socket at $SOCK after 10 s"
-	echo "$npass passed, $nfail failed"
+	summary
 	exit 1
 fi
 
@@ -1777,5 +1724,5 @@ else
 	pass wild-addresses
 fi
 
-echo "$npass passed, $nfail failed"
+summary
 [ "$nfail" -eq 0 ]

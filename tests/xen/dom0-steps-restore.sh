@@ -68,6 +68,17 @@ res_ok() {
 	case $RES in PASS*) return 0 ;; esac
 	return 1
 }
+# step_end NAME TEXT: the end of a step: the daemon must still run; PASS
+# "NAME (TEXT)" if nothing went wrong (why empty), else FAIL NAME: why and 1
+step_end() {
+	daemon_alive || why="${why}the daemon (pid $XPID) is gone; "
+	if [ -z "$why" ]; then
+		pass "$1 ($2)"
+		return 0
+	fi
+	fail "$1" "$why"
+	return 1
+}
 
 # ---- step save-checkpoint: xl save -c, the domain goes on --------------------
 #
@@ -103,12 +114,7 @@ step_save_checkpoint() {
 			why="${why}the idle program after the checkpoint: ${RES#FAIL: }; "
 		CK_RES=${RES#PASS }
 	fi
-	daemon_alive || why="${why}the daemon (pid $XPID) is gone; "
-	if [ -z "$why" ]; then
-		pass "save-checkpoint (xl save -c in $CK_S s; domu2's idle program went on: $CK_RES)"
-	else
-		fail save-checkpoint "$why"
-	fi
+	step_end save-checkpoint "xl save -c in $CK_S s; domu2's idle program went on: $CK_RES"
 }
 
 # ---- step save-restore: xl save, xl restore ---------------------------------
@@ -190,14 +196,9 @@ step_save_restore() {
 	else
 		why="${why}xgpu list failed: $(tail -n 1 /tmp/sr-list.out); "
 	fi
-	daemon_alive || why="${why}the daemon (pid $XPID) is gone; "
-	if [ -z "$why" ]; then
-		pass "save-restore (xl save $SAVE_S s, xl restore $RESTORE_S s; domu2 domain $old -> $D2, its old worker(s) gone; the idle program: $SR_RES; spin, blocked in a wait across it: $SR_SPIN; restored domu2: $SR_BASIC; domu1's basic beside it passed)"
-	else
-		fail save-restore "$why"
+	step_end save-restore "xl save $SAVE_S s, xl restore $RESTORE_S s; domu2 domain $old -> $D2, its old worker(s) gone; the idle program: $SR_RES; spin, blocked in a wait across it: $SR_SPIN; restored domu2: $SR_BASIC; domu1's basic beside it passed" ||
 		logread 2>/dev/null | grep -E 'xen-gpubackd' | tail -n 15 |
 			sed 's/^/    daemon log: /'
-	fi
 }
 
 # ---- step restore-attach: the device comes after the restore ----------------
@@ -245,12 +246,7 @@ step_restore_attach() {
 	res_ok ra-basic "$D1" 240 ||
 		why="${why}a new program in the restored domu1: ${RES#FAIL: }; "
 	RA_RES=${RES#PASS }
-	daemon_alive || why="${why}the daemon (pid $XPID) is gone; "
-	if [ -z "$why" ]; then
-		pass "restore-attach (domu1 domain $old -> $D1 in $RA_S s; xgpu attach after the guest resumed; $RA_RES)"
-	else
-		fail restore-attach "$why"
-	fi
+	step_end restore-attach "domu1 domain $old -> $D1 in $RA_S s; xgpu attach after the guest resumed; $RA_RES"
 }
 
 # ---- step migrate-local: xl migrate to this host ----------------------------
@@ -331,10 +327,5 @@ step_migrate_local() {
 	MG_RES=${RES#PASS }
 	res_ok mg-basic "$D2" 240 ||
 		why="${why}basic in the migrated domu2: ${RES#FAIL: }; "
-	daemon_alive || why="${why}the daemon (pid $XPID) is gone; "
-	if [ -z "$why" ]; then
-		pass "migrate-local (xl migrate in $MG_S s; domu2 domain $old -> $D2; the idle program: $MG_RES; basic: ${RES#PASS })"
-	else
-		fail migrate-local "$why"
-	fi
+	step_end migrate-local "xl migrate in $MG_S s; domu2 domain $old -> $D2; the idle program: $MG_RES; basic: ${RES#PASS }"
 }

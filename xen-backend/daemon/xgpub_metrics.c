@@ -24,6 +24,7 @@
 #include "xgpub_guest.h"
 #include "xgpub_metrics.h"
 #include "xgpub_sched_glue.h"
+#include "xgpu_addr.h"
 
 #define READ_MS		200
 #define WRITE_MS	1000
@@ -31,24 +32,16 @@
 int xgpub_metrics_open(const char *spec)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET };
-	char host[64];
-	const char *colon = strrchr(spec, ':');
-	char *end = NULL;
-	unsigned long port;
+	struct xgpu_addr a;
 	int fd, one = 1;
 
-	if (!colon || colon == spec || (size_t)(colon - spec) >= sizeof(host))
+	if (xgpu_addr_parse(spec, "", 0, &a))
 		goto bad;
-	memcpy(host, spec, (size_t)(colon - spec));
-	host[colon - spec] = 0;
-	port = strtoul(colon + 1, &end, 10);
-	if (!colon[1] || *end || port > 65535)
+	if (!strcmp(a.host, "localhost"))
+		strcpy(a.host, "127.0.0.1");
+	if (inet_pton(AF_INET, a.host, &sa.sin_addr) != 1)
 		goto bad;
-	if (!strcmp(host, "localhost"))
-		strcpy(host, "127.0.0.1");
-	if (inet_pton(AF_INET, host, &sa.sin_addr) != 1)
-		goto bad;
-	sa.sin_port = htons((uint16_t)port);
+	sa.sin_port = htons(a.portnum);
 	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -errno;

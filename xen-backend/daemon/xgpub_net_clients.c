@@ -26,6 +26,7 @@
 #include "xgpub_net_clients.h"
 #include "xgpub_transport.h"
 #include "xgpub_worker.h"
+#include "xgpu_addr.h"
 #include "xgpu_mirror.h"
 #include "xgpu_tls.h"
 #include "xgpuif_sock.h"
@@ -38,26 +39,16 @@ int xgpub_net_open(const char *spec, const struct xgpu_tls_opts *o)
 	struct addrinfo hints = {
 		.ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE,
 	}, *res;
-	char host[256], port[16], err[256];
-	const char *h = spec + 4, *colon, *end;
+	struct xgpu_addr a;
+	char err[256];
 	int fd = -1, one = 1, rc;
 
-	if (strncmp(spec, "tcp:", 4))
-		goto bad;
-	if (*h == '[') {
-		end = strchr(++h, ']');
-		if (!end || end[1] != ':')
-			goto bad;
-		colon = end + 1;
-	} else {
-		end = colon = strrchr(h, ':');
+	if (xgpu_addr_parse(spec, "tcp:", XGPU_ADDR_ANY_HOST, &a)) {
+		fprintf(stderr, "xen-gpubackd: --listen: '%s' is not "
+			"tcp:ADDRESS:PORT (e.g. tcp:0.0.0.0:7400 or "
+			"tcp:[::1]:7400)\n", spec);
+		return -EINVAL;
 	}
-	if (!colon || (size_t)(end - h) >= sizeof(host) || !colon[1] ||
-	    strlen(colon + 1) >= sizeof(port))
-		goto bad;
-	memcpy(host, h, (size_t)(end - h));
-	host[end - h] = 0;
-	snprintf(port, sizeof(port), "%s", colon + 1);
 	if (!o->psk_file && !(o->cert && o->key && o->ca)) {
 		fprintf(stderr, "xen-gpubackd: --listen %s needs --tls-psk FILE "
 			"or --tls-cert, --tls-key and --tls-ca: there is no "
@@ -69,7 +60,7 @@ int xgpub_net_open(const char *spec, const struct xgpu_tls_opts *o)
 		fprintf(stderr, "xen-gpubackd: --listen %s: %s\n", spec, err);
 		return -EACCES;
 	}
-	rc = getaddrinfo(*host ? host : NULL, port, &hints, &res);
+	rc = getaddrinfo(*a.host ? a.host : NULL, a.port, &hints, &res);
 	if (rc) {
 		fprintf(stderr, "xen-gpubackd: --listen %s: %s\n", spec,
 			gai_strerror(rc));
@@ -94,10 +85,6 @@ int xgpub_net_open(const char *spec, const struct xgpu_tls_opts *o)
 		return -errno;
 	}
 	return fd;
-bad:
-	fprintf(stderr, "xen-gpubackd: --listen: '%s' is not tcp:ADDRESS:PORT "
-		"(e.g. tcp:0.0.0.0:7400 or tcp:[::1]:7400)\n", spec);
-	return -EINVAL;
 }
 
 struct net_arg {

@@ -27,6 +27,7 @@
 
 #include "xgpulib.h"
 #include "xgpulib_transport.h"
+#include "xgpu_addr.h"
 #include "xgpu_mirror.h"
 #include "xgpu_tls.h"
 
@@ -106,32 +107,6 @@ static const struct xgpulib_transport_ops net_ops = {
 	.expect_wait = net_expect_wait,
 	.close = net_close,
 };
-
-/* "tcp://HOST:PORT" or "tcp://[V6]:PORT" into host and port */
-static int parse_url(const char *url, char *host, size_t hlen, char *port,
-		     size_t plen)
-{
-	const char *h = url + 6, *colon, *end;
-
-	if (strncmp(url, "tcp://", 6))
-		return -EINVAL;
-	if (*h == '[') {
-		end = strchr(++h, ']');
-		if (!end || end[1] != ':')
-			return -EINVAL;
-		colon = end + 1;
-	} else {
-		colon = strrchr(h, ':');
-		end = colon;
-	}
-	if (!colon || end == h || (size_t)(end - h) >= hlen ||
-	    strlen(colon + 1) >= plen || !colon[1])
-		return -EINVAL;
-	memcpy(host, h, (size_t)(end - h));
-	host[end - h] = 0;
-	snprintf(port, plen, "%s", colon + 1);
-	return 0;
-}
 
 /* a TCP connection to host:port within CONNECT_MS: the socket or -errno */
 static int tcp_connect(const char *host, const char *port, char *msg,
@@ -244,7 +219,8 @@ static struct xgpu_tls *client_tls(char *msg, size_t msglen)
 int xgpulib_net_connect(const char *url, struct xgpulib_transport **out,
 			char *msg, size_t msglen)
 {
-	char host[256], port[32], err[200];
+	struct xgpu_addr addr;
+	char err[200];
 	struct xgpuif_local_welcome wel;
 	struct xgpuif_local_connect con;
 	struct xgpuif_local_status st;
@@ -256,14 +232,14 @@ int xgpulib_net_connect(const char *url, struct xgpulib_transport **out,
 	struct net *n;
 	int fd, rc;
 
-	if (parse_url(url, host, sizeof(host), port, sizeof(port))) {
+	if (xgpu_addr_parse(url, "tcp://", 0, &addr)) {
 		snprintf(msg, msglen, "%s: not tcp://HOST:PORT", url);
 		return -EINVAL;
 	}
 	tls = client_tls(msg, msglen);
 	if (!tls)
 		return -EACCES;
-	fd = tcp_connect(host, port, msg, msglen);
+	fd = tcp_connect(addr.host, addr.port, msg, msglen);
 	if (fd < 0) {
 		xgpu_tls_free(tls);
 		return fd;
@@ -326,7 +302,7 @@ int xgpulib_net_connect(const char *url, struct xgpulib_transport **out,
 	if (want > lanes.nlanes)
 		want = lanes.nlanes;
 	for (unsigned int i = 0; i < want; i++)
-		if (open_lane(n, tls, host, port, lanes.token, i))
+		if (open_lane(n, tls, addr.host, addr.port, lanes.token, i))
 			break;	/* said with XGPU_DEBUG; fewer lanes */
 	xgpu_tls_free(tls);
 	n->t.ops = &net_ops;
