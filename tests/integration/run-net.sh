@@ -224,6 +224,17 @@ for p in arrays threads legacylaunch; do
 	XGPU_SOCKET=$TMP/chain.sock timeout 60 "$T/$p" >"$TMP/chain-$p.out" \
 		2>&1 || bad="$bad $p"
 done
+# device output crosses two workers and still comes in native order (the
+# first worker's gate thread waits on events too: the output its replies
+# announce is on stdout before the program's synchronize returns)
+XGPU_SOCKET=$TMP/chain.sock timeout 60 "$T/devprintf" \
+	>"$TMP/chain-devprintf.out" 2>"$TMP/chain-devprintf.err" ||
+	bad="$bad devprintf"
+printf '%s\n' "host 1" "host 2" "xgpu_fake_printf 1: line 1 of 2" \
+	"xgpu_fake_printf 1: line 2 of 2" "host 3" "host 4" \
+	"xgpu_fake_printf 2: line 1 of 1" "host 5" "host 6" \
+	"xgpu_fake_printf 3: line 1 of 1" "host 7" "host 8" |
+	cmp -s - "$TMP/chain-devprintf.out" || bad="$bad devprintf-order"
 if [ -z "$bad" ] && grep -q "executor $LIBDIR/libcuda.so.1" "$TMP/chain.log"
 then
 	pass chain

@@ -259,6 +259,30 @@ static void mark_now(void)
 	pthread_mutex_unlock(&g.mu);
 }
 
+/*
+ * Wait for a mark's event.  Where the driver is xgpu's own library chained
+ * to a backend on the network (--remote-driver), its channel serves one
+ * request at a time: a blocking wait from this thread would hold it
+ * against the dispatch thread's next request, which the event's work may
+ * wait for (cuStreamWaitValue* on one stream, the write on another: the
+ * chain hung there).  So there it asks, with a sleep that grows from
+ * 20 us to 1 ms between questions.
+ */
+static void mark_wait(CUevent ev)
+{
+	struct timespec ts = { 0, 20000 };
+
+	if (!g.w->opt || !g.w->opt->remote_driver || !g.w->D->cuEventQuery) {
+		g.w->D->cuEventSynchronize(ev);
+		return;
+	}
+	while (g.w->D->cuEventQuery(ev) == CUDA_ERROR_NOT_READY) {
+		nanosleep(&ts, NULL);
+		if (ts.tv_nsec < 1000000)
+			ts.tv_nsec *= 2;
+	}
+}
+
 static void *completer(void *arg)
 {
 	CUstreamCaptureMode relaxed = CU_STREAM_CAPTURE_MODE_RELAXED;
@@ -296,7 +320,7 @@ static void *completer(void *arg)
 				continue;
 			if (m.ctx != cur && !g.w->D->cuCtxSetCurrent(m.ctx))
 				cur = m.ctx;
-			g.w->D->cuEventSynchronize(m.ev[i]);
+			mark_wait(m.ev[i]);
 		}
 		now = xgpub_now_ns();
 		pthread_mutex_lock(&g.mu);

@@ -138,6 +138,13 @@ static void reap_locked(struct xgpulib_chan *c)
 			w->reply_len = n + n2;
 			w->status = hdr.status;
 			w->flags = hdr.flags;
+			/* counted before the waiter can see its reply; (a
+			 * fetch's own reply says whether more waits: the
+			 * fetching thread reads that itself) */
+			if ((hdr.flags & XGPUIF_SF_OUTPUT) &&
+			    hdr.op != XGPUIF_OP_DEVICE_OUTPUT)
+				__atomic_add_fetch(&c->output_seq, 1,
+						   __ATOMIC_RELEASE);
 			w->done = true;
 		} else {
 			note_deferred(c, hdr.status, hdr.op);

@@ -60,6 +60,13 @@ struct xgpulib_chan {
 	CUresult dead_rc;		/* every call's answer once dead */
 	CUresult deferred;		/* first error of a posted request */
 	unsigned int spin_us;		/* spin before sleeping */
+	/* replies that said device output waits (XGPUIF_SF_OUTPUT), any
+	 * thread's: a call returns only once output that was waiting when
+	 * its reply came is on stdout (xgpulib_output.c) */
+	uint64_t output_seq;
+	/* output_seq when the last finished drain began: the output of
+	 * every reply counted up to it is on stdout */
+	uint64_t output_drained;
 };
 
 /* a channel over transport t (which set up the shared ring) */

@@ -86,6 +86,7 @@ void xgpulib_output_drain(struct xgpulib_chan *c)
 {
 	uint32_t slots = xgpuif_slots_for(xgpulib_chan_reply_max(c));
 	unsigned long long dropped = 0;
+	uint64_t seq;
 	uint32_t cap;
 
 	/* the worker fills the slots the request holds: ask for all of
@@ -95,6 +96,13 @@ void xgpulib_output_drain(struct xgpulib_chan *c)
 	cap = xgpuif_capacity(slots) -
 	      (uint32_t)sizeof(struct xgpuif_output_reply);
 	pthread_mutex_lock(&out_mu);
+	/* the replies counted so far are answered by this drain, unless
+	 * one that ended while we waited for the lock answered them */
+	seq = __atomic_load_n(&c->output_seq, __ATOMIC_ACQUIRE);
+	if (seq == c->output_drained) {
+		pthread_mutex_unlock(&out_mu);
+		return;
+	}
 	/* the program's own lines, printed before the call, come first */
 	fflush(stdout);
 	for (int i = 0; i < MAX_ROUNDS; i++) {
@@ -111,8 +119,19 @@ void xgpulib_output_drain(struct xgpulib_chan *c)
 		if (!r.waiting || !len)
 			break;
 	}
+	__atomic_store_n(&c->output_drained, seq, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&out_mu);
 	if (dropped)
 		xgpulib_log("%llu bytes of device printf output were lost "
 			    "(buffer full)", dropped);
+}
+
+void xgpulib_output_settle(struct xgpulib_chan *c)
+{
+	if (__atomic_load_n(&c->output_seq, __ATOMIC_ACQUIRE) ==
+	    __atomic_load_n(&c->output_drained, __ATOMIC_ACQUIRE))
+		return;
+	/* a drain under way (another thread's) ends before ours begins;
+	 * ours then finds that it answered our reply, or fetches */
+	xgpulib_output_drain(c);
 }

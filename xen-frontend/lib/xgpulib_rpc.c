@@ -116,8 +116,7 @@ CUresult xgpulib_call(uint16_t op, bool exact, const struct xgpuif_iov *iov,
 	if (rc)
 		return rc;
 	rc = xgpulib_chan_wait(xgpulib_ch, &w);
-	if (w.flags & XGPUIF_SF_OUTPUT)
-		xgpulib_output_drain(xgpulib_ch);
+	xgpulib_output_settle(xgpulib_ch);
 	if (rc == CUDA_SUCCESS && w.reply_len < rsize)
 		rc = CUDA_ERROR_UNKNOWN;	/* a backend bug */
 	if (rtail_len)
@@ -146,8 +145,7 @@ CUresult xgpulib_wait(struct xgpulib_waiter *w)
 {
 	CUresult rc = xgpulib_chan_wait(xgpulib_ch, w);
 
-	if (w->flags & XGPUIF_SF_OUTPUT)
-		xgpulib_output_drain(xgpulib_ch);
+	xgpulib_output_settle(xgpulib_ch);
 	return rc;
 }
 
