@@ -30,7 +30,7 @@ nfail=0
 . "$(dirname "$0")/lib.sh"
 
 need "$BACKEND" "$CLI" "$FAKECUDA" "$T/netcopy" "$T/spin" "$T/arrays" \
-	"$T/threads" "$T/devprintf" "$T/legacylaunch" "$T/capmark" \
+	"$T/threads" "$T/devprintf" "$T/legacylaunch" "$T/capmark" "$T/silent" \
 	"$T/greenctx"
 
 # keys: alice and bob are the daemon's; mallory has a key of her own
@@ -205,6 +205,29 @@ else
 	fail stalled-peer-closed "$(grep refused "$LOG" | tail -3)"
 fi
 exec 4>&-
+
+# a peer that opens many connections and says nothing holds at most
+# 24 of the 64 places of connections not yet known: others still connect
+# at once, and the refusals are said in one line a second at most
+"$T/silent" 127.0.0.2 127.0.0.1 "$PORT" 64 4 >"$TMP/silent.out" 2>&1 &
+SPID=$!
+for _ in $(seq 50); do
+	grep -q connected "$TMP/silent.out" && break
+	sleep 0.1
+done
+t0=$(date +%s%N)
+net "$TMP/alice.psk" "$T/arrays" >"$TMP/beside-silent.out" 2>&1
+rc=$?
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+refusals=$(grep -c "from 127.0.0.2:.*refused: 24 connections of this host" "$LOG")
+if [ "$rc" = 0 ] && [ "$ms" -lt 3000 ] && [ "$refusals" -ge 1 ] &&
+   [ "$refusals" -le 5 ] && grep -q "silent: 64 connected" "$TMP/silent.out"; then
+	pass silent-flood "(a client beside 64 silent connections: $ms ms; $refusals refusal line(s))"
+else
+	fail silent-flood "client exit $rc after $ms ms; $refusals refusal lines; $(cat "$TMP/silent.out"); $(tail -n 2 "$TMP/beside-silent.out")"
+fi
+kill "$SPID" 2>/dev/null
+wait "$SPID" 2>/dev/null
 
 # chaining: a second daemon whose driver is xgpu's own guest library,
 # reaching the first over the network (as a Dom0 backend without a GPU

@@ -183,9 +183,13 @@ static void spawn_net(int conn, const char *addr,
 /*
  * Connections not yet known for a client or a lane: each says which with
  * its first bytes (a TLS handshake, or a lane's hello in the clear), and
- * waits here, without a worker, until it does, SNIFF_NS at most.
+ * waits here, without a worker, until it does, SNIFF_NS at most.  One
+ * host (address without port) holds at most SNIFF_PER_HOST of the places,
+ * so a peer that opens connections and says nothing cannot keep the
+ * others out (a client and its 16 lanes say what they are at once).
  */
 #define SNIFF_MAX	XGPUB_NET_SNIFF_MAX
+#define SNIFF_PER_HOST	XGPUB_NET_SNIFF_PER_HOST
 #define SNIFF_NS	5000000000ull
 
 static struct {
@@ -195,19 +199,71 @@ static struct {
 } sniff[SNIFF_MAX];
 static unsigned int nsniff;
 
+/* the length of addr's host part ("HOST:PORT": all but ":PORT") */
+static size_t host_len(const char *addr)
+{
+	const char *c = strrchr(addr, ':');
+
+	return c ? (size_t)(c - addr) : strlen(addr);
+}
+
+static unsigned int waiting_from(const char *addr)
+{
+	size_t n = host_len(addr);
+	unsigned int k = 0;
+
+	for (unsigned int i = 0; i < nsniff; i++)
+		if (host_len(sniff[i].addr) == n &&
+		    !memcmp(sniff[i].addr, addr, n))
+			k++;
+	return k;
+}
+
+/*
+ * A refused connection, said in one line; while refusals go on (a peer
+ * that floods), one line a second at most, with how many were not said.
+ */
+static void refuse(int conn, const char *addr, const char *why,
+		   unsigned int n)
+{
+	static uint64_t last_ns;
+	static unsigned long unsaid;
+	uint64_t now = xgpub_now_ns();
+
+	close(conn);
+	if (last_ns && now - last_ns < 1000000000ull) {
+		unsaid++;
+		return;
+	}
+	last_ns = now;
+	if (unsaid)
+		xgpub_err("network client from %s: refused: %u connections "
+			  "%s (and %lu more refused in the last second)",
+			  addr, n, why, unsaid);
+	else
+		xgpub_err("network client from %s: refused: %u connections "
+			  "%s", addr, n, why);
+	unsaid = 0;
+}
+
 void xgpub_net_client(int lfd)
 {
 	char addr[64];
 	int conn, one = 1;
+	unsigned int mine;
 
 	conn = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	if (conn < 0)
 		return;
 	peer_name(conn, addr, sizeof(addr));
 	if (nsniff == SNIFF_MAX) {
-		xgpub_err("network client from %s: refused: %u connections "
-			  "have not said what they are yet", addr, nsniff);
-		close(conn);
+		refuse(conn, addr, "have not said what they are yet", nsniff);
+		return;
+	}
+	mine = waiting_from(addr);
+	if (mine >= SNIFF_PER_HOST) {
+		refuse(conn, addr, "of this host have not said what they "
+		       "are yet", mine);
 		return;
 	}
 	setsockopt(conn, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));

@@ -23,8 +23,9 @@ int xgpub_net_open(const char *spec, const struct xgpu_tls_opts *o);
  * (handed to its channel's worker).
  */
 void xgpub_net_client(int lfd);
-/* the most connections that wait to say what they are */
+/* the most connections that wait to say what they are; of one host */
 #define XGPUB_NET_SNIFF_MAX	64
+#define XGPUB_NET_SNIFF_PER_HOST	24
 /* the waiting connections, to poll for input: how many put in p */
 struct pollfd;
 int xgpub_net_pollfds(struct pollfd *p, int max);
