@@ -15,7 +15,7 @@
 #                    worker -> driver, and so do the programs of
 #                    GPU_PROGS (run.sh) where they are in the image,
 #                    each reported as "XGPU-CHAIN-PROG name rc digest
-#                    last-line"; then
+#                    seconds last-line"; then
 #                    the daemon as it was, for teardown
 #
 # run.sh's verdict checks the host's half (its daemon's log).

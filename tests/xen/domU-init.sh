@@ -369,17 +369,21 @@ chain_run() {
 	fi
 	# the programs of run.sh's GPU_PROGS: each one's exit status, the
 	# digest of its output without TIME lines (the GPU harness's stable
-	# lines) and its last line, for a comparison with its native run
-	local p n rc np=0 nok=0
+	# lines), its seconds and its last line, for a comparison with its
+	# native run
+	local p n rc t0 t1 np=0 nok=0
 	for p in /usr/lib/xgpu-test/gpu/*; do
 		[ -x "$p" ] || continue
 		n=${p##*/}
 		np=$((np + 1))
+		t0=$(cut -d' ' -f1 /proc/uptime)
 		timeout 180 "$p" >"/tmp/gpu-$n.out" 2>&1
 		rc=$?
+		t1=$(cut -d' ' -f1 /proc/uptime)
 		sed "s/^/  $n: /" "/tmp/gpu-$n.out"
 		res "gpu-$n" "$rc $(grep -v '^TIME' "/tmp/gpu-$n.out" |
-			md5sum | cut -d' ' -f1) $(tail -n 1 "/tmp/gpu-$n.out")"
+			md5sum | cut -d' ' -f1) $(awk -v a="$t0" -v b="$t1" \
+			'BEGIN { printf "%.2f", b - a }') $(tail -n 1 "/tmp/gpu-$n.out")"
 		if [ "$rc" = 0 ] && [ "$(tail -n 1 "/tmp/gpu-$n.out")" = "PASS $n" ]; then
 			nok=$((nok + 1))
 		else

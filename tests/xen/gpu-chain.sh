@@ -28,7 +28,9 @@
 #
 # A program passes when both runs end with "PASS <prog>", exit 0 and give
 # the same output without TIME lines (its digest: the DomU reports it
-# through xenstore, Dom0 prints it to the serial log).  run.sh's own
+# through xenstore, Dom0 prints it to the serial log); its PASS line has
+# the seconds it took in the DomU and natively, and their ratio (the
+# DomU's CPUs are emulated: a correctness test, the ratio is reported).  run.sh's own
 # steps are checked too.  Prints "PASS x" / "FAIL x: why" lines, then
 # "N passed, M failed"; exit 0 only when nothing failed.  Without an
 # NVIDIA GPU, run prints one SKIP line and exits 0.  OUT gets the native
@@ -138,7 +140,7 @@ unxz() {
 digest() { grep -v '^TIME' "$1" | md5sum | cut -d' ' -f1; }
 
 run() {
-	local dir=$1 out=$2 p n rc drv line d_rc d_sum d_last want
+	local dir=$1 out=$2 p n rc drv line d_rc d_sum d_s d_last want t0 nat_s
 	[ -f "$dir/qemu.tar.xz" ] || { echo "FAIL setup: $dir is no pack (tests/xen/gpu-chain.sh pack)"; exit 1; }
 	if ! timeout 30 nvidia-smi -L >/dev/null 2>&1 || [ ! -e /dev/nvidia0 ]; then
 		echo "SKIP gpu-chain: no NVIDIA GPU on this machine"
@@ -160,8 +162,10 @@ run() {
 	# native runs, on this machine's driver
 	for p in "$W"/progs/*; do
 		n=${p##*/}
+		t0=$(date +%s%N)
 		timeout 120 "$p" >"$out/native-$n.out" 2>&1
 		echo $? >"$out/native-$n.rc"
+		echo $(( ($(date +%s%N) - t0) / 1000000 )) >"$out/native-$n.ms"
 	done
 	# the nested run: Xen, Dom0, the DomUs under QEMU; Dom0's daemon
 	# chained to a daemon on $drv
@@ -183,7 +187,8 @@ run() {
 		want="PASS $n"
 		line=$(grep -a -m1 "XGPU-CHAIN-PROG $n " "$W/serial.log" |
 			sed "s/.*XGPU-CHAIN-PROG $n //")
-		read -r d_rc d_sum d_last <<<"$line"
+		read -r d_rc d_sum d_s d_last <<<"$line"
+		nat_s=$(awk -v m="$(cat "$out/native-$n.ms")" 'BEGIN { printf "%.2f", m / 1000 }')
 		if [ "$(cat "$out/native-$n.rc")" != 0 ] ||
 			[ "$(tail -n 1 "$out/native-$n.out")" != "$want" ]; then
 			bad "$n: the native run failed (exit $(cat "$out/native-$n.rc"): $(tail -n 1 "$out/native-$n.out"))"
@@ -194,7 +199,7 @@ run() {
 		elif [ "$d_sum" != "$(digest "$out/native-$n.out")" ]; then
 			bad "$n: the DomU's output differs from the native run's (serial.log has the DomU's lines, $out/native-$n.out the native ones)"
 		else
-			ok "$n (DomU through the chain = native)"
+			ok "$n (DomU through the chain = native; ${d_s} s in the DomU, $nat_s s native: $(awk -v a="$d_s" -v b="$nat_s" 'BEGIN { if (b > 0) printf "%.0f", a / b; else print "-" }')x, emulated CPUs)"
 		fi
 	done
 	echo "$npass passed, $nfail failed"
