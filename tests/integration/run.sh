@@ -1536,8 +1536,8 @@ else
 		both=$(comm -12 "$TMP/sb-ev1" "$TMP/sb-ev2" | tr '\n' ' ')
 		if [ "$(echo $k1 | wc -w)" -ne 1 ] ||
 			[ "$(echo $k2 | wc -w)" -ne 1 ]; then
-			why="workers $wpid and $wpid2 share eventfds '$k1' and" \
-				"'$k2' with the daemon (want one each: its kick)"
+			why="workers $wpid and $wpid2 share eventfds '$k1' and"
+			why="$why '$k2' with the daemon (want one each: its kick)"
 		elif [ -n "$both" ]; then
 			why="workers $wpid and $wpid2 share eventfds: $both"
 		fi
