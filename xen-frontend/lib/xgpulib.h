@@ -174,6 +174,21 @@ uint64_t xgpulib_stream_remote(CUstream s, int ptds);
 /* check a stream argument (cuInit ran, a stream of ours or a special one)
  * and give its wire handle; CUresult */
 CUresult xgpulib_stream_arg(CUstream s, int ptds, uint64_t *remote);
+/*
+ * Wait for the work of the stream with remote handle h.  Once this
+ * process has sent a value wait (cuStreamWaitValue*, a batch with one),
+ * by asking (STREAM_QUERY) with a growing sleep instead of one
+ * synchronous request: the channel serves one request at a time, and the
+ * waited-for work may need another thread's later call (the write) to
+ * finish.
+ */
+CUresult xgpulib_sync_remote_stream(uint64_t h);
+/* a value wait was sent: synchronize by asking from now on */
+void xgpulib_note_value_wait(void);
+/* xgpulib_note_value_wait if a memory operation of ops waits (streams,
+ * graph nodes) */
+void xgpulib_note_memops(const CUstreamBatchMemOpParams *ops,
+			 unsigned int count);
 /* the same for a call whose outputs' places are checked first (out_ok:
  * all given, else CUDA_ERROR_INVALID_VALUE), as the driver does */
 CUresult xgpulib_stream_out_arg(CUstream s, int ptds, bool out_ok,

@@ -80,8 +80,7 @@ CUresult xgpulib_copy_unified(uint64_t dst, uint64_t src, size_t n,
 					 stream, async);
 	/* host to host: CUDA does it, so do we, in stream order */
 	if (async) {
-		struct xgpuif_handle_args h = { stream };
-		CUresult rc = xgpulib_call_STREAM_SYNCHRONIZE(&h);
+		CUresult rc = xgpulib_sync_remote_stream(stream);
 
 		if (rc)
 			return rc;

@@ -140,8 +140,7 @@ static uint8_t *row3(const struct side3 *s, size_t k, size_t r)
 static CUresult host_to_host3(const struct copy3 *c)
 {
 	if (c->async) {
-		struct xgpuif_handle_args h = { c->stream };
-		CUresult rc = xgpulib_call_STREAM_SYNCHRONIZE(&h);
+		CUresult rc = xgpulib_sync_remote_stream(c->stream);
 
 		if (rc)
 			return rc;
@@ -423,7 +422,7 @@ static CUresult batch_run(const struct batch_kind *k, const void *b,
 	}
 	if (rc || !during)
 		return rc;
-	return xgpulib_call_STREAM_SYNCHRONIZE(&h);
+	return xgpulib_sync_remote_stream(h.handle);
 }
 
 /* a batch of 1D copies */

@@ -297,6 +297,7 @@ CUresult cuGraphAddBatchMemOpNode(CUgraphNode *phGraphNode, CUgraph hGraph,
 	if (p->count > XGPUIF_MAX_MEMOPS)
 		return CUDA_ERROR_NOT_SUPPORTED;
 	m = (struct xgpuif_node_memop){ p->count, p->flags };
+	xgpulib_note_memops(p->paramArray, p->count);
 	return add_node(phGraphNode, hGraph, dependencies, numDependencies,
 			CU_GRAPH_NODE_TYPE_BATCH_MEM_OP, &m, sizeof(m),
 			p->paramArray, p->count * XGPUIF_MEMOP_SIZE);

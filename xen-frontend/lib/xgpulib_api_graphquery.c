@@ -349,6 +349,7 @@ static CUresult memop_set(CUgraphExec x, bool exec, CUgraphNode n,
 	if (p->count > XGPUIF_MAX_MEMOPS)
 		return CUDA_ERROR_NOT_SUPPORTED;
 	m = (struct xgpuif_node_memop){ p->count, p->flags };
+	xgpulib_note_memops(p->paramArray, p->count);
 	buf = malloc(sizeof(m) + p->count * XGPUIF_MEMOP_SIZE);
 	if (!buf)
 		return CUDA_ERROR_OUT_OF_MEMORY;

@@ -15,6 +15,15 @@
 #include "xgpulib.h"
 #include "xgpulib_entry.h"
 
+void xgpulib_note_memops(const CUstreamBatchMemOpParams *ops,
+			 unsigned int count)
+{
+	for (unsigned int i = 0; i < count; i++)
+		if (ops[i].operation == CU_STREAM_MEM_OP_WAIT_VALUE_32 ||
+		    ops[i].operation == CU_STREAM_MEM_OP_WAIT_VALUE_64)
+			xgpulib_note_value_wait();
+}
+
 CUresult xgpulib_batch_memop(CUstream s, unsigned int count,
 			     CUstreamBatchMemOpParams *ops, unsigned int flags,
 			     int ptds)
@@ -27,6 +36,7 @@ CUresult xgpulib_batch_memop(CUstream s, unsigned int count,
 		return rc;
 	if (!count || !ops)
 		return CUDA_ERROR_INVALID_VALUE;
+	xgpulib_note_memops(ops, count);
 	while (count) {
 		a.count = count < XGPUIF_MAX_MEMOPS ? count :
 						       XGPUIF_MAX_MEMOPS;

@@ -295,9 +295,58 @@ static CUresult stream_call(CUstream s, int ptds, handle_call_fn call)
 	return rc ? rc : call(&a);
 }
 
+/* ---- synchronizing while values are waited for ----------------------------- */
+
+static bool value_waits;	/* a value wait was sent (atomic) */
+
+void xgpulib_note_value_wait(void)
+{
+	if (!__atomic_exchange_n(&value_waits, true, __ATOMIC_RELAXED))
+		xgpulib_dbg("this process waits on values on the GPU: "
+			    "stream and event synchronizes ask until the "
+			    "work is done from now on");
+}
+
+/* ask (query) until the answer is not CUDA_ERROR_NOT_READY, sleeping 2 us
+ * growing to 200 us between questions */
+static CUresult sync_by_query(const struct xgpuif_handle_args *a,
+			      handle_call_fn query)
+{
+	struct timespec ts = { 0, 2000 };
+	CUresult rc;
+
+	while ((rc = query(a)) == CUDA_ERROR_NOT_READY) {
+		while (nanosleep(&ts, &ts) && errno == EINTR)
+			;
+		ts.tv_sec = 0;
+		ts.tv_nsec = ts.tv_nsec < 100000 ? ts.tv_nsec * 2 + 2000 :
+						   200000;
+	}
+	return rc;
+}
+
+static CUresult sync_call(const struct xgpuif_handle_args *a,
+			  handle_call_fn sync, handle_call_fn query)
+{
+	if (__atomic_load_n(&value_waits, __ATOMIC_RELAXED))
+		return sync_by_query(a, query);
+	return sync(a);
+}
+
+CUresult xgpulib_sync_remote_stream(uint64_t h)
+{
+	struct xgpuif_handle_args a = { h };
+
+	return sync_call(&a, xgpulib_call_STREAM_SYNCHRONIZE,
+			 xgpulib_call_STREAM_QUERY);
+}
+
 CUresult xgpulib_stream_sync(CUstream s, int ptds)
 {
-	return stream_call(s, ptds, xgpulib_call_STREAM_SYNCHRONIZE);
+	uint64_t h;
+	CUresult rc = xgpulib_stream_arg(s, ptds, &h);
+
+	return rc ? rc : xgpulib_sync_remote_stream(h);
 }
 
 CUresult xgpulib_stream_query(CUstream s, int ptds)
@@ -525,7 +574,11 @@ XGPULIB_EXPORT CUresult cuEventQuery(CUevent hEvent)
 
 XGPULIB_EXPORT CUresult cuEventSynchronize(CUevent hEvent)
 {
-	return event_call(hEvent, xgpulib_call_EVENT_SYNCHRONIZE);
+	struct xgpuif_handle_args a;
+	CUresult rc = event_arg(hEvent, &a.handle);
+
+	return rc ? rc : sync_call(&a, xgpulib_call_EVENT_SYNCHRONIZE,
+				   xgpulib_call_EVENT_QUERY);
 }
 
 XGPULIB_EXPORT CUresult cuEventDestroy_v2(CUevent hEvent)
