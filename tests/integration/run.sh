@@ -1100,6 +1100,16 @@ if [ -z "$wpid" ] || ! grep -q '^lostidle: connected' "$TMP/lostidle.out"; then
 	kill -KILL "$lp" 2>/dev/null
 	wait "$lp" 2>/dev/null
 else
+	# a lone guest idle between calls keeps the GPU without waking the
+	# scheduler every slice (5 ms): only its accounting period (30 ms)
+	r0=$(X stats 2>/dev/null | sed -n 's/.* runs=\([0-9]*\).*/\1/p')
+	sleep 2
+	r1=$(X stats 2>/dev/null | sed -n 's/.* runs=\([0-9]*\).*/\1/p')
+	if [ -n "$r0" ] && [ -n "$r1" ] && [ $((r1 - r0)) -le 120 ]; then
+		pass idle-guest-quiet "(the scheduler ran $((r1 - r0)) times in 2 s beside an idle guest)"
+	else
+		fail idle-guest-quiet "the scheduler ran $((${r1:-0} - ${r0:-0})) times in 2 s beside an idle guest (want <= 120: 67 accounting periods, not 400 slices)"
+	fi
 	kill -KILL "$wpid"
 	for _ in $(seq 50); do
 		grep -qE "worker of client $wid \(pid $wpid\) (exited|stopped|killed)" \

@@ -65,6 +65,9 @@ static enum { NONE, HOLD, DRAIN } state;
 static uint32_t cur;			/* uid of the holder or drainer */
 static bool cur_released;		/* cur gave the token back already */
 static uint64_t cur_until;		/* end of its slice */
+/* cur holds the GPU alone and idle: no slice runs (cur_until is
+ * UINT64_MAX) until its work comes back or another guest kicks */
+static bool cur_idle;
 static uint64_t cur_gpu0;		/* its GPU time charged so far */
 static uint64_t drain_since;		/* when the drain began */
 
@@ -254,8 +257,14 @@ static void hold(struct xgpub_guest *h, uint64_t now)
 	bool others = false;
 	uint32_t id;
 
+	if (cur_idle && h->ch.runnable) {
+		/* its work came back: its slice begins */
+		cur_idle = false;
+		cur_until = now + xgpu_sched_slice(S, cur, now);
+	}
 	if (now < cur_until && h->ch.runnable)
 		return;
+	cur_idle = false;
 	xgpub_guest_for_each(g)
 		others |= g != h && g->sched.scheduled && g->ch.runnable &&
 			  !g->sched.overrun;
@@ -267,10 +276,13 @@ static void hold(struct xgpub_guest *h, uint64_t now)
 	 * GPU, so that its next work needs no round trip through the
 	 * daemon; another guest that wants the GPU ends this at once (a
 	 * kick).  Not for a capped guest: its budget must be looked at.
+	 * No slice runs meanwhile, so that an idle guest does not wake the
+	 * daemon every slice (only the accounting period does).
 	 */
 	if (!others && !h->ch.runnable && !h->cap) {
 		set_solo(cur, 1);
-		cur_until = now + xgpu_sched_slice(S, cur, now);
+		cur_idle = true;
+		cur_until = UINT64_MAX;
 		return;
 	}
 	set_solo(cur, !others);
@@ -310,6 +322,7 @@ static void pick(uint64_t now)
 		return;
 	g = xgpub_guest_by_uid(id);
 	cur = id;
+	cur_idle = false;
 	cur_gpu0 = g ? g->ch.gpu_ns : 0;
 	cur_until = now + xgpu_sched_slice(S, id, now);
 	state = HOLD;
