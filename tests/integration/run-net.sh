@@ -222,7 +222,7 @@ ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 refusals=$(grep -c "from 127.0.0.2:.*refused: 24 connections of this host" "$LOG")
 if [ "$rc" = 0 ] && [ "$ms" -lt 3000 ] && [ "$refusals" -ge 1 ] &&
    [ "$refusals" -le 5 ] && grep -q "silent: 64 connected" "$TMP/silent.out"; then
-	pass silent-flood "(a client beside 64 silent connections: $ms ms; $refusals refusal line(s))"
+	pass "silent-flood (a client beside 64 silent connections: $ms ms; $refusals refusal line(s))"
 else
 	fail silent-flood "client exit $rc after $ms ms; $refusals refusal lines; $(cat "$TMP/silent.out"); $(tail -n 2 "$TMP/beside-silent.out")"
 fi

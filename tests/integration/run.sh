@@ -1106,7 +1106,7 @@ else
 	sleep 2
 	r1=$(X stats 2>/dev/null | sed -n 's/.* runs=\([0-9]*\).*/\1/p')
 	if [ -n "$r0" ] && [ -n "$r1" ] && [ $((r1 - r0)) -le 120 ]; then
-		pass idle-guest-quiet "(the scheduler ran $((r1 - r0)) times in 2 s beside an idle guest)"
+		pass "idle-guest-quiet (the scheduler ran $((r1 - r0)) times in 2 s beside an idle guest)"
 	else
 		fail idle-guest-quiet "the scheduler ran $((${r1:-0} - ${r0:-0})) times in 2 s beside an idle guest (want <= 120: 67 accounting periods, not 400 slices)"
 	fi
