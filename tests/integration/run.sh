@@ -789,11 +789,19 @@ done
 # GPU time the daemon measured for the pair in that window must be within
 # 2 points of its target, 50% (the window "none": no hostile guest)
 
-# gpu_ms NAME: the GPU time (ms) the daemon measured for guest NAME so far
-gpu_ms() {
-	"$CLI" -s "$TMP/control.sock" list --json 2>/dev/null |
-		sed -n "s/.*\"name\": \"$1\",.*\"gpu_ms\": \([0-9]*\),.*/\1/p" |
-		head -n 1
+# gpu_ms2 A B: the GPU time (ms) the daemon measured so far for guests A and
+# B, "a b", from one listing (two listings apart would let one of them run
+# between the reads and skew the window's share)
+gpu_ms2() {
+	"$CLI" -s "$TMP/control.sock" list --json 2>/dev/null | awk -v A="$1" -v B="$2" '
+		{
+			n = $0; sub(/.*"name": "/, "", n); sub(/".*/, "", n)
+			g = $0; if (!sub(/.*"gpu_ms": /, "", g)) next
+			sub(/[^0-9].*/, "", g)
+			if (n == A && a == "") a = g
+			if (n == B && b == "") b = g
+		}
+		END { if (a != "" && b != "") print a, b }'
 }
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
@@ -810,8 +818,9 @@ share_modes="$share_modes truncate badhandles burst"
 [ "$(id -u)" = 0 ] && share_modes="$share_modes flood"
 for mode in $share_modes; do
 	name=share-beside-$mode
-	a0=$(gpu_ms spinA)
-	b0=$(gpu_ms spinB)
+	read -r a0 b0 <<EOF_MS
+$(gpu_ms2 spinA spinB)
+EOF_MS
 	end=$(($(now_ms) + 2500))
 	hr=0
 	while [ "$(now_ms)" -lt "$end" ]; do
@@ -829,8 +838,9 @@ for mode in $share_modes; do
 			client hostile "$TMP/$name.out" "$mode" "$SOCK" || hr=$?
 		fi
 	done
-	a1=$(gpu_ms spinA)
-	b1=$(gpu_ms spinB)
+	read -r a1 b1 <<EOF_MS
+$(gpu_ms2 spinA spinB)
+EOF_MS
 	why=
 	if [ -z "$a0" ] || [ -z "$b0" ] || [ -z "$a1" ] || [ -z "$b1" ]; then
 		why="no GPU time listed for spinA or spinB"

@@ -264,6 +264,7 @@ static int worker_user(const char *name, struct xgpub_options *opt,
 		       const char **warn)
 {
 	static gid_t groups_buf[256];
+	static char name_buf[256];	/* lives as long as the daemon */
 	const char *want = name ? name : "xgpu";
 	struct passwd *pw = getpwnam(want);
 	int n = (int)(sizeof(groups_buf) / sizeof(groups_buf[0]));
@@ -303,8 +304,14 @@ static int worker_user(const char *name, struct xgpub_options *opt,
 	opt->worker_gid = pw->pw_gid;
 	opt->worker_groups = groups_buf;
 	opt->worker_ngroups = n;
-	opt->worker_user = strdup(pw->pw_name);
-	return opt->worker_user ? 0 : -1;
+	if (strlen(pw->pw_name) >= sizeof(name_buf)) {
+		fprintf(stderr, "xen-gpubackd: --worker-user: user name "
+			"longer than %zu bytes\n", sizeof(name_buf) - 1);
+		return -1;
+	}
+	strcpy(name_buf, pw->pw_name);
+	opt->worker_user = name_buf;
+	return 0;
 }
 
 int xgpub_args_parse(int argc, char **argv, struct xgpub_args *a)
