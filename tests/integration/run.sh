@@ -171,7 +171,7 @@ printf '# lab\nvm-* weight=512 cap=50 quota-mb=8192 gpu-limit-ms=5000 gpu=0\n\nb
 check_conf "$CC_" 0 "cc.conf: 2 rules, good"
 check_conf tools/xgpu.conf 0 "0 rules, good"
 printf 'vm-1 weight=1\n\nvm-* wait=3\n' >"$TMP/cc-key.conf"
-check_conf "$TMP/cc-key.conf" 2 "^xgpu: .*cc-key.conf:3: unknown key 'wait' \(accepted: weight=1..65535 cap=0..100 quota-mb=N gpu-limit-ms=N gpu=N attach=yes\|no\)$"
+check_conf "$TMP/cc-key.conf" 2 "^xgpu: .*cc-key.conf:3: unknown key 'wait' \(accepted: weight=1..65535 cap=0..100 quota-mb=N gpu-limit-ms=N gpu=N pinned-mb=N images-mb=N channels=1..64 attach=yes\|no\)$"
 printf 'vm-* cap=150\n' >"$TMP/cc-range.conf"
 check_conf "$TMP/cc-range.conf" 2 "cc-range.conf:1: cap: '150' is not a whole number from 0 to 100"
 printf 'a\nb\na weight=3\n' >"$TMP/cc-dup.conf"
@@ -327,7 +327,7 @@ if [ -x "$CLI" ]; then
 		X config show 2>/dev/null | grep -qE '^ +2 +vm-\* +no +700 ' && break
 		sleep 0.1
 	done
-	X config show | grep -qE '^ +1 +db +yes +- +20 +- +300 +- *$' ||
+	X config show | grep -qE '^ +1 +db +yes +- +20 +- +300 +- +- +- +- *$' ||
 		why="${why}SIGHUP: $(X config show 2>&1); "
 	kill -0 "$DPID" 2>/dev/null || why="${why}the daemon died of SIGHUP; "
 	# the settings of a domain named by a rule, until given others

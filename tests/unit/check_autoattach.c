@@ -8,7 +8,8 @@
  * is not given again; a domain that goes loses its backend nodes, and a
  * new domain with its id is looked at afresh; a reload gives devices to
  * domains that had no rule; xenstore refusing is logged once; xl
- * migrate's receiving end (NAME--incoming) is judged as NAME.
+ * migrate's receiving end (NAME--incoming) is judged as NAME; a rule's
+ * channels=N is the device's max-channels.
  */
 #include <check.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@
 #include <xen/io/xenbus.h>
 
 #include "xgpub.h"
+#include "xgpub_bucket.h"
 #include "xgpub_config.h"
 #include "xgpub_transport.h"
 #include "xgpub_xen.h"
@@ -155,6 +157,26 @@ START_TEST(auto_at_start_and_new)
 }
 END_TEST
 
+/* a rule's channels=N is the device's max-channels; without it, the
+ * daemon's (--max-channels: 16 here) */
+START_TEST(auto_channels_per_domain)
+{
+	start("vm-few channels=2\n"
+	      "vm-* weight=512\n");
+	domain(3, "vm-few");
+	domain(4, "vm-4");
+	go();
+	ck_assert(has_device(3));
+	ck_assert(has_device(4));
+	xs_fake_put(BE "/3/0/hotplug-status", "connected");
+	xs_fake_put(BE "/4/0/hotplug-status", "connected");
+	xgpub_xen_poll(X);
+	ck_assert_str_eq(xs_fake_get(BE "/3/0/state"), "2");
+	ck_assert_str_eq(xs_fake_get(BE "/3/0/max-channels"), "2");
+	ck_assert_str_eq(xs_fake_get(BE "/4/0/max-channels"), "16");
+}
+END_TEST
+
 START_TEST(auto_detached_stays)
 {
 	start("vm-* weight=512\n");
@@ -274,6 +296,39 @@ START_TEST(auto_migrate_incoming)
 }
 END_TEST
 
+/* the looks after xenstore events: a burst, then a rate (xgpub_bucket.h,
+ * XGPUB_XEN_LOOKS_*) */
+START_TEST(looks_bucket)
+{
+	struct xgpub_bucket b;
+	const uint64_t t0 = 5000000000ull, ms = 1000000ull;
+	unsigned int took = 0;
+
+	xgpub_bucket_init(&b, XGPUB_XEN_LOOKS_PER_S, XGPUB_XEN_LOOKS_BURST);
+	/* a burst of 16 at once, then none */
+	for (int i = 0; i < 100; i++)
+		took += xgpub_bucket_take(&b, t0);
+	ck_assert_uint_eq(took, XGPUB_XEN_LOOKS_BURST);
+	ck_assert_uint_eq(xgpub_bucket_wait_ns(&b, t0), 10 * ms);
+	ck_assert(!xgpub_bucket_take(&b, t0 + 9 * ms));
+	ck_assert_uint_eq(xgpub_bucket_wait_ns(&b, t0 + 9 * ms), 1 * ms);
+	ck_assert(xgpub_bucket_take(&b, t0 + 10 * ms));
+	/* asked every 100 us for 2 s: 100 a second, no more */
+	took = 0;
+	for (uint64_t t = t0 + 10 * ms; t < t0 + 2010 * ms; t += ms / 10)
+		took += xgpub_bucket_take(&b, t);
+	ck_assert_uint_ge(took, 199);
+	ck_assert_uint_le(took, 201);
+	/* idle for a while: the burst again, never more */
+	took = 0;
+	for (int i = 0; i < 100; i++)
+		took += xgpub_bucket_take(&b, t0 + 60000 * ms);
+	ck_assert_uint_eq(took, XGPUB_XEN_LOOKS_BURST);
+	/* a clock that goes back takes nothing, gives nothing */
+	ck_assert(!xgpub_bucket_take(&b, t0));
+}
+END_TEST
+
 static Suite *autoattach_suite(void)
 {
 	Suite *s = suite_create("autoattach");
@@ -287,6 +342,8 @@ static Suite *autoattach_suite(void)
 	tcase_add_test(tc, auto_reload);
 	tcase_add_test(tc, auto_refused);
 	tcase_add_test(tc, auto_migrate_incoming);
+	tcase_add_test(tc, auto_channels_per_domain);
+	tcase_add_test(tc, looks_bucket);
 	suite_add_tcase(s, tc);
 	return s;
 }

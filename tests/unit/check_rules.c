@@ -50,11 +50,12 @@ START_TEST(rules_good_file)
 		"   batch-?   attach=no weight=64   # trailing comment\n"
 		"train-[0-9]* weight=65535 cap=0 quota-mb=0\n"
 		"plain\r\n"
-		"last-no-newline weight=1";
+		"last-no-newline weight=1\n"
+		"caps channels=4 pinned-mb=0 images-mb=256";
 	const struct xgpu_rule *r;
 
 	ck_assert_int_eq(parse(text), 0);
-	ck_assert_int_eq(R.n, 5);
+	ck_assert_int_eq(R.n, 6);
 	r = &R.r[0];
 	ck_assert_str_eq(r->pattern, "vm-*");
 	ck_assert_uint_eq(r->line, 3);
@@ -77,6 +78,12 @@ START_TEST(rules_good_file)
 	ck_assert_str_eq(R.r[3].pattern, "plain");
 	ck_assert_uint_eq(R.r[4].line, 7);
 	ck_assert_uint_eq(R.r[4].weight, 1);
+	r = &R.r[5];
+	ck_assert_uint_eq(r->has, XGPU_RULE_CHANNELS | XGPU_RULE_PINNED |
+			  XGPU_RULE_IMAGES);
+	ck_assert_uint_eq(r->channels, 4);
+	ck_assert_uint_eq(r->pinned_mb, 0);
+	ck_assert_uint_eq(r->images_mb, 256);
 	/* nothing but comments and blanks: no rules, no error */
 	ck_assert_int_eq(parse("# none\n\n   \n\t# x=1\n"), 0);
 	ck_assert_int_eq(R.n, 0);
@@ -104,6 +111,13 @@ START_TEST(rules_bad_lines)
 	refused("vm-* gpu=255\n", 1, "gpu: '255' is not a whole number from "
 		"0 to 254");
 	refused("vm-* weight=1 weight=2\n", 1, "weight given twice");
+	refused("vm-* channels=0\n", 1, "channels: '0' is not a whole number "
+		"from 1 to 64");
+	refused("vm-* channels=65\n", 1, "from 1 to 64");
+	refused("vm-* images-mb=0\n", 1, "images-mb: '0' is not a whole "
+		"number from 1 to 1048576");
+	refused("vm-* pinned-mb=16777217\n", 1, "pinned-mb: '16777217'");
+	refused("vm-* pinned-mb=1 pinned-mb=1\n", 1, "pinned-mb given twice");
 	refused("vm-* attach=maybe\n", 1, "attach: 'maybe' is not yes or no");
 	refused("vm-* attach=no attach=no\n", 1, "attach given twice");
 	refused("vm-* 512\n", 1, "'512' is not KEY=VALUE");
@@ -301,14 +315,18 @@ START_TEST(config_reload_keeps)
 }
 END_TEST
 
-/* a worker's options: the daemon's, quota and GPU from the rule */
+/* a worker's options: the daemon's; quota, GPU, pinned memory and
+ * module images from the rule */
 START_TEST(config_worker_opts)
 {
 	const char *p = tmp_file("w.conf", "vm-1 quota-mb=64 gpu=1\n"
-				 "vm-2 weight=3\nvm-3 quota-mb=0\n", 53);
+				 "vm-2 weight=3\nvm-3 quota-mb=0\n"
+				 "vm-4 pinned-mb=32 images-mb=16\n"
+				 "vm-5 pinned-mb=0\n", 101);
 	const struct xgpub_options d = {
 		.driver_path = "/x/libcuda.so.1", .gpu = 0,
 		.quota = 8ull << 20, .pin_quota = 5, .spin_us = 7,
+		.images_max = 11,
 	};
 	struct xgpub_options o;
 
@@ -324,9 +342,22 @@ START_TEST(config_worker_opts)
 	xgpub_config_worker_opts("vm-2", &d, &o);
 	ck_assert_uint_eq(o.quota, 8ull << 20);
 	ck_assert_int_eq(o.gpu, 0);
+	ck_assert_uint_eq(o.pin_quota, 5);
+	ck_assert_uint_eq(o.images_max, 11);
 	/* quota-mb=0: no limit for that domain */
 	xgpub_config_worker_opts("vm-3", &d, &o);
 	ck_assert_uint_eq(o.quota, 0);
+	/* the Dom0 memory caps of the rule; pinned-mb=0: no limit */
+	xgpub_config_worker_opts("vm-4", &d, &o);
+	ck_assert_uint_eq(o.pin_quota, 32ull << 20);
+	ck_assert_uint_eq(o.images_max, 16ull << 20);
+	ck_assert_uint_eq(o.quota, 8ull << 20);
+	xgpub_config_worker_opts("vm-5", &d, &o);
+	ck_assert_uint_eq(o.pin_quota, 0);
+	ck_assert_uint_eq(o.images_max, 11);
+	/* xl migrate's receiving end is judged as the domain */
+	xgpub_config_worker_opts("vm-4--incoming", &d, &o);
+	ck_assert_uint_eq(o.pin_quota, 32ull << 20);
 	/* no rule, no name */
 	xgpub_config_worker_opts("db", &d, &o);
 	ck_assert_uint_eq(o.quota, 8ull << 20);

@@ -24,7 +24,8 @@
 #                          domu1-basic, domu2-basic
 #   dom0-steps-guests.sh   vcpu-coord, hostile-xenstore, hostile-ring,
 #                          hostile-handles, hostile-grants,
-#                          hostile-geometry, hostile-blobs, hostile-flood,
+#                          hostile-geometry, hostile-blobs, hostile-xsflood,
+#                          hostile-flood,
 #                          hostile-neighbour, list, destroy-busy, measure,
 #                          backend-restart, unbind-busy, teardown
 #   dom0-steps-restore.sh  save-checkpoint, save-restore, restore-attach,

@@ -162,8 +162,20 @@ list_shows() {
 	awk -v d="$2" -v n="$3" '$1 == d || $2 == n { f = 1 } END { exit !f }' "$1"
 }
 
-# the image cap (--images-mb) the daemon was given, or nothing
+# domu2's rule of xgpu.conf (hotplug_path): its device comes from it, and
+# it gives domu2 caps of its own below the daemon's (--images-mb 64,
+# --max-channels 16), which hostile-blobs and hostile-flood then meet;
+# 256: the default weight the later steps expect
+DOMU2_IMAGES_MB=48
+DOMU2_RULE="domu2 weight=256 channels=12 images-mb=$DOMU2_IMAGES_MB"
+
+# domu2's image cap: its rule's, or (no rule: DEBUG_MANUAL_ATTACH) the
+# one the daemon was given (--images-mb), or nothing
 images_mb() {
+	if [ "$DEBUG_MANUAL_ATTACH" != 1 ]; then
+		echo "$DOMU2_IMAGES_MB"
+		return
+	fi
 	echo " $XGPUBACKD_OPTS " | sed -n 's/.* --images-mb[ =]\([0-9][0-9]*\) .*/\1/p'
 }
 

@@ -98,10 +98,9 @@ step_packages() {
 hotplug_path() {
 	echo "XGPUBACKD_OPTS=\"$XGPUBACKD_OPTS\"" >/etc/default/xen-gpubackd
 	# domu2's device comes from a rule of xgpu.conf (the daemon gives it
-	# when it starts), domu1's from `xgpu attach`; 256: the default weight
-	# the later steps expect
+	# when it starts), domu1's from `xgpu attach` (DOMU2_RULE, dom0-lib.sh)
 	[ "$DEBUG_MANUAL_ATTACH" = 1 ] ||
-		echo "domu2 weight=256   # xgpu.conf(5)" >/etc/xen/xgpu.conf
+		echo "$DOMU2_RULE   # xgpu.conf(5)" >/etc/xen/xgpu.conf
 	# (debug/measurement: the daemon without libxenstore.so.4, polling)
 	[ -n "${XGPUB_XENSTORE:-}" ] &&
 		echo "export XGPUB_XENSTORE=$XGPUB_XENSTORE" >>/etc/default/xen-gpubackd
@@ -288,7 +287,7 @@ step_hotplug() {
 			wait_until 5 auto_said ||
 				why="${why}the daemon does not say it attached domu2 by its rule; "
 			timeout 20 xgpu config show >/tmp/config.out 2>&1 &&
-				grep -qE '^ +1 +domu2 +yes +256 ' /tmp/config.out ||
+				grep -qE '^ +1 +domu2 +yes +256 +- +- +- +- +- +48 +12 *$' /tmp/config.out ||
 				why="${why}xgpu config show: $(tr '\n' ' ' </tmp/config.out); "
 		fi
 		# (nothing to wait for when the toolstack pieces are missing)

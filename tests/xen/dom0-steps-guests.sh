@@ -8,7 +8,7 @@
 #   step_vcpu_coord       vcpu-coord: the VCPU coordinator, measured
 #   step_hostile          hostile-xenstore, hostile-ring, hostile-handles,
 #                         hostile-grants, hostile-geometry, hostile-blobs,
-#                         hostile-flood (run by domu2), hostile-neighbour
+#                         hostile-xsflood, hostile-flood (run by domu2), hostile-neighbour
 #                         (domu1's basic, run meanwhile)
 #   step_list             list: both guests busy, `xgpu list` shows both
 #   step_destroy_busy     destroy-busy: domu1 destroyed in mid-call
@@ -315,7 +315,7 @@ step_hostile() {
 	fi
 	for s in hostile-xenstore:hxs hostile-ring:hring hostile-handles:hhandle \
 		hostile-grants:hgrant hostile-geometry:hgeom hostile-blobs:hblob \
-		hostile-flood:hflood; do
+		hostile-xsflood:hxsflood hostile-flood:hflood; do
 		name=${s%%:*}
 		blocked "$name" && continue
 		if ! wait_res "$D2" "${s#*:}" 120; then
@@ -332,6 +332,11 @@ step_hostile() {
 			[ -z "$cap" ] || [ "$cap" -gt 256 ] ||
 				logread 2>/dev/null | grep -q "more would pass its $cap MiB cap" ||
 				r="FAIL: ${r#PASS }; no worker log line 'more would pass its $cap MiB cap'"
+			;;
+		hostile-xsflood:PASS*)
+			# the backend looked at most 100 times a second
+			logread 2>/dev/null | grep -q "xenstore events come faster than 100 a second (the last from dom$D2)" ||
+				r="FAIL: ${r#PASS }; no daemon log line 'xenstore events come faster than 100 a second (the last from dom$D2)'"
 			;;
 		esac
 		if [ "$name" = hostile-flood ]; then

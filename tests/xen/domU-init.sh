@@ -598,9 +598,10 @@ hostile_steps() {
 	hostile_mode hostile-handles hhandle 60 handles
 	# hostile-grants: grant directories a backend must refuse
 	hostile_mode hostile-grants hgrant 60 grants
-	# hostile-geometry, hostile-blobs, hostile-flood
+	# hostile-geometry, hostile-blobs, hostile-xsflood, hostile-flood
 	hostile_mode hostile-geometry hgeom 90 geometry
 	hostile_mode hostile-blobs hblob 90 blobs $(xenstore-read "$H/xgpu-images-mb" 2>/dev/null)
+	hostile_mode hostile-xsflood hxsflood 110 xsflood 2000
 	hostile_mode hostile-flood hflood 90 flood
 
 	run basic /tmp/basic.out 180

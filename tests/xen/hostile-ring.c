@@ -35,6 +35,10 @@
  *                                       reason), one forged in xenstore
  *                                       (the backend refuses it); the
  *                                       open ones still answer
+ *   hostile-ring BACKEND_DIR xsflood [N]  N (2000) xenstore writes to
+ *                                       the frontend's nodes, one at a
+ *                                       time through /dev/xen/xenbus:
+ *                                       the backend must keep answering
  *
  * BACKEND_DIR is the device's backend directory in xenstore
  * (/local/domain/0/backend/xgpu/<domid>/<devid>); the program reads each
@@ -931,6 +935,77 @@ out:
 	return rc;
 }
 
+/* ---- xsflood: xenstore writes as fast as the guest can make them --------- */
+
+/* the xenstore wire protocol (xen/io/xs_wire.h): a header, then the
+ * payload; a write's payload is "PATH\0VALUE" */
+struct xs_hdr {
+	uint32_t type, req_id, tx_id, len;
+};
+#define XS_WRITE_OP	11u
+#define XS_ERROR_OP	16u
+
+/*
+ * n writes, one at a time (each waits for its answer), to nodes of a
+ * made-up channel under this device's frontend directory, through
+ * /dev/xen/xenbus (the xenstore-write command costs a process each):
+ * each write is a watch event for the backend.  The backend must stay
+ * up and go on answering (the caller checks Dom0's log line that says
+ * it looked at most 100 times a second); prints the rate reached.
+ */
+static int xsflood_case(const char *dir, unsigned long n)
+{
+	char fe[256], path[400], buf[512];
+	struct xs_hdr h;
+	long long t0, dt;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/frontend", dir);
+	if (xs_read(path, fe, sizeof(fe)) < 0 || !fe[0]) {
+		printf("hostile-ring: no %s\n", path);
+		return -1;
+	}
+	fd = open("/dev/xen/xenbus", O_RDWR);
+	if (fd < 0) {
+		printf("hostile-ring: /dev/xen/xenbus: %s\n", strerror(errno));
+		return -1;
+	}
+	t0 = now_ms();
+	for (unsigned long i = 0; i < n; i++) {
+		int plen = snprintf(path, sizeof(path), "%s/ch/1004/n%lu",
+				    fe, i % 64);
+		int vlen = snprintf(buf, sizeof(buf), "v%lu", i);
+		char msg[sizeof(h) + sizeof(path) + 32];
+
+		h = (struct xs_hdr){ XS_WRITE_OP, (uint32_t)i, 0,
+				     (uint32_t)(plen + 1 + vlen) };
+		memcpy(msg, &h, sizeof(h));
+		memcpy(msg + sizeof(h), path, (size_t)plen + 1);
+		memcpy(msg + sizeof(h) + plen + 1, buf, (size_t)vlen);
+		if (write(fd, msg, sizeof(h) + h.len) !=
+		    (ssize_t)(sizeof(h) + h.len) ||
+		    read(fd, &h, sizeof(h)) != (ssize_t)sizeof(h) ||
+		    h.len > sizeof(buf) ||
+		    read(fd, buf, h.len) != (ssize_t)h.len ||
+		    h.type == XS_ERROR_OP) {
+			printf("hostile-ring: xenstore write %lu of %lu "
+			       "failed\n", i + 1, n);
+			close(fd);
+			return -1;
+		}
+	}
+	dt = now_ms() - t0;
+	close(fd);
+	snprintf(path, sizeof(path), "xenstore-rm '%s/ch/1004' 2>/dev/null",
+		 fe);
+	if (system(path) != 0)
+		printf("hostile-ring: could not remove %s/ch/1004\n", fe);
+	printf("hostile-ring: verdict: %lu xenstore writes in %lld ms "
+	       "(%lld a second)\n", n, dt, dt > 0 ? (long long)n * 1000 / dt :
+	       (long long)n * 1000);
+	return 0;
+}
+
 /* ---- flood: more channels than the device allows --------------------------- */
 
 /* xenstore-write PATH VALUE */
@@ -1111,10 +1186,13 @@ int main(int argc, char **argv)
 				  strtoul(argv[3], NULL, 10) : 0) ? 1 : 0;
 	if (argc == 3 && !strcmp(argv[2], "flood"))
 		return flood_case(argv[1]) ? 1 : 0;
+	if ((argc == 3 || argc == 4) && !strcmp(argv[2], "xsflood"))
+		return xsflood_case(argv[1], argc == 4 ?
+				    strtoul(argv[3], NULL, 10) : 2000) ? 1 : 0;
 	if (argc != 3 || strcmp(argv[2], "grants")) {
 		fprintf(stderr, "usage: hostile-ring BACKEND_DIR "
 			"[handles | grants | geometry | blobs [CAP_MB] | "
-			"flood]\n");
+			"flood | xsflood [N]]\n");
 		return 2;
 	}
 	if (grant_case(argv[1], "grant-twice", dup, 2, verdict,

@@ -52,6 +52,9 @@ static void print_rules(const char *data)
 		{ "Attach", "attach", 6 }, { "Weight", "weight", 6 },
 		{ "Cap", "cap", 4 }, { "Quota-MB", "quota_mb", 9 },
 		{ "Limit-ms", "limit_ms", 9 }, { "GPU", "gpu", 4 },
+		{ "Pinned-MB", "pinned_mb", 10 },
+		{ "Images-MB", "images_mb", 10 },
+		{ "Channels", "channels", 9 },
 	};
 	char line[CTL_LINE_MAX], b[2][CTL_LINE_MAX];
 	const char *c = data;

@@ -19,7 +19,7 @@
 
 const char xgpu_rules_keys[] =
 	"weight=1..65535 cap=0..100 quota-mb=N gpu-limit-ms=N gpu=N "
-	"attach=yes|no";
+	"pinned-mb=N images-mb=N channels=1..64 attach=yes|no";
 
 struct key {
 	const char *name;
@@ -39,6 +39,12 @@ static const struct key keys[] = {
 	  offsetof(struct xgpu_rule, limit_ms) },
 	{ "gpu", XGPU_RULE_GPU, 0, XGPU_RULE_GPU_MAX,
 	  offsetof(struct xgpu_rule, gpu) },
+	{ "pinned-mb", XGPU_RULE_PINNED, 0, XGPU_RULE_QUOTA_MB_MAX,
+	  offsetof(struct xgpu_rule, pinned_mb) },
+	{ "images-mb", XGPU_RULE_IMAGES, 1, XGPU_RULE_IMAGES_MB_MAX,
+	  offsetof(struct xgpu_rule, images_mb) },
+	{ "channels", XGPU_RULE_CHANNELS, 1, XGPU_RULE_CHANNELS_MAX,
+	  offsetof(struct xgpu_rule, channels) },
 };
 
 static int fail(char *err, size_t len, unsigned int line, const char *fmt,
@@ -310,5 +316,11 @@ const struct xgpu_rule *xgpu_rules_settings(const struct xgpu_rules *rules,
 		out->gpu = r->gpu;
 	if (r->has & XGPU_RULE_QUOTA)
 		out->quota = (uint64_t)r->quota_mb << 20;
+	if (r->has & XGPU_RULE_PINNED)
+		out->pin_quota = (uint64_t)r->pinned_mb << 20;
+	if (r->has & XGPU_RULE_IMAGES)
+		out->images_max = (uint64_t)r->images_mb << 20;
+	if (r->has & XGPU_RULE_CHANNELS)
+		out->channels = r->channels;
 	return r;
 }

@@ -10,7 +10,7 @@
  * domain's; the others are not looked at.
  *
  *   vm-*      weight=512 cap=50 quota-mb=8192 gpu-limit-ms=5000 gpu=0
- *   batch-?   attach=no weight=64
+ *   batch-?   attach=no weight=64 channels=4 pinned-mb=1024 images-mb=256
  *
  * A file with any bad line is refused as a whole, with that line's number
  * and what is accepted.
@@ -30,6 +30,10 @@
 /* quota-mb: up to 16 TiB; gpu: an ordinal of the host */
 #define XGPU_RULE_QUOTA_MB_MAX	(16u * 1024u * 1024u)
 #define XGPU_RULE_GPU_MAX	254u
+/* channels: processes at once on the domain's device (xgpuif.h's
+ * XGPUIF_XEN_MAX_CHANNELS); images-mb: at most 1 TiB */
+#define XGPU_RULE_CHANNELS_MAX	64u
+#define XGPU_RULE_IMAGES_MB_MAX	(1024u * 1024u)
 
 /* which keys a rule gave */
 enum {
@@ -39,6 +43,9 @@ enum {
 	XGPU_RULE_LIMIT = 1u << 3,
 	XGPU_RULE_GPU = 1u << 4,
 	XGPU_RULE_ATTACH = 1u << 5,
+	XGPU_RULE_PINNED = 1u << 6,
+	XGPU_RULE_IMAGES = 1u << 7,
+	XGPU_RULE_CHANNELS = 1u << 8,
 };
 
 struct xgpu_rule {
@@ -50,6 +57,9 @@ struct xgpu_rule {
 	uint32_t quota_mb;	/* device memory, 0: no limit */
 	uint32_t limit_ms;	/* GPU time limit, 0: the daemon's */
 	uint32_t gpu;		/* host GPU ordinal */
+	uint32_t pinned_mb;	/* Dom0 memory it may pin, 0: no limit */
+	uint32_t images_mb;	/* module images its workers may hold */
+	uint32_t channels;	/* processes at once on its device */
 	bool attach;		/* give matching domains a device (default) */
 };
 
@@ -62,6 +72,9 @@ struct xgpu_rules {
 struct xgpu_dom_settings {
 	uint32_t weight, cap, limit_ms, gpu;
 	uint64_t quota;		/* bytes, 0: no limit */
+	uint64_t pin_quota;	/* bytes of Dom0 memory pinned, 0: no limit */
+	uint64_t images_max;	/* module image bytes */
+	uint32_t channels;	/* channels (processes) on its device */
 	bool attach;
 };
 

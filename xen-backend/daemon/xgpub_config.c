@@ -61,9 +61,25 @@ const struct xgpu_rules *xgpub_config_rules(void)
 	return &cfg.rules;
 }
 
+/*
+ * xl migrate's receiving end is named NAME--incoming until it starts as
+ * NAME: it is judged as NAME, so that the guest finds its device and its
+ * settings when it resumes.
+ */
+#define MIGRATE_SUFFIX "--incoming"
+
 const struct xgpu_rule *xgpub_config_domain(const char *name,
 					    struct xgpu_dom_settings *out)
 {
+	size_t n = strlen(name), k = strlen(MIGRATE_SUFFIX);
+	char base[64];
+
+	if (n > k && n - k < sizeof(base) &&
+	    !strcmp(name + n - k, MIGRATE_SUFFIX)) {
+		memcpy(base, name, n - k);
+		base[n - k] = 0;
+		name = base;
+	}
 	return xgpu_rules_settings(&cfg.rules, name, &cfg.defaults, out);
 }
 
@@ -72,12 +88,17 @@ void xgpub_config_worker_opts(const char *name,
 			      struct xgpub_options *out)
 {
 	struct xgpu_dom_settings s;
+	const struct xgpu_rule *r = xgpub_config_domain(name, &s);
 
 	*out = *daemon_opt;
-	if (!xgpub_config_domain(name, &s))
+	if (!r)
 		return;
 	out->quota = s.quota;
 	out->gpu = (int)s.gpu;
+	if (r->has & XGPU_RULE_PINNED)
+		out->pin_quota = s.pin_quota;
+	if (r->has & XGPU_RULE_IMAGES)
+		out->images_max = s.images_max;
 }
 
 /* what the file asks that this daemon cannot give: 0, or -1 and err */

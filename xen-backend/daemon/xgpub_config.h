@@ -40,13 +40,15 @@ const char *xgpub_config_path(void);
 /* the rules in force (none: n == 0) */
 const struct xgpu_rules *xgpub_config_rules(void);
 /* domain name's settings (the defaults when no rule matches it); its
- * rule, or NULL */
+ * rule, or NULL.  NAME--incoming (xl migrate's receiving end) is judged
+ * as NAME. */
 const struct xgpu_rule *xgpub_config_domain(const char *name,
 					    struct xgpu_dom_settings *out);
 
 struct xgpub_options;
 /* the options a worker of domain name runs with: the daemon's, with the
- * device memory quota and GPU of the domain's rule */
+ * device memory quota, GPU, pinned-memory quota and image cap of the
+ * domain's rule */
 void xgpub_config_worker_opts(const char *name,
 			      const struct xgpub_options *daemon_opt,
 			      struct xgpub_options *out);

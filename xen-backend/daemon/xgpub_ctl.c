@@ -214,24 +214,31 @@ static int cmd_config(struct xgpub_reply *r, int argc, char **argv)
 		    "rules=%d\n", err, rules->n);
 	for (int i = 0; i < rules->n; i++) {
 		const struct xgpu_rule *u = &rules->r[i];
-		char n[5][16];
-		const uint32_t v[5] = { u->weight, u->cap, u->quota_mb,
-					u->limit_ms, u->gpu };
-		const unsigned int bit[5] = { XGPU_RULE_WEIGHT, XGPU_RULE_CAP,
-			XGPU_RULE_QUOTA, XGPU_RULE_LIMIT, XGPU_RULE_GPU };
+		const struct { unsigned int bit; uint32_t v; } f[] = {
+			{ XGPU_RULE_WEIGHT, u->weight },
+			{ XGPU_RULE_CAP, u->cap },
+			{ XGPU_RULE_QUOTA, u->quota_mb },
+			{ XGPU_RULE_LIMIT, u->limit_ms },
+			{ XGPU_RULE_GPU, u->gpu },
+			{ XGPU_RULE_PINNED, u->pinned_mb },
+			{ XGPU_RULE_IMAGES, u->images_mb },
+			{ XGPU_RULE_CHANNELS, u->channels },
+		};
+		char n[sizeof(f) / sizeof(f[0])][16];
 
-		for (int k = 0; k < 5; k++)
+		for (size_t k = 0; k < sizeof(f) / sizeof(f[0]); k++)
 			snprintf(n[k], sizeof(n[k]), "%s", XGPU_CTL_NONE);
-		for (int k = 0; k < 5; k++)
-			if (u->has & bit[k])
-				snprintf(n[k], sizeof(n[k]), "%u", v[k]);
+		for (size_t k = 0; k < sizeof(f) / sizeof(f[0]); k++)
+			if (u->has & f[k].bit)
+				snprintf(n[k], sizeof(n[k]), "%u", f[k].v);
 		/* a pattern is printable ASCII without blanks; '=' is
 		 * refused by the parser */
 		xgpub_reply(r, XGPU_CTL_REC_RULE " line=%u pattern=%s "
 			    "attach=%s weight=%s cap=%s quota_mb=%s "
-			    "limit_ms=%s gpu=%s\n", u->line, u->pattern,
+			    "limit_ms=%s gpu=%s pinned_mb=%s images_mb=%s "
+			    "channels=%s\n", u->line, u->pattern,
 			    u->attach ? "yes" : "no", n[0], n[1], n[2], n[3],
-			    n[4]);
+			    n[4], n[5], n[6], n[7]);
 	}
 	return 0;
 }

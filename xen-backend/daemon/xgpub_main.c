@@ -416,9 +416,14 @@ int main(int argc, char **argv)
 			inet = n++;
 		}
 		if (xen && xgpub_xen_fd(xen) >= 0) {
+			uint64_t due = xgpub_xen_due_ns(xen);
+
 			pfd[n] = (struct pollfd){ .fd = xgpub_xen_fd(xen),
 						  .events = POLLIN };
 			ixen = n++;
+			/* events that wait for their look */
+			if (due < wait_ns)
+				wait_ns = due;
 		} else if (xen) {
 			static uint64_t last_look;
 
@@ -482,8 +487,9 @@ int main(int argc, char **argv)
 			xgpub_metrics_serve(mfd);
 		if (ictl >= 0 && pfd[ictl].revents)
 			xgpub_ctl_accept();
-		if (ixen >= 0 && pfd[ixen].revents)
-			xgpub_xen_poll(xen);
+		if (xen && ((ixen >= 0 && pfd[ixen].revents) ||
+			    xgpub_xen_due_ns(xen) == 0))
+			xgpub_xen_events(xen);
 		if (isniff >= 0)
 			xgpub_net_sniff(pfd + isniff, n - isniff, &a.opt,
 					a.max_net);

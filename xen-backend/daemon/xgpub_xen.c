@@ -105,11 +105,20 @@ static void dev_forget(struct xgpub_xen *x, struct xdev *d,
 
 static void publish_limits(struct xgpub_xen *x, struct xdev *d)
 {
+	struct xgpu_dom_settings s;
+	char name[64];
+
+	/* the domain's rule of xgpu.conf may give it fewer or more
+	 * channels than the daemon's --max-channels */
+	dom_name(x, d->domid, name, sizeof(name));
+	d->max_channels = x->lim.max_channels;
+	if (name[0] && xgpub_config_domain(name, &s) && s.channels)
+		d->max_channels = s.channels;
 	/* channel numbers start afresh with every handshake */
 	rm(x, d->be, "ch");
 	wr(x, d->be, "max-ring-page-order", "%u", x->lim.max_ring_order);
 	wr(x, d->be, "max-data-pages", "%u", x->lim.max_data_pages);
-	wr(x, d->be, "max-channels", "%u", x->lim.max_channels);
+	wr(x, d->be, "max-channels", "%u", d->max_channels);
 	wr(x, d->be, "features", "%s", "");
 	wr(x, d->be, "state", "%d", XenbusStateInitWait);
 	xgpub_info("dom%u dev%u: limits published, waiting for the frontend",
@@ -241,25 +250,9 @@ static void step_device(struct xgpub_xen *x, struct xdev *d)
  * a device the administrator detached stays detached.  A domain without
  * its name yet is looked at again with the next event.  xl migrate's
  * receiving end is named NAME--incoming until it starts as NAME: it is
- * judged as NAME, so that the guest finds its device when it resumes.
+ * judged as NAME (xgpub_config_domain), so that the guest finds its
+ * device when it resumes.
  */
-#define MIGRATE_SUFFIX "--incoming"
-
-static const struct xgpu_rule *rule_for(const char *name,
-					struct xgpu_dom_settings *s)
-{
-	size_t n = strlen(name), k = strlen(MIGRATE_SUFFIX);
-	char base[64];
-
-	if (n > k && n - k < sizeof(base) &&
-	    !strcmp(name + n - k, MIGRATE_SUFFIX)) {
-		memcpy(base, name, n - k);
-		base[n - k] = 0;
-		return xgpub_config_domain(base, s);
-	}
-	return xgpub_config_domain(name, s);
-}
-
 static void autoattach(struct xgpub_xen *x)
 {
 	static uint8_t present[AUTO_DOMIDS];
@@ -286,7 +279,7 @@ static void autoattach(struct xgpub_xen *x)
 		dom_name(x, (uint32_t)domid, name, sizeof(name));
 		if (!name[0])
 			continue;	/* the toolstack is still writing it */
-		r = rule_for(name, &s);
+		r = xgpub_config_domain(name, &s);
 		if (!r || !s.attach) {
 			x->autoattach[domid] = AUTO_NONE;
 			continue;
@@ -449,6 +442,8 @@ struct xgpub_xen *xgpub_xen_start(const struct xgpub_xen_limits *lim,
 		return NULL;
 	x->lim = *lim;
 	x->fd = -1;
+	xgpub_bucket_init(&x->looks, XGPUB_XEN_LOOKS_PER_S,
+			  XGPUB_XEN_LOOKS_BURST);
 	x->alive_w = -1;
 	x->opt = opt;
 	xgpub_xs_load(why, sizeof(why));
@@ -523,7 +518,64 @@ void xgpub_xen_poll(struct xgpub_xen *x)
 	/* level-triggered: the events only say "look again" */
 	while (!x->polling && (vec = xgpub_xs->check_watch(x->xs)) != NULL)
 		free(vec);
+	x->look_due = false;
 	scan(x);
+}
+
+/* the domain a watched path belongs to (for a log line), or -1 */
+static long path_domid(const char *p)
+{
+	static const char be[] = BE_ROOT "/", fe[] = "/local/domain/";
+	const char *s = !strncmp(p, be, sizeof(be) - 1) ? p + sizeof(be) - 1 :
+			!strncmp(p, fe, sizeof(fe) - 1) ? p + sizeof(fe) - 1 :
+			NULL;
+	char *end;
+	long d;
+
+	if (!s || *s < '0' || *s > '9')
+		return -1;
+	d = strtol(s, &end, 10);
+	return *end == '/' || !*end ? d : -1;
+}
+
+void xgpub_xen_events(struct xgpub_xen *x)
+{
+	uint64_t now = xgpub_now_ns();
+	long dom = -1;
+	char **vec;
+
+	while (!x->polling && (vec = xgpub_xs->check_watch(x->xs)) != NULL) {
+		if (dom < 0)
+			dom = path_domid(vec[XS_WATCH_PATH]);
+		x->look_due = true;
+		free(vec);
+	}
+	if (!x->look_due)
+		return;
+	if (xgpub_bucket_take(&x->looks, now)) {
+		x->look_due = false;
+		scan(x);
+		return;
+	}
+	/* the next look comes within 1 s / XGPUB_XEN_LOOKS_PER_S */
+	x->deferred++;
+	if (!x->said_ns || now - x->said_ns >= 60000000000ull) {
+		xgpub_info("xenstore events come faster than %u a second "
+			   "(the last from dom%ld): the backend looks at most "
+			   "%u times a second (%llu events waited since the "
+			   "last such line)", XGPUB_XEN_LOOKS_PER_S, dom,
+			   XGPUB_XEN_LOOKS_PER_S,
+			   (unsigned long long)x->deferred);
+		x->said_ns = now;
+		x->deferred = 0;
+	}
+}
+
+uint64_t xgpub_xen_due_ns(struct xgpub_xen *x)
+{
+	if (!x->look_due)
+		return UINT64_MAX;
+	return xgpub_bucket_wait_ns(&x->looks, xgpub_now_ns());
 }
 
 void xgpub_xen_child_exited(struct xgpub_xen *x, pid_t pid)

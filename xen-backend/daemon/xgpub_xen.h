@@ -26,8 +26,22 @@ struct xgpub_xen *xgpub_xen_start(const struct xgpub_xen_limits *lim,
 /* the xenstore watch fd, or -1: then call xgpub_xen_poll every
  * XGPUB_XEN_POLL_MS */
 int xgpub_xen_fd(struct xgpub_xen *x);
-/* the xenstore fd is readable, or a worker exited: look again */
+/* a worker exited, or the rules changed: look again, now */
 void xgpub_xen_poll(struct xgpub_xen *x);
+/*
+ * The xenstore fd is readable: take its events and look again, at most
+ * XGPUB_XEN_LOOKS_PER_S times a second after a burst of
+ * XGPUB_XEN_LOOKS_BURST (a guest writes its own frontend nodes as often
+ * as it likes, and each look reads every device's nodes); an event past
+ * that waits for the next look, which sees what it said (the state
+ * machine is level-triggered).
+ */
+#define XGPUB_XEN_LOOKS_PER_S	100u
+#define XGPUB_XEN_LOOKS_BURST	16u
+void xgpub_xen_events(struct xgpub_xen *x);
+/* ns until a look that events asked for may run (0: now; call
+ * xgpub_xen_events), UINT64_MAX when none is waiting */
+uint64_t xgpub_xen_due_ns(struct xgpub_xen *x);
 /* a worker of the Xen transport exited (called by the reaper) */
 void xgpub_xen_child_exited(struct xgpub_xen *x, pid_t pid);
 void xgpub_xen_stop(struct xgpub_xen *x);

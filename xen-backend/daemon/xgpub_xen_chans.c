@@ -282,7 +282,8 @@ void xgpub_xen_scan_channels(struct xgpub_xen *x, struct xdev *d,
 				       false);
 			continue;
 		}
-		if (live >= (int)x->lim.max_channels) {
+		if (live >= (int)(d->max_channels ? d->max_channels :
+				  x->lim.max_channels)) {
 			refuse_channel(x, d, n,
 				       "too many channels on this device",
 				       false);

@@ -30,6 +30,7 @@
 #include <xenstore.h>
 
 #include "xgpub.h"
+#include "xgpub_bucket.h"
 #include "xgpub_transport.h"
 #include "xgpub_xs.h"
 #include "xgpub_xs_parse.h"
@@ -52,6 +53,9 @@ struct xdev {
 	bool watching;
 	bool waiting_logged;
 	bool seen;		/* looked at once by this daemon */
+	/* channels at once: its domain's rule, else --max-channels
+	 * (set when the limits are published) */
+	uint32_t max_channels;
 	struct xch ch[MAX_CH];
 };
 
@@ -69,6 +73,11 @@ struct xgpub_xen {
 	struct xdev dev[MAX_DEVS];
 	/* per domid: AUTO_*, reset when the domain is gone */
 	uint8_t autoattach[AUTO_DOMIDS];
+	/* looks after watch events (xgpub_xen_events) */
+	struct xgpub_bucket looks;
+	bool look_due;		/* events wait for the next look */
+	uint64_t deferred;	/* events that waited, since the last line */
+	uint64_t said_ns;	/* when the last such line was logged */
 };
 
 /*

@@ -75,6 +75,7 @@
  *     config path=<file> rules=<n>
  *     rule line=<n> pattern=<pattern> attach=yes|no weight=<n|->
  *          cap=<n|-> quota_mb=<n|-> limit_ms=<n|-> gpu=<n|->
+ *          pinned_mb=<n|-> images_mb=<n|-> channels=<n|->
  *   "-": the rule does not say (the daemon's default).
  */
 #ifndef XGPU_CTL_H

@@ -159,13 +159,7 @@ static void local_close(struct xgpub_transport *t)
 }
 
 static const struct xgpub_transport_ops local_ops = {
-	.name = "local",
-	.notify = local_notify,
-	.wait = local_wait,
-	.hostmem_map = local_hostmem_map,
-	.hostmem_unmap = local_hostmem_unmap,
-	.wait_gone = local_wait_gone,
-	.close = local_close,
+	.name = "local", XGPUB_TRANSPORT_FNS(local),
 };
 
 /* is fd an eventfd (the notification path must not block the worker) */

@@ -96,13 +96,7 @@ static void net_close(struct xgpub_transport *t)
 }
 
 static const struct xgpub_transport_ops net_ops = {
-	.name = "net",
-	.notify = net_notify,
-	.wait = net_wait,
-	.hostmem_map = net_hostmem_map,
-	.hostmem_unmap = net_hostmem_unmap,
-	.wait_gone = net_wait_gone,
-	.close = net_close,
+	.name = "net", XGPUB_TRANSPORT_FNS(net),
 };
 
 /* the lanes' connections, as the daemon hands them over */

@@ -50,6 +50,20 @@ struct xgpub_transport_ops {
 	void (*close)(struct xgpub_transport *t);
 };
 
+/*
+ * The members of a transport's ops table whose functions are named
+ * PREFIX_notify, PREFIX_wait, PREFIX_hostmem_map, PREFIX_hostmem_unmap,
+ * PREFIX_wait_gone and PREFIX_close (each transport has all six):
+ *   static const struct xgpub_transport_ops x_ops = {
+ *	.name = "x", XGPUB_TRANSPORT_FNS(x), .fail = x_fail,
+ *   };
+ */
+#define XGPUB_TRANSPORT_FNS(prefix)					\
+	.notify = prefix##_notify, .wait = prefix##_wait,		\
+	.hostmem_map = prefix##_hostmem_map,				\
+	.hostmem_unmap = prefix##_hostmem_unmap,			\
+	.wait_gone = prefix##_wait_gone, .close = prefix##_close
+
 struct xgpub_transport {
 	const struct xgpub_transport_ops *ops;
 	struct xgpuif_sring *sring;

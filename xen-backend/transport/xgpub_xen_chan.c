@@ -346,14 +346,7 @@ static void xchan_close(struct xgpub_transport *t)
 }
 
 static const struct xgpub_transport_ops xchan_ops = {
-	.name = "xen",
-	.notify = xchan_notify,
-	.wait = xchan_wait,
-	.hostmem_map = xchan_hostmem_map,
-	.hostmem_unmap = xchan_hostmem_unmap,
-	.wait_gone = xchan_wait_gone,
-	.fail = xchan_fail,
-	.close = xchan_close,
+	.name = "xen", XGPUB_TRANSPORT_FNS(xchan), .fail = xchan_fail,
 };
 
 /* map n pages the guest granted; NULL, and why, on failure */

@@ -285,14 +285,9 @@ static void local_close(struct xgpulib_transport *t)
 }
 
 static const struct xgpulib_transport_ops local_ops = {
-	.name = "local",
-	.notify = local_notify,
-	.wait = local_wait,
-	.hostmem_alloc = local_hostmem_alloc,
-	.hostmem_free = local_hostmem_free,
+	.name = "local", XGPULIB_TRANSPORT_FNS(local),
 	.hostmem_share = local_hostmem_share,
 	.hostmem_unshare = local_hostmem_unshare,
-	.close = local_close,
 };
 
 /* ---- the handshake that the local and network transports share --------- */

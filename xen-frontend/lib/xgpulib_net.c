@@ -97,15 +97,8 @@ static void net_close(struct xgpulib_transport *t)
 }
 
 static const struct xgpulib_transport_ops net_ops = {
-	.name = "net",
-	.notify = net_notify,
-	.wait = net_wait,
-	.hostmem_alloc = net_hostmem_alloc,
-	.hostmem_free = net_hostmem_free,
-	.put = net_put,
-	.expect = net_expect,
-	.expect_wait = net_expect_wait,
-	.close = net_close,
+	.name = "net", XGPULIB_TRANSPORT_FNS(net),
+	.put = net_put, .expect = net_expect, .expect_wait = net_expect_wait,
 };
 
 /* a TCP connection to host:port within CONNECT_MS: the socket or -errno */

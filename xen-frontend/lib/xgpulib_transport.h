@@ -67,6 +67,19 @@ struct xgpulib_transport_ops {
 	void (*close)(struct xgpulib_transport *t);
 };
 
+/*
+ * The members of a transport's ops table whose functions are named
+ * PREFIX_notify, PREFIX_wait, PREFIX_hostmem_alloc, PREFIX_hostmem_free
+ * and PREFIX_close (each transport has all five); the others follow:
+ *   static const struct xgpulib_transport_ops x_ops = {
+ *	.name = "x", XGPULIB_TRANSPORT_FNS(x), .put = x_put,
+ *   };
+ */
+#define XGPULIB_TRANSPORT_FNS(prefix)					\
+	.notify = prefix##_notify, .wait = prefix##_wait,		\
+	.hostmem_alloc = prefix##_hostmem_alloc,			\
+	.hostmem_free = prefix##_hostmem_free, .close = prefix##_close
+
 struct xgpulib_transport {
 	const struct xgpulib_transport_ops *ops;
 	struct xgpuif_sring *sring;

@@ -133,12 +133,7 @@ static void xen_close(struct xgpulib_transport *t)
 }
 
 static const struct xgpulib_transport_ops xen_ops = {
-	.name = "xen",
-	.notify = xen_notify,
-	.wait = xen_wait,
-	.hostmem_alloc = xen_hostmem_alloc,
-	.hostmem_free = xen_hostmem_free,
-	.close = xen_close,
+	.name = "xen", XGPULIB_TRANSPORT_FNS(xen),
 };
 
 int xgpulib_xen_connect(const char *dev, struct xgpulib_transport **out,
