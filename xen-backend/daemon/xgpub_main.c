@@ -214,6 +214,15 @@ static void check_device_nodes(const struct xgpub_options *opt)
 	globfree(&g);
 }
 
+/* fd (if >= 0) is watched for input at pfd[*n]: its index, or -1 */
+static int watch_in(struct pollfd *pfd, int *n, int fd)
+{
+	if (fd < 0)
+		return -1;
+	pfd[*n] = (struct pollfd){ .fd = fd, .events = POLLIN };
+	return (*n)++;
+}
+
 int main(int argc, char **argv)
 {
 	struct xgpub_args a;
@@ -387,9 +396,8 @@ int main(int argc, char **argv)
 
 	while (!stop_requested) {
 		struct pollfd pfd[7 + XGPUB_NET_SNIFF_MAX];
-		int n = 0, ilocal = -1, ixen = -1, ictl = -1, imet = -1;
-		int inet = -1, isniff = -1;
-		int ibrk = -1;
+		int n = 0, ilocal, ixen = -1, ictl, imet, inet, ibrk;
+		int isniff = -1;
 		uint64_t now = xgpub_now_ns(), wait_ns = 1000000000u;
 		struct timespec ts;
 
@@ -407,20 +415,12 @@ int main(int argc, char **argv)
 			if (xen)
 				xgpub_xen_poll(xen);
 		}
-		if (lfd >= 0) {
-			pfd[n] = (struct pollfd){ .fd = lfd, .events = POLLIN };
-			ilocal = n++;
-		}
-		if (nfd >= 0) {
-			pfd[n] = (struct pollfd){ .fd = nfd, .events = POLLIN };
-			inet = n++;
-		}
+		ilocal = watch_in(pfd, &n, lfd);
+		inet = watch_in(pfd, &n, nfd);
 		if (xen && xgpub_xen_fd(xen) >= 0) {
 			uint64_t due = xgpub_xen_due_ns(xen);
 
-			pfd[n] = (struct pollfd){ .fd = xgpub_xen_fd(xen),
-						  .events = POLLIN };
-			ixen = n++;
+			ixen = watch_in(pfd, &n, xgpub_xen_fd(xen));
 			/* events that wait for their look */
 			if (due < wait_ns)
 				wait_ns = due;
@@ -434,21 +434,10 @@ int main(int argc, char **argv)
 			if (wait_ns > XGPUB_XEN_POLL_MS * 1000000ull)
 				wait_ns = XGPUB_XEN_POLL_MS * 1000000ull;
 		}
-		if (cfd >= 0) {
-			pfd[n] = (struct pollfd){ .fd = cfd, .events = POLLIN };
-			ictl = n++;
-		}
-		if (mfd >= 0) {
-			pfd[n] = (struct pollfd){ .fd = mfd, .events = POLLIN };
-			imet = n++;
-		}
-		if (bfd >= 0) {
-			pfd[n] = (struct pollfd){ .fd = bfd, .events = POLLIN };
-			ibrk = n++;
-		}
-		if (kfd >= 0) {
-			pfd[n] = (struct pollfd){ .fd = kfd, .events = POLLIN };
-			n++;
+		ictl = watch_in(pfd, &n, cfd);
+		imet = watch_in(pfd, &n, mfd);
+		ibrk = watch_in(pfd, &n, bfd);
+		if (watch_in(pfd, &n, kfd) >= 0) {
 			if (now >= sched_next || child_exited)
 				sched_next = xgpub_sched_run();
 			now = xgpub_now_ns();

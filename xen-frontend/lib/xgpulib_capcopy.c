@@ -266,26 +266,28 @@ static bool mine(const uint8_t *src, const uint8_t *dst, CUstream s,
 	return *done;
 }
 
-/* the 2D copy *p with its host side (the source: in) the buffer, its
- * rows packed */
+/*
+ * Side `side` (src or dst) of the copy q (a CUDA_MEMCPY2D or 3D) becomes
+ * the staging buffer b, its rows packed; STAGED_3D also its slices.
+ */
+#define STAGED(q, side, b)						\
+	((q).side##MemoryType = CU_MEMORYTYPE_HOST, (q).side##Host = (b), \
+	 (q).side##XInBytes = 0, (q).side##Y = 0,			\
+	 (q).side##Pitch = (q).WidthInBytes)
+#define STAGED_3D(q, side, b)						\
+	(STAGED(q, side, b), (q).side##Z = 0, (q).side##LOD = 0,	\
+	 (q).side##Height = (q).Height)
+
+/* the 2D copy *p with its host side (the source: in) the buffer */
 static CUresult copy_2d(const void *p, bool in, const struct pcopy *c,
 			CUstream s, int ptds)
 {
 	CUDA_MEMCPY2D q = *(const CUDA_MEMCPY2D *)p;
 
-	if (in) {
-		q.srcMemoryType = CU_MEMORYTYPE_HOST;
-		q.srcHost = c->staging;
-		q.srcXInBytes = 0;
-		q.srcY = 0;
-		q.srcPitch = q.WidthInBytes;
-	} else {
-		q.dstMemoryType = CU_MEMORYTYPE_HOST;
-		q.dstHost = c->staging;
-		q.dstXInBytes = 0;
-		q.dstY = 0;
-		q.dstPitch = q.WidthInBytes;
-	}
+	if (in)
+		STAGED(q, src, c->staging);
+	else
+		STAGED(q, dst, c->staging);
 	return xgpulib_memcpy_2d_async(&q, s, ptds);
 }
 
@@ -315,32 +317,16 @@ CUresult xgpulib_capcopy_2d(const CUDA_MEMCPY2D *p, CUstream s, int ptds,
 		       src != NULL, copy_2d, p);
 }
 
-/* the 3D copy *p with its host side (the source: in) the buffer, its
- * rows and slices packed */
+/* the 3D copy *p with its host side (the source: in) the buffer */
 static CUresult copy_3d(const void *p, bool in, const struct pcopy *c,
 			CUstream s, int ptds)
 {
 	CUDA_MEMCPY3D q = *(const CUDA_MEMCPY3D *)p;
 
-	if (in) {
-		q.srcMemoryType = CU_MEMORYTYPE_HOST;
-		q.srcHost = c->staging;
-		q.srcXInBytes = 0;
-		q.srcY = 0;
-		q.srcZ = 0;
-		q.srcLOD = 0;
-		q.srcPitch = q.WidthInBytes;
-		q.srcHeight = q.Height;
-	} else {
-		q.dstMemoryType = CU_MEMORYTYPE_HOST;
-		q.dstHost = c->staging;
-		q.dstXInBytes = 0;
-		q.dstY = 0;
-		q.dstZ = 0;
-		q.dstLOD = 0;
-		q.dstPitch = q.WidthInBytes;
-		q.dstHeight = q.Height;
-	}
+	if (in)
+		STAGED_3D(q, src, c->staging);
+	else
+		STAGED_3D(q, dst, c->staging);
 	return xgpulib_memcpy_3d_async(&q, s, ptds);
 }
 
