@@ -326,6 +326,9 @@ function back_h(    f, i) {
 		if (o_by[i] == "") {
 			print "/* " o_name[i] ": " o_desc[i] " */" > f
 			print back_proto(i) ";" > f
+			# its definition's first line: XGPUB_HANDLER(NAME)
+			print "#define XGPUB_HANDLER_" o_name[i] " " \
+			      back_proto(i) > f
 			continue
 		}
 		print "/* " o_name[i] ": " o_desc[i] ": " o_by[i] \
@@ -334,6 +337,11 @@ function back_h(    f, i) {
 			print "/* serves " by_ops[o_by[i]] " */\n" \
 			      back_proto(i) ";" > f
 	}
+	print "\n/* a handler's signature, as the table gives it (the " \
+	      "parameters are\n * named w, a, r, and as the handles, " \
+	      "tails and stream they take):\n *   XGPUB_HANDLER(MEM_FREE)" \
+	      "\n *   {\n *\t...\n *   } */\n#define XGPUB_HANDLER(op) " \
+	      "XGPUB_HANDLER_##op" > f
 	header_close(f, "XGPUB_CALLS_H")
 }
 

@@ -47,9 +47,7 @@ static int keep_charged(struct xgpub_worker *w, int type,
 	return xgpub_keep(w, type, obj, extra, h);
 }
 
-int xgpub_h_ARRAY_CREATE(struct xgpub_worker *w,
-			 const struct xgpuif_array_args *a,
-			 struct xgpuif_array_reply *r)
+XGPUB_HANDLER(ARRAY_CREATE)
 {
 	CUDA_ARRAY3D_DESCRIPTOR d;
 
@@ -98,9 +96,7 @@ int xgpub_h_obj_destroy(struct xgpub_worker *w,
 	return rc;
 }
 
-int xgpub_h_TEXOBJ_CREATE(struct xgpub_worker *w,
-			  const struct xgpuif_texobj_args *a,
-			  struct xgpuif_texobj_reply *r)
+XGPUB_HANDLER(TEXOBJ_CREATE)
 {
 	CUDA_RESOURCE_DESC res;
 	CUDA_TEXTURE_DESC tex;
@@ -136,9 +132,7 @@ int xgpub_h_TEXOBJ_CREATE(struct xgpub_worker *w,
 	return keep_obj(w, XGPUB_H_TEXOBJ, rc, t, &r->texobj);
 }
 
-int xgpub_h_SURFOBJ_CREATE(struct xgpub_worker *w,
-			   const struct xgpuif_handle_args *a,
-			   struct xgpuif_texobj_reply *r)
+XGPUB_HANDLER(SURFOBJ_CREATE)
 {
 	CUDA_RESOURCE_DESC res;
 	CUsurfObject sobj;
@@ -155,9 +149,7 @@ int xgpub_h_SURFOBJ_CREATE(struct xgpub_worker *w,
 
 /* ---- mipmapped arrays, levels and planes --------------------------------- */
 
-int xgpub_h_MIPMAP_CREATE(struct xgpub_worker *w,
-			  const struct xgpuif_mipmap_args *a,
-			  struct xgpuif_array_reply *r)
+XGPUB_HANDLER(MIPMAP_CREATE)
 {
 	CUDA_ARRAY3D_DESCRIPTOR d;
 
@@ -201,9 +193,7 @@ int xgpub_h_subarray(struct xgpub_worker *w,
 	return rc ? rc : reply_sub(w, handle, arr, r);
 }
 
-int xgpub_h_ARRAY_QUERY(struct xgpub_worker *w,
-			const struct xgpuif_array_query_args *a,
-			struct xgpuif_array_query_reply *r)
+XGPUB_HANDLER(ARRAY_QUERY)
 {
 	CUDA_ARRAY_MEMORY_REQUIREMENTS req;
 	CUDA_ARRAY_SPARSE_PROPERTIES sp;

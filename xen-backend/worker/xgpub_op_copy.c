@@ -50,20 +50,17 @@ static int host_copy(struct xgpub_worker *w, bool to_device, uint64_t dptr,
 	return w->D->cuStreamSynchronize(s);
 }
 
-int xgpub_h_MEMCPY_HTOD(struct xgpub_worker *w,
-			const struct xgpuif_memcpy_htod_args *a, CUstream stream)
+XGPUB_HANDLER(MEMCPY_HTOD)
 {
 	return host_copy(w, true, a->dst, &a->src, a->flags, stream);
 }
 
-int xgpub_h_MEMCPY_DTOH(struct xgpub_worker *w,
-			const struct xgpuif_memcpy_dtoh_args *a, CUstream stream)
+XGPUB_HANDLER(MEMCPY_DTOH)
 {
 	return host_copy(w, false, a->src, &a->dst, a->flags, stream);
 }
 
-int xgpub_h_MEMCPY_DTOD(struct xgpub_worker *w,
-			const struct xgpuif_memcpy_dtod_args *a, CUstream stream)
+XGPUB_HANDLER(MEMCPY_DTOD)
 {
 	int rc = xgpub_dev_span_ok(w, a->dst, a->len);
 
@@ -228,8 +225,7 @@ static int memset_2d(struct xgpub_worker *w, const struct xgpuif_memset_args *a,
 	return CUDA_ERROR_INVALID_VALUE;
 }
 
-int xgpub_h_MEMSET(struct xgpub_worker *w, const struct xgpuif_memset_args *a,
-		   CUstream stream)
+XGPUB_HANDLER(MEMSET)
 {
 	bool async = a->flags & XGPUIF_CF_ASYNC;
 	int rc = xgpub_dev_memset_ok(w, a->dst, a->pitch, a->width, a->height,

@@ -39,9 +39,7 @@ static int set_current(struct xgpub_worker *w, CUcontext c)
 
 /* ---- primary context ----------------------------------------------------- */
 
-int xgpub_h_PRIMARY_CTX_RETAIN(struct xgpub_worker *w,
-			       const struct xgpuif_device_args *a,
-			       struct xgpuif_ctx_reply *r)
+XGPUB_HANDLER(PRIMARY_CTX_RETAIN)
 {
 	CUcontext c = NULL;
 	int rc;
@@ -58,8 +56,7 @@ int xgpub_h_PRIMARY_CTX_RETAIN(struct xgpub_worker *w,
 	return 0;
 }
 
-int xgpub_h_PRIMARY_CTX_RELEASE(struct xgpub_worker *w,
-				const struct xgpuif_device_args *a)
+XGPUB_HANDLER(PRIMARY_CTX_RELEASE)
 {
 	int rc;
 
@@ -83,8 +80,7 @@ int xgpub_h_PRIMARY_CTX_RELEASE(struct xgpub_worker *w,
  * (they go when the guest does), and errors are answered as success so
  * that the guest, which drops its own state, can start over.
  */
-int xgpub_h_PRIMARY_CTX_RESET(struct xgpub_worker *w,
-			      const struct xgpuif_device_args *a)
+XGPUB_HANDLER(PRIMARY_CTX_RESET)
 {
 	CUcontext saved = w->cur;
 
@@ -109,8 +105,7 @@ static int dev_flags_check(const struct xgpuif_dev_flags_args *a)
 	return xgpub_ctx_flags_check(a->flags);
 }
 
-int xgpub_h_PRIMARY_CTX_SET_FLAGS(struct xgpub_worker *w,
-				  const struct xgpuif_dev_flags_args *a)
+XGPUB_HANDLER(PRIMARY_CTX_SET_FLAGS)
 {
 	int rc = dev_flags_check(a);
 
@@ -119,9 +114,7 @@ int xgpub_h_PRIMARY_CTX_SET_FLAGS(struct xgpub_worker *w,
 	return w->D->cuDevicePrimaryCtxSetFlags_v2(w->dev, a->flags);
 }
 
-int xgpub_h_PRIMARY_CTX_GET_STATE(struct xgpub_worker *w,
-				  const struct xgpuif_device_args *a,
-				  struct xgpuif_ctx_state_reply *r)
+XGPUB_HANDLER(PRIMARY_CTX_GET_STATE)
 {
 	unsigned int flags = 0;
 	int active = 0;
@@ -141,9 +134,7 @@ int xgpub_h_PRIMARY_CTX_GET_STATE(struct xgpub_worker *w,
 
 /* ---- created contexts ---------------------------------------------------- */
 
-int xgpub_h_CTX_CREATE(struct xgpub_worker *w,
-		       const struct xgpuif_dev_flags_args *a,
-		       struct xgpuif_ctx_reply *r)
+XGPUB_HANDLER(CTX_CREATE)
 {
 	CUcontext saved = w->cur, c = NULL;
 	xgpuif_handle_t h;
@@ -186,7 +177,7 @@ int xgpub_h_CTX_CREATE(struct xgpub_worker *w,
 	return 0;
 }
 
-int xgpub_h_CTX_DESTROY(struct xgpub_worker *w, struct xgpub_hentry *handle)
+XGPUB_HANDLER(CTX_DESTROY)
 {
 	CUcontext c = handle->obj, saved = w->cur;
 	int rc;
@@ -222,7 +213,7 @@ int xgpub_h_CTX_DESTROY(struct xgpub_worker *w, struct xgpub_hentry *handle)
 
 /* ---- the current context ------------------------------------------------- */
 
-int xgpub_h_CTX_SYNCHRONIZE(struct xgpub_worker *w)
+XGPUB_HANDLER(CTX_SYNCHRONIZE)
 {
 	int rc;
 
@@ -232,9 +223,7 @@ int xgpub_h_CTX_SYNCHRONIZE(struct xgpub_worker *w)
 	return rc;
 }
 
-int xgpub_h_CTX_GET_LIMIT(struct xgpub_worker *w,
-			  const struct xgpuif_limit_args *a,
-			  struct xgpuif_u64_reply *r)
+XGPUB_HANDLER(CTX_GET_LIMIT)
 {
 	size_t v = 0;
 	int rc;
@@ -250,8 +239,7 @@ int xgpub_h_CTX_GET_LIMIT(struct xgpub_worker *w,
  * cuMemAlloc: charged to the current context while set, a new value
  * replacing the old one's charge, refused past the quota.
  */
-int xgpub_h_CTX_SET_LIMIT(struct xgpub_worker *w,
-			  const struct xgpuif_limit_args *a)
+XGPUB_HANDLER(CTX_SET_LIMIT)
 {
 	int rc = xgpub_ctx_limit_check(a->limit);
 	uint64_t cost;
@@ -268,8 +256,7 @@ int xgpub_h_CTX_SET_LIMIT(struct xgpub_worker *w,
 	return rc;
 }
 
-int xgpub_h_CTX_GET_PRIORITY_RANGE(struct xgpub_worker *w,
-				   struct xgpuif_priority_range_reply *r)
+XGPUB_HANDLER(CTX_GET_PRIORITY_RANGE)
 {
 	int least = 0, greatest = 0;
 	int rc;
@@ -280,7 +267,7 @@ int xgpub_h_CTX_GET_PRIORITY_RANGE(struct xgpub_worker *w,
 	return rc;
 }
 
-int xgpub_h_CTX_GET_FLAGS(struct xgpub_worker *w, struct xgpuif_u64_reply *r)
+XGPUB_HANDLER(CTX_GET_FLAGS)
 {
 	unsigned int flags = 0;
 	int rc;
@@ -290,8 +277,7 @@ int xgpub_h_CTX_GET_FLAGS(struct xgpub_worker *w, struct xgpuif_u64_reply *r)
 	return rc;
 }
 
-int xgpub_h_CTX_GET_CACHE_CONFIG(struct xgpub_worker *w,
-				 struct xgpuif_u64_reply *r)
+XGPUB_HANDLER(CTX_GET_CACHE_CONFIG)
 {
 	CUfunc_cache cfg = CU_FUNC_CACHE_PREFER_NONE;
 	int rc;
@@ -301,8 +287,7 @@ int xgpub_h_CTX_GET_CACHE_CONFIG(struct xgpub_worker *w,
 	return rc;
 }
 
-int xgpub_h_CTX_SET_CACHE_CONFIG(struct xgpub_worker *w,
-				 const struct xgpuif_u32_args *a)
+XGPUB_HANDLER(CTX_SET_CACHE_CONFIG)
 {
 	return w->D->cuCtxSetCacheConfig((CUfunc_cache)a->value);
 }

@@ -34,14 +34,12 @@ int xgpub_h_ctx_event(struct xgpub_worker *w,
 		       w->D->cuCtxRecordEvent(ctx->obj, event->obj);
 }
 
-int xgpub_h_STREAM_COPY_ATTRS(struct xgpub_worker *w, CUstream dst,
-			      CUstream src)
+XGPUB_HANDLER(STREAM_COPY_ATTRS)
 {
 	return w->D->cuStreamCopyAttributes(dst, src);
 }
 
-int xgpub_h_CTX_SET_FLAGS(struct xgpub_worker *w,
-			  const struct xgpuif_u32_args *a)
+XGPUB_HANDLER(CTX_SET_FLAGS)
 {
 	int rc = xgpub_ctx_flags_check(a->value);
 
@@ -73,9 +71,7 @@ static int atomic_caps(struct xgpub_worker *w,
 	return rc;
 }
 
-int xgpub_h_DEVICE_QUERY(struct xgpub_worker *w,
-			 const struct xgpuif_device_query_args *a,
-			 struct xgpuif_device_query_reply *r)
+XGPUB_HANDLER(DEVICE_QUERY)
 {
 	CUexecAffinityParam aff;
 	unsigned int mask = 0;
@@ -129,9 +125,7 @@ int xgpub_h_DEVICE_QUERY(struct xgpub_worker *w,
 	}
 }
 
-int xgpub_h_PEER_ACCESS(struct xgpub_worker *w,
-			const struct xgpuif_peer_access_args *a,
-			struct xgpub_hentry *peer)
+XGPUB_HANDLER(PEER_ACCESS)
 {
 	if (a->enable > 1)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -144,11 +138,7 @@ int xgpub_h_PEER_ACCESS(struct xgpub_worker *w,
  * cuLibraryGetUnifiedFunction: the driver's answer; the pointer itself is
  * the worker's and never goes back (the guest says so).
  */
-int xgpub_h_LIBRARY_UNIFIED_FUNCTION(struct xgpub_worker *w,
-				     const struct xgpuif_symbol_args *a,
-				     struct xgpub_hentry *owner,
-				     const struct xgpub_tail *tail,
-				     struct xgpuif_u64_reply *r)
+XGPUB_HANDLER(LIBRARY_UNIFIED_FUNCTION)
 {
 	void *fp = NULL;
 	const char *name;

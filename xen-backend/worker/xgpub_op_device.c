@@ -11,8 +11,7 @@
 
 #include "xgpub_worker.h"
 
-int xgpub_h_INIT(struct xgpub_worker *w, const struct xgpuif_init_args *a,
-		 struct xgpuif_init_reply *r)
+XGPUB_HANDLER(INIT)
 {
 	int version = 0;
 	int rc;
@@ -57,9 +56,7 @@ int xgpub_device_ident(struct xgpub_worker *w, char *name, size_t len,
 	return 0;
 }
 
-int xgpub_h_DEVICE_INFO(struct xgpub_worker *w,
-			const struct xgpuif_device_args *a,
-			struct xgpuif_device_info_reply *r)
+XGPUB_HANDLER(DEVICE_INFO)
 {
 	struct xgpub_driver *D = w->D;
 	int rc;
@@ -101,9 +98,7 @@ int xgpub_h_DEVICE_INFO(struct xgpub_worker *w,
  * crosses: the table's functions are the host's and stay here.  A slot 0
  * that is no plausible size (a table without one) answers 0.
  */
-int xgpub_h_EXPORT_TABLE_SIZE(struct xgpub_worker *w,
-			      const struct xgpuif_uuid_args *a,
-			      struct xgpuif_u64_reply *r)
+XGPUB_HANDLER(EXPORT_TABLE_SIZE)
 {
 	const void *tbl = NULL;
 	CUuuid id;

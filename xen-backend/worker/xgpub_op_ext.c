@@ -50,9 +50,7 @@ static void CUDA_CB on_notify(CUasyncNotificationInfo *info, void *user,
 	xgpub_hostfn_notify(n->w, n->fnid, (uint32_t)info->type, v);
 }
 
-int xgpub_h_NOTIFY_REGISTER(struct xgpub_worker *w,
-			    const struct xgpuif_notify_args *a,
-			    struct xgpuif_ref_reply *r)
+XGPUB_HANDLER(NOTIFY_REGISTER)
 {
 	CUasyncCallbackHandle h = NULL;
 	struct xgpub_notify *n;
@@ -73,9 +71,7 @@ int xgpub_h_NOTIFY_REGISTER(struct xgpub_worker *w,
 	return xgpub_keep_made(w, rc, XGPUB_H_NOTIFY, h, n, &r->ref);
 }
 
-int xgpub_h_NOTIFY_UNREGISTER(struct xgpub_worker *w,
-			      const struct xgpuif_notify_args *a,
-			      struct xgpub_hentry *handle)
+XGPUB_HANDLER(NOTIFY_UNREGISTER)
 {
 	if (a->device != 0)
 		return CUDA_ERROR_INVALID_DEVICE;
@@ -88,10 +84,7 @@ int xgpub_h_NOTIFY_UNREGISTER(struct xgpub_worker *w,
 /* a value the driver cannot mean: errorIndex untouched */
 #define INDEX_UNSET ((size_t)0x7ab1e5e7da5e1ull)
 
-int xgpub_h_MEM_DECOMPRESS(struct xgpub_worker *w,
-			   const struct xgpuif_decompress_args *a,
-			   CUstream stream, const struct xgpub_tail *tail,
-			   struct xgpuif_decompress_reply *r)
+XGPUB_HANDLER(MEM_DECOMPRESS)
 {
 	static CUmemDecompressParams p[XGPUIF_MAX_DECOMPRESS];
 	size_t idx = INDEX_UNSET;
@@ -169,9 +162,7 @@ static int map_entry(struct xgpub_worker *w, const struct xgpuif_array_map *e,
 	return CUDA_SUCCESS;
 }
 
-int xgpub_h_MAP_ARRAY(struct xgpub_worker *w,
-		      const struct xgpuif_map_array_args *a, CUstream stream,
-		      const struct xgpub_tail *tail)
+XGPUB_HANDLER(MAP_ARRAY)
 {
 	static CUarrayMapInfo m[XGPUIF_MAX_ARRAY_MAPS];
 	int rc;
@@ -192,7 +183,7 @@ int xgpub_h_MAP_ARRAY(struct xgpub_worker *w,
 					stream);
 }
 
-int xgpub_h_TEXREF_CREATE(struct xgpub_worker *w, struct xgpuif_ref_reply *r)
+XGPUB_HANDLER(TEXREF_CREATE)
 {
 	CUtexref t = NULL;
 	int rc = w->D->cuTexRefCreate(&t);
@@ -203,8 +194,7 @@ int xgpub_h_TEXREF_CREATE(struct xgpub_worker *w, struct xgpuif_ref_reply *r)
 	return xgpub_keep(w, XGPUB_H_TEXREF, t, NULL, &r->ref);
 }
 
-int xgpub_h_TEXREF_DESTROY(struct xgpub_worker *w,
-			   struct xgpub_hentry *handle)
+XGPUB_HANDLER(TEXREF_DESTROY)
 {
 	/* a module's reference goes with its module */
 	if (handle->extra)

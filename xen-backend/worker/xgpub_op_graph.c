@@ -31,9 +31,7 @@
 
 /* ---- capture ------------------------------------------------------------- */
 
-int xgpub_h_STREAM_BEGIN_CAPTURE(struct xgpub_worker *w,
-				 const struct xgpuif_begin_capture_args *a,
-				 CUstream stream)
+XGPUB_HANDLER(STREAM_BEGIN_CAPTURE)
 {
 	int rc = w->D->cuStreamBeginCapture_v2(stream,
 					       (CUstreamCaptureMode)a->mode);
@@ -43,8 +41,7 @@ int xgpub_h_STREAM_BEGIN_CAPTURE(struct xgpub_worker *w,
 	return rc;
 }
 
-int xgpub_h_STREAM_END_CAPTURE(struct xgpub_worker *w, CUstream stream,
-			       struct xgpuif_graph_reply *r)
+XGPUB_HANDLER(STREAM_END_CAPTURE)
 {
 	CUgraph g = NULL;
 	int rc = w->D->cuStreamEndCapture(stream, &g);
@@ -63,11 +60,7 @@ int xgpub_h_STREAM_END_CAPTURE(struct xgpub_worker *w, CUstream stream,
 	return CUDA_ERROR_OUT_OF_MEMORY;
 }
 
-int xgpub_h_STREAM_CAPTURE_INFO(struct xgpub_worker *w,
-				const struct xgpuif_capture_info_args *a,
-				CUstream stream,
-				struct xgpuif_capture_info_reply *r,
-				struct xgpub_rtail *rt)
+XGPUB_HANDLER(STREAM_CAPTURE_INFO)
 {
 	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
 	cuuint64_t id = 0;
@@ -106,9 +99,7 @@ int xgpub_h_STREAM_CAPTURE_INFO(struct xgpub_worker *w,
 	return 0;
 }
 
-int xgpub_h_CAPTURE_MODE(struct xgpub_worker *w,
-			 const struct xgpuif_i32_args *a,
-			 struct xgpuif_i32_reply *r)
+XGPUB_HANDLER(CAPTURE_MODE)
 {
 	CUstreamCaptureMode m = (CUstreamCaptureMode)a->value;
 	int rc = w->D->cuThreadExchangeStreamCaptureMode(&m);
@@ -120,9 +111,7 @@ int xgpub_h_CAPTURE_MODE(struct xgpub_worker *w,
 
 /* ---- graphs -------------------------------------------------------------- */
 
-int xgpub_h_GRAPH_CREATE(struct xgpub_worker *w,
-			 const struct xgpuif_u32_args *a,
-			 struct xgpuif_graph_reply *r)
+XGPUB_HANDLER(GRAPH_CREATE)
 {
 	CUgraph g = NULL;
 	int rc = w->D->cuGraphCreate(&g, a->value);
@@ -130,8 +119,7 @@ int xgpub_h_GRAPH_CREATE(struct xgpub_worker *w,
 	return rc ? rc : xgpub_keep(w, XGPUB_H_GRAPH, g, NULL, &r->graph);
 }
 
-int xgpub_h_GRAPH_CLONE(struct xgpub_worker *w, struct xgpub_hentry *handle,
-			struct xgpuif_graph_reply *r)
+XGPUB_HANDLER(GRAPH_CLONE)
 {
 	CUgraph g = NULL;
 	int rc = w->D->cuGraphClone(&g, handle->obj);
@@ -139,10 +127,7 @@ int xgpub_h_GRAPH_CLONE(struct xgpub_worker *w, struct xgpub_hentry *handle,
 	return rc ? rc : xgpub_keep(w, XGPUB_H_GRAPH, g, NULL, &r->graph);
 }
 
-int xgpub_h_GRAPH_INSTANTIATE(struct xgpub_worker *w,
-			      const struct xgpuif_instantiate_args *a,
-			      struct xgpub_hentry *graph,
-			      struct xgpuif_instantiate_reply *r)
+XGPUB_HANDLER(GRAPH_INSTANTIATE)
 {
 	/* auto-free-on-launch, upload, device launch, priority */
 	const uint64_t known = CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH |
@@ -163,22 +148,17 @@ int xgpub_h_GRAPH_INSTANTIATE(struct xgpub_worker *w,
 	return rc ? rc : xgpub_keep(w, XGPUB_H_GEXEC, x, NULL, &r->exec);
 }
 
-int xgpub_h_GRAPH_LAUNCH(struct xgpub_worker *w, struct xgpub_hentry *exec,
-			 CUstream stream)
+XGPUB_HANDLER(GRAPH_LAUNCH)
 {
 	return w->D->cuGraphLaunch(exec->obj, stream);
 }
 
-int xgpub_h_GRAPH_UPLOAD(struct xgpub_worker *w, struct xgpub_hentry *exec,
-			 CUstream stream)
+XGPUB_HANDLER(GRAPH_UPLOAD)
 {
 	return w->D->cuGraphUpload(exec->obj, stream);
 }
 
-int xgpub_h_GRAPH_EXEC_UPDATE(struct xgpub_worker *w,
-			      struct xgpub_hentry *exec,
-			      struct xgpub_hentry *graph,
-			      struct xgpuif_exec_update_reply *r)
+XGPUB_HANDLER(GRAPH_EXEC_UPDATE)
 {
 	CUgraphExecUpdateResultInfo info;
 
@@ -189,11 +169,7 @@ int xgpub_h_GRAPH_EXEC_UPDATE(struct xgpub_worker *w,
 	return CUDA_SUCCESS;
 }
 
-int xgpub_h_GRAPH_NODES(struct xgpub_worker *w,
-			const struct xgpuif_graph_nodes_args *a,
-			struct xgpub_hentry *graph,
-			struct xgpuif_graph_nodes_reply *r,
-			struct xgpub_rtail *rt)
+XGPUB_HANDLER(GRAPH_NODES)
 {
 	size_t n = 0, want;
 	CUgraphNode *nodes;
@@ -318,11 +294,7 @@ static int add_node(struct xgpub_worker *w, unsigned int type,
 	}
 }
 
-int xgpub_h_GRAPH_ADD_NODE(struct xgpub_worker *w,
-			   const struct xgpuif_add_node_args *a,
-			   struct xgpub_hentry *graph,
-			   const struct xgpub_tail *tail,
-			   struct xgpuif_node_reply *r)
+XGPUB_HANDLER(GRAPH_ADD_NODE)
 {
 	static CUgraphNode deps[XGPUIF_MAX_CAPTURE_DEPS];
 	union xgpub_node_params u;
@@ -382,8 +354,7 @@ int xgpub_h_GRAPH_ADD_NODE(struct xgpub_worker *w,
 
 /* ---- node queries and updates -------------------------------------------- */
 
-int xgpub_h_GRAPH_NODE_TYPE(struct xgpub_worker *w, struct xgpub_hentry *handle,
-			    struct xgpuif_u64_reply *r)
+XGPUB_HANDLER(GRAPH_NODE_TYPE)
 {
 	CUgraphNodeType t;
 	int rc = w->D->cuGraphNodeGetType(handle->obj, &t);
@@ -393,10 +364,7 @@ int xgpub_h_GRAPH_NODE_TYPE(struct xgpub_worker *w, struct xgpub_hentry *handle,
 	return rc;
 }
 
-int xgpub_h_GRAPH_KERNEL_PARAMS(struct xgpub_worker *w,
-				const struct xgpuif_kernel_params_args *a,
-				struct xgpub_hentry *node,
-				const struct xgpub_tail *tail)
+XGPUB_HANDLER(GRAPH_KERNEL_PARAMS)
 {
 	CUDA_KERNEL_NODE_PARAMS kn;
 	void *x;
@@ -443,28 +411,19 @@ static int dep_pairs(struct xgpub_worker *w,
 						  a->count);
 }
 
-int xgpub_h_GRAPH_ADD_DEPS(struct xgpub_worker *w,
-			   const struct xgpuif_graph_deps_args *a,
-			   struct xgpub_hentry *graph,
-			   const struct xgpub_tail *tail)
+XGPUB_HANDLER(GRAPH_ADD_DEPS)
 {
 	return dep_pairs(w, a, graph, tail, true);
 }
 
-int xgpub_h_GRAPH_REMOVE_DEPS(struct xgpub_worker *w,
-			      const struct xgpuif_graph_deps_args *a,
-			      struct xgpub_hentry *graph,
-			      const struct xgpub_tail *tail)
+XGPUB_HANDLER(GRAPH_REMOVE_DEPS)
 {
 	return dep_pairs(w, a, graph, tail, false);
 }
 
 /* ---- capture into a graph, capture dependencies ---------------------------- */
 
-int xgpub_h_CAPTURE_TO_GRAPH(struct xgpub_worker *w,
-			     const struct xgpuif_capture_graph_args *a,
-			     CUstream stream, struct xgpub_hentry *graph,
-			     const struct xgpub_tail *tail)
+XGPUB_HANDLER(CAPTURE_TO_GRAPH)
 {
 	static CUgraphNode deps[XGPUIF_MAX_CAPTURE_DEPS];
 	int rc;
@@ -485,9 +444,7 @@ int xgpub_h_CAPTURE_TO_GRAPH(struct xgpub_worker *w,
 	return rc;
 }
 
-int xgpub_h_CAPTURE_DEPS(struct xgpub_worker *w,
-			 const struct xgpuif_capture_deps_args *a,
-			 CUstream stream, const struct xgpub_tail *tail)
+XGPUB_HANDLER(CAPTURE_DEPS)
 {
 	static CUgraphNode deps[XGPUIF_MAX_CAPTURE_DEPS];
 	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
@@ -513,10 +470,7 @@ int xgpub_h_CAPTURE_DEPS(struct xgpub_worker *w,
 
 /* ---- conditional nodes ------------------------------------------------------ */
 
-int xgpub_h_GRAPH_COND_HANDLE(struct xgpub_worker *w,
-			      const struct xgpuif_cond_handle_args *a,
-			      struct xgpub_hentry *graph,
-			      struct xgpuif_u64_reply *r)
+XGPUB_HANDLER(GRAPH_COND_HANDLE)
 {
 	CUgraphConditionalHandle h = 0;
 	int rc;
@@ -530,11 +484,7 @@ int xgpub_h_GRAPH_COND_HANDLE(struct xgpub_worker *w,
 }
 
 /* a conditional node; its body graphs are the node's (borrowed handles) */
-int xgpub_h_GRAPH_ADD_COND(struct xgpub_worker *w,
-			   const struct xgpuif_add_cond_args *a,
-			   struct xgpub_hentry *graph,
-			   const struct xgpub_tail *tail,
-			   struct xgpuif_node_reply *r, struct xgpub_rtail *rt)
+XGPUB_HANDLER(GRAPH_ADD_COND)
 {
 	static CUgraphNode deps[XGPUIF_MAX_CAPTURE_DEPS];
 	CUgraphNodeParams np;

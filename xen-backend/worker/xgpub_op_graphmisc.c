@@ -16,10 +16,7 @@
 
 /* ---- structure ----------------------------------------------------------- */
 
-int xgpub_h_GRAPH_NODE_EDGES(struct xgpub_worker *w,
-			     const struct xgpuif_edges_args *a,
-			     struct xgpuif_edges_reply *r,
-			     struct xgpub_rtail *rt)
+XGPUB_HANDLER(GRAPH_NODE_EDGES)
 {
 	struct xgpub_hentry *e;
 	CUgraphNode *from = NULL, *to = NULL, self = NULL;
@@ -92,8 +89,7 @@ out:
 	return rc;
 }
 
-int xgpub_h_GRAPH_DESTROY_NODE(struct xgpub_worker *w,
-			       struct xgpub_hentry *handle)
+XGPUB_HANDLER(GRAPH_DESTROY_NODE)
 {
 	int rc;
 
@@ -104,11 +100,7 @@ int xgpub_h_GRAPH_DESTROY_NODE(struct xgpub_worker *w,
 	return rc;
 }
 
-int xgpub_h_GRAPH_NODE_ENABLED(struct xgpub_worker *w,
-			       const struct xgpuif_enabled_args *a,
-			       struct xgpub_hentry *exec,
-			       struct xgpub_hentry *node,
-			       struct xgpuif_u64_reply *r)
+XGPUB_HANDLER(GRAPH_NODE_ENABLED)
 {
 	unsigned int on = 0;
 	int rc;
@@ -123,10 +115,7 @@ int xgpub_h_GRAPH_NODE_ENABLED(struct xgpub_worker *w,
 	return rc;
 }
 
-int xgpub_h_GRAPH_FIND_IN_CLONE(struct xgpub_worker *w,
-				struct xgpub_hentry *node,
-				struct xgpub_hentry *clone,
-				struct xgpuif_node_reply *r)
+XGPUB_HANDLER(GRAPH_FIND_IN_CLONE)
 {
 	CUgraphNode n = NULL;
 	int rc = w->D->cuGraphNodeFindInClone(&n, node->obj, clone->obj);
@@ -137,8 +126,7 @@ int xgpub_h_GRAPH_FIND_IN_CLONE(struct xgpub_worker *w,
 	return r->node ? 0 : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
-int xgpub_h_GEXEC_FLAGS(struct xgpub_worker *w, struct xgpub_hentry *handle,
-			struct xgpuif_u64_reply *r)
+XGPUB_HANDLER(GEXEC_FLAGS)
 {
 	cuuint64_t f = 0;
 	int rc = w->D->cuGraphExecGetFlags(handle->obj, &f);
@@ -205,9 +193,7 @@ static int dot_write(struct xgpub_worker *w, CUgraph g, unsigned int flags)
 	return rc;
 }
 
-int xgpub_h_GRAPH_DOT(struct xgpub_worker *w, const struct xgpuif_dot_args *a,
-		      struct xgpub_hentry *graph, struct xgpuif_dot_reply *r,
-		      struct xgpub_rtail *rt)
+XGPUB_HANDLER(GRAPH_DOT)
 {
 	size_t n;
 
@@ -233,9 +219,7 @@ int xgpub_h_GRAPH_DOT(struct xgpub_worker *w, const struct xgpuif_dot_args *a,
 
 /* ---- the device's graph memory -------------------------------------------- */
 
-int xgpub_h_GRAPH_MEM_ATTR(struct xgpub_worker *w,
-			   const struct xgpuif_graph_mem_args *a,
-			   struct xgpuif_u64_reply *r)
+XGPUB_HANDLER(GRAPH_MEM_ATTR)
 {
 	cuuint64_t v = a->value;
 	int rc;
@@ -276,9 +260,7 @@ static void CUDA_CB uobj_destroy(void *user)
 	__atomic_store_n(&u->dead, 1, __ATOMIC_RELEASE);
 }
 
-int xgpub_h_USEROBJ_CREATE(struct xgpub_worker *w,
-			   const struct xgpuif_uobj_create_args *a,
-			   struct xgpuif_uobj_reply *r)
+XGPUB_HANDLER(USEROBJ_CREATE)
 {
 	struct xgpub_uobj *u;
 	int rc;
@@ -303,9 +285,7 @@ int xgpub_h_USEROBJ_CREATE(struct xgpub_worker *w,
 	return r->handle ? 0 : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
-int xgpub_h_USEROBJ_REF(struct xgpub_worker *w,
-			const struct xgpuif_uobj_ref_args *a,
-			struct xgpub_hentry *handle)
+XGPUB_HANDLER(USEROBJ_REF)
 {
 	struct xgpub_uobj *u = handle->obj;
 	struct xgpub_hentry *g = NULL;
@@ -382,10 +362,7 @@ void xgpub_uobj_teardown(struct xgpub_worker *w)
 
 /* ---- kernel node attributes ------------------------------------------------ */
 
-int xgpub_h_GRAPH_KERNEL_ATTR(struct xgpub_worker *w,
-			      const struct xgpuif_kernel_attr_args *a,
-			      struct xgpub_hentry *node,
-			      struct xgpuif_kernel_attr_reply *r)
+XGPUB_HANDLER(GRAPH_KERNEL_ATTR)
 {
 	CUkernelNodeAttrValue v;
 	struct xgpub_hentry *src;

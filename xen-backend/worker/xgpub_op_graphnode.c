@@ -459,9 +459,7 @@ static int get_memop(struct xgpub_worker *w, CUgraphNode n,
 	return 0;
 }
 
-int xgpub_h_GRAPH_NODE_GET(struct xgpub_worker *w, struct xgpub_hentry *handle,
-			   struct xgpuif_node_get_reply *r,
-			   struct xgpub_rtail *rt)
+XGPUB_HANDLER(GRAPH_NODE_GET)
 {
 	/* the driver's parameters */
 	union {
@@ -565,10 +563,7 @@ int xgpub_h_GRAPH_NODE_GET(struct xgpub_worker *w, struct xgpub_hentry *handle,
 
 /* ---- setters ------------------------------------------------------------- */
 
-int xgpub_h_GRAPH_NODE_SET(struct xgpub_worker *w,
-			   const struct xgpuif_node_set_args *a,
-			   struct xgpub_hentry *node,
-			   const struct xgpub_tail *tail)
+XGPUB_HANDLER(GRAPH_NODE_SET)
 {
 	struct xgpub_driver *D = w->D;
 	CUgraphNode n = node->obj;

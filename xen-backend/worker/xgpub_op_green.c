@@ -152,9 +152,7 @@ static void keep_current(struct xgpub_worker *w, CUcontext c)
 
 /* ---- resources ----------------------------------------------------------- */
 
-int xgpub_h_DEV_RESOURCE(struct xgpub_worker *w,
-			 const struct xgpuif_devres_args *a,
-			 struct xgpuif_devres_reply *r)
+XGPUB_HANDLER(DEV_RESOURCE)
 {
 	struct xgpub_hentry *e;
 	CUdevResource res;
@@ -187,9 +185,7 @@ int xgpub_h_DEV_RESOURCE(struct xgpub_worker *w,
 	return res_give(w, &res, r->res.b);
 }
 
-int xgpub_h_SM_SPLIT(struct xgpub_worker *w,
-		     const struct xgpuif_sm_split_args *a,
-		     struct xgpuif_sm_split_reply *r, struct xgpub_rtail *rt)
+XGPUB_HANDLER(SM_SPLIT)
 {
 	bool query = a->how & XGPUIF_SPLIT_QUERY;
 	bool want_rest = a->how & XGPUIF_SPLIT_REST;
@@ -236,10 +232,7 @@ int xgpub_h_SM_SPLIT(struct xgpub_worker *w,
 	return 0;
 }
 
-int xgpub_h_RESDESC_CREATE(struct xgpub_worker *w,
-			   const struct xgpuif_resdesc_args *a,
-			   const struct xgpub_tail *tail,
-			   struct xgpuif_resdesc_reply *r)
+XGPUB_HANDLER(RESDESC_CREATE)
 {
 	CUdevResourceDesc d = NULL;
 	CUdevResource *res;
@@ -266,10 +259,7 @@ int xgpub_h_RESDESC_CREATE(struct xgpub_worker *w,
 
 /* ---- green contexts ------------------------------------------------------ */
 
-int xgpub_h_GREENCTX_CREATE(struct xgpub_worker *w,
-			    const struct xgpuif_green_create_args *a,
-			    struct xgpub_hentry *desc,
-			    struct xgpuif_green_reply *r)
+XGPUB_HANDLER(GREENCTX_CREATE)
 {
 	CUcontext saved = w->cur;
 	struct xgpub_green *g;
@@ -354,9 +344,7 @@ int xgpub_green_release(struct xgpub_worker *w, struct xgpub_hentry *e)
 	return 0;
 }
 
-int xgpub_h_CTX_FROM_GREEN(struct xgpub_worker *w,
-			   struct xgpub_hentry *handle,
-			   struct xgpuif_ctx_reply *r)
+XGPUB_HANDLER(CTX_FROM_GREEN)
 {
 	struct xgpub_green *g = handle->extra;
 	CUcontext c;
@@ -380,10 +368,7 @@ int xgpub_h_CTX_FROM_GREEN(struct xgpub_worker *w,
 	return rc;
 }
 
-int xgpub_h_GREENCTX_STREAM(struct xgpub_worker *w,
-			    const struct xgpuif_green_stream_args *a,
-			    struct xgpub_hentry *green,
-			    struct xgpuif_stream_reply *r)
+XGPUB_HANDLER(GREENCTX_STREAM)
 {
 	CUcontext c, saved = w->cur;
 	CUstream s = NULL;

@@ -171,8 +171,7 @@ static void CUDA_CB on_callback(CUstream s, CUresult status, void *user)
 	run_slot(user, status);
 }
 
-int xgpub_h_HOSTFN_SETUP(struct xgpub_worker *w,
-			 const struct xgpuif_hostfn_setup_args *a)
+XGPUB_HANDLER(HOSTFN_SETUP)
 {
 	struct xgpub_region *r = xgpub_region_get(w, a->region);
 
@@ -195,9 +194,7 @@ int xgpub_h_HOSTFN_SETUP(struct xgpub_worker *w,
 	return 0;
 }
 
-int xgpub_h_HOSTFN_LAUNCH(struct xgpub_worker *w,
-			  const struct xgpuif_hostfn_launch_args *a,
-			  CUstream stream)
+XGPUB_HANDLER(HOSTFN_LAUNCH)
 {
 	struct hostfn_ctx *c;
 
@@ -219,9 +216,7 @@ int xgpub_h_HOSTFN_LAUNCH(struct xgpub_worker *w,
  * it a host node): it runs through a graph slot, each time it is reached.
  * Whether a stream callback may be captured is the driver's to say.
  */
-int xgpub_h_HOSTFN_CAPTURE(struct xgpub_worker *w,
-			   const struct xgpuif_hostfn_capture_args *a,
-			   CUstream stream)
+XGPUB_HANDLER(HOSTFN_CAPTURE)
 {
 	void *id = (void *)(uintptr_t)a->fnid;
 

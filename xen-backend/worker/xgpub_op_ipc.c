@@ -38,9 +38,7 @@ int xgpub_ipc_take(struct xgpub_worker *w, int kind,
 	return 0;
 }
 
-int xgpub_h_IPC_GET_MEM(struct xgpub_worker *w,
-			const struct xgpuif_dptr_args *a,
-			struct xgpuif_ipc_handle *r)
+XGPUB_HANDLER(IPC_GET_MEM)
 {
 	CUipcMemHandle real;
 	int rc;
@@ -52,9 +50,7 @@ int xgpub_h_IPC_GET_MEM(struct xgpub_worker *w,
 	return rc ? rc : xgpub_ipc_give(w, XGPUB_IPC_MEM, real.reserved, r);
 }
 
-int xgpub_h_IPC_OPEN_MEM(struct xgpub_worker *w,
-			 const struct xgpuif_ipc_open_args *a,
-			 struct xgpuif_dptr_reply *r)
+XGPUB_HANDLER(IPC_OPEN_MEM)
 {
 	struct xgpuif_ipc_handle h;
 	CUipcMemHandle real;
@@ -79,8 +75,7 @@ int xgpub_h_IPC_OPEN_MEM(struct xgpub_worker *w,
 	return 0;
 }
 
-int xgpub_h_IPC_CLOSE_MEM(struct xgpub_worker *w,
-			  const struct xgpuif_dptr_args *a)
+XGPUB_HANDLER(IPC_CLOSE_MEM)
 {
 	for (uint32_t i = 0; i < w->nipc; i++) {
 		if (w->ipc_opened[i] == a->dptr) {

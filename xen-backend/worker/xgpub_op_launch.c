@@ -167,8 +167,7 @@ int xgpub_kernel_params(struct xgpub_worker *w,
 	return 0;
 }
 
-int xgpub_h_LAUNCH(struct xgpub_worker *w, const struct xgpuif_launch_args *a,
-		   CUstream stream, const struct xgpub_tail *tail)
+XGPUB_HANDLER(LAUNCH)
 {
 	const struct xgpub_fn *fn;
 	void **ex, **kp;
@@ -214,9 +213,7 @@ static int occ_fn(struct xgpub_worker *w,
 	return rc;
 }
 
-int xgpub_h_OCC_MAX_ACTIVE_BLOCKS(struct xgpub_worker *w,
-				  const struct xgpuif_occupancy_args *a,
-				  struct xgpuif_i32_reply *r)
+XGPUB_HANDLER(OCC_MAX_ACTIVE_BLOCKS)
 {
 	void *obj;
 	int n = 0, rc;
@@ -230,9 +227,7 @@ int xgpub_h_OCC_MAX_ACTIVE_BLOCKS(struct xgpub_worker *w,
 	return rc;
 }
 
-int xgpub_h_OCC_AVAILABLE_DSMEM(struct xgpub_worker *w,
-				const struct xgpuif_occupancy_args *a,
-				struct xgpuif_u64_reply *r)
+XGPUB_HANDLER(OCC_AVAILABLE_DSMEM)
 {
 	size_t size = 0;
 	void *obj;
@@ -249,10 +244,7 @@ int xgpub_h_OCC_AVAILABLE_DSMEM(struct xgpub_worker *w,
 	return rc;
 }
 
-int xgpub_h_OCC_CLUSTERS(struct xgpub_worker *w,
-			 const struct xgpuif_occ_cluster_args *a,
-			 CUstream stream, const struct xgpub_tail *tail,
-			 struct xgpuif_i32_reply *r)
+XGPUB_HANDLER(OCC_CLUSTERS)
 {
 	CUlaunchConfig cfg;
 	void *obj;

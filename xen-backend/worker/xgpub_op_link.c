@@ -12,10 +12,7 @@
 #include "xgpub_worker.h"
 #include "xgpub_module.h"
 
-int xgpub_h_LINK_CREATE(struct xgpub_worker *w,
-			const struct xgpuif_link_create_args *a,
-			const struct xgpub_tail *tail,
-			struct xgpuif_link_reply *r)
+XGPUB_HANDLER(LINK_CREATE)
 {
 	CUjit_option opt[XGPUIF_MAX_LOAD_OPTS];
 	void *val[XGPUIF_MAX_LOAD_OPTS];
@@ -42,9 +39,7 @@ int xgpub_h_LINK_CREATE(struct xgpub_worker *w,
 	return xgpub_keep_made(w, rc, XGPUB_H_LINK, st, x, &r->link);
 }
 
-int xgpub_h_LINK_ADD(struct xgpub_worker *w,
-		     const struct xgpuif_link_add_args *a,
-		     struct xgpub_hentry *link, const struct xgpub_tail *tail)
+XGPUB_HANDLER(LINK_ADD)
 {
 	char name[XGPUIF_MAX_LINK_NAME + 1];
 	struct xgpub_image *img;
@@ -64,8 +59,7 @@ int xgpub_h_LINK_ADD(struct xgpub_worker *w,
 	return rc;
 }
 
-int xgpub_h_LINK_COMPLETE(struct xgpub_worker *w, struct xgpub_hentry *handle,
-			  struct xgpuif_link_complete_reply *r)
+XGPUB_HANDLER(LINK_COMPLETE)
 {
 	struct xgpub_link *x = handle->extra;
 	void *cubin = NULL;
@@ -81,10 +75,7 @@ int xgpub_h_LINK_COMPLETE(struct xgpub_worker *w, struct xgpub_hentry *handle,
 	return 0;
 }
 
-int xgpub_h_LINK_READ(struct xgpub_worker *w,
-		      const struct xgpuif_link_read_args *a,
-		      struct xgpub_hentry *link,
-		      struct xgpuif_link_read_reply *r, struct xgpub_rtail *rt)
+XGPUB_HANDLER(LINK_READ)
 {
 	struct xgpub_link *x = link->extra;
 	uint64_t n;

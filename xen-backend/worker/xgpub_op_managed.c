@@ -143,9 +143,7 @@ void xgpub_managed_hostfn(struct xgpub_worker *w,
 	__atomic_store_n(&s->state, XGPUIF_HF_DUE, __ATOMIC_RELEASE);
 }
 
-int xgpub_h_MANAGED_ALLOC(struct xgpub_worker *w,
-			  const struct xgpuif_managed_alloc_args *a,
-			  struct xgpuif_dptr_reply *r)
+XGPUB_HANDLER(MANAGED_ALLOC)
 {
 	CUdeviceptr p;
 	int rc;
@@ -243,9 +241,7 @@ static void unborrow(struct xgpub_worker *w, bool borrowed)
 		w->D->cuCtxSetCurrent(NULL);
 }
 
-int xgpub_h_MANAGED_FETCH(struct xgpub_worker *w,
-			  const struct xgpuif_managed_block_args *a,
-			  CUstream stream)
+XGPUB_HANDLER(MANAGED_FETCH)
 {
 	uint8_t *host;
 	bool var = false, b;
@@ -274,9 +270,7 @@ int xgpub_h_MANAGED_FETCH(struct xgpub_worker *w,
  * sees it; from memory the driver could not pin, the copy may still be in
  * flight on return: wait for it.
  */
-int xgpub_h_MANAGED_FLUSH(struct xgpub_worker *w,
-			  const struct xgpuif_managed_block_args *a,
-			  CUstream stream)
+XGPUB_HANDLER(MANAGED_FLUSH)
 {
 	const struct xgpub_region *reg;
 	uint8_t *host;

@@ -12,8 +12,7 @@
 /* largest host-memory region a guest may share (64 GiB) */
 #define MAX_REGION_BYTES (64ull << 30)
 
-int xgpub_h_MEM_GET_INFO(struct xgpub_worker *w,
-			 struct xgpuif_mem_info_reply *r)
+XGPUB_HANDLER(MEM_GET_INFO)
 {
 	size_t f = 0, t = 0;
 	int rc;
@@ -50,9 +49,7 @@ static int charge(struct xgpub_worker *w, CUdeviceptr p, uint64_t size,
 	return 0;
 }
 
-int xgpub_h_MEM_ALLOC(struct xgpub_worker *w,
-		      const struct xgpuif_mem_alloc_args *a,
-		      struct xgpuif_dptr_reply *r)
+XGPUB_HANDLER(MEM_ALLOC)
 {
 	CUdeviceptr p;
 	int rc;
@@ -63,9 +60,7 @@ int xgpub_h_MEM_ALLOC(struct xgpub_worker *w,
 	return rc ? rc : charge(w, p, a->bytesize, &r->dptr);
 }
 
-int xgpub_h_MEM_ALLOC_PITCH(struct xgpub_worker *w,
-			    const struct xgpuif_mem_alloc_pitch_args *a,
-			    struct xgpuif_mem_alloc_pitch_reply *r)
+XGPUB_HANDLER(MEM_ALLOC_PITCH)
 {
 	CUdeviceptr p;
 	size_t pitch;
@@ -85,7 +80,7 @@ int xgpub_h_MEM_ALLOC_PITCH(struct xgpub_worker *w,
 	return rc;
 }
 
-int xgpub_h_MEM_FREE(struct xgpub_worker *w, const struct xgpuif_dptr_args *a)
+XGPUB_HANDLER(MEM_FREE)
 {
 	int rc;
 
@@ -101,9 +96,7 @@ int xgpub_h_MEM_FREE(struct xgpub_worker *w, const struct xgpuif_dptr_args *a)
 	return rc;
 }
 
-int xgpub_h_MEM_GET_ADDRESS_RANGE(struct xgpub_worker *w,
-				  const struct xgpuif_dptr_args *a,
-				  struct xgpuif_range_reply *r)
+XGPUB_HANDLER(MEM_GET_ADDRESS_RANGE)
 {
 	CUdeviceptr base;
 	size_t size;
@@ -213,22 +206,17 @@ static int region_map(struct xgpub_worker *w,
 	return 0;
 }
 
-int xgpub_h_HOSTMEM_REGISTER(struct xgpub_worker *w,
-			     const struct xgpuif_hostmem_args *a,
-			     struct xgpuif_hostmem_reply *r)
+XGPUB_HANDLER(HOSTMEM_REGISTER)
 {
 	return region_map(w, a, false, r);
 }
 
-int xgpub_h_HOST_REGISTER(struct xgpub_worker *w,
-			  const struct xgpuif_hostmem_args *a,
-			  struct xgpuif_hostmem_reply *r)
+XGPUB_HANDLER(HOST_REGISTER)
 {
 	return region_map(w, a, true, r);
 }
 
-int xgpub_h_HOSTMEM_UNREGISTER(struct xgpub_worker *w,
-			       const struct xgpuif_region_args *a)
+XGPUB_HANDLER(HOSTMEM_UNREGISTER)
 {
 	struct xgpub_region *reg = xgpub_region_get(w, a->region);
 
@@ -260,9 +248,7 @@ int xgpub_h_HOSTMEM_UNREGISTER(struct xgpub_worker *w,
 	return 0;
 }
 
-int xgpub_h_POINTER_GET_ATTRIBUTE(struct xgpub_worker *w,
-				  const struct xgpuif_ptr_attr_args *a,
-				  struct xgpuif_u64_reply *r)
+XGPUB_HANDLER(POINTER_GET_ATTRIBUTE)
 {
 	union {
 		uint64_t u64;

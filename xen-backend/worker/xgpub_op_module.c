@@ -176,9 +176,7 @@ static void guest_name(char *buf, size_t n)
 		snprintf(buf, n, "(no account)");
 }
 
-int xgpub_h_BLOB_CREATE(struct xgpub_worker *w,
-			const struct xgpuif_blob_create_args *a,
-			struct xgpuif_blob_reply *r)
+XGPUB_HANDLER(BLOB_CREATE)
 {
 	const uint64_t max = w->opt && w->opt->images_max ?
 				     w->opt->images_max : XGPUB_IMAGES_MAX;
@@ -234,9 +232,7 @@ void xgpub_images_publish(struct xgpub_worker *w)
 			 __ATOMIC_RELAXED);
 }
 
-int xgpub_h_BLOB_WRITE(struct xgpub_worker *w,
-		       const struct xgpuif_blob_write_args *a,
-		       struct xgpub_hentry *blob)
+XGPUB_HANDLER(BLOB_WRITE)
 {
 	struct xgpub_image *img = blob->obj;
 	const uint8_t *src;
@@ -250,7 +246,7 @@ int xgpub_h_BLOB_WRITE(struct xgpub_worker *w,
 	return CUDA_SUCCESS;
 }
 
-int xgpub_h_BLOB_FREE(struct xgpub_worker *w, struct xgpub_hentry *handle)
+XGPUB_HANDLER(BLOB_FREE)
 {
 	xgpub_release(w, handle);
 	xgpub_handle_drop(&w->h, handle);
@@ -369,18 +365,12 @@ static int load(struct xgpub_worker *w, const struct xgpuif_load_args *a,
 	return CUDA_SUCCESS;
 }
 
-int xgpub_h_MODULE_LOAD(struct xgpub_worker *w,
-			const struct xgpuif_load_args *a,
-			const struct xgpub_tail *tail,
-			struct xgpuif_load_reply *r)
+XGPUB_HANDLER(MODULE_LOAD)
 {
 	return load(w, a, tail, false, r);
 }
 
-int xgpub_h_LIBRARY_LOAD(struct xgpub_worker *w,
-			 const struct xgpuif_load_args *a,
-			 const struct xgpub_tail *tail,
-			 struct xgpuif_load_reply *r)
+XGPUB_HANDLER(LIBRARY_LOAD)
 {
 	return load(w, a, tail, true, r);
 }
@@ -451,7 +441,7 @@ static int unload_root(struct xgpub_worker *w, struct xgpub_hentry *handle,
 	return rc;
 }
 
-int xgpub_h_MODULE_UNLOAD(struct xgpub_worker *w, struct xgpub_hentry *handle)
+XGPUB_HANDLER(MODULE_UNLOAD)
 {
 	const struct xgpub_image *img = handle->extra;
 	xgpuif_handle_t h = xgpub_handle_of(&w->h, handle);
@@ -462,8 +452,7 @@ int xgpub_h_MODULE_UNLOAD(struct xgpub_worker *w, struct xgpub_hentry *handle)
 	return unload_root(w, handle, h);
 }
 
-int xgpub_h_LIBRARY_UNLOAD(struct xgpub_worker *w,
-			   struct xgpub_hentry *handle)
+XGPUB_HANDLER(LIBRARY_UNLOAD)
 {
 	return unload_root(w, handle, xgpub_handle_of(&w->h, handle));
 }

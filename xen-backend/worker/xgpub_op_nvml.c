@@ -55,8 +55,7 @@ static uint32_t attr(struct xgpub_worker *w, CUdevice_attribute a)
 	return (uint32_t)v;
 }
 
-int xgpub_h_NVML_DEVICE(struct xgpub_worker *w,
-			struct xgpuif_nvml_device_reply *r)
+XGPUB_HANDLER(NVML_DEVICE)
 {
 	struct xgpub_driver *D = w->D;
 	int rc, v = 0;
@@ -89,9 +88,7 @@ int xgpub_h_NVML_DEVICE(struct xgpub_worker *w,
 	return 0;
 }
 
-int xgpub_h_NVML_STATUS(struct xgpub_worker *w,
-			struct xgpuif_nvml_status_reply *r,
-			struct xgpub_rtail *rt)
+XGPUB_HANDLER(NVML_STATUS)
 {
 	struct xgpub_driver *D = w->D;
 	uint32_t cap = rt->cap / sizeof(struct xgpuif_nvml_proc);

@@ -32,9 +32,7 @@ static int default_pool(struct xgpub_worker *w, CUmemoryPool *p)
 	return rc;
 }
 
-int xgpub_h_MEM_ALLOC_ASYNC(struct xgpub_worker *w,
-			    const struct xgpuif_mem_alloc_async_args *a,
-			    CUstream stream, struct xgpuif_dptr_reply *r)
+XGPUB_HANDLER(MEM_ALLOC_ASYNC)
 {
 	CUdeviceptr p;
 	void *pool;
@@ -57,9 +55,7 @@ int xgpub_h_MEM_ALLOC_ASYNC(struct xgpub_worker *w,
 	return 0;
 }
 
-int xgpub_h_MEM_FREE_ASYNC(struct xgpub_worker *w,
-			   const struct xgpuif_mem_free_async_args *a,
-			   CUstream stream)
+XGPUB_HANDLER(MEM_FREE_ASYNC)
 {
 	/* only what this guest allocated: never a pointer of the worker's */
 	if (xgpub_alloc_del(w, a->dptr))
@@ -67,9 +63,7 @@ int xgpub_h_MEM_FREE_ASYNC(struct xgpub_worker *w,
 	return w->D->cuMemFreeAsync(a->dptr, stream);
 }
 
-int xgpub_h_POOL_CREATE(struct xgpub_worker *w,
-			const struct xgpuif_pool_create_args *a,
-			struct xgpuif_pool_reply *r)
+XGPUB_HANDLER(POOL_CREATE)
 {
 	CUmemPoolProps props;
 	CUmemoryPool p;
@@ -95,7 +89,7 @@ int xgpub_h_POOL_CREATE(struct xgpub_worker *w,
 	return rc ? rc : xgpub_keep(w, XGPUB_H_POOL, p, NULL, &r->pool);
 }
 
-int xgpub_h_POOL_DESTROY(struct xgpub_worker *w, struct xgpub_hentry *handle)
+XGPUB_HANDLER(POOL_DESTROY)
 {
 	void *obj = handle->obj;
 	int rc;
@@ -108,9 +102,7 @@ int xgpub_h_POOL_DESTROY(struct xgpub_worker *w, struct xgpub_hentry *handle)
 	return rc;
 }
 
-int xgpub_h_POOL_ATTR(struct xgpub_worker *w,
-		      const struct xgpuif_pool_attr_args *a,
-		      struct xgpub_hentry *pool, struct xgpuif_u64_reply *r)
+XGPUB_HANDLER(POOL_ATTR)
 {
 	CUmemPool_attribute attr = (CUmemPool_attribute)a->attr;
 	cuuint64_t v64 = a->value;
@@ -129,16 +121,12 @@ int xgpub_h_POOL_ATTR(struct xgpub_worker *w,
 	return rc;
 }
 
-int xgpub_h_POOL_TRIM(struct xgpub_worker *w,
-		      const struct xgpuif_pool_trim_args *a,
-		      struct xgpub_hentry *pool)
+XGPUB_HANDLER(POOL_TRIM)
 {
 	return w->D->cuMemPoolTrimTo(pool->obj, a->min_bytes);
 }
 
-int xgpub_h_DEVICE_POOL(struct xgpub_worker *w,
-			const struct xgpuif_device_pool_args *a,
-			struct xgpuif_pool_reply *r)
+XGPUB_HANDLER(DEVICE_POOL)
 {
 	struct xgpub_hentry *e;
 	CUmemoryPool p, def;
@@ -171,9 +159,7 @@ int xgpub_h_DEVICE_POOL(struct xgpub_worker *w,
 	return r->pool ? 0 : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
-int xgpub_h_POOL_ACCESS(struct xgpub_worker *w,
-			const struct xgpuif_pool_access_args *a,
-			struct xgpub_hentry *pool, struct xgpuif_u64_reply *r)
+XGPUB_HANDLER(POOL_ACCESS)
 {
 	CUmemLocation loc = { .type = (CUmemLocationType)a->loc_type,
 			      .id = a->loc_id };

@@ -232,9 +232,7 @@ static int share_import(struct xgpub_worker *w, int kind,
 
 /* ---- physical allocations -------------------------------------------- */
 
-int xgpub_h_VMM_IMPORT(struct xgpub_worker *w,
-		       const struct xgpuif_ipc_handle *a,
-		       struct xgpuif_vmm_handle_reply *r)
+XGPUB_HANDLER(VMM_IMPORT)
 {
 	CUmemGenericAllocationHandle h;
 	int rc = share_import(w, XGPUB_IPC_VMM_FD, a, &h);
@@ -251,9 +249,7 @@ int xgpub_h_VMM_IMPORT(struct xgpub_worker *w,
 
 /* ---- pools ------------------------------------------------------------ */
 
-int xgpub_h_POOL_IMPORT(struct xgpub_worker *w,
-			const struct xgpuif_ipc_handle *a,
-			struct xgpuif_pool_reply *r)
+XGPUB_HANDLER(POOL_IMPORT)
 {
 	CUmemoryPool p;
 	int rc = share_import(w, XGPUB_IPC_POOL_FD, a, &p);
@@ -261,9 +257,7 @@ int xgpub_h_POOL_IMPORT(struct xgpub_worker *w,
 	return rc ? rc : xgpub_keep_named(w, XGPUB_H_POOL, p, NULL, &r->pool);
 }
 
-int xgpub_h_POOL_EXPORT_PTR(struct xgpub_worker *w,
-			    const struct xgpuif_dptr_args *a,
-			    struct xgpuif_ipc_handle *r)
+XGPUB_HANDLER(POOL_EXPORT_PTR)
 {
 	CUmemPoolPtrExportData d;
 	uint8_t token[16];
@@ -283,10 +277,7 @@ int xgpub_h_POOL_EXPORT_PTR(struct xgpub_worker *w,
 	return 0;
 }
 
-int xgpub_h_POOL_IMPORT_PTR(struct xgpub_worker *w,
-			    const struct xgpuif_pool_import_ptr_args *a,
-			    struct xgpub_hentry *pool,
-			    struct xgpuif_pool_ptr_reply *r)
+XGPUB_HANDLER(POOL_IMPORT_PTR)
 {
 	CUmemPoolPtrExportData d;
 	CUdeviceptr p = 0, base = 0;

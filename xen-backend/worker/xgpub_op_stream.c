@@ -92,9 +92,7 @@ static xgpuif_handle_t owned_handle(struct xgpub_worker *w, int type,
 
 /* ---- streams ------------------------------------------------------------- */
 
-int xgpub_h_STREAM_CREATE(struct xgpub_worker *w,
-			  const struct xgpuif_stream_create_args *a,
-			  struct xgpuif_stream_reply *r)
+XGPUB_HANDLER(STREAM_CREATE)
 {
 	CUstream s = NULL;
 	int rc;
@@ -106,7 +104,7 @@ int xgpub_h_STREAM_CREATE(struct xgpub_worker *w,
 	return r->stream ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
-int xgpub_h_STREAM_SYNCHRONIZE(struct xgpub_worker *w, CUstream handle)
+XGPUB_HANDLER(STREAM_SYNCHRONIZE)
 {
 	int rc;
 
@@ -116,7 +114,7 @@ int xgpub_h_STREAM_SYNCHRONIZE(struct xgpub_worker *w, CUstream handle)
 	return rc;
 }
 
-int xgpub_h_STREAM_QUERY(struct xgpub_worker *w, CUstream handle)
+XGPUB_HANDLER(STREAM_QUERY)
 {
 	int rc = w->D->cuStreamQuery(handle);
 
@@ -125,18 +123,14 @@ int xgpub_h_STREAM_QUERY(struct xgpub_worker *w, CUstream handle)
 	return rc;
 }
 
-int xgpub_h_STREAM_WAIT_EVENT(struct xgpub_worker *w,
-			      const struct xgpuif_stream_wait_args *a,
-			      CUstream stream, struct xgpub_hentry *event)
+XGPUB_HANDLER(STREAM_WAIT_EVENT)
 {
 	return w->D->cuStreamWaitEvent(stream, event->obj, a->flags);
 }
 
 /* ---- events -------------------------------------------------------------- */
 
-int xgpub_h_EVENT_CREATE(struct xgpub_worker *w,
-			 const struct xgpuif_u32_args *a,
-			 struct xgpuif_event_reply *r)
+XGPUB_HANDLER(EVENT_CREATE)
 {
 	CUevent ev = NULL;
 	int rc;
@@ -148,9 +142,7 @@ int xgpub_h_EVENT_CREATE(struct xgpub_worker *w,
 	return r->event ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
-int xgpub_h_EVENT_RECORD(struct xgpub_worker *w,
-			 const struct xgpuif_event_record_args *a,
-			 struct xgpub_hentry *event, CUstream stream)
+XGPUB_HANDLER(EVENT_RECORD)
 {
 	if (a->with_flags)
 		return w->D->cuEventRecordWithFlags(event->obj, stream,
@@ -158,7 +150,7 @@ int xgpub_h_EVENT_RECORD(struct xgpub_worker *w,
 	return w->D->cuEventRecord(event->obj, stream);
 }
 
-int xgpub_h_EVENT_QUERY(struct xgpub_worker *w, struct xgpub_hentry *handle)
+XGPUB_HANDLER(EVENT_QUERY)
 {
 	int rc = w->D->cuEventQuery(handle->obj);
 
@@ -167,8 +159,7 @@ int xgpub_h_EVENT_QUERY(struct xgpub_worker *w, struct xgpub_hentry *handle)
 	return rc;
 }
 
-int xgpub_h_EVENT_SYNCHRONIZE(struct xgpub_worker *w,
-			      struct xgpub_hentry *handle)
+XGPUB_HANDLER(EVENT_SYNCHRONIZE)
 {
 	int rc;
 
@@ -178,10 +169,7 @@ int xgpub_h_EVENT_SYNCHRONIZE(struct xgpub_worker *w,
 	return rc;
 }
 
-int xgpub_h_EVENT_ELAPSED_TIME(struct xgpub_worker *w,
-			       struct xgpub_hentry *start,
-			       struct xgpub_hentry *end,
-			       struct xgpuif_elapsed_reply *r)
+XGPUB_HANDLER(EVENT_ELAPSED_TIME)
 {
 	float ms = 0;
 	int rc = w->D->cuEventElapsedTime_v2(&ms, start->obj, end->obj);
@@ -225,9 +213,7 @@ int xgpub_memops_in(struct xgpub_worker *w, CUstreamBatchMemOpParams *ops,
 	return 0;
 }
 
-int xgpub_h_STREAM_MEMOP(struct xgpub_worker *w,
-			 const struct xgpuif_memop_args *a, CUstream stream,
-			 const struct xgpub_tail *tail)
+XGPUB_HANDLER(STREAM_MEMOP)
 {
 	static CUstreamBatchMemOpParams ops[XGPUIF_MAX_MEMOPS];
 	bool waits;
@@ -240,9 +226,7 @@ int xgpub_h_STREAM_MEMOP(struct xgpub_worker *w,
 	return w->D->cuStreamBatchMemOp_v2(stream, a->count, ops, a->flags);
 }
 
-int xgpub_h_STREAM_ATTR(struct xgpub_worker *w,
-			const struct xgpuif_stream_attr_args *a,
-			CUstream stream, struct xgpuif_stream_attr_reply *r)
+XGPUB_HANDLER(STREAM_ATTR)
 {
 	CUstreamAttrValue v;
 	int rc;
@@ -262,8 +246,7 @@ int xgpub_h_STREAM_ATTR(struct xgpub_worker *w,
 
 /* ---- IPC events (the memory ones: xgpub_op_ipc.c) ------------------------ */
 
-int xgpub_h_IPC_GET_EVENT(struct xgpub_worker *w, struct xgpub_hentry *handle,
-			  struct xgpuif_ipc_handle *r)
+XGPUB_HANDLER(IPC_GET_EVENT)
 {
 	CUipcEventHandle real;
 	int rc = w->D->cuIpcGetEventHandle(&real, handle->obj);
@@ -271,9 +254,7 @@ int xgpub_h_IPC_GET_EVENT(struct xgpub_worker *w, struct xgpub_hentry *handle,
 	return rc ? rc : xgpub_ipc_give(w, XGPUB_IPC_EVENT, real.reserved, r);
 }
 
-int xgpub_h_IPC_OPEN_EVENT(struct xgpub_worker *w,
-			   const struct xgpuif_ipc_handle *a,
-			   struct xgpuif_event_reply *r)
+XGPUB_HANDLER(IPC_OPEN_EVENT)
 {
 	CUipcEventHandle real;
 	CUevent ev = NULL;

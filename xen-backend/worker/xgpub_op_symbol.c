@@ -186,10 +186,7 @@ int xgpub_h_get_fn(struct xgpub_worker *w, const struct xgpuif_symbol_args *a,
 	return rc ? rc : reply_fn(w, XGPUB_H_FUNCTION, f, root, NULL, r, rt);
 }
 
-int xgpub_h_KERNEL_GET_FUNCTION(struct xgpub_worker *w,
-				struct xgpub_hentry *handle,
-				struct xgpuif_func_reply *r,
-				struct xgpub_rtail *rt)
+XGPUB_HANDLER(KERNEL_GET_FUNCTION)
 {
 	const struct xgpub_fn *kfn = handle->extra;
 	CUfunction f;
@@ -304,9 +301,7 @@ int xgpub_h_get_global(struct xgpub_worker *w,
 	return managed_var(w, root, r);
 }
 
-int xgpub_h_LIBRARY_GET_MODULE(struct xgpub_worker *w,
-			       struct xgpub_hentry *handle,
-			       struct xgpuif_load_reply *r)
+XGPUB_HANDLER(LIBRARY_GET_MODULE)
 {
 	struct xgpub_image *img;
 	CUmodule mod;
@@ -326,9 +321,7 @@ int xgpub_h_LIBRARY_GET_MODULE(struct xgpub_worker *w,
 	return xgpub_module_handle(w, XGPUB_H_MODULE, NULL, img, &r->handle);
 }
 
-int xgpub_h_LIBRARY_GET_KERNEL_COUNT(struct xgpub_worker *w,
-				     struct xgpub_hentry *handle,
-				     struct xgpuif_u64_reply *r)
+XGPUB_HANDLER(LIBRARY_GET_KERNEL_COUNT)
 {
 	unsigned int n = 0;
 	int rc = w->D->cuLibraryGetKernelCount(&n, handle->obj);
@@ -337,9 +330,7 @@ int xgpub_h_LIBRARY_GET_KERNEL_COUNT(struct xgpub_worker *w,
 	return rc;
 }
 
-int xgpub_h_MODULE_GET_FUNCTION_COUNT(struct xgpub_worker *w,
-				      struct xgpub_hentry *handle,
-				      struct xgpuif_u64_reply *r)
+XGPUB_HANDLER(MODULE_GET_FUNCTION_COUNT)
 {
 	const struct xgpub_image *img = image_of(handle);
 	unsigned int n = 0;
@@ -406,11 +397,7 @@ static int names(struct xgpub_worker *w, bool library, void *owner,
 	return rc;
 }
 
-int xgpub_h_MODULE_FUNCTION_NAMES(struct xgpub_worker *w,
-				  const struct xgpuif_names_args *a,
-				  struct xgpub_hentry *handle,
-				  struct xgpuif_names_reply *r,
-				  struct xgpub_rtail *rt)
+XGPUB_HANDLER(MODULE_FUNCTION_NAMES)
 {
 	const struct xgpub_image *img = image_of(handle);
 
@@ -419,20 +406,14 @@ int xgpub_h_MODULE_FUNCTION_NAMES(struct xgpub_worker *w,
 	return names(w, false, img->mod, a, r, rt);
 }
 
-int xgpub_h_LIBRARY_KERNEL_NAMES(struct xgpub_worker *w,
-				 const struct xgpuif_names_args *a,
-				 struct xgpub_hentry *handle,
-				 struct xgpuif_names_reply *r,
-				 struct xgpub_rtail *rt)
+XGPUB_HANDLER(LIBRARY_KERNEL_NAMES)
 {
 	return names(w, true, handle->obj, a, r, rt);
 }
 
 /* ---- attributes ---------------------------------------------------------- */
 
-int xgpub_h_FUNC_GET_ATTRIBUTES(struct xgpub_worker *w,
-				const struct xgpuif_func_attr_args *a,
-				struct xgpuif_func_attrs_reply *r)
+XGPUB_HANDLER(FUNC_GET_ATTRIBUTES)
 {
 	bool kernel = a->kind == XGPUIF_FN_KERNEL, any = false;
 	int rc, first = CUDA_SUCCESS;
@@ -478,14 +459,12 @@ static int fn_set(struct xgpub_worker *w, const struct xgpuif_func_attr_args *a,
 		       w->D->cuFuncSetAttribute(obj, at, a->value);
 }
 
-int xgpub_h_FUNC_SET_ATTRIBUTE(struct xgpub_worker *w,
-			       const struct xgpuif_func_attr_args *a)
+XGPUB_HANDLER(FUNC_SET_ATTRIBUTE)
 {
 	return fn_set(w, a, false);
 }
 
-int xgpub_h_FUNC_SET_CACHE_CONFIG(struct xgpub_worker *w,
-				  const struct xgpuif_func_attr_args *a)
+XGPUB_HANDLER(FUNC_SET_CACHE_CONFIG)
 {
 	return fn_set(w, a, true);
 }

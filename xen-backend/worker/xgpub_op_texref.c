@@ -68,9 +68,7 @@ static void *ref_of(struct xgpub_worker *w, xgpuif_handle_t ref, uint32_t what)
 	return e ? e->obj : NULL;
 }
 
-int xgpub_h_TEXREF_SET(struct xgpub_worker *w,
-		       const struct xgpuif_texref_set_args *a,
-		       struct xgpuif_u64_reply *r)
+XGPUB_HANDLER(TEXREF_SET)
 {
 	struct xgpub_driver *D = w->D;
 	void *ref = ref_of(w, a->ref, a->what);
@@ -147,9 +145,7 @@ static xgpuif_handle_t array_handle(struct xgpub_worker *w, int type,
 	return e ? xgpub_handle_of(&w->h, e) : 0;
 }
 
-int xgpub_h_TEXREF_GET(struct xgpub_worker *w,
-		       const struct xgpuif_texref_get_args *a,
-		       struct xgpuif_texref_get_reply *r)
+XGPUB_HANDLER(TEXREF_GET)
 {
 	struct xgpub_driver *D = w->D;
 	void *ref = ref_of(w, a->ref, a->what);
@@ -218,9 +214,7 @@ int xgpub_h_TEXREF_GET(struct xgpub_worker *w,
 }
 
 /* the launch API before CUDA 4: the driver judges the texture unit */
-int xgpub_h_PARAM_SET_TEXREF(struct xgpub_worker *w,
-			     const struct xgpuif_param_texref_args *a,
-			     struct xgpub_hentry *func, struct xgpub_hentry *ref)
+XGPUB_HANDLER(PARAM_SET_TEXREF)
 {
 	return w->D->cuParamSetTexRef(func->obj, a->texunit, ref->obj);
 }

@@ -8,9 +8,7 @@
 
 #include "xgpub_worker.h"
 
-int xgpub_h_TENSOR_MAP(struct xgpub_worker *w,
-		       const struct xgpuif_tmap_args *a,
-		       struct xgpuif_tmap_reply *r)
+XGPUB_HANDLER(TENSOR_MAP)
 {
 	CUtensorMap m;
 	void *addr = (void *)(uintptr_t)a->address;

@@ -67,9 +67,7 @@ static int reservation(struct xgpub_worker *w, uint64_t p, uint64_t n)
 	return -1;
 }
 
-int xgpub_h_VMM_CREATE(struct xgpub_worker *w,
-		       const struct xgpuif_vmm_create_args *a,
-		       struct xgpuif_vmm_handle_reply *r)
+XGPUB_HANDLER(VMM_CREATE)
 {
 	CUmemGenericAllocationHandle h;
 	CUmemAllocationProp prop;
@@ -88,7 +86,7 @@ int xgpub_h_VMM_CREATE(struct xgpub_worker *w,
 	return 0;
 }
 
-int xgpub_h_VMM_RELEASE(struct xgpub_worker *w, struct xgpub_hentry *handle)
+XGPUB_HANDLER(VMM_RELEASE)
 {
 	struct xgpub_vmem *v = handle->extra;
 	int rc;
@@ -108,9 +106,7 @@ int xgpub_h_VMM_RELEASE(struct xgpub_worker *w, struct xgpub_hentry *handle)
 	return 0;
 }
 
-int xgpub_h_VMM_RESERVE(struct xgpub_worker *w,
-			const struct xgpuif_vmm_reserve_args *a,
-			struct xgpuif_dptr_reply *r)
+XGPUB_HANDLER(VMM_RESERVE)
 {
 	struct xgpub_alloc *n;
 	CUdeviceptr p;
@@ -129,8 +125,7 @@ int xgpub_h_VMM_RESERVE(struct xgpub_worker *w,
 	return 0;
 }
 
-int xgpub_h_VMM_ADDRESS_FREE(struct xgpub_worker *w,
-			     const struct xgpuif_vmm_range_args *a)
+XGPUB_HANDLER(VMM_ADDRESS_FREE)
 {
 	int i = reservation(w, a->ptr, a->size);
 	int rc;
@@ -143,9 +138,7 @@ int xgpub_h_VMM_ADDRESS_FREE(struct xgpub_worker *w,
 	return rc;
 }
 
-int xgpub_h_VMM_MAP(struct xgpub_worker *w,
-		    const struct xgpuif_vmm_map_args *a,
-		    struct xgpub_hentry *handle)
+XGPUB_HANDLER(VMM_MAP)
 {
 	if (reservation(w, a->ptr, a->size) < 0)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -154,8 +147,7 @@ int xgpub_h_VMM_MAP(struct xgpub_worker *w,
 			      handle->obj, a->flags);
 }
 
-int xgpub_h_VMM_UNMAP(struct xgpub_worker *w,
-		      const struct xgpuif_vmm_range_args *a)
+XGPUB_HANDLER(VMM_UNMAP)
 {
 	if (reservation(w, a->ptr, a->size) < 0)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -179,8 +171,7 @@ static int access_of(struct xgpub_worker *w,
 	return 0;
 }
 
-int xgpub_h_VMM_SET_ACCESS(struct xgpub_worker *w,
-			   const struct xgpuif_vmm_access_args *a)
+XGPUB_HANDLER(VMM_SET_ACCESS)
 {
 	CUmemAccessDesc d;
 	int rc = access_of(w, a, a->size, &d.location);
@@ -191,9 +182,7 @@ int xgpub_h_VMM_SET_ACCESS(struct xgpub_worker *w,
 	return w->D->cuMemSetAccess(a->ptr, a->size, &d, 1);
 }
 
-int xgpub_h_VMM_GET_ACCESS(struct xgpub_worker *w,
-			   const struct xgpuif_vmm_access_args *a,
-			   struct xgpuif_u64_reply *r)
+XGPUB_HANDLER(VMM_GET_ACCESS)
 {
 	unsigned long long f = 0;
 	CUmemLocation l;
@@ -207,9 +196,7 @@ int xgpub_h_VMM_GET_ACCESS(struct xgpub_worker *w,
 	return rc;
 }
 
-int xgpub_h_VMM_GRANULARITY(struct xgpub_worker *w,
-			    const struct xgpuif_vmm_granularity_args *a,
-			    struct xgpuif_u64_reply *r)
+XGPUB_HANDLER(VMM_GRANULARITY)
 {
 	CUmemAllocationProp prop;
 	size_t g = 0;
@@ -224,9 +211,7 @@ int xgpub_h_VMM_GRANULARITY(struct xgpub_worker *w,
 	return rc;
 }
 
-int xgpub_h_VMM_RETAIN(struct xgpub_worker *w,
-		       const struct xgpuif_vmm_range_args *a,
-		       struct xgpuif_vmm_handle_reply *r)
+XGPUB_HANDLER(VMM_RETAIN)
 {
 	CUmemGenericAllocationHandle h;
 	int rc;
@@ -243,8 +228,7 @@ int xgpub_h_VMM_RETAIN(struct xgpub_worker *w,
 	return CUDA_ERROR_INVALID_VALUE;
 }
 
-int xgpub_h_VMM_PROPS(struct xgpub_worker *w, struct xgpub_hentry *handle,
-		      struct xgpuif_vmm_props_reply *r)
+XGPUB_HANDLER(VMM_PROPS)
 {
 	CUmemAllocationProp p;
 	int rc;

@@ -325,9 +325,7 @@ bool xgpub_output_waiting(void)
 	return __atomic_load_n(&out.waiting, __ATOMIC_RELAXED);
 }
 
-int xgpub_h_DEVICE_OUTPUT(struct xgpub_worker *w,
-			  struct xgpuif_output_reply *r,
-			  struct xgpub_rtail *rt)
+XGPUB_HANDLER(DEVICE_OUTPUT)
 {
 	(void)w;
 	poll_pipe();
