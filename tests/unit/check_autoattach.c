@@ -329,6 +329,45 @@ START_TEST(looks_bucket)
 }
 END_TEST
 
+/* watch events as fast as they come: the daemon looks at every device
+ * for the first 16 at once, then at most 100 a second; an event that
+ * waited gets its look when the bucket allows */
+START_TEST(looks_after_events)
+{
+	uint64_t l0, looks, t0, ms;
+
+	start("vm-* weight=5\n");
+	xs_fake_install_watching();
+	domain(3, "vm-1");
+	go();
+	l0 = xgpub_xen_looks(X);
+	t0 = xgpub_now_ns();
+	for (int i = 0; i < 1000; i++) {
+		xs_fake_event("/local/domain/3/device/xgpu/0/ch/7/n");
+		xgpub_xen_events(X);
+	}
+	ms = (xgpub_now_ns() - t0) / 1000000u;
+	looks = xgpub_xen_looks(X) - l0;
+	ck_assert_uint_ge(looks, XGPUB_XEN_LOOKS_BURST);
+	ck_assert_msg(looks <= XGPUB_XEN_LOOKS_BURST + ms / 10 + 1,
+		      "%llu looks for 1000 events in %llu ms",
+		      (unsigned long long)looks, (unsigned long long)ms);
+	/* the last events wait for a look, due within 10 ms */
+	ck_assert_uint_le(xgpub_xen_due_ns(X), 10000000u);
+	usleep(20000);
+	ck_assert_uint_eq(xgpub_xen_due_ns(X), 0);
+	l0 = xgpub_xen_looks(X);
+	xgpub_xen_events(X);
+	ck_assert_uint_eq(xgpub_xen_looks(X), l0 + 1);
+	ck_assert_uint_eq(xgpub_xen_due_ns(X), UINT64_MAX);
+	/* what a look does still happens: a new domain gets its device */
+	domain(4, "vm-4");
+	xs_fake_event("/local/domain/0/backend/xgpu");
+	xgpub_xen_events(X);
+	ck_assert(has_device(4));
+}
+END_TEST
+
 static Suite *autoattach_suite(void)
 {
 	Suite *s = suite_create("autoattach");
@@ -344,6 +383,7 @@ static Suite *autoattach_suite(void)
 	tcase_add_test(tc, auto_migrate_incoming);
 	tcase_add_test(tc, auto_channels_per_domain);
 	tcase_add_test(tc, looks_bucket);
+	tcase_add_test(tc, looks_after_events);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -5,7 +5,9 @@
  * and permissions, parents made on write, rm of a whole subtree,
  * transactions that always commit, no watches (the daemon then looks at
  * every poll).  Install it with xs_fake_install() before the Xen backend
- * starts (xgpub_xs_load then keeps it).
+ * starts (xgpub_xs_load then keeps it).  xs_fake_install_watching():
+ * watches that always succeed, and events the test posts
+ * (xs_fake_event), each at a path it names.
  */
 #ifndef XS_FAKE_H
 #define XS_FAKE_H
@@ -230,6 +232,52 @@ static char **xs_fake_check_watch(struct xs_handle *h)
 	return NULL;
 }
 
+/* ---- the watching variant ---------------------------------------------- */
+
+static int xs_fake_nevents;		/* posted, not yet taken */
+static char xs_fake_event_path[128];
+
+static void xs_fake_event(const char *path)
+{
+	snprintf(xs_fake_event_path, sizeof(xs_fake_event_path), "%s", path);
+	xs_fake_nevents++;
+}
+
+static bool xs_fake_watch_ok(struct xs_handle *h, const char *path,
+			     const char *token)
+{
+	(void)h;
+	(void)path;
+	(void)token;
+	return true;
+}
+
+static int xs_fake_fileno_w(struct xs_handle *h)
+{
+	(void)h;
+	return 0;	/* never polled by the tests */
+}
+
+/* an event as libxenstore gives it: { path, token } in one block */
+static char **xs_fake_check_watch_w(struct xs_handle *h)
+{
+	size_t n = strlen(xs_fake_event_path) + 1;
+	char **v;
+
+	(void)h;
+	if (!xs_fake_nevents)
+		return NULL;
+	v = malloc(2 * sizeof(char *) + n + 2);
+	if (!v)
+		return NULL;
+	xs_fake_nevents--;
+	v[0] = (char *)(v + 2);
+	memcpy(v[0], xs_fake_event_path, n);
+	v[1] = v[0] + n;
+	strcpy(v[1], "t");
+	return v;
+}
+
 static const struct xgpub_xs xs_fake_table = {
 	.name = "fake xenstore",
 	.watches = false,
@@ -252,6 +300,21 @@ static const struct xgpub_xs xs_fake_table = {
 static void xs_fake_install(void)
 {
 	xgpub_xs = &xs_fake_table;
+}
+
+static void xs_fake_install_watching(void)
+{
+	static struct xgpub_xs t;
+
+	t = xs_fake_table;
+	t.name = "fake xenstore, watching";
+	t.watches = true;
+	t.watch = xs_fake_watch_ok;
+	t.unwatch = xs_fake_watch_ok;
+	t.fileno = xs_fake_fileno_w;
+	t.check_watch = xs_fake_check_watch_w;
+	xgpub_xs = &t;
+	xs_fake_nevents = 0;
 }
 
 /* the value at path, or NULL */

@@ -334,9 +334,15 @@ step_hostile() {
 				r="FAIL: ${r#PASS }; no worker log line 'more would pass its $cap MiB cap'"
 			;;
 		hostile-xsflood:PASS*)
-			# the backend looked at most 100 times a second
-			logread 2>/dev/null | grep -q "xenstore events come faster than 100 a second (the last from dom$D2)" ||
-				r="FAIL: ${r#PASS }; no daemon log line 'xenstore events come faster than 100 a second (the last from dom$D2)'"
+			# whether the daemon's bound on looks (100 a second)
+			# engaged depends on how fast the emulated xenstore
+			# answers: said, not judged (the unit test
+			# check_autoattach looks_after_events judges the bound)
+			if logread 2>/dev/null | grep -q "xenstore events come faster than 100 a second (the last from dom$D2)"; then
+				r="$r; the daemon bounded its looks"
+			else
+				r="$r; the events came no faster than the daemon looks"
+			fi
 			;;
 		esac
 		if [ "$name" = hostile-flood ]; then

@@ -329,6 +329,7 @@ static void scan(struct xgpub_xen *x)
 	char **doms, path[128];
 	unsigned int ndom = 0;
 
+	x->nlooks++;
 	/* released domains first: their workers must go */
 	for (int i = 0; i < MAX_DEVS; i++) {
 		struct xdev *d = &x->dev[i];
@@ -569,6 +570,11 @@ void xgpub_xen_events(struct xgpub_xen *x)
 		x->said_ns = now;
 		x->deferred = 0;
 	}
+}
+
+uint64_t xgpub_xen_looks(const struct xgpub_xen *x)
+{
+	return x->nlooks;
 }
 
 uint64_t xgpub_xen_due_ns(struct xgpub_xen *x)

@@ -42,6 +42,8 @@ void xgpub_xen_events(struct xgpub_xen *x);
 /* ns until a look that events asked for may run (0: now; call
  * xgpub_xen_events), UINT64_MAX when none is waiting */
 uint64_t xgpub_xen_due_ns(struct xgpub_xen *x);
+/* looks at all devices so far (xgpub_xen_poll's and xgpub_xen_events') */
+uint64_t xgpub_xen_looks(const struct xgpub_xen *x);
 /* a worker of the Xen transport exited (called by the reaper) */
 void xgpub_xen_child_exited(struct xgpub_xen *x, pid_t pid);
 void xgpub_xen_stop(struct xgpub_xen *x);

@@ -76,6 +76,7 @@ struct xgpub_xen {
 	/* looks after watch events (xgpub_xen_events) */
 	struct xgpub_bucket looks;
 	bool look_due;		/* events wait for the next look */
+	uint64_t nlooks;	/* scans, all told */
 	uint64_t deferred;	/* events that waited, since the last line */
 	uint64_t said_ns;	/* when the last such line was logged */
 };
