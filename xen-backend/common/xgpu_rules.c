@@ -28,23 +28,23 @@ struct key {
 	size_t off;
 };
 
+/* a key, its XGPU_RULE_* bit, its range and its field of struct xgpu_rule */
+#define KEY(name, bit, lo, hi, field) \
+	{ name, bit, lo, hi, offsetof(struct xgpu_rule, field) }
+
 static const struct key keys[] = {
-	{ "weight", XGPU_RULE_WEIGHT, XGPU_CTL_WEIGHT_MIN,
-	  XGPU_SCHED_WEIGHT_MAX, offsetof(struct xgpu_rule, weight) },
-	{ "cap", XGPU_RULE_CAP, XGPU_CTL_CAP_NONE, XGPU_SCHED_CAP_MAX,
-	  offsetof(struct xgpu_rule, cap) },
-	{ "quota-mb", XGPU_RULE_QUOTA, 0, XGPU_RULE_QUOTA_MB_MAX,
-	  offsetof(struct xgpu_rule, quota_mb) },
-	{ "gpu-limit-ms", XGPU_RULE_LIMIT, 0, XGPU_CTL_LIMIT_MAX,
-	  offsetof(struct xgpu_rule, limit_ms) },
-	{ "gpu", XGPU_RULE_GPU, 0, XGPU_RULE_GPU_MAX,
-	  offsetof(struct xgpu_rule, gpu) },
-	{ "pinned-mb", XGPU_RULE_PINNED, 0, XGPU_RULE_QUOTA_MB_MAX,
-	  offsetof(struct xgpu_rule, pinned_mb) },
-	{ "images-mb", XGPU_RULE_IMAGES, 1, XGPU_RULE_IMAGES_MB_MAX,
-	  offsetof(struct xgpu_rule, images_mb) },
-	{ "channels", XGPU_RULE_CHANNELS, 1, XGPU_RULE_CHANNELS_MAX,
-	  offsetof(struct xgpu_rule, channels) },
+	KEY("weight", XGPU_RULE_WEIGHT, XGPU_CTL_WEIGHT_MIN,
+	    XGPU_SCHED_WEIGHT_MAX, weight),
+	KEY("cap", XGPU_RULE_CAP, XGPU_CTL_CAP_NONE, XGPU_SCHED_CAP_MAX, cap),
+	KEY("quota-mb", XGPU_RULE_QUOTA, 0, XGPU_RULE_QUOTA_MB_MAX, quota_mb),
+	KEY("gpu-limit-ms", XGPU_RULE_LIMIT, 0, XGPU_CTL_LIMIT_MAX, limit_ms),
+	KEY("gpu", XGPU_RULE_GPU, 0, XGPU_RULE_GPU_MAX, gpu),
+	KEY("pinned-mb", XGPU_RULE_PINNED, 0, XGPU_RULE_QUOTA_MB_MAX,
+	    pinned_mb),
+	KEY("images-mb", XGPU_RULE_IMAGES, 1, XGPU_RULE_IMAGES_MB_MAX,
+	    images_mb),
+	KEY("channels", XGPU_RULE_CHANNELS, 1, XGPU_RULE_CHANNELS_MAX,
+	    channels),
 };
 
 static int fail(char *err, size_t len, unsigned int line, const char *fmt,
