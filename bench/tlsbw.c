@@ -68,6 +68,7 @@ struct end {
 	int fd;
 	char *buf;
 	int rc;
+	bool wr;		/* this end writes */
 	double done;		/* when the last byte went or came */
 };
 
@@ -87,24 +88,16 @@ static int plain_io(int fd, char *p, size_t n, bool wr)
 	return 0;
 }
 
-static void *writer(void *arg)
+/* one end's thread: writes (e->wr) or reads `total` bytes, a chunk at a
+ * time */
+static void *mover(void *arg)
 {
 	struct end *e = arg;
 
 	for (size_t off = 0; !e->rc && off < total; off += chunk)
-		e->rc = e->c ? xgpu_conn_write(e->c, e->buf, chunk) :
-			       plain_io(e->fd, e->buf, chunk, true);
-	e->done = now_s();
-	return NULL;
-}
-
-static void *reader(void *arg)
-{
-	struct end *e = arg;
-
-	for (size_t off = 0; !e->rc && off < total; off += chunk)
-		e->rc = e->c ? xgpu_conn_read(e->c, e->buf, chunk) :
-			       plain_io(e->fd, e->buf, chunk, false);
+		e->rc = !e->c ? plain_io(e->fd, e->buf, chunk, e->wr) :
+			e->wr ? xgpu_conn_write(e->c, e->buf, chunk) :
+				xgpu_conn_read(e->c, e->buf, chunk);
 	e->done = now_s();
 	return NULL;
 }
@@ -116,10 +109,12 @@ static double run(struct end *w, struct end *r)
 	double t0;
 
 	w->rc = r->rc = 0;
+	w->wr = true;
+	r->wr = false;
 	t0 = now_s();
-	if (pthread_create(&tr, NULL, reader, r))
+	if (pthread_create(&tr, NULL, mover, r))
 		die("pthread_create", "failed");
-	if (pthread_create(&tw, NULL, writer, w))
+	if (pthread_create(&tw, NULL, mover, w))
 		die("pthread_create", "failed");
 	pthread_join(tw, NULL);
 	pthread_join(tr, NULL);
