@@ -21,6 +21,14 @@
  *               pitch, height and offsets on each host side
  *   pinned      a copy from pinned memory on a capturing stream is still
  *               one memcpy node (nothing added)
+ *   graph-api   memcpy nodes added with cuGraphAddMemcpyNode (H2D from a
+ *               pageable buffer, its pitch left 0, then D2H into another)
+ *               and cuGraphAddNode: each launch moves that round's bytes;
+ *               each node says CU_GRAPH_NODE_TYPE_MEMCPY and gives back
+ *               the program's parameters; changing them is refused with
+ *               CUDA_ERROR_NOT_SUPPORTED
+ *   graph-rows  the same with rows of their own pitch and offset on the
+ *               host side (3 rows of 1000 bytes out of 1500-byte rows)
  *
  * Prints "PASS step" or "FAIL step: why" per step, then
  * "N passed, M failed"; exits 0 when all passed.
@@ -316,6 +324,106 @@ static void step_pinned(void)
 	end();
 }
 
+/* a memcpy node's parameters: w bytes x rows, host side h (pitch hp,
+ * from byte hx of row 0), device side d (pitch w); to_dev: H2D */
+static CUDA_MEMCPY3D node_copy(bool to_dev, uint8_t *h, size_t hx, size_t hp,
+			       size_t w, size_t rows)
+{
+	CUDA_MEMCPY3D c;
+
+	memset(&c, 0, sizeof(c));
+	c.WidthInBytes = w;
+	c.Height = rows;
+	c.Depth = 1;
+	if (to_dev) {
+		c.srcMemoryType = CU_MEMORYTYPE_HOST;
+		c.srcHost = h;
+		c.srcXInBytes = hx;
+		c.srcPitch = hp;
+		c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+		c.dstDevice = d;
+		c.dstPitch = w;
+	} else {
+		c.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+		c.srcDevice = d;
+		c.srcPitch = w;
+		c.dstMemoryType = CU_MEMORYTYPE_HOST;
+		c.dstHost = h;
+		c.dstXInBytes = hx;
+		c.dstPitch = hp;
+	}
+	return c;
+}
+
+/* node n is a memcpy node whose parameters are *want, which stay */
+static void check_node(CUgraphNode n, const CUDA_MEMCPY3D *want)
+{
+	CUgraphNodeType t = CU_GRAPH_NODE_TYPE_EMPTY;
+	CUDA_MEMCPY3D got;
+
+	memset(&got, 0, sizeof(got));
+	if (OK(cuGraphNodeGetType(n, &t)))
+		EXPECT(t == CU_GRAPH_NODE_TYPE_MEMCPY, "node type %d, want "
+		       "%d (memcpy)", (int)t, (int)CU_GRAPH_NODE_TYPE_MEMCPY);
+	if (OK(cuGraphMemcpyNodeGetParams(n, &got)))
+		EXPECT(!memcmp(&got, want, sizeof(got)), "the node's "
+		       "parameters are not the program's");
+	EXPECT(cuGraphMemcpyNodeSetParams(n, want) ==
+	       CUDA_ERROR_NOT_SUPPORTED, "changing a staged node's "
+	       "parameters was not refused");
+}
+
+/*
+ * A graph of two memcpy nodes through d: w bytes x rows from src (pitch
+ * hp, from byte hx) and back into dst the same way, the second added
+ * with cuGraphAddNode; each launch must move that round's rows.
+ */
+static void step_graph_api(const char *name, size_t hx, size_t hp, size_t w,
+			   size_t rows)
+{
+	CUDA_MEMCPY3D in = node_copy(true, src, hx, hp, w, rows),
+		      out = node_copy(false, dst, hx, hp, w, rows);
+	CUgraphNodeParams gp;
+	CUgraphNode a = NULL, b = NULL;
+	CUgraph g = NULL;
+	CUgraphExec x = NULL;
+
+	begin(name);
+	memset(&gp, 0, sizeof(gp));
+	gp.type = CU_GRAPH_NODE_TYPE_MEMCPY;
+	gp.memcpy.copyParams = out;
+	if (OK(cuGraphCreate(&g, 0)) &&
+	    OK(cuGraphAddMemcpyNode(&a, g, NULL, 0, &in, NULL)) &&
+	    OK(cuGraphAddNode(&b, g, &a, NULL, 1, &gp)) &&
+	    OK(cuGraphInstantiate(&x, g, 0))) {
+		check_node(a, &in);
+		check_node(b, &out);
+		for (int r = 0; r < 4 && !step_failed; r++) {
+			for (size_t i = 0; i < N; i++)
+				src[i] = (uint8_t)(i * 13 + (size_t)r * 17);
+			memset(dst, 0xee, N);
+			if (!OK(cuGraphLaunch(x, s)) ||
+			    !OK(cuStreamSynchronize(s)))
+				break;
+			for (size_t i = 0; i < N; i++) {
+				size_t pitch = hp ? hp : w;
+				size_t row = i / pitch, col = i % pitch;
+				bool in_copy = row < rows && col >= hx &&
+					       col < hx + w;
+				uint8_t want = in_copy ? src[i] : 0xee;
+
+				if (dst[i] != want) {
+					failf("round %d: byte %zu is %u, want "
+					      "%u", r, i, dst[i], want);
+					break;
+				}
+			}
+		}
+	}
+	drop_graph(g, x);
+	end();
+}
+
 int main(void)
 {
 	CUdevice dev;
@@ -336,6 +444,9 @@ int main(void)
 	step_2d();
 	step_3d();
 	step_pinned();
+	/* one row, its pitch left 0 */
+	step_graph_api("graph-api", 0, 0, N, 1);
+	step_graph_api("graph-rows", 200, 1500, 1000, 2);
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }

@@ -7,7 +7,8 @@
  * event record and wait, child graph, memory allocation and free, by their
  * typed calls or cuGraphAddNode, and conditional nodes (cuGraphAddNode;
  * their body graphs are graphs of ours), batch memory operations.
- * Memcpy nodes with a pageable host side or an array, and external
+ * A memcpy node with a pageable host side is a child graph of a host node
+ * and a memcpy node through a pinned buffer (xgpulib_capcopy.c); external
  * semaphore nodes are refused with CUDA_ERROR_NOT_SUPPORTED (XGPU_DEBUG says
  * which).  Queries and setters: xgpulib_api_graphquery.c.
  */
@@ -15,6 +16,7 @@
 #include <string.h>
 
 #include "xgpulib.h"
+#include "xgpulib_copy.h"
 #include "xgpulib_entry.h"
 #include "xgpulib_graph.h"
 #include "xgpulib_image.h"
@@ -189,7 +191,14 @@ CUresult cuGraphExecKernelNodeSetParams(CUgraphExec hGraphExec,
 CUresult cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType *type)
 {
 	uint64_t v;
-	CUresult rc = robj_ask(hNode, RK_NODE, xgpulib_call_GRAPH_NODE_TYPE,
+	CUresult rc;
+
+	/* the child graph node of a staged copy stands for a memcpy node */
+	if (type && robj_staged(hNode, NULL)) {
+		*type = CU_GRAPH_NODE_TYPE_MEMCPY;
+		return CUDA_SUCCESS;
+	}
+	rc = robj_ask(hNode, RK_NODE, xgpulib_call_GRAPH_NODE_TYPE,
 			       type ? &v : NULL);
 
 	if (rc == CUDA_SUCCESS)
@@ -236,7 +245,15 @@ CUresult cuGraphAddMemcpyNode(CUgraphNode *phGraphNode, CUgraph hGraph,
 			      size_t numDependencies, const CUDA_MEMCPY3D *p,
 			      CUcontext ctx)
 {
+	bool staged;
+	CUresult rc;
+
 	(void)ctx;	/* the worker's current context, as the guest's */
+	/* a pageable host side: a child graph that stages it */
+	rc = xgpulib_capcopy_node(phGraphNode, hGraph, dependencies,
+				  numDependencies, p, &staged);
+	if (staged)
+		return rc;
 	return add_fixed(phGraphNode, hGraph, dependencies, numDependencies,
 			 CU_GRAPH_NODE_TYPE_MEMCPY, p);
 }

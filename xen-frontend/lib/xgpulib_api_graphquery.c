@@ -152,21 +152,40 @@ CUresult cuGraphExecMemsetNodeSetParams(CUgraphExec hGraphExec,
 
 CUresult cuGraphMemcpyNodeGetParams(CUgraphNode hNode, CUDA_MEMCPY3D *p)
 {
+	/* a staged copy's node gives the program's parameters */
+	if (p && robj_staged(hNode, p))
+		return CUDA_SUCCESS;
 	return fixed_get(hNode, CU_GRAPH_NODE_TYPE_MEMCPY, p);
+}
+
+/* a staged copy's node: its parameters stay (its child graph holds the
+ * buffer and the rows it was made for) */
+static CUresult staged_set(CUgraphNode n)
+{
+	if (!robj_staged(n, NULL))
+		return CUDA_SUCCESS;
+	xgpulib_dbg("graph memcpy node with a pageable host side: its "
+		    "parameters cannot be changed (add a new node)");
+	return CUDA_ERROR_NOT_SUPPORTED;
 }
 
 CUresult cuGraphMemcpyNodeSetParams(CUgraphNode hNode, const CUDA_MEMCPY3D *p)
 {
-	return fixed_set(NULL, false, hNode, CU_GRAPH_NODE_TYPE_MEMCPY, p);
+	CUresult rc = staged_set(hNode);
+
+	return rc ? rc : fixed_set(NULL, false, hNode,
+				   CU_GRAPH_NODE_TYPE_MEMCPY, p);
 }
 
 CUresult cuGraphExecMemcpyNodeSetParams(CUgraphExec hGraphExec,
 					CUgraphNode hNode,
 					const CUDA_MEMCPY3D *p, CUcontext ctx)
 {
+	CUresult rc = staged_set(hNode);
+
 	(void)ctx;
-	return fixed_set(hGraphExec, true, hNode, CU_GRAPH_NODE_TYPE_MEMCPY,
-			 p);
+	return rc ? rc : fixed_set(hGraphExec, true, hNode,
+				   CU_GRAPH_NODE_TYPE_MEMCPY, p);
 }
 
 /* nodes whose parameter is one object: an event, a child graph */

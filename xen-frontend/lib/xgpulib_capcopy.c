@@ -18,6 +18,15 @@
  * runs, as natively.  A graph's node list shows the two nodes where a
  * native capture shows one memcpy node.
  *
+ * A memcpy node that the program adds with the graph API
+ * (cuGraphAddMemcpyNode, cuGraphAddNode) with one side in pageable memory
+ * becomes the same two nodes in a child graph, whose node stands for the
+ * memcpy node: cuGraphNodeGetType says CU_GRAPH_NODE_TYPE_MEMCPY and
+ * cuGraphMemcpyNodeGetParams gives the program's parameters; changing
+ * them (cuGraphMemcpyNodeSetParams, cuGraphExecMemcpyNodeSetParams) is
+ * refused with CUDA_ERROR_NOT_SUPPORTED, and the graph's node list, a
+ * clone's nodes and cuGraphNodeGetParams see a child graph node.
+ *
  * The buffer lives as long as the graph does (and the executable graphs
  * made from it): a user object that owns it is moved to the graph; its
  * destructor, which may not call the driver API, leaves the buffer on a
@@ -112,24 +121,17 @@ static struct pcopy *take_spare(size_t bytes)
 
 /*
  * A pinned buffer for the host rows *want describes, owned by a user
- * object moved to the graph stream s captures into: *out, or an error.
+ * object moved to graph g: *out, or an error.
  */
-static CUresult staging_for(CUstream s, int ptds, const struct hrows *want,
-			    struct pcopy **out)
+static CUresult staging_owned(CUgraph g, const struct hrows *want,
+			      struct pcopy **out)
 {
 	size_t bytes = want->width * want->rows * want->depth;
-	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
-	CUgraph g = NULL;
 	CUuserObject uo;
 	struct pcopy *c;
 	void *buf = NULL;
 	CUresult rc;
 
-	rc = xgpulib_capture_info_v3(s, &st, NULL, &g, NULL, NULL, NULL, ptds);
-	if (rc)
-		return rc;
-	if (st != CU_STREAM_CAPTURE_STATUS_ACTIVE || !g)
-		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 	c = take_spare(bytes);
 	if (!c) {
 		c = calloc(1, sizeof(*c));
@@ -157,6 +159,22 @@ static CUresult staging_for(CUstream s, int ptds, const struct hrows *want,
 	}
 	*out = c;
 	return CUDA_SUCCESS;
+}
+
+/* the same, owned by the graph stream s captures into */
+static CUresult staging_for(CUstream s, int ptds, const struct hrows *want,
+			    struct pcopy **out)
+{
+	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+	CUgraph g = NULL;
+	CUresult rc;
+
+	rc = xgpulib_capture_info_v3(s, &st, NULL, &g, NULL, NULL, NULL, ptds);
+	if (rc)
+		return rc;
+	if (st != CU_STREAM_CAPTURE_STATUS_ACTIVE || !g)
+		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+	return staging_owned(g, want, out);
 }
 
 /*
@@ -361,4 +379,94 @@ CUresult xgpulib_capcopy_3d(const CUDA_MEMCPY3D *p, CUstream s, int ptds,
 					.depth = p->Depth,
 					.slice = pitch * height },
 		       src != NULL, copy_3d, p);
+}
+
+/* ---- memcpy nodes of the graph API ------------------------------------- */
+
+/*
+ * The child graph of a staged copy: to the device (in), a host node that
+ * packs the rows into c's buffer, then the memcpy node q (its host side
+ * the buffer); from the device, q, then a host node that unpacks them.
+ */
+static CUresult staged_graph(CUgraph *cg, const CUDA_MEMCPY3D *q, bool in,
+			     struct pcopy *c)
+{
+	CUDA_HOST_NODE_PARAMS h = { in ? copy_in : copy_out, c };
+	CUgraphNode first, second;
+	CUresult rc = cuGraphCreate(cg, 0);
+
+	if (rc)
+		return rc;
+	if (in) {
+		rc = cuGraphAddHostNode(&first, *cg, NULL, 0, &h);
+		if (rc == CUDA_SUCCESS)
+			rc = cuGraphAddMemcpyNode(&second, *cg, &first, 1, q,
+						  NULL);
+	} else {
+		rc = cuGraphAddMemcpyNode(&first, *cg, NULL, 0, q, NULL);
+		if (rc == CUDA_SUCCESS)
+			rc = cuGraphAddHostNode(&second, *cg, &first, 1, &h);
+	}
+	if (rc) {
+		cuGraphDestroy(*cg);
+		*cg = NULL;
+	}
+	return rc;
+}
+
+CUresult xgpulib_capcopy_node(CUgraphNode *out, CUgraph g,
+			      const CUgraphNode *deps, size_t nd,
+			      const CUDA_MEMCPY3D *p, bool *done)
+{
+	CUDA_MEMCPY3D q;
+	uint8_t *src, *dst;
+	size_t pitch, height;
+	struct pcopy *c;
+	CUgraph cg;
+	CUresult rc;
+
+	*done = false;
+	if (!out || !g || !p || !p->WidthInBytes || !p->Height || !p->Depth)
+		return CUDA_SUCCESS;
+	q = *p;
+	/* one row: its pitch may be left 0 */
+	if (q.Height == 1 && q.Depth == 1) {
+		q.srcPitch = q.srcPitch ? q.srcPitch : q.WidthInBytes;
+		q.dstPitch = q.dstPitch ? q.dstPitch : q.WidthInBytes;
+	}
+	if (q.srcPitch < q.WidthInBytes || q.dstPitch < q.WidthInBytes)
+		return CUDA_SUCCESS;
+	src = pageable_at(q.srcMemoryType, q.srcHost, q.srcDevice,
+			  q.srcXInBytes, q.srcY, q.srcZ, q.srcPitch,
+			  q.srcHeight, q.WidthInBytes, q.Height, q.Depth);
+	dst = pageable_at(q.dstMemoryType, q.dstHost, q.dstDevice,
+			  q.dstXInBytes, q.dstY, q.dstZ, q.dstPitch,
+			  q.dstHeight, q.WidthInBytes, q.Height, q.Depth);
+	if (!src == !dst)
+		return CUDA_SUCCESS;	/* neither side, or both */
+	*done = true;
+	pitch = src ? q.srcPitch : q.dstPitch;
+	height = src ? q.srcHeight : q.dstHeight;
+	rc = staging_owned(g, &(struct hrows){ .host = src ? src : dst,
+					       .width = q.WidthInBytes,
+					       .rows = q.Height,
+					       .pitch = pitch,
+					       .depth = q.Depth,
+					       .slice = pitch * height }, &c);
+	if (rc)
+		return rc;
+	if (src)
+		STAGED_3D(q, src, c->staging);
+	else
+		STAGED_3D(q, dst, c->staging);
+	rc = staged_graph(&cg, &q, src != NULL, c);
+	if (rc)
+		return rc;
+	rc = cuGraphAddChildGraphNode(out, g, deps, nd, cg);
+	cuGraphDestroy(cg);	/* the node holds its own copy */
+	if (rc == CUDA_SUCCESS && !robj_stage(*out, p)) {
+		cuGraphDestroyNode(*out);
+		rc = CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	return rc;
 }

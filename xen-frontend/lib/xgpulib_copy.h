@@ -97,5 +97,13 @@ CUresult xgpulib_capcopy_2d(const CUDA_MEMCPY2D *p, CUstream s, int ptds,
 			    bool *done);
 CUresult xgpulib_capcopy_3d(const CUDA_MEMCPY3D *p, CUstream s, int ptds,
 			    bool *done);
+/*
+ * cuGraphAddMemcpyNode's copy *p with one side in pageable memory (*done):
+ * a child graph node of graph g, after deps, that reads or writes that
+ * memory when the graph runs (xgpulib_capcopy.c)
+ */
+CUresult xgpulib_capcopy_node(CUgraphNode *out, CUgraph g,
+			      const CUgraphNode *deps, size_t nd,
+			      const CUDA_MEMCPY3D *p, bool *done);
 
 #endif /* XGPULIB_COPY_H */

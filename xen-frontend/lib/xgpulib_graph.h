@@ -32,6 +32,15 @@ uint64_t robj_remote(const void *p, int kind);
  * false (p freed) if o is not a node of ours */
 bool robj_cache(void *node, void *p);
 
+/*
+ * A memcpy node with a pageable host side is a child graph node of ours
+ * (xgpulib_capcopy_node): robj_stage marks node object `node` as standing
+ * for the memcpy node *p (false: not a node of ours, or no memory);
+ * robj_staged says whether it does, and gives its parameters.
+ */
+bool robj_stage(void *node, const CUDA_MEMCPY3D *p);
+bool robj_staged(const void *node, CUDA_MEMCPY3D *p);
+
 /* the graph object of a node object of ours, NULL if it is not one */
 struct robj *robj_graph_of(const void *node);
 
@@ -40,7 +49,8 @@ struct robj *robj_graph_of(const void *node);
  * (xgpulib_graphwire.c, as the other conversions of nodes' parameters):
  * type CU_GRAPH_NODE_TYPE_MEMSET (p a CUDA_MEMSET_NODE_PARAMS), _MEMCPY
  * (a CUDA_MEMCPY3D; its host side must be pinned memory:
- * CUDA_ERROR_NOT_SUPPORTED otherwise) or _HOST (a CUDA_HOST_NODE_PARAMS;
+ * CUDA_ERROR_NOT_SUPPORTED otherwise; cuGraphAddMemcpyNode stages a
+ * pageable one first, xgpulib_capcopy_node) or _HOST (a CUDA_HOST_NODE_PARAMS;
  * its function and data registered: xgpulib_hostfn_id).
  * xgpulib_node_fixed_len: how many bytes of w the wire carries;
  * xgpulib_node_wire: p as the wire carries it (w); xgpulib_node_unwire:

@@ -25,6 +25,8 @@ struct robj {
 	struct robj *pnext;	/* chain by address */
 	void *cache;		/* RK_NODE: parameters handed out, freed with
 				 * it (robj_cache) */
+	CUDA_MEMCPY3D *staged;	/* RK_NODE: the memcpy node it stands for
+				 * (robj_stage) */
 };
 
 #define NBUCKETS 256
@@ -133,6 +135,46 @@ bool robj_cache(void *node, void *p)
 	return ok;
 }
 
+bool robj_stage(void *node, const CUDA_MEMCPY3D *p)
+{
+	CUDA_MEMCPY3D *c = malloc(sizeof(*c));
+	struct robj *x;
+	bool ok = false;
+
+	if (!c)
+		return false;
+	*c = *p;
+	pthread_mutex_lock(&robj_mu);
+	x = live(node, RK_NODE);
+	if (x) {
+		free(x->staged);
+		x->staged = c;
+		ok = true;
+	}
+	pthread_mutex_unlock(&robj_mu);
+	if (!ok)
+		free(c);
+	return ok;
+}
+
+bool robj_staged(const void *node, CUDA_MEMCPY3D *p)
+{
+	struct robj *x;
+	bool ok = false;
+
+	if (!node)
+		return false;
+	pthread_mutex_lock(&robj_mu);
+	x = live(node, RK_NODE);
+	if (x && x->staged) {
+		if (p)
+			*p = *x->staged;
+		ok = true;
+	}
+	pthread_mutex_unlock(&robj_mu);
+	return ok;
+}
+
 /* the graph object of a node object of ours, NULL if it is not one */
 struct robj *robj_graph_of(const void *node)
 {
@@ -158,6 +200,7 @@ void robj_forget(struct robj *dead)
 					punlink(o);
 					o->magic = 0;
 					free(o->cache);
+					free(o->staged);
 					free(o);
 				}
 			} else {
@@ -168,6 +211,7 @@ void robj_forget(struct robj *dead)
 	punlink(dead);
 	dead->magic = 0;
 	free(dead->cache);
+	free(dead->staged);
 	free(dead);
 	pthread_mutex_unlock(&robj_mu);
 }

@@ -53,9 +53,11 @@ static CUresult side_wire(CUmemorytype type, const void *host, CUdeviceptr dev,
 		}
 		r = xgpulib_region_find(host, last, &off);
 		if (!r) {
-			xgpulib_dbg("graph memcpy node: the host side is "
-				    "pageable memory (only pinned memory, "
-				    "cuMemHostAlloc, is supported)");
+			xgpulib_dbg("graph memcpy node: pageable host "
+				    "memory where it cannot be staged (both "
+				    "sides, or a node's new parameters; "
+				    "pinned memory, cuMemHostAlloc, works "
+				    "everywhere)");
 			return CUDA_ERROR_NOT_SUPPORTED;
 		}
 		s->type = CU_MEMORYTYPE_HOST;
