@@ -232,8 +232,20 @@ int main(void)
 		c.WidthInBytes = 64;
 		c.Height = 1;
 		c.Depth = 1;
+		/* pageable memory is staged (integration cappage): the
+		 * node is a memcpy node */
+		if (OK(cuGraphAddMemcpyNode(&n2, g, NULL, 0, &c, ctx)) &&
+		    OK(cuGraphNodeGetType(n2, &t)))
+			EXPECT(t == CU_GRAPH_NODE_TYPE_MEMCPY, "a pageable "
+			       "memcpy node's type %d", (int)t);
+		OK(cuGraphDestroyNode(n2));
+		/* both sides pageable: refused */
+		c.srcMemoryType = CU_MEMORYTYPE_HOST;
+		c.srcHost = (char *)page + 1024;
 		EXPECT(cuGraphAddMemcpyNode(&n2, g, NULL, 0, &c, ctx) ==
-		       CUDA_ERROR_NOT_SUPPORTED, "a pageable memcpy node");
+		       CUDA_ERROR_NOT_SUPPORTED,
+		       "a memcpy node between two pageable buffers");
+		c.srcMemoryType = CU_MEMORYTYPE_DEVICE;
 		/* past the end of the pinned buffer */
 		c.dstHost = pinned;
 		c.WidthInBytes = 8192;

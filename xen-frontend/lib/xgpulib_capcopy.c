@@ -249,7 +249,9 @@ static uint8_t *pageable_at(CUmemorytype t, const void *host,
 		host = (const void *)(uintptr_t)dptr;
 	else if (t != CU_MEMORYTYPE_HOST)
 		return NULL;
-	if (!host || xgpulib_region_find(host, span, &off) ||
+	/* pinned memory (a copy that begins in a buffer but runs past its
+	 * end is not staged either: it is refused as it stands) */
+	if (!host || xgpulib_region_find(host, 1, &off) ||
 	    xgpulib_region_coherent(host, span))
 		return NULL;
 	return (uint8_t *)(uintptr_t)host + z * slice + y * pitch + x;
@@ -348,37 +350,51 @@ static CUresult copy_3d(const void *p, bool in, const struct pcopy *c,
 	return xgpulib_memcpy_3d_async(&q, s, ptds);
 }
 
-CUresult xgpulib_capcopy_3d(const CUDA_MEMCPY3D *p, CUstream s, int ptds,
-			    bool *done)
+/*
+ * The 3D copy *p has exactly one side in pageable memory: true, with *h
+ * the host rows of that side and *in whether it is the source.  A host
+ * side's pitch below the width is never ours.
+ */
+static bool pageable_3d(const CUDA_MEMCPY3D *p, struct hrows *h, bool *in)
 {
 	uint8_t *src, *dst;
 	size_t pitch, height;
 
-	*done = false;
-	if (!p || !p->WidthInBytes || !p->Height || !p->Depth ||
-	    !xgpulib_captures_begun() ||
+	if (!p->WidthInBytes || !p->Height || !p->Depth ||
 	    (p->srcMemoryType == CU_MEMORYTYPE_HOST &&
 	     p->srcPitch < p->WidthInBytes) ||
 	    (p->dstMemoryType == CU_MEMORYTYPE_HOST &&
 	     p->dstPitch < p->WidthInBytes))
-		return CUDA_SUCCESS;
+		return false;
 	src = pageable_at(p->srcMemoryType, p->srcHost, p->srcDevice,
 			  p->srcXInBytes, p->srcY, p->srcZ, p->srcPitch,
 			  p->srcHeight, p->WidthInBytes, p->Height, p->Depth);
 	dst = pageable_at(p->dstMemoryType, p->dstHost, p->dstDevice,
 			  p->dstXInBytes, p->dstY, p->dstZ, p->dstPitch,
 			  p->dstHeight, p->WidthInBytes, p->Height, p->Depth);
-	if (!mine(src, dst, s, ptds, done))
-		return CUDA_SUCCESS;
+	if (!src == !dst)
+		return false;	/* neither side, or both */
 	pitch = src ? p->srcPitch : p->dstPitch;
 	height = src ? p->srcHeight : p->dstHeight;
-	return capture(s, ptds,
-		       &(struct hrows){ .host = src ? src : dst,
-					.width = p->WidthInBytes,
-					.rows = p->Height, .pitch = pitch,
-					.depth = p->Depth,
-					.slice = pitch * height },
-		       src != NULL, copy_3d, p);
+	*h = (struct hrows){ .host = src ? src : dst, .width = p->WidthInBytes,
+			     .rows = p->Height, .pitch = pitch,
+			     .depth = p->Depth, .slice = pitch * height };
+	*in = src != NULL;
+	return true;
+}
+
+CUresult xgpulib_capcopy_3d(const CUDA_MEMCPY3D *p, CUstream s, int ptds,
+			    bool *done)
+{
+	struct hrows h;
+	bool in;
+
+	*done = false;
+	if (!p || !xgpulib_captures_begun() || !pageable_3d(p, &h, &in) ||
+	    !capturing(s, ptds))
+		return CUDA_SUCCESS;
+	*done = true;
+	return capture(s, ptds, &h, in, copy_3d, p);
 }
 
 /* ---- memcpy nodes of the graph API ------------------------------------- */
@@ -419,14 +435,14 @@ CUresult xgpulib_capcopy_node(CUgraphNode *out, CUgraph g,
 			      const CUDA_MEMCPY3D *p, bool *done)
 {
 	CUDA_MEMCPY3D q;
-	uint8_t *src, *dst;
-	size_t pitch, height;
+	struct hrows h;
 	struct pcopy *c;
 	CUgraph cg;
 	CUresult rc;
+	bool in;
 
 	*done = false;
-	if (!out || !g || !p || !p->WidthInBytes || !p->Height || !p->Depth)
+	if (!out || !g || !p)
 		return CUDA_SUCCESS;
 	q = *p;
 	/* one row: its pitch may be left 0 */
@@ -434,32 +450,17 @@ CUresult xgpulib_capcopy_node(CUgraphNode *out, CUgraph g,
 		q.srcPitch = q.srcPitch ? q.srcPitch : q.WidthInBytes;
 		q.dstPitch = q.dstPitch ? q.dstPitch : q.WidthInBytes;
 	}
-	if (q.srcPitch < q.WidthInBytes || q.dstPitch < q.WidthInBytes)
+	if (!pageable_3d(&q, &h, &in))
 		return CUDA_SUCCESS;
-	src = pageable_at(q.srcMemoryType, q.srcHost, q.srcDevice,
-			  q.srcXInBytes, q.srcY, q.srcZ, q.srcPitch,
-			  q.srcHeight, q.WidthInBytes, q.Height, q.Depth);
-	dst = pageable_at(q.dstMemoryType, q.dstHost, q.dstDevice,
-			  q.dstXInBytes, q.dstY, q.dstZ, q.dstPitch,
-			  q.dstHeight, q.WidthInBytes, q.Height, q.Depth);
-	if (!src == !dst)
-		return CUDA_SUCCESS;	/* neither side, or both */
 	*done = true;
-	pitch = src ? q.srcPitch : q.dstPitch;
-	height = src ? q.srcHeight : q.dstHeight;
-	rc = staging_owned(g, &(struct hrows){ .host = src ? src : dst,
-					       .width = q.WidthInBytes,
-					       .rows = q.Height,
-					       .pitch = pitch,
-					       .depth = q.Depth,
-					       .slice = pitch * height }, &c);
+	rc = staging_owned(g, &h, &c);
 	if (rc)
 		return rc;
-	if (src)
+	if (in)
 		STAGED_3D(q, src, c->staging);
 	else
 		STAGED_3D(q, dst, c->staging);
-	rc = staged_graph(&cg, &q, src != NULL, c);
+	rc = staged_graph(&cg, &q, in, c);
 	if (rc)
 		return rc;
 	rc = cuGraphAddChildGraphNode(out, g, deps, nd, cg);
