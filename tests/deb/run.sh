@@ -275,6 +275,7 @@ $S/xgpufront.h
 $S/xgpufront_bus.c
 $S/xgpufront_chan.c
 $S/xgpufront_fops.c
+$S/xgpufront_xs.c
 EOF
 files_of "$D" >"$TMP/dkms.have"
 if diff -u "$TMP/dkms.want" "$TMP/dkms.have" >"$TMP/dkms.diff" &&

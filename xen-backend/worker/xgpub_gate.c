@@ -26,6 +26,15 @@
  * longer than the host's limit gets SIGUSR2: the worker tells the guest why in the
  * ring header (XGPUIF_FAULT_TIMEOUT) and exits; the driver then tears
  * its contexts down.
+ *
+ * A circle of calls, kept on purpose: the worker (xgpub_worker.c) puts
+ * every GPU op through this gate, and the gate, before it blocks,
+ * publishes the replies the worker held back (xgpub_publish_held) and
+ * reads the worker's own status slot; the synchronize handlers
+ * (xgpub_op_stream.c, and through them the green contexts of
+ * xgpub_op_green.c, which the worker tears down at the end) wait here.
+ * Cutting it would hide the batching of replies behind a callback that
+ * only this file would call.
  */
 #include <errno.h>
 #include <linux/futex.h>

@@ -131,7 +131,7 @@
 #define XGPU_BE_ABSENT			(-1)	/* ch/<n>/state not seen yet */
 #define XGPU_BE_GONE			(-2)	/* it existed and was removed */
 
-/* module parameters (xgpufront_bus.c) */
+/* module parameters (xgpufront_bus.c, xgpufront_xs.c) */
 extern unsigned int xgpu_max_hostmem_mb;
 extern unsigned int xgpu_connect_timeout_ms;
 
@@ -252,6 +252,8 @@ static inline struct xgpu_chan *xgpu_file_chan(struct xgpu_file *f)
 
 /* xgpufront_bus.c */
 void xgpu_dev_release(struct kref *ref);
+
+/* xgpufront_xs.c */
 int xgpu_read_uint(const char *dir, const char *node, unsigned int *val);
 void xgpu_sanitise(char *dst, size_t dstsz, const char *src, size_t srclen,
 		   bool slash_ok);

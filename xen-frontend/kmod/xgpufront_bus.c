@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * xen-gpufront: the xenbus device (handshake, states, /dev/xgpu
- * registration), shared helpers and module entry points.
+ * registration) and module entry points.
  * Overview, lifetimes and locking: xgpufront.h.
  */
 
@@ -14,11 +14,6 @@ module_param_named(max_hostmem_mb, xgpu_max_hostmem_mb, uint, 0644);
 MODULE_PARM_DESC(max_hostmem_mb,
 		 "Host memory (HOSTMEM_ALLOC) one open file may hold, MiB (default 1024)");
 
-unsigned int xgpu_connect_timeout_ms = 10000;
-module_param_named(connect_timeout_ms, xgpu_connect_timeout_ms, uint, 0644);
-MODULE_PARM_DESC(connect_timeout_ms,
-		 "How long CONNECT waits for the backend, ms (default 10000)");
-
 static DEFINE_IDA(xgpu_ida);
 
 /* save/restore (top of xgpufront.h) */
@@ -27,20 +22,6 @@ static LIST_HEAD(xgpu_devs);		/* bound devices */
 static DEFINE_MUTEX(xgpu_devs_lock);
 static struct workqueue_struct *xgpu_wq;
 static struct xenbus_driver xgpu_driver;
-
-/*
- * End a xenstore transaction: abort it when err says a write failed,
- * commit it otherwise.  Returns err, or the commit's result (-EAGAIN: the
- * caller starts again).
- */
-int xgpu_xs_end(struct xenbus_transaction t, int err)
-{
-	if (err) {
-		xenbus_transaction_end(t, 1);
-		return err;
-	}
-	return xenbus_transaction_end(t, 0);
-}
 
 /* ------------------------------------------------------------------ */
 /* helpers                                                            */
@@ -55,52 +36,6 @@ void xgpu_dev_release(struct kref *ref)
 	kfree(xd->nodename);
 	kfree(xd->otherend);
 	kfree(xd);
-}
-
-/* strict unsigned read: -ENOENT (or another read error) or -EINVAL */
-int xgpu_read_uint(const char *dir, const char *node, unsigned int *val)
-{
-	char *s;
-	int err;
-
-	s = xenbus_read(XBT_NIL, dir, node, NULL);
-	if (IS_ERR(s))
-		return PTR_ERR(s);
-	err = kstrtouint(s, 10, val);
-	kfree(s);
-	return err ? -EINVAL : 0;
-}
-
-/* printable ASCII only; '/' too unless slash_ok */
-void xgpu_sanitise(char *dst, size_t dstsz, const char *src, size_t srclen,
-		   bool slash_ok)
-{
-	size_t i, n = 0;
-
-	for (i = 0; i < srclen && src[i] && n + 1 < dstsz; i++) {
-		char ch = src[i];
-
-		if (ch < 0x20 || ch > 0x7e || (ch == '/' && !slash_ok))
-			ch = '_';
-		dst[n++] = ch;
-	}
-	dst[n] = '\0';
-}
-
-/* xenstore and grant-table errors, as the UAPI names them */
-int xgpu_xs_errno(int err)
-{
-	switch (err) {
-	case -ENOMEM:
-	case -ENOSPC:
-	case -EINTR:
-		return err;
-	case -EDQUOT:
-	case -E2BIG:
-		return -ENOSPC;		/* xenstore quota */
-	default:
-		return -EIO;
-	}
 }
 
 /* ------------------------------------------------------------------ */

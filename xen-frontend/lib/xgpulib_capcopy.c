@@ -34,6 +34,12 @@
  * freed: unregistering pinned memory while a stream is captured is a call
  * the driver refuses there (and it invalidates the capture), so the
  * process keeps as many buffers as it had graphs alive at once.
+ *
+ * A circle of calls, kept on purpose: the copy entry points
+ * (xgpulib_api_copy.c, xgpulib_api_copy3d.c) ask this file whether a copy
+ * is one to stage, and this file puts the staged copy through them again
+ * (its host side is then pinned memory, which they serve as any copy);
+ * the graph API's memcpy nodes (xgpulib_api_graphnode.c) come here too.
  */
 #include <pthread.h>
 #include <stdlib.h>
