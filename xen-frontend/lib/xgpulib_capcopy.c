@@ -282,81 +282,6 @@ bool xgpulib_capcopy_wanted(const void *host, size_t n, CUstream s, int ptds)
 }
 
 /*
- * A 2D or 3D copy with one side in pageable memory (src or dst, the
- * other NULL) on a capturing stream is this file's (*done).
- */
-static bool mine(const uint8_t *src, const uint8_t *dst, CUstream s,
-		 int ptds, bool *done)
-{
-	*done = !src != !dst && capturing(s, ptds);
-	return *done;
-}
-
-/*
- * Side `side` (src or dst) of the copy q (a CUDA_MEMCPY2D or 3D) becomes
- * the staging buffer b, its rows packed; STAGED_3D also its slices.
- */
-#define STAGED(q, side, b)						\
-	((q).side##MemoryType = CU_MEMORYTYPE_HOST, (q).side##Host = (b), \
-	 (q).side##XInBytes = 0, (q).side##Y = 0,			\
-	 (q).side##Pitch = (q).WidthInBytes)
-#define STAGED_3D(q, side, b)						\
-	(STAGED(q, side, b), (q).side##Z = 0, (q).side##LOD = 0,	\
-	 (q).side##Height = (q).Height)
-
-/* the 2D copy *p with its host side (the source: in) the buffer */
-static CUresult copy_2d(const void *p, bool in, const struct pcopy *c,
-			CUstream s, int ptds)
-{
-	CUDA_MEMCPY2D q = *(const CUDA_MEMCPY2D *)p;
-
-	if (in)
-		STAGED(q, src, c->staging);
-	else
-		STAGED(q, dst, c->staging);
-	return xgpulib_memcpy_2d_async(&q, s, ptds);
-}
-
-CUresult xgpulib_capcopy_2d(const CUDA_MEMCPY2D *p, CUstream s, int ptds,
-			    bool *done)
-{
-	uint8_t *src, *dst;
-	size_t pitch;
-
-	*done = false;
-	if (!p || !p->WidthInBytes || !p->Height || !xgpulib_captures_begun())
-		return CUDA_SUCCESS;
-	src = pageable_at(p->srcMemoryType, p->srcHost, p->srcDevice,
-			  p->srcXInBytes, p->srcY, 0, p->srcPitch, p->Height,
-			  p->WidthInBytes, p->Height, 1);
-	dst = pageable_at(p->dstMemoryType, p->dstHost, p->dstDevice,
-			  p->dstXInBytes, p->dstY, 0, p->dstPitch, p->Height,
-			  p->WidthInBytes, p->Height, 1);
-	if (!mine(src, dst, s, ptds, done))
-		return CUDA_SUCCESS;
-	pitch = src ? p->srcPitch : p->dstPitch;
-	return capture(s, ptds,
-		       &(struct hrows){ .host = src ? src : dst,
-					.width = p->WidthInBytes,
-					.rows = p->Height, .pitch = pitch,
-					.depth = 1, .slice = pitch * p->Height },
-		       src != NULL, copy_2d, p);
-}
-
-/* the 3D copy *p with its host side (the source: in) the buffer */
-static CUresult copy_3d(const void *p, bool in, const struct pcopy *c,
-			CUstream s, int ptds)
-{
-	CUDA_MEMCPY3D q = *(const CUDA_MEMCPY3D *)p;
-
-	if (in)
-		STAGED_3D(q, src, c->staging);
-	else
-		STAGED_3D(q, dst, c->staging);
-	return xgpulib_memcpy_3d_async(&q, s, ptds);
-}
-
-/*
  * The 3D copy *p has exactly one side in pageable memory: true, with *h
  * the host rows of that side and *in whether it is the source.  A host
  * side's pitch below the width is never ours.
@@ -387,6 +312,78 @@ static bool pageable_3d(const CUDA_MEMCPY3D *p, struct hrows *h, bool *in)
 			     .depth = p->Depth, .slice = pitch * height };
 	*in = src != NULL;
 	return true;
+}
+
+/*
+ * Side `side` (src or dst) of the copy q (a CUDA_MEMCPY2D or 3D) becomes
+ * the staging buffer b, its rows packed; STAGED_3D also its slices.
+ */
+#define STAGED(q, side, b)						\
+	((q).side##MemoryType = CU_MEMORYTYPE_HOST, (q).side##Host = (b), \
+	 (q).side##XInBytes = 0, (q).side##Y = 0,			\
+	 (q).side##Pitch = (q).WidthInBytes)
+#define STAGED_3D(q, side, b)						\
+	(STAGED(q, side, b), (q).side##Z = 0, (q).side##LOD = 0,	\
+	 (q).side##Height = (q).Height)
+
+/* the 2D copy *p with its host side (the source: in) the buffer */
+static CUresult copy_2d(const void *p, bool in, const struct pcopy *c,
+			CUstream s, int ptds)
+{
+	CUDA_MEMCPY2D q = *(const CUDA_MEMCPY2D *)p;
+
+	if (in)
+		STAGED(q, src, c->staging);
+	else
+		STAGED(q, dst, c->staging);
+	return xgpulib_memcpy_2d_async(&q, s, ptds);
+}
+
+CUresult xgpulib_capcopy_2d(const CUDA_MEMCPY2D *p, CUstream s, int ptds,
+			    bool *done)
+{
+	CUDA_MEMCPY3D v;
+	struct hrows h;
+	bool in;
+
+	*done = false;
+	if (!p || !xgpulib_captures_begun())
+		return CUDA_SUCCESS;
+	/* the same copy as a 3D one of one slice, to ask pageable_3d */
+	v = (CUDA_MEMCPY3D){
+		.srcXInBytes = p->srcXInBytes, .srcY = p->srcY,
+		.srcMemoryType = p->srcMemoryType, .srcHost = p->srcHost,
+		.srcDevice = p->srcDevice, .srcPitch = p->srcPitch,
+		.srcHeight = p->Height,
+		.dstXInBytes = p->dstXInBytes, .dstY = p->dstY,
+		.dstMemoryType = p->dstMemoryType, .dstHost = p->dstHost,
+		.dstDevice = p->dstDevice, .dstPitch = p->dstPitch,
+		.dstHeight = p->Height,
+		.WidthInBytes = p->WidthInBytes, .Height = p->Height,
+		.Depth = 1,
+	};
+	/* one row: its pitch may be left 0 */
+	if (v.Height == 1) {
+		v.srcPitch = v.srcPitch ? v.srcPitch : v.WidthInBytes;
+		v.dstPitch = v.dstPitch ? v.dstPitch : v.WidthInBytes;
+	}
+	if (!pageable_3d(&v, &h, &in) || !capturing(s, ptds))
+		return CUDA_SUCCESS;
+	*done = true;
+	return capture(s, ptds, &h, in, copy_2d, p);
+}
+
+/* the 3D copy *p with its host side (the source: in) the buffer */
+static CUresult copy_3d(const void *p, bool in, const struct pcopy *c,
+			CUstream s, int ptds)
+{
+	CUDA_MEMCPY3D q = *(const CUDA_MEMCPY3D *)p;
+
+	if (in)
+		STAGED_3D(q, src, c->staging);
+	else
+		STAGED_3D(q, dst, c->staging);
+	return xgpulib_memcpy_3d_async(&q, s, ptds);
 }
 
 CUresult xgpulib_capcopy_3d(const CUDA_MEMCPY3D *p, CUstream s, int ptds,

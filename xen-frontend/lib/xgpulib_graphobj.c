@@ -7,6 +7,7 @@
  * events of this process by their wire handle, for graph queries.  Below the graph entry points
  * (xgpulib_api_graph*.c), it calls none of them.
  */
+#include <stddef.h>
 #include <stdlib.h>
 
 #include "xgpulib.h"
@@ -25,8 +26,8 @@ struct robj {
 	struct robj *pnext;	/* chain by address */
 	void *cache;		/* RK_NODE: parameters handed out, freed with
 				 * it (robj_cache) */
-	CUDA_MEMCPY3D *staged;	/* RK_NODE: the memcpy node it stands for
-				 * (robj_stage) */
+	void *staged;		/* RK_NODE: the CUDA_MEMCPY3D of the memcpy
+				 * node it stands for (robj_stage) */
 };
 
 #define NBUCKETS 256
@@ -115,9 +116,9 @@ uint64_t robj_remote(const void *p, int kind)
 	return peek(p, kind, &o) ? o.remote : 0;
 }
 
-/* keep p (malloc'd) with node object o, freeing what it kept before;
- * false (p freed) if o is not a node of ours */
-bool robj_cache(void *node, void *p)
+/* p (malloc'd) in the field at offset off of node object `node`, what
+ * was there freed; false (p freed) if node is not a node of ours */
+static bool node_keep(void *node, size_t off, void *p)
 {
 	struct robj *x;
 	bool ok = false;
@@ -125,8 +126,10 @@ bool robj_cache(void *node, void *p)
 	pthread_mutex_lock(&robj_mu);
 	x = live(node, RK_NODE);
 	if (x) {
-		free(x->cache);
-		x->cache = p;
+		void **slot = (void **)((char *)x + off);
+
+		free(*slot);
+		*slot = p;
 		ok = true;
 	}
 	pthread_mutex_unlock(&robj_mu);
@@ -135,26 +138,21 @@ bool robj_cache(void *node, void *p)
 	return ok;
 }
 
+/* keep p (malloc'd) with node object o, freeing what it kept before;
+ * false (p freed) if o is not a node of ours */
+bool robj_cache(void *node, void *p)
+{
+	return node_keep(node, offsetof(struct robj, cache), p);
+}
+
 bool robj_stage(void *node, const CUDA_MEMCPY3D *p)
 {
 	CUDA_MEMCPY3D *c = malloc(sizeof(*c));
-	struct robj *x;
-	bool ok = false;
 
 	if (!c)
 		return false;
 	*c = *p;
-	pthread_mutex_lock(&robj_mu);
-	x = live(node, RK_NODE);
-	if (x) {
-		free(x->staged);
-		x->staged = c;
-		ok = true;
-	}
-	pthread_mutex_unlock(&robj_mu);
-	if (!ok)
-		free(c);
-	return ok;
+	return node_keep(node, offsetof(struct robj, staged), c);
 }
 
 bool robj_staged(const void *node, CUDA_MEMCPY3D *p)
@@ -168,7 +166,7 @@ bool robj_staged(const void *node, CUDA_MEMCPY3D *p)
 	x = live(node, RK_NODE);
 	if (x && x->staged) {
 		if (p)
-			*p = *x->staged;
+			*p = *(const CUDA_MEMCPY3D *)x->staged;
 		ok = true;
 	}
 	pthread_mutex_unlock(&robj_mu);
