@@ -541,7 +541,7 @@ static long path_domid(const char *p)
 
 void xgpub_xen_events(struct xgpub_xen *x)
 {
-	uint64_t now = xgpub_now_ns();
+	uint64_t now = xgpub_now_ns(), n = 0;
 	long dom = -1;
 	char **vec;
 
@@ -549,6 +549,7 @@ void xgpub_xen_events(struct xgpub_xen *x)
 		if (dom < 0)
 			dom = path_domid(vec[XS_WATCH_PATH]);
 		x->look_due = true;
+		n++;
 		free(vec);
 	}
 	if (!x->look_due)
@@ -559,13 +560,13 @@ void xgpub_xen_events(struct xgpub_xen *x)
 		return;
 	}
 	/* the next look comes within 1 s / XGPUB_XEN_LOOKS_PER_S */
-	x->deferred++;
-	if (!x->said_ns || now - x->said_ns >= 60000000000ull) {
+	x->deferred += n;
+	if (n && (!x->said_ns || now - x->said_ns >= 60000000000ull)) {
 		xgpub_info("xenstore events come faster than %u a second "
-			   "(the last from dom%ld): the backend looks at most "
-			   "%u times a second (%llu events waited since the "
-			   "last such line)", XGPUB_XEN_LOOKS_PER_S, dom,
-			   XGPUB_XEN_LOOKS_PER_S,
+			   "(one from dom%ld): the backend looks at most %u "
+			   "times a second (%llu event(s) waited for a look "
+			   "since the last such line)", XGPUB_XEN_LOOKS_PER_S,
+			   dom, XGPUB_XEN_LOOKS_PER_S,
 			   (unsigned long long)x->deferred);
 		x->said_ns = now;
 		x->deferred = 0;
