@@ -136,8 +136,7 @@ static int dev_side_2d(struct xgpub_worker *w, const struct xgpuif_copy_side *s,
 				 s->pitch, width);
 }
 
-int xgpub_h_MEMCPY_2D(struct xgpub_worker *w,
-		      const struct xgpuif_memcpy2d_args *a, CUstream s)
+XGPUB_HANDLER(MEMCPY_2D)
 {
 	CUDA_MEMCPY2D p;
 	int rc;
@@ -161,12 +160,12 @@ int xgpub_h_MEMCPY_2D(struct xgpub_worker *w,
 	p.WidthInBytes = a->width_bytes;
 	p.Height = a->height;
 	if (a->flags & XGPUIF_CF_ASYNC) {
-		rc = w->D->cuMemcpy2DAsync(&p, s);
+		rc = w->D->cuMemcpy2DAsync(&p, stream);
 		if (!rc && ((a->src.type == XGPUIF_MT_HOST &&
 			     a->src.mem.region == XGPUIF_REGION_DATA) ||
 			    (a->dst.type == XGPUIF_MT_HOST &&
 			     a->dst.mem.region == XGPUIF_REGION_DATA)))
-			rc = w->D->cuStreamSynchronize(s);
+			rc = w->D->cuStreamSynchronize(stream);
 		return rc;
 	}
 	return w->D->cuMemcpy2D(&p);

@@ -84,8 +84,7 @@ static bool staged_side(const struct xgpuif_copy_side3d *s)
 	return s->type == XGPUIF_MT_HOST && s->mem.region == XGPUIF_REGION_DATA;
 }
 
-int xgpub_h_MEMCPY_3D(struct xgpub_worker *w,
-		      const struct xgpuif_memcpy3d_args *a, CUstream s)
+XGPUB_HANDLER(MEMCPY_3D)
 {
 	CUDA_MEMCPY3D_PEER p;
 	bool async = a->flags & XGPUIF_CF_ASYNC;
@@ -117,7 +116,7 @@ int xgpub_h_MEMCPY_3D(struct xgpub_worker *w,
 	p.Height = a->height;
 	p.Depth = a->depth;
 	/* a graph would copy from the staging buffer at every launch */
-	if (async && staged && xgpub_capturing(w, s))
+	if (async && staged && xgpub_capturing(w, stream))
 		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 	if (a->flags & XGPUIF_CF_PEER) {
 		p.srcContext = ctx_of(w, a->src_ctx);
@@ -131,7 +130,7 @@ int xgpub_h_MEMCPY_3D(struct xgpub_worker *w,
 	if (rc)
 		return rc;
 	if (a->flags & XGPUIF_CF_PEER) {
-		rc = async ? w->D->cuMemcpy3DPeerAsync(&p, s) :
+		rc = async ? w->D->cuMemcpy3DPeerAsync(&p, stream) :
 			     w->D->cuMemcpy3DPeer(&p);
 	} else {
 		CUDA_MEMCPY3D q;
@@ -160,11 +159,11 @@ int xgpub_h_MEMCPY_3D(struct xgpub_worker *w,
 		q.WidthInBytes = p.WidthInBytes;
 		q.Height = p.Height;
 		q.Depth = p.Depth;
-		rc = async ? w->D->cuMemcpy3DAsync_v2(&q, s) :
+		rc = async ? w->D->cuMemcpy3DAsync_v2(&q, stream) :
 			     w->D->cuMemcpy3D_v2(&q);
 	}
 	/* the guest reuses the data area as soon as the reply arrives */
 	if (!rc && async && staged)
-		rc = w->D->cuStreamSynchronize(s);
+		rc = w->D->cuStreamSynchronize(stream);
 	return rc;
 }
