@@ -342,6 +342,28 @@ if [ -x "$CLI" ]; then
 	X sched-credit -d local:vm-1 | grep -qE 'local:vm-1 +- +- +256 +0 ' ||
 		why="${why}a local key took a rule: $(X sched-credit -d local:vm-1); "
 	if [ -z "$why" ]; then pass cli-config; else fail cli-config "$why"; fi
+	# caps of a domain given at run time: shown after the rules, merged
+	# key by key, kept across a reload; other keys, local clients, ids
+	# and bad values refused (exit 1), the caps as they were
+	why=
+	X config set vm-7 quota-mb=512 channels=4 >"$TMP/set.out" 2>&1 ||
+		why="set: $(cat "$TMP/set.out"); "
+	X config set vm-7 pinned-mb=64 >/dev/null 2>&1 || why="${why}second set failed; "
+	X config show | grep -qE '^vm-7 +512 +64 +- +4 *$' ||
+		why="${why}caps not shown: $(X config show 2>&1); "
+	X config show --json | grep -q '"domain": "vm-7", "quota_mb": 512, "pinned_mb": 64, "images_mb": "-", "channels": 4' ||
+		why="${why}caps in JSON: $(X config show --json); "
+	for bad in "vm-7 weight=3|sched-credit" "local:spin quota-mb=1|local and network clients" \
+		"12 quota-mb=1|not domain id" "vm-7 channels=65|from 1 to 64" \
+		"vm-7 nonsense=1|unknown key"; do
+		set -- ${bad%%|*}
+		X config set "$@" >"$TMP/set.out" 2>&1 && why="${why}'${bad%%|*}' accepted; "
+		grep -q "${bad#*|}" "$TMP/set.out" || why="${why}'${bad%%|*}': $(cat "$TMP/set.out"); "
+	done
+	X config reload >/dev/null 2>&1
+	X config show | grep -qE '^vm-7 +512 +64 +- +4 *$' ||
+		why="${why}caps lost by a reload or a refused set: $(X config show 2>&1); "
+	if [ -z "$why" ]; then pass cli-config-set; else fail cli-config-set "$why"; fi
 	# VCPU coordination is for Xen domains: off here, said so, and
 	# switching it on is refused with the reason
 	why=

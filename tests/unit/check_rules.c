@@ -369,6 +369,65 @@ START_TEST(config_worker_opts)
 }
 END_TEST
 
+/* caps set at run time: over the rule, key by key, for that domain
+ * (and its --incoming twin) only; other keys and names refused */
+START_TEST(config_caps_set)
+{
+	const char *p = tmp_file("c.conf", "vm-* quota-mb=64 pinned-mb=8\n",
+				 29);
+	const struct xgpub_options d = {
+		.quota = 8ull << 20, .pin_quota = 5, .images_max = 11,
+	};
+	char w1[] = "quota-mb=512", w2[] = "channels=3", w3[] = "weight=2",
+	     w4[] = "images-mb=0", w5[] = "images-mb=7";
+	char *ok[] = { w1, w2 }, *bad[] = { w3 }, *zero[] = { w4 },
+	     *img[] = { w5 };
+	struct xgpub_options o;
+	struct xgpu_dom_settings s;
+
+	xgpub_config_init(p, 0, 8ull << 20, 2, true);
+	ck_assert_int_eq(xgpub_config_reload(err, sizeof(err)), 0);
+	ck_assert_int_eq(xgpub_config_caps_set("vm-1", 2, ok, err,
+					       sizeof(err)), 0);
+	ck_assert_int_eq(xgpub_config_caps_count(), 1);
+	xgpub_config_worker_opts("vm-1", &d, &o);
+	ck_assert_uint_eq(o.quota, 512ull << 20);
+	ck_assert_uint_eq(o.pin_quota, 8ull << 20);	/* the rule's */
+	ck_assert_uint_eq(o.images_max, 11);		/* the daemon's */
+	ck_assert_ptr_nonnull(xgpub_config_domain("vm-1--incoming", &s));
+	ck_assert_uint_eq(s.channels, 3);
+	ck_assert_uint_eq(s.quota, 512ull << 20);
+	/* another domain of the rule: the rule's */
+	xgpub_config_worker_opts("vm-2", &d, &o);
+	ck_assert_uint_eq(o.quota, 64ull << 20);
+	/* a domain without a rule: caps alone */
+	ck_assert_int_eq(xgpub_config_caps_set("db", 1, img, err,
+					       sizeof(err)), 0);
+	xgpub_config_worker_opts("db", &d, &o);
+	ck_assert_uint_eq(o.images_max, 7ull << 20);
+	ck_assert_uint_eq(o.quota, 8ull << 20);
+	/* refused: not a cap, a bad value, not a domain's name */
+	ck_assert_int_eq(xgpub_config_caps_set("vm-1", 1, bad, err,
+					       sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "sched-credit"), "%s", err);
+	ck_assert_int_eq(xgpub_config_caps_set("vm-1", 1, zero, err,
+					       sizeof(err)), -1);
+	ck_assert_msg(!strncmp(err, "images-mb: '0'", 14), "%s", err);
+	ck_assert_int_eq(xgpub_config_caps_set("local:x", 2, ok, err,
+					       sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "local and network clients"), "%s", err);
+	ck_assert_int_eq(xgpub_config_caps_set("17", 2, ok, err,
+					       sizeof(err)), -1);
+	ck_assert_int_eq(xgpub_config_caps_set("vm-1", 0, ok, err,
+					       sizeof(err)), -1);
+	ck_assert_int_eq(xgpub_config_caps_count(), 2);
+	/* a reload keeps them */
+	ck_assert_int_eq(xgpub_config_reload(err, sizeof(err)), 0);
+	xgpub_config_worker_opts("vm-1", &d, &o);
+	ck_assert_uint_eq(o.quota, 512ull << 20);
+}
+END_TEST
+
 START_TEST(config_limit_needs_sched)
 {
 	const char *p = tmp_file("s.conf", "vm-* gpu-limit-ms=10\n", 21);
@@ -408,6 +467,7 @@ static Suite *rules_suite(void)
 	tcase_add_checked_fixture(cfg, NULL, cleanup);
 	tcase_add_test(cfg, config_reload_keeps);
 	tcase_add_test(cfg, config_worker_opts);
+	tcase_add_test(cfg, config_caps_set);
 	tcase_add_test(cfg, config_limit_needs_sched);
 	suite_add_tcase(s, tc);
 	suite_add_tcase(s, cfg);

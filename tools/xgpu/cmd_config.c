@@ -63,8 +63,75 @@ static void print_rules(const char *data)
 		printf("%s: %s rule(s) in force\n",
 		       ctl_val(line, "path", b[0], sizeof(b[0])),
 		       ctl_val(line, "rules", b[1], sizeof(b[1])));
+	static const struct ctl_col caps_cols[] = {
+		{ "Domain", "domain", -24 }, { "Quota-MB", "quota_mb", 9 },
+		{ "Pinned-MB", "pinned_mb", 10 },
+		{ "Images-MB", "images_mb", 10 },
+		{ "Channels", "channels", 9 },
+	};
 	ctl_print_table(data, XGPU_CTL_REC_RULE, cols,
 			sizeof(cols) / sizeof(cols[0]));
+	if (strstr(data, "\n" XGPU_CTL_REC_CAPS " ")) {
+		printf("caps set at run time (ahead of the rules):\n");
+		ctl_print_table(data, XGPU_CTL_REC_CAPS, caps_cols,
+				sizeof(caps_cols) / sizeof(caps_cols[0]));
+	}
+}
+
+/* config show [--json]: the rules, then the caps set at run time (JSON:
+ * {"rules": [...], "caps": [...]}) */
+static int config_show(int argc, char **argv)
+{
+	bool json = argc == 3 && ctl_json_opt(argv[2]);
+	const char *data;
+
+	if (argc > 3 || (argc == 3 && !json))
+		return ctl_usage_err("config show", "only --json");
+	data = ctl_ask(XGPU_CTL_CMD_CONFIG);
+	if (!data)
+		return XGPU_EXIT_FAIL;
+	if (!json) {
+		print_rules(data);
+		return 0;
+	}
+	printf("{\n\"rules\": ");
+	ctl_print_json(data, XGPU_CTL_REC_RULE);
+	printf(",\n\"caps\": ");
+	ctl_print_json(data, XGPU_CTL_REC_CAPS);
+	printf("}\n");
+	return 0;
+}
+
+/* config set DOM KEY=VALUE...: caps of a domain, at run time */
+static int config_set(int argc, char **argv)
+{
+	char req[XGPU_CTL_REQUEST_MAX + 1];
+	const char *data;
+	size_t off;
+	int n;
+
+	if (argc < 4)
+		return ctl_usage_err("config set", "DOM KEY=VALUE... (quota-mb, "
+				     "pinned-mb, images-mb, channels)");
+	if (argc > 9)
+		return ctl_usage_err("config set", "at most 6 KEY=VALUE words");
+	n = snprintf(req, sizeof(req), "%s %s", XGPU_CTL_CMD_CONFIG,
+		     XGPU_CTL_CONFIG_SET);
+	off = n > 0 ? (size_t)n : 0;
+	for (int i = 2; i < argc; i++) {
+		if (!*argv[i] || strpbrk(argv[i], " \t\n"))
+			return ctl_usage_err("config set", "'%s': a word "
+					     "without blanks", argv[i]);
+		n = snprintf(req + off, sizeof(req) - off, " %s", argv[i]);
+		if (n < 0 || (size_t)n >= sizeof(req) - off)
+			return ctl_usage_err("config set", "too long");
+		off += (size_t)n;
+	}
+	data = ctl_ask(req);
+	if (!data)
+		return XGPU_EXIT_FAIL;
+	print_rules(data);
+	return 0;
 }
 
 int cmd_config(int argc, char **argv)
@@ -72,7 +139,9 @@ int cmd_config(int argc, char **argv)
 	const char *data;
 
 	if (argc < 2)
-		return ctl_usage_err(argv[0], "check, reload or show?");
+		return ctl_usage_err(argv[0], "check, reload, set or show?");
+	if (!strcmp(argv[1], "set"))
+		return config_set(argc, argv);
 	if (!strcmp(argv[1], "check"))
 		return config_check(argc, argv);
 	if (!strcmp(argv[1], "reload")) {
@@ -85,8 +154,7 @@ int cmd_config(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(argv[1], "show"))
-		return ctl_show_cmd(argc - 1, argv + 1, XGPU_CTL_CMD_CONFIG,
-				    XGPU_CTL_REC_RULE, print_rules);
-	return ctl_usage_err(argv[0], "unknown: %s (check, reload or show)",
-			     argv[1]);
+		return config_show(argc, argv);
+	return ctl_usage_err(argv[0], "unknown: %s (check, reload, set or "
+			     "show)", argv[1]);
 }

@@ -54,11 +54,15 @@ static const struct cmd_spec cmd_table[] = {
 	{ "config", cmd_config,
 	  "check [FILE]\n"
 	  "reload\n"
+	  "set DOM KEY=VALUE...\n"
 	  "show [--json]",
 	  "per-domain rules, xgpu.conf(5): check a\n"
 	  "file (default /etc/xen/xgpu.conf; bad:\n"
 	  "exit 2), have the daemon read its file\n"
-	  "again, show the rules it has in force" },
+	  "again, give domain DOM (its name) caps\n"
+	  "now: quota-mb, pinned-mb, images-mb,\n"
+	  "channels (its next processes), show the\n"
+	  "rules and caps it has in force" },
 	{ "help", cmd_help, "", "this text" },
 };
 

@@ -125,6 +125,16 @@ static int setting(struct xgpu_rule *r, char *w, unsigned int ln, char *err,
 		    xgpu_rules_keys);
 }
 
+int xgpu_rules_setting(struct xgpu_rule *r, const char *word, char *err,
+		       size_t errlen)
+{
+	char w[XGPU_RULES_LINE_MAX + 1];
+
+	snprintf(w, sizeof(w), "%s", word);
+	err[0] = 0;
+	return setting(r, w, 0, err, errlen);
+}
+
 /* a domain name or a pattern of names */
 static int pattern(struct xgpu_rule *r, const char *w, unsigned int ln,
 		   char *err, size_t len)

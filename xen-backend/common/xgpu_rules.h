@@ -92,6 +92,13 @@ int xgpu_rules_parse(const char *text, struct xgpu_rules *out, char *err,
 int xgpu_rules_load(const char *path, struct xgpu_rules *out, char *err,
 		    size_t errlen);
 /* the first rule matching a domain name, or NULL */
+/*
+ * One KEY=VALUE word into rule r (its `has` bit set), as a line of the
+ * file would give it: 0, or -1 with err "0: what is wrong (what is
+ * accepted)" (the line number a file would have is 0 here).
+ */
+int xgpu_rules_setting(struct xgpu_rule *r, const char *word, char *err,
+		       size_t errlen);
 const struct xgpu_rule *xgpu_rules_match(const struct xgpu_rules *rules,
 					 const char *name);
 /*

@@ -68,19 +68,155 @@ const struct xgpu_rules *xgpub_config_rules(void)
  */
 #define MIGRATE_SUFFIX "--incoming"
 
+/* the domain name a name stands for (buf holds it if it must) */
+static const char *domain_of(const char *name, char *buf, size_t len)
+{
+	size_t n = strlen(name), k = strlen(MIGRATE_SUFFIX);
+
+	if (n > k && n - k < len && !strcmp(name + n - k, MIGRATE_SUFFIX)) {
+		memcpy(buf, name, n - k);
+		buf[n - k] = 0;
+		return buf;
+	}
+	return name;
+}
+
+/* ---- caps given at run time (`xgpu config set`) ------------------------ */
+
+/* the keys they may give; the others are the file's (or sched-credit's) */
+#define CAP_KEYS (XGPU_RULE_QUOTA | XGPU_RULE_PINNED | XGPU_RULE_IMAGES | \
+		  XGPU_RULE_CHANNELS)
+
+/* by domain name (pattern: the name itself), in the order given */
+static struct xgpu_rule caps[XGPUB_CONFIG_CAPS_MAX];
+static int ncaps;
+
+static struct xgpu_rule *caps_of(const char *name)
+{
+	char buf[XGPU_RULE_PATTERN_MAX];
+
+	name = domain_of(name, buf, sizeof(buf));
+	for (int i = 0; i < ncaps; i++)
+		if (!strcmp(caps[i].pattern, name))
+			return &caps[i];
+	return NULL;
+}
+
+/* what a domain's run-time caps give, over its rule's */
+static void caps_apply(const struct xgpu_rule *c,
+		       struct xgpu_dom_settings *out)
+{
+	if (!c)
+		return;
+	if (c->has & XGPU_RULE_QUOTA)
+		out->quota = (uint64_t)c->quota_mb << 20;
+	if (c->has & XGPU_RULE_PINNED)
+		out->pin_quota = (uint64_t)c->pinned_mb << 20;
+	if (c->has & XGPU_RULE_IMAGES)
+		out->images_max = (uint64_t)c->images_mb << 20;
+	if (c->has & XGPU_RULE_CHANNELS)
+		out->channels = c->channels;
+}
+
+/* a domain's name as the caps take it: 0, or -1 and err */
+static int caps_name(const char *name, char *err, size_t len)
+{
+	bool digits = true;
+
+	if (!name[0] || strlen(name) >= XGPU_RULE_PATTERN_MAX) {
+		snprintf(err, len, "a domain name of 1 to %d characters",
+			 XGPU_RULE_PATTERN_MAX - 1);
+		return -1;
+	}
+	for (const char *p = name; *p; p++) {
+		if (*p <= ' ' || *p > '~' || strchr("=/*?[]:", *p)) {
+			snprintf(err, len, "'%.64s': caps are set for a "
+				 "domain by its name (local and network "
+				 "clients get the daemon's options)", name);
+			return -1;
+		}
+		digits &= *p >= '0' && *p <= '9';
+	}
+	if (digits) {
+		snprintf(err, len, "'%s': caps are set by domain name, not "
+			 "domain id", name);
+		return -1;
+	}
+	return 0;
+}
+
+int xgpub_config_caps_set(const char *name, int n, char **words, char *err,
+			  size_t len)
+{
+	struct xgpu_rule got, *c;
+	char why[256], buf[XGPU_RULE_PATTERN_MAX];
+
+	if (caps_name(name, err, len))
+		return -1;
+	memset(&got, 0, sizeof(got));
+	for (int i = 0; i < n; i++) {
+		if (xgpu_rules_setting(&got, words[i], why, sizeof(why))) {
+			/* the file's "LINE: " has no line here */
+			snprintf(err, len, "%s", why + strspn(why, "0: "));
+			return -1;
+		}
+	}
+	if (!got.has || (got.has & ~(unsigned int)CAP_KEYS)) {
+		snprintf(err, len, "set gives quota-mb=N, pinned-mb=N, "
+			 "images-mb=N or channels=1..64 (weight, cap, "
+			 "gpu-limit-ms: sched-credit; gpu, attach: the "
+			 "file)");
+		return -1;
+	}
+	name = domain_of(name, buf, sizeof(buf));
+	c = caps_of(name);
+	if (!c) {
+		if (ncaps >= XGPUB_CONFIG_CAPS_MAX) {
+			snprintf(err, len, "caps of %d domains are set "
+				 "already", XGPUB_CONFIG_CAPS_MAX);
+			return -1;
+		}
+		c = &caps[ncaps++];
+		memset(c, 0, sizeof(*c));
+		snprintf(c->pattern, sizeof(c->pattern), "%s", name);
+	}
+	if (got.has & XGPU_RULE_QUOTA)
+		c->quota_mb = got.quota_mb;
+	if (got.has & XGPU_RULE_PINNED)
+		c->pinned_mb = got.pinned_mb;
+	if (got.has & XGPU_RULE_IMAGES)
+		c->images_mb = got.images_mb;
+	if (got.has & XGPU_RULE_CHANNELS)
+		c->channels = got.channels;
+	c->has |= got.has;
+	xgpub_info("config: caps of domain %s set at run time (its "
+		   "processes that connect from now on; channels: at its "
+		   "device's next connection)", name);
+	return 0;
+}
+
+int xgpub_config_caps_count(void)
+{
+	return ncaps;
+}
+
+const struct xgpu_rule *xgpub_config_caps_at(int i)
+{
+	return i >= 0 && i < ncaps ? &caps[i] : NULL;
+}
+
+/* ---- what a domain gets -------------------------------------------------- */
+
 const struct xgpu_rule *xgpub_config_domain(const char *name,
 					    struct xgpu_dom_settings *out)
 {
-	size_t n = strlen(name), k = strlen(MIGRATE_SUFFIX);
-	char base[64];
+	char buf[XGPU_RULE_PATTERN_MAX];
+	const struct xgpu_rule *r;
 
-	if (n > k && n - k < sizeof(base) &&
-	    !strcmp(name + n - k, MIGRATE_SUFFIX)) {
-		memcpy(base, name, n - k);
-		base[n - k] = 0;
-		name = base;
-	}
-	return xgpu_rules_settings(&cfg.rules, name, &cfg.defaults, out);
+	name = domain_of(name, buf, sizeof(buf));
+	r = xgpu_rules_settings(&cfg.rules, name, &cfg.defaults, out);
+	caps_apply(caps_of(name), out);
+	return r;
 }
 
 void xgpub_config_worker_opts(const char *name,
@@ -89,15 +225,17 @@ void xgpub_config_worker_opts(const char *name,
 {
 	struct xgpu_dom_settings s;
 	const struct xgpu_rule *r = xgpub_config_domain(name, &s);
+	const struct xgpu_rule *c = caps_of(name);
+	unsigned int has = (r ? r->has : 0) | (c ? c->has : 0);
 
 	*out = *daemon_opt;
-	if (!r)
-		return;
-	out->quota = s.quota;
-	out->gpu = (int)s.gpu;
-	if (r->has & XGPU_RULE_PINNED)
+	if (r)
+		out->gpu = (int)s.gpu;
+	if (has & XGPU_RULE_QUOTA)
+		out->quota = s.quota;
+	if (has & XGPU_RULE_PINNED)
 		out->pin_quota = s.pin_quota;
-	if (r->has & XGPU_RULE_IMAGES)
+	if (has & XGPU_RULE_IMAGES)
 		out->images_max = s.images_max;
 }
 

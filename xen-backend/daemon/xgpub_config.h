@@ -39,16 +39,32 @@ int xgpub_config_reload(char *err, size_t len);
 const char *xgpub_config_path(void);
 /* the rules in force (none: n == 0) */
 const struct xgpu_rules *xgpub_config_rules(void);
-/* domain name's settings (the defaults when no rule matches it); its
- * rule, or NULL.  NAME--incoming (xl migrate's receiving end) is judged
- * as NAME. */
+/* domain name's settings (the defaults when no rule matches it, then its
+ * caps set at run time); its rule, or NULL.  NAME--incoming (xl
+ * migrate's receiving end) is judged as NAME. */
 const struct xgpu_rule *xgpub_config_domain(const char *name,
 					    struct xgpu_dom_settings *out);
+
+/*
+ * Caps given at run time (`xgpu config set DOM KEY=VALUE...`): a domain's
+ * quota-mb, pinned-mb, images-mb and channels, ahead of its rule's (kept
+ * across reloads of the file, until the daemon stops).  0, or -1 with
+ * err saying why (a name that is not a domain's, a key that is not a
+ * cap, a bad value).  They apply as the rule's do: to processes that
+ * connect afterwards; channels when the device next connects.
+ */
+#define XGPUB_CONFIG_CAPS_MAX	256
+int xgpub_config_caps_set(const char *name, int n, char **words, char *err,
+			  size_t len);
+/* the domains with caps set, in the order first given (pattern: the
+ * name; has: the keys given) */
+int xgpub_config_caps_count(void);
+const struct xgpu_rule *xgpub_config_caps_at(int i);
 
 struct xgpub_options;
 /* the options a worker of domain name runs with: the daemon's, with the
  * device memory quota, GPU, pinned-memory quota and image cap of the
- * domain's rule */
+ * domain's rule and its caps set at run time */
 void xgpub_config_worker_opts(const char *name,
 			      const struct xgpub_options *daemon_opt,
 			      struct xgpub_options *out);

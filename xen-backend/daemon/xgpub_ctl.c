@@ -194,15 +194,49 @@ static int cmd_sched_credit(struct xgpub_reply *r, int argc, char **argv)
 	return 0;
 }
 
-/* config [reload]: the rules in force, after reading the file again */
+/* the fields of rule u named in bits, "-" where it gives none: weight cap
+ * quota_mb limit_ms gpu pinned_mb images_mb channels */
+static void rule_fields(const struct xgpu_rule *u, char n[8][16])
+{
+	const struct { unsigned int bit; uint32_t v; } f[8] = {
+		{ XGPU_RULE_WEIGHT, u->weight },
+		{ XGPU_RULE_CAP, u->cap },
+		{ XGPU_RULE_QUOTA, u->quota_mb },
+		{ XGPU_RULE_LIMIT, u->limit_ms },
+		{ XGPU_RULE_GPU, u->gpu },
+		{ XGPU_RULE_PINNED, u->pinned_mb },
+		{ XGPU_RULE_IMAGES, u->images_mb },
+		{ XGPU_RULE_CHANNELS, u->channels },
+	};
+
+	for (size_t k = 0; k < 8; k++) {
+		if (u->has & f[k].bit)
+			snprintf(n[k], sizeof(n[k]), "%u", f[k].v);
+		else
+			snprintf(n[k], sizeof(n[k]), "%s", XGPU_CTL_NONE);
+	}
+}
+
+/*
+ * config [reload | set NAME KEY=VALUE...]: the rules in force, after
+ * reading the file again or giving a domain caps at run time
+ */
 static int cmd_config(struct xgpub_reply *r, int argc, char **argv)
 {
 	const struct xgpu_rules *rules;
-	char err[512];
+	char err[512], n[8][16];
 
 	if (argc == 1 && strcmp(argv[0], XGPU_CTL_CONFIG_RELOAD))
 		return -EINVAL;
+	if (argc >= 1 && argc != 1 && (strcmp(argv[0], XGPU_CTL_CONFIG_SET) ||
+				       argc < 3))
+		return -EINVAL;
 	if (argc == 1 && xgpub_config_reload(err, sizeof(err))) {
+		xgpub_reply(r, XGPU_CTL_ERROR " %s\n", err);
+		return 0;
+	}
+	if (argc >= 3 && xgpub_config_caps_set(argv[1], argc - 2, argv + 2,
+					       err, sizeof(err))) {
 		xgpub_reply(r, XGPU_CTL_ERROR " %s\n", err);
 		return 0;
 	}
@@ -211,26 +245,12 @@ static int cmd_config(struct xgpub_reply *r, int argc, char **argv)
 	err[sizeof(err) - 1] = 0;
 	xgpub_reply_word(err);
 	xgpub_reply(r, XGPU_CTL_OK "\n" XGPU_CTL_REC_CONFIG " path=%s "
-		    "rules=%d\n", err, rules->n);
+		    "rules=%d caps=%d\n", err, rules->n,
+		    xgpub_config_caps_count());
 	for (int i = 0; i < rules->n; i++) {
 		const struct xgpu_rule *u = &rules->r[i];
-		const struct { unsigned int bit; uint32_t v; } f[] = {
-			{ XGPU_RULE_WEIGHT, u->weight },
-			{ XGPU_RULE_CAP, u->cap },
-			{ XGPU_RULE_QUOTA, u->quota_mb },
-			{ XGPU_RULE_LIMIT, u->limit_ms },
-			{ XGPU_RULE_GPU, u->gpu },
-			{ XGPU_RULE_PINNED, u->pinned_mb },
-			{ XGPU_RULE_IMAGES, u->images_mb },
-			{ XGPU_RULE_CHANNELS, u->channels },
-		};
-		char n[sizeof(f) / sizeof(f[0])][16];
 
-		for (size_t k = 0; k < sizeof(f) / sizeof(f[0]); k++)
-			snprintf(n[k], sizeof(n[k]), "%s", XGPU_CTL_NONE);
-		for (size_t k = 0; k < sizeof(f) / sizeof(f[0]); k++)
-			if (u->has & f[k].bit)
-				snprintf(n[k], sizeof(n[k]), "%u", f[k].v);
+		rule_fields(u, n);
 		/* a pattern is printable ASCII without blanks; '=' is
 		 * refused by the parser */
 		xgpub_reply(r, XGPU_CTL_REC_RULE " line=%u pattern=%s "
@@ -239,6 +259,15 @@ static int cmd_config(struct xgpub_reply *r, int argc, char **argv)
 			    "channels=%s\n", u->line, u->pattern,
 			    u->attach ? "yes" : "no", n[0], n[1], n[2], n[3],
 			    n[4], n[5], n[6], n[7]);
+	}
+	for (int i = 0; i < xgpub_config_caps_count(); i++) {
+		const struct xgpu_rule *u = xgpub_config_caps_at(i);
+
+		rule_fields(u, n);
+		/* a name checked by xgpub_config_caps_set: no blanks */
+		xgpub_reply(r, XGPU_CTL_REC_CAPS " domain=%s quota_mb=%s "
+			    "pinned_mb=%s images_mb=%s channels=%s\n",
+			    u->pattern, n[2], n[5], n[6], n[7]);
 	}
 	return 0;
 }
@@ -261,7 +290,9 @@ static const struct ctl_cmd ctl_cmds[] = {
 	  "[GUEST WEIGHT CAP [LIMIT_MS]]" },
 	{ XGPU_CTL_CMD_STATS, 0, 0, xgpub_sched_stats, "" },
 	{ XGPU_CTL_CMD_VCPU, 0, 2, xgpub_vcpu_ctl, "[on [PCT[:MS]] | off]" },
-	{ XGPU_CTL_CMD_CONFIG, 0, 1, cmd_config, "[" XGPU_CTL_CONFIG_RELOAD "]" },
+	{ XGPU_CTL_CMD_CONFIG, 0, 8, cmd_config,
+	  "[" XGPU_CTL_CONFIG_RELOAD " | " XGPU_CTL_CONFIG_SET
+	  " DOMAIN KEY=VALUE...]" },
 };
 
 static void dispatch(struct xgpub_reply *r, int argc, char **argv)

@@ -68,14 +68,19 @@
  *     dom id=<domid> key=<key> gpu_weight=<n> base=<n> target=<n>
  *         current=<n> boosted=0|1 boosts=<n> skipped=<n> hypercalls=<n>
  *
- * config [reload]
+ * config [reload | set DOMAIN KEY=VALUE...]
  *   The rules of xgpu.conf in force (xgpu.conf(5)), after reading the
  *   file again with "reload" (a file that is refused: "error <path>:
- *   <line>: <why>", and the rules in force stay):
- *     config path=<file> rules=<n>
+ *   <line>: <why>", and the rules in force stay), or after giving domain
+ *   DOMAIN (its name) caps at run time with "set": quota-mb, pinned-mb,
+ *   images-mb, channels, ahead of its rule's ("error <why>" for another
+ *   key, a bad value or a name that is not a domain's):
+ *     config path=<file> rules=<n> caps=<n>
  *     rule line=<n> pattern=<pattern> attach=yes|no weight=<n|->
  *          cap=<n|-> quota_mb=<n|-> limit_ms=<n|-> gpu=<n|->
  *          pinned_mb=<n|-> images_mb=<n|-> channels=<n|->
+ *     caps domain=<name> quota_mb=<n|-> pinned_mb=<n|-> images_mb=<n|->
+ *          channels=<n|->
  *   "-": the rule does not say (the daemon's default).
  */
 #ifndef XGPU_CTL_H
@@ -107,6 +112,7 @@
 #define XGPU_CTL_CMD_VCPU		"vcpu"
 #define XGPU_CTL_CMD_CONFIG		"config"
 #define XGPU_CTL_CONFIG_RELOAD		"reload"
+#define XGPU_CTL_CONFIG_SET		"set"
 
 /* records */
 #define XGPU_CTL_REC_VERSION	"version"
@@ -117,6 +123,7 @@
 #define XGPU_CTL_REC_DOM	"dom"
 #define XGPU_CTL_REC_CONFIG	"config"
 #define XGPU_CTL_REC_RULE	"rule"
+#define XGPU_CTL_REC_CAPS	"caps"
 
 /* none: a value that is not there, or an argument that leaves a
  * setting as it is */
