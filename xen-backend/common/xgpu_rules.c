@@ -316,6 +316,12 @@ const struct xgpu_rule *xgpu_rules_settings(const struct xgpu_rules *rules,
 	if (!r)
 		return NULL;
 	out->attach = r->attach;
+	xgpu_rule_apply(r, out);
+	return r;
+}
+
+void xgpu_rule_apply(const struct xgpu_rule *r, struct xgpu_dom_settings *out)
+{
 	if (r->has & XGPU_RULE_WEIGHT)
 		out->weight = r->weight;
 	if (r->has & XGPU_RULE_CAP)
@@ -332,5 +338,4 @@ const struct xgpu_rule *xgpu_rules_settings(const struct xgpu_rules *rules,
 		out->images_max = (uint64_t)r->images_mb << 20;
 	if (r->has & XGPU_RULE_CHANNELS)
 		out->channels = r->channels;
-	return r;
 }

@@ -110,6 +110,8 @@ const struct xgpu_rule *xgpu_rules_settings(const struct xgpu_rules *rules,
 					    const char *name,
 					    const struct xgpu_dom_settings *def,
 					    struct xgpu_dom_settings *out);
+/* the settings rule r gives (its `has` keys; attach aside) into *out */
+void xgpu_rule_apply(const struct xgpu_rule *r, struct xgpu_dom_settings *out);
 /* the keys a rule accepts, for messages */
 extern const char xgpu_rules_keys[];
 

@@ -102,22 +102,6 @@ static struct xgpu_rule *caps_of(const char *name)
 	return NULL;
 }
 
-/* what a domain's run-time caps give, over its rule's */
-static void caps_apply(const struct xgpu_rule *c,
-		       struct xgpu_dom_settings *out)
-{
-	if (!c)
-		return;
-	if (c->has & XGPU_RULE_QUOTA)
-		out->quota = (uint64_t)c->quota_mb << 20;
-	if (c->has & XGPU_RULE_PINNED)
-		out->pin_quota = (uint64_t)c->pinned_mb << 20;
-	if (c->has & XGPU_RULE_IMAGES)
-		out->images_max = (uint64_t)c->images_mb << 20;
-	if (c->has & XGPU_RULE_CHANNELS)
-		out->channels = c->channels;
-}
-
 /* a domain's name as the caps take it: 0, or -1 and err */
 static int caps_name(const char *name, char *err, size_t len)
 {
@@ -211,11 +195,14 @@ const struct xgpu_rule *xgpub_config_domain(const char *name,
 					    struct xgpu_dom_settings *out)
 {
 	char buf[XGPU_RULE_PATTERN_MAX];
-	const struct xgpu_rule *r;
+	const struct xgpu_rule *r, *c;
 
 	name = domain_of(name, buf, sizeof(buf));
 	r = xgpu_rules_settings(&cfg.rules, name, &cfg.defaults, out);
-	caps_apply(caps_of(name), out);
+	/* its run-time caps over its rule's (they give no other keys) */
+	c = caps_of(name);
+	if (c)
+		xgpu_rule_apply(c, out);
 	return r;
 }
 
