@@ -191,8 +191,11 @@ const struct xgpu_rule *xgpub_config_caps_at(int i)
 
 /* ---- what a domain gets -------------------------------------------------- */
 
-const struct xgpu_rule *xgpub_config_domain(const char *name,
-					    struct xgpu_dom_settings *out)
+/* domain name's settings, its rule (or NULL) and, in *has, the keys its
+ * rule and its run-time caps gave */
+static const struct xgpu_rule *domain_settings(const char *name,
+					       struct xgpu_dom_settings *out,
+					       unsigned int *has)
 {
 	char buf[XGPU_RULE_PATTERN_MAX];
 	const struct xgpu_rule *r, *c;
@@ -203,7 +206,16 @@ const struct xgpu_rule *xgpub_config_domain(const char *name,
 	c = caps_of(name);
 	if (c)
 		xgpu_rule_apply(c, out);
+	*has = (r ? r->has : 0) | (c ? c->has : 0);
 	return r;
+}
+
+const struct xgpu_rule *xgpub_config_domain(const char *name,
+					    struct xgpu_dom_settings *out)
+{
+	unsigned int has;
+
+	return domain_settings(name, out, &has);
 }
 
 void xgpub_config_worker_opts(const char *name,
@@ -211,9 +223,8 @@ void xgpub_config_worker_opts(const char *name,
 			      struct xgpub_options *out)
 {
 	struct xgpu_dom_settings s;
-	const struct xgpu_rule *r = xgpub_config_domain(name, &s);
-	const struct xgpu_rule *c = caps_of(name);
-	unsigned int has = (r ? r->has : 0) | (c ? c->has : 0);
+	unsigned int has;
+	const struct xgpu_rule *r = domain_settings(name, &s, &has);
 
 	*out = *daemon_opt;
 	if (r)

@@ -228,8 +228,7 @@ static int cmd_config(struct xgpub_reply *r, int argc, char **argv)
 
 	if (argc == 1 && strcmp(argv[0], XGPU_CTL_CONFIG_RELOAD))
 		return -EINVAL;
-	if (argc >= 1 && argc != 1 && (strcmp(argv[0], XGPU_CTL_CONFIG_SET) ||
-				       argc < 3))
+	if (argc >= 2 && (strcmp(argv[0], XGPU_CTL_CONFIG_SET) || argc < 3))
 		return -EINVAL;
 	if (argc == 1 && xgpub_config_reload(err, sizeof(err))) {
 		xgpub_reply(r, XGPU_CTL_ERROR " %s\n", err);

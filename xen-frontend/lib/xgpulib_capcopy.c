@@ -281,6 +281,15 @@ bool xgpulib_capcopy_wanted(const void *host, size_t n, CUstream s, int ptds)
 	       capturing(s, ptds);
 }
 
+/* a copy of one row may leave its pitches 0: they are its width then */
+static void one_row_pitches(CUDA_MEMCPY3D *q)
+{
+	if (q->Height != 1 || q->Depth != 1)
+		return;
+	q->srcPitch = q->srcPitch ? q->srcPitch : q->WidthInBytes;
+	q->dstPitch = q->dstPitch ? q->dstPitch : q->WidthInBytes;
+}
+
 /*
  * The 3D copy *p has exactly one side in pageable memory: true, with *h
  * the host rows of that side and *in whether it is the source.  A host
@@ -362,11 +371,7 @@ CUresult xgpulib_capcopy_2d(const CUDA_MEMCPY2D *p, CUstream s, int ptds,
 		.WidthInBytes = p->WidthInBytes, .Height = p->Height,
 		.Depth = 1,
 	};
-	/* one row: its pitch may be left 0 */
-	if (v.Height == 1) {
-		v.srcPitch = v.srcPitch ? v.srcPitch : v.WidthInBytes;
-		v.dstPitch = v.dstPitch ? v.dstPitch : v.WidthInBytes;
-	}
+	one_row_pitches(&v);
 	if (!pageable_3d(&v, &h, &in) || !capturing(s, ptds))
 		return CUDA_SUCCESS;
 	*done = true;
@@ -448,11 +453,7 @@ CUresult xgpulib_capcopy_node(CUgraphNode *out, CUgraph g,
 	if (!out || !g || !p)
 		return CUDA_SUCCESS;
 	q = *p;
-	/* one row: its pitch may be left 0 */
-	if (q.Height == 1 && q.Depth == 1) {
-		q.srcPitch = q.srcPitch ? q.srcPitch : q.WidthInBytes;
-		q.dstPitch = q.dstPitch ? q.dstPitch : q.WidthInBytes;
-	}
+	one_row_pitches(&q);
 	if (!pageable_3d(&q, &h, &in))
 		return CUDA_SUCCESS;
 	*done = true;
