@@ -7,7 +7,9 @@
 //  - thread S: 200 ms later, a kernel on stream a fills data and
 //    cuStreamWriteValue32 sets the flag
 // Natively W's synchronize returns once S has written.  Also the same
-// with cudaEventSynchronize on an event recorded on b.
+// with cudaEventSynchronize on an event recorded on b, and with a third
+// stream c that waits (cudaStreamWaitEvent) for an event recorded on b
+// after the wait, then does the copy: W synchronizes c.
 //
 // Output: deterministic result lines, then "PASS memops_mt" (exit 0) or
 // "FAIL ..." (exit 1).
@@ -24,7 +26,7 @@ __global__ void fill(int *p, int v)
 	p[threadIdx.x] = v + threadIdx.x;
 }
 
-static cudaStream_t a, b;
+static cudaStream_t a, b, c;
 static int *data, *copy, *flag;
 static int round_no;
 
@@ -38,8 +40,11 @@ static void *signaller(void *arg)
 	return NULL;
 }
 
-static void one_round(int r, bool by_event)
+enum how { BY_STREAM, BY_EVENT, THROUGH_EVENT };
+
+static void one_round(int r, enum how how)
 {
+	static const char *const name[] = { "stream", "event", "other stream" };
 	pthread_t t;
 	cudaEvent_t e;
 	int h[32];
@@ -47,21 +52,29 @@ static void one_round(int r, bool by_event)
 	round_no = r;
 	CKD(cuStreamWaitValue32((CUstream)b, (CUdeviceptr)flag, r,
 				CU_STREAM_WAIT_VALUE_GEQ));
-	CK(cudaMemcpyAsync(copy, data, sizeof(h), cudaMemcpyDeviceToDevice, b));
 	CK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-	CK(cudaEventRecord(e, b));
+	if (how == THROUGH_EVENT) {
+		CK(cudaEventRecord(e, b));
+		CK(cudaStreamWaitEvent(c, e, 0));
+		CK(cudaMemcpyAsync(copy, data, sizeof(h),
+				   cudaMemcpyDeviceToDevice, c));
+	} else {
+		CK(cudaMemcpyAsync(copy, data, sizeof(h),
+				   cudaMemcpyDeviceToDevice, b));
+		CK(cudaEventRecord(e, b));
+	}
 	if (pthread_create(&t, NULL, signaller, NULL)) {
 		printf("FAIL pthread_create\n");
 		exit(1);
 	}
-	if (by_event)
+	if (how == BY_EVENT)
 		CK(cudaEventSynchronize(e));
 	else
-		CK(cudaStreamSynchronize(b));
+		CK(cudaStreamSynchronize(how == THROUGH_EVENT ? c : b));
 	pthread_join(t, NULL);
 	CK(cudaMemcpy(h, copy, sizeof(h), cudaMemcpyDeviceToHost));
 	printf("round %d (%s): copy after the other thread's write: %d %d\n",
-	       r, by_event ? "event" : "stream", h[0], h[31]);
+	       r, name[how], h[0], h[31]);
 	if (h[0] != 100 * r || h[31] != 100 * r + 31) {
 		printf("FAIL round %d: the copy ran before the write\n", r);
 		exit(1);
@@ -73,16 +86,25 @@ int main()
 {
 	CK(cudaStreamCreateWithFlags(&a, cudaStreamNonBlocking));
 	CK(cudaStreamCreateWithFlags(&b, cudaStreamNonBlocking));
+	CK(cudaStreamCreateWithFlags(&c, cudaStreamNonBlocking));
 	CK(cudaMalloc(&data, 32 * sizeof(int)));
 	CK(cudaMalloc(&copy, 32 * sizeof(int)));
 	CK(cudaMalloc(&flag, sizeof(int)));
 	CK(cudaMemset(flag, 0, sizeof(int)));
 	CK(cudaMemset(data, 0, 32 * sizeof(int)));
+	// Load fill before any stream waits: with lazy loading (CUDA's
+	// default) a kernel's first launch loads its module, which waits for
+	// the context's work, the waiting stream included, so the signaller's
+	// first launch would never return (natively as well as through xgpu)
+	fill<<<1, 32, 0, a>>>(data, 0);
+	CK(cudaGetLastError());
 	CK(cudaDeviceSynchronize());
-	one_round(1, false);
-	one_round(2, true);
+	one_round(1, BY_STREAM);
+	one_round(2, BY_EVENT);
+	one_round(3, THROUGH_EVENT);
 	CK(cudaStreamDestroy(a));
 	CK(cudaStreamDestroy(b));
+	CK(cudaStreamDestroy(c));
 	printf("PASS memops_mt\n");
 	return 0;
 }

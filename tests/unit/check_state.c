@@ -44,6 +44,36 @@ START_TEST(test_value_waits)
 }
 END_TEST
 
+START_TEST(test_value_waits_through_events)
+{
+	CUstream a = (CUstream)(uintptr_t)0x1000, b = (CUstream)(uintptr_t)0x2000,
+		 c = (CUstream)(uintptr_t)0x3000;
+	CUevent e = (CUevent)(uintptr_t)0x7000, f = (CUevent)(uintptr_t)0x7100;
+
+	/* an event on a stream that waits for nothing: nothing follows */
+	xgpub_note_event_record(&w, e, a);
+	xgpub_note_event_wait(&w, b, e);
+	ck_assert(!xgpub_waits_on_value(&w, b));
+	/* a waits for a value; b waits for an event recorded behind it */
+	xgpub_note_value_wait(&w, a);
+	xgpub_note_event_record(&w, e, a);
+	xgpub_note_event_wait(&w, b, e);
+	ck_assert(xgpub_waits_on_value(&w, b));
+	/* and so on down the line: c waits for an event behind b */
+	xgpub_note_event_record(&w, f, b);
+	xgpub_note_event_wait(&w, c, f);
+	ck_assert(xgpub_waits_on_value(&w, c));
+	/* e recorded again on a stream that waits for nothing: forgotten */
+	xgpub_note_event_record(&w, e, (CUstream)(uintptr_t)0x4000);
+	xgpub_note_event_wait(&w, (CUstream)(uintptr_t)0x5000, e);
+	ck_assert(!xgpub_waits_on_value(&w, (CUstream)(uintptr_t)0x5000));
+	/* more events than it remembers: every stream */
+	for (uintptr_t i = 0; i < 17; i++)
+		xgpub_note_event_record(&w, (CUevent)(0x8000 + i * 16), a);
+	ck_assert(w.wait_any);
+}
+END_TEST
+
 START_TEST(test_value_waits_overflow)
 {
 	CUstream s = NULL;
@@ -125,6 +155,7 @@ static Suite *state_suite(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_value_waits);
+	tcase_add_test(tc, test_value_waits_through_events);
 	tcase_add_test(tc, test_value_waits_overflow);
 	tcase_add_test(tc, test_quota_accounting);
 	tcase_add_test(tc, test_charge_size);

@@ -14,7 +14,12 @@
  * drains within about MAX_MARKS x MARK_NS or one long kernel: that is the
  * granularity of GPU sharing, since kernels cannot be preempted.  A
  * guest alone on the GPU has coarser marks (SOLO_MARK_NS, fewer events)
- * with the same bound on what a newcomer waits for.  (With
+ * with the same bound on what a newcomer waits for.  A mark's events on
+ * streams that wait for values (cuStreamWaitValue*) are set aside by the
+ * completion thread and asked every millisecond instead: such work may
+ * wait for the guest's own later work on another stream, so it must not
+ * hold the bound (it stays busy work, charged when it completes, time
+ * spent waiting included).  (With
  * two 20 ms kernels in flight a turn was 40 ms, longer than the credit
  * period.)  A completion thread waits for
  * each mark and adds the time between completions to gpu_ns: while the
@@ -75,6 +80,8 @@
 #define MARK_STREAMS	32	/* streams one mark covers */
 #define QCAP		64	/* marks queued (bounded ones: SOLO_MARKS) */
 #define POOL		(4 * MARK_STREAMS)
+#define DEFER_CAP	64	/* events of streams that wait for values */
+#define DEFER_POLL_NS	1000000	/* how often they are asked, at most */
 
 /*
  * A mark closes a batch of ops: one event on each stream the batch used
@@ -85,6 +92,8 @@
 struct mark {
 	CUcontext ctx;
 	CUevent ev[MARK_STREAMS];	/* NULL: count that part as done */
+	CUstream st[MARK_STREAMS];	/* the stream of each */
+	uint32_t waits;		/* bit i: st[i] waits for values */
 	uint32_t nev;
 	uint64_t t_first;	/* submission of the batch's first op */
 	uint32_t nops;
@@ -114,6 +123,22 @@ static struct {
 	/* events to reuse, with their context */
 	struct { CUcontext ctx; CUevent ev; } pool[POOL];
 	unsigned int npool;
+	/*
+	 * The marks' events on streams that wait for values, set aside by
+	 * the completer (the latest one per stream): such a stream may wait
+	 * for work the guest sends later, and the marks behind it must not
+	 * hold the bound on work in flight (a thread synchronizing a stream
+	 * whose flag another thread writes: the write never came).  Asked
+	 * (cuEventQuery) every DEFER_POLL_NS, and charged when done.
+	 */
+	struct deferred {
+		CUcontext ctx;
+		CUstream st;
+		CUevent ev;
+		uint64_t since;		/* start of the work it covers */
+	} def[DEFER_CAP];
+	unsigned int ndef;
+	CUcontext ccur;			/* the completer's current context */
 	/* what the gate cost, logged at the end under --verbose */
 	uint64_t nmarks, nevents, nskipped, nops, bound_waits, bound_ns,
 		grant_waits, grant_ns, record_ns;
@@ -247,9 +272,15 @@ static void mark_batch(void)
 	m = &g.q[(g.head + g.n) % QCAP];
 	m->ctx = g.b_ctx;
 	m->nev = g.b_nstreams;
+	m->waits = 0;
 	t0 = xgpub_now_ns();
-	for (uint32_t i = 0; i < g.b_nstreams; i++)
+	for (uint32_t i = 0; i < g.b_nstreams; i++) {
+		m->st[i] = g.b_streams[i];
 		m->ev[i] = record_on(g.b_streams[i]);
+		if (m->ev[i] && (g.w->nwaiting || g.w->wait_any) &&
+		    xgpub_waits_on_value(g.w, g.b_streams[i]))
+			m->waits |= 1u << i;
+	}
 	g.record_ns += xgpub_now_ns() - t0;
 	m->t_first = g.b_first;
 	m->nops = g.b_nops;
@@ -292,10 +323,110 @@ static void mark_wait(CUevent ev)
 	}
 }
 
+/* make ctx the completer's current context (false: it cannot be) */
+static bool completer_ctx(CUcontext ctx)
+{
+	if (ctx != g.ccur && !g.w->D->cuCtxSetCurrent(ctx))
+		g.ccur = ctx;
+	return ctx == g.ccur;
+}
+
+/* GPU time from start to now, charged once (g.mu held) */
+static uint64_t charge(uint64_t start, uint64_t now)
+{
+	uint64_t d = 0;
+
+	if (g.last_done > start)
+		start = g.last_done;
+	if (now > start) {
+		d = now - start;
+		g.gpu_ns += d;
+	}
+	g.last_done = now;
+	__atomic_store_n(&g.st->gpu_ns, g.gpu_ns, __ATOMIC_RELAXED);
+	return d;
+}
+
+/* the oldest work in flight for the daemon's limit, the head mark's
+ * start or 0, and whether all is done (g.mu held) */
+static void settle(uint64_t head_since)
+{
+	uint64_t since = head_since;
+
+	for (unsigned int i = 0; i < g.ndef; i++)
+		if (!since || g.def[i].since < since)
+			since = g.def[i].since;
+	__atomic_store_n(&g.st->gpu_since, since, __ATOMIC_RELAXED);
+	if (!g.n && !g.b_nops && !g.ndef &&
+	    __atomic_load_n(&g.st->busy, __ATOMIC_RELAXED)) {
+		__atomic_add_fetch(&g.st->drained, 1, __ATOMIC_RELEASE);
+		set_busy(0);
+	}
+}
+
+/* set a mark's event on a waiting stream aside (g.mu held); false: no
+ * room, wait for it */
+static bool defer(CUcontext ctx, CUstream st, CUevent ev, uint64_t since)
+{
+	for (unsigned int i = 0; i < g.ndef; i++) {
+		struct deferred *d = &g.def[i];
+
+		/* the later event on a stream is done only after the earlier */
+		if (d->ctx == ctx && d->st == st) {
+			event_put(ctx, d->ev);
+			d->ev = ev;
+			return true;
+		}
+	}
+	if (g.ndef == DEFER_CAP)
+		return false;
+	g.def[g.ndef++] = (struct deferred){ ctx, st, ev, since };
+	return true;
+}
+
+/* ask the set-aside events; charge the done ones (g.mu held) */
+static void poll_deferred(void)
+{
+	for (unsigned int i = 0; i < g.ndef;) {
+		struct deferred *d = &g.def[i];
+		CUresult rc = CUDA_ERROR_NOT_READY;
+
+		if (completer_ctx(d->ctx))
+			rc = g.w->D->cuEventQuery(d->ev);
+		if (rc == CUDA_ERROR_NOT_READY) {
+			i++;
+			continue;
+		}
+		/* done, or failed (its context ended): count it done */
+		charge(d->since, xgpub_now_ns());
+		event_put(d->ctx, d->ev);
+		*d = g.def[--g.ndef];
+	}
+}
+
+/* wait on cv until woken or until the set-aside events are due (g.mu held) */
+static void completer_sleep(void)
+{
+	struct timespec ts;
+
+	if (!g.ndef) {
+		pthread_cond_wait(&g.cv, &g.mu);
+		return;
+	}
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += DEFER_POLL_NS;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	pthread_cond_timedwait(&g.cv, &g.mu, &ts);
+	poll_deferred();
+	settle(0);
+}
+
 static void *completer(void *arg)
 {
 	CUstreamCaptureMode relaxed = CU_STREAM_CAPTURE_MODE_RELAXED;
-	CUcontext cur = NULL;
 
 	(void)arg;
 	/*
@@ -310,54 +441,54 @@ static void *completer(void *arg)
 	pthread_mutex_lock(&g.mu);
 	for (;;) {
 		struct mark m;
-		uint64_t now, start;
+		uint64_t now, start, d;
+		uint32_t aside = 0;
 
 		while (!g.n && !g.stop)
-			pthread_cond_wait(&g.cv, &g.mu);
+			completer_sleep();
 		if (!g.n && g.stop)
 			break;
 		if (g.ctx_gone) {
-			cur = NULL;
+			g.ccur = NULL;
 			g.ctx_gone = false;
 		}
 		m = g.q[g.head];
 		start = m.t_first > g.last_done ? m.t_first : g.last_done;
-		__atomic_store_n(&g.st->gpu_since, start, __ATOMIC_RELAXED);
+		/* events on waiting streams are set aside, room permitting */
+		for (uint32_t i = 0; i < m.nev; i++)
+			if ((m.waits >> i & 1) && g.ndef + __builtin_popcount(aside) < DEFER_CAP)
+				aside |= 1u << i;
+		settle(start);
 		pthread_mutex_unlock(&g.mu);
 		for (uint32_t i = 0; i < m.nev; i++) {
-			if (!m.ev[i])
+			if (!m.ev[i] || (aside >> i & 1))
 				continue;
-			if (m.ctx != cur && !g.w->D->cuCtxSetCurrent(m.ctx))
-				cur = m.ctx;
+			completer_ctx(m.ctx);
 			mark_wait(m.ev[i]);
 		}
 		now = xgpub_now_ns();
 		pthread_mutex_lock(&g.mu);
-		start = m.t_first > g.last_done ? m.t_first : g.last_done;
-		if (now > start) {
-			uint64_t d = now - start;
-
-			g.gpu_ns += d;
+		d = charge(start, now);
+		/* what is set aside already and done, first: a stream's
+		 * entry left is one still in flight since its start */
+		if (g.ndef)
+			poll_deferred();
+		if (d && !aside) {
 			g.mark_ns = d;
 			/* the ops per mark follow from it (ops_per_mark) */
 			if (m.nops)
 				g.op_ns = d / m.nops + 1;
 		}
-		g.last_done = now;
-		__atomic_store_n(&g.st->gpu_ns, g.gpu_ns, __ATOMIC_RELAXED);
-		for (uint32_t i = 0; i < m.nev; i++)
-			if (m.ev[i])
+		for (uint32_t i = 0; i < m.nev; i++) {
+			if (!m.ev[i])
+				continue;
+			if (!(aside >> i & 1) ||
+			    !defer(m.ctx, m.st[i], m.ev[i], start))
 				event_put(m.ctx, m.ev[i]);
+		}
 		g.head = (g.head + 1) % QCAP;
 		g.n--;
-		if (!g.n)
-			__atomic_store_n(&g.st->gpu_since, 0,
-					 __ATOMIC_RELAXED);
-		if (!g.n && !g.b_nops) {
-			__atomic_add_fetch(&g.st->drained, 1,
-					   __ATOMIC_RELEASE);
-			set_busy(0);
-		}
+		settle(0);
 		pthread_cond_broadcast(&g.cv);
 	}
 	pthread_mutex_unlock(&g.mu);
@@ -371,7 +502,7 @@ void xgpub_gate_init(struct xgpub_worker *w)
 	if (!st ||
 	    !__atomic_load_n(&xgpub_wctl_of(st)->sched_on, __ATOMIC_ACQUIRE) ||
 	    !w->D->cuEventCreate || !w->D->cuEventRecord ||
-	    !w->D->cuEventSynchronize)
+	    !w->D->cuEventSynchronize || !w->D->cuEventQuery)
 		return;
 	g.w = w;
 	g.st = st;
@@ -583,6 +714,11 @@ void xgpub_gate_drain(struct xgpub_worker *w)
 		while (g.n)
 			pthread_cond_wait(&g.cv, &g.mu);
 	} while (g.b_nops);
+	/* work still waiting for a value when its context ends: dropped */
+	for (unsigned int i = 0; i < g.ndef; i++)
+		g.w->D->cuEventDestroy_v2(g.def[i].ev);
+	g.ndef = 0;
+	settle(0);
 	for (unsigned int i = 0; i < g.npool; i++)
 		g.w->D->cuEventDestroy_v2(g.pool[i].ev);
 	g.npool = 0;

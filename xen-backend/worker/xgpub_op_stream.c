@@ -125,7 +125,11 @@ XGPUB_HANDLER(STREAM_QUERY)
 
 XGPUB_HANDLER(STREAM_WAIT_EVENT)
 {
-	return w->D->cuStreamWaitEvent(stream, event->obj, a->flags);
+	int rc = w->D->cuStreamWaitEvent(stream, event->obj, a->flags);
+
+	if (!rc && w->nwait_events)
+		xgpub_note_event_wait(w, stream, event->obj);
+	return rc;
 }
 
 /* ---- events -------------------------------------------------------------- */
@@ -144,10 +148,16 @@ XGPUB_HANDLER(EVENT_CREATE)
 
 XGPUB_HANDLER(EVENT_RECORD)
 {
+	int rc;
+
 	if (a->with_flags)
-		return w->D->cuEventRecordWithFlags(event->obj, stream,
-						    a->flags);
-	return w->D->cuEventRecord(event->obj, stream);
+		rc = w->D->cuEventRecordWithFlags(event->obj, stream,
+						  a->flags);
+	else
+		rc = w->D->cuEventRecord(event->obj, stream);
+	if (!rc && (w->nwaiting || w->nwait_events))
+		xgpub_note_event_record(w, event->obj, stream);
+	return rc;
 }
 
 XGPUB_HANDLER(EVENT_QUERY)

@@ -164,6 +164,44 @@ bool xgpub_waits_on_value(struct xgpub_worker *w, CUstream s)
 	return false;
 }
 
+/*
+ * A stream made to wait for an event recorded on a waiting stream waits
+ * for the value too (two threads: one queues the value wait and an event
+ * behind it, another makes its stream wait for the event).  The events
+ * last recorded on waiting streams are remembered (more than fit: every
+ * stream then counts as waiting); one recorded again on another stream
+ * is forgotten.
+ */
+void xgpub_note_event_record(struct xgpub_worker *w, CUevent ev, CUstream s)
+{
+	uint32_t i;
+
+	for (i = 0; i < w->nwait_events; i++)
+		if (w->wait_events[i] == ev)
+			break;
+	if (!xgpub_waits_on_value(w, s)) {
+		if (i < w->nwait_events)
+			w->wait_events[i] = w->wait_events[--w->nwait_events];
+		return;
+	}
+	if (i < w->nwait_events)
+		return;
+	if (w->nwait_events == sizeof(w->wait_events) / sizeof(w->wait_events[0])) {
+		w->wait_any = true;
+		return;
+	}
+	w->wait_events[w->nwait_events++] = ev;
+}
+
+void xgpub_note_event_wait(struct xgpub_worker *w, CUstream s, CUevent ev)
+{
+	for (uint32_t i = 0; i < w->nwait_events; i++)
+		if (w->wait_events[i] == ev) {
+			xgpub_note_value_wait(w, s);
+			return;
+		}
+}
+
 /* ---- keeping and releasing objects by kind ------------------------------------------- */
 
 bool xgpub_pool_is_default(struct xgpub_worker *w, void *pool)

@@ -236,6 +236,10 @@ struct xgpub_worker {
 	CUstream waiting[64];
 	uint32_t nwaiting;
 	bool wait_any;
+	/* events last recorded on such a stream: a stream made to wait for
+	 * one (cuStreamWaitEvent) waits for the value too */
+	CUevent wait_events[16];
+	uint32_t nwait_events;
 	/* stream captures begun and not ended */
 	uint32_t captures;
 	/* the CUdevResource values handed to the guest (xgpub_op_green.c) */
@@ -631,6 +635,9 @@ struct xgpub_vmem {
 /* a value wait was put on stream s / does stream s carry one? */
 void xgpub_note_value_wait(struct xgpub_worker *w, CUstream s);
 bool xgpub_waits_on_value(struct xgpub_worker *w, CUstream s);
+/* event ev was recorded on stream s / stream s was made to wait for ev */
+void xgpub_note_event_record(struct xgpub_worker *w, CUevent ev, CUstream s);
+void xgpub_note_event_wait(struct xgpub_worker *w, CUstream s, CUevent ev);
 /* run the guest's function number id for an async notification of type
  * and info through a graph slot; returns once the guest ran it, or the
  * channel closes (xgpub_op_hostfn.c) */
