@@ -83,11 +83,15 @@ xgpuif_handle_t xgpub_owned_handle(struct xgpub_worker *w, int type,
 	return 0;
 }
 
-/* a handle for a new stream or event of the current context */
-static xgpuif_handle_t owned_handle(struct xgpub_worker *w, int type,
-				    void *obj)
+/* the driver made obj (rc 0) for the current context: its handle in
+ * *out, or the driver's error, or CUDA_ERROR_OUT_OF_MEMORY */
+static int owned(struct xgpub_worker *w, int rc, int type, void *obj,
+		 xgpuif_handle_t *out)
 {
-	return xgpub_owned_handle(w, type, obj, w->cur);
+	if (rc)
+		return rc;
+	*out = xgpub_owned_handle(w, type, obj, w->cur);
+	return *out ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
 /* ---- streams ------------------------------------------------------------- */
@@ -98,10 +102,7 @@ XGPUB_HANDLER(STREAM_CREATE)
 	int rc;
 
 	rc = w->D->cuStreamCreateWithPriority(&s, a->flags, a->priority);
-	if (rc)
-		return rc;
-	r->stream = owned_handle(w, XGPUB_H_STREAM, s);
-	return r->stream ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+	return owned(w, rc, XGPUB_H_STREAM, s, &r->stream);
 }
 
 XGPUB_HANDLER(STREAM_SYNCHRONIZE)
@@ -140,10 +141,7 @@ XGPUB_HANDLER(EVENT_CREATE)
 	int rc;
 
 	rc = w->D->cuEventCreate(&ev, a->value);
-	if (rc)
-		return rc;
-	r->event = owned_handle(w, XGPUB_H_EVENT, ev);
-	return r->event ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+	return owned(w, rc, XGPUB_H_EVENT, ev, &r->event);
 }
 
 XGPUB_HANDLER(EVENT_RECORD)
@@ -273,8 +271,5 @@ XGPUB_HANDLER(IPC_OPEN_EVENT)
 	if (rc)
 		return rc;
 	rc = w->D->cuIpcOpenEventHandle(&ev, real);
-	if (rc)
-		return rc;
-	r->event = owned_handle(w, XGPUB_H_EVENT, ev);
-	return r->event ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+	return owned(w, rc, XGPUB_H_EVENT, ev, &r->event);
 }
