@@ -7,7 +7,11 @@
 // The graph reads the source and writes the destination each time it runs:
 // every launch sees that round's input.  Through xgpu such a node is a
 // child graph of a host node and a copy through a pinned buffer; its type
-// still reads as a memcpy node.  Prints each round's checksum or verdict,
+// still reads as a memcpy node.  Last, copies between two host buffers:
+// a graph-API memcpy node (cudaMemcpyHostToHost, rows of their own pitch)
+// and a cudaMemcpyAsync between two malloc buffers captured on a stream;
+// each launch copies that round's bytes, the capture none.
+// Prints each round's checksum or verdict,
 // then "PASS graphpage" or "FAIL graphpage".
 #include <cstdio>
 #include <cstdlib>
@@ -177,12 +181,79 @@ static int pitched(bool *ok, int depth)
 	return 0;
 }
 
+// host to host: a graph-API node of rows, and a captured 1D copy
+static int host_to_host(bool *ok)
+{
+	const size_t n = 64 * 1024, w = 3000, sp = 4096, dp = 3500, rows = 9;
+	unsigned char *a = (unsigned char *)malloc(n),
+		      *b = (unsigned char *)malloc(n),
+		      *c = (unsigned char *)malloc(n);
+	cudaMemcpy3DParms p = {};
+	cudaGraph_t g, cg;
+	cudaGraphExec_t x, cx;
+	cudaGraphNode_t node;
+	cudaGraphNodeType t;
+	cudaStream_t s;
+
+	CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+	p.srcPtr = make_cudaPitchedPtr(a + 100, sp, w, rows);
+	p.dstPtr = make_cudaPitchedPtr(b + 7, dp, w, rows);
+	p.extent = make_cudaExtent(w, rows, 1);
+	p.kind = cudaMemcpyHostToHost;
+	CK(cudaGraphCreate(&g, 0));
+	CK(cudaGraphAddMemcpyNode(&node, g, NULL, 0, &p));
+	CK(cudaGraphNodeGetType(node, &t));
+	printf("h2h: the node is %s\n",
+	       t == cudaGraphNodeTypeMemcpy ? "a memcpy node" : "ANOTHER KIND");
+	*ok &= t == cudaGraphNodeTypeMemcpy;
+	CK(cudaGraphInstantiate(&x, g, 0));
+	memset(c, 0x5a, n);
+	CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+	CK(cudaMemcpyAsync(c, a, n, cudaMemcpyDefault, s));
+	CK(cudaStreamEndCapture(s, &cg));
+	CK(cudaGraphInstantiate(&cx, cg, 0));
+	printf("h2h: the capture copied %s\n", c[0] == 0x5a ? "nothing" :
+	       "BYTES");
+	*ok &= c[0] == 0x5a;
+	for (int r = 0; r < 3; r++) {
+		bool good = true;
+
+		for (size_t i = 0; i < n; i++)
+			a[i] = (unsigned char)(i * 7 + r * 13);
+		memset(b, 0xee, n);
+		memset(c, 0, n);
+		CK(cudaGraphLaunch(x, s));
+		CK(cudaGraphLaunch(cx, s));
+		CK(cudaStreamSynchronize(s));
+		for (size_t i = 0; i < n; i++) {
+			size_t row = i >= 7 ? (i - 7) / dp : rows,
+			       col = i >= 7 ? (i - 7) % dp : 0;
+			unsigned char want = row < rows && col < w ?
+				a[100 + row * sp + col] : 0xee;
+
+			good &= b[i] == want && c[i] == a[i];
+		}
+		printf("h2h round %d: %s\n", r, good ? "right" : "WRONG");
+		*ok &= good;
+	}
+	CK(cudaGraphExecDestroy(x));
+	CK(cudaGraphExecDestroy(cx));
+	CK(cudaGraphDestroy(g));
+	CK(cudaGraphDestroy(cg));
+	CK(cudaStreamDestroy(s));
+	free(a);
+	free(b);
+	free(c);
+	return 0;
+}
+
 int main(void)
 {
 	bool ok = true;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (linear(&ok) || pitched(&ok, 1) || pitched(&ok, 3))
+	if (linear(&ok) || pitched(&ok, 1) || pitched(&ok, 3) ||
+	    host_to_host(&ok))
 		return 1;
 	printf("%s graphpage\n", ok ? "PASS" : "FAIL");
 	return ok ? 0 : 1;

@@ -29,6 +29,15 @@
  *               CUDA_ERROR_NOT_SUPPORTED
  *   graph-rows  the same with rows of their own pitch and offset on the
  *               host side (3 rows of 1000 bytes out of 1500-byte rows)
+ *   graph-h2h   a memcpy node between two pageable buffers (2 rows of
+ *               1000 bytes, each side its own pitch and offset), then
+ *               one from pageable to pinned memory: each launch moves
+ *               that round's rows and nothing else; the nodes read as
+ *               memcpy nodes with the program's parameters
+ *   capture-h2h cuMemcpyAsync between two pageable buffers and a
+ *               cuMemcpy3DAsync of rows between them on a capturing
+ *               stream: each launch of the graph copies that round's
+ *               bytes (the capture does not copy them)
  *
  * Prints "PASS step" or "FAIL step: why" per step, then
  * "N passed, M failed"; exits 0 when all passed.
@@ -424,6 +433,142 @@ static void step_graph_api(const char *name, size_t hx, size_t hp, size_t w,
 	end();
 }
 
+/* the rows of a host-to-host copy: w bytes x rows from src (pitch sp,
+ * byte sx) to h (pitch dp, byte dx), Depth 1 */
+static CUDA_MEMCPY3D h2h_copy(uint8_t *h, size_t sx, size_t sp, size_t dx,
+			      size_t dp, size_t w, size_t rows)
+{
+	CUDA_MEMCPY3D c;
+
+	memset(&c, 0, sizeof(c));
+	c.WidthInBytes = w;
+	c.Height = rows;
+	c.Depth = 1;
+	c.srcMemoryType = CU_MEMORYTYPE_HOST;
+	c.srcHost = src;
+	c.srcXInBytes = sx;
+	c.srcPitch = sp;
+	c.dstMemoryType = CU_MEMORYTYPE_HOST;
+	c.dstHost = h;
+	c.dstXInBytes = dx;
+	c.dstPitch = dp;
+	return c;
+}
+
+/* h holds c's rows of src (salted r) where the copy put them, 0xee
+ * elsewhere; false (with a failure) if not */
+static bool h2h_holds(const uint8_t *h, const CUDA_MEMCPY3D *c, int r)
+{
+	for (size_t i = 0; i < N; i++) {
+		size_t row = i / c->dstPitch, col = i % c->dstPitch;
+		bool in_copy = row < c->Height && col >= c->dstXInBytes &&
+			       col < c->dstXInBytes + c->WidthInBytes;
+		uint8_t want = in_copy ?
+			src[row * c->srcPitch + c->srcXInBytes +
+			    (col - c->dstXInBytes)] : 0xee;
+
+		if (h[i] != want) {
+			failf("round %d: byte %zu is %u, want %u", r, i, h[i],
+			      want);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* new source bytes for round r; the destinations 0xee */
+static void h2h_round(int r, uint8_t *pinned)
+{
+	for (size_t i = 0; i < N; i++)
+		src[i] = (uint8_t)(i * 11 + (size_t)r * 29);
+	memset(dst, 0xee, N);
+	if (pinned)
+		memset(pinned, 0xee, N);
+}
+
+/*
+ * Nodes between two host sides, added with the graph API: pageable to
+ * pageable, then pageable to pinned, each rows of their own pitch and
+ * offset; each launch must move that round's rows and nothing else.
+ */
+static void step_graph_h2h(void)
+{
+	uint8_t *pinned = NULL;
+	CUDA_MEMCPY3D a_p, b_p;
+	CUgraphNode a = NULL, b = NULL;
+	CUgraph g = NULL;
+	CUgraphExec x = NULL;
+
+	begin("graph-h2h");
+	if (!OK(cuMemAllocHost((void **)&pinned, N))) {
+		end();
+		return;
+	}
+	a_p = h2h_copy(dst, 200, 1500, 100, 1200, 1000, 2);
+	b_p = h2h_copy(pinned, 10, 1400, 300, 1300, 900, 2);
+	if (OK(cuGraphCreate(&g, 0)) &&
+	    OK(cuGraphAddMemcpyNode(&a, g, NULL, 0, &a_p, NULL)) &&
+	    OK(cuGraphAddMemcpyNode(&b, g, &a, 1, &b_p, NULL)) &&
+	    OK(cuGraphInstantiate(&x, g, 0))) {
+		check_node(a, &a_p);
+		check_node(b, &b_p);
+		for (int r = 0; r < 4 && !step_failed; r++) {
+			h2h_round(r, pinned);
+			if (!OK(cuGraphLaunch(x, s)) ||
+			    !OK(cuStreamSynchronize(s)))
+				break;
+			if (h2h_holds(dst, &a_p, r))
+				h2h_holds(pinned, &b_p, r);
+		}
+	}
+	drop_graph(g, x);
+	cuMemFreeHost(pinned);
+	end();
+}
+
+/*
+ * Host-to-host copies on a capturing stream (cuMemcpyAsync of all N
+ * bytes into the pinned buffer, a cuMemcpy3DAsync of rows into dst): the
+ * graph copies at each launch, the capture copies nothing.
+ */
+static void step_capture_h2h(void)
+{
+	uint8_t *pinned = NULL;
+	CUDA_MEMCPY3D rows = h2h_copy(dst, 200, 1500, 100, 1200, 1000, 2);
+	CUgraph g = NULL;
+	CUgraphExec x = NULL;
+
+	begin("capture-h2h");
+	if (!OK(cuMemAllocHost((void **)&pinned, N))) {
+		end();
+		return;
+	}
+	h2h_round(99, pinned);
+	if (OK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL))) {
+		OK(cuMemcpyAsync((CUdeviceptr)(uintptr_t)pinned,
+				 (CUdeviceptr)(uintptr_t)src, N, s));
+		OK(cuMemcpy3DAsync(&rows, s));
+		if (OK(cuStreamEndCapture(s, &g)) &&
+		    OK(cuGraphInstantiate(&x, g, 0))) {
+			EXPECT(pinned[0] == 0xee && dst[100] == 0xee,
+			       "the capture copied (it must only record)");
+			for (int r = 0; r < 4 && !step_failed; r++) {
+				h2h_round(r, pinned);
+				if (!OK(cuGraphLaunch(x, s)) ||
+				    !OK(cuStreamSynchronize(s)))
+					break;
+				EXPECT(!memcmp(pinned, src, N), "round %d: "
+				       "the 1D copy does not hold that "
+				       "round's bytes", r);
+				h2h_holds(dst, &rows, r);
+			}
+		}
+	}
+	drop_graph(g, x);
+	cuMemFreeHost(pinned);
+	end();
+}
+
 int main(void)
 {
 	CUdevice dev;
@@ -447,6 +592,8 @@ int main(void)
 	/* one row, its pitch left 0 */
 	step_graph_api("graph-api", 0, 0, N, 1);
 	step_graph_api("graph-rows", 200, 1500, 1000, 2);
+	step_graph_h2h();
+	step_capture_h2h();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }

@@ -100,6 +100,16 @@ CUresult xgpulib_memcpy_unified_async(CUdeviceptr dst, CUdeviceptr src,
 {
 	bool dd = xgpulib_is_device(dst), sd = xgpulib_is_device(src);
 
+	if (!dd && !sd) {
+		/* host to host on a stream being captured: a host node */
+		bool done;
+		CUresult rc = xgpulib_capcopy_h2h((void *)(uintptr_t)dst,
+						  (const void *)(uintptr_t)src,
+						  n, s, ptds, &done);
+
+		if (done)
+			return rc;
+	}
 	if (dd != sd && xgpulib_capcopy_wanted((void *)(uintptr_t)(dd ? src :
 								    dst),
 					       n, s, ptds))

@@ -27,6 +27,13 @@
  * refused with CUDA_ERROR_NOT_SUPPORTED, and the graph's node list, a
  * clone's nodes and cuGraphNodeGetParams see a child graph node.
  *
+ * A copy between two host sides (pageable or pinned), captured or added
+ * with the graph API, is one host node that copies the rows when the
+ * graph gets there (in a child graph for the graph API, standing for the
+ * memcpy node as above): the worker's driver cannot reach the program's
+ * pageable memory, and outside a graph the library copies host to host
+ * itself.
+ *
  * The buffer lives as long as the graph does (and the executable graphs
  * made from it): a user object that owns it is moved to the graph; its
  * destructor, which may not call the driver API, leaves the buffer on a
@@ -125,6 +132,25 @@ static struct pcopy *take_spare(size_t bytes)
 	return c;
 }
 
+/* obj owned by graph g: a user object whose destructor is drop, moved
+ * to g (on an error drop has run) */
+static CUresult graph_owns(CUgraph g, void *obj, void (CUDA_CB *drop)(void *))
+{
+	CUuserObject uo;
+	CUresult rc;
+
+	rc = cuUserObjectCreate(&uo, obj, drop, 1,
+				CU_USER_OBJECT_NO_DESTRUCTOR_SYNC);
+	if (rc) {
+		drop(obj);
+		return rc;
+	}
+	rc = cuGraphRetainUserObject(g, uo, 1, CU_GRAPH_USER_OBJECT_MOVE);
+	if (rc)
+		cuUserObjectRelease(uo, 1);	/* its destructor runs */
+	return rc;
+}
+
 /*
  * A pinned buffer for the host rows *want describes, owned by a user
  * object moved to graph g: *out, or an error.
@@ -133,7 +159,6 @@ static CUresult staging_owned(CUgraph g, const struct hrows *want,
 			      struct pcopy **out)
 {
 	size_t bytes = want->width * want->rows * want->depth;
-	CUuserObject uo;
 	struct pcopy *c;
 	void *buf = NULL;
 	CUresult rc;
@@ -152,35 +177,94 @@ static CUresult staging_owned(CUgraph g, const struct hrows *want,
 		c->cap = bytes;
 	}
 	c->h = *want;
-	rc = cuUserObjectCreate(&uo, c, drop, 1,
-				CU_USER_OBJECT_NO_DESTRUCTOR_SYNC);
-	if (rc) {
-		drop(c);	/* a spare buffer now */
+	/* on an error, drop leaves it a spare buffer */
+	rc = graph_owns(g, c, drop);
+	if (rc == CUDA_SUCCESS)
+		*out = c;
+	return rc;
+}
+
+/* the graph stream s captures into */
+static CUresult capture_graph(CUstream s, int ptds, CUgraph *g)
+{
+	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+	CUresult rc;
+
+	*g = NULL;
+	rc = xgpulib_capture_info_v3(s, &st, NULL, g, NULL, NULL, NULL, ptds);
+	if (rc)
 		return rc;
-	}
-	rc = cuGraphRetainUserObject(g, uo, 1, CU_GRAPH_USER_OBJECT_MOVE);
-	if (rc) {
-		cuUserObjectRelease(uo, 1);	/* its destructor runs */
-		return rc;
-	}
-	*out = c;
+	if (st != CU_STREAM_CAPTURE_STATUS_ACTIVE || !*g)
+		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 	return CUDA_SUCCESS;
 }
 
-/* the same, owned by the graph stream s captures into */
+/* a staging buffer owned by the graph stream s captures into */
 static CUresult staging_for(CUstream s, int ptds, const struct hrows *want,
 			    struct pcopy **out)
 {
-	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
-	CUgraph g = NULL;
+	CUgraph g;
+	CUresult rc = capture_graph(s, ptds, &g);
+
+	return rc ? rc : staging_owned(g, want, out);
+}
+
+/* ---- copies between two host sides ---------------------------------------- */
+
+/*
+ * A copy whose sides are both host memory (pageable, which the worker's
+ * driver cannot reach, or pinned), in a graph: a host node that moves the
+ * rows in the program's process when the graph gets there, as natively
+ * the copy reads and writes at each launch.  Its rows are owned by the
+ * graph.  (Outside a capture the library copies host to host itself, in
+ * stream order: xgpulib_api_copy.c, xgpulib_api_copy3d.c.)
+ */
+struct hcopy {
+	struct hrows s, d;
+};
+
+static void CUDA_CB host_copy(void *p)
+{
+	const struct hcopy *c = p;
+
+	for (size_t z = 0; z < c->s.depth; z++)
+		for (size_t r = 0; r < c->s.rows; r++)
+			memmove(c->d.host + z * c->d.slice + r * c->d.pitch,
+				c->s.host + z * c->s.slice + r * c->s.pitch,
+				c->s.width);
+}
+
+static void CUDA_CB hcopy_drop(void *p)
+{
+	free(p);
+}
+
+/* the host node's parameters for *want, owned by graph g */
+static CUresult hcopy_owned(CUgraph g, const struct hcopy *want,
+			    CUDA_HOST_NODE_PARAMS *hp)
+{
+	struct hcopy *c = malloc(sizeof(*c));
 	CUresult rc;
 
-	rc = xgpulib_capture_info_v3(s, &st, NULL, &g, NULL, NULL, NULL, ptds);
-	if (rc)
-		return rc;
-	if (st != CU_STREAM_CAPTURE_STATUS_ACTIVE || !g)
-		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
-	return staging_owned(g, want, out);
+	if (!c)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	*c = *want;
+	rc = graph_owns(g, c, hcopy_drop);
+	*hp = (CUDA_HOST_NODE_PARAMS){ host_copy, c };
+	return rc;
+}
+
+/* the copy *want on the stream s being captured: its host node */
+static CUresult capture_h2h(CUstream s, int ptds, const struct hcopy *want)
+{
+	CUDA_HOST_NODE_PARAMS hp;
+	CUgraph g;
+	CUresult rc = capture_graph(s, ptds, &g);
+
+	if (rc == CUDA_SUCCESS)
+		rc = hcopy_owned(g, want, &hp);
+	return rc ? rc : xgpulib_launch_host_func(s, hp.fn, hp.userData,
+						  ptds);
 }
 
 /*
@@ -263,6 +347,19 @@ static uint8_t *pageable_at(CUmemorytype t, const void *host,
 	return (uint8_t *)(uintptr_t)host + z * slice + y * pitch + x;
 }
 
+/* a side of a copy is host memory (type t; a unified address in dptr):
+ * its first byte, or NULL */
+static uint8_t *host_at(CUmemorytype t, const void *host, CUdeviceptr dptr,
+			size_t x, size_t y, size_t z, size_t pitch,
+			size_t height)
+{
+	if (t == CU_MEMORYTYPE_UNIFIED && !xgpulib_is_device(dptr))
+		host = (const void *)(uintptr_t)dptr;
+	else if (t != CU_MEMORYTYPE_HOST || !host)
+		return NULL;
+	return (uint8_t *)(uintptr_t)host + z * pitch * height + y * pitch + x;
+}
+
 /* stream s is being captured */
 static bool capturing(CUstream s, int ptds)
 {
@@ -295,16 +392,21 @@ static void one_row_pitches(CUDA_MEMCPY3D *q)
  * the host rows of that side and *in whether it is the source.  A host
  * side's pitch below the width is never ours.
  */
+static bool copy_shape_ok(const CUDA_MEMCPY3D *p)
+{
+	return p->WidthInBytes && p->Height && p->Depth &&
+	       (p->srcMemoryType != CU_MEMORYTYPE_HOST ||
+		p->srcPitch >= p->WidthInBytes) &&
+	       (p->dstMemoryType != CU_MEMORYTYPE_HOST ||
+		p->dstPitch >= p->WidthInBytes);
+}
+
 static bool pageable_3d(const CUDA_MEMCPY3D *p, struct hrows *h, bool *in)
 {
 	uint8_t *src, *dst;
 	size_t pitch, height;
 
-	if (!p->WidthInBytes || !p->Height || !p->Depth ||
-	    (p->srcMemoryType == CU_MEMORYTYPE_HOST &&
-	     p->srcPitch < p->WidthInBytes) ||
-	    (p->dstMemoryType == CU_MEMORYTYPE_HOST &&
-	     p->dstPitch < p->WidthInBytes))
+	if (!copy_shape_ok(p))
 		return false;
 	src = pageable_at(p->srcMemoryType, p->srcHost, p->srcDevice,
 			  p->srcXInBytes, p->srcY, p->srcZ, p->srcPitch,
@@ -320,6 +422,36 @@ static bool pageable_3d(const CUDA_MEMCPY3D *p, struct hrows *h, bool *in)
 			     .rows = p->Height, .pitch = pitch,
 			     .depth = p->Depth, .slice = pitch * height };
 	*in = src != NULL;
+	return true;
+}
+
+/*
+ * The 3D copy *p is between two host sides (neither's pitch below the
+ * width): true, with *c their rows.
+ */
+static bool host_3d(const CUDA_MEMCPY3D *p, struct hcopy *c)
+{
+	uint8_t *src, *dst;
+
+	if (!copy_shape_ok(p) || p->srcPitch < p->WidthInBytes ||
+	    p->dstPitch < p->WidthInBytes)
+		return false;
+	src = host_at(p->srcMemoryType, p->srcHost, p->srcDevice,
+		      p->srcXInBytes, p->srcY, p->srcZ, p->srcPitch,
+		      p->srcHeight);
+	dst = host_at(p->dstMemoryType, p->dstHost, p->dstDevice,
+		      p->dstXInBytes, p->dstY, p->dstZ, p->dstPitch,
+		      p->dstHeight);
+	if (!src || !dst)
+		return false;
+	c->s = (struct hrows){ .host = src, .width = p->WidthInBytes,
+			       .rows = p->Height, .pitch = p->srcPitch,
+			       .depth = p->Depth,
+			       .slice = p->srcPitch * p->srcHeight };
+	c->d = c->s;
+	c->d.host = dst;
+	c->d.pitch = p->dstPitch;
+	c->d.slice = p->dstPitch * p->dstHeight;
 	return true;
 }
 
@@ -352,6 +484,7 @@ CUresult xgpulib_capcopy_2d(const CUDA_MEMCPY2D *p, CUstream s, int ptds,
 			    bool *done)
 {
 	CUDA_MEMCPY3D v;
+	struct hcopy hc;
 	struct hrows h;
 	bool in;
 
@@ -372,6 +505,12 @@ CUresult xgpulib_capcopy_2d(const CUDA_MEMCPY2D *p, CUstream s, int ptds,
 		.Depth = 1,
 	};
 	one_row_pitches(&v);
+	if (host_3d(&v, &hc)) {
+		if (!capturing(s, ptds))
+			return CUDA_SUCCESS;
+		*done = true;
+		return capture_h2h(s, ptds, &hc);
+	}
 	if (!pageable_3d(&v, &h, &in) || !capturing(s, ptds))
 		return CUDA_SUCCESS;
 	*done = true;
@@ -394,15 +533,38 @@ static CUresult copy_3d(const void *p, bool in, const struct pcopy *c,
 CUresult xgpulib_capcopy_3d(const CUDA_MEMCPY3D *p, CUstream s, int ptds,
 			    bool *done)
 {
+	CUDA_MEMCPY3D q;
+	struct hcopy hc;
 	struct hrows h;
 	bool in;
 
 	*done = false;
-	if (!p || !xgpulib_captures_begun() || !pageable_3d(p, &h, &in) ||
-	    !capturing(s, ptds))
+	if (!p || !xgpulib_captures_begun())
+		return CUDA_SUCCESS;
+	q = *p;
+	one_row_pitches(&q);
+	if (host_3d(&q, &hc)) {
+		if (!capturing(s, ptds))
+			return CUDA_SUCCESS;
+		*done = true;
+		return capture_h2h(s, ptds, &hc);
+	}
+	if (!pageable_3d(p, &h, &in) || !capturing(s, ptds))
 		return CUDA_SUCCESS;
 	*done = true;
 	return capture(s, ptds, &h, in, copy_3d, p);
+}
+
+CUresult xgpulib_capcopy_h2h(void *dst, const void *src, size_t n,
+			     CUstream s, int ptds, bool *done)
+{
+	const CUDA_MEMCPY3D q = {
+		.srcMemoryType = CU_MEMORYTYPE_HOST, .srcHost = src,
+		.dstMemoryType = CU_MEMORYTYPE_HOST, .dstHost = dst,
+		.WidthInBytes = n, .Height = 1, .Depth = 1,
+	};
+
+	return xgpulib_capcopy_3d(&q, s, ptds, done);
 }
 
 /* ---- memcpy nodes of the graph API ------------------------------------- */
@@ -438,11 +600,32 @@ static CUresult staged_graph(CUgraph *cg, const CUDA_MEMCPY3D *q, bool in,
 	return rc;
 }
 
+/* the child graph of a copy between two host sides: its host node */
+static CUresult host_graph(CUgraph *cg, CUgraph g, const struct hcopy *hc)
+{
+	CUDA_HOST_NODE_PARAMS hp;
+	CUgraphNode n;
+	CUresult rc = hcopy_owned(g, hc, &hp);
+
+	if (rc)
+		return rc;
+	rc = cuGraphCreate(cg, 0);
+	if (rc)
+		return rc;
+	rc = cuGraphAddHostNode(&n, *cg, NULL, 0, &hp);
+	if (rc) {
+		cuGraphDestroy(*cg);
+		*cg = NULL;
+	}
+	return rc;
+}
+
 CUresult xgpulib_capcopy_node(CUgraphNode *out, CUgraph g,
 			      const CUgraphNode *deps, size_t nd,
 			      const CUDA_MEMCPY3D *p, bool *done)
 {
 	CUDA_MEMCPY3D q;
+	struct hcopy hc;
 	struct hrows h;
 	struct pcopy *c;
 	CUgraph cg;
@@ -454,17 +637,22 @@ CUresult xgpulib_capcopy_node(CUgraphNode *out, CUgraph g,
 		return CUDA_SUCCESS;
 	q = *p;
 	one_row_pitches(&q);
-	if (!pageable_3d(&q, &h, &in))
+	if (host_3d(&q, &hc)) {
+		*done = true;
+		rc = host_graph(&cg, g, &hc);
+	} else if (pageable_3d(&q, &h, &in)) {
+		*done = true;
+		rc = staging_owned(g, &h, &c);
+		if (rc)
+			return rc;
+		if (in)
+			STAGED_3D(q, src, c->staging);
+		else
+			STAGED_3D(q, dst, c->staging);
+		rc = staged_graph(&cg, &q, in, c);
+	} else {
 		return CUDA_SUCCESS;
-	*done = true;
-	rc = staging_owned(g, &h, &c);
-	if (rc)
-		return rc;
-	if (in)
-		STAGED_3D(q, src, c->staging);
-	else
-		STAGED_3D(q, dst, c->staging);
-	rc = staged_graph(&cg, &q, in, c);
+	}
 	if (rc)
 		return rc;
 	rc = cuGraphAddChildGraphNode(out, g, deps, nd, cg);

@@ -97,8 +97,14 @@ CUresult xgpulib_capcopy_2d(const CUDA_MEMCPY2D *p, CUstream s, int ptds,
 			    bool *done);
 CUresult xgpulib_capcopy_3d(const CUDA_MEMCPY3D *p, CUstream s, int ptds,
 			    bool *done);
+/* 2D and 3D copies between two host sides, and h2h, a 1D one, on a
+ * stream being captured: a host node that copies when the graph runs
+ * (*done; else the copy is not this) */
+CUresult xgpulib_capcopy_h2h(void *dst, const void *src, size_t n,
+			     CUstream s, int ptds, bool *done);
 /*
- * cuGraphAddMemcpyNode's copy *p with one side in pageable memory (*done):
+ * cuGraphAddMemcpyNode's copy *p with one side in pageable memory, or
+ * both sides host memory (*done):
  * a child graph node of graph g, after deps, that reads or writes that
  * memory when the graph runs (xgpulib_capcopy.c)
  */
