@@ -353,7 +353,8 @@ if [ -x "$CLI" ]; then
 		why="${why}caps not shown: $(X config show 2>&1); "
 	X config show --json | grep -q '"domain": "vm-7", "quota_mb": 512, "pinned_mb": 64, "images_mb": "-", "channels": 4' ||
 		why="${why}caps in JSON: $(X config show --json); "
-	for bad in "vm-7 weight=3|sched-credit" "local:spin quota-mb=1|local and network clients" \
+	for bad in "vm-7 weight=3|sched-credit" "local:spin channels=2|a Xen device" \
+		"vm:7 quota-mb=1|by its key" \
 		"12 quota-mb=1|not domain id" "vm-7 channels=65|from 1 to 64" \
 		"vm-7 nonsense=1|unknown key"; do
 		set -- ${bad%%|*}
@@ -364,6 +365,26 @@ if [ -x "$CLI" ]; then
 	X config show | grep -qE '^vm-7 +512 +64 +- +4 *$' ||
 		why="${why}caps lost by a reload or a refused set: $(X config show 2>&1); "
 	if [ -z "$why" ]; then pass cli-config-set; else fail cli-config-set "$why"; fi
+	# caps of a local client's key (its process name): its next process
+	# gets them (contexts cost 524 MiB of a quota here; one of 525 MiB
+	# leaves 1 MiB), the one before did not
+	why=
+	"$T/hostile" quotahold "$SOCK" 2048 >"$TMP/capkey0.out" 2>&1
+	grep -q '^hostile: quotahold: 0$' "$TMP/capkey0.out" ||
+		why="before the caps: $(grep quotahold "$TMP/capkey0.out"); "
+	X config set local:hostile-quotahold quota-mb=525 pinned-mb=32 \
+		>"$TMP/set.out" 2>&1 || why="${why}set: $(cat "$TMP/set.out"); "
+	X config show | grep -qE '^local:hostile-quotahold +525 +32 +- +- *$' ||
+		why="${why}a client's caps not shown: $(X config show 2>&1); "
+	"$T/hostile" quotahold "$SOCK" 2048 >"$TMP/capkey1.out" 2>&1
+	grep -q '^hostile: quotahold: 2$' "$TMP/capkey1.out" ||
+		why="${why}2 MiB past a 1 MiB room: $(grep quotahold "$TMP/capkey1.out"); "
+	grep -q "^hostile: quotahold free [0-9]* total $((525 << 20))\$" \
+		"$TMP/capkey1.out" ||
+		why="${why}cuMemGetInfo is not the cap's: $(grep 'quotahold free' "$TMP/capkey1.out"); "
+	grep -q 'caps set for its key at run time: quota 525 MiB, pinned 32 MiB' "$LOG" ||
+		why="${why}no log line for the worker's caps; "
+	if [ -z "$why" ]; then pass cli-config-client-caps; else fail cli-config-client-caps "$why"; fi
 	# VCPU coordination is for Xen domains: off here, said so, and
 	# switching it on is refused with the reason
 	why=

@@ -14,6 +14,7 @@
 
 #include "xgpu_ctl.h"
 #include "xgpu_rules.h"
+#include "xgpub_broker.h"
 #include "xgpub_config.h"
 #include "xgpub_guest.h"
 #include "check_run.h"
@@ -415,12 +416,37 @@ START_TEST(config_caps_set)
 	ck_assert_msg(!strncmp(err, "images-mb: '0'", 14), "%s", err);
 	ck_assert_int_eq(xgpub_config_caps_set("local:x", 2, ok, err,
 					       sizeof(err)), -1);
-	ck_assert_msg(strstr(err, "local and network clients"), "%s", err);
+	ck_assert_msg(strstr(err, "a Xen device's"), "%s", err);
+	ck_assert_int_eq(xgpub_config_caps_set("vm:1", 1, ok, err,
+					       sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "by its key"), "%s", err);
 	ck_assert_int_eq(xgpub_config_caps_set("17", 2, ok, err,
 					       sizeof(err)), -1);
 	ck_assert_int_eq(xgpub_config_caps_set("vm-1", 0, ok, err,
 					       sizeof(err)), -1);
 	ck_assert_int_eq(xgpub_config_caps_count(), 2);
+	/* a local client's key: quota, pinned and images, for its worker
+	 * to ask (a domain's name is not a client's key) */
+	ck_assert_int_eq(xgpub_config_caps_set("local:u1000:train", 1, ok,
+					       err, sizeof(err)), 0);
+	ck_assert_int_eq(xgpub_config_caps_set("net:alice", 1, img, err,
+					       sizeof(err)), 0);
+	{
+		struct xgpub_caps c;
+
+		ck_assert_int_eq(xgpub_config_client_caps("local:u1000:train",
+							  &c), 1);
+		ck_assert_uint_eq(c.has, XGPUB_CAP_QUOTA);
+		ck_assert_uint_eq(c.quota, 512ull << 20);
+		ck_assert_int_eq(xgpub_config_client_caps("net:alice", &c), 1);
+		ck_assert_uint_eq(c.has, XGPUB_CAP_IMAGES);
+		ck_assert_uint_eq(c.images_max, 7ull << 20);
+		ck_assert_int_eq(xgpub_config_client_caps("local:train", &c),
+				 0);
+		ck_assert_uint_eq(c.has, 0);
+		ck_assert_int_eq(xgpub_config_client_caps("vm-1", &c), 0);
+	}
+	ck_assert_int_eq(xgpub_config_caps_count(), 4);
 	/* a reload keeps them */
 	ck_assert_int_eq(xgpub_config_reload(err, sizeof(err)), 0);
 	xgpub_config_worker_opts("vm-1", &d, &o);

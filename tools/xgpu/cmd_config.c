@@ -111,8 +111,9 @@ static int config_set(int argc, char **argv)
 	int n;
 
 	if (argc < 4)
-		return ctl_usage_err("config set", "DOM KEY=VALUE... (quota-mb, "
-				     "pinned-mb, images-mb, channels)");
+		return ctl_usage_err("config set", "DOM|local:NAME|net:NAME "
+				     "KEY=VALUE... (quota-mb, pinned-mb, "
+				     "images-mb; channels: a domain's)");
 	if (argc > 9)
 		return ctl_usage_err("config set", "at most 6 KEY=VALUE words");
 	n = snprintf(req, sizeof(req), "%s %s", XGPU_CTL_CMD_CONFIG,

@@ -19,7 +19,10 @@
  * descriptor), a lookup or a descriptor is given only for a token of the
  * sender's domain (a descriptor: taken from the exporter with
  * pidfd_getfd and sent back, SCM_RIGHTS), a forget drops the sender's
- * entries.
+ * entries.  A local or network client's worker also asks, once its
+ * guest has said its name, for the caps given at run time for its key
+ * (`xgpu config set local:NAME quota-mb=N`): its key is the daemon's to
+ * make, from its table of children.
  */
 #ifndef XGPUB_BROKER_H
 #define XGPUB_BROKER_H
@@ -34,6 +37,17 @@ enum {
 	XGPUB_BROKER_IPC_LOOKUP = 2,	/* kind (no fd kind), token -> real */
 	XGPUB_BROKER_IPC_TAKE_FD = 3,	/* fd kind, token -> a descriptor */
 	XGPUB_BROKER_IPC_FORGET = 4,	/* drop all the sender's entries */
+	XGPUB_BROKER_CAPS = 5,		/* -> struct xgpub_caps in real */
+};
+
+/* XGPUB_BROKER_CAPS's answer: caps set for the asking client's key */
+#define XGPUB_CAP_QUOTA		1u	/* device memory, bytes */
+#define XGPUB_CAP_PINNED	2u	/* pinned host memory, bytes */
+#define XGPUB_CAP_IMAGES	4u	/* module image bytes */
+struct xgpub_caps {
+	uint32_t has;		/* XGPUB_CAP_*: the ones given */
+	uint32_t _pad;
+	uint64_t quota, pin_quota, images_max;
 };
 
 struct xgpub_broker_req {
@@ -60,6 +74,10 @@ struct xgpub_broker_rep {
  */
 int xgpub_broker_call(const struct xgpub_broker_req *req,
 		      struct xgpub_broker_rep *rep, int *fd);
+
+/* in a worker: the caps set for its client's key (out->has 0: none), or
+ * -errno as xgpub_broker_call */
+int xgpub_broker_caps(struct xgpub_caps *out);
 
 /* send len bytes of buf on sock with fd (if >= 0) attached
  * (SCM_RIGHTS), never blocking; sendmsg's result */

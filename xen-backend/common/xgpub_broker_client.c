@@ -102,3 +102,20 @@ int xgpub_broker_call(const struct xgpub_broker_req *req,
 		*fd = got;
 	return 0;
 }
+
+int xgpub_broker_caps(struct xgpub_caps *out)
+{
+	struct xgpub_broker_req req;
+	struct xgpub_broker_rep rep;
+	int rc;
+
+	_Static_assert(sizeof(*out) <= sizeof(rep.real), "caps fit");
+	memset(&req, 0, sizeof(req));
+	memset(out, 0, sizeof(*out));
+	req.magic = XGPUB_BROKER_MAGIC;
+	req.op = XGPUB_BROKER_CAPS;
+	rc = xgpub_broker_call(&req, &rep, NULL);
+	if (rc == 0)
+		memcpy(out, rep.real, sizeof(*out));
+	return rc;
+}

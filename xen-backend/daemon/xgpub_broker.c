@@ -10,7 +10,9 @@
 #include <unistd.h>
 
 #include "xgpub_broker.h"
+#include "xgpub_config.h"
 #include "xgpub_daemon.h"
+#include "xgpub_guest.h"
 #include "xgpub_ipc.h"
 
 int xgpub_broker_start(void)
@@ -136,6 +138,21 @@ static void serve_one(pid_t pid, const struct xgpub_broker_req *req,
 		xgpub_ipc_reg_forget(pid);
 		rep->err = 0;
 		return;
+	case XGPUB_BROKER_CAPS: {
+		/* a domain's caps are in its worker's options already */
+		struct xgpub_caps caps;
+		char key[XGPU_CTL_KEY_LEN];
+
+		if (asker->kind == XGPUB_CHILD_XEN) {
+			rep->err = -EINVAL;
+			return;
+		}
+		xgpub_child_key(asker, key, sizeof(key));
+		xgpub_config_client_caps(key, &caps);
+		memcpy(rep->real, &caps, sizeof(caps));
+		rep->err = 0;
+		return;
+	}
 	default:
 		rep->err = -EINVAL;
 		return;

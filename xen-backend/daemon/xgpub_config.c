@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "xgpub.h"
+#include "xgpub_broker.h"
 #include "xgpub_config.h"
 #include "xgpu_ctl.h"
 
@@ -102,10 +103,17 @@ static struct xgpu_rule *caps_of(const char *name)
 	return NULL;
 }
 
-/* a domain's name as the caps take it: 0, or -1 and err */
+/* the key of a local or network client ("local:...", "net:NAME") */
+static bool client_key(const char *name)
+{
+	return !strncmp(name, "local:", 6) || !strncmp(name, "net:", 4);
+}
+
+/* a domain's name, or a client's key, as the caps take it: 0, or -1
+ * and err */
 static int caps_name(const char *name, char *err, size_t len)
 {
-	bool digits = true;
+	bool digits = true, client = client_key(name);
 
 	if (!name[0] || strlen(name) >= XGPU_RULE_PATTERN_MAX) {
 		snprintf(err, len, "a domain name of 1 to %d characters",
@@ -113,10 +121,12 @@ static int caps_name(const char *name, char *err, size_t len)
 		return -1;
 	}
 	for (const char *p = name; *p; p++) {
-		if (*p <= ' ' || *p > '~' || strchr("=/*?[]:", *p)) {
+		if (*p <= ' ' || *p > '~' ||
+		    strchr(client ? "=/*?[]" : "=/*?[]:", *p)) {
 			snprintf(err, len, "'%.64s': caps are set for a "
-				 "domain by its name (local and network "
-				 "clients get the daemon's options)", name);
+				 "domain by its name, or for a local or "
+				 "network client by its key (local:NAME, "
+				 "local:uUID:NAME, net:NAME)", name);
 			return -1;
 		}
 		digits &= *p >= '0' && *p <= '9';
@@ -152,6 +162,12 @@ int xgpub_config_caps_set(const char *name, int n, char **words, char *err,
 			 "file)");
 		return -1;
 	}
+	if (client_key(name) && (got.has & XGPU_RULE_CHANNELS)) {
+		snprintf(err, len, "channels are a Xen device's; a local or "
+			 "network client is one process (--max-local-per-user, "
+			 "--max-net)");
+		return -1;
+	}
 	name = domain_of(name, buf, sizeof(buf));
 	c = caps_of(name);
 	if (!c) {
@@ -173,10 +189,31 @@ int xgpub_config_caps_set(const char *name, int n, char **words, char *err,
 	if (got.has & XGPU_RULE_CHANNELS)
 		c->channels = got.channels;
 	c->has |= got.has;
-	xgpub_info("config: caps of domain %s set at run time (its "
-		   "processes that connect from now on; channels: at its "
-		   "device's next connection)", name);
+	xgpub_info("config: caps of %s %s set at run time (its "
+		   "processes that connect from now on%s)",
+		   client_key(name) ? "client" : "domain", name,
+		   client_key(name) ? "" : "; channels: at its device's next "
+		   "connection");
 	return 0;
+}
+
+int xgpub_config_client_caps(const char *key, struct xgpub_caps *out)
+{
+	const struct xgpu_rule *c = client_key(key) ? caps_of(key) : NULL;
+	struct xgpu_dom_settings s;
+
+	memset(out, 0, sizeof(*out));
+	if (!c)
+		return 0;
+	memset(&s, 0, sizeof(s));
+	xgpu_rule_apply(c, &s);
+	out->has = ((c->has & XGPU_RULE_QUOTA) ? XGPUB_CAP_QUOTA : 0) |
+		   ((c->has & XGPU_RULE_PINNED) ? XGPUB_CAP_PINNED : 0) |
+		   ((c->has & XGPU_RULE_IMAGES) ? XGPUB_CAP_IMAGES : 0);
+	out->quota = s.quota;
+	out->pin_quota = s.pin_quota;
+	out->images_max = s.images_max;
+	return 1;
 }
 
 int xgpub_config_caps_count(void)

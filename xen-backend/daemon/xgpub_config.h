@@ -61,6 +61,11 @@ int xgpub_config_caps_set(const char *name, int n, char **words, char *err,
 int xgpub_config_caps_count(void);
 const struct xgpu_rule *xgpub_config_caps_at(int i);
 
+/* the caps set at run time for a local or network client's key
+ * (`xgpu config set local:NAME ...`): 1 and *out, or 0 (out->has 0) */
+struct xgpub_caps;
+int xgpub_config_client_caps(const char *key, struct xgpub_caps *out);
+
 struct xgpub_options;
 /* the options a worker of domain name runs with: the daemon's, with the
  * device memory quota, GPU, pinned-memory quota and image cap of the

@@ -165,29 +165,23 @@ static void child_refresh(struct xgpub_child *c)
 	}
 }
 
-/* key and name of g, from its first child, until they are settled */
-static void settle(struct xgpub_guest *g, const struct xgpub_child *c)
+void xgpub_child_key(struct xgpub_child *c, char *key, size_t len)
 {
-	char key[XGPU_CTL_KEY_LEN];
+	const char *proc;
 
+	child_refresh(c);
+	proc = c->proc[0] ? c->proc : "?";
 	if (c->kind == XGPUB_CHILD_XEN) {
 		if (c->name[0])
-			snprintf(key, sizeof(key), "%s", c->name);
+			snprintf(key, len, "%s", c->name);
 		else
-			snprintf(key, sizeof(key), "domid:%u", c->domid);
-		snprintf(g->name, sizeof(g->name), "%s",
-			 c->name[0] ? c->name : "-");
+			snprintf(key, len, "domid:%u", c->domid);
 	} else if (c->kind == XGPUB_CHILD_NET) {
 		/* its name is what TLS authenticated (a PSK identity or a
 		 * certificate's CN), set by its worker */
-		snprintf(key, sizeof(key), "net:%s", c->proc[0] ? c->proc : "?");
-		snprintf(g->name, sizeof(g->name), "%s",
-			 c->proc[0] ? c->proc : "-");
+		snprintf(key, len, "net:%s", proc);
 	} else if (c->peer_uid == (uint32_t)geteuid()) {
-		snprintf(key, sizeof(key), "local:%s",
-			 c->proc[0] ? c->proc : "?");
-		snprintf(g->name, sizeof(g->name), "%s",
-			 c->proc[0] ? c->proc : "-");
+		snprintf(key, len, "local:%s", proc);
 	} else {
 		/*
 		 * A client of another user than the daemon's: its process
@@ -195,11 +189,18 @@ static void settle(struct xgpub_guest *g, const struct xgpub_child *c)
 		 * within its user (credentials from SO_PEERCRED): naming
 		 * itself after a guest with a larger weight gains nothing.
 		 */
-		snprintf(key, sizeof(key), "local:u%u:%s", c->peer_uid,
-			 c->proc[0] ? c->proc : "?");
-		snprintf(g->name, sizeof(g->name), "%s",
-			 c->proc[0] ? c->proc : "-");
+		snprintf(key, len, "local:u%u:%s", c->peer_uid, proc);
 	}
+}
+
+/* key and name of g, from its first child, until they are settled */
+static void settle(struct xgpub_guest *g, struct xgpub_child *c)
+{
+	char key[XGPU_CTL_KEY_LEN];
+	const char *name = c->kind == XGPUB_CHILD_XEN ? c->name : c->proc;
+
+	xgpub_child_key(c, key, sizeof(key));
+	snprintf(g->name, sizeof(g->name), "%s", name[0] ? name : "-");
 	xgpub_reply_word(key);
 	xgpub_reply_word(g->name);
 	set_key(g, key);

@@ -99,6 +99,9 @@ struct xgpub_guest {
 
 /* read the table of children again (see LIFETIME) */
 void xgpub_guests_update(void);
+/* the key the guest of child c goes by: a domain's name (or domid:N),
+ * net:NAME, local:NAME or local:uUID:NAME; "?" for a name not yet said */
+void xgpub_child_key(struct xgpub_child *c, char *key, size_t len);
 /* once a second: every channel's calls per second and GPU share (the
  * util_pm of its slot) */
 void xgpub_guests_tick(uint64_t now_ns);

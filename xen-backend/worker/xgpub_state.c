@@ -12,7 +12,9 @@
  * is xgpub_account.c's.
  */
 #include <stdlib.h>
+#include <string.h>
 
+#include "xgpub_broker.h"
 #include "xgpub_worker.h"
 
 /* ---- shared memory references ------------------------------------------- */
@@ -200,6 +202,42 @@ void xgpub_note_event_wait(struct xgpub_worker *w, CUstream s, CUevent ev)
 			xgpub_note_value_wait(w, s);
 			return;
 		}
+}
+
+/* ---- caps given at run time ---------------------------------------------- */
+
+/*
+ * A local or network client's caps given at run time for its key (`xgpu
+ * config set local:NAME quota-mb=N`), over the daemon's options; asked
+ * once the guest has said its name, before its first request.  (A
+ * domain's are in its options already.)
+ */
+const struct xgpub_options *xgpub_client_caps(struct xgpub_worker *w,
+					      const struct xgpub_options *opt)
+{
+	static struct xgpub_options own;
+	struct xgpub_caps c;
+
+	if (!strcmp(w->t->ops->name, "xen") || xgpub_broker_caps(&c) ||
+	    !c.has)
+		return opt;
+	own = *opt;
+	if (c.has & XGPUB_CAP_QUOTA)
+		own.quota = c.quota;
+	if (c.has & XGPUB_CAP_PINNED)
+		own.pin_quota = c.pin_quota;
+	if (c.has & XGPUB_CAP_IMAGES)
+		own.images_max = c.images_max;
+	w->opt = &own;
+	if (xgpub_self_stat)
+		__atomic_store_n(&xgpub_self_stat->quota, own.quota,
+				 __ATOMIC_RELAXED);
+	xgpub_info("%s: caps set for its key at run time: quota %llu MiB, "
+		   "pinned %llu MiB, images %llu MiB (0: no limit)",
+		   w->t->who, (unsigned long long)(own.quota >> 20),
+		   (unsigned long long)(own.pin_quota >> 20),
+		   (unsigned long long)(own.images_max >> 20));
+	return &own;
 }
 
 /* ---- keeping and releasing objects by kind ------------------------------------------- */

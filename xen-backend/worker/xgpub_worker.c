@@ -735,6 +735,7 @@ int xgpub_worker_run(struct xgpub_transport *t,
 		__atomic_store_n(&xgpub_self_stat->connected, 1,
 				 __ATOMIC_RELEASE);
 	}
+	opt = xgpub_client_caps(w, opt);
 	spin = opt->spin_us;
 	for (;;) {
 		uint64_t t0;

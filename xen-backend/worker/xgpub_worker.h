@@ -635,6 +635,11 @@ struct xgpub_vmem {
 /* a value wait was put on stream s / does stream s carry one? */
 void xgpub_note_value_wait(struct xgpub_worker *w, CUstream s);
 bool xgpub_waits_on_value(struct xgpub_worker *w, CUstream s);
+/* the options with the caps set at run time for a local or network
+ * client's key (`xgpu config set local:NAME ...`), asked of the daemon
+ * once the guest said its name; opt itself for a domain or none set */
+const struct xgpub_options *xgpub_client_caps(struct xgpub_worker *w,
+					      const struct xgpub_options *opt);
 /* event ev was recorded on stream s / stream s was made to wait for ev */
 void xgpub_note_event_record(struct xgpub_worker *w, CUevent ev, CUstream s);
 void xgpub_note_event_wait(struct xgpub_worker *w, CUstream s, CUevent ev);
