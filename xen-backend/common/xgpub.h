@@ -136,7 +136,9 @@ struct xgpub_wctl {
 	 * written once a second (daemon/xgpub_guest.c); NVML's GPU
 	 * utilisation in the guest sums its guest's workers */
 	uint32_t util_pm;
-	uint32_t _pad2;
+	/* caps are set at run time for some local or network client's
+	 * key: a client's worker asks for its own (XGPUB_BROKER_CAPS) */
+	uint32_t client_caps;
 };
 
 /*

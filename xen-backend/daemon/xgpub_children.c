@@ -26,6 +26,7 @@
 
 static struct xgpub_child children[MAX_WORKERS];
 static struct xgpub_wslot *stats;	/* MAX_WORKERS slots, shared */
+static uint32_t client_caps;	/* the workers' ctl.client_caps */
 
 bool xgpub_sched_enabled;
 static int (*sched_kick_new)(void);
@@ -199,6 +200,7 @@ pid_t xgpub_spawn(const struct xgpub_child *info, int keep_fd,
 	memset(&stats[slot - children].st, 0, sizeof(stats->st));
 	memset(&stats[slot - children].ctl, 0, sizeof(stats->ctl));
 	stats[slot - children].ctl.sched_on = xgpub_sched_enabled;
+	stats[slot - children].ctl.client_caps = client_caps;
 	stats[slot - children].ctl.acct =
 		info->kind == XGPUB_CHILD_XEN ? XGPUB_ACCT_XEN(info->domid) :
 						XGPUB_ACCT_UID(info->peer_uid);
@@ -266,4 +268,12 @@ pid_t xgpub_spawn(const struct xgpub_child *info, int keep_fd,
 	slot->started = xgpub_now_ns();
 	slot->kick_fd = kick;
 	return pid;
+}
+
+void xgpub_children_client_caps(void)
+{
+	client_caps = 1;
+	for (int i = 0; stats && i < MAX_WORKERS; i++)
+		__atomic_store_n(&stats[i].ctl.client_caps, 1,
+				 __ATOMIC_RELEASE);
 }

@@ -239,6 +239,9 @@ static int cmd_config(struct xgpub_reply *r, int argc, char **argv)
 		xgpub_reply(r, XGPU_CTL_ERROR " %s\n", err);
 		return 0;
 	}
+	/* a client's caps: its workers ask for them from now on */
+	if (argc >= 3 && strchr(argv[1], ':'))
+		xgpub_children_client_caps();
 	rules = xgpub_config_rules();
 	strncpy(err, xgpub_config_path(), sizeof(err) - 1);
 	err[sizeof(err) - 1] = 0;

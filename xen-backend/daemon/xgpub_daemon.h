@@ -55,6 +55,9 @@ void xgpub_child_name(const struct xgpub_child *c, char *buf, size_t len);
 void xgpub_children_each(void (*fn)(struct xgpub_child *c, void *arg),
 			 void *arg);
 void xgpub_children_kill(int sig);
+/* caps are set for some local or network client's key: every worker,
+ * and every one forked from now on, asks for its own once connected */
+void xgpub_children_client_caps(void);
 int xgpub_children_count(void);
 /*
  * Do workers a and b serve the same guest (one Xen domain, or local

@@ -218,8 +218,11 @@ const struct xgpub_options *xgpub_client_caps(struct xgpub_worker *w,
 	static struct xgpub_options own;
 	struct xgpub_caps c;
 
-	if (!strcmp(w->t->ops->name, "xen") || xgpub_broker_caps(&c) ||
-	    !c.has)
+	/* asked only where the daemon says caps are set for some client */
+	if (!strcmp(w->t->ops->name, "xen") || !xgpub_self_stat ||
+	    !__atomic_load_n(&xgpub_wctl_of(xgpub_self_stat)->client_caps,
+			     __ATOMIC_ACQUIRE) ||
+	    xgpub_broker_caps(&c) || !c.has)
 		return opt;
 	own = *opt;
 	if (c.has & XGPUB_CAP_QUOTA)
