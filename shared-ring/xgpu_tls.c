@@ -46,7 +46,7 @@
 
 /* ---- errors -------------------------------------------------------------- */
 
-void xgpu_tls_seterr(char *err, size_t errlen, const char *fmt, ...)
+void tls_seterr(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -58,7 +58,7 @@ void xgpu_tls_seterr(char *err, size_t errlen, const char *fmt, ...)
 }
 
 /* OpenSSL's reason for the first error queued (then the queue is empty) */
-const char *xgpu_tls_reason(char *buf, size_t len)
+const char *tls_reason(char *buf, size_t len)
 {
 	unsigned long e = ERR_peek_error();
 	const char *r;
@@ -79,7 +79,7 @@ const char *xgpu_tls_reason(char *buf, size_t len)
 }
 
 /* an identity or name fit for a message: printable, cut short */
-void xgpu_tls_printable(char *out, size_t outlen, const void *in, size_t inlen)
+void tls_printable(char *out, size_t outlen, const void *in, size_t inlen)
 {
 	const unsigned char *p = in;
 	size_t i, n = 0;
@@ -110,21 +110,21 @@ static char *read_file(const char *path, bool secret, size_t *lenp, char *err,
 
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0) {
-		xgpu_tls_seterr(err, errlen, "%s: %s", path, strerror(errno));
+		tls_seterr(err, errlen, "%s: %s", path, strerror(errno));
 		return NULL;
 	}
 	if (fstat(fd, &st) < 0) {
-		xgpu_tls_seterr(err, errlen, "%s: %s", path, strerror(errno));
+		tls_seterr(err, errlen, "%s: %s", path, strerror(errno));
 		close(fd);
 		return NULL;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		xgpu_tls_seterr(err, errlen, "%s: not a regular file", path);
+		tls_seterr(err, errlen, "%s: not a regular file", path);
 		close(fd);
 		return NULL;
 	}
 	if (secret && (st.st_mode & 077)) {
-		xgpu_tls_seterr(err, errlen,
+		tls_seterr(err, errlen,
 		       "%s: mode %04o lets group or others at a secret key; "
 		       "refused (chmod 600 it)", path,
 		       (unsigned int)(st.st_mode & 07777));
@@ -132,14 +132,14 @@ static char *read_file(const char *path, bool secret, size_t *lenp, char *err,
 		return NULL;
 	}
 	if (st.st_size > XGPU_TLS_FILE_MAX) {
-		xgpu_tls_seterr(err, errlen, "%s: too big (%lld bytes, at most %d)", path,
-		       (long long)st.st_size, XGPU_TLS_FILE_MAX);
+		tls_seterr(err, errlen, "%s: too big (%lld bytes, at most %d)",
+			   path, (long long)st.st_size, XGPU_TLS_FILE_MAX);
 		close(fd);
 		return NULL;
 	}
 	buf = malloc(XGPU_TLS_FILE_MAX + 1);
 	if (!buf) {
-		xgpu_tls_seterr(err, errlen, "%s: out of memory", path);
+		tls_seterr(err, errlen, "%s: out of memory", path);
 		close(fd);
 		return NULL;
 	}
@@ -148,7 +148,8 @@ static char *read_file(const char *path, bool secret, size_t *lenp, char *err,
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			xgpu_tls_seterr(err, errlen, "%s: %s", path, strerror(errno));
+			tls_seterr(err, errlen, "%s: %s", path,
+				   strerror(errno));
 			OPENSSL_cleanse(buf, len);
 			free(buf);
 			close(fd);
@@ -214,22 +215,25 @@ static int parse_psk_line(const char *path, unsigned int line, char *s,
 	while (is_blank(*end))
 		end++;
 	if (*end && *end != '#') {
-		xgpu_tls_seterr(err, errlen, "%s:%u: more than 'IDENTITY HEXKEY' on the "
-		       "line", path, line);
+		tls_seterr(err, errlen,
+			   "%s:%u: more than 'IDENTITY HEXKEY' on the line",
+			   path, line);
 		return -1;
 	}
 	if (idlen > XGPU_TLS_ID_MAX) {
-		xgpu_tls_seterr(err, errlen, "%s:%u: identity of %zu bytes, at most %d",
-		       path, line, idlen, XGPU_TLS_ID_MAX);
+		tls_seterr(err, errlen,
+			   "%s:%u: identity of %zu bytes, at most %d", path,
+			   line, idlen, XGPU_TLS_ID_MAX);
 		return -1;
 	}
 	for (size_t i = 0; i < idlen; i++) {
 		unsigned char ch = (unsigned char)id[i];
 
 		if (ch <= 0x20 || ch >= 0x7f) {
-			xgpu_tls_seterr(err, errlen, "%s:%u: the identity has a byte "
-			       "that is not printable ASCII (%#x)", path, line,
-			       ch);
+			tls_seterr(err, errlen,
+				   "%s:%u: the identity has a byte "
+				   "that is not printable ASCII (%#x)", path,
+				   line, ch);
 			return -1;
 		}
 	}
@@ -238,24 +242,26 @@ static int parse_psk_line(const char *path, unsigned int line, char *s,
 	k->idlen = idlen;
 	k->line = line;
 	if (!hexlen) {
-		xgpu_tls_seterr(err, errlen, "%s:%u: no key after identity '%s' "
+		tls_seterr(err, errlen, "%s:%u: no key after identity '%s' "
 		       "(lines are 'IDENTITY HEXKEY')", path, line, k->id);
 		return -1;
 	}
 	for (size_t i = 0; i < hexlen; i++)
 		if (hexval(hex[i]) < 0) {
-			xgpu_tls_seterr(err, errlen, "%s:%u: the key of '%s' has a "
-			       "character that is not a hex digit (column %zu)",
-			       path, line, k->id, (size_t)(hex - start) + i + 1);
+			tls_seterr(err, errlen, "%s:%u: the key of '%s' has a "
+				   "character that is not a hex digit "
+				   "(column %zu)", path, line, k->id,
+				   (size_t)(hex - start) + i + 1);
 			return -1;
 		}
 	if (hexlen % 2) {
-		xgpu_tls_seterr(err, errlen, "%s:%u: the key of '%s' has an odd number "
-		       "of hex digits (%zu)", path, line, k->id, hexlen);
+		tls_seterr(err, errlen,
+			   "%s:%u: the key of '%s' has an odd number "
+			   "of hex digits (%zu)", path, line, k->id, hexlen);
 		return -1;
 	}
 	if (hexlen / 2 < XGPU_TLS_KEY_MIN || hexlen / 2 > XGPU_TLS_KEY_MAX) {
-		xgpu_tls_seterr(err, errlen, "%s:%u: the key of '%s' has %zu bytes; "
+		tls_seterr(err, errlen, "%s:%u: the key of '%s' has %zu bytes; "
 		       "%d to %d are needed (%d to %d hex digits)", path, line,
 		       k->id, hexlen / 2, XGPU_TLS_KEY_MIN, XGPU_TLS_KEY_MAX,
 		       2 * XGPU_TLS_KEY_MIN, 2 * XGPU_TLS_KEY_MAX);
@@ -291,7 +297,7 @@ static long load_psk_file(const char *path, struct psk_key **out, char *err,
 	if (!buf)
 		return -1;
 	if (strlen(buf) != len) {
-		xgpu_tls_seterr(err, errlen, "%s: a NUL byte in the file", path);
+		tls_seterr(err, errlen, "%s: a NUL byte in the file", path);
 		goto fail;
 	}
 	for (s = buf; *s; s = nl) {
@@ -305,7 +311,8 @@ static long load_psk_file(const char *path, struct psk_key **out, char *err,
 			cap = cap ? 2 * cap : 8;
 			nk = calloc(cap, sizeof(*nk));
 			if (!nk) {
-				xgpu_tls_seterr(err, errlen, "%s: out of memory", path);
+				tls_seterr(err, errlen, "%s: out of memory",
+					   path);
 				goto fail;
 			}
 			if (n)
@@ -321,7 +328,7 @@ static long load_psk_file(const char *path, struct psk_key **out, char *err,
 		for (size_t i = 0; i < n; i++)
 			if (keys[i].idlen == keys[n].idlen &&
 			    !memcmp(keys[i].id, keys[n].id, keys[n].idlen)) {
-				xgpu_tls_seterr(err, errlen, "%s:%u: identity '%s' "
+				tls_seterr(err, errlen, "%s:%u: identity '%s' "
 				       "again (first on line %u)", path, line,
 				       keys[n].id, keys[i].line);
 				goto fail;
@@ -329,7 +336,7 @@ static long load_psk_file(const char *path, struct psk_key **out, char *err,
 		n++;
 	}
 	if (!n) {
-		xgpu_tls_seterr(err, errlen, "%s: no keys (lines 'IDENTITY HEXKEY')",
+		tls_seterr(err, errlen, "%s: no keys (lines 'IDENTITY HEXKEY')",
 		       path);
 		goto fail;
 	}
@@ -387,7 +394,7 @@ static int psk_find_cb(SSL *ssl, const unsigned char *id, size_t idlen,
 		return 1;
 	}
 	c->psk_unknown = true;
-	xgpu_tls_printable(c->bad_id, sizeof(c->bad_id), id, idlen);
+	tls_printable(c->bad_id, sizeof(c->bad_id), id, idlen);
 	if (RAND_bytes(junk.key, (int)junk.keylen) != 1)
 		return 0;
 	*sess = psk_session(ssl, &junk);
@@ -455,7 +462,7 @@ static int no_passphrase(char *buf, int size, int rw, void *u)
 
 /* ---- configurations ------------------------------------------------------ */
 
-void xgpu_tls_put(struct xgpu_tls *t)
+void tls_put(struct xgpu_tls *t)
 {
 	if (!t || atomic_fetch_sub(&t->refs, 1) != 1)
 		return;
@@ -468,7 +475,7 @@ void xgpu_tls_put(struct xgpu_tls *t)
 
 void xgpu_tls_free(struct xgpu_tls *t)
 {
-	xgpu_tls_put(t);
+	tls_put(t);
 }
 
 /*
@@ -511,13 +518,13 @@ static bool load_cert(struct xgpu_tls *t, const char *path, char *err,
 		return false;
 	x = f.b ? PEM_read_bio_X509(f.b, NULL, no_passphrase, NULL) : NULL;
 	if (!x) {
-		xgpu_tls_seterr(err, errlen, "%s: no PEM certificate (%s)", path,
-		       xgpu_tls_reason(why, sizeof(why)));
+		tls_seterr(err, errlen, "%s: no PEM certificate (%s)", path,
+		       tls_reason(why, sizeof(why)));
 		goto out;
 	}
 	if (!SSL_CTX_use_certificate(t->ctx, x)) {
-		xgpu_tls_seterr(err, errlen, "%s: certificate refused (%s)", path,
-		       xgpu_tls_reason(why, sizeof(why)));
+		tls_seterr(err, errlen, "%s: certificate refused (%s)", path,
+		       tls_reason(why, sizeof(why)));
 		X509_free(x);
 		goto out;
 	}
@@ -525,8 +532,8 @@ static bool load_cert(struct xgpu_tls *t, const char *path, char *err,
 	/* the rest of the file: the chain up to the CA */
 	while ((x = PEM_read_bio_X509(f.b, NULL, no_passphrase, NULL))) {
 		if (!SSL_CTX_add0_chain_cert(t->ctx, x)) {
-			xgpu_tls_seterr(err, errlen, "%s: chain certificate refused "
-			       "(%s)", path, xgpu_tls_reason(why, sizeof(why)));
+			tls_seterr(err, errlen, "%s: chain certificate refused "
+			       "(%s)", path, tls_reason(why, sizeof(why)));
 			X509_free(x);
 			goto out;
 		}
@@ -551,18 +558,19 @@ static bool load_key(struct xgpu_tls *t, const char *path, const char *cert,
 	k = f.b ? PEM_read_bio_PrivateKey(f.b, NULL, no_passphrase, NULL) :
 		NULL;
 	if (!k) {
-		xgpu_tls_seterr(err, errlen, "%s: no PEM private key, or an encrypted "
-		       "one (%s)", path, xgpu_tls_reason(why, sizeof(why)));
+		tls_seterr(err, errlen,
+			   "%s: no PEM private key, or an encrypted "
+			   "one (%s)", path, tls_reason(why, sizeof(why)));
 		goto out;
 	}
 	if (!X509_check_private_key(SSL_CTX_get0_certificate(t->ctx), k)) {
-		xgpu_tls_seterr(err, errlen, "%s: not the key of the certificate %s",
+		tls_seterr(err, errlen, "%s: not the key of the certificate %s",
 		       path, cert);
 		goto out;
 	}
 	if (!SSL_CTX_use_PrivateKey(t->ctx, k)) {
-		xgpu_tls_seterr(err, errlen, "%s: private key refused (%s)", path,
-		       xgpu_tls_reason(why, sizeof(why)));
+		tls_seterr(err, errlen, "%s: private key refused (%s)", path,
+		       tls_reason(why, sizeof(why)));
 		goto out;
 	}
 	ok = true;
@@ -588,8 +596,9 @@ static bool load_ca(struct xgpu_tls *t, const char *path, char *err,
 	while (f.b && (x = PEM_read_bio_X509(f.b, NULL, no_passphrase, NULL))) {
 		if (!X509_STORE_add_cert(store, x) ||
 		    (t->server && !SSL_CTX_add_client_CA(t->ctx, x))) {
-			xgpu_tls_seterr(err, errlen, "%s: CA certificate refused (%s)",
-			       path, xgpu_tls_reason(why, sizeof(why)));
+			tls_seterr(err, errlen,
+				   "%s: CA certificate refused (%s)", path,
+				   tls_reason(why, sizeof(why)));
 			X509_free(x);
 			goto out;
 		}
@@ -597,8 +606,8 @@ static bool load_ca(struct xgpu_tls *t, const char *path, char *err,
 		n++;
 	}
 	if (!n) {
-		xgpu_tls_seterr(err, errlen, "%s: no PEM certificate (%s)", path,
-		       xgpu_tls_reason(why, sizeof(why)));
+		tls_seterr(err, errlen, "%s: no PEM certificate (%s)", path,
+		       tls_reason(why, sizeof(why)));
 		goto out;
 	}
 	ok = true;
@@ -616,27 +625,29 @@ static struct xgpu_tls *tls_new(const struct xgpu_tls_opts *o, bool server,
 	char why[160];
 	long n;
 
-	xgpu_tls_seterr(err, errlen, "no error");
+	tls_seterr(err, errlen, "no error");
 	if (!o || (!o->psk_file && !certs)) {
-		xgpu_tls_seterr(err, errlen, "no credentials: give a key file "
+		tls_seterr(err, errlen, "no credentials: give a key file "
 		       "(psk_file), or cert, key and ca; there is no "
 		       "unauthenticated mode");
 		return NULL;
 	}
 	if (o->psk_file && certs) {
-		xgpu_tls_seterr(err, errlen, "a key file (psk_file) and certificates "
-		       "(cert, key, ca) exclude each other");
+		tls_seterr(err, errlen,
+			   "a key file (psk_file) and certificates "
+			   "(cert, key, ca) exclude each other");
 		return NULL;
 	}
 	if (certs && (!o->cert || !o->key || !o->ca)) {
-		xgpu_tls_seterr(err, errlen, "certificate mode needs cert, key and ca "
-		       "(missing:%s%s%s)", o->cert ? "" : " cert",
-		       o->key ? "" : " key", o->ca ? "" : " ca");
+		tls_seterr(err, errlen,
+			   "certificate mode needs cert, key and ca "
+			   "(missing:%s%s%s)", o->cert ? "" : " cert",
+			   o->key ? "" : " key", o->ca ? "" : " ca");
 		return NULL;
 	}
 	t = calloc(1, sizeof(*t));
 	if (!t) {
-		xgpu_tls_seterr(err, errlen, "out of memory");
+		tls_seterr(err, errlen, "out of memory");
 		return NULL;
 	}
 	atomic_init(&t->refs, 1);
@@ -644,10 +655,10 @@ static struct xgpu_tls *tls_new(const struct xgpu_tls_opts *o, bool server,
 	t->psk = o->psk_file != NULL;
 	ERR_clear_error();
 	t->ctx = SSL_CTX_new(server ? TLS_server_method() : TLS_client_method());
-	t->bio_meth = xgpu_tls_bio_method();
+	t->bio_meth = tls_bio_method();
 	if (!t->ctx || !t->bio_meth) {
-		xgpu_tls_seterr(err, errlen, "cannot set up TLS (%s)",
-		       xgpu_tls_reason(why, sizeof(why)));
+		tls_seterr(err, errlen, "cannot set up TLS (%s)",
+		       tls_reason(why, sizeof(why)));
 		goto fail;
 	}
 	if (!SSL_CTX_set_min_proto_version(t->ctx, TLS1_3_VERSION) ||
@@ -656,8 +667,8 @@ static struct xgpu_tls *tls_new(const struct xgpu_tls_opts *o, bool server,
 	    !SSL_CTX_set_num_tickets(t->ctx, 0) ||
 	    !SSL_CTX_set_max_early_data(t->ctx, 0) ||
 	    !SSL_CTX_set_recv_max_early_data(t->ctx, 0)) {
-		xgpu_tls_seterr(err, errlen, "cannot set up TLS 1.3 (%s)",
-		       xgpu_tls_reason(why, sizeof(why)));
+		tls_seterr(err, errlen, "cannot set up TLS 1.3 (%s)",
+		       tls_reason(why, sizeof(why)));
 		goto fail;
 	}
 	SSL_CTX_set_options(t->ctx, SSL_OP_NO_TICKET | SSL_OP_NO_RENEGOTIATION |
@@ -689,15 +700,17 @@ static struct xgpu_tls *tls_new(const struct xgpu_tls_opts *o, bool server,
 						    o->identity))
 						break;
 				if (pick == t->nkeys) {
-					xgpu_tls_seterr(err, errlen, "%s: no line for "
-					       "identity '%s'", o->psk_file,
-					       o->identity);
+					tls_seterr(err, errlen,
+						   "%s: no line for "
+						   "identity '%s'", o->psk_file,
+						   o->identity);
 					goto fail;
 				}
 			} else if (t->nkeys > 1) {
-				xgpu_tls_seterr(err, errlen, "%s: %zu identities; say "
-				       "which one to use (identity)",
-				       o->psk_file, t->nkeys);
+				tls_seterr(err, errlen,
+					   "%s: %zu identities; say "
+					   "which one to use (identity)",
+					   o->psk_file, t->nkeys);
 				goto fail;
 			}
 			if (pick)
@@ -726,17 +739,17 @@ static struct xgpu_tls *tls_new(const struct xgpu_tls_opts *o, bool server,
 		if (!server && o->server_name) {
 			t->server_name = strdup(o->server_name);
 			if (!t->server_name) {
-				xgpu_tls_seterr(err, errlen, "out of memory");
+				tls_seterr(err, errlen, "out of memory");
 				goto fail;
 			}
 		}
 	}
 	ERR_clear_error();
-	xgpu_tls_seterr(err, errlen, "no error");
+	tls_seterr(err, errlen, "no error");
 	return t;
 fail:
 	ERR_clear_error();
-	xgpu_tls_put(t);
+	tls_put(t);
 	return NULL;
 }
 

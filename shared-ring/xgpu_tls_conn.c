@@ -102,7 +102,7 @@ static long bio_ctrl(BIO *b, int cmd, long num, void *ptr)
 	}
 }
 
-BIO_METHOD *xgpu_tls_bio_method(void)
+BIO_METHOD *tls_bio_method(void)
 {
 	BIO_METHOD *m = BIO_meth_new(BIO_TYPE_SOURCE_SINK | BIO_TYPE_DESCRIPTOR,
 				     "xgpu socket");
@@ -209,43 +209,51 @@ static void handshake_err(struct xgpu_conn *c, int sslerr, char *err,
 	char why[160];
 
 	if (t->server && c->psk_unknown) {
-		xgpu_tls_seterr(err, errlen, "authentication failed: unknown identity "
-		       "'%s'", c->bad_id);
+		tls_seterr(err, errlen,
+			   "authentication failed: unknown identity '%s'",
+			   c->bad_id);
 	} else if (ERR_GET_LIB(e) == ERR_LIB_SSL &&
 		   ERR_GET_REASON(e) == SSL_R_BINDER_DOES_NOT_VERIFY) {
-		xgpu_tls_seterr(err, errlen, "authentication failed: wrong key for "
+		tls_seterr(err, errlen, "authentication failed: wrong key for "
 		       "identity '%s'", c->peer);
 	} else if (t->server && t->psk && c->hello_seen && !c->psk_offered) {
-		xgpu_tls_seterr(err, errlen, "authentication failed: the client offered "
-		       "no pre-shared key");
+		tls_seterr(err, errlen,
+			   "authentication failed: the client offered "
+			   "no pre-shared key");
 	} else if (t->psk && !t->server && vr != X509_V_OK) {
-		xgpu_tls_seterr(err, errlen, "authentication failed: the server showed "
-		       "a certificate instead of using the pre-shared key "
-		       "(a server with certificates?)");
+		tls_seterr(err, errlen,
+			   "authentication failed: the server showed "
+			   "a certificate instead of using the pre-shared key "
+			   "(a server with certificates?)");
 	} else if (vr != X509_V_OK) {
-		xgpu_tls_seterr(err, errlen, "authentication failed: %s certificate: "
-		       "%s", who, X509_verify_cert_error_string(vr));
+		tls_seterr(err, errlen,
+			   "authentication failed: %s certificate: %s", who,
+			   X509_verify_cert_error_string(vr));
 	} else if (ERR_GET_LIB(e) == ERR_LIB_SSL &&
 		   ERR_GET_REASON(e) == SSL_R_PEER_DID_NOT_RETURN_A_CERTIFICATE) {
-		xgpu_tls_seterr(err, errlen, "authentication failed: the client sent no "
-		       "certificate");
+		tls_seterr(err, errlen,
+			   "authentication failed: the client sent no "
+			   "certificate");
 	} else if (c->alert_in >= 0 && auth_alert(t, c->alert_in)) {
-		xgpu_tls_seterr(err, errlen, "authentication failed: the %s refused our "
-		       "%s (alert: %s)", who, t->psk ? "key" : "certificate",
-		       SSL_alert_desc_string_long(c->alert_in));
+		tls_seterr(err, errlen,
+			   "authentication failed: the %s refused our "
+			   "%s (alert: %s)", who,
+			   t->psk ? "key" : "certificate",
+			   SSL_alert_desc_string_long(c->alert_in));
 	} else if (c->alert_in >= 0) {
-		xgpu_tls_seterr(err, errlen, "handshake failed: the %s sent alert: %s",
-		       who, SSL_alert_desc_string_long(c->alert_in));
+		tls_seterr(err, errlen,
+			   "handshake failed: the %s sent alert: %s", who,
+			   SSL_alert_desc_string_long(c->alert_in));
 	} else if (sslerr == SSL_ERROR_SYSCALL && c->last_errno) {
-		xgpu_tls_seterr(err, errlen, "handshake failed: %s",
+		tls_seterr(err, errlen, "handshake failed: %s",
 		       strerror(c->last_errno));
 	} else if (c->eof || sslerr == SSL_ERROR_ZERO_RETURN ||
 		   (sslerr == SSL_ERROR_SYSCALL && !e)) {
-		xgpu_tls_seterr(err, errlen, "handshake failed: the %s closed the "
+		tls_seterr(err, errlen, "handshake failed: the %s closed the "
 		       "connection", who);
 	} else {
-		xgpu_tls_seterr(err, errlen, "handshake failed: %s",
-		       xgpu_tls_reason(why, sizeof(why)));
+		tls_seterr(err, errlen, "handshake failed: %s",
+		       tls_reason(why, sizeof(why)));
 	}
 	ERR_clear_error();
 }
@@ -258,7 +266,7 @@ static bool check_peer(struct xgpu_conn *c, char *err, size_t errlen)
 
 	if (t->psk) {
 		if (!SSL_session_reused(c->ssl)) {
-			xgpu_tls_seterr(err, errlen, "authentication failed: the "
+			tls_seterr(err, errlen, "authentication failed: the "
 			       "handshake did not use the pre-shared key");
 			return false;
 		}
@@ -268,13 +276,13 @@ static bool check_peer(struct xgpu_conn *c, char *err, size_t errlen)
 	}
 	x = SSL_get0_peer_certificate(c->ssl);
 	if (!x || SSL_get_verify_result(c->ssl) != X509_V_OK) {
-		xgpu_tls_seterr(err, errlen, "authentication failed: the %s's "
+		tls_seterr(err, errlen, "authentication failed: the %s's "
 		       "certificate was not verified",
 		       t->server ? "client" : "server");
 		return false;
 	}
 	if (!cert_cn(x, c->peer, sizeof(c->peer)) && t->server) {
-		xgpu_tls_seterr(err, errlen, "authentication failed: the client's "
+		tls_seterr(err, errlen, "authentication failed: the client's "
 		       "certificate has no single printable subject CN");
 		return false;
 	}
@@ -325,19 +333,20 @@ static bool hs_run(struct xgpu_conn *c, enum hs_op op, int64_t deadline,
 		w = wait_fd(c->fd, e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT,
 			    left_ms(deadline));
 		if (w < 0) {
-			xgpu_tls_seterr(err, errlen, "handshake failed: poll: %s",
+			tls_seterr(err, errlen, "handshake failed: poll: %s",
 			       strerror(-w));
 			return false;
 		}
 		if (!w) {
-			xgpu_tls_seterr(err, errlen, "handshake timed out after %d ms",
-			       timeout_ms);
+			tls_seterr(err, errlen,
+				   "handshake timed out after %d ms",
+				   timeout_ms);
 			return false;
 		}
 	}
 	ERR_clear_error();
 	if (b != XGPU_TLS_CONFIRM) {
-		xgpu_tls_seterr(err, errlen, "handshake failed: the server did not "
+		tls_seterr(err, errlen, "handshake failed: the server did not "
 		       "confirm it (%#x)", b);
 		return false;
 	}
@@ -355,9 +364,9 @@ static struct xgpu_conn *handshake(struct xgpu_tls *t, int fd, int timeout_ms,
 	int one = 1, fl, r;
 	BIO *b;
 
-	xgpu_tls_seterr(err, errlen, "no error");
+	tls_seterr(err, errlen, "no error");
 	if (!t || fd < 0) {
-		xgpu_tls_seterr(err, errlen, "handshake failed: no configuration or "
+		tls_seterr(err, errlen, "handshake failed: no configuration or "
 		       "socket");
 		if (fd >= 0)
 			close(fd);
@@ -365,7 +374,7 @@ static struct xgpu_conn *handshake(struct xgpu_tls *t, int fd, int timeout_ms,
 	}
 	c = calloc(1, sizeof(*c));
 	if (!c) {
-		xgpu_tls_seterr(err, errlen, "out of memory");
+		tls_seterr(err, errlen, "out of memory");
 		close(fd);
 		return NULL;
 	}
@@ -377,7 +386,7 @@ static struct xgpu_conn *handshake(struct xgpu_tls *t, int fd, int timeout_ms,
 	atomic_init(&c->down, false);
 	fl = fcntl(fd, F_GETFL);
 	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) {
-		xgpu_tls_seterr(err, errlen, "handshake failed: socket: %s",
+		tls_seterr(err, errlen, "handshake failed: socket: %s",
 		       strerror(errno));
 		goto fail;
 	}
@@ -388,8 +397,8 @@ static struct xgpu_conn *handshake(struct xgpu_tls *t, int fd, int timeout_ms,
 	c->ssl = SSL_new(t->ctx);
 	b = c->ssl ? BIO_new(t->bio_meth) : NULL;
 	if (!b) {
-		xgpu_tls_seterr(err, errlen, "cannot set up TLS (%s)",
-		       xgpu_tls_reason(why, sizeof(why)));
+		tls_seterr(err, errlen, "cannot set up TLS (%s)",
+		       tls_reason(why, sizeof(why)));
 		goto fail;
 	}
 	BIO_set_data(b, c);
@@ -409,8 +418,8 @@ static struct xgpu_conn *handshake(struct xgpu_tls *t, int fd, int timeout_ms,
 			    SSL_set_tlsext_host_name(c->ssl, t->server_name);
 		}
 		if (!r) {
-			xgpu_tls_seterr(err, errlen, "server name '%s' refused (%s)",
-			       t->server_name, xgpu_tls_reason(why, sizeof(why)));
+			tls_seterr(err, errlen, "server name '%s' refused (%s)",
+			       t->server_name, tls_reason(why, sizeof(why)));
 			goto fail;
 		}
 	}
@@ -421,25 +430,28 @@ static struct xgpu_conn *handshake(struct xgpu_tls *t, int fd, int timeout_ms,
 		    timeout_ms, err, errlen))
 		goto fail;
 	c->established = true;
-	xgpu_tls_seterr(err, errlen, "no error");
+	tls_seterr(err, errlen, "no error");
 	return c;
 fail:
 	ERR_clear_error();
 	SSL_free(c->ssl);
 	close(fd);
 	pthread_mutex_destroy(&c->lock);
-	xgpu_tls_put(t);
+	tls_put(t);
 	OPENSSL_cleanse(c, sizeof(*c));
 	free(c);
 	return NULL;
 }
 
-struct xgpu_conn *xgpu_conn_accept(struct xgpu_tls *t, int fd, int timeout_ms,
-				   char *err, size_t errlen)
+/* a handshake on fd as the server (or the client) t must be */
+static struct xgpu_conn *start(struct xgpu_tls *t, bool server, int fd,
+			       int timeout_ms, char *err, size_t errlen)
 {
-	if (t && !t->server) {
-		xgpu_tls_seterr(err, errlen, "handshake failed: a client configuration "
-		       "cannot accept");
+	if (t && t->server != server) {
+		tls_seterr(err, errlen, "handshake failed: a %s "
+			   "configuration cannot %s",
+			   server ? "client" : "server",
+			   server ? "accept" : "connect");
 		if (fd >= 0)
 			close(fd);
 		return NULL;
@@ -447,17 +459,16 @@ struct xgpu_conn *xgpu_conn_accept(struct xgpu_tls *t, int fd, int timeout_ms,
 	return handshake(t, fd, timeout_ms, err, errlen);
 }
 
+struct xgpu_conn *xgpu_conn_accept(struct xgpu_tls *t, int fd, int timeout_ms,
+				   char *err, size_t errlen)
+{
+	return start(t, true, fd, timeout_ms, err, errlen);
+}
+
 struct xgpu_conn *xgpu_conn_connect(struct xgpu_tls *t, int fd,
 				    int timeout_ms, char *err, size_t errlen)
 {
-	if (t && t->server) {
-		xgpu_tls_seterr(err, errlen, "handshake failed: a server configuration "
-		       "cannot connect");
-		if (fd >= 0)
-			close(fd);
-		return NULL;
-	}
-	return handshake(t, fd, timeout_ms, err, errlen);
+	return start(t, false, fd, timeout_ms, err, errlen);
 }
 
 const char *xgpu_conn_peer(const struct xgpu_conn *c)
@@ -651,7 +662,7 @@ void xgpu_conn_close(struct xgpu_conn *c)
 	SSL_free(c->ssl);
 	close(c->fd);
 	pthread_mutex_destroy(&c->lock);
-	xgpu_tls_put(c->tls);
+	tls_put(c->tls);
 	OPENSSL_cleanse(c, sizeof(*c));
 	free(c);
 }

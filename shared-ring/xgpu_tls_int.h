@@ -61,15 +61,15 @@ struct xgpu_conn {
 };
 
 /* err: "<what went wrong>", printf-style, at most errlen bytes */
-void xgpu_tls_seterr(char *err, size_t errlen, const char *fmt, ...)
+void tls_seterr(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* OpenSSL's reason for its last error, in buf */
-const char *xgpu_tls_reason(char *buf, size_t len);
+const char *tls_reason(char *buf, size_t len);
 /* in (inlen bytes) with anything unprintable replaced, in out */
-void xgpu_tls_printable(char *out, size_t outlen, const void *in, size_t inlen);
+void tls_printable(char *out, size_t outlen, const void *in, size_t inlen);
 /* one reference to t dropped (the last frees it) */
-void xgpu_tls_put(struct xgpu_tls *t);
+void tls_put(struct xgpu_tls *t);
 /* the BIO method that reads and writes a conn's socket (xgpu_tls_conn.c) */
-BIO_METHOD *xgpu_tls_bio_method(void);
+BIO_METHOD *tls_bio_method(void);
 
 #endif /* XGPU_TLS_INT_H */

@@ -480,13 +480,38 @@ static CUresult copy_2d(const void *p, bool in, const struct pcopy *c,
 	return xgpulib_memcpy_2d_async(&q, s, ptds);
 }
 
+/*
+ * The copy p (v: the same as a 3D copy, its one-row pitches filled) on
+ * stream s if s is being captured: between two host sides, a host node;
+ * with one pageable side, the two staged nodes (copy(p, ...) the one
+ * through the buffer).  *done says whether it was either.
+ */
+static CUresult capture_copy(const CUDA_MEMCPY3D *v,
+			     CUresult (*copy)(const void *p, bool in,
+					      const struct pcopy *c,
+					      CUstream s, int ptds),
+			     const void *p, CUstream s, int ptds, bool *done)
+{
+	struct hcopy hc;
+	struct hrows h;
+	bool in;
+
+	if (host_3d(v, &hc)) {
+		if (!capturing(s, ptds))
+			return CUDA_SUCCESS;
+		*done = true;
+		return capture_h2h(s, ptds, &hc);
+	}
+	if (!pageable_3d(v, &h, &in) || !capturing(s, ptds))
+		return CUDA_SUCCESS;
+	*done = true;
+	return capture(s, ptds, &h, in, copy, p);
+}
+
 CUresult xgpulib_capcopy_2d(const CUDA_MEMCPY2D *p, CUstream s, int ptds,
 			    bool *done)
 {
 	CUDA_MEMCPY3D v;
-	struct hcopy hc;
-	struct hrows h;
-	bool in;
 
 	*done = false;
 	if (!p || !xgpulib_captures_begun())
@@ -505,16 +530,7 @@ CUresult xgpulib_capcopy_2d(const CUDA_MEMCPY2D *p, CUstream s, int ptds,
 		.Depth = 1,
 	};
 	one_row_pitches(&v);
-	if (host_3d(&v, &hc)) {
-		if (!capturing(s, ptds))
-			return CUDA_SUCCESS;
-		*done = true;
-		return capture_h2h(s, ptds, &hc);
-	}
-	if (!pageable_3d(&v, &h, &in) || !capturing(s, ptds))
-		return CUDA_SUCCESS;
-	*done = true;
-	return capture(s, ptds, &h, in, copy_2d, p);
+	return capture_copy(&v, copy_2d, p, s, ptds, done);
 }
 
 /* the 3D copy *p with its host side (the source: in) the buffer */
@@ -534,25 +550,13 @@ CUresult xgpulib_capcopy_3d(const CUDA_MEMCPY3D *p, CUstream s, int ptds,
 			    bool *done)
 {
 	CUDA_MEMCPY3D q;
-	struct hcopy hc;
-	struct hrows h;
-	bool in;
 
 	*done = false;
 	if (!p || !xgpulib_captures_begun())
 		return CUDA_SUCCESS;
 	q = *p;
 	one_row_pitches(&q);
-	if (host_3d(&q, &hc)) {
-		if (!capturing(s, ptds))
-			return CUDA_SUCCESS;
-		*done = true;
-		return capture_h2h(s, ptds, &hc);
-	}
-	if (!pageable_3d(p, &h, &in) || !capturing(s, ptds))
-		return CUDA_SUCCESS;
-	*done = true;
-	return capture(s, ptds, &h, in, copy_3d, p);
+	return capture_copy(&q, copy_3d, &q, s, ptds, done);
 }
 
 CUresult xgpulib_capcopy_h2h(void *dst, const void *src, size_t n,
