@@ -456,28 +456,26 @@ static bool host_3d(const CUDA_MEMCPY3D *p, struct hcopy *c)
 }
 
 /*
- * Side `side` (src or dst) of the copy q (a CUDA_MEMCPY2D or 3D) becomes
- * the staging buffer b, its rows packed; STAGED_3D also its slices.
+ * Side `side` (src or dst) of the 3D copy q becomes the staging buffer b,
+ * its rows and slices packed.
  */
-#define STAGED(q, side, b)						\
+#define STAGED_3D(q, side, b)						\
 	((q).side##MemoryType = CU_MEMORYTYPE_HOST, (q).side##Host = (b), \
 	 (q).side##XInBytes = 0, (q).side##Y = 0,			\
-	 (q).side##Pitch = (q).WidthInBytes)
-#define STAGED_3D(q, side, b)						\
-	(STAGED(q, side, b), (q).side##Z = 0, (q).side##LOD = 0,	\
-	 (q).side##Height = (q).Height)
+	 (q).side##Pitch = (q).WidthInBytes, (q).side##Z = 0,		\
+	 (q).side##LOD = 0, (q).side##Height = (q).Height)
 
-/* the 2D copy *p with its host side (the source: in) the buffer */
-static CUresult copy_2d(const void *p, bool in, const struct pcopy *c,
+/* the 3D copy *p with its host side (the source: in) the buffer */
+static CUresult copy_3d(const void *p, bool in, const struct pcopy *c,
 			CUstream s, int ptds)
 {
-	CUDA_MEMCPY2D q = *(const CUDA_MEMCPY2D *)p;
+	CUDA_MEMCPY3D q = *(const CUDA_MEMCPY3D *)p;
 
 	if (in)
-		STAGED(q, src, c->staging);
+		STAGED_3D(q, src, c->staging);
 	else
-		STAGED(q, dst, c->staging);
-	return xgpulib_memcpy_2d_async(&q, s, ptds);
+		STAGED_3D(q, dst, c->staging);
+	return xgpulib_memcpy_3d_async(&q, s, ptds);
 }
 
 /*
@@ -516,7 +514,7 @@ CUresult xgpulib_capcopy_2d(const CUDA_MEMCPY2D *p, CUstream s, int ptds,
 	*done = false;
 	if (!p || !xgpulib_captures_begun())
 		return CUDA_SUCCESS;
-	/* the same copy as a 3D one of one slice, to ask pageable_3d */
+	/* the same copy as a 3D one of one slice */
 	v = (CUDA_MEMCPY3D){
 		.srcXInBytes = p->srcXInBytes, .srcY = p->srcY,
 		.srcMemoryType = p->srcMemoryType, .srcHost = p->srcHost,
@@ -530,20 +528,8 @@ CUresult xgpulib_capcopy_2d(const CUDA_MEMCPY2D *p, CUstream s, int ptds,
 		.Depth = 1,
 	};
 	one_row_pitches(&v);
-	return capture_copy(&v, copy_2d, p, s, ptds, done);
-}
-
-/* the 3D copy *p with its host side (the source: in) the buffer */
-static CUresult copy_3d(const void *p, bool in, const struct pcopy *c,
-			CUstream s, int ptds)
-{
-	CUDA_MEMCPY3D q = *(const CUDA_MEMCPY3D *)p;
-
-	if (in)
-		STAGED_3D(q, src, c->staging);
-	else
-		STAGED_3D(q, dst, c->staging);
-	return xgpulib_memcpy_3d_async(&q, s, ptds);
+	/* staged as that 3D copy: the same node when the graph runs */
+	return capture_copy(&v, copy_3d, &v, s, ptds, done);
 }
 
 CUresult xgpulib_capcopy_3d(const CUDA_MEMCPY3D *p, CUstream s, int ptds,
