@@ -24,6 +24,7 @@
 #include "xgpub_config.h"
 #include "xgpub_transport.h"
 #include "xgpub_xen.h"
+#include "xgpu_xsdev.h"
 #include "xs_fake.h"
 #include "check_run.h"
 
@@ -174,6 +175,30 @@ START_TEST(auto_channels_per_domain)
 	ck_assert_str_eq(xs_fake_get(BE "/3/0/state"), "2");
 	ck_assert_str_eq(xs_fake_get(BE "/3/0/max-channels"), "2");
 	ck_assert_str_eq(xs_fake_get(BE "/4/0/max-channels"), "16");
+}
+END_TEST
+
+/* channels set at run time for a domain no rule names, its device
+ * attached by hand (xgpu attach): published when the device connects */
+START_TEST(caps_channels_without_rule)
+{
+	struct xgpu_xsdev dev;
+	char w[] = "channels=3";
+	char *words[] = { w };
+
+	start("vm-* weight=512\n");
+	domain(5, "db");
+	ck_assert_int_eq(xgpub_config_caps_set("db", 1, words, err,
+					       sizeof(err)), 0);
+	go();
+	ck_assert(!has_device(5));
+	xgpu_xsdev_paths(&dev, 5, 0);
+	ck_assert_int_eq(xgpu_xsdev_create(xgpub_xs, NULL, &dev), 0);
+	xgpub_xen_poll(X);
+	xs_fake_put(BE "/5/0/hotplug-status", "connected");
+	xgpub_xen_poll(X);
+	ck_assert_str_eq(xs_fake_get(BE "/5/0/state"), "2");
+	ck_assert_str_eq(xs_fake_get(BE "/5/0/max-channels"), "3");
 }
 END_TEST
 
@@ -382,6 +407,7 @@ static Suite *autoattach_suite(void)
 	tcase_add_test(tc, auto_refused);
 	tcase_add_test(tc, auto_migrate_incoming);
 	tcase_add_test(tc, auto_channels_per_domain);
+	tcase_add_test(tc, caps_channels_without_rule);
 	tcase_add_test(tc, looks_bucket);
 	tcase_add_test(tc, looks_after_events);
 	suite_add_tcase(s, tc);

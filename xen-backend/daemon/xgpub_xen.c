@@ -108,12 +108,16 @@ static void publish_limits(struct xgpub_xen *x, struct xdev *d)
 	struct xgpu_dom_settings s;
 	char name[64];
 
-	/* the domain's rule of xgpu.conf may give it fewer or more
-	 * channels than the daemon's --max-channels */
+	/* the domain's rule of xgpu.conf, or its caps set at run time
+	 * (with or without a rule), may give it fewer or more channels
+	 * than the daemon's --max-channels */
 	dom_name(x, d->domid, name, sizeof(name));
 	d->max_channels = x->lim.max_channels;
-	if (name[0] && xgpub_config_domain(name, &s) && s.channels)
-		d->max_channels = s.channels;
+	if (name[0]) {
+		xgpub_config_domain(name, &s);
+		if (s.channels)
+			d->max_channels = s.channels;
+	}
 	/* channel numbers start afresh with every handshake */
 	rm(x, d->be, "ch");
 	wr(x, d->be, "max-ring-page-order", "%u", x->lim.max_ring_order);
