@@ -202,6 +202,37 @@ START_TEST(caps_channels_without_rule)
 }
 END_TEST
 
+/* a device's own caps in xenstore (xgpu attach DOM channels=4): over its
+ * rule's, under the caps set at run time; a bad one left out */
+START_TEST(device_caps_from_xenstore)
+{
+	struct xgpu_xsdev dev;
+	char c1[] = "channels=4", c2[] = "quota-mb=600",
+	     c3[] = "images-mb=lots", w[] = "channels=2";
+	char *caps[] = { c1, c2, c3 }, *words[] = { w };
+
+	start("db* attach=no channels=8 quota-mb=100\n");
+	domain(5, "db1");
+	domain(6, "db2");
+	ck_assert_int_eq(xgpub_config_caps_set("db2", 1, words, err,
+					       sizeof(err)), 0);
+	go();
+	for (unsigned int id = 5; id <= 6; id++) {
+		xgpu_xsdev_paths(&dev, id, 0);
+		dev.caps = caps;
+		dev.ncaps = 3;
+		ck_assert_int_eq(xgpu_xsdev_create(xgpub_xs, NULL, &dev), 0);
+	}
+	ck_assert_str_eq(xs_fake_get(BE "/5/0/caps/quota-mb"), "600");
+	xgpub_xen_poll(X);
+	xs_fake_put(BE "/5/0/hotplug-status", "connected");
+	xs_fake_put(BE "/6/0/hotplug-status", "connected");
+	xgpub_xen_poll(X);
+	ck_assert_str_eq(xs_fake_get(BE "/5/0/max-channels"), "4");
+	ck_assert_str_eq(xs_fake_get(BE "/6/0/max-channels"), "2");
+}
+END_TEST
+
 START_TEST(auto_detached_stays)
 {
 	start("vm-* weight=512\n");
@@ -408,6 +439,7 @@ static Suite *autoattach_suite(void)
 	tcase_add_test(tc, auto_migrate_incoming);
 	tcase_add_test(tc, auto_channels_per_domain);
 	tcase_add_test(tc, caps_channels_without_rule);
+	tcase_add_test(tc, device_caps_from_xenstore);
 	tcase_add_test(tc, looks_bucket);
 	tcase_add_test(tc, looks_after_events);
 	suite_add_tcase(s, tc);

@@ -447,6 +447,24 @@ START_TEST(config_caps_set)
 		ck_assert_int_eq(xgpub_config_client_caps("vm-1", &c), 0);
 	}
 	ck_assert_int_eq(xgpub_config_caps_count(), 4);
+	/* a device's own caps (xenstore): over the rule's, under those set
+	 * at run time */
+	{
+		struct xgpu_rule dev;
+		char q[] = "quota-mb=600", pn[] = "pinned-mb=3";
+
+		memset(&dev, 0, sizeof(dev));
+		ck_assert_int_eq(xgpu_rules_setting(&dev, q, err, sizeof(err)),
+				 0);
+		ck_assert_int_eq(xgpu_rules_setting(&dev, pn, err,
+						    sizeof(err)), 0);
+		xgpub_config_device_opts("vm-2", &dev, &d, &o);
+		ck_assert_uint_eq(o.quota, 600ull << 20);	/* not 64 */
+		ck_assert_uint_eq(o.pin_quota, 3ull << 20);	/* not 8 */
+		xgpub_config_device_opts("vm-1", &dev, &d, &o);
+		ck_assert_uint_eq(o.quota, 512ull << 20);	/* set: 512 */
+		ck_assert_uint_eq(o.pin_quota, 3ull << 20);
+	}
 	/* a reload keeps them */
 	ck_assert_int_eq(xgpub_config_reload(err, sizeof(err)), 0);
 	xgpub_config_worker_opts("vm-1", &d, &o);

@@ -272,10 +272,12 @@ step_hotplug() {
 		elif [ ! -x /etc/xen/scripts/xgpu ]; then
 			why="no hotplug script (tools/hotplug/xgpu is missing); "
 		else
-			# domu1 by hand; its hotplug script starts the daemon,
-			# which gives domu2 its device by the rule of
-			# /etc/xen/xgpu.conf (hotplug_path)
-			timeout 30 xgpu attach domu1 >/tmp/attach-domu1.log 2>&1 ||
+			# domu1 by hand, with a cap of the device's own in
+			# xenstore (channels=14, under the daemon's 16); its
+			# hotplug script starts the daemon, which gives domu2
+			# its device by the rule of /etc/xen/xgpu.conf
+			# (hotplug_path)
+			timeout 30 xgpu attach domu1 channels=14 >/tmp/attach-domu1.log 2>&1 ||
 				why="${why}xgpu attach domu1: exit $? ($(tail -n 1 /tmp/attach-domu1.log)); "
 			for d in $D1 $D2; do
 				wait_xs 20 "/local/domain/0/backend/xgpu/$d/0" hotplug_ok "$d" ||
@@ -300,6 +302,14 @@ step_hotplug() {
 				wait_xs 15 "/local/domain/0/backend/xgpu/$d/0" back_waiting "$d" ||
 					why="${why}backend of $d never left state '$(xsr "/local/domain/0/backend/xgpu/$d/0/state")'; "
 			done
+			# domu1's own cap from xenstore, published as its limit
+			case $why in
+			*xgpu\ attach*) ;;
+			*)	mc=$(xsr "/local/domain/0/backend/xgpu/$D1/0/max-channels")
+				[ "$mc" = 14 ] ||
+					why="${why}domu1's device cap channels=14 (xenstore caps/channels '$(xsr "/local/domain/0/backend/xgpu/$D1/0/caps/channels")') published as max-channels '$mc'; "
+				;;
+			esac
 			# xenstore watches (libxenstore.so.4), not polling
 			MODE=
 			mode_known() {
@@ -323,7 +333,7 @@ step_hotplug() {
 			;;
 		esac
 		if [ -z "$why" ]; then
-			pass "hotplug (domu1 by xgpu attach, domu2 by its rule of xgpu.conf; daemon pid $XPID, ${MODE#xenstore }; xgpu list: both domains idle)"
+			pass "hotplug (domu1 by xgpu attach with its device's cap channels=14 in xenstore, published; domu2 by its rule of xgpu.conf; daemon pid $XPID, ${MODE#xenstore }; xgpu list: both domains idle)"
 		else
 			fail hotplug "$why"
 			show "hotplug.log: " /var/log/xgpu-hotplug.log

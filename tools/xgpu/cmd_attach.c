@@ -16,6 +16,7 @@
 #include <xen/io/xenbus.h>
 
 #include "xgpuif.h"
+#include "xgpu_rules.h"
 #include "xgpu_xsdev.h"
 #include "ctl.h"
 #include "subcommands.h"
@@ -113,13 +114,51 @@ static long xs_long(struct xs_handle *xs, const char *dir, const char *node)
 	return n;
 }
 
+/*
+ * The KEY=VALUE words at the end of attach's arguments: the device's caps
+ * (quota-mb, pinned-mb, images-mb, channels, checked by xgpu.conf's own
+ * parser), written under its backend's caps/.  The number of words
+ * before them, or -1 (message printed).
+ */
+static int caps_words(int argc, char **argv)
+{
+	struct xgpu_rule got;
+	char why[256];
+	int n = argc;
+
+	while (n > 1 && strchr(argv[n - 1], '='))
+		n--;
+	memset(&got, 0, sizeof(got));
+	for (int i = n; i < argc; i++) {
+		if (xgpu_rules_setting(&got, argv[i], why, sizeof(why))) {
+			fprintf(stderr, "xgpu attach: %s\n",
+				why + strspn(why, "0: "));
+			return -1;
+		}
+	}
+	if (got.has & ~(unsigned int)(XGPU_RULE_QUOTA | XGPU_RULE_PINNED |
+				      XGPU_RULE_IMAGES |
+				      XGPU_RULE_CHANNELS)) {
+		fprintf(stderr, "xgpu attach: a device's caps are quota-mb, "
+			"pinned-mb, images-mb and channels (the others: "
+			"xgpu.conf, xgpu sched-credit)\n");
+		return -1;
+	}
+	return n;
+}
+
 int cmd_attach(int argc, char **argv)
 {
 	struct dev d;
-	int rc = dev_open(&d, argc, argv);
+	int n = caps_words(argc, argv), rc;
 
+	if (n < 0)
+		return XGPU_EXIT_USAGE;
+	rc = dev_open(&d, n, argv);
 	if (rc)
 		return rc;
+	d.dev.caps = argv + n;
+	d.dev.ncaps = argc - n;
 	rc = xgpu_xsdev_create(xgpub_xs, d.xs, &d.dev);
 	if (rc == -EEXIST) {
 		fprintf(stderr, "xgpu: domain %u already has xgpu device %u\n",
@@ -130,8 +169,8 @@ int cmd_attach(int argc, char **argv)
 			strerror(-rc));
 		rc = XGPU_EXIT_FAIL;
 	} else {
-		printf("domain %u: xgpu device %u attached\n", d.dev.domid,
-		       d.dev.devid);
+		printf("domain %u: xgpu device %u attached%s\n", d.dev.domid,
+		       d.dev.devid, d.dev.ncaps ? " with its caps" : "");
 	}
 	xs_close(d.xs);
 	return rc;

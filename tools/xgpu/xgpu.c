@@ -27,8 +27,10 @@ struct cmd_spec {
 static int cmd_help(int argc, char **argv);
 
 static const struct cmd_spec cmd_table[] = {
-	{ "attach", cmd_attach, "DOM [DEVID]",
-	  "give domain DOM (name or id) an xgpu device" },
+	{ "attach", cmd_attach, "DOM [DEVID] [KEY=VALUE...]",
+	  "give domain DOM (name or id) an xgpu device\n"
+	  "(caps: quota-mb, pinned-mb, images-mb,\n"
+	  "channels; in xenstore, the device's own)" },
 	{ "detach", cmd_detach, "DOM [DEVID]",
 	  "remove it (the guest's channels close)" },
 	{ "list", cmd_list, "[--json]",
@@ -59,7 +61,8 @@ static const struct cmd_spec cmd_table[] = {
 	  "per-domain rules, xgpu.conf(5): check a\n"
 	  "file (default /etc/xen/xgpu.conf; bad:\n"
 	  "exit 2), have the daemon read its file\n"
-	  "again, give domain DOM (its name) caps\n"
+	  "again, give domain DOM (its name; or a\n"
+	  "client's key: local:NAME, net:NAME) caps\n"
 	  "now: quota-mb, pinned-mb, images-mb,\n"
 	  "channels (its next processes), show the\n"
 	  "rules and caps it has in force" },

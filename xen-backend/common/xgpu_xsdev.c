@@ -18,6 +18,8 @@ void xgpu_xsdev_paths(struct xgpu_xsdev *d, unsigned int domid,
 {
 	d->domid = domid;
 	d->devid = devid;
+	d->caps = NULL;
+	d->ncaps = 0;
 	snprintf(d->be, sizeof(d->be), "/local/domain/0/backend/%s/%u/%u",
 		 XGPUIF_XEN_DEVTYPE, domid, devid);
 	snprintf(d->fe, sizeof(d->fe), "/local/domain/%u/device/%s/%u",
@@ -40,6 +42,29 @@ static bool put(const struct xgpub_xs *ops, struct xs_handle *xs,
 	va_end(ap);
 	snprintf(path, sizeof(path), "%s/%s", dir, node);
 	return ops->write(xs, t, path, val, (unsigned int)strlen(val));
+}
+
+/* the device's caps: caps/KEY = VALUE for each KEY=VALUE word */
+static bool write_caps(const struct xgpub_xs *ops, struct xs_handle *xs,
+		       xs_transaction_t t, const struct xgpu_xsdev *d)
+{
+	char dir[192], key[64];
+
+	snprintf(dir, sizeof(dir), "%s/%s", d->be, XGPU_XSDEV_CAPS);
+	for (int i = 0; i < d->ncaps; i++) {
+		const char *eq = strchr(d->caps[i], '=');
+		size_t n = eq ? (size_t)(eq - d->caps[i]) : 0;
+
+		if (!n || n >= sizeof(key)) {
+			errno = EINVAL;
+			return false;
+		}
+		memcpy(key, d->caps[i], n);
+		key[n] = 0;
+		if (!put(ops, xs, t, dir, key, "%s", eq + 1))
+			return false;
+	}
+	return true;
 }
 
 static bool write_dev(const struct xgpub_xs *ops, struct xs_handle *xs,
@@ -67,7 +92,8 @@ static bool write_dev(const struct xgpub_xs *ops, struct xs_handle *xs,
 	       ops->set_permissions(xs, t, d->fe, fperm, 2) &&
 	       put(ops, xs, t, d->fe, "backend", "%s", d->be) &&
 	       put(ops, xs, t, d->fe, "backend-id", "0") &&
-	       put(ops, xs, t, d->fe, "state", "%d", XenbusStateInitialising);
+	       put(ops, xs, t, d->fe, "state", "%d", XenbusStateInitialising) &&
+	       write_caps(ops, xs, t, d);
 }
 
 int xgpu_xsdev_create(const struct xgpub_xs *ops, struct xs_handle *xs,

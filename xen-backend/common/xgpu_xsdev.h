@@ -12,17 +12,28 @@
  *   frontend /local/domain/<domid>/device/xgpu/<devid>:
  *            backend, backend-id=0, state=Initialising;
  *            owned by the domain, readable by Dom0
+ *   caps     the backend's caps/<KEY> = VALUE (quota-mb, pinned-mb,
+ *            images-mb, channels), the device's own caps (`xgpu attach
+ *            DOM quota-mb=N`, or an administrator's xenstore-write):
+ *            Dom0's, which the domain can read and not write
  */
 #ifndef XGPU_XSDEV_H
 #define XGPU_XSDEV_H
 
 #include "xgpub_xs.h"
 
+#define XGPU_XSDEV_CAPS	"caps"	/* the backend's folder of caps */
+
 struct xgpu_xsdev {
 	unsigned int domid, devid;
 	char be[128], fe[128];
+	/* KEY=VALUE words (checked by the caller) written under caps/ in
+	 * the same transaction, or none */
+	char *const *caps;
+	int ncaps;
 };
 
+/* d's paths for device devid of domain domid, no caps */
 void xgpu_xsdev_paths(struct xgpu_xsdev *d, unsigned int domid,
 		      unsigned int devid);
 /*

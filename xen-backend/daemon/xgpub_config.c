@@ -229,8 +229,9 @@ const struct xgpu_rule *xgpub_config_caps_at(int i)
 /* ---- what a domain gets -------------------------------------------------- */
 
 /* domain name's settings, its rule (or NULL) and, in *has, the keys its
- * rule and its run-time caps gave */
+ * rule, its device's caps (dev, or NULL) and its run-time caps gave */
 static const struct xgpu_rule *domain_settings(const char *name,
+					       const struct xgpu_rule *dev,
 					       struct xgpu_dom_settings *out,
 					       unsigned int *has)
 {
@@ -239,29 +240,46 @@ static const struct xgpu_rule *domain_settings(const char *name,
 
 	name = domain_of(name, buf, sizeof(buf));
 	r = xgpu_rules_settings(&cfg.rules, name, &cfg.defaults, out);
-	/* its run-time caps over its rule's (they give no other keys) */
+	/* the device's caps over its rule's, its run-time caps over both
+	 * (they give no other keys) */
+	if (dev)
+		xgpu_rule_apply(dev, out);
 	c = caps_of(name);
 	if (c)
 		xgpu_rule_apply(c, out);
-	*has = (r ? r->has : 0) | (c ? c->has : 0);
+	*has = (r ? r->has : 0) | (dev ? dev->has : 0) | (c ? c->has : 0);
 	return r;
 }
 
 const struct xgpu_rule *xgpub_config_domain(const char *name,
 					    struct xgpu_dom_settings *out)
 {
+	return xgpub_config_device(name, NULL, out);
+}
+
+const struct xgpu_rule *xgpub_config_device(const char *name,
+					    const struct xgpu_rule *dev,
+					    struct xgpu_dom_settings *out)
+{
 	unsigned int has;
 
-	return domain_settings(name, out, &has);
+	return domain_settings(name, dev, out, &has);
 }
 
 void xgpub_config_worker_opts(const char *name,
 			      const struct xgpub_options *daemon_opt,
 			      struct xgpub_options *out)
 {
+	xgpub_config_device_opts(name, NULL, daemon_opt, out);
+}
+
+void xgpub_config_device_opts(const char *name, const struct xgpu_rule *dev,
+			      const struct xgpub_options *daemon_opt,
+			      struct xgpub_options *out)
+{
 	struct xgpu_dom_settings s;
 	unsigned int has;
-	const struct xgpu_rule *r = domain_settings(name, &s, &has);
+	const struct xgpu_rule *r = domain_settings(name, dev, &s, &has);
 
 	*out = *daemon_opt;
 	if (r)

@@ -44,6 +44,12 @@ const struct xgpu_rules *xgpub_config_rules(void);
  * migrate's receiving end) is judged as NAME. */
 const struct xgpu_rule *xgpub_config_domain(const char *name,
 					    struct xgpu_dom_settings *out);
+/* the same for a device of the domain whose own caps (its backend's
+ * caps/ nodes in xenstore) are dev: over its rule's, under the caps set
+ * at run time */
+const struct xgpu_rule *xgpub_config_device(const char *name,
+					    const struct xgpu_rule *dev,
+					    struct xgpu_dom_settings *out);
 
 /*
  * Caps given at run time (`xgpu config set DOM KEY=VALUE...`): a domain's
@@ -71,6 +77,10 @@ struct xgpub_options;
  * device memory quota, GPU, pinned-memory quota and image cap of the
  * domain's rule and its caps set at run time */
 void xgpub_config_worker_opts(const char *name,
+			      const struct xgpub_options *daemon_opt,
+			      struct xgpub_options *out);
+/* the same for a worker of a device whose own caps are dev */
+void xgpub_config_device_opts(const char *name, const struct xgpu_rule *dev,
 			      const struct xgpub_options *daemon_opt,
 			      struct xgpub_options *out);
 

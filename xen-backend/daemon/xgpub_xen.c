@@ -103,18 +103,54 @@ static void dev_forget(struct xgpub_xen *x, struct xdev *d,
 	d->used = false;
 }
 
+/*
+ * The device's own caps: its backend's caps/KEY nodes (`xgpu attach DOM
+ * quota-mb=N`, or an administrator's xenstore-write; Dom0's nodes, which
+ * the domain cannot write), checked as xgpu.conf's words; one that does
+ * not parse is left out, said in the log.
+ */
+static void read_caps(struct xgpub_xen *x, struct xdev *d)
+{
+	static const char *const keys[] = {
+		"quota-mb", "pinned-mb", "images-mb", "channels",
+	};
+	char dir[160], word[96], why[256];
+
+	memset(&d->caps, 0, sizeof(d->caps));
+	snprintf(dir, sizeof(dir), "%s/%s", d->be, XGPU_XSDEV_CAPS);
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		char *v = xgpub_xs_read_text(x->xs, dir, keys[i]);
+
+		if (!v)
+			continue;
+		snprintf(word, sizeof(word), "%s=%.64s", keys[i], v);
+		free(v);
+		if (xgpu_rules_setting(&d->caps, word, why, sizeof(why)))
+			xgpub_err("dom%u dev%u: %s/%s left out: %s", d->domid,
+				  d->devid, XGPU_XSDEV_CAPS, keys[i],
+				  why + strspn(why, "0: "));
+	}
+	if (d->caps.has)
+		xgpub_info("dom%u dev%u: the device's caps from xenstore: "
+			   "quota-mb %u, pinned-mb %u, images-mb %u, "
+			   "channels %u (0: not given)", d->domid, d->devid,
+			   d->caps.quota_mb, d->caps.pinned_mb,
+			   d->caps.images_mb, d->caps.channels);
+}
+
 static void publish_limits(struct xgpub_xen *x, struct xdev *d)
 {
 	struct xgpu_dom_settings s;
 	char name[64];
 
-	/* the domain's rule of xgpu.conf, or its caps set at run time
-	 * (with or without a rule), may give it fewer or more channels
-	 * than the daemon's --max-channels */
+	/* the domain's rule of xgpu.conf, its device's caps or its caps
+	 * set at run time (with or without a rule) may give it fewer or
+	 * more channels than the daemon's --max-channels */
+	read_caps(x, d);
 	dom_name(x, d->domid, name, sizeof(name));
 	d->max_channels = x->lim.max_channels;
-	if (name[0]) {
-		xgpub_config_domain(name, &s);
+	if (name[0] || d->caps.has) {
+		xgpub_config_device(name, &d->caps, &s);
 		if (s.channels)
 			d->max_channels = s.channels;
 	}

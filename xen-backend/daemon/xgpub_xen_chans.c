@@ -80,7 +80,7 @@ static void spawn_channel(struct xgpub_xen *x, struct xdev *d,
 		snprintf(info.proc, sizeof(info.proc), "%s", name);
 		free(name);
 	}
-	xgpub_config_worker_opts(info.name, x->opt, &a.opt);
+	xgpub_config_device_opts(info.name, &d->caps, x->opt, &a.opt);
 	pid = xgpub_spawn(&info, -1, chan_main, &a);
 	if (pid < 0) {
 		char be[160];

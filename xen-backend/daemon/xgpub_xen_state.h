@@ -30,6 +30,7 @@
 #include <xenstore.h>
 
 #include "xgpub.h"
+#include "xgpu_rules.h"
 #include "xgpub_bucket.h"
 #include "xgpub_transport.h"
 #include "xgpub_xs.h"
@@ -56,6 +57,9 @@ struct xdev {
 	/* channels at once: its domain's rule, else --max-channels
 	 * (set when the limits are published) */
 	uint32_t max_channels;
+	/* its own caps, its backend's caps/ nodes (read when the limits
+	 * are published; has 0: none) */
+	struct xgpu_rule caps;
 	struct xch ch[MAX_CH];
 };
 
