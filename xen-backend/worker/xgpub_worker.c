@@ -509,6 +509,7 @@ void xgpub_worker_teardown(struct xgpub_worker *w)
 	free(w->retired);
 	w->retired = NULL;
 	w->nretired = w->cap_retired = 0;
+	xgpub_account_freed(w, true, false);
 	if (w->data_registered)
 		D->cuMemHostUnregister(w->t->data);
 	xgpub_handle_each(&w->h, XGPUB_H_CTX, destroy_one, w);
@@ -527,6 +528,7 @@ void xgpub_worker_teardown(struct xgpub_worker *w)
 			   "(%llu MiB) and its contexts", w->t->who,
 			   (unsigned long long)w->calls, nallocs,
 			   (unsigned long long)(freed >> 20));
+	xgpub_account_freed(w, false, true);
 	xgpub_handles_destroy(&w->h);
 	free(w->allocs);
 	free(w->ctxq);
