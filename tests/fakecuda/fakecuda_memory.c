@@ -67,6 +67,41 @@ CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t size)
  * is page aligned and lives among the process's mappings), charged by
  * whole pages.  The CPU and the fake's kernels reach it alike.
  */
+/*
+ * Managed memory in a range of its own, as the real driver's lies in the
+ * unified address range it reserves: the guest maps it at the same
+ * address in the program (xgpulib_api_managed.c), where the top-down
+ * mmap area of a program (two processes of the same binaries, under ASan
+ * alike) would often hold something at the worker's next mmap address.
+ * Past the range, or where it is taken, anywhere.
+ */
+#define MANAGED_BASE	0x7e0000000000ull
+#define MANAGED_SPAN	(1ull << 40)
+static uint64_t managed_next = MANAGED_BASE;
+
+static void *managed_map(size_t bytes)
+{
+	const uint64_t align = 2ull << 20;
+	void *p = MAP_FAILED;
+
+	if (managed_next + bytes <= MANAGED_BASE + MANAGED_SPAN)
+		p = mmap((void *)(uintptr_t)managed_next, bytes,
+			 PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
+			 -1, 0);
+	if (p != MAP_FAILED &&
+	    (uint64_t)(uintptr_t)p != managed_next) {
+		munmap(p, bytes);	/* an old kernel took it as a hint */
+		p = MAP_FAILED;
+	}
+	if (p != MAP_FAILED)
+		managed_next += (bytes + align - 1) & ~(align - 1);
+	else
+		p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return p;
+}
+
 CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t size, unsigned int flags)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE), charged;
@@ -82,8 +117,7 @@ CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t size, unsigned int flags)
 	charged = (size + page - 1) & ~(page - 1);
 	if (charged > FAKE_TOTAL_MEM - fc_mem_used)
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	p = mmap(NULL, charged, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	p = managed_map(charged);
 	if (p == MAP_FAILED)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	r = fc_range_add((uintptr_t)p, size, R_DEVICE);
