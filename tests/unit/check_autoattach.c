@@ -178,11 +178,22 @@ START_TEST(auto_channels_per_domain)
 }
 END_TEST
 
+/* device 0 of domid attached by hand, as xgpu attach does, with ncaps
+ * KEY=VALUE caps of its own */
+static void attach_by_hand(unsigned int domid, char **caps, int ncaps)
+{
+	struct xgpu_xsdev dev;
+
+	xgpu_xsdev_paths(&dev, domid, 0);
+	dev.caps = caps;
+	dev.ncaps = ncaps;
+	ck_assert_int_eq(xgpu_xsdev_create(xgpub_xs, NULL, &dev), 0);
+}
+
 /* channels set at run time for a domain no rule names, its device
  * attached by hand (xgpu attach): published when the device connects */
 START_TEST(caps_channels_without_rule)
 {
-	struct xgpu_xsdev dev;
 	char w[] = "channels=3";
 	char *words[] = { w };
 
@@ -192,8 +203,7 @@ START_TEST(caps_channels_without_rule)
 					       sizeof(err)), 0);
 	go();
 	ck_assert(!has_device(5));
-	xgpu_xsdev_paths(&dev, 5, 0);
-	ck_assert_int_eq(xgpu_xsdev_create(xgpub_xs, NULL, &dev), 0);
+	attach_by_hand(5, NULL, 0);
 	xgpub_xen_poll(X);
 	xs_fake_put(BE "/5/0/hotplug-status", "connected");
 	xgpub_xen_poll(X);
@@ -206,7 +216,6 @@ END_TEST
  * rule's, under the caps set at run time; a bad one left out */
 START_TEST(device_caps_from_xenstore)
 {
-	struct xgpu_xsdev dev;
 	char c1[] = "channels=4", c2[] = "quota-mb=600",
 	     c3[] = "images-mb=lots", w[] = "channels=2";
 	char *caps[] = { c1, c2, c3 }, *words[] = { w };
@@ -217,12 +226,8 @@ START_TEST(device_caps_from_xenstore)
 	ck_assert_int_eq(xgpub_config_caps_set("db2", 1, words, err,
 					       sizeof(err)), 0);
 	go();
-	for (unsigned int id = 5; id <= 6; id++) {
-		xgpu_xsdev_paths(&dev, id, 0);
-		dev.caps = caps;
-		dev.ncaps = 3;
-		ck_assert_int_eq(xgpu_xsdev_create(xgpub_xs, NULL, &dev), 0);
-	}
+	attach_by_hand(5, caps, 3);
+	attach_by_hand(6, caps, 3);
 	ck_assert_str_eq(xs_fake_get(BE "/5/0/caps/quota-mb"), "600");
 	xgpub_xen_poll(X);
 	xs_fake_put(BE "/5/0/hotplug-status", "connected");

@@ -436,10 +436,10 @@ START_TEST(config_caps_set)
 
 		ck_assert_int_eq(xgpub_config_client_caps("local:u1000:train",
 							  &c), 1);
-		ck_assert_uint_eq(c.has, XGPUB_CAP_QUOTA);
+		ck_assert_uint_eq(c.has, XGPU_RULE_QUOTA);
 		ck_assert_uint_eq(c.quota, 512ull << 20);
 		ck_assert_int_eq(xgpub_config_client_caps("net:alice", &c), 1);
-		ck_assert_uint_eq(c.has, XGPUB_CAP_IMAGES);
+		ck_assert_uint_eq(c.has, XGPU_RULE_IMAGES);
 		ck_assert_uint_eq(c.images_max, 7ull << 20);
 		ck_assert_int_eq(xgpub_config_client_caps("local:train", &c),
 				 0);

@@ -136,9 +136,7 @@ static int caps_words(int argc, char **argv)
 			return -1;
 		}
 	}
-	if (got.has & ~(unsigned int)(XGPU_RULE_QUOTA | XGPU_RULE_PINNED |
-				      XGPU_RULE_IMAGES |
-				      XGPU_RULE_CHANNELS)) {
+	if (got.has & ~(unsigned int)XGPU_RULE_CAPS) {
 		fprintf(stderr, "xgpu attach: a device's caps are quota-mb, "
 			"pinned-mb, images-mb and channels (the others: "
 			"xgpu.conf, xgpu sched-credit)\n");

@@ -47,6 +47,10 @@ enum {
 	XGPU_RULE_IMAGES = 1u << 7,
 	XGPU_RULE_CHANNELS = 1u << 8,
 };
+/* the caps: the keys a device's xenstore folder and `xgpu config set`
+ * may give besides the file (a local or network client: not channels) */
+#define XGPU_RULE_CAPS	(XGPU_RULE_QUOTA | XGPU_RULE_PINNED | \
+			 XGPU_RULE_IMAGES | XGPU_RULE_CHANNELS)
 
 struct xgpu_rule {
 	char pattern[XGPU_RULE_PATTERN_MAX];
@@ -91,7 +95,6 @@ int xgpu_rules_parse(const char *text, struct xgpu_rules *out, char *err,
  */
 int xgpu_rules_load(const char *path, struct xgpu_rules *out, char *err,
 		    size_t errlen);
-/* the first rule matching a domain name, or NULL */
 /*
  * One KEY=VALUE word into rule r (its `has` bit set), as a line of the
  * file would give it: 0, or -1 with err "0: what is wrong (what is
@@ -99,6 +102,7 @@ int xgpu_rules_load(const char *path, struct xgpu_rules *out, char *err,
  */
 int xgpu_rules_setting(struct xgpu_rule *r, const char *word, char *err,
 		       size_t errlen);
+/* the first rule matching a domain name, or NULL */
 const struct xgpu_rule *xgpu_rules_match(const struct xgpu_rules *rules,
 					 const char *name);
 /*

@@ -40,12 +40,10 @@ enum {
 	XGPUB_BROKER_CAPS = 5,		/* -> struct xgpub_caps in real */
 };
 
-/* XGPUB_BROKER_CAPS's answer: caps set for the asking client's key */
-#define XGPUB_CAP_QUOTA		1u	/* device memory, bytes */
-#define XGPUB_CAP_PINNED	2u	/* pinned host memory, bytes */
-#define XGPUB_CAP_IMAGES	4u	/* module image bytes */
+/* XGPUB_BROKER_CAPS's answer: caps set for the asking client's key, in
+ * bytes */
 struct xgpub_caps {
-	uint32_t has;		/* XGPUB_CAP_*: the ones given */
+	uint32_t has;	/* the ones given: XGPU_RULE_QUOTA, _PINNED, _IMAGES */
 	uint32_t _pad;
 	uint64_t quota, pin_quota, images_max;
 };

@@ -84,10 +84,6 @@ static const char *domain_of(const char *name, char *buf, size_t len)
 
 /* ---- caps given at run time (`xgpu config set`) ------------------------ */
 
-/* the keys they may give; the others are the file's (or sched-credit's) */
-#define CAP_KEYS (XGPU_RULE_QUOTA | XGPU_RULE_PINNED | XGPU_RULE_IMAGES | \
-		  XGPU_RULE_CHANNELS)
-
 /* by domain name (pattern: the name itself), in the order given */
 static struct xgpu_rule caps[XGPUB_CONFIG_CAPS_MAX];
 static int ncaps;
@@ -103,8 +99,7 @@ static struct xgpu_rule *caps_of(const char *name)
 	return NULL;
 }
 
-/* the key of a local or network client ("local:...", "net:NAME") */
-static bool client_key(const char *name)
+bool xgpub_config_client_key(const char *name)
 {
 	return !strncmp(name, "local:", 6) || !strncmp(name, "net:", 4);
 }
@@ -113,7 +108,7 @@ static bool client_key(const char *name)
  * and err */
 static int caps_name(const char *name, char *err, size_t len)
 {
-	bool digits = true, client = client_key(name);
+	bool digits = true, client = xgpub_config_client_key(name);
 
 	if (!name[0] || strlen(name) >= XGPU_RULE_PATTERN_MAX) {
 		snprintf(err, len, "a domain name of 1 to %d characters",
@@ -155,14 +150,14 @@ int xgpub_config_caps_set(const char *name, int n, char **words, char *err,
 			return -1;
 		}
 	}
-	if (!got.has || (got.has & ~(unsigned int)CAP_KEYS)) {
+	if (!got.has || (got.has & ~(unsigned int)XGPU_RULE_CAPS)) {
 		snprintf(err, len, "set gives quota-mb=N, pinned-mb=N, "
 			 "images-mb=N or channels=1..64 (weight, cap, "
 			 "gpu-limit-ms: sched-credit; gpu, attach: the "
 			 "file)");
 		return -1;
 	}
-	if (client_key(name) && (got.has & XGPU_RULE_CHANNELS)) {
+	if (xgpub_config_client_key(name) && (got.has & XGPU_RULE_CHANNELS)) {
 		snprintf(err, len, "channels are a Xen device's; a local or "
 			 "network client is one process (--max-local-per-user, "
 			 "--max-net)");
@@ -191,15 +186,15 @@ int xgpub_config_caps_set(const char *name, int n, char **words, char *err,
 	c->has |= got.has;
 	xgpub_info("config: caps of %s %s set at run time (its "
 		   "processes that connect from now on%s)",
-		   client_key(name) ? "client" : "domain", name,
-		   client_key(name) ? "" : "; channels: at its device's next "
+		   xgpub_config_client_key(name) ? "client" : "domain", name,
+		   xgpub_config_client_key(name) ? "" : "; channels: at its device's next "
 		   "connection");
 	return 0;
 }
 
 int xgpub_config_client_caps(const char *key, struct xgpub_caps *out)
 {
-	const struct xgpu_rule *c = client_key(key) ? caps_of(key) : NULL;
+	const struct xgpu_rule *c = xgpub_config_client_key(key) ? caps_of(key) : NULL;
 	struct xgpu_dom_settings s;
 
 	memset(out, 0, sizeof(*out));
@@ -207,9 +202,8 @@ int xgpub_config_client_caps(const char *key, struct xgpub_caps *out)
 		return 0;
 	memset(&s, 0, sizeof(s));
 	xgpu_rule_apply(c, &s);
-	out->has = ((c->has & XGPU_RULE_QUOTA) ? XGPUB_CAP_QUOTA : 0) |
-		   ((c->has & XGPU_RULE_PINNED) ? XGPUB_CAP_PINNED : 0) |
-		   ((c->has & XGPU_RULE_IMAGES) ? XGPUB_CAP_IMAGES : 0);
+	out->has = c->has & (XGPU_RULE_QUOTA | XGPU_RULE_PINNED |
+			     XGPU_RULE_IMAGES);
 	out->quota = s.quota;
 	out->pin_quota = s.pin_quota;
 	out->images_max = s.images_max;

@@ -67,6 +67,8 @@ int xgpub_config_caps_set(const char *name, int n, char **words, char *err,
 int xgpub_config_caps_count(void);
 const struct xgpu_rule *xgpub_config_caps_at(int i);
 
+/* name is a local or network client's key ("local:...", "net:NAME") */
+bool xgpub_config_client_key(const char *name);
 /* the caps set at run time for a local or network client's key
  * (`xgpu config set local:NAME ...`): 1 and *out, or 0 (out->has 0) */
 struct xgpub_caps;

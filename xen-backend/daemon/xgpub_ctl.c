@@ -240,7 +240,7 @@ static int cmd_config(struct xgpub_reply *r, int argc, char **argv)
 		return 0;
 	}
 	/* a client's caps: its workers ask for them from now on */
-	if (argc >= 3 && strchr(argv[1], ':'))
+	if (argc >= 3 && xgpub_config_client_key(argv[1]))
 		xgpub_children_client_caps();
 	rules = xgpub_config_rules();
 	strncpy(err, xgpub_config_path(), sizeof(err) - 1);

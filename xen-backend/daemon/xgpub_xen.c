@@ -149,11 +149,9 @@ static void publish_limits(struct xgpub_xen *x, struct xdev *d)
 	read_caps(x, d);
 	dom_name(x, d->domid, name, sizeof(name));
 	d->max_channels = x->lim.max_channels;
-	if (name[0] || d->caps.has) {
-		xgpub_config_device(name, &d->caps, &s);
-		if (s.channels)
-			d->max_channels = s.channels;
-	}
+	xgpub_config_device(name, &d->caps, &s);
+	if (s.channels)
+		d->max_channels = s.channels;
 	/* channel numbers start afresh with every handshake */
 	rm(x, d->be, "ch");
 	wr(x, d->be, "max-ring-page-order", "%u", x->lim.max_ring_order);

@@ -62,20 +62,14 @@ static uint64_t others_sum(size_t off)
 	return sum;
 }
 
-void xgpub_account_freed(struct xgpub_worker *w, bool pinned, bool mem)
+void xgpub_account_freed(struct xgpub_worker *w)
 {
-	if (pinned) {
-		w->pinned = 0;
-		if (xgpub_self_stat)
-			__atomic_store_n(&xgpub_self_stat->pinned, 0,
-					 __ATOMIC_RELEASE);
-	}
-	if (mem) {
-		w->mem_used = 0;
-		if (xgpub_self_stat)
-			__atomic_store_n(&xgpub_self_stat->mem_used, 0,
-					 __ATOMIC_RELEASE);
-	}
+	w->pinned = 0;
+	w->mem_used = 0;
+	if (!xgpub_self_stat)
+		return;
+	__atomic_store_n(&xgpub_self_stat->pinned, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&xgpub_self_stat->mem_used, 0, __ATOMIC_RELEASE);
 }
 
 uint64_t xgpub_guest_pinned(struct xgpub_worker *w)

@@ -347,8 +347,9 @@ static uint64_t charge(uint64_t start, uint64_t now)
 	return d;
 }
 
-/* the oldest work in flight for the daemon's limit, the head mark's
- * start or 0, and whether all is done (g.mu held) */
+/* publish the oldest work in flight for the daemon's limit (the head
+ * mark's start, 0: none, or a set-aside event's) and, when nothing is
+ * in flight, that the guest drained (g.mu held) */
 static void settle(uint64_t head_since)
 {
 	uint64_t since = head_since;
@@ -365,7 +366,7 @@ static void settle(uint64_t head_since)
 }
 
 /* set a mark's event on a waiting stream aside (g.mu held); false: no
- * room, wait for it */
+ * room (the caller counts the room first, so never) */
 static bool defer(CUcontext ctx, CUstream st, CUevent ev, uint64_t since)
 {
 	for (unsigned int i = 0; i < g.ndef; i++) {
@@ -456,7 +457,8 @@ static void *completer(void *arg)
 		start = m.t_first > g.last_done ? m.t_first : g.last_done;
 		/* events on waiting streams are set aside, room permitting */
 		for (uint32_t i = 0; i < m.nev; i++)
-			if ((m.waits >> i & 1) && g.ndef + __builtin_popcount(aside) < DEFER_CAP)
+			if ((m.waits >> i & 1) &&
+			    g.ndef + __builtin_popcount(aside) < DEFER_CAP)
 				aside |= 1u << i;
 		settle(start);
 		pthread_mutex_unlock(&g.mu);

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "xgpu_rules.h"
 #include "xgpub_broker.h"
 #include "xgpub_worker.h"
 
@@ -188,7 +189,8 @@ void xgpub_note_event_record(struct xgpub_worker *w, CUevent ev, CUstream s)
 	}
 	if (i < w->nwait_events)
 		return;
-	if (w->nwait_events == sizeof(w->wait_events) / sizeof(w->wait_events[0])) {
+	if (w->nwait_events ==
+	    sizeof(w->wait_events) / sizeof(w->wait_events[0])) {
 		w->wait_any = true;
 		return;
 	}
@@ -225,16 +227,15 @@ const struct xgpub_options *xgpub_client_caps(struct xgpub_worker *w,
 	    xgpub_broker_caps(&c) || !c.has)
 		return opt;
 	own = *opt;
-	if (c.has & XGPUB_CAP_QUOTA)
+	if (c.has & XGPU_RULE_QUOTA)
 		own.quota = c.quota;
-	if (c.has & XGPUB_CAP_PINNED)
+	if (c.has & XGPU_RULE_PINNED)
 		own.pin_quota = c.pin_quota;
-	if (c.has & XGPUB_CAP_IMAGES)
+	if (c.has & XGPU_RULE_IMAGES)
 		own.images_max = c.images_max;
 	w->opt = &own;
-	if (xgpub_self_stat)
-		__atomic_store_n(&xgpub_self_stat->quota, own.quota,
-				 __ATOMIC_RELAXED);
+	__atomic_store_n(&xgpub_self_stat->quota, own.quota,
+			 __ATOMIC_RELAXED);
 	xgpub_info("%s: caps set for its key at run time: quota %llu MiB, "
 		   "pinned %llu MiB, images %llu MiB (0: no limit)",
 		   w->t->who, (unsigned long long)(own.quota >> 20),

@@ -509,7 +509,6 @@ void xgpub_worker_teardown(struct xgpub_worker *w)
 	free(w->retired);
 	w->retired = NULL;
 	w->nretired = w->cap_retired = 0;
-	xgpub_account_freed(w, true, false);
 	if (w->data_registered)
 		D->cuMemHostUnregister(w->t->data);
 	xgpub_handle_each(&w->h, XGPUB_H_CTX, destroy_one, w);
@@ -528,7 +527,7 @@ void xgpub_worker_teardown(struct xgpub_worker *w)
 			   "(%llu MiB) and its contexts", w->t->who,
 			   (unsigned long long)w->calls, nallocs,
 			   (unsigned long long)(freed >> 20));
-	xgpub_account_freed(w, false, true);
+	xgpub_account_freed(w);
 	xgpub_handles_destroy(&w->h);
 	free(w->allocs);
 	free(w->ctxq);

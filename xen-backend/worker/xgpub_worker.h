@@ -457,11 +457,11 @@ int xgpub_ctx_limit_check(unsigned int limit);
 /* device memory the guest holds: this worker's and its other workers' */
 uint64_t xgpub_guest_mem_used(struct xgpub_worker *w);
 /* host memory the guest pins: this worker's regions and its others' */
-/* at teardown: its regions (pinned) or its memory and contexts (mem)
- * are freed, no longer its guest's; the guest's next process may have
- * them at once, not when the daemon has reaped this worker */
-void xgpub_account_freed(struct xgpub_worker *w, bool pinned, bool mem);
 uint64_t xgpub_guest_pinned(struct xgpub_worker *w);
+/* at teardown, its regions, memory and contexts freed: no longer its
+ * guest's (the guest's next process may have them at once, not when the
+ * daemon has reaped this worker) */
+void xgpub_account_freed(struct xgpub_worker *w);
 /* what an allocation of size bytes is charged (the driver's granularity) */
 uint64_t xgpub_charge_size(uint64_t size);
 bool xgpub_quota_allows(struct xgpub_worker *w, uint64_t size);

@@ -320,44 +320,50 @@ CUresult xgpulib_capcopy(bool to_dev, CUdeviceptr dev, void *host, size_t n,
 	return capture(s, ptds, &want, to_dev, copy_1d, &dev);
 }
 
+/* a copy's side in host memory (type t; a unified address in dptr): its
+ * base address, or NULL */
+static uint8_t *host_base(CUmemorytype t, const void *host, CUdeviceptr dptr)
+{
+	if (t == CU_MEMORYTYPE_UNIFIED && !xgpulib_is_device(dptr))
+		host = (const void *)(uintptr_t)dptr;
+	else if (t != CU_MEMORYTYPE_HOST)
+		return NULL;
+	return (uint8_t *)(uintptr_t)host;
+}
+
 /*
- * A copy's side in pageable host memory (type t; a unified address in
- * dptr): depth slices of rows x width bytes from byte x of row y of slice
- * z, pitch bytes a row, height rows a slice.  Its first byte, or NULL.
+ * A copy's side in host memory (type t; a unified address in dptr):
+ * depth slices of rows x width bytes from byte x of row y of slice z,
+ * pitch bytes a row, height rows a slice.  Its first byte, or NULL;
+ * pageable: NULL for pinned memory too.
  */
+static uint8_t *host_at(CUmemorytype t, const void *host, CUdeviceptr dptr,
+			size_t x, size_t y, size_t z, size_t pitch,
+			size_t height, size_t width, size_t rows, size_t depth,
+			bool pageable)
+{
+	size_t slice = pitch * height,
+	       span = (z + depth - 1) * slice + (y + rows - 1) * pitch + x +
+		      width;
+	uint8_t *base = host_base(t, host, dptr);
+	uint64_t off;
+
+	/* pinned memory (a copy that begins in a buffer but runs past its
+	 * end is not staged either: it is refused as it stands) */
+	if (!base || (pageable && (xgpulib_region_find(base, 1, &off) ||
+				   xgpulib_region_coherent(base, span))))
+		return NULL;
+	return base + z * slice + y * pitch + x;
+}
+
+/* the same, pageable memory only */
 static uint8_t *pageable_at(CUmemorytype t, const void *host,
 			    CUdeviceptr dptr, size_t x, size_t y, size_t z,
 			    size_t pitch, size_t height, size_t width,
 			    size_t rows, size_t depth)
 {
-	size_t slice = pitch * height,
-	       span = (z + depth - 1) * slice + (y + rows - 1) * pitch + x +
-		      width;
-	uint64_t off;
-
-	if (t == CU_MEMORYTYPE_UNIFIED && !xgpulib_is_device(dptr))
-		host = (const void *)(uintptr_t)dptr;
-	else if (t != CU_MEMORYTYPE_HOST)
-		return NULL;
-	/* pinned memory (a copy that begins in a buffer but runs past its
-	 * end is not staged either: it is refused as it stands) */
-	if (!host || xgpulib_region_find(host, 1, &off) ||
-	    xgpulib_region_coherent(host, span))
-		return NULL;
-	return (uint8_t *)(uintptr_t)host + z * slice + y * pitch + x;
-}
-
-/* a side of a copy is host memory (type t; a unified address in dptr):
- * its first byte, or NULL */
-static uint8_t *host_at(CUmemorytype t, const void *host, CUdeviceptr dptr,
-			size_t x, size_t y, size_t z, size_t pitch,
-			size_t height)
-{
-	if (t == CU_MEMORYTYPE_UNIFIED && !xgpulib_is_device(dptr))
-		host = (const void *)(uintptr_t)dptr;
-	else if (t != CU_MEMORYTYPE_HOST || !host)
-		return NULL;
-	return (uint8_t *)(uintptr_t)host + z * pitch * height + y * pitch + x;
+	return host_at(t, host, dptr, x, y, z, pitch, height, width, rows,
+		       depth, true);
 }
 
 /* stream s is being captured */
@@ -387,11 +393,7 @@ static void one_row_pitches(CUDA_MEMCPY3D *q)
 	q->dstPitch = q->dstPitch ? q->dstPitch : q->WidthInBytes;
 }
 
-/*
- * The 3D copy *p has exactly one side in pageable memory: true, with *h
- * the host rows of that side and *in whether it is the source.  A host
- * side's pitch below the width is never ours.
- */
+/* the copy *p has a size, and no host side's pitch is below its width */
 static bool copy_shape_ok(const CUDA_MEMCPY3D *p)
 {
 	return p->WidthInBytes && p->Height && p->Depth &&
@@ -401,6 +403,11 @@ static bool copy_shape_ok(const CUDA_MEMCPY3D *p)
 		p->dstPitch >= p->WidthInBytes);
 }
 
+/*
+ * The 3D copy *p has exactly one side in pageable memory: true, with *h
+ * the host rows of that side and *in whether it is the source.  A host
+ * side's pitch below the width is never ours.
+ */
 static bool pageable_3d(const CUDA_MEMCPY3D *p, struct hrows *h, bool *in)
 {
 	uint8_t *src, *dst;
@@ -438,10 +445,12 @@ static bool host_3d(const CUDA_MEMCPY3D *p, struct hcopy *c)
 		return false;
 	src = host_at(p->srcMemoryType, p->srcHost, p->srcDevice,
 		      p->srcXInBytes, p->srcY, p->srcZ, p->srcPitch,
-		      p->srcHeight);
+		      p->srcHeight, p->WidthInBytes, p->Height, p->Depth,
+		      false);
 	dst = host_at(p->dstMemoryType, p->dstHost, p->dstDevice,
 		      p->dstXInBytes, p->dstY, p->dstZ, p->dstPitch,
-		      p->dstHeight);
+		      p->dstHeight, p->WidthInBytes, p->Height, p->Depth,
+		      false);
 	if (!src || !dst)
 		return false;
 	c->s = (struct hrows){ .host = src, .width = p->WidthInBytes,
@@ -479,16 +488,12 @@ static CUresult copy_3d(const void *p, bool in, const struct pcopy *c,
 }
 
 /*
- * The copy p (v: the same as a 3D copy, its one-row pitches filled) on
- * stream s if s is being captured: between two host sides, a host node;
- * with one pageable side, the two staged nodes (copy(p, ...) the one
- * through the buffer).  *done says whether it was either.
+ * The 3D copy *v (its one-row pitches filled) on stream s if s is being
+ * captured: between two host sides, a host node; with one pageable side,
+ * the two staged nodes.  *done says whether it was either.
  */
-static CUresult capture_copy(const CUDA_MEMCPY3D *v,
-			     CUresult (*copy)(const void *p, bool in,
-					      const struct pcopy *c,
-					      CUstream s, int ptds),
-			     const void *p, CUstream s, int ptds, bool *done)
+static CUresult capture_copy(const CUDA_MEMCPY3D *v, CUstream s, int ptds,
+			     bool *done)
 {
 	struct hcopy hc;
 	struct hrows h;
@@ -503,7 +508,7 @@ static CUresult capture_copy(const CUDA_MEMCPY3D *v,
 	if (!pageable_3d(v, &h, &in) || !capturing(s, ptds))
 		return CUDA_SUCCESS;
 	*done = true;
-	return capture(s, ptds, &h, in, copy, p);
+	return capture(s, ptds, &h, in, copy_3d, v);
 }
 
 CUresult xgpulib_capcopy_2d(const CUDA_MEMCPY2D *p, CUstream s, int ptds,
@@ -529,7 +534,7 @@ CUresult xgpulib_capcopy_2d(const CUDA_MEMCPY2D *p, CUstream s, int ptds,
 	};
 	one_row_pitches(&v);
 	/* staged as that 3D copy: the same node when the graph runs */
-	return capture_copy(&v, copy_3d, &v, s, ptds, done);
+	return capture_copy(&v, s, ptds, done);
 }
 
 CUresult xgpulib_capcopy_3d(const CUDA_MEMCPY3D *p, CUstream s, int ptds,
@@ -542,7 +547,7 @@ CUresult xgpulib_capcopy_3d(const CUDA_MEMCPY3D *p, CUstream s, int ptds,
 		return CUDA_SUCCESS;
 	q = *p;
 	one_row_pitches(&q);
-	return capture_copy(&q, copy_3d, &q, s, ptds, done);
+	return capture_copy(&q, s, ptds, done);
 }
 
 CUresult xgpulib_capcopy_h2h(void *dst, const void *src, size_t n,
