@@ -850,17 +850,19 @@ now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
 cp "$T/spinloop" "$TMP/spinA"
 cp "$T/spinloop" "$TMP/spinB"
-XGPU_SOCKET=$SOCK LD_LIBRARY_PATH=$O/lib "$TMP/spinA" 2 60 >"$TMP/share-spinA.out" 2>&1 &
+XGPU_SOCKET=$SOCK LD_LIBRARY_PATH=$O/lib "$TMP/spinA" 2 120 >"$TMP/share-spinA.out" 2>&1 &
 spa=$!
-XGPU_SOCKET=$SOCK LD_LIBRARY_PATH=$O/lib "$TMP/spinB" 2 60 >"$TMP/share-spinB.out" 2>&1 &
+XGPU_SOCKET=$SOCK LD_LIBRARY_PATH=$O/lib "$TMP/spinB" 2 120 >"$TMP/share-spinB.out" 2>&1 &
 spb=$!
 sleep 1
 share_modes="none garbage overflow bigslots badmemref badop badhandshake"
 share_modes="$share_modes truncate badhandles burst"
 # a flood of idle connections needs another user
 [ "$(id -u)" = 0 ] && share_modes="$share_modes flood"
-for mode in $share_modes; do
-	name=share-beside-$mode
+# share_window MODE: run MODE's hostile guest again and again for 2.5 s and
+# set why to "ok: ..." or the reason spinA's share missed
+share_window() {
+	mode=$1
 	read -r a0 b0 <<EOF_MS
 $(gpu_ms2 spinA spinB)
 EOF_MS
@@ -903,6 +905,21 @@ EOF_MS
 			else
 				printf "ok: spinA %.1f%% of %d ms", s, a + b
 		}')
+	fi
+}
+# A window that misses is measured once more: on a loaded machine (CI's two
+# cores under ASan, 40 processes of the burst starting) a spin's own process
+# may not get the CPU to ask for its turns for part of a window, and a
+# scheduler that keeps the GPU busy gives them to the other; an unfair
+# scheduler misses both windows
+for mode in $share_modes; do
+	name=share-beside-$mode
+	share_window "$mode"
+	if [ "${why#ok: }" = "$why" ] && [ "$hr" -eq 0 ]; then
+		first=$why
+		share_window "$mode"
+		[ "${why#ok: }" != "$why" ] &&
+			why="$why; the first window missed: $first"
 	fi
 	if [ "${why#ok: }" != "$why" ]; then
 		pass "$name (${why#ok: })"
