@@ -204,31 +204,10 @@ struct xgpuif_memcpy_dtod_args {
 	uint32_t _pad;
 };
 
-/* one side of a 2D copy */
+/* the memory type of one side of a copy (struct xgpuif_copy_side3d) */
 #define XGPUIF_MT_HOST		1u	/* mem names shared memory */
 #define XGPUIF_MT_DEVICE	2u	/* dptr */
 #define XGPUIF_MT_ARRAY		3u	/* array handle */
-
-struct xgpuif_copy_side {
-	uint32_t type;		/* XGPUIF_MT_* */
-	uint32_t _pad;
-	uint64_t x_bytes;
-	uint64_t y;
-	uint64_t pitch;
-	uint64_t dptr;		/* DEVICE */
-	xgpuif_handle_t array;	/* ARRAY */
-	struct xgpuif_memref mem;	/* HOST: region, offset of the start */
-};
-
-struct xgpuif_memcpy2d_args {
-	struct xgpuif_copy_side src;
-	struct xgpuif_copy_side dst;
-	uint64_t width_bytes;
-	uint64_t height;
-	xgpuif_handle_t stream;
-	uint32_t flags;
-	uint32_t _pad;
-};
 
 /* memsets of 8, 16 or 32 bit elements; height 1 for 1D */
 struct xgpuif_memset_args {

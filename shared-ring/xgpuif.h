@@ -295,8 +295,6 @@ XGPUIF_ASSERT_SIZE(struct xgpuif_region_args, 8);
 XGPUIF_ASSERT_SIZE(struct xgpuif_memcpy_htod_args, 48);
 XGPUIF_ASSERT_SIZE(struct xgpuif_memcpy_dtoh_args, 48);
 XGPUIF_ASSERT_SIZE(struct xgpuif_memcpy_dtod_args, 40);
-XGPUIF_ASSERT_SIZE(struct xgpuif_copy_side, 72);
-XGPUIF_ASSERT_SIZE(struct xgpuif_memcpy2d_args, 176);
 XGPUIF_ASSERT_SIZE(struct xgpuif_memset_args, 56);
 XGPUIF_ASSERT_SIZE(struct xgpuif_ptr_attr_args, 16);
 XGPUIF_ASSERT_SIZE(struct xgpuif_array_args, 40);

@@ -563,26 +563,6 @@ static int expect_closed(struct chan *ch, struct xgpuif_front_ring *fr,
 	return 0;
 }
 
-static void side2d_dev(struct xgpuif_copy_side *s, uint64_t dptr,
-		       uint64_t pitch)
-{
-	memset(s, 0, sizeof(*s));
-	s->type = XGPUIF_MT_DEVICE;
-	s->dptr = dptr;
-	s->pitch = pitch;
-}
-
-static void side2d_host(struct xgpuif_copy_side *s, uint64_t off,
-			uint64_t len, uint64_t pitch)
-{
-	memset(s, 0, sizeof(*s));
-	s->type = XGPUIF_MT_HOST;
-	s->mem.region = XGPUIF_REGION_DATA;
-	s->mem.off = off;
-	s->mem.len = len;
-	s->pitch = pitch;
-}
-
 static void side3d_dev(struct xgpuif_copy_side3d *s, uint64_t dptr,
 		       uint64_t pitch, uint64_t height)
 {
@@ -593,11 +573,23 @@ static void side3d_dev(struct xgpuif_copy_side3d *s, uint64_t dptr,
 	s->height = height;
 }
 
+static void side3d_host(struct xgpuif_copy_side3d *s, uint64_t off,
+			uint64_t len, uint64_t pitch, uint64_t height)
+{
+	memset(s, 0, sizeof(*s));
+	s->type = XGPUIF_MT_HOST;
+	s->mem.region = XGPUIF_REGION_DATA;
+	s->mem.off = off;
+	s->mem.len = len;
+	s->pitch = pitch;
+	s->height = height;
+}
+
 #define ALLOC_BYTES	65536u		/* the device memory of the cases */
 #define GEO_PAGES	4u
 
 /*
- * 2D and 3D copies whose geometry overflows or reaches past the guest's
+ * 2D (one slice) and 3D copies whose geometry overflows or reaches past the guest's
  * allocation (device sides: a CUDA error, the channel stays), then good
  * copies through the same channel that must come back byte-exact, and
  * INIT; then, one channel each, host sides that reach past shared memory
@@ -606,7 +598,6 @@ static void side3d_dev(struct xgpuif_copy_side3d *s, uint64_t dptr,
 static int geometry_case(const char *dir)
 {
 	struct xgpuif_init_args ia = { 0, XGPUIF_VERSION };
-	struct xgpuif_memcpy2d_args m2;
 	struct xgpuif_memcpy3d_args m3;
 	struct xgpuif_front_ring fr;
 	char v[1024] = "", vc[512] = "";
@@ -617,42 +608,43 @@ static int geometry_case(const char *dir)
 	if (open_ready(&ch, &fr, "hostile-geometry", GEO_PAGES, &id, &ctx,
 		       ALLOC_BYTES, &a))
 		goto out;
-	/* 2D: (height - 1) * pitch overflows 64 bits */
-	memset(&m2, 0, sizeof(m2));
-	side2d_dev(&m2.src, a, 1ull << 40);
-	side2d_dev(&m2.dst, a + ALLOC_BYTES / 2, 1ull << 40);
-	m2.width_bytes = 16;
-	m2.height = 1ull << 30;
+	/* one slice (a 2D copy): (height - 1) * pitch overflows 64 bits */
+	memset(&m3, 0, sizeof(m3));
+	side3d_dev(&m3.src, a, 1ull << 40, 1ull << 30);
+	side3d_dev(&m3.dst, a + ALLOC_BYTES / 2, 1ull << 40, 1ull << 30);
+	m3.width_bytes = 16;
+	m3.height = 1ull << 30;
+	m3.depth = 1;
 	if (expect_error(&ch, &fr, "2D pitch*height overflow",
-			 XGPUIF_OP_MEMCPY_2D, ctx, &m2, sizeof(m2), &id, 0, v,
+			 XGPUIF_OP_MEMCPY_3D, ctx, &m3, sizeof(m3), &id, 0, v,
 			 sizeof(v)))
 		goto out;
-	/* 2D: 128 rows of 1 KiB from a 64 KiB allocation */
-	side2d_dev(&m2.src, a, 1024);
-	side2d_dev(&m2.dst, a, 1024);
-	m2.width_bytes = 1024;
-	m2.height = 128;
+	/* one slice: 128 rows of 1 KiB from a 64 KiB allocation */
+	side3d_dev(&m3.src, a, 1024, 128);
+	side3d_dev(&m3.dst, a, 1024, 128);
+	m3.width_bytes = 1024;
+	m3.height = 128;
 	if (expect_error(&ch, &fr, "2D rows past the allocation",
-			 XGPUIF_OP_MEMCPY_2D, ctx, &m2, sizeof(m2), &id, 0, v,
+			 XGPUIF_OP_MEMCPY_3D, ctx, &m3, sizeof(m3), &id, 0, v,
 			 sizeof(v)))
 		goto out;
-	/* 2D: a first row y * pitch past 2^64 */
-	side2d_dev(&m2.src, a, 8);
-	m2.src.y = 1ull << 62;
-	side2d_dev(&m2.dst, a, 8);
-	m2.width_bytes = 8;
-	m2.height = 1;
-	if (expect_error(&ch, &fr, "2D y*pitch overflow", XGPUIF_OP_MEMCPY_2D,
-			 ctx, &m2, sizeof(m2), &id, 0, v, sizeof(v)))
+	/* one slice: a first row y * pitch past 2^64 */
+	side3d_dev(&m3.src, a, 8, 1);
+	m3.src.y = 1ull << 62;
+	side3d_dev(&m3.dst, a, 8, 1);
+	m3.width_bytes = 8;
+	m3.height = 1;
+	if (expect_error(&ch, &fr, "2D y*pitch overflow", XGPUIF_OP_MEMCPY_3D,
+			 ctx, &m3, sizeof(m3), &id, 0, v, sizeof(v)))
 		goto out;
-	/* 2D: an x offset that wraps the address space */
-	side2d_dev(&m2.src, a, 16);
-	side2d_dev(&m2.dst, a, 16);
-	m2.dst.x_bytes = UINT64_MAX - 4;
-	m2.width_bytes = 16;
-	m2.height = 1;
-	if (expect_error(&ch, &fr, "2D x offset wraps", XGPUIF_OP_MEMCPY_2D,
-			 ctx, &m2, sizeof(m2), &id, 0, v, sizeof(v)))
+	/* one slice: an x offset that wraps the address space */
+	side3d_dev(&m3.src, a, 16, 1);
+	side3d_dev(&m3.dst, a, 16, 1);
+	m3.dst.x_bytes = UINT64_MAX - 4;
+	m3.width_bytes = 16;
+	m3.height = 1;
+	if (expect_error(&ch, &fr, "2D x offset wraps", XGPUIF_OP_MEMCPY_3D,
+			 ctx, &m3, sizeof(m3), &id, 0, v, sizeof(v)))
 		goto out;
 	/* 3D: (depth - 1) * slice height overflows */
 	memset(&m3, 0, sizeof(m3));
@@ -694,12 +686,13 @@ static int geometry_case(const char *dir)
 	for (size_t i = 0; i < 4096; i++)
 		ch.data[i] = (uint8_t)(i * 7 + 3);
 	memset(ch.data + 8192, 0, 4096);
-	memset(&m2, 0, sizeof(m2));
-	side2d_host(&m2.src, 0, 4096, 256);
-	side2d_dev(&m2.dst, a, 512);
-	m2.width_bytes = 256;
-	m2.height = 16;
-	st = call(&ch, &fr, XGPUIF_OP_MEMCPY_2D, ctx, &m2, sizeof(m2), NULL, 0,
+	memset(&m3, 0, sizeof(m3));
+	side3d_host(&m3.src, 0, 4096, 256, 16);
+	side3d_dev(&m3.dst, a, 512, 16);
+	m3.width_bytes = 256;
+	m3.height = 16;
+	m3.depth = 1;
+	st = call(&ch, &fr, XGPUIF_OP_MEMCPY_3D, ctx, &m3, sizeof(m3), NULL, 0,
 		  id++);
 	if (st == 0) {
 		memset(&m3, 0, sizeof(m3));
@@ -712,12 +705,13 @@ static int geometry_case(const char *dir)
 			  NULL, 0, id++);
 	}
 	if (st == 0) {
-		memset(&m2, 0, sizeof(m2));
-		side2d_dev(&m2.src, a + ALLOC_BYTES / 2, 512);
-		side2d_host(&m2.dst, 8192, 4096, 256);
-		m2.width_bytes = 256;
-		m2.height = 16;
-		st = call(&ch, &fr, XGPUIF_OP_MEMCPY_2D, ctx, &m2, sizeof(m2),
+		memset(&m3, 0, sizeof(m3));
+		side3d_dev(&m3.src, a + ALLOC_BYTES / 2, 512, 16);
+		side3d_host(&m3.dst, 8192, 4096, 256, 16);
+		m3.width_bytes = 256;
+		m3.height = 16;
+		m3.depth = 1;
+		st = call(&ch, &fr, XGPUIF_OP_MEMCPY_3D, ctx, &m3, sizeof(m3),
 			  NULL, 0, id++);
 	}
 	if (st != 0) {
@@ -741,13 +735,14 @@ static int geometry_case(const char *dir)
 	if (open_ready(&ch, &fr, "geometry-host-2d", GEO_PAGES, &id, &ctx,
 		       ALLOC_BYTES, &a))
 		goto out;
-	memset(&m2, 0, sizeof(m2));
-	side2d_host(&m2.src, 0, 4096, 1ull << 40);
-	side2d_dev(&m2.dst, a, 16);
-	m2.width_bytes = 16;
-	m2.height = 1ull << 30;
+	memset(&m3, 0, sizeof(m3));
+	side3d_host(&m3.src, 0, 4096, 1ull << 40, 1ull << 30);
+	side3d_dev(&m3.dst, a, 16, 1ull << 30);
+	m3.width_bytes = 16;
+	m3.height = 1ull << 30;
+	m3.depth = 1;
 	if (expect_closed(&ch, &fr, dir, "2D host pitch*height overflow",
-			  XGPUIF_OP_MEMCPY_2D, ctx, &m2, sizeof(m2), &id, vc,
+			  XGPUIF_OP_MEMCPY_3D, ctx, &m3, sizeof(m3), &id, vc,
 			  sizeof(vc)))
 		goto out;
 	chan_close(&ch);
@@ -755,11 +750,7 @@ static int geometry_case(const char *dir)
 		       ALLOC_BYTES, &a))
 		goto out;
 	memset(&m3, 0, sizeof(m3));
-	m3.src.type = XGPUIF_MT_HOST;
-	m3.src.mem.region = XGPUIF_REGION_DATA;
-	m3.src.mem.len = 4096;
-	m3.src.pitch = 256;
-	m3.src.height = 16;
+	side3d_host(&m3.src, 0, 4096, 256, 16);
 	side3d_dev(&m3.dst, a, 256, 16);
 	m3.width_bytes = 256;
 	m3.height = 16;
@@ -768,7 +759,7 @@ static int geometry_case(const char *dir)
 			  XGPUIF_OP_MEMCPY_3D, ctx, &m3, sizeof(m3), &id, vc,
 			  sizeof(vc)))
 		goto out;
-	printf("hostile-ring: verdict: refused %s; then 2D+3D copies came "
+	printf("hostile-ring: verdict: refused %s; then one-slice and 3D copies came "
 	       "back exact and INIT answered; %s\n", v, vc);
 	rc = 0;
 out:

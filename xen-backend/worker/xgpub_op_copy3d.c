@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * xgpub_op_copy3d.c: 3D copies (MEMCPY_3D), which every copy with an
- * array side may take: host, device or array memory on either side,
- * slices of linear memory `height` rows apart, and the peer form between
- * two contexts of this worker's device.  A host side is shared memory,
- * bounded by its memref as xgpub_op_copy.c's 2D copies are.
+ * xgpub_op_copy3d.c: 3D copies (MEMCPY_3D), which carry the guest's 3D,
+ * 2D (one slice) and 1D array copies: host, device or array memory on
+ * either side, slices of linear memory `height` rows apart, and the peer
+ * form between two contexts of this worker's device.  A host side is
+ * shared memory, bounded by its memref.
  */
 #include <string.h>
 
@@ -32,6 +32,31 @@ static bool linear_end(const struct xgpuif_copy_side3d *s, uint64_t width,
 	return true;
 }
 
+/*
+ * A device or array side (wire type wtype: XGPUIF_MT_DEVICE at d, or
+ * XGPUIF_MT_ARRAY array) as the driver's: 0, INVALID_HANDLE for an array
+ * not the guest's, -1 (a protocol error) for any other type
+ */
+static int copy_side(struct xgpub_worker *w, uint32_t wtype, uint64_t d,
+		     xgpuif_handle_t array, CUmemorytype *type,
+		     CUdeviceptr *dptr, CUarray *arr)
+{
+	switch (wtype) {
+	case XGPUIF_MT_DEVICE:
+		*type = CU_MEMORYTYPE_DEVICE;
+		*dptr = d;
+		return 0;
+	case XGPUIF_MT_ARRAY:
+		*arr = xgpub_array_of(w, array);
+		if (!*arr)
+			return CUDA_ERROR_INVALID_HANDLE;
+		*type = CU_MEMORYTYPE_ARRAY;
+		return 0;
+	default:
+		return -1;
+	}
+}
+
 /* one side of the driver's copy; -1 for a protocol error, else a
  * CUresult */
 static int side_3d(struct xgpub_worker *w, const struct xgpuif_copy_side3d *s,
@@ -49,7 +74,7 @@ static int side_3d(struct xgpub_worker *w, const struct xgpuif_copy_side3d *s,
 		*type = CU_MEMORYTYPE_HOST;
 		return 0;
 	}
-	return xgpub_copy_side(w, s->type, s->dptr, s->array, type, dptr, arr);
+	return copy_side(w, s->type, s->dptr, s->array, type, dptr, arr);
 }
 
 /* a device side's bytes: slices height rows apart, the span from the

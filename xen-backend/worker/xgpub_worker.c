@@ -156,7 +156,6 @@ static bool keeps_ranges(uint16_t op)
 	case XGPUIF_OP_MEMCPY_HTOD:
 	case XGPUIF_OP_MEMCPY_DTOH:
 	case XGPUIF_OP_MEMCPY_DTOD:
-	case XGPUIF_OP_MEMCPY_2D:
 	case XGPUIF_OP_MEMCPY_3D:
 	case XGPUIF_OP_MEMSET:
 	case XGPUIF_OP_LAUNCH:

@@ -344,15 +344,6 @@ int xgpub_keep_named(struct xgpub_worker *w, int type, void *obj,
 /* the driver's array behind an ARRAY or SUBARRAY handle, or NULL */
 CUarray xgpub_array_of(struct xgpub_worker *w, xgpuif_handle_t h);
 /*
- * A device or array side of a copy (wire type wtype: XGPUIF_MT_DEVICE at
- * d, or XGPUIF_MT_ARRAY array) as the driver's: 0, INVALID_HANDLE for an
- * array not the guest's, -1 (a protocol error) for any other type
- * (xgpub_op_copy.c).
- */
-int xgpub_copy_side(struct xgpub_worker *w, uint32_t wtype, uint64_t d,
-		    xgpuif_handle_t array, CUmemorytype *type,
-		    CUdeviceptr *dptr, CUarray *arr);
-/*
  * Does [d, d + len) lie in device memory the driver knows in this worker
  * (the guest's allocations, pools, managed and mapped memory, registered
  * host memory, module globals, IPC mappings)?  0, or

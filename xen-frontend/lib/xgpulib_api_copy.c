@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * xgpulib_api_copy.c: the cuMemcpy* entry points: 1D (host, device,
- * unified addresses), 2D (rows of host, device or array memory) and the
- * 1D array forms (one row at byte offsets).  3D, peer and batch copies
- * are xgpulib_api_copy3d.c's; the 1D transfers themselves xgpulib_copy.c's.
+ * unified addresses) and the 1D array forms (one row at byte offsets, as
+ * a 3D copy of one row).  2D, 3D, peer and batch copies are
+ * xgpulib_api_copy3d.c's; the 1D transfers themselves xgpulib_copy.c's.
  *
  * Each function serves its ABI and its per-thread default stream twin
  * (_ptds, _ptsz; generated from xgpulib_entry.def): ptds says which the
@@ -120,188 +120,6 @@ CUresult xgpulib_memcpy_unified_async(CUdeviceptr dst, CUdeviceptr src,
 				    xgpulib_stream_remote(s, ptds), 1);
 }
 
-/* ---- 2D copies ----------------------------------------------------------- */
-
-struct side {
-	CUmemorytype type;	/* HOST (pageable), DEVICE, ARRAY, or 0 for
-				 * shared pinned memory */
-	const struct xgpulib_region *reg;
-	uint8_t *host;
-	uint64_t dptr;
-	CUarray array;
-	size_t x, y, pitch;
-};
-
-static void resolve_side(struct side *s, CUmemorytype t, const void *host,
-			 CUdeviceptr dptr, CUarray arr, size_t x, size_t y,
-			 size_t pitch, size_t width, size_t height)
-{
-	uint64_t off;
-
-	memset(s, 0, sizeof(*s));
-	s->x = x;
-	s->y = y;
-	s->pitch = pitch;
-	if (t == CU_MEMORYTYPE_UNIFIED) {
-		t = xgpulib_is_device(dptr) ? CU_MEMORYTYPE_DEVICE :
-					      CU_MEMORYTYPE_HOST;
-		host = (const void *)(uintptr_t)dptr;
-	}
-	/* coherent managed memory is the worker's device memory */
-	if (t == CU_MEMORYTYPE_HOST &&
-	    xgpulib_region_coherent(host, (y + height - 1) * pitch + x +
-					  width)) {
-		t = CU_MEMORYTYPE_DEVICE;
-		dptr = (CUdeviceptr)(uintptr_t)host;
-	}
-	s->type = t;
-	if (t == CU_MEMORYTYPE_DEVICE) {
-		s->dptr = dptr;
-	} else if (t == CU_MEMORYTYPE_ARRAY) {
-		s->array = arr;
-	} else {
-		s->host = (uint8_t *)(uintptr_t)host;
-		s->reg = xgpulib_region_find(
-			host, (y + height - 1) * pitch + x + width, &off);
-		if (s->reg)
-			s->type = 0;
-	}
-}
-
-uint32_t xgpulib_wire_side(CUmemorytype t, uint64_t dptr, CUarray array,
-			   const void *host, const struct xgpulib_region *reg,
-			   uint64_t span, uint64_t *wdptr,
-			   xgpuif_handle_t *warray, struct xgpuif_memref *mem)
-{
-	uint64_t off = 0;
-
-	switch ((int)t) {
-	case CU_MEMORYTYPE_DEVICE:
-		*wdptr = dptr;
-		return XGPUIF_MT_DEVICE;
-	case CU_MEMORYTYPE_ARRAY:
-		*warray = xgpulib_array_remote(array);
-		return XGPUIF_MT_ARRAY;
-	default:	/* shared pinned memory, from the side's base */
-		xgpulib_region_find(host, 1, &off);
-		*mem = (struct xgpuif_memref){ off, span, reg->id, 0 };
-		return XGPUIF_MT_HOST;
-	}
-}
-
-static void wire_side(struct xgpuif_copy_side *w, const struct side *s,
-		      size_t width, size_t height)
-{
-	/* shared pinned memory: its rows from the side's base */
-	size_t span = (s->y + height - 1) * s->pitch + s->x + width;
-
-	memset(w, 0, sizeof(*w));
-	w->x_bytes = s->x;
-	w->y = s->y;
-	w->pitch = s->pitch;
-	w->type = xgpulib_wire_side(s->type, s->dptr, s->array, s->host,
-				    s->reg, span, &w->dptr, &w->array,
-				    &w->mem);
-}
-
-static CUresult copy2d(const CUDA_MEMCPY2D *p, uint64_t stream, int async)
-{
-	struct xgpulib_transport *t;
-	struct xgpuif_memcpy2d_args a;
-	struct side s, d;
-	size_t rows_per, done = 0;
-	CUresult rc = CUDA_SUCCESS;
-
-	XGPULIB_CHECK_ARGS(p, true);
-	if (!p->WidthInBytes || !p->Height)
-		return CUDA_SUCCESS;
-	t = xgpulib_ch->t;
-	resolve_side(&s, p->srcMemoryType, p->srcHost, p->srcDevice,
-		     p->srcArray, p->srcXInBytes, p->srcY, p->srcPitch,
-		     p->WidthInBytes, p->Height);
-	resolve_side(&d, p->dstMemoryType, p->dstHost, p->dstDevice,
-		     p->dstArray, p->dstXInBytes, p->dstY, p->dstPitch,
-		     p->WidthInBytes, p->Height);
-	if ((s.type == CU_MEMORYTYPE_HOST && !s.host) ||
-	    (d.type == CU_MEMORYTYPE_HOST && !d.host))
-		return CUDA_ERROR_INVALID_VALUE;
-	if (s.type == CU_MEMORYTYPE_HOST && d.type == CU_MEMORYTYPE_HOST)
-		return CUDA_ERROR_INVALID_VALUE;
-
-	memset(&a, 0, sizeof(a));
-	a.width_bytes = p->WidthInBytes;
-	a.stream = stream;
-	a.flags = async ? XGPUIF_CF_ASYNC : 0;
-	if (s.type != CU_MEMORYTYPE_HOST && d.type != CU_MEMORYTYPE_HOST) {
-		wire_side(&a.src, &s, p->WidthInBytes, p->Height);
-		wire_side(&a.dst, &d, p->WidthInBytes, p->Height);
-		a.height = p->Height;
-		if (async)
-			return xgpulib_post_MEMCPY_2D(&a);
-		return xgpulib_call_MEMCPY_2D(&a);
-	}
-
-	/* pageable host side: rows packed tightly in the data area */
-	if (p->WidthInBytes > t->data_bytes)
-		return CUDA_ERROR_INVALID_VALUE;
-	pthread_mutex_lock(&xgpulib_data_mu);
-	rows_per = t->data_bytes / p->WidthInBytes;
-	while (done < p->Height && rc == CUDA_SUCCESS) {
-		size_t rows = p->Height - done < rows_per ? p->Height - done :
-							    rows_per;
-		struct side *h = s.type == CU_MEMORYTYPE_HOST ? &s : &d;
-		struct side *o = h == &s ? &d : &s;
-		struct xgpuif_copy_side *hw = h == &s ? &a.src : &a.dst;
-		struct xgpuif_copy_side *ow = h == &s ? &a.dst : &a.src;
-		struct side oo = *o;
-
-		if (h == &s)
-			for (size_t r = 0; r < rows; r++)
-				memcpy(t->data + r * p->WidthInBytes,
-				       s.host + (s.y + done + r) * s.pitch +
-					       s.x,
-				       p->WidthInBytes);
-		memset(hw, 0, sizeof(*hw));
-		hw->type = XGPUIF_MT_HOST;
-		hw->pitch = p->WidthInBytes;
-		hw->mem = (struct xgpuif_memref){ 0, rows * p->WidthInBytes,
-						  XGPUIF_REGION_DATA, 0 };
-		oo.y += done;
-		wire_side(ow, &oo, p->WidthInBytes, rows);
-		a.height = rows;
-		if (h == &s)
-			xgpulib_stage_sent(t, 0, rows * p->WidthInBytes);
-		rc = xgpulib_call_MEMCPY_2D(&a);
-		if (rc == CUDA_SUCCESS && h == &d &&
-		    xgpulib_stage_fetch(t, 0, rows * p->WidthInBytes))
-			rc = CUDA_ERROR_DEVICE_UNAVAILABLE;
-		if (rc == CUDA_SUCCESS && h == &d)
-			for (size_t r = 0; r < rows; r++)
-				memcpy(d.host + (d.y + done + r) * d.pitch +
-					       d.x,
-				       t->data + r * p->WidthInBytes,
-				       p->WidthInBytes);
-		done += rows;
-	}
-	pthread_mutex_unlock(&xgpulib_data_mu);
-	return rc;
-}
-
-CUresult xgpulib_memcpy_2d(const CUDA_MEMCPY2D *p, int ptds)
-{
-	return copy2d(p, default_stream(ptds), 0);
-}
-
-CUresult xgpulib_memcpy_2d_async(const CUDA_MEMCPY2D *p, CUstream s, int ptds)
-{
-	bool done;
-	CUresult rc = xgpulib_capcopy_2d(p, s, ptds, &done);
-
-	if (done)
-		return rc;
-	return copy2d(p, xgpulib_stream_remote(s, ptds), 1);
-}
-
 /* ---- 1D arrays: a copy of one row, at byte offsets ---------------------- */
 
 /* a one-row copy; an array side's offset is its x in bytes */
@@ -310,11 +128,12 @@ static CUresult copy_row(CUmemorytype st, const void *sh, CUdeviceptr sd,
 			 CUdeviceptr dd, CUarray da, size_t doff, size_t n,
 			 uint64_t stream, int async)
 {
-	CUDA_MEMCPY2D p = {
+	CUDA_MEMCPY3D p = {
 		.srcMemoryType = st, .srcHost = sh, .srcDevice = sd,
-		.srcArray = sa, .srcPitch = n,
+		.srcArray = sa, .srcPitch = n, .srcHeight = 1,
 		.dstMemoryType = dt, .dstHost = dh, .dstDevice = dd,
-		.dstArray = da, .dstPitch = n, .WidthInBytes = n, .Height = 1,
+		.dstArray = da, .dstPitch = n, .dstHeight = 1,
+		.WidthInBytes = n, .Height = 1, .Depth = 1,
 	};
 
 	if (st == CU_MEMORYTYPE_ARRAY)
@@ -325,7 +144,7 @@ static CUresult copy_row(CUmemorytype st, const void *sh, CUdeviceptr sd,
 	    (dt == CU_MEMORYTYPE_ARRAY && !xgpulib_array_remote(da)))
 		return xgpulib_check_init() ? CUDA_ERROR_NOT_INITIALIZED :
 					      CUDA_ERROR_INVALID_HANDLE;
-	return copy2d(&p, stream, async);
+	return xgpulib_copy_3d(&p, stream, async);
 }
 
 CUresult xgpulib_memcpy_htoa(CUarray dst, size_t off, const void *src,

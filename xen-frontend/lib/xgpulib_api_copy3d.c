@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * xgpulib_api_copy3d.c: 3D copies (cuMemcpy3D and its peer form between
- * two contexts of the worker's device, cuMemcpyPeer), one MEMCPY_3D
- * request each, with host, device or array memory on either side; a
+ * two contexts of the worker's device, cuMemcpyPeer) and 2D copies (as
+ * the 3D copy of one slice), one MEMCPY_3D request each, with host, device or array memory on either side; a
  * pageable host side is staged through the data area a slice's rows at a
  * time.  And the batch copies of CUDA 12.8, as a run of the served forms.
  *
@@ -101,6 +101,33 @@ static CUresult resolve3(struct side3 *s, CUmemorytype t, const void *host,
 	return CUDA_ERROR_INVALID_VALUE;
 }
 
+/*
+ * The wire type of a resolved copy side of memory type t (DEVICE, ARRAY,
+ * else shared pinned memory at host, in region reg): its device pointer
+ * in *wdptr, its array's wire handle in *warray, or the span bytes from
+ * host in its region in *mem.
+ */
+static uint32_t wire_side(CUmemorytype t, uint64_t dptr, CUarray array,
+			  const void *host, const struct xgpulib_region *reg,
+			  uint64_t span, uint64_t *wdptr,
+			  xgpuif_handle_t *warray, struct xgpuif_memref *mem)
+{
+	uint64_t off = 0;
+
+	switch ((int)t) {
+	case CU_MEMORYTYPE_DEVICE:
+		*wdptr = dptr;
+		return XGPUIF_MT_DEVICE;
+	case CU_MEMORYTYPE_ARRAY:
+		*warray = xgpulib_array_remote(array);
+		return XGPUIF_MT_ARRAY;
+	default:	/* shared pinned memory, from the side's base */
+		xgpulib_region_find(host, 1, &off);
+		*mem = (struct xgpuif_memref){ off, span, reg->id, 0 };
+		return XGPUIF_MT_HOST;
+	}
+}
+
 static void wire3(struct xgpuif_copy_side3d *w, const struct side3 *s)
 {
 	memset(w, 0, sizeof(*w));
@@ -109,9 +136,8 @@ static void wire3(struct xgpuif_copy_side3d *w, const struct side3 *s)
 	w->z = s->z;
 	w->pitch = s->pitch;
 	w->height = s->height;
-	w->type = xgpulib_wire_side(s->type, s->dptr, s->array, s->host,
-				    s->reg, s->span, &w->dptr, &w->array,
-				    &w->mem);
+	w->type = wire_side(s->type, s->dptr, s->array, s->host, s->reg,
+			    s->span, &w->dptr, &w->array, &w->mem);
 }
 
 static void args3(struct xgpuif_memcpy3d_args *a, const struct copy3 *c)
@@ -301,19 +327,18 @@ static void as_peer(CUDA_MEMCPY3D_PEER *q, const CUDA_MEMCPY3D *p)
 	q->dstContext = NULL;
 }
 
-static CUresult copy3d(const CUDA_MEMCPY3D *p, uint64_t stream, int async)
+CUresult xgpulib_copy_3d(const CUDA_MEMCPY3D *p, uint64_t stream, int async)
 {
 	CUDA_MEMCPY3D_PEER q;
 
-	if (!p)
-		return CUDA_ERROR_INVALID_VALUE;
+	XGPULIB_CHECK_ARGS(p, true);
 	as_peer(&q, p);
 	return copy3d_any(&q, stream, async, 0);
 }
 
 CUresult xgpulib_memcpy_3d(const CUDA_MEMCPY3D *p, int ptds)
 {
-	return copy3d(p, default_stream(ptds), 0);
+	return xgpulib_copy_3d(p, default_stream(ptds), 0);
 }
 
 CUresult xgpulib_memcpy_3d_async(const CUDA_MEMCPY3D *p, CUstream s, int ptds)
@@ -323,7 +348,48 @@ CUresult xgpulib_memcpy_3d_async(const CUDA_MEMCPY3D *p, CUstream s, int ptds)
 
 	if (done)
 		return rc;
-	return copy3d(p, xgpulib_stream_remote(s, ptds), 1);
+	return xgpulib_copy_3d(p, xgpulib_stream_remote(s, ptds), 1);
+}
+
+/* ---- 2D copies: the 3D copy of one slice they stand for ----------------- */
+
+void xgpulib_copy2d_as_3d(CUDA_MEMCPY3D *q, const CUDA_MEMCPY2D *p)
+{
+	*q = (CUDA_MEMCPY3D){
+		.srcXInBytes = p->srcXInBytes, .srcY = p->srcY,
+		.srcMemoryType = p->srcMemoryType, .srcHost = p->srcHost,
+		.srcDevice = p->srcDevice, .srcArray = p->srcArray,
+		.srcPitch = p->srcPitch, .srcHeight = p->Height,
+		.dstXInBytes = p->dstXInBytes, .dstY = p->dstY,
+		.dstMemoryType = p->dstMemoryType, .dstHost = p->dstHost,
+		.dstDevice = p->dstDevice, .dstArray = p->dstArray,
+		.dstPitch = p->dstPitch, .dstHeight = p->Height,
+		.WidthInBytes = p->WidthInBytes, .Height = p->Height,
+		.Depth = 1,
+	};
+	/* a copy of one row may leave its pitches 0: they are its width */
+	if (q->Height == 1) {
+		q->srcPitch = q->srcPitch ? q->srcPitch : q->WidthInBytes;
+		q->dstPitch = q->dstPitch ? q->dstPitch : q->WidthInBytes;
+	}
+}
+
+CUresult xgpulib_memcpy_2d(const CUDA_MEMCPY2D *p, int ptds)
+{
+	CUDA_MEMCPY3D q;
+
+	XGPULIB_CHECK_ARGS(p, true);
+	xgpulib_copy2d_as_3d(&q, p);
+	return xgpulib_memcpy_3d(&q, ptds);
+}
+
+CUresult xgpulib_memcpy_2d_async(const CUDA_MEMCPY2D *p, CUstream s, int ptds)
+{
+	CUDA_MEMCPY3D q;
+
+	XGPULIB_CHECK_ARGS(p, true);
+	xgpulib_copy2d_as_3d(&q, p);
+	return xgpulib_memcpy_3d_async(&q, s, ptds);
 }
 
 /* ---- peer copies between two contexts of the worker's device ------------ */

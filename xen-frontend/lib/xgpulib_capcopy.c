@@ -511,32 +511,6 @@ static CUresult capture_copy(const CUDA_MEMCPY3D *v, CUstream s, int ptds,
 	return capture(s, ptds, &h, in, copy_3d, v);
 }
 
-CUresult xgpulib_capcopy_2d(const CUDA_MEMCPY2D *p, CUstream s, int ptds,
-			    bool *done)
-{
-	CUDA_MEMCPY3D v;
-
-	*done = false;
-	if (!p || !xgpulib_captures_begun())
-		return CUDA_SUCCESS;
-	/* the same copy as a 3D one of one slice */
-	v = (CUDA_MEMCPY3D){
-		.srcXInBytes = p->srcXInBytes, .srcY = p->srcY,
-		.srcMemoryType = p->srcMemoryType, .srcHost = p->srcHost,
-		.srcDevice = p->srcDevice, .srcPitch = p->srcPitch,
-		.srcHeight = p->Height,
-		.dstXInBytes = p->dstXInBytes, .dstY = p->dstY,
-		.dstMemoryType = p->dstMemoryType, .dstHost = p->dstHost,
-		.dstDevice = p->dstDevice, .dstPitch = p->dstPitch,
-		.dstHeight = p->Height,
-		.WidthInBytes = p->WidthInBytes, .Height = p->Height,
-		.Depth = 1,
-	};
-	one_row_pitches(&v);
-	/* staged as that 3D copy: the same node when the graph runs */
-	return capture_copy(&v, s, ptds, done);
-}
-
 CUresult xgpulib_capcopy_3d(const CUDA_MEMCPY3D *p, CUstream s, int ptds,
 			    bool *done)
 {

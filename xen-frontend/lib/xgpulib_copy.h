@@ -42,15 +42,12 @@ CUresult xgpulib_copy_unified(uint64_t dst, uint64_t src, size_t n,
 			      uint64_t stream, int async);
 
 /*
- * The wire type of a resolved copy side of memory type t (DEVICE, ARRAY,
- * else shared pinned memory at host, in region reg): its device pointer
- * in *wdptr, its array's wire handle in *warray, or the span bytes from
- * host in its region in *mem (xgpulib_api_copy.c).
+ * A 3D copy *p (or a 2D or 1D array one made into one) on remote stream
+ * stream, async or not; and the 3D copy of one slice a 2D copy *p stands
+ * for, in *q (xgpulib_api_copy3d.c).
  */
-uint32_t xgpulib_wire_side(CUmemorytype t, uint64_t dptr, CUarray array,
-			   const void *host, const struct xgpulib_region *reg,
-			   uint64_t span, uint64_t *wdptr,
-			   xgpuif_handle_t *warray, struct xgpuif_memref *mem);
+CUresult xgpulib_copy_3d(const CUDA_MEMCPY3D *p, uint64_t stream, int async);
+void xgpulib_copy2d_as_3d(CUDA_MEMCPY3D *q, const CUDA_MEMCPY2D *p);
 
 /* ---- host-memory regions ------------------------------------------------- */
 
@@ -91,10 +88,9 @@ bool xgpulib_region_overlaps(const void *p, size_t len);
 bool xgpulib_capcopy_wanted(const void *host, size_t n, CUstream s, int ptds);
 CUresult xgpulib_capcopy(bool to_dev, CUdeviceptr dev, void *host, size_t n,
 			 CUstream s, int ptds);
-/* the same for a 2D copy with one pageable side: *done says whether it
- * was this (the result is then the copy's), else copy it as usual */
-CUresult xgpulib_capcopy_2d(const CUDA_MEMCPY2D *p, CUstream s, int ptds,
-			    bool *done);
+/* the same for a 3D copy with one pageable side (a 2D one is made one):
+ * *done says whether it was this (the result is then the copy's), else
+ * copy it as usual */
 CUresult xgpulib_capcopy_3d(const CUDA_MEMCPY3D *p, CUstream s, int ptds,
 			    bool *done);
 /* 2D and 3D copies between two host sides, and h2h, a 1D one, on a
