@@ -506,10 +506,19 @@ static void pem_close(struct pem_file *f)
 	free_file(f->buf, f->len);
 }
 
+/* err: "PATH: WHAT (OpenSSL's reason)" */
+static void pem_fail(char *err, size_t errlen, const char *path,
+		     const char *what)
+{
+	char why[160];
+
+	tls_seterr(err, errlen, "%s: %s (%s)", path, what,
+		   tls_reason(why, sizeof(why)));
+}
+
 static bool load_cert(struct xgpu_tls *t, const char *path, char *err,
 		      size_t errlen)
 {
-	char why[160];
 	struct pem_file f;
 	X509 *x;
 	bool ok = false;
@@ -518,13 +527,11 @@ static bool load_cert(struct xgpu_tls *t, const char *path, char *err,
 		return false;
 	x = f.b ? PEM_read_bio_X509(f.b, NULL, no_passphrase, NULL) : NULL;
 	if (!x) {
-		tls_seterr(err, errlen, "%s: no PEM certificate (%s)", path,
-		       tls_reason(why, sizeof(why)));
+		pem_fail(err, errlen, path, "no PEM certificate");
 		goto out;
 	}
 	if (!SSL_CTX_use_certificate(t->ctx, x)) {
-		tls_seterr(err, errlen, "%s: certificate refused (%s)", path,
-		       tls_reason(why, sizeof(why)));
+		pem_fail(err, errlen, path, "certificate refused");
 		X509_free(x);
 		goto out;
 	}
@@ -532,8 +539,7 @@ static bool load_cert(struct xgpu_tls *t, const char *path, char *err,
 	/* the rest of the file: the chain up to the CA */
 	while ((x = PEM_read_bio_X509(f.b, NULL, no_passphrase, NULL))) {
 		if (!SSL_CTX_add0_chain_cert(t->ctx, x)) {
-			tls_seterr(err, errlen, "%s: chain certificate refused "
-			       "(%s)", path, tls_reason(why, sizeof(why)));
+			pem_fail(err, errlen, path, "chain certificate refused");
 			X509_free(x);
 			goto out;
 		}
@@ -548,7 +554,6 @@ out:
 static bool load_key(struct xgpu_tls *t, const char *path, const char *cert,
 		     char *err, size_t errlen)
 {
-	char why[160];
 	struct pem_file f;
 	EVP_PKEY *k;
 	bool ok = false;
@@ -558,9 +563,8 @@ static bool load_key(struct xgpu_tls *t, const char *path, const char *cert,
 	k = f.b ? PEM_read_bio_PrivateKey(f.b, NULL, no_passphrase, NULL) :
 		NULL;
 	if (!k) {
-		tls_seterr(err, errlen,
-			   "%s: no PEM private key, or an encrypted "
-			   "one (%s)", path, tls_reason(why, sizeof(why)));
+		pem_fail(err, errlen, path,
+			 "no PEM private key, or an encrypted one");
 		goto out;
 	}
 	if (!X509_check_private_key(SSL_CTX_get0_certificate(t->ctx), k)) {
@@ -569,8 +573,7 @@ static bool load_key(struct xgpu_tls *t, const char *path, const char *cert,
 		goto out;
 	}
 	if (!SSL_CTX_use_PrivateKey(t->ctx, k)) {
-		tls_seterr(err, errlen, "%s: private key refused (%s)", path,
-		       tls_reason(why, sizeof(why)));
+		pem_fail(err, errlen, path, "private key refused");
 		goto out;
 	}
 	ok = true;
@@ -585,7 +588,6 @@ static bool load_ca(struct xgpu_tls *t, const char *path, char *err,
 		    size_t errlen)
 {
 	X509_STORE *store = SSL_CTX_get_cert_store(t->ctx);
-	char why[160];
 	struct pem_file f;
 	unsigned int n = 0;
 	bool ok = false;
@@ -596,9 +598,7 @@ static bool load_ca(struct xgpu_tls *t, const char *path, char *err,
 	while (f.b && (x = PEM_read_bio_X509(f.b, NULL, no_passphrase, NULL))) {
 		if (!X509_STORE_add_cert(store, x) ||
 		    (t->server && !SSL_CTX_add_client_CA(t->ctx, x))) {
-			tls_seterr(err, errlen,
-				   "%s: CA certificate refused (%s)", path,
-				   tls_reason(why, sizeof(why)));
+			pem_fail(err, errlen, path, "CA certificate refused");
 			X509_free(x);
 			goto out;
 		}
@@ -606,8 +606,7 @@ static bool load_ca(struct xgpu_tls *t, const char *path, char *err,
 		n++;
 	}
 	if (!n) {
-		tls_seterr(err, errlen, "%s: no PEM certificate (%s)", path,
-		       tls_reason(why, sizeof(why)));
+		pem_fail(err, errlen, path, "no PEM certificate");
 		goto out;
 	}
 	ok = true;
