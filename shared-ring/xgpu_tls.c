@@ -467,7 +467,6 @@ void tls_put(struct xgpu_tls *t)
 	if (!t || atomic_fetch_sub(&t->refs, 1) != 1)
 		return;
 	SSL_CTX_free(t->ctx);
-	BIO_meth_free(t->bio_meth);
 	free_keys(t->keys, t->nkeys);
 	free(t->server_name);
 	free(t);
@@ -654,8 +653,7 @@ static struct xgpu_tls *tls_new(const struct xgpu_tls_opts *o, bool server,
 	t->psk = o->psk_file != NULL;
 	ERR_clear_error();
 	t->ctx = SSL_CTX_new(server ? TLS_server_method() : TLS_client_method());
-	t->bio_meth = tls_bio_method();
-	if (!t->ctx || !t->bio_meth) {
+	if (!t->ctx) {
 		tls_seterr(err, errlen, "cannot set up TLS (%s)",
 		       tls_reason(why, sizeof(why)));
 		goto fail;

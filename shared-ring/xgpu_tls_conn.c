@@ -102,16 +102,30 @@ static long bio_ctrl(BIO *b, int cmd, long num, void *ptr)
 	}
 }
 
-BIO_METHOD *tls_bio_method(void)
+/*
+ * The BIO method that reads and writes a conn's socket: one for the
+ * process, made at the first connection (kept to the end, as OpenSSL's
+ * own methods are)
+ */
+static BIO_METHOD *sock_method;
+static pthread_once_t sock_method_once = PTHREAD_ONCE_INIT;
+
+static void sock_method_make(void)
 {
 	BIO_METHOD *m = BIO_meth_new(BIO_TYPE_SOURCE_SINK | BIO_TYPE_DESCRIPTOR,
 				     "xgpu socket");
 
 	if (m && BIO_meth_set_write_ex(m, bio_write) &&
 	    BIO_meth_set_read_ex(m, bio_read) && BIO_meth_set_ctrl(m, bio_ctrl))
-		return m;
-	BIO_meth_free(m);
-	return NULL;
+		sock_method = m;
+	else
+		BIO_meth_free(m);
+}
+
+static BIO_METHOD *sock_bio_method(void)
+{
+	pthread_once(&sock_method_once, sock_method_make);
+	return sock_method;
 }
 
 /* ---- connections --------------------------------------------------------- */
@@ -395,7 +409,7 @@ static struct xgpu_conn *handshake(struct xgpu_tls *t, int fd, int timeout_ms,
 
 	ERR_clear_error();
 	c->ssl = SSL_new(t->ctx);
-	b = c->ssl ? BIO_new(t->bio_meth) : NULL;
+	b = c->ssl && sock_bio_method() ? BIO_new(sock_method) : NULL;
 	if (!b) {
 		tls_seterr(err, errlen, "cannot set up TLS (%s)",
 		       tls_reason(why, sizeof(why)));

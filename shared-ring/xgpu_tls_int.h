@@ -35,7 +35,6 @@ struct psk_key {
 
 struct xgpu_tls {
 	SSL_CTX *ctx;
-	BIO_METHOD *bio_meth;
 	atomic_int refs;	/* the caller's, and one per conn */
 	bool server, psk;
 	struct psk_key *keys;	/* a client: the one it uses */
@@ -69,7 +68,5 @@ const char *tls_reason(char *buf, size_t len);
 void tls_printable(char *out, size_t outlen, const void *in, size_t inlen);
 /* one reference to t dropped (the last frees it) */
 void tls_put(struct xgpu_tls *t);
-/* the BIO method that reads and writes a conn's socket (xgpu_tls_conn.c) */
-BIO_METHOD *tls_bio_method(void);
 
 #endif /* XGPU_TLS_INT_H */

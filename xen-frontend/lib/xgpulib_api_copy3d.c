@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * xgpulib_api_copy3d.c: 3D copies (cuMemcpy3D and its peer form between
- * two contexts of the worker's device, cuMemcpyPeer) and 2D copies (as
- * the 3D copy of one slice), one MEMCPY_3D request each, with host, device or array memory on either side; a
+ * two contexts of the worker's device, cuMemcpyPeer), 2D copies (as the
+ * 3D copy of one slice) and the 1D array forms (one row), one MEMCPY_3D
+ * request each, with host, device or array memory on either side; a
  * pageable host side is staged through the data area a slice's rows at a
  * time.  And the batch copies of CUDA 12.8, as a run of the served forms.
  *
@@ -390,6 +391,89 @@ CUresult xgpulib_memcpy_2d_async(const CUDA_MEMCPY2D *p, CUstream s, int ptds)
 	XGPULIB_CHECK_ARGS(p, true);
 	xgpulib_copy2d_as_3d(&q, p);
 	return xgpulib_memcpy_3d_async(&q, s, ptds);
+}
+
+/* ---- 1D arrays: a copy of one row, at byte offsets ---------------------- */
+
+/* a one-row copy; an array side's offset is its x in bytes */
+static CUresult copy_row(CUmemorytype st, const void *sh, CUdeviceptr sd,
+			 CUarray sa, size_t soff, CUmemorytype dt, void *dh,
+			 CUdeviceptr dd, CUarray da, size_t doff, size_t n,
+			 uint64_t stream, int async)
+{
+	CUDA_MEMCPY3D p = {
+		.srcMemoryType = st, .srcHost = sh, .srcDevice = sd,
+		.srcArray = sa, .srcPitch = n, .srcHeight = 1,
+		.dstMemoryType = dt, .dstHost = dh, .dstDevice = dd,
+		.dstArray = da, .dstPitch = n, .dstHeight = 1,
+		.WidthInBytes = n, .Height = 1, .Depth = 1,
+	};
+
+	if (st == CU_MEMORYTYPE_ARRAY)
+		p.srcXInBytes = soff;
+	if (dt == CU_MEMORYTYPE_ARRAY)
+		p.dstXInBytes = doff;
+	if ((st == CU_MEMORYTYPE_ARRAY && !xgpulib_array_remote(sa)) ||
+	    (dt == CU_MEMORYTYPE_ARRAY && !xgpulib_array_remote(da)))
+		return xgpulib_check_init() ? CUDA_ERROR_NOT_INITIALIZED :
+					      CUDA_ERROR_INVALID_HANDLE;
+	return xgpulib_copy_3d(&p, stream, async);
+}
+
+CUresult xgpulib_memcpy_htoa(CUarray dst, size_t off, const void *src,
+			     size_t n, int ptds)
+{
+	return copy_row(CU_MEMORYTYPE_HOST, src, 0, NULL, 0,
+			CU_MEMORYTYPE_ARRAY, NULL, 0, dst, off, n,
+			default_stream(ptds), 0);
+}
+
+CUresult xgpulib_memcpy_atoh(void *dst, CUarray src, size_t off, size_t n,
+			     int ptds)
+{
+	return copy_row(CU_MEMORYTYPE_ARRAY, NULL, 0, src, off,
+			CU_MEMORYTYPE_HOST, dst, 0, NULL, 0, n,
+			default_stream(ptds), 0);
+}
+
+CUresult xgpulib_memcpy_htoa_async(CUarray dst, size_t off, const void *src,
+				   size_t n, CUstream s, int ptds)
+{
+	return copy_row(CU_MEMORYTYPE_HOST, src, 0, NULL, 0,
+			CU_MEMORYTYPE_ARRAY, NULL, 0, dst, off, n,
+			xgpulib_stream_remote(s, ptds), 1);
+}
+
+CUresult xgpulib_memcpy_atoh_async(void *dst, CUarray src, size_t off,
+				   size_t n, CUstream s, int ptds)
+{
+	return copy_row(CU_MEMORYTYPE_ARRAY, NULL, 0, src, off,
+			CU_MEMORYTYPE_HOST, dst, 0, NULL, 0, n,
+			xgpulib_stream_remote(s, ptds), 1);
+}
+
+CUresult xgpulib_memcpy_atod(CUdeviceptr dst, CUarray src, size_t off,
+			     size_t n, int ptds)
+{
+	return copy_row(CU_MEMORYTYPE_ARRAY, NULL, 0, src, off,
+			CU_MEMORYTYPE_DEVICE, NULL, dst, NULL, 0, n,
+			default_stream(ptds), 0);
+}
+
+CUresult xgpulib_memcpy_dtoa(CUarray dst, size_t off, CUdeviceptr src,
+			     size_t n, int ptds)
+{
+	return copy_row(CU_MEMORYTYPE_DEVICE, NULL, src, NULL, 0,
+			CU_MEMORYTYPE_ARRAY, NULL, 0, dst, off, n,
+			default_stream(ptds), 0);
+}
+
+CUresult xgpulib_memcpy_atoa(CUarray dst, size_t doff, CUarray src,
+			     size_t soff, size_t n, int ptds)
+{
+	return copy_row(CU_MEMORYTYPE_ARRAY, NULL, 0, src, soff,
+			CU_MEMORYTYPE_ARRAY, NULL, 0, dst, doff, n,
+			default_stream(ptds), 0);
 }
 
 /* ---- peer copies between two contexts of the worker's device ------------ */
