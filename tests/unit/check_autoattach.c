@@ -108,7 +108,9 @@ static void start(const char *rules)
 
 static void go(void)
 {
-	static const struct xgpub_xen_limits lim = { 0, 256, 16 };
+	static const struct xgpub_xen_limits lim = {
+		.max_ring_order = 0, .max_data_pages = 256, .max_channels = 16,
+	};
 	static const struct xgpub_options opt = { .gpu = 0 };
 
 	X = xgpub_xen_start(&lim, &opt);

@@ -106,6 +106,7 @@ else
 	step_backend_restart
 	step_unbind_busy
 	step_net_chain
+	step_grant_budget
 	step_teardown
 fi
 

@@ -17,6 +17,9 @@
 #                    each reported as "XGPU-CHAIN-PROG name rc digest
 #                    seconds last-line"; then
 #                    the daemon as it was, for teardown
+#   step_grant_budget grant-budget: the host's budget of granted pages
+#                    (--grant-mb) refuses a channel past it, and only
+#                    while the pages are mapped
 #
 # run.sh's verdict checks the host's half (its daemon's log).
 
@@ -88,5 +91,44 @@ step_net_chain() {
 		pass "net-chain ($ok through Dom0's worker on xgpu's own library, TLS to $CHAIN_ADDR)"
 	else
 		fail net-chain "$why"
+	fi
+}
+
+# grant-budget: the daemon restarted with --grant-mb 24 (Dom0's maptrack
+# table is shared by every backend of every domain: the host's budget of
+# granted pages for all xgpu channels); domu2's second 16 MiB data area
+# at once is refused naming the budget, a 1 MiB one fits beside the
+# first, a 16 MiB one fits again once the first has gone (domU-init.sh
+# grantbudget_run); Dom0's log holds the refusal; then the daemon as it
+# was
+step_grant_budget() {
+	local why= ok=
+	blocked grant-budget && return
+	cp /etc/default/xen-gpubackd /tmp/xen-gpubackd.default
+	{
+		cat /tmp/xen-gpubackd.default
+		echo "XGPUBACKD_OPTS=\"\$XGPUBACKD_OPTS --grant-mb 24\""
+	} >/etc/default/xen-gpubackd
+	if ! restart_daemon; then
+		why="no daemon with --grant-mb after the hotplug script: $(tail -n 1 /var/log/xgpu-hotplug.log); "
+	else
+		cmd "$D2" grantbudget
+		if ! wait_res "$D2" grantbudget 900; then
+			why="${why}no result from domu2; "
+		else
+			case $RES in
+			PASS*) ok="${RES#PASS }" ;;
+			*) why="${why}domu2: ${RES#FAIL: }; " ;;
+			esac
+		fi
+		logread | grep -q "grant budget, 24 MiB (--grant-mb)" ||
+			why="${why}no refusal naming the budget in Dom0's log; "
+	fi
+	cp /tmp/xen-gpubackd.default /etc/default/xen-gpubackd
+	restart_daemon || why="${why}the daemon did not come back as before; "
+	if [ -z "$why" ]; then
+		pass "grant-budget $ok"
+	else
+		fail grant-budget "$why"
 	fi
 }

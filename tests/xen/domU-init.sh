@@ -400,6 +400,46 @@ chain_run() {
 	fi
 }
 
+# grant-budget (Dom0's daemon under --grant-mb 24): a process with a
+# 16 MiB data area (idle, holding its channel) fits, a second one beside
+# it does not (its refusal names the budget), a 1 MiB one does; once the
+# first has gone, a 16 MiB one fits again
+gb_connected() {
+	grep -q connected /tmp/gb-idle.out
+}
+grantbudget_run() {
+	local why= sp n
+	# the holder does no GPU work: the budget alone is judged
+	XGPU_DATA_MB=16 timeout 600 /usr/bin/idle 500 >/tmp/gb-idle.out 2>&1 &
+	sp=$!
+	wait_for 120 gb_connected ||
+		why="the first process never connected: $(tail -n 1 /tmp/gb-idle.out); "
+	if [ -z "$why" ]; then
+		XGPU_DATA_MB=16 run basic /tmp/gb-over.out 120 &&
+			why="${why}a second 16 MiB data area was taken past the budget; "
+		grep -q 'grant budget' /tmp/gb-over.out ||
+			why="${why}the refusal does not name the budget: $(tail -n 1 /tmp/gb-over.out); "
+		XGPU_DATA_MB=1 run basic /tmp/gb-small.out 180 ||
+			why="${why}a 1 MiB data area beside it: $(why /tmp/gb-small.out); "
+	fi
+	kill "$sp" 2>/dev/null
+	wait "$sp" 2>/dev/null
+	# the first one's pages count until Dom0 has reaped its worker
+	for n in 1 2 3 4 5; do
+		XGPU_DATA_MB=16 run basic /tmp/gb-again.out 180 && break
+		sleep 2
+	done
+	[ "$n" = 5 ] && ! grep -q '^PASS' /tmp/gb-again.out &&
+		why="${why}no 16 MiB data area after the first had gone: $(why /tmp/gb-again.out); "
+	if [ -z "$why" ]; then
+		res grantbudget "PASS ($(grep -m1 -o '[0-9]* more granted pages.*' /tmp/gb-over.out))"
+	else
+		sed 's/^/  gb: /' /tmp/gb-over.out /tmp/gb-again.out 2>/dev/null |
+			tail -n 8
+		res grantbudget "FAIL: $why"
+	fi
+}
+
 # the commands that come after measure (and, with Dom0's STEPS=chain,
 # first): serve DONE, DONE the command already done
 serve() {
@@ -416,6 +456,7 @@ serve() {
 		rs-*-again) rs_again "${c%-again}" ;;
 		unbind-busy) unbind_busy ;;
 		chain) chain_run ;;
+		grantbudget) grantbudget_run ;;
 		teardown) teardown ;;
 		*) say "unknown command '$DONE'" ;;
 		esac

@@ -400,7 +400,7 @@ build_all() {
 	for f in "$B"/debx/usr/lib/*/xgpu/lib*.so.1; do
 		put_libs "$U" "$f" || return 1
 	done &&
-	for f in basic spin threads managed spinloop lostidle netcopy; do
+	for f in basic spin threads managed spinloop lostidle netcopy idle; do
 		put_bin "$U" "$O/tests/$f" "/usr/bin/$f" || return 1
 	done &&
 	put_bin "$U" "$B/hostile-ring" /usr/bin/hostile-ring &&
@@ -630,7 +630,7 @@ fi
 STEPS="dom0-xen packages domu-boot platform hotplug domu1-basic domu2-basic vcpu-coord \
 hostile-xenstore hostile-ring hostile-handles hostile-grants hostile-geometry hostile-blobs \
 hostile-xsflood hostile-flood hostile-neighbour save-checkpoint save-restore restore-attach migrate-local \
-list destroy-busy measure backend-restart unbind-busy net-chain teardown"
+list destroy-busy measure backend-restart unbind-busy net-chain grant-budget teardown"
 [ "$XEN_STEPS" = chain ] &&
 	STEPS="dom0-xen packages domu-boot hotplug net-chain teardown"
 for s in $STEPS; do

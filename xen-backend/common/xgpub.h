@@ -116,6 +116,9 @@ struct xgpub_wstat {
 	uint32_t has_ctx;	/* worker: it made its CUDA context (a
 				 * channel of NVML ops alone makes none) */
 	uint64_t images;	/* worker: module image bytes it holds */
+	/* worker of a Xen channel: the granted pages it has mapped (ring,
+	 * data area, host-memory regions), for the host's grant budget */
+	uint64_t grants;
 	/* worker of a network client: the token its lanes bring
 	 * (xgpu_mirror.h), valid once lane_ready is 1 */
 	uint8_t lane_token[32];
@@ -185,6 +188,31 @@ extern int xgpub_nstats;
 
 /* in a worker: its own slot (NULL in tests that run a worker inline) */
 extern struct xgpub_wstat *xgpub_self_stat;
+
+/*
+ * In a worker: the sum of the uint64_t at offset off of the other
+ * workers' slots: of those serving guest acct (their ctl.acct), or of
+ * all of them for acct 0.  Read without a lock: two workers adding at
+ * the same moment may each miss the other's last addition.
+ */
+static inline uint64_t xgpub_others_sum(size_t off, uint64_t acct)
+{
+	uint64_t sum = 0;
+
+	if (!xgpub_all_stats)
+		return 0;
+	for (int i = 0; i < xgpub_nstats; i++) {
+		struct xgpub_wstat *st = &xgpub_all_stats[i].st;
+
+		if (st == xgpub_self_stat ||
+		    (acct && __atomic_load_n(&xgpub_all_stats[i].ctl.acct,
+					     __ATOMIC_ACQUIRE) != acct))
+			continue;
+		sum += __atomic_load_n((uint64_t *)((uint8_t *)st + off),
+				       __ATOMIC_RELAXED);
+	}
+	return sum;
+}
 /* in a worker: the eventfd that kicks the daemon's scheduler (-1: none) */
 extern int xgpub_sched_kick_fd;
 /* in a worker: its end of the daemon's descriptor broker (xgpub_broker.h),

@@ -57,6 +57,9 @@ static void usage(FILE *f)
 "  -c, --control PATH     control socket for the xgpu CLI (root only;\n"
 "                         default " XGPU_CTL_PATH_DEFAULT ", \"none\": off)\n"
 "      --max-channels N   channels (processes) per Xen device (default 16)\n"
+"      --grant-mb N       granted pages all Xen channels may keep mapped\n"
+"                         at once, in MiB (default 256, half of a PV\n"
+"                         Dom0's default maptrack; 0: no limit)\n"
 "      --max-local-per-user N  local clients (processes) per user\n"
 "                         (default 64, 0: no limit but the table's 1024)\n"
 "      --vcpu-coord on|off  keep Xen VCPU weights in step with GPU weights\n"
@@ -117,6 +120,7 @@ static const struct option lopts[] = {
 	{ "gpu-limit-ms", required_argument, NULL, 'L' },
 	{ "config", required_argument, NULL, 'F' },
 	{ "max-channels", required_argument, NULL, 'C' },
+	{ "grant-mb", required_argument, NULL, 'Z' },
 	{ "max-local-per-user", required_argument, NULL, 'U' },
 	{ "vcpu-coord", required_argument, NULL, 'V' },
 	{ "vcpu-boost", required_argument, NULL, 'B' },
@@ -346,12 +350,14 @@ int xgpub_args_parse(int argc, char **argv, struct xgpub_args *a)
 			.max_ring_order = XGPUIF_MAX_RING_ORDER,
 			.max_data_pages = XGPUIF_XEN_MAX_DATA_PAGES,
 			.max_channels = 16,
+			.grant_pages = XGPUB_XEN_GRANT_MB_DEFAULT * 256u,
 		},
 		.mode = 0660,
 	};
 	/* sizes in MiB (the quotas at most 16 TiB), KiB or 256 pages */
 	const struct num_option nums[] = {
 		NUM('C', 1, XGPUIF_XEN_MAX_CHANNELS, 1, a->lim.max_channels),
+		NUM('Z', 0, 1u << 20, 256u, a->lim.grant_pages),
 		NUM('U', 0, 1024, 1, a->max_local_per_user),
 		NUM('n', 0, 1024, 1, a->max_net),
 		NUM('H', 0, 16, 1, a->opt.net_lanes),

@@ -115,6 +115,7 @@ static void reap_workers(void)
 		if (c && c->st) {
 			__atomic_store_n(&c->st->mem_used, 0, __ATOMIC_RELAXED);
 			__atomic_store_n(&c->st->pinned, 0, __ATOMIC_RELAXED);
+			__atomic_store_n(&c->st->grants, 0, __ATOMIC_RELAXED);
 			__atomic_store_n(&xgpub_wctl_of(c->st)->acct, 0,
 					 __ATOMIC_RELEASE);
 		}

@@ -119,7 +119,16 @@ struct xgpub_xen_limits {
 	uint32_t max_ring_order;
 	uint32_t max_data_pages;
 	uint32_t max_channels;
+	/*
+	 * The host's grant budget (--grant-mb): granted pages that all Xen
+	 * channels of all domains may keep mapped at once (rings, data
+	 * areas, regions), 0: none.  Dom0's maptrack table, which
+	 * blkback and netback of every domain need too, holds 262144
+	 * mappings by default and a PV Dom0 takes two a page.
+	 */
+	uint64_t grant_pages;
 };
+#define XGPUB_XEN_GRANT_MB_DEFAULT	256u
 
 /* a host-memory region of one guest: at most 1 GiB */
 #define XGPUB_XEN_MAX_REGION_PAGES	(1u << 18)

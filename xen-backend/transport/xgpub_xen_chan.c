@@ -60,6 +60,7 @@ struct xchan {
 	void *data;
 	uint32_t data_pages;
 	uint64_t region_pages;		/* granted pages of mapped regions */
+	uint64_t grant_budget;		/* the host's, in pages (0: none) */
 	bool failed;			/* error already written */
 };
 
@@ -268,6 +269,35 @@ static void xchan_wait_gone(struct xgpub_transport *t)
 	xgpub_xs->close(xs);
 }
 
+/* the granted pages this channel has mapped */
+static uint64_t grants_mapped(const struct xchan *x)
+{
+	return (x->ring ? x->ring_pages : 0) + (x->data ? x->data_pages : 0) +
+	       x->region_pages;
+}
+
+/*
+ * May this channel map more granted pages under the host's grant budget?
+ * What every other Xen worker has mapped is in its status slot.
+ */
+static bool grants_fit(const struct xchan *x, uint64_t more, char *why,
+		       size_t whylen)
+{
+	uint64_t used = grants_mapped(x) +
+			xgpub_others_sum(offsetof(struct xgpub_wstat, grants),
+					 0);
+
+	return xgpub_xen_grants_fit(used, more, x->grant_budget, why, whylen);
+}
+
+/* tell the daemon and the other workers what this channel has mapped */
+static void grants_publish(const struct xchan *x)
+{
+	if (xgpub_self_stat)
+		__atomic_store_n(&xgpub_self_stat->grants, grants_mapped(x),
+				 __ATOMIC_RELEASE);
+}
+
 static int xchan_hostmem_map(struct xgpub_transport *t, uint32_t region,
 			     uint64_t size, const struct xgpuif_memref *dir,
 			     uint64_t guest_va, void **va)
@@ -283,6 +313,10 @@ static int xchan_hostmem_map(struct xgpub_transport *t, uint32_t region,
 	rc = xgpub_xen_region_refs(size, dir, t->data, t->data_bytes,
 				   x->region_pages, &refs, &npages, why,
 				   sizeof(why));
+	if (!rc && !grants_fit(x, npages, why, sizeof(why))) {
+		free(refs);
+		rc = -ENOSPC;
+	}
 	if (rc) {
 		xgpub_err("%s: region %u: %s", t->who, region,
 			  rc == -ENOMEM ? "out of memory" : why);
@@ -298,6 +332,7 @@ static int xchan_hostmem_map(struct xgpub_transport *t, uint32_t region,
 		return -EPROTO;
 	}
 	x->region_pages += npages;
+	grants_publish(x);
 	*va = p;
 	return 0;
 }
@@ -309,6 +344,7 @@ static void xchan_hostmem_unmap(struct xgpub_transport *t, void *va,
 
 	xengnttab_unmap(x->gt, va, (uint32_t)(size / XGPUIF_PAGE_SIZE));
 	x->region_pages -= size / XGPUIF_PAGE_SIZE;
+	grants_publish(x);
 }
 
 static void xchan_release(struct xchan *x)
@@ -337,6 +373,9 @@ static void xchan_close(struct xgpub_transport *t)
 	x->data = x->ring = NULL;
 	x->ev = NULL;
 	x->gt = NULL;
+	/* closing gntdev unmapped the regions too */
+	x->region_pages = 0;
+	grants_publish(x);
 	x->gone_fd = -1;
 	be_write(x, "state", "%d", XenbusStateClosed);
 	chan_closed = 1;
@@ -374,6 +413,10 @@ static int map_channel(struct xchan *x, const struct xgpub_xen_limits *lim,
 		return -1;
 	x->ring_pages = d.ring_pages;
 	x->data_pages = d.data_pages;
+	/* the directory's pages are mapped while it is read */
+	if (!grants_fit(x, (uint64_t)d.ring_pages + d.ndir + d.data_pages, why,
+			whylen))
+		goto out;
 	refs = calloc(x->data_pages, sizeof(*refs));
 	if (!refs) {
 		snprintf(why, whylen, "backend out of memory");
@@ -409,6 +452,7 @@ static int map_channel(struct xchan *x, const struct xgpub_xen_limits *lim,
 	}
 	rc = 0;
 out:
+	grants_publish(x);
 	free(refs);
 	xgpub_xen_chan_desc_free(&d);
 	return rc;
@@ -428,6 +472,7 @@ int xgpub_xen_chan_open(uint32_t domid, uint32_t devid, uint32_t ch,
 	x->devid = devid;
 	x->ch = ch;
 	x->gone_fd = -1;
+	x->grant_budget = lim->grant_pages;
 	snprintf(x->fe, sizeof(x->fe),
 		 "/local/domain/%u/device/" XGPUIF_XEN_DEVTYPE "/%u/ch/%u",
 		 domid, devid, ch);

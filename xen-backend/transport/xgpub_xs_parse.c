@@ -203,3 +203,15 @@ int xgpub_xen_region_refs(uint64_t size, const struct xgpuif_memref *dir,
 	*npages = n;
 	return 0;
 }
+
+bool xgpub_xen_grants_fit(uint64_t used, uint64_t more, uint64_t budget,
+			  char *why, size_t whylen)
+{
+	if (!budget || (used <= budget && more <= budget - used))
+		return true;
+	snprintf(why, whylen, "%llu more granted pages would pass the host's "
+		 "grant budget, %llu MiB (--grant-mb), with %llu MiB mapped",
+		 (unsigned long long)more, (unsigned long long)(budget >> 8),
+		 (unsigned long long)(used >> 8));
+	return false;
+}

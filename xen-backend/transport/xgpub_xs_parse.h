@@ -9,6 +9,7 @@
 #ifndef XGPUB_XS_PARSE_H
 #define XGPUB_XS_PARSE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -65,5 +66,13 @@ int xgpub_xen_region_refs(uint64_t size, const struct xgpuif_memref *dir,
 			  const uint8_t *data, size_t data_bytes,
 			  uint64_t used_pages, uint32_t **refs,
 			  uint64_t *npages, char *why, size_t whylen);
+
+/*
+ * The host's grant budget of budget pages (0: none), used pages of it
+ * mapped by every Xen channel: may a channel map more?  true, or false
+ * with why.
+ */
+bool xgpub_xen_grants_fit(uint64_t used, uint64_t more, uint64_t budget,
+			  char *why, size_t whylen);
 
 #endif /* XGPUB_XS_PARSE_H */

@@ -41,25 +41,13 @@ uint64_t xgpub_charge_size(uint64_t size)
 /* the sum of one field of the guest's other workers' slots */
 static uint64_t others_sum(size_t off)
 {
-	uint64_t sum = 0, acct;
+	uint64_t acct;
 
 	if (!xgpub_all_stats || !xgpub_self_stat)
 		return 0;
 	acct = __atomic_load_n(&xgpub_wctl_of(xgpub_self_stat)->acct,
 			       __ATOMIC_ACQUIRE);
-	if (!acct)
-		return 0;
-	for (int i = 0; i < xgpub_nstats; i++) {
-		struct xgpub_wstat *st = &xgpub_all_stats[i].st;
-
-		if (st == xgpub_self_stat ||
-		    __atomic_load_n(&xgpub_all_stats[i].ctl.acct,
-				    __ATOMIC_ACQUIRE) != acct)
-			continue;
-		sum += __atomic_load_n((uint64_t *)((uint8_t *)st + off),
-				       __ATOMIC_RELAXED);
-	}
-	return sum;
+	return acct ? xgpub_others_sum(off, acct) : 0;
 }
 
 void xgpub_account_freed(struct xgpub_worker *w)
