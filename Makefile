@@ -72,12 +72,13 @@ XEN_LIBS := -Wl,--exclude-libs,$(XEN_ARCHIVES) -Wl,-Bstatic -lxenstore \
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck)
 # the network transport's code that both ends run: TLS 1.3 streams
 # (shared-ring/xgpu_tls.c and xgpu_tls_conn.c, OpenSSL 3), the ring's
-# mirror (xgpu_mirror.c)
+# mirror (xgpu_mirror.c and its halves xgpu_mirror_tx.c, xgpu_mirror_rx.c)
 # and the parser of HOST:PORT addresses (xgpu_addr.c): in the guest
 # library, its NVML library and the daemon; in the archives only in
 # libxgpub.a (the unit suites link both whole)
 TLS_OBJ := $(O)/obj/shared-ring/xgpu_tls.o $(O)/obj/shared-ring/xgpu_tls_conn.o \
-	$(O)/obj/shared-ring/xgpu_mirror.o \
+	$(O)/obj/shared-ring/xgpu_mirror.o $(O)/obj/shared-ring/xgpu_mirror_tx.o \
+	$(O)/obj/shared-ring/xgpu_mirror_rx.o \
 	$(O)/obj/shared-ring/xgpu_addr.o
 TLS_LIBS := -lssl -lcrypto
 
