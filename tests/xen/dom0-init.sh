@@ -107,6 +107,7 @@ else
 	step_unbind_busy
 	step_net_chain
 	step_grant_budget
+	step_same_domain
 	step_teardown
 fi
 

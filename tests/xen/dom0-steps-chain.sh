@@ -20,6 +20,8 @@
 #   step_grant_budget grant-budget: the host's budget of granted pages
 #                    (--grant-mb) refuses a channel past it, and only
 #                    while the pages are mapped
+#   step_same_domain same-domain: a domain's second process is served
+#                    while its first holds the GPU alone
 #
 # run.sh's verdict checks the host's half (its daemon's log).
 
@@ -130,5 +132,29 @@ step_grant_budget() {
 		pass "grant-budget $ok"
 	else
 		fail grant-budget "$why"
+	fi
+}
+
+# same-domain: domu2's second process, started while its first holds the
+# GPU alone with a long kernel, is served at once (the scheduler gives
+# every channel of the holding domain the grant, also one opened during
+# its turn; a domain alone keeps its turn from slice to slice)
+step_same_domain() {
+	local why=
+	blocked same-domain && return
+	cmd "$D2" samedom
+	if ! wait_res "$D2" samedom 400; then
+		why="no result from domu2; "
+	else
+		case $RES in
+		PASS*) ;;
+		*) why="domu2: ${RES#FAIL: }; " ;;
+		esac
+	fi
+	daemon_alive || why="${why}the daemon (pid ${XPID:-?}) is gone; "
+	if [ -z "$why" ]; then
+		pass "same-domain ${RES#PASS }"
+	else
+		fail same-domain "$why"
 	fi
 }

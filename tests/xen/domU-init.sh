@@ -440,6 +440,34 @@ grantbudget_run() {
 	fi
 }
 
+# same-domain: a second process of this domain starts while the first
+# holds the GPU alone (a kernel of 150 s, the fake driver's): it must be
+# served beside it, not wait for a turn its domain already has
+sd_launched() {
+	grep -q launched /tmp/sd-spin.out
+}
+samedom_run() {
+	local why= sp t0 t1
+	timeout 300 /usr/bin/spin 150000 >/tmp/sd-spin.out 2>&1 &
+	sp=$!
+	wait_for 120 sd_launched ||
+		why="the first process never launched: $(tail -n 1 /tmp/sd-spin.out); "
+	if [ -z "$why" ]; then
+		t0=$(cut -d' ' -f1 /proc/uptime)
+		run basic /tmp/sd-basic.out 90 ||
+			why="basic beside its own domain's long kernel: $(why /tmp/sd-basic.out); "
+		t1=$(cut -d' ' -f1 /proc/uptime)
+	fi
+	kill "$sp" 2>/dev/null
+	wait "$sp" 2>/dev/null
+	if [ -z "$why" ]; then
+		res samedom "PASS (basic in $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') s beside a 150 s kernel of its own domain)"
+	else
+		tail -n 3 /tmp/sd-basic.out | sed 's/^/  sd: /'
+		res samedom "FAIL: $why"
+	fi
+}
+
 # the commands that come after measure (and, with Dom0's STEPS=chain,
 # first): serve DONE, DONE the command already done
 serve() {
@@ -457,6 +485,7 @@ serve() {
 		unbind-busy) unbind_busy ;;
 		chain) chain_run ;;
 		grantbudget) grantbudget_run ;;
+		samedom) samedom_run ;;
 		teardown) teardown ;;
 		*) say "unknown command '$DONE'" ;;
 		esac

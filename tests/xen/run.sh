@@ -630,7 +630,7 @@ fi
 STEPS="dom0-xen packages domu-boot platform hotplug domu1-basic domu2-basic vcpu-coord \
 hostile-xenstore hostile-ring hostile-handles hostile-grants hostile-geometry hostile-blobs \
 hostile-xsflood hostile-flood hostile-neighbour save-checkpoint save-restore restore-attach migrate-local \
-list destroy-busy measure backend-restart unbind-busy net-chain grant-budget teardown"
+list destroy-busy measure backend-restart unbind-busy net-chain grant-budget same-domain teardown"
 [ "$XEN_STEPS" = chain ] &&
 	STEPS="dom0-xen packages domu-boot hotplug net-chain teardown"
 for s in $STEPS; do

@@ -186,6 +186,9 @@ static void grant_child(struct xgpub_child *c, void *arg)
 
 	if (!c->st)
 		return;
+	if (v && __atomic_load_n(&xgpub_wctl_of(c->st)->grant,
+				 __ATOMIC_ACQUIRE))
+		return;		/* granted already: no wake-up to pay */
 	if (!v)
 		__atomic_store_n(&xgpub_wctl_of(c->st)->solo, 0,
 				 __ATOMIC_RELEASE);
@@ -458,6 +461,15 @@ uint64_t xgpub_sched_run(void)
 	}
 	if (state == NONE)
 		pick(now);
+	/*
+	 * The holder's channels all have the grant, also one its guest
+	 * opened while it held the GPU (a second process of a domain): a
+	 * holder alone keeps the GPU from slice to slice without a new
+	 * pick, and such a channel waited for one for as long as its
+	 * guest stayed alone.
+	 */
+	if (state == HOLD)
+		set_grant(cur, 1);
 	if (state == HOLD && cur_until < next)
 		next = cur_until;
 	if (state == DRAIN && now + DRAIN_LOOK_NS < next)
