@@ -246,6 +246,32 @@ static CUresult gather_params(const struct fake_kernel_def *k, void **kp,
 	return CUDA_SUCCESS;
 }
 
+/*
+ * XGPU_FAKE_LAUNCH_NS=N: each launch takes N ns of the caller's CPU, as
+ * the real driver's launch does (a few microseconds), so that the
+ * worker's own cost per launch can be measured against it (bench)
+ */
+static void launch_cost(void)
+{
+	static long ns = -1;
+	struct timespec t0, t;
+
+	if (ns < 0) {
+		const char *v = getenv("XGPU_FAKE_LAUNCH_NS");
+
+		ns = v ? atol(v) : 0;
+		if (ns < 0 || ns > 1000000)
+			ns = 0;
+	}
+	if (!ns)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	while ((t.tv_sec - t0.tv_sec) * 1000000000L + t.tv_nsec - t0.tv_nsec <
+	       ns);
+}
+
 static CUresult launch(CUfunction fn, const unsigned int grid[3],
 		       const unsigned int block[3], unsigned int shmem,
 		       CUstream s, void **kp, void **extra)
@@ -279,6 +305,7 @@ static CUresult launch(CUfunction fn, const unsigned int grid[3],
 	rc = fc_stream_work(s, &captured);
 	if (rc || captured)
 		return rc;
+	launch_cost();
 	return f->def->run(buf);
 }
 

@@ -177,10 +177,18 @@ static void kick_daemon(void)
 
 static void set_busy(uint32_t v)
 {
-	/* a read first: the daemon reads the word, and a write on every op
-	 * would take its cache line away from the daemon's core each time */
+	/*
+	 * A read first: the daemon reads the word, and a write on every op
+	 * would take its cache line away from the daemon's core each time.
+	 * Only a drain is worth a kick (a revoked guest's drain ends the
+	 * daemon's wait, a completion boosts a domain's VCPUs): work begins
+	 * with the grant in hand, and `want`, set and kicked before it, has
+	 * told the daemon already; a kick there cost a write and a wake-up
+	 * of the daemon on every turn of a launch-and-synchronize loop.
+	 */
 	if (__atomic_load_n(&g.st->busy, __ATOMIC_RELAXED) != v &&
-	    __atomic_exchange_n(&g.st->busy, v, __ATOMIC_RELEASE) != v)
+	    __atomic_exchange_n(&g.st->busy, v, __ATOMIC_RELEASE) != v &&
+	    !v)
 		kick_daemon();
 }
 
