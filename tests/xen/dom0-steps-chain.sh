@@ -39,6 +39,36 @@ restart_daemon() {
 	wait_until 10 daemon_found
 }
 
+# daemon_with: the daemon restarted with the lines on stdin added to
+# /etc/default/xen-gpubackd (0 when it runs); daemon_as_before: the file
+# and the daemon as they were, for what follows
+daemon_with() {
+	cp /etc/default/xen-gpubackd /tmp/xen-gpubackd.default
+	{
+		cat /tmp/xen-gpubackd.default
+		cat
+	} >/etc/default/xen-gpubackd
+	restart_daemon
+}
+daemon_as_before() {
+	cp /tmp/xen-gpubackd.default /etc/default/xen-gpubackd
+	restart_daemon
+}
+
+# domu2_result CMD SECONDS: domu2 runs CMD (its result has the same
+# name); OK holds the result after PASS, or WHY (appended to) says why not
+domu2_result() {
+	cmd "$D2" "$1"
+	if ! wait_res "$D2" "$1" "$2"; then
+		WHY="${WHY}no result from domu2; "
+		return 1
+	fi
+	case $RES in
+	PASS*) OK="${RES#PASS }" ;;
+	*) WHY="${WHY}domu2: ${RES#FAIL: }; " ;;
+	esac
+}
+
 step_net_chain() {
 	local why= ok=
 	blocked net-chain && return
@@ -56,14 +86,12 @@ step_net_chain() {
 		fail net-chain "$why"
 		return
 	fi
-	cp /etc/default/xen-gpubackd /tmp/xen-gpubackd.default
-	{
-		cat /tmp/xen-gpubackd.default
-		echo "XGPUBACKD_OPTS=\"\$XGPUBACKD_OPTS --remote-driver --driver $CHAIN_LIB\""
-		echo "export XGPU_SOCKET=tcp://$CHAIN_ADDR"
-		echo "export XGPU_TLS_PSK=/etc/xgpu/chain.psk"
-	} >/etc/default/xen-gpubackd
-	if ! restart_daemon; then
+	if ! daemon_with <<EOF_OPTS
+XGPUBACKD_OPTS="\$XGPUBACKD_OPTS --remote-driver --driver $CHAIN_LIB"
+export XGPU_SOCKET=tcp://$CHAIN_ADDR
+export XGPU_TLS_PSK=/etc/xgpu/chain.psk
+EOF_OPTS
+	then
 		why="no chained daemon after the hotplug script: $(tail -n 1 /var/log/xgpu-hotplug.log); "
 	else
 		cmd "$D2" chain
@@ -86,9 +114,8 @@ step_net_chain() {
 		logread | grep -q "executor $CHAIN_LIB" ||
 			why="${why}no worker ran on $CHAIN_LIB; "
 	fi
-	# the daemon as before, for what follows
-	cp /tmp/xen-gpubackd.default /etc/default/xen-gpubackd
-	restart_daemon || why="${why}the daemon did not come back as before; "
+	daemon_as_before ||
+		why="${why}the daemon did not come back as before; "
 	if [ -z "$why" ]; then
 		pass "net-chain ($ok through Dom0's worker on xgpu's own library, TLS to $CHAIN_ADDR)"
 	else
@@ -104,34 +131,23 @@ step_net_chain() {
 # grantbudget_run); Dom0's log holds the refusal; then the daemon as it
 # was
 step_grant_budget() {
-	local why= ok=
+	WHY= OK=
 	blocked grant-budget && return
-	cp /etc/default/xen-gpubackd /tmp/xen-gpubackd.default
-	{
-		cat /tmp/xen-gpubackd.default
-		echo "XGPUBACKD_OPTS=\"\$XGPUBACKD_OPTS --grant-mb 24\""
-	} >/etc/default/xen-gpubackd
-	if ! restart_daemon; then
-		why="no daemon with --grant-mb after the hotplug script: $(tail -n 1 /var/log/xgpu-hotplug.log); "
+	if ! daemon_with <<EOF_OPTS
+XGPUBACKD_OPTS="\$XGPUBACKD_OPTS --grant-mb 24"
+EOF_OPTS
+	then
+		WHY="no daemon with --grant-mb after the hotplug script: $(tail -n 1 /var/log/xgpu-hotplug.log); "
 	else
-		cmd "$D2" grantbudget
-		if ! wait_res "$D2" grantbudget 900; then
-			why="${why}no result from domu2; "
-		else
-			case $RES in
-			PASS*) ok="${RES#PASS }" ;;
-			*) why="${why}domu2: ${RES#FAIL: }; " ;;
-			esac
-		fi
+		domu2_result grantbudget 900
 		logread | grep -q "grant budget, 24 MiB (--grant-mb)" ||
-			why="${why}no refusal naming the budget in Dom0's log; "
+			WHY="${WHY}no refusal naming the budget in Dom0's log; "
 	fi
-	cp /tmp/xen-gpubackd.default /etc/default/xen-gpubackd
-	restart_daemon || why="${why}the daemon did not come back as before; "
-	if [ -z "$why" ]; then
-		pass "grant-budget $ok"
+	daemon_as_before || WHY="${WHY}the daemon did not come back as before; "
+	if [ -z "$WHY" ]; then
+		pass "grant-budget $OK"
 	else
-		fail grant-budget "$why"
+		fail grant-budget "$WHY"
 	fi
 }
 
@@ -140,21 +156,13 @@ step_grant_budget() {
 # every channel of the holding domain the grant, also one opened during
 # its turn; a domain alone keeps its turn from slice to slice)
 step_same_domain() {
-	local why=
+	WHY= OK=
 	blocked same-domain && return
-	cmd "$D2" samedom
-	if ! wait_res "$D2" samedom 400; then
-		why="no result from domu2; "
+	domu2_result samedom 400
+	daemon_alive || WHY="${WHY}the daemon (pid ${XPID:-?}) is gone; "
+	if [ -z "$WHY" ]; then
+		pass "same-domain $OK"
 	else
-		case $RES in
-		PASS*) ;;
-		*) why="domu2: ${RES#FAIL: }; " ;;
-		esac
-	fi
-	daemon_alive || why="${why}the daemon (pid ${XPID:-?}) is gone; "
-	if [ -z "$why" ]; then
-		pass "same-domain ${RES#PASS }"
-	else
-		fail same-domain "$why"
+		fail same-domain "$WHY"
 	fi
 }
