@@ -13,7 +13,9 @@
  *     long-running stream keeps the dispatcher waiting until it is done;
  *   - the waiting work still counts: the worker stays busy, the daemon's
  *     limit sees it in flight (gpu_since), and it is charged as GPU time
- *     when it completes (from its submission: waiting counts).
+ *     when it completes (from its submission: waiting counts);
+ *   - the daemon is kicked when the guest comes to want the GPU, when its
+ *     work drains and when it goes idle, not when work begins.
  */
 #include <check.h>
 #include <pthread.h>
@@ -21,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -285,6 +288,47 @@ START_TEST(drain_drops_waiting_work)
 }
 END_TEST
 
+/* the kicks an eventfd counted since the last read (0: none) */
+static uint64_t kicks(int fd)
+{
+	uint64_t n = 0;
+
+	if (read(fd, &n, sizeof(n)) != sizeof(n))
+		return 0;
+	return n;
+}
+
+START_TEST(kicks_only_when_wanting_or_drained)
+{
+	int fd = eventfd(0, EFD_NONBLOCK);
+
+	ck_assert_int_ge(fd, 0);
+	xgpub_sched_kick_fd = fd;
+	/* work begins: one kick, for want; the work's start is none (the
+	 * grant was in hand and want told the daemon already) */
+	hold(SA);
+	submit(SA, false);
+	ck_assert_uint_eq(slot.st.want, 1);
+	ck_assert_uint_eq(slot.st.busy, 1);
+	ck_assert_uint_eq(kicks(fd), 1);
+	submit(SA, false);
+	ck_assert_uint_eq(kicks(fd), 0);
+	/* the work drains: a kick (a revoked guest's drain ends the
+	 * daemon's wait; a completion boosts a domain's VCPUs) */
+	let_go(SA);
+	ck_assert_msg(slot_reads(&slot.st.busy, 0, 2000),
+		      "A's work done, the worker still busy");
+	ck_assert_uint_ge(kicks(fd), 1);
+	/* idle: want goes, with a kick */
+	xgpub_gate_idle(&wk);
+	ck_assert_uint_eq(slot.st.want, 0);
+	ck_assert_uint_ge(kicks(fd), 1);
+	xgpub_gate_stop(&wk);
+	xgpub_sched_kick_fd = -1;
+	close(fd);
+}
+END_TEST
+
 static Suite *gate_suite(void)
 {
 	Suite *s = suite_create("gate");
@@ -295,6 +339,7 @@ static Suite *gate_suite(void)
 	tcase_add_test(tc, value_wait_does_not_hold_the_bound);
 	tcase_add_test(tc, bound_holds_without_value_waits);
 	tcase_add_test(tc, drain_drops_waiting_work);
+	tcase_add_test(tc, kicks_only_when_wanting_or_drained);
 	suite_add_tcase(s, tc);
 	return s;
 }
