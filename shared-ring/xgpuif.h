@@ -77,7 +77,7 @@
 #endif
 #include <xen/io/ring.h>
 
-#define XGPUIF_VERSION		1u
+#define XGPUIF_VERSION		2u
 
 #define XGPUIF_ASSERT_SIZE(type, size) \
 	_Static_assert(sizeof(type) == (size), #type " must be " #size " bytes")

@@ -112,7 +112,7 @@
  * Copied from shared-ring/xgpuif.h, which cannot be included here (it
  * pulls user-space headers).  Keep in sync.
  */
-#define XGPUIF_VERSION			1u
+#define XGPUIF_VERSION			2u
 #define XGPUIF_MAX_RING_ORDER		6u
 #define XGPUIF_DEFAULT_RING_ORDER	4u
 #define XGPUIF_XEN_DEVTYPE		"xgpu"
