@@ -354,6 +354,14 @@ CUresult xgpulib_memcpy_3d_async(const CUDA_MEMCPY3D *p, CUstream s, int ptds)
 
 /* ---- 2D copies: the 3D copy of one slice they stand for ----------------- */
 
+void xgpulib_copy_one_row_pitches(CUDA_MEMCPY3D *q)
+{
+	if (q->Height != 1 || q->Depth != 1)
+		return;
+	q->srcPitch = q->srcPitch ? q->srcPitch : q->WidthInBytes;
+	q->dstPitch = q->dstPitch ? q->dstPitch : q->WidthInBytes;
+}
+
 void xgpulib_copy2d_as_3d(CUDA_MEMCPY3D *q, const CUDA_MEMCPY2D *p)
 {
 	*q = (CUDA_MEMCPY3D){
@@ -368,11 +376,7 @@ void xgpulib_copy2d_as_3d(CUDA_MEMCPY3D *q, const CUDA_MEMCPY2D *p)
 		.WidthInBytes = p->WidthInBytes, .Height = p->Height,
 		.Depth = 1,
 	};
-	/* a copy of one row may leave its pitches 0: they are its width */
-	if (q->Height == 1) {
-		q->srcPitch = q->srcPitch ? q->srcPitch : q->WidthInBytes;
-		q->dstPitch = q->dstPitch ? q->dstPitch : q->WidthInBytes;
-	}
+	xgpulib_copy_one_row_pitches(q);
 }
 
 CUresult xgpulib_memcpy_2d(const CUDA_MEMCPY2D *p, int ptds)

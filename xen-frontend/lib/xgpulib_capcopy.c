@@ -384,15 +384,6 @@ bool xgpulib_capcopy_wanted(const void *host, size_t n, CUstream s, int ptds)
 	       capturing(s, ptds);
 }
 
-/* a copy of one row may leave its pitches 0: they are its width then */
-static void one_row_pitches(CUDA_MEMCPY3D *q)
-{
-	if (q->Height != 1 || q->Depth != 1)
-		return;
-	q->srcPitch = q->srcPitch ? q->srcPitch : q->WidthInBytes;
-	q->dstPitch = q->dstPitch ? q->dstPitch : q->WidthInBytes;
-}
-
 /* the copy *p has a size, and no host side's pitch is below its width */
 static bool copy_shape_ok(const CUDA_MEMCPY3D *p)
 {
@@ -520,7 +511,7 @@ CUresult xgpulib_capcopy_3d(const CUDA_MEMCPY3D *p, CUstream s, int ptds,
 	if (!p || !xgpulib_captures_begun())
 		return CUDA_SUCCESS;
 	q = *p;
-	one_row_pitches(&q);
+	xgpulib_copy_one_row_pitches(&q);
 	return capture_copy(&q, s, ptds, done);
 }
 
@@ -605,7 +596,7 @@ CUresult xgpulib_capcopy_node(CUgraphNode *out, CUgraph g,
 	if (!out || !g || !p)
 		return CUDA_SUCCESS;
 	q = *p;
-	one_row_pitches(&q);
+	xgpulib_copy_one_row_pitches(&q);
 	if (host_3d(&q, &hc)) {
 		*done = true;
 		rc = host_graph(&cg, g, &hc);

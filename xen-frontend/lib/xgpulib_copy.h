@@ -48,6 +48,9 @@ CUresult xgpulib_copy_unified(uint64_t dst, uint64_t src, size_t n,
  */
 CUresult xgpulib_copy_3d(const CUDA_MEMCPY3D *p, uint64_t stream, int async);
 void xgpulib_copy2d_as_3d(CUDA_MEMCPY3D *q, const CUDA_MEMCPY2D *p);
+/* a copy of one row (one slice) may leave its pitches 0: they are its
+ * width then */
+void xgpulib_copy_one_row_pitches(CUDA_MEMCPY3D *q);
 
 /* ---- host-memory regions ------------------------------------------------- */
 
