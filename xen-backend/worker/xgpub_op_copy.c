@@ -15,6 +15,29 @@
 #include "xgpub_worker.h"
 
 /*
+ * Small copies to the device out of the data area go from a copy on the
+ * worker's stack.  The driver writes a copy of a few KiB from pageable
+ * memory into its command stream, and one from pinned memory (the data
+ * area is pinned) by DMA: 64 bytes 6.2 against 7.4 us, 16 KiB 8.2
+ * against 9.4 us; from 32 KiB the DMA wins (H200, sync copies, the
+ * bytes from memfd memory registered as the data area is).  The guest
+ * staged the bytes when it asked, so reading them now changes nothing,
+ * and a stream-ordered copy from pageable memory has taken its bytes
+ * when the driver returns: it need not wait for its stream either.
+ */
+#define XGPUB_INLINE_HTOD_MAX 16384
+
+static int inline_htod(struct xgpub_worker *w, uint64_t dptr,
+		       const uint8_t *host, size_t len, bool async, CUstream s)
+{
+	uint8_t buf[XGPUB_INLINE_HTOD_MAX];
+
+	memcpy(buf, host, len);
+	return async ? w->D->cuMemcpyHtoDAsync(dptr, buf, len, s) :
+		       w->D->cuMemcpyHtoD(dptr, buf, len);
+}
+
+/*
  * A copy between shared memory and the device.  A stream-ordered copy
  * through the data area finishes before the reply: the guest reuses the
  * data area as soon as the reply arrives.
@@ -39,6 +62,9 @@ static int host_copy(struct xgpub_worker *w, bool to_device, uint64_t dptr,
 			return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 		xgpub_region_get(w, mem->region)->graphed = true;
 	}
+	if (to_device && mem->region == XGPUIF_REGION_DATA &&
+	    mem->len <= XGPUB_INLINE_HTOD_MAX)
+		return inline_htod(w, dptr, host, mem->len, async, s);
 	if (to_device)
 		rc = async ? w->D->cuMemcpyHtoDAsync(dptr, host, mem->len, s) :
 			     w->D->cuMemcpyHtoD(dptr, host, mem->len);
