@@ -695,6 +695,85 @@ struct xgpuif_decompress_reply {
 	int32_t result;		/* the driver's CUresult */
 };
 
+/* ---- the driver's error log (cuLogs*) --------------------------------------- */
+
+/*
+ * LOGS_REGISTER: cuLogsRegisterCallback; the worker registers a callback
+ * of its own for this id (nonzero; 0: the program passed NULL, for the
+ * driver to refuse), whose messages come back with LOGS_TAKE.
+ * LOGS_CURRENT: cuLogsCurrent (id unused, 0).
+ */
+struct xgpuif_logs_args {
+	uint64_t id;
+	uint32_t flags;
+	uint32_t null_out;	/* the program passed no out pointer */
+};
+
+/*
+ * LOGS_DUMP: cuLogsDumpToMemory into a buffer of `size` bytes (at most
+ * XGPUIF_LOGS_DUMP_MAX), from `iterator` unless no_iterator.  The reply
+ * carries the iterator after it, the driver's size and then size + 1
+ * bytes (the text and its NUL) where size is nonzero.
+ */
+#define XGPUIF_LOGS_DUMP_MAX	28672u
+
+struct xgpuif_logs_dump_args {
+	uint64_t size;
+	uint32_t iterator;
+	uint32_t no_iterator;
+	uint32_t flags;
+	uint32_t _pad;
+};
+
+struct xgpuif_logs_dump_reply {
+	uint64_t size;
+	uint32_t iterator;
+	uint32_t bytes;		/* of text that follow (size + 1, or 0) */
+};
+
+/*
+ * LOGS_TAKE: the messages the worker's callbacks received since the last
+ * take: count entries of struct xgpuif_log_entry, each followed by its
+ * len bytes and padded to 8; `waiting` says more remain.
+ */
+struct xgpuif_logs_take_reply {
+	uint32_t count;
+	uint32_t waiting;
+	uint64_t dropped;	/* messages lost to a full queue */
+};
+
+struct xgpuif_log_entry {
+	uint64_t id;		/* the LOGS_REGISTER id it is for */
+	uint32_t level;		/* CUlogLevel */
+	uint32_t len;
+};
+
+/*
+ * COREDUMP_ATTR: cuCoredumpGetAttribute[Global] and
+ * cuCoredumpSetAttribute[Global] of the worker's driver.  A set carries
+ * the value's size bytes after the struct; a get's reply carries up to
+ * size bytes of it after the reply.  FILE and PIPE are the guest's own
+ * strings: for them the worker only asks its driver for the size (with
+ * no value), which says whether the attribute is one of that scope.
+ * Setting ENABLE_ON_EXCEPTION or ENABLE_USER_TRIGGER true is refused
+ * with CUDA_ERROR_NOT_PERMITTED: a dump would be written in Dom0.
+ */
+#define XGPUIF_CD_GLOBAL	0x1u
+#define XGPUIF_CD_SET		0x2u
+#define XGPUIF_CD_NULL_VALUE	0x4u
+#define XGPUIF_CD_NULL_SIZE	0x8u
+#define XGPUIF_CD_VALUE_MAX	1024u
+
+struct xgpuif_coredump_args {
+	uint32_t attrib;	/* CUcoredumpSettings */
+	uint32_t flags;		/* XGPUIF_CD_* */
+	uint64_t size;
+};
+
+struct xgpuif_coredump_reply {
+	uint64_t size;
+};
+
 #include "xgpuif-ops-vmm.h"
 #include "xgpuif-ops-module.h"
 #include "xgpuif-ops-graph.h"

@@ -118,6 +118,10 @@
 #define XGPUIF_SF_OUTPUT	0x1u	/* device output (a kernel's printf) is
 					 * waiting in the worker: fetch it with
 					 * XGPUIF_OP_DEVICE_OUTPUT */
+#define XGPUIF_SF_LOGS		0x2u	/* messages of the driver's error log
+					 * for the guest's callbacks are
+					 * waiting: fetch them with
+					 * XGPUIF_OP_LOGS_TAKE */
 
 /*
  * The first slot of a request.  `nslots` slots are consumed: the header,
@@ -452,6 +456,13 @@ XGPUIF_ASSERT_SIZE(struct xgpuif_decompress_args, 24);
 XGPUIF_ASSERT_SIZE(struct xgpuif_decompress, XGPUIF_DECOMPRESS_SIZE);
 XGPUIF_ASSERT_SIZE(struct xgpuif_decompress_reply, 16);
 XGPUIF_ASSERT_SIZE(struct xgpuif_map_array_args, 16);
+XGPUIF_ASSERT_SIZE(struct xgpuif_logs_args, 16);
+XGPUIF_ASSERT_SIZE(struct xgpuif_logs_dump_args, 24);
+XGPUIF_ASSERT_SIZE(struct xgpuif_logs_dump_reply, 16);
+XGPUIF_ASSERT_SIZE(struct xgpuif_logs_take_reply, 16);
+XGPUIF_ASSERT_SIZE(struct xgpuif_log_entry, 16);
+XGPUIF_ASSERT_SIZE(struct xgpuif_coredump_args, 16);
+XGPUIF_ASSERT_SIZE(struct xgpuif_coredump_reply, 8);
 XGPUIF_ASSERT_SIZE(struct xgpuif_array_map, 88);
 _Static_assert(__builtin_offsetof(struct xgpuif_request, payload) ==
 	       XGPUIF_HDR_SIZE, "request header is 32 bytes");

@@ -155,6 +155,8 @@ void fc_printf_flush(void);
 /* with XGPU_FAKE_SANDBOX_PROBE: try what the worker's sandbox refuses,
  * once, and say how it went on stderr (fakecuda_sandbox.c) */
 void fc_sandbox_probe(void);
+/* rc, logged as the driver logs an error it returns from fn (fakecuda_logs.c) */
+CUresult fc_log_return(const char *fn, CUresult rc);
 
 struct ffunc {
 	uint32_t magic;

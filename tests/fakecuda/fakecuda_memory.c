@@ -59,7 +59,7 @@ CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t size)
 	fc_sandbox_probe();	/* XGPU_FAKE_SANDBOX_PROBE only */
 	if (!dptr)
 		return CUDA_ERROR_INVALID_VALUE;
-	return fc_dev_alloc(dptr, size);
+	return fc_log_return("cuMemAlloc_v2", fc_dev_alloc(dptr, size));
 }
 
 /*

@@ -173,7 +173,7 @@ CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
 
 	if (rc == CUDA_SUCCESS)
 		*hfunc = (CUfunction)&m->funcs[i];
-	return rc;
+	return fc_log_return("cuModuleGetFunction", rc);
 }
 
 /*

@@ -52,8 +52,8 @@ need "$BACKEND" "$FAKECUDA" "$T/basic" "$T/spin" "$T/noinit" \
 	"$T/hostile" "$T/forked" "$T/devprintf" "$T/ipc" "$T/ctxmisc" \
 	"$T/hostreg" "$T/arrays" "$T/graphnodes" "$T/legacylaunch" \
 	"$T/shareable" "$T/greenctx" "$T/managed" "$T/managedvar" "$T/nvml" \
-	"$T/wildaddr" "$T/quotacharge" "$T/driverext" "$T/capmark" \
-	"$T/cappage" "$T/spinloop" "$T/lostidle" "$O/lib/libnvidia-ml.so.1"
+	"$T/wildaddr" "$T/quotacharge" "$T/driverext" "$T/drvlogs" \
+	"$T/capmark" "$T/cappage" "$T/spinloop" "$T/lostidle" "$O/lib/libnvidia-ml.so.1"
 
 # ---- (f) the daemon's help --------------------------------------------------
 
@@ -635,6 +635,14 @@ if client driverext "$TMP/driverext.out"; then
 	pass driverext
 else
 	fail driverext "$(grep -m1 '^FAIL' "$TMP/driverext.out" || tail -n 1 "$TMP/driverext.out")"
+fi
+
+# ---- the driver's error log: callbacks, dumps, a file -----------------------
+
+if client drvlogs "$TMP/drvlogs.out"; then
+	pass drvlogs
+else
+	fail drvlogs "$(grep -m1 '^FAIL' "$TMP/drvlogs.out" || tail -n 1 "$TMP/drvlogs.out")"
 fi
 
 # ---- cuMemHostRegister: the program's pages shared in place -----------------

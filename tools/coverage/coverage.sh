@@ -59,8 +59,8 @@ function reason(n,    b, sfx) {
 		return "external memory and semaphores cross the guest boundary"
 	if (n ~ /^cuMulticast/)
 		return "multicast objects span GPUs: one GPU per worker (the real driver refuses them too where the device has no multicast: the H100 and H200 tested, CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED 0, CUDA_ERROR_NOT_SUPPORTED)"
-	if (n ~ /^cu(Checkpoint|Coredump)/)
-		return "process checkpoint and core dumps of the worker: not exposed"
+	if (n ~ /^cuCheckpoint/)
+		return "process checkpoint: the GPU state of a process lives in its worker (cuCheckpointProcessGetState of the program itself is served)"
 	if (n ~ /^cu(TexRef|SurfRef|ModuleGetTexRef|ModuleGetSurfRef|ParamSetTexRef)/)
 		return "legacy texture and surface references: not yet"
 	if (n == "cuDeviceGetNvSciSyncAttributes")
@@ -75,8 +75,8 @@ function reason(n,    b, sfx) {
 		return "peer access: one GPU per worker"
 	if (n ~ /^cu(Tensor|Occupancy)/)
 		return "not yet"
-	if (n ~ /^cuProfiler|^cuLogs/)
-		return "profiler and driver logs of the worker: not exposed"
+	if (n ~ /^cuProfiler/)
+		return "the profiler of the worker: not exposed"
 	if (n ~ /^cuMemRangeGetAttribute/)
 		return "managed range attributes: not yet"
 	return "not yet"

@@ -243,7 +243,7 @@ function resolve(i,    nh, h, j, fld, kind, k, all) {
 		sub(/^[^:]*:/, "", kind)
 		if (kind ~ /[?|]/ || fld ~ /\./)
 			continue
-		if (kind !~ /^(CTX|MODULE|LIBRARY|KERNEL|FUNCTION|STREAM|EVENT|BLOB|ARRAY|POOL|GRAPH|GEXEC|GNODE|VMEM|LINK|MIPMAP|SUBARRAY|TEXREF|SURFREF|USEROBJ|RESDESC|GREENCTX|NOTIFY|ANYSTREAM)$/)
+		if (kind !~ /^(CTX|MODULE|LIBRARY|KERNEL|FUNCTION|STREAM|EVENT|BLOB|ARRAY|POOL|GRAPH|GEXEC|GNODE|VMEM|LINK|MIPMAP|SUBARRAY|TEXREF|SURFREF|USEROBJ|RESDESC|GREENCTX|NOTIFY|LOGCB|ANYSTREAM)$/)
 			die(o_name[i] ": handle kind " kind " unknown")
 		k = ++o_nres[i]
 		o_res_field[i, k] = fld

@@ -374,6 +374,9 @@ int xgpub_release(struct xgpub_worker *w, struct xgpub_hentry *e)
 	case XGPUB_H_NOTIFY:
 		/* its extra goes only once the driver calls it no more */
 		return D->cuDeviceUnregisterAsyncNotification(w->dev, e->obj);
+	case XGPUB_H_LOGCB:
+		/* likewise: no message of it is queued after this */
+		return D->cuLogsUnregisterCallback(e->obj);
 	case XGPUB_H_GEXEC:
 		return D->cuGraphExecDestroy(e->obj);
 	case XGPUB_H_GRAPH:

@@ -354,6 +354,8 @@ int xgpub_worker_serve(struct xgpub_worker *w)
 			xgpub_output_poll();
 			if (xgpub_output_waiting())
 				rflags |= XGPUIF_SF_OUTPUT;
+			if (xgpub_logs_waiting())
+				rflags |= XGPUIF_SF_LOGS;
 		}
 		xgpuif_back_put(&w->ring, &req, rc, rflags, reply_buf,
 				rc == 0 ? rlen : 0);
@@ -475,7 +477,8 @@ void xgpub_worker_teardown(struct xgpub_worker *w)
 	if (w->primary)
 		D->cuCtxSetCurrent(w->primary);
 	static const int order[] = {
-		XGPUB_H_NOTIFY, XGPUB_H_TEXREF, XGPUB_H_TEXOBJ, XGPUB_H_SURFOBJ, XGPUB_H_EVENT, XGPUB_H_STREAM,
+		XGPUB_H_NOTIFY, XGPUB_H_LOGCB, XGPUB_H_TEXREF, XGPUB_H_TEXOBJ,
+		XGPUB_H_SURFOBJ, XGPUB_H_EVENT, XGPUB_H_STREAM,
 		XGPUB_H_GEXEC, XGPUB_H_GRAPH, XGPUB_H_VMEM, XGPUB_H_LINK,
 		XGPUB_H_LIBRARY, XGPUB_H_MODULE, XGPUB_H_BLOB, XGPUB_H_ARRAY,
 		XGPUB_H_MIPMAP, XGPUB_H_POOL, XGPUB_H_GREENCTX,

@@ -73,6 +73,8 @@ enum xgpub_htype {
 				 * xgpub_green */
 	XGPUB_H_NOTIFY,		/* obj = CUasyncCallbackHandle, extra =
 				 * struct xgpub_notify (xgpub_op_ext.c) */
+	XGPUB_H_LOGCB,		/* obj = CUlogsCallbackHandle, extra =
+				 * struct xgpub_logcb (xgpub_op_logs.c) */
 	XGPUB_H_NTYPES
 };
 
@@ -697,6 +699,8 @@ bool xgpub_image_may_print(const uint8_t *p, uint64_t size);
 void xgpub_output_note_image(const uint8_t *p, uint64_t size);
 /* output (or news of lost output) waits for the guest */
 bool xgpub_output_waiting(void);
+/* messages of the driver's error log wait for the guest (xgpub_op_logs.c) */
+bool xgpub_logs_waiting(void);
 
 /* ---- dispatch: the table is generated from shared-ring/xgpu_calls.def --- */
 

@@ -117,6 +117,8 @@ CUresult xgpulib_call(uint16_t op, bool exact, const struct xgpuif_iov *iov,
 		return rc;
 	rc = xgpulib_chan_wait(xgpulib_ch, &w);
 	xgpulib_output_settle(xgpulib_ch);
+	if (w.flags & XGPUIF_SF_LOGS)
+		xgpulib_logs_deliver();
 	if (rc == CUDA_SUCCESS && w.reply_len < rsize)
 		rc = CUDA_ERROR_UNKNOWN;	/* a backend bug */
 	if (rtail_len)
@@ -146,6 +148,8 @@ CUresult xgpulib_wait(struct xgpulib_waiter *w)
 	CUresult rc = xgpulib_chan_wait(xgpulib_ch, w);
 
 	xgpulib_output_settle(xgpulib_ch);
+	if (w->flags & XGPUIF_SF_LOGS)
+		xgpulib_logs_deliver();
 	return rc;
 }
 

@@ -39,6 +39,11 @@ extern pthread_mutex_t xgpulib_data_mu;
 /* CUDA_ERROR_NOT_INITIALIZED unless cuInit succeeded */
 CUresult xgpulib_check_init(void);
 
+/* fetch the driver's log messages the worker queued and run the
+ * program's callbacks for them, on this thread (a reply flagged
+ * XGPUIF_SF_LOGS; xgpulib_api_logs.c) */
+void xgpulib_logs_deliver(void);
+
 /* is managed memory coherent (not zero copy) in this process?  (the
  * transport's default or XGPU_MANAGED) */
 bool xgpulib_managed_coherent(void);
