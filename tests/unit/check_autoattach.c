@@ -431,6 +431,49 @@ START_TEST(looks_after_events)
 }
 END_TEST
 
+/* a guest that floods its frontend area waits for its own bucket: an
+ * event of another guest's is looked at at once, and Dom0's too */
+START_TEST(looks_per_guest)
+{
+	uint64_t l0, t0, ms;
+
+	start("vm-* weight=5\n");
+	xs_fake_install_watching();
+	domain(3, "vm-1");
+	domain(4, "vm-2");
+	go();
+	ck_assert(has_device(3) && has_device(4));
+	t0 = xgpub_now_ns();
+	for (int i = 0; i < 1000; i++) {
+		xs_fake_event("/local/domain/3/device/xgpu/0/ch/7/n");
+		xgpub_xen_events(X);
+	}
+	ms = (xgpub_now_ns() - t0) / 1000000u;
+	ck_assert_msg(ms < 200, "1000 events took %llu ms",
+		      (unsigned long long)ms);
+	/* dom3's device waits for its bucket */
+	ck_assert_uint_le(xgpub_xen_due_ns(X), 10000000u);
+	ck_assert_uint_ne(xgpub_xen_due_ns(X), UINT64_MAX);
+	/* dom4's event: a look at once (dom3's bucket is empty) */
+	l0 = xgpub_xen_looks(X);
+	xs_fake_event("/local/domain/4/device/xgpu/0/state");
+	xgpub_xen_events(X);
+	ck_assert_uint_eq(xgpub_xen_looks(X), l0 + 1);
+	/* and again: its burst is its own */
+	for (int i = 0; i < 10; i++) {
+		xs_fake_event("/local/domain/4/device/xgpu/0/state");
+		xgpub_xen_events(X);
+	}
+	ck_assert_uint_eq(xgpub_xen_looks(X), l0 + 11);
+	/* Dom0's event: a look at every device at once, which serves
+	 * dom3's waiting one too */
+	xs_fake_event("/local/domain/0/backend/xgpu");
+	xgpub_xen_events(X);
+	ck_assert_uint_eq(xgpub_xen_looks(X), l0 + 12);
+	ck_assert_uint_eq(xgpub_xen_due_ns(X), UINT64_MAX);
+}
+END_TEST
+
 static Suite *autoattach_suite(void)
 {
 	Suite *s = suite_create("autoattach");
@@ -449,6 +492,7 @@ static Suite *autoattach_suite(void)
 	tcase_add_test(tc, device_caps_from_xenstore);
 	tcase_add_test(tc, looks_bucket);
 	tcase_add_test(tc, looks_after_events);
+	tcase_add_test(tc, looks_per_guest);
 	suite_add_tcase(s, tc);
 	return s;
 }

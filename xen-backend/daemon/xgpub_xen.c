@@ -91,6 +91,8 @@ static struct xdev *dev_find(struct xgpub_xen *x, uint32_t domid,
 	free_d->devid = devid;
 	snprintf(free_d->be, sizeof(free_d->be), BE_ROOT "/%u/%u", domid,
 		 devid);
+	xgpub_bucket_init(&free_d->looks, XGPUB_XEN_LOOKS_PER_S,
+			  XGPUB_XEN_LOOKS_BURST);
 	return free_d;
 }
 
@@ -368,6 +370,11 @@ static void scan(struct xgpub_xen *x)
 	unsigned int ndom = 0;
 
 	x->nlooks++;
+	/* every device is looked at: none waits for a look of its own */
+	for (int i = 0; i < MAX_DEVS; i++) {
+		x->dev[i].look_due = false;
+		x->dev[i].deferred = 0;
+	}
 	/* released domains first: their workers must go */
 	for (int i = 0; i < MAX_DEVS; i++) {
 		struct xdev *d = &x->dev[i];
@@ -561,53 +568,111 @@ void xgpub_xen_poll(struct xgpub_xen *x)
 	scan(x);
 }
 
-/* the domain a watched path belongs to (for a log line), or -1 */
+/*
+ * The guest whose frontend area a watched path lies in, or -1: a path
+ * under /local/domain/<domid>/ of another domain than Dom0 (the guest
+ * writes there), not Dom0's backend directory.
+ */
 static long path_domid(const char *p)
 {
-	static const char be[] = BE_ROOT "/", fe[] = "/local/domain/";
-	const char *s = !strncmp(p, be, sizeof(be) - 1) ? p + sizeof(be) - 1 :
-			!strncmp(p, fe, sizeof(fe) - 1) ? p + sizeof(fe) - 1 :
-			NULL;
+	static const char fe[] = "/local/domain/";
 	char *end;
 	long d;
 
-	if (!s || *s < '0' || *s > '9')
+	if (strncmp(p, fe, sizeof(fe) - 1))
 		return -1;
-	d = strtol(s, &end, 10);
+	p += sizeof(fe) - 1;
+	if (*p < '1' || *p > '9')
+		return -1;
+	d = strtol(p, &end, 10);
 	return *end == '/' || !*end ? d : -1;
+}
+
+/* said once a minute at most: events wait for a bucket */
+static void say_deferred(uint64_t now, uint64_t *said, uint64_t *deferred,
+			 long dom, const char *what)
+{
+	if (*said && now - *said < 60000000000ull)
+		return;
+	xgpub_info("xenstore events come faster than %u a second (%s "
+		   "dom%ld): the backend looks at %s at most %u times a "
+		   "second (%llu event(s) waited for a look since the last "
+		   "such line)", XGPUB_XEN_LOOKS_PER_S,
+		   dom >= 0 ? "from" : "the last from", dom, what,
+		   XGPUB_XEN_LOOKS_PER_S, (unsigned long long)*deferred);
+	*said = now;
+	*deferred = 0;
+}
+
+/* its domain's devices are due for a look; false: it has none */
+static bool mark_domain(struct xgpub_xen *x, long dom)
+{
+	bool any = false;
+
+	for (int i = 0; i < MAX_DEVS; i++) {
+		struct xdev *d = &x->dev[i];
+
+		if (d->used && d->domid == (uint32_t)dom) {
+			d->look_due = true;
+			d->deferred++;
+			any = true;
+		}
+	}
+	return any;
 }
 
 void xgpub_xen_events(struct xgpub_xen *x)
 {
 	uint64_t now = xgpub_now_ns(), n = 0;
-	long dom = -1;
+	long last = -1;
 	char **vec;
 
+	/*
+	 * A guest's writes in its own frontend area (as often as it likes)
+	 * make its devices due; Dom0's (the backend directory, domains
+	 * coming and going) a look at every device.  Each waits for its
+	 * own bucket: a guest that floods xenstore delays its own devices'
+	 * looks, not the others'.
+	 */
 	while (!x->polling && (vec = xgpub_xs->check_watch(x->xs)) != NULL) {
-		if (dom < 0)
-			dom = path_domid(vec[XS_WATCH_PATH]);
-		x->look_due = true;
-		n++;
+		long dom = path_domid(vec[XS_WATCH_PATH]);
+
+		if (dom < 0 || !mark_domain(x, dom)) {
+			x->look_due = true;
+			n++;
+		}
+		if (dom >= 0)
+			last = dom;
 		free(vec);
 	}
-	if (!x->look_due)
-		return;
-	if (xgpub_bucket_take(&x->looks, now)) {
-		x->look_due = false;
-		scan(x);
-		return;
+	if (x->look_due) {
+		if (xgpub_bucket_take(&x->looks, now)) {
+			x->look_due = false;
+			scan(x);	/* every device: none is due after */
+			return;
+		}
+		x->deferred += n;
+		if (n)
+			say_deferred(now, &x->said_ns, &x->deferred, last,
+				     "every device");
 	}
-	/* the next look comes within 1 s / XGPUB_XEN_LOOKS_PER_S */
-	x->deferred += n;
-	if (n && (!x->said_ns || now - x->said_ns >= 60000000000ull)) {
-		xgpub_info("xenstore events come faster than %u a second "
-			   "(one from dom%ld): the backend looks at most %u "
-			   "times a second (%llu event(s) waited for a look "
-			   "since the last such line)", XGPUB_XEN_LOOKS_PER_S,
-			   dom, XGPUB_XEN_LOOKS_PER_S,
-			   (unsigned long long)x->deferred);
-		x->said_ns = now;
-		x->deferred = 0;
+	for (int i = 0; i < MAX_DEVS; i++) {
+		struct xdev *d = &x->dev[i];
+
+		if (!d->used || !d->look_due)
+			continue;
+		if (xgpub_bucket_take(&d->looks, now)) {
+			d->look_due = false;
+			d->deferred = 0;
+			x->nlooks++;
+			step_device(x, d);
+		} else {
+			char what[48];
+
+			snprintf(what, sizeof(what), "its device %u", d->devid);
+			say_deferred(now, &d->said_ns, &d->deferred, d->domid,
+				     what);
+		}
 	}
 }
 
@@ -618,9 +683,20 @@ uint64_t xgpub_xen_looks(const struct xgpub_xen *x)
 
 uint64_t xgpub_xen_due_ns(struct xgpub_xen *x)
 {
-	if (!x->look_due)
-		return UINT64_MAX;
-	return xgpub_bucket_wait_ns(&x->looks, xgpub_now_ns());
+	uint64_t now = xgpub_now_ns(), due = UINT64_MAX, w;
+
+	if (x->look_due)
+		due = xgpub_bucket_wait_ns(&x->looks, now);
+	for (int i = 0; i < MAX_DEVS; i++) {
+		struct xdev *d = &x->dev[i];
+
+		if (!d->used || !d->look_due)
+			continue;
+		w = xgpub_bucket_wait_ns(&d->looks, now);
+		if (w < due)
+			due = w;
+	}
+	return due;
 }
 
 void xgpub_xen_child_exited(struct xgpub_xen *x, pid_t pid)

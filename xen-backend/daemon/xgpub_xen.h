@@ -29,12 +29,15 @@ int xgpub_xen_fd(struct xgpub_xen *x);
 /* a worker exited, or the rules changed: look again, now */
 void xgpub_xen_poll(struct xgpub_xen *x);
 /*
- * The xenstore fd is readable: take its events and look again, at most
- * XGPUB_XEN_LOOKS_PER_S times a second after a burst of
- * XGPUB_XEN_LOOKS_BURST (a guest writes its own frontend nodes as often
- * as it likes, and each look reads every device's nodes); an event past
- * that waits for the next look, which sees what it said (the state
- * machine is level-triggered).
+ * The xenstore fd is readable: take its events and look again.  An
+ * event of a guest's frontend area (a guest writes its own nodes as
+ * often as it likes) makes that guest's devices due, each looked at at
+ * most XGPUB_XEN_LOOKS_PER_S times a second after a burst of
+ * XGPUB_XEN_LOOKS_BURST, by a bucket of its own: a guest's flood delays
+ * its own devices only.  Dom0's events (the backend directory, domains
+ * coming and going) make a look at every device, with a bucket of the
+ * same rate.  An event past its bucket waits for the next look, which
+ * sees what it said (the state machine is level-triggered).
  */
 #define XGPUB_XEN_LOOKS_PER_S	100u
 #define XGPUB_XEN_LOOKS_BURST	16u
@@ -42,7 +45,8 @@ void xgpub_xen_events(struct xgpub_xen *x);
 /* ns until a look that events asked for may run (0: now; call
  * xgpub_xen_events), UINT64_MAX when none is waiting */
 uint64_t xgpub_xen_due_ns(struct xgpub_xen *x);
-/* looks at all devices so far (xgpub_xen_poll's and xgpub_xen_events') */
+/* looks so far, at every device (xgpub_xen_poll's and xgpub_xen_events')
+ * or at one guest's device (xgpub_xen_events') */
 uint64_t xgpub_xen_looks(const struct xgpub_xen *x);
 /* a worker of the Xen transport exited (called by the reaper) */
 void xgpub_xen_child_exited(struct xgpub_xen *x, pid_t pid);

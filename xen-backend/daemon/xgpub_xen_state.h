@@ -60,6 +60,11 @@ struct xdev {
 	/* its own caps, its backend's caps/ nodes (read when the limits
 	 * are published; has 0: none) */
 	struct xgpu_rule caps;
+	/* looks after its frontend's watch events (xgpub_xen_events):
+	 * its domain's writes wait for its own bucket, not the others' */
+	struct xgpub_bucket looks;
+	bool look_due;
+	uint64_t deferred, said_ns;	/* as struct xgpub_xen's */
 	struct xch ch[MAX_CH];
 };
 
@@ -77,7 +82,8 @@ struct xgpub_xen {
 	struct xdev dev[MAX_DEVS];
 	/* per domid: AUTO_*, reset when the domain is gone */
 	uint8_t autoattach[AUTO_DOMIDS];
-	/* looks after watch events (xgpub_xen_events) */
+	/* looks at every device after watch events of Dom0's (the
+	 * backend directory, domains coming and going; xgpub_xen_events) */
 	struct xgpub_bucket looks;
 	bool look_due;		/* events wait for the next look */
 	uint64_t nlooks;	/* scans, all told */
