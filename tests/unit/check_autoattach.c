@@ -474,6 +474,33 @@ START_TEST(looks_per_guest)
 }
 END_TEST
 
+/* a rule's xs-looks sets its guest's rate: 10 a second, after the burst */
+START_TEST(looks_rate_from_rule)
+{
+	uint64_t l0;
+
+	start("vm-* xs-looks=10\n");
+	xs_fake_install_watching();
+	domain(3, "vm-1");
+	go();
+	for (int i = 0; i < 100; i++) {
+		xs_fake_event("/local/domain/3/device/xgpu/0/state");
+		xgpub_xen_events(X);
+	}
+	/* its bucket is empty: at 10 a second the next look is ~100 ms
+	 * away (at the default 100, 10 ms) */
+	usleep(50000);
+	l0 = xgpub_xen_looks(X);
+	for (int i = 0; i < 10; i++) {
+		xs_fake_event("/local/domain/3/device/xgpu/0/state");
+		xgpub_xen_events(X);
+	}
+	ck_assert_uint_eq(xgpub_xen_looks(X), l0);
+	ck_assert_uint_ge(xgpub_xen_due_ns(X), 20000000u);
+	ck_assert_uint_le(xgpub_xen_due_ns(X), 100000000u);
+}
+END_TEST
+
 static Suite *autoattach_suite(void)
 {
 	Suite *s = suite_create("autoattach");
@@ -493,6 +520,7 @@ static Suite *autoattach_suite(void)
 	tcase_add_test(tc, looks_bucket);
 	tcase_add_test(tc, looks_after_events);
 	tcase_add_test(tc, looks_per_guest);
+	tcase_add_test(tc, looks_rate_from_rule);
 	suite_add_tcase(s, tc);
 	return s;
 }

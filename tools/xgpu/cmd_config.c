@@ -55,6 +55,7 @@ static void print_rules(const char *data)
 		{ "Pinned-MB", "pinned_mb", 10 },
 		{ "Images-MB", "images_mb", 10 },
 		{ "Channels", "channels", 9 },
+		{ "XS-looks", "xs_looks", 9 },
 	};
 	char line[CTL_LINE_MAX], b[2][CTL_LINE_MAX];
 	const char *c = data;
@@ -68,6 +69,7 @@ static void print_rules(const char *data)
 		{ "Pinned-MB", "pinned_mb", 10 },
 		{ "Images-MB", "images_mb", 10 },
 		{ "Channels", "channels", 9 },
+		{ "XS-looks", "xs_looks", 9 },
 	};
 	ctl_print_table(data, XGPU_CTL_REC_RULE, cols,
 			sizeof(cols) / sizeof(cols[0]));
@@ -113,7 +115,8 @@ static int config_set(int argc, char **argv)
 	if (argc < 4)
 		return ctl_usage_err("config set", "DOM|local:NAME|net:NAME "
 				     "KEY=VALUE... (quota-mb, pinned-mb, "
-				     "images-mb; channels: a domain's)");
+				     "images-mb; channels, xs-looks: a "
+				     "domain's)");
 	if (argc > 9)
 		return ctl_usage_err("config set", "at most 6 KEY=VALUE words");
 	n = snprintf(req, sizeof(req), "%s %s", XGPU_CTL_CMD_CONFIG,

@@ -19,7 +19,8 @@
 
 const char xgpu_rules_keys[] =
 	"weight=1..65535 cap=0..100 quota-mb=N gpu-limit-ms=N gpu=N "
-	"pinned-mb=N images-mb=N channels=1..64 attach=yes|no";
+	"pinned-mb=N images-mb=N channels=1..64 xs-looks=1..1000 "
+	"attach=yes|no";
 
 struct key {
 	const char *name;
@@ -45,6 +46,8 @@ static const struct key keys[] = {
 	    images_mb),
 	KEY("channels", XGPU_RULE_CHANNELS, 1, XGPU_RULE_CHANNELS_MAX,
 	    channels),
+	KEY("xs-looks", XGPU_RULE_XSLOOKS, 1, XGPU_RULE_XSLOOKS_MAX,
+	    xs_looks),
 };
 
 static int fail(char *err, size_t len, unsigned int line, const char *fmt,
@@ -338,4 +341,6 @@ void xgpu_rule_apply(const struct xgpu_rule *r, struct xgpu_dom_settings *out)
 		out->images_max = (uint64_t)r->images_mb << 20;
 	if (r->has & XGPU_RULE_CHANNELS)
 		out->channels = r->channels;
+	if (r->has & XGPU_RULE_XSLOOKS)
+		out->xs_looks = r->xs_looks;
 }

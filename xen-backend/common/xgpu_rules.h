@@ -33,6 +33,10 @@
 /* channels: processes at once on the domain's device (xgpuif.h's
  * XGPUIF_XEN_MAX_CHANNELS); images-mb: at most 1 TiB */
 #define XGPU_RULE_CHANNELS_MAX	64u
+/* xs-looks: how many times a second the daemon may look at the domain's
+ * device after its xenstore writes (after a burst of 16; default 100) */
+#define XGPU_RULE_XSLOOKS_MAX	1000u
+#define XGPU_RULE_XSLOOKS_DEFAULT 100u
 #define XGPU_RULE_IMAGES_MB_MAX	(1024u * 1024u)
 
 /* which keys a rule gave */
@@ -46,11 +50,15 @@ enum {
 	XGPU_RULE_PINNED = 1u << 6,
 	XGPU_RULE_IMAGES = 1u << 7,
 	XGPU_RULE_CHANNELS = 1u << 8,
+	XGPU_RULE_XSLOOKS = 1u << 9,
 };
 /* the caps: the keys a device's xenstore folder and `xgpu config set`
  * may give besides the file (a local or network client: not channels) */
 #define XGPU_RULE_CAPS	(XGPU_RULE_QUOTA | XGPU_RULE_PINNED | \
-			 XGPU_RULE_IMAGES | XGPU_RULE_CHANNELS)
+			 XGPU_RULE_IMAGES | XGPU_RULE_CHANNELS | \
+			 XGPU_RULE_XSLOOKS)
+/* the caps that only a Xen device has */
+#define XGPU_RULE_DEVICE_CAPS (XGPU_RULE_CHANNELS | XGPU_RULE_XSLOOKS)
 
 struct xgpu_rule {
 	char pattern[XGPU_RULE_PATTERN_MAX];
@@ -64,6 +72,7 @@ struct xgpu_rule {
 	uint32_t pinned_mb;	/* Dom0 memory it may pin, 0: no limit */
 	uint32_t images_mb;	/* module images its workers may hold */
 	uint32_t channels;	/* processes at once on its device */
+	uint32_t xs_looks;	/* looks a second after its xenstore writes */
 	bool attach;		/* give matching domains a device (default) */
 };
 
@@ -79,6 +88,7 @@ struct xgpu_dom_settings {
 	uint64_t pin_quota;	/* bytes of Dom0 memory pinned, 0: no limit */
 	uint64_t images_max;	/* module image bytes */
 	uint32_t channels;	/* channels (processes) on its device */
+	uint32_t xs_looks;	/* looks a second at its device, 0: default */
 	bool attach;
 };
 

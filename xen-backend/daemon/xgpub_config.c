@@ -152,15 +152,16 @@ int xgpub_config_caps_set(const char *name, int n, char **words, char *err,
 	}
 	if (!got.has || (got.has & ~(unsigned int)XGPU_RULE_CAPS)) {
 		snprintf(err, len, "set gives quota-mb=N, pinned-mb=N, "
-			 "images-mb=N or channels=1..64 (weight, cap, "
-			 "gpu-limit-ms: sched-credit; gpu, attach: the "
-			 "file)");
+			 "images-mb=N, channels=1..64 or xs-looks=1..1000 "
+			 "(weight, cap, gpu-limit-ms: sched-credit; gpu, "
+			 "attach: the file)");
 		return -1;
 	}
-	if (xgpub_config_client_key(name) && (got.has & XGPU_RULE_CHANNELS)) {
-		snprintf(err, len, "channels are a Xen device's; a local or "
-			 "network client is one process (--max-local-per-user, "
-			 "--max-net)");
+	if (xgpub_config_client_key(name) &&
+	    (got.has & XGPU_RULE_DEVICE_CAPS)) {
+		snprintf(err, len, "channels and xs-looks are a Xen "
+			 "device's; a local or network client is one process "
+			 "(--max-local-per-user, --max-net)");
 		return -1;
 	}
 	name = domain_of(name, buf, sizeof(buf));
@@ -183,12 +184,14 @@ int xgpub_config_caps_set(const char *name, int n, char **words, char *err,
 		c->images_mb = got.images_mb;
 	if (got.has & XGPU_RULE_CHANNELS)
 		c->channels = got.channels;
+	if (got.has & XGPU_RULE_XSLOOKS)
+		c->xs_looks = got.xs_looks;
 	c->has |= got.has;
 	xgpub_info("config: caps of %s %s set at run time (its "
 		   "processes that connect from now on%s)",
 		   xgpub_config_client_key(name) ? "client" : "domain", name,
-		   xgpub_config_client_key(name) ? "" : "; channels: at its device's next "
-		   "connection");
+		   xgpub_config_client_key(name) ? "" : "; channels and "
+		   "xs-looks: at its device's next connection");
 	return 0;
 }
 

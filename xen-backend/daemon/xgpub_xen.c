@@ -114,7 +114,7 @@ static void dev_forget(struct xgpub_xen *x, struct xdev *d,
 static void read_caps(struct xgpub_xen *x, struct xdev *d)
 {
 	static const char *const keys[] = {
-		"quota-mb", "pinned-mb", "images-mb", "channels",
+		"quota-mb", "pinned-mb", "images-mb", "channels", "xs-looks",
 	};
 	char dir[160], word[96], why[256];
 
@@ -135,9 +135,24 @@ static void read_caps(struct xgpub_xen *x, struct xdev *d)
 	if (d->caps.has)
 		xgpub_info("dom%u dev%u: the device's caps from xenstore: "
 			   "quota-mb %u, pinned-mb %u, images-mb %u, "
-			   "channels %u (0: not given)", d->domid, d->devid,
-			   d->caps.quota_mb, d->caps.pinned_mb,
-			   d->caps.images_mb, d->caps.channels);
+			   "channels %u, xs-looks %u (0: not given)",
+			   d->domid, d->devid, d->caps.quota_mb,
+			   d->caps.pinned_mb, d->caps.images_mb,
+			   d->caps.channels, d->caps.xs_looks);
+}
+
+/* its looks after its xenstore writes: its rule's, caps' (read when its
+ * limits are published) or the default rate, from a full bucket */
+static void set_look_rate(struct xgpub_xen *x, struct xdev *d)
+{
+	struct xgpu_dom_settings s;
+	char name[64];
+
+	dom_name(x, d->domid, name, sizeof(name));
+	xgpub_config_device(name, &d->caps, &s);
+	xgpub_bucket_init(&d->looks, s.xs_looks ? s.xs_looks :
+			  XGPUB_XEN_LOOKS_PER_S, XGPUB_XEN_LOOKS_BURST);
+	d->rate_set = true;
 }
 
 static void publish_limits(struct xgpub_xen *x, struct xdev *d)
@@ -154,6 +169,7 @@ static void publish_limits(struct xgpub_xen *x, struct xdev *d)
 	xgpub_config_device(name, &d->caps, &s);
 	if (s.channels)
 		d->max_channels = s.channels;
+	set_look_rate(x, d);
 	/* channel numbers start afresh with every handshake */
 	rm(x, d->be, "ch");
 	wr(x, d->be, "max-ring-page-order", "%u", x->lim.max_ring_order);
@@ -171,6 +187,8 @@ static void step_device(struct xgpub_xen *x, struct xdev *d)
 	long fe_st;
 	char *hp, *fe;
 
+	if (!d->rate_set)
+		set_look_rate(x, d);
 	if (!d->fe[0]) {
 		fe = rd(x, d->be, "frontend");
 		if (!fe)
@@ -361,6 +379,9 @@ static void rules_changed(void)
 	for (unsigned int d = 0; d < AUTO_DOMIDS; d++)
 		if (x->autoattach[d] != AUTO_DONE)
 			x->autoattach[d] = AUTO_UNSEEN;
+	/* and each device's look rate is its new rule's */
+	for (int i = 0; i < MAX_DEVS; i++)
+		x->dev[i].rate_set = false;
 	xgpub_xen_poll(x);
 }
 
@@ -588,18 +609,21 @@ static long path_domid(const char *p)
 	return *end == '/' || !*end ? d : -1;
 }
 
-/* said once a minute at most: events wait for a bucket */
-static void say_deferred(uint64_t now, uint64_t *said, uint64_t *deferred,
-			 long dom, const char *what)
+/* said once a minute at most: events wait for bucket b */
+static void say_deferred(uint64_t now, const struct xgpub_bucket *b,
+			 uint64_t *said, uint64_t *deferred, long dom,
+			 const char *what)
 {
+	unsigned int per_s = (unsigned int)(1000000000ull / b->cost_ns);
+
 	if (*said && now - *said < 60000000000ull)
 		return;
 	xgpub_info("xenstore events come faster than %u a second (%s "
 		   "dom%ld): the backend looks at %s at most %u times a "
 		   "second (%llu event(s) waited for a look since the last "
-		   "such line)", XGPUB_XEN_LOOKS_PER_S,
+		   "such line)", per_s,
 		   dom >= 0 ? "from" : "the last from", dom, what,
-		   XGPUB_XEN_LOOKS_PER_S, (unsigned long long)*deferred);
+		   per_s, (unsigned long long)*deferred);
 	*said = now;
 	*deferred = 0;
 }
@@ -627,13 +651,8 @@ void xgpub_xen_events(struct xgpub_xen *x)
 	long last = -1;
 	char **vec;
 
-	/*
-	 * A guest's writes in its own frontend area (as often as it likes)
-	 * make its devices due; Dom0's (the backend directory, domains
-	 * coming and going) a look at every device.  Each waits for its
-	 * own bucket: a guest that floods xenstore delays its own devices'
-	 * looks, not the others'.
-	 */
+	/* a guest's writes make its devices due, Dom0's a look at every
+	 * device; each waits for its own bucket (xgpub_xen.h) */
 	while (!x->polling && (vec = xgpub_xs->check_watch(x->xs)) != NULL) {
 		long dom = path_domid(vec[XS_WATCH_PATH]);
 
@@ -653,8 +672,8 @@ void xgpub_xen_events(struct xgpub_xen *x)
 		}
 		x->deferred += n;
 		if (n)
-			say_deferred(now, &x->said_ns, &x->deferred, last,
-				     "every device");
+			say_deferred(now, &x->looks, &x->said_ns,
+				     &x->deferred, last, "every device");
 	}
 	for (int i = 0; i < MAX_DEVS; i++) {
 		struct xdev *d = &x->dev[i];
@@ -670,8 +689,8 @@ void xgpub_xen_events(struct xgpub_xen *x)
 			char what[48];
 
 			snprintf(what, sizeof(what), "its device %u", d->devid);
-			say_deferred(now, &d->said_ns, &d->deferred, d->domid,
-				     what);
+			say_deferred(now, &d->looks, &d->said_ns,
+				     &d->deferred, d->domid, what);
 		}
 	}
 }

@@ -64,6 +64,7 @@ struct xdev {
 	 * its domain's writes wait for its own bucket, not the others' */
 	struct xgpub_bucket looks;
 	bool look_due;
+	bool rate_set;		/* from its rule (and caps, once read) */
 	uint64_t deferred, said_ns;	/* as struct xgpub_xen's */
 	struct xch ch[MAX_CH];
 };
