@@ -456,18 +456,22 @@ XGPUIF_ASSERT_SIZE(struct xgpuif_decompress_args, 24);
 XGPUIF_ASSERT_SIZE(struct xgpuif_decompress, XGPUIF_DECOMPRESS_SIZE);
 XGPUIF_ASSERT_SIZE(struct xgpuif_decompress_reply, 16);
 XGPUIF_ASSERT_SIZE(struct xgpuif_map_array_args, 16);
-XGPUIF_ASSERT_SIZE(struct xgpuif_logs_args, 16);
-XGPUIF_ASSERT_SIZE(struct xgpuif_logs_dump_args, 24);
-XGPUIF_ASSERT_SIZE(struct xgpuif_logs_dump_reply, 16);
-XGPUIF_ASSERT_SIZE(struct xgpuif_logs_take_reply, 16);
-XGPUIF_ASSERT_SIZE(struct xgpuif_log_entry, 16);
-XGPUIF_ASSERT_SIZE(struct xgpuif_coredump_args, 16);
-XGPUIF_ASSERT_SIZE(struct xgpuif_coredump_reply, 8);
 XGPUIF_ASSERT_SIZE(struct xgpuif_array_map, 88);
 _Static_assert(__builtin_offsetof(struct xgpuif_request, payload) ==
 	       XGPUIF_HDR_SIZE, "request header is 32 bytes");
 _Static_assert(__builtin_offsetof(struct xgpuif_response, payload) ==
 	       XGPUIF_HDR_SIZE, "response header is 32 bytes");
+
+/* the driver's error log (its messages' entries and dumps) */
+XGPUIF_ASSERT_SIZE(struct xgpuif_log_entry, 16);
+XGPUIF_ASSERT_SIZE(struct xgpuif_logs_args, 16);
+XGPUIF_ASSERT_SIZE(struct xgpuif_logs_take_reply, 16);
+XGPUIF_ASSERT_SIZE(struct xgpuif_logs_dump_args, 24);
+XGPUIF_ASSERT_SIZE(struct xgpuif_logs_dump_reply, 16);
+
+/* core dump settings */
+XGPUIF_ASSERT_SIZE(struct xgpuif_coredump_args, 16);
+XGPUIF_ASSERT_SIZE(struct xgpuif_coredump_reply, 8);
 
 /*
  * The wire structs that carry a CUDA descriptor in the CUDA ABI's layout

@@ -20,20 +20,15 @@
 #include "xgpulib_dev.h"
 #include "xgpulib_entry.h"
 #include "xgpulib_graph.h"
-
-#define NOTIFY_MAGIC 0x786e7479u	/* "xnty" */
+#include "xgpulib_reg.h"
 
 struct CUasyncCallbackEntry_st {
-	uint32_t magic;
-	bool busy;			/* being unregistered */
+	struct xgpulib_reg reg;		/* first: remote, the NOTIFY handle */
 	CUdevice dev;
-	uint64_t remote;		/* the NOTIFY handle */
 	uint64_t fnid;			/* the helper's number of it */
-	struct CUasyncCallbackEntry_st *next;
 };
 
-static pthread_mutex_t nt_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct CUasyncCallbackEntry_st *nts;	/* live registrations */
+static struct xgpulib_regs nts = XGPULIB_REGS_INIT;	/* live ones */
 
 XGPULIB_EXPORT CUresult cuDeviceRegisterAsyncNotification(
 	CUdevice dev, CUasyncCallback cb, void *user,
@@ -63,14 +58,10 @@ XGPULIB_EXPORT CUresult cuDeviceRegisterAsyncNotification(
 		free(e);
 		return rc;
 	}
-	e->magic = NOTIFY_MAGIC;
 	e->dev = dev;
-	e->remote = r.ref;
+	e->reg.remote = r.ref;
 	e->fnid = a.fnid;
-	pthread_mutex_lock(&nt_mu);
-	e->next = nts;
-	nts = e;
-	pthread_mutex_unlock(&nt_mu);
+	xgpulib_reg_add(&nts, &e->reg);
 	*out = e;
 	return CUDA_SUCCESS;
 }
@@ -79,41 +70,26 @@ XGPULIB_EXPORT CUresult cuDeviceUnregisterAsyncNotification(
 	CUdevice dev, CUasyncCallbackHandle h)
 {
 	struct xgpuif_notify_args a = { dev, 0, 0, 0 };
-	struct CUasyncCallbackEntry_st *e, **pp;
+	struct CUasyncCallbackEntry_st *e;
 	CUresult rc = xgpulib_check_dev(dev);
 
 	if (rc)
 		return rc;
-	/* a record is looked at only once found among the live ones */
-	pthread_mutex_lock(&nt_mu);
-	for (e = nts; e && e != h; e = e->next)
-		;
-	if (!e || e->busy || e->dev != dev) {
-		pthread_mutex_unlock(&nt_mu);
+	e = (struct CUasyncCallbackEntry_st *)xgpulib_reg_take(&nts, h);
+	if (!e)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (e->dev != dev) {
+		xgpulib_reg_done(&nts, &e->reg, false);
 		return CUDA_ERROR_INVALID_VALUE;
 	}
-	e->busy = true;
-	a.handle = e->remote;
-	pthread_mutex_unlock(&nt_mu);
-
+	a.handle = e->reg.remote;
 	rc = xgpulib_call_NOTIFY_UNREGISTER(&a);
-	pthread_mutex_lock(&nt_mu);
-	if (rc) {
-		e->busy = false;
-		pthread_mutex_unlock(&nt_mu);
+	xgpulib_reg_done(&nts, &e->reg, rc == CUDA_SUCCESS);
+	if (rc)
 		return rc;
-	}
-	for (pp = &nts; *pp; pp = &(*pp)->next) {
-		if (*pp == e) {
-			*pp = e->next;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&nt_mu);
 	/* the worker's driver calls it no more; nor does our helper after
 	 * this (it may be running it now: wait) */
 	xgpulib_notify_forget(e->fnid);
-	e->magic = 0;
 	free(e);
 	return CUDA_SUCCESS;
 }

@@ -28,23 +28,18 @@
 
 #include "xgpulib.h"
 #include "xgpulib_chan.h"
+#include "xgpulib_reg.h"
 #include "xgpulib_rpc.h"
 
-#define LOGCB_MAGIC 0x786c6f67u	/* "xlog" */
-
 struct CUlogsCallbackEntry_st {
-	uint32_t magic;
-	bool busy;			/* being unregistered */
+	struct xgpulib_reg reg;		/* first: remote, the LOGCB handle */
 	CUlogsCallback fn;
 	void *data;
 	uint64_t id;			/* the worker queues messages under it */
-	uint64_t remote;		/* the LOGCB handle */
-	struct CUlogsCallbackEntry_st *next;
 };
 
-static pthread_mutex_t lg_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct CUlogsCallbackEntry_st *lgs;	/* live registrations */
-static uint64_t next_id = 1;
+static struct xgpulib_regs lgs = XGPULIB_REGS_INIT;	/* live ones */
+static uint64_t next_id = 1;		/* under lgs.mu */
 /* held while callbacks run: an unregistration waits for them (the same
  * thread may unregister from a callback) */
 static pthread_mutex_t run_mu = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
@@ -53,19 +48,20 @@ static __thread bool delivering;
 /* run the callback registered as id, if it still is */
 static void run_one(uint64_t id, CUlogLevel level, char *msg, size_t len)
 {
-	struct CUlogsCallbackEntry_st *e;
 	CUlogsCallback fn = NULL;
 	void *data = NULL;
 
-	pthread_mutex_lock(&lg_mu);
-	for (e = lgs; e; e = e->next) {
-		if (e->id == id && !e->busy) {
+	pthread_mutex_lock(&lgs.mu);
+	for (struct xgpulib_reg *r = lgs.head; r; r = r->next) {
+		struct CUlogsCallbackEntry_st *e = (void *)r;
+
+		if (e->id == id && !r->busy) {
 			fn = e->fn;
 			data = e->data;
 			break;
 		}
 	}
-	pthread_mutex_unlock(&lg_mu);
+	pthread_mutex_unlock(&lgs.mu);
 	if (fn)
 		fn(data, level, msg, len);
 }
@@ -123,11 +119,11 @@ static void say(const char *msg)
 	uint64_t ids[64];
 	int n = 0;
 
-	pthread_mutex_lock(&lg_mu);
-	for (struct CUlogsCallbackEntry_st *e = lgs; e && n < 64; e = e->next)
-		if (!e->busy)
-			ids[n++] = e->id;
-	pthread_mutex_unlock(&lg_mu);
+	pthread_mutex_lock(&lgs.mu);
+	for (struct xgpulib_reg *r = lgs.head; r && n < 64; r = r->next)
+		if (!r->busy)
+			ids[n++] = ((struct CUlogsCallbackEntry_st *)r)->id;
+	pthread_mutex_unlock(&lgs.mu);
 	pthread_mutex_lock(&run_mu);
 	/* registered last, called first: the driver's order */
 	for (int i = 0; i < n; i++) {
@@ -156,9 +152,9 @@ XGPULIB_EXPORT CUresult cuLogsRegisterCallback(CUlogsCallback fn, void *data,
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	e->fn = fn;
 	e->data = data;
-	pthread_mutex_lock(&lg_mu);
+	pthread_mutex_lock(&lgs.mu);
 	e->id = next_id++;
-	pthread_mutex_unlock(&lg_mu);
+	pthread_mutex_unlock(&lgs.mu);
 	a.id = e->id;
 	a.null_out = 0;
 	rc = xgpulib_call_LOGS_REGISTER(&a, &r);
@@ -166,12 +162,8 @@ XGPULIB_EXPORT CUresult cuLogsRegisterCallback(CUlogsCallback fn, void *data,
 		free(e);
 		return rc;
 	}
-	e->magic = LOGCB_MAGIC;
-	e->remote = r.ref;
-	pthread_mutex_lock(&lg_mu);
-	e->next = lgs;
-	lgs = e;
-	pthread_mutex_unlock(&lg_mu);
+	e->reg.remote = r.ref;
+	xgpulib_reg_add(&lgs, &e->reg);
 	if (out)
 		*out = e;
 	return CUDA_SUCCESS;
@@ -179,42 +171,23 @@ XGPULIB_EXPORT CUresult cuLogsRegisterCallback(CUlogsCallback fn, void *data,
 
 XGPULIB_EXPORT CUresult cuLogsUnregisterCallback(CUlogsCallbackHandle h)
 {
-	struct CUlogsCallbackEntry_st *e, **pp;
 	struct xgpuif_handle_args a = { 0 };
+	struct xgpulib_reg *e;
 	CUresult rc = xgpulib_check_init();
 
 	if (rc)
 		return rc;
-	/* a record is looked at only once found among the live ones */
-	pthread_mutex_lock(&lg_mu);
-	for (e = lgs; e && e != h; e = e->next)
-		;
-	if (!e || e->busy) {
-		pthread_mutex_unlock(&lg_mu);
+	e = xgpulib_reg_take(&lgs, h);
+	if (!e)
 		return CUDA_ERROR_INVALID_VALUE;
-	}
-	e->busy = true;
 	a.handle = e->remote;
-	pthread_mutex_unlock(&lg_mu);
-
 	rc = xgpulib_call_LOGS_UNREGISTER(&a);
-	pthread_mutex_lock(&lg_mu);
-	if (rc) {
-		e->busy = false;
-		pthread_mutex_unlock(&lg_mu);
+	xgpulib_reg_done(&lgs, e, rc == CUDA_SUCCESS);
+	if (rc)
 		return rc;
-	}
-	for (pp = &lgs; *pp; pp = &(*pp)->next) {
-		if (*pp == e) {
-			*pp = e->next;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&lg_mu);
 	/* a delivery under way (another thread's) ends before we return */
 	pthread_mutex_lock(&run_mu);
 	pthread_mutex_unlock(&run_mu);
-	e->magic = 0;
 	free(e);
 	return CUDA_SUCCESS;
 }
@@ -458,29 +431,18 @@ static CUresult coredump(CUcoredumpSettings at, void *value, size_t *size,
 	return CUDA_SUCCESS;
 }
 
-XGPULIB_EXPORT CUresult cuCoredumpGetAttribute(CUcoredumpSettings at,
-					       void *value, size_t *size)
-{
-	return coredump(at, value, size, false, false);
-}
+/* the four entry points: the context's or the process's, get or set */
+#define CD_ENTRY(name, global, set)					\
+	XGPULIB_EXPORT CUresult name(CUcoredumpSettings at, void *value, \
+				     size_t *size)			\
+	{								\
+		return coredump(at, value, size, global, set);		\
+	}
 
-XGPULIB_EXPORT CUresult cuCoredumpGetAttributeGlobal(CUcoredumpSettings at,
-						     void *value, size_t *size)
-{
-	return coredump(at, value, size, true, false);
-}
-
-XGPULIB_EXPORT CUresult cuCoredumpSetAttribute(CUcoredumpSettings at,
-					       void *value, size_t *size)
-{
-	return coredump(at, value, size, false, true);
-}
-
-XGPULIB_EXPORT CUresult cuCoredumpSetAttributeGlobal(CUcoredumpSettings at,
-						     void *value, size_t *size)
-{
-	return coredump(at, value, size, true, true);
-}
+CD_ENTRY(cuCoredumpGetAttribute, false, false)
+CD_ENTRY(cuCoredumpGetAttributeGlobal, true, false)
+CD_ENTRY(cuCoredumpSetAttribute, false, true)
+CD_ENTRY(cuCoredumpSetAttributeGlobal, true, true)
 
 /* ---- process checkpoints ------------------------------------------------- */
 
