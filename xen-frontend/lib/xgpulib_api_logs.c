@@ -8,7 +8,7 @@
  * CUlogsCallbackHandle) with a number the worker's callback for it
  * queues each message under.  A reply that says messages wait
  * (XGPUIF_SF_LOGS) makes the thread that waited for it fetch them and
- * run the callbacks (xgpulib_logs_deliver, from xgpulib_rpc.c) before
+ * run the callbacks (deliver, xgpulib_rpc.c's xgpulib_logs_hook) before
  * its call returns to the program, as the driver runs them before the
  * failing call returns.  After cuLogsUnregisterCallback returns, its
  * callback runs no more.
@@ -66,7 +66,7 @@ static void run_one(uint64_t id, CUlogLevel level, char *msg, size_t len)
 		fn(data, level, msg, len);
 }
 
-void xgpulib_logs_deliver(void)
+static void deliver(void)
 {
 	uint32_t cap = xgpulib_chan_reply_max(xgpulib_ch) -
 		       (uint32_t)sizeof(struct xgpuif_logs_take_reply);
@@ -157,6 +157,7 @@ XGPULIB_EXPORT CUresult cuLogsRegisterCallback(CUlogsCallback fn, void *data,
 	pthread_mutex_unlock(&lgs.mu);
 	a.id = e->id;
 	a.null_out = 0;
+	xgpulib_logs_hook = deliver;	/* before any message can come */
 	rc = xgpulib_call_LOGS_REGISTER(&a, &r);
 	if (rc) {
 		free(e);

@@ -100,6 +100,8 @@ static CUresult send(uint16_t op, bool posted, const struct xgpuif_iov *iov,
 	return rc;
 }
 
+void (*volatile xgpulib_logs_hook)(void);
+
 CUresult xgpulib_call(uint16_t op, bool exact, const struct xgpuif_iov *iov,
 		      int niov, void *r, uint32_t rsize, void *rtail,
 		      uint32_t rtail_cap, uint32_t *rtail_len)
@@ -117,8 +119,8 @@ CUresult xgpulib_call(uint16_t op, bool exact, const struct xgpuif_iov *iov,
 		return rc;
 	rc = xgpulib_chan_wait(xgpulib_ch, &w);
 	xgpulib_output_settle(xgpulib_ch);
-	if (w.flags & XGPUIF_SF_LOGS)
-		xgpulib_logs_deliver();
+	if ((w.flags & XGPUIF_SF_LOGS) && xgpulib_logs_hook)
+		xgpulib_logs_hook();
 	if (rc == CUDA_SUCCESS && w.reply_len < rsize)
 		rc = CUDA_ERROR_UNKNOWN;	/* a backend bug */
 	if (rtail_len)
@@ -148,8 +150,8 @@ CUresult xgpulib_wait(struct xgpulib_waiter *w)
 	CUresult rc = xgpulib_chan_wait(xgpulib_ch, w);
 
 	xgpulib_output_settle(xgpulib_ch);
-	if (w->flags & XGPUIF_SF_LOGS)
-		xgpulib_logs_deliver();
+	if ((w->flags & XGPUIF_SF_LOGS) && xgpulib_logs_hook)
+		xgpulib_logs_hook();
 	return rc;
 }
 

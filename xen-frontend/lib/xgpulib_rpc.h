@@ -39,10 +39,15 @@ extern pthread_mutex_t xgpulib_data_mu;
 /* CUDA_ERROR_NOT_INITIALIZED unless cuInit succeeded */
 CUresult xgpulib_check_init(void);
 
-/* fetch the driver's log messages the worker queued and run the
- * program's callbacks for them, on this thread (a reply flagged
- * XGPUIF_SF_LOGS; xgpulib_api_logs.c) */
-void xgpulib_logs_deliver(void);
+/*
+ * Called on the thread that got a reply flagged XGPUIF_SF_LOGS, before
+ * its call returns: fetch the driver's log messages the worker queued
+ * and run the program's callbacks for them.  Set by xgpulib_api_logs.c
+ * when the first callback is registered (the worker queues messages for
+ * registered callbacks only); a hook, so that this layer does not call
+ * up into the API layer that calls it.
+ */
+extern void (*volatile xgpulib_logs_hook)(void);
 
 /* is managed memory coherent (not zero copy) in this process?  (the
  * transport's default or XGPU_MANAGED) */
