@@ -15,6 +15,10 @@
  * its errors are.  The queue holds at most QUEUE_BYTES; past that the
  * messages are counted as dropped and the guest library says so once.
  *
+ * Only messages about calls of the thread that serves the guest's
+ * requests are queued: the worker's other threads (the scheduler's
+ * marks) make calls the program did not.
+ *
  * cuLogsCurrent and cuLogsDumpToMemory are the driver's, with its
  * iterator: the guest's iterator is the driver's number.  What the log
  * holds is what the worker's driver saw: the errors of the guest's calls
@@ -35,6 +39,11 @@ struct xgpub_logcb {
 
 static struct {
 	pthread_mutex_t mu;
+	/* the thread that serves the guest's requests (it registered the
+	 * callbacks): the driver's messages about calls of other threads
+	 * of the worker (the scheduler's marks) are not the program's */
+	pthread_t server;
+	bool server_known;
 	uint8_t *buf;		/* entries: struct xgpuif_log_entry + text,
 				 * padded to 8 */
 	size_t len, head;	/* bytes queued; first not yet taken */
@@ -54,6 +63,8 @@ static void CUDA_CB on_log(void *data, CUlogLevel level, char *msg,
 	struct xgpuif_log_entry e = { cb->id, (uint32_t)level, 0 };
 	size_t need;
 
+	if (!q.server_known || !pthread_equal(pthread_self(), q.server))
+		return;
 	if (!msg)
 		len = 0;
 	/* the driver's messages are short; a line is plenty */
@@ -105,6 +116,10 @@ XGPUB_HANDLER(LOGS_REGISTER)
 	if (!cb)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	cb->id = a->id;
+	if (!q.server_known) {
+		q.server = pthread_self();
+		q.server_known = true;
+	}
 	/* the handle is needed to unregister: always asked for */
 	rc = w->D->cuLogsRegisterCallback(on_log, cb, &h);
 	/* a full table unregisters it and frees cb */
