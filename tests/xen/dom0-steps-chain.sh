@@ -55,6 +55,16 @@ daemon_as_before() {
 	restart_daemon
 }
 
+# A step's verdict is kept in WHY (what failed, appended to) and OK (what
+# passed, for its PASS line); verdict NAME TEXT reports it.
+verdict() {
+	if [ -z "$WHY" ]; then
+		pass "$1${2:+ $2}"
+	else
+		fail "$1" "$WHY"
+	fi
+}
+
 # domu2_result CMD SECONDS: domu2 runs CMD (its result has the same
 # name); OK holds the result after PASS, or WHY (appended to) says why not
 domu2_result() {
@@ -70,20 +80,20 @@ domu2_result() {
 }
 
 step_net_chain() {
-	local why= ok=
+	WHY= OK=
 	blocked net-chain && return
 	if [ -z "${CHAIN_ADDR:-}" ] || [ ! -f /etc/xgpu/chain.psk ]; then
 		skip net-chain "no host daemon given (CHAIN_ADDR)"
 		return
 	fi
 	insmod /lib/modules/net/e1000.ko 2>/tmp/e1000.err ||
-		why="${why}insmod e1000: $(cat /tmp/e1000.err); "
+		WHY="${WHY}insmod e1000: $(cat /tmp/e1000.err); "
 	wait_until 10 test -e /sys/class/net/eth0 ||
-		why="${why}no eth0; "
+		WHY="${WHY}no eth0; "
 	ip link set eth0 up && ip addr add 10.0.2.15/24 dev eth0 ||
-		why="${why}eth0 not configured; "
-	if [ -n "$why" ]; then
-		fail net-chain "$why"
+		WHY="${WHY}eth0 not configured; "
+	if [ -n "$WHY" ]; then
+		fail net-chain "$WHY"
 		return
 	fi
 	if ! daemon_with <<EOF_OPTS
@@ -92,35 +102,23 @@ export XGPU_SOCKET=tcp://$CHAIN_ADDR
 export XGPU_TLS_PSK=/etc/xgpu/chain.psk
 EOF_OPTS
 	then
-		why="no chained daemon after the hotplug script: $(tail -n 1 /var/log/xgpu-hotplug.log); "
+		WHY="no chained daemon after the hotplug script: $(tail -n 1 /var/log/xgpu-hotplug.log); "
 	else
-		cmd "$D2" chain
 		# netcopy and threads, then each of GPU_PROGS (a GPU machine's
 		# chain: seconds each under TCG, tens through the user network)
 		set -- ${GPU_PROGS:-}
-		if ! wait_res "$D2" chain $((240 + 200 * $#)); then
-			why="${why}no result from domu2; "
-		else
-			case $RES in
-			PASS*) ok="domu2: ${RES#PASS }" ;;
-			*) why="${why}domu2: ${RES#FAIL: }; " ;;
-			esac
-		fi
+		domu2_result chain $((240 + 200 * $#))
 		# each program's exit status, output digest and last line, for
 		# run.sh's caller to compare with the program's native run
 		for p in ${GPU_PROGS:-}; do
 			echo "XGPU-CHAIN-PROG $p $(res "$D2" "gpu-$p")"
 		done
 		logread | grep -q "executor $CHAIN_LIB" ||
-			why="${why}no worker ran on $CHAIN_LIB; "
+			WHY="${WHY}no worker ran on $CHAIN_LIB; "
 	fi
 	daemon_as_before ||
-		why="${why}the daemon did not come back as before; "
-	if [ -z "$why" ]; then
-		pass "net-chain ($ok through Dom0's worker on xgpu's own library, TLS to $CHAIN_ADDR)"
-	else
-		fail net-chain "$why"
-	fi
+		WHY="${WHY}the daemon did not come back as before; "
+	verdict net-chain "(domu2: $OK through Dom0's worker on xgpu's own library, TLS to $CHAIN_ADDR)"
 }
 
 # grant-budget: the daemon restarted with --grant-mb 24 (Dom0's maptrack
@@ -144,11 +142,7 @@ EOF_OPTS
 			WHY="${WHY}no refusal naming the budget in Dom0's log; "
 	fi
 	daemon_as_before || WHY="${WHY}the daemon did not come back as before; "
-	if [ -z "$WHY" ]; then
-		pass "grant-budget $OK"
-	else
-		fail grant-budget "$WHY"
-	fi
+	verdict grant-budget "$OK"
 }
 
 # same-domain: domu2's second process, started while its first holds the
@@ -160,9 +154,5 @@ step_same_domain() {
 	blocked same-domain && return
 	domu2_result samedom 400
 	daemon_alive || WHY="${WHY}the daemon (pid ${XPID:-?}) is gone; "
-	if [ -z "$WHY" ]; then
-		pass "same-domain $OK"
-	else
-		fail same-domain "$WHY"
-	fi
+	verdict same-domain "$OK"
 }

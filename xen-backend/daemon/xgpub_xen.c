@@ -141,16 +141,22 @@ static void read_caps(struct xgpub_xen *x, struct xdev *d)
 			   d->caps.channels, d->caps.xs_looks);
 }
 
-/* its looks after its xenstore writes: its rule's, caps' (read when its
- * limits are published) or the default rate, from a full bucket */
-static void set_look_rate(struct xgpub_xen *x, struct xdev *d)
+/* what its domain's rule, its device's caps (as last read) and the caps
+ * set at run time give device d */
+static void dev_settings(struct xgpub_xen *x, struct xdev *d,
+			 struct xgpu_dom_settings *s)
 {
-	struct xgpu_dom_settings s;
 	char name[64];
 
 	dom_name(x, d->domid, name, sizeof(name));
-	xgpub_config_device(name, &d->caps, &s);
-	xgpub_bucket_init(&d->looks, s.xs_looks ? s.xs_looks :
+	xgpub_config_device(name, &d->caps, s);
+}
+
+/* its looks after its xenstore writes: s's rate or the default, from a
+ * full bucket */
+static void set_look_rate(struct xdev *d, const struct xgpu_dom_settings *s)
+{
+	xgpub_bucket_init(&d->looks, s->xs_looks ? s->xs_looks :
 			  XGPUB_XEN_LOOKS_PER_S, XGPUB_XEN_LOOKS_BURST);
 	d->rate_set = true;
 }
@@ -158,18 +164,14 @@ static void set_look_rate(struct xgpub_xen *x, struct xdev *d)
 static void publish_limits(struct xgpub_xen *x, struct xdev *d)
 {
 	struct xgpu_dom_settings s;
-	char name[64];
 
 	/* the domain's rule of xgpu.conf, its device's caps or its caps
 	 * set at run time (with or without a rule) may give it fewer or
 	 * more channels than the daemon's --max-channels */
 	read_caps(x, d);
-	dom_name(x, d->domid, name, sizeof(name));
-	d->max_channels = x->lim.max_channels;
-	xgpub_config_device(name, &d->caps, &s);
-	if (s.channels)
-		d->max_channels = s.channels;
-	set_look_rate(x, d);
+	dev_settings(x, d, &s);
+	d->max_channels = s.channels ? s.channels : x->lim.max_channels;
+	set_look_rate(d, &s);
 	/* channel numbers start afresh with every handshake */
 	rm(x, d->be, "ch");
 	wr(x, d->be, "max-ring-page-order", "%u", x->lim.max_ring_order);
@@ -187,8 +189,12 @@ static void step_device(struct xgpub_xen *x, struct xdev *d)
 	long fe_st;
 	char *hp, *fe;
 
-	if (!d->rate_set)
-		set_look_rate(x, d);
+	if (!d->rate_set) {
+		struct xgpu_dom_settings s;
+
+		dev_settings(x, d, &s);
+		set_look_rate(d, &s);
+	}
 	if (!d->fe[0]) {
 		fe = rd(x, d->be, "frontend");
 		if (!fe)

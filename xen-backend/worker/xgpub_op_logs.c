@@ -147,9 +147,10 @@ XGPUB_HANDLER(LOGS_DUMP)
 	if (a->no_iterator > 1 || a->_pad)
 		return CUDA_ERROR_INVALID_VALUE;
 	/* the text and its NUL must fit the reply */
-	if (size > XGPUIF_LOGS_DUMP_MAX || size > rt->cap)
-		size = rt->cap < XGPUIF_LOGS_DUMP_MAX ? rt->cap :
-							XGPUIF_LOGS_DUMP_MAX;
+	if (size > rt->cap)
+		size = rt->cap;
+	if (size > XGPUIF_LOGS_DUMP_MAX)
+		size = XGPUIF_LOGS_DUMP_MAX;
 	rc = w->D->cuLogsDumpToMemory(a->no_iterator ? NULL : &it,
 				      (char *)rt->p, &size, a->flags);
 	r->iterator = it;

@@ -125,7 +125,7 @@ static void say(const char *msg)
 			ids[n++] = ((struct CUlogsCallbackEntry_st *)r)->id;
 	pthread_mutex_unlock(&lgs.mu);
 	pthread_mutex_lock(&run_mu);
-	/* registered last, called first: the driver's order */
+	/* in the list's order, the newest first */
 	for (int i = 0; i < n; i++) {
 		char m[1100];
 
@@ -217,25 +217,18 @@ static CUresult dump(CUlogIterator *it, char *buf, size_t *size,
 	uint32_t cap = xgpulib_chan_reply_max(xgpulib_ch) -
 		       (uint32_t)sizeof(r), len = 0;
 	CUresult rc;
-	char *tmp;
 
 	if (cap > XGPUIF_LOGS_DUMP_MAX)
 		cap = XGPUIF_LOGS_DUMP_MAX;
 	if (*size < cap)
 		cap = (uint32_t)*size;
 	a.size = *size;
-	tmp = malloc(cap ? cap : 1);
-	if (!tmp)
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	rc = xgpulib_call_LOGS_DUMP(&a, &r, tmp, cap, &len);
-	if (!rc && (r.bytes != len || (len && (r.size + 1 != len ||
-					       len > *size))))
+	/* the text lands in buf itself: cap is no more than *size */
+	rc = xgpulib_call_LOGS_DUMP(&a, &r, buf, cap, &len);
+	if (!rc && (r.bytes != len || (len && r.size + 1 != len)))
 		rc = CUDA_ERROR_UNKNOWN;	/* a backend bug */
-	if (!rc && len)
-		memcpy(buf, tmp, len);
-	else if (!rc && *size)
+	if (!rc && !len && *size)
 		buf[0] = '\0';	/* the driver always terminates it */
-	free(tmp);
 	*size = rc == CUDA_ERROR_UNKNOWN ? 0 : r.size;
 	if (it && (!rc || rc == CUDA_ERROR_INVALID_VALUE))
 		*it = r.iterator;
