@@ -812,8 +812,9 @@ for mode in garbage overflow bigslots badmemref badop badhandshake truncate \
 		ids=$(sed -n 's/^hostile: client \([0-9]*\)$/\1/p' "$out")
 		[ -n "$ids" ] || why="the hostile client named no connection"
 		for id in $ids; do
-			if ! grep -E "worker $id: " "$LOG" | grep -qE "$ERR_RE"
-			then
+			# a worker's line, or the daemon's of a handshake
+			if ! grep -E "(worker $id|client $id( \\(.*\\))?): " \
+				"$LOG" | grep -qE "$ERR_RE"; then
 				why="no error line in the log for client $id"
 				break
 			fi
@@ -1024,18 +1025,21 @@ if [ -x "$CLI" ]; then
 fi
 
 # ---- (d2) a flood of idle connections of one user ---------------------------
-# 200 connections of uid 65534 that never shake hands: at most 8 get a
-# worker, and a client of another user (root) at the same time is served
+# 200 connections of uid 65534 that never shake hands: at most 8 are
+# welcomed, none gets a worker (the handshake is the daemon's, for 2 s),
+# and a client of another user (root) at the same time is served
 
 if [ "$(id -u)" = 0 ]; then
 	chmod 711 "$TMP"
 	chmod 666 "$SOCK" 2>/dev/null
+	wbefore=$(pgrep -c -P "$DPID")
 	"$T/hostile" flood "$SOCK" 65534 >"$TMP/flood.out" 2>&1 &
 	fp=$!
 	for _ in $(seq 50); do
 		grep -q 'flood:' "$TMP/flood.out" && break
 		sleep 0.1
 	done
+	wduring=$(pgrep -c -P "$DPID")
 	client basic "$TMP/flood.basic.out"
 	br=$?
 	wait "$fp"
@@ -1047,8 +1051,13 @@ if [ "$(id -u)" = 0 ]; then
 		fail flood "a client of another user was not served during" \
 			"the flood ($br)"
 		show "$TMP/flood.basic.out"
+	elif [ "$wduring" -gt "$wbefore" ]; then
+		fail flood "the daemon had $wduring workers during the flood" \
+			"of idle connections, $wbefore before it"
 	elif ! grep -q 'refusing a local connection of uid 65534' "$LOG"; then
 		fail flood "no log line for the refused connections"
+	elif ! grep -q 'uid 65534): no handshake within 2 s' "$LOG"; then
+		fail flood "no log line for the handshakes that timed out"
 	else
 		pass flood
 	fi
@@ -1057,7 +1066,7 @@ else
 fi
 
 # ---- (d3) a burst of processes of one user starting at once -----------------
-# 40 well-behaved clients connect together: past 8 pending handshakes they
+# 40 well-behaved clients connect together: past 8 handshakes at once they
 # wait for their turn instead of being refused, and all are served
 
 if "$T/hostile" burst "$SOCK" >"$TMP/burst.out" 2>&1; then
@@ -1284,7 +1293,8 @@ fi
 SOCK2=$TMP/limit.sock
 LOG2=$TMP/limit.log
 "$BACKEND" --local "$SOCK2" --control none --foreground --gpu-limit-ms 300 \
-	--quota-mb 1 --ctx-charge-kb 0 --driver "$FAKECUDA" >"$LOG2" 2>&1 &
+	--quota-mb 1 --ctx-charge-kb 0 --max-pending-per-user 2 \
+	--driver "$FAKECUDA" >"$LOG2" 2>&1 &
 DPID2=$!
 for _ in $(seq 100); do
 	[ -S "$SOCK2" ] && break
@@ -1349,6 +1359,16 @@ if XGPU_SOCKET=$SOCK2 timeout 120 "$T/hostile" tinyallocs "$SOCK2" \
 	pass quota-granularity
 else
 	fail quota-granularity "$(grep -m1 'FAIL\|tinyallocs:' "$TMP/tiny.out")"
+fi
+
+# ---- (h0) handshakes at once, settable (the same daemon: 2) ----------------
+
+"$T/hostile" flood "$SOCK2" -1 2 >"$TMP/flood2.out" 2>&1
+if ! grep -q '^hostile: flood: 2 welcomed$' "$TMP/flood2.out"; then
+	fail pending-per-user "--max-pending-per-user 2:" \
+		"$(grep -m1 'FAIL\|flood:' "$TMP/flood2.out")"
+else
+	pass pending-per-user
 fi
 kill -TERM "$DPID2" 2>/dev/null
 wait "$DPID2" 2>/dev/null

@@ -16,6 +16,7 @@
 #include "xgpu_ctl.h"
 #include "xgpub_args.h"
 #include "xgpub_config.h"
+#include "xgpub_local_clients.h"
 #include "xgpub_sched_glue.h"
 #include "xgpub_vcpu_glue.h"
 
@@ -62,6 +63,9 @@ static void usage(FILE *f)
 "                         Dom0's default maptrack; 0: no limit)\n"
 "      --max-local-per-user N  local clients (processes) per user\n"
 "                         (default 64, 0: no limit but the table's 1024)\n"
+"      --max-pending-per-user N  local clients of one user shaking hands\n"
+"                         at once (the daemon's, 2 s each; default 8, at\n"
+"                         most 256); more wait their turn\n"
 "      --vcpu-coord on|off  keep Xen VCPU weights in step with GPU weights\n"
 "                         and boost a domain whose GPU work completed\n"
 "                         (default on with --xen and the scheduler on)\n"
@@ -122,6 +126,7 @@ static const struct option lopts[] = {
 	{ "max-channels", required_argument, NULL, 'C' },
 	{ "grant-mb", required_argument, NULL, 'Z' },
 	{ "max-local-per-user", required_argument, NULL, 'U' },
+	{ "max-pending-per-user", required_argument, NULL, 'Q' },
 	{ "vcpu-coord", required_argument, NULL, 'V' },
 	{ "vcpu-boost", required_argument, NULL, 'B' },
 	{ "foreground", no_argument, NULL, 'f' },
@@ -344,6 +349,7 @@ int xgpub_args_parse(int argc, char **argv, struct xgpub_args *a)
 		.ctl_path = XGPU_CTL_PATH_DEFAULT,
 		.sched_policy = "credit",
 		.max_local_per_user = 64,
+		.max_pending_per_user = 8,
 		.max_net = 64,
 		.vcpu_on = true,
 		.lim = {
@@ -359,6 +365,7 @@ int xgpub_args_parse(int argc, char **argv, struct xgpub_args *a)
 		NUM('C', 1, XGPUIF_XEN_MAX_CHANNELS, 1, a->lim.max_channels),
 		NUM('Z', 0, 1u << 20, 256u, a->lim.grant_pages),
 		NUM('U', 0, 1024, 1, a->max_local_per_user),
+		NUM('Q', 1, XGPUB_LOCAL_HS_MAX, 1, a->max_pending_per_user),
 		NUM('n', 0, 1024, 1, a->max_net),
 		NUM('H', 0, 16, 1, a->opt.net_lanes),
 		NUM('g', 0, 63, 1, a->opt.gpu),

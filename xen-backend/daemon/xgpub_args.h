@@ -31,6 +31,7 @@ struct xgpub_args {
 	const char *sched_policy;
 	const char *metrics_spec;	/* NULL: none */
 	unsigned int max_local_per_user;
+	unsigned int max_pending_per_user;
 	bool vcpu_on;
 	unsigned int boost_pct, boost_ms;
 	bool foreground, use_xen, allow_pageable;

@@ -69,20 +69,23 @@ int xgpub_children_netns_probe(void)
 
 /*
  * In a forked worker: close every descriptor but stdin, stdout, stderr
- * and those a worker needs (keep: its guest's connection, if any; its own
- * kick of the scheduler, the daemon's pipe for Xen workers, the broker).
+ * and those a worker needs (mine: its guest's connection and what came
+ * with it, if any; its own kick of the scheduler, the daemon's pipe for Xen workers, the broker).
  * The daemon's sockets (control, metrics, local listener), its xenstore
  * and Xen handles, the scheduler's epoll set, the other workers' kicks
  * and connections all go.
  */
-static void close_inherited(int keep_fd, int keep2)
+static void close_inherited(const int *mine, int nmine)
 {
-	int keep[] = { 2, keep_fd, keep2, xgpub_sched_kick_fd,
-		       xgpub_xen_alive_fd, xgpub_broker_fd };
-	int n = (int)(sizeof(keep) / sizeof(keep[0]));
+	int keep[XGPUB_SPAWN_KEEP_MAX + 4] = { 2, xgpub_sched_kick_fd,
+					       xgpub_xen_alive_fd,
+					       xgpub_broker_fd };
+	int n = 4;
 	unsigned int from = 3;
 	struct rlimit rl;
 
+	for (int i = 0; i < nmine && i < XGPUB_SPAWN_KEEP_MAX; i++)
+		keep[n++] = mine[i];
 	qsort(keep, (size_t)n, sizeof(keep[0]), cmp_int);
 	for (int i = 0; i <= n; i++) {
 		unsigned int to = i < n ? (unsigned int)keep[i] : ~0u;
@@ -165,8 +168,8 @@ void xgpub_children_kill(int sig)
 			kill(children[i].pid, sig);
 }
 
-pid_t xgpub_spawn(const struct xgpub_child *info, int keep_fd,
-		  int (*fn)(void *), void *arg)
+pid_t xgpub_spawn(const struct xgpub_child *info, const int *keep,
+		  int nkeep, int (*fn)(void *), void *arg)
 {
 	struct xgpub_child *slot = NULL;
 	char prefix[48];
@@ -236,8 +239,7 @@ pid_t xgpub_spawn(const struct xgpub_child *info, int keep_fd,
 		/* the daemon's registry of IPC handles: not the worker's */
 		xgpub_ipc_reg_after_fork();
 		xgpub_sched_kick_fd = kick;
-		close_inherited(keep_fd, info->kind == XGPUB_CHILD_NET ?
-					info->lane_child_fd : -1);
+		close_inherited(keep, nkeep);
 		signal(SIGCHLD, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
 		signal(SIGINT, SIG_DFL);

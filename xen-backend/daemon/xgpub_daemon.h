@@ -43,12 +43,14 @@ struct xgpub_child {
 /*
  * Fork a worker.  In the child, after the common set-up (its cgroup, a
  * session of its own, signals, name, log prefix, every descriptor closed
- * but stdio, keep_fd (-1: none) and the few every worker needs),
+ * but stdio, the nkeep of keep (at most XGPUB_SPAWN_KEEP_MAX; -1s are
+ * skipped) and the few every worker needs),
  * fn(arg) runs and its return value is the exit code.  In the parent:
  * the pid (recorded in the table of children) or -errno.
  */
-pid_t xgpub_spawn(const struct xgpub_child *info, int keep_fd,
-		  int (*fn)(void *), void *arg);
+#define XGPUB_SPAWN_KEEP_MAX	4
+pid_t xgpub_spawn(const struct xgpub_child *info, const int *keep,
+		  int nkeep, int (*fn)(void *), void *arg);
 /* the child with this pid (cleared by the caller once reaped), or NULL */
 struct xgpub_child *xgpub_child_find(pid_t pid);
 void xgpub_child_name(const struct xgpub_child *c, char *buf, size_t len);

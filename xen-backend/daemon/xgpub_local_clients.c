@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
  * xgpub_local_clients.c: the daemon's side of the local transport: who
- * of the clients that connect to the --local socket gets a worker now,
- * later or never (xgpub_local_clients.h), and the forking of theirs.
- * Only the daemon's event loop calls in; the state below is its own.
+ * of the clients that connect to the --local socket shakes hands now,
+ * later or never (xgpub_local_clients.h), the handshakes themselves, and
+ * the forking of a worker for each that ended well.  Only the daemon's
+ * event loop calls in; the state below is its own.
  */
+#include <errno.h>
 #include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -16,37 +18,45 @@
 #include "xgpub_worker.h"
 
 /*
- * Local clients per user (SO_PEERCRED uid): at most PENDING_PER_USER of
- * them still shaking hands (their worker is forked, the channel not up:
- * idle connections would otherwise fill the table of workers) and at most
- * max_local_per_user workers in all.  A connection past the first bound
- * waits, without a worker, until one of that user's handshakes ends (a
- * burst of processes starting at once, a pool of 64, is served in turn),
- * up to DEFER_PER_USER connections for DEFER_NS each; one past the second
- * bound, or past those, is closed at once, with one log line per second
- * at most.
+ * A connection's handshake runs here, in the daemon: the welcome goes
+ * out at once, the client's connect message (with its memory and
+ * notification descriptors) must come within HS_NS, and it is checked
+ * before a worker is forked for it.  A client that connects and says
+ * nothing holds a socket and a slot below, never a process.  At most
+ * lim->pending handshakes of one user (SO_PEERCRED uid) run at once, and
+ * XGPUB_LOCAL_HS_MAX of all users; one past those waits, unwelcomed,
+ * until a slot frees (a burst of processes starting at once, a pool of
+ * 64, is served in turn), up to DEFER_PER_USER connections for DEFER_NS
+ * each.  Past lim->per_user workers and handshakes of one user, or past
+ * the waiting room, a connection is closed at once, with one log line per
+ * second at most.
  */
-#define PENDING_PER_USER	8
+#define HS_NS			2000000000ull	/* 2 s */
 #define DEFER_PER_USER		128
 #define DEFER_MAX		512
 #define DEFER_NS		60000000000ull	/* 60 s */
 
 enum admit { ADMIT, ADMIT_LATER, ADMIT_NEVER };
 
+/* handshakes under way, in the order they began */
+static struct shaking {
+	int conn;
+	uint32_t uid, id;
+	uint64_t since;
+} hs[XGPUB_LOCAL_HS_MAX];
+static unsigned int nhs;
+
 struct user_count {
 	uint32_t uid;
-	unsigned int pending, all;
+	unsigned int all;
 };
 
 static void count_user(struct xgpub_child *c, void *arg)
 {
 	struct user_count *u = arg;
 
-	if (c->kind != XGPUB_CHILD_LOCAL || c->peer_uid != u->uid)
-		return;
-	u->all++;
-	if (!c->st || !__atomic_load_n(&c->st->connected, __ATOMIC_ACQUIRE))
-		u->pending++;
+	if (c->kind == XGPUB_CHILD_LOCAL && c->peer_uid == u->uid)
+		u->all++;
 }
 
 static void refuse_log(uint32_t uid, unsigned int n, const char *why)
@@ -61,20 +71,26 @@ static void refuse_log(uint32_t uid, unsigned int n, const char *why)
 	}
 }
 
-/* may another local client of this uid have a worker now? */
-static enum admit local_admit(uint32_t uid, unsigned int max_per_user)
+/* may another local client of this uid shake hands now? */
+static enum admit local_admit(uint32_t uid,
+			      const struct xgpub_local_limits *lim)
 {
-	struct user_count u = { uid, 0, 0 };
+	struct user_count u = { uid, 0 };
+	unsigned int pending = 0;
 
+	for (unsigned int i = 0; i < nhs; i++)
+		pending += hs[i].uid == uid;
 	xgpub_children_each(count_user, &u);
-	if (max_per_user && u.all >= max_per_user) {
-		refuse_log(uid, u.all, "clients (--max-local-per-user)");
+	if (lim->per_user && u.all + pending >= lim->per_user) {
+		refuse_log(uid, u.all + pending,
+			   "clients (--max-local-per-user)");
 		return ADMIT_NEVER;
 	}
-	return u.pending >= PENDING_PER_USER ? ADMIT_LATER : ADMIT;
+	return pending >= lim->pending || nhs >= XGPUB_LOCAL_HS_MAX ?
+		       ADMIT_LATER : ADMIT;
 }
 
-/* connections waiting for a handshake of their user to end, oldest first */
+/* connections waiting for a handshake slot of their user, oldest first */
 static struct deferred {
 	int conn;
 	uint32_t uid;
@@ -97,9 +113,26 @@ static bool defer_conn(int conn, uint32_t uid)
 	return true;
 }
 
+static uint32_t next_id;
+
+/* welcome conn of uid; its handshake goes on in the event loop (conn is
+ * closed here if it cannot) */
+static void begin_handshake(int conn, uint32_t uid,
+			    const struct xgpub_options *opt)
+{
+	uint32_t id = ++next_id;
+
+	if (xgpub_local_welcome(conn, id, opt->max_data_pages)) {
+		close(conn);
+		return;
+	}
+	hs[nhs++] = (struct shaking){ conn, uid, id, xgpub_now_ns() };
+}
+
 struct local_arg {
 	int conn;
 	uint32_t id;
+	struct xgpub_local_hello *hello;
 	const struct xgpub_options *opt;
 };
 
@@ -108,33 +141,32 @@ static int serve_client(void *p)
 	struct local_arg *a = p;
 	struct xgpub_transport *t;
 
-	if (xgpub_local_accept(a->conn, a->id, a->opt->max_data_pages, &t)) {
+	if (xgpub_local_attach(a->conn, a->id, a->hello, &t)) {
 		close(a->conn);
 		return 3;
 	}
 	return xgpub_worker_run(t, a->opt);
 }
 
-static uint32_t next_id;
-
-/* a worker for the local connection conn of uid (conn is closed here) */
-static void spawn_local(int conn, uint32_t uid,
+/* a worker for the handshake s that ended well (its descriptors, and the
+ * hello's, are closed here) */
+static void spawn_local(const struct shaking *s, struct xgpub_local_hello *h,
 			const struct xgpub_options *opt)
 {
 	struct xgpub_child info;
-	struct local_arg a;
+	struct local_arg a = { s->conn, s->id, h, opt };
+	int keep[4] = { s->conn, h->fds[0], h->fds[1], h->fds[2] };
 	pid_t pid;
 
-	next_id++;
 	memset(&info, 0, sizeof(info));
 	info.kind = XGPUB_CHILD_LOCAL;
-	info.client_id = next_id;
-	info.peer_uid = uid;
-	a = (struct local_arg){ conn, next_id, opt };
-	pid = xgpub_spawn(&info, conn, serve_client, &a);
-	close(conn);
+	info.client_id = s->id;
+	info.peer_uid = s->uid;
+	pid = xgpub_spawn(&info, keep, 4, serve_client, &a);
+	for (int i = 0; i < 4; i++)
+		close(keep[i]);
 	if (pid > 0)
-		xgpub_info("client %u: worker pid %d", next_id, pid);
+		xgpub_info("client %u: worker pid %d", s->id, pid);
 }
 
 /* has the client of a waiting connection hung up? */
@@ -150,12 +182,11 @@ static bool gone(int conn)
 }
 
 /*
- * Serve the waiting connections whose user may have a worker now, in the
- * order they came; drop those that waited too long.  Returns how soon to
- * look again (ns), or UINT64_MAX with none waiting.
+ * Welcome the waiting connections whose user may shake hands now, in the
+ * order they came; drop those that waited too long or hung up.
  */
-static uint64_t run_waitq(const struct xgpub_options *opt,
-			  unsigned int max_per_user)
+static void run_waitq(const struct xgpub_options *opt,
+		      const struct xgpub_local_limits *lim)
 {
 	uint64_t now = xgpub_now_ns();
 	unsigned int i = 0, j;
@@ -167,7 +198,7 @@ static uint64_t run_waitq(const struct xgpub_options *opt,
 		if (gone(d.conn))
 			how = ADMIT_NEVER;	/* it gave up waiting */
 		else if (now - d.since < DEFER_NS)
-			how = local_admit(d.uid, max_per_user);
+			how = local_admit(d.uid, lim);
 		else
 			refuse_log(d.uid, 1, "connection waited 60 s for a "
 				   "handshake slot");
@@ -179,28 +210,30 @@ static uint64_t run_waitq(const struct xgpub_options *opt,
 			waitq[j - 1] = waitq[j];
 		nwait--;
 		if (how == ADMIT)
-			spawn_local(d.conn, d.uid, opt);
+			begin_handshake(d.conn, d.uid, opt);
 		else
 			close(d.conn);
 	}
-	return nwait ? 5000000u : UINT64_MAX;	/* handshakes end unseen */
 }
 
 void xgpub_local_client(int conn, const struct xgpub_options *opt,
-			unsigned int max_per_user)
+			const struct xgpub_local_limits *lim)
 {
 	struct ucred cr;
 	socklen_t crl = sizeof(cr);
 
 	if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cr, &crl) < 0)
 		cr.uid = (uid_t)-1;
-	switch (local_admit((uint32_t)cr.uid, max_per_user)) {
+	/* those that came first go first */
+	switch (nwait ? ADMIT_LATER : local_admit((uint32_t)cr.uid, lim)) {
 	case ADMIT:
-		spawn_local(conn, (uint32_t)cr.uid, opt);
+		begin_handshake(conn, (uint32_t)cr.uid, opt);
 		break;
 	case ADMIT_LATER:
 		if (!defer_conn(conn, (uint32_t)cr.uid))
 			close(conn);
+		else if (nwait == 1)
+			run_waitq(opt, lim);
 		break;
 	case ADMIT_NEVER:
 		close(conn);
@@ -208,10 +241,69 @@ void xgpub_local_client(int conn, const struct xgpub_options *opt,
 	}
 }
 
-uint64_t xgpub_local_waiting(const struct xgpub_options *opt,
-			     unsigned int max_per_user)
+int xgpub_local_pollfds(struct pollfd *p, int max)
 {
-	return nwait ? run_waitq(opt, max_per_user) : UINT64_MAX;
+	int n = 0;
+
+	for (unsigned int i = 0; i < nhs && n < max; i++)
+		p[n++] = (struct pollfd){ .fd = hs[i].conn, .events = POLLIN };
+	return n;
+}
+
+uint64_t xgpub_local_serve(const struct pollfd *p, int np,
+			   const struct xgpub_options *opt,
+			   const struct xgpub_local_limits *lim)
+{
+	uint64_t now = xgpub_now_ns(), next = UINT64_MAX;
+	unsigned int i = 0;
+
+	while (i < nhs) {
+		struct shaking s = hs[i];
+		struct xgpub_local_hello h;
+		short rev = 0;
+		int rc = -EAGAIN;
+
+		for (int k = 0; k < np; k++)
+			if (p[k].fd == s.conn)
+				rev = p[k].revents;
+		if (rev)
+			rc = xgpub_local_hello(s.conn, s.id,
+					       opt->max_data_pages, &h);
+		if (rc == -EAGAIN && now - s.since < HS_NS) {
+			if (HS_NS - (now - s.since) < next)
+				next = HS_NS - (now - s.since);
+			i++;
+			continue;
+		}
+		/* done, one way or the other: its slot frees */
+		memmove(&hs[i], &hs[i + 1], (nhs - i - 1) * sizeof(hs[0]));
+		nhs--;
+		if (rc == 0) {
+			spawn_local(&s, &h, opt);
+			continue;
+		}
+		if (rc == -EAGAIN) {
+			/* one line a second at most: a flood of them is
+			 * one user's, already told in refuse_log's */
+			static uint64_t last_log;
+
+			if (now - last_log >= 1000000000u) {
+				xgpub_err("client %u (uid %u): no handshake "
+					  "within %llu s: closed", s.id, s.uid,
+					  HS_NS / 1000000000ull);
+				last_log = now;
+			}
+		}
+		close(s.conn);
+	}
+	if (nwait) {
+		run_waitq(opt, lim);
+		/* those waiting on a user's workers, not its handshakes,
+		 * see that change unseen: look again soon */
+		if (nwait && next > 5000000u)
+			next = 5000000u;
+	}
+	return next;
 }
 
 void xgpub_local_drop_waiting(void)
@@ -219,4 +311,7 @@ void xgpub_local_drop_waiting(void)
 	for (unsigned int i = 0; i < nwait; i++)
 		close(waitq[i].conn);
 	nwait = 0;
+	for (unsigned int i = 0; i < nhs; i++)
+		close(hs[i].conn);
+	nhs = 0;
 }

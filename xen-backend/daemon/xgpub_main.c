@@ -227,6 +227,7 @@ static int watch_in(struct pollfd *pfd, int *n, int fd)
 int main(int argc, char **argv)
 {
 	struct xgpub_args a;
+	struct xgpub_local_limits local_lim;
 	int bfd = -1, mfd = -1, kfd = -1, cfd = -1, lfd = -1, nfd = -1, rc;
 	int ngpus = -1;
 	uint64_t sched_next = 0;
@@ -238,6 +239,8 @@ int main(int argc, char **argv)
 	rc = xgpub_args_parse(argc, argv, &a);
 	if (rc >= 0)
 		return rc;
+	local_lim.per_user = a.max_local_per_user;
+	local_lim.pending = a.max_pending_per_user;
 	if (a.use_xen && xgpub_xen_check())
 		return 2;
 	if (a.metrics_spec) {
@@ -396,9 +399,9 @@ int main(int argc, char **argv)
 	}
 
 	while (!stop_requested) {
-		struct pollfd pfd[7 + XGPUB_NET_SNIFF_MAX];
+		struct pollfd pfd[7 + XGPUB_NET_SNIFF_MAX + XGPUB_LOCAL_HS_MAX];
 		int n = 0, ilocal, ixen = -1, ictl, imet, inet, ibrk;
-		int isniff = -1;
+		int isniff = -1, ihs, nhs;
 		uint64_t now = xgpub_now_ns(), wait_ns = 1000000000u;
 		struct timespec ts;
 
@@ -448,11 +451,16 @@ int main(int argc, char **argv)
 				wait_ns = sched_next - now;
 		}
 		{
-			uint64_t w = xgpub_local_waiting(&a.opt,
-							 a.max_local_per_user);
+			/* local handshakes: those past their time go now */
+			uint64_t w = xgpub_local_serve(NULL, 0, &a.opt,
+						       &local_lim);
 
 			if (w < wait_ns)
 				wait_ns = w;
+			ihs = n;
+			nhs = xgpub_local_pollfds(pfd + n,
+						  XGPUB_LOCAL_HS_MAX);
+			n += nhs;
 		}
 		if (nfd >= 0) {
 			/* network connections that have not said what they
@@ -480,6 +488,8 @@ int main(int argc, char **argv)
 		if (xen && ((ixen >= 0 && pfd[ixen].revents) ||
 			    xgpub_xen_due_ns(xen) == 0))
 			xgpub_xen_events(xen);
+		if (nhs)
+			xgpub_local_serve(pfd + ihs, nhs, &a.opt, &local_lim);
 		if (isniff >= 0)
 			xgpub_net_sniff(pfd + isniff, n - isniff, &a.opt,
 					a.max_net);
@@ -489,8 +499,7 @@ int main(int argc, char **argv)
 			int conn = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 
 			if (conn >= 0)
-				xgpub_local_client(conn, &a.opt,
-						   a.max_local_per_user);
+				xgpub_local_client(conn, &a.opt, &local_lim);
 		}
 	}
 	xgpub_local_drop_waiting();

@@ -168,7 +168,11 @@ static void spawn_net(int conn, const char *addr,
 	a.lanes = sp[1];
 	a.id = info.client_id;
 	a.opt = opt;
-	pid = xgpub_spawn(&info, conn, serve_client, &a);
+	{
+		int keep[2] = { conn, info.lane_child_fd };
+
+		pid = xgpub_spawn(&info, keep, 2, serve_client, &a);
+	}
 	close(conn);
 	if (sp[1] >= 0)
 		close(sp[1]);

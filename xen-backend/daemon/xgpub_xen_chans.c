@@ -81,7 +81,7 @@ static void spawn_channel(struct xgpub_xen *x, struct xdev *d,
 		free(name);
 	}
 	xgpub_config_device_opts(info.name, &d->caps, x->opt, &a.opt);
-	pid = xgpub_spawn(&info, -1, chan_main, &a);
+	pid = xgpub_spawn(&info, NULL, 0, chan_main, &a);
 	if (pid < 0) {
 		char be[160];
 

@@ -30,7 +30,6 @@ struct local {
 };
 
 #define NEEDED_SEALS (F_SEAL_SHRINK | F_SEAL_GROW)
-#define HANDSHAKE_MS 2000
 
 static void local_notify(struct xgpub_transport *t)
 {
@@ -210,75 +209,106 @@ int xgpub_check_connect(struct xgpuif_local_connect *con,
 	return 0;
 }
 
-int xgpub_local_accept(int sock, uint32_t client_id, uint32_t max_data_pages,
-		       struct xgpub_transport **out)
+int xgpub_local_welcome(int sock, uint32_t client_id,
+			uint32_t max_data_pages)
 {
 	struct xgpuif_local_welcome wel = {
 		XGPUIF_MAGIC, XGPUIF_VERSION, XGPUIF_MAX_RING_ORDER,
 		max_data_pages, client_id, 0
 	};
-	struct xgpuif_local_connect con;
-	struct xgpuif_local_status ok;
-	struct local *l;
+
+	/* the first bytes on a fresh socket: they fit its buffer */
+	if (send(sock, &wel, sizeof(wel), MSG_NOSIGNAL | MSG_DONTWAIT) !=
+	    sizeof(wel))
+		return -errno;
+	return 0;
+}
+
+int xgpub_local_hello(int sock, uint32_t client_id, uint32_t max_data_pages,
+		      struct xgpub_local_hello *h)
+{
+	struct xgpuif_local_connect *con = &h->con;
 	char why[128];
-	int fds[3], nfds = 0;
-	size_t ring_bytes;
+	int nfds = 0;
 	ssize_t n;
 	int rc;
 
-	if (send(sock, &wel, sizeof(wel), MSG_NOSIGNAL) != sizeof(wel))
-		return -errno;
-	n = xgpuif_sock_recv(sock, &con, sizeof(con), fds, 3, &nfds, HANDSHAKE_MS);
-	if (n != (ssize_t)sizeof(con) || nfds != 3 ||
-	    con.magic != XGPUIF_MAGIC) {
-		close_fds(fds, nfds);
+	memset(h, 0, sizeof(*h));
+	n = xgpuif_sock_recv(sock, con, sizeof(*con), h->fds, 3, &nfds, 0);
+	if (n == -EAGAIN || n == -ETIMEDOUT)
+		return -EAGAIN;
+	if (n == 0) {
+		close_fds(h->fds, nfds);
+		return -ECONNRESET;	/* it hung up: nothing to say */
+	}
+	if (n != (ssize_t)sizeof(*con) || nfds != 3 ||
+	    con->magic != XGPUIF_MAGIC) {
+		close_fds(h->fds, nfds);
 		xgpub_err("client %u: malformed handshake", client_id);
 		refuse(sock, -EPROTO, "malformed handshake");
 		return -EPROTO;
 	}
-	rc = xgpub_check_connect(&con, max_data_pages, why, sizeof(why));
+	rc = xgpub_check_connect(con, max_data_pages, why, sizeof(why));
 	if (rc)
 		goto refused;
-	if (!is_eventfd(fds[1]) || !is_eventfd(fds[2])) {
+	if (!is_eventfd(h->fds[1]) || !is_eventfd(h->fds[2])) {
 		snprintf(why, sizeof(why), "the notification descriptors are "
 			 "not eventfds");
 		rc = -EINVAL;
 		goto refused;
 	}
-	ring_bytes = (size_t)XGPUIF_PAGE_SIZE << con.ring_order;
-	rc = check_memfd(fds[0], ring_bytes +
-				 (uint64_t)con.data_pages * XGPUIF_PAGE_SIZE,
+	rc = check_memfd(h->fds[0], ((uint64_t)XGPUIF_PAGE_SIZE <<
+				     con->ring_order) +
+				 (uint64_t)con->data_pages * XGPUIF_PAGE_SIZE,
 			 why, sizeof(why));
 	if (rc)
 		goto refused;
+	return 0;
+
+refused:
+	xgpub_err("client %u (%s): refused: %s", client_id, con->name, why);
+	refuse(sock, rc, why);
+	close_fds(h->fds, 3);
+	return rc;
+}
+
+int xgpub_local_attach(int sock, uint32_t client_id,
+		       struct xgpub_local_hello *h,
+		       struct xgpub_transport **out)
+{
+	const struct xgpuif_local_connect *con = &h->con;
+	struct xgpuif_local_status ok;
+	struct local *l;
+	size_t ring_bytes = (size_t)XGPUIF_PAGE_SIZE << con->ring_order;
+	int rc;
 
 	l = calloc(1, sizeof(*l));
 	if (!l) {
-		snprintf(why, sizeof(why), "backend out of memory");
 		rc = -ENOMEM;
-		goto refused;
+		refuse(sock, rc, "backend out of memory");
+		goto fail;
 	}
-	l->map_bytes = ring_bytes + (size_t)con.data_pages * XGPUIF_PAGE_SIZE;
+	l->map_bytes = ring_bytes + (size_t)con->data_pages * XGPUIF_PAGE_SIZE;
 	l->map = mmap(NULL, l->map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED,
-		      fds[0], 0);
+		      h->fds[0], 0);
 	if (l->map == MAP_FAILED) {
 		free(l);
-		snprintf(why, sizeof(why), "cannot map shared memory");
 		rc = -ENOMEM;
-		goto refused;
+		refuse(sock, rc, "cannot map shared memory");
+		goto fail;
 	}
-	close(fds[0]);
+	close(h->fds[0]);
 	l->sock = sock;
-	l->kick_back = fds[1];
-	l->kick_guest = fds[2];
+	l->kick_back = h->fds[1];
+	l->kick_guest = h->fds[2];
 	l->t.ops = &local_ops;
 	l->t.sring = l->map;
-	l->t.ring_order = con.ring_order;
+	l->t.ring_order = con->ring_order;
 	l->t.data = (uint8_t *)l->map + ring_bytes;
-	l->t.data_bytes = (size_t)con.data_pages * XGPUIF_PAGE_SIZE;
+	l->t.data_bytes = (size_t)con->data_pages * XGPUIF_PAGE_SIZE;
 	snprintf(l->t.who, sizeof(l->t.who), "client %u (%s, pid %u)",
-		 client_id, con.name, con.pid);
-	snprintf(l->t.proc, sizeof(l->t.proc), "%s", con.name);
+		 client_id, con->name, con->pid);
+	snprintf(l->t.proc, sizeof(l->t.proc), "%s", con->name);
 	{
 		struct ucred cr;
 		socklen_t crl = sizeof(cr);
@@ -305,9 +335,9 @@ int xgpub_local_accept(int sock, uint32_t client_id, uint32_t max_data_pages,
 	*out = &l->t;
 	return 0;
 
-refused:
-	xgpub_err("client %u (%s): refused: %s", client_id, con.name, why);
-	refuse(sock, rc, why);
-	close_fds(fds, nfds);
+fail:
+	xgpub_err("client %u (%s): refused: %s", client_id, con->name,
+		  strerror(-rc));
+	close_fds(h->fds, 3);
 	return rc;
 }

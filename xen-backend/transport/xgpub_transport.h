@@ -82,17 +82,27 @@ struct xgpub_transport {
 };
 
 /*
- * Local transport: handshake on an accepted SOCK_SEQPACKET socket.
- * 0 or -errno (the guest was told why).
+ * Local transport: the handshake on an accepted SOCK_SEQPACKET socket, in
+ * three steps.  The daemon sends the welcome (xgpub_local_welcome), waits
+ * in its event loop, bounded in time, for the client's connect message
+ * and checks it with its descriptors (xgpub_local_hello): no process of
+ * the client's exists until it has.  The worker forked then maps the
+ * memory and answers (xgpub_local_attach).  Each returns 0 or -errno;
+ * refusals are logged and the guest told why; hello's -EAGAIN: no message
+ * yet.  A failed hello or attach has closed the descriptors.
  */
-int xgpub_local_accept(int sock, uint32_t client_id, uint32_t max_data_pages,
+struct xgpub_local_hello {
+	struct xgpuif_local_connect con;
+	int fds[3];		/* memory (memfd), kick_back, kick_guest */
+};
+int xgpub_local_welcome(int sock, uint32_t client_id,
+			uint32_t max_data_pages);
+int xgpub_local_hello(int sock, uint32_t client_id, uint32_t max_data_pages,
+		      struct xgpub_local_hello *h);
+int xgpub_local_attach(int sock, uint32_t client_id,
+		       struct xgpub_local_hello *h,
 		       struct xgpub_transport **out);
 
-/*
- * The channel's geometry and version from a guest's connect message
- * (local and network transports): 0, or -errno with *why; its process
- * name made printable
- */
 struct xgpuif_local_connect;
 int xgpub_check_connect(struct xgpuif_local_connect *con,
 			uint32_t max_data_pages, char *why, size_t whylen);
