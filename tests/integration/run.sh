@@ -171,7 +171,7 @@ printf '# lab\nvm-* weight=512 cap=50 quota-mb=8192 gpu-limit-ms=5000 gpu=0\n\nb
 check_conf "$CC_" 0 "cc.conf: 2 rules, good"
 check_conf tools/xgpu.conf 0 "0 rules, good"
 printf 'vm-1 weight=1\n\nvm-* wait=3\n' >"$TMP/cc-key.conf"
-check_conf "$TMP/cc-key.conf" 2 "^xgpu: .*cc-key.conf:3: unknown key 'wait' \(accepted: weight=1..65535 cap=0..100 quota-mb=N gpu-limit-ms=N gpu=N pinned-mb=N images-mb=N channels=1..64 xs-looks=1..1000 attach=yes\|no\)$"
+check_conf "$TMP/cc-key.conf" 2 "^xgpu: .*cc-key.conf:3: unknown key 'wait' \(accepted: weight=1..65535 cap=0..100 quota-mb=N gpu-limit-ms=N gpu=N pinned-mb=N images-mb=N channels=1..64 xs-looks=1..1000 grant-mb=N attach=yes\|no\)$"
 printf 'vm-* cap=150\n' >"$TMP/cc-range.conf"
 check_conf "$TMP/cc-range.conf" 2 "cc-range.conf:1: cap: '150' is not a whole number from 0 to 100"
 printf 'a\nb\na weight=3\n' >"$TMP/cc-dup.conf"
@@ -327,7 +327,7 @@ if [ -x "$CLI" ]; then
 		X config show 2>/dev/null | grep -qE '^ +2 +vm-\* +no +700 ' && break
 		sleep 0.1
 	done
-	X config show | grep -qE '^ +1 +db +yes +- +20 +- +300 +- +- +- +- +- *$' ||
+	X config show | grep -qE '^ +1 +db +yes +- +20 +- +300 +- +- +- +- +- +- *$' ||
 		why="${why}SIGHUP: $(X config show 2>&1); "
 	kill -0 "$DPID" 2>/dev/null || why="${why}the daemon died of SIGHUP; "
 	# the settings of a domain named by a rule, until given others
@@ -349,13 +349,15 @@ if [ -x "$CLI" ]; then
 	X config set vm-7 quota-mb=512 channels=4 >"$TMP/set.out" 2>&1 ||
 		why="set: $(cat "$TMP/set.out"); "
 	X config set vm-7 pinned-mb=64 >/dev/null 2>&1 || why="${why}second set failed; "
-	X config show | grep -qE '^vm-7 +512 +64 +- +4 +- *$' ||
+	X config show | grep -qE '^vm-7 +512 +64 +- +4 +- +- *$' ||
 		why="${why}caps not shown: $(X config show 2>&1); "
-	X config show --json | grep -q '"domain": "vm-7", "quota_mb": 512, "pinned_mb": 64, "images_mb": "-", "channels": 4, "xs_looks": "-"' ||
+	X config show --json | grep -q '"domain": "vm-7", "quota_mb": 512, "pinned_mb": 64, "images_mb": "-", "channels": 4, "xs_looks": "-", "grant_mb": "-"' ||
 		why="${why}caps in JSON: $(X config show --json); "
 	X config set vm-7 xs-looks=20 >/dev/null 2>&1 || why="${why}xs-looks set failed; "
+	X config set vm-7 grant-mb=48 >/dev/null 2>&1 || why="${why}grant-mb set failed; "
 	for bad in "vm-7 weight=3|sched-credit" "local:spin channels=2|a Xen device" \
 		"local:spin xs-looks=5|a Xen device" "vm-7 xs-looks=0|from 1 to 1000" \
+		"local:spin grant-mb=5|a Xen device" "vm-7 grant-mb=0|grant-mb" \
 		"vm:7 quota-mb=1|by its key" \
 		"12 quota-mb=1|not domain id" "vm-7 channels=65|from 1 to 64" \
 		"vm-7 nonsense=1|unknown key"; do
@@ -364,7 +366,7 @@ if [ -x "$CLI" ]; then
 		grep -q "${bad#*|}" "$TMP/set.out" || why="${why}'${bad%%|*}': $(cat "$TMP/set.out"); "
 	done
 	X config reload >/dev/null 2>&1
-	X config show | grep -qE '^vm-7 +512 +64 +- +4 +20 *$' ||
+	X config show | grep -qE '^vm-7 +512 +64 +- +4 +20 +48 *$' ||
 		why="${why}caps lost by a reload or a refused set: $(X config show 2>&1); "
 	if [ -z "$why" ]; then pass cli-config-set; else fail cli-config-set "$why"; fi
 	# caps of a local client's key (its process name): its next process
@@ -376,7 +378,7 @@ if [ -x "$CLI" ]; then
 		why="before the caps: $(grep quotahold "$TMP/capkey0.out"); "
 	X config set local:hostile-quotahold quota-mb=525 pinned-mb=32 \
 		>"$TMP/set.out" 2>&1 || why="${why}set: $(cat "$TMP/set.out"); "
-	X config show | grep -qE '^local:hostile-quotahold +525 +32 +- +- +- *$' ||
+	X config show | grep -qE '^local:hostile-quotahold +525 +32 +- +- +- +- *$' ||
 		why="${why}a client's caps not shown: $(X config show 2>&1); "
 	"$T/hostile" quotahold "$SOCK" 2048 >"$TMP/capkey1.out" 2>&1
 	grep -q '^hostile: quotahold: 2$' "$TMP/capkey1.out" ||

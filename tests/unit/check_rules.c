@@ -117,6 +117,8 @@ START_TEST(rules_bad_lines)
 	refused("vm-* channels=65\n", 1, "from 1 to 64");
 	refused("vm-* xs-looks=0\n", 1, "xs-looks");
 	refused("vm-* xs-looks=1001\n", 1, "from 1 to 1000");
+	refused("vm-* grant-mb=0\n", 1, "grant-mb");
+	refused("vm-* grant-mb=1048577\n", 1, "from 1 to 1048576");
 	refused("vm-* images-mb=0\n", 1, "images-mb: '0' is not a whole "
 		"number from 1 to 1048576");
 	refused("vm-* pinned-mb=16777217\n", 1, "pinned-mb: '16777217'");

@@ -254,6 +254,16 @@ START_TEST(test_grant_budget)
 					sizeof(why)));
 	ck_assert_msg(strstr(why, "grant budget, 4 MiB (--grant-mb)"), "%s",
 		      why);
+	/* a domain's cap: the same edges, its own words */
+	ck_assert(xgpub_xen_dom_grants_fit(UINT64_MAX, 1, 0, why,
+					   sizeof(why)));
+	ck_assert(xgpub_xen_dom_grants_fit(2000, 48, 2048, why, sizeof(why)));
+	ck_assert(!xgpub_xen_dom_grants_fit(2000, 49, 2048, why,
+					    sizeof(why)));
+	ck_assert(!xgpub_xen_dom_grants_fit(3, UINT64_MAX, 2048, why,
+					    sizeof(why)));
+	ck_assert_msg(strstr(why, "domain's grant cap, 8 MiB (grant-mb"),
+		      "%s", why);
 }
 END_TEST
 

@@ -289,7 +289,7 @@ step_hotplug() {
 			wait_until 5 auto_said ||
 				why="${why}the daemon does not say it attached domu2 by its rule; "
 			timeout 20 xgpu config show >/tmp/config.out 2>&1 &&
-				grep -qE '^ +1 +domu2 +yes +256 +- +- +- +- +- +48 +12 +- *$' /tmp/config.out ||
+				grep -qE '^ +1 +domu2 +yes +256 +- +- +- +- +- +48 +12 +- +- *$' /tmp/config.out ||
 				why="${why}xgpu config show: $(tr '\n' ' ' </tmp/config.out); "
 		fi
 		# (nothing to wait for when the toolstack pieces are missing)

@@ -126,8 +126,10 @@ EOF_OPTS
 # granted pages for all xgpu channels); domu2's second 16 MiB data area
 # at once is refused naming the budget, a 1 MiB one fits beside the
 # first, a 16 MiB one fits again once the first has gone (domU-init.sh
-# grantbudget_run); Dom0's log holds the refusal; then the daemon as it
-# was
+# grantbudget_run); Dom0's log holds the refusal; then domu2's own cap at
+# run time (`xgpu config set domu2 grant-mb=8`): a 16 MiB data area is
+# refused naming the domain's cap though the host's budget has room, a
+# 2 MiB one fits (grantcap_run); then the daemon as it was
 step_grant_budget() {
 	WHY= OK=
 	blocked grant-budget && return
@@ -140,6 +142,16 @@ EOF_OPTS
 		domu2_result grantbudget 900
 		logread | grep -q "grant budget, 24 MiB (--grant-mb)" ||
 			WHY="${WHY}no refusal naming the budget in Dom0's log; "
+		ok1=$OK
+		if timeout 20 xgpu config set domu2 grant-mb=8 \
+			>/tmp/grantcap.set 2>&1; then
+			domu2_result grantcap 600
+			logread | grep -q "domain's grant cap, 8 MiB" ||
+				WHY="${WHY}no refusal naming the domain's cap in Dom0's log; "
+		else
+			WHY="${WHY}xgpu config set domu2 grant-mb=8: $(cat /tmp/grantcap.set); "
+		fi
+		OK="$ok1; $OK"
 	fi
 	daemon_as_before || WHY="${WHY}the daemon did not come back as before; "
 	verdict grant-budget "$OK"

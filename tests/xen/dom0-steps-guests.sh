@@ -283,11 +283,15 @@ good_iter() {
 	[ "${i:-0}" -ge 1 ]
 }
 
+# dom_field NAME FIELD: a number of domain NAME's in `xgpu list --json`
+dom_field() {
+	xgpu list --json 2>/dev/null |
+		sed -n "s/.*\"name\": \"$1\",.*\"$2\": \([0-9]*\),.*/\1/p" |
+		head -n 1
+}
 # domu1's GPU time so far (ms, the daemon's figure) and Dom0's clock (ms)
 dom1_gpu() {
-	xgpu list --json 2>/dev/null |
-		sed -n 's/.*"name": "domu1",.*"gpu_ms": \([0-9]*\),.*/\1/p' |
-		head -n 1
+	dom_field domu1 gpu_ms
 }
 dom1_busy() {
 	[ "$(dom1_gpu)" -gt 0 ] 2>/dev/null
@@ -323,6 +327,19 @@ step_hostile() {
 		else
 			r=$RES
 		fi
+		case $name in
+		hostile-xenstore)
+			# domu2's kernels run by now (domU-init.sh): the
+			# window of the shares begins
+			CG1=$(dom1_gpu) CG2=$(dom_field domu2 gpu_ms)
+			W1=$(dom_field domu1 weight) W2=$(dom_field domu2 weight)
+			;;
+		hostile-xsflood)
+			# domu2 stops its kernels after this one (the flood
+			# needs every channel): the window of the shares ends
+			DG1=$(dom1_gpu) DG2=$(dom_field domu2 gpu_ms)
+			;;
+		esac
 		case $name:$r in
 		hostile-grants:PASS*)
 			w=$(grant_reasons)
@@ -398,8 +415,22 @@ step_hostile() {
 				exit !(a > 0.5 && a <= 2.05 && b <= 2.05 && b >= a / 2 - 0.02)
 			}') || why="${why}domu1's GPU time: $SHARE (want alone over 50%, beside at least half of alone less 2 points, both at most 205%: two channels); "
 		fi
+		# and the two domains' shares while both ran kernels back to
+		# back (domu2 its own beside the hostile steps, up to the
+		# flood): each its weight's, within 2 points
+		SHARE2=$(awk -v a0="${CG1:-0}" -v a1="${DG1:-0}" -v b0="${CG2:-0}" \
+			-v b1="${DG2:-0}" -v w1="${W1:-0}" -v w2="${W2:-0}" 'BEGIN {
+			a = a1 - a0; b = b1 - b0
+			if (a <= 0 || b <= 0 || w1 <= 0 || w2 <= 0) {
+				printf "no GPU time or weight (domu1 %d ms, domu2 %d ms, weights %d, %d)", a, b, w1, w2
+				exit 1
+			}
+			s = a / (a + b); t = w1 / (w1 + w2)
+			printf "domu1 %.1f%% of %.1f s of both domains'"'"' GPU time beside domu2'"'"'s hostile steps, its target %.1f%%", s * 100, (a + b) / 1000, t * 100
+			exit !(s >= t - 0.02 && s <= t + 0.02)
+		}') || why="${why}shares: $SHARE2 (want within 2 points); "
 		if [ -z "$why" ]; then
-			pass "hostile-neighbour (domu1 beside the hostile steps: ${RES#PASS }; $GOOD_N of them done within the $HOSTILE_S s of the hostile steps; $SHARE)"
+			pass "hostile-neighbour (domu1 beside the hostile steps: ${RES#PASS }; $GOOD_N of them done within the $HOSTILE_S s of the hostile steps; $SHARE; $SHARE2)"
 		else
 			fail hostile-neighbour "$why"
 		fi

@@ -440,6 +440,24 @@ grantbudget_run() {
 	fi
 }
 
+# grant-cap (Dom0's daemon under --grant-mb 24, domu2 given grant-mb=8 at
+# run time): a 16 MiB data area is refused naming the domain's cap, a
+# 2 MiB one (with basic's 4 MiB of pinned memory) fits
+grantcap_run() {
+	local why=
+	XGPU_DATA_MB=16 run basic /tmp/gc-over.out 120 &&
+		why="a 16 MiB data area was taken past the domain's 8 MiB; "
+	grep -q "domain's grant cap" /tmp/gc-over.out ||
+		why="${why}the refusal does not name the domain's cap: $(tail -n 1 /tmp/gc-over.out); "
+	XGPU_DATA_MB=2 run basic /tmp/gc-small.out 180 ||
+		why="${why}a 2 MiB data area (and basic's 4 MiB of pinned memory) within the cap: $(why /tmp/gc-small.out); "
+	if [ -z "$why" ]; then
+		res grantcap "PASS ($(grep -m1 -o '[0-9]* more granted pages.*' /tmp/gc-over.out))"
+	else
+		res grantcap "FAIL: $why"
+	fi
+}
+
 # same-domain: a second process of this domain starts while the first
 # holds the GPU alone (a kernel of 150 s, the fake driver's): it must be
 # served beside it, not wait for a turn its domain already has
@@ -485,6 +503,7 @@ serve() {
 		unbind-busy) unbind_busy ;;
 		chain) chain_run ;;
 		grantbudget) grantbudget_run ;;
+		grantcap) grantcap_run ;;
 		samedom) samedom_run ;;
 		teardown) teardown ;;
 		*) say "unknown command '$DONE'" ;;
@@ -610,6 +629,12 @@ fi
 # `hostile` (the cases below, then basic once more) at the same time.
 
 hostile_steps() {
+	# kernels back to back beside the hostile steps, up to the flood
+	# (which needs every channel): Dom0 compares the two domains' shares
+	/usr/bin/spinloop 50 3600 >/tmp/spinloop2.out 2>&1 &
+	SP2=$!
+	sleep 3
+
 	# ---- hostile-xenstore: made-up channels with bad parameters -------------------
 
 	B=$(xenstore-read "$F/backend")
@@ -672,6 +697,8 @@ hostile_steps() {
 	hostile_mode hostile-geometry hgeom 90 geometry
 	hostile_mode hostile-blobs hblob 90 blobs $(xenstore-read "$H/xgpu-images-mb" 2>/dev/null)
 	hostile_mode hostile-xsflood hxsflood 110 xsflood 2000
+	kill "$SP2" 2>/dev/null
+	wait "$SP2" 2>/dev/null
 	hostile_mode hostile-flood hflood 90 flood
 
 	run basic /tmp/basic.out 180

@@ -116,7 +116,7 @@ static long xs_long(struct xs_handle *xs, const char *dir, const char *node)
 
 /*
  * The KEY=VALUE words at the end of attach's arguments: the device's caps
- * (quota-mb, pinned-mb, images-mb, channels, xs-looks, checked by xgpu.conf's own
+ * (quota-mb, pinned-mb, images-mb, channels, xs-looks, grant-mb, checked by xgpu.conf's own
  * parser), written under its backend's caps/.  The number of words
  * before them, or -1 (message printed).
  */
@@ -138,8 +138,9 @@ static int caps_words(int argc, char **argv)
 	}
 	if (got.has & ~(unsigned int)XGPU_RULE_CAPS) {
 		fprintf(stderr, "xgpu attach: a device's caps are quota-mb, "
-			"pinned-mb, images-mb, channels and xs-looks (the "
-			"others: xgpu.conf, xgpu sched-credit)\n");
+			"pinned-mb, images-mb, channels, xs-looks and "
+			"grant-mb (the others: xgpu.conf, xgpu "
+			"sched-credit)\n");
 		return -1;
 	}
 	return n;

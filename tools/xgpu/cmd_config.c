@@ -56,6 +56,7 @@ static void print_rules(const char *data)
 		{ "Images-MB", "images_mb", 10 },
 		{ "Channels", "channels", 9 },
 		{ "XS-looks", "xs_looks", 9 },
+		{ "Grant-MB", "grant_mb", 9 },
 	};
 	char line[CTL_LINE_MAX], b[2][CTL_LINE_MAX];
 	const char *c = data;
@@ -70,6 +71,7 @@ static void print_rules(const char *data)
 		{ "Images-MB", "images_mb", 10 },
 		{ "Channels", "channels", 9 },
 		{ "XS-looks", "xs_looks", 9 },
+		{ "Grant-MB", "grant_mb", 9 },
 	};
 	ctl_print_table(data, XGPU_CTL_REC_RULE, cols,
 			sizeof(cols) / sizeof(cols[0]));
@@ -115,8 +117,8 @@ static int config_set(int argc, char **argv)
 	if (argc < 4)
 		return ctl_usage_err("config set", "DOM|local:NAME|net:NAME "
 				     "KEY=VALUE... (quota-mb, pinned-mb, "
-				     "images-mb; channels, xs-looks: a "
-				     "domain's)");
+				     "images-mb; channels, xs-looks, "
+				     "grant-mb: a domain's)");
 	if (argc > 9)
 		return ctl_usage_err("config set", "at most 6 KEY=VALUE words");
 	n = snprintf(req, sizeof(req), "%s %s", XGPU_CTL_CMD_CONFIG,

@@ -30,8 +30,8 @@ static const struct cmd_spec cmd_table[] = {
 	{ "attach", cmd_attach, "DOM [DEVID] [KEY=VALUE...]",
 	  "give domain DOM (name or id) an xgpu device\n"
 	  "(caps: quota-mb, pinned-mb, images-mb,\n"
-	  "channels, xs-looks; in xenstore, the\n"
-	  "device's own)" },
+	  "channels, xs-looks, grant-mb; in\n"
+	  "xenstore, the device's own)" },
 	{ "detach", cmd_detach, "DOM [DEVID]",
 	  "remove it (the guest's channels close)" },
 	{ "list", cmd_list, "[--json]",
@@ -65,8 +65,9 @@ static const struct cmd_spec cmd_table[] = {
 	  "again, give domain DOM (its name; or a\n"
 	  "client's key: local:NAME, net:NAME) caps\n"
 	  "now: quota-mb, pinned-mb, images-mb,\n"
-	  "channels, xs-looks (its next processes),\n"
-	  "show the rules and caps it has in force" },
+	  "channels, xs-looks, grant-mb (its next\n"
+	  "processes), show the rules and caps it\n"
+	  "has in force" },
 	{ "help", cmd_help, "", "this text" },
 };
 

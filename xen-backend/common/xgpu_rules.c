@@ -20,7 +20,7 @@
 const char xgpu_rules_keys[] =
 	"weight=1..65535 cap=0..100 quota-mb=N gpu-limit-ms=N gpu=N "
 	"pinned-mb=N images-mb=N channels=1..64 xs-looks=1..1000 "
-	"attach=yes|no";
+	"grant-mb=N attach=yes|no";
 
 struct key {
 	const char *name;
@@ -48,6 +48,7 @@ static const struct key keys[] = {
 	    channels),
 	KEY("xs-looks", XGPU_RULE_XSLOOKS, 1, XGPU_RULE_XSLOOKS_MAX,
 	    xs_looks),
+	KEY("grant-mb", XGPU_RULE_GRANT, 1, XGPU_RULE_GRANT_MB_MAX, grant_mb),
 };
 
 static int fail(char *err, size_t len, unsigned int line, const char *fmt,
@@ -343,4 +344,6 @@ void xgpu_rule_apply(const struct xgpu_rule *r, struct xgpu_dom_settings *out)
 		out->channels = r->channels;
 	if (r->has & XGPU_RULE_XSLOOKS)
 		out->xs_looks = r->xs_looks;
+	if (r->has & XGPU_RULE_GRANT)
+		out->grant_pages = (uint64_t)r->grant_mb * 256u;
 }

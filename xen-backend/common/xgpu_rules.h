@@ -38,6 +38,9 @@
 #define XGPU_RULE_XSLOOKS_MAX	1000u
 #define XGPU_RULE_XSLOOKS_DEFAULT 100u
 #define XGPU_RULE_IMAGES_MB_MAX	(1024u * 1024u)
+/* grant-mb: granted pages all the domain's channels may keep mapped in
+ * Dom0 (rings, data areas, pinned memory), as --grant-mb is the host's */
+#define XGPU_RULE_GRANT_MB_MAX	(1024u * 1024u)
 
 /* which keys a rule gave */
 enum {
@@ -51,14 +54,16 @@ enum {
 	XGPU_RULE_IMAGES = 1u << 7,
 	XGPU_RULE_CHANNELS = 1u << 8,
 	XGPU_RULE_XSLOOKS = 1u << 9,
+	XGPU_RULE_GRANT = 1u << 10,
 };
 /* the caps: the keys a device's xenstore folder and `xgpu config set`
  * may give besides the file (a local or network client: not channels) */
 #define XGPU_RULE_CAPS	(XGPU_RULE_QUOTA | XGPU_RULE_PINNED | \
 			 XGPU_RULE_IMAGES | XGPU_RULE_CHANNELS | \
-			 XGPU_RULE_XSLOOKS)
+			 XGPU_RULE_XSLOOKS | XGPU_RULE_GRANT)
 /* the caps that only a Xen device has */
-#define XGPU_RULE_DEVICE_CAPS (XGPU_RULE_CHANNELS | XGPU_RULE_XSLOOKS)
+#define XGPU_RULE_DEVICE_CAPS (XGPU_RULE_CHANNELS | XGPU_RULE_XSLOOKS | \
+			       XGPU_RULE_GRANT)
 
 struct xgpu_rule {
 	char pattern[XGPU_RULE_PATTERN_MAX];
@@ -73,6 +78,7 @@ struct xgpu_rule {
 	uint32_t images_mb;	/* module images its workers may hold */
 	uint32_t channels;	/* processes at once on its device */
 	uint32_t xs_looks;	/* looks a second after its xenstore writes */
+	uint32_t grant_mb;	/* granted pages its channels may map, MiB */
 	bool attach;		/* give matching domains a device (default) */
 };
 
@@ -89,6 +95,7 @@ struct xgpu_dom_settings {
 	uint64_t images_max;	/* module image bytes */
 	uint32_t channels;	/* channels (processes) on its device */
 	uint32_t xs_looks;	/* looks a second at its device, 0: default */
+	uint64_t grant_pages;	/* its channels' granted pages, 0: default */
 	bool attach;
 };
 

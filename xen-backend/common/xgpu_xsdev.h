@@ -13,7 +13,7 @@
  *            backend, backend-id=0, state=Initialising;
  *            owned by the domain, readable by Dom0
  *   caps     the backend's caps/<KEY> = VALUE (quota-mb, pinned-mb,
- *            images-mb, channels, xs-looks), the device's own caps (`xgpu attach
+ *            images-mb, channels, xs-looks, grant-mb), the device's own caps (`xgpu attach
  *            DOM quota-mb=N`, or an administrator's xenstore-write):
  *            Dom0's, which the domain can read and not write
  */

@@ -61,6 +61,9 @@ static void usage(FILE *f)
 "      --grant-mb N       granted pages all Xen channels may keep mapped\n"
 "                         at once, in MiB (default 256, half of a PV\n"
 "                         Dom0's default maptrack; 0: no limit)\n"
+"      --domain-grant-mb N  granted pages one domain's channels may keep\n"
+"                         mapped (default 128; grant-mb=N in its rule or\n"
+"                         caps; 0: only --grant-mb)\n"
 "      --max-local-per-user N  local clients (processes) per user\n"
 "                         (default 64, 0: no limit but the table's 1024)\n"
 "      --max-pending-per-user N  local clients of one user shaking hands\n"
@@ -127,6 +130,7 @@ static const struct option lopts[] = {
 	{ "grant-mb", required_argument, NULL, 'Z' },
 	{ "max-local-per-user", required_argument, NULL, 'U' },
 	{ "max-pending-per-user", required_argument, NULL, 'Q' },
+	{ "domain-grant-mb", required_argument, NULL, 'E' },
 	{ "vcpu-coord", required_argument, NULL, 'V' },
 	{ "vcpu-boost", required_argument, NULL, 'B' },
 	{ "foreground", no_argument, NULL, 'f' },
@@ -357,6 +361,8 @@ int xgpub_args_parse(int argc, char **argv, struct xgpub_args *a)
 			.max_data_pages = XGPUIF_XEN_MAX_DATA_PAGES,
 			.max_channels = 16,
 			.grant_pages = XGPUB_XEN_GRANT_MB_DEFAULT * 256u,
+			.dom_grant_pages = XGPUB_XEN_DOM_GRANT_MB_DEFAULT *
+					   256u,
 		},
 		.mode = 0660,
 	};
@@ -364,6 +370,7 @@ int xgpub_args_parse(int argc, char **argv, struct xgpub_args *a)
 	const struct num_option nums[] = {
 		NUM('C', 1, XGPUIF_XEN_MAX_CHANNELS, 1, a->lim.max_channels),
 		NUM('Z', 0, 1u << 20, 256u, a->lim.grant_pages),
+		NUM('E', 0, 1u << 20, 256u, a->lim.dom_grant_pages),
 		NUM('U', 0, 1024, 1, a->max_local_per_user),
 		NUM('Q', 1, XGPUB_LOCAL_HS_MAX, 1, a->max_pending_per_user),
 		NUM('n', 0, 1024, 1, a->max_net),

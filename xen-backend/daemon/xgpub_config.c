@@ -152,16 +152,16 @@ int xgpub_config_caps_set(const char *name, int n, char **words, char *err,
 	}
 	if (!got.has || (got.has & ~(unsigned int)XGPU_RULE_CAPS)) {
 		snprintf(err, len, "set gives quota-mb=N, pinned-mb=N, "
-			 "images-mb=N, channels=1..64 or xs-looks=1..1000 "
-			 "(weight, cap, gpu-limit-ms: sched-credit; gpu, "
-			 "attach: the file)");
+			 "images-mb=N, channels=1..64, xs-looks=1..1000 or "
+			 "grant-mb=N (weight, cap, gpu-limit-ms: "
+			 "sched-credit; gpu, attach: the file)");
 		return -1;
 	}
 	if (xgpub_config_client_key(name) &&
 	    (got.has & XGPU_RULE_DEVICE_CAPS)) {
-		snprintf(err, len, "channels and xs-looks are a Xen "
-			 "device's; a local or network client is one process "
-			 "(--max-local-per-user, --max-net)");
+		snprintf(err, len, "channels, xs-looks and grant-mb are a "
+			 "Xen device's; a local or network client is one "
+			 "process (--max-local-per-user, --max-net)");
 		return -1;
 	}
 	name = domain_of(name, buf, sizeof(buf));
@@ -186,6 +186,8 @@ int xgpub_config_caps_set(const char *name, int n, char **words, char *err,
 		c->channels = got.channels;
 	if (got.has & XGPU_RULE_XSLOOKS)
 		c->xs_looks = got.xs_looks;
+	if (got.has & XGPU_RULE_GRANT)
+		c->grant_mb = got.grant_mb;
 	c->has |= got.has;
 	xgpub_info("config: caps of %s %s set at run time (its "
 		   "processes that connect from now on%s)",

@@ -195,10 +195,10 @@ static int cmd_sched_credit(struct xgpub_reply *r, int argc, char **argv)
 }
 
 /* the fields of rule u named in bits, "-" where it gives none: weight cap
- * quota_mb limit_ms gpu pinned_mb images_mb channels xs_looks */
-static void rule_fields(const struct xgpu_rule *u, char n[9][16])
+ * quota_mb limit_ms gpu pinned_mb images_mb channels xs_looks grant_mb */
+static void rule_fields(const struct xgpu_rule *u, char n[10][16])
 {
-	const struct { unsigned int bit; uint32_t v; } f[9] = {
+	const struct { unsigned int bit; uint32_t v; } f[10] = {
 		{ XGPU_RULE_WEIGHT, u->weight },
 		{ XGPU_RULE_CAP, u->cap },
 		{ XGPU_RULE_QUOTA, u->quota_mb },
@@ -208,9 +208,10 @@ static void rule_fields(const struct xgpu_rule *u, char n[9][16])
 		{ XGPU_RULE_IMAGES, u->images_mb },
 		{ XGPU_RULE_CHANNELS, u->channels },
 		{ XGPU_RULE_XSLOOKS, u->xs_looks },
+		{ XGPU_RULE_GRANT, u->grant_mb },
 	};
 
-	for (size_t k = 0; k < 9; k++) {
+	for (size_t k = 0; k < 10; k++) {
 		if (u->has & f[k].bit)
 			snprintf(n[k], sizeof(n[k]), "%u", f[k].v);
 		else
@@ -225,7 +226,7 @@ static void rule_fields(const struct xgpu_rule *u, char n[9][16])
 static int cmd_config(struct xgpub_reply *r, int argc, char **argv)
 {
 	const struct xgpu_rules *rules;
-	char err[512], n[9][16];
+	char err[512], n[10][16];
 
 	if (argc == 1 && strcmp(argv[0], XGPU_CTL_CONFIG_RELOAD))
 		return -EINVAL;
@@ -259,9 +260,9 @@ static int cmd_config(struct xgpub_reply *r, int argc, char **argv)
 		xgpub_reply(r, XGPU_CTL_REC_RULE " line=%u pattern=%s "
 			    "attach=%s weight=%s cap=%s quota_mb=%s "
 			    "limit_ms=%s gpu=%s pinned_mb=%s images_mb=%s "
-			    "channels=%s xs_looks=%s\n", u->line, u->pattern,
-			    u->attach ? "yes" : "no", n[0], n[1], n[2], n[3],
-			    n[4], n[5], n[6], n[7], n[8]);
+			    "channels=%s xs_looks=%s grant_mb=%s\n", u->line,
+			    u->pattern, u->attach ? "yes" : "no", n[0], n[1],
+			    n[2], n[3], n[4], n[5], n[6], n[7], n[8], n[9]);
 	}
 	for (int i = 0; i < xgpub_config_caps_count(); i++) {
 		const struct xgpu_rule *u = xgpub_config_caps_at(i);
@@ -270,8 +271,8 @@ static int cmd_config(struct xgpub_reply *r, int argc, char **argv)
 		/* a name checked by xgpub_config_caps_set: no blanks */
 		xgpub_reply(r, XGPU_CTL_REC_CAPS " domain=%s quota_mb=%s "
 			    "pinned_mb=%s images_mb=%s channels=%s "
-			    "xs_looks=%s\n",
-			    u->pattern, n[2], n[5], n[6], n[7], n[8]);
+			    "xs_looks=%s grant_mb=%s\n",
+			    u->pattern, n[2], n[5], n[6], n[7], n[8], n[9]);
 	}
 	return 0;
 }

@@ -115,6 +115,7 @@ static void read_caps(struct xgpub_xen *x, struct xdev *d)
 {
 	static const char *const keys[] = {
 		"quota-mb", "pinned-mb", "images-mb", "channels", "xs-looks",
+		"grant-mb",
 	};
 	char dir[160], word[96], why[256];
 
@@ -135,10 +136,11 @@ static void read_caps(struct xgpub_xen *x, struct xdev *d)
 	if (d->caps.has)
 		xgpub_info("dom%u dev%u: the device's caps from xenstore: "
 			   "quota-mb %u, pinned-mb %u, images-mb %u, "
-			   "channels %u, xs-looks %u (0: not given)",
-			   d->domid, d->devid, d->caps.quota_mb,
+			   "channels %u, xs-looks %u, grant-mb %u (0: not "
+			   "given)", d->domid, d->devid, d->caps.quota_mb,
 			   d->caps.pinned_mb, d->caps.images_mb,
-			   d->caps.channels, d->caps.xs_looks);
+			   d->caps.channels, d->caps.xs_looks,
+			   d->caps.grant_mb);
 }
 
 /* what its domain's rule, its device's caps (as last read) and the caps

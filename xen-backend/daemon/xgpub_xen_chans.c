@@ -81,6 +81,15 @@ static void spawn_channel(struct xgpub_xen *x, struct xdev *d,
 		free(name);
 	}
 	xgpub_config_device_opts(info.name, &d->caps, x->opt, &a.opt);
+	{
+		struct xgpu_dom_settings s;
+
+		/* its domain's grant cap: its rule's or caps', or the
+		 * daemon's default */
+		xgpub_config_device(info.name, &d->caps, &s);
+		if (s.grant_pages)
+			a.lim.dom_grant_pages = s.grant_pages;
+	}
 	pid = xgpub_spawn(&info, NULL, 0, chan_main, &a);
 	if (pid < 0) {
 		char be[160];

@@ -73,15 +73,15 @@
  *   file again with "reload" (a file that is refused: "error <path>:
  *   <line>: <why>", and the rules in force stay), or after giving domain
  *   DOMAIN (its name) caps at run time with "set": quota-mb, pinned-mb,
- *   images-mb, channels, xs-looks, ahead of its rule's ("error <why>" for another
+ *   images-mb, channels, xs-looks, grant-mb, ahead of its rule's ("error <why>" for another
  *   key, a bad value or a name that is not a domain's):
  *     config path=<file> rules=<n> caps=<n>
  *     rule line=<n> pattern=<pattern> attach=yes|no weight=<n|->
  *          cap=<n|-> quota_mb=<n|-> limit_ms=<n|-> gpu=<n|->
  *          pinned_mb=<n|-> images_mb=<n|-> channels=<n|->
- *          xs_looks=<n|->
+ *          xs_looks=<n|-> grant_mb=<n|->
  *     caps domain=<name> quota_mb=<n|-> pinned_mb=<n|-> images_mb=<n|->
- *          channels=<n|-> xs_looks=<n|->
+ *          channels=<n|-> xs_looks=<n|-> grant_mb=<n|->
  *   "-": the rule does not say (the daemon's default).
  */
 #ifndef XGPU_CTL_H

@@ -137,8 +137,15 @@ struct xgpub_xen_limits {
 	 * mappings by default and a PV Dom0 takes two a page.
 	 */
 	uint64_t grant_pages;
+	/*
+	 * One domain's share of it (--domain-grant-mb, or grant-mb= in its
+	 * rule or caps), summed over all the domain's channels, 0: none: so
+	 * that one domain cannot take the whole budget from the others
+	 */
+	uint64_t dom_grant_pages;
 };
 #define XGPUB_XEN_GRANT_MB_DEFAULT	256u
+#define XGPUB_XEN_DOM_GRANT_MB_DEFAULT	128u
 
 /* a host-memory region of one guest: at most 1 GiB */
 #define XGPUB_XEN_MAX_REGION_PAGES	(1u << 18)

@@ -61,6 +61,7 @@ struct xchan {
 	uint32_t data_pages;
 	uint64_t region_pages;		/* granted pages of mapped regions */
 	uint64_t grant_budget;		/* the host's, in pages (0: none) */
+	uint64_t dom_grant_cap;		/* its domain's, in pages (0: none) */
 	bool failed;			/* error already written */
 };
 
@@ -277,17 +278,23 @@ static uint64_t grants_mapped(const struct xchan *x)
 }
 
 /*
- * May this channel map more granted pages under the host's grant budget?
- * What every other Xen worker has mapped is in its status slot.
+ * May this channel map more granted pages under its domain's cap and the
+ * host's grant budget?  What every other Xen worker has mapped is in its
+ * status slot, with the guest it serves.
  */
 static bool grants_fit(const struct xchan *x, uint64_t more, char *why,
 		       size_t whylen)
 {
-	uint64_t used = grants_mapped(x) +
-			xgpub_others_sum(offsetof(struct xgpub_wstat, grants),
-					 0);
+	const size_t off = offsetof(struct xgpub_wstat, grants);
+	uint64_t mine = grants_mapped(x);
 
-	return xgpub_xen_grants_fit(used, more, x->grant_budget, why, whylen);
+	if (x->dom_grant_cap &&
+	    !xgpub_xen_dom_grants_fit(mine + xgpub_others_sum(off,
+						XGPUB_ACCT_XEN(x->domid)),
+				      more, x->dom_grant_cap, why, whylen))
+		return false;
+	return xgpub_xen_grants_fit(mine + xgpub_others_sum(off, 0), more,
+				    x->grant_budget, why, whylen);
 }
 
 /* tell the daemon and the other workers what this channel has mapped */
@@ -473,6 +480,7 @@ int xgpub_xen_chan_open(uint32_t domid, uint32_t devid, uint32_t ch,
 	x->ch = ch;
 	x->gone_fd = -1;
 	x->grant_budget = lim->grant_pages;
+	x->dom_grant_cap = lim->dom_grant_pages;
 	snprintf(x->fe, sizeof(x->fe),
 		 "/local/domain/%u/device/" XGPUIF_XEN_DEVTYPE "/%u/ch/%u",
 		 domid, devid, ch);

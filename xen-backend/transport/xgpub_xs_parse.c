@@ -215,3 +215,16 @@ bool xgpub_xen_grants_fit(uint64_t used, uint64_t more, uint64_t budget,
 		 (unsigned long long)(used >> 8));
 	return false;
 }
+
+bool xgpub_xen_dom_grants_fit(uint64_t used, uint64_t more, uint64_t cap,
+			      char *why, size_t whylen)
+{
+	if (!cap || (used <= cap && more <= cap - used))
+		return true;
+	snprintf(why, whylen, "%llu more granted pages would pass the "
+		 "domain's grant cap, %llu MiB (grant-mb, --domain-grant-mb), "
+		 "with %llu MiB mapped by its channels",
+		 (unsigned long long)more, (unsigned long long)(cap >> 8),
+		 (unsigned long long)(used >> 8));
+	return false;
+}

@@ -74,5 +74,9 @@ int xgpub_xen_region_refs(uint64_t size, const struct xgpuif_memref *dir,
  */
 bool xgpub_xen_grants_fit(uint64_t used, uint64_t more, uint64_t budget,
 			  char *why, size_t whylen);
+/* the same for one domain's cap of cap pages (0: none), used pages of
+ * it mapped by the domain's channels */
+bool xgpub_xen_dom_grants_fit(uint64_t used, uint64_t more, uint64_t cap,
+			      char *why, size_t whylen);
 
 #endif /* XGPUB_XS_PARSE_H */
