@@ -336,7 +336,8 @@ step_hostile() {
 			;;
 		hostile-xsflood)
 			# domu2 stops its kernels after this one (the flood
-			# needs every channel): the window of the shares ends
+			# needs every channel), and runs it 20 s after the
+			# window began at the earliest: the window ends
 			DG1=$(dom1_gpu) DG2=$(dom_field domu2 gpu_ms)
 			;;
 		esac

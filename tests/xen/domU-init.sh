@@ -633,6 +633,7 @@ hostile_steps() {
 	# (which needs every channel): Dom0 compares the two domains' shares
 	/usr/bin/spinloop 50 3600 >/tmp/spinloop2.out 2>&1 &
 	SP2=$!
+	SP2_T0=$(date +%s)
 	sleep 3
 
 	# ---- hostile-xenstore: made-up channels with bad parameters -------------------
@@ -696,6 +697,9 @@ hostile_steps() {
 	# hostile-geometry, hostile-blobs, hostile-xsflood, hostile-flood
 	hostile_mode hostile-geometry hgeom 90 geometry
 	hostile_mode hostile-blobs hblob 90 blobs $(xenstore-read "$H/xgpu-images-mb" 2>/dev/null)
+	# a window of 20 s at least for the shares (the steps are quick):
+	# Dom0's ends at xsflood's result
+	while [ $(($(date +%s) - SP2_T0)) -lt 23 ]; do sleep 1; done
 	hostile_mode hostile-xsflood hxsflood 110 xsflood 2000
 	kill "$SP2" 2>/dev/null
 	wait "$SP2" 2>/dev/null
