@@ -1375,6 +1375,57 @@ fi
 kill -TERM "$DPID2" 2>/dev/null
 wait "$DPID2" 2>/dev/null
 
+# ---- (h0b) where requests' time goes (XGPU_PROF, xgpu_prof.h) ---------------
+# a daemon and a client both with XGPU_PROF: each writes its times per
+# request; joined by id, every request basic waited for was posted, taken,
+# done, published and seen in that order, on the one clock of the host
+
+PROFD=$TMP/prof
+mkdir -p "$PROFD" && chmod 777 "$PROFD"
+SOCK6=$TMP/prof.sock
+XGPU_PROF=$PROFD "$BACKEND" --local "$SOCK6" --control none --foreground \
+	--driver "$FAKECUDA" >"$TMP/prof.log" 2>&1 &
+DPID6=$!
+for _ in $(seq 100); do
+	[ -S "$SOCK6" ] && break
+	sleep 0.1
+done
+XGPU_PROF=$PROFD XGPU_SOCKET=$SOCK6 timeout 60 "$T/basic" >"$TMP/prof.out" 2>&1
+pr=$?
+kill -TERM "$DPID6" 2>/dev/null
+wait "$DPID6" 2>/dev/null
+why=
+[ "$pr" = 0 ] || why="basic exited $pr; "
+set -- "$PROFD"/guest.*.txt
+gf=$1
+set -- "$PROFD"/worker.*.txt
+wf=$1
+if [ -f "$gf" ] && [ -f "$wf" ]; then
+	# id op t0 t1 t2: guest (posted, seen), worker (taken, done, published)
+	res=$(awk 'NR == FNR { post[$1] = $3; seen[$1] = $4; next }
+		($1 in post) && seen[$1] && $5 {
+			n++
+			if (!(post[$1] <= $3 && $3 <= $4 && $4 <= $5 && $5 <= seen[$1]))
+				bad++
+		}
+		END { printf "%d %d\n", n, bad }' "$gf" "$wf")
+	set -- $res
+	[ "${1:-0}" -ge 100 ] || why="${why}only ${1:-0} requests joined; "
+	[ "${2:-0}" = 0 ] || why="${why}$2 of $1 requests' times out of order; "
+	if command -v python3 >/dev/null 2>&1; then
+		python3 "$(dirname "$0")/../../bench/prof-join.py" "$PROFD" >"$TMP/prof.join" 2>&1 &&
+			grep -q '^CTX_SYNCHRONIZE ' "$TMP/prof.join" ||
+			why="${why}prof-join.py: $(head -n 3 "$TMP/prof.join"); "
+	fi
+else
+	why="${why}no record files in $PROFD: $(ls "$PROFD"); "
+fi
+if [ -z "$why" ]; then
+	pass "prof ($1 requests joined, in order)"
+else
+	fail prof "$why"
+fi
+
 # ---- (h1) what the quota charges besides allocations ------------------------
 # a daemon with --quota-mb 64, contexts charged 4 MiB, module images 2 MiB
 # a guest: arrays, mipmapped arrays, contexts and their limits, module

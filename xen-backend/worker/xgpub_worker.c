@@ -30,6 +30,7 @@
 
 #include "xgpub_worker.h"
 #include "xgpub_record.h"
+#include "xgpu_prof.h"
 
 /* set by the daemon in the forked worker (daemon/xgpub_children.c) */
 struct xgpub_wstat *xgpub_self_stat;
@@ -273,11 +274,17 @@ static int dispatch(struct xgpub_worker *w, const struct xgpuif_request *req,
 	return rc;
 }
 
+/* the benchmarks' record of where requests' time goes (xgpu_prof.h);
+ * last_put: the id of the last reply written */
+static struct xgpu_prof prof;
+static uint64_t last_put;
+
 static void push_replies(struct xgpub_worker *w)
 {
 	int notify;
 
 	RING_PUSH_RESPONSES_AND_CHECK_NOTIFY(&w->ring, notify);
+	xgpu_prof_published(&prof, last_put);
 	if (notify)
 		w->t->ops->notify(w->t);
 }
@@ -331,6 +338,7 @@ int xgpub_worker_serve(struct xgpub_worker *w)
 			xgpub_err("%s: %s; closing", w->t->who, w->why);
 			return -1;
 		}
+		xgpu_prof_mark(&prof, req.id, req.op, 0);
 		if (xgpub_self_stat)
 			__atomic_store_n(&xgpub_self_stat->qdepth,
 					 rp - w->ring.req_cons,
@@ -341,6 +349,7 @@ int xgpub_worker_serve(struct xgpub_worker *w)
 			held = 0;
 		}
 		rc = dispatch(w, &req, &rlen);
+		xgpu_prof_mark(&prof, req.id, req.op, 1);
 		xgpub_record_done(w);
 		if (rc != 0 && rc != XGPUIF_ST_PROTO)
 			xgpub_dbg("%s: op %u -> %d", w->t->who, req.op, rc);
@@ -359,6 +368,7 @@ int xgpub_worker_serve(struct xgpub_worker *w)
 		}
 		xgpuif_back_put(&w->ring, &req, rc, rflags, reply_buf,
 				rc == 0 ? rlen : 0);
+		last_put = req.id;
 		if (!(req.flags & XGPUIF_RF_POSTED) || rc == XGPUIF_ST_PROTO ||
 		    w->ring.req_cons == rp || ++held >= POSTED_PUSH_MAX) {
 			push_replies(w);
@@ -717,6 +727,7 @@ int xgpub_worker_run(struct xgpub_transport *t,
 	}
 
 	xgpub_gate_init(w);
+	xgpu_prof_start(&prof, "worker");
 	/* what needed root is open: the guest's requests are served by
 	 * the worker user, under the seccomp filter */
 	if (xgpub_sandbox_enter(opt, t->who)) {
@@ -790,6 +801,7 @@ int xgpub_worker_run(struct xgpub_transport *t,
 	log_op_counts(w);
 	xgpub_gate_stop(w);
 	xgpub_record_stop();
+	xgpu_prof_stop(&prof);
 	if (code == 2 && t->ops->fail)
 		t->ops->fail(t, w->why[0] ? w->why : "protocol error");
 	xgpub_worker_teardown(w);
