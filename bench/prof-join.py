@@ -4,9 +4,12 @@
 
 Joins DIR/guest.*.txt and DIR/worker.*.txt (XGPU_PROF=DIR on both sides,
 one channel each, the local transport) by request id and prints, per op,
-the medians (and 90th percentiles) in microseconds of:
+the medians and means in microseconds of:
   to-worker  posted by the guest library -> taken off the ring by the worker
-  handler    taken -> the handler returned (the driver's call inside)
+  pre        taken -> the op's handler called (checks, its context, the
+             GPU scheduler's gate)
+  call       the handler (the driver's call inside)
+  post       the handler returned -> the request dispatched (the gate)
   publish    returned -> the reply's index pushed (posted replies are held
              back in batches: theirs is long and nobody waits for it)
   back       pushed -> the guest library took the reply
@@ -19,6 +22,7 @@ Pairs of files are matched in order of their pids when there are several.
 import glob
 import os
 import re
+import signal
 import sys
 
 
@@ -27,9 +31,9 @@ def load(path):
     with open(path) as f:
         for line in f:
             p = line.split()
-            if len(p) != 5:
+            if len(p) != 7:
                 continue
-            recs[int(p[0])] = (int(p[1]), int(p[2]), int(p[3]), int(p[4]))
+            recs[int(p[0])] = tuple(int(x) for x in p[1:])
     return recs
 
 
@@ -50,6 +54,7 @@ def pct(v, q):
 
 
 def main():
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     if len(sys.argv) < 2:
         print(__doc__)
         return 2
@@ -67,28 +72,30 @@ def main():
     seg = {}
     for gp, wp in zip(gs, ws):
         g, w = load(gp), load(wp)
-        for i, (op, gpost, gseen, _) in g.items():
+        for i, (op, gpost, gseen, _, _, _) in g.items():
             if i not in w or not gseen:
                 continue
-            _, wtake, wdone, wpub = w[i]
-            if not (wtake and wdone and wpub):
+            _, wtake, wdone, wpub, wcall, wret = w[i]
+            if not (wtake and wdone and wpub and wcall and wret):
                 continue
-            s = seg.setdefault(op, [[], [], [], [], [], []])
-            s[0].append((wtake - gpost) / 1e3)
-            s[1].append((wdone - wtake) / 1e3)
-            s[2].append((wpub - wdone) / 1e3)
-            s[3].append((gseen - wpub) / 1e3)
-            s[4].append((gseen - gpost) / 1e3)
+            s = seg.setdefault(op, [[] for _ in range(8)])
+            for k, v in enumerate((wtake - gpost, wcall - wtake,
+                                   wret - wcall, wdone - wret,
+                                   wpub - wdone, gseen - wpub,
+                                   gseen - gpost)):
+                s[k].append(v / 1e3)
             nxt = w.get(i + 1)
             if nxt and i + 1 in g and g[i + 1][1] < wdone and nxt[1]:
-                s[5].append((nxt[1] - wdone) / 1e3)
-    print("%-26s %8s  %-13s %-13s %-13s %-13s %-13s %-13s" %
-          ("op (us: p50/p90)", "count", "to-worker", "handler",
-           "publish", "back", "total", "next"))
+                s[7].append((nxt[1] - wdone) / 1e3)
+    print("%-22s %7s  " % ("op (us: p50/mean)", "count") +
+          " ".join("%-13s" % h for h in ("to-worker", "pre", "call", "post",
+                                          "publish", "back", "total",
+                                          "next")))
     for op in sorted(seg, key=lambda o: -len(seg[o][0])):
         s = seg[op]
-        cells = ["%6.2f/%-6.2f" % (pct(x, 0.5), pct(x, 0.9)) for x in s]
-        print("%-26s %8d  %s" % (nm.get(op, str(op))[:26], len(s[0]),
+        cells = ["%6.2f/%-6.2f" % (pct(x, 0.5), sum(x) / len(x))
+                 if x else "   nan/nan   " for x in s]
+        print("%-22s %7d  %s" % (nm.get(op, str(op))[:22], len(s[0]),
                                  " ".join(cells)))
     return 0
 

@@ -98,6 +98,9 @@ phase() {
 
 : >"$OUT/many-summary.txt"
 met=0 missed=0
+# the GPU's memory (MiB), for the most guests whose contexts fit
+GPU_MIB=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits \
+	2>/dev/null | head -n 1 | tr -dc 0-9)
 declare -A ITERS
 for us in $US; do
 	ITERS[$us]=$("$BIN/spin" calibrate "$us" | sed -n 's/^spin iters=//p')
@@ -115,7 +118,7 @@ for us in $US; do
 		read -r wc wl wn < <(worker_cpu "$l0")
 		line=$(awk -v n="$n" -v us="$us" -v kn="$kn" -v kx="$kx" \
 			-v mn="$mn" -v mx="$mx" -v s="$SECS" -v wc="$wc" \
-			-v wl="$wl" -v wn="$wn" 'BEGIN {
+			-v wl="$wl" -v wn="$wn" -v gm="${GPU_MIB:-0}" 'BEGIN {
 			r = kn ? kx / kn : 0
 			# Dom0 CPU: the workers CPU over their lives, and over
 			# the GPU time of the kernels they ran; a worker spins
@@ -126,10 +129,11 @@ for us in $US; do
 			# many guests: the scheduler keeps the GPU busy
 			bx = kx * us / (s * 1e6)
 			busy = n < 8 ? "" : bx >= 0.90 ? " ok (>= 0.90 at N >= 8)" : " MISS (>= 0.90 at N >= 8)"
-			printf "N=%d %d us kernels: native %d, xgpu %d: ratio %.3f %s; GPU busy native %.2f, xgpu %.2f%s; MiB per process native %d, xgpu %d; Dom0 CPU %.3f s per guest-second, %.2f s per GPU-second %s",
+			printf "N=%d %d us kernels: native %d, xgpu %d: ratio %.3f %s; GPU busy native %.2f, xgpu %.2f%s; MiB per process native %d, xgpu %d (guests whose contexts fit in %d MiB: %d); Dom0 CPU %.3f s per guest-second, %.2f s per GPU-second %s",
 				n, us, kn, kx, r,
 				(r >= 0.97) ? "ok (>= 0.97)" : "MISS (>= 0.97)",
 				kn * us / (s * 1e6), bx, busy, mn, mx,
+				gm, (mx > 0 ? int(gm / mx) : 0),
 				pg, kx ? wc / (kx * us / 1e6) : -1,
 				cpu_ok ? "ok (<= 1.2 per guest)" : "MISS (<= 1.2 per guest, " wn " of " n " workers logged)"
 		}')

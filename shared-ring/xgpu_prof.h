@@ -3,15 +3,16 @@
  * xgpu_prof.h: where a request's time goes, for the benchmarks (off
  * unless the environment's XGPU_PROF names a folder).
  *
- * Each side keeps three CLOCK_MONOTONIC times per request of one channel,
+ * Each side keeps CLOCK_MONOTONIC times per request of one channel,
  * indexed by the request's id (ids count from 1 in a channel; the first
  * XGPU_PROF_MAX are kept):
  *   guest library  posted (its request on the ring), seen (its reply taken
- *                  off the ring), 0
- *   worker         taken (read off the ring), done (its handler returned),
- *                  published (the reply's index pushed to the guest)
+ *                  off the ring), 0, 0, 0
+ *   worker         taken (read off the ring), done (dispatched), published
+ *                  (the reply's index pushed to the guest), and the
+ *                  handler's call (its start, its return) inside done
  * and writes them when the channel ends to DIR/guest.PID.txt or
- * DIR/worker.PID.txt, one line per request: "id op t0 t1 t2".  Both sides
+ * DIR/worker.PID.txt, one line per request: "id op t0 t1 t2 t3 t4".  Both sides
  * run on one host (the local transport), so their clocks are one:
  * bench/prof-join.py joins the files by id and prints, per op, the
  * request's way to the worker, the handler, the reply's publishing and its
@@ -31,9 +32,12 @@
 
 #define XGPU_PROF_MAX	(1u << 20)
 
+enum { XGPU_PROF_T0, XGPU_PROF_T1, XGPU_PROF_PUB, XGPU_PROF_CALL,
+       XGPU_PROF_RET, XGPU_PROF_NT };
+
 struct xgpu_prof_rec {
 	uint16_t op;
-	uint64_t t[3];
+	uint64_t t[XGPU_PROF_NT];
 };
 
 struct xgpu_prof {
@@ -89,7 +93,7 @@ static inline void xgpu_prof_published(struct xgpu_prof *p, uint64_t id)
 		return;
 	now = xgpu_prof_ns();
 	for (uint64_t i = p->last_pub + 1; i <= id && i < XGPU_PROF_MAX; i++)
-		p->r[i].t[2] = now;
+		p->r[i].t[XGPU_PROF_PUB] = now;
 	if (id > p->last_pub)
 		p->last_pub = id;
 }
@@ -100,11 +104,13 @@ static inline void xgpu_prof_stop(struct xgpu_prof *p)
 		return;
 	for (uint64_t i = 1; i < XGPU_PROF_MAX; i++)
 		if (p->r[i].t[0])
-			fprintf(p->out, "%llu %u %llu %llu %llu\n",
+			fprintf(p->out, "%llu %u %llu %llu %llu %llu %llu\n",
 				(unsigned long long)i, p->r[i].op,
 				(unsigned long long)p->r[i].t[0],
 				(unsigned long long)p->r[i].t[1],
-				(unsigned long long)p->r[i].t[2]);
+				(unsigned long long)p->r[i].t[2],
+				(unsigned long long)p->r[i].t[3],
+				(unsigned long long)p->r[i].t[4]);
 	fclose(p->out);
 	free(p->r);
 	p->r = NULL;

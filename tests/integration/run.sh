@@ -1401,11 +1401,13 @@ gf=$1
 set -- "$PROFD"/worker.*.txt
 wf=$1
 if [ -f "$gf" ] && [ -f "$wf" ]; then
-	# id op t0 t1 t2: guest (posted, seen), worker (taken, done, published)
+	# id op t0..t4: guest (posted, seen), worker (taken, done,
+	# published, the handler called, returned)
 	res=$(awk 'NR == FNR { post[$1] = $3; seen[$1] = $4; next }
 		($1 in post) && seen[$1] && $5 {
 			n++
-			if (!(post[$1] <= $3 && $3 <= $4 && $4 <= $5 && $5 <= seen[$1]))
+			if (!(post[$1] <= $3 && $3 <= $6 && $6 <= $7 &&
+			      $7 <= $4 && $4 <= $5 && $5 <= seen[$1]))
 				bad++
 		}
 		END { printf "%d %d\n", n, bad }' "$gf" "$wf")

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * spinloop: launches xgpu_fake_spin(MS) kernels back to back for SECONDS
- * on the fake device (synchronising every 8), then prints
+ * on the fake device (synchronising every EVERY, default 8), then prints
  * "spinloop: N kernels".  The scheduler test runs several at once with
  * different weights and compares the GPU time the daemon measured.
- *   spinloop [MS [SECONDS]]
+ *   spinloop [MS [SECONDS [EVERY]]]
  */
 #include <cuda.h>
 #include <stdio.h>
@@ -36,6 +36,7 @@ int main(int argc, char **argv)
 {
 	int ms = argc > 1 ? atoi(argv[1]) : 2;
 	double secs = argc > 2 ? atof(argv[2]) : 3.0, t0;
+	long every = argc > 3 ? atol(argv[3]) : 8;
 	void *params[] = { &ms };
 	long n = 0;
 	CUcontext ctx;
@@ -54,7 +55,7 @@ int main(int argc, char **argv)
 	while (now_s() - t0 < secs) {
 		check(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, params,
 				     NULL), "cuLaunchKernel");
-		if (++n % 8 == 0)
+		if (++n % (every > 0 ? every : 8) == 0)
 			check(cuCtxSynchronize(), "cuCtxSynchronize");
 	}
 	check(cuCtxSynchronize(), "cuCtxSynchronize");

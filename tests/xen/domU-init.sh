@@ -631,7 +631,7 @@ fi
 hostile_steps() {
 	# kernels back to back beside the hostile steps, up to the flood
 	# (which needs every channel): Dom0 compares the two domains' shares
-	/usr/bin/spinloop 50 3600 >/tmp/spinloop2.out 2>&1 &
+	/usr/bin/spinloop 50 3600 100000 >/tmp/spinloop2.out 2>&1 &
 	SP2=$!
 	SP2_T0=$(date +%s)
 	sleep 3
@@ -698,11 +698,23 @@ hostile_steps() {
 	hostile_mode hostile-geometry hgeom 90 geometry
 	hostile_mode hostile-blobs hblob 90 blobs $(xenstore-read "$H/xgpu-images-mb" 2>/dev/null)
 	# a window of 20 s at least for the shares (the steps are quick):
-	# Dom0's ends at xsflood's result
+	# Dom0 ends it when spin2 comes, and says so in xgpu-ack once it
+	# has its figures; the kernels stop after that
 	while [ $(($(date +%s) - SP2_T0)) -lt 23 ]; do sleep 1; done
-	hostile_mode hostile-xsflood hxsflood 110 xsflood 2000
+	if ! kill -0 "$SP2" 2>/dev/null; then
+		say "domu2's kernels beside the hostile steps ended early: $(tail -n 2 /tmp/spinloop2.out)"
+		res spin2 "ended early: $(tail -n 1 /tmp/spinloop2.out)"
+	else
+		res spin2 running
+	fi
+	spin2_seen() {
+		[ "$(xenstore-read "$H/xgpu-ack" 2>/dev/null)" = spin2 ]
+	}
+	wait_xs 60 "$H/xgpu-ack" spin2_seen ||
+		say "Dom0 did not say it had the shares' figures within 60 s"
 	kill "$SP2" 2>/dev/null
 	wait "$SP2" 2>/dev/null
+	hostile_mode hostile-xsflood hxsflood 110 xsflood 2000
 	hostile_mode hostile-flood hflood 90 flood
 
 	run basic /tmp/basic.out 180
@@ -730,7 +742,9 @@ if [ "$ROLE" = domu1 ]; then
 		bad=
 		n0=
 		# GPU work back to back beside it: Dom0 measures its share
-		/usr/bin/spinloop 50 3600 >/tmp/spinloop.out 2>&1 &
+		# (never synchronising: under the emulated CPU the gap
+		# before the next batch is a domain's idle time)
+		/usr/bin/spinloop 50 3600 100000 >/tmp/spinloop.out 2>&1 &
 		sp=$!
 		while [ "$(getcmd)" = good ]; do
 			i=$((i + 1))

@@ -174,6 +174,11 @@ static bool keeps_ranges(uint16_t op)
 	}
 }
 
+/* the benchmarks' record of where requests' time goes (xgpu_prof.h);
+ * last_put: the id of the last reply written */
+static struct xgpu_prof prof;
+static uint64_t last_put;
+
 static int ctx_setup(struct xgpub_worker *w);
 static bool nvml_op(uint16_t op);
 
@@ -260,12 +265,16 @@ static int dispatch(struct xgpub_worker *w, const struct xgpuif_request *req,
 
 		memcpy(&sh, payload_buf + op->stream_off, sizeof(sh));
 		t0 = xgpub_gate_enter(w);
+		xgpu_prof_mark(&prof, req->id, req->op, XGPU_PROF_CALL);
 		rc = op->call(w, payload_buf, req->len, reply_buf, cap, rlen);
+		xgpu_prof_mark(&prof, req->id, req->op, XGPU_PROF_RET);
 		/* (the stream is found first: arguments have no order) */
 		submitted = rc == 0 && !xgpub_stream(w, sh, &s);
 		xgpub_gate_done(w, submitted, s, t0, gate == GATE_FULL);
 	} else {
+		xgpu_prof_mark(&prof, req->id, req->op, XGPU_PROF_CALL);
 		rc = op->call(w, payload_buf, req->len, reply_buf, cap, rlen);
+		xgpu_prof_mark(&prof, req->id, req->op, XGPU_PROF_RET);
 	}
 	if (rc == XGPUIF_ST_PROTO)
 		return malformed(w, "malformed %s request", op->name);
@@ -273,11 +282,6 @@ static int dispatch(struct xgpub_worker *w, const struct xgpuif_request *req,
 		*rlen = 0;
 	return rc;
 }
-
-/* the benchmarks' record of where requests' time goes (xgpu_prof.h);
- * last_put: the id of the last reply written */
-static struct xgpu_prof prof;
-static uint64_t last_put;
 
 static void push_replies(struct xgpub_worker *w)
 {
