@@ -1392,14 +1392,21 @@ for _ in $(seq 100); do
 done
 XGPU_PROF=$PROFD XGPU_SOCKET=$SOCK6 timeout 60 "$T/basic" >"$TMP/prof.out" 2>&1
 pr=$?
+# its worker writes its times once its guest has gone: until it exits
+for _ in $(seq 100); do
+	grep -q 'worker of client .* exited' "$TMP/prof.log" && break
+	sleep 0.1
+done
 kill -TERM "$DPID6" 2>/dev/null
 wait "$DPID6" 2>/dev/null
 why=
 [ "$pr" = 0 ] || why="basic exited $pr; "
 set -- "$PROFD"/guest.*.txt
 gf=$1
-set -- "$PROFD"/worker.*.txt
-wf=$1
+# the worker file with the most lines (a channel of the library's own,
+# NVML's, may have one too)
+wf=$(wc -l "$PROFD"/worker.*.txt 2>/dev/null | grep -v ' total$' |
+	sort -n | tail -n 1 | awk '{ print $2 }')
 if [ -f "$gf" ] && [ -f "$wf" ]; then
 	# id op t0..t4: guest (posted, seen), worker (taken, done,
 	# published, the handler called, returned)

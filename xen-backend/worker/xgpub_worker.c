@@ -287,8 +287,10 @@ static void push_replies(struct xgpub_worker *w)
 {
 	int notify;
 
-	RING_PUSH_RESPONSES_AND_CHECK_NOTIFY(&w->ring, notify);
+	/* stamped just before the index moves: the guest may take the
+	 * replies at once */
 	xgpu_prof_published(&prof, last_put);
+	RING_PUSH_RESPONSES_AND_CHECK_NOTIFY(&w->ring, notify);
 	if (notify)
 		w->t->ops->notify(w->t);
 }
