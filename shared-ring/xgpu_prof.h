@@ -32,6 +32,7 @@
 
 #define XGPU_PROF_MAX	(1u << 20)
 
+/* the times' places: posted or taken, seen or done, and the worker's */
 enum { XGPU_PROF_T0, XGPU_PROF_T1, XGPU_PROF_PUB, XGPU_PROF_CALL,
        XGPU_PROF_RET, XGPU_PROF_NT };
 

@@ -50,6 +50,8 @@ static const struct key keys[] = {
 	    xs_looks),
 	KEY("grant-mb", XGPU_RULE_GRANT, 1, XGPU_RULE_GRANT_MB_MAX, grant_mb),
 };
+_Static_assert(sizeof(keys) / sizeof(keys[0]) == XGPU_RULE_NKEYS,
+	       "XGPU_RULE_NKEYS counts the keys");
 
 static int fail(char *err, size_t len, unsigned int line, const char *fmt,
 		...) __attribute__((format(printf, 4, 5)));
@@ -322,6 +324,32 @@ const struct xgpu_rule *xgpu_rules_settings(const struct xgpu_rules *rules,
 	out->attach = r->attach;
 	xgpu_rule_apply(r, out);
 	return r;
+}
+
+const char *xgpu_rule_key(unsigned int i, unsigned int *bit)
+{
+	if (i >= sizeof(keys) / sizeof(keys[0]))
+		return NULL;
+	*bit = keys[i].bit;
+	return keys[i].name;
+}
+
+bool xgpu_rule_value(const struct xgpu_rule *r, unsigned int i, uint32_t *v)
+{
+	if (i >= sizeof(keys) / sizeof(keys[0]) || !(r->has & keys[i].bit))
+		return false;
+	memcpy(v, (const uint8_t *)r + keys[i].off, sizeof(*v));
+	return true;
+}
+
+void xgpu_rule_merge(struct xgpu_rule *to, const struct xgpu_rule *from)
+{
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (from->has & keys[i].bit)
+			memcpy((uint8_t *)to + keys[i].off,
+			       (const uint8_t *)from + keys[i].off,
+			       sizeof(uint32_t));
+	to->has |= from->has;
 }
 
 void xgpu_rule_apply(const struct xgpu_rule *r, struct xgpu_dom_settings *out)

@@ -133,6 +133,16 @@ const struct xgpu_rule *xgpu_rules_settings(const struct xgpu_rules *rules,
 					    struct xgpu_dom_settings *out);
 /* the settings rule r gives (its `has` keys; attach aside) into *out */
 void xgpu_rule_apply(const struct xgpu_rule *r, struct xgpu_dom_settings *out);
+/*
+ * The numeric keys, in the file's order (xgpu_rules_keys): key i's name
+ * and its XGPU_RULE_* bit, NULL past the last (XGPU_RULE_NKEYS of them);
+ * whether r gives key i, and its value
+ */
+#define XGPU_RULE_NKEYS	10
+const char *xgpu_rule_key(unsigned int i, unsigned int *bit);
+bool xgpu_rule_value(const struct xgpu_rule *r, unsigned int i, uint32_t *v);
+/* the keys from gives, over to's (to->has grows by them) */
+void xgpu_rule_merge(struct xgpu_rule *to, const struct xgpu_rule *from);
 /* the keys a rule accepts, for messages */
 extern const char xgpu_rules_keys[];
 

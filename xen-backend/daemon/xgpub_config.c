@@ -176,19 +176,7 @@ int xgpub_config_caps_set(const char *name, int n, char **words, char *err,
 		memset(c, 0, sizeof(*c));
 		snprintf(c->pattern, sizeof(c->pattern), "%s", name);
 	}
-	if (got.has & XGPU_RULE_QUOTA)
-		c->quota_mb = got.quota_mb;
-	if (got.has & XGPU_RULE_PINNED)
-		c->pinned_mb = got.pinned_mb;
-	if (got.has & XGPU_RULE_IMAGES)
-		c->images_mb = got.images_mb;
-	if (got.has & XGPU_RULE_CHANNELS)
-		c->channels = got.channels;
-	if (got.has & XGPU_RULE_XSLOOKS)
-		c->xs_looks = got.xs_looks;
-	if (got.has & XGPU_RULE_GRANT)
-		c->grant_mb = got.grant_mb;
-	c->has |= got.has;
+	xgpu_rule_merge(c, &got);
 	xgpub_info("config: caps of %s %s set at run time (its "
 		   "processes that connect from now on%s)",
 		   xgpub_config_client_key(name) ? "client" : "domain", name,

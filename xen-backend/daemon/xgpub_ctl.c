@@ -194,26 +194,17 @@ static int cmd_sched_credit(struct xgpub_reply *r, int argc, char **argv)
 	return 0;
 }
 
-/* the fields of rule u named in bits, "-" where it gives none: weight cap
- * quota_mb limit_ms gpu pinned_mb images_mb channels xs_looks grant_mb */
-static void rule_fields(const struct xgpu_rule *u, char n[10][16])
+/* the fields of rule u, "-" where it gives none, in the keys' order:
+ * weight cap quota_mb limit_ms gpu pinned_mb images_mb channels xs_looks
+ * grant_mb */
+static void rule_fields(const struct xgpu_rule *u,
+			char n[XGPU_RULE_NKEYS][16])
 {
-	const struct { unsigned int bit; uint32_t v; } f[10] = {
-		{ XGPU_RULE_WEIGHT, u->weight },
-		{ XGPU_RULE_CAP, u->cap },
-		{ XGPU_RULE_QUOTA, u->quota_mb },
-		{ XGPU_RULE_LIMIT, u->limit_ms },
-		{ XGPU_RULE_GPU, u->gpu },
-		{ XGPU_RULE_PINNED, u->pinned_mb },
-		{ XGPU_RULE_IMAGES, u->images_mb },
-		{ XGPU_RULE_CHANNELS, u->channels },
-		{ XGPU_RULE_XSLOOKS, u->xs_looks },
-		{ XGPU_RULE_GRANT, u->grant_mb },
-	};
+	for (unsigned int k = 0; k < XGPU_RULE_NKEYS; k++) {
+		uint32_t v;
 
-	for (size_t k = 0; k < 10; k++) {
-		if (u->has & f[k].bit)
-			snprintf(n[k], sizeof(n[k]), "%u", f[k].v);
+		if (xgpu_rule_value(u, k, &v))
+			snprintf(n[k], sizeof(n[k]), "%u", v);
 		else
 			snprintf(n[k], sizeof(n[k]), "%s", XGPU_CTL_NONE);
 	}
@@ -226,7 +217,7 @@ static void rule_fields(const struct xgpu_rule *u, char n[10][16])
 static int cmd_config(struct xgpub_reply *r, int argc, char **argv)
 {
 	const struct xgpu_rules *rules;
-	char err[512], n[10][16];
+	char err[512], n[XGPU_RULE_NKEYS][16];
 
 	if (argc == 1 && strcmp(argv[0], XGPU_CTL_CONFIG_RELOAD))
 		return -EINVAL;

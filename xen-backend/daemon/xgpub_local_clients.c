@@ -232,8 +232,6 @@ void xgpub_local_client(int conn, const struct xgpub_options *opt,
 	case ADMIT_LATER:
 		if (!defer_conn(conn, (uint32_t)cr.uid))
 			close(conn);
-		else if (nwait == 1)
-			run_waitq(opt, lim);
 		break;
 	case ADMIT_NEVER:
 		close(conn);

@@ -113,24 +113,26 @@ static void dev_forget(struct xgpub_xen *x, struct xdev *d,
  */
 static void read_caps(struct xgpub_xen *x, struct xdev *d)
 {
-	static const char *const keys[] = {
-		"quota-mb", "pinned-mb", "images-mb", "channels", "xs-looks",
-		"grant-mb",
-	};
 	char dir[160], word[96], why[256];
+	const char *key;
+	unsigned int bit;
 
 	memset(&d->caps, 0, sizeof(d->caps));
 	snprintf(dir, sizeof(dir), "%s/%s", d->be, XGPU_XSDEV_CAPS);
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-		char *v = xgpub_xs_read_text(x->xs, dir, keys[i]);
+	/* the keys that are caps, as the file names them */
+	for (unsigned int i = 0; (key = xgpu_rule_key(i, &bit)); i++) {
+		char *v;
 
+		if (!(bit & XGPU_RULE_CAPS))
+			continue;
+		v = xgpub_xs_read_text(x->xs, dir, key);
 		if (!v)
 			continue;
-		snprintf(word, sizeof(word), "%s=%.64s", keys[i], v);
+		snprintf(word, sizeof(word), "%s=%.64s", key, v);
 		free(v);
 		if (xgpu_rules_setting(&d->caps, word, why, sizeof(why)))
 			xgpub_err("dom%u dev%u: %s/%s left out: %s", d->domid,
-				  d->devid, XGPU_XSDEV_CAPS, keys[i],
+				  d->devid, XGPU_XSDEV_CAPS, key,
 				  why + strspn(why, "0: "));
 	}
 	if (d->caps.has)

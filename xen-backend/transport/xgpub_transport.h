@@ -103,7 +103,11 @@ int xgpub_local_attach(int sock, uint32_t client_id,
 		       struct xgpub_local_hello *h,
 		       struct xgpub_transport **out);
 
-struct xgpuif_local_connect;
+/*
+ * The channel's geometry and version from a guest's connect message
+ * (local and network transports): 0, or -errno with *why; its process
+ * name made printable
+ */
 int xgpub_check_connect(struct xgpuif_local_connect *con,
 			uint32_t max_data_pages, char *why, size_t whylen);
 

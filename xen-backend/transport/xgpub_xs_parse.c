@@ -204,27 +204,32 @@ int xgpub_xen_region_refs(uint64_t size, const struct xgpuif_memref *dir,
 	return 0;
 }
 
+/* may used pages of a bound of limit (0: none) grow by more?  why names
+ * the bound (what), its option and whose pages are counted */
+static bool pages_fit(uint64_t used, uint64_t more, uint64_t limit,
+		      const char *what, const char *opt, const char *whose,
+		      char *why, size_t whylen)
+{
+	if (!limit || (used <= limit && more <= limit - used))
+		return true;
+	snprintf(why, whylen, "%llu more granted pages would pass %s, %llu MiB "
+		 "(%s), with %llu MiB mapped%s", (unsigned long long)more, what,
+		 (unsigned long long)(limit >> 8), opt,
+		 (unsigned long long)(used >> 8), whose);
+	return false;
+}
+
 bool xgpub_xen_grants_fit(uint64_t used, uint64_t more, uint64_t budget,
 			  char *why, size_t whylen)
 {
-	if (!budget || (used <= budget && more <= budget - used))
-		return true;
-	snprintf(why, whylen, "%llu more granted pages would pass the host's "
-		 "grant budget, %llu MiB (--grant-mb), with %llu MiB mapped",
-		 (unsigned long long)more, (unsigned long long)(budget >> 8),
-		 (unsigned long long)(used >> 8));
-	return false;
+	return pages_fit(used, more, budget, "the host's grant budget",
+			 "--grant-mb", "", why, whylen);
 }
 
 bool xgpub_xen_dom_grants_fit(uint64_t used, uint64_t more, uint64_t cap,
 			      char *why, size_t whylen)
 {
-	if (!cap || (used <= cap && more <= cap - used))
-		return true;
-	snprintf(why, whylen, "%llu more granted pages would pass the "
-		 "domain's grant cap, %llu MiB (grant-mb, --domain-grant-mb), "
-		 "with %llu MiB mapped by its channels",
-		 (unsigned long long)more, (unsigned long long)(cap >> 8),
-		 (unsigned long long)(used >> 8));
-	return false;
+	return pages_fit(used, more, cap, "the domain's grant cap",
+			 "grant-mb, --domain-grant-mb", " by its channels", why,
+			 whylen);
 }

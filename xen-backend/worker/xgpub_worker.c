@@ -344,7 +344,7 @@ int xgpub_worker_serve(struct xgpub_worker *w)
 			xgpub_err("%s: %s; closing", w->t->who, w->why);
 			return -1;
 		}
-		xgpu_prof_mark(&prof, req.id, req.op, 0);
+		xgpu_prof_mark(&prof, req.id, req.op, XGPU_PROF_T0);
 		if (xgpub_self_stat)
 			__atomic_store_n(&xgpub_self_stat->qdepth,
 					 rp - w->ring.req_cons,
@@ -355,7 +355,7 @@ int xgpub_worker_serve(struct xgpub_worker *w)
 			held = 0;
 		}
 		rc = dispatch(w, &req, &rlen);
-		xgpu_prof_mark(&prof, req.id, req.op, 1);
+		xgpu_prof_mark(&prof, req.id, req.op, XGPU_PROF_T1);
 		xgpub_record_done(w);
 		if (rc != 0 && rc != XGPUIF_ST_PROTO)
 			xgpub_dbg("%s: op %u -> %d", w->t->who, req.op, rc);

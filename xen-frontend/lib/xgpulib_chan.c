@@ -121,7 +121,7 @@ static void reap_locked(struct xgpulib_chan *c)
 		}
 		p = &pend[pend_head % pend_size];
 		RING_COPY_RESPONSE(&c->ring, c->ring.rsp_cons, &hdr);
-		xgpu_prof_mark(&prof, hdr.id, hdr.op, 1);
+		xgpu_prof_mark(&prof, hdr.id, hdr.op, XGPU_PROF_T1);
 		if (hdr.id != p->id || hdr.nslots != p->nslots ||
 		    (RING_IDX)(rp - c->ring.rsp_cons) < p->nslots ||
 		    hdr.len > xgpuif_capacity(p->nslots)) {
@@ -263,7 +263,7 @@ static CUresult submit_locked(struct xgpulib_chan *c,
 		w->nslots = (uint16_t)nslots;
 		w->done = false;
 	}
-	xgpu_prof_mark(&prof, hdr.id, hdr.op, 0);
+	xgpu_prof_mark(&prof, hdr.id, hdr.op, XGPU_PROF_T0);
 	RING_PUSH_REQUESTS_AND_CHECK_NOTIFY(&c->ring, notify);
 	if (notify)
 		c->t->ops->notify(c->t);
@@ -365,7 +365,7 @@ struct xgpulib_chan *xgpulib_chan_open(struct xgpulib_transport *t,
 		free(c);
 		return NULL;
 	}
-	if (!prof.r && getenv("XGPU_PROF")) {
+	if (!prof.r) {
 		xgpu_prof_start(&prof, "guest");
 		if (prof.r)
 			atexit(prof_stop);
