@@ -1386,17 +1386,11 @@ SOCK6=$TMP/prof.sock
 XGPU_PROF=$PROFD "$BACKEND" --local "$SOCK6" --control none --foreground \
 	--driver "$FAKECUDA" >"$TMP/prof.log" 2>&1 &
 DPID6=$!
-for _ in $(seq 100); do
-	[ -S "$SOCK6" ] && break
-	sleep 0.1
-done
+wait_until 100 "$DPID6" test -S "$SOCK6"
 XGPU_PROF=$PROFD XGPU_SOCKET=$SOCK6 timeout 60 "$T/basic" >"$TMP/prof.out" 2>&1
 pr=$?
 # its worker writes its times once its guest has gone: until it exits
-for _ in $(seq 100); do
-	grep -q 'worker of client .* exited' "$TMP/prof.log" && break
-	sleep 0.1
-done
+wait_until 100 "$DPID6" grep -q 'worker of client .* exited' "$TMP/prof.log"
 kill -TERM "$DPID6" 2>/dev/null
 wait "$DPID6" 2>/dev/null
 why=
