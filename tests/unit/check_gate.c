@@ -329,6 +329,61 @@ START_TEST(kicks_only_when_wanting_or_drained)
 }
 END_TEST
 
+/*
+ * The guest's GPU time cell: the gate enters it with its first op, tells
+ * it how far its work ran, and leaves once it drained; alone, the cell
+ * counts what the worker counts itself; beside another worker of its
+ * guest whose period covers its own, the cell counts the union, not the
+ * sum of the two.
+ */
+static struct xgpub_gcell gcell;
+
+START_TEST(cell_counts_the_union)
+{
+	uint32_t other = 0;
+	uint64_t t0, t1, own, total;
+
+	memset(&gcell, 0, sizeof(gcell));
+	xgpub_self_cell = &gcell;
+	/* alone: 100 ms of work on A */
+	hold(SA);
+	submit(SA, true);
+	ck_assert_uint_eq(slot.st.in_cell, 1);
+	usleep(100000);
+	let_go(SA);
+	xgpub_gate_idle(&wk);
+	ck_assert_msg(slot_reads(&slot.st.in_cell, 0, 2000),
+		      "the work done, the worker still in its cell");
+	own = slot.st.gpu_ns;
+	ck_assert_uint_ge(own, 100000000ull);
+	ck_assert_uint_le(xgpub_gcell_time(&gcell), own + 1000000);
+	ck_assert_uint_ge(xgpub_gcell_time(&gcell) + 1000000, own);
+	/* another worker of the guest, busy around 100 ms of ours */
+	total = xgpub_gcell_time(&gcell);
+	t0 = now_ns();
+	xgpub_gcell_lock(&gcell, 2, 0, 0);
+	xgpub_gcell_enter_locked(&gcell, &other, t0);
+	xgpub_gcell_unlock(&gcell, 2);
+	usleep(20000);
+	hold(SA);
+	submit(SA, true);
+	usleep(100000);
+	let_go(SA);
+	xgpub_gate_idle(&wk);
+	ck_assert(slot_reads(&slot.st.in_cell, 0, 2000));
+	usleep(20000);
+	t1 = now_ns();
+	xgpub_gcell_lock(&gcell, 2, 0, 0);
+	xgpub_gcell_leave_locked(&gcell, &other, t1);
+	xgpub_gcell_unlock(&gcell, 2);
+	/* the union is the other's period: t1 - t0, not that plus ours */
+	ck_assert_uint_eq(xgpub_gcell_time(&gcell) - total, t1 - t0);
+	ck_assert_uint_ge(slot.st.gpu_ns - own, 100000000ull);
+	xgpub_gate_stop(&wk);
+	xgpub_self_cell = NULL;
+}
+END_TEST
+
 static Suite *gate_suite(void)
 {
 	Suite *s = suite_create("gate");
@@ -340,6 +395,7 @@ static Suite *gate_suite(void)
 	tcase_add_test(tc, bound_holds_without_value_waits);
 	tcase_add_test(tc, drain_drops_waiting_work);
 	tcase_add_test(tc, kicks_only_when_wanting_or_drained);
+	tcase_add_test(tc, cell_counts_the_union);
 	suite_add_tcase(s, tc);
 	return s;
 }

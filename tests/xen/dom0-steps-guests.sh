@@ -419,9 +419,10 @@ step_hostile() {
 		daemon_alive || why="${why}the daemon (pid ${XPID:-?}) is gone; "
 		# its GPU time beside them: at least its weight's share of
 		# what it had alone (domu2 asks for the GPU too, at the same
-		# weight), and never more than its two channels can run (a
-		# guest whose process ended mid-turn was once charged far
-		# more than the time there was)
+		# weight), and never more than the wall clock: a guest's GPU
+		# time is the union of its channels' busy periods, not their
+		# sum (a guest whose process ended mid-turn was once charged
+		# far more than the time there was)
 		why="$why$SHARE_WHY"
 		if [ -z "$SHARE_WHY" ]; then
 			SHARE=$(awk -v g0="${SG0:-0}" -v g1="${SG1:-0}" -v g2="${SG2:-0}" \
@@ -429,18 +430,17 @@ step_hostile() {
 				a = (t1 > t0) ? (g1 - g0) / (t1 - t0) : 0
 				b = (t2 > t1) ? (g2 - g1) / (t2 - t1) : 0
 				printf "GPU time %.1f%% of the wall clock alone, %.1f%% beside them", a * 100, b * 100
-				exit !(a > 0.5 && a <= 2.05 && b <= 2.05 && b >= a / 2 - 0.02)
-			}') || why="${why}domu1's GPU time: $SHARE (want alone over 50%, beside at least half of alone less 2 points, both at most 205%: two channels); "
+				exit !(a > 0.5 && a <= 1.02 && b <= 1.02 && b >= a / 2 - 0.02)
+			}') || why="${why}domu1's GPU time: $SHARE (want alone over 50%, beside at least half of alone less 2 points, both at most 102%: the union of its channels' periods); "
 		fi
 		# and the two domains' shares while both ran kernels back to
 		# back (domu2 its own beside the hostile steps, up to the
 		# flood; 50 ms kernels, never synchronised): each its
-		# weight's, within 5 points.  Not 2: domu1's two processes
-		# (spinloop, basic) run kernels at once, the fake device runs
-		# them in parallel and a guest's GPU time is the sum of its
-		# channels' (52.7%, 52.9%, 53.3% in three runs of 2026-11-28);
-		# the integration tests judge 2 points with one process a
-		# guest
+		# weight's, within 2 points.  domu1's two processes (spinloop,
+		# basic) run kernels at once (the fake device runs them in
+		# parallel): counted as the sum of its channels' times, its
+		# share read 52.1% to 53.3% in six runs of 2026-11-28; the
+		# union of their busy periods (xgpub_gcell.h) is its time now
 		SHARE2=$(awk -v a0="$CG1" -v a1="$DG1" -v b0="$CG2" \
 			-v b1="$DG2" -v w1="$W1" -v w2="$W2" 'BEGIN {
 			a = a1 - a0; b = b1 - b0
@@ -454,8 +454,8 @@ step_hostile() {
 			}
 			s = a / (a + b); t = w1 / (w1 + w2)
 			printf "domu1 %.1f%% of %.1f s of both domains'"'"' GPU time beside domu2'"'"'s hostile steps, its target %.1f%%", s * 100, (a + b) / 1000, t * 100
-			exit !(s >= t - 0.05 && s <= t + 0.05)
-		}') || why="${why}shares: $SHARE2 (want within 5 points; domu2's kernels: $(res "$D2" spin2); xgpu list then: $(grep -v '^\[\|^\]' /tmp/list-dg.json | cut -c1-220 | tr '\n' ' ')); "
+			exit !(s >= t - 0.02 && s <= t + 0.02)
+		}') || why="${why}shares: $SHARE2 (want within 2 points; domu2's kernels: $(res "$D2" spin2); xgpu list then: $(grep -v '^\[\|^\]' /tmp/list-dg.json | cut -c1-220 | tr '\n' ' ')); "
 		if [ -z "$why" ]; then
 			pass "hostile-neighbour (domu1 beside the hostile steps: ${RES#PASS }; $GOOD_N of them done within the $HOSTILE_S s of the hostile steps; $SHARE; $SHARE2)"
 		else

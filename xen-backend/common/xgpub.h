@@ -22,6 +22,8 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "xgpub_gcell.h"
+
 /* CLOCK_MONOTONIC in ns: the one clock of the daemon, its workers and the
  * scheduler */
 static inline uint64_t xgpub_now_ns(void)
@@ -123,6 +125,9 @@ struct xgpub_wstat {
 	 * (xgpu_mirror.h), valid once lane_ready is 1 */
 	uint8_t lane_token[32];
 	uint32_t lane_ready;
+	/* worker: it is inside its guest's GPU time cell (work in flight,
+	 * xgpub_gcell.h); the daemon leaves for it if it dies inside */
+	uint32_t in_cell;
 };
 
 /* what the daemon tells a worker: read-only in every worker */
@@ -185,6 +190,14 @@ static inline struct xgpub_wctl *xgpub_wctl_of(struct xgpub_wstat *st)
  */
 extern struct xgpub_wslot *xgpub_all_stats;
 extern int xgpub_nstats;
+/*
+ * The whole shared region from xgpub_all_stats: the slots, then the
+ * guests' GPU time cells (xgpub_gcell.h); 0: the slots alone.  The
+ * sandbox keeps a worker from changing its view of any of it.
+ */
+extern size_t xgpub_shared_bytes;
+/* in a worker: its guest's GPU time cell (NULL: none, or a test) */
+extern struct xgpub_gcell *xgpub_self_cell;
 
 /* in a worker: its own slot (NULL in tests that run a worker inline) */
 extern struct xgpub_wstat *xgpub_self_stat;

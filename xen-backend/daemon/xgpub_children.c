@@ -23,9 +23,22 @@
 #include "xgpub_transport.h"
 
 #define MAX_WORKERS 1024
+#define SHARED_BYTES	(MAX_WORKERS * (sizeof(struct xgpub_wslot) + \
+					sizeof(struct xgpub_gcell_page)))
 
 static struct xgpub_child children[MAX_WORKERS];
 static struct xgpub_wslot *stats;	/* MAX_WORKERS slots, shared */
+/*
+ * The guests' GPU time cells (xgpub_gcell.h), after the slots in the same
+ * shared region: one per guest with a worker, shared by its workers
+ * (each maps its own guest's read-write) and counted by the daemon.
+ */
+static struct xgpub_gcell_page *cells;
+static struct {
+	int kind;
+	uint32_t id;		/* as the guest table knows a guest */
+	int refs;		/* workers in the table that use it */
+} cell_key[MAX_WORKERS];
 static uint32_t client_caps;	/* the workers' ctl.client_caps */
 
 bool xgpub_sched_enabled;
@@ -168,17 +181,39 @@ void xgpub_children_kill(int sig)
 			kill(children[i].pid, sig);
 }
 
+/* its guest's GPU time cell, or a fresh one (not taken until the fork) */
+static int cell_get(const struct xgpub_child *info)
+{
+	uint32_t id = info->kind == XGPUB_CHILD_XEN ? info->domid :
+						      info->client_id;
+	int free_at = -1;
+
+	for (int i = 0; i < MAX_WORKERS; i++) {
+		if (!cell_key[i].refs) {
+			if (free_at < 0)
+				free_at = i;
+			continue;
+		}
+		if (cell_key[i].kind == info->kind && cell_key[i].id == id)
+			return i;
+	}
+	/* as many cells as slots, one free slot: one free cell at least */
+	memset(&cells[free_at], 0, sizeof(cells[free_at]));
+	cell_key[free_at].kind = info->kind;
+	cell_key[free_at].id = id;
+	return free_at;
+}
+
 pid_t xgpub_spawn(const struct xgpub_child *info, const int *keep,
 		  int nkeep, int (*fn)(void *), void *arg)
 {
 	struct xgpub_child *slot = NULL;
 	char prefix[48];
 	pid_t pid;
-	int kick;
+	int kick, cell;
 
 	if (!stats) {
-		void *p = mmap(NULL, sizeof(*stats) * MAX_WORKERS,
-			       PROT_READ | PROT_WRITE,
+		void *p = mmap(NULL, SHARED_BYTES, PROT_READ | PROT_WRITE,
 			       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 
 		if (p == MAP_FAILED) {
@@ -186,6 +221,7 @@ pid_t xgpub_spawn(const struct xgpub_child *info, const int *keep,
 			return -ENOMEM;
 		}
 		stats = p;
+		cells = (void *)(stats + MAX_WORKERS);
 	}
 	for (int i = 0; i < MAX_WORKERS && !slot; i++)
 		if (!children[i].pid)
@@ -194,6 +230,7 @@ pid_t xgpub_spawn(const struct xgpub_child *info, const int *keep,
 		xgpub_err("too many workers (%d)", MAX_WORKERS);
 		return -EAGAIN;
 	}
+	cell = cell_get(info);
 	/* its own kick of the scheduler: no other worker can read it (and
 	 * swallow the kicks) or write it; without one (logged) the
 	 * scheduler sees its work on its timers only */
@@ -245,13 +282,17 @@ pid_t xgpub_spawn(const struct xgpub_child *info, const int *keep,
 		signal(SIGINT, SIG_DFL);
 		signal(SIGPIPE, SIG_IGN);
 		xgpub_self_stat = &stats[slot - children].st;
-		/* all but its own status page: read-only here */
-		if (mprotect(stats, sizeof(*stats) * MAX_WORKERS, PROT_READ) ||
+		/* all but its own status page and its guest's cell:
+		 * read-only here */
+		if (mprotect(stats, SHARED_BYTES, PROT_READ) ||
 		    mprotect(&stats[slot - children].st, 4096,
-			     PROT_READ | PROT_WRITE))
+			     PROT_READ | PROT_WRITE) ||
+		    mprotect(&cells[cell], 4096, PROT_READ | PROT_WRITE))
 			_exit(1);
 		xgpub_all_stats = stats;
 		xgpub_nstats = MAX_WORKERS;
+		xgpub_shared_bytes = SHARED_BYTES;
+		xgpub_self_cell = &cells[cell].c;
 		prctl(PR_SET_NAME, "xgpu-worker");
 		/* a worker must not outlive the daemon that accounts for it */
 		prctl(PR_SET_PDEATHSIG, SIGTERM);
@@ -269,7 +310,41 @@ pid_t xgpub_spawn(const struct xgpub_child *info, const int *keep,
 	slot->st = &stats[slot - children].st;
 	slot->started = xgpub_now_ns();
 	slot->kick_fd = kick;
+	slot->cell = cell + 1;
+	cell_key[cell].refs++;
 	return pid;
+}
+
+uint64_t xgpub_child_cell_time(const struct xgpub_child *c)
+{
+	if (!c->cell || !cells)
+		return 0;
+	return xgpub_gcell_time(&cells[c->cell - 1].c);
+}
+
+void xgpub_child_cell_release(struct xgpub_child *c)
+{
+	struct xgpub_gcell *cell;
+	uint32_t me = (uint32_t)getpid();
+
+	if (!c->cell || !cells)
+		return;
+	cell = &cells[c->cell - 1].c;
+	/*
+	 * It died with work in flight: it leaves now (the driver ended its
+	 * work with it).  Its lock, if it held it, is taken over; a live
+	 * holder has a few stores to make, and is waited for 1000 yields
+	 * at most (a stuck one can only spoil its own guest's count).
+	 */
+	if (c->st && __atomic_load_n(&c->st->in_cell, __ATOMIC_ACQUIRE)) {
+		xgpub_gcell_lock(cell, me, (uint32_t)c->pid, 1000);
+		xgpub_gcell_leave_locked(cell, &c->st->in_cell,
+					 xgpub_now_ns());
+		xgpub_gcell_unlock(cell, me);
+	}
+	if (cell_key[c->cell - 1].refs > 0)
+		cell_key[c->cell - 1].refs--;
+	c->cell = 0;
 }
 
 void xgpub_children_client_caps(void)

@@ -38,6 +38,8 @@ struct xgpub_child {
 	/* network: the daemon's end of the socket that hands the worker
 	 * its lanes' connections, and (until the fork) the worker's */
 	int lane_fd, lane_child_fd;
+	/* its guest's GPU time cell: index + 1 (0: none) */
+	int cell;
 };
 
 /*
@@ -51,6 +53,12 @@ struct xgpub_child {
 #define XGPUB_SPAWN_KEEP_MAX	4
 pid_t xgpub_spawn(const struct xgpub_child *info, const int *keep,
 		  int nkeep, int (*fn)(void *), void *arg);
+/* the GPU time of c's guest so far: the union of its workers' busy
+ * periods (xgpub_gcell.h), 0: none */
+uint64_t xgpub_child_cell_time(const struct xgpub_child *c);
+/* c is reaped: it leaves its guest's cell (if it died inside) and lets
+ * go of it */
+void xgpub_child_cell_release(struct xgpub_child *c);
 /* the child with this pid (cleared by the caller once reaped), or NULL */
 struct xgpub_child *xgpub_child_find(pid_t pid);
 void xgpub_child_name(const struct xgpub_child *c, char *buf, size_t len);

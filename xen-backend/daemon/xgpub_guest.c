@@ -239,7 +239,10 @@ static void add_channel(struct xgpub_child *c, void *arg)
 	ch->calls += __atomic_load_n(&st->calls, __ATOMIC_RELAXED);
 	ch->mem += __atomic_load_n(&st->mem_used, __ATOMIC_RELAXED);
 	ch->quota += __atomic_load_n(&st->quota, __ATOMIC_RELAXED);
-	ch->gpu_ns += __atomic_load_n(&st->gpu_ns, __ATOMIC_RELAXED);
+	/* not the sum of its workers' times: the union of their busy
+	 * periods, counted in the cell they share (xgpub_gcell.h) */
+	if (xgpub_child_cell_time(c) > ch->gpu_ns)
+		ch->gpu_ns = xgpub_child_cell_time(c);
 	ch->qdepth += __atomic_load_n(&st->qdepth, __ATOMIC_RELAXED);
 	if (!__atomic_load_n(&st->connected, __ATOMIC_ACQUIRE))
 		return;
@@ -273,8 +276,8 @@ void xgpub_guests_update(void)
 	xgpub_guest_for_each(g) {
 		uint64_t t = g->ch.gpu_ns + g->gpu_gone;
 
-		/* at most one interval of another channel's GPU time is lost
-		 * when one ends: its last time is kept, or theirs */
+		/* never back: a guest whose workers all ended and came
+		 * back has a fresh cell, counted on from its last time */
 		if (t < g->gpu_seen) {
 			g->gpu_gone += g->gpu_seen - t;
 			t = g->gpu_seen;

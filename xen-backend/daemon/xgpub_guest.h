@@ -64,7 +64,10 @@ struct xgpub_guest {
 		int n;			/* workers */
 		int connected;		/* ... whose channel is up */
 		char pids[96];		/* "pid,pid,..." */
-		uint64_t calls, mem, quota, gpu_ns;
+		uint64_t calls, mem, quota;
+		/* its GPU time: the union of its workers' busy periods
+		 * (their cell, xgpub_gcell.h), not their sum */
+		uint64_t gpu_ns;
 		uint32_t qdepth;
 		double rate;		/* calls per second */
 		/* for the GPU scheduler */
@@ -75,10 +78,10 @@ struct xgpub_guest {
 		uint32_t drained;	/* count of busy -> idle */
 	} ch;
 	/*
-	 * ch.gpu_ns never goes back: a channel that ends takes its GPU time
-	 * out of the sum, so what the sum lost is kept in gpu_gone (the
-	 * scheduler charges differences of ch.gpu_ns, which must not wrap);
-	 * gpu_seen is the sum at the previous update
+	 * ch.gpu_ns never goes back: a guest whose workers all ended gets a
+	 * fresh cell when one comes back, so what it had is kept in gpu_gone
+	 * (the scheduler charges differences of ch.gpu_ns, which must not
+	 * wrap); gpu_seen is the time at the previous update
 	 */
 	uint64_t gpu_gone, gpu_seen;
 

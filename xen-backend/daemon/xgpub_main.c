@@ -109,6 +109,8 @@ static void reap_workers(void)
 		xgpub_ipc_reg_forget(pid);
 		if (c)
 			xgpub_sched_kick_drop(c->kick_fd);
+		if (c)
+			xgpub_child_cell_release(c);
 		if (c && c->kind == XGPUB_CHILD_XEN && xen)
 			xgpub_xen_child_exited(xen, pid);
 		/* what it held is freed with it: no longer its guest's */

@@ -192,6 +192,56 @@ static void set_busy(uint32_t v)
 		kick_daemon();
 }
 
+/*
+ * The guest's GPU time cell (xgpub_gcell.h), shared with its other
+ * workers: this worker is inside from the start of the submission that
+ * began its work until none is in flight, and tells the cell how far its
+ * work ran at each completion.  All three with g.mu held; st->in_cell is
+ * written with it only (and by the daemon once the worker is gone).
+ */
+static uint32_t self_pid;
+
+static void cell_enter(uint64_t since)
+{
+	struct xgpub_gcell *c = xgpub_self_cell;
+
+	if (!c || __atomic_load_n(&g.st->in_cell, __ATOMIC_RELAXED))
+		return;
+	xgpub_gcell_lock(c, self_pid, 0, 0);
+	xgpub_gcell_enter_locked(c, &g.st->in_cell, since);
+	xgpub_gcell_unlock(c, self_pid);
+}
+
+static void cell_progress(uint64_t now)
+{
+	struct xgpub_gcell *c = xgpub_self_cell;
+
+	if (!c || !__atomic_load_n(&g.st->in_cell, __ATOMIC_RELAXED))
+		return;
+	xgpub_gcell_lock(c, self_pid, 0, 0);
+	xgpub_gcell_progress_locked(c, now);
+	xgpub_gcell_unlock(c, self_pid);
+}
+
+/* none in flight since its last completion (or now, if later) */
+static void cell_leave(uint64_t at)
+{
+	struct xgpub_gcell *c = xgpub_self_cell;
+
+	if (!c || !__atomic_load_n(&g.st->in_cell, __ATOMIC_RELAXED))
+		return;
+	xgpub_gcell_lock(c, self_pid, 0, 0);
+	xgpub_gcell_leave_locked(c, &g.st->in_cell, at);
+	xgpub_gcell_unlock(c, self_pid);
+}
+
+/* nothing in flight, none being submitted (g.mu held) */
+static bool idle_now(void)
+{
+	return !g.n && !g.b_nops && !g.ndef &&
+	       !__atomic_load_n(&g.st->call_since, __ATOMIC_ACQUIRE);
+}
+
 bool xgpub_gate_on(void)
 {
 	return g.on;
@@ -352,6 +402,7 @@ static uint64_t charge(uint64_t start, uint64_t now)
 	}
 	g.last_done = now;
 	__atomic_store_n(&g.st->gpu_ns, g.gpu_ns, __ATOMIC_RELAXED);
+	cell_progress(now);
 	return d;
 }
 
@@ -371,6 +422,8 @@ static void settle(uint64_t head_since)
 		__atomic_add_fetch(&g.st->drained, 1, __ATOMIC_RELEASE);
 		set_busy(0);
 	}
+	if (idle_now())
+		cell_leave(g.last_done);
 }
 
 /* set a mark's event on a waiting stream aside (g.mu held); false: no
@@ -518,6 +571,7 @@ void xgpub_gate_init(struct xgpub_worker *w)
 	g.st = st;
 	g.ctl = xgpub_wctl_of(st);
 	g.op_ns = 0;		/* unknown: the first op is a mark */
+	self_pid = (uint32_t)getpid();
 	fault_byte = &w->ring.sring->pvt.pvt_pad[0];
 	{
 		struct sigaction sa;
@@ -567,6 +621,12 @@ uint64_t xgpub_gate_enter(struct xgpub_worker *w)
 	 * runs kernels inside the call): it counts as work in flight */
 	now = xgpub_now_ns();
 	__atomic_store_n(&g.st->call_since, now, __ATOMIC_RELEASE);
+	if (xgpub_self_cell &&
+	    !__atomic_load_n(&g.st->in_cell, __ATOMIC_RELAXED)) {
+		pthread_mutex_lock(&g.mu);
+		cell_enter(now);
+		pthread_mutex_unlock(&g.mu);
+	}
 	return now;
 }
 
@@ -621,9 +681,19 @@ void xgpub_gate_done(struct xgpub_worker *w, bool submitted, CUstream s,
 {
 	__atomic_store_n(&g.st->submitting, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&g.st->call_since, 0, __ATOMIC_RELEASE);
-	if (!submitted)
+	if (!submitted) {
+		if (xgpub_self_cell) {
+			pthread_mutex_lock(&g.mu);
+			if (idle_now())
+				cell_leave(g.last_done);
+			pthread_mutex_unlock(&g.mu);
+		}
 		return;
+	}
 	pthread_mutex_lock(&g.mu);
+	/* the completer may have found nothing in flight after the call
+	 * ended (it left the cell): back in from the call's start */
+	cell_enter(t0);
 	/* a batch is of one context, on up to MARK_STREAMS streams */
 	if (g.b_nops && g.b_ctx != w->cur)
 		mark_batch();
@@ -764,4 +834,7 @@ void xgpub_gate_stop(struct xgpub_worker *w)
 	g.on = false;
 	__atomic_store_n(&g.st->want, 0, __ATOMIC_RELEASE);
 	set_busy(0);
+	pthread_mutex_lock(&g.mu);
+	cell_leave(g.last_done);
+	pthread_mutex_unlock(&g.mu);
 }

@@ -366,8 +366,10 @@ static int build_filter(struct prog *p)
 		  RET_EPERM);
 	if (xgpub_all_stats) {
 		uint64_t start = (uint64_t)(uintptr_t)xgpub_all_stats;
-		uint64_t end = start + (uint64_t)xgpub_nstats *
-					       sizeof(*xgpub_all_stats);
+		uint64_t end = start + (xgpub_shared_bytes ?
+				(uint64_t)xgpub_shared_bytes :
+				(uint64_t)xgpub_nstats *
+					sizeof(*xgpub_all_stats));
 
 		range_block(p, __NR_mprotect, start, end);
 		range_block(p, __NR_mremap, start, end);

@@ -36,6 +36,8 @@
 struct xgpub_wstat *xgpub_self_stat;
 struct xgpub_wslot *xgpub_all_stats;
 int xgpub_nstats;
+size_t xgpub_shared_bytes;
+struct xgpub_gcell *xgpub_self_cell;
 
 static inline void cpu_relax(void)
 {

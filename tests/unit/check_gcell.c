@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: MIT
+/*
+ * check_gcell.c: a guest's GPU time as the union of its workers' busy
+ * periods (xen-backend/common/xgpub_gcell.c).
+ *
+ *   - overlapping periods count once, disjoint ones add, the gap between
+ *     them does not count;
+ *   - a long period that began before a short one and ends after it
+ *     counts whole (counting by order of completion alone lost its start);
+ *   - a worker that leaves and comes back from a start before its leave
+ *     (its call began before the completer found it idle) counts nothing
+ *     twice;
+ *   - random periods of 1 to 8 workers, told to the cell in time order
+ *     with progress reports between: the cell's time equals the union
+ *     measured by brute force, and the count goes back to 0;
+ *   - a lock held by a dead pid is taken over at once, one held by a
+ *     live holder only after the bound; threads that hammer the cell
+ *     leave it consistent (count 0, time within the wall time).
+ */
+#include <check.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xgpub_gcell.h"
+#include "check_run.h"
+
+static struct xgpub_gcell cell;
+
+static void enter(uint32_t *in, uint64_t t)
+{
+	xgpub_gcell_lock(&cell, 1, 0, 0);
+	xgpub_gcell_enter_locked(&cell, in, t);
+	xgpub_gcell_unlock(&cell, 1);
+}
+
+static void progress(uint64_t t)
+{
+	xgpub_gcell_lock(&cell, 1, 0, 0);
+	xgpub_gcell_progress_locked(&cell, t);
+	xgpub_gcell_unlock(&cell, 1);
+}
+
+static void leave(uint32_t *in, uint64_t t)
+{
+	xgpub_gcell_lock(&cell, 1, 0, 0);
+	xgpub_gcell_leave_locked(&cell, in, t);
+	xgpub_gcell_unlock(&cell, 1);
+}
+
+START_TEST(overlap_once_disjoint_add)
+{
+	uint32_t a = 0, b = 0;
+
+	memset(&cell, 0, sizeof(cell));
+	enter(&a, 100);
+	enter(&b, 150);
+	progress(180);
+	leave(&a, 200);
+	leave(&b, 250);
+	ck_assert_uint_eq(xgpub_gcell_time(&cell), 150);	/* 100..250 */
+	ck_assert_uint_eq(cell.count, 0);
+	ck_assert_uint_eq(a, 0);
+	ck_assert_uint_eq(b, 0);
+	/* a gap, then a period of its own */
+	enter(&a, 1000);
+	leave(&a, 1040);
+	ck_assert_uint_eq(xgpub_gcell_time(&cell), 190);
+	/* entering twice or leaving twice changes nothing */
+	enter(&a, 2000);
+	enter(&a, 2010);
+	leave(&a, 2020);
+	leave(&a, 2030);
+	ck_assert_uint_eq(xgpub_gcell_time(&cell), 210);
+	ck_assert_uint_eq(cell.count, 0);
+}
+END_TEST
+
+START_TEST(long_period_counts_whole)
+{
+	uint32_t a = 0, b = 0;
+
+	memset(&cell, 0, sizeof(cell));
+	/* A: 0..10 (one long kernel, no report in between); B: 2..5 */
+	enter(&a, 1000);
+	enter(&b, 1002);
+	progress(1005);
+	leave(&b, 1005);
+	leave(&a, 1010);
+	ck_assert_uint_eq(xgpub_gcell_time(&cell), 10);
+}
+END_TEST
+
+START_TEST(reentry_counts_nothing_twice)
+{
+	uint32_t a = 0;
+
+	memset(&cell, 0, sizeof(cell));
+	enter(&a, 100);
+	leave(&a, 200);
+	/* its next call began at 150, before the completer saw it idle */
+	enter(&a, 150);
+	progress(300);
+	leave(&a, 300);
+	ck_assert_uint_eq(xgpub_gcell_time(&cell), 200);
+}
+END_TEST
+
+/* the union of n periods [s, e) by brute force over a small timeline */
+#define SPAN 4000
+
+START_TEST(random_periods_equal_brute_force)
+{
+	srand(12345);
+	for (int round = 0; round < 300; round++) {
+		int nw = 1 + rand() % 8, np = 0;
+		struct { uint64_t s, e; int w; } p[64];
+		static uint8_t on[SPAN];
+		uint32_t in[8] = { 0 };
+		uint64_t want = 0;
+
+		memset(&cell, 0, sizeof(cell));
+		memset(on, 0, sizeof(on));
+		/* each worker: disjoint periods in order */
+		for (int w = 0; w < nw; w++) {
+			uint64_t t = (uint64_t)(rand() % 200);
+
+			while (np < 64) {
+				uint64_t s = t + (uint64_t)(rand() % 300);
+				uint64_t e = s + 1 + (uint64_t)(rand() % 400);
+
+				if (e >= SPAN)
+					break;
+				p[np].s = s;
+				p[np].e = e;
+				p[np].w = w;
+				np++;
+				for (uint64_t x = s; x < e; x++)
+					on[x] = 1;
+				t = e + (uint64_t)(rand() % 3);
+			}
+		}
+		for (int x = 0; x < SPAN; x++)
+			want += on[x];
+		/* tell the cell in time order: enters, leaves, and progress
+		 * reports of the workers inside now and then */
+		for (uint64_t x = 0; x < SPAN; x++) {
+			for (int i = 0; i < np; i++)
+				if (p[i].e == x)
+					leave(&in[p[i].w], x);
+			for (int i = 0; i < np; i++)
+				if (p[i].s == x)
+					enter(&in[p[i].w], x);
+			if (rand() % 50 == 0)
+				progress(x);
+		}
+		ck_assert_msg(xgpub_gcell_time(&cell) == want,
+			      "round %d: %d workers, %d periods: cell %llu, "
+			      "union %llu", round, nw, np,
+			      (unsigned long long)xgpub_gcell_time(&cell),
+			      (unsigned long long)want);
+		ck_assert_uint_eq(cell.count, 0);
+	}
+}
+END_TEST
+
+START_TEST(lock_taken_over)
+{
+	memset(&cell, 0, sizeof(cell));
+	cell.lock = 4242;		/* a holder that died */
+	ck_assert(xgpub_gcell_lock(&cell, 7, 4242, 0));
+	ck_assert_uint_eq(cell.lock, 7);
+	xgpub_gcell_unlock(&cell, 7);
+	ck_assert_uint_eq(cell.lock, 0);
+	/* a live holder: only after the bound */
+	cell.lock = 99;
+	ck_assert(xgpub_gcell_lock(&cell, 7, 4242, 200));
+	ck_assert_uint_eq(cell.lock, 7);
+	/* an unlock by one that lost it leaves the new holder's lock */
+	xgpub_gcell_unlock(&cell, 99);
+	ck_assert_uint_eq(cell.lock, 7);
+	xgpub_gcell_unlock(&cell, 7);
+	/* a free lock: not a take-over */
+	ck_assert(!xgpub_gcell_lock(&cell, 7, 4242, 1));
+	xgpub_gcell_unlock(&cell, 7);
+}
+END_TEST
+
+/* threads that enter, report and leave on one clock */
+static uint64_t clock_now;
+
+static void *hammer(void *arg)
+{
+	uint32_t me = (uint32_t)(uintptr_t)arg, in = 0;
+
+	for (int i = 0; i < 20000; i++) {
+		uint64_t t = __atomic_add_fetch(&clock_now, 1,
+						__ATOMIC_SEQ_CST);
+
+		xgpub_gcell_lock(&cell, me, 0, 0);
+		if (!in)
+			xgpub_gcell_enter_locked(&cell, &in, t);
+		else if (i % 3)
+			xgpub_gcell_progress_locked(&cell, t);
+		else
+			xgpub_gcell_leave_locked(&cell, &in, t);
+		xgpub_gcell_unlock(&cell, me);
+	}
+	xgpub_gcell_lock(&cell, me, 0, 0);
+	xgpub_gcell_leave_locked(&cell, &in,
+				 __atomic_add_fetch(&clock_now, 1,
+						    __ATOMIC_SEQ_CST));
+	xgpub_gcell_unlock(&cell, me);
+	return NULL;
+}
+
+START_TEST(threads_leave_it_consistent)
+{
+	pthread_t t[4];
+
+	memset(&cell, 0, sizeof(cell));
+	clock_now = 0;
+	for (uintptr_t i = 0; i < 4; i++)
+		ck_assert_int_eq(pthread_create(&t[i], NULL, hammer,
+						(void *)(i + 10)), 0);
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	ck_assert_uint_eq(cell.count, 0);
+	ck_assert_uint_eq(cell.lock, 0);
+	ck_assert_uint_le(xgpub_gcell_time(&cell), clock_now);
+	/* four workers, each inside two thirds of its steps: most of it
+	 * (their clock readings reach the cell out of order, so not all) */
+	ck_assert_uint_ge(xgpub_gcell_time(&cell), clock_now / 2);
+}
+END_TEST
+
+static Suite *gcell_suite(void)
+{
+	Suite *s = suite_create("gcell");
+	TCase *tc = tcase_create("gcell");
+
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, overlap_once_disjoint_add);
+	tcase_add_test(tc, long_period_counts_whole);
+	tcase_add_test(tc, reentry_counts_nothing_twice);
+	tcase_add_test(tc, random_periods_equal_brute_force);
+	tcase_add_test(tc, lock_taken_over);
+	tcase_add_test(tc, threads_leave_it_consistent);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return check_run(gcell_suite(), false);
+}
