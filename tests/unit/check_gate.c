@@ -379,6 +379,26 @@ START_TEST(cell_counts_the_union)
 	/* the union is the other's period: t1 - t0, not that plus ours */
 	ck_assert_uint_eq(xgpub_gcell_time(&gcell) - total, t1 - t0);
 	ck_assert_uint_ge(slot.st.gpu_ns - own, 100000000ull);
+	/*
+	 * A synchronize: its work completes while the dispatcher still
+	 * waits (the completer, seeing a call, stays inside); the wait's
+	 * end leaves, or the time until the guest's next op would count.
+	 */
+	for (int i = 0; i < 4; i++) {	/* quick ops: a batch of many */
+		submit(SB, true);
+		xgpub_gate_idle(&wk);
+		ck_assert(slot_reads(&slot.st.busy, 0, 2000));
+	}
+	hold(SA);
+	submit(SA, true);
+	xgpub_gate_wait(&wk, true);
+	xgpub_gate_mark(&wk);
+	let_go(SA);
+	ck_assert(slot_reads(&slot.st.busy, 0, 2000));
+	ck_assert_uint_eq(slot.st.in_cell, 1);
+	xgpub_gate_wait(&wk, false);
+	ck_assert_uint_eq(slot.st.in_cell, 0);
+	ck_assert_uint_eq(gcell.count, 0);
 	xgpub_gate_stop(&wk);
 	xgpub_self_cell = NULL;
 }

@@ -630,6 +630,23 @@ uint64_t xgpub_gate_enter(struct xgpub_worker *w)
 	return now;
 }
 
+/*
+ * The dispatch thread is out of a call (a submission that failed, a
+ * wait): the completer, which leaves the cell once nothing is in flight,
+ * did not while the call lasted, so it is left here if nothing is.
+ */
+static void leave_if_idle(void)
+{
+	__atomic_store_n(&g.st->call_since, 0, __ATOMIC_RELEASE);
+	if (!xgpub_self_cell ||
+	    !__atomic_load_n(&g.st->in_cell, __ATOMIC_RELAXED))
+		return;
+	pthread_mutex_lock(&g.mu);
+	if (idle_now())
+		cell_leave(g.last_done);
+	pthread_mutex_unlock(&g.mu);
+}
+
 /* whether the guest is alone on the GPU (the daemon says) */
 static bool solo(void)
 {
@@ -680,16 +697,11 @@ void xgpub_gate_done(struct xgpub_worker *w, bool submitted, CUstream s,
 		     uint64_t t0, bool bound)
 {
 	__atomic_store_n(&g.st->submitting, 0, __ATOMIC_RELEASE);
-	__atomic_store_n(&g.st->call_since, 0, __ATOMIC_RELEASE);
 	if (!submitted) {
-		if (xgpub_self_cell) {
-			pthread_mutex_lock(&g.mu);
-			if (idle_now())
-				cell_leave(g.last_done);
-			pthread_mutex_unlock(&g.mu);
-		}
+		leave_if_idle();
 		return;
 	}
+	__atomic_store_n(&g.st->call_since, 0, __ATOMIC_RELEASE);
 	pthread_mutex_lock(&g.mu);
 	/* the completer may have found nothing in flight after the call
 	 * ended (it left the cell): back in from the call's start */
@@ -736,6 +748,7 @@ void xgpub_gate_idle(struct xgpub_worker *w)
 	if (!g.on)
 		return;
 	mark_now();
+	leave_if_idle();
 	if (__atomic_exchange_n(&g.st->want, 0, __ATOMIC_RELEASE))
 		kick_daemon();
 }
@@ -756,7 +769,7 @@ void xgpub_gate_wait(struct xgpub_worker *w, bool begin)
 		__atomic_store_n(&g.st->call_since, xgpub_now_ns(),
 				 __ATOMIC_RELEASE);
 	else if (!begin)
-		__atomic_store_n(&g.st->call_since, 0, __ATOMIC_RELEASE);
+		leave_if_idle();
 }
 
 void xgpub_gate_not_ready(struct xgpub_worker *w)
