@@ -55,9 +55,9 @@ bench_start() {
 	local pageable
 	pageable=$("$BACKEND" --help 2>/dev/null |
 		grep -o -m1 -- --allow-pageable-access)
-	# shellcheck disable=SC2086 # empty or one word
+	# shellcheck disable=SC2086 # empty or one word; options, split
 	"$BACKEND" --local "$T/s.sock" --control "$T/c.sock" --foreground \
-		--driver "$DRV" --sched "$1" $pageable \
+		--driver "$DRV" --sched "$1" $pageable ${BENCH_BACKEND_OPTS:-} \
 		>>"$OUT/backend.log" 2>&1 &
 	DPID=$!
 	for _ in $(seq 50); do [ -S "$T/c.sock" ] && break; sleep 0.1; done

@@ -1193,13 +1193,20 @@ if [ -z "$wpid" ] || ! grep -q '^lostidle: connected' "$TMP/lostidle.out"; then
 else
 	# a lone guest idle between calls keeps the GPU without waking the
 	# scheduler every slice (5 ms): only its accounting period (30 ms)
-	r0=$(X stats 2>/dev/null | sed -n 's/.* runs=\([0-9]*\).*/\1/p')
+	# and keeps its turn: no turn is given meanwhile (`stats` counts
+	# the turns)
+	st0=$(X stats 2>/dev/null)
 	sleep 2
-	r1=$(X stats 2>/dev/null | sed -n 's/.* runs=\([0-9]*\).*/\1/p')
-	if [ -n "$r0" ] && [ -n "$r1" ] && [ $((r1 - r0)) -le 120 ]; then
-		pass "idle-guest-quiet (the scheduler ran $((r1 - r0)) times in 2 s beside an idle guest)"
+	st1=$(X stats 2>/dev/null)
+	r0=$(echo "$st0" | sed -n 's/.* runs=\([0-9]*\).*/\1/p')
+	r1=$(echo "$st1" | sed -n 's/.* runs=\([0-9]*\).*/\1/p')
+	t0=$(echo "$st0" | sed -n 's/.* turns=\([0-9]*\).*/\1/p')
+	t1=$(echo "$st1" | sed -n 's/.* turns=\([0-9]*\).*/\1/p')
+	if [ -n "$r0" ] && [ -n "$r1" ] && [ $((r1 - r0)) -le 120 ] &&
+		[ "${t0:-0}" -ge 1 ] && [ "$t1" = "$t0" ]; then
+		pass "idle-guest-quiet (the scheduler ran $((r1 - r0)) times in 2 s beside an idle guest, no new turn of the $t0 given)"
 	else
-		fail idle-guest-quiet "the scheduler ran $((${r1:-0} - ${r0:-0})) times in 2 s beside an idle guest (want <= 120: 67 accounting periods, not 400 slices)"
+		fail idle-guest-quiet "the scheduler ran $((${r1:-0} - ${r0:-0})) times in 2 s beside an idle guest (want <= 120: 67 accounting periods, not 400 slices), turns ${t0:-?} then ${t1:-?} (want at least one, none new); stats: $st1"
 	fi
 	kill -KILL "$wpid"
 	for _ in $(seq 50); do

@@ -70,6 +70,12 @@ static uint64_t cur_until;		/* end of its slice */
 static bool cur_idle;
 static uint64_t cur_gpu0;		/* its GPU time charged so far */
 static uint64_t drain_since;		/* when the drain began */
+/*
+ * For `stats` and the log: turns given, drains waited for and their time
+ * (from the revocation to the daemon's seeing the drain; 32 guests of
+ * 100 us kernels on an H200: 1,185 turns in 6 s, 275 us a drain).
+ */
+static uint64_t turns, drains, drain_ns;
 
 uint64_t xgpub_gpu_limit_ns;		/* 0: none */
 
@@ -160,7 +166,22 @@ static void drain_kicks(void)
 
 void xgpub_sched_stop(void)
 {
+	if (S)
+		xgpub_info("GPU scheduler: %llu turns, %llu drains waited for "
+			   "(%llu us in all), %llu runs, %llu kicks",
+			   (unsigned long long)turns,
+			   (unsigned long long)drains,
+			   (unsigned long long)(drain_ns / 1000),
+			   (unsigned long long)runs,
+			   (unsigned long long)kicks);
 	xgpub_vcpu_stop();
+}
+
+/* the drain that began at drain_since ended (or was given up) */
+static void drain_end(uint64_t now)
+{
+	drains++;
+	drain_ns += now - drain_since;
 }
 
 void xgpub_sched_counters(uint64_t *kicks_out, uint64_t *runs_out)
@@ -174,9 +195,12 @@ int xgpub_sched_stats(struct xgpub_reply *r, int argc, char **argv)
 	(void)argc;
 	(void)argv;
 	xgpub_reply(r, XGPU_CTL_OK "\n" XGPU_CTL_REC_STATS " sched=%s "
-		    "kicks=%llu runs=%llu vcpu=%s\n", S ? "on" : "off",
+		    "kicks=%llu runs=%llu vcpu=%s turns=%llu drains=%llu "
+		    "drain-us=%llu\n", S ? "on" : "off",
 		    (unsigned long long)kicks, (unsigned long long)runs,
-		    xgpub_vcpu_is_on() ? "on" : "off");
+		    xgpub_vcpu_is_on() ? "on" : "off",
+		    (unsigned long long)turns, (unsigned long long)drains,
+		    (unsigned long long)(drain_ns / 1000));
 	return 0;
 }
 
@@ -326,6 +350,7 @@ static void pick(uint64_t now)
 	g = xgpub_guest_by_uid(id);
 	cur = id;
 	cur_idle = false;
+	turns++;
 	cur_gpu0 = g ? g->ch.gpu_ns : 0;
 	cur_until = now + xgpu_sched_slice(S, id, now);
 	state = HOLD;
@@ -341,6 +366,7 @@ static void pass_over(struct xgpub_guest *h, uint64_t now)
 		xgpu_sched_charge(S, cur, h->ch.gpu_ns - cur_gpu0, now);
 	if (!cur_released)
 		xgpu_sched_release(S, cur, now);
+	drain_end(now);
 	h->sched.overrun = true;
 	h->sched.overrun_gpu0 = h->ch.gpu_ns > cur_gpu0 ? h->ch.gpu_ns :
 							  cur_gpu0;
@@ -457,6 +483,7 @@ uint64_t xgpub_sched_run(void)
 			xgpu_sched_charge(S, cur, h->ch.gpu_ns - cur_gpu0, now);
 		if (!cur_released)
 			xgpu_sched_release(S, cur, now);
+		drain_end(now);
 		state = NONE;
 	}
 	if (state == NONE)
