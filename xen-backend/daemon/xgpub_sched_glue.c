@@ -4,10 +4,12 @@
  *
  * scheduler/ decides which guest holds the GPU and for how long; this
  * file makes the workers obey (the `grant` word of their shared slots,
- * a futex) and feeds the scheduler what the workers report, summed per
+ * a futex) and feeds the scheduler what the workers report, gathered per
  * guest by the guest table (xgpub_guest.h): whether a guest has work
- * (`want`, `busy`) and the GPU time its work took (`gpu_ns`, measured in
- * the worker by completion timestamps, see xgpub_gate.c).  A guest is
+ * (`want`, `busy`) and the GPU time its work took (`gpu_ns`: the union
+ * of its workers' busy periods, measured in the workers by completion
+ * timestamps and counted in the cell they share, see xgpub_gate.c and
+ * xgpub_gcell.h).  A guest is
  * scheduled while one of its channels is connected; the scheduler knows
  * it by its uid.  States: nobody holds the GPU; a guest HOLDs it until
  * its slice ends or it runs out of work; then, unless it is alone, its
