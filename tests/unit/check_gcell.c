@@ -15,14 +15,24 @@
  *     measured by brute force, and the count goes back to 0;
  *   - a lock held by a dead pid is taken over at once, one held by a
  *     live holder only after the bound; threads that hammer the cell
- *     leave it consistent (count 0, time within the wall time).
+ *     leave it consistent (count 0, time within the wall time);
+ *   - the daemon's side (xgpub_spawn, xgpub_child_cell_release): two
+ *     workers of one domain share one cell, another domain's has its
+ *     own; a worker killed inside the cell while holding its lock is
+ *     left for when reaped (the lock taken over, the count down by one),
+ *     the last one's leave counts the time up to its reaping.
  */
 #include <check.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "xgpub_daemon.h"
 #include "xgpub_gcell.h"
 #include "check_run.h"
 
@@ -235,6 +245,90 @@ START_TEST(threads_leave_it_consistent)
 }
 END_TEST
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* a worker inside its guest's cell until killed; arg not NULL: it keeps
+ * the cell's lock (it dies holding it) */
+static int cell_worker(void *arg)
+{
+	struct xgpub_gcell *c = xgpub_self_cell;
+	uint32_t me = (uint32_t)getpid();
+
+	if (!c || !xgpub_self_stat)
+		return 3;
+	/* the one that keeps the lock goes in after the other */
+	while (arg && !__atomic_load_n(&c->count, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	xgpub_gcell_lock(c, me, 0, 0);
+	xgpub_gcell_enter_locked(c, &xgpub_self_stat->in_cell, mono_ns());
+	if (!arg)
+		xgpub_gcell_unlock(c, me);
+	for (;;)
+		pause();
+	return 0;
+}
+
+/* kill and reap the worker pid as the daemon does */
+static void reap(pid_t pid)
+{
+	struct xgpub_child *c = xgpub_child_find(pid);
+
+	ck_assert_ptr_nonnull(c);
+	kill(pid, SIGKILL);
+	ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
+	xgpub_child_cell_release(c);
+	memset(c, 0, sizeof(*c));
+}
+
+START_TEST(reaped_worker_leaves)
+{
+	struct xgpub_child info = { .kind = XGPUB_CHILD_XEN, .domid = 7 };
+	struct xgpub_gcell *cell;
+	pid_t a, b, other;
+	uint64_t t;
+	int i;
+
+	a = xgpub_spawn(&info, NULL, 0, cell_worker, NULL);
+	info.ch = 1;
+	b = xgpub_spawn(&info, NULL, 0, cell_worker, (void *)1);
+	info.domid = 8;
+	other = xgpub_spawn(&info, NULL, 0, cell_worker, NULL);
+	ck_assert_int_gt(a, 0);
+	ck_assert_int_gt(b, 0);
+	ck_assert_int_gt(other, 0);
+	cell = xgpub_child_cell(xgpub_child_find(a));
+	ck_assert_ptr_nonnull(cell);
+	ck_assert_ptr_eq(cell, xgpub_child_cell(xgpub_child_find(b)));
+	ck_assert_ptr_ne(cell, xgpub_child_cell(xgpub_child_find(other)));
+	for (i = 0; i < 3000; i++) {
+		if (__atomic_load_n(&cell->count, __ATOMIC_ACQUIRE) == 2 &&
+		    __atomic_load_n(&cell->lock, __ATOMIC_ACQUIRE) ==
+			    (uint32_t)b)
+			break;
+		usleep(1000);
+	}
+	ck_assert_uint_eq(cell->count, 2);
+	ck_assert_uint_eq(cell->lock, (uint32_t)b);
+	/* b dies inside, holding the lock: its leave is the daemon's */
+	reap(b);
+	ck_assert_uint_eq(cell->count, 1);
+	ck_assert_uint_eq(cell->lock, 0);
+	t = xgpub_gcell_time(cell);
+	usleep(20000);
+	reap(a);
+	ck_assert_uint_eq(cell->count, 0);
+	/* a was inside the 20 ms: counted when it was reaped */
+	ck_assert_uint_ge(xgpub_gcell_time(cell), t + 20000000ull);
+	reap(other);
+}
+END_TEST
+
 static Suite *gcell_suite(void)
 {
 	Suite *s = suite_create("gcell");
@@ -247,6 +341,7 @@ static Suite *gcell_suite(void)
 	tcase_add_test(tc, random_periods_equal_brute_force);
 	tcase_add_test(tc, lock_taken_over);
 	tcase_add_test(tc, threads_leave_it_consistent);
+	tcase_add_test(tc, reaped_worker_leaves);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -315,11 +315,16 @@ pid_t xgpub_spawn(const struct xgpub_child *info, const int *keep,
 	return pid;
 }
 
+struct xgpub_gcell *xgpub_child_cell(const struct xgpub_child *c)
+{
+	return c->cell && cells ? &cells[c->cell - 1].c : NULL;
+}
+
 uint64_t xgpub_child_cell_time(const struct xgpub_child *c)
 {
-	if (!c->cell || !cells)
-		return 0;
-	return xgpub_gcell_time(&cells[c->cell - 1].c);
+	const struct xgpub_gcell *cell = xgpub_child_cell(c);
+
+	return cell ? xgpub_gcell_time(cell) : 0;
 }
 
 void xgpub_child_cell_release(struct xgpub_child *c)

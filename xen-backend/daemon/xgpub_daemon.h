@@ -56,6 +56,8 @@ pid_t xgpub_spawn(const struct xgpub_child *info, const int *keep,
 /* the GPU time of c's guest so far: the union of its workers' busy
  * periods (xgpub_gcell.h), 0: none */
 uint64_t xgpub_child_cell_time(const struct xgpub_child *c);
+/* c's guest's cell itself (NULL: none) */
+struct xgpub_gcell *xgpub_child_cell(const struct xgpub_child *c);
 /* c is reaped: it leaves its guest's cell (if it died inside) and lets
  * go of it */
 void xgpub_child_cell_release(struct xgpub_child *c);
