@@ -41,6 +41,12 @@ void xgpub_gcell_unlock(struct xgpub_gcell *c, uint32_t me)
 				    __ATOMIC_RELAXED);
 }
 
+/* whether the worker whose word is in is inside */
+static bool inside(const uint32_t *in)
+{
+	return __atomic_load_n(in, __ATOMIC_RELAXED) != 0;
+}
+
 /* the union ran up to now: add what is past upto (at least one inside) */
 static void advance(struct xgpub_gcell *c, uint64_t now)
 {
@@ -54,7 +60,7 @@ static void advance(struct xgpub_gcell *c, uint64_t now)
 void xgpub_gcell_enter_locked(struct xgpub_gcell *c, uint32_t *in,
 			      uint64_t since)
 {
-	if (__atomic_load_n(in, __ATOMIC_RELAXED))
+	if (inside(in))
 		return;
 	/*
 	 * The union opens at `since` unless it was counted past it (a
@@ -74,10 +80,40 @@ void xgpub_gcell_progress_locked(struct xgpub_gcell *c, uint64_t now)
 void xgpub_gcell_leave_locked(struct xgpub_gcell *c, uint32_t *in,
 			      uint64_t now)
 {
-	if (!__atomic_load_n(in, __ATOMIC_RELAXED))
+	if (!inside(in))
 		return;
 	advance(c, now);
 	if (c->count)
 		c->count--;
 	__atomic_store_n(in, 0, __ATOMIC_RELEASE);
+}
+
+void xgpub_gcell_enter(struct xgpub_gcell *c, uint32_t me, uint32_t *in,
+		       uint64_t since)
+{
+	if (!c || inside(in))
+		return;
+	xgpub_gcell_lock(c, me, 0, 0);
+	xgpub_gcell_enter_locked(c, in, since);
+	xgpub_gcell_unlock(c, me);
+}
+
+void xgpub_gcell_progress(struct xgpub_gcell *c, uint32_t me,
+			  const uint32_t *in, uint64_t now)
+{
+	if (!c || !inside(in))
+		return;
+	xgpub_gcell_lock(c, me, 0, 0);
+	xgpub_gcell_progress_locked(c, now);
+	xgpub_gcell_unlock(c, me);
+}
+
+void xgpub_gcell_leave(struct xgpub_gcell *c, uint32_t me, uint32_t *in,
+		       uint64_t now)
+{
+	if (!c || !inside(in))
+		return;
+	xgpub_gcell_lock(c, me, 0, 0);
+	xgpub_gcell_leave_locked(c, in, now);
+	xgpub_gcell_unlock(c, me);
 }

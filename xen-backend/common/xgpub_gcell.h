@@ -65,6 +65,18 @@ void xgpub_gcell_progress_locked(struct xgpub_gcell *c, uint64_t now);
 void xgpub_gcell_leave_locked(struct xgpub_gcell *c, uint32_t *in,
 			      uint64_t now);
 
+/*
+ * The same, a worker's way: the lock taken as `me` (waited for without
+ * bound), and only where they change something: enter when not inside,
+ * progress and leave when inside.  c NULL: no cell, nothing done.
+ */
+void xgpub_gcell_enter(struct xgpub_gcell *c, uint32_t me, uint32_t *in,
+		       uint64_t since);
+void xgpub_gcell_progress(struct xgpub_gcell *c, uint32_t me,
+			  const uint32_t *in, uint64_t now);
+void xgpub_gcell_leave(struct xgpub_gcell *c, uint32_t me, uint32_t *in,
+		       uint64_t now);
+
 /* the guest's GPU time so far (ns), as the daemon reads it */
 static inline uint64_t xgpub_gcell_time(const struct xgpub_gcell *c)
 {

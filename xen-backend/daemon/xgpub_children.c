@@ -329,12 +329,11 @@ uint64_t xgpub_child_cell_time(const struct xgpub_child *c)
 
 void xgpub_child_cell_release(struct xgpub_child *c)
 {
-	struct xgpub_gcell *cell;
+	struct xgpub_gcell *cell = xgpub_child_cell(c);
 	uint32_t me = (uint32_t)getpid();
 
-	if (!c->cell || !cells)
+	if (!cell)
 		return;
-	cell = &cells[c->cell - 1].c;
 	/*
 	 * It died with work in flight: it leaves now (the driver ended its
 	 * work with it).  Its lock, if it held it, is taken over; a live

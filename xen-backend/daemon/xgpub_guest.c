@@ -212,6 +212,7 @@ static void add_channel(struct xgpub_child *c, void *arg)
 	struct xgpub_guest_chans *ch;
 	const struct xgpub_wstat *st = c->st;
 	size_t pl;
+	uint64_t t;
 
 	(void)arg;
 	child_refresh(c);
@@ -241,8 +242,9 @@ static void add_channel(struct xgpub_child *c, void *arg)
 	ch->quota += __atomic_load_n(&st->quota, __ATOMIC_RELAXED);
 	/* not the sum of its workers' times: the union of their busy
 	 * periods, counted in the cell they share (xgpub_gcell.h) */
-	if (xgpub_child_cell_time(c) > ch->gpu_ns)
-		ch->gpu_ns = xgpub_child_cell_time(c);
+	t = xgpub_child_cell_time(c);
+	if (t > ch->gpu_ns)
+		ch->gpu_ns = t;
 	ch->qdepth += __atomic_load_n(&st->qdepth, __ATOMIC_RELAXED);
 	if (!__atomic_load_n(&st->connected, __ATOMIC_ACQUIRE))
 		return;

@@ -196,43 +196,20 @@ static void set_busy(uint32_t v)
  * The guest's GPU time cell (xgpub_gcell.h), shared with its other
  * workers: this worker is inside from the start of the submission that
  * began its work until none is in flight, and tells the cell how far its
- * work ran at each completion.  All three with g.mu held; st->in_cell is
- * written with it only (and by the daemon once the worker is gone).
+ * work ran at each completion.  st->in_cell changes under the cell's own
+ * lock (the daemon's too, once the worker is gone).
  */
 static uint32_t self_pid;
 
 static void cell_enter(uint64_t since)
 {
-	struct xgpub_gcell *c = xgpub_self_cell;
-
-	if (!c || __atomic_load_n(&g.st->in_cell, __ATOMIC_RELAXED))
-		return;
-	xgpub_gcell_lock(c, self_pid, 0, 0);
-	xgpub_gcell_enter_locked(c, &g.st->in_cell, since);
-	xgpub_gcell_unlock(c, self_pid);
+	xgpub_gcell_enter(xgpub_self_cell, self_pid, &g.st->in_cell, since);
 }
 
-static void cell_progress(uint64_t now)
-{
-	struct xgpub_gcell *c = xgpub_self_cell;
-
-	if (!c || !__atomic_load_n(&g.st->in_cell, __ATOMIC_RELAXED))
-		return;
-	xgpub_gcell_lock(c, self_pid, 0, 0);
-	xgpub_gcell_progress_locked(c, now);
-	xgpub_gcell_unlock(c, self_pid);
-}
-
-/* none in flight since its last completion (or now, if later) */
+/* none in flight since `at`, its last completion */
 static void cell_leave(uint64_t at)
 {
-	struct xgpub_gcell *c = xgpub_self_cell;
-
-	if (!c || !__atomic_load_n(&g.st->in_cell, __ATOMIC_RELAXED))
-		return;
-	xgpub_gcell_lock(c, self_pid, 0, 0);
-	xgpub_gcell_leave_locked(c, &g.st->in_cell, at);
-	xgpub_gcell_unlock(c, self_pid);
+	xgpub_gcell_leave(xgpub_self_cell, self_pid, &g.st->in_cell, at);
 }
 
 /* nothing in flight, none being submitted (g.mu held) */
@@ -402,7 +379,7 @@ static uint64_t charge(uint64_t start, uint64_t now)
 	}
 	g.last_done = now;
 	__atomic_store_n(&g.st->gpu_ns, g.gpu_ns, __ATOMIC_RELAXED);
-	cell_progress(now);
+	xgpub_gcell_progress(xgpub_self_cell, self_pid, &g.st->in_cell, now);
 	return d;
 }
 
@@ -621,12 +598,9 @@ uint64_t xgpub_gate_enter(struct xgpub_worker *w)
 	 * runs kernels inside the call): it counts as work in flight */
 	now = xgpub_now_ns();
 	__atomic_store_n(&g.st->call_since, now, __ATOMIC_RELEASE);
-	if (xgpub_self_cell &&
-	    !__atomic_load_n(&g.st->in_cell, __ATOMIC_RELAXED)) {
-		pthread_mutex_lock(&g.mu);
-		cell_enter(now);
-		pthread_mutex_unlock(&g.mu);
-	}
+	/* (a completer that finds nothing in flight and leaves meanwhile:
+	 * xgpub_gate_done enters again from now) */
+	cell_enter(now);
 	return now;
 }
 
@@ -847,7 +821,5 @@ void xgpub_gate_stop(struct xgpub_worker *w)
 	g.on = false;
 	__atomic_store_n(&g.st->want, 0, __ATOMIC_RELEASE);
 	set_busy(0);
-	pthread_mutex_lock(&g.mu);
-	cell_leave(g.last_done);
-	pthread_mutex_unlock(&g.mu);
+	cell_leave(g.last_done);	/* (the completer has ended) */
 }
