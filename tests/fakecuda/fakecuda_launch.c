@@ -190,18 +190,10 @@ static CUresult k_printf(const uint8_t *p)
 
 void fc_printf_flush(void)
 {
-	size_t off = 0;
-
 	pthread_mutex_lock(&printf_mu);
-	while (off < printf_len) {
-		ssize_t k = write(STDOUT_FILENO, printf_buf + off,
-				  printf_len - off);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			break;
-		off += (size_t)k;
+	if (printf_len) {
+		fwrite(printf_buf, 1, printf_len, stdout);
+		fflush(stdout);
 	}
 	printf_len = 0;
 	pthread_mutex_unlock(&printf_mu);

@@ -368,7 +368,6 @@ int xgpub_worker_serve(struct xgpub_worker *w)
 		 */
 		rflags = 0;
 		if (!(req.flags & XGPUIF_RF_POSTED)) {
-			xgpub_output_poll();
 			if (xgpub_output_waiting())
 				rflags |= XGPUIF_SF_OUTPUT;
 			if (xgpub_logs_waiting())

@@ -684,19 +684,13 @@ size_t xgpub_outbuf_take(struct xgpub_outbuf *b, void *dst, size_t max);
 #define XGPUB_OUTPUT_MAX	(1u << 20)
 
 /*
- * Make fd 1 a pipe whose bytes go into a buffer of cap bytes (a drain
- * thread reads it); called once, at the worker's start.  0, or -errno
- * (fd 1 is then /dev/null, or the pipe is drained only by polls).
+ * Make stdout a stream, and fd 1 a pipe, whose bytes go into a buffer of
+ * cap bytes (the stream's at once, the pipe's through a drain thread);
+ * called once, at the worker's start, before the driver is loaded.  0,
+ * or -errno (fd 1 is then /dev/null, or its pipe is read only at
+ * DEVICE_OUTPUT).
  */
 int xgpub_output_start(size_t cap);
-/* move what the driver wrote so far into the buffer (dispatch thread),
- * once an image that may print is loaded */
-void xgpub_output_poll(void);
-/* whether kernels of an image (fatbin, cubin, PTX) may print */
-bool xgpub_image_may_print(const uint8_t *p, uint64_t size);
-/* an image is loaded: the dispatch thread reads the output pipe after
- * each synchronous request if it may print */
-void xgpub_output_note_image(const uint8_t *p, uint64_t size);
 /* output (or news of lost output) waits for the guest */
 bool xgpub_output_waiting(void);
 /* messages of the driver's error log wait for the guest (xgpub_op_logs.c) */

@@ -9,12 +9,9 @@
  * the program's next call), and runs in no context (the worker needs
  * none for it, and the calling thread's may be gone).
  */
-#include <errno.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "xgpulib_env.h"
 #include "xgpulib_output.h"
@@ -30,27 +27,6 @@
 
 static pthread_mutex_t out_mu = PTHREAD_MUTEX_INITIALIZER;
 static uint8_t out_buf[FETCH_MAX];	/* guarded by out_mu */
-
-/* all of p[0..n) to fd, or as much as fd takes before an error */
-static void write_all(int fd, const uint8_t *p, size_t n)
-{
-	while (n) {
-		ssize_t k = write(fd, p, n);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			struct pollfd pf = { .fd = fd, .events = POLLOUT };
-
-			poll(&pf, 1, -1);
-			continue;
-		}
-		if (k <= 0)
-			return;
-		p += k;
-		n -= (size_t)k;
-	}
-}
 
 /* one DEVICE_OUTPUT request in no context; its status */
 static CUresult fetch(struct xgpulib_chan *c, struct xgpuif_output_reply *r,
@@ -115,10 +91,14 @@ void xgpulib_output_drain(struct xgpulib_chan *c)
 			break;
 		}
 		dropped += r.dropped;
-		write_all(STDOUT_FILENO, out_buf, len);
+		/* through stdio, as the host driver writes it: a program (or
+		 * a worker whose driver this library is) may have made stdout
+		 * a stream of its own */
+		fwrite(out_buf, 1, len, stdout);
 		if (!r.waiting || !len)
 			break;
 	}
+	fflush(stdout);
 	__atomic_store_n(&c->output_drained, seq, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&out_mu);
 	if (dropped)

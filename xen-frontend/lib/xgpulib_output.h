@@ -17,8 +17,8 @@
 
 /*
  * Fetch the waiting device output from the worker (DEVICE_OUTPUT, as
- * often as it takes) and write it to fd 1, after the program's own
- * buffered stdout.  Lost output is reported on stderr.  Thread-safe;
+ * often as it takes) and write it to stdout through stdio, as the host
+ * driver does, after the program's own buffered lines.  Lost output is reported on stderr.  Thread-safe;
  * threads that get such replies at once write in turn.
  */
 void xgpulib_output_drain(struct xgpulib_chan *c);
