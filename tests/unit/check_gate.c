@@ -404,6 +404,23 @@ START_TEST(cell_counts_the_union)
 }
 END_TEST
 
+/*
+ * The completer's wait for a mark of a guest whose turn is over spins
+ * for 1 ms at most from its start, then sleeps between questions.
+ */
+START_TEST(drain_spin_is_bounded)
+{
+	uint64_t since = 0;
+
+	ck_assert(xgpub_gate_drain_spin(&since, 5000000));
+	ck_assert_uint_eq(since, 5000000);
+	ck_assert(xgpub_gate_drain_spin(&since, 5999999));
+	ck_assert(!xgpub_gate_drain_spin(&since, 6000000));
+	ck_assert(!xgpub_gate_drain_spin(&since, 90000000));
+	ck_assert_uint_eq(since, 5000000);
+}
+END_TEST
+
 static Suite *gate_suite(void)
 {
 	Suite *s = suite_create("gate");
@@ -416,6 +433,7 @@ static Suite *gate_suite(void)
 	tcase_add_test(tc, drain_drops_waiting_work);
 	tcase_add_test(tc, kicks_only_when_wanting_or_drained);
 	tcase_add_test(tc, cell_counts_the_union);
+	tcase_add_test(tc, drain_spin_is_bounded);
 	suite_add_tcase(s, tc);
 	return s;
 }

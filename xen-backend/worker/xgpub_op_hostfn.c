@@ -61,9 +61,7 @@ static void wait_done(struct xgpub_worker *w, struct xgpuif_hostfn_slot *s)
 			continue;
 		}
 		if (++spins < 2000) {
-#if defined(__x86_64__) || defined(__i386__)
-			__builtin_ia32_pause();
-#endif
+			xgpub_cpu_relax();
 			continue;
 		}
 		/* 10 us, growing to 1 ms: a host function may be long */

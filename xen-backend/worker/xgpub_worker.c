@@ -39,13 +39,6 @@ int xgpub_nstats;
 size_t xgpub_shared_bytes;
 struct xgpub_gcell *xgpub_self_cell;
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#endif
-}
-
 /* ---- dispatch ------------------------------------------------------------------ */
 
 static uint8_t payload_buf[XGPUIF_MAX_PAYLOAD];
@@ -783,7 +776,7 @@ int xgpub_worker_run(struct xgpub_transport *t,
 				more = 1;
 				break;
 			}
-			cpu_relax();
+			xgpub_cpu_relax();
 		}
 		if (more)
 			continue;

@@ -165,6 +165,20 @@ void xgpub_gate_mark(struct xgpub_worker *w);
  * for reuse: before a context may end */
 void xgpub_gate_drain(struct xgpub_worker *w);
 void xgpub_gate_stop(struct xgpub_worker *w);
+/*
+ * While a mark of a guest whose turn is over is not done: whether the
+ * completion thread asks again at once (true) or sleeps first.  It spins
+ * for a bounded time from the first call (*since, 0 before it).
+ */
+bool xgpub_gate_drain_spin(uint64_t *since, uint64_t now);
+
+/* a spinning wait's pause */
+static inline void xgpub_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
 
 /* ---- the worker ------------------------------------------------------------ */
 
