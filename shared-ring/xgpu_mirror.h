@@ -27,6 +27,15 @@
  *           a put; backend to guest: the bytes of the oldest expect not
  *           yet answered, which must name the same range.
  *   EXPECT  guest to backend, arg = offset, len = length, no bytes.
+ *   HOSTFN  arg = the index of a host-function slot (struct
+ *           xgpuif_hostfn_slot, xgpuif-ops.h), len = its size, the slot
+ *           as its sender has it.  Each end keeps a copy of the slots
+ *           (xgpu_mirror_hostfn_area) and ships a slot when it moves it
+ *           to a state the other end acts on: backend to guest DUE (the
+ *           function to run, with its fields) or FREE (the guest may
+ *           take it again); guest to backend DONE, which the backend
+ *           takes only for a slot that is DUE.  The receiver writes the
+ *           state last.
  * A frame that breaks these rules (an index out of turn, more slots than
  * the ring has room for, a range outside the data area, an unknown type,
  * more than XGPUIF_NET_MAX_EXPECT expects outstanding) ends the
@@ -46,6 +55,7 @@ enum {
 	XGPUIF_NET_DATA = 2,
 	XGPUIF_NET_EXPECT = 3,
 	XGPUIF_NET_BARRIER = 4,
+	XGPUIF_NET_HOSTFN = 5,
 };
 
 struct xgpuif_net_frame {
@@ -123,6 +133,17 @@ int xgpu_mirror_wait(struct xgpu_mirror *m, int timeout_ms);
 void xgpu_mirror_wait_gone(struct xgpu_mirror *m);
 /* why it went (a protocol error of the peer's, or the connection's end) */
 const char *xgpu_mirror_why(struct xgpu_mirror *m);
+
+/*
+ * This end's copy of the channel's n host-function slots (set once,
+ * before the first is shipped; it must outlive the mirror); a HOSTFN
+ * frame before it, or for a slot past n, is the peer's protocol error.
+ */
+struct xgpuif_hostfn_slot;
+void xgpu_mirror_hostfn_area(struct xgpu_mirror *m,
+			     struct xgpuif_hostfn_slot *slots, unsigned int n);
+/* ship slot i of that area as it is now: 0, -EINVAL or -EPIPE */
+int xgpu_mirror_hostfn_ship(struct xgpu_mirror *m, unsigned int i);
 
 /* guest: the worker will read [off, off + len) of the data area: src */
 int xgpu_mirror_put(struct xgpu_mirror *m, size_t off, const void *src,

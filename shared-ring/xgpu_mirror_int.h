@@ -83,6 +83,9 @@ struct xgpu_mirror {
 	struct lane *lanes[XGPUIF_NET_MAX_LANES];
 	unsigned int nlanes, next_lane;
 	uint64_t barrier_sent[XGPUIF_NET_MAX_LANES];	/* guest */
+	/* the host-function slots (xgpu_mirror_hostfn_area), under mu */
+	struct xgpuif_hostfn_slot *hf;
+	unsigned int nhf;
 };
 
 #define SLOT XGPUIF_SLOT_SIZE

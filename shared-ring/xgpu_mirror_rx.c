@@ -200,6 +200,50 @@ static const char *on_expect(struct xgpu_mirror *m,
 	return NULL;
 }
 
+/*
+ * A host-function slot from the peer (see xgpu_mirror.h): the guest takes
+ * DUE (with the function's fields) and FREE; the backend takes DONE, for
+ * a slot it has DUE (a DONE out of turn is dropped: only the guest's own
+ * host functions could be hurt by it).
+ */
+static const char *on_hostfn(struct xgpu_mirror *m,
+			     const struct xgpuif_net_frame *f)
+{
+	struct xgpuif_hostfn_slot s, *d;
+
+	if (f->len != sizeof(s))
+		return "a host-function slot of the wrong size";
+	if (xgpu_conn_read(m->c.conn, &s, sizeof(s)))
+		return "";
+	pthread_mutex_lock(&m->mu);
+	d = m->hf && f->arg < m->nhf ? &m->hf[f->arg] : NULL;
+	pthread_mutex_unlock(&m->mu);
+	if (!d)
+		return "a host-function slot that does not exist";
+	if (!m->c.guest) {
+		uint32_t due = XGPUIF_HF_DUE;
+
+		if (s.state != XGPUIF_HF_DONE)
+			return "a host-function slot in a state the guest "
+			       "does not set";
+		__atomic_compare_exchange_n(&d->state, &due, XGPUIF_HF_DONE,
+					    false, __ATOMIC_ACQ_REL,
+					    __ATOMIC_ACQUIRE);
+		return NULL;
+	}
+	if (s.state == XGPUIF_HF_DUE) {
+		d->status = s.status;
+		d->fnid = s.fnid;
+		d->nt_type = s.nt_type;
+		d->nt_info = s.nt_info;
+	} else if (s.state != XGPUIF_HF_FREE) {
+		return "a host-function slot in a state the backend does not "
+		       "set";
+	}
+	__atomic_store_n(&d->state, s.state, __ATOMIC_RELEASE);
+	return NULL;
+}
+
 void *xgpu_mirror_rx_main(void *arg)
 {
 	struct xgpu_mirror *m = arg;
@@ -242,6 +286,9 @@ void *xgpu_mirror_rx_main(void *arg)
 			break;
 		case XGPUIF_NET_EXPECT:
 			bad = on_expect(m, &f);
+			break;
+		case XGPUIF_NET_HOSTFN:
+			bad = on_hostfn(m, &f);
 			break;
 		default:
 			bad = "an unknown frame";

@@ -292,6 +292,37 @@ int xgpu_mirror_put(struct xgpu_mirror *m, size_t off, const void *src,
 	return rc;
 }
 
+void xgpu_mirror_hostfn_area(struct xgpu_mirror *m,
+			     struct xgpuif_hostfn_slot *slots, unsigned int n)
+{
+	pthread_mutex_lock(&m->mu);
+	m->hf = slots;
+	m->nhf = n;
+	pthread_mutex_unlock(&m->mu);
+}
+
+int xgpu_mirror_hostfn_ship(struct xgpu_mirror *m, unsigned int i)
+{
+	struct xgpuif_hostfn_slot s;
+	int rc;
+
+	pthread_mutex_lock(&m->mu);
+	if (!m->hf || i >= m->nhf) {
+		pthread_mutex_unlock(&m->mu);
+		return -EINVAL;
+	}
+	s = m->hf[i];
+	s.state = __atomic_load_n(&m->hf[i].state, __ATOMIC_ACQUIRE);
+	pthread_mutex_unlock(&m->mu);
+	pthread_mutex_lock(&m->send_mu);
+	rc = is_gone(m) ? -EPIPE :
+	     send_frame(m, XGPUIF_NET_HOSTFN, i, &s, sizeof(s));
+	if (!rc)
+		rc = tx_flush(m);
+	pthread_mutex_unlock(&m->send_mu);
+	return rc;
+}
+
 int xgpu_mirror_expect(struct xgpu_mirror *m, size_t off, size_t len,
 		       void *dst, uint64_t *ticket)
 {

@@ -458,6 +458,10 @@ struct xgpuif_hostfn_slot {
  * (FREE -> QUEUED, fnid, DUE) when a graph's host node or a captured host
  * function runs: the guest runs function number fnid and writes DONE.
  */
+/* HOSTFN_SETUP's region where the transport keeps the slots in step
+ * (the network: no memory is shared; xgpu_mirror.h, HOSTFN frames) */
+#define XGPUIF_HOSTFN_MIRRORED	0xffffffffu
+
 struct xgpuif_hostfn_setup_args {
 	uint32_t region;
 	uint32_t nslots;

@@ -4,9 +4,11 @@
  * network one), checked byte for byte: pageable copies of sizes around
  * and past the data area's chunks both ways, synchronous and in stream
  * order, several chunks in flight; pinned memory (ordinary pages there,
- * staged); 2D copies of pageable memory; a module image.  And what that
- * transport refuses, refused cleanly: managed memory and host functions
- * answer CUDA_ERROR_NOT_SUPPORTED, and the channel stays usable after.
+ * staged); 2D copies of pageable memory; a module image; host functions
+ * (launched, stream callbacks, more than the slots, a graph's host node),
+ * whose slots that transport keeps in step at both ends.  And what that
+ * transport refuses, refused cleanly: managed memory answers
+ * CUDA_ERROR_NOT_SUPPORTED, and the channel stays usable after.
  * Run on any transport it passes too (the refusals are then checked only
  * where "netcopy net" is asked).  "small": copies of 5 MiB at most (an
  * emulated CPU).  "nomodule": no module step (its image is the fake
@@ -53,9 +55,59 @@ static void round_trip(size_t n, CUstream s, uint8_t *src, uint8_t *dst)
 	OK(cuMemFree(d));
 }
 
-static void noop(void *p)
+/* host functions: each appends a digit to *p (1: a host function, 2: a
+ * stream callback that saw success) */
+static void CUDA_CB note(void *p)
 {
-	(void)p;
+	*(int *)p = *(int *)p * 10 + 1;
+}
+
+static void CUDA_CB note_cb(CUstream s, CUresult status, void *p)
+{
+	(void)s;
+	*(int *)p = *(int *)p * 10 + (status == CUDA_SUCCESS ? 2 : 9);
+}
+
+static void CUDA_CB count(void *p)
+{
+	++*(int *)p;
+}
+
+/* host functions run in this process, in stream order: launched, as
+ * callbacks, more of them than there are slots (each slot used again
+ * once the worker freed it), and as a graph's host node */
+static void host_functions(CUstream s)
+{
+	int order = 0, n = 0, g = 0;
+	CUgraph graph;
+	CUgraphExec exec;
+
+	begin("host-functions");
+	if (OK(cuLaunchHostFunc(s, note, &order)) &&
+	    OK(cuStreamAddCallback(s, note_cb, &order, 0)) &&
+	    OK(cuLaunchHostFunc(s, note, &order)) &&
+	    OK(cuStreamSynchronize(s)))
+		EXPECT(order == 121, "host functions ran as %d, want 121",
+		       order);
+	for (int i = 0; i < 300; i++)
+		if (!OK(cuLaunchHostFunc(s, count, &n)))
+			break;
+	if (OK(cuStreamSynchronize(s)))
+		EXPECT(n == 300, "%d of 300 host functions ran", n);
+	if (OK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL)) &&
+	    OK(cuLaunchHostFunc(s, count, &g)) &&
+	    OK(cuStreamEndCapture(s, &graph))) {
+		if (OK(cuGraphInstantiate(&exec, graph, 0))) {
+			for (int i = 0; i < 3; i++)
+				OK(cuGraphLaunch(exec, s));
+			if (OK(cuStreamSynchronize(s)))
+				EXPECT(g == 3, "the host node ran %d times, "
+				       "want 3", g);
+			cuGraphExecDestroy(exec);
+		}
+		cuGraphDestroy(graph);
+	}
+	end();
 }
 
 int main(int argc, char **argv)
@@ -181,15 +233,12 @@ int main(int argc, char **argv)
 			EXPECT(rc == CUDA_ERROR_NOT_SUPPORTED,
 			       "cuMemAllocManaged: %s, want "
 			       "CUDA_ERROR_NOT_SUPPORTED", ename(rc));
-			rc = cuLaunchHostFunc(s, noop, NULL);
-			EXPECT(rc == CUDA_ERROR_NOT_SUPPORTED,
-			       "cuLaunchHostFunc: %s, want "
-			       "CUDA_ERROR_NOT_SUPPORTED", ename(rc));
 			/* and the channel goes on */
 			round_trip(12345, s, a, b);
 		}
 		end();
 	}
+	host_functions(s);
 
 	cuStreamDestroy(s);
 	cuCtxDestroy(ctx);

@@ -122,7 +122,7 @@ else
 fi
 
 bad=
-for p in arrays threads devprintf legacylaunch capmark greenctx; do
+for p in arrays threads devprintf legacylaunch capmark greenctx driverext; do
 	net "$TMP/alice.psk" "$T/$p" >"$TMP/$p.out" 2>&1 || bad="$bad $p"
 done
 if [ -z "$bad" ]; then

@@ -5,8 +5,9 @@
  * no request is read before that), runs the local transport's handshake
  * messages over the connection, and serves a ring and a data area of its
  * own memory that a mirror (xgpu_mirror.h) keeps in step with the
- * guest's.  Host-memory regions cannot be shared over a network: their
- * requests are refused (the guest library does not send them).
+ * guest's, and so the host-function slots.  Host-memory regions cannot
+ * be shared over a network: their requests are refused (the guest
+ * library does not send them).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -95,8 +96,21 @@ static void net_close(struct xgpub_transport *t)
 	free(n);
 }
 
+static int net_hostfn_area(struct xgpub_transport *t,
+			   struct xgpuif_hostfn_slot *s, unsigned int n)
+{
+	xgpu_mirror_hostfn_area(((struct net *)t)->m, s, n);
+	return 0;
+}
+
+static int net_hostfn_ship(struct xgpub_transport *t, unsigned int i)
+{
+	return xgpu_mirror_hostfn_ship(((struct net *)t)->m, i);
+}
+
 static const struct xgpub_transport_ops net_ops = {
 	.name = "net", XGPUB_TRANSPORT_FNS(net),
+	.hostfn_area = net_hostfn_area, .hostfn_ship = net_hostfn_ship,
 };
 
 /* the lanes' connections, as the daemon hands them over */

@@ -47,6 +47,16 @@ struct xgpub_transport_ops {
 	 * channel's error node).  May be NULL.
 	 */
 	void (*fail)(struct xgpub_transport *t, const char *why);
+	/*
+	 * Transports without shared memory (the network): the guest's
+	 * host-function slots are the worker's own n slots at s, kept in
+	 * step with the guest's copy (xgpu_mirror.h): hostfn_area once,
+	 * hostfn_ship after the worker set slot i's state (DUE, FREE).
+	 * NULL elsewhere.  0 or -errno.
+	 */
+	int (*hostfn_area)(struct xgpub_transport *t,
+			   struct xgpuif_hostfn_slot *s, unsigned int n);
+	int (*hostfn_ship)(struct xgpub_transport *t, unsigned int i);
 	void (*close)(struct xgpub_transport *t);
 };
 

@@ -35,12 +35,32 @@ static struct xgpub_worker *graph_w;
 static struct xgpuif_hostfn_slot *slot_of(struct xgpub_worker *w,
 					  uint32_t slot)
 {
-	struct xgpub_region *r = xgpub_region_get(w, w->hostfn_region);
+	struct xgpub_region *r;
+
+	if (w->hostfn_local)
+		return slot < w->hostfn_nslots + w->hostfn_ngraph ?
+			       &w->hostfn_local[slot] : NULL;
+	r = xgpub_region_get(w, w->hostfn_region);
 
 	if (!r || slot >= w->hostfn_nslots + w->hostfn_ngraph ||
 	    (uint64_t)(slot + 1) * sizeof(struct xgpuif_hostfn_slot) > r->size)
 		return NULL;
 	return (struct xgpuif_hostfn_slot *)r->va + slot;
+}
+
+/*
+ * Slot s's state is now `state` (DUE, FREE): where the slots are the
+ * worker's own (the network), the guest's copy is told.  A connection
+ * that is gone tells nobody: the teardown (hostfn_closing) lets the
+ * waiting callbacks go.
+ */
+static void set_state(struct xgpub_worker *w, struct xgpuif_hostfn_slot *s,
+		      uint32_t state)
+{
+	__atomic_store_n(&s->state, state, __ATOMIC_RELEASE);
+	if (w->hostfn_local)
+		(void)w->t->ops->hostfn_ship(w->t,
+					     (unsigned int)(s - w->hostfn_local));
 }
 
 static void wait_done(struct xgpub_worker *w, struct xgpuif_hostfn_slot *s)
@@ -86,9 +106,9 @@ static void run_slot(struct hostfn_ctx *c, CUresult status)
 	if (!s)
 		return;
 	s->status = (int32_t)status;
-	__atomic_store_n(&s->state, XGPUIF_HF_DUE, __ATOMIC_RELEASE);
+	set_state(c->w, s, XGPUIF_HF_DUE);
 	wait_done(c->w, s);
-	__atomic_store_n(&s->state, XGPUIF_HF_FREE, __ATOMIC_RELEASE);
+	set_state(c->w, s, XGPUIF_HF_FREE);
 }
 
 /*
@@ -128,9 +148,9 @@ static void run_graph_slot(struct xgpub_worker *w, uint64_t id,
 	s->status = (int32_t)status;
 	s->nt_type = nt_type;
 	s->nt_info = nt_info;
-	__atomic_store_n(&s->state, XGPUIF_HF_DUE, __ATOMIC_RELEASE);
+	set_state(w, s, XGPUIF_HF_DUE);
 	wait_done(w, s);
-	__atomic_store_n(&s->state, XGPUIF_HF_FREE, __ATOMIC_RELEASE);
+	set_state(w, s, XGPUIF_HF_FREE);
 }
 
 static void run_graph_fn(uint64_t id, CUresult status)
@@ -169,18 +189,48 @@ static void CUDA_CB on_callback(CUstream s, CUresult status, void *user)
 	run_slot(user, status);
 }
 
+/*
+ * Where the transport shares no memory (the network), the slots are the
+ * worker's own and the transport keeps the guest's copy in step: the
+ * guest names no region but XGPUIF_HOSTFN_MIRRORED.
+ */
+static CUresult mirrored_slots(struct xgpub_worker *w, uint32_t n)
+{
+	struct xgpuif_hostfn_slot *s;
+
+	if (!w->t->ops->hostfn_area)
+		return CUDA_ERROR_INVALID_VALUE;
+	s = calloc(n, sizeof(*s));
+	if (!s)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	if (w->t->ops->hostfn_area(w->t, s, n)) {
+		free(s);
+		return CUDA_ERROR_UNKNOWN;
+	}
+	w->hostfn_local = s;	/* for the worker's life: the mirror has it */
+	return CUDA_SUCCESS;
+}
+
 XGPUB_HANDLER(HOSTFN_SETUP)
 {
-	struct xgpub_region *r = xgpub_region_get(w, a->region);
+	bool mirrored = a->region == XGPUIF_HOSTFN_MIRRORED;
+	struct xgpub_region *r = mirrored ? NULL :
+					    xgpub_region_get(w, a->region);
+	CUresult rc;
 
-	if (!r || !a->nslots || a->nslots > MAX_SLOTS ||
+	if ((!r && !mirrored) || !a->nslots || a->nslots > MAX_SLOTS ||
 	    a->ngraph > MAX_SLOTS || a->_pad ||
-	    (uint64_t)(a->nslots + a->ngraph) *
-			    sizeof(struct xgpuif_hostfn_slot) > r->size)
+	    (r && (uint64_t)(a->nslots + a->ngraph) *
+			    sizeof(struct xgpuif_hostfn_slot) > r->size))
 		return CUDA_ERROR_INVALID_VALUE;
 	/* once per channel: slots in flight name the region */
-	if (w->hostfn_nslots)
+	if (w->hostfn_nslots || w->hostfn_local)
 		return CUDA_ERROR_ILLEGAL_STATE;
+	if (mirrored) {
+		rc = mirrored_slots(w, a->nslots + a->ngraph);
+		if (rc)
+			return rc;
+	}
 	w->hostfn_region = a->region;
 	w->hostfn_nslots = a->nslots;
 	w->hostfn_ngraph = a->ngraph;

@@ -247,6 +247,9 @@ struct xgpub_worker {
 	uint32_t hostfn_region, hostfn_nslots;
 	uint32_t hostfn_ngraph;	/* slots after the guest's, the worker's */
 	int hostfn_closing;	/* set at teardown: held callbacks return */
+	/* the slots in the worker's own memory, the transport keeping
+	 * the guest's copy in step (XGPUIF_HOSTFN_MIRRORED), else NULL */
+	struct xgpuif_hostfn_slot *hostfn_local;
 	/* streams that carried a value wait (cuStreamWaitValue*): their work
 	 * is not gated (xgpub_state.c); wait_any: one was a special stream */
 	CUstream waiting[64];

@@ -80,6 +80,22 @@ static void nap(long ns)
 		;
 }
 
+/* whether the transport keeps the worker's copy of the slots in step
+ * (the network) rather than sharing them */
+static bool mirrored(void)
+{
+	return xgpulib_ch->t->ops->hostfn_area != NULL;
+}
+
+/* slot i's function ran: DONE, and the worker's copy told */
+static void done(unsigned int i)
+{
+	__atomic_store_n(&slots[i].state, XGPUIF_HF_DONE, __ATOMIC_RELEASE);
+	if (mirrored() && xgpulib_ch->t->ops->hostfn_ship(xgpulib_ch->t, i))
+		xgpulib_dbg("host function slot %u: DONE not shipped (the "
+			    "connection is gone)", i);
+}
+
 /* run the graph slots' DUE functions; how many ran */
 static unsigned int run_graph_due(void)
 {
@@ -120,8 +136,7 @@ static unsigned int run_graph_due(void)
 		running_id = 0;
 		pthread_mutex_unlock(&hf_mu);
 		pthread_cond_broadcast(&hf_cv);
-		__atomic_store_n(&slots[i].state, XGPUIF_HF_DONE,
-				 __ATOMIC_RELEASE);
+		done(i);
 		ran++;
 	}
 	return ran;
@@ -154,8 +169,7 @@ static unsigned int run_due(void)
 		memset(&pend[i], 0, sizeof(pend[i]));
 		npending--;
 		pthread_mutex_unlock(&hf_mu);
-		__atomic_store_n(&slots[i].state, XGPUIF_HF_DONE,
-				 __ATOMIC_RELEASE);
+		done(i);
 		pthread_cond_broadcast(&hf_cv);
 		ran++;
 	}
@@ -192,38 +206,54 @@ static void *helper(void *arg)
 	return NULL;
 }
 
+/* the slots in pinned memory, a host-memory region the worker maps */
+static CUresult shared_page(void **page, struct xgpuif_hostfn_setup_args *a)
+{
+	const struct xgpulib_region *r;
+	uint64_t off;
+	CUresult rc;
+
+	rc = xgpulib_pinned_alloc(page, (NSLOTS + NGRAPH) * sizeof(*slots),
+				  0);
+	if (rc)
+		return rc;
+	r = xgpulib_region_find(*page, 1, &off);
+	if (!r || off)
+		return CUDA_ERROR_UNKNOWN;
+	a->region = r->id;
+	return CUDA_SUCCESS;
+}
+
+/* no memory to share (the network): the slots in this process's memory,
+ * the transport keeping the worker's copy in step with them */
+static CUresult mirrored_page(void **page,
+			      struct xgpuif_hostfn_setup_args *a)
+{
+	*page = calloc(NSLOTS + NGRAPH, sizeof(*slots));
+	if (!*page)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	if (xgpulib_ch->t->ops->hostfn_area(xgpulib_ch->t, *page,
+					    NSLOTS + NGRAPH)) {
+		free(*page);
+		return CUDA_ERROR_UNKNOWN;
+	}
+	a->region = XGPUIF_HOSTFN_MIRRORED;
+	return CUDA_SUCCESS;
+}
+
 /* the slot page and the helper, once; CUresult */
 static CUresult setup(void)
 {
 	struct xgpuif_hostfn_setup_args a = { 0, NSLOTS, NGRAPH, 0 };
-	const struct xgpulib_region *r;
 	pthread_t t;
 	pthread_attr_t at;
-	uint64_t off;
 	void *page = NULL;
 	CUresult rc;
 
 	if (started)
 		return setup_rc;
 	started = true;
-	rc = xgpulib_pinned_alloc(&page, (NSLOTS + NGRAPH) * sizeof(*slots),
-				  0);
-	if (rc == CUDA_SUCCESS) {
-		r = xgpulib_region_find(page, 1, &off);
-		if (!r && xgpulib_ch->t->ops->put) {
-			/* plain memory: nothing the worker can write */
-			xgpulib_log_once("host functions (cuLaunchHostFunc, "
-					 "host nodes, stream callbacks) need "
-					 "pages shared with the worker, which "
-					 "the network transport has not");
-			rc = CUDA_ERROR_NOT_SUPPORTED;
-			xgpulib_pinned_free(page);
-		} else if (!r || off) {
-			rc = CUDA_ERROR_UNKNOWN;
-		} else {
-			a.region = r->id;
-		}
-	}
+	rc = mirrored() ? mirrored_page(&page, &a) : shared_page(&page, &a);
 	if (rc == CUDA_SUCCESS) {
 		memset(page, 0, (NSLOTS + NGRAPH) * sizeof(*slots));
 		rc = xgpulib_call_HOSTFN_SETUP(&a);

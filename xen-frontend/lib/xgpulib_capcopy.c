@@ -163,6 +163,16 @@ static CUresult staging_owned(CUgraph g, const struct hrows *want,
 	void *buf = NULL;
 	CUresult rc;
 
+	/* over the network pinned memory is this process's own: the
+	 * worker could not reach the staging buffer either (and staging
+	 * it in turn would never end) */
+	if (xgpulib_ch->t->ops->put) {
+		xgpulib_log_once("copies of pageable host memory in graphs "
+				 "and stream captures need pages shared with "
+				 "the worker, which the network transport "
+				 "has not");
+		return CUDA_ERROR_NOT_SUPPORTED;
+	}
 	c = take_spare(bytes);
 	if (!c) {
 		c = calloc(1, sizeof(*c));

@@ -87,6 +87,18 @@ static int net_expect_wait(struct xgpulib_transport *t, uint64_t ticket)
 	return xgpu_mirror_expect_wait(((struct net *)t)->m, ticket);
 }
 
+static int net_hostfn_area(struct xgpulib_transport *t,
+			   struct xgpuif_hostfn_slot *s, unsigned int n)
+{
+	xgpu_mirror_hostfn_area(((struct net *)t)->m, s, n);
+	return 0;
+}
+
+static int net_hostfn_ship(struct xgpulib_transport *t, unsigned int i)
+{
+	return xgpu_mirror_hostfn_ship(((struct net *)t)->m, i);
+}
+
 static void net_close(struct xgpulib_transport *t)
 {
 	struct net *n = (struct net *)t;
@@ -99,6 +111,7 @@ static void net_close(struct xgpulib_transport *t)
 static const struct xgpulib_transport_ops net_ops = {
 	.name = "net", XGPULIB_TRANSPORT_FNS(net),
 	.put = net_put, .expect = net_expect, .expect_wait = net_expect_wait,
+	.hostfn_area = net_hostfn_area, .hostfn_ship = net_hostfn_ship,
 };
 
 /* a TCP connection to host:port within CONNECT_MS: the socket or -errno */

@@ -64,6 +64,17 @@ struct xgpulib_transport_ops {
 	int (*expect)(struct xgpulib_transport *t, size_t off, size_t len,
 		      void *dst, uint64_t *ticket);
 	int (*expect_wait)(struct xgpulib_transport *t, uint64_t ticket);
+	/*
+	 * Transports without shared memory: the host-function slots are
+	 * this end's own (n of them at s, for the process's life), kept
+	 * in step with the worker's copy: hostfn_area once, before
+	 * HOSTFN_SETUP names them (XGPUIF_HOSTFN_MIRRORED); hostfn_ship
+	 * after the guest set a slot's state (DONE).  NULL where the
+	 * slots are shared memory.  0 or -errno.
+	 */
+	int (*hostfn_area)(struct xgpulib_transport *t,
+			   struct xgpuif_hostfn_slot *s, unsigned int n);
+	int (*hostfn_ship)(struct xgpulib_transport *t, unsigned int i);
 	void (*close)(struct xgpulib_transport *t);
 };
 
