@@ -67,6 +67,8 @@ struct xgpu_mirror *xgpu_mirror_start(const struct xgpu_mirror_cfg *cfg,
 		return NULL;
 	}
 	m->c = *cfg;
+	m->hf = cfg->hostfn;
+	m->nhf = cfg->hostfn ? cfg->nhostfn : 0;
 	if (!m->c.barrier_ms)
 		m->c.barrier_ms = 30000;
 	m->slots = (uint8_t *)&cfg->sring->ring[0];

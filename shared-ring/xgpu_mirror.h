@@ -103,6 +103,7 @@ struct xgpuif_net_lane_hello {
 
 struct xgpu_conn;
 struct xgpu_mirror;
+struct xgpuif_hostfn_slot;
 
 struct xgpu_mirror_cfg {
 	bool guest;			/* the guest's end, else the backend's */
@@ -117,6 +118,10 @@ struct xgpu_mirror_cfg {
 	/* backend: the longest a barrier may wait for its lanes' bytes
 	 * before it counts as the guest's protocol error (ms; 0: 30 s) */
 	unsigned int barrier_ms;
+	/* host-function slots known from the start (nhostfn of them), as
+	 * xgpu_mirror_hostfn_area would set them; NULL: none yet */
+	struct xgpuif_hostfn_slot *hostfn;
+	unsigned int nhostfn;
 };
 
 /* start the receiving thread: the mirror, or NULL (errno; err says why) */
@@ -139,7 +144,6 @@ const char *xgpu_mirror_why(struct xgpu_mirror *m);
  * before the first is shipped; it must outlive the mirror); a HOSTFN
  * frame before it, or for a slot past n, is the peer's protocol error.
  */
-struct xgpuif_hostfn_slot;
 void xgpu_mirror_hostfn_area(struct xgpu_mirror *m,
 			     struct xgpuif_hostfn_slot *slots, unsigned int n);
 /* ship slot i of that area as it is now: 0, -EINVAL or -EPIPE */

@@ -3,9 +3,10 @@
  * fuzz_mirror.c: libFuzzer target of what one end of the network
  * transport makes of the frames its peer sends (shared-ring/
  * xgpu_mirror.c): slots out of turn or beyond the ring, data outside the
- * data area or nobody asked for, expects, barriers, unknown frames.  The
- * connection is a stand-in that reads the input and drops what is
- * written (TLS is check_tls's); no lanes.
+ * data area or nobody asked for, expects, barriers, host-function slots
+ * (of a state, size or index the receiving end does not take), unknown
+ * frames.  The connection is a stand-in that reads the input and drops
+ * what is written (TLS is check_tls's); no lanes.
  *
  * The first byte picks the end:
  *   even  the backend's: this thread plays the worker, answering every
@@ -98,12 +99,14 @@ void xgpu_conn_close(struct xgpu_conn *c)
 
 #define ORDER		0u
 #define DATA_BYTES	(64u << 10)
+#define NHF		8u
 
 int LLVMFuzzerTestOneInput(const uint8_t *in, size_t n)
 {
 	size_t ring_bytes = (size_t)XGPUIF_PAGE_SIZE << ORDER;
 	static uint8_t mem[(XGPUIF_PAGE_SIZE << ORDER) + DATA_BYTES]
 		__attribute__((aligned(4096)));
+	static struct xgpuif_hostfn_slot hf[NHF];
 	uint8_t *buf;
 	struct xgpu_conn c = { .mu = PTHREAD_MUTEX_INITIALIZER };
 	struct xgpu_mirror_cfg cfg;
@@ -123,10 +126,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t n)
 	buf = malloc(8192);
 	if (!buf)
 		return 0;
+	/* host-function slots: the backend has the first half DUE (a DONE
+	 * for them is taken), the guest all FREE */
+	memset(hf, 0, sizeof(hf));
+	for (unsigned int i = 0; !guest && i < NHF / 2; i++)
+		hf[i].state = XGPUIF_HF_DUE;
 	cfg = (struct xgpu_mirror_cfg){
 		.guest = guest, .conn = &c, .sring = s, .ring_order = ORDER,
 		.data = mem + ring_bytes, .data_bytes = DATA_BYTES,
-		.spin_us = 0, .barrier_ms = 1,
+		.spin_us = 0, .barrier_ms = 1, .hostfn = hf, .nhostfn = NHF,
 	};
 	if (guest) {
 		/* 8 one-slot requests, as the library would push them */
@@ -155,8 +163,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t n)
 		if (t2)
 			xgpu_mirror_expect_wait(m, t2);
 	} else {
-		/* the worker: answer what is published, flush, until the
-		 * peer is gone */
+		/* the worker: a host function due, then answer what is
+		 * published, flush, until the peer is gone */
+		xgpu_mirror_hostfn_ship(m, 0);
 		for (;;) {
 			RING_IDX p = __atomic_load_n(&s->req_prod,
 						     __ATOMIC_ACQUIRE);
