@@ -6,8 +6,9 @@
  * how it is said (wrong key, unknown identity, another CA, a client with
  * no credentials or TLS 1.2, files open to others, malformed key files),
  * peers that send garbage or nothing, peers that go away, full duplex
- * traffic of one reader and one writer thread on each side, and
- * xgpu_conn_shutdown waking a blocked reader or writer.
+ * traffic of one reader and one writer thread on each side,
+ * xgpu_conn_shutdown waking a blocked reader or writer, and the
+ * host-function slots two mirrors keep in step over such a stream.
  */
 #include <check.h>
 #include <errno.h>
@@ -34,7 +35,9 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
+#include "xgpu_mirror.h"
 #include "xgpu_tls.h"
+#include "xgpuif.h"
 #include "check_run.h"
 
 /* keys of 32 and 64 bytes */
@@ -1179,6 +1182,113 @@ START_TEST(test_shutdown_unblocks)
 }
 END_TEST
 
+/* ---- host-function slots kept in step by two mirrors --------------------- */
+
+#define NHF 4u
+
+/* a mirror on connection c over one page of ring and one of data at mem
+ * (the mirror owns c from now on), its host-function slots hf */
+static struct xgpu_mirror *mirror_on(struct xgpu_conn *c, bool guest,
+				     uint8_t *mem,
+				     struct xgpuif_hostfn_slot *hf)
+{
+	struct xgpuif_sring *s = (struct xgpuif_sring *)(void *)mem;
+	struct xgpu_mirror_cfg cfg = {
+		.guest = guest, .conn = c, .sring = s, .ring_order = 0,
+		.data = mem + XGPUIF_PAGE_SIZE, .data_bytes = XGPUIF_PAGE_SIZE,
+		.hostfn = hf, .nhostfn = NHF,
+	};
+	char err[160];
+	struct xgpu_mirror *m;
+
+	SHARED_RING_INIT(s);
+	m = xgpu_mirror_start(&cfg, err, sizeof(err));
+	ck_assert_msg(m != NULL, "mirror: %s", err);
+	return m;
+}
+
+/* whether slot h reads state v within ms */
+static bool slot_reads(const struct xgpuif_hostfn_slot *h, uint32_t v,
+		       int ms)
+{
+	for (int i = 0; i < ms; i++) {
+		if (__atomic_load_n(&h->state, __ATOMIC_ACQUIRE) == v)
+			return true;
+		usleep(1000);
+	}
+	return false;
+}
+
+/*
+ * The HOSTFN frames of the network transport (xgpu_mirror.h): a slot the
+ * worker marks DUE reaches the guest with its fields, the guest's DONE
+ * reaches the worker, the worker's FREE the guest; the backend drops a
+ * DONE for a slot it does not have DUE and ends the connection, saying
+ * why, on a state the guest does not set.
+ */
+START_TEST(test_mirror_hostfn)
+{
+	static uint8_t gmem[2 * XGPUIF_PAGE_SIZE]
+		__attribute__((aligned(XGPUIF_PAGE_SIZE)));
+	static uint8_t bmem[2 * XGPUIF_PAGE_SIZE]
+		__attribute__((aligned(XGPUIF_PAGE_SIZE)));
+	static struct xgpuif_hostfn_slot g[NHF], b[NHF];
+	struct xgpu_mirror *gm, *bm;
+	struct xgpu_tls *st, *ct;
+	struct side sv, cl;
+
+	memset(g, 0, sizeof(g));
+	memset(b, 0, sizeof(b));
+	psk_pair(&sv, &cl, &st, &ct);
+	gm = mirror_on(cl.c, true, gmem, g);
+	bm = mirror_on(sv.c, false, bmem, b);
+
+	b[1].fnid = 7;
+	b[1].status = 3;
+	b[1].nt_type = 2;
+	b[1].nt_info = 99;
+	b[1].state = XGPUIF_HF_DUE;
+	ck_assert_int_eq(xgpu_mirror_hostfn_ship(bm, 1), 0);
+	ck_assert(slot_reads(&g[1], XGPUIF_HF_DUE, 5000));
+	ck_assert_uint_eq(g[1].fnid, 7);
+	ck_assert_int_eq(g[1].status, 3);
+	ck_assert_uint_eq(g[1].nt_type, 2);
+	ck_assert_uint_eq(g[1].nt_info, 99);
+
+	g[1].state = XGPUIF_HF_DONE;
+	ck_assert_int_eq(xgpu_mirror_hostfn_ship(gm, 1), 0);
+	ck_assert(slot_reads(&b[1], XGPUIF_HF_DONE, 5000));
+	b[1].state = XGPUIF_HF_FREE;
+	ck_assert_int_eq(xgpu_mirror_hostfn_ship(bm, 1), 0);
+	ck_assert(slot_reads(&g[1], XGPUIF_HF_FREE, 5000));
+
+	/* DONE for slot 2, which the backend has FREE: dropped (slot 3's,
+	 * DUE, behind it on the same stream, says it was read) */
+	g[2].state = XGPUIF_HF_DONE;
+	ck_assert_int_eq(xgpu_mirror_hostfn_ship(gm, 2), 0);
+	__atomic_store_n(&b[3].state, XGPUIF_HF_DUE, __ATOMIC_RELEASE);
+	g[3].state = XGPUIF_HF_DONE;
+	ck_assert_int_eq(xgpu_mirror_hostfn_ship(gm, 3), 0);
+	ck_assert(slot_reads(&b[3], XGPUIF_HF_DONE, 5000));
+	ck_assert_uint_eq(__atomic_load_n(&b[2].state, __ATOMIC_ACQUIRE),
+			  XGPUIF_HF_FREE);
+
+	/* no slot past the area */
+	ck_assert_int_eq(xgpu_mirror_hostfn_ship(gm, NHF), -EINVAL);
+
+	/* a guest that says DUE: the connection ends, with the reason */
+	g[0].state = XGPUIF_HF_DUE;
+	ck_assert_int_eq(xgpu_mirror_hostfn_ship(gm, 0), 0);
+	xgpu_mirror_wait_gone(bm);
+	ck_has(xgpu_mirror_why(bm), "state the guest does not set");
+	xgpu_mirror_wait_gone(gm);
+	xgpu_mirror_stop(gm);
+	xgpu_mirror_stop(bm);
+	xgpu_tls_free(ct);
+	xgpu_tls_free(st);
+}
+END_TEST
+
 static Suite *tls_suite(void)
 {
 	Suite *s = suite_create("tls");
@@ -1205,6 +1315,7 @@ static Suite *tls_suite(void)
 	tcase_add_test(tc, test_peer_closes);
 	tcase_add_test(tc, test_poll);
 	tcase_add_test(tc, test_shutdown_unblocks);
+	tcase_add_test(tc, test_mirror_hostfn);
 	suite_add_tcase(s, tc);
 
 	/* 512 MiB through TLS, on a busy machine under sanitizers */
