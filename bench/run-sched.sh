@@ -10,7 +10,12 @@
 # and min/max normalized share (share / target share).
 #
 #   bench/run-sched.sh --xgpu-lib DIR --backend PATH --cli PATH --bin DIR
-#                      [--out DIR] [--secs N]
+#                      [--out DIR] [--secs N] [--phases "WORD..."]
+#
+# --phases: which phases run, of shares (1:2:4 under credit, 1 ms and
+# 20 ms kernels), fifo, cap, idle, solo (1 ms kernels alone) and turns
+# (100 us and 20 us turns alone); default all.  "shares" alone takes
+# about 2 x SECS: for runs of two trees one after another.
 #
 # Targets, judged (a line ends in "ok" or "MISS"): under the credit
 # scheduler every share within 1 point of its target and min/max
@@ -21,8 +26,17 @@ set -u
 # shellcheck source-path=SCRIPTDIR source=common.sh
 . "$(dirname "$0")/common.sh"
 LIB= BACKEND= CLI= BIN= OUT=/tmp/xgpu-sched SECS=20
+PHASES="shares fifo cap idle solo turns"
 bench_options "--xgpu-lib=LIB --backend=BACKEND --cli=CLI --bin=BIN \
-	--out=OUT --secs=SECS" "$@"
+	--out=OUT --secs=SECS --phases=PHASES" "$@"
+for w in $PHASES; do
+	case $w in
+	shares|fifo|cap|idle|solo|turns) ;;
+	*) echo "--phases: unknown phase $w" >&2; exit 2 ;;
+	esac
+done
+# want WORD: whether that phase runs
+want() { case " $PHASES " in *" $1 "*) return 0 ;; esac; return 1; }
 mkdir -p "$OUT"
 bench_abs LIB BACKEND CLI BIN
 bench_need_gpu sched
@@ -109,10 +123,13 @@ solo_line() {
 
 : >"$OUT/sched-summary.txt"
 # weights 1:2:4 under credit, 1 ms and 20 ms kernels, then plain fifo
-for pol in credit fifo; do
+pols=
+want shares && pols=credit
+want fifo && pols="$pols fifo"
+for pol in $pols; do
 	for us in 1000 20000; do
 		PHASE=$pol-$us
-		start $pol
+		start "$pol"
 		cli sched-credit -d local:spinA -w 64 >/dev/null
 		cli sched-credit -d local:spinB -w 128 >/dev/null
 		cli sched-credit -d local:spinC -w 256 >/dev/null
@@ -133,42 +150,50 @@ for pol in credit fifo; do
 	done
 done
 # a 25% cap on A beside an uncapped B (equal weights)
-PHASE=cap; start credit
-cli sched-credit -d local:spinA -w 256 -c 25 >/dev/null
-tenant A 1000 "$SECS" & p1=$!
-tenant B 1000 "$SECS" & p2=$!
-sample_start
-wait $p1 $p2; sample_stop; stop
-report "cap A=25% beside B" "A B" "25 75" judge
+if want cap; then
+	PHASE=cap; start credit
+	cli sched-credit -d local:spinA -w 256 -c 25 >/dev/null
+	tenant A 1000 "$SECS" & p1=$!
+	tenant B 1000 "$SECS" & p2=$!
+	sample_start
+	wait $p1 $p2; sample_stop; stop
+	report "cap A=25% beside B" "A B" "25 75" judge
+fi
 # idle share is lent: A runs only the first half; B and C (1:2) share the rest
-PHASE=idle; start credit
-cli sched-credit -d local:spinA -w 256 >/dev/null
-cli sched-credit -d local:spinB -w 256 >/dev/null
-cli sched-credit -d local:spinC -w 512 >/dev/null
-tenant A 1000 $((SECS / 2)) & p1=$!
-tenant B 1000 "$SECS" & p2=$!
-tenant C 1000 "$SECS" & p3=$!
-sample_start
-wait $p1 $p2 $p3; sample_stop; stop
-report "idle: A stops at half time, B:C 1:2" "A B C" "- - -"
+if want idle; then
+	PHASE=idle; start credit
+	cli sched-credit -d local:spinA -w 256 >/dev/null
+	cli sched-credit -d local:spinB -w 256 >/dev/null
+	cli sched-credit -d local:spinC -w 512 >/dev/null
+	tenant A 1000 $((SECS / 2)) & p1=$!
+	tenant B 1000 "$SECS" & p2=$!
+	tenant C 1000 "$SECS" & p3=$!
+	sample_start
+	wait $p1 $p2 $p3; sample_stop; stop
+	report "idle: A stops at half time, B:C 1:2" "A B C" "- - -"
+fi
 # one tenant alone: native, through xgpu without and with the scheduler
-PHASE=solo
-XGPU_X=1 "$T/spinsolo" 1000 $((SECS / 2)) >"$OUT/solo.native.out"
-nat=$(sed -n 's/.*kernels=\([0-9]*\).*/\1/p' "$OUT/solo.native.out")
-for pol in off credit; do
-	start $pol; tenant solo 1000 $((SECS / 2)); stop
-	cp "$OUT/solo.solo.out" "$OUT/solo.$pol.out"
-	solo_line "solo 1 ms kernels" "$nat" "$(count solo)" $pol
-done
+if want solo; then
+	PHASE=solo
+	XGPU_X=1 "$T/spinsolo" 1000 $((SECS / 2)) >"$OUT/solo.native.out"
+	nat=$(sed -n 's/.*kernels=\([0-9]*\).*/\1/p' "$OUT/solo.native.out")
+	for pol in off credit; do
+		start $pol; tenant solo 1000 $((SECS / 2)); stop
+		cp "$OUT/solo.solo.out" "$OUT/solo.$pol.out"
+		solo_line "solo 1 ms kernels" "$nat" "$(count solo)" $pol
+	done
+fi
 # one tenant in turns: a kernel of 100 us (then 20 us), synchronise, again
 # (the guest is idle between turns, so the GPU changes hands at every
 # turn: what the scheduler's wake-up path costs)
-for us in 100 20; do
+usl=
+want turns && usl="100 20"
+for us in $usl; do
 	PHASE=solo
-	XGPU_X=1 "$T/spinsolo" $us $((SECS / 2)) 1 >"$OUT/turns$us.native.out"
+	XGPU_X=1 "$T/spinsolo" "$us" $((SECS / 2)) 1 >"$OUT/turns$us.native.out"
 	nat=$(sed -n 's/.*kernels=\([0-9]*\).*/\1/p' "$OUT/turns$us.native.out")
 	for pol in off credit; do
-		start $pol; tenant solo $us $((SECS / 2)) 1; stop
+		start $pol; tenant solo "$us" $((SECS / 2)) 1; stop
 		cp "$OUT/solo.solo.out" "$OUT/turns$us.$pol.out"
 		solo_line "solo turns of one $us us kernel + sync" "$nat" \
 			"$(count solo)" $pol
