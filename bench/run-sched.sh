@@ -4,9 +4,13 @@
 # The GPU scheduler on the real GPU: tenants (bench/spin, each a process
 # of its own, i.e. a guest of the local transport) saturate the GPU with
 # kernels of a fixed length while xen-gpubackd shares it out.  GPU-time
-# shares are counted from the kernels each tenant completed (all kernels
-# of a phase have the same length), so they do not rely on the daemon's
-# own accounting.  Prints one line per phase with the shares, the targets
+# shares are counted from the GPU's own clock, not from the daemon's
+# accounting: each kernel notes when it started and ended (bench/spin's
+# SPIN_STAMPS), and each tenant's share is its kernels' time inside the
+# window in which all tenants were running (from the last tenant's first
+# kernel to the first tenant's last: the tenants' own clocks do not start
+# and stop together, and kernels queued at the end run after the others
+# stopped).  Phases whose tenants wrote no stamps count kernels instead.  Prints one line per phase with the shares, the targets
 # and min/max normalized share (share / target share).
 #
 #   bench/run-sched.sh --xgpu-lib DIR --backend PATH --cli PATH --bin DIR
@@ -47,10 +51,46 @@ start() { bench_start "$1"; }	# start POLICY
 stop() { bench_stop; }
 cli() { "$CLI" -s "$T/c.sock" "$@"; }
 tenant() {	# tenant NAME US SECS [EVERY]
-	XGPU_SOCKET=$T/s.sock LD_LIBRARY_PATH=$LIB "$T/spin$1" "$2" "$3" \
-		${4:-} >"$OUT/$PHASE.$1.out" 2>&1
+	local st=()
+	rm -f "$OUT/$PHASE.$1.stamps"
+	[ -n "$STAMP" ] && st=("SPIN_STAMPS=$OUT/$PHASE.$1.stamps")
+	env XGPU_SOCKET="$T/s.sock" LD_LIBRARY_PATH="$LIB" "${st[@]}" \
+		"$T/spin$1" "$2" "$3" ${4:-} >"$OUT/$PHASE.$1.out" 2>&1
 }
+# the phases that compare tenants' shares stamp their kernels (STAMP=1)
+STAMP=
 count() { sed -n 's/.*kernels=\([0-9]*\).*/\1/p' "$OUT/$PHASE.$1.out"; }
+# window NAME...: each tenant's GPU time (us) inside the window all of
+# them ran in, one a line in the order given, then the window (us); no
+# output unless every tenant wrote stamps
+window() {
+	local f files=()
+	for f in "$@"; do
+		[ -s "$OUT/$PHASE.$f.stamps" ] || return 0
+		files+=("$OUT/$PHASE.$f.stamps")
+	done
+	awk '
+		FNR == 1 { k++; first[k] = $1 }
+		{ s[k, FNR] = $1; e[k, FNR] = $2; n[k] = FNR
+		  if ($2 > last[k]) last[k] = $2 }
+		END {
+			w0 = first[1]; w1 = last[1]
+			for (i = 2; i <= k; i++) {
+				if (first[i] > w0) w0 = first[i]
+				if (last[i] < w1) w1 = last[i]
+			}
+			for (i = 1; i <= k; i++) {
+				t = 0
+				for (j = 1; j <= n[i]; j++) {
+					a = s[i, j] > w0 ? s[i, j] : w0
+					b = e[i, j] < w1 ? e[i, j] : w1
+					if (b > a) t += b - a
+				}
+				printf "%.0f\n", t / 1000
+			}
+			printf "%.0f\n", (w1 > w0 ? w1 - w0 : 0) / 1000
+		}' "${files[@]}"
+}
 # sample each guest's share every half second while a phase runs, into
 # $OUT/shares.<phase>.tsv ("<seconds> <guest> <percent>"; bench/plot.sh
 # draws them)
@@ -80,11 +120,21 @@ verdict() {
 # each share within 1 point, min/max normalized >= 0.98)
 report() {
 	local names=($2) tg=($3) judge=${4:-} tot=0 c i line="" mn=9 mx=0 \
-		near=1
+		near=1 win=() how
+	mapfile -t win < <(window "${names[@]}")
 	for i in "${!names[@]}"; do
-		c[$i]=$(count "${names[$i]}"); c[$i]=${c[$i]:-0}
+		if [ ${#win[@]} -gt "${#names[@]}" ]; then
+			c[$i]=${win[$i]}
+		else
+			c[$i]=$(count "${names[$i]}"); c[$i]=${c[$i]:-0}
+		fi
 		tot=$((tot + c[$i]))
 	done
+	if [ ${#win[@]} -gt "${#names[@]}" ]; then
+		how=" (GPU time in the $(awk -v w="${win[${#names[@]}]}" 'BEGIN{printf "%.1f", w / 1e6}') s all ran)"
+	else
+		how=" (kernels counted)"
+	fi
 	for i in "${!names[@]}"; do
 		local sh nz
 		sh=$(awk -v a="${c[$i]}" -v t="$tot" 'BEGIN{printf "%.1f", t ? 100*a/t : 0}')
@@ -98,14 +148,14 @@ report() {
 		fi
 	done
 	if [ "$mx" = 0 ]; then
-		echo "$1:$line" | tee -a "$OUT/sched-summary.txt"
+		echo "$1:$line$how" | tee -a "$OUT/sched-summary.txt"
 	elif [ -z "$judge" ]; then
-		echo "$1:$line  min/max normalized $mn/$mx" |
+		echo "$1:$line$how  min/max normalized $mn/$mx" |
 			tee -a "$OUT/sched-summary.txt"
 	else
 		ok=$(awk -v a="$mn" -v b="$mx" -v n="$near" \
 			'BEGIN{print (n && b > 0 && a / b >= 0.98) ? 1 : 0}')
-		echo "$1:$line  min/max normalized $mn/$mx (target: within 1 point, min/max >= 0.98)$(verdict "$ok")" |
+		echo "$1:$line$how  min/max normalized $mn/$mx (target: within 1 point, min/max >= 0.98)$(verdict "$ok")" |
 			tee -a "$OUT/sched-summary.txt"
 	fi
 }
@@ -128,7 +178,7 @@ want shares && pols=credit
 want fifo && pols="$pols fifo"
 for pol in $pols; do
 	for us in 1000 20000; do
-		PHASE=$pol-$us
+		PHASE=$pol-$us STAMP=1
 		start "$pol"
 		cli sched-credit -d local:spinA -w 64 >/dev/null
 		cli sched-credit -d local:spinB -w 128 >/dev/null
@@ -151,7 +201,7 @@ for pol in $pols; do
 done
 # a 25% cap on A beside an uncapped B (equal weights)
 if want cap; then
-	PHASE=cap; start credit
+	PHASE=cap STAMP=1; start credit
 	cli sched-credit -d local:spinA -w 256 -c 25 >/dev/null
 	tenant A 1000 "$SECS" & p1=$!
 	tenant B 1000 "$SECS" & p2=$!
@@ -161,7 +211,7 @@ if want cap; then
 fi
 # idle share is lent: A runs only the first half; B and C (1:2) share the rest
 if want idle; then
-	PHASE=idle; start credit
+	PHASE=idle STAMP=; start credit
 	cli sched-credit -d local:spinA -w 256 >/dev/null
 	cli sched-credit -d local:spinB -w 256 >/dev/null
 	cli sched-credit -d local:spinC -w 512 >/dev/null
@@ -174,7 +224,7 @@ if want idle; then
 fi
 # one tenant alone: native, through xgpu without and with the scheduler
 if want solo; then
-	PHASE=solo
+	PHASE=solo STAMP=
 	XGPU_X=1 "$T/spinsolo" 1000 $((SECS / 2)) >"$OUT/solo.native.out"
 	nat=$(sed -n 's/.*kernels=\([0-9]*\).*/\1/p' "$OUT/solo.native.out")
 	for pol in off credit; do
@@ -189,7 +239,7 @@ fi
 usl=
 want turns && usl="100 20"
 for us in $usl; do
-	PHASE=solo
+	PHASE=solo STAMP=
 	XGPU_X=1 "$T/spinsolo" "$us" $((SECS / 2)) 1 >"$OUT/turns$us.native.out"
 	nat=$(sed -n 's/.*kernels=\([0-9]*\).*/\1/p' "$OUT/turns$us.native.out")
 	for pol in off credit; do

@@ -23,6 +23,12 @@
  * alone.  SPIN_START_AT=T (seconds since the epoch) holds the clock's
  * start until then, so that tenants started one after another run their
  * timed windows together ("spin: late by S s" when T had passed).
+ * SPIN_STAMPS=FILE: each timed kernel of US microseconds notes the GPU's
+ * global timer when it starts and when it ends, and FILE gets them, one
+ * kernel a line ("START END", ns), in launch order: run-sched.sh counts
+ * each tenant's GPU time inside the window all tenants were running
+ * (the kernels a tenant counts include its last few, which end after
+ * the others stopped).
  */
 #include <cstdio>
 #include <cstdlib>
@@ -32,7 +38,7 @@
 #include <chrono>
 #include <cuda_runtime.h>
 
-__global__ void spin(unsigned long long ns)
+__global__ void spin(unsigned long long ns, unsigned long long *stamp)
 {
 	unsigned long long t0, t;
 
@@ -40,6 +46,10 @@ __global__ void spin(unsigned long long ns)
 	do {
 		asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
 	} while (t - t0 < ns);
+	if (stamp) {
+		stamp[0] = t0;
+		stamp[1] = t;
+	}
 }
 
 __global__ void work(unsigned long long iters, float *sink)
@@ -120,7 +130,9 @@ int main(int argc, char **argv)
 	long us;
 	double secs = argc > 2 ? atof(argv[2]) : 5.0;
 	long every = argc > 3 ? atol(argv[3]) : 4;
-	long n = 0;
+	long n = 0, cap = 0;
+	const char *stamps = getenv("SPIN_STAMPS");
+	unsigned long long *dstamp = NULL;
 	cudaError_t e;
 
 	if (argc > 2 && !strcmp(argv[1], "calibrate"))
@@ -138,7 +150,7 @@ int main(int argc, char **argv)
 		if (iters)
 			work<<<1, 1>>>(1, NULL);
 		else
-			spin<<<1, 1>>>(1000ull);
+			spin<<<1, 1>>>(1000ull, NULL);
 		if ((e = cudaDeviceSynchronize()) != cudaSuccess) {
 			printf("spin: kernel failed: %s\n", cudaGetErrorName(e));
 			return 1;
@@ -148,6 +160,13 @@ int main(int argc, char **argv)
 			       std::chrono::steady_clock::now() - f0).count() *
 			       1e3);
 		fflush(stdout);	/* a test may wait for this line */
+	}
+	if (stamps && us > 0 && !iters) {
+		cap = (long)(secs * 1e6 / (double)us) * 2 + 64;
+		if (cudaMalloc(&dstamp, (size_t)cap * 16) != cudaSuccess) {
+			printf("spin: no memory for the stamps\n");
+			return 1;
+		}
 	}
 	if (getenv("SPIN_START_AT")) {
 		double at = atof(getenv("SPIN_START_AT")), now;
@@ -170,7 +189,8 @@ int main(int argc, char **argv)
 		if (iters)
 			work<<<1, 1>>>(iters, NULL);
 		else
-			spin<<<1, 1>>>((unsigned long long)us * 1000ull);
+			spin<<<1, 1>>>((unsigned long long)us * 1000ull,
+				       n < cap ? dstamp + 2 * n : NULL);
 		n++;
 		/* a few kernels queued at a time, as a real program would */
 		if (every > 0 && n % every == 0 &&
@@ -183,6 +203,23 @@ int main(int argc, char **argv)
 	if (e != cudaSuccess) {
 		printf("spin: kernel failed: %s\n", cudaGetErrorName(e));
 		return 1;
+	}
+	if (dstamp) {
+		long k = n < cap ? n : cap;
+		unsigned long long *h = (unsigned long long *)malloc(
+			(size_t)(k ? k : 1) * 16);
+		FILE *f = fopen(stamps, "w");
+
+		if (!h || !f || cudaMemcpy(h, dstamp, (size_t)k * 16,
+					   cudaMemcpyDeviceToHost) !=
+					cudaSuccess) {
+			printf("spin: the stamps could not be written\n");
+			return 1;
+		}
+		for (long i = 0; i < k; i++)
+			fprintf(f, "%llu %llu\n", h[2 * i], h[2 * i + 1]);
+		fclose(f);
+		free(h);
 	}
 	printf("spin kernels=%ld us=%ld seconds=%.1f\n", n, us, secs);
 	return 0;
