@@ -195,54 +195,66 @@ static bool expect_ready(struct xgpu_mirror *m, RING_IDX prod,
 	return ok;
 }
 
+/*
+ * Gather what this end produced and the peer has not had (send_mu held):
+ * at the backend the bytes of the expects whose replies are there, at the
+ * guest a barrier for the lanes; then the new slots.  Written by the next
+ * tx_flush.  0 or -EPIPE.
+ */
+static int gather_locked(struct xgpu_mirror *m, RING_IDX prod)
+{
+	struct expect e;
+
+	if (is_gone(m))
+		return -EPIPE;
+	/* the bytes before the replies that tell the guest they are there
+	 * (the backend's data area is the worker's, read only once the
+	 * worker has replied) */
+	while (!m->c.guest && expect_ready(m, prod, &e))
+		if (ship_expect(m, &e))
+			return -EPIPE;
+	if (m->c.guest) {
+		/* what went to the lanes lands before what follows: each
+		 * lane's count so far */
+		uint64_t put[XGPUIF_NET_MAX_LANES] = { 0 };
+		unsigned int n = 0;
+		bool news = false;
+
+		pthread_mutex_lock(&m->mu);
+		for (unsigned int i = 0; i < XGPUIF_NET_MAX_LANES; i++)
+			if (m->lanes[i]) {
+				put[i] = m->lanes[i]->bytes;
+				news |= put[i] != m->barrier_sent[i];
+				n = i + 1;
+			}
+		pthread_mutex_unlock(&m->mu);
+		if (news) {
+			if (send_frame(m, XGPUIF_NET_BARRIER, 0, put,
+				       n * sizeof(put[0])))
+				return -EPIPE;
+			memcpy(m->barrier_sent, put, sizeof(put));
+		}
+	}
+	if (m->shipped != prod) {
+		RING_IDX from = m->shipped;
+
+		if ((RING_IDX)(prod - from) > m->nslots)
+			return -EPIPE;	/* our own side broke it */
+		/* counted before they go: the replies may come back before
+		 * the write returns */
+		__atomic_store_n(&m->shipped, prod, __ATOMIC_RELEASE);
+		if (send_slots(m, from, prod - from))
+			return -EPIPE;
+	}
+	return 0;
+}
+
 static int flush_locked(struct xgpu_mirror *m)
 {
 	for (;;) {
 		RING_IDX prod = __atomic_load_n(own_prod(m), __ATOMIC_ACQUIRE);
-		struct expect e;
 
-		if (is_gone(m))
-			return -EPIPE;
-		/* the bytes before the replies that tell the guest they are
-		 * there (the backend's data area is the worker's, read only
-		 * once the worker has replied) */
-		while (!m->c.guest && expect_ready(m, prod, &e))
-			if (ship_expect(m, &e))
-				return -EPIPE;
-		if (m->c.guest) {
-			/* what went to the lanes lands before what follows:
-			 * each lane's count so far */
-			uint64_t put[XGPUIF_NET_MAX_LANES] = { 0 };
-			unsigned int n = 0;
-			bool news = false;
-
-			pthread_mutex_lock(&m->mu);
-			for (unsigned int i = 0; i < XGPUIF_NET_MAX_LANES; i++)
-				if (m->lanes[i]) {
-					put[i] = m->lanes[i]->bytes;
-					news |= put[i] != m->barrier_sent[i];
-					n = i + 1;
-				}
-			pthread_mutex_unlock(&m->mu);
-			if (news) {
-				if (send_frame(m, XGPUIF_NET_BARRIER, 0, put,
-					       n * sizeof(put[0])))
-					return -EPIPE;
-				memcpy(m->barrier_sent, put, sizeof(put));
-			}
-		}
-		if (m->shipped != prod) {
-			RING_IDX from = m->shipped;
-
-			if ((RING_IDX)(prod - from) > m->nslots)
-				return -EPIPE;	/* our own side broke it */
-			/* counted before they go: the replies may come back
-			 * before the write returns */
-			__atomic_store_n(&m->shipped, prod, __ATOMIC_RELEASE);
-			if (send_slots(m, from, prod - from))
-				return -EPIPE;
-		}
-		if (tx_flush(m))
+		if (gather_locked(m, prod) || tx_flush(m))
 			return -EPIPE;
 		/* ask to be notified of the next slot, then look again: a
 		 * push that did not see the new event index is seen here */
@@ -333,8 +345,9 @@ int xgpu_mirror_expect(struct xgpu_mirror *m, size_t off, size_t len,
 	    len > UINT32_MAX)
 		return -EINVAL;
 	pthread_mutex_lock(&m->send_mu);
-	/* the request it follows goes first, whoever was to ship it */
-	rc = flush_locked(m);
+	/* the request it follows goes first, whoever was to ship it, in
+	 * the same write as the expect when it has not gone yet */
+	rc = gather_locked(m, __atomic_load_n(own_prod(m), __ATOMIC_ACQUIRE));
 	if (rc)
 		goto out;
 	pthread_mutex_lock(&m->mu);
@@ -355,7 +368,7 @@ int xgpu_mirror_expect(struct xgpu_mirror *m, size_t off, size_t len,
 	}
 	memcpy(m->tx + m->tx_used, &f, sizeof(f));
 	m->tx_used += sizeof(f);
-	rc = tx_flush(m);
+	rc = flush_locked(m);
 out:
 	pthread_mutex_unlock(&m->send_mu);
 	return rc;

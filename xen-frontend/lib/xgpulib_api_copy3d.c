@@ -190,6 +190,8 @@ static CUresult staged3(const struct copy3 *c)
 	bool to_dev = c->s.type == CU_MEMORYTYPE_HOST;
 	const struct side3 *h = to_dev ? &c->s : &c->d;
 	const struct side3 *o = to_dev ? &c->d : &c->s;
+	/* no shared memory: the rows copied to the host come back */
+	bool fetch = !to_dev && t->ops->expect;
 	struct xgpuif_memcpy3d_args a;
 	size_t rows_per;
 	CUresult rc = CUDA_SUCCESS;
@@ -209,6 +211,7 @@ static CUresult staged3(const struct copy3 *c)
 			struct xgpuif_copy_side3d *ow = to_dev ? &a.dst :
 								 &a.src;
 			struct side3 oo = *o;
+			uint64_t ticket = 0;
 
 			if (to_dev)
 				for (size_t r = 0; r < rows; r++)
@@ -230,9 +233,18 @@ static CUresult staged3(const struct copy3 *c)
 			a.height = rows;
 			if (to_dev)
 				xgpulib_stage_sent(t, 0, rows * c->width);
+			else if (fetch)
+				/* the rows come back with the reply */
+				xgpulib_chan_expect_next(XGPUIF_OP_MEMCPY_3D,
+							 0, rows * c->width,
+							 NULL, &ticket);
 			rc = xgpulib_call_MEMCPY_3D(&a);
-			if (rc == CUDA_SUCCESS && !to_dev &&
-			    xgpulib_stage_fetch(t, 0, rows * c->width))
+			xgpulib_chan_expect_clear();
+			/* waited for even after an error: they may land in
+			 * the data area still */
+			if (!to_dev && fetch &&
+			    (!ticket || t->ops->expect_wait(t, ticket)) &&
+			    rc == CUDA_SUCCESS)
 				rc = CUDA_ERROR_DEVICE_UNAVAILABLE;
 			if (rc == CUDA_SUCCESS && !to_dev)
 				for (size_t r = 0; r < rows; r++)

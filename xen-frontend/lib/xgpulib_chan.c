@@ -225,6 +225,30 @@ static void progress_locked(struct xgpulib_chan *c)
 	pthread_cond_broadcast(&c->cv);
 }
 
+/* the expect the next submit of this thread makes (op 0: none) */
+static __thread struct {
+	uint16_t op;
+	size_t off, len;
+	void *dst;
+	uint64_t *ticket;
+} next_expect;
+
+void xgpulib_chan_expect_next(uint16_t op, size_t off, size_t len, void *dst,
+			      uint64_t *ticket)
+{
+	*ticket = 0;
+	next_expect.op = op;
+	next_expect.off = off;
+	next_expect.len = len;
+	next_expect.dst = dst;
+	next_expect.ticket = ticket;
+}
+
+void xgpulib_chan_expect_clear(void)
+{
+	next_expect.op = 0;
+}
+
 static CUresult submit_locked(struct xgpulib_chan *c,
 			      const struct xgpulib_req *rq,
 			      struct xgpulib_waiter *w)
@@ -265,6 +289,14 @@ static CUresult submit_locked(struct xgpulib_chan *c,
 	}
 	xgpu_prof_mark(&prof, hdr.id, hdr.op, XGPU_PROF_T0);
 	RING_PUSH_REQUESTS_AND_CHECK_NOTIFY(&c->ring, notify);
+	if (next_expect.op == rq->op && c->t->ops->expect) {
+		/* ships the request too, in the same write */
+		next_expect.op = 0;
+		if (c->t->ops->expect(c->t, next_expect.off, next_expect.len,
+				      next_expect.dst, next_expect.ticket))
+			*next_expect.ticket = 0;	/* gone: the wait says so */
+		return CUDA_SUCCESS;
+	}
 	if (notify)
 		c->t->ops->notify(c->t);
 	return CUDA_SUCCESS;

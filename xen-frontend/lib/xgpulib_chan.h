@@ -94,6 +94,20 @@ struct xgpulib_chan *xgpulib_chan_connect(const char *who,
 CUresult xgpulib_chan_submit(struct xgpulib_chan *c,
 			     const struct xgpulib_req *rq,
 			     struct xgpulib_waiter *w);
+/*
+ * A transport without shared memory (its ops->expect): the bytes the
+ * worker writes at [off, off + len) of the data area for the next request
+ * of op `op` this thread submits are to come back to dst.  The expect is
+ * made in the submit itself, so that it goes out in one write with the
+ * request (made after the submit, it is a write of its own, and the
+ * reply may leave before it arrives: the bytes then follow it a network
+ * round trip later).  *ticket: the expect's, or 0 if none was made (the
+ * submit failed, or the transport shares memory).  Whatever the submit
+ * did, xgpulib_chan_expect_clear afterwards.
+ */
+void xgpulib_chan_expect_next(uint16_t op, size_t off, size_t len, void *dst,
+			      uint64_t *ticket);
+void xgpulib_chan_expect_clear(void);
 /* the reply's status (once the backend is gone: CUDA_ERROR_LAUNCH_TIMEOUT
  * when it ended the channel because the program's GPU work ran past the
  * host's limit, else CUDA_ERROR_DEVICE_UNAVAILABLE) */

@@ -399,17 +399,6 @@ int xgpulib_stage_sent(struct xgpulib_transport *t, size_t off, size_t len)
 	return t->ops->put ? t->ops->put(t, off, t->data + off, len) : 0;
 }
 
-int xgpulib_stage_fetch(struct xgpulib_transport *t, size_t off, size_t len)
-{
-	uint64_t ticket;
-	int rc;
-
-	if (!t->ops->expect)
-		return 0;
-	rc = t->ops->expect(t, off, len, NULL, &ticket);
-	return rc ? rc : t->ops->expect_wait(t, ticket);
-}
-
 /* a staged copy in flight: its slots and the waiters of their chunks */
 struct pipe {
 	const struct hcopy *h;
@@ -438,15 +427,17 @@ static CUresult send_next(struct pipe *p)
 				     0 };
 	CUresult rc;
 
+	p->ticket[k] = 0;
 	if (p->h->to_dev)
 		xgpulib_stage_put(p->t, ref.off, p->h->src + j * p->chunk,
 				  len);
+	else if (p->t->ops->expect)
+		/* the bytes come straight into the program's buffer */
+		xgpulib_chan_expect_next(XGPUIF_OP_MEMCPY_DTOH, ref.off, len,
+					 p->h->dst + j * p->chunk,
+					 &p->ticket[k]);
 	rc = request(p->h, j * p->chunk, ref, &p->w[k]);
-	p->ticket[k] = 0;
-	if (rc == CUDA_SUCCESS && !p->h->to_dev && p->t->ops->expect &&
-	    p->t->ops->expect(p->t, ref.off, len, p->h->dst + j * p->chunk,
-			      &p->ticket[k]))
-		p->ticket[k] = 0;	/* gone: the wait says so */
+	xgpulib_chan_expect_clear();
 	if (rc == CUDA_SUCCESS)
 		p->sent++;
 	return rc;

@@ -14,15 +14,14 @@ void xgpulib_memcpy(void *dst, const void *src, size_t len);
  * The data area's bytes [off, off + len) and the worker, whatever the
  * transport (xgpulib_transport.h: put, expect).  stage_put: the worker
  * will read src's bytes there.  stage_sent: the guest wrote them in the
- * data area itself.  stage_fetch: after the reply of the request that
- * wrote them, the bytes are in the data area.  0 or -errno (the
- * connection is gone: the next call says so).
+ * data area itself.  0 or -errno (the connection is gone: the next call
+ * says so).  Bytes the worker writes come back by an expect made with the
+ * request (xgpulib_chan_expect_next).
  */
 struct xgpulib_transport;
 int xgpulib_stage_put(struct xgpulib_transport *t, size_t off,
 		      const void *src, size_t len);
 int xgpulib_stage_sent(struct xgpulib_transport *t, size_t off, size_t len);
-int xgpulib_stage_fetch(struct xgpulib_transport *t, size_t off, size_t len);
 
 /*
  * Copies between guest memory and the device.  stream is the wire handle
