@@ -5,14 +5,25 @@
  * writing (1 GiB in 4 MiB writes by default) and one thread reading it.
  * A pre-shared key made up for the run authenticates the two ends.
  *
- *   tlsbw [-s MiB] [-w MiB] [-n runs]
+ *   tlsbw [-s MiB] [-w MiB] [-n runs] [-p rounds]
  *
  * Prints GB/s (10^9 bytes a second) of each run and the best, plain TCP
  * first.  Not a test: nothing is checked but that the bytes all arrive.
+ *
+ * -p: round trips instead (the floor under the network transport's
+ * synchronous calls): one thread writes 64 bytes, the other reads them
+ * and writes them back, `rounds` times; each reader either sleeps in its
+ * read or first polls the socket without sleeping (as the mirror's
+ * receiving thread does).  Then "split": as the network transport is
+ * built, a thread of its own at each end reads (polling) and hands each
+ * message to the thread that writes through a flag that thread polls.
+ * Prints p50 and p90 in microseconds.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -123,6 +134,149 @@ static double run(struct end *w, struct end *r)
 	return (double)total / (r->done - t0) / 1e9;
 }
 
+/* ---- round trips (-p) ----------------------------------------------------- */
+
+#define PP_BYTES 64
+
+static int pp_io(struct end *e, char *p, size_t n, bool wr, bool spin)
+{
+	if (!wr && spin) {
+		/* what TLS has buffered needs no poll of the socket */
+		if (!e->c || !xgpu_conn_buffered(e->c)) {
+			struct pollfd pf = { .fd = e->fd, .events = POLLIN };
+
+			while (poll(&pf, 1, 0) == 0)
+				;
+		}
+	}
+	if (!e->c)
+		return plain_io(e->fd, p, n, wr);
+	return wr ? xgpu_conn_write(e->c, p, n) : xgpu_conn_read(e->c, p, n);
+}
+
+struct pp {
+	struct end *e;
+	int rounds;
+	bool spin;
+	bool echo;		/* the end that answers */
+	double *rtt;		/* the asking end's round trips, us */
+	/* split: the messages this end's reading thread took */
+	bool split;
+	long got;
+	int rc;
+};
+
+/* split: an end's reading thread, polling */
+static void *pp_reader(void *arg)
+{
+	struct pp *a = arg;
+	char buf[PP_BYTES];
+
+	for (int i = 0; i < a->rounds && !a->rc; i++) {
+		a->rc = pp_io(a->e, buf, sizeof(buf), false, true);
+		__atomic_store_n(&a->got, i + 1, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+static void pp_await(struct pp *a, long n)
+{
+	while (__atomic_load_n(&a->got, __ATOMIC_ACQUIRE) < n &&
+	       !__atomic_load_n(&a->rc, __ATOMIC_RELAXED))
+		;
+}
+
+
+static double now_us(void)
+{
+	return now_s() * 1e6;
+}
+
+static void *pp_main(void *arg)
+{
+	struct pp *a = arg;
+	char buf[PP_BYTES];
+	pthread_t rd;
+
+	memset(buf, 0x3c, sizeof(buf));
+	if (a->split) {
+		a->got = 0;
+		a->rc = 0;
+		if (pthread_create(&rd, NULL, pp_reader, a))
+			die("pthread_create", "failed");
+		for (int i = 0; i < a->rounds && !a->e->rc; i++) {
+			double t0 = now_us();
+
+			if (a->echo)
+				pp_await(a, i + 1);
+			a->e->rc = pp_io(a->e, buf, sizeof(buf), true, false);
+			if (!a->echo) {
+				pp_await(a, i + 1);
+				a->rtt[i] = now_us() - t0;
+			}
+		}
+		pthread_join(rd, NULL);
+		if (!a->e->rc)
+			a->e->rc = a->rc;
+		return NULL;
+	}
+	for (int i = 0; i < a->rounds && !a->e->rc; i++) {
+		if (a->echo) {
+			a->e->rc = pp_io(a->e, buf, sizeof(buf), false,
+					 a->spin);
+			if (!a->e->rc)
+				a->e->rc = pp_io(a->e, buf, sizeof(buf), true,
+						 false);
+		} else {
+			double t0 = now_us();
+
+			a->e->rc = pp_io(a->e, buf, sizeof(buf), true, false);
+			if (!a->e->rc)
+				a->e->rc = pp_io(a->e, buf, sizeof(buf), false,
+						 a->spin);
+			a->rtt[i] = now_us() - t0;
+		}
+	}
+	return NULL;
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+
+	return (a > b) - (a < b);
+}
+
+static void pingpong(const char *what, struct end *ask, struct end *ans,
+		     int rounds)
+{
+	double *rtt = calloc((size_t)rounds, sizeof(*rtt));
+
+	if (!rtt)
+		die("calloc", "out of memory");
+	for (int spin = 0; spin < 3; spin++) {
+		struct pp a = { ask, rounds, spin, false, rtt, spin == 2, 0, 0 };
+		struct pp b = { ans, rounds, spin, true, NULL, spin == 2, 0, 0 };
+		pthread_t ta, tb;
+
+		ask->rc = ans->rc = 0;
+		if (pthread_create(&tb, NULL, pp_main, &b) ||
+		    pthread_create(&ta, NULL, pp_main, &a))
+			die("pthread_create", "failed");
+		pthread_join(ta, NULL);
+		pthread_join(tb, NULL);
+		if (ask->rc || ans->rc)
+			die("round trips", strerror(-(ask->rc ? ask->rc :
+						       ans->rc)));
+		qsort(rtt, (size_t)rounds, sizeof(*rtt), cmp_double);
+		printf("%-40s %-8s p50 %7.2f us  p90 %7.2f us\n", what,
+		       spin == 2 ? "split" : spin ? "polling" : "sleeping",
+		       rtt[rounds / 2],
+		       rtt[rounds * 9 / 10]);
+	}
+	free(rtt);
+}
+
 struct accept_arg {
 	struct xgpu_tls *t;
 	int fd;
@@ -160,10 +314,10 @@ int main(int argc, char **argv)
 	struct accept_arg a = { 0 };
 	struct end w = { 0 }, r = { 0 };
 	double gbs[16];
-	int runs = 3, opt, fd, s, c, n;
+	int runs = 3, rounds = 0, opt, fd, s, c, n;
 	pthread_t th;
 
-	while ((opt = getopt(argc, argv, "s:w:n:")) != -1) {
+	while ((opt = getopt(argc, argv, "s:w:n:p:")) != -1) {
 		switch (opt) {
 		case 's':
 			total = strtoul(optarg, NULL, 0) << 20;
@@ -174,14 +328,19 @@ int main(int argc, char **argv)
 		case 'n':
 			runs = atoi(optarg);
 			break;
+		case 'p':
+			rounds = atoi(optarg);
+			break;
 		default:
 			fprintf(stderr, "usage: tlsbw [-s MiB] [-w MiB] "
-				"[-n runs]\n");
+				"[-n runs] [-p rounds]\n");
 			return 2;
 		}
 	}
-	if (!chunk || total < chunk || total % chunk || runs < 1 || runs > 16)
-		die("arguments", "-s a multiple of -w, -n 1 to 16");
+	if (!chunk || total < chunk || total % chunk || runs < 1 ||
+	    runs > 16 || rounds < 0 || rounds > 10000000)
+		die("arguments", "-s a multiple of -w, -n 1 to 16, -p at most "
+		    "10000000");
 
 	/* a key for this run only, in a file only we can read */
 	if (getrandom(key, sizeof(key), 0) != (ssize_t)sizeof(key))
@@ -214,16 +373,28 @@ int main(int argc, char **argv)
 		die("malloc", "out of memory");
 	memset(w.buf, 0x5a, chunk);
 	memset(r.buf, 0, chunk);
-	printf("tlsbw: %zu MiB in %zu MiB writes over loopback TCP, one "
-	       "writer and one reader thread; GB/s of %d runs\n",
-	       total >> 20, chunk >> 20, runs);
+	if (rounds)
+		printf("tlsbw: round trips of %d bytes over loopback TCP, "
+		       "%d of them\n", PP_BYTES, rounds);
+	else
+		printf("tlsbw: %zu MiB in %zu MiB writes over loopback TCP, "
+		       "one writer and one reader thread; GB/s of %d runs\n",
+		       total >> 20, chunk >> 20, runs);
 
 	tcp_pair(&s, &c);
 	w.fd = c;
 	r.fd = s;
-	for (int i = 0; i < runs; i++)
-		gbs[i] = run(&w, &r);
-	report("plain TCP", gbs, runs);
+	if (rounds) {
+		int one = 1;
+
+		setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		pingpong("plain TCP", &w, &r, rounds);
+	} else {
+		for (int i = 0; i < runs; i++)
+			gbs[i] = run(&w, &r);
+		report("plain TCP", gbs, runs);
+	}
 	close(s);
 	close(c);
 
@@ -239,11 +410,15 @@ int main(int argc, char **argv)
 	if (!a.c)
 		die("accept", a.err);
 	r.c = a.c;
-	for (int i = 0; i < runs; i++)
-		gbs[i] = run(&w, &r);
 	snprintf(line, sizeof(line), "%s %s", xgpu_conn_protocol(w.c),
 		 xgpu_conn_cipher(w.c));
-	report(line, gbs, runs);
+	if (rounds) {
+		pingpong(line, &w, &r, rounds);
+	} else {
+		for (int i = 0; i < runs; i++)
+			gbs[i] = run(&w, &r);
+		report(line, gbs, runs);
+	}
 	xgpu_conn_close(w.c);
 	xgpu_conn_close(r.c);
 	xgpu_tls_free(st);

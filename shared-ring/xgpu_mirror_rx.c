@@ -258,10 +258,11 @@ void *xgpu_mirror_rx_main(void *arg)
 		 * the worker and the guest library poll their rings; a
 		 * thread woken from sleep costs tens of microseconds.
 		 */
-		if (m->c.spin_us && xgpu_conn_poll(m->c.conn, -1, 0) == 0) {
+		if (m->c.spin_us && !xgpu_conn_buffered(m->c.conn)) {
 			/* nothing buffered in TLS: watch the socket itself,
 			 * without the connection's lock (its writers need
-			 * it) */
+			 * it: a writer that meets this thread in the lock
+			 * waits) */
 			struct pollfd p = { .fd = xgpu_conn_fd(m->c.conn),
 					    .events = POLLIN };
 			uint64_t t0 = now_us();

@@ -30,6 +30,7 @@
 #ifndef XGPU_TLS_H
 #define XGPU_TLS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct xgpu_tls;	/* one side's configuration (an SSL_CTX) */
@@ -106,6 +107,13 @@ int xgpu_conn_read(struct xgpu_conn *c, void *buf, size_t len);
  * timeout_ms (< 0: none): 1 readable, 2 wake_fd, 0 timeout, -errno.
  */
 int xgpu_conn_poll(struct xgpu_conn *c, int wake_fd, int timeout_ms);
+/*
+ * Whether bytes already read from the socket wait in TLS for a reader, as
+ * of the last read or write: without the connection's lock, for the one
+ * thread that reads (when false, a poll of the socket says whether a read
+ * would make progress, without taking the lock from the writers).
+ */
+bool xgpu_conn_buffered(const struct xgpu_conn *c);
 /* make blocked and later reads and writes (any thread) return -EPIPE */
 void xgpu_conn_shutdown(struct xgpu_conn *c);
 /* send close_notify (best effort), close the socket, free */

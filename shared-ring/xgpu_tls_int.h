@@ -48,6 +48,9 @@ struct xgpu_conn {
 	int fd;
 	pthread_mutex_t lock;	/* around every SSL call */
 	atomic_bool down;	/* shut down, or a fatal error */
+	/* bytes read from the socket and not yet given to a reader (as of
+	 * the last SSL call): xgpu_conn_buffered without the lock */
+	atomic_bool buffered;
 	bool established;
 	/* what the BIO saw (under lock) */
 	bool eof;
