@@ -90,6 +90,8 @@ struct xgpu_conn *xgpu_conn_connect(struct xgpu_tls *t, int fd,
 /* the peer: its PSK identity (a client: its own identity), or its
  * certificate's subject CN ("" if it has none) */
 const char *xgpu_conn_peer(const struct xgpu_conn *c);
+/* the SHA-256 of xgpu_conn_peer's name: 0, or -EIO */
+int xgpu_conn_peer_hash(const struct xgpu_conn *c, unsigned char out[32]);
 /* the socket (non-blocking; for poll only: never read or write it) */
 int xgpu_conn_fd(const struct xgpu_conn *c);
 /* what was negotiated: "TLSv1.3", and the cipher suite's name */

@@ -490,6 +490,16 @@ const char *xgpu_conn_peer(const struct xgpu_conn *c)
 	return c->peer;
 }
 
+int xgpu_conn_peer_hash(const struct xgpu_conn *c, unsigned char out[32])
+{
+	unsigned int n = 0;
+
+	if (!EVP_Digest(c->peer, strlen(c->peer), out, &n, EVP_sha256(),
+			NULL) || n != 32)
+		return -EIO;
+	return 0;
+}
+
 int xgpu_conn_fd(const struct xgpu_conn *c)
 {
 	return c->fd;

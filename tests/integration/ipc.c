@@ -6,6 +6,9 @@
  *   ipc            a child of the same user opens the parent's handle
  *   ipc other UID  the child becomes UID first (needs root): its worker
  *                  is of another IPC domain and must be refused
+ *   ipc env NAME VALUE
+ *                  the child sets NAME=VALUE first (over the network:
+ *                  another key, XGPU_TLS_PSK, so another peer): refused
  *
  * The child is forked before any CUDA call (a child of an initialised
  * process gets no driver), so each process has a channel and a worker of
@@ -16,13 +19,15 @@
  */
 #include <cuda.h>
 #include <grp.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-static int child(int rfd, int wfd, long uid)
+static int child(int rfd, int wfd, long uid, const char *name,
+		 const char *value)
 {
 	CUipcMemHandle h;
 	CUdeviceptr p = 0;
@@ -34,6 +39,8 @@ static int child(int rfd, int wfd, long uid)
 		return 2;
 	if (uid >= 0 && (setgroups(0, NULL) || setgid((gid_t)uid) ||
 			 setuid((uid_t)uid)))
+		return 3;
+	if (name && setenv(name, value, 1))
 		return 3;
 	if (cuInit(0) || cuDeviceGet(&d, 0) ||
 	    cuDevicePrimaryCtxRetain(&c, d) || cuCtxSetCurrent(c)) {
@@ -50,6 +57,10 @@ static int child(int rfd, int wfd, long uid)
 int main(int argc, char **argv)
 {
 	long uid = argc > 2 && !strcmp(argv[1], "other") ? atol(argv[2]) : -1;
+	bool env = argc > 3 && !strcmp(argv[1], "env");
+	const char *name = env ? argv[2] : NULL, *value = env ? argv[3] : NULL;
+	/* the child is of another IPC domain: must be refused */
+	bool apart = uid >= 0 || env;
 	int to_child[2], to_parent[2], rc = -2, st = 0, bad = 0;
 	CUipcMemHandle h, forged;
 	CUdeviceptr d = 0, p = 0;
@@ -61,7 +72,7 @@ int main(int argc, char **argv)
 		return 1;
 	pid = fork();
 	if (pid == 0)
-		_exit(child(to_child[0], to_parent[1], uid));
+		_exit(child(to_child[0], to_parent[1], uid, name, value));
 	if (cuInit(0) || cuDeviceGet(&dev, 0) ||
 	    cuDevicePrimaryCtxRetain(&c, dev) || cuCtxSetCurrent(c) ||
 	    cuMemAlloc(&d, 1 << 16) || cuIpcGetMemHandle(&h, d)) {
@@ -92,20 +103,20 @@ int main(int argc, char **argv)
 	}
 	waitpid(pid, &st, 0);
 	cuMemFree(d);
-	if (uid < 0 && rc != CUDA_SUCCESS) {
-		printf("FAIL ipc: the same user's process could not open the "
+	if (!apart && rc != CUDA_SUCCESS) {
+		printf("FAIL ipc: the same guest's process could not open the "
 		       "handle (%d)\n", rc);
 		bad = 1;
 	} else if (uid >= 0 && rc == -1) {
 		printf("SKIP ipc other: user %ld cannot reach the daemon\n",
 		       uid);
 		return bad;
-	} else if (uid >= 0 && rc != CUDA_ERROR_INVALID_VALUE) {
-		printf("FAIL ipc: another user's process got %d, not "
+	} else if (apart && rc != CUDA_ERROR_INVALID_VALUE) {
+		printf("FAIL ipc: another guest's process got %d, not "
 		       "CUDA_ERROR_INVALID_VALUE\n", rc);
 		bad = 1;
 	}
 	if (!bad)
-		printf("PASS ipc%s\n", uid < 0 ? "" : " other");
+		printf("PASS ipc%s\n", uid >= 0 ? " other" : env ? " env" : "");
 	return bad;
 }

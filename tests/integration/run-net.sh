@@ -31,7 +31,7 @@ nfail=0
 
 need "$BACKEND" "$CLI" "$FAKECUDA" "$T/netcopy" "$T/spin" "$T/arrays" \
 	"$T/threads" "$T/devprintf" "$T/legacylaunch" "$T/capmark" "$T/silent" \
-	"$T/greenctx"
+	"$T/greenctx" "$T/ipc"
 
 # keys: alice and bob are the daemon's; mallory has a key of her own
 KEY_A=000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f
@@ -40,6 +40,7 @@ KEY_M=fefefefefefefefefefefefefefefefefefefefefefefefefefefefefefefefe
 printf '# the daemon'"'"'s keys\nalice %s\nbob %s\n' "$KEY_A" "$KEY_B" \
 	>"$TMP/server.psk"
 echo "alice $KEY_A" >"$TMP/alice.psk"
+echo "bob $KEY_B" >"$TMP/bob.psk"
 echo "alice $KEY_M" >"$TMP/alice-wrong.psk"
 echo "mallory $KEY_M" >"$TMP/mallory.psk"
 chmod 600 "$TMP"/*.psk
@@ -144,6 +145,20 @@ if grep -q '"key": *"net:alice"' <<<"$list" &&
 	pass key-is-identity
 else
 	fail key-is-identity "list: $list"
+fi
+
+# IPC handles between two connections of one peer (its processes), and
+# not to another peer's
+if net "$TMP/alice.psk" "$T/ipc" >"$TMP/ipc.out" 2>&1; then
+	pass ipc-same-peer
+else
+	fail ipc-same-peer "$(tail -n 1 "$TMP/ipc.out")"
+fi
+if net "$TMP/alice.psk" "$T/ipc" env XGPU_TLS_PSK "$TMP/bob.psk" \
+	>"$TMP/ipc-other.out" 2>&1; then
+	pass ipc-other-peer
+else
+	fail ipc-other-peer "$(tail -n 1 "$TMP/ipc-other.out")"
 fi
 
 # a client killed mid-call: its worker goes, the daemon stays

@@ -23,6 +23,15 @@
  * guest has said its name, for the caps given at run time for its key
  * (`xgpu config set local:NAME quota-mb=N`): its key is the daemon's to
  * make, from its table of children.
+ *
+ * A network client's worker says, once, right after TLS authenticated
+ * its peer and before it reads a byte of the peer's own, who the peer is
+ * (XGPUB_BROKER_PEER: a SHA-256 of the authenticated name): the
+ * connections of one peer are then one IPC domain, as the processes of
+ * one Xen domain are.  The daemon takes the first such word of a worker
+ * and refuses any later one; a worker whose word was not taken ends its
+ * connection, so none serves a peer without it (a worker that a peer
+ * took over later could only repeat it, refused).
  */
 #ifndef XGPUB_BROKER_H
 #define XGPUB_BROKER_H
@@ -38,6 +47,7 @@ enum {
 	XGPUB_BROKER_IPC_TAKE_FD = 3,	/* fd kind, token -> a descriptor */
 	XGPUB_BROKER_IPC_FORGET = 4,	/* drop all the sender's entries */
 	XGPUB_BROKER_CAPS = 5,		/* -> struct xgpub_caps in real */
+	XGPUB_BROKER_PEER = 6,		/* real[0..31]: the peer's hash */
 };
 
 /* XGPUB_BROKER_CAPS's answer: caps set for the asking client's key, in
@@ -76,6 +86,11 @@ int xgpub_broker_call(const struct xgpub_broker_req *req,
 /* in a worker: the caps set for its client's key (out->has 0: none), or
  * -errno as xgpub_broker_call */
 int xgpub_broker_caps(struct xgpub_caps *out);
+
+/* in a network client's worker, once, before any byte of its peer's:
+ * the SHA-256 of the peer's authenticated name; 0 or -errno as
+ * xgpub_broker_call (-EALREADY: said before) */
+int xgpub_broker_peer(const uint8_t hash[32]);
 
 /* send len bytes of buf on sock with fd (if >= 0) attached
  * (SCM_RIGHTS), never blocking; sendmsg's result */

@@ -103,6 +103,18 @@ int xgpub_broker_call(const struct xgpub_broker_req *req,
 	return 0;
 }
 
+int xgpub_broker_peer(const uint8_t hash[32])
+{
+	struct xgpub_broker_req req;
+	struct xgpub_broker_rep rep;
+
+	memset(&req, 0, sizeof(req));
+	req.magic = XGPUB_BROKER_MAGIC;
+	req.op = XGPUB_BROKER_PEER;
+	memcpy(req.real, hash, 32);
+	return xgpub_broker_call(&req, &rep, NULL);
+}
+
 int xgpub_broker_caps(struct xgpub_caps *out)
 {
 	struct xgpub_broker_req req;

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
@@ -159,6 +160,19 @@ static int ask(uint32_t op, int kind, const uint8_t token[16],
 	if (real)
 		memcpy(req.real, real, 64);
 	return xgpub_broker_call(&req, rep, fd);
+}
+
+void xgpub_peer_domain(const uint8_t hash[32], char *buf, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	char name[4 + 24 + 1] = "net:";
+
+	for (int i = 0; i < 12; i++) {
+		name[4 + 2 * i] = hex[hash[i] >> 4];
+		name[5 + 2 * i] = hex[hash[i] & 15];
+	}
+	name[28] = 0;
+	snprintf(buf, len, "%s", name);
 }
 
 int xgpub_ipc_export(int kind, const char *domain, const uint8_t real[64],

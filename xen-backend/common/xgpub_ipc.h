@@ -23,6 +23,7 @@
 #define XGPUB_IPC_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -62,6 +63,13 @@ struct xgpub_ipc_fd {
 	int32_t pid;
 	int32_t fd;
 };
+
+/*
+ * The IPC domain of a network peer, from the SHA-256 of its authenticated
+ * name: "net:" and the first 12 bytes in hex (the daemon's and the
+ * worker's names are the same)
+ */
+void xgpub_peer_domain(const uint8_t hash[32], char *buf, size_t len);
 
 /* ---- in a worker ------------------------------------------------------ */
 

@@ -43,6 +43,10 @@ void xgpub_child_ipc_domain(const struct xgpub_child *c, char *buf,
 	 * guests as xgpub_child_same_guest */
 	if (c->kind == XGPUB_CHILD_XEN)
 		snprintf(buf, len, "dom:%u", c->domid);
+	else if (c->kind == XGPUB_CHILD_NET && c->peer_set)
+		xgpub_peer_domain(c->peer_hash, buf, len);
+	else if (c->kind == XGPUB_CHILD_NET)
+		snprintf(buf, len, "client:%u", c->client_id);
 	else if (c->peer_uid != (uint32_t)-1)
 		snprintf(buf, len, "uid:%u", c->peer_uid);
 	else
@@ -137,6 +141,12 @@ static void serve_one(pid_t pid, const struct xgpub_broker_req *req,
 	case XGPUB_BROKER_IPC_FORGET:
 		xgpub_ipc_reg_forget(pid);
 		rep->err = 0;
+		return;
+	case XGPUB_BROKER_PEER:
+		rep->err = xgpub_child_set_peer(asker, req->real);
+		if (rep->err == -EALREADY)
+			xgpub_err("worker %d said who its peer is again: "
+				  "refused", (int)pid);
 		return;
 	case XGPUB_BROKER_CAPS: {
 		/* a domain's caps are in its worker's options already */

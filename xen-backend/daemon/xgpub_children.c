@@ -133,6 +133,17 @@ void xgpub_child_name(const struct xgpub_child *c, char *buf, size_t len)
 	/* (network clients' ids start at 2^20, apart from local ones) */
 }
 
+int xgpub_child_set_peer(struct xgpub_child *c, const uint8_t hash[32])
+{
+	if (c->kind != XGPUB_CHILD_NET)
+		return -EPERM;
+	if (c->peer_set)
+		return -EALREADY;	/* the first word stands */
+	memcpy(c->peer_hash, hash, sizeof(c->peer_hash));
+	c->peer_set = true;
+	return 0;
+}
+
 bool xgpub_child_same_guest(const struct xgpub_child *a,
 			    const struct xgpub_child *b)
 {
@@ -140,9 +151,12 @@ bool xgpub_child_same_guest(const struct xgpub_child *a,
 		return false;
 	if (a->kind == XGPUB_CHILD_XEN)
 		return a->domid == b->domid;
-	/* a network client is a guest of its own (no IPC between two) */
+	/* network clients: the connections of one authenticated peer */
 	if (a->kind == XGPUB_CHILD_NET)
-		return a->client_id == b->client_id;
+		return a->peer_set && b->peer_set ?
+		       !memcmp(a->peer_hash, b->peer_hash,
+			       sizeof(a->peer_hash)) :
+		       a->client_id == b->client_id;
 	/* a client whose uid could not be read is a guest of its own */
 	if (a->peer_uid == (uint32_t)-1 || b->peer_uid == (uint32_t)-1)
 		return a->client_id == b->client_id;

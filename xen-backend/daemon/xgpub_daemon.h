@@ -40,6 +40,10 @@ struct xgpub_child {
 	int lane_fd, lane_child_fd;
 	/* its guest's GPU time cell: index + 1 (0: none) */
 	int cell;
+	/* network: the SHA-256 of the peer's authenticated name, as its
+	 * worker said it first (XGPUB_BROKER_PEER); peer_set false: none */
+	bool peer_set;
+	uint8_t peer_hash[32];
 };
 
 /*
@@ -72,14 +76,22 @@ void xgpub_children_kill(int sig);
 void xgpub_children_client_caps(void);
 int xgpub_children_count(void);
 /*
- * Do workers a and b serve the same guest (one Xen domain, or local
- * clients of one user): may one take the other's shareable handles?
+ * A network client's worker says who its peer is (XGPUB_BROKER_PEER):
+ * 0, -EPERM (not a network client's), -EALREADY (said before: the first
+ * word stands)
+ */
+int xgpub_child_set_peer(struct xgpub_child *c, const uint8_t hash[32]);
+/*
+ * Do workers a and b serve the same guest (one Xen domain, local clients
+ * of one user, or network clients of one authenticated peer): may one
+ * take the other's shareable handles?
  */
 bool xgpub_child_same_guest(const struct xgpub_child *a,
 			    const struct xgpub_child *b);
 /*
  * c's IPC domain, as the registry names it (xgpub_ipc.h): "dom:N",
- * "uid:N" or "client:N", the same guests as xgpub_child_same_guest
+ * "uid:N", "net:HASH" (xgpub_peer_domain) or "client:N", the same guests
+ * as xgpub_child_same_guest
  * (xgpub_broker.c)
  */
 void xgpub_child_ipc_domain(const struct xgpub_child *c, char *buf,

@@ -20,6 +20,8 @@
 #include <unistd.h>
 
 #include "xgpub.h"
+#include "xgpub_broker.h"
+#include "xgpub_ipc.h"
 #include "xgpub_transport.h"
 #include "xgpu_mirror.h"
 #include "xgpu_tls.h"
@@ -189,7 +191,7 @@ int xgpub_net_accept(struct xgpu_tls *tls, int fd, int lane_fd,
 	struct xgpu_mirror_cfg cfg;
 	struct xgpu_conn *c;
 	struct net *n;
-	char err[200], why[128];
+	char err[200], why[128], domain[XGPUB_IPC_DOMAIN_LEN];
 	size_t ring_bytes;
 	int rc;
 
@@ -199,6 +201,28 @@ int xgpub_net_accept(struct xgpu_tls *tls, int fd, int lane_fd,
 		xgpub_err("client %u from %s: refused: %s", client_id, addr,
 			  err);
 		return -EACCES;
+	}
+	/*
+	 * Who the peer is, to the daemon, before a byte of the peer's own
+	 * is read: the connections of one peer are one IPC domain
+	 * (xgpub_broker.h).  A worker whose word the daemon did not take
+	 * serves nobody.
+	 */
+	snprintf(domain, sizeof(domain), "client:%u", client_id);
+	if (xgpub_broker_fd >= 0) {
+		uint8_t hash[32];
+
+		rc = xgpu_conn_peer_hash(c, hash);
+		if (!rc)
+			rc = xgpub_broker_peer(hash);
+		if (rc) {
+			xgpub_err("client %u from %s (%s): refused: the daemon "
+				  "did not take its name (%s)", client_id, addr,
+				  xgpu_conn_peer(c), strerror(-rc));
+			xgpu_conn_close(c);
+			return rc;
+		}
+		xgpub_peer_domain(hash, domain, sizeof(domain));
 	}
 	if (xgpu_conn_write(c, &wel, sizeof(wel)) ||
 	    xgpu_conn_read(c, &con, sizeof(con)) ||
@@ -238,8 +262,7 @@ int xgpub_net_accept(struct xgpu_tls *tls, int fd, int lane_fd,
 	snprintf(n->t.proc, sizeof(n->t.proc), "%s", xgpu_conn_peer(c));
 	snprintf(n->t.who, sizeof(n->t.who), "client %u (%.24s at %.46s)",
 		 client_id, n->t.proc, addr);
-	snprintf(n->t.ipc_domain, sizeof(n->t.ipc_domain), "client:%u",
-		 client_id);
+	snprintf(n->t.ipc_domain, sizeof(n->t.ipc_domain), "%s", domain);
 	n->lane_fd = lane_fd;
 	n->tls = tls;
 	snprintf(n->peer, sizeof(n->peer), "%s", xgpu_conn_peer(c));
