@@ -153,6 +153,18 @@ int xgpu_mirror_hostfn_ship(struct xgpu_mirror *m, unsigned int i);
 int xgpu_mirror_put(struct xgpu_mirror *m, size_t off, const void *src,
 		    size_t len);
 /*
+ * The same without waiting for the lanes: src must stay as it is until
+ * xgpu_mirror_put_wait says *sent reached the bytes of every put started
+ * with it (*sent counts them as they go; its owner zeroes it first), so
+ * that a copy's chunks follow each other on the lanes without a pause at
+ * each.  put_wait: 0, or -EPIPE when the connection went first (no lane
+ * reads a source any more then).
+ */
+int xgpu_mirror_put_start(struct xgpu_mirror *m, size_t off, const void *src,
+			  size_t len, uint64_t *sent);
+int xgpu_mirror_put_wait(struct xgpu_mirror *m, const uint64_t *sent,
+			 uint64_t total);
+/*
  * guest: the worker writes [off, off + len) for a request already
  * submitted; its bytes are to land at dst (NULL: the data area at off).
  * *ticket is for xgpu_mirror_expect_wait.  0 or -errno.

@@ -55,6 +55,8 @@ struct lane {
 	/* guest: bytes of puts given to this lane; backend: bytes of puts
 	 * landed from it (each lane is in order: a count is a prefix) */
 	uint64_t bytes;
+	/* sending a piece (its source is read until it is cleared) */
+	bool busy;
 };
 
 struct xgpu_mirror {

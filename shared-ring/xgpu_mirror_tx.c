@@ -125,6 +125,8 @@ void *xgpu_mirror_lane_tx_main(void *arg)
 		struct xgpuif_net_frame f = { XGPUIF_NET_DATA, 0, 0 };
 		struct piece p;
 
+		bool failed;
+
 		pthread_mutex_lock(&m->mu);
 		while (l->qh == l->qt && !m->gone)
 			pthread_cond_wait(&l->cv, &m->mu);
@@ -133,20 +135,25 @@ void *xgpu_mirror_lane_tx_main(void *arg)
 			return NULL;
 		}
 		p = l->q[l->qh % LANE_Q];
+		l->busy = true;
 		pthread_mutex_unlock(&m->mu);
 		f.len = (uint32_t)p.len;
 		f.arg = p.off;
-		if (xgpu_conn_write(l->c, &f, sizeof(f)) ||
-		    xgpu_conn_write(l->c, p.src, p.len)) {
+		failed = xgpu_conn_write(l->c, &f, sizeof(f)) ||
+			 xgpu_conn_write(l->c, p.src, p.len);
+		if (failed)
 			set_gone(m, "a lane failed while sending");
-			return NULL;
-		}
 		pthread_mutex_lock(&m->mu);
-		l->qh++;
-		if (p.sent)
-			*p.sent += p.len;
+		l->busy = false;
+		if (!failed) {
+			l->qh++;
+			if (p.sent)
+				*p.sent += p.len;
+		}
 		pthread_cond_broadcast(&m->cv);
 		pthread_mutex_unlock(&m->mu);
+		if (failed)
+			return NULL;
 	}
 }
 
@@ -276,31 +283,66 @@ int xgpu_mirror_flush(struct xgpu_mirror *m)
 	return rc;
 }
 
-int xgpu_mirror_put(struct xgpu_mirror *m, size_t off, const void *src,
-		    size_t len)
+/* no lane reads a piece's source (mu held) */
+static bool lanes_idle(struct xgpu_mirror *m)
+{
+	for (unsigned int i = 0; i < XGPUIF_NET_MAX_LANES; i++)
+		if (m->lanes[i] && m->lanes[i]->busy)
+			return false;
+	return true;
+}
+
+int xgpu_mirror_put_start(struct xgpu_mirror *m, size_t off, const void *src,
+			  size_t len, uint64_t *sent)
 {
 	int rc;
 
 	if (off > m->c.data_bytes || len > m->c.data_bytes - off ||
 	    len > UINT32_MAX)
 		return -EINVAL;
-	if (len >= XGPUIF_NET_LANE_MIN && xgpu_mirror_lanes(m)) {
-		uint64_t sent = 0;
-
-		rc = to_lanes(m, off, src, len, &sent);
-		/* src is the caller's again only once all of it is sent */
-		pthread_mutex_lock(&m->mu);
-		while (sent < len && !m->gone)
-			pthread_cond_wait(&m->cv, &m->mu);
-		if (sent < len)
-			rc = -EPIPE;
-		pthread_mutex_unlock(&m->mu);
-		return rc;
-	}
+	if (len >= XGPUIF_NET_LANE_MIN && xgpu_mirror_lanes(m))
+		return to_lanes(m, off, src, len, sent);
+	/* gathered: src is the caller's again at once */
 	pthread_mutex_lock(&m->send_mu);
 	rc = is_gone(m) ? -EPIPE :
 	     send_frame(m, XGPUIF_NET_DATA, off, src, len);
 	pthread_mutex_unlock(&m->send_mu);
+	if (!rc) {
+		pthread_mutex_lock(&m->mu);
+		*sent += len;
+		pthread_mutex_unlock(&m->mu);
+	}
+	return rc;
+}
+
+int xgpu_mirror_put_wait(struct xgpu_mirror *m, const uint64_t *sent,
+			 uint64_t total)
+{
+	int rc;
+
+	pthread_mutex_lock(&m->mu);
+	/* gone: what was queued is never sent, but a lane may be reading
+	 * a source still */
+	while (*sent < total && !(m->gone && lanes_idle(m)))
+		pthread_cond_wait(&m->cv, &m->mu);
+	rc = *sent < total ? -EPIPE : 0;
+	pthread_mutex_unlock(&m->mu);
+	return rc;
+}
+
+int xgpu_mirror_put(struct xgpu_mirror *m, size_t off, const void *src,
+		    size_t len)
+{
+	uint64_t sent = 0;
+	int rc = xgpu_mirror_put_start(m, off, src, len, &sent);
+
+	/* src is the caller's again only once all of it is sent (or no
+	 * lane reads it any more) */
+	if (rc != -EINVAL) {
+		int w = xgpu_mirror_put_wait(m, &sent, len);
+
+		rc = rc ? rc : w;
+	}
 	return rc;
 }
 

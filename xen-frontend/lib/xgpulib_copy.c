@@ -410,6 +410,11 @@ struct pipe {
 	/* device to host without shared memory: each chunk's bytes land
 	 * in the program's buffer (0: no ticket) */
 	uint64_t ticket[MAX_CHUNKS];
+	/* host to device without shared memory: bytes whose sending was
+	 * started (put_start) and of those, sent; the program's buffer is
+	 * its own again once they are equal */
+	uint64_t put_total, put_sent;
+	int put_rc;
 };
 
 static size_t chunk_len(const struct pipe *p, size_t j)
@@ -428,7 +433,16 @@ static CUresult send_next(struct pipe *p)
 	CUresult rc;
 
 	p->ticket[k] = 0;
-	if (p->h->to_dev)
+	if (p->h->to_dev && p->t->ops->put_start) {
+		/* the next chunk follows on the lanes at once */
+		if (!p->put_rc)
+			p->put_rc = p->t->ops->put_start(p->t, ref.off,
+							 p->h->src +
+							 j * p->chunk, len,
+							 &p->put_sent);
+		if (!p->put_rc)
+			p->put_total += len;
+	} else if (p->h->to_dev)
 		xgpulib_stage_put(p->t, ref.off, p->h->src + j * p->chunk,
 				  len);
 	else if (p->t->ops->expect)
@@ -491,6 +505,8 @@ static CUresult staged(const struct hcopy *h)
 		p.nch = MAX_CHUNKS;
 	p.sent = 0;
 	p.waited = 0;
+	p.put_total = p.put_sent = 0;
+	p.put_rc = 0;
 	nchunks = (h->n + p.chunk - 1) / p.chunk;
 	while (p.sent < nchunks && rc == CUDA_SUCCESS) {
 		if (p.sent - p.waited == p.nch)	/* every slot in use */
@@ -501,6 +517,12 @@ static CUresult staged(const struct hcopy *h)
 	/* the rest, in order; after an error only waited for */
 	while (p.waited < p.sent)
 		rc = wait_oldest(&p, rc);
+	/* the program's buffer is its own again (the replies came, so
+	 * the bytes were there: this only waits on a broken connection) */
+	if (p.put_total &&
+	    p.t->ops->put_wait(p.t, &p.put_sent, p.put_total) &&
+	    rc == CUDA_SUCCESS)
+		rc = CUDA_ERROR_DEVICE_UNAVAILABLE;
 	pthread_mutex_unlock(&xgpulib_data_mu);
 	return first_error(rc, xgpulib_take_deferred());
 }

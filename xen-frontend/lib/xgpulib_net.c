@@ -76,6 +76,18 @@ static int net_put(struct xgpulib_transport *t, size_t off, const void *src,
 	return xgpu_mirror_put(((struct net *)t)->m, off, src, len);
 }
 
+static int net_put_start(struct xgpulib_transport *t, size_t off,
+			 const void *src, size_t len, uint64_t *sent)
+{
+	return xgpu_mirror_put_start(((struct net *)t)->m, off, src, len, sent);
+}
+
+static int net_put_wait(struct xgpulib_transport *t, const uint64_t *sent,
+			uint64_t total)
+{
+	return xgpu_mirror_put_wait(((struct net *)t)->m, sent, total);
+}
+
 static int net_expect(struct xgpulib_transport *t, size_t off, size_t len,
 		      void *dst, uint64_t *ticket)
 {
@@ -110,7 +122,8 @@ static void net_close(struct xgpulib_transport *t)
 
 static const struct xgpulib_transport_ops net_ops = {
 	.name = "net", XGPULIB_TRANSPORT_FNS(net),
-	.put = net_put, .expect = net_expect, .expect_wait = net_expect_wait,
+	.put = net_put, .put_start = net_put_start, .put_wait = net_put_wait,
+	.expect = net_expect, .expect_wait = net_expect_wait,
 	.hostfn_area = net_hostfn_area, .hostfn_ship = net_hostfn_ship,
 };
 

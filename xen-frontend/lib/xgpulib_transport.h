@@ -61,6 +61,13 @@ struct xgpulib_transport_ops {
 	 */
 	int (*put)(struct xgpulib_transport *t, size_t off, const void *src,
 		   size_t len);
+	/* a put that does not wait: src stays as it is until put_wait
+	 * says *sent reached total, the bytes of every put_start made with
+	 * it (NULL: put alone) */
+	int (*put_start)(struct xgpulib_transport *t, size_t off,
+			 const void *src, size_t len, uint64_t *sent);
+	int (*put_wait)(struct xgpulib_transport *t, const uint64_t *sent,
+			uint64_t total);
 	int (*expect)(struct xgpulib_transport *t, size_t off, size_t len,
 		      void *dst, uint64_t *ticket);
 	int (*expect_wait)(struct xgpulib_transport *t, uint64_t ticket);
