@@ -124,7 +124,6 @@ void *xgpu_mirror_lane_tx_main(void *arg)
 	for (;;) {
 		struct xgpuif_net_frame f = { XGPUIF_NET_DATA, 0, 0 };
 		struct piece p;
-
 		bool failed;
 
 		pthread_mutex_lock(&m->mu);

@@ -435,13 +435,17 @@ static CUresult send_next(struct pipe *p)
 	p->ticket[k] = 0;
 	if (p->h->to_dev && p->t->ops->put_start) {
 		/* the next chunk follows on the lanes at once */
-		if (!p->put_rc)
+		if (!p->put_rc) {
 			p->put_rc = p->t->ops->put_start(p->t, ref.off,
 							 p->h->src +
 							 j * p->chunk, len,
 							 &p->put_sent);
-		if (!p->put_rc)
-			p->put_total += len;
+			/* a put that failed may have given the lanes
+			 * part of it: waited for as a whole (put_wait
+			 * returns once no lane reads it) */
+			if (p->put_rc != -EINVAL)
+				p->put_total += len;
+		}
 	} else if (p->h->to_dev)
 		xgpulib_stage_put(p->t, ref.off, p->h->src + j * p->chunk,
 				  len);
