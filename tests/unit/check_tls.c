@@ -1107,15 +1107,19 @@ START_TEST(test_poll)
 	t0 = ms_now();
 	ck_assert_int_eq(xgpu_conn_poll(s.c, efd, 100), 0);
 	ck_assert_int_ge(ms_now() - t0, 95);
+	ck_assert(!xgpu_conn_buffered(s.c));
 	for (int i = 0; i < 100; i++)
 		out[i] = (char)i;
 	ck_assert_int_eq(xgpu_conn_write(c.c, out, sizeof(out)), 0);
 	ck_assert_int_eq(xgpu_conn_poll(s.c, efd, 2000), 1);
 	ck_assert_int_eq(xgpu_conn_read(s.c, in, 10), 0);
-	/* the rest of the record: in TLS's buffer, not on the socket */
+	/* the rest of the record: in TLS's buffer, not on the socket; the
+	 * receiving thread sees it without the lock */
+	ck_assert(xgpu_conn_buffered(s.c));
 	ck_assert_int_eq(xgpu_conn_poll(s.c, efd, 0), 1);
 	ck_assert_int_eq(xgpu_conn_read(s.c, in + 10, 90), 0);
 	ck_assert_mem_eq(in, out, sizeof(out));
+	ck_assert(!xgpu_conn_buffered(s.c));
 	ck_assert_int_eq(xgpu_conn_poll(s.c, efd, 50), 0);
 	ck_assert_int_eq(write(efd, &one, sizeof(one)), 8);
 	ck_assert_int_eq(xgpu_conn_poll(s.c, efd, 2000), 2);
