@@ -33,6 +33,7 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
+#include "xgpu_spin.h"
 #include "xgpu_tls_int.h"
 
 /* ---- our socket BIO ------------------------------------------------------ */
@@ -538,17 +539,6 @@ static void set_down(struct xgpu_conn *c)
  */
 #define LOCK_SPIN_NS	20000
 
-static inline void cpu_pause(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield" ::: "memory");
-#else
-	__asm__ __volatile__("" ::: "memory");
-#endif
-}
-
 static void conn_lock(struct xgpu_conn *c)
 {
 	struct timespec t0, t;
@@ -558,7 +548,7 @@ static void conn_lock(struct xgpu_conn *c)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do {
 		for (int i = 0; i < 16; i++)
-			cpu_pause();
+			xgpu_cpu_relax();
 		if (!pthread_mutex_trylock(&c->lock))
 			return;
 		clock_gettime(CLOCK_MONOTONIC, &t);

@@ -388,7 +388,7 @@ static void mark_wait(CUevent ev)
 	}
 	while (g.w->D->cuEventQuery(ev) == CUDA_ERROR_NOT_READY) {
 		if (xgpub_gate_drain_spin(&revoked_at, xgpub_now_ns()))
-			xgpub_cpu_relax();
+			xgpu_cpu_relax();
 		else
 			nanosleep(&poll, NULL);
 	}

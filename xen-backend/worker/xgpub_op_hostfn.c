@@ -81,7 +81,7 @@ static void wait_done(struct xgpub_worker *w, struct xgpuif_hostfn_slot *s)
 			continue;
 		}
 		if (++spins < 2000) {
-			xgpub_cpu_relax();
+			xgpu_cpu_relax();
 			continue;
 		}
 		/* 10 us, growing to 1 ms: a host function may be long */

@@ -776,7 +776,7 @@ int xgpub_worker_run(struct xgpub_transport *t,
 				more = 1;
 				break;
 			}
-			xgpub_cpu_relax();
+			xgpu_cpu_relax();
 		}
 		if (more)
 			continue;

@@ -18,6 +18,7 @@
 #include "xgpub.h"
 #include "xgpub_ipc.h"
 #include "xgpub_transport.h"
+#include "xgpu_spin.h"
 
 /* ---- the executor: a table of driver entry points ----------------------- */
 
@@ -171,14 +172,6 @@ void xgpub_gate_stop(struct xgpub_worker *w);
  * for a bounded time from the first call (*since, 0 before it).
  */
 bool xgpub_gate_drain_spin(uint64_t *since, uint64_t now);
-
-/* a spinning wait's pause */
-static inline void xgpub_cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#endif
-}
 
 /* ---- the worker ------------------------------------------------------------ */
 

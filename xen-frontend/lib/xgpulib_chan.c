@@ -19,6 +19,7 @@
 #include "xgpulib_chan.h"
 #include "xgpulib_env.h"
 #include "xgpu_prof.h"
+#include "xgpu_spin.h"
 #include "xgpu_uapi.h"
 
 struct pend {
@@ -45,13 +46,6 @@ static uint64_t now_us(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#endif
 }
 
 static void chan_break(struct xgpulib_chan *c, const char *why)
@@ -204,7 +198,7 @@ static void progress_locked(struct xgpulib_chan *c)
 				    __ATOMIC_RELAXED) != cons)
 			break;
 		if (now_us() - t0 < c->spin_us) {
-			cpu_relax();
+			xgpu_cpu_relax();
 			continue;
 		}
 		pthread_mutex_lock(&c->mu);
