@@ -35,7 +35,15 @@
  *           function to run, with its fields) or FREE (the guest may
  *           take it again); guest to backend DONE, which the backend
  *           takes only for a slot that is DUE.  The receiver writes the
- *           state last.
+ *           state last.  A host function that touches coherent managed
+ *           memory (xgpulib_mco.h) moves its DUE slot to FETCH or FLUSH
+ *           (guest to backend, with the block's mc_* fields; a FLUSH
+ *           after the DATA frame of the block's bytes, on the same
+ *           connection), and the backend answers DUE with mc_status
+ *           (after the FILL frame of a fetched block's bytes).
+ *   FILL    backend to guest, arg = offset in the data area; the bytes,
+ *           which land there (a host function's fetched block; the
+ *           HOSTFN frame that names them follows).
  * A frame that breaks these rules (an index out of turn, more slots than
  * the ring has room for, a range outside the data area, an unknown type,
  * more than XGPUIF_NET_MAX_EXPECT expects outstanding) ends the
@@ -56,6 +64,7 @@ enum {
 	XGPUIF_NET_EXPECT = 3,
 	XGPUIF_NET_BARRIER = 4,
 	XGPUIF_NET_HOSTFN = 5,
+	XGPUIF_NET_FILL = 6,
 };
 
 struct xgpuif_net_frame {
@@ -148,6 +157,13 @@ void xgpu_mirror_hostfn_area(struct xgpu_mirror *m,
 			     struct xgpuif_hostfn_slot *slots, unsigned int n);
 /* ship slot i of that area as it is now: 0, -EINVAL or -EPIPE */
 int xgpu_mirror_hostfn_ship(struct xgpu_mirror *m, unsigned int i);
+/*
+ * The same, after the bytes [off, off + len) of this end's data area in
+ * the same write (len 0: none): the guest's as DATA (a host function's
+ * block written back), the backend's as FILL (a block it fetched).
+ */
+int xgpu_mirror_hostfn_ship_data(struct xgpu_mirror *m, unsigned int i,
+				 size_t off, size_t len);
 
 /* guest: the worker will read [off, off + len) of the data area: src */
 int xgpu_mirror_put(struct xgpu_mirror *m, size_t off, const void *src,

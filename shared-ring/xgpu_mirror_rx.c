@@ -180,6 +180,19 @@ static const char *on_barrier(struct xgpu_mirror *m,
 	return NULL;
 }
 
+/* guest: a host function's fetched block, into the data area */
+static const char *on_fill(struct xgpu_mirror *m,
+			   const struct xgpuif_net_frame *f)
+{
+	if (!m->c.guest)
+		return "a fill from the guest";
+	if (f->arg > m->c.data_bytes || f->len > m->c.data_bytes - f->arg)
+		return "a fill outside the data area";
+	if (f->len && xgpu_conn_read(m->c.conn, m->c.data + f->arg, f->len))
+		return "";
+	return NULL;
+}
+
 static const char *on_expect(struct xgpu_mirror *m,
 			     const struct xgpuif_net_frame *f)
 {
@@ -221,6 +234,19 @@ static const char *on_hostfn(struct xgpu_mirror *m,
 	if (!d)
 		return "a host-function slot that does not exist";
 	if (!m->c.guest) {
+		if (s.state == XGPUIF_HF_FETCH || s.state == XGPUIF_HF_FLUSH) {
+			/* a block of managed memory the function touched:
+			 * the worker checks the fields before it copies */
+			if (__atomic_load_n(&d->state, __ATOMIC_ACQUIRE) !=
+			    XGPUIF_HF_DUE)
+				return NULL;	/* out of turn: dropped */
+			d->mc_dptr = s.mc_dptr;
+			d->mc_off = s.mc_off;
+			d->mc_len = s.mc_len;
+			d->mc_region = s.mc_region;
+			__atomic_store_n(&d->state, s.state, __ATOMIC_RELEASE);
+			return NULL;
+		}
 		uint32_t due = XGPUIF_HF_DUE;
 
 		if (s.state != XGPUIF_HF_DONE)
@@ -236,6 +262,7 @@ static const char *on_hostfn(struct xgpu_mirror *m,
 		d->fnid = s.fnid;
 		d->nt_type = s.nt_type;
 		d->nt_info = s.nt_info;
+		d->mc_status = s.mc_status;
 	} else if (s.state != XGPUIF_HF_FREE) {
 		return "a host-function slot in a state the backend does not "
 		       "set";
@@ -290,6 +317,9 @@ void *xgpu_mirror_rx_main(void *arg)
 			break;
 		case XGPUIF_NET_HOSTFN:
 			bad = on_hostfn(m, &f);
+			break;
+		case XGPUIF_NET_FILL:
+			bad = on_fill(m, &f);
 			break;
 		default:
 			bad = "an unknown frame";

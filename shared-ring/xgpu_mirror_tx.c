@@ -354,11 +354,15 @@ void xgpu_mirror_hostfn_area(struct xgpu_mirror *m,
 	pthread_mutex_unlock(&m->mu);
 }
 
-int xgpu_mirror_hostfn_ship(struct xgpu_mirror *m, unsigned int i)
+int xgpu_mirror_hostfn_ship_data(struct xgpu_mirror *m, unsigned int i,
+				 size_t off, size_t len)
 {
 	struct xgpuif_hostfn_slot s;
 	int rc;
 
+	if (off > m->c.data_bytes || len > m->c.data_bytes - off ||
+	    len > UINT32_MAX)
+		return -EINVAL;
 	pthread_mutex_lock(&m->mu);
 	if (!m->hf || i >= m->nhf) {
 		pthread_mutex_unlock(&m->mu);
@@ -368,12 +372,24 @@ int xgpu_mirror_hostfn_ship(struct xgpu_mirror *m, unsigned int i)
 	s.state = __atomic_load_n(&m->hf[i].state, __ATOMIC_ACQUIRE);
 	pthread_mutex_unlock(&m->mu);
 	pthread_mutex_lock(&m->send_mu);
-	rc = is_gone(m) ? -EPIPE :
-	     send_frame(m, XGPUIF_NET_HOSTFN, i, &s, sizeof(s));
+	rc = is_gone(m) ? -EPIPE : 0;
+	/* the bytes first, on this connection: the peer has them when it
+	 * reads the slot that names them */
+	if (!rc && len)
+		rc = send_frame(m, m->c.guest ? XGPUIF_NET_DATA :
+						XGPUIF_NET_FILL, off,
+				m->c.data + off, len);
+	if (!rc)
+		rc = send_frame(m, XGPUIF_NET_HOSTFN, i, &s, sizeof(s));
 	if (!rc)
 		rc = tx_flush(m);
 	pthread_mutex_unlock(&m->send_mu);
 	return rc;
+}
+
+int xgpu_mirror_hostfn_ship(struct xgpu_mirror *m, unsigned int i)
+{
+	return xgpu_mirror_hostfn_ship_data(m, i, 0, 0);
 }
 
 int xgpu_mirror_expect(struct xgpu_mirror *m, size_t off, size_t len,

@@ -18,6 +18,15 @@ fail() {
 	nfail=$((nfail + 1))
 }
 
+# the FAIL lines (or the last lines) of a client's output, indented
+show() {
+	if grep -q '^FAIL' "$1" 2>/dev/null; then
+		grep '^FAIL' "$1" | head -n 20 | sed 's/^/    /'
+	else
+		tail -n 10 "$1" 2>/dev/null | sed 's/^/    /'
+	fi
+}
+
 # the last line of every run, "N passed, M failed"
 summary() {
 	echo "$npass passed, $nfail failed"

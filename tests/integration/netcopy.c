@@ -6,11 +6,10 @@
  * order, several chunks in flight; pinned memory (ordinary pages there,
  * staged); 2D copies of pageable memory; a module image; host functions
  * (launched, stream callbacks, more than the slots, a graph's host node),
- * whose slots that transport keeps in step at both ends.  And what that
- * transport refuses, refused cleanly: managed memory answers
- * CUDA_ERROR_NOT_SUPPORTED, and the channel stays usable after.
- * Run on any transport it passes too (the refusals are then checked only
- * where "netcopy net" is asked).  "small": copies of 5 MiB at most (an
+ * whose slots that transport keeps in step at both ends; and where
+ * "netcopy net" is asked, managed memory, whose blocks that transport
+ * carries through the data area (written by the CPU, copied; set by the
+ * device, read by the CPU).  Run on any transport it passes too.  "small": copies of 5 MiB at most (an
  * emulated CPU).  "nomodule": no module step (its image is the fake
  * driver's; on a real GPU the test programs load real ones).  Exits 1 if
  * a step failed.
@@ -224,15 +223,33 @@ int main(int argc, char **argv)
 	}
 
 	if (net) {
-		begin("refused-on-the-network");
+		/* coherent managed memory, its blocks through the data area
+		 * (the managed test does the rest over the network) */
+		begin("managed-on-the-network");
 		{
 			CUdeviceptr d;
-			CUresult rc = cuMemAllocManaged(&d, 4096,
-							CU_MEM_ATTACH_GLOBAL);
+			uint8_t *p, back[64];
 
-			EXPECT(rc == CUDA_ERROR_NOT_SUPPORTED,
-			       "cuMemAllocManaged: %s, want "
-			       "CUDA_ERROR_NOT_SUPPORTED", ename(rc));
+			if (OK(cuMemAllocManaged(&d, 3u << 20,
+						 CU_MEM_ATTACH_GLOBAL))) {
+				p = (uint8_t *)(uintptr_t)d;
+				memset(p + (1u << 20), 0x5a, sizeof(back));
+				/* written back before the copy reads it */
+				OK(cuMemcpyDtoH(back, d + (1u << 20),
+						sizeof(back)));
+				EXPECT(back[0] == 0x5a && back[63] == 0x5a,
+				       "copied %#x %#x, want 0x5a", back[0],
+				       back[63]);
+				/* fetched at the CPU's next touch */
+				OK(cuMemsetD8(d + (2u << 20), 0xa5, 4096));
+				OK(cuCtxSynchronize());
+				EXPECT(p[2u << 20] == 0xa5 &&
+				       p[(2u << 20) + 4095] == 0xa5 &&
+				       p[1u << 20] == 0x5a,
+				       "read %#x %#x %#x", p[2u << 20],
+				       p[(2u << 20) + 4095], p[1u << 20]);
+				OK(cuMemFree(d));
+			}
 			/* and the channel goes on */
 			round_trip(12345, s, a, b);
 		}

@@ -25,13 +25,13 @@ DPID=
 npass=0
 nfail=0
 
-# pass, fail, summary, need, wait_until, stop_daemon; cleanup on exit
+# pass, fail, show, summary, need, wait_until, stop_daemon; cleanup on exit
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 need "$BACKEND" "$CLI" "$FAKECUDA" "$T/netcopy" "$T/spin" "$T/arrays" \
 	"$T/threads" "$T/devprintf" "$T/legacylaunch" "$T/capmark" "$T/silent" \
-	"$T/greenctx" "$T/ipc"
+	"$T/greenctx" "$T/ipc" "$T/managed" "$T/managedvar"
 
 # keys: alice and bob are the daemon's; mallory has a key of her own
 KEY_A=000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f
@@ -130,6 +130,30 @@ if [ -z "$bad" ]; then
 	pass programs-over-tls
 else
 	fail programs-over-tls "failed:$bad"
+fi
+
+# managed memory over the network: coherent, its blocks through the data
+# area (one connection and with lanes; a host function's blocks with its
+# slot's frames), with threads, copies and fork; __managed__ variables
+for lanes in 0 4; do
+	if XGPU_NET_LANES=$lanes net "$TMP/alice.psk" "$T/managed" \
+		>"$TMP/managed-$lanes.out" 2>&1 &&
+		grep -q 'coherent mode' "$TMP/managed-$lanes.out" &&
+		grep -q 'PASS managed fork' "$TMP/managed-$lanes.out" &&
+		grep -q 'PASS managed host function' "$TMP/managed-$lanes.out"; then
+		pass "managed-net-lanes-$lanes ($(sed -n 's/^managed: reading //p' "$TMP/managed-$lanes.out"))"
+	else
+		fail "managed-net-lanes-$lanes" "$(grep -m1 -E 'FAIL|error' "$TMP/managed-$lanes.out")"
+		show "$TMP/managed-$lanes.out"
+	fi
+done
+if net "$TMP/alice.psk" "$T/managedvar" >"$TMP/managedvar.out" 2>&1 &&
+	grep -q '^PASS managedvar library unload' "$TMP/managedvar.out" &&
+	grep -q '^PASS managedvar$' "$TMP/managedvar.out"; then
+	pass managedvar-net
+else
+	fail managedvar-net "$(grep -m1 -E 'FAIL|error' "$TMP/managedvar.out")"
+	show "$TMP/managedvar.out"
 fi
 
 # the guest's key is its authenticated identity

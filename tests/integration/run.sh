@@ -28,18 +28,10 @@ DPID=
 npass=0
 nfail=0
 
-# pass, fail, summary, need, wait_until, stop_daemon; cleanup on exit
+# pass, fail, show, summary, need, wait_until, stop_daemon; cleanup on exit
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
-# the FAIL lines (or the last lines) of a client's output, indented
-show() {
-	if grep -q '^FAIL' "$1" 2>/dev/null; then
-		grep '^FAIL' "$1" | head -n 20 | sed 's/^/    /'
-	else
-		tail -n 10 "$1" 2>/dev/null | sed 's/^/    /'
-	fi
-}
 
 # run a client against the backend: client NAME OUTFILE [ARGS...]
 client() {

@@ -1226,9 +1226,11 @@ static bool slot_reads(const struct xgpuif_hostfn_slot *h, uint32_t v,
 /*
  * The HOSTFN frames of the network transport (xgpu_mirror.h): a slot the
  * worker marks DUE reaches the guest with its fields, the guest's DONE
- * reaches the worker, the worker's FREE the guest; the backend drops a
- * DONE for a slot it does not have DUE and ends the connection, saying
- * why, on a state the guest does not set.
+ * reaches the worker, the worker's FREE the guest; a host function's
+ * FETCH and FLUSH of a managed block with their fields and bytes (FILL
+ * back); the backend drops a DONE or FETCH for a slot it does not have
+ * DUE and ends the connection, saying why, on a state the guest does not
+ * set.
  */
 START_TEST(test_mirror_hostfn)
 {
@@ -1276,6 +1278,55 @@ START_TEST(test_mirror_hostfn)
 	ck_assert(slot_reads(&b[3], XGPUIF_HF_DONE, 5000));
 	ck_assert_uint_eq(__atomic_load_n(&b[2].state, __ATOMIC_ACQUIRE),
 			  XGPUIF_HF_FREE);
+
+	/* a host function's block of managed memory (slot 3 is DUE): the
+	 * guest's FETCH reaches the backend with the block's fields; the
+	 * backend answers DUE after the block's bytes (FILL), which land
+	 * in the guest's data area, with mc_status */
+	b[3].state = XGPUIF_HF_DUE;
+	g[3].mc_dptr = 0x7e0000040000ull;
+	g[3].mc_off = 512;
+	g[3].mc_len = 256;
+	g[3].mc_region = XGPUIF_REGION_DATA;
+	g[3].state = XGPUIF_HF_FETCH;
+	ck_assert_int_eq(xgpu_mirror_hostfn_ship(gm, 3), 0);
+	ck_assert(slot_reads(&b[3], XGPUIF_HF_FETCH, 5000));
+	ck_assert_uint_eq(b[3].mc_dptr, 0x7e0000040000ull);
+	ck_assert_uint_eq(b[3].mc_off, 512);
+	ck_assert_uint_eq(b[3].mc_len, 256);
+	ck_assert_uint_eq(b[3].mc_region, XGPUIF_REGION_DATA);
+	memset(bmem + XGPUIF_PAGE_SIZE + 512, 0x6b, 256);
+	b[3].mc_status = 5;
+	b[3].state = XGPUIF_HF_DUE;
+	ck_assert_int_eq(xgpu_mirror_hostfn_ship_data(bm, 3, 512, 256), 0);
+	ck_assert(slot_reads(&g[3], XGPUIF_HF_DUE, 5000));
+	ck_assert_int_eq(g[3].mc_status, 5);
+	ck_assert_uint_eq(gmem[XGPUIF_PAGE_SIZE + 512], 0x6b);
+	ck_assert_uint_eq(gmem[XGPUIF_PAGE_SIZE + 767], 0x6b);
+	ck_assert_uint_eq(gmem[XGPUIF_PAGE_SIZE + 768], 0);
+	/* the guest's FLUSH: its bytes (DATA) first, then the slot */
+	memset(gmem + XGPUIF_PAGE_SIZE + 1024, 0x3c, 128);
+	g[3].mc_off = 1024;
+	g[3].mc_len = 128;
+	g[3].state = XGPUIF_HF_FLUSH;
+	ck_assert_int_eq(xgpu_mirror_hostfn_ship_data(gm, 3, 1024, 128), 0);
+	ck_assert(slot_reads(&b[3], XGPUIF_HF_FLUSH, 5000));
+	ck_assert_uint_eq(bmem[XGPUIF_PAGE_SIZE + 1024], 0x3c);
+	ck_assert_uint_eq(bmem[XGPUIF_PAGE_SIZE + 1151], 0x3c);
+	/* a FETCH for a slot the backend does not have DUE is dropped (a
+	 * DONE for slot 3, DUE again, behind it says it was read) */
+	g[2].state = XGPUIF_HF_FETCH;
+	ck_assert_int_eq(xgpu_mirror_hostfn_ship(gm, 2), 0);
+	__atomic_store_n(&b[3].state, XGPUIF_HF_DUE, __ATOMIC_RELEASE);
+	g[3].state = XGPUIF_HF_DONE;
+	ck_assert_int_eq(xgpu_mirror_hostfn_ship(gm, 3), 0);
+	ck_assert(slot_reads(&b[3], XGPUIF_HF_DONE, 5000));
+	ck_assert_uint_eq(__atomic_load_n(&b[2].state, __ATOMIC_ACQUIRE),
+			  XGPUIF_HF_FREE);
+	/* bytes past the data area are not sent */
+	ck_assert_int_eq(xgpu_mirror_hostfn_ship_data(bm, 3,
+						      XGPUIF_PAGE_SIZE - 8,
+						      16), -EINVAL);
 
 	/* no slot past the area */
 	ck_assert_int_eq(xgpu_mirror_hostfn_ship(gm, NHF), -EINVAL);

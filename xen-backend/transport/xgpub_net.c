@@ -105,9 +105,10 @@ static int net_hostfn_area(struct xgpub_transport *t,
 	return 0;
 }
 
-static int net_hostfn_ship(struct xgpub_transport *t, unsigned int i)
+static int net_hostfn_ship(struct xgpub_transport *t, unsigned int i,
+			   size_t off, size_t len)
 {
-	return xgpu_mirror_hostfn_ship(((struct net *)t)->m, i);
+	return xgpu_mirror_hostfn_ship_data(((struct net *)t)->m, i, off, len);
 }
 
 static const struct xgpub_transport_ops net_ops = {

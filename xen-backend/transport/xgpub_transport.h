@@ -51,12 +51,15 @@ struct xgpub_transport_ops {
 	 * Transports without shared memory (the network): the guest's
 	 * host-function slots are the worker's own n slots at s, kept in
 	 * step with the guest's copy (xgpu_mirror.h): hostfn_area once,
-	 * hostfn_ship after the worker set slot i's state (DUE, FREE).
-	 * NULL elsewhere.  0 or -errno.
+	 * hostfn_ship after the worker set slot i's state (DUE, FREE),
+	 * after the data area's bytes [off, off + len) (len 0: none; a
+	 * block of managed memory fetched for a host function).  NULL
+	 * elsewhere.  0 or -errno.
 	 */
 	int (*hostfn_area)(struct xgpub_transport *t,
 			   struct xgpuif_hostfn_slot *s, unsigned int n);
-	int (*hostfn_ship)(struct xgpub_transport *t, unsigned int i);
+	int (*hostfn_ship)(struct xgpub_transport *t, unsigned int i,
+			   size_t off, size_t len);
 	void (*close)(struct xgpub_transport *t);
 };
 

@@ -54,13 +54,21 @@ static struct xgpuif_hostfn_slot *slot_of(struct xgpub_worker *w,
  * that is gone tells nobody: the teardown (hostfn_closing) lets the
  * waiting callbacks go.
  */
-static void set_state(struct xgpub_worker *w, struct xgpuif_hostfn_slot *s,
-		      uint32_t state)
+static void set_state_fill(struct xgpub_worker *w,
+			   struct xgpuif_hostfn_slot *s, uint32_t state,
+			   size_t off, size_t len)
 {
 	__atomic_store_n(&s->state, state, __ATOMIC_RELEASE);
 	if (w->hostfn_local)
 		(void)w->t->ops->hostfn_ship(w->t,
-					     (unsigned int)(s - w->hostfn_local));
+					     (unsigned int)(s - w->hostfn_local),
+					     off, len);
+}
+
+static void set_state(struct xgpub_worker *w, struct xgpuif_hostfn_slot *s,
+		      uint32_t state)
+{
+	set_state_fill(w, s, state, 0, 0);
 }
 
 static void wait_done(struct xgpub_worker *w, struct xgpuif_hostfn_slot *s)
@@ -74,8 +82,15 @@ static void wait_done(struct xgpub_worker *w, struct xgpuif_hostfn_slot *s)
 		       XGPUIF_HF_DONE &&
 	       !__atomic_load_n(&w->hostfn_closing, __ATOMIC_ACQUIRE)) {
 		if (st == XGPUIF_HF_FETCH || st == XGPUIF_HF_FLUSH) {
-			/* the function touched managed memory */
-			xgpub_managed_hostfn(w, s, st);
+			/* the function touched managed memory: answered
+			 * DUE, a fetched block's bytes first where the
+			 * guest's copy of the data area is its own */
+			bool fill = xgpub_managed_hostfn(w, s, st) &&
+				    st == XGPUIF_HF_FETCH &&
+				    s->mc_region == XGPUIF_REGION_DATA;
+
+			set_state_fill(w, s, XGPUIF_HF_DUE, fill ? s->mc_off : 0,
+				       fill ? s->mc_len : 0);
 			spins = 0;
 			ts.tv_nsec = 0;
 			continue;

@@ -116,13 +116,17 @@ static bool var_range(uint64_t dptr, uint64_t len)
  * by this thread with the CPU (managed memory is the worker's to touch;
  * the work before the function on its stream is done), after checking
  * that it lies in one managed allocation of this guest's and in the
- * region.  No CUDA call: this thread runs inside the driver's callback.
+ * region (or the data area, where the guest's copy of it is its own: the
+ * network).  No CUDA call: this thread runs inside the driver's callback.
+ * The answer is in mc_status; the caller marks the slot DUE.  Whether it
+ * was copied.
  */
-void xgpub_managed_hostfn(struct xgpub_worker *w,
+bool xgpub_managed_hostfn(struct xgpub_worker *w,
 			  struct xgpuif_hostfn_slot *s, uint32_t state)
 {
-	uint64_t dptr = s->mc_dptr, off = s->mc_off, len = s->mc_len;
-	struct xgpub_region *r = xgpub_region_get(w, s->mc_region);
+	uint64_t dptr = s->mc_dptr, len = s->mc_len;
+	struct xgpuif_memref ref = { s->mc_off, len, s->mc_region, 0 };
+	uint8_t *host = xgpub_memref(w, &ref);
 	int rc = CUDA_ERROR_INVALID_VALUE;
 	bool ok = false;
 
@@ -131,16 +135,16 @@ void xgpub_managed_hostfn(struct xgpub_worker *w,
 		if (dptr >= mg[i].dptr && dptr - mg[i].dptr < mg[i].size &&
 		    len <= mg[i].size - (dptr - mg[i].dptr))
 			ok = true;
-	if (ok && r && off <= r->size && len <= r->size - off) {
+	if (ok && host) {
 		if (state == XGPUIF_HF_FETCH)
-			memcpy(r->va + off, (void *)(uintptr_t)dptr, len);
+			memcpy(host, (void *)(uintptr_t)dptr, len);
 		else
-			memcpy((void *)(uintptr_t)dptr, r->va + off, len);
+			memcpy((void *)(uintptr_t)dptr, host, len);
 		rc = 0;
 	}
 	pthread_mutex_unlock(&mg_mu);
 	s->mc_status = rc;
-	__atomic_store_n(&s->state, XGPUIF_HF_DUE, __ATOMIC_RELEASE);
+	return rc == 0;
 }
 
 XGPUB_HANDLER(MANAGED_ALLOC)
@@ -197,8 +201,9 @@ static int block_(struct xgpub_worker *w,
 		  const struct xgpuif_managed_block_args *a, uint8_t **host,
 		  bool *var)
 {
+	/* the data area: where the guest's copy is its own (the network) */
 	*host = xgpub_memref(w, &a->mem);
-	if (!*host || a->mem.region == XGPUIF_REGION_DATA || !a->mem.len)
+	if (!*host || !a->mem.len)
 		return XGPUIF_ST_PROTO;
 	if (a->dptr + a->mem.len < a->dptr)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -291,7 +296,8 @@ XGPUB_HANDLER(MANAGED_FLUSH)
 	b = borrow(w);
 	rc = w->D->cuMemcpyHtoD(a->dptr, host, a->mem.len);
 	reg = xgpub_region_get(w, a->mem.region);
-	if (!rc && reg && !reg->registered)
+	if (!rc && (a->mem.region == XGPUIF_REGION_DATA ?
+		    !w->data_registered : reg && !reg->registered))
 		rc = w->D->cuCtxSynchronize();
 	unborrow(w, b);
 	return rc;

@@ -440,9 +440,10 @@ void *xgpub_push(void *ap, uint32_t *n, uint32_t *cap, size_t elem,
 int xgpub_alloc_add(struct xgpub_worker *w, uint64_t dptr, uint64_t size);
 int xgpub_alloc_del(struct xgpub_worker *w, uint64_t dptr);
 /* coherent managed memory (xgpub_op_managed.c): an allocation freed; a
- * host function's block request in slot s (state FETCH or FLUSH) */
+ * host function's block request in slot s (state FETCH or FLUSH), its
+ * answer in s->mc_status (true: copied; the caller marks it DUE) */
 void xgpub_managed_forget(uint64_t dptr);
-void xgpub_managed_hostfn(struct xgpub_worker *w,
+bool xgpub_managed_hostfn(struct xgpub_worker *w,
 			  struct xgpuif_hostfn_slot *s, uint32_t state);
 /*
  * The managed allocation [base, base + size) holding __managed__

@@ -242,6 +242,10 @@ struct xgpulib_region {
 	bool var;		/* coherent: the pages of a module's or
 				 * library's __managed__ variables (not
 				 * the program's to free) */
+	void *alias;		/* coherent on the network: the pages are
+				 * this process's alone (the worker never
+				 * heard of the region), mapped a second
+				 * time here (xgpulib_mco.h) */
 };
 
 /* is p device memory? (known allocations first, then the worker) */

@@ -91,7 +91,7 @@ static bool mirrored(void)
 static void done(unsigned int i)
 {
 	__atomic_store_n(&slots[i].state, XGPUIF_HF_DONE, __ATOMIC_RELEASE);
-	if (mirrored() && xgpulib_ch->t->ops->hostfn_ship(xgpulib_ch->t, i))
+	if (mirrored() && xgpulib_ch->t->ops->hostfn_ship(xgpulib_ch->t, i, 0, 0))
 		xgpulib_dbg("host function slot %u: DONE not shipped (the "
 			    "connection is gone)", i);
 }
@@ -114,7 +114,7 @@ static unsigned int run_graph_due(void)
 			p = fns[id - 1];
 		running_id = id;
 		pthread_mutex_unlock(&hf_mu);
-		xgpulib_mco_hostfn(&slots[i]);
+		xgpulib_mco_hostfn(&slots[i], i);
 		if (p.notify) {
 			CUasyncNotificationInfo info;
 
@@ -131,7 +131,7 @@ static unsigned int run_graph_due(void)
 			xgpulib_dbg("graph host function %llu: unknown",
 				    (unsigned long long)id);
 		}
-		xgpulib_mco_hostfn(NULL);
+		xgpulib_mco_hostfn(NULL, 0);
 		pthread_mutex_lock(&hf_mu);
 		running_id = 0;
 		pthread_mutex_unlock(&hf_mu);
@@ -159,12 +159,12 @@ static unsigned int run_due(void)
 		pthread_mutex_lock(&hf_mu);
 		p = pend[i];
 		pthread_mutex_unlock(&hf_mu);
-		xgpulib_mco_hostfn(&slots[i]);
+		xgpulib_mco_hostfn(&slots[i], i);
 		if (p.cb)
 			p.cb(p.stream, (CUresult)slots[i].status, p.user);
 		else if (p.fn)
 			p.fn(p.user);
-		xgpulib_mco_hostfn(NULL);
+		xgpulib_mco_hostfn(NULL, 0);
 		pthread_mutex_lock(&hf_mu);
 		memset(&pend[i], 0, sizeof(pend[i]));
 		npending--;

@@ -32,6 +32,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "xgpulib.h"
@@ -45,21 +46,79 @@
 #define MAX_TRIES 8
 
 /*
- * Share size bytes of new pages with the worker as a region mapped at
- * dptr here (anywhere in the worker): its id in *id.  EEXIST: something
- * of this process's is mapped there.
+ * The network, where nothing is shared with the worker: size bytes of
+ * this process's own pages at dptr (a memfd mapped there, and a second
+ * time at *alias, always writable: xgpulib_mco.h), under a region id the
+ * worker never hears of.  EEXIST: something of this process's is mapped
+ * there.
  */
-static int share_at(uint64_t dptr, size_t size, uint32_t *id)
+static int own_at(uint64_t dptr, size_t size, uint32_t *id, void **alias)
+{
+	void *va = (void *)(uintptr_t)dptr, *p;
+	int fd = memfd_create("xgpu-managed", MFD_CLOEXEC), err;
+
+	if (fd < 0)
+		return ENOMEM;
+	if (ftruncate(fd, (off_t)size)) {
+		close(fd);
+		return ENOMEM;
+	}
+	p = mmap(va, size, PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0);
+	err = p == MAP_FAILED && errno != EEXIST ? ENOMEM : EEXIST;
+	if (p != va) {
+		/* (a kernel before 4.17 takes the address as a hint) */
+		if (p != MAP_FAILED)
+			munmap(p, size);
+		close(fd);
+		return err;
+	}
+	*alias = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	*id = *alias == MAP_FAILED ? 0 : xgpulib_region_reserve();
+	if (!*id) {
+		if (*alias != MAP_FAILED)
+			munmap(*alias, size);
+		munmap(va, size);
+		return ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * Pages for coherent managed memory at dptr, size bytes: shared with
+ * the worker as a region mapped at dptr here (anywhere in the worker),
+ * or on the network this process's own (*alias set): the region's id in
+ * *id.  EEXIST: something of this process's is mapped there.
+ */
+static int share_at(uint64_t dptr, size_t size, uint32_t *id, void **alias)
 {
 	struct xgpuif_hostmem_reply r;
 	void *va = (void *)(uintptr_t)dptr;
 	int err = 0;
 
+	*alias = NULL;
+	if (xgpulib_ch->t->mco_bytes)
+		return own_at(dptr, size, id, alias);
 	if (xgpulib_hostmem_share(size, 0, &va, id, &r, &err) ==
 	    CUDA_SUCCESS)
 		return 0;
 	return err == -EEXIST ? EEXIST : err == -EOPNOTSUPP ? EOPNOTSUPP :
 								ENOMEM;
+}
+
+/* the pages of coherent region g (out of the table, or never in it) go */
+static void region_unshare(const struct xgpulib_region *g)
+{
+	struct xgpuif_region_args u = { g->id, 0 };
+
+	if (g->alias) {
+		munmap(g->va, g->size);
+		munmap(g->alias, g->size);
+		return;
+	}
+	xgpulib_call_HOSTMEM_UNREGISTER(&u);
+	xgpulib_ch->t->ops->hostmem_free(xgpulib_ch->t, g->id, g->va, g->size);
 }
 
 static CUresult alloc_coherent(CUdeviceptr *dptr, size_t bytesize,
@@ -71,6 +130,7 @@ static CUresult alloc_coherent(CUdeviceptr *dptr, size_t bytesize,
 	uint64_t ctx = xgpulib_current_remote();
 	int ntried = 0, err = 0;
 	uint32_t id = 0;
+	void *alias = NULL;
 	CUresult rc;
 
 	if (size < bytesize)
@@ -82,7 +142,7 @@ static CUresult alloc_coherent(CUdeviceptr *dptr, size_t bytesize,
 		rc = xgpulib_call_MANAGED_ALLOC(&a, &r);
 		if (rc)
 			break;
-		err = share_at(r.dptr, size, &id);
+		err = share_at(r.dptr, size, &id, &alias);
 		if (!err) {
 			*dptr = r.dptr;
 			break;
@@ -118,20 +178,17 @@ static CUresult alloc_coherent(CUdeviceptr *dptr, size_t bytesize,
 		struct xgpulib_region reg = {
 			.id = id, .va = (uint8_t *)(uintptr_t)*dptr,
 			.size = size, .dptr = *dptr, .same_va = true,
-			.managed = true, .coherent = true,
+			.managed = true, .coherent = true, .alias = alias,
 		};
-		struct xgpuif_region_args u = { id, 0 };
 		struct xgpuif_dptr_args f = { *dptr };
 
 		if (xgpulib_mco_add(xgpulib_ch, reg.va, size, 0, bytesize, id,
-				    ctx) == 0) {
+				    ctx, alias) == 0) {
 			xgpulib_region_publish(&reg);
 			xgpulib_mrec_new(&reg);
 			return CUDA_SUCCESS;
 		}
-		xgpulib_call_HOSTMEM_UNREGISTER(&u);
-		xgpulib_ch->t->ops->hostmem_free(xgpulib_ch->t, id, reg.va,
-						 size);
+		region_unshare(&reg);
 		xgpulib_region_release(id);
 		xgpulib_call_MEM_FREE(&f);
 		return CUDA_ERROR_OUT_OF_MEMORY;
@@ -176,7 +233,7 @@ CUresult xgpulib_managed_free(const struct xgpulib_region *r)
 	struct xgpuif_region_args u = { r->id, 0 };
 	struct xgpuif_dptr_args f = { r->dptr };
 	struct xgpulib_region gone;
-	CUresult rc;
+	CUresult rc = CUDA_SUCCESS;
 
 	if (xgpulib_check_init())
 		return CUDA_ERROR_NOT_INITIALIZED;
@@ -189,8 +246,12 @@ CUresult xgpulib_managed_free(const struct xgpulib_region *r)
 	xgpulib_mco_del(r->va);
 	if (!xgpulib_region_take(r->va, &gone))
 		return CUDA_ERROR_INVALID_VALUE;	/* freed meanwhile */
-	rc = xgpulib_call_HOSTMEM_UNREGISTER(&u);
-	t->ops->hostmem_free(t, gone.id, gone.va, gone.size);
+	if (gone.alias) {
+		region_unshare(&gone);
+	} else {
+		rc = xgpulib_call_HOSTMEM_UNREGISTER(&u);
+		t->ops->hostmem_free(t, gone.id, gone.va, gone.size);
+	}
 	if (!rc)
 		rc = xgpulib_call_MEM_FREE(&f);
 	return rc;
@@ -230,12 +291,11 @@ static CUresult var_map(struct mvar *v)
 		.dptr = start, .same_va = true, .managed = true,
 		.coherent = true, .var = true,
 	};
-	struct xgpuif_region_args u = { 0, 0 };
 	int err;
 
 	if (end < v->base + v->size || v->base + v->size < v->base)
 		return CUDA_ERROR_INVALID_VALUE;
-	err = share_at(start, reg.size, &reg.id);
+	err = share_at(start, reg.size, &reg.id, &reg.alias);
 	if (err) {
 		xgpulib_log("__managed__ variables at %#llx (%llu bytes): %s",
 			    (unsigned long long)v->base,
@@ -247,11 +307,8 @@ static CUresult var_map(struct mvar *v)
 	}
 	if (xgpulib_mco_add(xgpulib_ch, reg.va, reg.size, v->base - start,
 			    v->base + v->size - start, reg.id,
-			    xgpulib_current_remote())) {
-		u.region = reg.id;
-		xgpulib_call_HOSTMEM_UNREGISTER(&u);
-		xgpulib_ch->t->ops->hostmem_free(xgpulib_ch->t, reg.id, reg.va,
-						 reg.size);
+			    xgpulib_current_remote(), reg.alias)) {
+		region_unshare(&reg);
 		xgpulib_region_release(reg.id);
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
@@ -325,7 +382,6 @@ void xgpulib_managed_vars_unmap(const void *root)
 
 	pthread_mutex_lock(&mv_mu);
 	for (pp = &mvars; *pp;) {
-		struct xgpuif_region_args u = { 0, 0 };
 		struct xgpulib_region gone;
 
 		v = *pp;
@@ -337,12 +393,8 @@ void xgpulib_managed_vars_unmap(const void *root)
 		/* what the program wrote since the last request is dropped:
 		 * the variables go with their module */
 		xgpulib_mco_del(v->va);
-		if (xgpulib_region_take(v->va, &gone)) {
-			u.region = gone.id;
-			xgpulib_call_HOSTMEM_UNREGISTER(&u);
-			xgpulib_ch->t->ops->hostmem_free(xgpulib_ch->t, gone.id,
-							 gone.va, gone.size);
-		}
+		if (xgpulib_region_take(v->va, &gone))
+			region_unshare(&gone);
 		free(v);
 	}
 	pthread_mutex_unlock(&mv_mu);

@@ -55,6 +55,7 @@ struct mco {
 	size_t lo, hi;		/* the worker's bytes: [lo, hi) of va */
 	uint32_t region;
 	uint64_t ctx;
+	uint8_t *alias;		/* the network: the pages, always writable */
 	size_t nblocks;
 	size_t nvalid;		/* blocks not B_INVALID */
 	uint8_t *state;		/* per block */
@@ -71,15 +72,28 @@ static bool warned;
 
 unsigned int xgpulib_mco_live;
 /* the slot of the host function this thread runs (its stream waits for
- * it), NULL if none */
+ * it), NULL if none, and its number */
 static __thread struct xgpuif_hostfn_slot *hf_slot;
+static __thread unsigned int hf_index;
 /* blocks not B_INVALID in all allocations (read without the lock) */
 static size_t valid_total;
 
-static size_t block_size(void)
+size_t xgpulib_mco_max_block(const struct xgpulib_chan *c)
+{
+	size_t b = 1;
+
+	if (!c->t->mco_bytes)
+		return 0;
+	while (b * 2 <= c->t->mco_bytes)
+		b *= 2;
+	return b;
+}
+
+static size_t block_size(const struct xgpulib_chan *c)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	size_t kb = xgpulib_env_uint("XGPU_MANAGED_BLOCK_KB", 256), b = 1;
+	size_t most = xgpulib_mco_max_block(c);
 
 	if (kb < 4)
 		kb = 4;
@@ -88,6 +102,8 @@ static size_t block_size(void)
 	while (b * 2 <= kb)	/* a power of two */
 		b *= 2;
 	b <<= 10;
+	if (most && b > most)
+		b = most;
 	return b < page ? page : b;
 }
 
@@ -103,6 +119,7 @@ static CUresult slot_request(struct xgpuif_hostfn_slot *s,
 			     const struct xgpuif_managed_block_args *a,
 			     uint16_t op)
 {
+	struct xgpulib_transport *t = chan->t;
 	struct timespec ts = { 0, 0 };
 	unsigned int spins = 0;
 
@@ -113,6 +130,13 @@ static CUresult slot_request(struct xgpuif_hostfn_slot *s,
 	s->mc_status = 0;
 	__atomic_store_n(&s->state, op == XGPUIF_OP_MANAGED_FETCH ?
 			 XGPUIF_HF_FETCH : XGPUIF_HF_FLUSH, __ATOMIC_RELEASE);
+	/* the network: the worker's copy of the slot is told, a block
+	 * written back with its bytes */
+	if (t->ops->hostfn_ship &&
+	    t->ops->hostfn_ship(t, hf_index, a->mem.off,
+				op == XGPUIF_OP_MANAGED_FLUSH ? a->mem.len :
+								0))
+		return CUDA_ERROR_DEVICE_UNAVAILABLE;
 	while (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != XGPUIF_HF_DUE) {
 		if (++spins < 4000)
 			continue;
@@ -120,6 +144,75 @@ static CUresult slot_request(struct xgpuif_hostfn_slot *s,
 		nanosleep(&ts, NULL);
 	}
 	return (CUresult)s->mc_status;
+}
+
+/*
+ * The network: a piece of at most mco_bytes through the data area's part
+ * for blocks, from or into the alias (the program's own pages are not
+ * writable while a fetch fills them).  Waited for either way: the next
+ * piece uses the same part.
+ */
+static CUresult net_piece(const struct mco *m, uint16_t op, size_t off,
+			  size_t len)
+{
+	struct xgpulib_transport *t = chan->t;
+	uint8_t *bytes = m->alias + off, *part = t->data + t->mco_off;
+	bool fetch = op == XGPUIF_OP_MANAGED_FETCH;
+	struct xgpuif_managed_block_args a = {
+		(uint64_t)(uintptr_t)(m->va + off),
+		{ t->mco_off, len, XGPUIF_REGION_DATA, 0 },
+		XGPUIF_STREAM_LEGACY,
+		0,
+		0,
+	};
+	struct xgpuif_iov iov = { &a, sizeof(a) };
+	struct xgpulib_req rq = {
+		.op = op, .ctx = m->ctx, .iov = &iov, .niov = 1,
+	};
+	struct xgpulib_waiter w;
+	uint64_t ticket = 0;
+	CUresult rc;
+
+	if (hf_slot) {
+		/* the bytes go with the slot's frames (FILL back) */
+		if (!fetch)
+			memcpy(part, bytes, len);
+		rc = slot_request(hf_slot, &a, op);
+		if (fetch && rc == CUDA_SUCCESS)
+			memcpy(bytes, part, len);
+		return rc;
+	}
+	if (!fetch && t->ops->put(t, t->mco_off, bytes, len))
+		return CUDA_ERROR_DEVICE_UNAVAILABLE;
+	memset(&w, 0, sizeof(w));
+	/* (a write-back runs inside another request's submit, whose own
+	 * expect, made already, is left alone) */
+	if (fetch)
+		xgpulib_chan_expect_next(op, t->mco_off, len, bytes, &ticket);
+	rc = xgpulib_chan_submit(chan, &rq, &w);
+	if (fetch)
+		xgpulib_chan_expect_clear();
+	if (rc == CUDA_SUCCESS)
+		rc = xgpulib_chan_wait(chan, &w);
+	/* the bytes land in the alias even after an error: wait for them */
+	if (ticket && t->ops->expect_wait(t, ticket) && rc == CUDA_SUCCESS)
+		rc = CUDA_ERROR_DEVICE_UNAVAILABLE;
+	return rc;
+}
+
+static CUresult net_request(const struct mco *m, uint16_t op, size_t off,
+			    size_t len)
+{
+	size_t most = chan->t->mco_bytes;
+	CUresult rc = CUDA_SUCCESS;
+
+	for (size_t done = 0; done < len && rc == CUDA_SUCCESS;) {
+		size_t k = len - done < most ? len - done : most;
+
+		rc = net_piece(m, op, off + done, k);
+		done += k;
+	}
+	return rc;
 }
 
 /* MANAGED_FETCH (waited for) or MANAGED_FLUSH (posted) of the allocation's
@@ -145,6 +238,8 @@ static CUresult request(const struct mco *m, uint16_t op, size_t off,
 	struct xgpulib_waiter w;
 	CUresult rc;
 
+	if (m->alias)
+		return net_request(m, op, off, len);
 	if (hf_slot)
 		return slot_request(hf_slot, &a, op);
 	if (rq.posted)
@@ -304,7 +399,8 @@ static int install(void)
 /* ---- the table ------------------------------------------------------------ */
 
 int xgpulib_mco_add(struct xgpulib_chan *c, void *va, size_t size,
-		    size_t lo, size_t hi, uint32_t region, uint64_t ctx)
+		    size_t lo, size_t hi, uint32_t region, uint64_t ctx,
+		    void *alias)
 {
 	struct mco *m;
 	int rc = -1;
@@ -316,8 +412,8 @@ int xgpulib_mco_add(struct xgpulib_chan *c, void *va, size_t size,
 		return -1;
 	pthread_mutex_lock(&mg_mu);
 	if (!blk)
-		blk = block_size();
-	*m = (struct mco){ va, size, lo, hi, region, ctx,
+		blk = block_size(c);
+	*m = (struct mco){ va, size, lo, hi, region, ctx, alias,
 			   (size + blk - 1) / blk, 0, NULL };
 	m->state = calloc(m->nblocks, 1);	/* B_INVALID */
 	if (!m->state || nmco == MAX_MCO || (!installed && install()))
@@ -447,13 +543,14 @@ void xgpulib_mco_release(void)
 	pthread_mutex_unlock(&mg_mu);
 }
 
-void xgpulib_mco_hostfn(struct xgpuif_hostfn_slot *slot)
+void xgpulib_mco_hostfn(struct xgpuif_hostfn_slot *slot, unsigned int index)
 {
 	/* the function is done: what it wrote reaches the managed memory
 	 * before its stream goes on (through its slot still) */
 	if (!slot && hf_slot)
 		xgpulib_mco_release();
 	hf_slot = slot;
+	hf_index = index;
 }
 
 /* ---- fork ----------------------------------------------------------------- */
@@ -468,6 +565,8 @@ void xgpulib_mco_forked(void)
 		mmap(mcos[i]->va, mcos[i]->size, PROT_NONE,
 		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE,
 		     -1, 0);
+		if (mcos[i]->alias)
+			munmap(mcos[i]->alias, mcos[i]->size);
 		free(mcos[i]->state);
 		free(mcos[i]);
 	}

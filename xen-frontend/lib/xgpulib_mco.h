@@ -27,6 +27,14 @@
  * (xgpulib_mco_touches), and the library's copy threads stay away from
  * it (xgpulib_copy.c).
  *
+ * The network (no pages shared with the worker): the program's pages are
+ * this process's own, mapped twice; a fetch is answered with the block's
+ * bytes in the data area's part kept for blocks, which land in the second
+ * mapping, and a write-back puts them there before its request (waited
+ * for: the next block uses the same part).  A host function's blocks go
+ * through its slot as elsewhere, the bytes with the slot's frames
+ * (xgpu_mirror.h, FILL).
+ *
  * Layer: below xgpulib_rpc.c, above xgpulib_chan.c (its own requests go
  * straight onto the channel, in the allocation's context).
  */
@@ -50,19 +58,27 @@ extern unsigned int xgpulib_mco_live;
  * pages become inaccessible until touched; bytes outside [lo, hi) are
  * never copied (an allocation's last page, a variables' allocation that
  * starts inside a page).  The first call installs the SIGSEGV handler.
- * 0, or -1 (nothing changed) when it cannot.
+ * alias: where the transport shares no memory (the network), the same
+ * pages mapped a second time, always writable (region is then this
+ * process's alone): the blocks travel through the data area's part the
+ * transport keeps for them (mco_off) from and into it.  0, or -1
+ * (nothing changed) when it cannot.
  */
 int xgpulib_mco_add(struct xgpulib_chan *c, void *va, size_t size,
-		    size_t lo, size_t hi, uint32_t region, uint64_t ctx);
+		    size_t lo, size_t hi, uint32_t region, uint64_t ctx,
+		    void *alias);
+/* the largest block the channel can carry (0: any) */
+size_t xgpulib_mco_max_block(const struct xgpulib_chan *c);
 /* forget the allocation at va (it is being freed: nothing written back) */
 void xgpulib_mco_del(void *va);
 /* does [p, p + n) touch coherent managed memory? */
 bool xgpulib_mco_touches(const void *p, size_t n);
 /* write back what the program wrote, make every block inaccessible */
 void xgpulib_mco_release(void);
-/* the calling thread starts (true) or ends running a host function:
- * its fetches cannot wait for the GPU's work, which waits for it */
-void xgpulib_mco_hostfn(struct xgpuif_hostfn_slot *slot);
+/* the calling thread starts running a host function in slot `slot`
+ * (number index of the slots), or ends (NULL): its fetches cannot wait
+ * for the GPU's work, which waits for it */
+void xgpulib_mco_hostfn(struct xgpuif_hostfn_slot *slot, unsigned int index);
 /* in a forked child: the parent's managed memory becomes inaccessible
  * memory of the child's own (as natively, it is not the child's) */
 void xgpulib_mco_forked(void);

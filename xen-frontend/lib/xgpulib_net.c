@@ -8,9 +8,12 @@
  * XGPU_TLS_SERVER_NAME).  The ring and the data area are this process's
  * own memory, kept in step with the worker's copies by a mirror
  * (xgpu_mirror.h).  There is no memory to share on a network: pinned
- * memory is ordinary memory whose copies are staged, and what needs pages
- * shared with the worker (managed memory, host functions, registered
- * memory mapped for kernels) is refused (README).
+ * memory is ordinary memory whose copies are staged, managed memory is
+ * coherent (xgpulib_mco.h: its blocks travel through a part of the data
+ * area), host functions' slots are mirrored, and what needs the worker to
+ * reach the program's memory while the GPU runs (registered or pinned
+ * memory mapped for kernels, graph copies of host memory) is refused
+ * (README).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,6 +35,8 @@
 #include "xgpu_tls.h"
 
 #define CONNECT_MS	5000
+/* the data area's part for managed memory's blocks (the largest block) */
+#define MCO_PART	(2u << 20)
 
 struct net {
 	struct xgpulib_transport t;
@@ -106,9 +111,10 @@ static int net_hostfn_area(struct xgpulib_transport *t,
 	return 0;
 }
 
-static int net_hostfn_ship(struct xgpulib_transport *t, unsigned int i)
+static int net_hostfn_ship(struct xgpulib_transport *t, unsigned int i,
+			   size_t off, size_t len)
 {
-	return xgpu_mirror_hostfn_ship(((struct net *)t)->m, i);
+	return xgpu_mirror_hostfn_ship_data(((struct net *)t)->m, i, off, len);
 }
 
 static void net_close(struct xgpulib_transport *t)
@@ -316,6 +322,12 @@ int xgpulib_net_connect(const char *url, struct xgpulib_transport **out,
 		snprintf(msg, msglen, "%s: %s", url, err);
 		goto out_map;
 	}
+	/* the data area's last part carries blocks of coherent managed
+	 * memory (xgpulib_mco.h), the rest the copy engine's */
+	n->t.mco_bytes = n->t.data_bytes >= 8 * MCO_PART ? MCO_PART :
+			 (n->t.data_bytes / 8) & ~(size_t)(XGPUIF_PAGE_SIZE - 1);
+	n->t.data_bytes -= n->t.mco_bytes;
+	n->t.mco_off = n->t.data_bytes;
 	/* the lanes: as many as the backend takes, XGPU_NET_LANES at most */
 	want = xgpulib_env_uint("XGPU_NET_LANES", XGPUIF_NET_MAX_LANES);
 	if (want > lanes.nlanes)

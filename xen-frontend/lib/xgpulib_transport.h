@@ -76,12 +76,15 @@ struct xgpulib_transport_ops {
 	 * this end's own (n of them at s, for the process's life), kept
 	 * in step with the worker's copy: hostfn_area once, before
 	 * HOSTFN_SETUP names them (XGPUIF_HOSTFN_MIRRORED); hostfn_ship
-	 * after the guest set a slot's state (DONE).  NULL where the
+	 * after the guest set a slot's state (DONE; FETCH or FLUSH of a
+	 * block of managed memory), after the data area's bytes [off, off
+	 * + len) (len 0: none; a block written back).  NULL where the
 	 * slots are shared memory.  0 or -errno.
 	 */
 	int (*hostfn_area)(struct xgpulib_transport *t,
 			   struct xgpuif_hostfn_slot *s, unsigned int n);
-	int (*hostfn_ship)(struct xgpulib_transport *t, unsigned int i);
+	int (*hostfn_ship)(struct xgpulib_transport *t, unsigned int i,
+			   size_t off, size_t len);
 	void (*close)(struct xgpulib_transport *t);
 };
 
@@ -103,7 +106,14 @@ struct xgpulib_transport {
 	struct xgpuif_sring *sring;
 	unsigned int ring_order;
 	uint8_t *data;		/* data area */
-	size_t data_bytes;
+	size_t data_bytes;	/* what the copy engine may use of it */
+	/*
+	 * Transports without shared memory: [mco_off, mco_off + mco_bytes)
+	 * of the data area, after data_bytes, carries the blocks of
+	 * coherent managed memory (xgpulib_mco.c) to and from the worker
+	 * (0 bytes: none)
+	 */
+	size_t mco_off, mco_bytes;
 	char where[256];	/* what we connected to, for messages */
 };
 
