@@ -5,10 +5,16 @@
  * writing (1 GiB in 4 MiB writes by default) and one thread reading it.
  * A pre-shared key made up for the run authenticates the two ends.
  *
- *   tlsbw [-s MiB] [-w MiB] [-n runs] [-p rounds]
+ *   tlsbw [-s MiB] [-w MiB] [-n runs] [-j streams] [-p rounds]
  *
  * Prints GB/s (10^9 bytes a second) of each run and the best, plain TCP
  * first.  Not a test: nothing is checked but that the bytes all arrive.
+ *
+ * -j: that many connections at once (default 1), each with its own
+ * writing and reading thread and -s MiB to move; GB/s of them all, from
+ * the first write to the last byte read (what lanes of the network
+ * transport could carry together on this machine, with nothing else
+ * in the way).
  *
  * -p: round trips instead (the floor under the network transport's
  * synchronous calls): one thread writes 64 bytes, the other reads them
@@ -113,25 +119,35 @@ static void *mover(void *arg)
 	return NULL;
 }
 
-/* one run: GB/s from the first write to the last byte read */
-static double run(struct end *w, struct end *r)
-{
-	pthread_t tw, tr;
-	double t0;
+#define MAX_J 32
 
-	w->rc = r->rc = 0;
-	w->wr = true;
-	r->wr = false;
+/* one run of n connections at once: GB/s of them all, from the first
+ * write to the last byte read */
+static double run(struct end *w, struct end *r, int n)
+{
+	pthread_t tw[MAX_J], tr[MAX_J];
+	double t0, last = 0;
+
+	for (int i = 0; i < n; i++) {
+		w[i].rc = r[i].rc = 0;
+		w[i].wr = true;
+		r[i].wr = false;
+	}
 	t0 = now_s();
-	if (pthread_create(&tr, NULL, mover, r))
-		die("pthread_create", "failed");
-	if (pthread_create(&tw, NULL, mover, w))
-		die("pthread_create", "failed");
-	pthread_join(tw, NULL);
-	pthread_join(tr, NULL);
-	if (w->rc || r->rc)
-		die("transfer", strerror(-(w->rc ? w->rc : r->rc)));
-	return (double)total / (r->done - t0) / 1e9;
+	for (int i = 0; i < n; i++)
+		if (pthread_create(&tr[i], NULL, mover, &r[i]) ||
+		    pthread_create(&tw[i], NULL, mover, &w[i]))
+			die("pthread_create", "failed");
+	for (int i = 0; i < n; i++) {
+		pthread_join(tw[i], NULL);
+		pthread_join(tr[i], NULL);
+		if (w[i].rc || r[i].rc)
+			die("transfer", strerror(-(w[i].rc ? w[i].rc :
+							     r[i].rc)));
+		if (r[i].done > last)
+			last = r[i].done;
+	}
+	return (double)total * n / (last - t0) / 1e9;
 }
 
 /* ---- round trips (-p) ----------------------------------------------------- */
@@ -312,12 +328,12 @@ int main(int argc, char **argv)
 	struct xgpu_tls_opts o = { 0 };
 	struct xgpu_tls *st, *ct;
 	struct accept_arg a = { 0 };
-	struct end w = { 0 }, r = { 0 };
+	static struct end w[MAX_J], r[MAX_J];
 	double gbs[16];
-	int runs = 3, rounds = 0, opt, fd, s, c, n;
+	int runs = 3, rounds = 0, nj = 1, opt, fd, s, c, n;
 	pthread_t th;
 
-	while ((opt = getopt(argc, argv, "s:w:n:p:")) != -1) {
+	while ((opt = getopt(argc, argv, "s:w:n:p:j:")) != -1) {
 		switch (opt) {
 		case 's':
 			total = strtoul(optarg, NULL, 0) << 20;
@@ -331,16 +347,20 @@ int main(int argc, char **argv)
 		case 'p':
 			rounds = atoi(optarg);
 			break;
+		case 'j':
+			nj = atoi(optarg);
+			break;
 		default:
 			fprintf(stderr, "usage: tlsbw [-s MiB] [-w MiB] "
-				"[-n runs] [-p rounds]\n");
+				"[-n runs] [-j streams] [-p rounds]\n");
 			return 2;
 		}
 	}
 	if (!chunk || total < chunk || total % chunk || runs < 1 ||
-	    runs > 16 || rounds < 0 || rounds > 10000000)
-		die("arguments", "-s a multiple of -w, -n 1 to 16, -p at most "
-		    "10000000");
+	    runs > 16 || rounds < 0 || rounds > 10000000 || nj < 1 ||
+	    nj > MAX_J || (rounds && nj > 1))
+		die("arguments", "-s a multiple of -w, -n 1 to 16, -j 1 to "
+		    "32 (not with -p), -p at most 10000000");
 
 	/* a key for this run only, in a file only we can read */
 	if (getrandom(key, sizeof(key), 0) != (ssize_t)sizeof(key))
@@ -367,63 +387,77 @@ int main(int argc, char **argv)
 	unlink(path);
 	rmdir(dir);
 
-	w.buf = malloc(chunk);
-	r.buf = malloc(chunk);
-	if (!w.buf || !r.buf)
-		die("malloc", "out of memory");
-	memset(w.buf, 0x5a, chunk);
-	memset(r.buf, 0, chunk);
+	for (int i = 0; i < nj; i++) {
+		w[i].buf = malloc(chunk);
+		r[i].buf = malloc(chunk);
+		if (!w[i].buf || !r[i].buf)
+			die("malloc", "out of memory");
+		memset(w[i].buf, 0x5a, chunk);
+		memset(r[i].buf, 0, chunk);
+	}
 	if (rounds)
 		printf("tlsbw: round trips of %d bytes over loopback TCP, "
 		       "%d of them\n", PP_BYTES, rounds);
 	else
 		printf("tlsbw: %zu MiB in %zu MiB writes over loopback TCP, "
-		       "one writer and one reader thread; GB/s of %d runs\n",
-		       total >> 20, chunk >> 20, runs);
+		       "%d connection(s), a writer and a reader thread each; "
+		       "GB/s of %d runs\n", total >> 20, chunk >> 20, nj,
+		       runs);
 
-	tcp_pair(&s, &c);
-	w.fd = c;
-	r.fd = s;
+	for (int i = 0; i < nj; i++) {
+		tcp_pair(&s, &c);
+		w[i].fd = c;
+		r[i].fd = s;
+	}
 	if (rounds) {
 		int one = 1;
 
 		setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-		pingpong("plain TCP", &w, &r, rounds);
+		pingpong("plain TCP", &w[0], &r[0], rounds);
 	} else {
 		for (int i = 0; i < runs; i++)
-			gbs[i] = run(&w, &r);
+			gbs[i] = run(w, r, nj);
 		report("plain TCP", gbs, runs);
 	}
-	close(s);
-	close(c);
+	for (int i = 0; i < nj; i++) {
+		close(w[i].fd);
+		close(r[i].fd);
+	}
 
-	tcp_pair(&s, &c);
-	a.t = st;
-	a.fd = s;
-	if (pthread_create(&th, NULL, acceptor, &a))
-		die("pthread_create", "failed");
-	w.c = xgpu_conn_connect(ct, c, 5000, err, sizeof(err));
-	pthread_join(th, NULL);
-	if (!w.c)
-		die("connect", err);
-	if (!a.c)
-		die("accept", a.err);
-	r.c = a.c;
-	snprintf(line, sizeof(line), "%s %s", xgpu_conn_protocol(w.c),
-		 xgpu_conn_cipher(w.c));
+	for (int i = 0; i < nj; i++) {
+		tcp_pair(&s, &c);
+		w[i].fd = c;
+		r[i].fd = s;
+		a.t = st;
+		a.fd = s;
+		a.c = NULL;
+		if (pthread_create(&th, NULL, acceptor, &a))
+			die("pthread_create", "failed");
+		w[i].c = xgpu_conn_connect(ct, c, 5000, err, sizeof(err));
+		pthread_join(th, NULL);
+		if (!w[i].c)
+			die("connect", err);
+		if (!a.c)
+			die("accept", a.err);
+		r[i].c = a.c;
+	}
+	snprintf(line, sizeof(line), "%s %s", xgpu_conn_protocol(w[0].c),
+		 xgpu_conn_cipher(w[0].c));
 	if (rounds) {
-		pingpong(line, &w, &r, rounds);
+		pingpong(line, &w[0], &r[0], rounds);
 	} else {
 		for (int i = 0; i < runs; i++)
-			gbs[i] = run(&w, &r);
+			gbs[i] = run(w, r, nj);
 		report(line, gbs, runs);
 	}
-	xgpu_conn_close(w.c);
-	xgpu_conn_close(r.c);
+	for (int i = 0; i < nj; i++) {
+		xgpu_conn_close(w[i].c);
+		xgpu_conn_close(r[i].c);
+		free(w[i].buf);
+		free(r[i].buf);
+	}
 	xgpu_tls_free(st);
 	xgpu_tls_free(ct);
-	free(w.buf);
-	free(r.buf);
 	return 0;
 }
