@@ -38,61 +38,12 @@
 
 /* ---- our socket BIO ------------------------------------------------------ */
 
-/*
- * Send what is gathered, as far as the socket takes it (under the lock):
- * 1 all gone, 0 some left (the socket is full), -1 an error (last_errno).
- */
-static int wbuf_flush(struct xgpu_conn *c)
-{
-	ssize_t n;
-
-	while (c->wsent < c->wused) {
-		n = send(c->fd, c->wbuf + c->wsent, c->wused - c->wsent,
-			 MSG_NOSIGNAL);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			return 0;
-		if (n < 0) {
-			c->last_errno = errno;
-			return -1;
-		}
-		c->wsent += (size_t)n;
-	}
-	c->wused = c->wsent = 0;
-	return 1;
-}
-
-/*
- * OpenSSL writes a record at a time (16 KiB at most).  Inside a large
- * SSL_write (gather) the records are gathered and sent in one system
- * call of up to XGPU_TLS_WRITE_BUF bytes: on the GPU machine's loopback
- * a send per record cost more than the encryption.  Anything else goes
- * out at once, after what is gathered.
- */
 static int bio_write(BIO *b, const char *buf, size_t len, size_t *done)
 {
 	struct xgpu_conn *c = BIO_get_data(b);
 	ssize_t n;
 
 	BIO_clear_retry_flags(b);
-	if (c->wused && (c->wused + len > XGPU_TLS_WRITE_BUF || !c->gather)) {
-		int f = wbuf_flush(c);
-
-		if (f < 0)
-			return 0;
-		if (!f && (c->wused + len > XGPU_TLS_WRITE_BUF ||
-			   !c->gather)) {
-			BIO_set_retry_write(b);
-			return 0;
-		}
-	}
-	if (c->gather && c->wbuf && len <= XGPU_TLS_WRITE_BUF - c->wused) {
-		memcpy(c->wbuf + c->wused, buf, len);
-		c->wused += len;
-		*done = len;
-		return 1;
-	}
 	do
 		n = send(c->fd, buf, len, MSG_NOSIGNAL);
 	while (n < 0 && errno == EINTR);
@@ -499,7 +450,6 @@ static struct xgpu_conn *handshake(struct xgpu_tls *t, int fd, int timeout_ms,
 fail:
 	ERR_clear_error();
 	SSL_free(c->ssl);
-	free(c->wbuf);
 	close(fd);
 	pthread_mutex_destroy(&c->lock);
 	tls_put(t);
@@ -629,19 +579,10 @@ static int io_step(struct xgpu_conn *c, enum io_kind k, void *buf, size_t len,
 		r = SSL_peek_ex(c->ssl, buf, len, done);
 		break;
 	default:
-		/* several records: gathered for one send (bio_write) */
-		if (len > 16384 && !c->wbuf)
-			c->wbuf = malloc(XGPU_TLS_WRITE_BUF);
-		c->gather = len > 16384 && c->wbuf;
 		r = SSL_write_ex(c->ssl, buf, len, done);
-		c->gather = false;
 		break;
 	}
 	e = r == 1 ? SSL_ERROR_NONE : SSL_get_error(c->ssl, r);
-	/* what was gathered goes now (the rest, if the socket is full,
-	 * before the next record, or at the write's end: io_all) */
-	if (c->wused && wbuf_flush(c) < 0 && e == SSL_ERROR_NONE)
-		e = SSL_ERROR_SYSCALL;
 	eno = c->last_errno;
 	ERR_clear_error();
 	atomic_store_explicit(&c->buffered, SSL_has_pending(c->ssl),
@@ -684,32 +625,6 @@ static int io_wait(struct xgpu_conn *c, enum io_kind k, short ev)
 	return w < 0 ? w : 0;
 }
 
-/*
- * A writer's records gathered and not all sent yet (the socket was full):
- * sent before its write returns.  0 or -errno.
- */
-static int io_drain(struct xgpu_conn *c)
-{
-	int f;
-
-	for (;;) {
-		conn_lock(c);
-		f = c->wused ? wbuf_flush(c) : 1;
-		pthread_mutex_unlock(&c->lock);
-		if (f > 0)
-			return 0;
-		if (f < 0) {
-			set_down(c);
-			return -EPIPE;
-		}
-		f = wait_fd(c->fd, POLLOUT, -1);
-		if (f < 0)
-			return f;
-		if (atomic_load(&c->down))
-			return -EPIPE;
-	}
-}
-
 /* all of len bytes read into or written from buf (k); 0 or -errno */
 static int io_all(struct xgpu_conn *c, enum io_kind k, char *p, size_t len)
 {
@@ -739,9 +654,7 @@ static int io_all(struct xgpu_conn *c, enum io_kind k, char *p, size_t len)
 int xgpu_conn_write(struct xgpu_conn *c, const void *buf, size_t len)
 {
 	/* io_step only reads from buf when writing */
-	int r = io_all(c, IO_WRITE, (char *)buf, len);
-
-	return r ? r : io_drain(c);
+	return io_all(c, IO_WRITE, (char *)buf, len);
 }
 
 int xgpu_conn_read(struct xgpu_conn *c, void *buf, size_t len)
@@ -808,7 +721,6 @@ void xgpu_conn_close(struct xgpu_conn *c)
 		pthread_mutex_unlock(&c->lock);
 	}
 	SSL_free(c->ssl);
-	free(c->wbuf);
 	close(c->fd);
 	pthread_mutex_destroy(&c->lock);
 	tls_put(c->tls);

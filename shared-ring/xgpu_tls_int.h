@@ -24,8 +24,6 @@
 #define XGPU_TLS_FILE_MAX (1 << 20)
 /* socket reads of several records at once */
 #define XGPU_TLS_READ_BUF (64 * 1024 + 1024)
-/* socket writes of several records at once (xgpu_tls_conn.c, bio_write) */
-#define XGPU_TLS_WRITE_BUF (256 * 1024)
 
 struct psk_key {
 	char id[XGPU_TLS_ID_MAX + 1];
@@ -57,12 +55,6 @@ struct xgpu_conn {
 	/* what the BIO saw (under lock) */
 	bool eof;
 	int last_errno;
-	/* records written by one large SSL_write, gathered for one send
-	 * (under lock): [wsent, wused) of wbuf still to go; gather is set
-	 * only inside such a write */
-	char *wbuf;
-	size_t wused, wsent;
-	bool gather;
 	/* the handshake's story, for its error message */
 	int alert_in, alert_out;	/* -1: none */
 	bool hello_seen, psk_offered, psk_unknown;
