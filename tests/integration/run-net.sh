@@ -31,7 +31,8 @@ nfail=0
 
 need "$BACKEND" "$CLI" "$FAKECUDA" "$T/netcopy" "$T/spin" "$T/arrays" \
 	"$T/threads" "$T/devprintf" "$T/legacylaunch" "$T/capmark" "$T/silent" \
-	"$T/greenctx" "$T/ipc" "$T/managed" "$T/managedvar"
+	"$T/greenctx" "$T/ipc" "$T/managed" "$T/managedvar" "$T/cappage" \
+	"$T/graphnodes"
 
 # keys: alice and bob are the daemon's; mallory has a key of her own
 KEY_A=000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f
@@ -154,6 +155,22 @@ if net "$TMP/alice.psk" "$T/managedvar" >"$TMP/managedvar.out" 2>&1 &&
 else
 	fail managedvar-net "$(grep -m1 -E 'FAIL|error' "$TMP/managedvar.out")"
 	show "$TMP/managedvar.out"
+fi
+
+# copies of host memory in stream captures and graph memcpy nodes: their
+# staging buffers are parts of the data area kept for good, whose bytes
+# the graphs' host nodes carry (with DONE, or asked for through the slot)
+if net "$TMP/alice.psk" "$T/cappage" net >"$TMP/cappage.out" 2>&1; then
+	pass cappage-net
+else
+	fail cappage-net "$(grep -m1 FAIL "$TMP/cappage.out")"
+	show "$TMP/cappage.out"
+fi
+if net "$TMP/alice.psk" "$T/graphnodes" >"$TMP/graphnodes.out" 2>&1; then
+	pass graphnodes-net
+else
+	fail graphnodes-net "$(grep -m1 FAIL "$TMP/graphnodes.out")"
+	show "$TMP/graphnodes.out"
 fi
 
 # the guest's key is its authenticated identity

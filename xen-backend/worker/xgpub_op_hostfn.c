@@ -81,6 +81,23 @@ static void wait_done(struct xgpub_worker *w, struct xgpuif_hostfn_slot *s)
 	while ((st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE)) !=
 		       XGPUIF_HF_DONE &&
 	       !__atomic_load_n(&w->hostfn_closing, __ATOMIC_ACQUIRE)) {
+		if (st == XGPUIF_HF_FETCH && !s->mc_dptr) {
+			/* the network: the function asks for bytes of the
+			 * data area alone (a graph's staging buffer that a
+			 * copy before it filled) */
+			struct xgpuif_memref ref = { s->mc_off, s->mc_len,
+						     s->mc_region, 0 };
+			bool ok = w->hostfn_local && s->mc_len &&
+				  s->mc_region == XGPUIF_REGION_DATA &&
+				  xgpub_memref(w, &ref);
+
+			s->mc_status = ok ? 0 : CUDA_ERROR_INVALID_VALUE;
+			set_state_fill(w, s, XGPUIF_HF_DUE, ok ? s->mc_off : 0,
+				       ok ? s->mc_len : 0);
+			spins = 0;
+			ts.tv_nsec = 0;
+			continue;
+		}
 		if (st == XGPUIF_HF_FETCH || st == XGPUIF_HF_FLUSH) {
 			/* the function touched managed memory: answered
 			 * DUE, a fetched block's bytes first where the

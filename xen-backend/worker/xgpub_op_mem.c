@@ -176,10 +176,16 @@ static int region_map(struct xgpub_worker *w,
 		return CUDA_ERROR_NOT_SUPPORTED;
 	}
 	/* pinned memory made during a global capture (the guest's first host
-	 * function may be captured): pinning it does not touch the capture */
+	 * function may be captured): pinning it does not touch the capture.
+	 * A part of the data area kept for good (the network) is pinned with
+	 * the area already. */
 	if (w->captures)
 		w->D->cuThreadExchangeStreamCaptureMode(&mode);
-	rc = w->D->cuMemHostRegister(va, a->size, flags);
+	if (!hostreg && w->data_registered && (uint8_t *)va >= w->t->data &&
+	    (uint8_t *)va < w->t->data + w->t->data_bytes)
+		rc = 0;
+	else
+		rc = w->D->cuMemHostRegister(va, a->size, flags);
 	if (w->captures)
 		w->D->cuThreadExchangeStreamCaptureMode(&mode);
 	if (rc == 0) {

@@ -196,12 +196,15 @@ static CUresult staged3(const struct copy3 *c)
 	size_t rows_per;
 	CUresult rc = CUDA_SUCCESS;
 
-	if (c->width > t->data_bytes)
-		return CUDA_ERROR_INVALID_VALUE;
-	rows_per = t->data_bytes / c->width;
 	args3(&a, c);
 	a.depth = 1;
+	/* (under the lock: buffers kept for graphs shrink the area) */
 	pthread_mutex_lock(&xgpulib_data_mu);
+	if (c->width > t->data_bytes) {
+		pthread_mutex_unlock(&xgpulib_data_mu);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	rows_per = t->data_bytes / c->width;
 	for (size_t k = 0; k < c->depth && rc == CUDA_SUCCESS; k++) {
 		for (size_t done = 0; done < c->rows && rc == CUDA_SUCCESS;) {
 			size_t rows = c->rows - done < rows_per ?

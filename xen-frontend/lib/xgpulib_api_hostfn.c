@@ -87,13 +87,71 @@ static bool mirrored(void)
 	return xgpulib_ch->t->ops->hostfn_area != NULL;
 }
 
-/* slot i's function ran: DONE, and the worker's copy told */
+/*
+ * The slot whose function this thread runs (-1: none), and the data
+ * area's bytes that go to the worker with its DONE (len 0: none), where
+ * the slots are mirrored: xgpulib_hostfn_push, _pull.
+ */
+static __thread int run_slot = -1;
+static __thread size_t push_off, push_len;
+
+/* slot i's function ran: DONE, and the worker's copy told (after the
+ * bytes the function pushed) */
 static void done(unsigned int i)
 {
+	size_t off = push_off, len = push_len;
+
+	push_len = 0;
 	__atomic_store_n(&slots[i].state, XGPUIF_HF_DONE, __ATOMIC_RELEASE);
-	if (mirrored() && xgpulib_ch->t->ops->hostfn_ship(xgpulib_ch->t, i, 0, 0))
+	if (mirrored() &&
+	    xgpulib_ch->t->ops->hostfn_ship(xgpulib_ch->t, i, off, len))
 		xgpulib_dbg("host function slot %u: DONE not shipped (the "
 			    "connection is gone)", i);
+}
+
+/* this thread starts running slot i's function (-1: it ended) */
+static void running(int i)
+{
+	run_slot = i;
+	push_len = 0;
+}
+
+bool xgpulib_hostfn_push(size_t off, size_t len)
+{
+	if (run_slot < 0 || !mirrored())
+		return false;
+	push_off = off;
+	push_len = len;
+	return true;
+}
+
+CUresult xgpulib_hostfn_pull(size_t off, size_t len)
+{
+	struct xgpulib_transport *t = xgpulib_ch->t;
+	struct xgpuif_hostfn_slot *s;
+	struct timespec ts = { 0, 0 };
+	unsigned int spins = 0;
+
+	if (run_slot < 0 || !mirrored())
+		return CUDA_ERROR_INVALID_VALUE;
+	s = &slots[run_slot];
+	s->mc_dptr = 0;		/* the data area's bytes alone */
+	s->mc_off = off;
+	s->mc_len = (uint32_t)len;
+	s->mc_region = XGPUIF_REGION_DATA;
+	s->mc_status = 0;
+	__atomic_store_n(&s->state, XGPUIF_HF_FETCH, __ATOMIC_RELEASE);
+	if (len > UINT32_MAX || t->ops->hostfn_ship(t, (unsigned int)run_slot,
+						    0, 0))
+		return CUDA_ERROR_DEVICE_UNAVAILABLE;
+	/* the bytes (FILL) come before the slot says DUE again */
+	while (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != XGPUIF_HF_DUE) {
+		if (++spins < 4000)
+			continue;
+		ts.tv_nsec = 20000;
+		nanosleep(&ts, NULL);
+	}
+	return (CUresult)s->mc_status;
 }
 
 /* run the graph slots' DUE functions; how many ran */
@@ -115,6 +173,7 @@ static unsigned int run_graph_due(void)
 		running_id = id;
 		pthread_mutex_unlock(&hf_mu);
 		xgpulib_mco_hostfn(&slots[i], i);
+		running((int)i);
 		if (p.notify) {
 			CUasyncNotificationInfo info;
 
@@ -132,6 +191,7 @@ static unsigned int run_graph_due(void)
 				    (unsigned long long)id);
 		}
 		xgpulib_mco_hostfn(NULL, 0);
+		run_slot = -1;
 		pthread_mutex_lock(&hf_mu);
 		running_id = 0;
 		pthread_mutex_unlock(&hf_mu);
@@ -160,11 +220,13 @@ static unsigned int run_due(void)
 		p = pend[i];
 		pthread_mutex_unlock(&hf_mu);
 		xgpulib_mco_hostfn(&slots[i], i);
+		running((int)i);
 		if (p.cb)
 			p.cb(p.stream, (CUresult)slots[i].status, p.user);
 		else if (p.fn)
 			p.fn(p.user);
 		xgpulib_mco_hostfn(NULL, 0);
+		run_slot = -1;
 		pthread_mutex_lock(&hf_mu);
 		memset(&pend[i], 0, sizeof(pend[i]));
 		npending--;

@@ -69,6 +69,16 @@ struct pcopy {
 	uint8_t *staging;	/* pinned, the worker's too: rows of width
 				 * bytes, one after the other */
 	size_t cap;		/* the buffer's bytes */
+	/* the network: the buffer is a part of the data area kept for good
+	 * (xgpulib_hostmem_kept), its offset there: its bytes go to the
+	 * worker with the host node's DONE, or come from it first */
+	bool kept;
+	size_t kept_off;
+	/* the network: the host side was pinned memory (this process's own
+	 * pages), which the program may free while the graph lives; its
+	 * host node then moves nothing (natively the worker's pinned
+	 * mapping would stay; here the pages are gone) */
+	bool plain;
 	struct hrows h;		/* the host side it stands for */
 	struct pcopy *next;	/* on the list of spare buffers */
 };
@@ -94,14 +104,57 @@ static void move_rows(struct pcopy *c, bool in)
 		}
 }
 
+static size_t staged_bytes(const struct pcopy *c)
+{
+	return c->h.width * c->h.rows * c->h.depth;
+}
+
+/* the host side's span */
+static size_t host_span(const struct hrows *h)
+{
+	return (h->depth - 1) * h->slice + (h->rows - 1) * h->pitch + h->width;
+}
+
+/* the host side is pinned memory the program freed (the network) */
+static bool host_gone(const struct pcopy *c)
+{
+	if (!c->plain || xgpulib_plain_holds(c->h.host, host_span(&c->h)))
+		return false;
+	xgpulib_log_once("a graph's copy of pinned memory the program freed: "
+			 "nothing moved");
+	return true;
+}
+
 static void CUDA_CB copy_in(void *p)
 {
-	move_rows(p, true);
+	struct pcopy *c = p;
+
+	if (host_gone(c))
+		return;
+	move_rows(c, true);
+	if (c->kept && !xgpulib_hostfn_push(c->kept_off, staged_bytes(c)))
+		xgpulib_log_once("a graph's copy of host memory: its bytes "
+				 "could not go to the worker");
 }
 
 static void CUDA_CB copy_out(void *p)
 {
-	move_rows(p, false);
+	struct pcopy *c = p;
+	CUresult rc;
+
+	if (host_gone(c))
+		return;
+	if (c->kept) {
+		rc = xgpulib_hostfn_pull(c->kept_off, staged_bytes(c));
+		if (rc) {
+			xgpulib_log("a graph's copy to host memory at %p: its "
+				    "bytes did not come from the worker "
+				    "(error %d); the memory is left as it was",
+				    (void *)c->h.host, rc);
+			return;
+		}
+	}
+	move_rows(c, false);
 }
 
 /* the user object's destructor: no driver call here */
@@ -163,30 +216,32 @@ static CUresult staging_owned(CUgraph g, const struct hrows *want,
 	void *buf = NULL;
 	CUresult rc;
 
-	/* over the network pinned memory is this process's own: the
-	 * worker could not reach the staging buffer either (and staging
-	 * it in turn would never end) */
-	if (xgpulib_ch->t->ops->put) {
-		xgpulib_log_once("copies of pageable host memory in graphs "
-				 "and stream captures need pages shared with "
-				 "the worker, which the network transport "
-				 "has not");
-		return CUDA_ERROR_NOT_SUPPORTED;
-	}
 	c = take_spare(bytes);
 	if (!c) {
+		bool net = xgpulib_ch->t->ops->put != NULL;
+		uint32_t id;
+
 		c = calloc(1, sizeof(*c));
 		if (!c)
 			return CUDA_ERROR_OUT_OF_MEMORY;
-		rc = xgpulib_pinned_alloc(&buf, bytes, 0);
+		/* over the network pinned memory is this process's own: the
+		 * buffer is a part of the data area kept for good, whose
+		 * bytes the host nodes move */
+		rc = net ? xgpulib_hostmem_kept(bytes, &buf, &id) :
+			   xgpulib_pinned_alloc(&buf, bytes, 0);
 		if (rc) {
 			free(c);
 			return rc;
 		}
 		c->staging = buf;
 		c->cap = bytes;
+		c->kept = net;
+		c->kept_off = net ? (size_t)((uint8_t *)buf -
+					     xgpulib_ch->t->data) : 0;
 	}
 	c->h = *want;
+	c->plain = c->kept && xgpulib_plain_holds(want->host,
+						  host_span(want));
 	/* on an error, drop leaves it a spare buffer */
 	rc = graph_owns(g, c, drop);
 	if (rc == CUDA_SUCCESS)
@@ -359,9 +414,13 @@ static uint8_t *host_at(CUmemorytype t, const void *host, CUdeviceptr dptr,
 	uint64_t off;
 
 	/* pinned memory (a copy that begins in a buffer but runs past its
-	 * end is not staged either: it is refused as it stands) */
+	 * end is not staged either: it is refused as it stands; over the
+	 * network, where pinned memory is the process's own and staged,
+	 * the same for one that runs past its buffer) */
 	if (!base || (pageable && (xgpulib_region_find(base, 1, &off) ||
-				   xgpulib_region_coherent(base, span))))
+				   xgpulib_region_coherent(base, span) ||
+				   (xgpulib_plain_holds(base, 1) &&
+				    !xgpulib_plain_holds(base, span)))))
 		return NULL;
 	return base + z * slice + y * pitch + x;
 }

@@ -74,6 +74,29 @@ struct xgpuif_hostmem_reply;
 CUresult xgpulib_hostmem_share(size_t size, unsigned int flags, void **va,
 			       uint32_t *id, struct xgpuif_hostmem_reply *r,
 			       int *err);
+/*
+ * Where no memory is shared with the worker (the network): size bytes
+ * (whole pages) at the top of the data area, taken from the copy
+ * engine's part for good, as a new published region the worker knows as
+ * the same bytes of its own data area (*va, *id).  For a graph's staging
+ * buffers (xgpulib_capcopy.c), whose bytes move with host functions'
+ * slots (xgpulib_hostfn_push, _pull).  CUDA_ERROR_NOT_SUPPORTED where
+ * memory is shared, or when the copy engine would keep less than
+ * XGPULIB_KEPT_FLOOR.
+ */
+#define XGPULIB_KEPT_FLOOR	(8u << 20)
+CUresult xgpulib_hostmem_kept(size_t size, void **va, uint32_t *id);
+/*
+ * Inside a host function, where the slots are mirrored (the network): the
+ * data area's bytes [off, off + len) go to the worker with the function's
+ * DONE (push: false if not there), or come from the worker's data area now
+ * (pull: a round trip through the function's slot).
+ */
+bool xgpulib_hostfn_push(size_t off, size_t len);
+CUresult xgpulib_hostfn_pull(size_t off, size_t len);
+/* the network: does [p, p + n) lie in one live allocation of pinned
+ * memory (this process's own pages there)? */
+bool xgpulib_plain_holds(const void *p, size_t n);
 /* cuMemHostAlloc and cuMemFreeHost: pinned memory, a published region */
 CUresult xgpulib_pinned_alloc(void **pp, size_t bytesize,
 			      unsigned int flags);

@@ -54,6 +54,54 @@ CUresult xgpulib_hostmem_share(size_t size, unsigned int flags, void **va,
 	return rc;
 }
 
+CUresult xgpulib_hostmem_kept(size_t size, void **va, uint32_t *id)
+{
+	struct xgpulib_transport *t = xgpulib_ch->t;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	struct xgpuif_hostmem_args a;
+	struct xgpuif_hostmem_reply r;
+	CUresult rc;
+
+	size = (size + page - 1) & ~(page - 1);
+	if (!t->ops->put || !size)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	*id = xgpulib_region_reserve();
+	if (!*id)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	/* no staged copy runs while the copy engine's part shrinks */
+	pthread_mutex_lock(&xgpulib_data_mu);
+	if (t->data_bytes < XGPULIB_KEPT_FLOOR ||
+	    size > t->data_bytes - XGPULIB_KEPT_FLOOR) {
+		pthread_mutex_unlock(&xgpulib_data_mu);
+		xgpulib_region_release(*id);
+		xgpulib_log("%zu bytes of host memory for a graph: the data "
+			    "area has %zu MiB left for them (XGPU_DATA_MB "
+			    "makes it larger)", size,
+			    t->data_bytes > XGPULIB_KEPT_FLOOR ?
+				    (t->data_bytes - XGPULIB_KEPT_FLOOR) >> 20 :
+				    0);
+		return CUDA_ERROR_NOT_SUPPORTED;
+	}
+	memset(&a, 0, sizeof(a));
+	a.region = *id;
+	a.size = size;
+	a.dir = (struct xgpuif_memref){ t->data_bytes - size, size,
+					XGPUIF_REGION_DATA, 0 };
+	rc = xgpulib_call_HOSTMEM_REGISTER(&a, &r);
+	if (rc == CUDA_SUCCESS) {
+		t->data_bytes -= size;
+		*va = t->data + t->data_bytes;
+	}
+	pthread_mutex_unlock(&xgpulib_data_mu);
+	if (rc) {
+		xgpulib_region_release(*id);
+		return rc;
+	}
+	xgpulib_region_publish(&(struct xgpulib_region){
+		.id = *id, .va = *va, .size = size, .dptr = r.dptr });
+	return CUDA_SUCCESS;
+}
+
 /*
  * Pinned memory where the transport shares none (the network): ordinary
  * pages of this process, whose copies are staged like pageable memory's.
@@ -83,6 +131,20 @@ static CUresult plain_alloc(void **pp, size_t size)
 	}
 	*pp = p;
 	return CUDA_SUCCESS;
+}
+
+bool xgpulib_plain_holds(const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	bool in = false;
+
+	pthread_mutex_lock(&plain_mu);
+	for (int i = 0; i < MAX_PLAIN && !in; i++)
+		in = plain[i].va && b >= (uint8_t *)plain[i].va &&
+		     n <= plain[i].size &&
+		     (size_t)(b - (uint8_t *)plain[i].va) <= plain[i].size - n;
+	pthread_mutex_unlock(&plain_mu);
+	return in;
 }
 
 /* p was such memory: now freed */
