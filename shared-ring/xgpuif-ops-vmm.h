@@ -129,9 +129,19 @@ struct xgpuif_pool_ptr_reply {
  * lie in one allocation of MANAGED_ALLOC's, out of or into the guest's
  * shared pages mem (a host-memory region).  stream is the legacy stream
  * (XGPUIF_STREAM_LEGACY): the copy is GPU work, gated and charged.  A
- * fetch waits for the context's work first; flags is 0.  A host
- * function's blocks go through its slot instead (XGPUIF_HF_FETCH/FLUSH).
+ * fetch waits for the context's work first; flags is 0, or for a fetch
+ * XGPUIF_MANAGED_BOUNDED.  A host function's blocks go through its slot
+ * instead (XGPUIF_HF_FETCH/FLUSH).
  */
+/*
+ * The block is pinned memory made coherent (the network): a kernel may be
+ * waiting for the CPU to write it, which it never will while the fetch
+ * waits for that kernel, so a wait past XGPUIF_MANAGED_WAIT_S seconds
+ * ends the channel (the guest's next call: CUDA_ERROR_LAUNCH_TIMEOUT)
+ * rather than leave the program hanging.
+ */
+#define XGPUIF_MANAGED_BOUNDED	0x1u
+#define XGPUIF_MANAGED_WAIT_S	10
 
 struct xgpuif_managed_alloc_args {
 	uint64_t bytesize;

@@ -9,7 +9,9 @@
  * whose slots that transport keeps in step at both ends; and where
  * "netcopy net" is asked, managed memory, whose blocks that transport
  * carries through the data area (written by the CPU, copied; set by the
- * device, read by the CPU).  Run on any transport it passes too.  "small": copies of 5 MiB at most (an
+ * device, read by the CPU), and pinned memory asked for a device
+ * pointer (written through it by the device, read by the CPU, and the
+ * other way round).  Run on any transport it passes too.  "small": copies of 5 MiB at most (an
  * emulated CPU).  "nomodule": no module step (its image is the fake
  * driver's; on a real GPU the test programs load real ones).  Exits 1 if
  * a step failed.
@@ -252,6 +254,60 @@ int main(int argc, char **argv)
 			}
 			/* and the channel goes on */
 			round_trip(12345, s, a, b);
+		}
+		end();
+	}
+	if (net) {
+		/* pinned memory asked for a device pointer: the buffer
+		 * becomes coherent, the device writes through that pointer
+		 * and the CPU sees it, and the other way round */
+		begin("mapped-pinned-on-the-network");
+		{
+			uint8_t *p = NULL, back[4] = { 0 };
+			CUdeviceptr dp = 0, again = 0, dd = 0;
+
+			if (OK(cuMemAllocHost((void **)&p, 65536)) &&
+			    OK(cuMemAlloc(&dd, 65536))) {
+				memset(p, 0x11, 65536);
+				if (OK(cuMemHostGetDevicePointer(&dp, p + 4096,
+								 0)) &&
+				    OK(cuMemsetD8(dp, 0x22, 4096)) &&
+				    OK(cuCtxSynchronize()))
+					EXPECT(p[4096] == 0x22 &&
+					       p[8191] == 0x22 &&
+					       p[8192] == 0x11 && p[0] == 0x11,
+					       "the CPU reads %#x %#x %#x %#x",
+					       p[4096], p[8191], p[8192], p[0]);
+				p[100] = 0x33;
+				if (dp && OK(cuMemcpyDtoH(back, dp - 4096 + 100,
+							 1)))
+					EXPECT(back[0] == 0x33, "the device "
+					       "reads %#x, want 0x33", back[0]);
+				if (OK(cuMemHostGetDevicePointer(&again, p,
+								 0)))
+					EXPECT(again == dp - 4096, "a second "
+					       "device pointer %#llx, want "
+					       "%#llx",
+					       (unsigned long long)again,
+					       (unsigned long long)(dp - 4096));
+				/* copies with the buffer as their host side */
+				memset(p + 20000, 0x44, 1000);
+				if (OK(cuMemcpyHtoD(dd, p + 20000, 1000)) &&
+				    OK(cuMemcpyDtoH(back, dd + 999, 1)))
+					EXPECT(back[0] == 0x44, "copied %#x, "
+					       "want 0x44", back[0]);
+				if (OK(cuMemsetD8(dd, 0x55, 16)) &&
+				    OK(cuMemcpyDtoH(p + 30000, dd, 16)))
+					EXPECT(p[30000] == 0x55 &&
+					       p[30015] == 0x55 &&
+					       p[30016] == 0x11,
+					       "copied back %#x %#x %#x",
+					       p[30000], p[30015], p[30016]);
+			}
+			if (dd)
+				OK(cuMemFree(dd));
+			if (p)
+				OK(cuMemFreeHost(p));
 		}
 		end();
 	}

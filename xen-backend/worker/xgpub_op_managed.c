@@ -15,7 +15,10 @@
  * up (xgpub_op_symbol.c notes it here), and its blocks are served until
  * the module or library goes.
  */
+#include <signal.h>
 #include <string.h>
+#include <sys/time.h>
+#include <unistd.h>
 
 #include "xgpub_worker.h"
 
@@ -246,19 +249,65 @@ static void unborrow(struct xgpub_worker *w, bool borrowed)
 		w->D->cuCtxSetCurrent(NULL);
 }
 
+/*
+ * A bounded fetch's wait (XGPUIF_MANAGED_BOUNDED): past the limit the
+ * worker ends as when GPU work runs past the host's limit (the guest is
+ * told in the ring header; the driver tears the context and its endless
+ * kernel down).
+ */
+static uint8_t *wait_fault_byte;
+
+static void wait_too_long(int sig)
+{
+	static const char msg[] = "xen-gpubackd worker: a fetch of pinned "
+				  "memory waited too long for the GPU (a "
+				  "kernel waiting for the CPU?); channel "
+				  "ended\n";
+
+	(void)sig;
+	if (wait_fault_byte)
+		__atomic_store_n(wait_fault_byte,
+				 (uint8_t)XGPUIF_FAULT_TIMEOUT, __ATOMIC_SEQ_CST);
+	(void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
+	_exit(XGPUB_EXIT_LIMIT);
+}
+
+static void wait_limit(struct xgpub_worker *w, bool on)
+{
+	struct itimerval it = { { 0, 0 }, { on ? XGPUIF_MANAGED_WAIT_S : 0,
+					    0 } };
+	static bool armed_once;
+
+	if (on && !armed_once) {
+		struct sigaction sa;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = wait_too_long;
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGALRM, &sa, NULL);
+		wait_fault_byte = &w->ring.sring->pvt.pvt_pad[0];
+		armed_once = true;
+	}
+	setitimer(ITIMER_REAL, &it, NULL);
+}
+
 XGPUB_HANDLER(MANAGED_FETCH)
 {
 	uint8_t *host;
-	bool var = false, b;
+	bool var = false, b, bounded = a->flags & XGPUIF_MANAGED_BOUNDED;
 	int rc = block(w, a, &host), rs;
 
 	(void)stream;
 	if (rc)
 		return rc;
-	if (a->flags)
+	if (a->flags & ~XGPUIF_MANAGED_BOUNDED)
 		return CUDA_ERROR_INVALID_VALUE;
 	b = borrow(w);
+	if (bounded)
+		wait_limit(w, true);
 	rs = w->D->cuCtxSynchronize();
+	if (bounded)
+		wait_limit(w, false);
 	/* variables' pages span several of the driver's allocations, which
 	 * its copies refuse: the CPU copies them */
 	if (var)

@@ -263,6 +263,8 @@ const struct xgpulib_region *xgpulib_region_find_any(const void *p,
 						      uint64_t *off);
 /* does [p, p + len) lie in coherent managed memory (one allocation)? */
 bool xgpulib_region_coherent(const void *p, size_t len);
+/* the same, with the worker's address of p in *dptr (NULL: not wanted) */
+bool xgpulib_region_coherent_at(const void *p, size_t len, uint64_t *dptr);
 
 /* the address of region id in this process, NULL if it is gone */
 uint8_t *xgpulib_region_va(uint32_t id);

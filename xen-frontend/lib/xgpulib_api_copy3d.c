@@ -64,7 +64,7 @@ static CUresult resolve3(struct side3 *s, CUmemorytype t, const void *host,
 			 size_t z, size_t pitch, size_t height, size_t w,
 			 size_t h, size_t d)
 {
-	uint64_t off;
+	uint64_t off, at;
 
 	memset(s, 0, sizeof(*s));
 	*s = (struct side3){ .x = x, .y = y, .z = z, .pitch = pitch,
@@ -88,9 +88,9 @@ static CUresult resolve3(struct side3 *s, CUmemorytype t, const void *host,
 		    !span_of(s, w, h, d, &s->span))
 			return CUDA_ERROR_INVALID_VALUE;
 		/* coherent managed memory is the worker's device memory */
-		if (xgpulib_region_coherent(host, s->span)) {
+		if (xgpulib_region_coherent_at(host, s->span, &at)) {
 			s->type = CU_MEMORYTYPE_DEVICE;
-			s->dptr = (CUdeviceptr)(uintptr_t)host;
+			s->dptr = (CUdeviceptr)at;
 			return CUDA_SUCCESS;
 		}
 		s->host = (uint8_t *)(uintptr_t)host;

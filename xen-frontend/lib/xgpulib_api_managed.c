@@ -183,7 +183,7 @@ static CUresult alloc_coherent(CUdeviceptr *dptr, size_t bytesize,
 		struct xgpuif_dptr_args f = { *dptr };
 
 		if (xgpulib_mco_add(xgpulib_ch, reg.va, size, 0, bytesize, id,
-				    ctx, alias) == 0) {
+				    ctx, alias, *dptr) == 0) {
 			xgpulib_region_publish(&reg);
 			xgpulib_mrec_new(&reg);
 			return CUDA_SUCCESS;
@@ -307,7 +307,7 @@ static CUresult var_map(struct mvar *v)
 	}
 	if (xgpulib_mco_add(xgpulib_ch, reg.va, reg.size, v->base - start,
 			    v->base + v->size - start, reg.id,
-			    xgpulib_current_remote(), reg.alias)) {
+			    xgpulib_current_remote(), reg.alias, start)) {
 		region_unshare(&reg);
 		xgpulib_region_release(reg.id);
 		return CUDA_ERROR_OUT_OF_MEMORY;

@@ -517,6 +517,10 @@ CUresult cuMemHostGetDevicePointer(CUdeviceptr *pdptr, void *p,
 
 	if (rc)
 		return rc;
+	/* the network: pinned memory is the process's own; asked for a
+	 * device pointer, its buffer becomes coherent */
+	if (xgpulib_ch->t->ops->put && xgpulib_plain_holds(p, 1))
+		return xgpulib_plain_device_pointer(p, pdptr);
 	if (hostreg_find(p, &h)) {
 		/* zero copy: the device pointer is the host pointer */
 		if (!h.region)

@@ -74,7 +74,7 @@ const struct xgpulib_region *xgpulib_region_find_any(const void *p,
 	return find(p, len, off, true);
 }
 
-bool xgpulib_region_coherent(const void *p, size_t len)
+bool xgpulib_region_coherent_at(const void *p, size_t len, uint64_t *dptr)
 {
 	const struct xgpulib_region *r;
 	uint64_t off;
@@ -82,7 +82,16 @@ bool xgpulib_region_coherent(const void *p, size_t len)
 	if (!__atomic_load_n(&xgpulib_mco_live, __ATOMIC_ACQUIRE))
 		return false;
 	r = find(p, len ? len : 1, &off, true);
-	return r && r->coherent;
+	if (!r || !r->coherent)
+		return false;
+	if (dptr)
+		*dptr = r->dptr + off;
+	return true;
+}
+
+bool xgpulib_region_coherent(const void *p, size_t len)
+{
+	return xgpulib_region_coherent_at(p, len, NULL);
 }
 
 uint8_t *xgpulib_region_va(uint32_t id)
@@ -536,16 +545,17 @@ static CUresult copy_host(const struct hcopy *h)
 {
 	const void *host = h->to_dev ? (const void *)h->src : h->dst;
 	struct xgpuif_memref ref;
+	uint64_t at;
 	CUresult rc = copy_args(host, h->dev, h->n);
 
 	if (rc || !h->n)
 		return rc;
-	/* coherent managed memory is the worker's device memory */
-	if (xgpulib_region_coherent(host, h->n))
-		return xgpulib_copy_dtod(h->to_dev ? h->dev :
-					 (uint64_t)(uintptr_t)h->dst,
-					 h->to_dev ? (uint64_t)(uintptr_t)h->src :
-					 h->dev, h->n, h->stream, h->async);
+	/* coherent managed memory is the worker's device memory (at the
+	 * same address, but for pinned memory the network made coherent) */
+	if (xgpulib_region_coherent_at(host, h->n, &at))
+		return xgpulib_copy_dtod(h->to_dev ? h->dev : at,
+					 h->to_dev ? at : h->dev, h->n,
+					 h->stream, h->async);
 	if (pinned(host, h->n, &ref))	/* zero copy */
 		return request(h, 0, ref, NULL);
 	return staged(h);

@@ -13,6 +13,7 @@
 
 #include "xgpulib.h"
 #include "xgpulib_copy.h"
+#include "xgpulib_mco.h"
 #include "xgpulib_transport.h"
 
 CUresult xgpulib_hostmem_share(size_t size, unsigned int flags, void **va,
@@ -105,11 +106,21 @@ CUresult xgpulib_hostmem_kept(size_t size, void **va, uint32_t *id)
 /*
  * Pinned memory where the transport shares none (the network): ordinary
  * pages of this process, whose copies are staged like pageable memory's.
- * Kept here so that cuMemFreeHost knows them.
+ * Kept here so that cuMemFreeHost knows them.  One the program asks a
+ * device pointer for becomes coherent (xgpulib_plain_device_pointer):
+ * dptr, alias and region say so.
  */
 #define MAX_PLAIN 4096
 static pthread_mutex_t plain_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct { void *va; size_t size; } plain[MAX_PLAIN];
+static struct plain {
+	void *va;
+	size_t size;
+	uint64_t dptr;		/* coherent: the worker's managed memory */
+	void *alias;		/* its pages mapped a second time here */
+	uint32_t region;
+} plain[MAX_PLAIN];
+/* one buffer made coherent at a time */
+static pthread_mutex_t conv_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static CUresult plain_alloc(void **pp, size_t size)
 {
@@ -123,7 +134,7 @@ static CUresult plain_alloc(void **pp, size_t size)
 	for (i = 0; i < MAX_PLAIN && plain[i].va; i++)
 		;
 	if (i < MAX_PLAIN)
-		plain[i].va = p, plain[i].size = size;
+		plain[i] = (struct plain){ p, size, 0, NULL, 0 };
 	pthread_mutex_unlock(&plain_mu);
 	if (i == MAX_PLAIN) {
 		munmap(p, size);
@@ -147,24 +158,122 @@ bool xgpulib_plain_holds(const void *p, size_t n)
 	return in;
 }
 
+/*
+ * The network: the pinned buffer holding p becomes coherent memory
+ * (xgpulib_mco.h) whose bytes, for kernels, are managed memory of the
+ * worker's of the buffer's size: its contents go there, the program's
+ * pages move in place to shared pages mapped a second time (a write to
+ * the buffer by another thread during this call may be lost, as with
+ * cuMemHostRegister elsewhere), and from then on they are kept coherent
+ * at GPU-work boundaries.  The device pointer of p in *out.  A CUresult;
+ * CUDA_ERROR_INVALID_VALUE when p is no such buffer.
+ */
+CUresult xgpulib_plain_device_pointer(void *p, CUdeviceptr *out)
+{
+	struct xgpuif_managed_alloc_args a = { 0, CU_MEM_ATTACH_GLOBAL, 0 };
+	struct xgpuif_dptr_reply r = { 0 };
+	struct plain e = { 0 };
+	uint8_t *b = p;
+	void *shared = MAP_FAILED, *alias = MAP_FAILED;
+	uint32_t id = 0;
+	CUresult rc;
+	int i;
+
+	pthread_mutex_lock(&conv_mu);
+	pthread_mutex_lock(&plain_mu);
+	for (i = 0; i < MAX_PLAIN; i++)
+		if (plain[i].va && b >= (uint8_t *)plain[i].va &&
+		    b < (uint8_t *)plain[i].va + plain[i].size) {
+			e = plain[i];
+			break;
+		}
+	pthread_mutex_unlock(&plain_mu);
+	if (!e.va || e.dptr) {
+		pthread_mutex_unlock(&conv_mu);
+		if (e.va)
+			*out = e.dptr + (uint64_t)(b - (uint8_t *)e.va);
+		return e.va ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+	}
+	a.bytesize = e.size;
+	rc = xgpulib_call_MANAGED_ALLOC(&a, &r);
+	if (rc)
+		goto out;
+	rc = CUDA_ERROR_OUT_OF_MEMORY;
+	shared = mmap(NULL, e.size, PROT_READ | PROT_WRITE,
+		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (shared == MAP_FAILED)
+		goto fail;
+	memcpy(shared, e.va, e.size);
+	/* the shared pages take the buffer's place, then a second mapping
+	 * of them (mremap of a shareable mapping with no old size) */
+	if (mremap(shared, e.size, e.size, MREMAP_MAYMOVE | MREMAP_FIXED,
+		   e.va) != e.va)
+		goto fail;
+	shared = MAP_FAILED;
+	alias = mremap(e.va, 0, e.size, MREMAP_MAYMOVE);
+	if (alias == MAP_FAILED)
+		goto fail;
+	rc = xgpulib_copy_htod(r.dptr, alias, e.size, XGPUIF_STREAM_LEGACY, 0);
+	if (rc)
+		goto fail;
+	rc = CUDA_ERROR_OUT_OF_MEMORY;
+	id = xgpulib_region_reserve();
+	if (!id || xgpulib_mco_add(xgpulib_ch, e.va, e.size, 0, e.size, id,
+				   xgpulib_current_remote(), alias, r.dptr))
+		goto fail;
+	xgpulib_region_publish(&(struct xgpulib_region){
+		.id = id, .va = e.va, .size = e.size, .dptr = r.dptr,
+		.coherent = true, .alias = alias });
+	pthread_mutex_lock(&plain_mu);
+	plain[i].dptr = r.dptr;
+	plain[i].alias = alias;
+	plain[i].region = id;
+	pthread_mutex_unlock(&plain_mu);
+	pthread_mutex_unlock(&conv_mu);
+	xgpulib_dbg("pinned memory at %p (%zu bytes): coherent, for kernels "
+		    "at %#llx", e.va, e.size, (unsigned long long)r.dptr);
+	*out = r.dptr + (uint64_t)(b - (uint8_t *)e.va);
+	return CUDA_SUCCESS;
+fail:
+	if (id)
+		xgpulib_region_release(id);
+	if (shared != MAP_FAILED)
+		munmap(shared, e.size);
+	if (alias != MAP_FAILED)
+		munmap(alias, e.size);
+	xgpulib_call_MEM_FREE(&(struct xgpuif_dptr_args){ r.dptr });
+out:
+	pthread_mutex_unlock(&conv_mu);
+	xgpulib_log_once("a device pointer for pinned memory over the "
+			 "network: the buffer could not be made coherent "
+			 "(error %d)", rc);
+	return rc;
+}
+
 /* p was such memory: now freed */
 static bool plain_free(void *p)
 {
-	void *va = NULL;
-	size_t size = 0;
+	struct plain e = { 0 };
+	struct xgpulib_region gone;
 
 	pthread_mutex_lock(&plain_mu);
 	for (int i = 0; i < MAX_PLAIN; i++)
 		if (plain[i].va == p) {
-			va = p;
-			size = plain[i].size;
+			e = plain[i];
 			plain[i].va = NULL;
 			break;
 		}
 	pthread_mutex_unlock(&plain_mu);
-	if (va)
-		munmap(va, size);
-	return va != NULL;
+	if (e.va && e.dptr) {
+		/* what the program wrote since the last request is dropped */
+		xgpulib_mco_del(e.va);
+		xgpulib_region_take(e.va, &gone);
+		munmap(e.alias, e.size);
+		xgpulib_call_MEM_FREE(&(struct xgpuif_dptr_args){ e.dptr });
+	}
+	if (e.va)
+		munmap(e.va, e.size);
+	return e.va != NULL;
 }
 
 CUresult xgpulib_pinned_alloc(void **pp, size_t bytesize,

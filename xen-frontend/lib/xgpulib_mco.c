@@ -56,6 +56,10 @@ struct mco {
 	uint32_t region;
 	uint64_t ctx;
 	uint8_t *alias;		/* the network: the pages, always writable */
+	uint64_t dptr;		/* the worker's address of va (va itself but
+				 * for pinned memory made coherent) */
+	bool pinned;		/* pinned memory made coherent: its fetches'
+				 * wait is bounded (XGPUIF_MANAGED_BOUNDED) */
 	size_t nblocks;
 	size_t nvalid;		/* blocks not B_INVALID */
 	uint8_t *state;		/* per block */
@@ -159,10 +163,10 @@ static CUresult net_piece(const struct mco *m, uint16_t op, size_t off,
 	uint8_t *bytes = m->alias + off, *part = t->data + t->mco_off;
 	bool fetch = op == XGPUIF_OP_MANAGED_FETCH;
 	struct xgpuif_managed_block_args a = {
-		(uint64_t)(uintptr_t)(m->va + off),
+		m->dptr + off,
 		{ t->mco_off, len, XGPUIF_REGION_DATA, 0 },
 		XGPUIF_STREAM_LEGACY,
-		0,
+		fetch && m->pinned ? XGPUIF_MANAGED_BOUNDED : 0,
 		0,
 	};
 	struct xgpuif_iov iov = { &a, sizeof(a) };
@@ -221,10 +225,11 @@ static CUresult request(const struct mco *m, uint16_t op, size_t off,
 			size_t len)
 {
 	struct xgpuif_managed_block_args a = {
-		(uint64_t)(uintptr_t)(m->va + off),
+		m->dptr + off,
 		{ off, len, m->region, 0 },
 		XGPUIF_STREAM_LEGACY,
-		0,
+		op == XGPUIF_OP_MANAGED_FETCH && m->pinned ?
+			XGPUIF_MANAGED_BOUNDED : 0,
 		0,
 	};
 	struct xgpuif_iov iov = { &a, sizeof(a) };
@@ -400,7 +405,7 @@ static int install(void)
 
 int xgpulib_mco_add(struct xgpulib_chan *c, void *va, size_t size,
 		    size_t lo, size_t hi, uint32_t region, uint64_t ctx,
-		    void *alias)
+		    void *alias, uint64_t dptr)
 {
 	struct mco *m;
 	int rc = -1;
@@ -413,7 +418,8 @@ int xgpulib_mco_add(struct xgpulib_chan *c, void *va, size_t size,
 	pthread_mutex_lock(&mg_mu);
 	if (!blk)
 		blk = block_size(c);
-	*m = (struct mco){ va, size, lo, hi, region, ctx, alias,
+	*m = (struct mco){ va, size, lo, hi, region, ctx, alias, dptr,
+			   dptr != (uint64_t)(uintptr_t)va,
 			   (size + blk - 1) / blk, 0, NULL };
 	m->state = calloc(m->nblocks, 1);	/* B_INVALID */
 	if (!m->state || nmco == MAX_MCO || (!installed && install()))

@@ -61,12 +61,14 @@ extern unsigned int xgpulib_mco_live;
  * alias: where the transport shares no memory (the network), the same
  * pages mapped a second time, always writable (region is then this
  * process's alone): the blocks travel through the data area's part the
- * transport keeps for them (mco_off) from and into it.  0, or -1
- * (nothing changed) when it cannot.
+ * transport keeps for them (mco_off) from and into it.  dptr: the
+ * worker's address of va (va itself, but for pinned memory the network
+ * made coherent: xgpulib_hostmem.c).  0, or -1 (nothing changed) when it
+ * cannot.
  */
 int xgpulib_mco_add(struct xgpulib_chan *c, void *va, size_t size,
 		    size_t lo, size_t hi, uint32_t region, uint64_t ctx,
-		    void *alias);
+		    void *alias, uint64_t dptr);
 /* the largest block the channel can carry (0: any) */
 size_t xgpulib_mco_max_block(const struct xgpulib_chan *c);
 /* forget the allocation at va (it is being freed: nothing written back) */
