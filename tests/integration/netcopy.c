@@ -268,6 +268,14 @@ int main(int argc, char **argv)
 
 			if (OK(cuMemAllocHost((void **)&p, 65536)) &&
 			    OK(cuMemAlloc(&dd, 65536))) {
+				unsigned int mt = 0;
+
+				/* host memory, before and after */
+				if (OK(cuPointerGetAttribute(&mt,
+					CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+					(CUdeviceptr)(uintptr_t)(p + 10))))
+					EXPECT(mt == CU_MEMORYTYPE_HOST,
+					       "memory type %u", mt);
 				memset(p, 0x11, 65536);
 				if (OK(cuMemHostGetDevicePointer(&dp, p + 4096,
 								 0)) &&
@@ -283,6 +291,13 @@ int main(int argc, char **argv)
 							 1)))
 					EXPECT(back[0] == 0x33, "the device "
 					       "reads %#x, want 0x33", back[0]);
+				mt = 0;
+				if (OK(cuPointerGetAttribute(&mt,
+					CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+					(CUdeviceptr)(uintptr_t)(p + 10))))
+					EXPECT(mt == CU_MEMORYTYPE_HOST,
+					       "memory type %u once coherent",
+					       mt);
 				if (OK(cuMemHostGetDevicePointer(&again, p,
 								 0)))
 					EXPECT(again == dp - 4096, "a second "

@@ -681,6 +681,28 @@ CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attr,
 			break;
 		}
 	}
+	/* the network: pinned memory is the process's own; its device
+	 * pointer is made when asked for (xgpulib_plain_device_pointer) */
+	if (!r && xgpulib_ch->t->ops->put) {
+		struct xgpulib_region v = { 0 };
+		void *va;
+		size_t size;
+
+		if (xgpulib_plain_find((void *)(uintptr_t)ptr, &va, &size)) {
+			if (attr == CU_POINTER_ATTRIBUTE_DEVICE_POINTER)
+				return xgpulib_plain_device_pointer(
+					(void *)(uintptr_t)ptr,
+					(CUdeviceptr *)data);
+			if (attr == CU_POINTER_ATTRIBUTE_MAPPED) {
+				*(unsigned int *)data = 1;
+				return CUDA_SUCCESS;
+			}
+			v.va = va;
+			v.size = size;
+			return host_attr(&v, ptr - (uint64_t)(uintptr_t)va,
+					 attr, data);
+		}
+	}
 	/* device memory has no host pointer */
 	if (attr == CU_POINTER_ATTRIBUTE_HOST_POINTER)
 		return CUDA_ERROR_INVALID_VALUE;

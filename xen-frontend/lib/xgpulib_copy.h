@@ -97,6 +97,8 @@ CUresult xgpulib_hostfn_pull(size_t off, size_t len);
 /* the network: does [p, p + n) lie in one live allocation of pinned
  * memory (this process's own pages there)? */
 bool xgpulib_plain_holds(const void *p, size_t n);
+/* the same: the allocation holding p (*va, *size), if any */
+bool xgpulib_plain_find(const void *p, void **va, size_t *size);
 /* the network: the device pointer of pinned memory p, its buffer made
  * coherent (xgpulib_hostmem.c); CUDA_ERROR_INVALID_VALUE: not such */
 CUresult xgpulib_plain_device_pointer(void *p, CUdeviceptr *out);

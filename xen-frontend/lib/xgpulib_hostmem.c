@@ -144,6 +144,24 @@ static CUresult plain_alloc(void **pp, size_t size)
 	return CUDA_SUCCESS;
 }
 
+bool xgpulib_plain_find(const void *p, void **va, size_t *size)
+{
+	const uint8_t *b = p;
+	bool in = false;
+
+	pthread_mutex_lock(&plain_mu);
+	for (int i = 0; i < MAX_PLAIN && !in; i++) {
+		in = plain[i].va && b >= (uint8_t *)plain[i].va &&
+		     (size_t)(b - (uint8_t *)plain[i].va) < plain[i].size;
+		if (in) {
+			*va = plain[i].va;
+			*size = plain[i].size;
+		}
+	}
+	pthread_mutex_unlock(&plain_mu);
+	return in;
+}
+
 bool xgpulib_plain_holds(const void *p, size_t n)
 {
 	const uint8_t *b = p;
