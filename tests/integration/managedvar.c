@@ -9,8 +9,9 @@
  * managed allocation that starts and ends inside a page.  Also: a second
  * lookup gives the same address, the pointer attributes say managed,
  * cuMemFree refuses the address, a library's module shares the library's
- * variables, a non-managed name is refused by cuLibraryGetManaged, and
- * unloading unmaps the pages.  Prints "PASS managedvar ..." lines, "FAIL
+ * variables, a non-managed name is refused by cuLibraryGetManaged,
+ * unloading unmaps the pages, and variables looked up with no current
+ * context (as cudart does) work in rounds with the context's kernels.  Prints "PASS managedvar ..." lines, "FAIL
  * ..." on any difference (exit 1).
  */
 #include <cuda.h>
@@ -232,6 +233,40 @@ static void library_vars(void)
 		printf("PASS managedvar library unload\n");
 }
 
+/*
+ * The library's variables looked up with no current context, as cudart
+ * does lazily (the library API needs none): their blocks are then
+ * fetched in no context of the program's, between kernels of its
+ * context.  Through a chain the first worker once recorded its GPU
+ * scheduler's marks of those kernels while it was in no context; the
+ * record, a posted request of its driver (xgpu's library), failed later,
+ * and a synchronize of the program answered CUDA_ERROR_INVALID_CONTEXT.
+ */
+static void library_vars_lazy(CUcontext ctx)
+{
+	CUlibrary lib;
+	CUkernel k_vadd, k_fill;
+	CUfunction f_vadd, f_fill;
+	CUdeviceptr counter = 0, arr = 0;
+	int found;
+
+	if (!OK(cuLibraryLoadData(&lib, image, NULL, NULL, 0, NULL, NULL,
+				  0)) ||
+	    !OK(cuLibraryGetKernel(&k_vadd, lib, "xgpu_fake_vadd")) ||
+	    !OK(cuLibraryGetKernel(&k_fill, lib, "xgpu_fake_fill")) ||
+	    !OK(cuKernelGetFunction(&f_vadd, k_vadd)) ||
+	    !OK(cuKernelGetFunction(&f_fill, k_fill)) ||
+	    !OK(cuCtxSetCurrent(NULL)))
+		return;
+	found = OK(cuLibraryGetManaged(&counter, NULL, lib,
+				       "xgpu_fake_managed")) &&
+		OK(cuLibraryGetManaged(&arr, NULL, lib,
+				       "xgpu_fake_managed_arr"));
+	if (OK(cuCtxSetCurrent(ctx)) && found)
+		rounds("library-lazy", counter, arr, f_vadd, f_fill);
+	OK(cuLibraryUnload(lib));
+}
+
 int main(void)
 {
 	CUcontext ctx;
@@ -246,6 +281,7 @@ int main(void)
 	/* a module loaded again maps its variables again (its pages were
 	 * given back), with fresh values */
 	module_vars();
+	library_vars_lazy(ctx);
 	OK(cuDevicePrimaryCtxRelease(dev));
 	if (failed)
 		return 1;

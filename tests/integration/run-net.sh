@@ -299,7 +299,10 @@ for _ in $(seq 50); do [ -S "$TMP/chain.sock" ] && break; sleep 0.1; done
 bad=
 XGPU_SOCKET=$TMP/chain.sock timeout 60 "$T/netcopy" >"$TMP/chain-netcopy.out" \
 	2>&1 || bad="netcopy"
-for p in arrays threads legacylaunch; do
+# (managed memory through the chain: coherent on both hops; managedvar's
+# lazily found variables are fetched in no context of the program's)
+for p in arrays threads legacylaunch managed managedvar managedvar \
+	managedvar; do
 	XGPU_SOCKET=$TMP/chain.sock timeout 60 "$T/$p" >"$TMP/chain-$p.out" \
 		2>&1 || bad="$bad $p"
 done
@@ -320,6 +323,7 @@ then
 else
 	fail chain "failed: ${bad:-none}; $(tail -2 "$TMP/chain.log")"
 fi
+grep -h "FAIL" "$TMP"/chain-managedvar.out 2>/dev/null | head -3
 kill -TERM $CPID 2>/dev/null
 wait $CPID 2>/dev/null
 

@@ -302,9 +302,21 @@ static void mark_batch(void)
 {
 	struct mark *m;
 	uint64_t t0;
+	/*
+	 * The events go in the batch's context, which the dispatch thread
+	 * may have left (a request in another context, or in none: a
+	 * guest's lazily found __managed__ variable).  Recorded in the
+	 * wrong one, the record failed; with xgpu's own library as the
+	 * driver (a chain) it failed later, as a posted request's error
+	 * that the guest's next synchronize then answered
+	 * (CUDA_ERROR_INVALID_CONTEXT, managedvar through a chain).
+	 */
+	bool away;
 
 	if (!g.b_nops || g.n >= QCAP)
 		return;
+	away = g.b_ctx && g.b_ctx != g.w->cur &&
+	       g.w->D->cuCtxSetCurrent(g.b_ctx) == CUDA_SUCCESS;
 	m = &g.q[(g.head + g.n) % QCAP];
 	m->ctx = g.b_ctx;
 	m->nev = g.b_nstreams;
@@ -325,6 +337,8 @@ static void mark_batch(void)
 	g.b_nops = 0;
 	g.b_nstreams = 0;
 	pthread_cond_broadcast(&g.cv);
+	if (away)
+		g.w->D->cuCtxSetCurrent(g.w->cur);
 }
 
 /* close the current batch now (g.mu not held) */

@@ -131,6 +131,7 @@ static int region_map(struct xgpub_worker *w,
 	struct xgpub_region *reg;
 	CUdeviceptr dptr = 0;
 	CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+	bool in_data;
 	void *va;
 	int rc;
 
@@ -179,10 +180,11 @@ static int region_map(struct xgpub_worker *w,
 	 * function may be captured): pinning it does not touch the capture.
 	 * A part of the data area kept for good (the network) is pinned with
 	 * the area already. */
+	in_data = !hostreg && (uint8_t *)va >= w->t->data &&
+		  (uint8_t *)va < w->t->data + w->t->data_bytes;
 	if (w->captures)
 		w->D->cuThreadExchangeStreamCaptureMode(&mode);
-	if (!hostreg && w->data_registered && (uint8_t *)va >= w->t->data &&
-	    (uint8_t *)va < w->t->data + w->t->data_bytes)
+	if (in_data && w->data_registered)
 		rc = 0;
 	else
 		rc = w->D->cuMemHostRegister(va, a->size, flags);
@@ -202,6 +204,7 @@ static int region_map(struct xgpub_worker *w,
 	reg->va = va;
 	reg->size = a->size;
 	reg->registered = rc == 0;
+	reg->in_data = in_data;
 	reg->hostreg = hostreg;
 	w->pinned += a->size;
 	if (xgpub_self_stat)
@@ -243,7 +246,7 @@ XGPUB_HANDLER(HOSTMEM_UNREGISTER)
 		memset(reg, 0, sizeof(*reg));
 		return 0;
 	}
-	if (reg->registered)
+	if (reg->registered && !reg->in_data)
 		w->D->cuMemHostUnregister(reg->va);
 	w->t->ops->hostmem_unmap(w->t, reg->va, reg->size);
 	w->pinned -= reg->size < w->pinned ? reg->size : w->pinned;

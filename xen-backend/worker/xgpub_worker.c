@@ -506,7 +506,7 @@ void xgpub_worker_teardown(struct xgpub_worker *w)
 
 		if (!r->va)
 			continue;
-		if (r->registered)
+		if (r->registered && !r->in_data)
 			D->cuMemHostUnregister(r->va);
 		w->t->ops->hostmem_unmap(w->t, r->va, r->size);
 		r->va = NULL;
@@ -514,7 +514,7 @@ void xgpub_worker_teardown(struct xgpub_worker *w)
 	for (uint32_t i = 0; i < w->nretired; i++) {
 		struct xgpub_region *r = &w->retired[i];
 
-		if (r->registered)
+		if (r->registered && !r->in_data)
 			D->cuMemHostUnregister(r->va);
 		w->t->ops->hostmem_unmap(w->t, r->va, r->size);
 	}

@@ -180,6 +180,9 @@ struct xgpub_region {
 	uint8_t *va;
 	uint64_t size;
 	bool registered;	/* with cuMemHostRegister */
+	/* a part of the data area (the network: kept by the guest for a
+	 * graph), pinned with the area: never unregistered on its own */
+	bool in_data;
 	bool hostreg;		/* the guest's own memory (HOST_REGISTER) */
 	bool graphed;		/* a graph's memcpy node copies it: kept
 				 * mapped until the teardown */
