@@ -125,26 +125,27 @@ bool xgpulib_hostfn_push(size_t off, size_t len)
 	return true;
 }
 
-CUresult xgpulib_hostfn_pull(size_t off, size_t len)
+CUresult xgpulib_hostfn_ask(unsigned int i, uint32_t state, uint64_t dptr,
+			    const struct xgpuif_memref *mem, size_t ship)
 {
 	struct xgpulib_transport *t = xgpulib_ch->t;
-	struct xgpuif_hostfn_slot *s;
+	struct xgpuif_hostfn_slot *s = &slots[i];
 	struct timespec ts = { 0, 0 };
 	unsigned int spins = 0;
 
-	if (run_slot < 0 || !mirrored())
+	if (mem->len > UINT32_MAX)
 		return CUDA_ERROR_INVALID_VALUE;
-	s = &slots[run_slot];
-	s->mc_dptr = 0;		/* the data area's bytes alone */
-	s->mc_off = off;
-	s->mc_len = (uint32_t)len;
-	s->mc_region = XGPUIF_REGION_DATA;
+	s->mc_dptr = dptr;
+	s->mc_off = mem->off;
+	s->mc_len = (uint32_t)mem->len;
+	s->mc_region = mem->region;
 	s->mc_status = 0;
-	__atomic_store_n(&s->state, XGPUIF_HF_FETCH, __ATOMIC_RELEASE);
-	if (len > UINT32_MAX || t->ops->hostfn_ship(t, (unsigned int)run_slot,
-						    0, 0))
+	__atomic_store_n(&s->state, state, __ATOMIC_RELEASE);
+	/* the network: the worker's copy of the slot is told, after the
+	 * bytes it is to take */
+	if (mirrored() && t->ops->hostfn_ship(t, i, mem->off, ship))
 		return CUDA_ERROR_DEVICE_UNAVAILABLE;
-	/* the bytes (FILL) come before the slot says DUE again */
+	/* (the bytes the worker sends, FILL, come before DUE) */
 	while (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != XGPUIF_HF_DUE) {
 		if (++spins < 4000)
 			continue;
@@ -152,6 +153,17 @@ CUresult xgpulib_hostfn_pull(size_t off, size_t len)
 		nanosleep(&ts, NULL);
 	}
 	return (CUresult)s->mc_status;
+}
+
+CUresult xgpulib_hostfn_pull(size_t off, size_t len)
+{
+	const struct xgpuif_memref mem = { off, len, XGPUIF_REGION_DATA, 0 };
+
+	if (run_slot < 0 || !mirrored())
+		return CUDA_ERROR_INVALID_VALUE;
+	/* no managed address: the data area's bytes alone */
+	return xgpulib_hostfn_ask((unsigned int)run_slot, XGPUIF_HF_FETCH, 0,
+				  &mem, 0);
 }
 
 /* run the graph slots' DUE functions; how many ran */

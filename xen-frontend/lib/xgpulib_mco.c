@@ -119,35 +119,16 @@ static size_t block_size(const struct xgpulib_chan *c)
  * function to return, in a synchronisation another thread asked for),
  * waited for in both directions.
  */
-static CUresult slot_request(struct xgpuif_hostfn_slot *s,
-			     const struct xgpuif_managed_block_args *a,
+static CUresult slot_request(const struct xgpuif_managed_block_args *a,
 			     uint16_t op)
 {
-	struct xgpulib_transport *t = chan->t;
-	struct timespec ts = { 0, 0 };
-	unsigned int spins = 0;
+	bool fetch = op == XGPUIF_OP_MANAGED_FETCH;
 
-	s->mc_dptr = a->dptr;
-	s->mc_off = a->mem.off;
-	s->mc_len = (uint32_t)a->mem.len;
-	s->mc_region = a->mem.region;
-	s->mc_status = 0;
-	__atomic_store_n(&s->state, op == XGPUIF_OP_MANAGED_FETCH ?
-			 XGPUIF_HF_FETCH : XGPUIF_HF_FLUSH, __ATOMIC_RELEASE);
-	/* the network: the worker's copy of the slot is told, a block
-	 * written back with its bytes */
-	if (t->ops->hostfn_ship &&
-	    t->ops->hostfn_ship(t, hf_index, a->mem.off,
-				op == XGPUIF_OP_MANAGED_FLUSH ? a->mem.len :
-								0))
-		return CUDA_ERROR_DEVICE_UNAVAILABLE;
-	while (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != XGPUIF_HF_DUE) {
-		if (++spins < 4000)
-			continue;
-		ts.tv_nsec = 20000;
-		nanosleep(&ts, NULL);
-	}
-	return (CUresult)s->mc_status;
+	/* a block written back goes with its bytes where the slot is
+	 * mirrored (the network) */
+	return xgpulib_hostfn_ask(hf_index, fetch ? XGPUIF_HF_FETCH :
+						    XGPUIF_HF_FLUSH,
+				  a->dptr, &a->mem, fetch ? 0 : a->mem.len);
 }
 
 /*
@@ -181,7 +162,7 @@ static CUresult net_piece(const struct mco *m, uint16_t op, size_t off,
 		/* the bytes go with the slot's frames (FILL back) */
 		if (!fetch)
 			memcpy(part, bytes, len);
-		rc = slot_request(hf_slot, &a, op);
+		rc = slot_request(&a, op);
 		if (fetch && rc == CUDA_SUCCESS)
 			memcpy(bytes, part, len);
 		return rc;
@@ -246,7 +227,7 @@ static CUresult request(const struct mco *m, uint16_t op, size_t off,
 	if (m->alias)
 		return net_request(m, op, off, len);
 	if (hf_slot)
-		return slot_request(hf_slot, &a, op);
+		return slot_request(&a, op);
 	if (rq.posted)
 		return xgpulib_chan_submit(chan, &rq, NULL);
 	memset(&w, 0, sizeof(w));

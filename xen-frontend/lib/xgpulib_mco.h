@@ -77,6 +77,14 @@ void xgpulib_mco_del(void *va);
 bool xgpulib_mco_touches(const void *p, size_t n);
 /* write back what the program wrote, make every block inaccessible */
 void xgpulib_mco_release(void);
+/*
+ * A host function's thread asks the worker through its slot i (the slots
+ * of xgpulib_api_hostfn.c): state FETCH or FLUSH with the block's fields,
+ * after the data area's bytes [mem->off, mem->off + ship) where the
+ * slots are mirrored; waits for DUE: the worker's answer (mc_status).
+ */
+CUresult xgpulib_hostfn_ask(unsigned int i, uint32_t state, uint64_t dptr,
+			    const struct xgpuif_memref *mem, size_t ship);
 /* the calling thread starts running a host function in slot `slot`
  * (number index of the slots), or ends (NULL): its fetches cannot wait
  * for the GPU's work, which waits for it */
