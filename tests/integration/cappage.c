@@ -42,7 +42,8 @@
  *               bytes (the capture does not copy them)
  *
  * Over the network ("cappage net") the staging buffers are parts of the
- * data area kept for good, whose bytes the host nodes carry.
+ * data area kept for good, whose bytes the host nodes carry; too-big-net:
+ * a captured copy larger than what the area has left is refused.
  *
  * Prints "PASS step" or "FAIL step: why" per step, then
  * "N passed, M failed"; exits 0 when all passed.
@@ -580,6 +581,37 @@ static void step_capture_h2h(void)
 	end();
 }
 
+/*
+ * Over the network a graph's staging buffer is a part of the data area
+ * kept for good, and the copy engine keeps 8 MiB at least: a captured
+ * copy of more than the area has left is refused with
+ * CUDA_ERROR_NOT_SUPPORTED, the capture goes on, and a small one after it
+ * still works.
+ */
+static void step_too_big(void)
+{
+	const size_t big = 64u << 20;	/* more than the area has */
+	CUgraph g = NULL;
+	CUdeviceptr db = 0;
+	uint8_t *hb = malloc(big);
+	CUresult rc;
+
+	begin("too-big-net");
+	if (hb && OK(cuMemAlloc(&db, big)) &&
+	    OK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL))) {
+		rc = cuMemcpyHtoDAsync(db, hb, big, s);
+		EXPECT(rc == CUDA_ERROR_NOT_SUPPORTED, "a %zu MiB capture: "
+		       "%d, want CUDA_ERROR_NOT_SUPPORTED", big >> 20,
+		       (int)rc);
+		if (OK(cuStreamEndCapture(s, &g)))
+			cuGraphDestroy(g);
+	}
+	if (db)
+		OK(cuMemFree(db));
+	free(hb);
+	end();
+}
+
 int main(int argc, char **argv)
 {
 	CUdevice dev;
@@ -606,6 +638,8 @@ int main(int argc, char **argv)
 	step_graph_api("graph-rows", 200, 1500, 1000, 2);
 	step_graph_h2h();
 	step_capture_h2h();
+	if (net)
+		step_too_big();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
