@@ -191,22 +191,29 @@ static void module_vars(void)
 		printf("PASS managedvar module unload\n");
 }
 
+/* the fake's image as a library, with its two kernels as functions */
+static int load_library(CUlibrary *lib, CUfunction *f_vadd, CUfunction *f_fill)
+{
+	CUkernel k_vadd, k_fill;
+
+	return OK(cuLibraryLoadData(lib, image, NULL, NULL, 0, NULL, NULL,
+				    0)) &&
+	       OK(cuLibraryGetKernel(&k_vadd, *lib, "xgpu_fake_vadd")) &&
+	       OK(cuLibraryGetKernel(&k_fill, *lib, "xgpu_fake_fill")) &&
+	       OK(cuKernelGetFunction(f_vadd, k_vadd)) &&
+	       OK(cuKernelGetFunction(f_fill, k_fill));
+}
+
 static void library_vars(void)
 {
 	CUlibrary lib;
-	CUkernel k_vadd, k_fill;
 	CUfunction f_vadd, f_fill;
 	CUmodule lmod;
 	CUdeviceptr counter = 0, arr = 0, g = 0, m = 0;
 	size_t csize = 0, asize = 0;
 	CUresult rc;
 
-	if (!OK(cuLibraryLoadData(&lib, image, NULL, NULL, 0, NULL, NULL,
-				  0)) ||
-	    !OK(cuLibraryGetKernel(&k_vadd, lib, "xgpu_fake_vadd")) ||
-	    !OK(cuLibraryGetKernel(&k_fill, lib, "xgpu_fake_fill")) ||
-	    !OK(cuKernelGetFunction(&f_vadd, k_vadd)) ||
-	    !OK(cuKernelGetFunction(&f_fill, k_fill)) ||
+	if (!load_library(&lib, &f_vadd, &f_fill) ||
 	    !OK(cuLibraryGetManaged(&counter, &csize, lib,
 				    "xgpu_fake_managed")) ||
 	    !OK(cuLibraryGetManaged(&arr, &asize, lib,
@@ -245,17 +252,11 @@ static void library_vars(void)
 static void library_vars_lazy(CUcontext ctx)
 {
 	CUlibrary lib;
-	CUkernel k_vadd, k_fill;
 	CUfunction f_vadd, f_fill;
 	CUdeviceptr counter = 0, arr = 0;
 	int found;
 
-	if (!OK(cuLibraryLoadData(&lib, image, NULL, NULL, 0, NULL, NULL,
-				  0)) ||
-	    !OK(cuLibraryGetKernel(&k_vadd, lib, "xgpu_fake_vadd")) ||
-	    !OK(cuLibraryGetKernel(&k_fill, lib, "xgpu_fake_fill")) ||
-	    !OK(cuKernelGetFunction(&f_vadd, k_vadd)) ||
-	    !OK(cuKernelGetFunction(&f_fill, k_fill)) ||
+	if (!load_library(&lib, &f_vadd, &f_fill) ||
 	    !OK(cuCtxSetCurrent(NULL)))
 		return;
 	found = OK(cuLibraryGetManaged(&counter, NULL, lib,

@@ -1224,6 +1224,25 @@ static bool slot_reads(const struct xgpuif_hostfn_slot *h, uint32_t v,
 }
 
 /*
+ * The guest ships slot 2 in `state` while the backend has it FREE: the
+ * backend drops it.  Slot 3's DONE (made DUE at the backend first),
+ * behind it on the same stream, says it was read.
+ */
+static void dropped_out_of_turn(struct xgpu_mirror *gm,
+				struct xgpuif_hostfn_slot *g,
+				struct xgpuif_hostfn_slot *b, uint32_t state)
+{
+	g[2].state = state;
+	ck_assert_int_eq(xgpu_mirror_hostfn_ship(gm, 2), 0);
+	__atomic_store_n(&b[3].state, XGPUIF_HF_DUE, __ATOMIC_RELEASE);
+	g[3].state = XGPUIF_HF_DONE;
+	ck_assert_int_eq(xgpu_mirror_hostfn_ship(gm, 3), 0);
+	ck_assert(slot_reads(&b[3], XGPUIF_HF_DONE, 5000));
+	ck_assert_uint_eq(__atomic_load_n(&b[2].state, __ATOMIC_ACQUIRE),
+			  XGPUIF_HF_FREE);
+}
+
+/*
  * The HOSTFN frames of the network transport (xgpu_mirror.h): a slot the
  * worker marks DUE reaches the guest with its fields, the guest's DONE
  * reaches the worker, the worker's FREE the guest; a host function's
@@ -1268,16 +1287,8 @@ START_TEST(test_mirror_hostfn)
 	ck_assert_int_eq(xgpu_mirror_hostfn_ship(bm, 1), 0);
 	ck_assert(slot_reads(&g[1], XGPUIF_HF_FREE, 5000));
 
-	/* DONE for slot 2, which the backend has FREE: dropped (slot 3's,
-	 * DUE, behind it on the same stream, says it was read) */
-	g[2].state = XGPUIF_HF_DONE;
-	ck_assert_int_eq(xgpu_mirror_hostfn_ship(gm, 2), 0);
-	__atomic_store_n(&b[3].state, XGPUIF_HF_DUE, __ATOMIC_RELEASE);
-	g[3].state = XGPUIF_HF_DONE;
-	ck_assert_int_eq(xgpu_mirror_hostfn_ship(gm, 3), 0);
-	ck_assert(slot_reads(&b[3], XGPUIF_HF_DONE, 5000));
-	ck_assert_uint_eq(__atomic_load_n(&b[2].state, __ATOMIC_ACQUIRE),
-			  XGPUIF_HF_FREE);
+	/* DONE for slot 2, which the backend has FREE: dropped */
+	dropped_out_of_turn(gm, g, b, XGPUIF_HF_DONE);
 
 	/* a host function's block of managed memory (slot 3 is DUE): the
 	 * guest's FETCH reaches the backend with the block's fields; the
@@ -1313,16 +1324,8 @@ START_TEST(test_mirror_hostfn)
 	ck_assert(slot_reads(&b[3], XGPUIF_HF_FLUSH, 5000));
 	ck_assert_uint_eq(bmem[XGPUIF_PAGE_SIZE + 1024], 0x3c);
 	ck_assert_uint_eq(bmem[XGPUIF_PAGE_SIZE + 1151], 0x3c);
-	/* a FETCH for a slot the backend does not have DUE is dropped (a
-	 * DONE for slot 3, DUE again, behind it says it was read) */
-	g[2].state = XGPUIF_HF_FETCH;
-	ck_assert_int_eq(xgpu_mirror_hostfn_ship(gm, 2), 0);
-	__atomic_store_n(&b[3].state, XGPUIF_HF_DUE, __ATOMIC_RELEASE);
-	g[3].state = XGPUIF_HF_DONE;
-	ck_assert_int_eq(xgpu_mirror_hostfn_ship(gm, 3), 0);
-	ck_assert(slot_reads(&b[3], XGPUIF_HF_DONE, 5000));
-	ck_assert_uint_eq(__atomic_load_n(&b[2].state, __ATOMIC_ACQUIRE),
-			  XGPUIF_HF_FREE);
+	/* a FETCH for a slot the backend does not have DUE is dropped */
+	dropped_out_of_turn(gm, g, b, XGPUIF_HF_FETCH);
 	/* bytes past the data area are not sent */
 	ck_assert_int_eq(xgpu_mirror_hostfn_ship_data(bm, 3,
 						      XGPUIF_PAGE_SIZE - 8,

@@ -116,6 +116,11 @@ static void running(int i)
 	push_len = 0;
 }
 
+int xgpulib_hostfn_running(void)
+{
+	return run_slot;
+}
+
 bool xgpulib_hostfn_push(size_t off, size_t len)
 {
 	if (run_slot < 0 || !mirrored())
@@ -184,7 +189,6 @@ static unsigned int run_graph_due(void)
 			p = fns[id - 1];
 		running_id = id;
 		pthread_mutex_unlock(&hf_mu);
-		xgpulib_mco_hostfn(&slots[i], i);
 		running((int)i);
 		if (p.notify) {
 			CUasyncNotificationInfo info;
@@ -202,7 +206,9 @@ static unsigned int run_graph_due(void)
 			xgpulib_dbg("graph host function %llu: unknown",
 				    (unsigned long long)id);
 		}
-		xgpulib_mco_hostfn(NULL, 0);
+		/* what it wrote reaches the managed memory before its
+		 * stream goes on (through its slot still) */
+		xgpulib_mco_hostfn_end();
 		run_slot = -1;
 		pthread_mutex_lock(&hf_mu);
 		running_id = 0;
@@ -231,13 +237,14 @@ static unsigned int run_due(void)
 		pthread_mutex_lock(&hf_mu);
 		p = pend[i];
 		pthread_mutex_unlock(&hf_mu);
-		xgpulib_mco_hostfn(&slots[i], i);
 		running((int)i);
 		if (p.cb)
 			p.cb(p.stream, (CUresult)slots[i].status, p.user);
 		else if (p.fn)
 			p.fn(p.user);
-		xgpulib_mco_hostfn(NULL, 0);
+		/* what it wrote reaches the managed memory before its
+		 * stream goes on (through its slot still) */
+		xgpulib_mco_hostfn_end();
 		run_slot = -1;
 		pthread_mutex_lock(&hf_mu);
 		memset(&pend[i], 0, sizeof(pend[i]));

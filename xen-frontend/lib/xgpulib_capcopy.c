@@ -70,10 +70,9 @@ struct pcopy {
 				 * bytes, one after the other */
 	size_t cap;		/* the buffer's bytes */
 	/* the network: the buffer is a part of the data area kept for good
-	 * (xgpulib_hostmem_kept), its offset there: its bytes go to the
-	 * worker with the host node's DONE, or come from it first */
+	 * (xgpulib_hostmem_kept): its bytes go to the worker with the host
+	 * node's DONE, or come from it first */
 	bool kept;
-	size_t kept_off;
 	/* the network: the host side was pinned memory (this process's own
 	 * pages), which the program may free while the graph lives; its
 	 * host node then moves nothing (natively the worker's pinned
@@ -109,6 +108,12 @@ static size_t staged_bytes(const struct pcopy *c)
 	return c->h.width * c->h.rows * c->h.depth;
 }
 
+/* a kept buffer's offset in the data area */
+static size_t kept_off(const struct pcopy *c)
+{
+	return (size_t)(c->staging - xgpulib_ch->t->data);
+}
+
 /* the host side's span */
 static size_t host_span(const struct hrows *h)
 {
@@ -132,7 +137,7 @@ static void CUDA_CB copy_in(void *p)
 	if (host_gone(c))
 		return;
 	move_rows(c, true);
-	if (c->kept && !xgpulib_hostfn_push(c->kept_off, staged_bytes(c)))
+	if (c->kept && !xgpulib_hostfn_push(kept_off(c), staged_bytes(c)))
 		xgpulib_log_once("a graph's copy of host memory: its bytes "
 				 "could not go to the worker");
 }
@@ -145,7 +150,7 @@ static void CUDA_CB copy_out(void *p)
 	if (host_gone(c))
 		return;
 	if (c->kept) {
-		rc = xgpulib_hostfn_pull(c->kept_off, staged_bytes(c));
+		rc = xgpulib_hostfn_pull(kept_off(c), staged_bytes(c));
 		if (rc) {
 			xgpulib_log("a graph's copy to host memory at %p: its "
 				    "bytes did not come from the worker "
@@ -236,8 +241,6 @@ static CUresult staging_owned(CUgraph g, const struct hrows *want,
 		c->staging = buf;
 		c->cap = bytes;
 		c->kept = net;
-		c->kept_off = net ? (size_t)((uint8_t *)buf -
-					     xgpulib_ch->t->data) : 0;
 	}
 	c->h = *want;
 	c->plain = c->kept && xgpulib_plain_holds(want->host,

@@ -108,7 +108,7 @@ CUresult xgpulib_hostmem_kept(size_t size, void **va, uint32_t *id)
  * pages of this process, whose copies are staged like pageable memory's.
  * Kept here so that cuMemFreeHost knows them.  One the program asks a
  * device pointer for becomes coherent (xgpulib_plain_device_pointer):
- * dptr, alias and region say so.
+ * dptr and alias say so.
  */
 #define MAX_PLAIN 4096
 static pthread_mutex_t plain_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -117,7 +117,6 @@ static struct plain {
 	size_t size;
 	uint64_t dptr;		/* coherent: the worker's managed memory */
 	void *alias;		/* its pages mapped a second time here */
-	uint32_t region;
 } plain[MAX_PLAIN];
 /* one buffer made coherent at a time */
 static pthread_mutex_t conv_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -134,7 +133,7 @@ static CUresult plain_alloc(void **pp, size_t size)
 	for (i = 0; i < MAX_PLAIN && plain[i].va; i++)
 		;
 	if (i < MAX_PLAIN)
-		plain[i] = (struct plain){ p, size, 0, NULL, 0 };
+		plain[i] = (struct plain){ p, size, 0, NULL };
 	pthread_mutex_unlock(&plain_mu);
 	if (i == MAX_PLAIN) {
 		munmap(p, size);
@@ -144,36 +143,41 @@ static CUresult plain_alloc(void **pp, size_t size)
 	return CUDA_SUCCESS;
 }
 
-bool xgpulib_plain_find(const void *p, void **va, size_t *size)
+/* the allocation holding [p, p + n) whole (n >= 1), a copy in *e:
+ * its index, or -1 */
+static int plain_at(const void *p, size_t n, struct plain *e)
 {
 	const uint8_t *b = p;
-	bool in = false;
+	int at = -1;
 
 	pthread_mutex_lock(&plain_mu);
-	for (int i = 0; i < MAX_PLAIN && !in; i++) {
-		in = plain[i].va && b >= (uint8_t *)plain[i].va &&
-		     (size_t)(b - (uint8_t *)plain[i].va) < plain[i].size;
-		if (in) {
-			*va = plain[i].va;
-			*size = plain[i].size;
-		}
-	}
+	for (int i = 0; i < MAX_PLAIN && at < 0; i++)
+		if (plain[i].va && b >= (uint8_t *)plain[i].va &&
+		    n <= plain[i].size &&
+		    (size_t)(b - (uint8_t *)plain[i].va) <= plain[i].size - n)
+			at = i;
+	if (at >= 0)
+		*e = plain[at];
 	pthread_mutex_unlock(&plain_mu);
-	return in;
+	return at;
+}
+
+bool xgpulib_plain_find(const void *p, void **va, size_t *size)
+{
+	struct plain e;
+
+	if (plain_at(p, 1, &e) < 0)
+		return false;
+	*va = e.va;
+	*size = e.size;
+	return true;
 }
 
 bool xgpulib_plain_holds(const void *p, size_t n)
 {
-	const uint8_t *b = p;
-	bool in = false;
+	struct plain e;
 
-	pthread_mutex_lock(&plain_mu);
-	for (int i = 0; i < MAX_PLAIN && !in; i++)
-		in = plain[i].va && b >= (uint8_t *)plain[i].va &&
-		     n <= plain[i].size &&
-		     (size_t)(b - (uint8_t *)plain[i].va) <= plain[i].size - n;
-	pthread_mutex_unlock(&plain_mu);
-	return in;
+	return plain_at(p, n ? n : 1, &e) >= 0;
 }
 
 /*
@@ -198,15 +202,8 @@ CUresult xgpulib_plain_device_pointer(void *p, CUdeviceptr *out)
 	int i;
 
 	pthread_mutex_lock(&conv_mu);
-	pthread_mutex_lock(&plain_mu);
-	for (i = 0; i < MAX_PLAIN; i++)
-		if (plain[i].va && b >= (uint8_t *)plain[i].va &&
-		    b < (uint8_t *)plain[i].va + plain[i].size) {
-			e = plain[i];
-			break;
-		}
-	pthread_mutex_unlock(&plain_mu);
-	if (!e.va || e.dptr) {
+	i = plain_at(p, 1, &e);
+	if (i < 0 || e.dptr) {
 		pthread_mutex_unlock(&conv_mu);
 		if (e.va)
 			*out = e.dptr + (uint64_t)(b - (uint8_t *)e.va);
@@ -245,7 +242,6 @@ CUresult xgpulib_plain_device_pointer(void *p, CUdeviceptr *out)
 	pthread_mutex_lock(&plain_mu);
 	plain[i].dptr = r.dptr;
 	plain[i].alias = alias;
-	plain[i].region = id;
 	pthread_mutex_unlock(&plain_mu);
 	pthread_mutex_unlock(&conv_mu);
 	xgpulib_dbg("pinned memory at %p (%zu bytes): coherent, for kernels "

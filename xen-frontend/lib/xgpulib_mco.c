@@ -58,8 +58,6 @@ struct mco {
 	uint8_t *alias;		/* the network: the pages, always writable */
 	uint64_t dptr;		/* the worker's address of va (va itself but
 				 * for pinned memory made coherent) */
-	bool pinned;		/* pinned memory made coherent: its fetches'
-				 * wait is bounded (XGPUIF_MANAGED_BOUNDED) */
 	size_t nblocks;
 	size_t nvalid;		/* blocks not B_INVALID */
 	uint8_t *state;		/* per block */
@@ -75,10 +73,12 @@ static struct sigaction prev;	/* the SIGSEGV action before ours */
 static bool warned;
 
 unsigned int xgpulib_mco_live;
-/* the slot of the host function this thread runs (its stream waits for
- * it), NULL if none, and its number */
-static __thread struct xgpuif_hostfn_slot *hf_slot;
-static __thread unsigned int hf_index;
+/* whether this thread runs a host function (its stream waits for it:
+ * xgpulib_hostfn_running) */
+static bool in_hostfn(void)
+{
+	return xgpulib_hostfn_running() >= 0;
+}
 /* blocks not B_INVALID in all allocations (read without the lock) */
 static size_t valid_total;
 
@@ -113,6 +113,15 @@ static size_t block_size(const struct xgpulib_chan *c)
 
 /* ---- requests ------------------------------------------------------------- */
 
+/* a fetch's flags: pinned memory made coherent (its own address not the
+ * worker's) may have a kernel waiting for the CPU: the wait is bounded */
+static uint32_t fetch_flags(const struct mco *m, uint16_t op)
+{
+	return op == XGPUIF_OP_MANAGED_FETCH &&
+	       m->dptr != (uint64_t)(uintptr_t)m->va ?
+		       XGPUIF_MANAGED_BOUNDED : 0;
+}
+
 /*
  * A block for a host function: through its slot, to the worker's thread
  * that holds the stream (the worker's own thread may be waiting for this
@@ -126,7 +135,8 @@ static CUresult slot_request(const struct xgpuif_managed_block_args *a,
 
 	/* a block written back goes with its bytes where the slot is
 	 * mirrored (the network) */
-	return xgpulib_hostfn_ask(hf_index, fetch ? XGPUIF_HF_FETCH :
+	return xgpulib_hostfn_ask((unsigned int)xgpulib_hostfn_running(),
+				  fetch ? XGPUIF_HF_FETCH :
 						    XGPUIF_HF_FLUSH,
 				  a->dptr, &a->mem, fetch ? 0 : a->mem.len);
 }
@@ -147,7 +157,7 @@ static CUresult net_piece(const struct mco *m, uint16_t op, size_t off,
 		m->dptr + off,
 		{ t->mco_off, len, XGPUIF_REGION_DATA, 0 },
 		XGPUIF_STREAM_LEGACY,
-		fetch && m->pinned ? XGPUIF_MANAGED_BOUNDED : 0,
+		fetch_flags(m, op),
 		0,
 	};
 	struct xgpuif_iov iov = { &a, sizeof(a) };
@@ -158,7 +168,7 @@ static CUresult net_piece(const struct mco *m, uint16_t op, size_t off,
 	uint64_t ticket = 0;
 	CUresult rc;
 
-	if (hf_slot) {
+	if (in_hostfn()) {
 		/* the bytes go with the slot's frames (FILL back) */
 		if (!fetch)
 			memcpy(part, bytes, len);
@@ -209,8 +219,7 @@ static CUresult request(const struct mco *m, uint16_t op, size_t off,
 		m->dptr + off,
 		{ off, len, m->region, 0 },
 		XGPUIF_STREAM_LEGACY,
-		op == XGPUIF_OP_MANAGED_FETCH && m->pinned ?
-			XGPUIF_MANAGED_BOUNDED : 0,
+		fetch_flags(m, op),
 		0,
 	};
 	struct xgpuif_iov iov = { &a, sizeof(a) };
@@ -226,7 +235,7 @@ static CUresult request(const struct mco *m, uint16_t op, size_t off,
 
 	if (m->alias)
 		return net_request(m, op, off, len);
-	if (hf_slot)
+	if (in_hostfn())
 		return slot_request(&a, op);
 	if (rq.posted)
 		return xgpulib_chan_submit(chan, &rq, NULL);
@@ -315,7 +324,7 @@ static bool fault(uint8_t *p, int wr)
 		if (rc)
 			failed(m, "fetching", rc);
 		m->state[b] = (wr == 1 ? B_DIRTY : B_CLEAN) |
-			      (hf_slot ? B_HF : 0);
+			      (in_hostfn() ? B_HF : 0);
 		m->nvalid++;
 		__atomic_add_fetch(&valid_total, 1, __ATOMIC_RELEASE);
 		break;
@@ -324,7 +333,7 @@ static bool fault(uint8_t *p, int wr)
 		if (wr == 0)	/* another thread fetched it meanwhile */
 			goto out;
 		m->state[b] = B_DIRTY | (m->state[b] & B_HF) |
-			      (hf_slot ? B_HF : 0);
+			      (in_hostfn() ? B_HF : 0);
 		break;
 	default:		/* made writable meanwhile */
 		goto out;
@@ -400,7 +409,6 @@ int xgpulib_mco_add(struct xgpulib_chan *c, void *va, size_t size,
 	if (!blk)
 		blk = block_size(c);
 	*m = (struct mco){ va, size, lo, hi, region, ctx, alias, dptr,
-			   dptr != (uint64_t)(uintptr_t)va,
 			   (size + blk - 1) / blk, 0, NULL };
 	m->state = calloc(m->nblocks, 1);	/* B_INVALID */
 	if (!m->state || nmco == MAX_MCO || (!installed && install()))
@@ -497,7 +505,7 @@ void xgpulib_mco_release(void)
 		return;
 	size_t total = 0;
 	/* another thread than a host function's: its blocks stay */
-	uint8_t keep = hf_slot ? 0 : B_HF;
+	uint8_t keep = in_hostfn() ? 0 : B_HF;
 
 	pthread_mutex_lock(&mg_mu);
 	for (unsigned int i = 0; i < nmco; i++) {
@@ -530,14 +538,10 @@ void xgpulib_mco_release(void)
 	pthread_mutex_unlock(&mg_mu);
 }
 
-void xgpulib_mco_hostfn(struct xgpuif_hostfn_slot *slot, unsigned int index)
+void xgpulib_mco_hostfn_end(void)
 {
-	/* the function is done: what it wrote reaches the managed memory
-	 * before its stream goes on (through its slot still) */
-	if (!slot && hf_slot)
+	if (in_hostfn())
 		xgpulib_mco_release();
-	hf_slot = slot;
-	hf_index = index;
 }
 
 /* ---- fork ----------------------------------------------------------------- */

@@ -85,10 +85,15 @@ void xgpulib_mco_release(void);
  */
 CUresult xgpulib_hostfn_ask(unsigned int i, uint32_t state, uint64_t dptr,
 			    const struct xgpuif_memref *mem, size_t ship);
-/* the calling thread starts running a host function in slot `slot`
- * (number index of the slots), or ends (NULL): its fetches cannot wait
- * for the GPU's work, which waits for it */
-void xgpulib_mco_hostfn(struct xgpuif_hostfn_slot *slot, unsigned int index);
+/*
+ * The slot whose host function the calling thread runs, -1 if none
+ * (xgpulib_api_hostfn.c): its fetches cannot wait for the GPU's work,
+ * which waits for it, and go through that slot.
+ */
+int xgpulib_hostfn_running(void);
+/* the calling thread's host function returned: what it wrote goes back
+ * (through its slot still), before its stream goes on */
+void xgpulib_mco_hostfn_end(void);
 /* in a forked child: the parent's managed memory becomes inaccessible
  * memory of the child's own (as natively, it is not the child's) */
 void xgpulib_mco_forked(void);
