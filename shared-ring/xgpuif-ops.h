@@ -778,6 +778,29 @@ struct xgpuif_coredump_reply {
 	uint64_t size;
 };
 
+/*
+ * SYNC_FENCE: cuCtxSynchronize (XGPUIF_FENCE_CTX) or cuStreamSynchronize
+ * of `stream`, answered by the GPU where the worker can: it queues a
+ * write of `value` to the 4 bytes at `off` in the data area after the
+ * work waited for and replies at once with fenced 1; the guest then
+ * waits for the value itself (the GPU writes it once that work is done)
+ * and, if it does not come soon, asks the plain synchronize.  fenced 0:
+ * the worker synchronized as the plain op does, and the status is its.
+ */
+#define XGPUIF_FENCE_CTX	0x1u
+
+struct xgpuif_fence_args {
+	xgpuif_handle_t stream;	/* the stream (not with XGPUIF_FENCE_CTX) */
+	uint32_t flags;		/* XGPUIF_FENCE_* */
+	uint32_t value;
+	uint64_t off;		/* in the data area, 4-byte aligned */
+};
+
+struct xgpuif_fence_reply {
+	uint32_t fenced;
+	uint32_t pad;
+};
+
 #include "xgpuif-ops-vmm.h"
 #include "xgpuif-ops-module.h"
 #include "xgpuif-ops-graph.h"

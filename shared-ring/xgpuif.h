@@ -473,6 +473,10 @@ XGPUIF_ASSERT_SIZE(struct xgpuif_logs_dump_reply, 16);
 XGPUIF_ASSERT_SIZE(struct xgpuif_coredump_args, 16);
 XGPUIF_ASSERT_SIZE(struct xgpuif_coredump_reply, 8);
 
+/* synchronize answered by the GPU */
+XGPUIF_ASSERT_SIZE(struct xgpuif_fence_args, 24);
+XGPUIF_ASSERT_SIZE(struct xgpuif_fence_reply, 8);
+
 /*
  * The wire structs that carry a CUDA descriptor in the CUDA ABI's layout
  * (arrays and texture objects): field wf of w lies as member cf of c does

@@ -45,7 +45,8 @@ need "$BACKEND" "$FAKECUDA" "$T/basic" "$T/spin" "$T/noinit" \
 	"$T/hostreg" "$T/arrays" "$T/graphnodes" "$T/legacylaunch" \
 	"$T/shareable" "$T/greenctx" "$T/managed" "$T/managedvar" "$T/nvml" \
 	"$T/wildaddr" "$T/quotacharge" "$T/driverext" "$T/drvlogs" \
-	"$T/capmark" "$T/cappage" "$T/spinloop" "$T/lostidle" "$O/lib/libnvidia-ml.so.1"
+	"$T/capmark" "$T/cappage" "$T/spinloop" "$T/lostidle" "$T/fence" \
+	"$O/lib/libnvidia-ml.so.1"
 
 # ---- (f) the daemon's help --------------------------------------------------
 
@@ -532,6 +533,63 @@ if [ -x "$T/threads" ]; then
 		show "$TMP/threads.out"
 	fi
 fi
+
+# ---- (b1) synchronizes answered by the GPU -----------------------------------
+
+# the guest library's count of how synchronizes ended (XGPU_DEBUG):
+# "G answered by the GPU, W by the worker, L asked again"
+fence_counts() {
+	sed -n 's/.*synchronizes: \([0-9]*\) answered by the GPU, \([0-9]*\) by the worker, \([0-9]*\) asked again.*/\1 \2 \3/p' "$1"
+}
+# fence_step NAME OUT MODE N WANT: WANT is an awk test of g, w and l
+fence_step() {
+	local name=$1 out=$2 mode=$3 n=$4 want=$5 c
+	if XGPU_DEBUG=1 client fence "$out" "$mode" "$n" &&
+		c=$(fence_counts "$out") && [ -n "$c" ] &&
+		echo "$c" | awk "{ g = \$1; w = \$2; l = \$3; exit !($want) }"; then
+		pass "$name (GPU/worker/again: ${c// //})"
+	else
+		fail "$name" "exit status $?, counts '${c:-none}'"
+		show "$out"
+	fi
+}
+# turns on one stream: the GPU answers each after the warm-up
+fence_step fence-turns "$TMP/fence-turns.out" turns 40 'g >= 40 && l == 0'
+# work on two streams: the context's synchronizes are the worker's, each
+# stream's own the GPU's
+fence_step fence-streams "$TMP/fence-streams.out" streams 10 \
+	'g >= 20 && w >= 10 && l == 0'
+# an image that may print: the driver hands its output over at the
+# synchronize, so the worker answers every one
+fence_step fence-print "$TMP/fence-print.out" print 20 'g == 0 && w >= 20'
+# a kernel's error comes back at the synchronize, from either
+fence_step fence-error "$TMP/fence-error.out" error 0 'l == 0'
+# XGPU_FENCE=0: never asked
+if XGPU_FENCE=0 XGPU_DEBUG=1 client fence "$TMP/fence-off.out" turns 10 &&
+	! grep -q 'synchronizes:' "$TMP/fence-off.out"; then
+	pass fence-off
+else
+	fail fence-off "exit status $?"
+	show "$TMP/fence-off.out"
+fi
+# the GPU's value never comes (work that failed, a long kernel: here the
+# fake device drops its writes): the plain synchronize after the spin
+SOCK7=$TMP/fence-lost.sock
+XGPU_FAKE_WRITES_LOST=1 "$BACKEND" --local "$SOCK7" --control none \
+	--foreground --driver "$FAKECUDA" >"$TMP/fence-lost.log" 2>&1 &
+DPID7=$!
+wait_until 100 "$DPID7" test -S "$SOCK7"
+if XGPU_SOCKET=$SOCK7 XGPU_SPIN_US=300 XGPU_DEBUG=1 timeout 60 \
+	"$T/fence" turns 10 >"$TMP/fence-lost.out" 2>&1 &&
+	c=$(fence_counts "$TMP/fence-lost.out") &&
+	echo "$c" | awk '{ exit !($1 == 0 && $3 >= 10) }'; then
+	pass "fence-lost (GPU/worker/again: ${c// //})"
+else
+	fail fence-lost "exit status $?, counts '${c:-none}'"
+	show "$TMP/fence-lost.out"
+fi
+kill -TERM "$DPID7" 2>/dev/null
+wait "$DPID7" 2>/dev/null
 
 # ---- (b2) device printf ----------------------------------------------------
 

@@ -680,6 +680,11 @@ static bool solo(void)
 	return __atomic_load_n(&g.ctl->solo, __ATOMIC_ACQUIRE);
 }
 
+bool xgpub_gate_solo(void)
+{
+	return !g.on || solo();
+}
+
 /* as many marks in flight as the guest may have (g.mu held) */
 static bool full(void)
 {

@@ -220,6 +220,8 @@ XGPUB_HANDLER(CTX_SYNCHRONIZE)
 	xgpub_gate_wait(w, true);
 	rc = w->D->cuCtxSynchronize();
 	xgpub_gate_wait(w, false);
+	if (rc == CUDA_SUCCESS)
+		xgpub_fence_ctx_synced(w);
 	return rc;
 }
 

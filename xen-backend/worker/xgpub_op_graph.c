@@ -322,6 +322,7 @@ XGPUB_HANDLER(GRAPH_ADD_NODE)
 		rc = add_kernel(w, g, &node, deps, a->ndeps, p, len);
 		break;
 	case CU_GRAPH_NODE_TYPE_MEM_ALLOC:
+		xgpub_fence_stop("graph memory nodes");
 		rc = xgpub_node_alloc(w, g, &node, deps, a->ndeps, p, len,
 				      &r->dptr);
 		break;

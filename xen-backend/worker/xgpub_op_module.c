@@ -347,6 +347,7 @@ static int load(struct xgpub_worker *w, const struct xgpuif_load_args *a,
 		free(img);
 		return rc;
 	}
+	xgpub_fence_note_image(img->data, img->size);
 	img->mod = library ? NULL : obj;
 	img->ctx = library ? NULL : w->cur;
 	r->handle = xgpub_handle_new(&w->h,

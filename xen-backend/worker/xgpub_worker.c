@@ -175,6 +175,31 @@ static struct xgpu_prof prof;
 static uint64_t last_put;
 
 static int ctx_setup(struct xgpub_worker *w);
+
+/* a copy to the host that is over when the driver returns (not
+ * stream-ordered): nothing of it is left for a synchronize */
+static bool done_on_return(const struct xgpuif_request *req)
+{
+	uint32_t flags;
+
+	if (req->op != XGPUIF_OP_MEMCPY_DTOH)
+		return false;
+	memcpy(&flags, payload_buf +
+	       offsetof(struct xgpuif_memcpy_dtoh_args, flags), sizeof(flags));
+	return !(flags & XGPUIF_CF_ASYNC);
+}
+
+static void note_stream(struct xgpub_worker *w, const struct xgpub_op *op)
+{
+	xgpuif_handle_t sh;
+	CUstream s;
+
+	memcpy(&sh, payload_buf + op->stream_off, sizeof(sh));
+	if (xgpub_stream(w, sh, &s))
+		xgpub_fence_forget();	/* (the op failed if so) */
+	else
+		xgpub_fence_note_stream(w, s);
+}
 static bool nvml_op(uint16_t op);
 
 /*
@@ -251,6 +276,30 @@ static int dispatch(struct xgpub_worker *w, const struct xgpuif_request *req,
 		 req->op == XGPUIF_OP_PRIMARY_CTX_RESET ||
 		 req->op == XGPUIF_OP_GREENCTX_DESTROY)
 		xgpub_gate_drain(w);
+	/* memory pools release memory at the driver's synchronizes */
+	switch (req->op) {
+	case XGPUIF_OP_MEM_ALLOC_ASYNC:
+	case XGPUIF_OP_MEM_FREE_ASYNC:
+	case XGPUIF_OP_POOL_CREATE:
+	case XGPUIF_OP_POOL_ATTR:
+	case XGPUIF_OP_POOL_TRIM:
+	case XGPUIF_OP_DEVICE_POOL:
+	case XGPUIF_OP_POOL_IMPORT:
+	case XGPUIF_OP_POOL_IMPORT_PTR:
+	case XGPUIF_OP_GRAPH_MEM_ATTR:
+		xgpub_fence_stop("stream-ordered allocation");
+		break;
+	default:
+		break;
+	}
+	/* a stream or context that ends: the streams of work known for a
+	 * synchronize the GPU answers are not (xgpub_fence.c) */
+	if (req->op == XGPUIF_OP_STREAM_DESTROY ||
+	    req->op == XGPUIF_OP_CTX_DESTROY ||
+	    req->op == XGPUIF_OP_PRIMARY_CTX_RELEASE ||
+	    req->op == XGPUIF_OP_PRIMARY_CTX_RESET ||
+	    req->op == XGPUIF_OP_GREENCTX_DESTROY)
+		xgpub_fence_forget();
 	gate = gating(w, op);
 	if (gate != GATE_NONE) {
 		xgpuif_handle_t sh;
@@ -273,6 +322,11 @@ static int dispatch(struct xgpub_worker *w, const struct xgpuif_request *req,
 	}
 	if (rc == XGPUIF_ST_PROTO)
 		return malformed(w, "malformed %s request", op->name);
+	/* the streams the context's work went to (xgpub_fence.c; a fenced
+	 * synchronize notes its own) */
+	if (rc == 0 && op->stream_off >= 0 && req->op != XGPUIF_OP_SYNC_FENCE &&
+	    !done_on_return(req))
+		note_stream(w, op);
 	if (posted)
 		*rlen = 0;
 	return rc;

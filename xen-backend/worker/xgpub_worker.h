@@ -159,6 +159,8 @@ void xgpub_gate_idle(struct xgpub_worker *w);
  */
 void xgpub_gate_wait(struct xgpub_worker *w, bool begin);
 void xgpub_gate_not_ready(struct xgpub_worker *w);
+/* the scheduler is off, or the daemon says the guest is alone on the GPU */
+bool xgpub_gate_solo(void);
 /* close the open batch now: before a stream may become captured or is
  * destroyed */
 void xgpub_gate_mark(struct xgpub_worker *w);
@@ -670,6 +672,24 @@ int xgpub_memops_in(struct xgpub_worker *w, CUstreamBatchMemOpParams *ops,
 		    uint32_t count, const uint8_t *p, uint32_t len, bool *waits);
 /* is stream s being captured? (only asked while a capture is open) */
 bool xgpub_capturing(struct xgpub_worker *w, CUstream s);
+
+/*
+ * Synchronizes answered by the GPU (xgpub_fence.c): whether an image
+ * loaded may print (xgpub_print_scan.c; once one may, no synchronize is
+ * answered that way again in this worker); the streams a context's work
+ * went to since its last synchronize (after each request that named a
+ * stream; a context synchronize forgets them; a stream or context that
+ * ends makes them unknown).
+ */
+bool xgpub_image_may_print(const uint8_t *p, uint64_t size);
+void xgpub_fence_note_image(const uint8_t *p, uint64_t size);
+void xgpub_fence_note_stream(struct xgpub_worker *w, CUstream s);
+void xgpub_fence_ctx_synced(struct xgpub_worker *w);
+void xgpub_fence_forget(void);
+/* the driver does something at a synchronize it must see (memory pools
+ * release what they keep past their threshold): no synchronize is
+ * answered by the GPU alone again in this worker */
+void xgpub_fence_stop(const char *why);
 /* the device's default pool, which no guest destroys (xgpub_state.c) */
 bool xgpub_pool_is_default(struct xgpub_worker *w, void *pool);
 

@@ -183,6 +183,18 @@ CUresult xgpulib_stream_arg(CUstream s, int ptds, uint64_t *remote);
  * finish.
  */
 CUresult xgpulib_sync_remote_stream(uint64_t h);
+/*
+ * A synchronize answered by the GPU where the backend can
+ * (xgpulib_fence.c): of the current context (ctx_wide) or the stream with
+ * remote handle `stream`.  *answered false: ask the plain op.
+ * xgpulib_fence_setup: at connect, keeps the data area's last page for it.
+ */
+struct xgpulib_transport;
+CUresult xgpulib_fence_sync(bool ctx_wide, uint64_t stream, bool *answered);
+void xgpulib_fence_setup(struct xgpulib_transport *t);
+/* cuCtxSynchronize of the current context (answered by the GPU where it
+ * can be) */
+CUresult xgpulib_sync_ctx(void);
 /* a value wait was sent: synchronize by asking from now on */
 void xgpulib_note_value_wait(void);
 /* xgpulib_note_value_wait if a memory operation of ops waits (streams,

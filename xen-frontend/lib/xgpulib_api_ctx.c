@@ -705,7 +705,7 @@ XGPULIB_EXPORT CUresult cuCtxSynchronize(void)
 		return rc;
 	if (!ctx_remote(c))	/* a primary that is not retained */
 		return CUDA_ERROR_INVALID_CONTEXT;
-	return xgpulib_call_CTX_SYNCHRONIZE();
+	return xgpulib_sync_ctx();
 }
 
 XGPULIB_EXPORT CUresult cuCtxSynchronize_v2(CUcontext ctx)
@@ -723,7 +723,7 @@ XGPULIB_EXPORT CUresult cuCtxSynchronize_v2(CUcontext ctx)
 		return CUDA_ERROR_INVALID_CONTEXT;
 	/* the request carries the current context: make it ctx meanwhile */
 	xgpulib_current_enter(ctx, &saved);
-	rc = xgpulib_call_CTX_SYNCHRONIZE();
+	rc = xgpulib_sync_ctx();
 	xgpulib_current_leave(&saved);
 	return rc;
 }

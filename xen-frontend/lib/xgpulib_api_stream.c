@@ -336,9 +336,29 @@ static CUresult sync_call(const struct xgpuif_handle_args *a,
 CUresult xgpulib_sync_remote_stream(uint64_t h)
 {
 	struct xgpuif_handle_args a = { h };
+	bool answered = false;
+	CUresult rc;
 
+	if (!__atomic_load_n(&value_waits, __ATOMIC_RELAXED)) {
+		rc = xgpulib_fence_sync(false, h, &answered);
+		if (answered)
+			return rc;
+	}
 	return sync_call(&a, xgpulib_call_STREAM_SYNCHRONIZE,
 			 xgpulib_call_STREAM_QUERY);
+}
+
+CUresult xgpulib_sync_ctx(void)
+{
+	bool answered = false;
+	CUresult rc;
+
+	if (!__atomic_load_n(&value_waits, __ATOMIC_RELAXED)) {
+		rc = xgpulib_fence_sync(true, 0, &answered);
+		if (answered)
+			return rc;
+	}
+	return xgpulib_call_CTX_SYNCHRONIZE();
 }
 
 CUresult xgpulib_stream_sync(CUstream s, int ptds)

@@ -100,6 +100,7 @@ static CUresult connect_backend(void)
 	if (!c)
 		return nomem ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_NO_DEVICE;
 	t = c->t;
+	xgpulib_fence_setup(t);
 	xgpulib_ch = c;
 	xgpulib_dbg("connected to %s (ring order %u, data area %zu MiB)",
 		    t->where, t->ring_order, t->data_bytes >> 20);
