@@ -178,13 +178,21 @@ struct xgpuif_region_args {
 
 /* MEMCPY_* flags */
 #define XGPUIF_CF_ASYNC		0x1u	/* stream ordered (cuMemcpy*Async) */
+/*
+ * MEMCPY_DTOH and MEMCPY_HTOD, not ASYNC: the worker may queue the copy
+ * with a write of `fence` to the first word of the data area's last page
+ * after it and reply at once with XGPUIF_SF_FENCED (the copy is over once
+ * the word holds the value; SYNC_FENCE says when it may); without that
+ * flag in the reply the copy is done as a blocking one.
+ */
+#define XGPUIF_CF_FENCE		0x4u
 
 struct xgpuif_memcpy_htod_args {
 	uint64_t dst;
 	struct xgpuif_memref src;
 	xgpuif_handle_t stream;
 	uint32_t flags;
-	uint32_t _pad;
+	uint32_t fence;		/* XGPUIF_CF_FENCE's value, else 0 */
 };
 
 struct xgpuif_memcpy_dtoh_args {
@@ -192,7 +200,7 @@ struct xgpuif_memcpy_dtoh_args {
 	uint64_t src;
 	xgpuif_handle_t stream;
 	uint32_t flags;
-	uint32_t _pad;
+	uint32_t fence;		/* XGPUIF_CF_FENCE's value, else 0 */
 };
 
 struct xgpuif_memcpy_dtod_args {

@@ -122,6 +122,10 @@
 					 * for the guest's callbacks are
 					 * waiting: fetch them with
 					 * XGPUIF_OP_LOGS_TAKE */
+#define XGPUIF_SF_FENCED	0x4u	/* the work is queued with a write of
+					 * the request's fence value after it
+					 * (XGPUIF_CF_FENCE): done once the
+					 * guest sees the value */
 
 /*
  * The first slot of a request.  `nslots` slots are consumed: the header,

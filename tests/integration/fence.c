@@ -13,6 +13,10 @@
  *                     synchronizes (the GPU answers)
  *   fence print N     the turns, with an image that may print loaded (the
  *                     worker answers all)
+ *   fence copies N    N kernels, each followed by a blocking copy of its
+ *                     cells into pinned memory, then new values copied
+ *                     from pinned memory to the device and read back (the
+ *                     GPU answers each of the 3N copies)
  *   fence error       a kernel that faults, then cuCtxSynchronize: its
  *                     error; a stream synchronize likewise
  *
@@ -107,6 +111,51 @@ out:
 	end();
 }
 
+/* blocking copies between pinned memory and the device, the first after
+ * a kernel that changed the cells: the GPU answers them too */
+static void copies(int n)
+{
+	uint32_t *h = NULL;
+
+	begin("copies");
+	if (!OK(cuMemAllocHost((void **)&h, CELLS * 4)))
+		goto out;
+	for (int i = 0; i < n && !step_failed; i++) {
+		uint32_t v = 6000u + (uint32_t)i;
+
+		memset(h, 0, CELLS * 4);
+		OK(fill_on(NULL, d, v));
+		if (!OK(cuMemcpyDtoH(h, d, CELLS * 4)))
+			break;
+		for (int j = 0; j < CELLS; j++) {
+			if (h[j] != v) {
+				failf("round %d: cell %d holds %u, want %u",
+				      i, j, h[j], v);
+				break;
+			}
+		}
+		/* and back: pinned to the device, then read again */
+		for (int j = 0; j < CELLS; j++)
+			h[j] = v * 3u + (uint32_t)j;
+		if (!OK(cuMemcpyHtoD(d, h, CELLS * 4)))
+			break;
+		memset(h, 0, CELLS * 4);
+		if (!OK(cuMemcpyDtoH(h, d, CELLS * 4)))
+			break;
+		for (int j = 0; j < CELLS; j++) {
+			if (h[j] != v * 3u + (uint32_t)j) {
+				failf("round %d: cell %d holds %u after the "
+				      "copy to the device", i, j, h[j]);
+				break;
+			}
+		}
+	}
+out:
+	if (h)
+		OK(cuMemFreeHost(h));
+	end();
+}
+
 /* a kernel whose pointers are not device memory: its error comes back at
  * the synchronize that follows, fenced or not */
 static void error(void)
@@ -171,6 +220,8 @@ int main(int argc, char **argv)
 		OK(cuModuleLoadData(&mp, image_print));
 		end();
 		turns("turns-print", n);
+	} else if (!strcmp(mode, "copies")) {
+		copies(n);
 	} else if (!strcmp(mode, "error")) {
 		error();
 	} else {

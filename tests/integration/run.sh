@@ -559,6 +559,9 @@ fence_step fence-turns "$TMP/fence-turns.out" turns 40 'g >= 40 && l == 0'
 # stream's own the GPU's
 fence_step fence-streams "$TMP/fence-streams.out" streams 10 \
 	'g >= 20 && w >= 10 && l == 0'
+# blocking copies between pinned memory and the device: the GPU answers
+# each
+fence_step fence-copies "$TMP/fence-copies.out" copies 40 'g >= 120 && l == 0'
 # an image that may print: the driver hands its output over at the
 # synchronize, so the worker answers every one
 fence_step fence-print "$TMP/fence-print.out" print 20 'g == 0 && w >= 20'
@@ -579,15 +582,18 @@ XGPU_FAKE_WRITES_LOST=1 "$BACKEND" --local "$SOCK7" --control none \
 	--foreground --driver "$FAKECUDA" >"$TMP/fence-lost.log" 2>&1 &
 DPID7=$!
 wait_until 100 "$DPID7" test -S "$SOCK7"
-if XGPU_SOCKET=$SOCK7 XGPU_SPIN_US=300 XGPU_DEBUG=1 timeout 60 \
-	"$T/fence" turns 10 >"$TMP/fence-lost.out" 2>&1 &&
-	c=$(fence_counts "$TMP/fence-lost.out") &&
-	echo "$c" | awk '{ exit !($1 == 0 && $3 >= 10) }'; then
-	pass "fence-lost (GPU/worker/again: ${c// //})"
-else
-	fail fence-lost "exit status $?, counts '${c:-none}'"
-	show "$TMP/fence-lost.out"
-fi
+for m in turns copies; do
+	if XGPU_SOCKET=$SOCK7 XGPU_SPIN_US=300 XGPU_DEBUG=1 timeout 60 \
+		"$T/fence" $m 10 >"$TMP/fence-lost-$m.out" 2>&1 &&
+		c=$(fence_counts "$TMP/fence-lost-$m.out") &&
+		echo "$c" | awk '{ exit !($1 == 0 && $3 >= 10) }' &&
+		grep -q '^PASS copies$\|^PASS turns$' "$TMP/fence-lost-$m.out"; then
+		pass "fence-lost-$m (GPU/worker/again: ${c// //})"
+	else
+		fail "fence-lost-$m" "exit status $?, counts '${c:-none}'"
+		show "$TMP/fence-lost-$m.out"
+	fi
+done
 kill -TERM "$DPID7" 2>/dev/null
 wait "$DPID7" 2>/dev/null
 

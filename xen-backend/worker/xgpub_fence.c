@@ -118,14 +118,20 @@ void xgpub_fence_forget(void)
 
 /* ---- the request ------------------------------------------------------------ */
 
+/* whether the GPU may answer at all now */
+static bool fence_ok(struct xgpub_worker *w)
+{
+	return !may_print && !refused && !stopped && w->data_registered &&
+	       !w->t->ops->hostfn_area && !w->captures && xgpub_gate_solo();
+}
+
 /* where the write goes: whether the GPU may answer, and on which stream */
 static bool fence_stream(struct xgpub_worker *w, bool ctx_wide, CUstream s,
 			 CUstream *out)
 {
 	struct track *t;
 
-	if (may_print || refused || stopped || !w->data_registered ||
-	    w->t->ops->hostfn_area || w->captures || !xgpub_gate_solo())
+	if (!fence_ok(w))
 		return false;
 	if (!ctx_wide) {
 		*out = s;
@@ -197,4 +203,47 @@ XGPUB_HANDLER(SYNC_FENCE)
 	if (rc == CUDA_SUCCESS && ctx_wide)
 		xgpub_fence_ctx_synced(w);
 	return rc;
+}
+
+/* ---- blocking copies (XGPUIF_CF_FENCE) ------------------------------------ */
+
+static bool reply_fenced;
+
+bool xgpub_fence_take_reply(void)
+{
+	bool f = reply_fenced;
+
+	reply_fenced = false;
+	return f;
+}
+
+int xgpub_fence_copy(struct xgpub_worker *w, bool to_device, void *host,
+		     uint64_t dptr, size_t len, CUstream s, uint32_t value,
+		     bool *done)
+{
+	size_t page = XGPUIF_PAGE_SIZE;
+	int rc;
+
+	*done = false;
+	if (!fence_ok(w) || xgpub_capturing(w, s) ||
+	    w->t->data_bytes < 4 * page)
+		return 0;
+	rc = to_device ? w->D->cuMemcpyHtoDAsync_v2(dptr, host, len, s) :
+			 w->D->cuMemcpyDtoHAsync_v2(host, dptr, len, s);
+	*done = true;
+	if (rc)
+		return rc;
+	/* the copy is queued: from here its bytes come, and the write
+	 * after them says when; a refused write leaves the plain wait */
+	rc = fence_write(w, s, w->t->data_bytes - page, value);
+	if (rc) {
+		refused = true;
+		xgpub_info("%s: the driver refused a write of a value after "
+			   "a copy (%d): copies wait for the driver",
+			   w->t->who, rc);
+		return w->D->cuStreamSynchronize(s);
+	}
+	xgpub_fence_note_stream(w, s);
+	reply_fenced = true;
+	return 0;
 }

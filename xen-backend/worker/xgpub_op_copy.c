@@ -40,11 +40,13 @@ static int inline_htod(struct xgpub_worker *w, uint64_t dptr,
 /*
  * A copy between shared memory and the device.  A stream-ordered copy
  * through the data area finishes before the reply: the guest reuses the
- * data area as soon as the reply arrives.
+ * data area as soon as the reply arrives.  A blocking copy the guest
+ * lets the GPU answer (XGPUIF_CF_FENCE, xgpub_fence.c) is queued with
+ * the write of its fence value after it.
  */
 static int host_copy(struct xgpub_worker *w, bool to_device, uint64_t dptr,
 		     const struct xgpuif_memref *mem, uint32_t flags,
-		     CUstream s)
+		     uint32_t fence, CUstream s)
 {
 	uint8_t *host = xgpub_memref(w, mem);
 	bool async = flags & XGPUIF_CF_ASYNC;
@@ -65,6 +67,14 @@ static int host_copy(struct xgpub_worker *w, bool to_device, uint64_t dptr,
 	if (to_device && mem->region == XGPUIF_REGION_DATA &&
 	    mem->len <= XGPUB_INLINE_HTOD_MAX)
 		return inline_htod(w, dptr, host, mem->len, async, s);
+	if (!async && (flags & XGPUIF_CF_FENCE)) {
+		bool done;
+
+		rc = xgpub_fence_copy(w, to_device, host, dptr, mem->len, s,
+				      fence, &done);
+		if (done)
+			return rc;
+	}
 	if (to_device)
 		rc = async ? w->D->cuMemcpyHtoDAsync(dptr, host, mem->len, s) :
 			     w->D->cuMemcpyHtoD(dptr, host, mem->len);
@@ -78,12 +88,14 @@ static int host_copy(struct xgpub_worker *w, bool to_device, uint64_t dptr,
 
 XGPUB_HANDLER(MEMCPY_HTOD)
 {
-	return host_copy(w, true, a->dst, &a->src, a->flags, stream);
+	return host_copy(w, true, a->dst, &a->src, a->flags, a->fence,
+			 stream);
 }
 
 XGPUB_HANDLER(MEMCPY_DTOH)
 {
-	return host_copy(w, false, a->src, &a->dst, a->flags, stream);
+	return host_copy(w, false, a->src, &a->dst, a->flags, a->fence,
+			 stream);
 }
 
 XGPUB_HANDLER(MEMCPY_DTOD)

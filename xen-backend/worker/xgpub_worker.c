@@ -419,6 +419,8 @@ int xgpub_worker_serve(struct xgpub_worker *w)
 				rflags |= XGPUIF_SF_OUTPUT;
 			if (xgpub_logs_waiting())
 				rflags |= XGPUIF_SF_LOGS;
+			if (xgpub_fence_take_reply())
+				rflags |= XGPUIF_SF_FENCED;
 		}
 		xgpuif_back_put(&w->ring, &req, rc, rflags, reply_buf,
 				rc == 0 ? rlen : 0);

@@ -690,6 +690,17 @@ void xgpub_fence_forget(void);
  * release what they keep past their threshold): no synchronize is
  * answered by the GPU alone again in this worker */
 void xgpub_fence_stop(const char *why);
+/*
+ * A blocking copy that the guest lets the GPU answer
+ * (XGPUIF_CF_FENCE): queued on s with the write of value after it where
+ * the GPU may answer (*done true: the copy is the driver's, the reply
+ * says XGPUIF_SF_FENCED; xgpub_fence_take_reply says so once), else
+ * nothing done (*done false: copy it as a blocking copy).
+ */
+int xgpub_fence_copy(struct xgpub_worker *w, bool to_device, void *host,
+		     uint64_t dptr, size_t len, CUstream s, uint32_t value,
+		     bool *done);
+bool xgpub_fence_take_reply(void);
 /* the device's default pool, which no guest destroys (xgpub_state.c) */
 bool xgpub_pool_is_default(struct xgpub_worker *w, void *pool);
 

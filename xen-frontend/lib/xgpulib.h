@@ -183,6 +183,8 @@ CUresult xgpulib_stream_arg(CUstream s, int ptds, uint64_t *remote);
  * finish.
  */
 CUresult xgpulib_sync_remote_stream(uint64_t h);
+/* the same, never answered by the GPU alone (xgpulib_fence.c) */
+CUresult xgpulib_sync_remote_stream_plain(uint64_t h);
 /*
  * A synchronize answered by the GPU where the backend can
  * (xgpulib_fence.c): of the current context (ctx_wide) or the stream with
@@ -191,6 +193,16 @@ CUresult xgpulib_sync_remote_stream(uint64_t h);
  */
 struct xgpulib_transport;
 CUresult xgpulib_fence_sync(bool ctx_wide, uint64_t stream, bool *answered);
+/*
+ * The same for a request of another op that carries the value
+ * (XGPUIF_CF_FENCE): begin takes the word (false: not to be had now) and
+ * gives the value; after the reply, wait if it says XGPUIF_SF_FENCED
+ * (false: the value did not come, ask a plain synchronize), else end
+ * (by_worker: the worker did the work as the plain op).
+ */
+bool xgpulib_fence_begin(uint32_t *value);
+bool xgpulib_fence_wait(uint32_t value);
+void xgpulib_fence_end(bool by_worker);
 void xgpulib_fence_setup(struct xgpulib_transport *t);
 /* cuCtxSynchronize of the current context (answered by the GPU where it
  * can be) */

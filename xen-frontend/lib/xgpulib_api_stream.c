@@ -333,9 +333,16 @@ static CUresult sync_call(const struct xgpuif_handle_args *a,
 	return sync(a);
 }
 
-CUresult xgpulib_sync_remote_stream(uint64_t h)
+CUresult xgpulib_sync_remote_stream_plain(uint64_t h)
 {
 	struct xgpuif_handle_args a = { h };
+
+	return sync_call(&a, xgpulib_call_STREAM_SYNCHRONIZE,
+			 xgpulib_call_STREAM_QUERY);
+}
+
+CUresult xgpulib_sync_remote_stream(uint64_t h)
+{
 	bool answered = false;
 	CUresult rc;
 
@@ -344,8 +351,7 @@ CUresult xgpulib_sync_remote_stream(uint64_t h)
 		if (answered)
 			return rc;
 	}
-	return sync_call(&a, xgpulib_call_STREAM_SYNCHRONIZE,
-			 xgpulib_call_STREAM_QUERY);
+	return xgpulib_sync_remote_stream_plain(h);
 }
 
 CUresult xgpulib_sync_ctx(void)

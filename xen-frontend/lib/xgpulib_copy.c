@@ -540,6 +540,45 @@ static CUresult staged(const struct hcopy *h)
 	return first_error(rc, xgpulib_take_deferred());
 }
 
+/*
+ * A blocking copy between pinned host memory and the device that the GPU
+ * may answer (xgpulib_fence.c): the worker queues it with a write of our
+ * value after it and says so (XGPUIF_SF_FENCED), and the copy is over
+ * once the value is there; if it does not come soon, the copy's stream is
+ * synchronized plainly (it returns the copy's error, if any).
+ */
+static CUresult copy_fenced(const struct hcopy *h, struct xgpuif_memref ref)
+{
+	struct xgpulib_waiter w;
+	uint32_t value;
+	CUresult rc;
+
+	if (!xgpulib_fence_begin(&value))
+		return request(h, 0, ref, NULL);
+	if (h->to_dev) {
+		struct xgpuif_memcpy_htod_args a = {
+			h->dev, ref, h->stream, XGPUIF_CF_FENCE, value
+		};
+
+		rc = xgpulib_submit_MEMCPY_HTOD(&a, &w);
+	} else {
+		struct xgpuif_memcpy_dtoh_args a = {
+			ref, h->dev, h->stream, XGPUIF_CF_FENCE, value
+		};
+
+		rc = xgpulib_submit_MEMCPY_DTOH(&a, &w);
+	}
+	if (rc == CUDA_SUCCESS)
+		rc = xgpulib_wait(&w);
+	if (rc == CUDA_SUCCESS && (w.flags & XGPUIF_SF_FENCED)) {
+		if (!xgpulib_fence_wait(value))
+			rc = xgpulib_sync_remote_stream_plain(h->stream);
+	} else {
+		xgpulib_fence_end(true);
+	}
+	return first_error(rc, xgpulib_take_deferred());
+}
+
 /* pinned host memory in one request, pageable memory staged */
 static CUresult copy_host(const struct hcopy *h)
 {
@@ -557,7 +596,8 @@ static CUresult copy_host(const struct hcopy *h)
 					 h->to_dev ? at : h->dev, h->n,
 					 h->stream, h->async);
 	if (pinned(host, h->n, &ref))	/* zero copy */
-		return request(h, 0, ref, NULL);
+		return h->async ? request(h, 0, ref, NULL) :
+				  copy_fenced(h, ref);
 	return staged(h);
 }
 

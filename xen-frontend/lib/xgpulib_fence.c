@@ -13,7 +13,9 @@
  * ring, and past that asks the plain synchronize (a long kernel, or work
  * that failed: the GPU never writes after an error, and the plain call
  * returns it).  One such wait at a time: a thread that finds another
- * waiting asks plainly.  XGPU_FENCE=0: never.
+ * waiting asks plainly.  A blocking copy to the host into pinned memory
+ * is answered the same way (XGPUIF_CF_FENCE, xgpulib_copy.c): its bytes
+ * are in place once the value is.  XGPU_FENCE=0: never.
  */
 #include <time.h>
 
@@ -22,15 +24,15 @@
 #include "xgpulib_transport.h"
 #include "xgpu_spin.h"
 
-#define FENCE_PAGE	4096u
+#define FENCE_PAGE	XGPUIF_PAGE_SIZE
 
 static uint32_t *word;		/* NULL: no synchronize is answered so */
 static uint64_t word_off;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t last;		/* the last value asked for (under mu) */
 static bool gone;		/* a backend that does not know the op */
-/* how synchronizes ended (under mu): the GPU's value, the worker's
- * answer, the value late so asked plainly */
+/* how synchronizes and fenced copies ended (under mu): the GPU's
+ * value, the worker's answer, the value late so asked plainly */
 static unsigned long n_gpu, n_worker, n_late;
 
 static void report(void)
@@ -62,11 +64,42 @@ static uint64_t now_us(void)
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
-/*
- * The synchronize of the current context (ctx_wide) or of the stream
- * with remote handle `stream`.  *answered false: not answered here (ask
- * the plain op), and nothing of the call's is consumed.
- */
+bool xgpulib_fence_begin(uint32_t *value)
+{
+	if (!word || __atomic_load_n(&gone, __ATOMIC_RELAXED) ||
+	    pthread_mutex_trylock(&mu))
+		return false;
+	if (++last == 0)
+		last = 1;
+	*value = last;
+	return true;
+}
+
+void xgpulib_fence_end(bool by_worker)
+{
+	if (by_worker)
+		n_worker++;
+	pthread_mutex_unlock(&mu);
+}
+
+bool xgpulib_fence_wait(uint32_t value)
+{
+	uint64_t t0 = now_us();
+
+	for (unsigned int i = 1;
+	     __atomic_load_n(word, __ATOMIC_ACQUIRE) != value; i++) {
+		if (!(i & 63) && now_us() - t0 >= xgpulib_ch->spin_us) {
+			n_late++;
+			pthread_mutex_unlock(&mu);
+			return false;
+		}
+		xgpu_cpu_relax();
+	}
+	n_gpu++;
+	pthread_mutex_unlock(&mu);
+	return true;
+}
+
 CUresult xgpulib_fence_sync(bool ctx_wide, uint64_t stream, bool *answered)
 {
 	struct xgpuif_fence_args a = {
@@ -75,43 +108,25 @@ CUresult xgpulib_fence_sync(bool ctx_wide, uint64_t stream, bool *answered)
 		.off = word_off,
 	};
 	struct xgpuif_fence_reply r = { 0 };
-	uint64_t t0;
 	CUresult rc;
 
 	*answered = false;
-	if (!word || __atomic_load_n(&gone, __ATOMIC_RELAXED) ||
-	    pthread_mutex_trylock(&mu))
+	if (!xgpulib_fence_begin(&a.value))
 		return CUDA_SUCCESS;
-	if (++last == 0)
-		last = 1;
-	a.value = last;
 	rc = xgpulib_call_SYNC_FENCE(&a, &r);
 	if (rc == CUDA_ERROR_NOT_SUPPORTED) {
 		/* an older backend: the op is unknown there */
 		__atomic_store_n(&gone, true, __ATOMIC_RELAXED);
-		pthread_mutex_unlock(&mu);
+		xgpulib_fence_end(false);
 		xgpulib_dbg("the backend does not answer synchronizes with "
 			    "the GPU's value; asking plainly");
 		return CUDA_SUCCESS;
 	}
-	*answered = true;
 	if (rc || !r.fenced) {
-		n_worker++;
-		pthread_mutex_unlock(&mu);
+		xgpulib_fence_end(true);
+		*answered = true;
 		return rc;
 	}
-	t0 = now_us();
-	for (unsigned int i = 1;
-	     __atomic_load_n(word, __ATOMIC_ACQUIRE) != a.value; i++) {
-		if (!(i & 63) && now_us() - t0 >= xgpulib_ch->spin_us) {
-			n_late++;
-			*answered = false;
-			pthread_mutex_unlock(&mu);
-			return CUDA_SUCCESS;
-		}
-		xgpu_cpu_relax();
-	}
-	n_gpu++;
-	pthread_mutex_unlock(&mu);
+	*answered = xgpulib_fence_wait(a.value);
 	return CUDA_SUCCESS;
 }
