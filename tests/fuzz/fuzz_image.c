@@ -13,6 +13,11 @@
  * program header tables, the file bytes of each section and segment, the
  * section header of its name table; PTX up to its terminator.  Any of
  * those outside the buffer is a hole in the check.
+ *
+ * Every input also goes to xgpub_image_may_print
+ * (xen-backend/worker/xgpub_print_scan.c), which walks a fatbin's members
+ * and unpacks ZSTD-packed ones (with the system's libzstd.so.1) before a
+ * load, whatever the check says.
  */
 #include <elf.h>
 #include <stdint.h>
@@ -82,6 +87,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!p)
 		return 0;
 	memcpy(p, data, size);
+	(void)xgpub_image_may_print(p, size);
 	if (xgpub_image_fits(p, size)) {
 		if (size >= 4 && !memcmp(p, fatbin, 4)) {
 			uint16_t hsize;

@@ -190,7 +190,7 @@ int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "turns";
 	int n = argc > 2 ? atoi(argv[2]) : 20;
-	CUmodule m, mp;
+	CUmodule m, mp = NULL;
 	CUcontext ctx;
 	CUdevice dev;
 
@@ -228,6 +228,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "fence: unknown mode %s\n", mode);
 		return 2;
 	}
+	begin("teardown");
+	OK(cuMemFree(d));
+	OK(cuModuleUnload(m));
+	if (mp)
+		OK(cuModuleUnload(mp));
+	end();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
