@@ -306,6 +306,17 @@ for p in arrays threads legacylaunch managed managedvar managedvar \
 	XGPU_SOCKET=$TMP/chain.sock timeout 60 "$T/$p" >"$TMP/chain-$p.out" \
 		2>&1 || bad="$bad $p"
 done
+# synchronizes and blocking pinned copies through the chain: the first
+# worker's driver is xgpu's library, whose GPU would write into the
+# second worker's memory, never this program's: the first worker waits
+# and answers (none answered by the GPU, none asked again after a spin)
+for m in turns copies; do
+	XGPU_SOCKET=$TMP/chain.sock XGPU_DEBUG=1 timeout 60 "$T/fence" $m 10 \
+		>"$TMP/chain-fence-$m.out" 2>&1 || bad="$bad fence-$m"
+	sed -n 's/.*synchronizes: \([0-9]*\) answered by the GPU, [0-9]* by the worker, \([0-9]*\) asked again.*/\1 \2/p' \
+		"$TMP/chain-fence-$m.out" | grep -qx '0 0' ||
+		bad="$bad fence-$m-counts"
+done
 # device output crosses two workers and still comes in native order (the
 # first worker's gate thread waits on events too: the output its replies
 # announce is on stdout before the program's synchronize returns)

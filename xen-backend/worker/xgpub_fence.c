@@ -12,8 +12,9 @@
  * if it does not come soon (an error, a long kernel).
  *
  * Only where that answer is the same as the driver's:
- *  - the transport shares the data area (not the network) and the driver
- *    took it as pinned memory;
+ *  - the transport shares the data area (not the network), the driver
+ *    took it as pinned memory, and the driver is the host's (not xgpu's
+ *    library chained to a backend on the network);
  *  - no image loaded may print (xgpub_print_scan.c): the driver writes a
  *    kernel's printf output when the program synchronizes, and the guest
  *    must have it before its synchronize returns;
@@ -118,10 +119,17 @@ void xgpub_fence_forget(void)
 
 /* ---- the request ------------------------------------------------------------ */
 
-/* whether the GPU may answer at all now */
+/*
+ * Whether the GPU may answer at all now.  Not where the driver is xgpu's
+ * own library chained to a backend on the network (--remote-driver):
+ * the GPU there writes into that backend's copy of the memory, never
+ * into this guest's.  (Such a library refuses to register the data area
+ * today, so data_registered says no as well.)
+ */
 static bool fence_ok(struct xgpub_worker *w)
 {
 	return !may_print && !refused && !stopped && w->data_registered &&
+	       !(w->opt && w->opt->remote_driver) &&
 	       !w->t->ops->hostfn_area && !w->captures && xgpub_gate_solo();
 }
 
