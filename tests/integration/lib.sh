@@ -89,3 +89,10 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+
+# fence_counts OUT: the guest library's count of how synchronizes ended,
+# from a client's XGPU_DEBUG output: "G W L" (answered by the GPU, by the
+# worker, asked again after the spin); nothing if the line is missing
+fence_counts() {
+	sed -n 's/.*synchronizes: \([0-9]*\) answered by the GPU, \([0-9]*\) by the worker, \([0-9]*\) asked again.*/\1 \2 \3/p' "$1"
+}

@@ -313,8 +313,9 @@ done
 for m in turns copies; do
 	XGPU_SOCKET=$TMP/chain.sock XGPU_DEBUG=1 timeout 60 "$T/fence" $m 10 \
 		>"$TMP/chain-fence-$m.out" 2>&1 || bad="$bad fence-$m"
-	sed -n 's/.*synchronizes: \([0-9]*\) answered by the GPU, [0-9]* by the worker, \([0-9]*\) asked again.*/\1 \2/p' \
-		"$TMP/chain-fence-$m.out" | grep -qx '0 0' ||
+	fence_counts "$TMP/chain-fence-$m.out" |
+		awk 'NR == 1 { n = 1; ok = $1 == 0 && $3 == 0 }
+		     END { exit !(n && ok) }' ||
 		bad="$bad fence-$m-counts"
 done
 # device output crosses two workers and still comes in native order (the

@@ -267,15 +267,20 @@ static int dispatch(struct xgpub_worker *w, const struct xgpuif_request *req,
 	 * each: a stream is marked before it is destroyed (the driver's
 	 * handle of a destroyed stream is freed memory; a record there
 	 * killed the worker), and a context's marks are all complete
-	 * before it may end (their events and streams go with it).
+	 * before it may end (their events and streams go with it).  The
+	 * streams of work known for a synchronize the GPU answers
+	 * (xgpub_fence.c) are not known after either.
 	 */
-	else if (req->op == XGPUIF_OP_STREAM_DESTROY)
+	else if (req->op == XGPUIF_OP_STREAM_DESTROY) {
 		xgpub_gate_mark(w);
-	else if (req->op == XGPUIF_OP_CTX_DESTROY ||
-		 req->op == XGPUIF_OP_PRIMARY_CTX_RELEASE ||
-		 req->op == XGPUIF_OP_PRIMARY_CTX_RESET ||
-		 req->op == XGPUIF_OP_GREENCTX_DESTROY)
+		xgpub_fence_forget();
+	} else if (req->op == XGPUIF_OP_CTX_DESTROY ||
+		   req->op == XGPUIF_OP_PRIMARY_CTX_RELEASE ||
+		   req->op == XGPUIF_OP_PRIMARY_CTX_RESET ||
+		   req->op == XGPUIF_OP_GREENCTX_DESTROY) {
 		xgpub_gate_drain(w);
+		xgpub_fence_forget();
+	}
 	/* memory pools release memory at the driver's synchronizes */
 	switch (req->op) {
 	case XGPUIF_OP_MEM_ALLOC_ASYNC:
@@ -292,14 +297,6 @@ static int dispatch(struct xgpub_worker *w, const struct xgpuif_request *req,
 	default:
 		break;
 	}
-	/* a stream or context that ends: the streams of work known for a
-	 * synchronize the GPU answers are not (xgpub_fence.c) */
-	if (req->op == XGPUIF_OP_STREAM_DESTROY ||
-	    req->op == XGPUIF_OP_CTX_DESTROY ||
-	    req->op == XGPUIF_OP_PRIMARY_CTX_RELEASE ||
-	    req->op == XGPUIF_OP_PRIMARY_CTX_RESET ||
-	    req->op == XGPUIF_OP_GREENCTX_DESTROY)
-		xgpub_fence_forget();
 	gate = gating(w, op);
 	if (gate != GATE_NONE) {
 		xgpuif_handle_t sh;

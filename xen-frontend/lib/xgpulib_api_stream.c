@@ -341,29 +341,33 @@ CUresult xgpulib_sync_remote_stream_plain(uint64_t h)
 			 xgpulib_call_STREAM_QUERY);
 }
 
-CUresult xgpulib_sync_remote_stream(uint64_t h)
+/* a synchronize the GPU answers (xgpulib_fence.c), not while values are
+ * waited for: true when answered (*rc its result) */
+static bool sync_fenced(bool ctx_wide, uint64_t h, CUresult *rc)
 {
 	bool answered = false;
+
+	*rc = CUDA_SUCCESS;
+	if (!__atomic_load_n(&value_waits, __ATOMIC_RELAXED))
+		*rc = xgpulib_fence_sync(ctx_wide, h, &answered);
+	return answered;
+}
+
+CUresult xgpulib_sync_remote_stream(uint64_t h)
+{
 	CUresult rc;
 
-	if (!__atomic_load_n(&value_waits, __ATOMIC_RELAXED)) {
-		rc = xgpulib_fence_sync(false, h, &answered);
-		if (answered)
-			return rc;
-	}
+	if (sync_fenced(false, h, &rc))
+		return rc;
 	return xgpulib_sync_remote_stream_plain(h);
 }
 
 CUresult xgpulib_sync_ctx(void)
 {
-	bool answered = false;
 	CUresult rc;
 
-	if (!__atomic_load_n(&value_waits, __ATOMIC_RELAXED)) {
-		rc = xgpulib_fence_sync(true, 0, &answered);
-		if (answered)
-			return rc;
-	}
+	if (sync_fenced(true, 0, &rc))
+		return rc;
 	return xgpulib_call_CTX_SYNCHRONIZE();
 }
 

@@ -366,16 +366,19 @@ static bool pinned(const void *host, size_t n, struct xgpuif_memref *ref)
 /*
  * One MEMCPY_HTOD or MEMCPY_DTOH request for the bytes at off in the
  * copy, their host side at ref.  With w it is submitted, to be waited
- * for; without, posted (async) or called.
+ * for; without, posted (async) or called.  fence: the value the GPU may
+ * answer a blocking copy with (XGPUIF_CF_FENCE, xgpulib_fence.c), 0: none.
  */
 static CUresult request(const struct hcopy *h, size_t off,
-			struct xgpuif_memref ref, struct xgpulib_waiter *w)
+			struct xgpuif_memref ref, struct xgpulib_waiter *w,
+			uint32_t fence)
 {
-	uint32_t flags = h->async ? XGPUIF_CF_ASYNC : 0;
+	uint32_t flags = (h->async ? XGPUIF_CF_ASYNC : 0) |
+			 (fence ? XGPUIF_CF_FENCE : 0);
 
 	if (h->to_dev) {
 		struct xgpuif_memcpy_htod_args a = {
-			h->dev + off, ref, h->stream, flags, 0
+			h->dev + off, ref, h->stream, flags, fence
 		};
 
 		if (w)
@@ -385,7 +388,7 @@ static CUresult request(const struct hcopy *h, size_t off,
 	}
 
 	struct xgpuif_memcpy_dtoh_args a = {
-		ref, h->dev + off, h->stream, flags, 0
+		ref, h->dev + off, h->stream, flags, fence
 	};
 
 	if (w)
@@ -463,7 +466,7 @@ static CUresult send_next(struct pipe *p)
 		xgpulib_chan_expect_next(XGPUIF_OP_MEMCPY_DTOH, ref.off, len,
 					 p->h->dst + j * p->chunk,
 					 &p->ticket[k]);
-	rc = request(p->h, j * p->chunk, ref, &p->w[k]);
+	rc = request(p->h, j * p->chunk, ref, &p->w[k], 0);
 	xgpulib_chan_expect_clear();
 	if (rc == CUDA_SUCCESS)
 		p->sent++;
@@ -554,20 +557,8 @@ static CUresult copy_fenced(const struct hcopy *h, struct xgpuif_memref ref)
 	CUresult rc;
 
 	if (!xgpulib_fence_begin(&value))
-		return request(h, 0, ref, NULL);
-	if (h->to_dev) {
-		struct xgpuif_memcpy_htod_args a = {
-			h->dev, ref, h->stream, XGPUIF_CF_FENCE, value
-		};
-
-		rc = xgpulib_submit_MEMCPY_HTOD(&a, &w);
-	} else {
-		struct xgpuif_memcpy_dtoh_args a = {
-			ref, h->dev, h->stream, XGPUIF_CF_FENCE, value
-		};
-
-		rc = xgpulib_submit_MEMCPY_DTOH(&a, &w);
-	}
+		return request(h, 0, ref, NULL, 0);
+	rc = request(h, 0, ref, &w, value);
 	if (rc == CUDA_SUCCESS)
 		rc = xgpulib_wait(&w);
 	if (rc == CUDA_SUCCESS && (w.flags & XGPUIF_SF_FENCED)) {
@@ -596,7 +587,7 @@ static CUresult copy_host(const struct hcopy *h)
 					 h->to_dev ? at : h->dev, h->n,
 					 h->stream, h->async);
 	if (pinned(host, h->n, &ref))	/* zero copy */
-		return h->async ? request(h, 0, ref, NULL) :
+		return h->async ? request(h, 0, ref, NULL, 0) :
 				  copy_fenced(h, ref);
 	return staged(h);
 }
