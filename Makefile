@@ -262,8 +262,16 @@ $(FAKECUDA): $(FAKECUDA_OBJS) tests/fakecuda/fakecuda.map
 		-Wl,--version-script=tests/fakecuda/fakecuda.map \
 		$(LDDEFS) -Wl,-z,now $(LDSAN) -lpthread
 
-unit: $(UNIT_BINS)
+unit: $(UNIT_BINS) $(O)/bench/pair
 	$(Q)set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
+	$(Q)echo "== tests/bench/pair-test.sh"; tests/bench/pair-test.sh $(O)/bench/pair
+
+# the benchmarks' turn runner (bench/pair.c: plain C, no GPU), built here
+# too so that unit checks it without the CUDA toolkit
+$(O)/bench/pair: bench/pair.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(CFLAGS_BASE) -o $@ $< $(LDSAN)
 
 integration: all $(ITEST_BINS) $(FAKECUDA)
 	$(Q)O=$(O) tests/integration/run.sh

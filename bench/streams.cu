@@ -9,6 +9,7 @@
 //            a kernel over it and a copy back, on each stream; copies of
 //            one stream overlap kernels of another.  Time per iteration
 //            in ms (median of 3 runs of ITERS).
+// With --turns (bench/pair.c) each sample is one run of each.
 // Output:
 //   STREAMS many_8_ms <x>
 //   STREAMS many_32_ms <x>
@@ -37,11 +38,11 @@ __global__ void scale(float *p, size_t n)
 		p[i] = p[i] * 2.0f + 1.0f;
 }
 
-static double many(cudaStream_t *s, int k, float *sink)
+static double many(cudaStream_t *s, int k, float *sink, int runs)
 {
 	double t[RUNS];
 
-	for (int r = 0; r < RUNS; r++) {
+	for (int r = 0; r < runs; r++) {
 		double t0 = now_s();
 
 		for (int i = 0; i < ROUNDS; i++)
@@ -51,31 +52,15 @@ static double many(cudaStream_t *s, int k, float *sink)
 		CK(cudaDeviceSynchronize());
 		t[r] = (now_s() - t0) * 1e3;
 	}
-	return median_of(t, RUNS);
+	return median_of(t, runs);
 }
 
-int main()
+// ms per iteration of copy + kernel + copy on 4 streams
+static double overlap(cudaStream_t *s, float **h, float **d, int runs)
 {
-	cudaStream_t s[MAXS];
-	float *sink, *h[4], *d[4];
 	double t[RUNS];
 
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	CK(cudaMalloc(&sink, 128 * sizeof(float)));
-	for (int i = 0; i < MAXS; i++)
-		CK(cudaStreamCreateWithFlags(&s[i], cudaStreamNonBlocking));
-	/* warm up: the module, the streams */
-	many(s, MAXS, sink);
-	printf("STREAMS many_8_ms %.3f\n", many(s, 8, sink));
-	printf("STREAMS many_32_ms %.3f\n", many(s, 32, sink));
-
-	for (int i = 0; i < 4; i++) {
-		CK(cudaMallocHost(&h[i], CHUNK));
-		CK(cudaMalloc(&d[i], CHUNK));
-		for (size_t j = 0; j < CHUNK / sizeof(float); j++)
-			h[i][j] = (float)j;
-	}
-	for (int r = 0; r < RUNS; r++) {
+	for (int r = 0; r < runs; r++) {
 		double t0 = now_s();
 
 		for (int it = 0; it < ITERS; it++) {
@@ -94,7 +79,43 @@ int main()
 		CK(cudaDeviceSynchronize());
 		t[r] = (now_s() - t0) * 1e3 / ITERS;
 	}
-	printf("STREAMS overlap4_ms_per_iter %.3f\n", median_of(t, RUNS));
+	return median_of(t, runs);
+}
+
+int main(int argc, char **argv)
+{
+	cudaStream_t s[MAXS];
+	float *sink, *h[4], *d[4];
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	CK(cudaMalloc(&sink, 128 * sizeof(float)));
+	for (int i = 0; i < MAXS; i++)
+		CK(cudaStreamCreateWithFlags(&s[i], cudaStreamNonBlocking));
+	/* warm up: the module, the streams */
+	many(s, MAXS, sink, 1);
+
+	for (int i = 0; i < 4; i++) {
+		CK(cudaMallocHost(&h[i], CHUNK));
+		CK(cudaMalloc(&d[i], CHUNK));
+		for (size_t j = 0; j < CHUNK / sizeof(float); j++)
+			h[i][j] = (float)j;
+	}
+	if (bench_turns(argc, argv)) {
+		while (bench_turn_wait()) {
+			printf("STREAMS many_8_ms %.3f\n", many(s, 8, sink, 1));
+			printf("STREAMS many_32_ms %.3f\n",
+			       many(s, 32, sink, 1));
+			printf("STREAMS overlap4_ms_per_iter %.3f\n",
+			       overlap(s, h, d, 1));
+			bench_turn_end();
+		}
+	} else {
+		printf("STREAMS many_8_ms %.3f\n", many(s, 8, sink, RUNS));
+		printf("STREAMS many_32_ms %.3f\n", many(s, 32, sink, RUNS));
+		printf("STREAMS overlap4_ms_per_iter %.3f\n",
+		       overlap(s, h, d, RUNS));
+	}
+
 	for (int i = 0; i < 4; i++) {
 		CK(cudaFreeHost(h[i]));
 		CK(cudaFree(d[i]));
