@@ -31,7 +31,7 @@ set -u
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BIN=$ROOT/build/gpu
-ALL="vecadd matmul streams memset_dtod globals texture drvapi thrust_sort cublas_sgemm forked cufft_1d mempool graphs graphupd graphnodes hostfn managed managed_coherent vmm memops tmap libs surface jitlink printf_dev hostreg ctxmisc gpaver arrays legacylaunch shareable greenctx managedvar managedvar_coherent driverext drvlogs capmark broad broad2 broad2_ptds broad2_cdp cappage graphpage oldabi memops_mt torch_check torch_broad"
+ALL="vecadd matmul streams memset_dtod globals texture drvapi thrust_sort cublas_sgemm forked cufft_1d mempool graphs graphupd graphnodes hostfn managed managed_coherent vmm memops tmap libs surface jitlink printf_dev hostreg ctxmisc gpaver arrays legacylaunch shareable greenctx managedvar managedvar_coherent driverext drvlogs capmark broad broad2 broad2_ptds broad2_cdp cappage graphpage oldabi memops_mt torch_check torch_broad py_frameworks"
 # Names that run a program of ALL with more environment (harness.sh):
 # managed_coherent is managed with xgpu's coherent managed memory (the
 # Xen transport's mode) on the local transport, managedvar_coherent the
@@ -137,6 +137,11 @@ for p in $PROGS; do
 	case $p in torch_*)
 		if ! python3 -c 'import torch' 2>/dev/null; then
 			echo "SKIP $p: no PyTorch for python3 here"
+			continue
+		fi ;;
+	py_*)
+		if ! command -v python3 >/dev/null; then
+			echo "SKIP $p: no python3 here"
 			continue
 		fi ;;
 	esac
