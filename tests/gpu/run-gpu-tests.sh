@@ -31,7 +31,7 @@ set -u
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BIN=$ROOT/build/gpu
-ALL="vecadd matmul streams memset_dtod globals texture drvapi thrust_sort cublas_sgemm forked cufft_1d mempool graphs graphupd graphnodes hostfn managed managed_coherent vmm memops tmap libs surface jitlink printf_dev hostreg ctxmisc gpaver arrays legacylaunch shareable greenctx managedvar managedvar_coherent driverext drvlogs capmark broad broad2 broad2_ptds broad2_cdp cappage graphpage oldabi memops_mt torch_check torch_broad py_frameworks"
+ALL="vecadd matmul streams memset_dtod globals texture drvapi thrust_sort cublas_sgemm forked cufft_1d mempool graphs graphupd graphnodes hostfn managed managed_coherent vmm memops tmap libs surface jitlink printf_dev hostreg ctxmisc gpaver arrays legacylaunch shareable greenctx managedvar managedvar_coherent driverext drvlogs capmark broad broad2 broad2_ptds broad2_cdp cappage graphpage oldabi memops_mt torch_check torch_broad torch_models py_frameworks"
 # Names that run a program of ALL with more environment (harness.sh):
 # managed_coherent is managed with xgpu's coherent managed memory (the
 # Xen transport's mode) on the local transport, managedvar_coherent the
