@@ -238,6 +238,34 @@ int main(void)
 		    OK(cuGraphNodeGetType(n2, &t)))
 			EXPECT(t == CU_GRAPH_NODE_TYPE_MEMCPY, "a pageable "
 			       "memcpy node's type %d", (int)t);
+		/* and so is its copy in a clone, found or listed */
+		{
+			CUgraph cl;
+			CUgraphNode cn, list[64];
+			CUDA_MEMCPY3D cp;
+			size_t nn = 64, memcpys = 0;
+
+			if (OK(cuGraphClone(&cl, g)) &&
+			    OK(cuGraphNodeFindInClone(&cn, n2, cl)) &&
+			    OK(cuGraphNodeGetType(cn, &t)) &&
+			    OK(cuGraphMemcpyNodeGetParams(cn, &cp))) {
+				EXPECT(t == CU_GRAPH_NODE_TYPE_MEMCPY,
+				       "a cloned pageable memcpy node's type "
+				       "%d", (int)t);
+				EXPECT(cp.dstHost == page &&
+				       cp.WidthInBytes == 64,
+				       "a cloned memcpy node's parameters");
+			}
+			if (OK(cuGraphGetNodes(cl, list, &nn)))
+				for (size_t i = 0; i < nn && i < 64; i++)
+					if (OK(cuGraphNodeGetType(list[i],
+								  &t)) &&
+					    t == CU_GRAPH_NODE_TYPE_MEMCPY)
+						memcpys++;
+			EXPECT(memcpys >= 1, "no memcpy node in the clone's "
+			       "list of %zu", nn);
+			OK(cuGraphDestroy(cl));
+		}
 		OK(cuGraphDestroyNode(n2));
 		/* both sides pageable: a host node that copies (integration
 		 * cappage graph-h2h), still a memcpy node */

@@ -284,6 +284,36 @@ CUresult cuGraphCreate(CUgraph *phGraph, unsigned int flags)
 	return new_graph(phGraph, rc, r.graph);
 }
 
+/*
+ * A clone's copies of staged memcpy nodes (xgpulib_capcopy.c) stand for
+ * memcpy nodes too, as in the original: its node list, the type of a
+ * node found in it and its parameters say memcpy, as natively (before,
+ * a clone showed the child graph that stages the copy).
+ */
+static CUresult clone_staged(CUgraph orig, CUgraph clone)
+{
+	struct robj_staged_node *v;
+	size_t n = robj_staged_of(orig, &v);
+	CUresult rc = CUDA_SUCCESS;
+
+	for (size_t i = 0; i < n && rc == CUDA_SUCCESS; i++) {
+		struct xgpuif_find_clone_args a = {
+			v[i].remote, robj_remote(clone, RK_GRAPH)
+		};
+		struct xgpuif_node_reply r = { 0, 0 };
+		struct robj *node;
+
+		rc = xgpulib_call_GRAPH_FIND_IN_CLONE(&a, &r);
+		if (rc)
+			break;
+		node = robj_for(RK_NODE, r.node, (struct robj *)clone);
+		if (!node || !robj_stage(node, &v[i].p))
+			rc = CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	free(v);
+	return rc;
+}
+
 CUresult cuGraphClone(CUgraph *phGraphClone, CUgraph originalGraph)
 {
 	struct xgpuif_handle_args a = { robj_remote(originalGraph,
@@ -295,7 +325,15 @@ CUresult cuGraphClone(CUgraph *phGraphClone, CUgraph originalGraph)
 	CUresult rc;
 
 	rc = xgpulib_call_GRAPH_CLONE(&a, &r);
-	return new_graph(phGraphClone, rc, r.graph);
+	rc = new_graph(phGraphClone, rc, r.graph);
+	if (rc == CUDA_SUCCESS) {
+		rc = clone_staged(originalGraph, *phGraphClone);
+		if (rc) {
+			cuGraphDestroy(*phGraphClone);
+			*phGraphClone = NULL;
+		}
+	}
+	return rc;
 }
 
 CUresult cuGraphDestroy(CUgraph hGraph)

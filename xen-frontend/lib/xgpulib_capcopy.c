@@ -24,8 +24,9 @@
  * memcpy node: cuGraphNodeGetType says CU_GRAPH_NODE_TYPE_MEMCPY and
  * cuGraphMemcpyNodeGetParams gives the program's parameters; changing
  * them (cuGraphMemcpyNodeSetParams, cuGraphExecMemcpyNodeSetParams) is
- * refused with CUDA_ERROR_NOT_SUPPORTED, and the graph's node list, a
- * clone's nodes and cuGraphNodeGetParams see a child graph node.
+ * refused with CUDA_ERROR_NOT_SUPPORTED; a clone's copy of the node
+ * stands for the memcpy node too (cuGraphClone), while
+ * cuGraphNodeGetParams sees a child graph node.
  *
  * A copy between two host sides (pageable or pinned), captured or added
  * with the graph API, is one host node that copies the rows when the

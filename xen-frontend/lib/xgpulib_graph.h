@@ -41,6 +41,15 @@ bool robj_cache(void *node, void *p);
 bool robj_stage(void *node, const CUDA_MEMCPY3D *p);
 bool robj_staged(const void *node, CUDA_MEMCPY3D *p);
 
+/* the staged nodes of graph object `graph` (a cuGraphClone carries them
+ * over): *out (malloc'd, the caller frees it) holds the count returned;
+ * 0 with *out NULL when there are none, no memory, or no such graph */
+struct robj_staged_node {
+	uint64_t remote;
+	CUDA_MEMCPY3D p;
+};
+size_t robj_staged_of(const void *graph, struct robj_staged_node **out);
+
 /* the graph object of a node object of ours, NULL if it is not one */
 struct robj *robj_graph_of(const void *node);
 

@@ -155,6 +155,41 @@ bool robj_stage(void *node, const CUDA_MEMCPY3D *p)
 	return node_keep(node, offsetof(struct robj, staged), c);
 }
 
+size_t robj_staged_of(const void *graph, struct robj_staged_node **out)
+{
+	struct robj_staged_node *v = NULL;
+	size_t n = 0, cap = 0;
+
+	*out = NULL;
+	pthread_mutex_lock(&robj_mu);
+	if (!live(graph, RK_GRAPH))
+		goto done;
+	for (unsigned int b = 0; b < NBUCKETS; b++) {
+		for (struct robj *o = buckets[b]; o; o = o->next) {
+			if (o->kind != RK_NODE || o->graph != graph ||
+			    !o->staged)
+				continue;
+			if (n == cap) {
+				size_t nc = cap ? 2 * cap : 8;
+				struct robj_staged_node *nv =
+					realloc(v, nc * sizeof(*v));
+
+				if (!nv)
+					goto done;
+				v = nv;
+				cap = nc;
+			}
+			v[n].remote = o->remote;
+			v[n].p = *(const CUDA_MEMCPY3D *)o->staged;
+			n++;
+		}
+	}
+done:
+	pthread_mutex_unlock(&robj_mu);
+	*out = v;
+	return n;
+}
+
 bool robj_staged(const void *node, CUDA_MEMCPY3D *p)
 {
 	struct robj *x;
