@@ -13,10 +13,11 @@
  * nodes, a host function that moves the bytes between the program's
  * memory and the buffer (a 2D or 3D copy's rows packed in it), run by the
  * library in the program's process when the graph gets there, and a
- * memcpy node between the buffer and the device (or array).  Host to device: host node, then copy; device to host:
- * copy, then host node.  The bytes are read and written when the graph
- * runs, as natively.  A graph's node list shows the two nodes where a
- * native capture shows one memcpy node.
+ * memcpy node between the buffer and the device (or array).  Host to
+ * device: host node, then copy; device to host: copy, then host node.
+ * The bytes are read and written when the graph runs, as natively.  The
+ * two are a child graph, added to the capture's graph as one node that
+ * stands for the memcpy node, as below.
  *
  * A memcpy node that the program adds with the graph API
  * (cuGraphAddMemcpyNode, cuGraphAddNode) with one side in pageable memory
@@ -268,16 +269,6 @@ static CUresult capture_graph(CUstream s, int ptds, CUgraph *g)
 	return CUDA_SUCCESS;
 }
 
-/* a staging buffer owned by the graph stream s captures into */
-static CUresult staging_for(CUstream s, int ptds, const struct hrows *want,
-			    struct pcopy **out)
-{
-	CUgraph g;
-	CUresult rc = capture_graph(s, ptds, &g);
-
-	return rc ? rc : staging_owned(g, want, out);
-}
-
 /* ---- copies between two host sides ---------------------------------------- */
 
 /*
@@ -337,47 +328,73 @@ static CUresult capture_h2h(CUstream s, int ptds, const struct hcopy *want)
 }
 
 /*
- * The two nodes of a copy between the host rows *want describes and the
- * device, in stream order.  To the device (in): a host node packs the
- * rows into a buffer, then copy(p, in, c, s, ptds) records the copy p
- * describes with the buffer c->staging as its host side; from the device:
- * that copy into the buffer, then a host node that unpacks it.
+ * Side `side` (src or dst) of the 3D copy q becomes the staging buffer b,
+ * its rows and slices packed.
+ */
+#define STAGED_3D(q, side, b)						\
+	((q).side##MemoryType = CU_MEMORYTYPE_HOST, (q).side##Host = (b), \
+	 (q).side##XInBytes = 0, (q).side##Y = 0,			\
+	 (q).side##Pitch = (q).WidthInBytes, (q).side##Z = 0,		\
+	 (q).side##LOD = 0, (q).side##Height = (q).Height)
+
+static CUresult staged_graph(CUgraph *cg, const CUDA_MEMCPY3D *q, bool in,
+			     struct pcopy *c);
+
+/*
+ * The copy *v (its host side the rows *want describes; to the device:
+ * in) on the stream s being captured: one child graph node standing for
+ * it, as the graph API's memcpy nodes are (xgpulib_capcopy_node), added
+ * to the capture's graph after the capture's current nodes, which it
+ * then replaces (cuStreamUpdateCaptureDependencies).  Inside: to the
+ * device, a host node packs the rows into a buffer, then the copy with
+ * the buffer as its host side; from the device, that copy, then a host
+ * node that unpacks it.  The captured graph's node list then shows one
+ * memcpy node where a native capture does (it showed a host node and a
+ * memcpy node: the GPU test graphnodes through a chain).
  */
 static CUresult capture(CUstream s, int ptds, const struct hrows *want,
-			bool in,
-			CUresult (*copy)(const void *p, bool in,
-					 const struct pcopy *c, CUstream s,
-					 int ptds),
-			const void *p)
+			bool in, const CUDA_MEMCPY3D *v)
 {
+	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+	CUgraphNode deps[XGPUIF_MAX_CAPTURE_DEPS], node;
+	const CUgraphNode *got = NULL;
+	CUDA_MEMCPY3D q = *v;
 	struct pcopy *c;
-	CUresult rc = staging_for(s, ptds, want, &c);
+	size_t nd = 0;
+	CUgraph g = NULL, cg;
+	CUresult rc;
 
+	rc = xgpulib_capture_info_v3(s, &st, NULL, &g, &got, NULL, &nd,
+				     ptds);
 	if (rc)
 		return rc;
-	if (in) {
-		rc = xgpulib_launch_host_func(s, copy_in, c, ptds);
-		if (rc == CUDA_SUCCESS)
-			rc = copy(p, true, c, s, ptds);
-	} else {
-		rc = copy(p, false, c, s, ptds);
-		if (rc == CUDA_SUCCESS)
-			rc = xgpulib_launch_host_func(s, copy_out, c, ptds);
-	}
-	return rc;
-}
-
-/* a 1D copy between the buffer and the device address *p */
-static CUresult copy_1d(const void *p, bool in, const struct pcopy *c,
-			CUstream s, int ptds)
-{
-	CUdeviceptr dev = *(const CUdeviceptr *)p;
-
+	if (st != CU_STREAM_CAPTURE_STATUS_ACTIVE || !g ||
+	    nd > XGPUIF_MAX_CAPTURE_DEPS)
+		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+	/* (the query's list is the thread's, the next query's too) */
+	if (nd)
+		memcpy(deps, got, nd * sizeof(deps[0]));
+	rc = staging_owned(g, want, &c);
+	if (rc)
+		return rc;
 	if (in)
-		return xgpulib_memcpy_htod_async(dev, c->staging, c->h.width,
-						 s, ptds);
-	return xgpulib_memcpy_dtoh_async(c->staging, dev, c->h.width, s,
-					 ptds);
+		STAGED_3D(q, src, c->staging);
+	else
+		STAGED_3D(q, dst, c->staging);
+	rc = staged_graph(&cg, &q, in, c);
+	if (rc)
+		return rc;
+	rc = cuGraphAddChildGraphNode(&node, g, nd ? deps : NULL, nd, cg);
+	cuGraphDestroy(cg);	/* the node holds its own copy */
+	if (rc)
+		return rc;
+	if (!robj_stage(node, v)) {
+		cuGraphDestroyNode(node);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	return xgpulib_capture_deps_v2(s, &node, NULL, 1,
+				       CU_STREAM_SET_CAPTURE_DEPENDENCIES,
+				       ptds);
 }
 
 CUresult xgpulib_capcopy(bool to_dev, CUdeviceptr dev, void *host, size_t n,
@@ -385,8 +402,21 @@ CUresult xgpulib_capcopy(bool to_dev, CUdeviceptr dev, void *host, size_t n,
 {
 	const struct hrows want = { .host = host, .width = n, .rows = 1,
 				    .pitch = n, .depth = 1, .slice = n };
+	CUDA_MEMCPY3D v = { .WidthInBytes = n, .Height = 1, .Depth = 1 };
 
-	return capture(s, ptds, &want, to_dev, copy_1d, &dev);
+	if (to_dev) {
+		v.srcMemoryType = CU_MEMORYTYPE_HOST;
+		v.srcHost = host;
+		v.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+		v.dstDevice = dev;
+	} else {
+		v.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+		v.srcDevice = dev;
+		v.dstMemoryType = CU_MEMORYTYPE_HOST;
+		v.dstHost = host;
+	}
+	xgpulib_copy_one_row_pitches(&v);
+	return capture(s, ptds, &want, to_dev, &v);
 }
 
 /* a copy's side in host memory (type t; a unified address in dptr): its
@@ -528,28 +558,6 @@ static bool host_3d(const CUDA_MEMCPY3D *p, struct hcopy *c)
 	return true;
 }
 
-/*
- * Side `side` (src or dst) of the 3D copy q becomes the staging buffer b,
- * its rows and slices packed.
- */
-#define STAGED_3D(q, side, b)						\
-	((q).side##MemoryType = CU_MEMORYTYPE_HOST, (q).side##Host = (b), \
-	 (q).side##XInBytes = 0, (q).side##Y = 0,			\
-	 (q).side##Pitch = (q).WidthInBytes, (q).side##Z = 0,		\
-	 (q).side##LOD = 0, (q).side##Height = (q).Height)
-
-/* the 3D copy *p with its host side (the source: in) the buffer */
-static CUresult copy_3d(const void *p, bool in, const struct pcopy *c,
-			CUstream s, int ptds)
-{
-	CUDA_MEMCPY3D q = *(const CUDA_MEMCPY3D *)p;
-
-	if (in)
-		STAGED_3D(q, src, c->staging);
-	else
-		STAGED_3D(q, dst, c->staging);
-	return xgpulib_memcpy_3d_async(&q, s, ptds);
-}
 
 /*
  * The 3D copy *v (its one-row pitches filled) on stream s if s is being
@@ -572,7 +580,7 @@ static CUresult capture_copy(const CUDA_MEMCPY3D *v, CUstream s, int ptds,
 	if (!pageable_3d(v, &h, &in) || !capturing(s, ptds))
 		return CUDA_SUCCESS;
 	*done = true;
-	return capture(s, ptds, &h, in, copy_3d, v);
+	return capture(s, ptds, &h, in, v);
 }
 
 CUresult xgpulib_capcopy_3d(const CUDA_MEMCPY3D *p, CUstream s, int ptds,
