@@ -340,6 +340,40 @@ static CUresult capture_h2h(CUstream s, int ptds, const struct hcopy *want)
 static CUresult staged_graph(CUgraph *cg, const CUDA_MEMCPY3D *q, bool in,
 			     struct pcopy *c);
 
+/* *cg: the child graph that stages the copy *q0 (its host side the rows
+ * *h describes; in: to the device) through a buffer graph g owns */
+static CUresult staged_child(CUgraph g, const struct hrows *h, bool in,
+			     const CUDA_MEMCPY3D *q0, CUgraph *cg)
+{
+	CUDA_MEMCPY3D q = *q0;
+	struct pcopy *c;
+	CUresult rc = staging_owned(g, h, &c);
+
+	if (rc)
+		return rc;
+	if (in)
+		STAGED_3D(q, src, c->staging);
+	else
+		STAGED_3D(q, dst, c->staging);
+	return staged_graph(cg, &q, in, c);
+}
+
+/* child graph cg (destroyed here) as node *out of g after the nd nodes
+ * deps, standing for the memcpy node *p */
+static CUresult add_standing(CUgraphNode *out, CUgraph g,
+			     const CUgraphNode *deps, size_t nd, CUgraph cg,
+			     const CUDA_MEMCPY3D *p)
+{
+	CUresult rc = cuGraphAddChildGraphNode(out, g, deps, nd, cg);
+
+	cuGraphDestroy(cg);	/* the node holds its own copy */
+	if (rc == CUDA_SUCCESS && !robj_stage(*out, p)) {
+		cuGraphDestroyNode(*out);
+		rc = CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	return rc;
+}
+
 /*
  * The copy *v (its host side the rows *want describes; to the device:
  * in) on the stream s being captured: one child graph node standing for
@@ -358,8 +392,6 @@ static CUresult capture(CUstream s, int ptds, const struct hrows *want,
 	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
 	CUgraphNode deps[XGPUIF_MAX_CAPTURE_DEPS], node;
 	const CUgraphNode *got = NULL;
-	CUDA_MEMCPY3D q = *v;
-	struct pcopy *c;
 	size_t nd = 0;
 	CUgraph g = NULL, cg;
 	CUresult rc;
@@ -374,24 +406,11 @@ static CUresult capture(CUstream s, int ptds, const struct hrows *want,
 	/* (the query's list is the thread's, the next query's too) */
 	if (nd)
 		memcpy(deps, got, nd * sizeof(deps[0]));
-	rc = staging_owned(g, want, &c);
+	rc = staged_child(g, want, in, v, &cg);
+	if (rc == CUDA_SUCCESS)
+		rc = add_standing(&node, g, nd ? deps : NULL, nd, cg, v);
 	if (rc)
 		return rc;
-	if (in)
-		STAGED_3D(q, src, c->staging);
-	else
-		STAGED_3D(q, dst, c->staging);
-	rc = staged_graph(&cg, &q, in, c);
-	if (rc)
-		return rc;
-	rc = cuGraphAddChildGraphNode(&node, g, nd ? deps : NULL, nd, cg);
-	cuGraphDestroy(cg);	/* the node holds its own copy */
-	if (rc)
-		return rc;
-	if (!robj_stage(node, v)) {
-		cuGraphDestroyNode(node);
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	}
 	return xgpulib_capture_deps_v2(s, &node, NULL, 1,
 				       CU_STREAM_SET_CAPTURE_DEPENDENCIES,
 				       ptds);
@@ -668,7 +687,6 @@ CUresult xgpulib_capcopy_node(CUgraphNode *out, CUgraph g,
 	CUDA_MEMCPY3D q;
 	struct hcopy hc;
 	struct hrows h;
-	struct pcopy *c;
 	CUgraph cg;
 	CUresult rc;
 	bool in;
@@ -683,24 +701,9 @@ CUresult xgpulib_capcopy_node(CUgraphNode *out, CUgraph g,
 		rc = host_graph(&cg, g, &hc);
 	} else if (pageable_3d(&q, &h, &in)) {
 		*done = true;
-		rc = staging_owned(g, &h, &c);
-		if (rc)
-			return rc;
-		if (in)
-			STAGED_3D(q, src, c->staging);
-		else
-			STAGED_3D(q, dst, c->staging);
-		rc = staged_graph(&cg, &q, in, c);
+		rc = staged_child(g, &h, in, &q, &cg);
 	} else {
 		return CUDA_SUCCESS;
 	}
-	if (rc)
-		return rc;
-	rc = cuGraphAddChildGraphNode(out, g, deps, nd, cg);
-	cuGraphDestroy(cg);	/* the node holds its own copy */
-	if (rc == CUDA_SUCCESS && !robj_stage(*out, p)) {
-		cuGraphDestroyNode(*out);
-		rc = CUDA_ERROR_OUT_OF_MEMORY;
-	}
-	return rc;
+	return rc ? rc : add_standing(out, g, deps, nd, cg, p);
 }
