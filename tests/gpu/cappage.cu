@@ -2,11 +2,15 @@
 // cappage: stream capture of cudaMemcpyAsync between pageable host memory
 // (malloc) and the device, around a kernel.  The graph reads the source
 // and writes the destination when it runs: each of 5 launches sees that
-// round's input.  Through xgpu the library captures each such copy as a
-// host node and a copy through a pinned buffer of its own.  Then the same
-// for cudaMemcpy2DAsync (pageable rows with a pitch and an offset of their
-// own) and cudaMemcpy3DAsync (pageable slices to a cudaMalloc3D volume).  Prints each round's checksum or verdict, then "PASS cappage" or
-// "FAIL cappage".
+// round's input.  Through xgpu the library captures each such copy as
+// one node standing for the memcpy node (a child graph of a host node
+// and a copy through a pinned buffer of its own): the graph's nodes and
+// edges are printed, to equal native's.  A copy on a second stream that
+// joined the capture between two kernels reads the first one's output.
+// Then the same for cudaMemcpy2DAsync (pageable rows with a pitch and an
+// offset of their own) and cudaMemcpy3DAsync (pageable slices to a
+// cudaMalloc3D volume).  Prints each round's checksum or verdict, then
+// "PASS cappage" or "FAIL cappage".
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -69,9 +73,62 @@ int main(void)
 		       good ? "right" : "WRONG");
 		ok &= good;
 	}
-	printf("graph has %s nodes\n", nodes >= 3 ? "at least 3" : "too few");
+	{
+		size_t edges = 0;
+
+		CK(cudaGraphGetEdges(g, NULL, NULL, NULL, &edges));
+		printf("graph: %zu nodes, %zu edges\n", nodes, edges);
+	}
 	CK(cudaGraphExecDestroy(x));
 	CK(cudaGraphDestroy(g));
+
+	/* a pageable copy on a second stream that joined the capture
+	 * between two kernels of the first: it reads the first kernel's
+	 * output, not the second's */
+	{
+		cudaStream_t b;
+		cudaEvent_t e1, e2;
+		size_t edges = 0;
+
+		CK(cudaStreamCreateWithFlags(&b, cudaStreamNonBlocking));
+		CK(cudaEventCreateWithFlags(&e1, cudaEventDisableTiming));
+		CK(cudaEventCreateWithFlags(&e2, cudaEventDisableTiming));
+		CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+		twice_plus<<<(n + 255) / 256, 256, 0, s>>>(din, dout, n, 1);
+		CK(cudaEventRecord(e1, s));
+		CK(cudaStreamWaitEvent(b, e1, 0));
+		CK(cudaMemcpyAsync(dst, dout, n * sizeof(int),
+				   cudaMemcpyDeviceToHost, b));
+		CK(cudaEventRecord(e2, b));
+		CK(cudaStreamWaitEvent(s, e2, 0));
+		twice_plus<<<(n + 255) / 256, 256, 0, s>>>(din, dout, n, 100);
+		CK(cudaStreamEndCapture(s, &g));
+		CK(cudaGraphGetNodes(g, NULL, &nodes));
+		CK(cudaGraphGetEdges(g, NULL, NULL, NULL, &edges));
+		printf("joined graph: %zu nodes, %zu edges\n", nodes, edges);
+		CK(cudaGraphInstantiate(&x, g, 0));
+		for (int r = 0; r < 3; r++) {
+			bool good = true;
+
+			for (int i = 0; i < n; i++)
+				src[i] = i * 3 + r;
+			CK(cudaMemcpy(din, src, n * sizeof(int),
+				      cudaMemcpyHostToDevice));
+			memset(dst, 0, n * sizeof(int));
+			CK(cudaGraphLaunch(x, s));
+			CK(cudaStreamSynchronize(s));
+			for (int i = 0; i < n; i++)
+				good &= dst[i] == 2 * src[i] + 1;
+			printf("joined round %d: %s\n", r,
+			       good ? "right" : "WRONG");
+			ok &= good;
+		}
+		CK(cudaGraphExecDestroy(x));
+		CK(cudaGraphDestroy(g));
+		CK(cudaEventDestroy(e1));
+		CK(cudaEventDestroy(e2));
+		CK(cudaStreamDestroy(b));
+	}
 
 	/* 2D: pageable rows of their own pitch, at an offset, to pitched
 	 * device memory and back into other pageable rows */

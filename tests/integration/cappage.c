@@ -40,6 +40,9 @@
  *               cuMemcpy3DAsync of rows between them on a capturing
  *               stream: each launch of the graph copies that round's
  *               bytes (the capture does not copy them)
+ *   joined      a pageable copy on a stream joined to the capture,
+ *               between two copies to the device: one memcpy node
+ *               each, and it reads the first copy's bytes
  *
  * Over the network ("cappage net") the staging buffers are parts of the
  * data area kept for good, whose bytes the host nodes carry; too-big-net:
@@ -635,6 +638,68 @@ static void step_too_big(void)
 	end();
 }
 
+/*
+ * A staged copy on a stream that joined the capture (an event of the
+ * capturing stream waited for), between two copies of pinned memory to
+ * the device on the capturing stream: one memcpy node for it, and it
+ * reads the first copy's bytes, not the second's.  (The fake device
+ * keeps no edges between captured nodes and runs them in the order
+ * captured; the real driver's census and edges are tests/gpu/cappage's,
+ * against native.)
+ */
+static void step_joined(void)
+{
+	CUstream b = NULL;
+	CUevent e1 = NULL, e2 = NULL;
+	CUgraph g = NULL;
+	CUgraphExec x = NULL;
+	uint8_t *p1 = NULL, *p2 = NULL;
+	size_t nn = 0, m;
+
+	begin("joined");
+	if (OK(cuMemAllocHost((void **)&p1, N)) &&
+	    OK(cuMemAllocHost((void **)&p2, N)) &&
+	    OK(cuStreamCreate(&b, CU_STREAM_NON_BLOCKING)) &&
+	    OK(cuEventCreate(&e1, CU_EVENT_DISABLE_TIMING)) &&
+	    OK(cuEventCreate(&e2, CU_EVENT_DISABLE_TIMING)) &&
+	    OK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL))) {
+		OK(cuMemcpyHtoDAsync(d, p1, N, s));
+		OK(cuEventRecord(e1, s));
+		OK(cuStreamWaitEvent(b, e1, 0));
+		OK(cuMemcpyDtoHAsync(dst, d, N, b));
+		OK(cuEventRecord(e2, b));
+		OK(cuStreamWaitEvent(s, e2, 0));
+		OK(cuMemcpyHtoDAsync(d, p2, N, s));
+		if (OK(cuStreamEndCapture(s, &g))) {
+			/* over the network the pinned copies are staged too */
+			m = memcpy_nodes(g, &nn);
+			EXPECT(m == 3, "%zu memcpy nodes of %zu, want 3", m,
+			       nn);
+		}
+	}
+	if (g && !step_failed && OK(cuGraphInstantiate(&x, g, 0))) {
+		memset(p1, 0x5a, N);
+		memset(p2, 0x11, N);
+		memset(dst, 0, N);
+		if (OK(cuGraphLaunch(x, s)) && OK(cuStreamSynchronize(s)))
+			EXPECT(dst[0] == 0x5a && dst[N - 1] == 0x5a,
+			       "the copy read %#x, want the first copy's "
+			       "0x5a", dst[0]);
+	}
+	drop_graph(g, x);
+	if (e1)
+		cuEventDestroy(e1);
+	if (e2)
+		cuEventDestroy(e2);
+	if (b)
+		cuStreamDestroy(b);
+	if (p1)
+		cuMemFreeHost(p1);
+	if (p2)
+		cuMemFreeHost(p2);
+	end();
+}
+
 int main(int argc, char **argv)
 {
 	CUdevice dev;
@@ -661,6 +726,7 @@ int main(int argc, char **argv)
 	step_graph_api("graph-rows", 200, 1500, 1000, 2);
 	step_graph_h2h();
 	step_capture_h2h();
+	step_joined();
 	if (net)
 		step_too_big();
 	printf("%d passed, %d failed\n", passed, failed);
