@@ -113,11 +113,16 @@ struct fctx {
 	CUfunc_cache cache;
 };
 
+/* the capture nodes a stream's next captured work depends on */
+#define FC_CAP_DEPS 16
+
 struct fstream {
 	struct fobj o;
 	unsigned int flags;
 	int priority;
 	uint64_t cap;		/* the capture it is in (its id), 0: none */
+	CUgraphNode cdeps[FC_CAP_DEPS];	/* while in it */
+	size_t ncdeps;
 };
 
 struct fevent {
@@ -126,6 +131,8 @@ struct fevent {
 	bool recorded;
 	struct timespec when;
 	uint64_t cap;		/* last recorded in that capture, 0: none */
+	CUgraphNode cdeps[FC_CAP_DEPS];	/* the nodes it stands for there */
+	size_t ncdeps;
 };
 
 /* ---- the test kernels (fakecuda_launch.c) -------------------------------- */
@@ -310,6 +317,8 @@ struct fc_capnode {
 };
 CUresult fc_stream_work_as(CUstream s, bool *captured,
 			   const struct fc_capnode *as);
+/* as: captured work that adds no node (an event record) */
+extern const struct fc_capnode fc_no_node;
 /* an event recorded on s (after fc_stream_work): captured or not */
 void fc_event_recorded(struct fevent *e, CUstream s, bool captured);
 /* a stream waits for an event: a captured event's capture joins s */

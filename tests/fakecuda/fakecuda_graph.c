@@ -11,10 +11,13 @@
  * Stream capture (the end of this file): a stream being captured runs
  * nothing; a host function, a 1D copy between host and device memory, a
  * 2D or a 3D copy on it becomes a host or memcpy node of the capture's graph
- * (run when the graph launches, in the order captured), any other
- * launch, copy or memset an empty node,
- * an event recorded on it is "captured", and a stream that waits for such
- * an event joins the capture.  As the driver: waiting for or querying a
+ * (run when the graph launches, in dependency order), any other
+ * launch, copy or memset an empty node, each after the stream's current
+ * nodes (then its only one); an event recorded on it is "captured" and
+ * stands for the stream's current nodes (no node of its own), and a
+ * stream that waits for such an event joins the capture after them
+ * (cuStreamGetCaptureInfo gives a stream's current nodes,
+ * cuStreamUpdateCaptureDependencies sets or adds to them).  As the driver: waiting for or querying a
  * captured event or a capturing stream answers
  * CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED and invalidates the capture;
  * work on the legacy stream while a blocking stream of the context is
@@ -23,9 +26,9 @@
  * event while a GLOBAL capture of another thread (or a capture of its
  * own, not RELAXED) is open (UNSUPPORTED, the capture invalidated); an
  * invalidated capture ends in CUDA_ERROR_STREAM_CAPTURE_INVALIDATED.  Not
- * modelled: dependencies between captured nodes (nodes are unordered),
- * unjoined streams at the end (they just leave), per-thread default
- * streams.  The capture mode is per thread.
+ * modelled: edge data, more than FC_CAP_DEPS current nodes of a stream
+ * (the rest are dropped), unjoined streams at the end (they just leave),
+ * per-thread default streams.  The capture mode is per thread.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -1495,6 +1498,24 @@ CUresult fc_stream_work(CUstream s, bool *captured)
 	return fc_stream_work_as(s, captured, NULL);
 }
 
+const struct fc_capnode fc_no_node = { .type = CU_GRAPH_NODE_TYPE_EMPTY };
+
+/* a's deps become b's (b's own kept with add); at most FC_CAP_DEPS */
+static void deps_merge(CUgraphNode *b, size_t *nb, const CUgraphNode *a,
+		       size_t na, bool add)
+{
+	if (!add)
+		*nb = 0;
+	for (size_t i = 0; i < na; i++) {
+		bool have = false;
+
+		for (size_t j = 0; j < *nb && !have; j++)
+			have = b[j] == a[i];
+		if (!have && *nb < FC_CAP_DEPS)
+			b[(*nb)++] = a[i];
+	}
+}
+
 CUresult fc_stream_work_as(CUstream s, bool *captured,
 			   const struct fc_capnode *as)
 {
@@ -1512,18 +1533,28 @@ CUresult fc_stream_work_as(CUstream s, bool *captured,
 			rc = CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
 		}
 	} else if ((k = stream_cap(s))) {
-		CUgraphNode n;
+		struct fstream *st = STREAM(s);
+		CUgraphNode n = NULL;
+		const CUgraphNode *d = st->ncdeps ? st->cdeps : NULL;
 
+		/* a node after the stream's current ones, then its only one */
 		if (k->invalid)
 			rc = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+		else if (as == &fc_no_node)
+			;
 		else if (as && as->type == CU_GRAPH_NODE_TYPE_HOST)
-			rc = cuGraphAddHostNode(&n, (CUgraph)k->g, NULL, 0,
-						&as->host);
+			rc = cuGraphAddHostNode(&n, (CUgraph)k->g, d,
+						st->ncdeps, &as->host);
 		else if (as && as->type == CU_GRAPH_NODE_TYPE_MEMCPY)
-			rc = cuGraphAddMemcpyNode(&n, (CUgraph)k->g, NULL, 0,
-						  &as->cp, NULL);
+			rc = cuGraphAddMemcpyNode(&n, (CUgraph)k->g, d,
+						  st->ncdeps, &as->cp, NULL);
 		else
-			rc = cuGraphAddEmptyNode(&n, (CUgraph)k->g, NULL, 0);
+			rc = cuGraphAddEmptyNode(&n, (CUgraph)k->g, d,
+						 st->ncdeps);
+		if (rc == CUDA_SUCCESS && n) {
+			st->cdeps[0] = n;
+			st->ncdeps = 1;
+		}
 		*captured = true;
 	}
 	pthread_mutex_unlock(&cap_mu);
@@ -1537,6 +1568,10 @@ void fc_event_recorded(struct fevent *e, CUstream s, bool captured)
 	pthread_mutex_lock(&cap_mu);
 	k = captured ? stream_cap(s) : NULL;
 	e->cap = k ? k->id : 0;
+	e->ncdeps = 0;
+	if (k)
+		deps_merge(e->cdeps, &e->ncdeps, STREAM(s)->cdeps,
+			   STREAM(s)->ncdeps, false);
 	pthread_mutex_unlock(&cap_mu);
 }
 
@@ -1559,7 +1594,14 @@ CUresult fc_stream_wait(CUstream s, struct fevent *e)
 		mine->invalid = true;
 		rc = CUDA_ERROR_STREAM_CAPTURE_MERGE;
 	} else if (k && !mine) {
-		STREAM(s)->cap = k->id;	/* s joins the capture */
+		/* s joins the capture, after the event's nodes */
+		STREAM(s)->cap = k->id;
+		deps_merge(STREAM(s)->cdeps, &STREAM(s)->ncdeps, e->cdeps,
+			   e->ncdeps, false);
+	} else if (k) {
+		/* and within it, after those nodes too */
+		deps_merge(STREAM(s)->cdeps, &STREAM(s)->ncdeps, e->cdeps,
+			   e->ncdeps, true);
 	}
 	pthread_mutex_unlock(&cap_mu);
 	return rc;
@@ -1648,14 +1690,24 @@ CUresult cuStreamGetCaptureInfo_v3(CUstream s, CUstreamCaptureStatus *st,
 		*id = k ? k->id : 0;
 	if (g)
 		*g = k ? (CUgraph)k->g : NULL;
+	if (k) {
+		static __thread CUgraphNode out[FC_CAP_DEPS];
+		struct fstream *st = STREAM(s);
+
+		memcpy(out, st->cdeps, st->ncdeps * sizeof(out[0]));
+		if (deps)
+			*deps = st->ncdeps ? out : NULL;
+		if (ndeps)
+			*ndeps = st->ncdeps;
+	} else {
+		if (deps)
+			*deps = NULL;
+		if (ndeps)
+			*ndeps = 0;
+	}
 	pthread_mutex_unlock(&cap_mu);
-	/* nodes are unordered: no dependencies */
-	if (deps)
-		*deps = NULL;
 	if (edges)
 		*edges = NULL;
-	if (ndeps)
-		*ndeps = 0;
 	return CUDA_SUCCESS;
 }
 
@@ -1703,6 +1755,7 @@ static CUresult begin_capture(CUstream s, struct fgraph *into,
 	k->origin = st;
 	k->thr = pthread_self();
 	st->cap = k->id;
+	st->ncdeps = 0;
 out:
 	pthread_mutex_unlock(&cap_mu);
 	return rc;
@@ -1724,10 +1777,20 @@ CUresult cuStreamBeginCaptureToGraph(CUstream s, CUgraph hg,
 	NEED_INIT();
 	if (!g || (n && !deps))
 		return CUDA_ERROR_INVALID_VALUE;
+	CUresult rc;
+
 	for (size_t i = 0; i < n; i++)
 		if (!N(deps[i]) || N(deps[i])->g != g)
 			return CUDA_ERROR_INVALID_VALUE;
-	return begin_capture(s, g, m);
+	rc = begin_capture(s, g, m);
+	if (rc == CUDA_SUCCESS) {
+		/* the capture's first nodes follow deps */
+		pthread_mutex_lock(&cap_mu);
+		deps_merge(STREAM(s)->cdeps, &STREAM(s)->ncdeps, deps, n,
+			   false);
+		pthread_mutex_unlock(&cap_mu);
+	}
+	return rc;
 }
 
 CUresult cuStreamEndCapture(CUstream s, CUgraph *out)
@@ -1800,6 +1863,9 @@ CUresult cuStreamUpdateCaptureDependencies_v2(CUstream s, CUgraphNode *deps,
 		for (size_t i = 0; i < n; i++)
 			if (!N(deps[i]) || N(deps[i])->g != k->g)
 				rc = CUDA_ERROR_INVALID_VALUE;
+	if (k && rc == CUDA_SUCCESS)
+		deps_merge(STREAM(s)->cdeps, &STREAM(s)->ncdeps, deps, n,
+			   flags != CU_STREAM_SET_CAPTURE_DEPENDENCIES);
 	pthread_mutex_unlock(&cap_mu);
-	return rc;	/* nodes are unordered: nothing to keep */
+	return rc;
 }

@@ -130,7 +130,8 @@ static CUresult event_record(CUevent ev, CUstream s, unsigned int flags)
 		return rc;
 	if (flags & ~(unsigned int)CU_EVENT_RECORD_EXTERNAL)
 		return CUDA_ERROR_INVALID_VALUE;
-	rc = fc_stream_work(s, &captured);
+	/* captured: no node, the event stands for the stream's nodes */
+	rc = fc_stream_work_as(s, &captured, &fc_no_node);
 	if (rc)
 		return rc;
 	fc_event_recorded(e, s, captured);

@@ -42,7 +42,8 @@
  *               bytes (the capture does not copy them)
  *   joined      a pageable copy on a stream joined to the capture,
  *               between two copies to the device: one memcpy node
- *               each, and it reads the first copy's bytes
+ *               each, edges into and out of it, and it reads the first
+ *               copy's bytes
  *
  * Over the network ("cappage net") the staging buffers are parts of the
  * data area kept for good, whose bytes the host nodes carry; too-big-net:
@@ -638,14 +639,44 @@ static void step_too_big(void)
 	end();
 }
 
+/* whether graph g has an edge into node n (in) or out of it */
+static bool has_edge(CUgraph g, CUgraphNode n, bool in)
+{
+	CUgraphNode from[16], to[16];
+	size_t ne = 16;
+
+	if (!OK(cuGraphGetEdges(g, from, to, NULL, &ne)))
+		return false;
+	for (size_t i = 0; i < ne && i < 16; i++)
+		if ((in ? to[i] : from[i]) == n)
+			return true;
+	return false;
+}
+
+/* the node of graph g that copies into host memory h, or NULL */
+static CUgraphNode copy_to(CUgraph g, const void *h)
+{
+	CUgraphNode nodes[16];
+	size_t nn = 16;
+	CUDA_MEMCPY3D p;
+
+	if (!OK(cuGraphGetNodes(g, nodes, &nn)))
+		return NULL;
+	for (size_t i = 0; i < nn && i < 16; i++)
+		if (cuGraphMemcpyNodeGetParams(nodes[i], &p) == CUDA_SUCCESS &&
+		    p.dstMemoryType == CU_MEMORYTYPE_HOST && p.dstHost == h)
+			return nodes[i];
+	return NULL;
+}
+
 /*
  * A staged copy on a stream that joined the capture (an event of the
  * capturing stream waited for), between two copies of pinned memory to
- * the device on the capturing stream: one memcpy node for it, and it
- * reads the first copy's bytes, not the second's.  (The fake device
- * keeps no edges between captured nodes and runs them in the order
- * captured; the real driver's census and edges are tests/gpu/cappage's,
- * against native.)
+ * the device on the capturing stream: three memcpy nodes, the staged one
+ * after the first copy and before the second (the capture's current
+ * nodes asked for and moved on: edges into it and out of it; three
+ * edges in all, the first copy also before the second as the driver
+ * records it), and it reads the first copy's bytes, not the second's.
  */
 static void step_joined(void)
 {
@@ -672,9 +703,19 @@ static void step_joined(void)
 		OK(cuMemcpyHtoDAsync(d, p2, N, s));
 		if (OK(cuStreamEndCapture(s, &g))) {
 			/* over the network the pinned copies are staged too */
+			CUgraphNode mid = copy_to(g, dst);
+			size_t ne = 0;
+
 			m = memcpy_nodes(g, &nn);
-			EXPECT(m == 3, "%zu memcpy nodes of %zu, want 3", m,
-			       nn);
+			EXPECT(nn == 3 && m == 3, "%zu nodes, %zu memcpy nodes, "
+			       "want 3 and 3", nn, m);
+			EXPECT(mid != NULL, "no node copies to the destination");
+			EXPECT(!mid || has_edge(g, mid, true),
+			       "the staged copy follows nothing");
+			EXPECT(!mid || has_edge(g, mid, false),
+			       "nothing follows the staged copy");
+			if (OK(cuGraphGetEdges(g, NULL, NULL, NULL, &ne)))
+				EXPECT(ne == 3, "%zu edges, want 3", ne);
 		}
 	}
 	if (g && !step_failed && OK(cuGraphInstantiate(&x, g, 0))) {
