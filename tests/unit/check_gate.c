@@ -15,7 +15,9 @@
  *     limit sees it in flight (gpu_since), and it is charged as GPU time
  *     when it completes (from its submission: waiting counts);
  *   - the daemon is kicked when the guest comes to want the GPU, when its
- *     work drains and when it goes idle, not when work begins.
+ *     work drains and when it goes idle, not when work begins;
+ *   - a mark over several streams waits once: its other events are
+ *     asked (done by then), not waited for one by one.
  */
 #include <check.h>
 #include <pthread.h>
@@ -60,6 +62,18 @@ static void hold(CUstream s)
 	pthread_mutex_unlock(&mu);
 }
 
+/* both streams at once: what each held finishes together */
+static void let_go_both(void)
+{
+	pthread_mutex_lock(&mu);
+	for (int i = 0; i < 2; i++) {
+		streams[i].held = false;
+		streams[i].epoch++;
+	}
+	pthread_cond_broadcast(&cv);
+	pthread_mutex_unlock(&mu);
+}
+
 static void let_go(CUstream s)
 {
 	pthread_mutex_lock(&mu);
@@ -94,9 +108,13 @@ static CUresult m_event_record(CUevent ev, CUstream s)
 	return CUDA_SUCCESS;
 }
 
+/* blocking waits the gate asked for */
+static unsigned int n_sync;
+
 static CUresult m_event_sync(CUevent ev)
 {
 	pthread_mutex_lock(&mu);
+	n_sync++;
 	while (!done((struct mev *)ev))
 		pthread_cond_wait(&cv, &mu);
 	pthread_mutex_unlock(&mu);
@@ -288,6 +306,48 @@ START_TEST(drain_drops_waiting_work)
 }
 END_TEST
 
+START_TEST(mark_waits_once_for_its_streams)
+{
+	unsigned int waits;
+
+	/* one op done first: the gate then knows an op's GPU time and
+	 * batches ops (the first op is a mark of its own) */
+	submit(SA, true);
+	xgpub_gate_idle(&wk);
+	ck_assert_msg(slot_reads(&slot.st.busy, 0, 2000), "not drained");
+	/* a batch over both streams, both held: one mark, two events */
+	hold(SA);
+	hold(SB);
+	submit(SA, false);
+	submit(SB, false);
+	pthread_mutex_lock(&mu);
+	n_sync = 0;
+	pthread_mutex_unlock(&mu);
+	xgpub_gate_idle(&wk);
+	/* the completer in its wait for the first event */
+	for (int i = 0; i < 2000; i++) {
+		pthread_mutex_lock(&mu);
+		waits = n_sync;
+		pthread_mutex_unlock(&mu);
+		if (waits)
+			break;
+		usleep(1000);
+	}
+	ck_assert_msg(waits == 1, "%u waits begun, want the first", waits);
+	let_go_both();
+	ck_assert_msg(slot_reads(&slot.st.busy, 0, 2000),
+		      "the mark's work done, the worker still busy");
+	pthread_mutex_lock(&mu);
+	waits = n_sync;
+	pthread_mutex_unlock(&mu);
+	/* the wait under way returns; the second event is asked and is
+	 * done (a blocking wait for it cost some 35 us on the H200 each) */
+	ck_assert_msg(waits == 1, "%u blocking waits for a mark of two "
+		      "streams done together, want 1", waits);
+	xgpub_gate_stop(&wk);
+}
+END_TEST
+
 /* the kicks an eventfd counted since the last read (0: none) */
 static uint64_t kicks(int fd)
 {
@@ -434,6 +494,7 @@ static Suite *gate_suite(void)
 	tcase_add_test(tc, kicks_only_when_wanting_or_drained);
 	tcase_add_test(tc, cell_counts_the_union);
 	tcase_add_test(tc, drain_spin_is_bounded);
+	tcase_add_test(tc, mark_waits_once_for_its_streams);
 	suite_add_tcase(s, tc);
 	return s;
 }
