@@ -723,16 +723,15 @@ static bool batch_has(CUstream s)
 	return false;
 }
 
-/* ops a mark covers so that it is about a mark's GPU time (g.mu held) */
-static uint32_t ops_per_mark(void)
+/* ops a mark covers so that it is about a mark's GPU time, the guest
+ * alone on the GPU or not (g.mu held) */
+static uint32_t ops_per_mark(bool alone)
 {
+	uint64_t wide = alone ? SOLO_WIDE_BATCH : WIDE_BATCH;
 	uint64_t b;
 
 	if (!g.op_ns)
 		return 1;
-	bool alone = solo();
-	uint64_t wide = alone ? SOLO_WIDE_BATCH : WIDE_BATCH;
-
 	b = (alone ? SOLO_MARK_NS : MARK_NS) / g.op_ns;
 	return b < 1 ? 1 : b > wide ? (uint32_t)wide : (uint32_t)b;
 }
@@ -740,8 +739,9 @@ static uint32_t ops_per_mark(void)
 /* ops after which the open batch closes (g.mu held) */
 static uint32_t batch_limit(void)
 {
-	uint32_t batch = ops_per_mark();
-	uint32_t wide = (solo() ? SOLO_OPS_PER_EVENT : OPS_PER_EVENT) *
+	bool alone = solo();
+	uint32_t batch = ops_per_mark(alone);
+	uint32_t wide = (alone ? SOLO_OPS_PER_EVENT : OPS_PER_EVENT) *
 			g.b_nstreams;
 
 	if (batch <= MAX_BATCH)

@@ -297,17 +297,10 @@ static CUresult clone_staged(CUgraph orig, CUgraph clone)
 	CUresult rc = CUDA_SUCCESS;
 
 	for (size_t i = 0; i < n && rc == CUDA_SUCCESS; i++) {
-		struct xgpuif_find_clone_args a = {
-			v[i].remote, robj_remote(clone, RK_GRAPH)
-		};
-		struct xgpuif_node_reply r = { 0, 0 };
-		struct robj *node;
+		CUgraphNode node;
 
-		rc = xgpulib_call_GRAPH_FIND_IN_CLONE(&a, &r);
-		if (rc)
-			break;
-		node = robj_for(RK_NODE, r.node, (struct robj *)clone);
-		if (!node || !robj_stage(node, &v[i].p))
+		rc = cuGraphNodeFindInClone(&node, v[i].node, clone);
+		if (rc == CUDA_SUCCESS && !robj_stage(node, &v[i].p))
 			rc = CUDA_ERROR_OUT_OF_MEMORY;
 	}
 	free(v);

@@ -254,18 +254,33 @@ static CUresult staging_owned(CUgraph g, const struct hrows *want,
 	return rc;
 }
 
-/* the graph stream s captures into */
-static CUresult capture_graph(CUstream s, int ptds, CUgraph *g)
+/*
+ * The graph stream s captures into, and (deps not NULL) a copy of its
+ * current nodes, *nd of them (the query's own list is the thread's, the
+ * next query's too)
+ */
+static CUresult capture_graph(CUstream s, int ptds, CUgraph *g,
+			      CUgraphNode deps[XGPUIF_MAX_CAPTURE_DEPS],
+			      size_t *nd)
 {
 	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+	const CUgraphNode *got = NULL;
+	size_t n = 0;
 	CUresult rc;
 
 	*g = NULL;
-	rc = xgpulib_capture_info_v3(s, &st, NULL, g, NULL, NULL, NULL, ptds);
+	rc = xgpulib_capture_info_v3(s, &st, NULL, g, deps ? &got : NULL,
+				     NULL, deps ? &n : NULL, ptds);
 	if (rc)
 		return rc;
-	if (st != CU_STREAM_CAPTURE_STATUS_ACTIVE || !*g)
+	if (st != CU_STREAM_CAPTURE_STATUS_ACTIVE || !*g ||
+	    n > XGPUIF_MAX_CAPTURE_DEPS)
 		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+	if (deps) {
+		if (n)
+			memcpy(deps, got, n * sizeof(deps[0]));
+		*nd = n;
+	}
 	return CUDA_SUCCESS;
 }
 
@@ -319,7 +334,7 @@ static CUresult capture_h2h(CUstream s, int ptds, const struct hcopy *want)
 {
 	CUDA_HOST_NODE_PARAMS hp;
 	CUgraph g;
-	CUresult rc = capture_graph(s, ptds, &g);
+	CUresult rc = capture_graph(s, ptds, &g, NULL, NULL);
 
 	if (rc == CUDA_SUCCESS)
 		rc = hcopy_owned(g, want, &hp);
@@ -389,23 +404,13 @@ static CUresult add_standing(CUgraphNode *out, CUgraph g,
 static CUresult capture(CUstream s, int ptds, const struct hrows *want,
 			bool in, const CUDA_MEMCPY3D *v)
 {
-	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
 	CUgraphNode deps[XGPUIF_MAX_CAPTURE_DEPS], node;
-	const CUgraphNode *got = NULL;
 	size_t nd = 0;
-	CUgraph g = NULL, cg;
-	CUresult rc;
+	CUgraph g, cg;
+	CUresult rc = capture_graph(s, ptds, &g, deps, &nd);
 
-	rc = xgpulib_capture_info_v3(s, &st, NULL, &g, &got, NULL, &nd,
-				     ptds);
 	if (rc)
 		return rc;
-	if (st != CU_STREAM_CAPTURE_STATUS_ACTIVE || !g ||
-	    nd > XGPUIF_MAX_CAPTURE_DEPS)
-		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
-	/* (the query's list is the thread's, the next query's too) */
-	if (nd)
-		memcpy(deps, got, nd * sizeof(deps[0]));
 	rc = staged_child(g, want, in, v, &cg);
 	if (rc == CUDA_SUCCESS)
 		rc = add_standing(&node, g, nd ? deps : NULL, nd, cg, v);

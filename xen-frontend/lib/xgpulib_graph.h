@@ -45,7 +45,7 @@ bool robj_staged(const void *node, CUDA_MEMCPY3D *p);
  * over): *out (malloc'd, the caller frees it) holds the count returned;
  * 0 with *out NULL when there are none, no memory, or no such graph */
 struct robj_staged_node {
-	uint64_t remote;
+	CUgraphNode node;
 	CUDA_MEMCPY3D p;
 };
 size_t robj_staged_of(const void *graph, struct robj_staged_node **out);

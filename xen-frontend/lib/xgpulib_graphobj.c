@@ -179,7 +179,7 @@ size_t robj_staged_of(const void *graph, struct robj_staged_node **out)
 				v = nv;
 				cap = nc;
 			}
-			v[n].remote = o->remote;
+			v[n].node = (CUgraphNode)o;
 			v[n].p = *(const CUDA_MEMCPY3D *)o->staged;
 			n++;
 		}
