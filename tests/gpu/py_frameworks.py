@@ -21,21 +21,7 @@ import sys
 os.environ.setdefault("XLA_PYTHON_CLIENT_MEM_FRACTION", "0.2")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
-failed = []
-
-
-def step(name, fn):
-    try:
-        r = fn()
-        print(f"{name}: {r}", flush=True)
-    except Exception as e:  # noqa: BLE001 (any failure is the answer)
-        print(f"{name}: ERROR {type(e).__name__}: {str(e)[:200]}",
-              flush=True)
-        failed.append(name)
-
-
-def r3(x):
-    return round(float(x), 3)
+from gpu_steps import failed, r3, step, verdict  # noqa: E402
 
 
 def part_cupy():
@@ -303,10 +289,7 @@ def main():
         if r.returncode:
             bad.append(name)
             print(f"{name}: exit status {r.returncode}", flush=True)
-    if bad:
-        print("FAIL py_frameworks: " + ", ".join(bad))
-        sys.exit(1)
-    print("PASS py_frameworks")
+    verdict("py_frameworks", bad)
 
 
 if __name__ == "__main__":

@@ -17,27 +17,13 @@ figures as the program sees them, and a kernel compiled at run time by
 the jiterator (NVRTC).  Values rounded; prints PASS torch_broad last
 when every step ran."""
 import os
-import sys
 
 os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
 
 import torch  # noqa: E402
 
-failed = []
-
-
-def step(name, fn):
-    try:
-        r = fn()
-        print(f"{name}: {r}", flush=True)
-    except Exception as e:  # noqa: BLE001 (any failure is the answer)
-        print(f"{name}: ERROR {type(e).__name__}: {str(e)[:160]}",
-              flush=True)
-        failed.append(name)
-
-
-def r3(t):
-    return round(float(t), 3)
+import gpu_steps  # noqa: E402
+from gpu_steps import r3, step  # noqa: E402,F401
 
 
 def gen(seed):
@@ -256,10 +242,7 @@ def main():
     step("pinned non-blocking copies both ways", pinned)
     step("device properties, memory figures", device_facts)
     step("jiterator (NVRTC)", jiterator)
-    if failed:
-        print(f"FAIL torch_broad: {', '.join(failed)}")
-        sys.exit(1)
-    print("PASS torch_broad")
+    gpu_steps.verdict("torch_broad")
 
 
 if __name__ == "__main__":

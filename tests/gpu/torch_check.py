@@ -17,17 +17,13 @@ os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
 
 import torch  # noqa: E402
 
-failed = []
+import gpu_steps  # noqa: E402
 
 
 def step(name, fn):
-    try:
-        r = fn()
-        torch.cuda.synchronize()
-        print(f"{name}: {r}", flush=True)
-    except Exception as e:  # a step's failure is reported, the rest go on
-        print(f"{name}: ERROR {type(e).__name__}: {str(e)[:160]}", flush=True)
-        failed.append(name)
+    # a step's failure is reported, the rest go on; its asynchronous
+    # errors are its own
+    gpu_steps.step(name, fn, then=lambda: torch.cuda.synchronize())
 
 
 def r4(t):
@@ -245,10 +241,7 @@ def main():
     step("multiprocessing CUDA IPC, child doubles", multiprocessing_ipc)
     if os.environ.get("XGPU_TORCH_COMPILE", "1") != "0":
         step("torch.compile (Triton)", compiled)
-    if failed:
-        print(f"FAIL torch_check: {', '.join(failed)}")
-        sys.exit(1)
-    print("PASS torch_check")
+    gpu_steps.verdict("torch_check")
 
 
 # a spawned child (multiprocessing_ipc) imports this file: only the

@@ -11,29 +11,13 @@ fixed, deterministic algorithms asked for, losses rounded; a library
 missing here prints SKIP for its step, natively and through xgpu alike.
 Prints PASS torch_models last when every step ran."""
 import os
-import sys
 
 os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
 
 import torch  # noqa: E402
 
-failed = []
-
-
-def step(name, fn):
-    try:
-        r = fn()
-        print(f"{name}: {r}", flush=True)
-    except ImportError as e:
-        print(f"SKIP {name}: {e.name} not installed", flush=True)
-    except Exception as e:  # noqa: BLE001 (any failure is the answer)
-        print(f"{name}: ERROR {type(e).__name__}: {str(e)[:200]}",
-              flush=True)
-        failed.append(name)
-
-
-def r3(x):
-    return round(float(x), 3)
+import gpu_steps  # noqa: E402
+from gpu_steps import r3  # noqa: E402
 
 
 def seed():
@@ -155,11 +139,8 @@ def main():
                      ("gpt2_adamw", gpt2), ("dataloader_pinned", loader),
                      ("compile_reduce_overhead", compiled),
                      ("cuda_graph_train_step", graph)]:
-        step(name, fn)
-    if failed:
-        print("FAIL torch_models: " + ", ".join(failed))
-        sys.exit(1)
-    print("PASS torch_models")
+        gpu_steps.step(name, fn, skip_missing=True)
+    gpu_steps.verdict("torch_models")
 
 
 if __name__ == "__main__":
