@@ -123,6 +123,17 @@ struct fstream {
 	uint64_t cap;		/* the capture it is in (its id), 0: none */
 	CUgraphNode cdeps[FC_CAP_DEPS];	/* while in it */
 	size_t ncdeps;
+	/*
+	 * XGPU_FAKE_VALUE_WAITS=1: a value wait that does not hold yet
+	 * holds the stream (its queries say not ready, its synchronizes
+	 * wait) until a write makes it hold; wait_gen counts such waits.
+	 * Work behind it still runs at once: only the waiting is modelled.
+	 */
+	bool waiting;		/* (atomic) */
+	bool wait64;
+	uint32_t wait_flags;
+	uint64_t wait_addr, wait_value;
+	uint32_t wait_gen;
 };
 
 struct fevent {
@@ -133,6 +144,9 @@ struct fevent {
 	uint64_t cap;		/* last recorded in that capture, 0: none */
 	CUgraphNode cdeps[FC_CAP_DEPS];	/* the nodes it stands for there */
 	size_t ncdeps;
+	/* recorded behind a value wait of that stream (its wait_gen) */
+	CUstream behind;
+	uint32_t behind_gen;
 };
 
 /* ---- the test kernels (fakecuda_launch.c) -------------------------------- */
@@ -240,6 +254,11 @@ struct fpool {
 extern bool fc_inited;		/* cuInit was called */
 extern __thread struct fctx *fc_cur;	/* the calling thread's current context */
 extern struct fobj *fc_objs;	/* every live object */
+/* whether stream s still waits for a value (XGPU_FAKE_VALUE_WAITS) */
+bool fc_stream_waits(CUstream s);
+bool fc_fstream_waits(struct fstream *fs);
+/* whether any stream of ctx still waits for a value */
+bool fc_ctx_waits(struct fctx *ctx);
 extern struct range *fc_ranges;
 extern size_t fc_nranges;
 extern uint64_t fc_mem_used;	/* device memory charged */

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fakecuda.h"
 
@@ -411,8 +412,11 @@ CUresult cuCtxGetCurrent(CUcontext *pctx)
 CUresult cuCtxSynchronize(void)
 {
 	NEED_CTX();
+	/* everything completed when issued, but what waits for a value */
+	while (fc_ctx_waits(fc_cur))
+		usleep(1000);
 	fc_printf_flush();
-	return CUDA_SUCCESS;	/* everything completed when issued */
+	return CUDA_SUCCESS;
 }
 
 CUresult cuCtxGetLimit(size_t *pvalue, CUlimit limit)

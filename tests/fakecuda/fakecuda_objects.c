@@ -110,6 +110,18 @@ void fc_obj_add(struct fobj *o, int type, struct fctx *ctx)
 	pthread_mutex_unlock(&objs_mu);
 }
 
+bool fc_ctx_waits(struct fctx *ctx)
+{
+	bool any = false;
+
+	pthread_mutex_lock(&objs_mu);
+	for (struct fobj *o = fc_objs; o && !any; o = o->next)
+		if (o->type == O_STREAM && o->ctx == ctx)
+			any = fc_fstream_waits((struct fstream *)o);
+	pthread_mutex_unlock(&objs_mu);
+	return any;
+}
+
 void fc_obj_unlink(struct fobj *o)
 {
 	pthread_mutex_lock(&objs_mu);

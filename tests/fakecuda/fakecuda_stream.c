@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "fakecuda.h"
 
@@ -63,6 +64,8 @@ CUresult cuStreamSynchronize(CUstream s)
 	rc = fc_stream_ok(s);
 	if (!rc)
 		rc = fc_host_wait(NULL, s);
+	while (!rc && fc_stream_waits(s))
+		usleep(1000);
 	if (!rc)
 		fc_printf_flush();
 	return rc;
@@ -74,7 +77,28 @@ CUresult cuStreamQuery(CUstream s)
 
 	NEED_CTX();
 	rc = fc_stream_ok(s);
-	return rc ? rc : fc_host_wait(NULL, s);
+	if (!rc)
+		rc = fc_host_wait(NULL, s);
+	return !rc && fc_stream_waits(s) ? CUDA_ERROR_NOT_READY : rc;
+}
+
+/* a stream's context: the special streams' is the caller's */
+CUresult cuStreamGetCtx(CUstream s, CUcontext *pctx)
+{
+	struct fstream *fs;
+
+	NEED_CTX();
+	if (!pctx)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (s == NULL || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD) {
+		*pctx = (CUcontext)fc_cur;
+		return CUDA_SUCCESS;
+	}
+	fs = STREAM(s);
+	if (!fs)
+		return CUDA_ERROR_INVALID_HANDLE;
+	*pctx = (CUcontext)fs->o.ctx;
+	return CUDA_SUCCESS;
 }
 
 CUresult cuStreamWaitEvent(CUstream s, CUevent ev, unsigned int flags)
@@ -139,7 +163,26 @@ static CUresult event_record(CUevent ev, CUstream s, unsigned int flags)
 		return CUDA_SUCCESS;
 	clock_gettime(CLOCK_MONOTONIC, &e->when);
 	e->recorded = true;
+	e->behind = NULL;
+	if (fc_stream_waits(s)) {
+		e->behind = s;
+		e->behind_gen = STREAM(s)->wait_gen;
+	}
 	return CUDA_SUCCESS;
+}
+
+/* an event recorded behind a value wait that still holds its stream */
+static bool event_waits(struct fevent *e)
+{
+	struct fstream *fs;
+
+	if (!e->behind)
+		return false;
+	fs = STREAM(e->behind);
+	if (fs && fs->wait_gen == e->behind_gen && fc_stream_waits(e->behind))
+		return true;
+	e->behind = NULL;
+	return false;
 }
 
 CUresult cuEventRecordWithFlags(CUevent ev, CUstream s, unsigned int flags)
@@ -155,10 +198,14 @@ CUresult cuEventRecord(CUevent ev, CUstream s)
 CUresult cuEventQuery(CUevent ev)
 {
 	struct fevent *e;
+	CUresult rc;
 
 	NEED_INIT();
 	e = EVENT(ev);
-	return e ? fc_host_wait(e, NULL) : CUDA_ERROR_INVALID_HANDLE;
+	if (!e)
+		return CUDA_ERROR_INVALID_HANDLE;
+	rc = fc_host_wait(e, NULL);
+	return !rc && event_waits(e) ? CUDA_ERROR_NOT_READY : rc;
 }
 
 CUresult cuEventSynchronize(CUevent ev)
@@ -171,6 +218,8 @@ CUresult cuEventSynchronize(CUevent ev)
 	if (!e)
 		return CUDA_ERROR_INVALID_HANDLE;
 	rc = fc_host_wait(e, NULL);
+	while (!rc && event_waits(e))
+		usleep(1000);
 	if (!rc)
 		fc_printf_flush();
 	return rc;
@@ -334,6 +383,49 @@ static bool wait_holds(uint64_t have, uint64_t want, unsigned int flags)
 	}
 }
 
+static bool value_waits(void)
+{
+	static int on = -1;
+
+	if (on < 0)
+		on = getenv("XGPU_FAKE_VALUE_WAITS") &&
+		     atoi(getenv("XGPU_FAKE_VALUE_WAITS"));
+	return on;
+}
+
+/* s waits for o's value from now (the last such wait of a batch) */
+static void hold(struct fstream *fs, const CUstreamBatchMemOpParams *o,
+		 bool is64)
+{
+	fs->wait_addr = o->waitValue.address;
+	fs->wait_value = is64 ? o->waitValue.value64 : o->waitValue.value;
+	fs->wait_flags = o->waitValue.flags;
+	fs->wait64 = is64;
+	fs->wait_gen++;
+	__atomic_store_n(&fs->waiting, true, __ATOMIC_RELEASE);
+}
+
+bool fc_stream_waits(CUstream s)
+{
+	if (s == NULL || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD)
+		return false;
+	return fc_fstream_waits(STREAM(s));
+}
+
+bool fc_fstream_waits(struct fstream *fs)
+{
+	uint64_t have = 0;
+
+	if (!fs || !__atomic_load_n(&fs->waiting, __ATOMIC_ACQUIRE))
+		return false;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	memcpy(&have, (void *)(uintptr_t)fs->wait_addr, fs->wait64 ? 8 : 4);
+	if (!wait_holds(have, fs->wait_value, fs->wait_flags))
+		return true;
+	__atomic_store_n(&fs->waiting, false, __ATOMIC_RELEASE);
+	return false;
+}
+
 CUresult cuStreamBatchMemOp_v2(CUstream s, unsigned int count,
 			       CUstreamBatchMemOpParams *ops,
 			       unsigned int flags)
@@ -360,10 +452,13 @@ CUresult cuStreamBatchMemOp_v2(CUstream s, unsigned int count,
 				return CUDA_ERROR_INVALID_VALUE;
 			memcpy(&have, (void *)(uintptr_t)o->waitValue.address,
 			       n);
-			if (!wait_holds(have, is64 ? o->waitValue.value64 :
-						     o->waitValue.value,
-					o->waitValue.flags))
+			if (wait_holds(have, is64 ? o->waitValue.value64 :
+						    o->waitValue.value,
+				       o->waitValue.flags))
+				break;
+			if (!value_waits() || !STREAM(s))
 				return CUDA_ERROR_NOT_SUPPORTED;
+			hold(STREAM(s), o, is64);
 			break;
 		case CU_STREAM_MEM_OP_WRITE_VALUE_32:
 		case CU_STREAM_MEM_OP_WRITE_VALUE_64:

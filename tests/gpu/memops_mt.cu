@@ -9,7 +9,9 @@
 // Natively W's synchronize returns once S has written.  Also the same
 // with cudaEventSynchronize on an event recorded on b, and with a third
 // stream c that waits (cudaStreamWaitEvent) for an event recorded on b
-// after the wait, then does the copy: W synchronizes c.
+// after the wait, then does the copy: W synchronizes c.  And with
+// cudaDeviceSynchronize (cuCtxSynchronize: the context's work, the
+// waiting stream's included).
 //
 // Output: deterministic result lines, then "PASS memops_mt" (exit 0) or
 // "FAIL ..." (exit 1).
@@ -40,11 +42,12 @@ static void *signaller(void *arg)
 	return NULL;
 }
 
-enum how { BY_STREAM, BY_EVENT, THROUGH_EVENT };
+enum how { BY_STREAM, BY_EVENT, THROUGH_EVENT, BY_CONTEXT };
 
 static void one_round(int r, enum how how)
 {
-	static const char *const name[] = { "stream", "event", "other stream" };
+	static const char *const name[] = { "stream", "event", "other stream",
+					    "context" };
 	pthread_t t;
 	cudaEvent_t e;
 	int h[32];
@@ -69,6 +72,8 @@ static void one_round(int r, enum how how)
 	}
 	if (how == BY_EVENT)
 		CK(cudaEventSynchronize(e));
+	else if (how == BY_CONTEXT)
+		CK(cudaDeviceSynchronize());
 	else
 		CK(cudaStreamSynchronize(how == THROUGH_EVENT ? c : b));
 	pthread_join(t, NULL);
@@ -102,6 +107,7 @@ int main()
 	one_round(1, BY_STREAM);
 	one_round(2, BY_EVENT);
 	one_round(3, THROUGH_EVENT);
+	one_round(4, BY_CONTEXT);
 	CK(cudaStreamDestroy(a));
 	CK(cudaStreamDestroy(b));
 	CK(cudaStreamDestroy(c));

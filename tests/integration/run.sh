@@ -585,6 +585,32 @@ done
 kill -TERM "$DPID7" 2>/dev/null
 wait "$DPID7" 2>/dev/null
 
+# a synchronize of work that waits for a value another thread writes
+# later (the fake device holds a waiting stream: XGPU_FAKE_VALUE_WAITS):
+# by stream, by event and by context it returns after the write, where
+# one blocked synchronize would hold the channel the write comes through
+# (the GPU scheduler on: its marks behind the wait are asked, not waited)
+SOCK8=$TMP/valuewait.sock
+XGPU_FAKE_VALUE_WAITS=1 "$BACKEND" --local "$SOCK8" --control none \
+	--foreground --driver "$FAKECUDA" --verbose >"$TMP/valuewait.log" 2>&1 &
+DPID8=$!
+wait_until 100 "$DPID8" test -S "$SOCK8"
+XGPU_SOCKET=$SOCK8 timeout 30 "$T/valuewait" \
+	>"$TMP/valuewait.out" 2>"$TMP/valuewait.err"
+rc=$?
+# the worker logs its requests by op once its guest has gone
+wait_until 100 "$DPID8" grep -q 'CTX_QUERY: ' "$TMP/valuewait.log"
+kill -TERM "$DPID8" 2>/dev/null
+wait "$DPID8" 2>/dev/null
+if [ "$rc" = 0 ] && grep -q 'CTX_QUERY: ' "$TMP/valuewait.log"; then
+	pass "valuewait ($(grep -c '^PASS' "$TMP/valuewait.out") steps)"
+else
+	fail valuewait "exit status $rc$([ "$rc" = 124 ] && echo ' (hung)')"
+	show "$TMP/valuewait.out"
+	grep -h 'CTX_QUERY\|ask' "$TMP/valuewait.log" "$TMP/valuewait.err" |
+		sed 's/^/    /'
+fi
+
 # ---- (b2) device printf ----------------------------------------------------
 
 # a kernel's lines come at the synchronize, after what the program printed
@@ -1468,7 +1494,7 @@ if [ -f "$gf" ] && [ -f "$wf" ]; then
 	[ "${2:-0}" = 0 ] || why="${why}$2 of $1 requests' times out of order; "
 	if command -v python3 >/dev/null 2>&1; then
 		python3 "$(dirname "$0")/../../bench/prof-join.py" "$PROFD" >"$TMP/prof.join" 2>&1 &&
-			grep -q '^CTX_SYNCHRONIZE ' "$TMP/prof.join" ||
+			grep -q '^CTX_\(SYNCHRONIZE\|QUERY\) ' "$TMP/prof.join" ||
 			why="${why}prof-join.py: $(head -n 3 "$TMP/prof.join"); "
 	fi
 else

@@ -303,8 +303,8 @@ void xgpulib_note_value_wait(void)
 {
 	if (!__atomic_exchange_n(&value_waits, true, __ATOMIC_RELAXED))
 		xgpulib_dbg("this process waits on values on the GPU: "
-			    "stream and event synchronizes ask until the "
-			    "work is done from now on");
+			    "stream, event and context synchronizes ask "
+			    "until the work is done from now on");
 }
 
 /* ask (query) until the answer is not CUDA_ERROR_NOT_READY, sleeping 2 us
@@ -362,12 +362,26 @@ CUresult xgpulib_sync_remote_stream(uint64_t h)
 	return xgpulib_sync_remote_stream_plain(h);
 }
 
+/* CTX_QUERY has no argument; for sync_by_query */
+static CUresult query_ctx(const struct xgpuif_handle_args *a)
+{
+	(void)a;
+	return xgpulib_call_CTX_QUERY();
+}
+
 CUresult xgpulib_sync_ctx(void)
 {
+	static const struct xgpuif_handle_args none;
 	CUresult rc;
 
 	if (sync_fenced(true, 0, &rc))
 		return rc;
+	if (__atomic_load_n(&value_waits, __ATOMIC_RELAXED)) {
+		rc = sync_by_query(&none, query_ctx);
+		/* (a backend from before CTX_QUERY) */
+		if (rc != CUDA_ERROR_NOT_SUPPORTED)
+			return rc;
+	}
 	return xgpulib_call_CTX_SYNCHRONIZE();
 }
 
