@@ -17,7 +17,10 @@
  *   - the daemon is kicked when the guest comes to want the GPU, when its
  *     work drains and when it goes idle, not when work begins;
  *   - a mark over several streams waits once: its other events are
- *     asked (done by then), not waited for one by one.
+ *     asked (done by then), not waited for one by one;
+ *   - alone on the GPU and under no GPU time limit, a stream's marks
+ *     are as long as the estimate allows (not one every 64 ops); under
+ *     a limit they stay at 64 ops.
  */
 #include <check.h>
 #include <pthread.h>
@@ -96,11 +99,15 @@ static CUresult m_event_create(CUevent *ev, unsigned int flags)
 	return *ev ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
+/* events recorded: a mark's */
+static unsigned int n_rec;
+
 static CUresult m_event_record(CUevent ev, CUstream s)
 {
 	struct mev *e = (struct mev *)ev;
 
 	pthread_mutex_lock(&mu);
+	n_rec++;
 	e->stream = (uintptr_t)s;
 	e->epoch = streams[sidx(e->stream)].epoch;
 	e->held = streams[sidx(e->stream)].held;
@@ -348,6 +355,52 @@ START_TEST(mark_waits_once_for_its_streams)
 }
 END_TEST
 
+/* marks (records) for n ops on stream A, each done at once */
+static unsigned int marks_for(unsigned int n)
+{
+	unsigned int r;
+
+	/* one op done first: the gate then knows an op's GPU time */
+	submit(SA, true);
+	xgpub_gate_idle(&wk);
+	ck_assert_msg(slot_reads(&slot.st.busy, 0, 2000), "not drained");
+	pthread_mutex_lock(&mu);
+	n_rec = 0;
+	pthread_mutex_unlock(&mu);
+	for (unsigned int i = 0; i < n; i++)
+		submit(SA, true);
+	xgpub_gate_idle(&wk);
+	ck_assert_msg(slot_reads(&slot.st.busy, 0, 2000), "not drained");
+	pthread_mutex_lock(&mu);
+	r = n_rec;
+	pthread_mutex_unlock(&mu);
+	return r;
+}
+
+START_TEST(open_marks_alone_without_limit)
+{
+	unsigned int r;
+
+	slot.ctl.limited = 0;
+	r = marks_for(2048);
+	/* the estimate (ops done at once) allows 1024 ops a stream */
+	ck_assert_msg(r <= 4, "%u marks for 2048 ops alone, want <= 4", r);
+	xgpub_gate_stop(&wk);
+}
+END_TEST
+
+START_TEST(short_marks_under_a_limit)
+{
+	unsigned int r;
+
+	slot.ctl.limited = 1;
+	r = marks_for(2048);
+	ck_assert_msg(r >= 32, "%u marks for 2048 ops under a GPU time "
+		      "limit, want >= 32 (64 ops each)", r);
+	xgpub_gate_stop(&wk);
+}
+END_TEST
+
 /* the kicks an eventfd counted since the last read (0: none) */
 static uint64_t kicks(int fd)
 {
@@ -495,6 +548,8 @@ static Suite *gate_suite(void)
 	tcase_add_test(tc, cell_counts_the_union);
 	tcase_add_test(tc, drain_spin_is_bounded);
 	tcase_add_test(tc, mark_waits_once_for_its_streams);
+	tcase_add_test(tc, open_marks_alone_without_limit);
+	tcase_add_test(tc, short_marks_under_a_limit);
 	suite_add_tcase(s, tc);
 	return s;
 }

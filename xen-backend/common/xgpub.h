@@ -136,7 +136,9 @@ struct xgpub_wctl {
 	uint32_t grant;		/* may submit GPU work (futex) */
 	uint32_t solo;		/* the guest is alone on the GPU: the worker
 				 * may queue more work ahead */
-	uint32_t _pad;
+	uint32_t limited;	/* a GPU time limit applies to the guest
+				 * (--gpu-limit-ms or its own): its marks
+				 * stay short, even alone */
 	uint64_t acct;		/* the guest it serves, for the quota
 				 * (XGPUB_ACCT_*), 0: none */
 	/* permille of the last second's wall time during which this

@@ -235,20 +235,38 @@ static void grant_child(struct xgpub_child *c, void *arg)
 			NULL, 0);
 }
 
+struct solo_arg {
+	uint32_t solo, limited;
+};
+
 static void solo_child(struct xgpub_child *c, void *arg)
 {
-	if (c->st)
-		__atomic_store_n(&xgpub_wctl_of(c->st)->solo, *(uint32_t *)arg,
-				 __ATOMIC_RELEASE);
+	const struct solo_arg *a = arg;
+	struct xgpub_wctl *ctl;
+
+	if (!c->st)
+		return;
+	ctl = xgpub_wctl_of(c->st);
+	if (__atomic_load_n(&ctl->limited, __ATOMIC_RELAXED) != a->limited)
+		__atomic_store_n(&ctl->limited, a->limited, __ATOMIC_RELAXED);
+	__atomic_store_n(&ctl->solo, a->solo, __ATOMIC_RELEASE);
 }
 
-/* tell uid's workers whether it is alone on the GPU (a deeper queue) */
+/*
+ * Tell uid's workers whether it is alone on the GPU (a deeper queue),
+ * and whether a GPU time limit applies to it: the limit is measured
+ * from the start of the oldest mark in flight, so a guest under one
+ * keeps short marks alone too (xgpub_gate.c).
+ */
 static void set_solo(uint32_t uid, uint32_t v)
 {
 	struct xgpub_guest *g = xgpub_guest_by_uid(uid);
+	struct solo_arg a = { v, 0 };
 
-	if (g)
-		xgpub_guest_channels(g, solo_child, &v);
+	if (!g)
+		return;
+	a.limited = g->limit_ms || xgpub_gpu_limit_ns;
+	xgpub_guest_channels(g, solo_child, &a);
 }
 
 static void set_grant(uint32_t uid, uint32_t v)
