@@ -585,6 +585,39 @@ done
 kill -TERM "$DPID7" 2>/dev/null
 wait "$DPID7" 2>/dev/null
 
+# a guest alone on the GPU closes its marks by the estimate, not every
+# 64 launches (xgpub_gate.c); under a GPU time limit (measured from the
+# oldest mark's start) it keeps 64: the daemon tells its worker which
+marks_of() {
+	local sock=$TMP/marks.sock log=$TMP/marks.log pid
+	rm -f "$sock"
+	# shellcheck disable=SC2086 # $1: the daemon's extra options
+	"$BACKEND" --local "$sock" --control none --foreground --verbose \
+		--driver "$FAKECUDA" $1 >"$log" 2>&1 &
+	pid=$!
+	wait_until 100 "$pid" test -S "$sock"
+	XGPU_SOCKET=$sock timeout 60 "$T/fence" turns 3000 >/dev/null 2>&1
+	wait_until 100 "$pid" grep -q 'gate: ' "$log"
+	kill -TERM "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	sed -n 's/.*gate: \([0-9]*\) ops in \([0-9]*\) marks.*/\1 \2/p' "$log"
+}
+read -r open_ops open_marks <<EOF
+$(marks_of "")
+EOF
+read -r lim_ops lim_marks <<EOF
+$(marks_of "--gpu-limit-ms 60000")
+EOF
+open_ops=${open_ops:-0} open_marks=${open_marks:-0}
+lim_ops=${lim_ops:-0} lim_marks=${lim_marks:-0}
+if [ "$open_ops" -ge 6000 ] && [ "$open_marks" -ge 1 ] &&
+	[ "$open_marks" -le 20 ] && [ "$lim_ops" -ge 6000 ] &&
+	[ "$lim_marks" -ge 90 ]; then
+	pass "open-marks ($open_ops ops alone: $open_marks marks; under a limit: $lim_marks)"
+else
+	fail open-marks "alone: $open_ops ops in $open_marks marks (want <= 20); under --gpu-limit-ms: $lim_ops ops in $lim_marks marks (want >= 90)"
+fi
+
 # a synchronize of work that waits for a value another thread writes
 # later (the fake device holds a waiting stream: XGPU_FAKE_VALUE_WAITS):
 # by stream, by event and by context it returns after the write, where

@@ -91,6 +91,13 @@ static uint64_t turns, drains, drain_ns;
 
 uint64_t xgpub_gpu_limit_ns;		/* 0: none */
 
+static void limited_child(struct xgpub_child *c, void *arg)
+{
+	if (c->st)
+		__atomic_store_n(&xgpub_wctl_of(c->st)->limited,
+				 *(uint32_t *)arg, __ATOMIC_RELAXED);
+}
+
 /* the settings of the guests of key changed (xgpub_guest_on_settings) */
 static void settings_changed(const char *key)
 {
@@ -100,10 +107,16 @@ static void settings_changed(const char *key)
 	if (!S)
 		return;
 	xgpub_guest_for_each(g) {
+		uint32_t limited;
+
 		if (!g->sched.scheduled || strcmp(g->key, key))
 			continue;
 		xgpu_sched_guest_set(S, g->uid, g->weight, g->cap, now);
 		xgpub_vcpu_guest_weight(g, now);
+		/* a new GPU time limit reaches a guest that stays alone on
+		 * the GPU too (set_solo tells it at each turn) */
+		limited = g->limit_ms || xgpub_gpu_limit_ns;
+		xgpub_guest_channels(g, limited_child, &limited);
 	}
 }
 
