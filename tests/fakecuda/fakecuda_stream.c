@@ -82,25 +82,6 @@ CUresult cuStreamQuery(CUstream s)
 	return !rc && fc_stream_waits(s) ? CUDA_ERROR_NOT_READY : rc;
 }
 
-/* a stream's context: the special streams' is the caller's */
-CUresult cuStreamGetCtx(CUstream s, CUcontext *pctx)
-{
-	struct fstream *fs;
-
-	NEED_CTX();
-	if (!pctx)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (s == NULL || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD) {
-		*pctx = (CUcontext)fc_cur;
-		return CUDA_SUCCESS;
-	}
-	fs = STREAM(s);
-	if (!fs)
-		return CUDA_ERROR_INVALID_HANDLE;
-	*pctx = (CUcontext)fs->o.ctx;
-	return CUDA_SUCCESS;
-}
-
 CUresult cuStreamWaitEvent(CUstream s, CUevent ev, unsigned int flags)
 {
 	struct fevent *e;

@@ -225,48 +225,26 @@ XGPUB_HANDLER(CTX_SYNCHRONIZE)
 	return rc;
 }
 
-/* the first of the current context's streams with work left (or an
- * error), for CTX_QUERY */
-struct ctx_query {
-	struct xgpub_worker *w;
-	int rc;
-};
-
-static void query_stream(struct xgpub_hentry *e, void *arg)
-{
-	struct ctx_query *q = arg;
-	struct xgpub_worker *w = q->w;
-	CUcontext c = NULL;
-
-	/* (a stream whose context is not known is asked too) */
-	if (q->rc != CUDA_SUCCESS || xgpub_capturing(w, e->obj) ||
-	    (w->D->cuStreamGetCtx(e->obj, &c) == CUDA_SUCCESS &&
-	     c != w->cur))
-		return;
-	q->rc = w->D->cuStreamQuery(e->obj);
-}
-
 /*
  * A cuCtxSynchronize that does not hold the channel: the library asks
  * this until it is answered (a process that waits on values, whose
  * context's work may wait for a later request of another thread).  The
- * context's streams are asked one by one, its legacy stream and the
- * worker's per-thread stream first; when none has work left, the
- * driver's cuCtxSynchronize returns at once with its status (no request
- * can come between the two).
+ * legacy stream and the worker's per-thread stream are asked, then the
+ * guest's streams of the context (xgpub_ctx_streams_query); when none
+ * has work left, the driver's cuCtxSynchronize returns at once with its
+ * status (no request can come between the two).
  */
 XGPUB_HANDLER(CTX_QUERY)
 {
-	struct ctx_query q = { w, CUDA_SUCCESS };
+	int rc = w->D->cuStreamQuery(CU_STREAM_LEGACY);
 
-	q.rc = w->D->cuStreamQuery(CU_STREAM_LEGACY);
-	if (q.rc == CUDA_SUCCESS)
-		q.rc = w->D->cuStreamQuery(CU_STREAM_PER_THREAD);
-	if (q.rc == CUDA_SUCCESS)
-		xgpub_handle_each(&w->h, XGPUB_H_STREAM, query_stream, &q);
-	if (q.rc == CUDA_ERROR_NOT_READY) {
+	if (rc == CUDA_SUCCESS)
+		rc = w->D->cuStreamQuery(CU_STREAM_PER_THREAD);
+	if (rc == CUDA_SUCCESS)
+		rc = xgpub_ctx_streams_query(w, w->cur);
+	if (rc == CUDA_ERROR_NOT_READY) {
 		xgpub_gate_not_ready(w);
-		return q.rc;
+		return rc;
 	}
 	return xgpub_h_CTX_SYNCHRONIZE(w);
 }

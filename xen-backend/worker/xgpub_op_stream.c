@@ -45,6 +45,33 @@ void xgpub_ctx_drop_streams(struct xgpub_worker *w, CUcontext c)
 	xgpub_handle_each(&w->h, XGPUB_H_STREAM, drop_one, &d);
 }
 
+/* the first of a context's streams with work left (or an error) */
+struct query_arg {
+	struct xgpub_worker *w;
+	CUcontext ctx;
+	int rc;
+};
+
+static void query_one(struct xgpub_hentry *e, void *arg)
+{
+	struct query_arg *q = arg;
+	const struct owner *o = e->extra;
+
+	/* (a stream of no known context is asked too) */
+	if (q->rc != CUDA_SUCCESS || (o && o->ctx != q->ctx) ||
+	    xgpub_capturing(q->w, e->obj))
+		return;
+	q->rc = q->w->D->cuStreamQuery(e->obj);
+}
+
+int xgpub_ctx_streams_query(struct xgpub_worker *w, CUcontext c)
+{
+	struct query_arg q = { w, c, CUDA_SUCCESS };
+
+	xgpub_handle_each(&w->h, XGPUB_H_STREAM, query_one, &q);
+	return q.rc;
+}
+
 /* an event of context d->ctx becomes the primary's */
 static void reown_one(struct xgpub_hentry *e, void *arg)
 {

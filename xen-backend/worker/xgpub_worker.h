@@ -672,6 +672,9 @@ int xgpub_memops_in(struct xgpub_worker *w, CUstreamBatchMemOpParams *ops,
 		    uint32_t count, const uint8_t *p, uint32_t len, bool *waits);
 /* is stream s being captured? (only asked while a capture is open) */
 bool xgpub_capturing(struct xgpub_worker *w, CUstream s);
+/* cuStreamQuery of each of the guest's streams of context c until one
+ * is not done (its answer), else CUDA_SUCCESS (xgpub_op_stream.c) */
+int xgpub_ctx_streams_query(struct xgpub_worker *w, CUcontext c);
 
 /*
  * Synchronizes answered by the GPU (xgpub_fence.c): whether an image
