@@ -160,7 +160,7 @@ static bool event_waits(struct fevent *e)
 	if (!e->behind)
 		return false;
 	fs = STREAM(e->behind);
-	if (fs && fs->wait_gen == e->behind_gen && fc_stream_waits(e->behind))
+	if (fs && fs->wait_gen == e->behind_gen && fc_fstream_waits(fs))
 		return true;
 	e->behind = NULL;
 	return false;
@@ -411,6 +411,7 @@ CUresult cuStreamBatchMemOp_v2(CUstream s, unsigned int count,
 			       CUstreamBatchMemOpParams *ops,
 			       unsigned int flags)
 {
+	struct fstream *fs;
 	CUresult rc;
 
 	NEED_CTX();
@@ -437,9 +438,9 @@ CUresult cuStreamBatchMemOp_v2(CUstream s, unsigned int count,
 						    o->waitValue.value,
 				       o->waitValue.flags))
 				break;
-			if (!value_waits() || !STREAM(s))
+			if (!value_waits() || !(fs = STREAM(s)))
 				return CUDA_ERROR_NOT_SUPPORTED;
-			hold(STREAM(s), o, is64);
+			hold(fs, o, is64);
 			break;
 		case CU_STREAM_MEM_OP_WRITE_VALUE_32:
 		case CU_STREAM_MEM_OP_WRITE_VALUE_64:

@@ -738,34 +738,46 @@ static bool batch_has(CUstream s)
 	return false;
 }
 
-/* whether marks may be long: alone, under no GPU time limit */
-static bool open_marks(bool alone)
+/*
+ * How long a guest's marks may be: sharing the GPU, alone on it, or
+ * alone under no GPU time limit (each with its caps above); read once
+ * an op.
+ */
+enum room { ROOM_SHARED, ROOM_SOLO, ROOM_OPEN };
+
+static const uint32_t room_ops_per_event[] = {
+	OPS_PER_EVENT, SOLO_OPS_PER_EVENT, OPEN_OPS_PER_EVENT
+};
+static const uint32_t room_wide_batch[] = {
+	WIDE_BATCH, SOLO_WIDE_BATCH, OPEN_WIDE_BATCH
+};
+
+static enum room room(void)
 {
-	return alone && !__atomic_load_n(&g.ctl->limited, __ATOMIC_RELAXED);
+	if (!solo())
+		return ROOM_SHARED;
+	return __atomic_load_n(&g.ctl->limited, __ATOMIC_RELAXED) ?
+		       ROOM_SOLO : ROOM_OPEN;
 }
 
-/* ops a mark covers so that it is about a mark's GPU time, the guest
- * alone on the GPU or not (g.mu held) */
-static uint32_t ops_per_mark(bool alone)
+/* ops a mark covers so that it is about a mark's GPU time (g.mu held) */
+static uint32_t ops_per_mark(enum room r)
 {
-	uint64_t wide = open_marks(alone) ? OPEN_WIDE_BATCH :
-			alone ? SOLO_WIDE_BATCH : WIDE_BATCH;
+	uint64_t wide = room_wide_batch[r];
 	uint64_t b;
 
 	if (!g.op_ns)
 		return 1;
-	b = (alone ? SOLO_MARK_NS : MARK_NS) / g.op_ns;
+	b = (r == ROOM_SHARED ? MARK_NS : SOLO_MARK_NS) / g.op_ns;
 	return b < 1 ? 1 : b > wide ? (uint32_t)wide : (uint32_t)b;
 }
 
 /* ops after which the open batch closes (g.mu held) */
 static uint32_t batch_limit(void)
 {
-	bool alone = solo();
-	uint32_t batch = ops_per_mark(alone);
-	uint32_t wide = (open_marks(alone) ? OPEN_OPS_PER_EVENT :
-			 alone ? SOLO_OPS_PER_EVENT : OPS_PER_EVENT) *
-			g.b_nstreams;
+	enum room r = room();
+	uint32_t batch = ops_per_mark(r);
+	uint32_t wide = room_ops_per_event[r] * g.b_nstreams;
 
 	if (batch <= MAX_BATCH)
 		return batch;

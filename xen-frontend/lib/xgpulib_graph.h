@@ -43,7 +43,8 @@ bool robj_staged(const void *node, CUDA_MEMCPY3D *p);
 
 /* the staged nodes of graph object `graph` (a cuGraphClone carries them
  * over): *out (malloc'd, the caller frees it) holds the count returned;
- * 0 with *out NULL when there are none, no memory, or no such graph */
+ * 0 with *out NULL when there are none or no such graph; short of
+ * memory, those found until then */
 struct robj_staged_node {
 	CUgraphNode node;
 	CUDA_MEMCPY3D p;
