@@ -8,6 +8,10 @@
  *   fence turns N     N turns of a kernel on the legacy stream, then
  *                     cuCtxSynchronize, then the cells read back (the GPU
  *                     answers those N)
+ *   fence launches N  N kernels on the legacy stream back to back, then
+ *                     one cuCtxSynchronize and the cells read back (the
+ *                     gate's marks of a launch loop: integration
+ *                     open-marks)
  *   fence streams N   kernels on two streams: a context synchronize after
  *                     both (the worker answers), then each stream's own
  *                     synchronizes (the GPU answers)
@@ -75,6 +79,16 @@ static void turns(const char *name, int n)
 		OK(cuCtxSynchronize());
 		check_cells(d, 1000u + (uint32_t)i);
 	}
+	end();
+}
+
+static void launches(int n)
+{
+	begin("launches");
+	for (int i = 0; i < n && !step_failed; i++)
+		OK(fill_on(NULL, d, 6000u + (uint32_t)i));
+	OK(cuCtxSynchronize());
+	check_cells(d, 6000u + (uint32_t)(n - 1));
 	end();
 }
 
@@ -213,6 +227,8 @@ int main(int argc, char **argv)
 	end();
 	if (!strcmp(mode, "turns")) {
 		turns("turns", n);
+	} else if (!strcmp(mode, "launches")) {
+		launches(n);
 	} else if (!strcmp(mode, "streams")) {
 		streams(n);
 	} else if (!strcmp(mode, "print")) {

@@ -586,8 +586,9 @@ kill -TERM "$DPID7" 2>/dev/null
 wait "$DPID7" 2>/dev/null
 
 # a guest alone on the GPU closes its marks by the estimate, not every
-# 64 launches (xgpub_gate.c); under a GPU time limit (measured from the
-# oldest mark's start) it keeps 64: the daemon tells its worker which
+# 64 launches (xgpub_gate.c): 6000 launches back to back; under a GPU
+# time limit (measured from the oldest mark's start) it keeps 64: the
+# daemon tells its worker which
 marks_of() {
 	local sock=$TMP/marks.sock log=$TMP/marks.log pid
 	rm -f "$sock"
@@ -596,15 +597,22 @@ marks_of() {
 		--driver "$FAKECUDA" $1 >"$log" 2>&1 &
 	pid=$!
 	wait_until 100 "$pid" test -S "$sock"
-	XGPU_SOCKET=$sock timeout 60 "$T/fence" turns 3000 >/dev/null 2>&1
+	XGPU_SOCKET=$sock timeout 60 "$T/fence" launches 6000 >/dev/null 2>&1
 	wait_until 100 "$pid" grep -q 'gate: ' "$log"
 	kill -TERM "$pid" 2>/dev/null
 	wait "$pid" 2>/dev/null
 	sed -n 's/.*gate: \([0-9]*\) ops in \([0-9]*\) marks.*/\1 \2/p' "$log"
 }
-read -r open_ops open_marks <<EOF
+# the estimate is wall time per op, so a loaded machine (a thread kept
+# off its CPU while a mark is in flight) gives more marks, never fewer:
+# alone, the best of three runs; the caps give at least 6000/64 in any
+for try in 1 2 3; do
+	read -r open_ops open_marks <<EOF
 $(marks_of "")
 EOF
+	[ "${open_marks:-0}" -le 20 ] && break
+	echo "open-marks: alone, try $try: ${open_marks:-0} marks" >&2
+done
 read -r lim_ops lim_marks <<EOF
 $(marks_of "--gpu-limit-ms 60000")
 EOF
