@@ -136,11 +136,21 @@ CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t align,
 
 	NEED_INIT();
 	(void)align;
-	(void)addr;
 	if (!ptr || !size || size % GRAN || flags)
 		return CUDA_ERROR_INVALID_VALUE;
-	p = mmap(NULL, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS |
-		 MAP_NORESERVE, -1, 0);
+	/* addr is a wish, as the driver's: taken where it is free here */
+	p = MAP_FAILED;
+	if (addr && addr % GRAN == 0)
+		p = mmap((void *)(uintptr_t)addr, size, PROT_NONE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
+				 MAP_FIXED_NOREPLACE, -1, 0);
+	if (p != MAP_FAILED && p != (void *)(uintptr_t)addr) {
+		munmap(p, size);	/* a kernel without NOREPLACE */
+		p = MAP_FAILED;
+	}
+	if (p == MAP_FAILED)
+		p = mmap(NULL, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS |
+			 MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	*ptr = (CUdeviceptr)(uintptr_t)p;

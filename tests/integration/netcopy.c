@@ -111,6 +111,133 @@ static void host_functions(CUstream s)
 	end();
 }
 
+/*
+ * Registered memory a kernel reaches (cuMemHostRegister with DEVICEMAP,
+ * cuMemHostGetDevicePointer).  Over the network and through a chain,
+ * device memory of the range's pages kept equal to them by comparison
+ * (xgpulib_shadow.h): the device's writes are seen after a synchronize,
+ * the CPU's by the next launch, a byte the CPU wrote meanwhile is kept.
+ * Over the network directly a registration without DEVICEMAP gets its
+ * device memory at the first question too; through a chain (the program
+ * on the local transport) it has none.
+ */
+static void registered_mapped(bool net, CUstream s)
+{
+	size_t n = 3 * 4096 + 100;
+	uint8_t *base = malloc(n + 64), *x = base ? base + 16 : NULL;
+	uint8_t back[16] = { 0 };
+	uint32_t cells[8] = { 0 };
+	CUdeviceptr dx = 0, dd = 0;
+	unsigned int fl = 0;
+	CUmodule m = NULL;
+	CUfunction f;
+
+	begin("registered-mapped");
+	if (!x || !OK(cuMemAlloc(&dd, n)) ||
+	    !OK(cuModuleLoadData(&m, image)) ||
+	    !OK(cuModuleGetFunction(&f, m, "xgpu_fake_fill")))
+		goto out;
+	memset(x, 0x11, n);
+	if (!OK(cuMemHostRegister(x, n, CU_MEMHOSTREGISTER_DEVICEMAP)))
+		goto out;
+	if (OK(cuMemHostGetDevicePointer(&dx, x, 0))) {
+		printf("registered-mapped: the device pointer is %s\n",
+		       dx == (CUdeviceptr)(uintptr_t)x ? "the host pointer" :
+							  "another address");
+		/* the device writes, the CPU reads after a synchronize */
+		if (OK(cuMemsetD8(dx + 100, 0x22, 5000)) &&
+		    OK(cuCtxSynchronize()))
+			EXPECT(x[99] == 0x11 && x[100] == 0x22 &&
+			       x[5099] == 0x22 && x[5100] == 0x11,
+			       "after a memset the CPU reads %#x %#x %#x %#x",
+			       x[99], x[100], x[5099], x[5100]);
+		/* the CPU writes, the device reads */
+		memset(x + 8000, 0x33, 10);
+		if (OK(cuMemcpyDtoD(dd, dx, n)) &&
+		    OK(cuMemcpyDtoH(back, dd + 8000, 16)))
+			EXPECT(back[0] == 0x33 && back[9] == 0x33 &&
+			       back[10] == 0x11, "the device reads %#x %#x "
+			       "%#x", back[0], back[9], back[10]);
+		/* a kernel writes, the CPU writes elsewhere meanwhile: both
+		 * stay */
+		{
+			CUdeviceptr at = dx + 4096;
+			uint32_t v = 0xabcd0123u;
+			int cnt = 8;
+			void *args[] = { &at, &v, &cnt };
+
+			if (OK(cuLaunchKernel(f, 1, 1, 1, 8, 1, 1, 0, s, args,
+					      NULL))) {
+				x[300] = 0x55;
+				if (OK(cuStreamSynchronize(s))) {
+					memcpy(cells, x + 4096, sizeof(cells));
+					EXPECT(cells[0] == v && cells[7] == v &&
+					       x[300] == 0x55 &&
+					       x[4096 + 32] == 0x22,
+					       "cells %#x %#x, CPU's byte "
+					       "%#x, next %#x", cells[0],
+					       cells[7], x[300], x[4096 + 32]);
+				}
+			}
+		}
+		/* the CPU's byte reaches the device at the next launch */
+		if (OK(cuMemcpyDtoD(dd, dx + 300, 1)) &&
+		    OK(cuMemcpyDtoH(back, dd, 1)))
+			EXPECT(back[0] == 0x55, "the device reads %#x, want "
+			       "0x55", back[0]);
+		if (OK(cuMemHostGetFlags(&fl, x)))
+			EXPECT(fl & CU_MEMHOSTREGISTER_DEVICEMAP,
+			       "flags %#x", fl);
+	}
+	OK(cuMemHostUnregister(x));
+	EXPECT(x[100] == 0x22 && x[300] == 0x55, "after unregistering %#x "
+	       "%#x", x[100], x[300]);
+	/* no DEVICEMAP: over the network, asked for, it is made */
+	if (OK(cuMemHostRegister(x, n, 0))) {
+		CUresult rc = cuMemHostGetDevicePointer(&dx, x + 10, 0);
+
+		if (net && OK(rc) && OK(cuMemsetD8(dx, 0x66, 1)) &&
+		    OK(cuCtxSynchronize()))
+			EXPECT(x[10] == 0x66, "asked later: the CPU reads %#x",
+			       x[10]);
+		if (!net)
+			EXPECT(rc == CUDA_ERROR_NOT_SUPPORTED ||
+			       rc == CUDA_SUCCESS, "asked later: error %d",
+			       rc);
+		OK(cuMemHostUnregister(x));
+	}
+	/* through a chain, pinned memory too (over the network directly:
+	 * mapped-pinned-on-the-network) */
+	if (!net) {
+		uint8_t *p = NULL;
+		CUdeviceptr dp = 0;
+
+		if (OK(cuMemAllocHost((void **)&p, 65536))) {
+			memset(p, 0x11, 65536);
+			if (OK(cuMemHostGetDevicePointer(&dp, p + 4096, 0)) &&
+			    OK(cuMemsetD8(dp, 0x77, 100)) &&
+			    OK(cuCtxSynchronize()))
+				EXPECT(p[4095] == 0x11 && p[4096] == 0x77 &&
+				       p[4195] == 0x77 && p[4196] == 0x11,
+				       "pinned: the CPU reads %#x %#x %#x %#x",
+				       p[4095], p[4096], p[4195], p[4196]);
+			p[5000] = 0x78;
+			if (dp && OK(cuMemcpyDtoD(dd, dp + 904, 1)) &&
+			    OK(cuMemcpyDtoH(back, dd, 1)))
+				EXPECT(back[0] == 0x78, "pinned: the device "
+				       "reads %#x, want 0x78", back[0]);
+			OK(cuMemFreeHost(p));
+		}
+	}
+out:
+	if (m)
+		OK(cuModuleUnload(m));
+	if (dd)
+		OK(cuMemFree(dd));
+	free(base);
+	end();
+}
+
 int main(int argc, char **argv)
 {
 	static const size_t sizes[] = {
@@ -326,6 +453,7 @@ int main(int argc, char **argv)
 		}
 		end();
 	}
+	registered_mapped(net, s);
 	host_functions(s);
 
 	cuStreamDestroy(s);

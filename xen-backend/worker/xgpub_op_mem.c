@@ -151,6 +151,15 @@ static int region_map(struct xgpub_worker *w,
 			rc = CUDA_ERROR_INVALID_VALUE;
 		flags |= a->flags & CU_MEMHOSTREGISTER_READ_ONLY;
 	}
+	/*
+	 * A driver that is xgpu's own library on the network keeps mapped
+	 * memory equal to device memory by comparing it at every launch
+	 * (xgpulib_shadow.h): only a registration the guest asked to map
+	 * is mapped there, not every pinned buffer.
+	 */
+	if (w->opt && w->opt->remote_driver &&
+	    !(hostreg && (a->flags & CU_MEMHOSTREGISTER_DEVICEMAP)))
+		flags &= ~CU_MEMHOSTREGISTER_DEVICEMAP;
 	if (!rc && pin_quota && (xgpub_guest_pinned(w) > pin_quota ||
 				 a->size > pin_quota - xgpub_guest_pinned(w)))
 		rc = CUDA_ERROR_OUT_OF_MEMORY;
@@ -191,7 +200,8 @@ static int region_map(struct xgpub_worker *w,
 	if (w->captures)
 		w->D->cuThreadExchangeStreamCaptureMode(&mode);
 	if (rc == 0) {
-		w->D->cuMemHostGetDevicePointer(&dptr, va, 0);
+		if (flags & CU_MEMHOSTREGISTER_DEVICEMAP)
+			w->D->cuMemHostGetDevicePointer(&dptr, va, 0);
 	} else if (hostreg) {
 		w->t->ops->hostmem_unmap(w->t, va, a->size);
 		return rc;
@@ -223,6 +233,29 @@ XGPUB_HANDLER(HOSTMEM_REGISTER)
 XGPUB_HANDLER(HOST_REGISTER)
 {
 	return region_map(w, a, true, r);
+}
+
+/*
+ * A pinned region's device pointer, asked for by the guest: the driver
+ * xgpu's own library on the network (--remote-driver) maps pinned memory
+ * for kernels only when asked (region_map), as it costs a comparison of
+ * the pages at every launch there.
+ */
+XGPUB_HANDLER(HOSTMEM_DPTR)
+{
+	struct xgpub_region *reg = xgpub_region_get(w, a->region);
+	CUdeviceptr dptr = 0;
+	int rc;
+
+	if (!reg || reg->hostreg)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!reg->registered)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	rc = w->D->cuMemHostGetDevicePointer(&dptr, reg->va, 0);
+	if (rc)
+		return rc;
+	r->dptr = dptr;
+	return 0;
 }
 
 XGPUB_HANDLER(HOSTMEM_UNREGISTER)

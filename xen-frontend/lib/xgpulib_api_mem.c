@@ -24,6 +24,7 @@
 
 #include "xgpulib.h"
 #include "xgpulib_copy.h"
+#include "xgpulib_shadow.h"
 #include "xgpulib_vec.h"
 
 static pthread_mutex_t tab_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -264,6 +265,48 @@ static bool hostreg_find(const void *p, struct hostreg *out)
 	return hit;
 }
 
+/* the network: the GPU cannot reach this host's pages (xgpulib_shadow.h) */
+static bool remote(void)
+{
+	return xgpulib_ch && xgpulib_ch->t->ops->put;
+}
+
+/*
+ * The device pointer of p in registered range h, which is staged: over
+ * the network the range gets device memory kept equal to it
+ * (xgpulib_shadow.h), made at the first question; elsewhere none.
+ */
+static CUresult hostreg_shadow_dptr(const struct hostreg *h, const void *p,
+				    uint64_t *dptr)
+{
+	uint64_t d;
+	CUresult rc;
+
+	if (!remote())
+		return CUDA_ERROR_NOT_SUPPORTED;
+	if (xgpulib_shadow_dptr(p, dptr))
+		return CUDA_SUCCESS;
+	pthread_mutex_lock(&reg_mu);
+	rc = CUDA_SUCCESS;
+	/* made meanwhile, or unregistered meanwhile? */
+	if (!xgpulib_shadow_dptr(p, dptr)) {
+		struct hostreg now;
+
+		if (!hostreg_find(p, &now) || now.pg != h->pg)
+			rc = CUDA_ERROR_INVALID_VALUE;
+		else
+			rc = xgpulib_shadow_add(h->pg, h->pgsize, &d);
+		if (!rc)
+			*dptr = d + (uint64_t)((const uint8_t *)p - h->pg);
+	}
+	pthread_mutex_unlock(&reg_mu);
+	if (rc && rc != CUDA_ERROR_INVALID_VALUE)
+		xgpulib_log_once("a device pointer for registered memory over "
+				 "the network: no device memory for it (error "
+				 "%d)", rc);
+	return rc;
+}
+
 /*
  * Is every page of [lo, hi) plain private anonymous memory, writable
  * (malloc's heap and mmaps, not a file, not shared, not a stack)?  Only
@@ -442,6 +485,16 @@ CUresult cuMemHostRegister(void *p, size_t bytesize, unsigned int flags)
 	else
 		xgpulib_dbg("cuMemHostRegister(%p, %zu): %s; copies from it "
 			    "are staged", p, bytesize, why);
+	/* the network, asked to map it: kernels reach it through device
+	 * memory kept equal to it (else made at the first device pointer) */
+	if (!h.region && remote() && (flags & CU_MEMHOSTREGISTER_DEVICEMAP)) {
+		uint64_t d;
+
+		if (xgpulib_shadow_add(h.pg, h.pgsize, &d))
+			xgpulib_log_once("cuMemHostRegister with DEVICEMAP over "
+					 "the network: no device memory for "
+					 "it; copies from it are staged");
+	}
 	pthread_mutex_lock(&tab_mu);
 	v = xgpulib_vec_grow(hostregs, nhostregs, &cap_hostregs, sizeof(*v),
 			     16);
@@ -453,6 +506,8 @@ CUresult cuMemHostRegister(void *p, size_t bytesize, unsigned int flags)
 	if (!v) {
 		if (h.region)
 			hostreg_drop(&h);
+		else
+			xgpulib_shadow_del(h.pg);
 		rc = CUDA_ERROR_OUT_OF_MEMORY;
 	}
 out:
@@ -498,6 +553,8 @@ CUresult cuMemHostUnregister(void *p)
 	pthread_mutex_unlock(&tab_mu);
 	if (hit && h.region)
 		hostreg_drop(&h);
+	else if (hit)
+		xgpulib_shadow_del(h.pg);	/* if it has device memory */
 	pthread_mutex_unlock(&reg_mu);
 	if (hit)
 		return CUDA_SUCCESS;
@@ -505,6 +562,40 @@ CUresult cuMemHostUnregister(void *p)
 	r = xgpulib_region_find(p, 1, &off);
 	return r && !r->hostreg ? CUDA_ERROR_INVALID_VALUE :
 				  CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+}
+
+/*
+ * Pinned memory with no device pointer yet: a worker whose driver is
+ * xgpu's own library on the network (a chain) maps it only when asked
+ * (HOSTMEM_DPTR); one that could not pin it, or one from before that
+ * request, answers CUDA_ERROR_NOT_SUPPORTED.  The region is published
+ * again with it (a copy meanwhile finds none and is staged: the same
+ * bytes).
+ */
+static CUresult pinned_dptr_asked(const struct xgpulib_region *r,
+				  uint64_t off, CUdeviceptr *pdptr)
+{
+	struct xgpuif_region_args a = { r->id, 0 };
+	struct xgpuif_dptr_reply rep = { 0 };
+	struct xgpulib_region now;
+	void *va = r->va;
+	CUresult rc;
+
+	rc = xgpulib_call_HOSTMEM_DPTR(&a, &rep);
+	if (rc == CUDA_ERROR_INVALID_VALUE)	/* an older worker's word */
+		rc = CUDA_ERROR_NOT_SUPPORTED;
+	if (rc)
+		return rc;
+	if (!rep.dptr)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	pthread_mutex_lock(&reg_mu);
+	if (xgpulib_region_take(va, &now)) {
+		now.dptr = rep.dptr;
+		xgpulib_region_publish(&now);
+	}
+	pthread_mutex_unlock(&reg_mu);
+	*pdptr = rep.dptr + off;
+	return CUDA_SUCCESS;
 }
 
 CUresult cuMemHostGetDevicePointer(CUdeviceptr *pdptr, void *p,
@@ -522,17 +613,18 @@ CUresult cuMemHostGetDevicePointer(CUdeviceptr *pdptr, void *p,
 	if (xgpulib_ch->t->ops->put && xgpulib_plain_holds(p, 1))
 		return xgpulib_plain_device_pointer(p, pdptr);
 	if (hostreg_find(p, &h)) {
-		/* zero copy: the device pointer is the host pointer */
+		/* staged: over the network, device memory kept equal */
 		if (!h.region)
-			return CUDA_ERROR_NOT_SUPPORTED;
+			return hostreg_shadow_dptr(&h, p, (uint64_t *)pdptr);
+		/* zero copy: the device pointer is the host pointer */
 		*pdptr = (CUdeviceptr)(uintptr_t)p;
 		return CUDA_SUCCESS;
 	}
 	r = xgpulib_region_find(p, 1, &off);
 	if (!r || r->hostreg)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (!r->dptr)	/* the worker could not pin it */
-		return CUDA_ERROR_NOT_SUPPORTED;
+	if (!r->dptr)	/* not pinned, or mapped only when asked */
+		return pinned_dptr_asked(r, off, pdptr);
 	*pdptr = r->dptr + off;
 	return CUDA_SUCCESS;
 }
@@ -550,8 +642,10 @@ CUresult cuMemHostGetFlags(unsigned int *pflags, void *p)
 	if (!pflags || !p)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (hostreg_find(p, &h)) {
-		*pflags = h.flags | (h.region ? CU_MEMHOSTREGISTER_DEVICEMAP :
-						0);
+		uint64_t d;
+
+		*pflags = h.flags | (h.region || xgpulib_shadow_dptr(p, &d) ?
+					     CU_MEMHOSTREGISTER_DEVICEMAP : 0);
 		return CUDA_SUCCESS;
 	}
 	r = xgpulib_region_find(p, 1, &off);
@@ -655,6 +749,14 @@ CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attr,
 			.dptr = h.region ? (uint64_t)(uintptr_t)h.p : 0,
 		};
 
+		/* over the network, its device memory (made when asked) */
+		if (!h.region && remote()) {
+			if (attr == CU_POINTER_ATTRIBUTE_DEVICE_POINTER)
+				return hostreg_shadow_dptr(
+					&h, (void *)(uintptr_t)ptr,
+					(uint64_t *)data);
+			xgpulib_shadow_dptr(h.p, &v.dptr);
+		}
 		return host_attr(&v, ptr - (uint64_t)(uintptr_t)h.p, attr,
 				 data);
 	}

@@ -19,6 +19,7 @@
 #include "xgpulib.h"
 #include "xgpulib_entry.h"
 #include "xgpulib_graph.h"
+#include "xgpulib_shadow.h"
 
 /*
  * Wire value for a stream that is not one of ours: no table handle has
@@ -350,6 +351,8 @@ static bool sync_fenced(bool ctx_wide, uint64_t h, CUresult *rc)
 	*rc = CUDA_SUCCESS;
 	if (!__atomic_load_n(&value_waits, __ATOMIC_RELAXED))
 		*rc = xgpulib_fence_sync(ctx_wide, h, &answered);
+	if (answered && *rc == CUDA_SUCCESS)
+		xgpulib_shadow_synced();
 	return answered;
 }
 

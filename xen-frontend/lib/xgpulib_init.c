@@ -16,6 +16,7 @@
 #include "xgpulib_etbl.h"
 #include "xgpulib_module.h"
 #include "xgpulib_mco.h"
+#include "xgpulib_shadow.h"
 
 
 static pthread_mutex_t init_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -126,6 +127,7 @@ static void forked_child(void)
 	if (init_done && init_rc == CUDA_SUCCESS) {
 		xgpulib_hostreg_forked();
 		xgpulib_mco_forked();
+		xgpulib_shadow_forked();
 		parents_ch = xgpulib_ch;
 		xgpulib_ch = NULL;
 		init_rc = CUDA_ERROR_NOT_INITIALIZED;

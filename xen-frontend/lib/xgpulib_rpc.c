@@ -8,6 +8,7 @@
 #include "xgpulib_mco.h"
 #include "xgpulib_output.h"
 #include "xgpulib_rpc.h"
+#include "xgpulib_shadow.h"
 #include "xgpulib_transport.h"
 
 struct xgpulib_chan *xgpulib_ch;
@@ -93,6 +94,8 @@ static CUresult send(uint16_t op, bool posted, const struct xgpuif_iov *iov,
 		if (rc)
 			return rc;
 	}
+	if (__atomic_load_n(&xgpulib_shadow_live, __ATOMIC_ACQUIRE))
+		xgpulib_shadow_before(op);
 	rq.iov = iov;
 	rq.niov = niov;
 	rc = xgpulib_chan_submit(xgpulib_ch, &rq, w);
@@ -119,6 +122,8 @@ CUresult xgpulib_call(uint16_t op, bool exact, const struct xgpuif_iov *iov,
 		return rc;
 	rc = xgpulib_chan_wait(xgpulib_ch, &w);
 	xgpulib_output_settle(xgpulib_ch);
+	if (__atomic_load_n(&xgpulib_shadow_live, __ATOMIC_ACQUIRE))
+		xgpulib_shadow_after(op, rc);
 	if ((w.flags & XGPUIF_SF_LOGS) && xgpulib_logs_hook)
 		xgpulib_logs_hook();
 	if (rc == CUDA_SUCCESS && w.reply_len < rsize)
