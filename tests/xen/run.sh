@@ -24,8 +24,8 @@ CACHE=${XEN_CACHE:-/var/cache/xgpu-xen}
 VERBOSE=${VERBOSE:-0}
 SKIP_APT=${SKIP_APT:-0}
 SKIP_MAKE=${SKIP_MAKE:-0}
-TIMEOUT=${TIMEOUT:-900}		# one boot, seconds of host wall clock
-BUDGET=${BUDGET:-1100}		# the whole run, retry included
+TIMEOUT=${TIMEOUT:-1200}		# one boot, seconds of host wall clock
+BUDGET=${BUDGET:-1500}		# the whole run, retry included
 # (Dom0 holds a DomU's saved image in a tmpfs for save-restore: 896M)
 QEMU_MEM=${QEMU_MEM:-1792}
 DOM0_MEM=${DOM0_MEM:-896M}
