@@ -145,6 +145,19 @@ static void registered_mapped(bool net, bool xen, bool module, CUstream s)
 		goto pinned;
 	if (!OK(cuMemHostRegister(x, n, CU_MEMHOSTREGISTER_DEVICEMAP)))
 		goto out;
+#ifdef __SANITIZE_ADDRESS__
+	/* through a chain the program's registration is zero copy only at
+	 * its own address, which the GPU host's worker reserves for it;
+	 * under the address sanitizer malloc's memory lies where that
+	 * worker's sanitizer keeps its own heap, so there it is staged */
+	if (!net && cuMemHostGetDevicePointer(&dx, x, 0) ==
+			    CUDA_ERROR_NOT_SUPPORTED) {
+		printf("registered-mapped: staged through the chain (the "
+		       "address is the sanitizer's in the worker)\n");
+		OK(cuMemHostUnregister(x));
+		goto pinned;
+	}
+#endif
 	if (OK(cuMemHostGetDevicePointer(&dx, x, 0))) {
 		printf("registered-mapped: the device pointer is %s\n",
 		       dx == (CUdeviceptr)(uintptr_t)x ? "the host pointer" :

@@ -292,12 +292,12 @@ static CUresult hostreg_shadow_dptr(const struct hostreg *h, const void *p,
 	if (!xgpulib_shadow_dptr(p, dptr)) {
 		struct hostreg now;
 
-		if (!hostreg_find(p, &now) || now.pg != h->pg)
+		if (!hostreg_find(p, &now) || now.p != h->p)
 			rc = CUDA_ERROR_INVALID_VALUE;
 		else
-			rc = xgpulib_shadow_add(h->pg, h->pgsize, &d);
+			rc = xgpulib_shadow_add(h->p, h->size, &d);
 		if (!rc)
-			*dptr = d + (uint64_t)((const uint8_t *)p - h->pg);
+			*dptr = d + (uint64_t)((const uint8_t *)p - h->p);
 	}
 	pthread_mutex_unlock(&reg_mu);
 	if (rc && rc != CUDA_ERROR_INVALID_VALUE)
@@ -490,7 +490,7 @@ CUresult cuMemHostRegister(void *p, size_t bytesize, unsigned int flags)
 	if (!h.region && remote() && (flags & CU_MEMHOSTREGISTER_DEVICEMAP)) {
 		uint64_t d;
 
-		if (xgpulib_shadow_add(h.pg, h.pgsize, &d))
+		if (xgpulib_shadow_add(h.p, h.size, &d))
 			xgpulib_log_once("cuMemHostRegister with DEVICEMAP over "
 					 "the network: no device memory for "
 					 "it; copies from it are staged");
@@ -507,7 +507,7 @@ CUresult cuMemHostRegister(void *p, size_t bytesize, unsigned int flags)
 		if (h.region)
 			hostreg_drop(&h);
 		else
-			xgpulib_shadow_del(h.pg);
+			xgpulib_shadow_del(h.p);
 		rc = CUDA_ERROR_OUT_OF_MEMORY;
 	}
 out:
@@ -554,7 +554,7 @@ CUresult cuMemHostUnregister(void *p)
 	if (hit && h.region)
 		hostreg_drop(&h);
 	else if (hit)
-		xgpulib_shadow_del(h.pg);	/* if it has device memory */
+		xgpulib_shadow_del(h.p);	/* if it has device memory */
 	pthread_mutex_unlock(&reg_mu);
 	if (hit)
 		return CUDA_SUCCESS;

@@ -22,7 +22,7 @@
 #define WORD	4096u		/* merged back in these */
 
 struct shadow {
-	uint8_t *host;		/* the registered pages */
+	uint8_t *host;		/* the registered bytes */
 	uint8_t *copy;		/* what the device memory holds, last known */
 	uint8_t *back;		/* the device memory's bytes, brought back */
 	size_t size;
@@ -110,7 +110,7 @@ static void dev_free(struct shadow *s)
 
 /* ---- moving bytes ------------------------------------------------------- */
 
-/* the pages' changes to the device memory (sh_mu held, inside) */
+/* the range's changes to the device memory (sh_mu held, inside) */
 static void push(struct shadow *s)
 {
 	struct xgpulib_current_saved saved;
@@ -144,7 +144,7 @@ static void push(struct shadow *s)
 	}
 }
 
-/* the device memory's bytes back into the pages (sh_mu held, inside) */
+/* the device memory's bytes back into the range (sh_mu held, inside) */
 static void pull(struct shadow *s)
 {
 	struct xgpulib_current_saved saved;

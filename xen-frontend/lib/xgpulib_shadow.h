@@ -5,8 +5,8 @@
  * Over the network (and so through a chain, where a Dom0 worker's driver
  * is this library) the GPU cannot reach this host's pages.  A registered
  * range the program asks a device pointer for (cuMemHostGetDevicePointer,
- * or cuMemHostRegister with DEVICEMAP) gets device memory of its pages'
- * size, at the same address where the worker's driver can reserve it
+ * or cuMemHostRegister with DEVICEMAP) gets device memory of its size, at
+ * the same address where the worker's driver can reserve it
  * there (then the device pointer is the host pointer, as natively), else
  * anywhere.  The library cannot watch the pages (through a chain another
  * process or domain writes them), so it keeps a copy of what the device
@@ -14,7 +14,7 @@
  *
  *   - before every request of GPU work that may read it (a launch, a
  *     graph's launch, a memset, a copy between device memory:
- *     xgpulib_rpc.c), the bytes of the pages that differ from the copy go to the device memory (runs of 64 KiB
+ *     xgpulib_rpc.c), the range's bytes that differ from the copy go to the device memory (runs of 64 KiB
  *     blocks), on a stream of the range's own, waited for;
  *   - after a synchronize answers success (context, stream, event, or a
  *     query that says done, once per such request sent since), the device
@@ -41,16 +41,19 @@
 extern unsigned int xgpulib_shadow_live;
 
 /*
- * Device memory for the pages [pg, pg + size) (page aligned), in the
- * current context; its address in *dptr (pg itself where the worker's
- * driver reserved that address).  A CUresult.
+ * Device memory for the registered bytes [p, p + size), in the current
+ * context; the device address of p in *dptr (p itself where the worker's
+ * driver reserved the span of whole granules around it there).  Only
+ * those bytes are compared and copied, not the rest of their pages
+ * (another object's, which the program may not have written: an
+ * address sanitizer says so).  A CUresult.
  */
-CUresult xgpulib_shadow_add(void *pg, size_t size, uint64_t *dptr);
+CUresult xgpulib_shadow_add(void *p, size_t size, uint64_t *dptr);
 /* the device address of p in a range, false if p is in none */
 bool xgpulib_shadow_dptr(const void *p, uint64_t *dptr);
-/* the range at pg is unregistered: its last values come back, then its
+/* the range at p is unregistered: its last values come back, then its
  * device memory goes */
-void xgpulib_shadow_del(void *pg);
+void xgpulib_shadow_del(void *p);
 /* before request op: what the program changed goes to the device */
 void xgpulib_shadow_before(uint16_t op);
 /* after request op answered rc: a synchronize brings the device's back */
