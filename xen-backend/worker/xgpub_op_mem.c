@@ -239,7 +239,7 @@ XGPUB_HANDLER(HOST_REGISTER)
  * A pinned region's device pointer, asked for by the guest: the driver
  * xgpu's own library on the network (--remote-driver) maps pinned memory
  * for kernels only when asked (region_map), as it costs a comparison of
- * the pages at every launch there.
+ * the buffer at every launch there.
  */
 XGPUB_HANDLER(HOSTMEM_DPTR)
 {

@@ -610,7 +610,7 @@ CUresult cuMemHostGetDevicePointer(CUdeviceptr *pdptr, void *p,
 		return rc;
 	/* the network: pinned memory is the process's own; asked for a
 	 * device pointer, its buffer becomes coherent */
-	if (xgpulib_ch->t->ops->put && xgpulib_plain_holds(p, 1))
+	if (remote() && xgpulib_plain_holds(p, 1))
 		return xgpulib_plain_device_pointer(p, pdptr);
 	if (hostreg_find(p, &h)) {
 		/* staged: over the network, device memory kept equal */
@@ -785,7 +785,7 @@ CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attr,
 	}
 	/* the network: pinned memory is the process's own; its device
 	 * pointer is made when asked for (xgpulib_plain_device_pointer) */
-	if (!r && xgpulib_ch->t->ops->put) {
+	if (!r && remote()) {
 		struct xgpulib_region v = { 0 };
 		void *va;
 		size_t size;

@@ -27,7 +27,7 @@ struct shadow {
 	uint8_t *back;		/* the device memory's bytes, brought back */
 	size_t size;
 	CUdeviceptr dptr;	/* the device memory of host[0] */
-	CUdeviceptr base;		/* a reservation of span bytes at base, */
+	CUdeviceptr base;	/* a reservation of span bytes at base, */
 	size_t span;		/* mapped to mem (0: dptr is cuMemAlloc's) */
 	CUmemGenericAllocationHandle mem;
 	CUcontext ctx;
@@ -175,9 +175,9 @@ static void pull(struct shadow *s)
 
 /* ---- the table ------------------------------------------------------------ */
 
-CUresult xgpulib_shadow_add(void *pg, size_t size, uint64_t *dptr)
+CUresult xgpulib_shadow_add(void *p, size_t size, uint64_t *dptr)
 {
-	struct shadow s = { .host = pg, .size = size };
+	struct shadow s = { .host = p, .size = size };
 	struct shadow *v;
 	CUdevice dev;
 	CUresult rc;
@@ -191,7 +191,7 @@ CUresult xgpulib_shadow_add(void *pg, size_t size, uint64_t *dptr)
 		rc = CUDA_ERROR_OUT_OF_MEMORY;
 		goto fail;
 	}
-	memcpy(s.copy, pg, size);
+	memcpy(s.copy, p, size);
 	pthread_mutex_lock(&sh_mu);
 	inside = true;
 	rc = cuCtxGetDevice(&dev);
@@ -214,7 +214,7 @@ CUresult xgpulib_shadow_add(void *pg, size_t size, uint64_t *dptr)
 	pthread_mutex_unlock(&sh_mu);
 	if (v) {
 		xgpulib_dbg("registered memory at %p (%zu bytes): kept equal "
-			    "to device memory at %#llx%s", pg, size,
+			    "to device memory at %#llx%s", p, size,
 			    (unsigned long long)s.dptr,
 			    s.base ? " (its own address)" : "");
 		*dptr = s.dptr;
@@ -254,7 +254,7 @@ bool xgpulib_shadow_dptr(const void *p, uint64_t *dptr)
 	return hit;
 }
 
-void xgpulib_shadow_del(void *pg)
+void xgpulib_shadow_del(void *p)
 {
 	struct shadow s;
 	bool hit = false;
@@ -262,7 +262,7 @@ void xgpulib_shadow_del(void *pg)
 	pthread_mutex_lock(&sh_mu);
 	inside = true;
 	for (size_t i = 0; i < nsh && !hit; i++) {
-		if (sh[i].host != pg)
+		if (sh[i].host != p)
 			continue;
 		s = sh[i];
 		sh[i] = sh[--nsh];
@@ -271,7 +271,7 @@ void xgpulib_shadow_del(void *pg)
 	__atomic_store_n(&xgpulib_shadow_live, (unsigned int)nsh,
 			 __ATOMIC_RELEASE);
 	if (hit) {
-		/* as natively, the pages keep what the GPU wrote */
+		/* as natively, the bytes keep what the GPU wrote */
 		pull(&s);
 		dev_free(&s);
 	}
@@ -300,7 +300,7 @@ static bool sync_op(uint16_t op, bool *query)
 }
 
 /*
- * Work that may read the ranges' device memory: the pages' changes go
+ * Work that may read the ranges' device memory: the ranges' changes go
  * first.  Not the copies between host and device memory, which are
  * staged under xgpulib_data_mu, as a push's own copies are (a kernel
  * reads mapped memory; a copy to or from it uses the host pointer).
