@@ -978,6 +978,10 @@ XGPU_SOCKET=$SOCK LD_LIBRARY_PATH=$O/lib "$TMP/spinA" 2 120 >"$TMP/share-spinA.o
 spa=$!
 XGPU_SOCKET=$SOCK LD_LIBRARY_PATH=$O/lib "$TMP/spinB" 2 120 >"$TMP/share-spinB.out" 2>&1 &
 spb=$!
+# both listed with GPU time before the first window (a fixed second was
+# once not enough in CI: every window then found neither)
+listed2() { [ -n "$(gpu_ms2 spinA spinB)" ]; }
+wait_until 100 "$spb" listed2
 sleep 1
 share_modes="none garbage overflow bigslots badmemref badop badhandshake"
 share_modes="$share_modes truncate badhandles burst"
