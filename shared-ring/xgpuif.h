@@ -177,6 +177,13 @@ DEFINE_RING_TYPES(xgpuif, struct xgpuif_request, struct xgpuif_response);
  * off + len against the region's size before touching it.
  */
 #define XGPUIF_REGION_DATA	0u
+/*
+ * HOST_REGISTER over the network alone: no pages travel; the worker maps
+ * fresh memory of its own at guest_va (refused where that address is
+ * taken there) and pins it, so that the device pointer is guest_va; the
+ * guest moves the bytes with copies (xgpulib_shadow.h).
+ */
+#define XGPUIF_REGION_ANON	0xffffffffu
 
 struct xgpuif_memref {
 	uint64_t off;

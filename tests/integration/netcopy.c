@@ -115,12 +115,15 @@ static void host_functions(CUstream s)
 /*
  * Registered memory a kernel reaches (cuMemHostRegister with DEVICEMAP,
  * cuMemHostGetDevicePointer).  Over the network and through a chain,
- * device memory of the range's pages kept equal to them by comparison
- * (xgpulib_shadow.h): the device's writes are seen after a synchronize,
+ * pinned memory of the GPU host's worker at the range's own address,
+ * kept equal to it by comparison (xgpulib_shadow.h): the device pointer
+ * is the host pointer, the device's writes are seen after a synchronize,
  * the CPU's by the next launch, a byte the CPU wrote meanwhile is kept.
- * Over the network directly a registration without DEVICEMAP gets its
- * device memory at the first question too; through a chain (the program
- * on the local transport) it has none.  xen: the program is on the Xen
+ * A registration without DEVICEMAP gets the same at the first question
+ * (through a chain the worker asks its driver then).  Under the address
+ * sanitizer the GPU host's worker has its own sanitizer heap where the
+ * program's malloc puts the range: the network takes device memory
+ * elsewhere, a chain stages the registration.  xen: the program is on the Xen
  * transport, where a registration has no device pointer at all (only
  * the pinned part runs); module: the fake driver's kernel is there.
  */
@@ -162,6 +165,11 @@ static void registered_mapped(bool net, bool xen, bool module, CUstream s)
 		printf("registered-mapped: the device pointer is %s\n",
 		       dx == (CUdeviceptr)(uintptr_t)x ? "the host pointer" :
 							  "another address");
+#ifndef __SANITIZE_ADDRESS__
+		EXPECT(dx == (CUdeviceptr)(uintptr_t)x, "device pointer "
+		       "%#llx, host pointer %p", (unsigned long long)dx,
+		       (void *)x);
+#endif
 		/* the device writes, the CPU reads after a synchronize */
 		if (OK(cuMemsetD8(dx + 100, 0x22, 5000)) &&
 		    OK(cuCtxSynchronize()))
@@ -223,18 +231,27 @@ static void registered_mapped(bool net, bool xen, bool module, CUstream s)
 	OK(cuMemHostUnregister(x));
 	EXPECT(x[100] == 0x22 && x[300] == 0x55, "after unregistering %#x "
 	       "%#x", x[100], x[300]);
-	/* no DEVICEMAP: over the network, asked for, it is made */
+	/* no DEVICEMAP: asked for, it is made (over the network by this
+	 * library, through a chain by the worker's: HOSTMEM_DPTR) */
 	if (OK(cuMemHostRegister(x, n, 0))) {
 		CUresult rc = cuMemHostGetDevicePointer(&dx, x + 10, 0);
 
-		if (net && OK(rc) && OK(cuMemsetD8(dx, 0x66, 1)) &&
-		    OK(cuCtxSynchronize()))
-			EXPECT(x[10] == 0x66, "asked later: the CPU reads %#x",
-			       x[10]);
-		if (!net)
-			EXPECT(rc == CUDA_ERROR_NOT_SUPPORTED ||
-			       rc == CUDA_SUCCESS, "asked later: error %d",
-			       rc);
+#ifdef __SANITIZE_ADDRESS__
+		if (!net && rc == CUDA_ERROR_NOT_SUPPORTED)
+			printf("registered-mapped: asked later, staged "
+			       "through the chain (as above)\n");
+		else
+#endif
+		if (OK(rc)) {
+			EXPECT(dx == (CUdeviceptr)(uintptr_t)(x + 10) || net,
+			       "asked later through the chain: device "
+			       "pointer %#llx, host pointer %p",
+			       (unsigned long long)dx, (void *)(x + 10));
+			if (OK(cuMemsetD8(dx, 0x66, 1)) &&
+			    OK(cuCtxSynchronize()))
+				EXPECT(x[10] == 0x66, "asked later: the CPU "
+				       "reads %#x", x[10]);
+		}
 		OK(cuMemHostUnregister(x));
 	}
 	/* through a chain, pinned memory too (over the network directly:

@@ -58,14 +58,36 @@ static int net_wait(struct xgpub_transport *t, int timeout_ms)
  * No memory is shared on a network, but the guest may keep part of the
  * data area for good (a graph's staging buffers: the bytes move with its
  * host functions' slots, xgpu_mirror.h): that part of this end's copy is
- * the region.  Nothing else can be a region here.
+ * the region.  Or, for a registration the guest keeps equal by copies
+ * (XGPUIF_REGION_ANON), fresh memory of this process at the guest's
+ * address, where nothing of this process is: kernels given the guest's
+ * host pointer then reach it, as natively.
  */
 static int net_hostmem_map(struct xgpub_transport *t, uint32_t region,
 			   uint64_t size, const struct xgpuif_memref *dir,
 			   uint64_t guest_va, void **va)
 {
+	void *p;
+
 	(void)region;
-	(void)guest_va;
+	if (dir->region == XGPUIF_REGION_ANON) {
+		if (!guest_va || guest_va % XGPUIF_PAGE_SIZE ||
+		    size % XGPUIF_PAGE_SIZE || guest_va + size < guest_va ||
+		    guest_va > (uint64_t)UINTPTR_MAX - size)
+			return -EINVAL;
+		p = mmap((void *)(uintptr_t)guest_va, size,
+			 PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
+			 -1, 0);
+		if (p == MAP_FAILED)
+			return -EEXIST;
+		if (p != (void *)(uintptr_t)guest_va) {	/* an old kernel */
+			munmap(p, size);
+			return -EEXIST;
+		}
+		*va = p;
+		return 0;
+	}
 	if (dir->region != XGPUIF_REGION_DATA || dir->len != size ||
 	    dir->off % XGPUIF_PAGE_SIZE || dir->off > t->data_bytes ||
 	    size > t->data_bytes - dir->off)
@@ -77,9 +99,11 @@ static int net_hostmem_map(struct xgpub_transport *t, uint32_t region,
 static void net_hostmem_unmap(struct xgpub_transport *t, void *va,
 			      uint64_t size)
 {
-	(void)t;
-	(void)va;
-	(void)size;
+	uint8_t *b = va;
+
+	/* the data area's parts stay; memory of the guest's address goes */
+	if (b < t->data || b >= t->data + t->data_bytes)
+		munmap(va, size);
 }
 
 static void net_wait_gone(struct xgpub_transport *t)

@@ -141,6 +141,9 @@ static int region_map(struct xgpub_worker *w,
 	reg = &w->regions[a->region];
 	if (reg->va)
 		return XGPUIF_ST_PROTO;	/* id in use */
+	/* memory of the worker's own at the guest's address: a registration */
+	if (!hostreg && a->dir.region == XGPUIF_REGION_ANON)
+		return XGPUIF_ST_PROTO;
 	rc = 0;
 	if (hostreg) {
 		if (a->flags & ~(CU_MEMHOSTREGISTER_PORTABLE |
@@ -175,6 +178,8 @@ static int region_map(struct xgpub_worker *w,
 				    a->guest_va, &va);
 	if (rc == -ENOSPC)
 		return CUDA_ERROR_OUT_OF_MEMORY;	/* past a transport cap */
+	if (rc == -EEXIST)	/* the network: that address is taken here */
+		return CUDA_ERROR_NOT_SUPPORTED;
 	if (rc)
 		return XGPUIF_ST_PROTO;
 	if (hostreg && (uint64_t)(uintptr_t)va != a->guest_va) {
@@ -236,10 +241,10 @@ XGPUB_HANDLER(HOST_REGISTER)
 }
 
 /*
- * A pinned region's device pointer, asked for by the guest: the driver
- * xgpu's own library on the network (--remote-driver) maps pinned memory
- * for kernels only when asked (region_map), as it costs a comparison of
- * the buffer at every launch there.
+ * A pinned or registered region's device pointer, asked for by the
+ * guest: the driver xgpu's own library on the network (--remote-driver)
+ * maps such memory for kernels only when asked (region_map), as it costs
+ * a comparison of the buffer at every launch there.
  */
 XGPUB_HANDLER(HOSTMEM_DPTR)
 {
@@ -247,7 +252,7 @@ XGPUB_HANDLER(HOSTMEM_DPTR)
 	CUdeviceptr dptr = 0;
 	int rc;
 
-	if (!reg || reg->hostreg)
+	if (!reg)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (!reg->registered)
 		return CUDA_ERROR_NOT_SUPPORTED;

@@ -44,6 +44,10 @@ struct hostreg {
 	uint32_t region;	/* its pages' region (zero copy); 0: staged */
 	uint8_t *pg;		/* the whole pages covering it */
 	size_t pgsize;
+	/* zero copy: the device address of pg; 0 until asked for, where
+	 * the worker maps it for kernels only then (its driver xgpu's own
+	 * library on the network: a chain) */
+	uint64_t dptr;
 };
 static struct hostreg *hostregs;
 static size_t nhostregs, cap_hostregs;
@@ -308,6 +312,49 @@ static CUresult hostreg_shadow_dptr(const struct hostreg *h, const void *p,
 }
 
 /*
+ * The device pointer of p in zero-copy registration h: the host pointer.
+ * A chain's worker maps it for kernels only when asked (HOSTMEM_DPTR:
+ * its driver, xgpu's library on the network, then keeps memory of the
+ * GPU host's equal to it); an older worker or one whose driver could not
+ * map it answers CUDA_ERROR_NOT_SUPPORTED.
+ */
+static CUresult hostreg_dptr(const struct hostreg *h, const void *p,
+			     uint64_t *dptr)
+{
+	struct xgpuif_region_args a = { h->region, 0 };
+	struct xgpuif_dptr_reply rep = { 0 };
+	CUresult rc;
+
+	if (!h->region)
+		return hostreg_shadow_dptr(h, p, dptr);
+	if (h->dptr) {
+		*dptr = (uint64_t)(uintptr_t)p;
+		return CUDA_SUCCESS;
+	}
+	rc = xgpulib_call_HOSTMEM_DPTR(&a, &rep);
+	if (rc == CUDA_ERROR_INVALID_VALUE)	/* an older worker's word */
+		rc = CUDA_ERROR_NOT_SUPPORTED;
+	if (!rc && rep.dptr != (uint64_t)(uintptr_t)h->pg) {
+		/* the GPU host's memory is elsewhere: a kernel given the
+		 * host pointer would miss it; refuse rather than mislead */
+		xgpulib_log_once("registered memory through a chain: the GPU "
+				 "host could not map it at its own address; "
+				 "no device pointer");
+		rc = CUDA_ERROR_NOT_SUPPORTED;
+	}
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&tab_mu);
+	for (size_t i = 0; i < nhostregs; i++) {
+		if (hostregs[i].region == h->region)
+			hostregs[i].dptr = rep.dptr;
+	}
+	pthread_mutex_unlock(&tab_mu);
+	*dptr = (uint64_t)(uintptr_t)p;
+	return CUDA_SUCCESS;
+}
+
+/*
  * Is every page of [lo, hi) plain private anonymous memory, writable
  * (malloc's heap and mmaps, not a file, not shared, not a stack)?  Only
  * such pages can move into shared memory without the program noticing.
@@ -352,7 +399,7 @@ static bool plain_anon(uintptr_t lo, uintptr_t hi)
  * worker map and register them at the same address (zero copy): the
  * region's id, or 0 when its copies must be staged (*why says why).
  */
-static uint32_t hostreg_share(const struct hostreg *h, const char **why)
+static uint32_t hostreg_share(struct hostreg *h, const char **why)
 {
 	struct xgpulib_transport *t = xgpulib_ch->t;
 	struct xgpuif_hostmem_args a;
@@ -400,7 +447,9 @@ static uint32_t hostreg_share(const struct hostreg *h, const char **why)
 	a.guest_va = lo;
 	rc = xgpulib_call_HOST_REGISTER(&a, &r);
 	pthread_mutex_unlock(&xgpulib_data_mu);
-	if (rc == CUDA_SUCCESS && (!r.same_va || r.dptr != lo)) {
+	/* the device pointer is the host pointer, or none yet (a chain's
+	 * worker maps it when asked, hostreg_dptr) */
+	if (rc == CUDA_SUCCESS && (!r.same_va || (r.dptr && r.dptr != lo))) {
 		struct xgpuif_region_args u = { id, 0 };
 
 		xgpulib_call_HOSTMEM_UNREGISTER(&u);
@@ -417,7 +466,8 @@ static uint32_t hostreg_share(const struct hostreg *h, const char **why)
 	}
 	xgpulib_region_publish(&(struct xgpulib_region){
 		.id = id, .flags = h->flags, .va = h->pg, .size = h->pgsize,
-		.dptr = lo, .same_va = true, .hostreg = true });
+		.dptr = r.dptr, .same_va = true, .hostreg = true });
+	h->dptr = r.dptr;
 	return id;
 }
 
@@ -455,7 +505,7 @@ static void hostreg_drop(const struct hostreg *h)
  */
 CUresult cuMemHostRegister(void *p, size_t bytesize, unsigned int flags)
 {
-	struct hostreg h = { p, bytesize, flags, 0, NULL, 0 };
+	struct hostreg h = { p, bytesize, flags, 0, NULL, 0, 0 };
 	struct hostreg *v;
 	const char *why = "";
 	CUresult rc = CUDA_SUCCESS;
@@ -612,14 +662,10 @@ CUresult cuMemHostGetDevicePointer(CUdeviceptr *pdptr, void *p,
 	 * device pointer, its buffer becomes coherent */
 	if (remote() && xgpulib_plain_holds(p, 1))
 		return xgpulib_plain_device_pointer(p, pdptr);
-	if (hostreg_find(p, &h)) {
-		/* staged: over the network, device memory kept equal */
-		if (!h.region)
-			return hostreg_shadow_dptr(&h, p, (uint64_t *)pdptr);
-		/* zero copy: the device pointer is the host pointer */
-		*pdptr = (CUdeviceptr)(uintptr_t)p;
-		return CUDA_SUCCESS;
-	}
+	/* zero copy: the host pointer; staged: over the network, memory
+	 * of the GPU host's kept equal */
+	if (hostreg_find(p, &h))
+		return hostreg_dptr(&h, p, (uint64_t *)pdptr);
 	r = xgpulib_region_find(p, 1, &off);
 	if (!r || r->hostreg)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -749,14 +795,13 @@ CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attr,
 			.dptr = h.region ? (uint64_t)(uintptr_t)h.p : 0,
 		};
 
-		/* over the network, its device memory (made when asked) */
-		if (!h.region && remote()) {
-			if (attr == CU_POINTER_ATTRIBUTE_DEVICE_POINTER)
-				return hostreg_shadow_dptr(
-					&h, (void *)(uintptr_t)ptr,
-					(uint64_t *)data);
+		/* made when asked: through a chain, over the network */
+		if (attr == CU_POINTER_ATTRIBUTE_DEVICE_POINTER &&
+		    (h.region || remote()))
+			return hostreg_dptr(&h, (void *)(uintptr_t)ptr,
+					    (uint64_t *)data);
+		if (!h.region && remote())
 			xgpulib_shadow_dptr(h.p, &v.dptr);
-		}
 		return host_attr(&v, ptr - (uint64_t)(uintptr_t)h.p, attr,
 				 data);
 	}

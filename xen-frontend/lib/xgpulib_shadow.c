@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "xgpulib.h"
+#include "xgpulib_copy.h"
 #include "xgpulib_current.h"
 #include "xgpulib_entry.h"
 #include "xgpulib_shadow.h"
@@ -30,6 +31,7 @@ struct shadow {
 	CUdeviceptr base;	/* a reservation of span bytes at base, */
 	size_t span;		/* mapped to mem (0: dptr is cuMemAlloc's) */
 	CUmemGenericAllocationHandle mem;
+	uint32_t region;	/* != 0: pinned memory of the worker's */
 	CUcontext ctx;
 	CUstream st;
 };
@@ -43,6 +45,46 @@ static unsigned long sent, pulled;
 static __thread bool inside;
 
 /* ---- device memory --------------------------------------------------- */
+
+/*
+ * The range in memory of the worker's own at host's own address (its
+ * whole pages), pinned and mapped: the device pointer is then the host
+ * pointer and a kernel reaches it over the bus, as natively; where
+ * the worker has something else at that address, or is older, false.
+ */
+static bool host_at_host(struct shadow *s)
+{
+	uintptr_t lo = (uintptr_t)s->host & ~(uintptr_t)(XGPUIF_PAGE_SIZE - 1);
+	uintptr_t hi = ((uintptr_t)s->host + s->size + XGPUIF_PAGE_SIZE - 1) &
+		       ~(uintptr_t)(XGPUIF_PAGE_SIZE - 1);
+	struct xgpuif_hostmem_args a = {
+		.flags = CU_MEMHOSTREGISTER_PORTABLE |
+			 CU_MEMHOSTREGISTER_DEVICEMAP,
+		.size = hi - lo, .guest_va = lo,
+		.dir = { .region = XGPUIF_REGION_ANON },
+	};
+	struct xgpuif_hostmem_reply r = { 0 };
+	uint32_t id = xgpulib_region_reserve();
+	CUresult rc;
+
+	if (!id)
+		return false;
+	a.region = id;
+	rc = xgpulib_call_HOST_REGISTER(&a, &r);
+	if (rc == CUDA_SUCCESS && (!r.same_va || r.dptr != lo)) {
+		struct xgpuif_region_args u = { id, 0 };
+
+		xgpulib_call_HOSTMEM_UNREGISTER(&u);
+		rc = CUDA_ERROR_NOT_SUPPORTED;
+	}
+	if (rc) {
+		xgpulib_region_release(id);
+		return false;
+	}
+	s->region = id;
+	s->dptr = (uint64_t)(uintptr_t)s->host;
+	return true;
+}
 
 /* the range's device memory at host's own address, if the worker's
  * driver can reserve it (granularity-aligned span around it) */
@@ -94,7 +136,12 @@ static void dev_free(struct shadow *s)
 	struct xgpulib_current_saved saved;
 
 	xgpulib_current_enter(s->ctx, &saved);
-	if (s->base) {
+	if (s->region) {
+		struct xgpuif_region_args u = { s->region, 0 };
+
+		xgpulib_call_HOSTMEM_UNREGISTER(&u);
+		xgpulib_region_release(s->region);
+	} else if (s->base) {
 		cuMemUnmap(s->base, s->span);
 		cuMemRelease(s->mem);
 		cuMemAddressFree(s->base, s->span);
@@ -197,7 +244,7 @@ CUresult xgpulib_shadow_add(void *p, size_t size, uint64_t *dptr)
 	rc = cuCtxGetDevice(&dev);
 	if (!rc)
 		rc = cuStreamCreate(&s.st, CU_STREAM_NON_BLOCKING);
-	if (!rc && !dev_at_host(&s, dev))
+	if (!rc && !host_at_host(&s) && !dev_at_host(&s, dev))
 		rc = cuMemAlloc(&s.dptr, size);
 	if (!rc)
 		rc = xgpulib_memcpy_htod_async(s.dptr, s.copy, size, s.st, 0);
@@ -214,16 +261,17 @@ CUresult xgpulib_shadow_add(void *p, size_t size, uint64_t *dptr)
 	pthread_mutex_unlock(&sh_mu);
 	if (v) {
 		xgpulib_dbg("registered memory at %p (%zu bytes): kept equal "
-			    "to device memory at %#llx%s", p, size,
-			    (unsigned long long)s.dptr,
-			    s.base ? " (its own address)" : "");
+			    "to %s at %#llx", p, size,
+			    s.region ? "pinned memory of the worker's" :
+			    s.base ? "device memory" : "device memory (cuMemAlloc)",
+			    (unsigned long long)s.dptr);
 		*dptr = s.dptr;
 		return CUDA_SUCCESS;
 	}
 	if (!rc)
 		rc = CUDA_ERROR_OUT_OF_MEMORY;
 fail:
-	if (s.ctx && (s.st || s.dptr)) {
+	if (s.ctx && (s.st || s.dptr || s.region)) {
 		pthread_mutex_lock(&sh_mu);
 		inside = true;
 		dev_free(&s);
@@ -359,6 +407,8 @@ void xgpulib_shadow_forked(void)
 	/* one thread: whoever held the lock is not here */
 	sh_mu = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
 	for (size_t i = 0; i < nsh; i++) {
+		if (sh[i].region)
+			xgpulib_region_release(sh[i].region);
 		free(sh[i].copy);
 		free(sh[i].back);
 	}

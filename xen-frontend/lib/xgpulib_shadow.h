@@ -5,12 +5,14 @@
  * Over the network (and so through a chain, where a Dom0 worker's driver
  * is this library) the GPU cannot reach this host's pages.  A registered
  * range the program asks a device pointer for (cuMemHostGetDevicePointer,
- * or cuMemHostRegister with DEVICEMAP) gets device memory of its size, at
- * the same address where the worker's driver can reserve it
- * there (then the device pointer is the host pointer, as natively), else
- * anywhere.  The library cannot watch the pages (through a chain another
- * process or domain writes them), so it keeps a copy of what the device
- * memory holds as last known, and compares:
+ * or cuMemHostRegister with DEVICEMAP) gets memory the GPU reaches: pinned
+ * memory of the GPU host's worker at the range's own pages' address
+ * (HOST_REGISTER of XGPUIF_REGION_ANON: the device pointer is the host
+ * pointer and kernels reach it over the bus, as natively), else device
+ * memory at that address where the worker's driver reserves it there,
+ * else device memory anywhere.  The library cannot watch the pages
+ * (through a chain another process or domain writes them), so it keeps a
+ * copy of what that memory holds as last known, and compares:
  *
  *   - before every request of GPU work that may read it (a launch, a
  *     graph's launch, a memset, a copy between device memory:
@@ -41,9 +43,9 @@
 extern unsigned int xgpulib_shadow_live;
 
 /*
- * Device memory for the registered bytes [p, p + size), in the current
- * context; the device address of p in *dptr (p itself where the worker's
- * driver reserved the span of whole granules around it there).  Only
+ * Memory the GPU reaches for the registered bytes [p, p + size), in the
+ * current context; the device address of p in *dptr (p itself where the
+ * worker mapped the pages or reserved the granules around it there).  Only
  * those bytes are compared and copied, not the rest of their pages
  * (another object's, which the program may not have written: an
  * address sanitizer says so).  A CUresult.
