@@ -330,9 +330,10 @@ CUresult fc_stream_work(CUstream s, bool *captured);
 /* the same, a captured op becoming a node of the type and parameters in
  * *as (a host function, a copy) instead of an empty one */
 struct fc_capnode {
-	CUgraphNodeType type;	/* HOST or MEMCPY */
+	CUgraphNodeType type;	/* HOST, MEMCPY or MEMSET */
 	CUDA_HOST_NODE_PARAMS host;
 	CUDA_MEMCPY3D cp;
+	CUDA_MEMSET_NODE_PARAMS ms;
 };
 CUresult fc_stream_work_as(CUstream s, bool *captured,
 			   const struct fc_capnode *as);

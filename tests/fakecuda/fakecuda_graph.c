@@ -11,8 +11,10 @@
  * Stream capture (the end of this file): a stream being captured runs
  * nothing; a host function, a 1D copy between host and device memory, a
  * 2D or a 3D copy on it becomes a host or memcpy node of the capture's graph
- * (run when the graph launches, in dependency order), any other
- * launch, copy or memset an empty node, each after the stream's current
+ * (run when the graph launches, in dependency order), a memset a memset
+ * node (its address unchecked until the graph runs, as the driver checks
+ * it only at instantiation), any other
+ * launch or copy an empty node, each after the stream's current
  * nodes (then its only one); an event recorded on it is "captured" and
  * stands for the stream's current nodes (no node of its own), and a
  * stream that waits for such an event joins the capture after them
@@ -1548,6 +1550,9 @@ CUresult fc_stream_work_as(CUstream s, bool *captured,
 		else if (as && as->type == CU_GRAPH_NODE_TYPE_MEMCPY)
 			rc = cuGraphAddMemcpyNode(&n, (CUgraph)k->g, d,
 						  st->ncdeps, &as->cp, NULL);
+		else if (as && as->type == CU_GRAPH_NODE_TYPE_MEMSET)
+			rc = cuGraphAddMemsetNode(&n, (CUgraph)k->g, d,
+						  st->ncdeps, &as->ms, NULL);
 		else
 			rc = cuGraphAddEmptyNode(&n, (CUgraph)k->g, d,
 						 st->ncdeps);

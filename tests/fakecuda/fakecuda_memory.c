@@ -462,9 +462,18 @@ static CUresult do_memset(CUdeviceptr dst, size_t pitch, uint32_t value,
 	size_t row_bytes, extent;
 	bool captured;
 	CUresult rc;
+	struct fc_capnode node = {
+		.type = CU_GRAPH_NODE_TYPE_MEMSET,
+		.ms = { .dst = dst, .pitch = height == 1 ? 0 : pitch,
+			.value = value, .elementSize = esize, .width = width,
+			.height = height },
+	};
 
 	NEED_CTX();
-	rc = fc_stream_work(s, &captured);
+	/* captured: a memset node, its address not checked (the driver
+	 * checks it when the graph is instantiated); nothing to set, an
+	 * empty node */
+	rc = fc_stream_work_as(s, &captured, width && height ? &node : NULL);
 	if (rc || captured)
 		return rc;
 	if (!width || !height)

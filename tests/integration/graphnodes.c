@@ -11,6 +11,7 @@
  */
 #include <cuda.h>
 #include <stdint.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +72,21 @@ static void CUDA_CB look(void *user)
 {
 	seen = pinned[0];
 	note(user);
+}
+
+struct tl_arg {
+	CUcontext ctx;
+	CUevent e;
+	CUresult rc;
+};
+
+static void *tl_query(void *p)
+{
+	struct tl_arg *a = p;
+
+	if (cuCtxSetCurrent(a->ctx) == CUDA_SUCCESS)
+		a->rc = cuEventQuery(a->e);
+	return NULL;
 }
 
 int main(void)
@@ -681,6 +697,109 @@ int main(void)
 			       "a memcpy node from a destroyed array");
 			OK(cuGraphDestroy(g9));
 		}
+	}
+	end();
+
+	/*
+	 * A capture takes a memset at an address that is no device memory
+	 * (a placeholder, as XLA's autotuner captures one at 0x80): the
+	 * capture goes on and ends, as natively; the graph cannot be
+	 * instantiated (the worker walks it: a driver that lets the GPU
+	 * reach pageable memory would not refuse), nor a graph holding it
+	 * as a child; with the node set to device memory it runs.
+	 */
+	begin("graphnodes-captured-placeholder");
+	{
+		CUgraph gc = NULL, gp = NULL;
+		CUgraphExec xc = NULL;
+		CUgraphNode cn[4], child;
+		CUDA_MEMSET_NODE_PARAMS q;
+		size_t nn = 4;
+		uint32_t back[4] = { 0 };
+
+		if (OK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL))) {
+			OK(cuMemsetD8Async(0x80, 0, 16, s));
+			OK(cuMemsetD32Async(d + 64, 0x5a5a5a5au, 4, s));
+			OK(cuStreamEndCapture(s, &gc));
+		}
+		if (gc) {
+			EXPECT(cuGraphInstantiateWithFlags(&xc, gc, 0) ==
+				       CUDA_ERROR_INVALID_VALUE,
+			       "a graph with a memset at 0x80 instantiated");
+			if (OK(cuGraphCreate(&gp, 0)) &&
+			    OK(cuGraphAddChildGraphNode(&child, gp, NULL, 0,
+							gc))) {
+				CUgraphExec xp = NULL;
+
+				EXPECT(cuGraphInstantiateWithFlags(&xp, gp,
+								   0) ==
+					       CUDA_ERROR_INVALID_VALUE,
+				       "its parent graph instantiated");
+			}
+			if (gp)
+				OK(cuGraphDestroy(gp));
+			/* the placeholder set to device memory: it runs */
+			if (OK(cuGraphGetNodes(gc, cn, &nn)))
+				EXPECT(nn == 2, "%zu nodes captured", nn);
+			for (size_t i = 0; i < nn && i < 4; i++) {
+				if (!OK(cuGraphMemsetNodeGetParams(cn[i], &q)) ||
+				    q.dst != 0x80)
+					continue;
+				q.dst = d + 256;
+				OK(cuGraphMemsetNodeSetParams(cn[i], &q));
+			}
+			OK(cuMemsetD32(d + 64, 0, 4));
+			OK(cuMemsetD32(d + 256, 0x01010101u, 4));
+			if (OK(cuGraphInstantiateWithFlags(&xc, gc, 0)) &&
+			    OK(cuGraphLaunch(xc, s)) &&
+			    OK(cuStreamSynchronize(s))) {
+				OK(cuMemcpyDtoH(back, d + 64, 4));
+				EXPECT(back[0] == 0x5a5a5a5au, "captured "
+				       "memset: %#x", back[0]);
+				OK(cuMemcpyDtoH(back, d + 256, 16));
+				EXPECT(back[0] == 0 && back[3] == 0,
+				       "the placeholder's memset: %#x %#x",
+				       back[0], back[3]);
+			}
+			if (xc)
+				OK(cuGraphExecDestroy(xc));
+			OK(cuGraphDestroy(gc));
+		}
+	}
+	end();
+
+	/*
+	 * Another thread queries an event while this one captures
+	 * thread-locally: natively allowed (only the capturing thread is
+	 * held to the capture's rules); the worker serves both threads on
+	 * one, and the driver must not see the capture as that thread's
+	 * thread-local one (XLA's autotuner does this).
+	 */
+	begin("graphnodes-threadlocal");
+	{
+		struct tl_arg ta = { ctx, NULL, CUDA_ERROR_UNKNOWN };
+		CUstream s2 = NULL;
+		CUgraph gt = NULL;
+		pthread_t thr;
+
+		if (OK(cuEventCreate(&ta.e, 0)) &&
+		    OK(cuStreamCreate(&s2, CU_STREAM_NON_BLOCKING)) &&
+		    OK(cuEventRecord(ta.e, s2)) && OK(cuStreamSynchronize(s2)) &&
+		    OK(cuStreamBeginCapture(s,
+					    CU_STREAM_CAPTURE_MODE_THREAD_LOCAL))) {
+			OK(cuMemsetD32Async(d, 1, 4, s));
+			if (pthread_create(&thr, NULL, tl_query, &ta) == 0)
+				pthread_join(thr, NULL);
+			EXPECT(ta.rc == CUDA_SUCCESS, "another thread's event "
+			       "query during a thread-local capture: %d",
+			       (int)ta.rc);
+			if (OK(cuStreamEndCapture(s, &gt)))
+				OK(cuGraphDestroy(gt));
+		}
+		if (ta.e)
+			OK(cuEventDestroy(ta.e));
+		if (s2)
+			OK(cuStreamDestroy(s2));
 	}
 	end();
 

@@ -45,6 +45,8 @@ void xgpub_log_forked(void);
 void xgpub_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void xgpub_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void xgpub_dbg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* are debug lines logged (-v)? */
+bool xgpub_debugging(void);
 
 /* ---- what the daemon tells every worker ---------------------------------- */
 

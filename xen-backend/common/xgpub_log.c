@@ -68,6 +68,11 @@ void xgpub_info(const char *fmt, ...)
 	va_end(ap);
 }
 
+bool xgpub_debugging(void)
+{
+	return verbosity >= 1;
+}
+
 void xgpub_dbg(const char *fmt, ...)
 {
 	va_list ap;

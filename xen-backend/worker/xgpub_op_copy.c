@@ -104,6 +104,8 @@ XGPUB_HANDLER(MEMCPY_DTOD)
 
 	if (!rc)
 		rc = xgpub_dev_span_ok(w, a->src, a->len);
+	if (a->flags & XGPUIF_CF_ASYNC)
+		rc = xgpub_dev_captured(w, rc, stream);
 	if (rc)
 		return rc;
 	if (a->flags & XGPUIF_CF_ASYNC)
@@ -170,6 +172,8 @@ XGPUB_HANDLER(MEMSET)
 	int rc = xgpub_dev_memset_ok(w, a->dst, a->pitch, a->width, a->height,
 				     a->elem_size);
 
+	if (async)
+		rc = xgpub_dev_captured(w, rc, stream);
 	if (rc)
 		return rc;
 	if (a->height == 1 && !a->pitch)

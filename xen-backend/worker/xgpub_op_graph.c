@@ -31,10 +31,28 @@
 
 /* ---- capture ------------------------------------------------------------- */
 
+/*
+ * The capture mode the driver is given.  The worker's one thread serves
+ * all the guest's threads, and the driver forbids a thread that began a
+ * THREAD_LOCAL capture the potentially unsafe calls (a query, a
+ * synchronize of another stream): begun as asked, every guest thread's
+ * such call would be refused while any of them captures thread-locally,
+ * where natively only the capturing thread's are (XLA traces command
+ * buffers thread-locally while other threads query their streams: its
+ * autotuner failed with CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED).  Such a
+ * capture is begun RELAXED: the capturing thread's own unsafe calls then
+ * pass where natively refused.  GLOBAL stays: natively it forbids the
+ * other threads too.
+ */
+static CUstreamCaptureMode driver_mode(uint32_t mode)
+{
+	return mode == CU_STREAM_CAPTURE_MODE_THREAD_LOCAL ?
+		       CU_STREAM_CAPTURE_MODE_RELAXED : (CUstreamCaptureMode)mode;
+}
+
 XGPUB_HANDLER(STREAM_BEGIN_CAPTURE)
 {
-	int rc = w->D->cuStreamBeginCapture_v2(stream,
-					       (CUstreamCaptureMode)a->mode);
+	int rc = w->D->cuStreamBeginCapture_v2(stream, driver_mode(a->mode));
 
 	if (rc == 0)
 		w->captures++;
@@ -142,6 +160,12 @@ XGPUB_HANDLER(GRAPH_INSTANTIATE)
 	/* an upload at instantiation needs a stream: the guest uploads */
 	if (a->flags & CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD)
 		return CUDA_ERROR_INVALID_VALUE;
+	/* a capture took nodes unchecked (xgpub_dev_captured) */
+	rc = w->unchecked_nodes ? xgpub_graph_nodes_ok(w, graph->obj) : 0;
+	if (rc) {
+		r->result = CUDA_GRAPH_INSTANTIATE_ERROR;
+		return rc;
+	}
 	rc = w->D->cuGraphInstantiateWithFlags(&x, graph->obj, a->flags);
 	r->result = rc ? CUDA_GRAPH_INSTANTIATE_ERROR :
 			 CUDA_GRAPH_INSTANTIATE_SUCCESS;
@@ -163,6 +187,11 @@ XGPUB_HANDLER(GRAPH_EXEC_UPDATE)
 	CUgraphExecUpdateResultInfo info;
 
 	memset(&info, 0, sizeof(info));
+	if (w->unchecked_nodes && xgpub_graph_nodes_ok(w, graph->obj)) {
+		r->status = CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+		r->result = CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED;
+		return CUDA_SUCCESS;
+	}
 	r->status = (uint32_t)w->D->cuGraphExecUpdate_v2(exec->obj, graph->obj,
 							  &info);
 	r->result = (uint32_t)info.result;
@@ -438,8 +467,7 @@ XGPUB_HANDLER(CAPTURE_TO_GRAPH)
 	if (rc)
 		return rc;
 	rc = w->D->cuStreamBeginCaptureToGraph(stream, graph->obj, deps, NULL,
-					       a->ndeps,
-					       (CUstreamCaptureMode)a->mode);
+					       a->ndeps, driver_mode(a->mode));
 	if (rc == 0)
 		w->captures++;
 	return rc;

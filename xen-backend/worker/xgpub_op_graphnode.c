@@ -606,6 +606,9 @@ XGPUB_HANDLER(GRAPH_NODE_SET)
 		 * graphs */
 		if (!x)
 			return CUDA_ERROR_NOT_SUPPORTED;
+		/* a capture took nodes unchecked (xgpub_dev_captured) */
+		if (w->unchecked_nodes && xgpub_graph_nodes_ok(w, u.obj))
+			return CUDA_ERROR_INVALID_VALUE;
 		return D->cuGraphExecChildGraphNodeSetParams(x, n, u.obj);
 	case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
 		return x ? D->cuGraphExecEventRecordNodeSetEvent(x, n, u.obj) :

@@ -12,6 +12,8 @@
  * allocations (xgpub_account.c), so the handlers that check addresses
  * (copies, memsets, stream memory operations, graph nodes) stand on it.
  */
+#include <stdlib.h>
+
 #include "xgpub_worker.h"
 
 #define NDRANGES (sizeof(((struct xgpub_worker *)0)->dranges) / \
@@ -80,8 +82,27 @@ static const struct xgpub_drange *range_at(struct xgpub_worker *w, uint64_t d)
 
 static int refused(struct xgpub_worker *w, uint64_t d)
 {
+	CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+	CUdeviceptr base = 0;
+	size_t size = 0;
+	unsigned int type = 0;
+	int a, b;
+
+	/* what the driver says of it (-v only: the questions cost) */
+	if (!xgpub_debugging())
+		return CUDA_ERROR_INVALID_VALUE;
+	if (w->captures)
+		w->D->cuThreadExchangeStreamCaptureMode(&mode);
+	a = w->D->cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+					d);
+	b = w->D->cuMemGetAddressRange(&base, &size, d);
+	if (w->captures)
+		w->D->cuThreadExchangeStreamCaptureMode(&mode);
 	xgpub_dbg("%s: a copy or memset touches %#llx, no device memory of "
-		  "this guest's", w->t->who, (unsigned long long)d);
+		  "this guest's (driver: memory type %u, error %d; address "
+		  "range %#llx+%zu, error %d; %u allocations known)",
+		  w->t->who, (unsigned long long)d, type, a,
+		  (unsigned long long)base, size, b, w->nallocs);
 	return CUDA_ERROR_INVALID_VALUE;
 }
 
@@ -143,4 +164,132 @@ int xgpub_dev_rows_ok(struct xgpub_worker *w, uint64_t d, uint64_t x,
 	    __builtin_add_overflow(last, width, &last))
 		return CUDA_ERROR_INVALID_VALUE;
 	return xgpub_dev_span_ok(w, start, last);
+}
+
+/* ---- captured work --------------------------------------------------------- */
+
+/*
+ * A native capture takes a memset or a copy at any address: the driver
+ * checks the node when the graph is instantiated (a framework may
+ * capture placeholders and set the real addresses before then: XLA's
+ * autotuner memsets address 0x80 in a capture).  The worker does the
+ * same: such work on a capturing stream goes to the driver, and from then
+ * on the guest's graphs are walked before each instantiation and update,
+ * so that no node reaches memory that is not the guest's device memory
+ * (where the GPU can reach pageable memory, the worker's own).  The
+ * legacy stream is never asked (asking it during another stream's
+ * capture would end that capture); the bodies of conditional nodes are
+ * not walked (the driver gives them through cuGraphNodeGetParams, which
+ * the worker does not use).
+ */
+int xgpub_dev_captured(struct xgpub_worker *w, int rc, CUstream s)
+{
+	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+
+	if (rc != CUDA_ERROR_INVALID_VALUE || !w->captures || !s ||
+	    s == CU_STREAM_LEGACY ||
+	    w->D->cuStreamIsCapturing(s, &st) ||
+	    st != CU_STREAM_CAPTURE_STATUS_ACTIVE)
+		return rc;
+	if (!w->unchecked_nodes)
+		xgpub_dbg("%s: a capture takes work at an address that is no "
+			  "device memory of the guest's; its graphs are "
+			  "checked when instantiated", w->t->who);
+	w->unchecked_nodes = true;
+	return 0;
+}
+
+/* one side of copy node c: device memory (or a unified address) */
+static int copy_side_ok(struct xgpub_worker *w, CUmemorytype t,
+			CUdeviceptr d, size_t x, size_t y, size_t z,
+			size_t pitch, size_t height, const CUDA_MEMCPY3D *c)
+{
+	uint64_t row0, rows;
+
+	if (t != CU_MEMORYTYPE_DEVICE && t != CU_MEMORYTYPE_UNIFIED)
+		return 0;
+	if (!c->WidthInBytes || !c->Height || !c->Depth)
+		return 0;
+	if (!pitch)
+		pitch = c->WidthInBytes;
+	/* the rows from the first touched to the last, slices' gaps in */
+	if (__builtin_mul_overflow((uint64_t)z, (uint64_t)height, &row0) ||
+	    __builtin_add_overflow(row0, (uint64_t)y, &row0) ||
+	    __builtin_mul_overflow((uint64_t)c->Depth - 1, (uint64_t)height,
+				   &rows) ||
+	    __builtin_add_overflow(rows, (uint64_t)c->Height, &rows))
+		return CUDA_ERROR_INVALID_VALUE;
+	return xgpub_dev_rows_ok(w, d, x, row0, rows, pitch, c->WidthInBytes);
+}
+
+static int nodes_ok(struct xgpub_worker *w, CUgraph g, int depth)
+{
+	CUgraphNode *nodes;
+	size_t n = 0;
+	int rc;
+
+	if (depth > 16)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = w->D->cuGraphGetNodes(g, NULL, &n);
+	if (rc || !n)
+		return rc;
+	nodes = calloc(n, sizeof(*nodes));
+	if (!nodes)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	rc = w->D->cuGraphGetNodes(g, nodes, &n);
+	for (size_t i = 0; !rc && i < n; i++) {
+		CUgraphNodeType t;
+		CUDA_MEMSET_NODE_PARAMS m;
+		CUDA_MEMCPY3D c;
+		CUgraph child;
+
+		rc = w->D->cuGraphNodeGetType(nodes[i], &t);
+		if (rc)
+			break;
+		switch (t) {
+		case CU_GRAPH_NODE_TYPE_MEMSET:
+			rc = w->D->cuGraphMemsetNodeGetParams(nodes[i], &m);
+			if (!rc)
+				rc = xgpub_dev_memset_ok(w, m.dst, m.pitch,
+							 m.width, m.height,
+							 m.elementSize);
+			break;
+		case CU_GRAPH_NODE_TYPE_MEMCPY:
+			rc = w->D->cuGraphMemcpyNodeGetParams(nodes[i], &c);
+			if (!rc)
+				rc = copy_side_ok(w, c.srcMemoryType,
+						  c.srcDevice, c.srcXInBytes,
+						  c.srcY, c.srcZ, c.srcPitch,
+						  c.srcHeight, &c);
+			if (!rc)
+				rc = copy_side_ok(w, c.dstMemoryType,
+						  c.dstDevice, c.dstXInBytes,
+						  c.dstY, c.dstZ, c.dstPitch,
+						  c.dstHeight, &c);
+			break;
+		case CU_GRAPH_NODE_TYPE_GRAPH:
+			rc = w->D->cuGraphChildGraphNodeGetGraph(nodes[i],
+								 &child);
+			if (!rc)
+				rc = nodes_ok(w, child, depth + 1);
+			break;
+		default:
+			break;
+		}
+	}
+	free(nodes);
+	return rc;
+}
+
+int xgpub_graph_nodes_ok(struct xgpub_worker *w, CUgraph g)
+{
+	CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+	int rc;
+
+	if (w->captures)
+		w->D->cuThreadExchangeStreamCaptureMode(&mode);
+	rc = nodes_ok(w, g, 0);
+	if (w->captures)
+		w->D->cuThreadExchangeStreamCaptureMode(&mode);
+	return rc ? CUDA_ERROR_INVALID_VALUE : 0;
 }

@@ -259,6 +259,9 @@ struct xgpub_worker {
 	uint32_t nwait_events;
 	/* stream captures begun and not ended */
 	uint32_t captures;
+	/* a capture took a memset or copy at an address the worker could
+	 * not place: graphs are walked at instantiation from then on */
+	bool unchecked_nodes;
 	/* the CUdevResource values handed to the guest (xgpub_op_green.c) */
 	struct xgpub_resources *resources;
 	/* device ranges the driver named for recent copies' addresses
@@ -379,6 +382,16 @@ int xgpub_dev_memset_ok(struct xgpub_worker *w, uint64_t dst, uint64_t pitch,
 int xgpub_dev_rows_ok(struct xgpub_worker *w, uint64_t d, uint64_t x,
 		      uint64_t row0, uint64_t rows, uint64_t pitch,
 		      uint64_t width);
+/*
+ * rc from one of the checks above for work on stream s: a stream being
+ * captured takes the work as a node whatever its addresses, as the
+ * driver does (they are checked when the graph is instantiated): 0 then,
+ * and w->unchecked_nodes set
+ */
+int xgpub_dev_captured(struct xgpub_worker *w, int rc, CUstream s);
+/* the device memory graph g's memset and memcpy nodes name, its child
+ * graphs' too: 0 or CUDA_ERROR_INVALID_VALUE */
+int xgpub_graph_nodes_ok(struct xgpub_worker *w, CUgraph g);
 
 /*
  * Green contexts (xgpub_op_green.c).  A GREENCTX handle keeps the
