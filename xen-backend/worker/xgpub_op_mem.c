@@ -196,14 +196,12 @@ static int region_map(struct xgpub_worker *w,
 	 * the area already. */
 	in_data = !hostreg && (uint8_t *)va >= w->t->data &&
 		  (uint8_t *)va < w->t->data + w->t->data_bytes;
-	if (w->captures)
-		w->D->cuThreadExchangeStreamCaptureMode(&mode);
+	xgpub_capture_mode_swap(w, &mode);
 	if (in_data && w->data_registered)
 		rc = 0;
 	else
 		rc = w->D->cuMemHostRegister(va, a->size, flags);
-	if (w->captures)
-		w->D->cuThreadExchangeStreamCaptureMode(&mode);
+	xgpub_capture_mode_swap(w, &mode);
 	if (rc == 0) {
 		if (flags & CU_MEMHOSTREGISTER_DEVICEMAP)
 			w->D->cuMemHostGetDevicePointer(&dptr, va, 0);

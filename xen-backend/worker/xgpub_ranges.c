@@ -24,6 +24,12 @@ void xgpub_dev_ranges_forget(struct xgpub_worker *w)
 	w->ndranges = 0;
 }
 
+void xgpub_capture_mode_swap(struct xgpub_worker *w, CUstreamCaptureMode *mode)
+{
+	if (w->captures)
+		w->D->cuThreadExchangeStreamCaptureMode(mode);
+}
+
 /*
  * The range (allocation, mapping, registration) the driver knows at d:
  * its start and size in *r, or false where d is no device memory of this
@@ -39,8 +45,7 @@ static bool driver_range(struct xgpub_worker *w, uint64_t d,
 	size_t size = 0;
 	bool ok;
 
-	if (w->captures)
-		w->D->cuThreadExchangeStreamCaptureMode(&mode);
+	xgpub_capture_mode_swap(w, &mode);
 	ok = w->D->cuPointerGetAttribute(&base,
 					 CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
 					 d) == 0 &&
@@ -52,8 +57,7 @@ static bool driver_range(struct xgpub_worker *w, uint64_t d,
 		size = 0;
 		ok = w->D->cuMemGetAddressRange(&base, &size, d) == 0 && size;
 	}
-	if (w->captures)
-		w->D->cuThreadExchangeStreamCaptureMode(&mode);
+	xgpub_capture_mode_swap(w, &mode);
 	if (!ok || base > d || d - base >= size)
 		return false;
 	r->base = base;
@@ -91,13 +95,11 @@ static int refused(struct xgpub_worker *w, uint64_t d)
 	/* what the driver says of it (-v only: the questions cost) */
 	if (!xgpub_debugging())
 		return CUDA_ERROR_INVALID_VALUE;
-	if (w->captures)
-		w->D->cuThreadExchangeStreamCaptureMode(&mode);
+	xgpub_capture_mode_swap(w, &mode);
 	a = w->D->cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
 					d);
 	b = w->D->cuMemGetAddressRange(&base, &size, d);
-	if (w->captures)
-		w->D->cuThreadExchangeStreamCaptureMode(&mode);
+	xgpub_capture_mode_swap(w, &mode);
 	xgpub_dbg("%s: a copy or memset touches %#llx, no device memory of "
 		  "this guest's (driver: memory type %u, error %d; address "
 		  "range %#llx+%zu, error %d; %u allocations known)",
@@ -286,10 +288,8 @@ int xgpub_graph_nodes_ok(struct xgpub_worker *w, CUgraph g)
 	CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
 	int rc;
 
-	if (w->captures)
-		w->D->cuThreadExchangeStreamCaptureMode(&mode);
+	xgpub_capture_mode_swap(w, &mode);
 	rc = nodes_ok(w, g, 0);
-	if (w->captures)
-		w->D->cuThreadExchangeStreamCaptureMode(&mode);
+	xgpub_capture_mode_swap(w, &mode);
 	return rc ? CUDA_ERROR_INVALID_VALUE : 0;
 }

@@ -383,6 +383,13 @@ int xgpub_dev_rows_ok(struct xgpub_worker *w, uint64_t d, uint64_t x,
 		      uint64_t row0, uint64_t rows, uint64_t pitch,
 		      uint64_t width);
 /*
+ * Calls the worker makes for itself during a guest's global-mode capture
+ * (questions, pinning) must not touch it: *mode, RELAXED at first, is
+ * swapped with the thread's capture mode while a capture is open; the
+ * same call with the same variable puts the old mode back.
+ */
+void xgpub_capture_mode_swap(struct xgpub_worker *w, CUstreamCaptureMode *mode);
+/*
  * rc from one of the checks above for work on stream s: a stream being
  * captured takes the work as a node whatever its addresses, as the
  * driver does (they are checked when the graph is instantiated): 0 then,

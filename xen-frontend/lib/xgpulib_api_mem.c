@@ -44,10 +44,10 @@ struct hostreg {
 	uint32_t region;	/* its pages' region (zero copy); 0: staged */
 	uint8_t *pg;		/* the whole pages covering it */
 	size_t pgsize;
-	/* zero copy: the device address of pg; 0 until asked for, where
-	 * the worker maps it for kernels only then (its driver xgpu's own
-	 * library on the network: a chain) */
-	uint64_t dptr;
+	/* zero copy: mapped for kernels (the device pointer is the host
+	 * pointer); false until asked for where the worker maps it only
+	 * then (its driver xgpu's own library on the network: a chain) */
+	bool mapped;
 };
 static struct hostreg *hostregs;
 static size_t nhostregs, cap_hostregs;
@@ -327,7 +327,7 @@ static CUresult hostreg_dptr(const struct hostreg *h, const void *p,
 
 	if (!h->region)
 		return hostreg_shadow_dptr(h, p, dptr);
-	if (h->dptr) {
+	if (h->mapped) {
 		*dptr = (uint64_t)(uintptr_t)p;
 		return CUDA_SUCCESS;
 	}
@@ -347,7 +347,7 @@ static CUresult hostreg_dptr(const struct hostreg *h, const void *p,
 	pthread_mutex_lock(&tab_mu);
 	for (size_t i = 0; i < nhostregs; i++) {
 		if (hostregs[i].region == h->region)
-			hostregs[i].dptr = rep.dptr;
+			hostregs[i].mapped = true;
 	}
 	pthread_mutex_unlock(&tab_mu);
 	*dptr = (uint64_t)(uintptr_t)p;
@@ -467,7 +467,7 @@ static uint32_t hostreg_share(struct hostreg *h, const char **why)
 	xgpulib_region_publish(&(struct xgpulib_region){
 		.id = id, .flags = h->flags, .va = h->pg, .size = h->pgsize,
 		.dptr = r.dptr, .same_va = true, .hostreg = true });
-	h->dptr = r.dptr;
+	h->mapped = r.dptr != 0;
 	return id;
 }
 
@@ -505,7 +505,7 @@ static void hostreg_drop(const struct hostreg *h)
  */
 CUresult cuMemHostRegister(void *p, size_t bytesize, unsigned int flags)
 {
-	struct hostreg h = { p, bytesize, flags, 0, NULL, 0, 0 };
+	struct hostreg h = { p, bytesize, flags, 0, NULL, 0, false };
 	struct hostreg *v;
 	const char *why = "";
 	CUresult rc = CUDA_SUCCESS;
